@@ -1,0 +1,229 @@
+//! Budgets: the limits that bound everything a hostile server could make grow.
+//!
+//! Every limit is a plain number in a [`Budgets`] value, and every exceeded limit is reported as a
+//! [`BudgetExceeded`] naming the [`Budget`] and its limit. The cumulative byte count of a
+//! connection lives in one [`ByteLedger`], charged by the HTTP/1.1 decoder for every raw byte it
+//! consumes (status lines, header blocks, 1xx blocks, chunk framing, trailers and bodies).
+
+use core::fmt;
+use core::time::Duration;
+
+/// Which budget an operation exceeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Budget {
+    /// Cumulative raw bytes read on one connection (every exchange, every byte).
+    ResponseBytes,
+    /// Raw bytes of one header block (status line and headers, a 1xx block, or trailers).
+    HeaderBlock,
+    /// Number of header fields in one header block.
+    HeaderCount,
+    /// Length of one chunk-size line of a chunked body (size, extensions and line end).
+    ChunkLine,
+    /// Number of 1xx informational responses before the final response of one exchange.
+    InformationalResponses,
+    /// Bytes of one server-sent event (its lines and data, before dispatch).
+    SseEvent,
+    /// `tools/list` pages in one listing.
+    Pages,
+    /// HTTP responses spent on one logical request (re-sends, resumptions, retries).
+    ResponsesPerRequest,
+    /// Resumption attempts of one request that brought no new event id.
+    StalledResumptions,
+    /// The deadline of one exchange that has no longer aggregate budget (handshake, listing page,
+    /// close).
+    RequestTime,
+    /// The aggregate deadline of a whole tools listing.
+    ListTime,
+    /// The aggregate deadline of a whole tool call.
+    CallTime,
+    /// The deadline of closing a connection.
+    CloseTime,
+}
+
+impl Budget {
+    /// A stable, snake_case name for logs and metrics.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Budget::ResponseBytes => "response_bytes",
+            Budget::HeaderBlock => "header_block_bytes",
+            Budget::HeaderCount => "header_count",
+            Budget::ChunkLine => "chunk_line_bytes",
+            Budget::InformationalResponses => "informational_responses",
+            Budget::SseEvent => "sse_event_bytes",
+            Budget::Pages => "pages",
+            Budget::ResponsesPerRequest => "responses_per_request",
+            Budget::StalledResumptions => "stalled_resumptions",
+            Budget::RequestTime => "request_time_ms",
+            Budget::ListTime => "list_time_ms",
+            Budget::CallTime => "call_time_ms",
+            Budget::CloseTime => "close_time_ms",
+        }
+    }
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A budget was exceeded: which one, and its limit (bytes, a count, or milliseconds for the time
+/// budgets, as [`Budget::name`] says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("budget exceeded: {budget} (limit {limit})")]
+pub struct BudgetExceeded {
+    /// The budget that was exceeded.
+    pub budget: Budget,
+    /// Its configured limit.
+    pub limit: u64,
+}
+
+impl BudgetExceeded {
+    /// A new report for `budget` with its `limit`.
+    pub const fn new(budget: Budget, limit: u64) -> Self {
+        BudgetExceeded { budget, limit }
+    }
+}
+
+/// The cumulative count of raw bytes read on one connection, against its limit.
+///
+/// Charging never lets the count pass the limit: a charge that would cross it fails and leaves the
+/// ledger exhausted (`used == limit`), so every later charge fails too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByteLedger {
+    limit: u64,
+    used: u64,
+}
+
+impl ByteLedger {
+    /// A ledger allowing `limit` bytes in all.
+    pub const fn new(limit: u64) -> Self {
+        ByteLedger { limit, used: 0 }
+    }
+
+    /// Count `n` bytes read; fails with [`Budget::ResponseBytes`] if that crosses the limit.
+    pub fn charge(&mut self, n: usize) -> Result<(), BudgetExceeded> {
+        let n = n as u64;
+        if n > self.limit - self.used {
+            self.used = self.limit;
+            return Err(self.exceeded());
+        }
+        self.used += n;
+        Ok(())
+    }
+
+    /// Whether `n` more bytes would fit, without charging them.
+    pub fn fits(&self, n: u64) -> bool {
+        n <= self.remaining()
+    }
+
+    /// Bytes that may still be read.
+    pub const fn remaining(&self) -> u64 {
+        self.limit - self.used
+    }
+
+    /// Bytes counted so far.
+    pub const fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// The limit.
+    pub const fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The error this ledger reports when exhausted.
+    pub const fn exceeded(&self) -> BudgetExceeded {
+        BudgetExceeded::new(Budget::ResponseBytes, self.limit)
+    }
+}
+
+/// Every budget of a connection, with the defaults of the design.
+///
+/// No budget can be switched off: each is a finite number. Time budgets are [`Duration`]s measured
+/// on the caller's clock (see the crate docs on time).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Budgets {
+    /// Cumulative raw bytes read per connection. Default 8 MiB.
+    pub response_bytes: u64,
+    /// Raw bytes of one header block. Default 64 KiB.
+    pub header_block_bytes: usize,
+    /// Header fields in one header block. Default 128.
+    pub header_count: usize,
+    /// Bytes of one chunk-size line (with extensions). Default 4 KiB.
+    pub chunk_line_bytes: usize,
+    /// 1xx responses allowed before the final one, per exchange. Default 16.
+    pub informational_responses: u32,
+    /// Bytes of one server-sent event before it is dispatched. Default: the byte budget.
+    pub sse_event_bytes: u64,
+    /// `tools/list` pages per listing. Default 100.
+    pub pages: u32,
+    /// HTTP responses per logical request (re-sends, resumptions, retries). Default 8.
+    pub responses_per_request: u32,
+    /// Resumptions without a new event id, per request. Default 2.
+    pub stalled_resumptions: u32,
+    /// Deadline of one handshake, listing-page or other non-call exchange, and of one dial. Default 30 s.
+    pub request_time: Duration,
+    /// Aggregate deadline of a listing. Default 120 s.
+    pub list_time: Duration,
+    /// Aggregate deadline of a tool call. Default 120 s.
+    pub call_time: Duration,
+    /// Deadline of closing (legacy DELETE) and grace of a legacy cancellation. Default 5 s.
+    pub close_time: Duration,
+    /// Longest wait a server's SSE `retry:` may ask for before a resumption. Default 10 s.
+    pub max_retry_wait: Duration,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            response_bytes: 8 * 1024 * 1024,
+            header_block_bytes: 64 * 1024,
+            header_count: 128,
+            chunk_line_bytes: 4 * 1024,
+            informational_responses: 16,
+            sse_event_bytes: 8 * 1024 * 1024,
+            pages: 100,
+            responses_per_request: 8,
+            stalled_resumptions: 2,
+            request_time: Duration::from_secs(30),
+            list_time: Duration::from_secs(120),
+            call_time: Duration::from_secs(120),
+            close_time: Duration::from_secs(5),
+            max_retry_wait: Duration::from_secs(10),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_stops_at_limit() {
+        let mut l = ByteLedger::new(10);
+        assert!(l.charge(4).is_ok());
+        assert!(l.charge(6).is_ok());
+        assert_eq!(l.remaining(), 0);
+        let e = l.charge(1).unwrap_err();
+        assert_eq!(e, BudgetExceeded::new(Budget::ResponseBytes, 10));
+        assert_eq!(l.used(), 10);
+    }
+
+    #[test]
+    fn crossing_charge_exhausts() {
+        let mut l = ByteLedger::new(10);
+        assert!(l.charge(11).is_err());
+        assert_eq!(l.used(), 10);
+        assert!(l.charge(0).is_ok());
+        assert!(l.charge(1).is_err());
+    }
+
+    #[test]
+    fn error_names_budget_and_limit() {
+        let e = BudgetExceeded::new(Budget::Pages, 100);
+        assert_eq!(e.to_string(), "budget exceeded: pages (limit 100)");
+    }
+}

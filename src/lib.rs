@@ -1,0 +1,5 @@
+//! mcp-sansio: a sans-IO MCP client core for the Streamable HTTP transport.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod budget;
