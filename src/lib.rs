@@ -4,3 +4,4 @@
 
 pub mod budget;
 pub mod endpoint;
+pub mod http1;
