@@ -1,5 +1,18 @@
 //! HTTP/1.1 beneath the MCP layer: request encoding and incremental response decoding.
+//!
+//! - [`Request`] encodes a request (method, origin-form target, `Host`, extra headers,
+//!   `Content-Length`, body) after validating every part that could inject bytes.
+//! - [`ResponseDecoder`] decodes one response from pieces of any size: 1xx responses skipped and
+//!   counted, then [`ResponseEvent::Head`], [`ResponseEvent::Body`] slices borrowed from the input
+//!   (Content-Length, chunked or close-delimited framing removed) and [`ResponseEvent::End`],
+//!   charging every raw byte to the connection's [`ByteLedger`](crate::budget::ByteLedger).
 
+pub mod error;
 pub mod request;
+pub mod response;
 
+pub use error::Http1Error;
 pub use request::{Method, Request, RequestError};
+pub use response::{
+    Decoded, Framing, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
+};
