@@ -5,3 +5,4 @@
 pub mod budget;
 pub mod endpoint;
 pub mod http1;
+pub mod sse;
