@@ -1,0 +1,199 @@
+//! The configuration of a connection.
+
+use crate::budget::Budgets;
+use crate::endpoint::Endpoint;
+use crate::error::ConfigError;
+
+/// The modern protocol revision this client speaks (no handshake, no session).
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// The legacy revisions this client speaks, newest first (`initialize` handshake).
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The protocol era of a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// 2026-07-28 and later: per-request metadata, no handshake, no session.
+    Modern,
+    /// 2024-11-05 … 2025-11-25 on the Streamable HTTP endpoint: `initialize` and sessions.
+    Legacy,
+}
+
+/// What an earlier connection learnt about the origin: its era and the version it spoke.
+///
+/// With a modern hint, connecting makes no request at all; a legacy hint skips the probe. A hint
+/// that proves wrong causes one re-negotiation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EraHint {
+    /// The era.
+    pub era: Era,
+    /// The version negotiated then.
+    pub version: String,
+}
+
+/// The name and version this client reports to servers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientInfo {
+    /// Name, e.g. `mcp-sansio`.
+    pub name: String,
+    /// Version, e.g. `0.1.0`.
+    pub version: String,
+}
+
+impl Default for ClientInfo {
+    fn default() -> Self {
+        ClientInfo {
+            name: "mcp-sansio".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Everything a connection needs before it starts.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// The server's endpoint.
+    pub endpoint: Endpoint,
+    /// A bearer token sent as `Authorization: Bearer …` on every request; empty means anonymous.
+    pub bearer_token: String,
+    /// The client's name and version.
+    pub client_info: ClientInfo,
+    /// The budgets.
+    pub budgets: Budgets,
+    /// Modern versions offered, preferred first.
+    pub modern_versions: Vec<String>,
+    /// Legacy versions accepted, preferred first; the first is offered in `initialize`.
+    pub legacy_versions: Vec<String>,
+    /// The era learnt from an earlier connection to this origin, if any.
+    pub era_hint: Option<EraHint>,
+}
+
+impl Config {
+    /// A configuration for `endpoint_url` with every default.
+    pub fn new(endpoint_url: &str) -> Result<Config, ConfigError> {
+        Ok(Config {
+            endpoint: Endpoint::parse(endpoint_url)?,
+            bearer_token: String::new(),
+            client_info: ClientInfo::default(),
+            budgets: Budgets::default(),
+            modern_versions: vec![MODERN_VERSION.to_owned()],
+            legacy_versions: LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+            era_hint: None,
+        })
+    }
+
+    /// Sets the bearer token.
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Config {
+        self.bearer_token = token.into();
+        self
+    }
+
+    /// Sets the era hint.
+    pub fn with_era_hint(mut self, hint: Option<EraHint>) -> Config {
+        self.era_hint = hint;
+        self
+    }
+
+    /// Sets the budgets.
+    pub fn with_budgets(mut self, budgets: Budgets) -> Config {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Sets the client info.
+    pub fn with_client_info(mut self, info: ClientInfo) -> Config {
+        self.client_info = info;
+        self
+    }
+
+    /// Checks everything that is sent verbatim in headers.
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if !header_safe(&self.bearer_token) {
+            return Err(ConfigError::InvalidToken);
+        }
+        if self.modern_versions.is_empty() && self.legacy_versions.is_empty() {
+            return Err(ConfigError::NoVersions);
+        }
+        // Modern revisions keep the 2026-07-28 wire format; later ones may be offered ahead of it.
+        let modern = |v: &String| is_version(v) && v.as_str() >= MODERN_VERSION;
+        if !self.modern_versions.iter().all(modern) {
+            return Err(ConfigError::InvalidValue {
+                what: "a modern version that is not YYYY-MM-DD on or after 2026-07-28",
+            });
+        }
+        if !self
+            .legacy_versions
+            .iter()
+            .all(|v| LEGACY_VERSIONS.contains(&v.as_str()))
+        {
+            return Err(ConfigError::InvalidValue {
+                what: "a legacy version this client does not speak",
+            });
+        }
+        if let Some(h) = &self.era_hint {
+            let ok = match h.era {
+                Era::Modern => self.modern_versions.contains(&h.version),
+                Era::Legacy => self.legacy_versions.contains(&h.version),
+            };
+            if !ok {
+                return Err(ConfigError::InvalidValue {
+                    what: "the era hint names a version not offered",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `v` is shaped like a protocol revision, `YYYY-MM-DD`.
+fn is_version(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
+/// Whether `s` can be sent as an HTTP header value: no control characters but HTAB.
+pub(crate) fn header_safe(s: &str) -> bool {
+    s.bytes().all(|b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_with_newline_is_a_config_error() {
+        let c = Config::new("http://h/mcp")
+            .unwrap()
+            .with_bearer_token("abc\r\nX-Evil: 1");
+        assert_eq!(c.validate(), Err(ConfigError::InvalidToken));
+        let c = Config::new("http://h/mcp")
+            .unwrap()
+            .with_bearer_token("abc.def");
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn hints_must_name_offered_versions() {
+        let c = Config::new("http://h/mcp")
+            .unwrap()
+            .with_era_hint(Some(EraHint {
+                era: Era::Modern,
+                version: "2025-11-25".into(),
+            }));
+        assert!(c.validate().is_err());
+        let c = Config::new("http://h/mcp")
+            .unwrap()
+            .with_era_hint(Some(EraHint {
+                era: Era::Legacy,
+                version: "2025-06-18".into(),
+            }));
+        assert!(c.validate().is_ok());
+    }
+}

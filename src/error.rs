@@ -1,0 +1,296 @@
+//! Errors: typed causes, each mapped to one of three [`ErrorKind`]s a caller can branch on.
+
+use crate::budget::BudgetExceeded;
+use crate::endpoint::EndpointError;
+use crate::http1::{Http1Error, RequestError};
+use crate::sse::SseError;
+
+/// The three kinds of failure a caller must tell apart without reading prose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Unreachable, refused address, timeout, a budget exceeded, an HTTP failure other than
+    /// 401/403, a redirect, a malformed stream, a pagination loop, a bad configuration.
+    ConnectionFailed,
+    /// The server answered 401 or 403.
+    AuthenticationFailed,
+    /// The server answered, but with a JSON-RPC error or an answer that cannot be used.
+    ServerAnswered,
+}
+
+impl ErrorKind {
+    /// The stable identifier of the kind, e.g. `mcp_connection_failed_error`.
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectionFailed => "mcp_connection_failed_error",
+            ErrorKind::AuthenticationFailed => "mcp_authentication_failed_error",
+            ErrorKind::ServerAnswered => "mcp_server_answered_error",
+        }
+    }
+}
+
+impl core::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A configuration the core refuses before sending anything.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The endpoint URL is not usable.
+    #[error("endpoint URL: {0}")]
+    Endpoint(#[from] EndpointError),
+    /// The bearer token contains a character that cannot be sent in a header (CR, LF, NUL or
+    /// another control character). The token itself is never printed.
+    #[error("the bearer token contains a character not allowed in an HTTP header")]
+    InvalidToken,
+    /// Client info or another configured value cannot be sent.
+    #[error("invalid configuration value: {what}")]
+    InvalidValue {
+        /// What is invalid.
+        what: &'static str,
+    },
+    /// No protocol version is offered.
+    #[error("no protocol version is offered")]
+    NoVersions,
+    /// A tool-call argument value is not a JSON object.
+    #[error("tool arguments must be a JSON object: {reason}")]
+    InvalidArguments {
+        /// Why they were refused.
+        reason: String,
+    },
+}
+
+/// A failure reported by the adapter for one exchange: the socket could not be opened, written or
+/// read. The core does not interpret it beyond ending the operation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct TransportError {
+    /// What failed.
+    pub kind: TransportErrorKind,
+    /// A description, for people.
+    pub message: String,
+}
+
+/// The stage at which the transport failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// Name resolution failed.
+    Resolve,
+    /// The address policy refused every resolved address (nothing was sent).
+    AddressRefused,
+    /// Connecting failed.
+    Connect,
+    /// The TLS handshake failed.
+    Tls,
+    /// Reading or writing failed.
+    Io,
+}
+
+impl core::fmt::Display for TransportErrorKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            TransportErrorKind::Resolve => "name resolution failed",
+            TransportErrorKind::AddressRefused => "address refused by policy",
+            TransportErrorKind::Connect => "connect failed",
+            TransportErrorKind::Tls => "TLS failed",
+            TransportErrorKind::Io => "I/O failed",
+        })
+    }
+}
+
+/// A JSON-RPC error object the server answered with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RpcError {
+    /// The HTTP status it came with.
+    pub status: u16,
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// The message (truncated to a bounded length).
+    pub message: String,
+    /// The raw JSON of `data`, if any (truncated to a bounded length).
+    pub data: Option<String>,
+}
+
+impl core::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "JSON-RPC error {} (HTTP {}): {}",
+            self.code, self.status, self.message
+        )
+    }
+}
+
+/// The server broke the protocol in a way that makes the stream unusable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// A body that should hold a JSON-RPC message does not.
+    #[error("malformed JSON-RPC message: {reason}")]
+    MalformedMessage {
+        /// serde_json's description.
+        reason: String,
+    },
+    /// A batch (JSON array) where a single message is expected.
+    #[error("a JSON-RPC batch was received; batches are not accepted")]
+    Batch,
+    /// A response for another request id.
+    #[error("response id {got} does not match the request id {expected}")]
+    WrongId {
+        /// The id sent.
+        expected: u64,
+        /// The id received (raw JSON, truncated).
+        got: String,
+    },
+    /// The response's content type is neither JSON nor an event stream.
+    #[error("unexpected content type {content_type:?} for HTTP {status}")]
+    UnexpectedContentType {
+        /// The HTTP status.
+        status: u16,
+        /// The media type received, if any.
+        content_type: Option<String>,
+    },
+    /// A response stream ended before the response arrived and cannot be resumed.
+    #[error("the response stream ended without the response and cannot be resumed: {reason}")]
+    StreamEnded {
+        /// Why it cannot be resumed.
+        reason: &'static str,
+    },
+    /// The session id changed, or is not a visible-ASCII token.
+    #[error("invalid session id: {reason}")]
+    InvalidSession {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// Bytes arrived for an exchange after its response ended.
+    #[error("unexpected bytes after the response")]
+    TrailingBytes,
+}
+
+/// Why an operation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration was refused; nothing was sent.
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
+    /// A budget was exceeded.
+    #[error(transparent)]
+    Budget(#[from] BudgetExceeded),
+    /// The HTTP/1.1 response is malformed.
+    #[error("HTTP/1.1: {0}")]
+    Http(#[from] Http1Error),
+    /// A request could not be encoded (a header value with CR/LF, …).
+    #[error("request: {0}")]
+    Request(#[from] RequestError),
+    /// The event stream is malformed.
+    #[error("event stream: {0}")]
+    Sse(#[from] SseError),
+    /// The transport failed.
+    #[error("transport: {0}")]
+    Transport(#[from] TransportError),
+    /// The connection to the server closed before the response was complete.
+    #[error("the server closed the connection: {stage}")]
+    UnexpectedEof {
+        /// Where in the exchange.
+        stage: &'static str,
+    },
+    /// The protocol was broken.
+    #[error("protocol: {0}")]
+    Protocol(#[from] ProtocolError),
+    /// The server answered with a redirect, which is never followed.
+    #[error("HTTP {status} redirect (to {location:?}); redirects are never followed")]
+    Redirect {
+        /// The status (3xx).
+        status: u16,
+        /// The `Location` header, if any (truncated).
+        location: Option<String>,
+    },
+    /// The server answered 401 or 403.
+    #[error("authentication failed: HTTP {status}")]
+    Authentication {
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` challenge, if any (truncated).
+        challenge: Option<String>,
+    },
+    /// The server answered with an HTTP status that is not a usable answer.
+    #[error("unexpected HTTP status {status}")]
+    HttpStatus {
+        /// The status.
+        status: u16,
+    },
+    /// The legacy session ended on the server (HTTP 404 with a session id).
+    #[error("the server ended the session (HTTP 404)")]
+    SessionExpired,
+    /// No protocol version is spoken by both sides.
+    #[error("no mutual protocol version: we offer {ours:?}, the server supports {theirs:?}")]
+    NoMutualVersion {
+        /// The versions this client offered.
+        ours: Vec<String>,
+        /// The versions the server named (truncated list).
+        theirs: Vec<String>,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("{0}")]
+    Rpc(RpcError),
+    /// The server's answer arrived but cannot be used.
+    #[error("unusable answer to {method}: {reason}")]
+    InvalidAnswer {
+        /// The request method.
+        method: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The caller started an operation the connection cannot run now.
+    #[error("operation not allowed: {reason}")]
+    Misuse {
+        /// Why.
+        reason: &'static str,
+    },
+    /// The connection was closed while the operation was running.
+    #[error("the connection was closed by the caller")]
+    Closed,
+}
+
+impl Error {
+    /// The kind of the failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Authentication { .. } => ErrorKind::AuthenticationFailed,
+            Error::Rpc(_) | Error::InvalidAnswer { .. } => ErrorKind::ServerAnswered,
+            _ => ErrorKind::ConnectionFailed,
+        }
+    }
+
+    /// The budget this error names, if it is an exceeded budget.
+    pub fn budget(&self) -> Option<BudgetExceeded> {
+        match self {
+            Error::Budget(b) => Some(*b),
+            Error::Http(Http1Error::Budget(b)) => Some(*b),
+            Error::Sse(SseError::Budget(b)) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+/// Truncates `s` to at most `max` bytes on a character boundary.
+pub(crate) fn truncated(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+/// Lossy, truncated text of raw header bytes.
+pub(crate) fn truncated_bytes(b: &[u8], max: usize) -> String {
+    let b = &b[..b.len().min(max)];
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -1,0 +1,304 @@
+//! JSON-RPC 2.0 messages: writing requests, and classifying what a server sends.
+//!
+//! Incoming messages are classified without building a `serde_json::Value` tree: `params`,
+//! `result`, `error.data` and `id` are kept as borrowed [`RawValue`]s, so the layer above parses
+//! only what it needs, once.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::{truncated, ProtocolError, RpcError};
+
+/// Longest JSON-RPC error message kept.
+pub const MAX_ERROR_MESSAGE: usize = 1024;
+/// Longest raw JSON of an error's `data` kept.
+pub const MAX_ERROR_DATA: usize = 4096;
+
+/// A request id. This client only ever sends integer ids.
+pub type RequestId = u64;
+
+#[derive(Deserialize)]
+struct Wire<'a> {
+    jsonrpc: Option<&'a str>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<WireError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireError<'a> {
+    code: i64,
+    #[serde(borrow, default)]
+    message: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
+}
+
+/// A JSON-RPC error object, borrowed from the message.
+#[derive(Debug)]
+pub struct ErrorObject<'a> {
+    /// The error code.
+    pub code: i64,
+    /// The message, if any.
+    pub message: std::borrow::Cow<'a, str>,
+    /// The raw `data`, if any.
+    pub data: Option<&'a RawValue>,
+}
+
+impl ErrorObject<'_> {
+    /// A bounded, owned copy that records the HTTP status it came with.
+    pub fn to_owned_error(&self, status: u16) -> RpcError {
+        RpcError {
+            status,
+            code: self.code,
+            message: truncated(&self.message, MAX_ERROR_MESSAGE),
+            data: self.data.map(|d| truncated(d.get(), MAX_ERROR_DATA)),
+        }
+    }
+}
+
+/// One message from the server, classified.
+#[derive(Debug)]
+pub enum Message<'a> {
+    /// A response carrying a result.
+    Result {
+        /// The raw id.
+        id: &'a RawValue,
+        /// The raw result.
+        result: &'a RawValue,
+    },
+    /// A response carrying an error. The id may be absent (`null`) when the server could not read
+    /// the request.
+    Error {
+        /// The raw id, if not null/absent.
+        id: Option<&'a RawValue>,
+        /// The error object.
+        error: ErrorObject<'a>,
+    },
+    /// A notification.
+    Notification {
+        /// The method.
+        method: std::borrow::Cow<'a, str>,
+        /// The raw params, if any.
+        params: Option<&'a RawValue>,
+    },
+    /// A request from the server.
+    Request {
+        /// The raw id.
+        id: &'a RawValue,
+        /// The method.
+        method: std::borrow::Cow<'a, str>,
+    },
+}
+
+fn is_null(v: &RawValue) -> bool {
+    v.get().trim() == "null"
+}
+
+/// Classifies one JSON-RPC message. A batch, a message that is not JSON-RPC 2.0, or one with both
+/// `result` and `error` is a [`ProtocolError`].
+pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return Err(ProtocolError::Batch);
+    }
+    let wire: Wire<'_> =
+        serde_json::from_slice(bytes).map_err(|e| ProtocolError::MalformedMessage {
+            reason: truncated(&e.to_string(), 256),
+        })?;
+    let malformed = |reason: &str| ProtocolError::MalformedMessage {
+        reason: reason.to_owned(),
+    };
+    if wire.jsonrpc != Some("2.0") {
+        return Err(malformed("missing or wrong \"jsonrpc\" member"));
+    }
+    let id = wire.id.filter(|v| !is_null(v));
+    match (wire.method, wire.result, wire.error) {
+        (Some(method), None, None) => Ok(match id {
+            Some(id) => Message::Request { id, method },
+            None => Message::Notification {
+                method,
+                params: wire.params,
+            },
+        }),
+        (None, Some(result), None) => match id {
+            Some(id) => Ok(Message::Result { id, result }),
+            None => Err(malformed("a result without an id")),
+        },
+        (None, None, Some(e)) => Ok(Message::Error {
+            id,
+            error: ErrorObject {
+                code: e.code,
+                message: e.message.unwrap_or_default(),
+                data: e.data,
+            },
+        }),
+        (None, Some(_), Some(_)) => Err(malformed("both \"result\" and \"error\"")),
+        (Some(_), _, _) => Err(malformed("both \"method\" and a response member")),
+        (None, None, None) => Err(malformed(
+            "neither a request, a notification nor a response",
+        )),
+    }
+}
+
+/// Whether a raw id equals the integer id this client sent.
+pub fn id_matches(raw: &RawValue, expected: RequestId) -> bool {
+    raw.get().trim().parse::<u64>().ok() == Some(expected)
+}
+
+/// Writes a JSON object member by member into a byte buffer. Values are raw JSON the caller
+/// vouches for (already serialized or taken verbatim from the caller's arguments).
+pub(crate) struct ObjectWriter<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> ObjectWriter<'a> {
+    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        ObjectWriter { out, first: true }
+    }
+
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        write_str(self.out, key);
+        self.out.push(b':');
+    }
+
+    /// A member whose value is raw JSON.
+    pub(crate) fn raw(&mut self, key: &str, raw_json: &[u8]) -> &mut Self {
+        self.key(key);
+        self.out.extend_from_slice(raw_json);
+        self
+    }
+
+    /// A member whose value is a JSON string.
+    pub(crate) fn string(&mut self, key: &str, value: &str) -> &mut Self {
+        self.key(key);
+        write_str(self.out, value);
+        self
+    }
+
+    /// A member whose value is an unsigned integer.
+    pub(crate) fn uint(&mut self, key: &str, value: u64) -> &mut Self {
+        self.key(key);
+        self.out.extend_from_slice(value.to_string().as_bytes());
+        self
+    }
+
+    /// A member whose value is an object written by `f`.
+    pub(crate) fn object(&mut self, key: &str, f: impl FnOnce(&mut ObjectWriter<'_>)) -> &mut Self {
+        self.key(key);
+        let mut inner = ObjectWriter::new(self.out);
+        f(&mut inner);
+        inner.finish();
+        self
+    }
+
+    pub(crate) fn finish(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// Writes `s` as a JSON string.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    // serde_json's string escaping cannot fail when writing into a Vec.
+    if serde_json::to_writer(&mut *out, s).is_err() {
+        out.extend_from_slice(b"\"\"");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_messages() {
+        assert!(matches!(
+            parse_message(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Message::Result { .. })
+        ));
+        assert!(matches!(
+            parse_message(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}"#),
+            Ok(Message::Error { id: None, .. })
+        ));
+        assert!(matches!(
+            parse_message(br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#),
+            Ok(Message::Notification { .. })
+        ));
+        assert!(matches!(
+            parse_message(br#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#),
+            Ok(Message::Request { .. })
+        ));
+        assert_eq!(
+            parse_message(br#" [{"jsonrpc":"2.0","id":1,"result":{}}]"#).unwrap_err(),
+            ProtocolError::Batch
+        );
+        assert!(
+            parse_message(br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1}}"#).is_err()
+        );
+        assert!(parse_message(br#"{"jsonrpc":"1.0","id":1,"result":{}}"#).is_err());
+        assert!(
+            parse_message(br#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#).is_err(),
+            "duplicate keys"
+        );
+        assert!(
+            parse_message(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}").is_err(),
+            "invalid UTF-8"
+        );
+        assert!(parse_message(br#"{"jsonrpc":"2.0","result":{}}"#).is_err());
+    }
+
+    #[test]
+    fn ids_compare_as_integers_only() {
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#).unwrap();
+        let Message::Result { id, .. } = m else {
+            panic!()
+        };
+        assert!(id_matches(id, 7));
+        assert!(!id_matches(id, 8));
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":"7","result":{}}"#).unwrap();
+        let Message::Result { id, .. } = m else {
+            panic!()
+        };
+        assert!(!id_matches(id, 7));
+    }
+
+    #[test]
+    fn error_copies_are_bounded() {
+        let big = "x".repeat(10_000);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-1,"message":"{big}","data":"{big}"}}}}"#
+        );
+        let Message::Error { error, .. } = parse_message(body.as_bytes()).unwrap() else {
+            panic!()
+        };
+        let owned = error.to_owned_error(400);
+        assert_eq!(owned.message.len(), MAX_ERROR_MESSAGE);
+        assert_eq!(owned.data.unwrap().len(), MAX_ERROR_DATA);
+    }
+
+    #[test]
+    fn object_writer_escapes() {
+        let mut out = Vec::new();
+        let mut w = ObjectWriter::new(&mut out);
+        w.string("a\"", "b\n")
+            .uint("n", 3)
+            .raw("r", b"[1]")
+            .object("o", |o| {
+                o.string("k", "v");
+            });
+        w.finish();
+        assert_eq!(out, br#"{"a\"":"b\n","n":3,"r":[1],"o":{"k":"v"}}"#);
+    }
+}

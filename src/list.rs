@@ -1,0 +1,183 @@
+//! `tools/list`: pages, and the catalog they add up to.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// One usable tool, in the shape a model API takes.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    /// The tool's name.
+    pub name: String,
+    /// Its description, if any.
+    pub description: Option<String>,
+    /// The raw JSON of its `inputSchema`, byte for byte as the server sent it.
+    pub input_schema: Box<RawValue>,
+}
+
+impl PartialEq for Tool {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.input_schema.get() == other.input_schema.get()
+    }
+}
+
+/// An entry of a listing that could not be used, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusedTool {
+    /// Position in the whole listing (across pages), from 0.
+    pub index: usize,
+    /// The name, if the entry had a string name (truncated).
+    pub name: Option<String>,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+/// The result of a whole listing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Catalog {
+    /// The usable tools, in server order.
+    pub tools: Vec<Tool>,
+    /// The entries refused, in server order.
+    pub refused: Vec<RefusedTool>,
+    /// Pages fetched.
+    pub pages: u32,
+}
+
+#[derive(Deserialize)]
+struct PageWire<'a> {
+    #[serde(borrow)]
+    tools: Vec<&'a RawValue>,
+    #[serde(rename = "nextCursor", default)]
+    next_cursor: Option<String>,
+    #[serde(rename = "resultType", default)]
+    result_type: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+struct ToolWire<'a> {
+    #[serde(default)]
+    name: Option<serde_json::Value>,
+    #[serde(default, borrow)]
+    description: Option<&'a RawValue>,
+    #[serde(rename = "inputSchema", default, borrow)]
+    input_schema: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct SchemaHead<'a> {
+    #[serde(rename = "type", default, borrow)]
+    ty: Option<&'a RawValue>,
+}
+
+/// One page: its entries, and the cursor of the next page if any.
+pub(crate) struct Page<'a> {
+    pub(crate) entries: Vec<&'a RawValue>,
+    pub(crate) next_cursor: Option<String>,
+}
+
+/// Parses a `tools/list` result.
+pub(crate) fn parse_page(result: &RawValue) -> Result<Page<'_>, String> {
+    let wire: PageWire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+    match wire.result_type {
+        None | Some("complete") => {}
+        Some(other) => {
+            return Err(format!(
+                "unexpected resultType {:?}",
+                crate::error::truncated(other, 64)
+            ))
+        }
+    }
+    Ok(Page {
+        entries: wire.tools,
+        next_cursor: wire.next_cursor,
+    })
+}
+
+/// Longest tool name accepted.
+pub const MAX_TOOL_NAME: usize = 128;
+
+/// Whether `name` follows the tool-name rule: 1–128 characters of `[A-Za-z0-9_.-]`.
+pub fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Adds one entry to the catalog, or records why it was refused.
+pub(crate) fn add_entry(catalog: &mut Catalog, index: usize, entry: &RawValue) {
+    let refuse = |catalog: &mut Catalog, name: Option<&str>, reason: String| {
+        catalog.refused.push(RefusedTool {
+            index,
+            name: name.map(|n| crate::error::truncated(n, MAX_TOOL_NAME * 2)),
+            reason,
+        });
+    };
+    let wire: ToolWire<'_> = match serde_json::from_str(entry.get()) {
+        Ok(w) => w,
+        Err(e) => {
+            return refuse(
+                catalog,
+                None,
+                format!(
+                    "not a tool object: {}",
+                    crate::error::truncated(&e.to_string(), 200)
+                ),
+            )
+        }
+    };
+    let name = match &wire.name {
+        Some(serde_json::Value::String(s)) => s.as_str(),
+        Some(_) => return refuse(catalog, None, "name is not a string".into()),
+        None => return refuse(catalog, None, "name is missing".into()),
+    };
+    if !valid_tool_name(name) {
+        return refuse(
+            catalog,
+            Some(name),
+            "name is empty, longer than 128 or outside [A-Za-z0-9_.-]".into(),
+        );
+    }
+    if catalog.tools.iter().any(|t| t.name == name) {
+        return refuse(
+            catalog,
+            Some(name),
+            "duplicate name (the first is kept)".into(),
+        );
+    }
+    let description = match wire.description {
+        None => None,
+        Some(raw) if raw.get() == "null" => None,
+        Some(raw) => match serde_json::from_str::<String>(raw.get()) {
+            Ok(s) => Some(s),
+            Err(_) => return refuse(catalog, Some(name), "description is not a string".into()),
+        },
+    };
+    let Some(schema) = wire.input_schema else {
+        return refuse(catalog, Some(name), "inputSchema is missing".into());
+    };
+    if !schema.get().starts_with('{') {
+        return refuse(
+            catalog,
+            Some(name),
+            "inputSchema is not a JSON object".into(),
+        );
+    }
+    match serde_json::from_str::<SchemaHead<'_>>(schema.get()) {
+        Ok(SchemaHead { ty: Some(t) }) if t.get() == "\"object\"" => {}
+        _ => {
+            return refuse(
+                catalog,
+                Some(name),
+                "inputSchema.type is not \"object\"".into(),
+            )
+        }
+    }
+    catalog.tools.push(Tool {
+        name: name.to_owned(),
+        description,
+        input_schema: schema.to_owned(),
+    });
+}
