@@ -609,9 +609,15 @@ impl Connection {
             ex.received = true;
         }
         let mut input = bytes;
-        while !input.is_empty() {
+        // Runs until the decoder makes no progress: with the input used up it may still owe the
+        // end of a response whose last body byte just arrived.
+        loop {
             let decoded = match ex.decoder.decode(input, &mut self.ledger) {
                 Ok(d) => d,
+                Err(crate::http1::Http1Error::ContentLengthExceedsBudget { .. }) => {
+                    // Announced more than the byte budget allows: nothing of it is read.
+                    return self.exchange_broken(now, ex, Error::Budget(self.ledger.exceeded()));
+                }
                 Err(e) => return self.exchange_broken(now, ex, Error::Http(e)),
             };
             if decoded.consumed == 0 && decoded.event.is_none() {

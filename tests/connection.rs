@@ -1,0 +1,1266 @@
+//! The connection state machine driven by scripted server bytes on a virtual clock.
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_sansio::budget::Budget;
+use mcp_sansio::{Config, Era, EraHint, Error, ErrorKind, Event, Instant, Operation};
+use support::*;
+
+fn failed(ev: Event) -> (Operation, Error) {
+    match ev {
+        Event::Failed { operation, error } => (operation, error),
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+fn budget_of(e: &Error) -> Budget {
+    e.budget()
+        .unwrap_or_else(|| panic!("a budget error, got {e:?}"))
+        .budget
+}
+
+// ---------------------------------------------------------------------------------------------
+// Negotiation
+
+#[test]
+fn modern_probe_sends_discover_with_meta_and_headers() {
+    for split in SPLITS {
+        let mut h = Harness::for_url("http://127.0.0.1:9", split);
+        h.connect();
+        let r = h.next();
+        assert_eq!(r.method, "POST");
+        assert_eq!(r.target, "/", "a bare origin means /");
+        assert_eq!(r.header("host"), Some("127.0.0.1:9"));
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2026-07-28"));
+        assert_eq!(r.header("Mcp-Method"), Some("server/discover"));
+        assert_eq!(r.header("Content-Type"), Some("application/json"));
+        assert_eq!(
+            r.header("Accept"),
+            Some("application/json, text/event-stream")
+        );
+        assert_eq!(r.header("Authorization"), None, "anonymous by default");
+        let body = r.json();
+        assert_eq!(body["method"], "server/discover");
+        let meta = &body["params"]["_meta"];
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientCapabilities"],
+            serde_json::json!({})
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            "mcp-sansio"
+        );
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+        );
+        match h.single_event() {
+            Event::Connected {
+                era,
+                version,
+                server_info,
+                from_hint,
+            } => {
+                assert_eq!(era, Era::Modern);
+                assert_eq!(version, "2026-07-28");
+                assert_eq!(server_info.unwrap().name, "srv");
+                assert!(!from_hint);
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(
+            h.finished,
+            vec![(r.exchange, true)],
+            "the socket may be reused"
+        );
+        assert_eq!(
+            h.conn.era_hint(),
+            Some(EraHint {
+                era: Era::Modern,
+                version: "2026-07-28".into()
+            })
+        );
+        assert_eq!(h.gets(), 0);
+    }
+}
+
+#[test]
+fn discover_with_top_level_server_info_and_sse_body() {
+    for split in SPLITS {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", split);
+        h.connect();
+        let r = h.next();
+        let result = r#"{"supportedVersions":["2025-11-25","2026-07-28"],"capabilities":{},"serverInfo":{"name":"beta","version":"0"}}"#;
+        let stream = format!(
+            "event: message\ndata: {}\n\n",
+            result_msg(r.rpc_id(), result)
+        );
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        match h.single_event() {
+            Event::Connected {
+                server_info, era, ..
+            } => {
+                assert_eq!(era, Era::Modern);
+                assert_eq!(server_info.unwrap().name, "beta");
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+}
+
+#[test]
+fn unsupported_version_retries_once_with_a_mutual_version() {
+    for split in SPLITS {
+        let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+        config.modern_versions = vec!["2027-01-01".into(), "2026-07-28".into()];
+        let mut h = Harness::new(config, split);
+        h.connect();
+        let r = h.next();
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2027-01-01"));
+        let data = r#"{"supported":["2026-07-28"],"requested":"2027-01-01"}"#;
+        h.feed(
+            r.exchange,
+            &json_response(
+                400,
+                &error_msg(r.rpc_id(), -32022, "Unsupported", Some(data)),
+            ),
+        );
+        let r = h.next();
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2026-07-28"));
+        assert_eq!(
+            r.json()["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+        );
+        assert!(matches!(
+            h.single_event(),
+            Event::Connected {
+                era: Era::Modern,
+                ..
+            }
+        ));
+        assert_eq!(h.sent.len(), 2);
+    }
+}
+
+#[test]
+fn second_unsupported_version_fails_after_two_probes() {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.modern_versions = vec!["2027-01-01".into(), "2026-07-28".into()];
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    let data = r#"{"supported":["2026-07-28"],"requested":"2027-01-01"}"#;
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32022, "no", Some(data))),
+    );
+    let r = h.next();
+    let data = r#"{"supported":["2027-01-01"],"requested":"2026-07-28"}"#;
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32022, "no", Some(data))),
+    );
+    let (op, e) = failed(h.single_event());
+    assert_eq!(op, Operation::Connect);
+    assert!(matches!(e, Error::NoMutualVersion { .. }), "{e:?}");
+    assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
+    assert_eq!(h.sent.len(), 2, "at most two probes");
+    assert!(!h.has_outstanding());
+}
+
+#[test]
+fn no_mutual_version_names_both_lists_and_never_falls_back() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    let data = r#"{"supported":["2099-01-01","2025-11-25"],"requested":"2026-07-28"}"#;
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32022, "no", Some(data))),
+    );
+    let (_, e) = failed(h.single_event());
+    match &e {
+        Error::NoMutualVersion { ours, theirs } => {
+            assert!(ours.contains(&"2026-07-28".to_string()));
+            assert_eq!(
+                theirs,
+                &vec!["2099-01-01".to_string(), "2025-11-25".to_string()]
+            );
+        }
+        e => panic!("{e:?}"),
+    }
+    let msg = e.to_string();
+    assert!(
+        msg.contains("2099-01-01") && msg.contains("2026-07-28"),
+        "{msg}"
+    );
+    assert_eq!(
+        h.sent.len(),
+        1,
+        "no initialize after a recognised modern error"
+    );
+}
+
+#[test]
+fn missing_capability_and_header_mismatch_are_modern_failures() {
+    for code in [-32021, -32020] {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+        h.connect();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(400, &error_msg(r.rpc_id(), code, "modern says no", None)),
+        );
+        let (_, e) = failed(h.single_event());
+        match &e {
+            Error::Rpc(rpc) => {
+                assert_eq!(rpc.code, code);
+                assert_eq!(rpc.status, 400);
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(h.sent.len(), 1);
+    }
+}
+
+#[test]
+fn legacy_fallback_handshake_and_session_headers() {
+    for split in SPLITS {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", split);
+        h.connect();
+        let r = h.next();
+        // ts-v1's answer to a modern probe.
+        h.feed(
+            r.exchange,
+            &json_response(400, r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#),
+        );
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "initialize");
+        assert_eq!(r.header("MCP-Protocol-Version"), None, "not on initialize");
+        assert_eq!(r.header("Mcp-Method"), None);
+        let params = &r.json()["params"];
+        assert_eq!(params["protocolVersion"], "2025-11-25");
+        assert_eq!(params["capabilities"], serde_json::json!({}));
+        assert_eq!(params["clientInfo"]["name"], "mcp-sansio");
+        let init = result_msg(r.rpc_id(), &initialize_ok("2025-11-25"));
+        let stream = format!("event: message\r\ndata: {init}\r\n\r\n");
+        h.feed(
+            r.exchange,
+            &sse_response(&[("mcp-session-id", "abc-123")], &stream, false),
+        );
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "notifications/initialized");
+        assert_eq!(r.header("Mcp-Session-Id"), Some("abc-123"));
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2025-11-25"));
+        assert!(r.json().get("id").is_none(), "a notification has no id");
+        h.feed(r.exchange, &empty_response(202));
+        match h.single_event() {
+            Event::Connected {
+                era,
+                version,
+                server_info,
+                ..
+            } => {
+                assert_eq!(era, Era::Legacy);
+                assert_eq!(version, "2025-11-25");
+                assert_eq!(server_info.unwrap().name, "legacy");
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(h.conn.session_id(), Some("abc-123"));
+        h.list();
+        let r = h.next();
+        assert_eq!(r.header("Mcp-Session-Id"), Some("abc-123"));
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2025-11-25"));
+        assert_eq!(
+            r.header("Mcp-Method"),
+            None,
+            "legacy requests have no Mcp-Method"
+        );
+        assert!(r.json()["params"].get("_meta").is_none());
+    }
+}
+
+#[test]
+fn any_other_4xx_means_legacy() {
+    for response in [
+        empty_response(404),
+        empty_response(405),
+        empty_response(400),
+        json_response(
+            404,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
+        ),
+    ] {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+        h.connect();
+        let r = h.next();
+        h.feed(r.exchange, &response);
+        let r = h.next();
+        assert_eq!(
+            r.rpc_method(),
+            "initialize",
+            "fallback after {:?}",
+            String::from_utf8_lossy(&response)
+        );
+    }
+}
+
+#[test]
+fn legacy_counter_offers() {
+    for (offer, ok) in [
+        ("2025-06-18", true),
+        ("2025-03-26", true),
+        ("2024-11-05", true),
+        ("1999-01-01", false),
+        ("2026-07-28", false),
+    ] {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+        h.connect();
+        let r = h.next();
+        h.feed(r.exchange, &empty_response(404));
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &initialize_ok(offer))),
+        );
+        if ok {
+            let r = h.next();
+            assert_eq!(r.rpc_method(), "notifications/initialized");
+            let expect_header = offer >= "2025-06-18";
+            assert_eq!(
+                r.header("MCP-Protocol-Version").is_some(),
+                expect_header,
+                "{offer}"
+            );
+            h.feed(r.exchange, &empty_response(202));
+            assert!(matches!(h.single_event(), Event::Connected { .. }));
+        } else {
+            let (_, e) = failed(h.single_event());
+            assert!(matches!(e, Error::NoMutualVersion { .. }), "{e:?}");
+        }
+    }
+}
+
+#[test]
+fn status_classes_during_negotiation() {
+    let cases: Vec<(Vec<u8>, ErrorKind, &str)> = vec![
+        (
+            json_response_with(
+                401,
+                &[("www-authenticate", "Bearer resource_metadata=\"x\"")],
+                "{}",
+            ),
+            ErrorKind::AuthenticationFailed,
+            "401",
+        ),
+        (empty_response(403), ErrorKind::AuthenticationFailed, "403"),
+        (
+            b"HTTP/1.1 302 Found\r\nlocation: http://169.254.169.254/\r\ncontent-length: 0\r\n\r\n"
+                .to_vec(),
+            ErrorKind::ConnectionFailed,
+            "redirect",
+        ),
+        (empty_response(500), ErrorKind::ConnectionFailed, "500"),
+        (empty_response(503), ErrorKind::ConnectionFailed, "503"),
+        (empty_response(407), ErrorKind::ConnectionFailed, "407"),
+        (
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi".to_vec(),
+            ErrorKind::ConnectionFailed,
+            "html",
+        ),
+    ];
+    for (resp, kind, what) in cases {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+        h.connect();
+        let r = h.next();
+        h.feed(r.exchange, &resp);
+        if what == "407" {
+            // 407 is a 4xx: legacy fallback, then the same answer fails the handshake.
+            let r = h.next();
+            h.feed(r.exchange, &resp);
+        }
+        let (_, e) = failed(h.single_event());
+        assert_eq!(e.kind(), kind, "{what}: {e:?}");
+        match what {
+            "401" => assert!(
+                matches!(&e, Error::Authentication { status: 401, challenge: Some(c) } if c.contains("resource_metadata"))
+            ),
+            "redirect" => assert!(
+                matches!(&e, Error::Redirect { status: 302, location: Some(l) } if l.contains("169.254"))
+            ),
+            "500" => assert_eq!(e, Error::HttpStatus { status: 500 }),
+            _ => {}
+        }
+        assert!(!h.has_outstanding(), "{what}: nothing left in flight");
+    }
+}
+
+#[test]
+fn bearer_token_on_every_request() {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_bearer_token("tok.en");
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    assert_eq!(r.header("Authorization"), Some("Bearer tok.en"));
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    assert_eq!(r.header("Authorization"), Some("Bearer tok.en"));
+}
+
+#[test]
+fn bearer_token_with_newline_is_refused_before_sending() {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_bearer_token("a\nInjected: 1");
+    let e = mcp_sansio::Connection::new(config).unwrap_err();
+    assert_eq!(e, mcp_sansio::error::ConfigError::InvalidToken);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Era hints
+
+#[test]
+fn modern_hint_makes_zero_extra_round_trips() {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    assert!(h.sent.is_empty(), "no request to connect");
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            from_hint: true,
+            ..
+        }
+    ));
+    h.call("echo", r#"{"text":"hi"}"#);
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/call");
+    assert_eq!(r.header("Mcp-Name"), Some("echo"));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert_eq!(h.sent.len(), 1, "one request for one call");
+}
+
+#[test]
+fn wrong_modern_hint_renegotiates_once() {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    h.take_events();
+    h.list();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400)); // a legacy server: no modern error
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "server/discover");
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "s")],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    assert_eq!(r.header("Mcp-Session-Id"), Some("s"));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["a"], None))),
+    );
+    let evs = h.take_events();
+    assert!(
+        matches!(
+            &evs[0],
+            Event::Connected {
+                era: Era::Legacy,
+                from_hint: false,
+                ..
+            }
+        ),
+        "{evs:?}"
+    );
+    assert!(
+        matches!(&evs[1], Event::ToolsListed(c) if c.tools.len() == 1),
+        "{evs:?}"
+    );
+}
+
+#[test]
+fn legacy_hint_skips_the_probe_and_a_wrong_one_reprobes() {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    // A modern-only server refuses initialize.
+    h.feed(
+        r.exchange,
+        &json_response(
+            404,
+            &error_msg(r.rpc_id(), -32601, "Method not found", None),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "server/discover");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            era: Era::Modern,
+            ..
+        }
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests and responses
+
+#[test]
+fn sse_notifications_before_the_result_and_progress() {
+    for split in SPLITS {
+        let mut h = modern(split);
+        h.call("slow", "{}");
+        let r = h.next();
+        let token = r.json()["params"]["_meta"]["progressToken"]
+            .as_u64()
+            .unwrap();
+        let id = r.rpc_id();
+        let stream = format!(
+            ": keep-alive\n\nevent: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":{token},\"progress\":1,\"total\":2,\"message\":\"half\"}}}}\n\n\
+             data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"x\"}}}}\n\n\
+             data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":999,\"progress\":1}}}}\n\n\
+             event: message\ndata: {}\n\n",
+            result_msg(id, CALL_OK)
+        );
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        let evs = h.take_events();
+        assert_eq!(evs.len(), 2, "{evs:?}");
+        assert!(
+            matches!(&evs[0], Event::Progress { progress, total: Some(t), message: Some(m) } if *progress == 1.0 && *t == 2.0 && m == "half")
+        );
+        match &evs[1] {
+            Event::CallFinished(r) => {
+                assert!(!r.is_error);
+                assert_eq!(r.content.get(), r#"[{"type":"text","text":"hi"}]"#);
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+}
+
+#[test]
+fn result_on_an_open_stream_abandons_the_exchange() {
+    let mut h = modern(Split::Whole);
+    h.call("x", "");
+    let r = h.next();
+    assert_eq!(
+        r.json()["params"]["arguments"],
+        serde_json::json!({}),
+        "empty arguments become {{}}"
+    );
+    let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+    h.feed(r.exchange, &sse_response(&[], &stream, true));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert_eq!(
+        h.abandoned,
+        vec![r.exchange],
+        "the open stream's socket is closed"
+    );
+}
+
+#[test]
+fn arguments_are_sent_verbatim_and_non_objects_refused() {
+    let mut h = modern(Split::Whole);
+    let args = r#"{"z":1.50,"a":[1e3,  2],"k":"\u00e9"}"#;
+    h.call("t", args);
+    let r = h.next();
+    let body = String::from_utf8(r.body.clone()).unwrap();
+    assert!(body.contains(args), "verbatim: {body}");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    h.take_events();
+    for bad in ["[1,2]", "3", "{", "\"s\"", "{} {}"] {
+        h.call("t", bad);
+        let (op, e) = failed(h.single_event());
+        assert_eq!(op, Operation::CallTool);
+        assert!(matches!(e, Error::Config(_)), "{bad}: {e:?}");
+    }
+    assert_eq!(h.sent.len(), 2, "nothing sent for refused arguments");
+}
+
+#[test]
+fn wrong_id_and_batch_are_errors() {
+    let mut h = modern(Split::Whole);
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id() + 100, &tools_page(&[], None))),
+    );
+    let (_, e) = failed(h.single_event());
+    assert!(
+        matches!(
+            e,
+            Error::Protocol(mcp_sansio::error::ProtocolError::WrongId { .. })
+        ),
+        "{e:?}"
+    );
+
+    let mut h = modern(Split::Whole);
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            200,
+            &format!("[{}]", result_msg(r.rpc_id(), &tools_page(&[], None))),
+        ),
+    );
+    let (_, e) = failed(h.single_event());
+    assert!(
+        matches!(e, Error::Protocol(mcp_sansio::error::ProtocolError::Batch)),
+        "{e:?}"
+    );
+
+    let mut h = modern(Split::Whole);
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, r#"{"jsonrpc":"2.0","method":"notifications/message"}"#),
+    );
+    let (_, e) = failed(h.single_event());
+    assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
+}
+
+#[test]
+fn rpc_error_with_400_is_per_request() {
+    let mut h = modern(Split::Whole);
+    h.call("nope", "{}");
+    let r = h.next();
+    let big = "d".repeat(100_000);
+    let data = format!("\"{big}\"");
+    h.feed(
+        r.exchange,
+        &json_response(
+            400,
+            &error_msg(r.rpc_id(), -32602, "Unknown tool: nope", Some(&data)),
+        ),
+    );
+    let (_, e) = failed(h.single_event());
+    assert_eq!(e.kind(), ErrorKind::ServerAnswered);
+    match &e {
+        Error::Rpc(rpc) => {
+            assert_eq!(rpc.code, -32602);
+            assert_eq!(rpc.message, "Unknown tool: nope");
+            assert!(rpc.data.as_ref().unwrap().len() <= mcp_sansio::jsonrpc::MAX_ERROR_DATA);
+        }
+        e => panic!("{e:?}"),
+    }
+    // The connection is still usable.
+    h.call("echo", "{}");
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+}
+
+#[test]
+fn list_follows_cursors_including_empty_string() {
+    for split in SPLITS {
+        let mut h = modern(split);
+        h.list();
+        let r = h.next();
+        assert!(r.json()["params"].get("cursor").is_none());
+        h.feed(
+            r.exchange,
+            &json_response(
+                200,
+                &result_msg(r.rpc_id(), &tools_page(&["a", "b"], Some(""))),
+            ),
+        );
+        let r = h.next();
+        assert_eq!(r.json()["params"]["cursor"], "");
+        h.feed(
+            r.exchange,
+            &json_response(
+                200,
+                &result_msg(r.rpc_id(), &tools_page(&["c"], Some("n2"))),
+            ),
+        );
+        let r = h.next();
+        assert_eq!(r.json()["params"]["cursor"], "n2");
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &tools_page(&[], None))),
+        );
+        match h.single_event() {
+            Event::ToolsListed(c) => {
+                let names: Vec<_> = c.tools.iter().map(|t| t.name.as_str()).collect();
+                assert_eq!(names, ["a", "b", "c"]);
+                assert_eq!(c.pages, 3);
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+}
+
+#[test]
+fn repeated_cursor_and_page_budget_fail() {
+    let mut h = modern(Split::Whole);
+    h.list();
+    for (i, c) in ["A", "B", "A"].iter().enumerate() {
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &tools_page(&[], Some(c)))),
+        );
+        if i < 2 {
+            assert!(h.take_events().is_empty());
+        }
+    }
+    let (_, e) = failed(h.single_event());
+    assert!(e.to_string().contains("loop"), "{e}");
+
+    let mut h = modern(Split::Whole);
+    h.list();
+    let mut n = 0;
+    while h.has_outstanding() {
+        let r = h.next();
+        n += 1;
+        let c = format!("c{n}");
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &tools_page(&[], Some(&c)))),
+        );
+    }
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::Pages);
+    assert_eq!(n, 100, "exactly the page budget was fetched");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resumption and re-issue
+
+fn open_legacy_stream(h: &mut Harness, stream: &str) -> (u64, mcp_sansio::ExchangeId) {
+    h.list();
+    let r = h.next();
+    let id = r.rpc_id();
+    h.feed(
+        r.exchange,
+        &sse_response(&[("mcp-session-id", "sess-1")], stream, false),
+    );
+    (id, r.exchange)
+}
+
+#[test]
+fn legacy_resumption_with_last_event_id() {
+    for split in SPLITS {
+        let mut h = legacy(split, "2025-11-25");
+        let (id, _) = open_legacy_stream(&mut h, "id: ev-1\nretry: 2500\ndata:\n\n");
+        assert!(h.take_events().is_empty());
+        assert!(!h.has_outstanding());
+        assert_eq!(
+            h.conn.poll_timeout(),
+            Some(h.now + Duration::from_millis(2500)),
+            "waits the server's retry"
+        );
+        h.advance(Duration::from_millis(2499));
+        assert!(!h.has_outstanding(), "not before retry");
+        h.advance(Duration::from_millis(1));
+        let r = h.next();
+        assert_eq!(r.method, "GET");
+        assert_eq!(r.header("Last-Event-ID"), Some("ev-1"));
+        assert_eq!(r.header("Accept"), Some("text/event-stream"));
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-1"));
+        assert!(r.body.is_empty());
+        let stream = format!(
+            "id: ev-2\ndata: {}\n\n",
+            result_msg(id, &tools_page(&["t"], None))
+        );
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        assert!(matches!(h.single_event(), Event::ToolsListed(_)));
+        assert_eq!(h.gets(), 1);
+    }
+}
+
+#[test]
+fn advancing_ids_hit_the_total_response_cap() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    open_legacy_stream(&mut h, "id: 0\ndata:\n\n");
+    let mut n = 0;
+    loop {
+        if !h.has_outstanding() && !h.advance_to_timeout() {
+            break;
+        }
+        if !h.has_outstanding() {
+            break;
+        }
+        let r = h.next();
+        n += 1;
+        assert!(n < 50, "bounded");
+        h.feed(
+            r.exchange,
+            &sse_response(&[], &format!("id: {n}\ndata:\n\n"), false),
+        );
+    }
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::ResponsesPerRequest);
+    assert_eq!(
+        n + 1,
+        mcp_sansio::Budgets::default().responses_per_request as usize
+    );
+}
+
+#[test]
+fn stalled_resumptions_fail() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    open_legacy_stream(&mut h, "id: same\ndata:\n\n");
+    let mut n = 0;
+    while h.advance_to_timeout() && h.has_outstanding() {
+        let r = h.next();
+        n += 1;
+        h.feed(r.exchange, &sse_response(&[], ": nothing new\n\n", false));
+    }
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::StalledResumptions);
+    assert_eq!(
+        n as u32,
+        mcp_sansio::Budgets::default().stalled_resumptions + 1
+    );
+}
+
+#[test]
+fn stream_without_ids_cannot_be_resumed() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    open_legacy_stream(
+        &mut h,
+        "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n",
+    );
+    let (_, e) = failed(h.single_event());
+    assert!(
+        matches!(
+            e,
+            Error::Protocol(mcp_sansio::error::ProtocolError::StreamEnded { .. })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(h.gets(), 0);
+}
+
+#[test]
+fn huge_retry_is_clamped() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    open_legacy_stream(&mut h, "id: 1\nretry: 999999999999\ndata:\n\n");
+    let max = mcp_sansio::Budgets::default().max_retry_wait;
+    assert_eq!(h.conn.poll_timeout(), Some(h.now + max));
+}
+
+#[test]
+fn modern_broken_stream_is_reissued_with_a_new_id() {
+    for split in SPLITS {
+        let mut h = modern(split);
+        h.call("slow", "{}");
+        let r = h.next();
+        let first = r.rpc_id();
+        // The stream breaks mid-way: chunked framing never completes.
+        h.feed(r.exchange, &sse_response(&[], ": working\n\n", true));
+        h.eof(r.exchange);
+        let r = h.next();
+        assert_eq!(r.method, "POST");
+        assert_ne!(r.rpc_id(), first, "a new id");
+        assert_eq!(r.json()["params"]["name"], "slow");
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+        );
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        assert_eq!(h.gets(), 0, "modern never sends GET");
+    }
+}
+
+#[test]
+fn modern_reissues_are_bounded() {
+    let mut h = modern(Split::Whole);
+    h.call("slow", "{}");
+    let mut n = 0;
+    while h.has_outstanding() {
+        let r = h.next();
+        n += 1;
+        h.feed(r.exchange, &sse_response(&[], ": x\n\n", false));
+    }
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::ResponsesPerRequest);
+    assert_eq!(n, mcp_sansio::Budgets::default().responses_per_request);
+}
+
+#[test]
+fn stale_pooled_socket_is_retried_once_on_a_fresh_socket() {
+    let mut h = modern(Split::Whole);
+    h.list();
+    let r = h.next();
+    assert!(!r.fresh);
+    h.eof(r.exchange);
+    let r = h.next();
+    assert!(r.fresh, "the retry asks for a fresh socket");
+    h.eof(r.exchange);
+    let (_, e) = failed(h.single_event());
+    assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deadlines
+
+#[test]
+fn discover_never_answered_fails_at_the_request_deadline() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    assert_eq!(h.conn.poll_timeout(), Some(Instant::from_millis(30_000)));
+    h.advance(Duration::from_millis(29_999));
+    assert!(h.take_events().is_empty());
+    h.advance(Duration::from_millis(1));
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::RequestTime);
+    assert!(h.abandoned.contains(&r.exchange));
+    assert_eq!(h.conn.poll_timeout(), None, "nothing left to wait for");
+}
+
+#[test]
+fn deadline_mid_header_and_mid_body() {
+    for partial in [&b"HTTP/1.1 200 OK\r\ncontent-"[..], &b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\""[..]] {
+        let mut h = modern(Split::Whole);
+        h.list();
+        let r = h.next();
+        h.feed(r.exchange, partial);
+        assert!(h.advance_to_timeout());
+        let (op, e) = failed(h.single_event());
+        assert_eq!(op, Operation::ListTools);
+        assert_eq!(budget_of(&e), Budget::RequestTime);
+        assert_eq!(h.now, Instant::from_millis(30_000));
+    }
+}
+
+#[test]
+fn list_deadline_is_aggregate() {
+    let mut h = modern(Split::Whole);
+    h.list();
+    let mut pages = 0;
+    loop {
+        let r = h.next();
+        h.advance(Duration::from_secs(25)); // each page just under the per-request deadline
+        h.feed(
+            r.exchange,
+            &json_response(
+                200,
+                &result_msg(r.rpc_id(), &tools_page(&[], Some(&format!("p{pages}")))),
+            ),
+        );
+        pages += 1;
+        if !h.events.is_empty() || pages > 10 {
+            break;
+        }
+        if h.conn.poll_timeout().unwrap() <= h.now + Duration::from_secs(25) {
+            h.advance_to_timeout();
+            break;
+        }
+    }
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::ListTime);
+    assert_eq!(h.now, Instant::from_millis(120_000));
+}
+
+#[test]
+fn a_call_is_not_capped_at_thirty_seconds() {
+    let mut h = modern(Split::Whole);
+    h.call("slow", "{}");
+    let r = h.next();
+    assert_eq!(
+        h.conn.poll_timeout(),
+        Some(h.now + Duration::from_secs(120))
+    );
+    h.advance(Duration::from_secs(90));
+    assert!(h.take_events().is_empty());
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+}
+
+#[test]
+fn call_deadline_in_legacy_sends_a_bounded_cancellation() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    h.call("slow", "{}");
+    let r = h.next();
+    let id = r.rpc_id();
+    h.advance_to_timeout();
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::CallTime);
+    assert!(h.abandoned.contains(&r.exchange));
+    let c = h.next();
+    assert_eq!(c.rpc_method(), "notifications/cancelled");
+    assert_eq!(c.json()["params"]["requestId"], id);
+    assert_eq!(c.header("Mcp-Session-Id"), Some("sess-1"));
+    // Its grace is bounded: never answered, it is abandoned at the close budget.
+    let grace = mcp_sansio::Budgets::default().close_time;
+    assert_eq!(h.conn.poll_timeout(), Some(h.now + grace));
+    h.advance_to_timeout();
+    assert!(h.abandoned.contains(&c.exchange));
+    assert_eq!(h.conn.poll_timeout(), None);
+}
+
+#[test]
+fn initialize_is_never_cancelled() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(404));
+    let _init = h.next();
+    h.advance_to_timeout();
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::RequestTime);
+    assert!(!h.has_outstanding(), "no cancellation for initialize");
+}
+
+#[test]
+fn modern_deadline_abandons_without_notification() {
+    let mut h = modern(Split::Whole);
+    h.call("slow", "{}");
+    let r = h.next();
+    h.advance_to_timeout();
+    let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::CallTime);
+    assert_eq!(h.abandoned, vec![r.exchange]);
+    assert!(!h.has_outstanding());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Close
+
+#[test]
+fn legacy_close_sends_delete_and_accepts_405() {
+    for status in [200, 204, 404, 405, 500] {
+        let mut h = legacy(Split::Whole, "2025-11-25");
+        h.close();
+        let r = h.next();
+        assert_eq!(r.method, "DELETE");
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-1"));
+        h.feed(r.exchange, &empty_response(status));
+        assert!(matches!(h.single_event(), Event::Closed), "{status}");
+    }
+}
+
+#[test]
+fn close_is_bounded_and_always_safe() {
+    // An unanswered DELETE ends at the close budget.
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    h.close();
+    let _ = h.next();
+    h.advance_to_timeout();
+    assert_eq!(
+        h.now,
+        Instant::ZERO + mcp_sansio::Budgets::default().close_time
+    );
+    assert!(matches!(h.single_event(), Event::Closed));
+    // Twice.
+    h.close();
+    assert!(matches!(h.single_event(), Event::Closed));
+    // Before anything was sent.
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.close();
+    assert!(matches!(h.single_event(), Event::Closed));
+    assert!(h.sent.is_empty());
+    // Modern: nothing to close.
+    let mut h = modern(Split::Whole);
+    h.close();
+    assert!(matches!(h.single_event(), Event::Closed));
+    assert_eq!(h.sent.len(), 1);
+    // During an operation: the operation fails, then the connection closes.
+    let mut h = modern(Split::Whole);
+    h.call("slow", "{}");
+    h.close();
+    let evs = h.take_events();
+    assert!(
+        matches!(
+            &evs[0],
+            Event::Failed {
+                error: Error::Closed,
+                ..
+            }
+        ),
+        "{evs:?}"
+    );
+    assert!(matches!(&evs[1], Event::Closed));
+    // After close, operations are refused.
+    h.list();
+    let (_, e) = failed(h.single_event());
+    assert!(matches!(e, Error::Misuse { .. }));
+}
+
+#[test]
+fn session_id_change_is_an_error() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "other")],
+            &result_msg(r.rpc_id(), &tools_page(&[], None)),
+        ),
+    );
+    let (_, e) = failed(h.single_event());
+    assert!(
+        matches!(
+            e,
+            Error::Protocol(mcp_sansio::error::ProtocolError::InvalidSession { .. })
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn legacy_404_means_the_session_expired() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    h.list();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(404));
+    let (_, e) = failed(h.single_event());
+    assert_eq!(e, Error::SessionExpired);
+}
+
+#[test]
+fn server_requests_on_a_legacy_stream_are_refused_without_blocking() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    h.call("ask", "{}");
+    let r = h.next();
+    let id = r.rpc_id();
+    let stream = format!(
+        "id: 1\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"elicitation/create\",\"params\":{{}}}}\n\n\
+         id: 2\ndata: {}\n\n",
+        result_msg(id, CALL_OK)
+    );
+    h.feed(
+        r.exchange,
+        &sse_response(&[("mcp-session-id", "sess-1")], &stream, false),
+    );
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    let refusal = h.next();
+    let body = refusal.json();
+    assert_eq!(body["id"], "srv-1");
+    assert_eq!(body["error"]["code"], -32601);
+}
+
+#[test]
+fn byte_budget_covers_every_exchange() {
+    let mut budgets = mcp_sansio::Budgets::default();
+    budgets.response_bytes = 600;
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_budgets(budgets);
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    h.take_events();
+    let used = h.conn.bytes_read();
+    assert!(used > 0);
+    h.list();
+    let r = h.next();
+    let names: Vec<String> = (0..40).map(|i| format!("tool{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&names, None))),
+    );
+    let (_, e) = failed(h.single_event());
+    let b = e.budget().unwrap();
+    assert_eq!((b.budget, b.limit), (Budget::ResponseBytes, 600));
+    assert!(h.conn.bytes_read() <= 600);
+}
+
+/// Every scripted flow gives the same events whatever the split.
+#[test]
+fn outcomes_do_not_depend_on_splitting() {
+    fn script(split: Split) -> Vec<String> {
+        let mut h = legacy(split, "2025-06-18");
+        let (id, _) = open_legacy_stream(&mut h, "id: a\r\ndata:\r\n\r\n: c\r\n\r\n");
+        h.advance_to_timeout();
+        let r = h.next();
+        let s = format!(
+            "id: b\rdata: {}\r\r",
+            result_msg(id, &tools_page(&["x", "y"], Some("c1")))
+        );
+        h.feed(r.exchange, &sse_response(&[], &s, false));
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["z"], None))),
+        );
+        h.close();
+        let r = h.next();
+        h.feed(r.exchange, &empty_response(405));
+        let mut out: Vec<String> = h.take_events().iter().map(|e| format!("{e:?}")).collect();
+        out.push(format!("{:?} {:?}", h.abandoned, h.finished));
+        out.push(format!("{}", h.conn.bytes_read()));
+        out
+    }
+    let whole = script(Split::Whole);
+    assert!(whole.iter().any(|e| e.contains("ToolsListed")), "{whole:?}");
+    for split in [
+        Split::Bytes,
+        Split::Chunks(2),
+        Split::Chunks(5),
+        Split::Chunks(64),
+    ] {
+        assert_eq!(script(split), whole, "{split:?}");
+    }
+}
