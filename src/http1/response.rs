@@ -9,6 +9,19 @@
 //! The result does not depend on how the input is split: an error is reported at the same byte,
 //! with the same ledger count, whether the response arrives whole or one byte at a time, and the
 //! body bytes delivered before it are the same.
+//!
+//! What is accepted, deliberately narrowly:
+//! - HTTP/1.1 and HTTP/1.0 status lines with a status in `100..=599` (the reason phrase may be
+//!   missing); the response must start with `HTTP/` (no leading empty lines), and anything else
+//!   fails at its first byte;
+//! - header blocks with CRLF or bare LF line ends, parsed by `httparse` (no obsolete line
+//!   folding, no space before the colon); chunk-size lines and the line after chunk data must end
+//!   with CRLF;
+//! - `Transfer-Encoding` only as exactly `chunked`, only in HTTP/1.1; `Content-Length` repeated
+//!   only with identical values (`5, 5`);
+//! - 1xx responses other than 101 are skipped (and counted), 101 is an error;
+//! - 204 and 304 have no body whatever their headers say; if they announce one, the connection
+//!   is reported as not reusable.
 
 use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 
