@@ -1581,7 +1581,7 @@ impl Connection {
         self.exchanges.push(Exchange {
             id,
             role,
-            decoder: ResponseDecoder::new(self.limits.clone()),
+            decoder: ResponseDecoder::new(self.limits),
             head: None,
             body: Body::Pending,
             deadline,
@@ -1835,13 +1835,16 @@ fn notification_body(method: &str, params: Option<&[u8]>) -> Vec<u8> {
 /// inside) with no surrounding whitespace and does not look like the sentinel; otherwise
 /// `=?base64?…?=`.
 pub fn header_value_encoding(value: &str) -> String {
+    fn looks_like_sentinel(v: &str) -> bool {
+        v.starts_with("=?base64?") && v.ends_with("?=")
+    }
     let plain = !value.is_empty()
         && value
             .bytes()
             .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        && !looks_like_sentinel(value);
     if plain {
         value.to_owned()
     } else {

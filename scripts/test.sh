@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace: unit, integration, property and doc tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --workspace --doc
+if cargo nextest --version >/dev/null 2>&1; then
+  # Last, so that the run ends with nextest's summary line.
+  cargo nextest run --workspace --all-targets
+else
+  out=$(mktemp)
+  cargo test --workspace --all-targets 2>&1 | tee "$out"
+  passed=$(grep -Eo '[0-9]+ passed' "$out" | awk '{s+=$1} END {print s+0}')
+  failed=$(grep -Eo '[0-9]+ failed' "$out" | awk '{s+=$1} END {print s+0}')
+  rm -f "$out"
+  echo "$passed passed, $failed failed"
+fi
