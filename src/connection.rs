@@ -239,7 +239,6 @@ struct Exchange {
     id: ExchangeId,
     role: Role,
     decoder: ResponseDecoder,
-    head: Option<ResponseHead>,
     body: Body,
     deadline: Instant,
     received: bool,
@@ -684,7 +683,6 @@ impl Connection {
         let status = head.status;
         if matches!(ex.role, Role::Background) {
             ex.body = Body::Discard;
-            ex.head = Some(head);
             return Flow::Continue;
         }
         // Session id: legacy sessions must keep the one they were given.
@@ -741,7 +739,6 @@ impl Connection {
         {
             buf.reserve(usize::try_from(n).unwrap_or(0));
         }
-        ex.head = Some(head);
         Flow::Continue
     }
 
@@ -804,7 +801,7 @@ impl Connection {
 
     /// One JSON-RPC message from an event stream.
     fn on_stream_message(&mut self, now: Instant, ex: &mut Exchange, data: &[u8]) -> Flow {
-        let status = ex.head.as_ref().map_or(0, |h| h.status);
+        let status = ex.decoder.status().unwrap_or(0);
         let msg = match parse_message(data) {
             Ok(m) => m,
             Err(e) => {
@@ -873,7 +870,7 @@ impl Connection {
             });
             return;
         }
-        let Some(head) = ex.head.take() else {
+        let Some(status) = ex.decoder.status() else {
             return self.exchange_broken(
                 now,
                 ex,
@@ -882,7 +879,6 @@ impl Connection {
                 },
             );
         };
-        let status = head.status;
         let body = std::mem::replace(&mut ex.body, Body::Discard);
         self.events.push_back(Event::ExchangeFinished {
             exchange: ex.id,
@@ -1040,10 +1036,7 @@ impl Connection {
             }
         }
         let budget_error = matches!(error, Error::Budget(_)) || error.budget().is_some();
-        let mid_stream = ex
-            .head
-            .as_ref()
-            .is_some_and(|h| (200..300).contains(&h.status));
+        let mid_stream = ex.decoder.status().is_some_and(|s| (200..300).contains(&s));
         if mid_stream
             && !budget_error
             && matches!(
@@ -1582,7 +1575,6 @@ impl Connection {
             id,
             role,
             decoder: ResponseDecoder::new(self.limits),
-            head: None,
             body: Body::Pending,
             deadline,
             received: false,
