@@ -66,6 +66,12 @@ pub struct Config {
     pub legacy_versions: Vec<String>,
     /// The era learnt from an earlier connection to this origin, if any.
     pub era_hint: Option<EraHint>,
+    /// The client capabilities declared in every modern request's `_meta`, as a raw JSON
+    /// object. Default `{}`: servers must not ask for elicitation, sampling or roots.
+    pub client_capabilities: String,
+    /// Whether the embedder answers a tool call's input requests
+    /// ([`Event::InputRequired`](crate::Event::InputRequired)). Without it such a call fails.
+    pub input_hook: bool,
 }
 
 impl Config {
@@ -79,6 +85,8 @@ impl Config {
             modern_versions: vec![MODERN_VERSION.to_owned()],
             legacy_versions: LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
             era_hint: None,
+            client_capabilities: "{}".to_owned(),
+            input_hook: false,
         })
     }
 
@@ -128,6 +136,13 @@ impl Config {
         {
             return Err(ConfigError::InvalidValue {
                 what: "a legacy version this client does not speak",
+            });
+        }
+        let caps: Result<std::collections::BTreeMap<String, &serde_json::value::RawValue>, _> =
+            serde_json::from_str(&self.client_capabilities);
+        if caps.is_err() {
+            return Err(ConfigError::InvalidValue {
+                what: "client capabilities that are not a JSON object",
             });
         }
         if let Some(h) = &self.era_hint {

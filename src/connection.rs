@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::budget::{Budget, BudgetExceeded, ByteLedger};
-use crate::call::{self, CallResult};
+use crate::call::{self, CallAnswer, CallResult};
 use crate::config::{Config, Era, EraHint};
 use crate::error::{
     truncated, truncated_bytes, ConfigError, Error, ProtocolError, TransportError,
@@ -108,6 +108,13 @@ pub enum Event {
     ToolsListed(Catalog),
     /// A tool call finished.
     CallFinished(CallResult),
+    /// The running tool call needs input only the embedder can give (a multi round-trip
+    /// request): answer with [`Connection::provide_input`]. Only when [`Config::input_hook`] is
+    /// set; otherwise such a call fails as an answer this client cannot fulfil.
+    InputRequired {
+        /// The raw `inputRequests` object: request keys to `{method, params}`.
+        requests: Box<RawValue>,
+    },
     /// Progress the server reported for the running tool call.
     Progress {
         /// Progress so far.
@@ -195,6 +202,14 @@ struct ListState {
 struct CallState {
     name: String,
     arguments: Vec<u8>,
+    /// Answers to the server's input requests, raw JSON object, for the next round.
+    input_responses: Option<Vec<u8>>,
+    /// The server's `requestState`, raw JSON string literal, echoed byte for byte.
+    request_state: Option<Box<RawValue>>,
+    /// Rounds sent after the first (input_required retries).
+    rounds: u32,
+    /// Waiting for the embedder to answer input requests.
+    awaiting_input: bool,
 }
 
 #[derive(Debug)]
@@ -456,6 +471,10 @@ impl Connection {
             state: CallState {
                 name: name.to_owned(),
                 arguments,
+                input_responses: None,
+                request_state: None,
+                rounds: 0,
+                awaiting_input: false,
             },
             deadline,
         };
@@ -549,6 +568,10 @@ impl Connection {
         for ex in &self.exchanges {
             consider(ex.deadline);
         }
+        match &self.op {
+            Op::List { deadline, .. } | Op::Call { deadline, .. } => consider(*deadline),
+            _ => {}
+        }
         if let Some(p) = &self.pending {
             consider(p.deadline);
             if let Some(t) = p.resume_at {
@@ -576,7 +599,19 @@ impl Connection {
                 i += 1;
             }
         }
-        let Some(p) = &self.pending else { return };
+        let Some(p) = &self.pending else {
+            // Waiting on the embedder (input requests): only the operation's deadline runs.
+            if let Op::Call { deadline, .. } = &self.op {
+                if *deadline <= now {
+                    let limit = duration_ms(self.config.budgets.call_time);
+                    self.fail_op(
+                        now,
+                        Error::Budget(BudgetExceeded::new(Budget::CallTime, limit)),
+                    );
+                }
+            }
+            return;
+        };
         let exchange_deadline = p
             .exchange
             .and_then(|x| self.exchanges.iter().find(|e| e.id == x))
@@ -1264,13 +1299,81 @@ impl Connection {
     }
 
     fn on_call_result(&mut self, now: Instant, result: &RawValue) {
-        match call::parse_call_result(result) {
-            Ok(r) => {
+        let (requests, state) = match call::parse_call_result(result) {
+            Ok(CallAnswer::Complete(r)) => {
                 self.op = Op::Idle;
                 self.events.push_back(Event::CallFinished(r));
+                return;
             }
-            Err(reason) => self.fail_op(now, invalid_answer("tools/call", reason)),
+            Ok(CallAnswer::InputRequired { requests, state }) => (requests, state),
+            Err(reason) => return self.fail_op(now, invalid_answer("tools/call", reason)),
+        };
+        let input_hook = self.config.input_hook;
+        let limit = self.config.budgets.responses_per_request;
+        let Op::Call { state: call, .. } = &mut self.op else {
+            return;
+        };
+        // Every round is a response spent on the one logical call.
+        if call.rounds + 1 >= limit {
+            let e = BudgetExceeded::new(Budget::ResponsesPerRequest, u64::from(limit));
+            return self.fail_op(now, Error::Budget(e));
         }
+        call.request_state = state;
+        call.input_responses = None;
+        match requests {
+            // Load shedding: retry at once, echoing the state.
+            None => self.send_call_round(now),
+            Some(requests) if input_hook => {
+                call.awaiting_input = true;
+                self.events.push_back(Event::InputRequired { requests });
+            }
+            Some(_) => {
+                let reason = "input_required with input requests, and no input hook is configured";
+                self.fail_op(now, invalid_answer("tools/call", reason.into()))
+            }
+        }
+    }
+
+    fn send_call_round(&mut self, now: Instant) {
+        let Op::Call { state, deadline } = &mut self.op else {
+            return;
+        };
+        state.rounds += 1;
+        let deadline = *deadline;
+        self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
+    }
+
+    /// Answers the input requests of the running tool call ([`Event::InputRequired`]):
+    /// `responses` is a JSON object mapping each request key to its result, sent as
+    /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
+    /// declines: the call fails as an answer this client cannot fulfil.
+    pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
+        let waiting = matches!(&self.op, Op::Call { state, .. } if state.awaiting_input);
+        if !waiting {
+            let error = Error::Misuse {
+                reason: "no tool call is waiting for input",
+            };
+            return self.events.push_back(Event::Failed {
+                operation: Operation::CallTool,
+                error,
+            });
+        }
+        let Some(responses) = responses else {
+            let reason = "the embedder declined the server's input requests";
+            return self.fail_op(now, invalid_answer("tools/call", reason.into()));
+        };
+        let responses = match call::check_arguments(responses) {
+            Ok(r) => r.to_vec(),
+            Err(reason) => {
+                let error = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.fail_op(now, error);
+            }
+        };
+        if let Op::Call { state, .. } = &mut self.op {
+            state.awaiting_input = false;
+            state.input_responses = Some(responses);
+        }
+        self.send_call_round(now);
     }
 
     fn best_modern(&self, supported: &[String]) -> Option<String> {
@@ -1668,7 +1771,10 @@ impl Connection {
         let info = &self.config.client_info;
         out.object("_meta", |m| {
             m.string("io.modelcontextprotocol/protocolVersion", version)
-                .raw("io.modelcontextprotocol/clientCapabilities", b"{}")
+                .raw(
+                    "io.modelcontextprotocol/clientCapabilities",
+                    self.config.client_capabilities.as_bytes(),
+                )
                 .object("io.modelcontextprotocol/clientInfo", |i| {
                     i.string("name", &info.name)
                         .string("version", &info.version);
@@ -1747,6 +1853,12 @@ impl Connection {
                 w.object("params", |p| {
                     p.string("name", &state.name)
                         .raw("arguments", &state.arguments);
+                    if let Some(r) = &state.input_responses {
+                        p.raw("inputResponses", r);
+                    }
+                    if let Some(s) = &state.request_state {
+                        p.raw("requestState", s.get().as_bytes());
+                    }
                     match &modern_version {
                         Some(v) => self.meta(v, p, Some(token)),
                         None => {
