@@ -1,0 +1,98 @@
+//! Listing tools: catalogs from hostile pages.
+
+mod support;
+
+use mcp_sansio::{Budgets, Config, Event};
+use support::*;
+
+fn list_one_page(page: &str, budgets: Option<Budgets>) -> mcp_sansio::list::Catalog {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    if let Some(b) = budgets {
+        config = config.with_budgets(b);
+    }
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)));
+    h.take_events();
+    h.list();
+    let r = h.next();
+    h.feed(r.exchange, &json_response(200, &result_msg(r.rpc_id(), page)));
+    match h.single_event() {
+        Event::ToolsListed(c) => c,
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn every_refusal_reason_is_recorded_not_fatal() {
+    let long = "a".repeat(129);
+    let page = format!(
+        r#"{{"tools":[
+        {{"name":"ok","description":"fine","inputSchema":{{"type":"object"}},"title":"T","annotations":{{"readOnlyHint":true}},"icons":[],"_meta":{{}},"extra":1}},
+        {{"description":"no name","inputSchema":{{"type":"object"}}}},
+        {{"name":"","inputSchema":{{"type":"object"}}}},
+        {{"name":"{long}","inputSchema":{{"type":"object"}}}},
+        {{"name":"has space","inputSchema":{{"type":"object"}}}},
+        {{"name":7,"inputSchema":{{"type":"object"}}}},
+        {{"name":"ok","inputSchema":{{"type":"object"}}}},
+        {{"name":"noschema"}},
+        {{"name":"arrayschema","inputSchema":[]}},
+        {{"name":"notobject","inputSchema":{{"type":"string"}}}},
+        {{"name":"notype","inputSchema":{{"properties":{{}}}}}},
+        {{"name":"baddesc","description":5,"inputSchema":{{"type":"object"}}}},
+        "not an object",
+        {{"name":"last.one-ok_2","inputSchema":{{"type":"object"}}}}
+    ],"ttlMs":1000,"cacheScope":"public"}}"#
+    );
+    let c = list_one_page(&page, None);
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["ok", "last.one-ok_2"]);
+    let refused: Vec<(usize, Option<&str>)> = c.refused.iter().map(|r| (r.index, r.name.as_deref())).collect();
+    assert_eq!(
+        refused,
+        vec![
+            (1, None),
+            (2, Some("")),
+            (3, Some(long.as_str())),
+            (4, Some("has space")),
+            (5, None),
+            (6, Some("ok")),
+            (7, Some("noschema")),
+            (8, Some("arrayschema")),
+            (9, Some("notobject")),
+            (10, Some("notype")),
+            (11, Some("baddesc")),
+            (12, None),
+        ]
+    );
+    assert!(c.refused[5].reason.contains("duplicate"));
+    assert!(c.refused[6].reason.contains("missing"));
+    assert_eq!(c.tools[0].description.as_deref(), Some("fine"));
+}
+
+#[test]
+fn schemas_are_kept_byte_for_byte() {
+    let schema = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"p":{"type":"number","minimum":1.50}},"properties":{"x":{"$ref":"#/$defs/p"}},"unevaluatedProperties":false}"##;
+    let page = format!(r#"{{"tools":[{{"name":"t","inputSchema":{schema}}}]}}"#);
+    let c = list_one_page(&page, None);
+    assert_eq!(c.tools[0].input_schema.get(), schema);
+}
+
+#[test]
+fn an_empty_listing_is_a_valid_empty_catalog() {
+    let c = list_one_page(r#"{"tools":[]}"#, None);
+    assert!(c.tools.is_empty() && c.refused.is_empty());
+    assert_eq!(c.pages, 1);
+}
+
+#[test]
+fn a_hundred_thousand_tiny_tools_within_budget() {
+    let tools: Vec<String> = (0..100_000).map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#)).collect();
+    let page = format!(r#"{{"tools":[{}]}}"#, tools.join(","));
+    let mut b = Budgets::default();
+    b.response_bytes = 16 * 1024 * 1024;
+    let c = list_one_page(&page, Some(b));
+    assert_eq!(c.tools.len(), 100_000);
+    assert!(c.refused.is_empty());
+}
