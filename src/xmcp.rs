@@ -1,0 +1,368 @@
+//! SEP-2243 header parameters: `x-mcp-header` annotations in a tool's `inputSchema`.
+//!
+//! A property schema may carry `"x-mcp-header": "Region"`; a call of the tool then sends the
+//! argument's value as the header `Mcp-Param-Region`. A server is hostile until checked, so an
+//! annotation that breaks any rule makes the whole tool refused: [`header_params`] returns the
+//! reason instead of a partial list.
+//!
+//! Rules enforced by [`header_params`]:
+//! - the annotation value is a non-empty RFC 9110 token;
+//! - values are unique within the schema, compared case-insensitively;
+//! - the annotated property's `type` is exactly `"string"`, `"integer"` or `"boolean"`;
+//! - the property is reached from the root only through `properties` keys; an annotation anywhere
+//!   else (under `items`, `anyOf`, `$defs`, ...) is refused;
+//! - the schema nests no deeper than [`MAX_DEPTH`] and has no duplicate object keys.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use base64::Engine as _;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// The annotation keyword.
+const KEYWORD: &str = "x-mcp-header";
+
+/// The header name prefix of a header parameter.
+const PREFIX: &str = "Mcp-Param-";
+
+/// The deepest JSON nesting accepted in an `inputSchema`; deeper schemas are refused.
+pub const MAX_DEPTH: usize = 64;
+
+/// The largest integer magnitude sent as a header value: 2^53 − 1.
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// One header parameter of a tool: the JSON path of the property (keys under successive
+/// `properties`) and the header name suffix as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderParam {
+    /// The property keys from the root, one per `properties` level.
+    pub path: Vec<String>,
+    /// The header name suffix, as written in the annotation (`Mcp-Param-<name>`).
+    pub name: String,
+    /// The JSON Schema `type` of the property.
+    pub kind: ParamKind,
+}
+
+/// The JSON Schema `type` of a header parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// `"type": "string"`: sent as-is.
+    String,
+    /// `"type": "integer"`: sent as a decimal string, within ±(2^53 − 1).
+    Integer,
+    /// `"type": "boolean"`: sent as `true` or `false`.
+    Boolean,
+}
+
+/// A JSON value parsed with duplicate object keys refused.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Strict(v) = map.next_value()?;
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Whether `b` is an RFC 9110 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Whether `s` is an RFC 9110 `token` (`1*tchar`).
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_tchar)
+}
+
+/// The schema walk: collects annotations and refuses the first broken rule.
+struct Walk {
+    found: Vec<HeaderParam>,
+    seen: HashSet<String>,
+}
+
+impl Walk {
+    /// Walks `node`; `path` is `Some` while `node` is reached only through `properties` keys
+    /// (the root is `Some(&[])`).
+    fn node(&mut self, node: &Value, depth: usize, path: Option<&[String]>) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+        }
+        match node {
+            Value::Array(items) => {
+                for item in items {
+                    self.node(item, depth + 1, None)?;
+                }
+                Ok(())
+            }
+            Value::Object(map) => self.object(map, depth, path),
+            _ => Ok(()),
+        }
+    }
+
+    fn object(
+        &mut self,
+        map: &Map<String, Value>,
+        depth: usize,
+        path: Option<&[String]>,
+    ) -> Result<(), String> {
+        if let Some(annotation) = map.get(KEYWORD) {
+            self.annotation(map, annotation, path)?;
+        }
+        for (key, value) in map {
+            match (key.as_str(), path, value) {
+                ("properties", Some(path), Value::Object(props)) => {
+                    if depth + 1 > MAX_DEPTH {
+                        return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+                    }
+                    for (name, sub) in props {
+                        let mut sub_path = path.to_vec();
+                        sub_path.push(name.clone());
+                        self.node(sub, depth + 2, Some(&sub_path))?;
+                    }
+                }
+                _ => self.node(value, depth + 1, None)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn annotation(
+        &mut self,
+        map: &Map<String, Value>,
+        annotation: &Value,
+        path: Option<&[String]>,
+    ) -> Result<(), String> {
+        let name = match annotation {
+            Value::String(s) => s,
+            other => return Err(format!("{KEYWORD} value {other} is not a string")),
+        };
+        let path = match path {
+            Some(p) if !p.is_empty() => p,
+            Some(_) => return Err(format!("{KEYWORD} {name:?} is on the schema root")),
+            None => {
+                return Err(format!(
+                    "{KEYWORD} {name:?} is not reached only through `properties`"
+                ))
+            }
+        };
+        let at = path.join(".");
+        if name.is_empty() {
+            return Err(format!("{KEYWORD} on property {at:?} is empty"));
+        }
+        if !is_token(name) {
+            return Err(format!(
+                "{KEYWORD} {name:?} on property {at:?} is not an RFC 9110 token"
+            ));
+        }
+        let kind = match map.get("type") {
+            Some(Value::String(t)) if t == "string" => ParamKind::String,
+            Some(Value::String(t)) if t == "integer" => ParamKind::Integer,
+            Some(Value::String(t)) if t == "boolean" => ParamKind::Boolean,
+            Some(t) => {
+                return Err(format!(
+                    "{KEYWORD} {name:?} on property {at:?} has type {t}, not string, integer or boolean"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "{KEYWORD} {name:?} on property {at:?} has no type"
+                ))
+            }
+        };
+        if !self.seen.insert(name.to_ascii_lowercase()) {
+            return Err(format!(
+                "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
+            ));
+        }
+        self.found.push(HeaderParam {
+            path: path.to_vec(),
+            name: name.clone(),
+            kind,
+        });
+        Ok(())
+    }
+}
+
+/// Finds and validates every x-mcp-header annotation of an inputSchema (raw JSON text).
+/// Err(reason) if the tool must be refused (reason names the rule and the header/property).
+///
+/// The schema must be JSON without duplicate object keys, nested no deeper than [`MAX_DEPTH`].
+/// A schema without annotations gives an empty list.
+pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
+    let Strict(schema) = serde_json::from_str(input_schema)
+        .map_err(|e| format!("inputSchema is not valid JSON: {e}"))?;
+    let mut walk = Walk {
+        found: Vec::new(),
+        seen: HashSet::new(),
+    };
+    walk.node(&schema, 0, Some(&[]))?;
+    Ok(walk.found)
+}
+
+/// The `(header name, value)` pairs to send for a call: header name is `Mcp-Param-<name>`; value
+/// encoded as above. Err(reason) if an argument has the wrong type / integer out of range /
+/// arguments is not a JSON object.
+///
+/// An argument that is absent or `null` (or under an absent or `null` parent object) sends no
+/// header.
+pub fn header_values(
+    params: &[HeaderParam],
+    arguments: &[u8],
+) -> Result<Vec<(String, String)>, String> {
+    let args: Value =
+        serde_json::from_slice(arguments).map_err(|e| format!("arguments are not JSON: {e}"))?;
+    if !args.is_object() {
+        return Err("arguments are not a JSON object".to_owned());
+    }
+    let mut out = Vec::new();
+    'params: for param in params {
+        let at = param.path.join(".");
+        let mut current = &args;
+        for key in &param.path {
+            current = match current {
+                Value::Object(map) => match map.get(key) {
+                    Some(v) => v,
+                    None => continue 'params,
+                },
+                Value::Null => continue 'params,
+                _ => return Err(format!("argument {at:?}: a parent is not an object")),
+            };
+        }
+        let text = match (param.kind, current) {
+            (_, Value::Null) => continue,
+            (ParamKind::String, Value::String(s)) => s.clone(),
+            (ParamKind::Boolean, Value::Bool(b)) => b.to_string(),
+            (ParamKind::Integer, Value::Number(n)) => integer(n)
+                .ok_or_else(|| format!("argument {at:?}: {n} is not an integer within ±(2^53−1)"))?
+                .to_string(),
+            (kind, other) => {
+                return Err(format!(
+                    "argument {at:?}: {} is not a {kind:?}",
+                    type_name(other)
+                ))
+            }
+        };
+        out.push((
+            format!("{PREFIX}{}", param.name),
+            encode_header_value(&text),
+        ));
+    }
+    Ok(out)
+}
+
+/// `n` as an integer within ±(2^53 − 1), if it is one (`3.0` counts as `3`).
+fn integer(n: &serde_json::Number) -> Option<i64> {
+    let v = if let Some(v) = n.as_i64() {
+        v
+    } else if n.is_u64() {
+        return None;
+    } else {
+        let f = n.as_f64()?;
+        let bound = MAX_SAFE_INTEGER as f64;
+        if f.fract() != 0.0 || !(-bound..=bound).contains(&f) {
+            return None;
+        }
+        // Exact: `f` is integral and within ±2^53.
+        f as i64
+    };
+    (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER)
+        .contains(&v)
+        .then_some(v)
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The SEP-2243 header value encoding (also used for Mcp-Name).
+///
+/// The value is sent as-is if it is non-empty, every byte is visible ASCII (0x21–0x7E), space or
+/// tab, it neither starts nor ends with space or tab, and it does not look like the encoded form
+/// (`=?base64?...?=`). Otherwise it is sent as `=?base64?<base64 of its UTF-8>?=`.
+pub fn encode_header_value(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let is_ws = |b: &u8| *b == b' ' || *b == b'\t';
+    let allowed = bytes
+        .iter()
+        .all(|&b| (0x21..=0x7E).contains(&b) || b == b' ' || b == b'\t');
+    let padded = bytes.first().is_some_and(is_ws) || bytes.last().is_some_and(is_ws);
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = !bytes.is_empty() && allowed && !padded && !sentinel;
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        )
+    }
+}

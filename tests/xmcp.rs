@@ -1,0 +1,301 @@
+//! SEP-2243 `x-mcp-header` annotations: schema validation, argument extraction, value encoding.
+
+use mcp_sansio::xmcp::{encode_header_value, header_params, header_values, HeaderParam, ParamKind};
+
+fn param(path: &[&str], name: &str, kind: ParamKind) -> HeaderParam {
+    HeaderParam {
+        path: path.iter().map(|s| (*s).to_owned()).collect(),
+        name: name.to_owned(),
+        kind,
+    }
+}
+
+fn refused(schema: &str) -> String {
+    match header_params(schema) {
+        Ok(params) => panic!("accepted {schema}: {params:?}"),
+        Err(reason) => reason,
+    }
+}
+
+#[test]
+fn valid_nested_annotations() {
+    let schema = r#"{
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {
+                "type": "object",
+                "properties": {
+                    "count": {"type": "integer", "x-mcp-header": "Count"},
+                    "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}
+                }
+            }
+        }
+    }"#;
+    let mut params = header_params(schema).unwrap();
+    params.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(
+        params,
+        vec![
+            param(&["opts", "count"], "Count", ParamKind::Integer),
+            param(&["opts", "dry"], "Dry-Run", ParamKind::Boolean),
+            param(&["region"], "Region", ParamKind::String),
+        ]
+    );
+}
+
+#[test]
+fn no_annotations_is_empty() {
+    let schema =
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"items":{"type":"number"}}}}"#;
+    assert_eq!(header_params(schema).unwrap(), vec![]);
+}
+
+#[test]
+fn non_token_value_refused() {
+    for bad in [
+        "Re gion",
+        "Region:",
+        "Reg\\r\\nX: y",
+        "Région",
+        "a\\u0000b",
+        "(x)",
+    ] {
+        let schema =
+            format!(r#"{{"properties":{{"a":{{"type":"string","x-mcp-header":"{bad}"}}}}}}"#);
+        let reason = refused(&schema);
+        assert!(reason.contains("token"), "{bad}: {reason}");
+    }
+    // Every tchar is accepted.
+    let ok = r#"{"properties":{"a":{"type":"string","x-mcp-header":"aZ09!#$%&'*+-.^_`|~"}}}"#;
+    assert_eq!(header_params(ok).unwrap().len(), 1);
+}
+
+#[test]
+fn empty_value_refused() {
+    let reason = refused(r#"{"properties":{"a":{"type":"string","x-mcp-header":""}}}"#);
+    assert!(reason.contains("empty"), "{reason}");
+}
+
+#[test]
+fn non_string_value_refused() {
+    for bad in ["1", "true", "null", r#"["A"]"#, r#"{"n":"A"}"#] {
+        let schema =
+            format!(r#"{{"properties":{{"a":{{"type":"string","x-mcp-header":{bad}}}}}}}"#);
+        let reason = refused(&schema);
+        assert!(reason.contains("not a string"), "{bad}: {reason}");
+    }
+}
+
+#[test]
+fn duplicate_case_insensitive_refused() {
+    let reason = refused(
+        r#"{"properties":{
+            "a":{"type":"string","x-mcp-header":"Region"},
+            "b":{"type":"object","properties":{"c":{"type":"integer","x-mcp-header":"REGION"}}}
+        }}"#,
+    );
+    assert!(reason.contains("duplicates"), "{reason}");
+}
+
+#[test]
+fn wrong_types_refused() {
+    for ty in [
+        r#""number""#,
+        r#""object""#,
+        r#""array""#,
+        r#"["string","null"]"#,
+        "null",
+    ] {
+        let schema = format!(r#"{{"properties":{{"a":{{"type":{ty},"x-mcp-header":"A"}}}}}}"#);
+        let reason = refused(&schema);
+        assert!(reason.contains("has type"), "{ty}: {reason}");
+    }
+}
+
+#[test]
+fn missing_type_refused() {
+    let reason = refused(r#"{"properties":{"a":{"x-mcp-header":"A"}}}"#);
+    assert!(reason.contains("no type"), "{reason}");
+}
+
+fn assert_unreachable(schema: &str) {
+    let reason = refused(schema);
+    assert!(
+        reason.contains("only through `properties`"),
+        "{schema}: {reason}"
+    );
+}
+
+#[test]
+fn under_items_refused() {
+    assert_unreachable(
+        r#"{"properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}}"#,
+    );
+    assert_unreachable(
+        r#"{"properties":{"a":{"type":"array","items":{"properties":{"b":{"type":"string","x-mcp-header":"A"}}}}}}"#,
+    );
+}
+
+#[test]
+fn under_any_of_refused() {
+    assert_unreachable(r#"{"anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}"#);
+    assert_unreachable(r#"{"properties":{"a":{"anyOf":[{"type":"string","x-mcp-header":"A"}]}}}"#);
+}
+
+#[test]
+fn under_defs_and_other_keywords_refused() {
+    assert_unreachable(
+        r##"{"properties":{"a":{"$ref":"#/$defs/r"}},"$defs":{"r":{"type":"string","x-mcp-header":"A"}}}"##,
+    );
+    for kw in ["not", "if", "then", "else", "additionalProperties"] {
+        assert_unreachable(&format!(
+            r#"{{"properties":{{"a":{{"{kw}":{{"type":"string","x-mcp-header":"A"}}}}}}}}"#
+        ));
+    }
+    assert_unreachable(r#"{"oneOf":[{"type":"string","x-mcp-header":"A"}]}"#);
+    assert_unreachable(r#"{"allOf":[{"type":"string","x-mcp-header":"A"}]}"#);
+    assert_unreachable(r#"{"patternProperties":{"^a":{"type":"string","x-mcp-header":"A"}}}"#);
+}
+
+#[test]
+fn root_annotation_refused() {
+    let reason = refused(r#"{"type":"string","x-mcp-header":"A"}"#);
+    assert!(reason.contains("root"), "{reason}");
+}
+
+#[test]
+fn deep_nesting_refused() {
+    let mut schema = String::from(r#"{"type":"string"}"#);
+    for _ in 0..40 {
+        schema = format!(r#"{{"properties":{{"a":{schema}}}}}"#);
+    }
+    let reason = refused(&schema);
+    assert!(reason.contains("deeper"), "{reason}");
+    // Deep but within the bound is fine.
+    let mut schema = String::from(r#"{"type":"string","x-mcp-header":"A"}"#);
+    for _ in 0..20 {
+        schema = format!(r#"{{"properties":{{"a":{schema}}}}}"#);
+    }
+    assert_eq!(header_params(&schema).unwrap().len(), 1);
+}
+
+#[test]
+fn duplicate_keys_and_bad_json_refused() {
+    refused(r#"{"properties":{"a":{"type":"string","x-mcp-header":"A","x-mcp-header":"B"}}}"#);
+    refused(r#"{"properties":{"a":{"type":"string"},"a":{"type":"string","x-mcp-header":"A"}}}"#);
+    refused(r#"{"properties":"#);
+    refused("");
+}
+
+fn params() -> Vec<HeaderParam> {
+    vec![
+        param(&["region"], "Region", ParamKind::String),
+        param(&["opts", "count"], "Count", ParamKind::Integer),
+        param(&["opts", "dry"], "Dry", ParamKind::Boolean),
+    ]
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn extraction_string_integer_boolean() {
+    let args = br#"{"region":"us-west1","opts":{"count":-42,"dry":true}}"#;
+    assert_eq!(
+        header_values(&params(), args).unwrap(),
+        pairs(&[
+            ("Mcp-Param-Region", "us-west1"),
+            ("Mcp-Param-Count", "-42"),
+            ("Mcp-Param-Dry", "true"),
+        ])
+    );
+    let args = br#"{"region":" x","opts":{"count":9007199254740991,"dry":false}}"#;
+    assert_eq!(
+        header_values(&params(), args).unwrap(),
+        pairs(&[
+            ("Mcp-Param-Region", "=?base64?IHg=?="),
+            ("Mcp-Param-Count", "9007199254740991"),
+            ("Mcp-Param-Dry", "false"),
+        ])
+    );
+    let args = br#"{"opts":{"count":-9007199254740991}}"#;
+    assert_eq!(
+        header_values(&params(), args).unwrap(),
+        pairs(&[("Mcp-Param-Count", "-9007199254740991")])
+    );
+}
+
+#[test]
+fn extraction_absent_and_null_omitted() {
+    assert_eq!(header_values(&params(), b"{}").unwrap(), vec![]);
+    let args = br#"{"region":null,"opts":{"count":null}}"#;
+    assert_eq!(header_values(&params(), args).unwrap(), vec![]);
+    let args = br#"{"region":"r","opts":null}"#;
+    assert_eq!(
+        header_values(&params(), args).unwrap(),
+        pairs(&[("Mcp-Param-Region", "r")])
+    );
+}
+
+#[test]
+fn extraction_wrong_type_refused() {
+    for args in [
+        r#"{"region":1}"#,
+        r#"{"region":{"a":"b"}}"#,
+        r#"{"region":["x"]}"#,
+        r#"{"opts":{"count":"5"}}"#,
+        r#"{"opts":{"count":1.5}}"#,
+        r#"{"opts":{"dry":"true"}}"#,
+        r#"{"opts":{"dry":0}}"#,
+        r#"{"opts":"x"}"#,
+    ] {
+        assert!(
+            header_values(&params(), args.as_bytes()).is_err(),
+            "accepted {args}"
+        );
+    }
+    for args in ["[]", "\"x\"", "null", "", "{"] {
+        assert!(
+            header_values(&params(), args.as_bytes()).is_err(),
+            "accepted {args}"
+        );
+    }
+}
+
+#[test]
+fn extraction_integer_out_of_range_refused() {
+    for n in [
+        "9007199254740992",
+        "-9007199254740992",
+        "18446744073709551615",
+        "1e300",
+    ] {
+        let args = format!(r#"{{"opts":{{"count":{n}}}}}"#);
+        let err = header_values(&params(), args.as_bytes()).unwrap_err();
+        assert!(err.contains("integer"), "{n}: {err}");
+    }
+}
+
+#[test]
+fn encoding_plain() {
+    assert_eq!(encode_header_value("us-west1"), "us-west1");
+    assert_eq!(encode_header_value("a b\tc"), "a b\tc");
+    assert_eq!(encode_header_value("=?base64?x"), "=?base64?x");
+}
+
+#[test]
+fn encoding_base64() {
+    assert_eq!(encode_header_value(" lead"), "=?base64?IGxlYWQ=?=");
+    assert_eq!(encode_header_value("trail\t"), "=?base64?dHJhaWwJ?=");
+    assert_eq!(encode_header_value("日本"), "=?base64?5pel5pys?=");
+    assert_eq!(encode_header_value("a\r\nb"), "=?base64?YQ0KYg==?=");
+    assert_eq!(encode_header_value(""), "=?base64??=");
+    assert_eq!(
+        encode_header_value("=?base64?SGk=?="),
+        "=?base64?PT9iYXNlNjQ/U0drPT89?="
+    );
+}
