@@ -19,7 +19,6 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
-use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -194,6 +193,7 @@ struct Pending {
 struct ListState {
     cursor: Option<String>,
     seen: HashSet<String>,
+    names: HashSet<String>,
     catalog: Catalog,
     entries: usize,
 }
@@ -210,6 +210,8 @@ struct CallState {
     rounds: u32,
     /// Waiting for the embedder to answer input requests.
     awaiting_input: bool,
+    /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
+    param_headers: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -436,6 +438,7 @@ impl Connection {
         let state = ListState {
             cursor: None,
             seen: HashSet::new(),
+            names: HashSet::new(),
             catalog: Catalog::default(),
             entries: 0,
         };
@@ -450,6 +453,22 @@ impl Connection {
     /// Calls tool `name` with `arguments`, raw JSON sent verbatim (empty means `{}`; anything but
     /// a JSON object is refused before sending).
     pub fn call_tool(&mut self, now: Instant, name: &str, arguments: &[u8]) {
+        self.start_call(now, name, &[], arguments);
+    }
+
+    /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
+    /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first.
+    pub fn call_known_tool(&mut self, now: Instant, tool: &crate::list::Tool, arguments: &[u8]) {
+        self.start_call(now, &tool.name, &tool.header_params, arguments);
+    }
+
+    fn start_call(
+        &mut self,
+        now: Instant,
+        name: &str,
+        params: &[crate::xmcp::HeaderParam],
+        arguments: &[u8],
+    ) {
         if let Err(e) = self.check_connected(Operation::CallTool) {
             return self.events.push_back(Event::Failed {
                 operation: Operation::CallTool,
@@ -458,6 +477,16 @@ impl Connection {
         }
         let arguments = match call::check_arguments(arguments) {
             Ok(a) => a.to_vec(),
+            Err(reason) => {
+                let error = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.events.push_back(Event::Failed {
+                    operation: Operation::CallTool,
+                    error,
+                });
+            }
+        };
+        let param_headers = match crate::xmcp::header_values(params, &arguments) {
+            Ok(h) => h,
             Err(reason) => {
                 let error = Error::Config(ConfigError::InvalidArguments { reason });
                 return self.events.push_back(Event::Failed {
@@ -475,6 +504,7 @@ impl Connection {
                 request_state: None,
                 rounds: 0,
                 awaiting_input: false,
+                param_headers,
             },
             deadline,
         };
@@ -1253,7 +1283,7 @@ impl Connection {
         };
         state.catalog.pages += 1;
         for entry in page.entries {
-            list::add_entry(&mut state.catalog, state.entries, entry);
+            list::add_entry(&mut state.catalog, &mut state.names, state.entries, entry);
             state.entries += 1;
         }
         match page.next_cursor {
@@ -1443,6 +1473,7 @@ impl Connection {
                 let state = ListState {
                     cursor: None,
                     seen: HashSet::new(),
+                    names: HashSet::new(),
                     catalog: Catalog::default(),
                     entries: 0,
                 };
@@ -1846,7 +1877,11 @@ impl Connection {
                 };
                 let mut h = self.base_headers(Some("tools/call"), true);
                 if modern_version.is_some() {
-                    h.push(("Mcp-Name".into(), header_value_encoding(&state.name)));
+                    h.push((
+                        "Mcp-Name".into(),
+                        crate::xmcp::encode_header_value(&state.name),
+                    ));
+                    h.extend(state.param_headers.iter().cloned());
                 }
                 headers = h;
                 let mut w = request_writer(&mut body, id, "tools/call");
@@ -1933,30 +1968,6 @@ fn notification_body(method: &str, params: Option<&[u8]>) -> Vec<u8> {
     }
     w.finish();
     body
-}
-
-/// A header value as SEP-2243 wants it: plain when it is visible ASCII (space and tab allowed
-/// inside) with no surrounding whitespace and does not look like the sentinel; otherwise
-/// `=?base64?…?=`.
-pub fn header_value_encoding(value: &str) -> String {
-    fn looks_like_sentinel(v: &str) -> bool {
-        v.starts_with("=?base64?") && v.ends_with("?=")
-    }
-    let plain = !value.is_empty()
-        && value
-            .bytes()
-            .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
-        && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t'])
-        && !looks_like_sentinel(value);
-    if plain {
-        value.to_owned()
-    } else {
-        format!(
-            "=?base64?{}?=",
-            base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
-        )
-    }
 }
 
 fn duration_ms(d: Duration) -> u64 {

@@ -12,6 +12,8 @@ pub struct Tool {
     pub description: Option<String>,
     /// The raw JSON of its `inputSchema`, byte for byte as the server sent it.
     pub input_schema: Box<RawValue>,
+    /// Its `x-mcp-header` parameters, sent as `Mcp-Param-*` headers on calls.
+    pub header_params: Vec<crate::xmcp::HeaderParam>,
 }
 
 impl PartialEq for Tool {
@@ -107,7 +109,12 @@ pub fn valid_tool_name(name: &str) -> bool {
 }
 
 /// Adds one entry to the catalog, or records why it was refused.
-pub(crate) fn add_entry(catalog: &mut Catalog, index: usize, entry: &RawValue) {
+pub(crate) fn add_entry(
+    catalog: &mut Catalog,
+    names: &mut std::collections::HashSet<String>,
+    index: usize,
+    entry: &RawValue,
+) {
     let refuse = |catalog: &mut Catalog, name: Option<&str>, reason: String| {
         catalog.refused.push(RefusedTool {
             index,
@@ -140,7 +147,7 @@ pub(crate) fn add_entry(catalog: &mut Catalog, index: usize, entry: &RawValue) {
             "name is empty, longer than 128 or outside [A-Za-z0-9_.-]".into(),
         );
     }
-    if catalog.tools.iter().any(|t| t.name == name) {
+    if names.contains(name) {
         return refuse(
             catalog,
             Some(name),
@@ -175,9 +182,24 @@ pub(crate) fn add_entry(catalog: &mut Catalog, index: usize, entry: &RawValue) {
             )
         }
     }
+    let header_params = match crate::xmcp::header_params(schema.get()) {
+        Ok(p) => p,
+        Err(reason) => {
+            return refuse(
+                catalog,
+                Some(name),
+                format!(
+                    "invalid x-mcp-header: {}",
+                    crate::error::truncated(&reason, 200)
+                ),
+            )
+        }
+    };
+    names.insert(name.to_owned());
     catalog.tools.push(Tool {
         name: name.to_owned(),
         description,
         input_schema: schema.to_owned(),
+        header_params,
     });
 }

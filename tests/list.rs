@@ -13,11 +13,17 @@ fn list_one_page(page: &str, budgets: Option<Budgets>) -> mcp_sansio::list::Cata
     let mut h = Harness::new(config, Split::Whole);
     h.connect();
     let r = h.next();
-    h.feed(r.exchange, &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
     h.take_events();
     h.list();
     let r = h.next();
-    h.feed(r.exchange, &json_response(200, &result_msg(r.rpc_id(), page)));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), page)),
+    );
     match h.single_event() {
         Event::ToolsListed(c) => c,
         e => panic!("{e:?}"),
@@ -48,7 +54,11 @@ fn every_refusal_reason_is_recorded_not_fatal() {
     let c = list_one_page(&page, None);
     let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["ok", "last.one-ok_2"]);
-    let refused: Vec<(usize, Option<&str>)> = c.refused.iter().map(|r| (r.index, r.name.as_deref())).collect();
+    let refused: Vec<(usize, Option<&str>)> = c
+        .refused
+        .iter()
+        .map(|r| (r.index, r.name.as_deref()))
+        .collect();
     assert_eq!(
         refused,
         vec![
@@ -88,11 +98,81 @@ fn an_empty_listing_is_a_valid_empty_catalog() {
 
 #[test]
 fn a_hundred_thousand_tiny_tools_within_budget() {
-    let tools: Vec<String> = (0..100_000).map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#)).collect();
+    let tools: Vec<String> = (0..100_000)
+        .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))
+        .collect();
     let page = format!(r#"{{"tools":[{}]}}"#, tools.join(","));
     let mut b = Budgets::default();
     b.response_bytes = 16 * 1024 * 1024;
     let c = list_one_page(&page, Some(b));
     assert_eq!(c.tools.len(), 100_000);
     assert!(c.refused.is_empty());
+}
+
+#[test]
+fn invalid_x_mcp_header_drops_the_tool() {
+    let page = r#"{"tools":[
+        {"name":"good","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}},
+        {"name":"num","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}},
+        {"name":"dup","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}}
+    ]}"#;
+    let c = list_one_page(page, None);
+    assert_eq!(c.tools.len(), 1);
+    assert_eq!(c.tools[0].header_params.len(), 1);
+    let refused: Vec<&str> = c
+        .refused
+        .iter()
+        .map(|r| r.name.as_deref().unwrap())
+        .collect();
+    assert_eq!(refused, ["num", "dup"]);
+    assert!(c.refused.iter().all(|r| r.reason.contains("x-mcp-header")));
+}
+
+#[test]
+fn known_tools_send_param_headers_without_listing() {
+    let page = r#"{"tools":[{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"Count"},"opt":{"type":"boolean","x-mcp-header":"Opt"}}}}]}"#;
+    let tool = list_one_page(page, None).tools.remove(0);
+    // A fresh connection, with a modern hint: the first request is the call itself.
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(mcp_sansio::EraHint {
+            era: mcp_sansio::Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    h.take_events();
+    h.conn
+        .call_known_tool(h.now, &tool, br#"{"region":"eu-west 1","n":42,"opt":null}"#);
+    h.drain();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/call");
+    assert_eq!(r.header("Mcp-Name"), Some("geo"));
+    assert_eq!(r.header("Mcp-Param-Region"), Some("eu-west 1"));
+    assert_eq!(r.header("Mcp-Param-Count"), Some("42"));
+    assert_eq!(r.header("Mcp-Param-Opt"), None, "null is omitted");
+    // A value of the wrong type is refused before anything is sent.
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    h.take_events();
+    h.conn.call_known_tool(h.now, &tool, br#"{"n":"many"}"#);
+    h.drain();
+    assert!(matches!(
+        h.single_event(),
+        Event::Failed {
+            error: mcp_sansio::Error::Config(_),
+            ..
+        }
+    ));
+    assert_eq!(h.sent.len(), 1);
+}
+
+#[test]
+fn non_ascii_tool_names_are_sentinel_encoded() {
+    let mut h = modern(Split::Whole);
+    h.call("日本", "{}");
+    let r = h.next();
+    assert_eq!(r.header("Mcp-Name"), Some("=?base64?5pel5pys?="));
 }
