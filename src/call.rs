@@ -5,12 +5,68 @@ use serde_json::value::RawValue;
 
 use crate::error::truncated;
 
+/// One content block of a tool result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-decoded.
+    Image {
+        /// The image bytes.
+        data: Vec<u8>,
+        /// Its media type.
+        mime_type: String,
+    },
+    /// Audio, base64-decoded.
+    Audio {
+        /// The audio bytes.
+        data: Vec<u8>,
+        /// Its media type.
+        mime_type: String,
+    },
+    /// An embedded resource.
+    Resource {
+        /// Its URI.
+        uri: String,
+        /// Its media type, if given.
+        mime_type: Option<String>,
+        /// Its contents.
+        contents: ResourceContents,
+    },
+    /// A link to a resource.
+    ResourceLink {
+        /// Its URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// Its media type, if given.
+        mime_type: Option<String>,
+    },
+}
+
+/// The contents of an embedded resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResourceContents {
+    /// Text contents.
+    Text(String),
+    /// Binary contents, base64-decoded.
+    Blob(Vec<u8>),
+}
+
 /// The result of a tool call. A tool that ran and failed on its own terms is a result with
 /// `is_error` set, not an error.
 #[derive(Clone, Debug)]
 pub struct CallResult {
-    /// The raw JSON array of content blocks.
-    pub content: Box<RawValue>,
+    /// The usable content blocks, in server order.
+    pub content: Vec<ContentBlock>,
+    /// Blocks of other types (`tool_use`, `tool_result`, unknown) that were dropped.
+    pub dropped_unknown: usize,
+    /// Blocks dropped because they were malformed (invalid base64, missing fields).
+    pub dropped_invalid: usize,
     /// The raw JSON of `structuredContent`, if any.
     pub structured_content: Option<Box<RawValue>>,
     /// Whether the tool reported an error.
@@ -32,9 +88,94 @@ pub(crate) enum CallAnswer {
 }
 
 #[derive(Deserialize)]
+struct BlockWire {
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+    #[serde(rename = "mimeType", default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    resource: Option<ResourceWire>,
+}
+
+#[derive(Deserialize)]
+struct ResourceWire {
+    uri: String,
+    #[serde(rename = "mimeType", default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    blob: Option<String>,
+}
+
+/// Base64 as servers send it: the standard alphabet, padding optional.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+);
+
+enum Block {
+    Ok(ContentBlock),
+    Unknown,
+    Invalid,
+}
+
+fn decode_b64(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    BASE64.decode(s.as_bytes()).ok()
+}
+
+fn parse_block(raw: &RawValue) -> Block {
+    let Ok(w) = serde_json::from_str::<BlockWire>(raw.get()) else {
+        return Block::Invalid;
+    };
+    let block = match w.ty.as_str() {
+        "text" => w.text.map(|text| ContentBlock::Text { text }),
+        "image" | "audio" => match (w.data.as_deref().and_then(decode_b64), w.mime_type) {
+            (Some(data), Some(mime_type)) if w.ty == "image" => {
+                Some(ContentBlock::Image { data, mime_type })
+            }
+            (Some(data), Some(mime_type)) => Some(ContentBlock::Audio { data, mime_type }),
+            _ => None,
+        },
+        "resource_link" => match (w.uri, w.name) {
+            (Some(uri), Some(name)) => Some(ContentBlock::ResourceLink {
+                uri,
+                name,
+                mime_type: w.mime_type,
+            }),
+            _ => None,
+        },
+        "resource" => w.resource.and_then(|r| {
+            let contents = match (r.text, r.blob) {
+                (Some(t), None) => ResourceContents::Text(t),
+                (None, Some(b)) => ResourceContents::Blob(decode_b64(&b)?),
+                _ => return None,
+            };
+            Some(ContentBlock::Resource {
+                uri: r.uri,
+                mime_type: r.mime_type,
+                contents,
+            })
+        }),
+        _ => return Block::Unknown,
+    };
+    block.map_or(Block::Invalid, Block::Ok)
+}
+
+#[derive(Deserialize)]
 struct CallWire<'a> {
     #[serde(default, borrow)]
-    content: Option<&'a RawValue>,
+    content: Option<Vec<&'a RawValue>>,
     #[serde(rename = "structuredContent", default, borrow)]
     structured_content: Option<&'a RawValue>,
     #[serde(rename = "isError", default)]
@@ -82,12 +223,24 @@ pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String>
         }
         Some(other) => return Err(format!("unexpected resultType {:?}", truncated(other, 64))),
     }
-    let content = wire.content.ok_or("content is missing")?;
-    if !content.get().starts_with('[') {
-        return Err("content is not an array".into());
+    let raw_blocks = wire.content.ok_or("content is missing or not an array")?;
+    let (mut content, mut dropped_unknown, mut dropped_invalid) = (Vec::new(), 0, 0);
+    for raw in &raw_blocks {
+        match parse_block(raw) {
+            Block::Ok(b) => content.push(b),
+            Block::Unknown => dropped_unknown += 1,
+            Block::Invalid => dropped_invalid += 1,
+        }
+    }
+    if content.is_empty() && !raw_blocks.is_empty() {
+        return Err(format!(
+            "every content block was dropped ({dropped_unknown} of unknown type, {dropped_invalid} malformed)"
+        ));
     }
     Ok(CallAnswer::Complete(CallResult {
-        content: content.to_owned(),
+        content,
+        dropped_unknown,
+        dropped_invalid,
         structured_content: not_null(wire.structured_content).map(|v| v.to_owned()),
         is_error: wire.is_error.unwrap_or(false),
     }))

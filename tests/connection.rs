@@ -580,7 +580,10 @@ fn sse_notifications_before_the_result_and_progress() {
         match &evs[1] {
             Event::CallFinished(r) => {
                 assert!(!r.is_error);
-                assert_eq!(r.content.get(), r#"[{"type":"text","text":"hi"}]"#);
+                assert_eq!(
+                    r.content,
+                    vec![mcp_sansio::call::ContentBlock::Text { text: "hi".into() }]
+                );
             }
             e => panic!("{e:?}"),
         }
