@@ -212,6 +212,8 @@ struct CallState {
     awaiting_input: bool,
     /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
     param_headers: Vec<(String, String)>,
+    /// When to re-send after load shedding.
+    retry_at: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -505,6 +507,7 @@ impl Connection {
                 rounds: 0,
                 awaiting_input: false,
                 param_headers,
+                retry_at: None,
             },
             deadline,
         };
@@ -599,7 +602,13 @@ impl Connection {
             consider(ex.deadline);
         }
         match &self.op {
-            Op::List { deadline, .. } | Op::Call { deadline, .. } => consider(*deadline),
+            Op::List { deadline, .. } => consider(*deadline),
+            Op::Call { deadline, state } => {
+                consider(*deadline);
+                if let Some(t) = state.retry_at {
+                    consider(t);
+                }
+            }
             _ => {}
         }
         if let Some(p) = &self.pending {
@@ -631,13 +640,16 @@ impl Connection {
         }
         let Some(p) = &self.pending else {
             // Waiting on the embedder (input requests): only the operation's deadline runs.
-            if let Op::Call { deadline, .. } = &self.op {
+            // Waiting on a load-shedding backoff: the retry when it is due.
+            if let Op::Call { deadline, state } = &self.op {
                 if *deadline <= now {
                     let limit = duration_ms(self.config.budgets.call_time);
                     self.fail_op(
                         now,
                         Error::Budget(BudgetExceeded::new(Budget::CallTime, limit)),
                     );
+                } else if state.retry_at.is_some_and(|t| t <= now) {
+                    self.send_call_round(now);
                 }
             }
             return;
@@ -1351,15 +1363,25 @@ impl Connection {
         call.request_state = state;
         call.input_responses = None;
         match requests {
-            // Load shedding: retry at once, echoing the state.
-            None => self.send_call_round(now),
+            // Load shedding: retry echoing the state, the first time at once, then backing off.
+            None => {
+                let wait = load_shedding_backoff(call.rounds);
+                if wait.is_zero() {
+                    self.send_call_round(now);
+                } else {
+                    call.retry_at = Some(now + wait);
+                }
+            }
             Some(requests) if input_hook => {
                 call.awaiting_input = true;
                 self.events.push_back(Event::InputRequired { requests });
             }
-            Some(_) => {
-                let reason = "input_required with input requests, and no input hook is configured";
-                self.fail_op(now, invalid_answer("tools/call", reason.into()))
+            Some(requests) => {
+                let reason = format!(
+                    "input_required asks for {} and no input hook is configured",
+                    requested_kinds(&requests)
+                );
+                self.fail_op(now, invalid_answer("tools/call", reason))
             }
         }
     }
@@ -1369,6 +1391,7 @@ impl Connection {
             return;
         };
         state.rounds += 1;
+        state.retry_at = None;
         let deadline = *deadline;
         self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
     }
@@ -1968,6 +1991,34 @@ fn notification_body(method: &str, params: Option<&[u8]>) -> Vec<u8> {
     }
     w.finish();
     body
+}
+
+/// The wait before load-shedding retry `round` (none before the first retry, then 100 ms
+/// doubling, at most 2 s).
+pub fn load_shedding_backoff(round: u32) -> Duration {
+    match round {
+        0 => Duration::ZERO,
+        n => Duration::from_millis(100u64 << (n - 1).min(5)).min(Duration::from_secs(2)),
+    }
+}
+
+/// The distinct methods an `inputRequests` object asks for, for error messages.
+fn requested_kinds(requests: &RawValue) -> String {
+    #[derive(Deserialize)]
+    struct Entry {
+        #[serde(default)]
+        method: Option<String>,
+    }
+    let map: std::collections::BTreeMap<String, Entry> =
+        serde_json::from_str(requests.get()).unwrap_or_default();
+    let mut kinds: Vec<String> = map
+        .into_values()
+        .map(|e| truncated(e.method.as_deref().unwrap_or("an unnamed request"), 64))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds.truncate(8);
+    kinds.join(", ")
 }
 
 fn duration_ms(d: Duration) -> u64 {
