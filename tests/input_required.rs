@@ -61,7 +61,8 @@ fn endless_load_shedding_is_bounded() {
     h.call("busy", "{}");
     let mut sent_at = Vec::new();
     loop {
-        if !h.has_outstanding() && !(h.events.is_empty() && h.advance_to_timeout()) {
+        let waiting = h.events.is_empty() && !h.has_outstanding();
+        if waiting && !h.advance_to_timeout() || !h.has_outstanding() && !waiting {
             break;
         }
         if !h.has_outstanding() {
