@@ -38,6 +38,8 @@ use crate::time::Instant;
 /// The JSON-RPC error codes that only a modern server sends; after one of them the client never
 /// falls back to the legacy handshake.
 pub const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
+/// `-32020`: a standard or `Mcp-Param-*` header does not match the body.
+const HEADER_MISMATCH: i64 = -32020;
 /// `-32022`: unsupported protocol version.
 const UNSUPPORTED_VERSION: i64 = -32022;
 /// Wait before resuming a legacy stream when the server gave no `retry:`.
@@ -195,6 +197,8 @@ struct ListState {
     seen: HashSet<String>,
     names: HashSet<String>,
     catalog: Catalog,
+    /// A call waiting for this listing (after a header mismatch), with the error it got.
+    for_call: Option<Box<(CallState, crate::error::RpcError)>>,
     entries: usize,
 }
 
@@ -214,6 +218,8 @@ struct CallState {
     param_headers: Vec<(String, String)>,
     /// When to re-send after load shedding.
     retry_at: Option<Instant>,
+    /// Whether the tools were listed once after a header mismatch.
+    relisted: bool,
 }
 
 #[derive(Debug)]
@@ -231,6 +237,7 @@ impl Op {
             Op::Idle => None,
             Op::Connect { then: None } => Some(Operation::Connect),
             Op::Connect { then: Some(op) } => op.operation(),
+            Op::List { state, .. } if state.for_call.is_some() => Some(Operation::CallTool),
             Op::List { .. } => Some(Operation::ListTools),
             Op::Call { .. } => Some(Operation::CallTool),
             Op::Close => Some(Operation::Close),
@@ -441,6 +448,7 @@ impl Connection {
             cursor: None,
             seen: HashSet::new(),
             names: HashSet::new(),
+            for_call: None,
             catalog: Catalog::default(),
             entries: 0,
         };
@@ -508,6 +516,7 @@ impl Connection {
                 awaiting_input: false,
                 param_headers,
                 retry_at: None,
+                relisted: false,
             },
             deadline,
         };
@@ -1181,6 +1190,15 @@ impl Connection {
                 if self.from_hint && !self.renegotiated && wrong_era {
                     return self.renegotiate(now);
                 }
+                // A header mismatch on a call made without the tool's schema: list once to
+                // learn its x-mcp-header parameters, then call once more.
+                if let Ok((_, HEADER_MISMATCH, rpc)) = &rpc_failure {
+                    if let Op::Call { state, .. } = &self.op {
+                        if !state.relisted && matches!(self.session, Session::Modern { .. }) {
+                            return self.relist_for_call(now, rpc.clone());
+                        }
+                    }
+                }
                 let error = match rpc_failure {
                     Ok((404, _, _)) | Err(Error::HttpStatus { status: 404 })
                         if self.session_id().is_some() =>
@@ -1289,6 +1307,11 @@ impl Connection {
             return;
         };
         let deadline = *deadline;
+        let budget = if state.for_call.is_some() {
+            Budget::CallTime
+        } else {
+            Budget::ListTime
+        };
         let page = match list::parse_page(result) {
             Ok(page) => page,
             Err(reason) => return self.fail_op(now, invalid_answer("tools/list", reason)),
@@ -1300,10 +1323,13 @@ impl Connection {
         }
         match page.next_cursor {
             None => {
-                let Op::List { state, .. } = std::mem::replace(&mut self.op, Op::Idle) else {
+                let Op::List { state, deadline } = std::mem::replace(&mut self.op, Op::Idle) else {
                     return;
                 };
-                self.events.push_back(Event::ToolsListed(state.catalog));
+                match state.for_call {
+                    None => self.events.push_back(Event::ToolsListed(state.catalog)),
+                    Some(pending) => self.resume_call(now, *pending, &state.catalog, deadline),
+                }
             }
             Some(cursor) => {
                 if state.catalog.pages >= self.config.budgets.pages {
@@ -1314,19 +1340,9 @@ impl Connection {
                     );
                 }
                 if !state.seen.insert(cursor.clone()) {
-                    let e = Error::InvalidAnswer {
-                        method: "tools/list".into(),
-                        reason: format!(
-                            "cursor {:?} repeated: pagination loop",
-                            truncated(&cursor, 64)
-                        ),
-                    };
-                    return self.fail_op(
-                        now,
-                        Error::Protocol(ProtocolError::MalformedMessage {
-                            reason: e.to_string(),
-                        }),
-                    );
+                    let cursor = truncated(&cursor, 64);
+                    let e = Error::Protocol(ProtocolError::PaginationLoop { cursor });
+                    return self.fail_op(now, e);
                 }
                 state.cursor = Some(cursor.clone());
                 self.start_request(
@@ -1334,7 +1350,7 @@ impl Connection {
                     Step::ListPage {
                         cursor: Some(cursor),
                     },
-                    Some((deadline, Budget::ListTime)),
+                    Some((deadline, budget)),
                 );
             }
         }
@@ -1384,6 +1400,69 @@ impl Connection {
                 self.fail_op(now, invalid_answer("tools/call", reason))
             }
         }
+    }
+
+    /// Lists the tools inside the running call's budget, to recover from a header mismatch.
+    fn relist_for_call(&mut self, now: Instant, error: crate::error::RpcError) {
+        let Op::Call {
+            mut state,
+            deadline,
+        } = std::mem::replace(&mut self.op, Op::Idle)
+        else {
+            return;
+        };
+        state.relisted = true;
+        let list = ListState {
+            cursor: None,
+            seen: HashSet::new(),
+            names: HashSet::new(),
+            catalog: Catalog::default(),
+            entries: 0,
+            for_call: Some(Box::new((state, error))),
+        };
+        self.op = Op::List {
+            state: list,
+            deadline,
+        };
+        self.start_request(
+            now,
+            Step::ListPage { cursor: None },
+            Some((deadline, Budget::CallTime)),
+        );
+    }
+
+    /// The listing after a header mismatch is complete: call once more with the tool's headers.
+    fn resume_call(
+        &mut self,
+        now: Instant,
+        pending: (CallState, crate::error::RpcError),
+        catalog: &Catalog,
+        deadline: Instant,
+    ) {
+        let (mut call, error) = pending;
+        let Some(tool) = catalog.tools.iter().find(|t| t.name == call.name) else {
+            self.op = Op::Call {
+                state: call,
+                deadline,
+            };
+            return self.fail_op(now, Error::Rpc(error));
+        };
+        match crate::xmcp::header_values(&tool.header_params, &call.arguments) {
+            Ok(h) => call.param_headers = h,
+            Err(reason) => {
+                self.op = Op::Call {
+                    state: call,
+                    deadline,
+                };
+                let e = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.fail_op(now, e);
+            }
+        }
+        self.op = Op::Call {
+            state: call,
+            deadline,
+        };
+        self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
     }
 
     fn send_call_round(&mut self, now: Instant) {
@@ -1497,6 +1576,7 @@ impl Connection {
                     cursor: None,
                     seen: HashSet::new(),
                     names: HashSet::new(),
+                    for_call: None,
                     catalog: Catalog::default(),
                     entries: 0,
                 };

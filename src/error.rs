@@ -165,6 +165,12 @@ pub enum ProtocolError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A listing returned a cursor it had already returned: following it would loop.
+    #[error("pagination loop: cursor {cursor:?} was already followed")]
+    PaginationLoop {
+        /// The repeated cursor (truncated).
+        cursor: String,
+    },
     /// Bytes arrived for an exchange after its response ended.
     #[error("unexpected bytes after the response")]
     TrailingBytes,

@@ -766,7 +766,11 @@ fn repeated_cursor_and_page_budget_fail() {
         }
     }
     let (_, e) = failed(h.single_event());
-    assert!(e.to_string().contains("loop"), "{e}");
+    assert!(
+        matches!(e, Error::Protocol(mcp_sansio::error::ProtocolError::PaginationLoop { ref cursor }) if cursor == "A"),
+        "{e}"
+    );
+    assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
 
     let mut h = modern(Split::Whole);
     h.list();

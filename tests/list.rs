@@ -176,3 +176,76 @@ fn non_ascii_tool_names_are_sentinel_encoded() {
     let r = h.next();
     assert_eq!(r.header("Mcp-Name"), Some("=?base64?5pel5pys?="));
 }
+
+#[test]
+fn header_mismatch_lists_once_and_retries_with_the_tool_headers() {
+    for split in SPLITS {
+        let mut h = modern(split);
+        h.call("geo", r#"{"region":"eu"}"#);
+        let r = h.next();
+        assert_eq!(
+            r.header("Mcp-Param-Region"),
+            None,
+            "the schema is not known yet"
+        );
+        h.feed(
+            r.exchange,
+            &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+        );
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/list");
+        let page = r#"{"tools":[{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}"#;
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), page)),
+        );
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/call");
+        assert_eq!(r.header("Mcp-Param-Region"), Some("eu"));
+        // A second mismatch is final.
+        h.feed(
+            r.exchange,
+            &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+        );
+        match h.single_event() {
+            Event::Failed {
+                operation,
+                error: mcp_sansio::Error::Rpc(rpc),
+            } => {
+                assert_eq!(operation, mcp_sansio::Operation::CallTool);
+                assert_eq!(rpc.code, -32020);
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(
+            h.sent
+                .iter()
+                .filter(|r| r.rpc_method() == "tools/list")
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn header_mismatch_for_an_unlisted_tool_fails_with_the_mismatch() {
+    let mut h = modern(Split::Whole);
+    h.call("ghost", "{}");
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["other"], None))),
+    );
+    match h.single_event() {
+        Event::Failed {
+            error: mcp_sansio::Error::Rpc(rpc),
+            ..
+        } => assert_eq!(rpc.code, -32020),
+        e => panic!("{e:?}"),
+    }
+}
