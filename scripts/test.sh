@@ -5,10 +5,10 @@ cd "$(dirname "$0")/.."
 cargo test --workspace --doc
 if cargo nextest --version >/dev/null 2>&1; then
   # Last, so that the run ends with nextest's summary line.
-  cargo nextest run --workspace --all-targets
+  cargo nextest run --workspace --lib --bins --tests
 else
   out=$(mktemp)
-  cargo test --workspace --all-targets 2>&1 | tee "$out"
+  cargo test --workspace --lib --bins --tests 2>&1 | tee "$out"
   passed=$(grep -Eo '[0-9]+ passed' "$out" | awk '{s+=$1} END {print s+0}')
   failed=$(grep -Eo '[0-9]+ failed' "$out" | awk '{s+=$1} END {print s+0}')
   rm -f "$out"
