@@ -246,15 +246,22 @@ pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String>
     }))
 }
 
-/// Checks that caller-supplied JSON is one object; empty input means `{}`.
+/// Checks that caller-supplied JSON is one object (any number spelling, even beyond `f64`);
+/// empty input means `{}`. Returns the object's bytes without surrounding whitespace.
 pub(crate) fn check_arguments(arguments: &[u8]) -> Result<&[u8], String> {
-    if arguments.iter().all(u8::is_ascii_whitespace) {
+    use serde::Deserialize as _;
+    let start = arguments.iter().position(|b| !b.is_ascii_whitespace());
+    let end = arguments.iter().rposition(|b| !b.is_ascii_whitespace());
+    let (Some(start), Some(end)) = (start, end) else {
         return Ok(b"{}");
-    }
-    let raw: &RawValue =
-        serde_json::from_slice(arguments).map_err(|e| truncated(&e.to_string(), 200))?;
-    if !raw.get().starts_with('{') {
+    };
+    let trimmed = &arguments[start..=end];
+    if trimmed.first() != Some(&b'{') {
         return Err("not a JSON object".into());
     }
-    Ok(raw.get().as_bytes())
+    let mut de = serde_json::Deserializer::from_slice(trimmed);
+    serde::de::IgnoredAny::deserialize(&mut de)
+        .and_then(|_| de.end())
+        .map_err(|e| truncated(&e.to_string(), 200))?;
+    Ok(trimmed)
 }

@@ -271,6 +271,9 @@ pub fn header_values(
     params: &[HeaderParam],
     arguments: &[u8],
 ) -> Result<Vec<(String, String)>, String> {
+    if params.is_empty() {
+        return Ok(Vec::new());
+    }
     let args: Value =
         serde_json::from_slice(arguments).map_err(|e| format!("arguments are not JSON: {e}"))?;
     if !args.is_object() {

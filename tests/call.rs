@@ -96,3 +96,38 @@ fn empty_content_and_absent_result_type_are_complete() {
     };
     assert!(r.content.is_empty() && !r.is_error && r.structured_content.is_none());
 }
+
+#[test]
+fn arguments_with_huge_numbers_arrive_byte_identical() {
+    let mut h = modern(Split::Whole);
+    let args = r#"{"b":1.0,"a":[1e400]}"#;
+    h.call("t", args);
+    let r = h.next();
+    let body = String::from_utf8(r.body.clone()).unwrap();
+    assert!(body.contains(&format!(r#""arguments":{args}"#)), "{body}");
+}
+
+#[test]
+fn a_hundred_page_listing_completes() {
+    let mut h = modern(Split::Whole);
+    h.list();
+    for page in 1..=100 {
+        let r = h.next();
+        let next = (page < 100).then(|| format!("p{page}"));
+        let name = format!("tool{page}");
+        h.feed(
+            r.exchange,
+            &json_response(
+                200,
+                &result_msg(r.rpc_id(), &tools_page(&[&name], next.as_deref())),
+            ),
+        );
+    }
+    match h.single_event() {
+        Event::ToolsListed(c) => {
+            assert_eq!(c.pages, 100);
+            assert_eq!(c.tools.len(), 100);
+        }
+        e => panic!("{e:?}"),
+    }
+}
