@@ -72,6 +72,8 @@ pub struct Config {
     /// Whether the embedder answers a tool call's input requests
     /// ([`Event::InputRequired`](crate::Event::InputRequired)). Without it such a call fails.
     pub input_hook: bool,
+    /// Which tool names a listing accepts; others are refused entries of the catalog.
+    pub tool_names: crate::list::ToolNameRule,
 }
 
 impl Config {
@@ -87,6 +89,7 @@ impl Config {
             era_hint: None,
             client_capabilities: "{}".to_owned(),
             input_hook: false,
+            tool_names: crate::list::ToolNameRule::Strict,
         })
     }
 

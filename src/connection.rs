@@ -1307,6 +1307,7 @@ impl Connection {
             return;
         };
         let deadline = *deadline;
+        let name_rule = self.config.tool_names;
         let budget = if state.for_call.is_some() {
             Budget::CallTime
         } else {
@@ -1318,7 +1319,13 @@ impl Connection {
         };
         state.catalog.pages += 1;
         for entry in page.entries {
-            list::add_entry(&mut state.catalog, &mut state.names, state.entries, entry);
+            list::add_entry(
+                &mut state.catalog,
+                &mut state.names,
+                name_rule,
+                state.entries,
+                entry,
+            );
             state.entries += 1;
         }
         match page.next_cursor {

@@ -96,6 +96,31 @@ pub(crate) fn parse_page(result: &RawValue) -> Result<Page<'_>, String> {
     })
 }
 
+/// Which tool names a catalog accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ToolNameRule {
+    /// SEP-986: 1–128 characters of `[A-Za-z0-9_.-]` (the default; what model APIs take).
+    #[default]
+    Strict,
+    /// Any non-empty name of at most 128 bytes without control characters (tools with such names
+    /// are called with a Base64-encoded `Mcp-Name`).
+    Lenient,
+}
+
+impl ToolNameRule {
+    /// Whether `name` is accepted under this rule.
+    pub fn accepts(self, name: &str) -> bool {
+        match self {
+            ToolNameRule::Strict => valid_tool_name(name),
+            ToolNameRule::Lenient => {
+                !name.is_empty()
+                    && name.len() <= MAX_TOOL_NAME
+                    && !name.chars().any(char::is_control)
+            }
+        }
+    }
+}
+
 /// Longest tool name accepted.
 pub const MAX_TOOL_NAME: usize = 128;
 
@@ -112,6 +137,7 @@ pub fn valid_tool_name(name: &str) -> bool {
 pub(crate) fn add_entry(
     catalog: &mut Catalog,
     names: &mut std::collections::HashSet<String>,
+    rule: ToolNameRule,
     index: usize,
     entry: &RawValue,
 ) {
@@ -140,12 +166,14 @@ pub(crate) fn add_entry(
         Some(_) => return refuse(catalog, None, "name is not a string".into()),
         None => return refuse(catalog, None, "name is missing".into()),
     };
-    if !valid_tool_name(name) {
-        return refuse(
-            catalog,
-            Some(name),
-            "name is empty, longer than 128 or outside [A-Za-z0-9_.-]".into(),
-        );
+    if !rule.accepts(name) {
+        let reason = match rule {
+            ToolNameRule::Strict => "name is empty, longer than 128 or outside [A-Za-z0-9_.-]",
+            ToolNameRule::Lenient => {
+                "name is empty, longer than 128 bytes or has control characters"
+            }
+        };
+        return refuse(catalog, Some(name), reason.into());
     }
     if names.contains(name) {
         return refuse(

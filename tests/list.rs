@@ -249,3 +249,34 @@ fn header_mismatch_for_an_unlisted_tool_fails_with_the_mismatch() {
         e => panic!("{e:?}"),
     }
 }
+
+#[test]
+fn the_name_rule_is_configurable() {
+    let page = r#"{"tools":[{"name":"has space","inputSchema":{"type":"object"}},{"name":"ctl\u0001","inputSchema":{"type":"object"}}]}"#;
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.tool_names = mcp_sansio::list::ToolNameRule::Lenient;
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    h.take_events();
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), page)),
+    );
+    let Event::ToolsListed(c) = h.single_event() else {
+        panic!()
+    };
+    assert_eq!(c.tools.len(), 1);
+    assert_eq!(c.tools[0].name, "has space");
+    assert_eq!(c.refused.len(), 1);
+    // Under the default rule, both are refused.
+    let c = list_one_page(page, None);
+    assert!(c.tools.is_empty());
+    assert_eq!(c.refused.len(), 2);
+}
