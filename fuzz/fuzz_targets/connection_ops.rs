@@ -127,17 +127,72 @@ const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026
 fn reply_body(kind: u8, sse: bool, tail: &[u8]) -> (u8, Vec<u8>) {
     let tail = String::from_utf8_lossy(tail);
     let (status, msg) = match kind % 12 {
-        0 => (0, format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{DISCOVER_OK}{tail}}}"#)),
-        1 => (0, format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"l","version":"1"}}}}{tail}}}"#)),
-        2 => (0, format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"protocolVersion":"2024-11-05","capabilities":{{}}}}{tail}}}"#)),
-        3 => (0, format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"tools":[{{"name":"echo","inputSchema":{{"type":"object"}}}}],"nextCursor":"c{}"}}{tail}}}"#, tail.len() % 3)),
-        4 => (0, format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"tools":[{{"name":"t{}","inputSchema":{{"type":"object"}}}}]}}{tail}}}"#, tail.len())),
-        5 => (0, format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"content":[{{"type":"text","text":"hi"}}],"isError":false}}{tail}}}"#)),
-        6 => (4, format!(r#"{{"jsonrpc":"2.0","id":$ID,"error":{{"code":-32022,"message":"v","data":{{"supported":["2026-07-28"]}}}}{tail}}}"#)),
-        7 => (4, format!(r#"{{"jsonrpc":"2.0","id":$ID,"error":{{"code":-32601,"message":"no"}}{tail}}}"#)),
-        8 => (7, format!(r#"{{"jsonrpc":"2.0","id":$ID,"error":{{"code":-32603,"message":"x"{tail}}}}}"#)),
-        9 => (0, format!(r#"{{"jsonrpc":"2.0","id":"srv1","method":"sampling/createMessage","params":{{}}{tail}}}"#)),
-        10 => (0, format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":1,"progress":0.5,"total":1,"message":"m"}}{tail}}}"#)),
+        0 => (
+            0,
+            format!(r#"{{"jsonrpc":"2.0","id":$ID,"result":{DISCOVER_OK}{tail}}}"#),
+        ),
+        1 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"l","version":"1"}}}}{tail}}}"#
+            ),
+        ),
+        2 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"protocolVersion":"2024-11-05","capabilities":{{}}}}{tail}}}"#
+            ),
+        ),
+        3 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"tools":[{{"name":"echo","inputSchema":{{"type":"object"}}}}],"nextCursor":"c{}"}}{tail}}}"#,
+                tail.len() % 3
+            ),
+        ),
+        4 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"tools":[{{"name":"t{}","inputSchema":{{"type":"object"}}}}]}}{tail}}}"#,
+                tail.len()
+            ),
+        ),
+        5 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"content":[{{"type":"text","text":"hi"}}],"isError":false}}{tail}}}"#
+            ),
+        ),
+        6 => (
+            4,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"error":{{"code":-32022,"message":"v","data":{{"supported":["2026-07-28"]}}}}{tail}}}"#
+            ),
+        ),
+        7 => (
+            4,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"error":{{"code":-32601,"message":"no"}}{tail}}}"#
+            ),
+        ),
+        8 => (
+            7,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":$ID,"error":{{"code":-32603,"message":"x"{tail}}}}}"#
+            ),
+        ),
+        9 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"srv1","method":"sampling/createMessage","params":{{}}{tail}}}"#
+            ),
+        ),
+        10 => (
+            0,
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":1,"progress":0.5,"total":1,"message":"m"}}{tail}}}"#
+            ),
+        ),
         _ => (3, String::new()),
     };
     if sse && !msg.is_empty() {
@@ -283,7 +338,8 @@ impl Driver {
             events += 1;
             assert!(events < MAX_EVENTS_PER_OP, "too many events for one input");
             match &ev {
-                Event::ExchangeFinished { exchange, .. } | Event::ExchangeAbandoned { exchange } => {
+                Event::ExchangeFinished { exchange, .. }
+                | Event::ExchangeAbandoned { exchange } => {
                     self.live.retain(|l| l.id != *exchange);
                 }
                 Event::Failed { error, .. } => {
@@ -356,7 +412,11 @@ impl Driver {
             Op::List => self.conn.list_tools(self.now),
             Op::Call { args } => self.conn.call_tool(self.now, "echo", args),
             Op::Close => self.conn.close(self.now),
-            Op::Feed { which, bytes, split } => {
+            Op::Feed {
+                which,
+                bytes,
+                split,
+            } => {
                 if let Some(i) = self.pick(*which) {
                     let id = self.live[i].id;
                     self.feed(id, bytes, *split);
@@ -449,7 +509,11 @@ fn run(input: &Input, bytewise: bool) -> (Vec<String>, Vec<String>) {
 
 fn compare(what: &str, whole: &[String], bytewise: &[String]) {
     if whole != bytewise {
-        let n = whole.iter().zip(bytewise).take_while(|(a, b)| a == b).count();
+        let n = whole
+            .iter()
+            .zip(bytewise)
+            .take_while(|(a, b)| a == b)
+            .count();
         panic!(
             "feeding in single bytes changed the {what} at entry {n}:\n split: {:?}\n bytes: {:?}",
             whole.get(n),

@@ -1,0 +1,96 @@
+//! A modern connection whose `tools/list` page and `tools/call` result are arbitrary JSON text:
+//! catalogs, x-mcp-header validation, content blocks and input_required shapes never panic, and
+//! every operation ends with an event.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+
+fn drive(conn: &mut Connection, now: Instant, result: &[u8]) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut answered = false;
+    for _ in 0..64 {
+        let mut progressed = false;
+        while let Some(t) = conn.poll_transmit() {
+            progressed = true;
+            let id = {
+                let body = &t.bytes[t
+                    .bytes
+                    .windows(4)
+                    .position(|w| w == b"\r\n\r\n")
+                    .map_or(0, |p| p + 4)..];
+                serde_json::from_slice::<serde_json::Value>(body)
+                    .ok()
+                    .and_then(|v| v["id"].as_u64())
+            };
+            let Some(id) = id else { continue };
+            let body = if answered {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[],"content":[]}}}}"#)
+                    .into_bytes()
+            } else {
+                let mut b = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
+                b.extend_from_slice(result);
+                b.push(b'}');
+                b
+            };
+            answered = true;
+            let mut resp = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            resp.extend_from_slice(&body);
+            conn.handle_bytes(now, t.exchange, &resp);
+        }
+        while let Some(e) = conn.poll_event() {
+            progressed = true;
+            events.push(e);
+        }
+        if !progressed {
+            break;
+        }
+    }
+    events
+}
+
+fuzz_target!(|data: &[u8]| {
+    let hint = EraHint {
+        era: Era::Modern,
+        version: "2026-07-28".into(),
+    };
+    for list in [true, false] {
+        let mut config = Config::new("http://127.0.0.1:9/mcp")
+            .unwrap()
+            .with_era_hint(Some(hint.clone()));
+        config.input_hook = data.first().is_some_and(|b| b & 1 == 1);
+        let mut conn = Connection::new(config).unwrap();
+        let now = Instant::ZERO;
+        conn.connect(now);
+        let _ = drive(&mut conn, now, data);
+        if list {
+            conn.list_tools(now);
+        } else {
+            conn.call_tool(now, "t", b"{}");
+        }
+        let events = drive(&mut conn, now, data);
+        let ended = events.iter().any(|e| {
+            matches!(
+                e,
+                Event::ToolsListed(_)
+                    | Event::CallFinished(_)
+                    | Event::Failed { .. }
+                    | Event::InputRequired { .. }
+            )
+        });
+        // Either the operation ended, or it is waiting on time (load-shedding backoff, more pages).
+        assert!(
+            ended || conn.poll_timeout().is_some() || !conn.is_busy(),
+            "{events:?}"
+        );
+        if let Some(t) = conn.poll_timeout() {
+            conn.handle_timeout(t.max(now) + std::time::Duration::from_secs(3600));
+            let _ = drive(&mut conn, t, data);
+            assert!(!conn.is_busy(), "ends at its deadline");
+        }
+    }
+});
