@@ -5,12 +5,35 @@ mod support;
 use mcp_sansio::{Budgets, Config, Event};
 use support::*;
 
+/// Lists one page, fed whole, one byte at a time (small pages) and in 7-byte pieces, asserting
+/// the same catalog every time.
 fn list_one_page(page: &str, budgets: Option<Budgets>) -> mcp_sansio::list::Catalog {
+    let whole = list_one_page_split(page, budgets.clone(), Split::Whole);
+    let splits: &[Split] = if page.len() < 64 * 1024 {
+        &[Split::Bytes, Split::Chunks(7)]
+    } else {
+        &[]
+    };
+    for &split in splits {
+        assert_eq!(
+            list_one_page_split(page, budgets.clone(), split),
+            whole,
+            "{split:?}"
+        );
+    }
+    whole
+}
+
+fn list_one_page_split(
+    page: &str,
+    budgets: Option<Budgets>,
+    split: Split,
+) -> mcp_sansio::list::Catalog {
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
     if let Some(b) = budgets {
         config = config.with_budgets(b);
     }
-    let mut h = Harness::new(config, Split::Whole);
+    let mut h = Harness::new(config, split);
     h.connect();
     let r = h.next();
     h.feed(
