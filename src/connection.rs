@@ -222,6 +222,19 @@ struct CallState {
     relisted: bool,
 }
 
+impl ListState {
+    fn new(for_call: Option<Box<(CallState, crate::error::RpcError)>>) -> Self {
+        ListState {
+            cursor: None,
+            seen: HashSet::new(),
+            names: HashSet::new(),
+            catalog: Catalog::default(),
+            entries: 0,
+            for_call,
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Op {
     Idle,
@@ -444,14 +457,7 @@ impl Connection {
             });
         }
         let deadline = now + self.config.budgets.list_time;
-        let state = ListState {
-            cursor: None,
-            seen: HashSet::new(),
-            names: HashSet::new(),
-            for_call: None,
-            catalog: Catalog::default(),
-            entries: 0,
-        };
+        let state = ListState::new(None);
         self.op = Op::List { state, deadline };
         self.start_request(
             now,
@@ -1419,14 +1425,7 @@ impl Connection {
             return;
         };
         state.relisted = true;
-        let list = ListState {
-            cursor: None,
-            seen: HashSet::new(),
-            names: HashSet::new(),
-            catalog: Catalog::default(),
-            entries: 0,
-            for_call: Some(Box::new((state, error))),
-        };
+        let list = ListState::new(Some(Box::new((state, error))));
         self.op = Op::List {
             state: list,
             deadline,
@@ -1579,14 +1578,7 @@ impl Connection {
     fn restart(&mut self, now: Instant, op: Op) {
         match op {
             Op::List { deadline, .. } => {
-                let state = ListState {
-                    cursor: None,
-                    seen: HashSet::new(),
-                    names: HashSet::new(),
-                    for_call: None,
-                    catalog: Catalog::default(),
-                    entries: 0,
-                };
+                let state = ListState::new(None);
                 self.op = Op::List { state, deadline };
                 self.start_request(
                     now,
