@@ -924,29 +924,18 @@ impl Connection {
                 }
                 Flow::Continue
             }
-            Message::Result { id, result } => {
-                if !id_matches(id, p.id) {
-                    let e = ProtocolError::WrongId {
-                        expected: p.id,
-                        got: truncated(id.get(), 64),
-                    };
-                    self.fail_exchange(now, ex.id, Error::Protocol(e));
-                    return Flow::Stop;
-                }
+            Message::Result { id, .. } | Message::Error { id: Some(id), .. }
+                if !id_matches(id, p.id) =>
+            {
+                let e = wrong_id(p.id, id);
+                self.fail_exchange(now, ex.id, e);
+                Flow::Stop
+            }
+            Message::Result { result, .. } => {
                 self.complete_main(now, ex, Outcome::Result(result));
                 Flow::Stop
             }
-            Message::Error { id, error } => {
-                if let Some(id) = id {
-                    if !id_matches(id, p.id) {
-                        let e = ProtocolError::WrongId {
-                            expected: p.id,
-                            got: truncated(id.get(), 64),
-                        };
-                        self.fail_exchange(now, ex.id, Error::Protocol(e));
-                        return Flow::Stop;
-                    }
-                }
+            Message::Error { error, .. } => {
                 self.complete_main(now, ex, Outcome::RpcError { status, error });
                 Flow::Stop
             }
@@ -1017,22 +1006,16 @@ impl Connection {
         let Some(p) = &self.pending else { return };
         let expected = p.id;
         match parse_message(body) {
-            Ok(Message::Result { id, result }) if id_matches(id, expected) => {
-                self.on_outcome(now, Outcome::Result(result))
+            Ok(Message::Request { id, .. }) => self.fail_op(now, wrong_id(expected, id)),
+            Ok(Message::Result { id, .. } | Message::Error { id: Some(id), .. })
+                if !id_matches(id, expected) =>
+            {
+                self.fail_op(now, wrong_id(expected, id))
             }
-            Ok(Message::Error { id, error }) if id.is_none_or(|id| id_matches(id, expected)) => {
+            Ok(Message::Result { result, .. }) => self.on_outcome(now, Outcome::Result(result)),
+            Ok(Message::Error { error, .. }) => {
                 self.on_outcome(now, Outcome::RpcError { status, error })
             }
-            Ok(Message::Result { id, .. })
-            | Ok(Message::Error { id: Some(id), .. })
-            | Ok(Message::Request { id, .. }) => {
-                let e = ProtocolError::WrongId {
-                    expected,
-                    got: truncated(id.get(), 64),
-                };
-                self.fail_op(now, Error::Protocol(e));
-            }
-            Ok(Message::Error { id: None, .. }) => unreachable_outcome(self, now),
             Ok(Message::Notification { .. }) => {
                 let e = ProtocolError::MalformedMessage {
                     reason: "a notification where a response was expected".into(),
@@ -2046,13 +2029,6 @@ impl Connection {
     }
 }
 
-fn unreachable_outcome(conn: &mut Connection, now: Instant) {
-    let e = ProtocolError::MalformedMessage {
-        reason: "an error response without an id".into(),
-    };
-    conn.fail_op(now, Error::Protocol(e));
-}
-
 fn request_writer<'a>(out: &'a mut Vec<u8>, id: u64, method: &str) -> ObjectWriter<'a> {
     let mut w = ObjectWriter::new(out);
     w.string("jsonrpc", "2.0")
@@ -2098,6 +2074,14 @@ fn requested_kinds(requests: &RawValue) -> String {
     kinds.dedup();
     kinds.truncate(8);
     kinds.join(", ")
+}
+
+/// A response for another request than the one sent.
+fn wrong_id(expected: u64, got: &RawValue) -> Error {
+    Error::Protocol(ProtocolError::WrongId {
+        expected,
+        got: truncated(got.get(), 64),
+    })
 }
 
 fn duration_ms(d: Duration) -> u64 {
