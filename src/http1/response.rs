@@ -472,22 +472,8 @@ impl ResponseDecoder {
             let b2 = byte_before(&self.buf, window, i, 2, at_line_start);
             b1 == Some(b'\n') || (b1 == Some(b'\r') && b2 == Some(b'\n'))
         });
-        match end {
-            Some(i) => {
-                let n = i + 1;
-                self.take_into_buf(rest, n, ledger)?;
-                Ok((n, true))
-            }
-            None if rest.len() > room => Err(fail_after(
-                ledger,
-                room,
-                BudgetExceeded::new(Budget::HeaderBlock, as_u64(cap)).into(),
-            )),
-            None => {
-                self.take_into_buf(rest, rest.len(), ledger)?;
-                Ok((rest.len(), false))
-            }
-        }
+        let exceeded = BudgetExceeded::new(Budget::HeaderBlock, as_u64(cap));
+        self.take_line(rest, end, room, exceeded, ledger)
     }
 
     /// Reads a chunk-size line up to and including its LF into `buf`, failing as soon as it
@@ -503,17 +489,28 @@ impl ResponseDecoder {
         let cap = self.limits.chunk_line_bytes;
         let room = cap.saturating_sub(self.buf.len());
         let window = rest.get(..room).unwrap_or(rest);
-        match memchr::memchr(b'\n', window) {
+        let end = memchr::memchr(b'\n', window);
+        let exceeded = BudgetExceeded::new(Budget::ChunkLine, as_u64(cap));
+        self.take_line(rest, end, room, exceeded, ledger)
+    }
+
+    /// Buffers a line read from `rest`: through its LF at `end` if found (returns `true`), else
+    /// all of `rest` if it fits in `room`, else fails with `exceeded` after charging `room`.
+    fn take_line(
+        &mut self,
+        rest: &[u8],
+        end: Option<usize>,
+        room: usize,
+        exceeded: BudgetExceeded,
+        ledger: &mut ByteLedger,
+    ) -> Result<(usize, bool), Http1Error> {
+        match end {
             Some(i) => {
                 let n = i + 1;
                 self.take_into_buf(rest, n, ledger)?;
                 Ok((n, true))
             }
-            None if rest.len() > room => Err(fail_after(
-                ledger,
-                room,
-                BudgetExceeded::new(Budget::ChunkLine, as_u64(cap)).into(),
-            )),
+            None if rest.len() > room => Err(fail_after(ledger, room, exceeded.into())),
             None => {
                 self.take_into_buf(rest, rest.len(), ledger)?;
                 Ok((rest.len(), false))
