@@ -33,6 +33,11 @@ fn list_one_page_split(
     if let Some(b) = budgets {
         config = config.with_budgets(b);
     }
+    list_with(config, page, split)
+}
+
+/// Connects with `config` and lists one page.
+fn list_with(config: Config, page: &str, split: Split) -> mcp_sansio::list::Catalog {
     let mut h = Harness::new(config, split);
     h.connect();
     let r = h.next();
@@ -278,23 +283,7 @@ fn the_name_rule_is_configurable() {
     let page = r#"{"tools":[{"name":"has space","inputSchema":{"type":"object"}},{"name":"ctl\u0001","inputSchema":{"type":"object"}}]}"#;
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
     config.tool_names = mcp_sansio::list::ToolNameRule::Lenient;
-    let mut h = Harness::new(config, Split::Whole);
-    h.connect();
-    let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
-    );
-    h.take_events();
-    h.list();
-    let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), page)),
-    );
-    let Event::ToolsListed(c) = h.single_event() else {
-        panic!()
-    };
+    let c = list_with(config, page, Split::Bytes);
     assert_eq!(c.tools.len(), 1);
     assert_eq!(c.tools[0].name, "has space");
     assert_eq!(c.refused.len(), 1);
