@@ -1,0 +1,29 @@
+//! The network guard shared by the mcp-sansio adapters.
+//!
+//! The core makes every protocol decision; an adapter moves bytes, reads the clock and guards the
+//! dial. This crate is the part of the guard that both adapters share, so that the tokio and the
+//! blocking adapter refuse exactly the same addresses:
+//!
+//! - [`policy`]: which IP addresses may be dialled ([`AddressPolicy`]), judged on the address
+//!   itself, including IPv4 embedded in IPv6 forms and the cloud metadata addresses;
+//! - [`resolve`]: name resolution ([`Resolve`]) and [`vetted_addresses`], which resolves a host
+//!   once and keeps only the addresses the policy allows — the adapter dials those addresses
+//!   themselves and never resolves again between the check and the connect;
+//! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`);
+//! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod policy;
+pub mod pool;
+pub mod resolve;
+pub mod tls;
+
+pub use policy::{AddressPolicy, Refusal, Rule};
+pub use pool::{IdlePool, PoolLimits};
+pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
+pub use tls::{client_config, client_config_with_roots};
+
+/// Default deadline of one dial (TCP connect and TLS handshake), as the issue of the adapters and
+/// the core's request budget both set it.
+pub const DEFAULT_DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
