@@ -6,10 +6,13 @@
 //! - the scheme is `http` or `https` (any case) followed by `//` and an authority;
 //! - the authority has no userinfo (credentials in URLs are a configuration error);
 //! - the host is a registered name made of ASCII letters, digits, `-`, `.` and `_` (no empty
-//!   labels, a single trailing dot allowed), a dotted-quad IPv4 literal, or a bracketed IPv6
-//!   literal (no zone identifier). A name whose last label is numeric (`1.2.3`, `0x7f.1`,
-//!   `2130706433`) must be a valid dotted-quad IPv4 literal, so that no resolver can read it as a
-//!   shorthand address;
+//!   labels, a single trailing dot allowed), an IPv4 literal, or a bracketed IPv6 literal (no
+//!   zone identifier). A host whose last label is numeric is an IPv4 address in one of the
+//!   spellings the URL standard accepts (`127.0.0.1`, `127.1`, `0x7f.1`, `0177.0.0.1`,
+//!   `2130706433`, each with an optional trailing dot); it is normalised to its dotted quad, so
+//!   that the `Host` header, the origin and an adapter's address policy all see the address a
+//!   resolver would dial. Anything else with a numeric last label (`256.1.1.1`, `a.0x7f`) is
+//!   refused;
 //! - the port, when present, is decimal digits in `1..=65535`;
 //! - path and query are kept exactly as written (no normalisation, no percent-decoding), but must
 //!   consist of characters that RFC 3986 allows there, with well-formed `%HH` escapes;
@@ -154,6 +157,17 @@ impl Endpoint {
             None => scheme.default_port(),
             Some(p) => parse_port(p)?,
         };
+        let (host, authority) = match ipv6.is_none().then(|| parse_ipv4_host(host)).flatten() {
+            Some(v4) => {
+                let host = v4.to_string();
+                let authority = match port_str {
+                    Some(p) => format!("{host}:{p}"),
+                    None => host.clone(),
+                };
+                (host, authority)
+            }
+            None => (host.to_owned(), authority.to_owned()),
+        };
 
         let path_and_query = match rest.find('#') {
             Some(i) => rest.get(..i).unwrap_or(""),
@@ -172,8 +186,8 @@ impl Endpoint {
 
         Ok(Endpoint {
             scheme,
-            authority: authority.to_owned(),
-            host: host.to_owned(),
+            authority,
+            host,
             ipv6,
             port,
             target,
@@ -185,7 +199,8 @@ impl Endpoint {
         self.scheme
     }
 
-    /// The host as written in the URL (case kept), without brackets for an IPv6 literal.
+    /// The host as written in the URL (case kept), without brackets for an IPv6 literal; an IPv4
+    /// literal in a shorthand spelling is given as its dotted quad.
     pub fn host(&self) -> &str {
         &self.host
     }
@@ -196,7 +211,7 @@ impl Endpoint {
     }
 
     /// The `Host` header value: the authority as written (brackets kept for IPv6, `:port` only if
-    /// the URL had an explicit port).
+    /// the URL had an explicit port), with an IPv4 shorthand normalised to its dotted quad.
     pub fn authority(&self) -> &str {
         &self.authority
     }
@@ -288,11 +303,59 @@ fn check_reg_name_or_ipv4(host: &str) -> Result<(), EndpointError> {
         return Err(EndpointError::InvalidHost);
     }
     let last_label = without_trailing_dot.rsplit('.').next().unwrap_or("");
-    if is_numeric_label(last_label) && Ipv4Addr::from_str(host).is_err() {
-        // Looks like an address (WHATWG would parse it as one) but is not a strict dotted quad.
+    if is_numeric_label(last_label) && parse_ipv4_host(host).is_none() {
+        // Ends in a number, so it is an address or nothing: never a name to resolve.
         return Err(EndpointError::InvalidHost);
     }
     Ok(())
+}
+
+/// Reads `host` as an IPv4 address the way the URL standard's IPv4 parser (and `inet_aton`) do:
+/// one to four dot-separated numbers, each decimal, octal (leading `0`) or hexadecimal (`0x`), the
+/// last filling the remaining bytes, with one trailing dot allowed. `None` if it is not one.
+///
+/// `127.0.0.1`, `127.1`, `0x7f.1`, `0177.0.0.1` and `2130706433` are all `127.0.0.1`.
+pub fn parse_ipv4_host(host: &str) -> Option<Ipv4Addr> {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if host.is_empty() || host.len() > 64 {
+        return None;
+    }
+    let mut parts = [0u32; 4];
+    let mut count = 0;
+    for part in host.split('.') {
+        *parts.get_mut(count)? = parse_ipv4_number(part)?;
+        count += 1;
+    }
+    let (last, head) = parts.get(..count)?.split_last()?;
+    if head.iter().any(|p| *p > 0xff) {
+        return None;
+    }
+    // The last number fills the 4 - (count - 1) bytes that remain.
+    let last_bytes = 5 - count as u32;
+    if last_bytes < 4 && *last >> (8 * last_bytes) != 0 {
+        return None;
+    }
+    let value = head
+        .iter()
+        .enumerate()
+        .fold(*last, |v, (i, p)| v | p << (24 - 8 * i as u32));
+    Some(Ipv4Addr::from(value))
+}
+
+/// One number of an IPv4 host: `0x` hex (possibly empty, meaning 0), `0` octal, or decimal.
+fn parse_ipv4_number(part: &str) -> Option<u32> {
+    let (digits, radix) = match part.get(..2) {
+        Some(p) if p.eq_ignore_ascii_case("0x") => (part.get(2..)?, 16),
+        _ if part.len() > 1 && part.starts_with('0') => (part.get(1..)?, 8),
+        _ => (part, 10),
+    };
+    if digits.is_empty() {
+        return (radix == 16).then_some(0);
+    }
+    if !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u32::from_str_radix(digits, radix).ok()
 }
 
 /// A label that an IPv4 number parser would take as a number: decimal digits, or `0x` + hex.
@@ -532,12 +595,15 @@ mod tests {
             ("http://[fe80::1%25eth0]/", InvalidHost),
             ("http://[v1.x]/", InvalidHost),
             ("http://::1/", EmptyHost),
-            ("http://1.2.3/", InvalidHost),
             ("http://256.1.1.1/", InvalidHost),
-            ("http://01.1.1.1/", InvalidHost),
-            ("http://2130706433/", InvalidHost),
+            ("http://1.2.3.4.5/", InvalidHost),
+            ("http://1.2.3.256/", InvalidHost),
+            ("http://1.2.65536/", InvalidHost),
+            ("http://4294967296/", InvalidHost),
+            ("http://08.0.0.1/", InvalidHost),
+            ("http://0x7g.1/", InvalidHost),
+            ("http://1..2/", InvalidHost),
             ("http://a.0x7f/", InvalidHost),
-            ("http://1.2.3.4./", InvalidHost),
             ("http://h:0/", InvalidPort),
             ("http://h:70000/", InvalidPort),
             ("http://h:65536/", InvalidPort),
@@ -558,6 +624,72 @@ mod tests {
         for (url, want) in table {
             assert_eq!(Endpoint::parse(url).as_ref(), Err(want), "{url:?}");
         }
+    }
+
+    #[test]
+    fn ipv4_shorthands_are_normalised_to_the_address() {
+        // url, host, authority, origin
+        for (url, host, authority, origin) in [
+            (
+                "http://2130706433/",
+                "127.0.0.1",
+                "127.0.0.1",
+                "http://127.0.0.1",
+            ),
+            (
+                "http://0x7f.1:8080/",
+                "127.0.0.1",
+                "127.0.0.1:8080",
+                "http://127.0.0.1:8080",
+            ),
+            (
+                "http://127.1/",
+                "127.0.0.1",
+                "127.0.0.1",
+                "http://127.0.0.1",
+            ),
+            (
+                "http://0177.0.0.01/",
+                "127.0.0.1",
+                "127.0.0.1",
+                "http://127.0.0.1",
+            ),
+            (
+                "http://127.0.0.1./",
+                "127.0.0.1",
+                "127.0.0.1",
+                "http://127.0.0.1",
+            ),
+            (
+                "http://0X7F.0.0.0x1/",
+                "127.0.0.1",
+                "127.0.0.1",
+                "http://127.0.0.1",
+            ),
+            ("http://1.2.3/", "1.2.0.3", "1.2.0.3", "http://1.2.0.3"),
+            ("http://01.1.1.1/", "1.1.1.1", "1.1.1.1", "http://1.1.1.1"),
+            (
+                "http://169.254.43518/",
+                "169.254.169.254",
+                "169.254.169.254",
+                "http://169.254.169.254",
+            ),
+            ("http://0x/", "0.0.0.0", "0.0.0.0", "http://0.0.0.0"),
+        ] {
+            let e = ok(url);
+            assert_eq!(
+                (e.host(), e.authority(), e.origin().as_str()),
+                (host, authority, origin),
+                "{url}"
+            );
+        }
+        // A strict dotted quad is kept as written, and names with numbers stay names.
+        assert_eq!(ok("http://10.0.0.1:9/").authority(), "10.0.0.1:9");
+        assert_eq!(ok("http://a1.example/").host(), "a1.example");
+        assert_eq!(ok("http://1.2.3.example/").host(), "1.2.3.example");
+        assert_eq!(parse_ipv4_host("example.com"), None);
+        assert_eq!(parse_ipv4_host(""), None);
+        assert_eq!(parse_ipv4_host("."), None);
     }
 
     #[test]

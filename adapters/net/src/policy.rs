@@ -269,69 +269,21 @@ pub fn embedded_ipv4(a: Ipv6Addr) -> Option<Ipv4Addr> {
     }
 }
 
-/// Parses a host as an IP literal in every spelling a resolver would accept for one: dotted IPv4
-/// with one to four parts in decimal, octal (`0177`) or hex (`0x7f`) as `inet_aton` reads them
-/// (`2130706433`, `0x7f.1`, `127.1`), IPv6 with or without brackets and with a zone
+/// Parses a host as an IP literal in every spelling a resolver would accept for one: IPv4 with one
+/// to four parts in decimal, octal (`0177`) or hex (`0x7f`) as `inet_aton` and the URL standard
+/// read them (`2130706433`, `0x7f.1`, `127.1`; see [`mcp_sansio::endpoint::parse_ipv4_host`]), IPv6 with or without brackets and with a zone
 /// (`fe80::1%eth0`), each with or without one trailing dot. `None` means the host is a name.
 pub fn parse_literal_host(host: &str) -> Option<IpAddr> {
-    let host = host.strip_suffix('.').unwrap_or(host);
     let host = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
     if host.contains(':') {
+        let host = host.strip_suffix('.').unwrap_or(host);
         let bare = host.split_once('%').map_or(host, |(addr, _zone)| addr);
         return bare.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
     }
-    parse_inet_aton(host).map(IpAddr::V4)
-}
-
-/// `inet_aton`: `a`, `a.b`, `a.b.c` or `a.b.c.d`; the last part fills the remaining bytes.
-fn parse_inet_aton(host: &str) -> Option<Ipv4Addr> {
-    if host.is_empty() || host.len() > 64 {
-        return None;
-    }
-    let mut parts = [0u32; 4];
-    let mut count = 0;
-    for part in host.split('.') {
-        if count == 4 {
-            return None;
-        }
-        parts[count] = parse_number(part)?;
-        count += 1;
-    }
-    let (head, last) = (&parts[..count - 1], parts[count - 1]);
-    if head.iter().any(|p| *p > 0xff) {
-        return None;
-    }
-    let last_bits = 8 * (5 - count as u32);
-    if last_bits < 32 && last >> last_bits != 0 {
-        return None;
-    }
-    let mut value = 0u32;
-    for (i, p) in head.iter().enumerate() {
-        value |= p << (24 - 8 * i as u32);
-    }
-    Some(Ipv4Addr::from(value | last))
-}
-
-fn parse_number(part: &str) -> Option<u32> {
-    let (digits, radix) =
-        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
-            (hex, 16)
-        } else if part.len() > 1 && part.starts_with('0') {
-            (&part[1..], 8)
-        } else {
-            (part, 10)
-        };
-    if digits.is_empty() {
-        // "0x" alone is zero for inet_aton; an empty part is not a number.
-        return if radix == 16 { Some(0) } else { None };
-    }
-    if !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u32::from_str_radix(digits, radix).ok()
+    mcp_sansio::endpoint::parse_ipv4_host(host).map(IpAddr::V4)
 }
 
 #[cfg(test)]
