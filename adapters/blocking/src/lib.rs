@@ -12,9 +12,11 @@
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
 //! - the era negotiated with an origin is offered as a hint to the next connect to it.
 //!
-//! Each exchange runs on its own worker thread that reads only when the session asks (see the
-//! `exchange` module docs for why); the session waits on the workers' reports and the core's
-//! deadlines, so every operation ends within its budgets, plus thread wake-up latency.
+//! Each exchange runs on its own worker thread that owns the socket and reads only when the
+//! session asks, so that a socket handed back to the pool never has a stale reader (the source of
+//! the private `exchange` module explains the design). The session waits on the workers' reports
+//! with a timeout at the core's next deadline, so every operation ends within its budgets plus
+//! thread wake-up latency; a worker stuck in a TCP connect is left to end within the dial timeout.
 //!
 //! # Example
 //!

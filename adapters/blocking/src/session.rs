@@ -167,7 +167,8 @@ impl Session {
         }
     }
 
-    /// Closes the session: a legacy session is ended with `DELETE` within the close budget.
+    /// Closes the session: a legacy session is ended with `DELETE` within the close budget. The
+    /// session is closed in every case; an error says the `DELETE` failed.
     pub fn close(mut self) -> Result<(), Error> {
         let now = self.now();
         self.conn.close(now);
@@ -196,11 +197,12 @@ impl Session {
                     }
                 }
             }
-            if let Some(o) = outcome {
-                return Ok(o);
-            }
-            if let Some(e) = failure {
-                return Err(e);
+            match (outcome.take(), failure.take()) {
+                // Closing always ends with `Closed`; a failed `DELETE` is still reported.
+                (Some(Outcome::Closed), Some(e)) => return Err(e),
+                (Some(o), _) => return Ok(o),
+                (None, Some(e)) => return Err(e),
+                (None, None) => {}
             }
             let now = self.now();
             let report = match self.conn.poll_timeout() {
@@ -279,10 +281,9 @@ impl Session {
                         total,
                         message,
                     } => observer.progress(progress, total, message.as_deref()),
-                    Event::Failed {
-                        operation: op,
-                        error,
-                    } if op == operation => {
+                    // One operation runs at a time: a failure is the running one's, even when
+                    // it names another step (a re-negotiation inside a listing).
+                    Event::Failed { error, .. } => {
                         failure.get_or_insert(error);
                     }
                     Event::ExchangeFinished { exchange, reusable } => {

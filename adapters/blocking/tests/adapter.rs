@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::{Budget, Budgets, Config, Era, Error, ErrorKind};
-use mcp_sansio_blocking::{AddressPolicy, Client, Session, StaticResolver};
+use mcp_sansio_blocking::{AddressPolicy, CallObserver, Client, Session, StaticResolver};
 use support::{Reply, Server};
 
 /// How late past its budget an operation may end: thread wake-up and scheduling on a loaded
@@ -363,4 +363,130 @@ fn tls_with_a_certificate_for_another_name_fails() {
     let e = client.connect(config(&url)).unwrap_err();
     assert_eq!(transport_kind(&e), Some(TransportErrorKind::Tls), "{e}");
     assert!(server.requests().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observers and background exchanges
+
+#[derive(Default)]
+struct Recorder {
+    progress: Vec<(f64, Option<f64>, Option<String>)>,
+    requests: Vec<String>,
+    answer: Option<Vec<u8>>,
+}
+
+impl CallObserver for Recorder {
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.progress
+            .push((progress, total, message.map(str::to_owned)));
+    }
+
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        self.requests.push(requests.get().to_owned());
+        self.answer.clone()
+    }
+}
+
+fn sse_response(stream: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{stream}\r\n0\r\n\r\n",
+        stream.len()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn progress_of_a_streamed_call_reaches_the_observer() {
+    let server = Server::start(|req| {
+        if req.rpc_method() != "tools/call" {
+            return support::modern(req);
+        }
+        let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+        let token = &body["params"]["_meta"]["progressToken"];
+        let progress = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1,"total":2,"message":"half"}}}}"#
+        );
+        let stream = format!(
+            "data: {progress}\n\ndata: {}\n\n",
+            support::result_msg(req.rpc_id(), support::CALL_OK)
+        );
+        Reply::Send(sse_response(&stream))
+    });
+    let mut session = loopback_client().connect(config(&server.url())).unwrap();
+    let mut recorder = Recorder::default();
+    let result = session
+        .call_tool_with("slow", b"{}", &mut recorder)
+        .unwrap();
+    assert_eq!(result.content.len(), 1);
+    assert_eq!(recorder.progress, [(1.0, Some(2.0), Some("half".into()))]);
+    assert_eq!(server.accepted(), 1, "a finished stream is reusable");
+}
+
+#[test]
+fn input_requests_are_answered_by_the_observer() {
+    let server = Server::start(|req| {
+        if req.rpc_method() != "tools/call" {
+            return support::modern(req);
+        }
+        let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+        let answer = match body["params"].get("inputResponses") {
+            None => {
+                r#"{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}},"requestState":"s"}"#
+            }
+            Some(_) => support::CALL_OK,
+        };
+        Reply::Send(support::json_response(
+            200,
+            &support::result_msg(req.rpc_id(), answer),
+        ))
+    });
+    let mut cfg = config(&server.url());
+    cfg.input_hook = true;
+    cfg.client_capabilities = r#"{"elicitation":{}}"#.into();
+    let mut session = loopback_client().connect(cfg).unwrap();
+    let mut recorder = Recorder {
+        answer: Some(br#"{"k":{"action":"accept","content":{}}}"#.to_vec()),
+        ..Recorder::default()
+    };
+    let result = session.call_tool_with("ask", b"{}", &mut recorder).unwrap();
+    assert!(!result.is_error);
+    assert_eq!(recorder.requests.len(), 1);
+    assert!(recorder.requests[0].contains("elicitation/create"));
+    let calls: Vec<serde_json::Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.rpc_method() == "tools/call")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        calls[1]["params"]["inputResponses"]["k"]["action"],
+        "accept"
+    );
+    assert_eq!(calls[1]["params"]["requestState"], "s");
+
+    // Declining fails the call as an answer this client cannot use.
+    let mut decline = Recorder::default();
+    let e = session
+        .call_tool_with("ask", b"{}", &mut decline)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServerAnswered, "{e}");
+}
+
+#[test]
+fn a_timed_out_legacy_call_is_cancelled_in_the_background() {
+    let server = Server::start(|req| match req.rpc_method().as_str() {
+        "tools/call" => Reply::Hang,
+        _ => support::legacy(req),
+    });
+    let cfg = config(&server.url()).with_budgets(short_budgets(2000, 300));
+    let mut session = loopback_client().connect(cfg).unwrap();
+    let e = session.call_tool("slow", b"{}").unwrap_err();
+    assert_eq!(e.budget().map(|b| b.budget), Some(Budget::CallTime), "{e}");
+    session.close().unwrap();
+    let methods = server.methods();
+    assert_eq!(
+        &methods[methods.len() - 3..],
+        ["tools/call", "notifications/cancelled", "DELETE"]
+    );
 }
