@@ -159,9 +159,10 @@ impl ClientBuilder {
     }
 
     /// The deadline of one dial attempt (TCP connect, then the TLS handshake). Default
-    /// [`DEFAULT_DIAL_TIMEOUT`]. The core's request budget bounds the whole exchange anyway.
+    /// [`DEFAULT_DIAL_TIMEOUT`]; zero means the default. The core's request budget bounds the
+    /// whole exchange anyway.
     pub fn dial_timeout(mut self, d: Duration) -> Self {
-        self.dial_timeout = d;
+        self.dial_timeout = if d.is_zero() { DEFAULT_DIAL_TIMEOUT } else { d };
         self
     }
 

@@ -490,3 +490,29 @@ fn a_timed_out_legacy_call_is_cancelled_in_the_background() {
         ["tools/call", "notifications/cancelled", "DELETE"]
     );
 }
+
+#[test]
+fn admitted_addresses_are_dialled_in_order_and_refused_ones_never() {
+    let server = Server::start(support::modern);
+    let resolver = StaticResolver::new().with(
+        "multi.test",
+        &[
+            IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)),
+            IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)), // nothing listens there: refused dial
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+        ],
+    );
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .resolver(resolver)
+        .dial_timeout(Duration::from_secs(2))
+        .build();
+    let url = format!("http://multi.test:{}/mcp", server.addr.port());
+    let session = client.connect(config(&url)).unwrap();
+    assert_eq!(session.version(), "2026-07-28");
+    assert_eq!(server.accepted(), 1);
+    assert_eq!(
+        server.requests()[0].header("host"),
+        Some(format!("multi.test:{}", server.addr.port()).as_str())
+    );
+}
