@@ -93,6 +93,11 @@ impl Client {
 
     /// Negotiates the protocol with the server of `config` and returns the session.
     ///
+    /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
+    /// transport error ([`mcp_sansio::error::TransportErrorKind`]: `Resolve`, `AddressRefused`
+    /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
+    /// or what the negotiation came to.
+    ///
     /// When `config` carries no era hint and hints are on, the era this client learnt for the
     /// same origin is offered (if `config` offers its version).
     pub fn connect(&self, mut config: Config) -> Result<Session, Error> {
@@ -109,6 +114,13 @@ impl Client {
             }
         }
         Session::connect(self.inner.clone(), origin, config)
+    }
+
+    /// The era hint remembered for `origin` (as [`Endpoint::origin`] spells it), if any.
+    ///
+    /// [`Endpoint::origin`]: mcp_sansio::endpoint::Endpoint::origin
+    pub fn hint(&self, origin: &str) -> Option<EraHint> {
+        lock(&self.inner.hints).get(origin).cloned()
     }
 
     /// Idle sockets held in the pool now.
