@@ -523,3 +523,28 @@ fn admitted_addresses_are_dialled_in_order_and_refused_ones_never() {
         Some(format!("multi.test:{}", server.addr.port()).as_str())
     );
 }
+
+#[test]
+fn a_flooding_server_is_cut_at_the_byte_budget() {
+    let server = Server::start(|req| {
+        if req.rpc_method() == "tools/list" {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+            return Reply::Flood {
+                head: head.as_bytes().to_vec(),
+                fill: b':',
+            };
+        }
+        support::modern(req)
+    });
+    let mut budgets = Budgets::default();
+    budgets.response_bytes = 1024 * 1024;
+    let cfg = config(&server.url()).with_budgets(budgets);
+    let mut session = loopback_client().connect(cfg).unwrap();
+    let e = session.list_tools().unwrap_err();
+    assert_eq!(
+        e.budget().map(|b| b.budget),
+        Some(Budget::ResponseBytes),
+        "{e}"
+    );
+    assert!(session.bytes_read() <= 1024 * 1024);
+}

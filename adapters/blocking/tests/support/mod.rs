@@ -52,6 +52,8 @@ pub enum Reply {
     SendAndClose(Vec<u8>),
     /// Never answers (holds the connection until the server stops or the client closes).
     Hang,
+    /// Writes `head`, then `fill` bytes as fast as the client reads, forever.
+    Flood { head: Vec<u8>, fill: u8 },
     /// Writes `head`, then one `fill` byte every `every`, forever.
     Trickle {
         head: Vec<u8>,
@@ -206,6 +208,18 @@ fn serve<S: Read + Write>(
             Reply::Hang => {
                 while !stop.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(10));
+                }
+                return;
+            }
+            Reply::Flood { head, fill } => {
+                let block = vec![fill; 64 * 1024];
+                if s.write_all(&head).is_err() {
+                    return;
+                }
+                while !stop.load(Ordering::SeqCst) {
+                    if s.write_all(&block).is_err() {
+                        return;
+                    }
                 }
                 return;
             }
