@@ -126,7 +126,7 @@ class Fixture:
     """Builds one transcript: the core's requests, the recorded answers, the expected events."""
 
     def __init__(self, rec, comments, *, legacy_versions=None, era_hint=None, input_hook=False,
-                 modern_versions=None):
+                 modern_versions=None, bearer=False, budgets=()):
         host = header(rec[0]["request"]["headers"], "host")
         self.authority = host
         self.url = "http://%s/mcp" % host
@@ -134,6 +134,8 @@ class Fixture:
         self.modern_versions = modern_versions or [MODERN]
         self.era_hint = era_hint
         self.input_hook = input_hook
+        self.bearer = bearer
+        self.budgets = list(budgets)
         self.rec = rec
         self.comments = comments
         self.lines = []
@@ -154,6 +156,8 @@ class Fixture:
         if with_body:
             h.append(("Content-Type", "application/json"))
         h.append(("Accept", "application/json, text/event-stream"))
+        if self.bearer:
+            h.append(("Authorization", "Bearer <redacted>"))
         if self.session and self.session[0] == "modern":
             h.append(("MCP-Protocol-Version", self.session[1]))
             if mcp_method:
@@ -195,19 +199,33 @@ class Fixture:
     def event(self, value):
         self.lines.append("%s event %s" % (at(self.t), compact(value)))
 
-    def exchange(self, request: bytes, recorded, new_id, tokens=()):
-        """Sends `request`, answers it with `recorded` (its id rewritten to `new_id`); returns the
-        answer's messages (parsed), its status and headers."""
+    def send(self, request: bytes, fresh=False):
         self.next_ex += 1
-        ex = self.next_ex
-        start = self.t
-        self.lines.append("%s send %d" % (at(start), ex))
+        self.lines.append("%s send %d%s" % (at(self.t), self.next_ex, " fresh" if fresh else ""))
         self.lines.extend(block("> ", request))
+        return self.next_ex
+
+    def stale(self, request: bytes):
+        """Sends `request` on a pooled socket the server had closed: EOF before any byte."""
+        ex = self.send(request)
+        self.t += 1000
+        self.lines.append("%s eof %d" % (at(self.t), ex))
+
+    def exchange(self, request: bytes, recorded, new_id, tokens=(), *, fresh=False,
+                 deadline_ms=None, events_then_eof=None):
+        """Sends `request`, answers it with `recorded` (its id rewritten to `new_id`); returns the
+        answer's messages (parsed, only those delivered), its status and headers.
+
+        `deadline_ms`: the client's deadline runs out that long after the request; nothing
+        recorded after it is delivered. `events_then_eof`: the connection drops after that many
+        events of an event stream."""
+        ex = self.send(request, fresh)
+        start = self.t
         resp = recorded["response"]
         if not resp["status_line"]:
             raise SystemExit("no recorded response for %r" % recorded["title"])
-        old_id = recorded["request"]["body"].get("id") if isinstance(
-            recorded["request"]["body"], dict) else None
+        old_id = recorded.get("answers_id") or (recorded["request"]["body"].get("id") if isinstance(
+            recorded["request"]["body"], dict) else None)
         elapsed = max(1, recorded["elapsed_ms"]) * 1000
         headers = resp["headers"]
         chunked = (header(headers, "transfer-encoding") or "").lower() == "chunked"
@@ -240,6 +258,8 @@ class Fixture:
             times = [e["t_ms"] * 1000 for e in events]
             pieces = [(times[i] if i < len(times) else elapsed, p.encode())
                       for i, p in enumerate(rewritten)]
+            if events_then_eof is not None:
+                pieces = pieces[:events_then_eof]
         else:
             if body and "json" in ctype:
                 body = rewrite_message(body, old_id, new_id, tokens)
@@ -261,18 +281,30 @@ class Fixture:
             if chunked:
                 p = b"%x\r\n" % len(p) + p + b"\r\n"
             chunks.append((t, p))
-        if chunked:
+        if chunked and events_then_eof is None:
             chunks.append((elapsed, b"0\r\n\r\n"))
         last = 0
+        delivered = []
+        cut = None if deadline_ms is None else deadline_ms * 1000
         for t, data in chunks:
+            if cut is not None and t >= cut:
+                break
             last = max(last, t)
             if not data:
                 continue
             self.lines.append("%s recv %d" % (at(start + last), ex))
             self.lines.extend(block("< ", data))
-        self.t = start + max(last, elapsed)
-        self.lines.append("%s eof %d" % (at(self.t), ex))
+            delivered.append(data)
+        if cut is not None:
+            self.t = start + cut
+            self.lines.append("%s timeout" % at(self.t))
+        else:
+            self.t = start + (last if events_then_eof is not None else max(last, elapsed))
+            self.lines.append("%s eof %d" % (at(self.t), ex))
         status = int(resp["status_line"].split()[1])
+        if cut is not None or events_then_eof is not None:
+            text = b"".join(delivered[1:]).decode("utf-8", errors="replace")
+            messages = [m for m in messages if compact_contains(text, m)]
         return status, headers, messages
 
     def text(self):
@@ -280,12 +312,16 @@ class Fixture:
         out += ["# " + c for c in self.comments]
         out.append("config url " + self.url)
         out.append("config client %s %s" % (jstr(CLIENT[0]), jstr(CLIENT[1])))
+        if self.bearer:
+            out.append("config bearer-token <redacted>")
         out.append("config modern-versions " + " ".join(self.modern_versions))
         out.append("config legacy-versions " + " ".join(self.legacy_versions))
         if self.era_hint:
             out.append("config era-hint %s %s" % self.era_hint)
         if self.input_hook:
             out.append("config input-hook")
+        for name, value in self.budgets:
+            out.append("config budget %s %d" % (name, value))
         return "\n".join(out + self.lines) + "\n"
 
     # ---- finding the recorded answer
@@ -301,16 +337,18 @@ class Fixture:
 
     # ---- operations
 
-    def connect_modern(self, discover_title="server/discover", versions=None):
+    def connect_modern(self, discover_title="server/discover", versions=None, stale=False):
         self.op("connect")
         for attempt, version in enumerate(versions or [MODERN]):
             rid = self.new_id()
-            h = [("Content-Type", "application/json"),
-                 ("Accept", "application/json, text/event-stream"),
-                 ("MCP-Protocol-Version", version), ("Mcp-Method", "server/discover")]
+            h = self.base_headers(None, True) + [("MCP-Protocol-Version", version),
+                                                 ("Mcp-Method", "server/discover")]
             body = self.rpc(rid, "server/discover", self.meta(version))
             title = discover_title if version == MODERN else "ERROR: unsupported protocol version"
-            status, _, msgs = self.exchange(self.encode("POST", h, body), self.by_title(title), rid)
+            request = self.encode("POST", h, body)
+            if stale:
+                self.stale(request)
+            status, _, msgs = self.exchange(request, self.by_title(title), rid, fresh=stale)
         result = msgs[0]["result"]
         assert MODERN in result["supportedVersions"]
         self.session = ("modern", MODERN)
@@ -342,7 +380,7 @@ class Fixture:
         if op:
             self.op("connect")
         rid = self.new_id()
-        h = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+        h = self.base_headers(None, True)
         params = ('"protocolVersion":%s,"capabilities":{},"clientInfo":{"name":%s,"version":%s}'
                   % (jstr(self.legacy_versions[0]), jstr(CLIENT[0]), jstr(CLIENT[1])))
         rec = self.by_title(init_title)
@@ -398,7 +436,7 @@ class Fixture:
                 break
         self.event({"tools_listed": {"pages": pages, "tools": names, "refused": []}})
 
-    def call(self, recorded, *, expect_input=False):
+    def call(self, recorded, *, expect_input=False, deadline_ms=None, resume=None):
         b = recorded["request"]["body"]
         name = b["params"]["name"]
         args = compact(b["params"].get("arguments", {})).encode()
@@ -409,7 +447,23 @@ class Fixture:
         old_token = b["params"].get("_meta", {}).get("progressToken")
         if old_token is not None:
             tokens.append((old_token, token))
-        status, msgs = self.send_call(rid, token, name, args, recorded, tokens)
+        status, msgs = self.send_call(rid, token, name, args, recorded, tokens,
+                                      deadline_ms=deadline_ms, events_then_eof=resume and 1)
+        if deadline_ms is not None:
+            self.outcome(status, msgs, token, timed_out=deadline_ms)
+            return
+        if resume is not None:
+            # The stream dropped after its first event; the client resumes with GET.
+            retry = int(recorded["response"]["sse_events"][0].get("retry", "1000"))
+            last_id = recorded["response"]["sse_events"][0]["id"]
+            self.t += retry * 1000
+            self.lines.append("%s timeout" % at(self.t))
+            h = [(k, v) for k, v in self.base_headers(None, False) if k != "Accept"]
+            h += [("Accept", "text/event-stream"), ("Last-Event-ID", last_id)]
+            status, _, more = self.exchange(self.encode("GET", h, b""), resume,
+                                            rid, tokens)
+            self.outcome(status, msgs + more, token)
+            return
         while expect_input:
             response = [m for m in msgs if "id" in m and ("result" in m or "error" in m)][0]
             result = response["result"]
@@ -431,7 +485,8 @@ class Fixture:
             expect_input = response.get("result", {}).get("resultType") == "input_required"
         self.outcome(status, msgs, token)
 
-    def send_call(self, rid, token, name, args, recorded, tokens, answers=None, state=None):
+    def send_call(self, rid, token, name, args, recorded, tokens, answers=None, state=None,
+                  **cut):
         h = self.base_headers("tools/call", True)
         if self.session[0] == "modern":
             h.append(("Mcp-Name", name))
@@ -445,10 +500,10 @@ class Fixture:
         else:
             params += ',"_meta":{"progressToken":%d}' % token
         body = self.rpc(rid, "tools/call", params)
-        status, _, msgs = self.exchange(self.encode("POST", h, body), recorded, rid, tokens)
+        status, _, msgs = self.exchange(self.encode("POST", h, body), recorded, rid, tokens, **cut)
         return status, msgs
 
-    def outcome(self, status, msgs, token):
+    def outcome(self, status, msgs, token, timed_out=None):
         for m in msgs:
             if m.get("method") == "notifications/progress":
                 p = m["params"]
@@ -459,6 +514,11 @@ class Fixture:
                                          "total": None if total is None else float(total),
                                          "message": p.get("message")}})
         response = [m for m in msgs if "id" in m and ("result" in m or "error" in m)]
+        if timed_out is not None:
+            assert not response
+            self.failed("call_tool", "mcp_connection_failed_error",
+                        "budget exceeded: call_time_ms (limit %d)" % timed_out)
+            return
         if not response:
             self.failed("call_tool", "mcp_connection_failed_error",
                         "unexpected HTTP status %d" % status)
@@ -487,6 +547,18 @@ class Fixture:
             h = self.base_headers(None, False)
             self.exchange(self.encode("DELETE", h, b""), self.by_title("DELETE session"), None)
         self.event("closed")
+
+
+def compact_contains(text, message):
+    """Whether `message` (parsed) is in the delivered event-stream text."""
+    for line in re.split(r"\r\n|\n|\r", text):
+        if line.startswith("data:"):
+            try:
+                if json.loads(line[5:]) == message:
+                    return True
+            except ValueError:
+                pass
+    return False
 
 
 def discover_server_info(result):
@@ -545,6 +617,10 @@ SESSION_CALLS = ["echo", "add", "get_text", "get_image", "get_audio", "get_embed
                  "slow with progressToken", "add_numbers"]
 
 
+# Recordings that also give a session fixture with a bearer token.
+TOKEN_SESSIONS = ["ts-v2_legacy-stateless.modern-auto_modern", "py-mcp_stateful-json_legacy-2025-11-25"]
+
+
 def session_calls(rec):
     titles = {r["title"]: r for r in rec}
     return [titles["tools/call " + t] for t in SESSION_CALLS if "tools/call " + t in titles]
@@ -564,6 +640,7 @@ def convert(path, out_dir):
             f.write(fx.text())
         written.append(name)
 
+    token = stem in TOKEN_SESSIONS
     if flow == "modern":
         fx = Fixture(rec, ["%s: connect, list every page, call tools, close" % label, source])
         fx.connect_modern(discover_title=rec[0]["title"])
@@ -572,6 +649,26 @@ def convert(path, out_dir):
             fx.call(r)
         fx.close()
         write(stem + ".session", fx)
+        if token:
+            fx = Fixture(rec, ["%s: connect, list every page, close, with a bearer token "
+                               "(redacted)" % label, source], bearer=True)
+            fx.connect_modern(discover_title=rec[0]["title"])
+            fx.list_tools()
+            fx.close()
+            write(stem + ".token", fx)
+        fx = Fixture(rec, ["%s: the first request goes out on a pooled socket the server had "
+                           "closed; it is sent again on a fresh one" % label, source])
+        fx.connect_modern(discover_title=rec[0]["title"], stale=True)
+        fx.close()
+        write(stem + ".stale-socket", fx)
+        slow = [r for r in rec if r["title"] == "tools/call slow with progressToken"]
+        if slow and slow[0]["response"]["sse_events"]:
+            fx = Fixture(rec, ["%s: a slow call with progress runs out of its 1 s call budget"
+                               % label, source], budgets=[("call_time_ms", 1000)])
+            fx.connect_modern(discover_title=rec[0]["title"])
+            fx.call(slow[0], deadline_ms=1000)
+            fx.close()
+            write(stem + ".deadline", fx)
         if any(r["title"].startswith("tools/call elicit_name round 1") for r in rec):
             fx = Fixture(rec, ["%s: a multi round-trip call answered by the embedder" % label,
                                source], input_hook=True)
@@ -600,6 +697,25 @@ def convert(path, out_dir):
             fx.call(r)
         fx.close()
         write(stem + ".session", fx)
+        if token:
+            fx = Fixture(rec, ["%s: connect, list every page, close, with a bearer token "
+                               "(redacted)" % label, source], bearer=True,
+                         legacy_versions=versions, era_hint=("legacy", version))
+            fx.connect_legacy("initialize (protocolVersion %s)" % version)
+            fx.list_tools()
+            fx.close()
+            write(stem + ".token", fx)
+        get = [r for r in rec if r["title"].startswith("GET with Last-Event-ID")]
+        if get:
+            slow = fx.by_title("tools/call slow with progressToken")
+            resume = dict(get[0], answers_id=slow["request"]["body"]["id"])
+            fx = Fixture(rec, ["%s: the stream of a slow call drops after its priming event; "
+                               "the client resumes it with GET and Last-Event-ID" % label, source],
+                         legacy_versions=versions, era_hint=("legacy", version))
+            fx.connect_legacy("initialize (protocolVersion %s)" % version)
+            fx.call(slow, resume=resume)
+            fx.close()
+            write(stem + ".resume", fx)
     elif flow == "probe":
         fx = Fixture(rec, ["%s: connect without a hint (server/discover, then initialize if "
                            "the server is not modern), close" % label, source])
