@@ -16,6 +16,7 @@ pages, content blocks from the recorded results, error codes and messages from t
 errors. See docs/transcripts.md for the format.
 
 Usage: scripts/convert-transcripts.py RECORDINGS_DIR OUT_DIR
+  (in this repository: scripts/convert-transcripts.py tests/transcripts/recorded tests/transcripts)
 """
 
 import base64
@@ -632,7 +633,9 @@ def convert(path, out_dir):
     peer, config, flow = parts[0], "_".join(parts[1:-1]), parts[-1]
     rec = [json.loads(line) for line in open(path, encoding="utf-8")]
     label = "%s (%s), %s flow" % (peer, config, flow)
-    source = "converted from the recording %s.jsonl by scripts/convert-transcripts.py" % stem
+    source = (
+        "converted from tests/transcripts/recorded/%s.jsonl by scripts/convert-transcripts.py" % stem
+    )
     written = []
 
     def write(name, fx):

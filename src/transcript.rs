@@ -15,6 +15,32 @@
 //! Events are recorded as JSON summaries ([`event_summary`]) that keep what a caller sees: the
 //! era and version, tool names, content blocks (text in full, binary data by size), the error
 //! kind and its `Display`.
+//!
+//! ```
+//! use mcp_sansio::transcript::{RecordedOperation, Recorder, Transcript};
+//! use mcp_sansio::{Config, Connection, Instant};
+//!
+//! let config = Config::new("http://127.0.0.1:8080/mcp")?.with_bearer_token("secret");
+//! let now = Instant::ZERO;
+//! let mut rec = Recorder::new(&config, now);
+//! let mut conn = Connection::new(config)?;
+//! rec.operation(now, RecordedOperation::Connect);
+//! conn.connect(now);
+//! let t = conn.poll_transmit().expect("a discovery request");
+//! rec.transmit(now, &t);
+//! let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
+//! rec.bytes(now, t.exchange, answer);
+//! conn.handle_bytes(now, t.exchange, answer);
+//! while let Some(event) = conn.poll_event() {
+//!     rec.event(&event);
+//! }
+//! let text = rec.finish().to_text();
+//! assert!(text.contains("> Authorization: Bearer <redacted>\\r\\n"));
+//! assert!(!text.contains("secret"));
+//! let outcome = Transcript::parse(&text)?.outcome();
+//! assert_eq!(outcome[0]["failed"]["error"], "unexpected HTTP status 503");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fmt::Write as _;
 use std::time::Duration;
