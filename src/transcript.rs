@@ -45,6 +45,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::budget::Budgets;
@@ -53,8 +54,9 @@ use crate::config::{ClientInfo, Config, Era, EraHint};
 use crate::connection::{Event, ExchangeId, Operation, Transmit};
 use crate::endpoint::Scheme;
 use crate::error::{ConfigError, TransportError, TransportErrorKind};
-use crate::list::ToolNameRule;
+use crate::list::{Tool, ToolNameRule};
 use crate::time::Instant;
+use crate::Connection;
 
 /// The first line of every transcript.
 pub const MAGIC: &str = "mcp-transcript 1";
@@ -79,11 +81,63 @@ pub enum RecordedOperation {
         /// The arguments, raw JSON as given.
         arguments: Vec<u8>,
     },
+    /// [`Connection::call_known_tool`](crate::Connection::call_known_tool): the tool's name and
+    /// raw `inputSchema` (which gives its `x-mcp-header` parameters) and the raw argument bytes.
+    CallKnownTool {
+        /// The tool name.
+        name: String,
+        /// The tool's `inputSchema`, raw JSON.
+        input_schema: String,
+        /// The arguments, raw JSON as given.
+        arguments: Vec<u8>,
+    },
     /// [`Connection::close`](crate::Connection::close).
     Close,
     /// [`Connection::provide_input`](crate::Connection::provide_input): the responses given to an
     /// input request (raw JSON object), or `None` for a decline.
     ProvideInput(Option<Vec<u8>>),
+}
+
+impl RecordedOperation {
+    /// The record of [`Connection::call_known_tool`](crate::Connection::call_known_tool) with
+    /// `tool` and `arguments`.
+    pub fn known_tool(tool: &Tool, arguments: &[u8]) -> RecordedOperation {
+        RecordedOperation::CallKnownTool {
+            name: tool.name.clone(),
+            input_schema: tool.input_schema.get().to_owned(),
+            arguments: arguments.to_vec(),
+        }
+    }
+
+    /// Starts this operation on `conn` at `now`, as it was started when recorded.
+    pub fn apply(&self, conn: &mut Connection, now: Instant) {
+        match self {
+            RecordedOperation::Connect => conn.connect(now),
+            RecordedOperation::ListTools => conn.list_tools(now),
+            RecordedOperation::CallTool { name, arguments } => conn.call_tool(now, name, arguments),
+            RecordedOperation::CallKnownTool {
+                name,
+                input_schema,
+                arguments,
+            } => {
+                let tool = Tool {
+                    name: name.clone(),
+                    description: None,
+                    input_schema: RawValue::from_string(input_schema.clone())
+                        .unwrap_or_else(|_| empty_schema()),
+                    // A listed tool's schema always gives its parameters (else it was refused).
+                    header_params: crate::xmcp::header_params(input_schema).unwrap_or_default(),
+                };
+                conn.call_known_tool(now, &tool, arguments)
+            }
+            RecordedOperation::Close => conn.close(now),
+            RecordedOperation::ProvideInput(answers) => conn.provide_input(now, answers.as_deref()),
+        }
+    }
+}
+
+fn empty_schema() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
 /// One thing that happened, with its offset from the start of the recording.
@@ -478,8 +532,6 @@ fn block_summary(block: &ContentBlock) -> Value {
             name,
             mime_type,
         } => json!({"resource_link": {"uri": uri, "name": name, "mime_type": mime_type}}),
-        #[allow(unreachable_patterns)]
-        _ => json!({"other": {}}),
     }
 }
 
@@ -650,8 +702,6 @@ fn kind_name(kind: TransportErrorKind) -> &'static str {
         TransportErrorKind::Connect => "connect",
         TransportErrorKind::Tls => "tls",
         TransportErrorKind::Io => "io",
-        #[allow(unreachable_patterns)]
-        _ => "io",
     }
 }
 
@@ -830,6 +880,17 @@ impl Transcript {
                             out,
                             "{at} op call_tool {} {}",
                             json_string(name),
+                            escape(arguments)
+                        ),
+                        RecordedOperation::CallKnownTool {
+                            name,
+                            input_schema,
+                            arguments,
+                        } => writeln!(
+                            out,
+                            "{at} op call_known_tool {} {} {}",
+                            json_string(name),
+                            json_string(input_schema),
                             escape(arguments)
                         ),
                         RecordedOperation::Close => writeln!(out, "{at} op close"),
@@ -1061,19 +1122,37 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
         "decline" => RecordedOperation::ProvideInput(None),
         "input" => RecordedOperation::ProvideInput(Some(unescape(rest)?)),
         "call_tool" => {
-            let mut de = serde_json::Deserializer::from_str(rest).into_iter::<String>();
-            let name = match de.next() {
-                Some(Ok(name)) => name,
-                _ => return Err(ParseErrorKind::Malformed { what: "tool name" }),
-            };
-            let after = rest[de.byte_offset()..].strip_prefix(' ').unwrap_or("");
+            let (name, after) = leading_string(rest, "tool name")?;
             RecordedOperation::CallTool {
                 name,
                 arguments: unescape(after)?,
             }
         }
+        "call_known_tool" => {
+            let (name, after) = leading_string(rest, "tool name")?;
+            let (input_schema, after) = leading_string(after, "input schema")?;
+            if serde_json::from_str::<serde::de::IgnoredAny>(&input_schema).is_err() {
+                return Err(ParseErrorKind::Malformed {
+                    what: "input schema",
+                });
+            }
+            RecordedOperation::CallKnownTool {
+                name,
+                input_schema,
+                arguments: unescape(after)?,
+            }
+        }
         other => return Err(ParseErrorKind::UnknownRecord(truncate(other))),
     })
+}
+
+/// A JSON string at the start of `s`, and the rest after one space.
+fn leading_string<'a>(s: &'a str, what: &'static str) -> Result<(String, &'a str), ParseErrorKind> {
+    let mut de = serde_json::Deserializer::from_str(s).into_iter::<String>();
+    match de.next() {
+        Some(Ok(v)) => Ok((v, s[de.byte_offset()..].strip_prefix(' ').unwrap_or(""))),
+        _ => Err(ParseErrorKind::Malformed { what }),
+    }
 }
 
 fn parse_config_line(
@@ -1178,6 +1257,14 @@ mod tests {
             RecordedOperation::CallTool {
                 name: "a \"b\"".into(),
                 arguments: b"{\"x\":\"\\u0041\xc3\xa9\"}".to_vec(),
+            },
+        );
+        rec.operation(
+            t1,
+            RecordedOperation::CallKnownTool {
+                name: "t".into(),
+                input_schema: "{\"type\": \"object\"}".into(),
+                arguments: b"{}".to_vec(),
             },
         );
         rec.operation(t1, RecordedOperation::ProvideInput(None));
@@ -1304,6 +1391,52 @@ mod tests {
         let c = back.config.to_config().unwrap();
         assert_eq!(c.budgets, config.budgets);
         assert_eq!(c.endpoint, config.endpoint);
+    }
+
+    #[test]
+    fn known_tool_calls_replay_their_header_parameters() {
+        let schema = r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#;
+        let tool = Tool {
+            name: "where".into(),
+            description: None,
+            input_schema: RawValue::from_string(schema.into()).unwrap(),
+            header_params: crate::xmcp::header_params(schema).unwrap(),
+        };
+        let args = br#"{"region":"eu-1"}"#;
+        let hint = EraHint {
+            era: Era::Modern,
+            version: crate::config::MODERN_VERSION.into(),
+        };
+        let config = Config::new("http://h/mcp")
+            .unwrap()
+            .with_era_hint(Some(hint));
+        let mut rec = Recorder::new(&config, Instant::ZERO);
+        let send = |op: &RecordedOperation| {
+            let mut conn = Connection::new(config.clone()).unwrap();
+            conn.connect(Instant::ZERO);
+            op.apply(&mut conn, Instant::ZERO);
+            conn.poll_transmit().expect("the call").bytes
+        };
+        let op = RecordedOperation::known_tool(&tool, args);
+        rec.operation(Instant::ZERO, op.clone());
+        let original = send(&op);
+        let text = rec.finish().to_text();
+        let back = Transcript::parse(&text).unwrap();
+        let Record::Operation(parsed) = &back.entries[0].record else {
+            panic!("an operation: {text}");
+        };
+        assert_eq!(parsed, &op);
+        let replayed = send(parsed);
+        assert_eq!(replayed, original);
+        let needle = b"Mcp-Param-Region: eu-1\r\n";
+        assert!(replayed.windows(needle.len()).any(|w| w == needle));
+        let bad = text.replace(r#"{\"type\""#, r#"{\"type"#);
+        assert_eq!(
+            Transcript::parse(&bad).unwrap_err().kind,
+            ParseErrorKind::Malformed {
+                what: "input schema"
+            }
+        );
     }
 
     #[test]

@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use mcp_sansio::error::TransportError;
 use mcp_sansio::transcript::{
-    escape, event_summary, is_lifecycle, redact_request, Record, RecordedOperation, Recorder,
-    Transcript,
+    escape, event_summary, is_lifecycle, redact_request, Record, Recorder, Transcript,
 };
 use mcp_sansio::{Connection, Event, ExchangeId, Instant};
 use serde_json::Value;
@@ -163,17 +162,7 @@ fn replay(t: &Transcript, split: Split) -> Result<Replayed, String> {
         match record {
             Record::Operation(op) => {
                 d.recorder.operation(now, op.clone());
-                match op {
-                    RecordedOperation::Connect => d.conn.connect(now),
-                    RecordedOperation::ListTools => d.conn.list_tools(now),
-                    RecordedOperation::CallTool { name, arguments } => {
-                        d.conn.call_tool(now, &name, &arguments)
-                    }
-                    RecordedOperation::Close => d.conn.close(now),
-                    RecordedOperation::ProvideInput(answers) => {
-                        d.conn.provide_input(now, answers.as_deref())
-                    }
-                }
+                op.apply(&mut d.conn, now);
                 d.drain();
             }
             Record::Recv { exchange, bytes } => d.feed(exchange, &bytes, split),
