@@ -213,13 +213,13 @@ class Fixture:
         self.lines.append("%s eof %d" % (at(self.t), ex))
 
     def exchange(self, request: bytes, recorded, new_id, tokens=(), *, fresh=False,
-                 deadline_ms=None, events_then_eof=None):
+                 deadline_ms=None, events_then_eof=None, events_then_reset=None):
         """Sends `request`, answers it with `recorded` (its id rewritten to `new_id`); returns the
         answer's messages (parsed, only those delivered), its status and headers.
 
         `deadline_ms`: the client's deadline runs out that long after the request; nothing
-        recorded after it is delivered. `events_then_eof`: the connection drops after that many
-        events of an event stream."""
+        recorded after it is delivered. `events_then_eof` / `events_then_reset`: the server closes
+        the connection, or the connection is reset, after that many events of an event stream."""
         ex = self.send(request, fresh)
         start = self.t
         resp = recorded["response"]
@@ -261,6 +261,8 @@ class Fixture:
                       for i, p in enumerate(rewritten)]
             if events_then_eof is not None:
                 pieces = pieces[:events_then_eof]
+            if events_then_reset is not None:
+                pieces = pieces[:events_then_reset]
         else:
             if body and "json" in ctype:
                 body = rewrite_message(body, old_id, new_id, tokens)
@@ -282,7 +284,8 @@ class Fixture:
             if chunked:
                 p = b"%x\r\n" % len(p) + p + b"\r\n"
             chunks.append((t, p))
-        if chunked and events_then_eof is None:
+        cut_short = events_then_eof is not None or events_then_reset is not None
+        if chunked and not cut_short:
             chunks.append((elapsed, b"0\r\n\r\n"))
         last = 0
         delivered = []
@@ -299,11 +302,14 @@ class Fixture:
         if cut is not None:
             self.t = start + cut
             self.lines.append("%s timeout" % at(self.t))
+        elif events_then_reset is not None:
+            self.t = start + last
+            self.lines.append("%s transport-error %d io connection reset by peer" % (at(self.t), ex))
         else:
             self.t = start + (last if events_then_eof is not None else max(last, elapsed))
             self.lines.append("%s eof %d" % (at(self.t), ex))
         status = int(resp["status_line"].split()[1])
-        if cut is not None or events_then_eof is not None:
+        if cut is not None or cut_short:
             text = b"".join(delivered[1:]).decode("utf-8", errors="replace")
             messages = [m for m in messages if compact_contains(text, m)]
         return status, headers, messages
@@ -437,7 +443,8 @@ class Fixture:
                 break
         self.event({"tools_listed": {"pages": pages, "tools": names, "refused": []}})
 
-    def call(self, recorded, *, expect_input=False, deadline_ms=None, resume=None):
+    def call(self, recorded, *, expect_input=False, deadline_ms=None, resume=None,
+             reissue=False):
         b = recorded["request"]["body"]
         name = b["params"]["name"]
         args = compact(b["params"].get("arguments", {})).encode()
@@ -449,7 +456,14 @@ class Fixture:
         if old_token is not None:
             tokens.append((old_token, token))
         status, msgs = self.send_call(rid, token, name, args, recorded, tokens,
-                                      deadline_ms=deadline_ms, events_then_eof=resume and 1)
+                                      deadline_ms=deadline_ms, events_then_eof=resume and 1,
+                                      events_then_reset=2 if reissue else None)
+        if reissue:
+            # A broken modern stream loses the request: the same call goes again with a new id
+            # (and the same progress token).
+            status, more = self.send_call(self.new_id(), token, name, args, recorded, tokens)
+            self.outcome(status, msgs + more, token)
+            return
         if deadline_ms is not None:
             self.outcome(status, msgs, token, timed_out=deadline_ms)
             return
@@ -672,6 +686,13 @@ def convert(path, out_dir):
             fx.call(slow[0], deadline_ms=1000)
             fx.close()
             write(stem + ".deadline", fx)
+            fx = Fixture(rec, ["%s: the event stream of a slow call is reset after its first "
+                               "progress notification; the call is sent again with a new id"
+                               % label, source])
+            fx.connect_modern(discover_title=rec[0]["title"])
+            fx.call(slow[0], reissue=True)
+            fx.close()
+            write(stem + ".reissue", fx)
         if any(r["title"].startswith("tools/call elicit_name round 1") for r in rec):
             fx = Fixture(rec, ["%s: a multi round-trip call answered by the embedder" % label,
                                source], input_hook=True)

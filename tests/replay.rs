@@ -455,6 +455,31 @@ fn fixtures_cover_the_promised_ground() {
             _ => false,
         })
     });
+    has("a transport error", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::TransportError { .. }))
+    });
+    has("a recorded timeout", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::Timeout))
+    });
+    has("a request on a fresh socket", &|t| {
+        recorded_sends(t).iter().any(|s| s.1)
+    });
+    has("a resumption with Last-Event-ID", &|t| {
+        recorded_sends(t)
+            .iter()
+            .any(|s| s.2.starts_with(b"GET ") && s.2.windows(14).any(|w| w == b"Last-Event-ID:"))
+    });
+    has("a redacted bearer token", &|t| {
+        t.config.bearer_token
+            && recorded_sends(t).iter().all(|s| {
+                let needle = b"Authorization: Bearer <redacted>\r\n";
+                s.2.windows(needle.len()).any(|w| w == needle)
+            })
+    });
     let spread = all
         .iter()
         .filter(|(_, t)| {
