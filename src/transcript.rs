@@ -282,6 +282,7 @@ pub struct Transcript {
 pub struct Recorder {
     start: Instant,
     last: Duration,
+    header_taken: bool,
     transcript: Transcript,
 }
 
@@ -291,6 +292,7 @@ impl Recorder {
         Recorder {
             start,
             last: Duration::ZERO,
+            header_taken: false,
             transcript: Transcript {
                 config: TranscriptConfig::from_config(config),
                 comments: Vec::new(),
@@ -383,6 +385,22 @@ impl Recorder {
     /// The transcript so far, without ending the recording.
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
+    }
+
+    /// The text of what was recorded since the last call (with the header on the first call), and
+    /// forgets those entries: a sink can write a long recording as it goes, with bounded memory.
+    /// The pieces, concatenated, are one transcript; [`finish`](Recorder::finish) then holds only
+    /// the entries not yet taken.
+    pub fn take_text(&mut self) -> String {
+        let mut out = String::new();
+        if !self.header_taken {
+            self.header_taken = true;
+            self.transcript.write_header(&mut out);
+        }
+        for e in self.transcript.entries.drain(..) {
+            write_entry(&mut out, &e);
+        }
+        out
     }
 
     /// Ends the recording.
@@ -819,6 +837,15 @@ impl Transcript {
     /// The text form (see `docs/transcripts.md`).
     pub fn to_text(&self) -> String {
         let mut out = String::new();
+        self.write_header(&mut out);
+        for e in &self.entries {
+            write_entry(&mut out, e);
+        }
+        out
+    }
+
+    /// The first line, the comments and the configuration.
+    fn write_header(&self, out: &mut String) {
         out.push_str(MAGIC);
         out.push('\n');
         for c in &self.comments {
@@ -869,80 +896,6 @@ impl Transcript {
                 let _ = writeln!(out, "config budget {name} {}", get(&c.budgets));
             }
         }
-        for e in &self.entries {
-            let at = format_at(e.at);
-            match &e.record {
-                Record::Operation(op) => {
-                    let _ = match op {
-                        RecordedOperation::Connect => writeln!(out, "{at} op connect"),
-                        RecordedOperation::ListTools => writeln!(out, "{at} op list_tools"),
-                        RecordedOperation::CallTool { name, arguments } => writeln!(
-                            out,
-                            "{at} op call_tool {} {}",
-                            json_string(name),
-                            escape(arguments)
-                        ),
-                        RecordedOperation::CallKnownTool {
-                            name,
-                            input_schema,
-                            arguments,
-                        } => writeln!(
-                            out,
-                            "{at} op call_known_tool {} {} {}",
-                            json_string(name),
-                            json_string(input_schema),
-                            escape(arguments)
-                        ),
-                        RecordedOperation::Close => writeln!(out, "{at} op close"),
-                        RecordedOperation::ProvideInput(Some(r)) => {
-                            writeln!(out, "{at} op input {}", escape(r))
-                        }
-                        RecordedOperation::ProvideInput(None) => {
-                            writeln!(out, "{at} op decline")
-                        }
-                    };
-                }
-                Record::Send {
-                    exchange,
-                    fresh,
-                    bytes,
-                } => {
-                    let fresh = if *fresh { " fresh" } else { "" };
-                    let _ = writeln!(out, "{at} send {exchange}{fresh}");
-                    write_block(&mut out, "> ", bytes);
-                }
-                Record::Socket { exchange, reused } => {
-                    let how = if *reused { "pooled" } else { "new" };
-                    let _ = writeln!(out, "{at} socket {exchange} {how}");
-                }
-                Record::Recv { exchange, bytes } => {
-                    let _ = writeln!(out, "{at} recv {exchange}");
-                    write_block(&mut out, "< ", bytes);
-                }
-                Record::Eof { exchange } => {
-                    let _ = writeln!(out, "{at} eof {exchange}");
-                }
-                Record::TransportError {
-                    exchange,
-                    kind,
-                    message,
-                } => {
-                    let _ = writeln!(
-                        out,
-                        "{at} transport-error {exchange} {} {}",
-                        kind_name(*kind),
-                        escape(message.as_bytes())
-                    );
-                }
-                Record::Timeout => {
-                    let _ = writeln!(out, "{at} timeout");
-                }
-                Record::Event(s) => {
-                    let _ = writeln!(out, "{at} event {s}");
-                }
-            }
-        }
-        out
     }
 
     /// Reads the text form.
@@ -1099,6 +1052,81 @@ impl Transcript {
                 kind: ParseErrorKind::Config(e),
             })?;
         Ok(t)
+    }
+}
+
+/// Writes one entry (and its data lines).
+fn write_entry(out: &mut String, e: &Entry) {
+    let at = format_at(e.at);
+    match &e.record {
+        Record::Operation(op) => {
+            let _ = match op {
+                RecordedOperation::Connect => writeln!(out, "{at} op connect"),
+                RecordedOperation::ListTools => writeln!(out, "{at} op list_tools"),
+                RecordedOperation::CallTool { name, arguments } => writeln!(
+                    out,
+                    "{at} op call_tool {} {}",
+                    json_string(name),
+                    escape(arguments)
+                ),
+                RecordedOperation::CallKnownTool {
+                    name,
+                    input_schema,
+                    arguments,
+                } => writeln!(
+                    out,
+                    "{at} op call_known_tool {} {} {}",
+                    json_string(name),
+                    json_string(input_schema),
+                    escape(arguments)
+                ),
+                RecordedOperation::Close => writeln!(out, "{at} op close"),
+                RecordedOperation::ProvideInput(Some(r)) => {
+                    writeln!(out, "{at} op input {}", escape(r))
+                }
+                RecordedOperation::ProvideInput(None) => {
+                    writeln!(out, "{at} op decline")
+                }
+            };
+        }
+        Record::Send {
+            exchange,
+            fresh,
+            bytes,
+        } => {
+            let fresh = if *fresh { " fresh" } else { "" };
+            let _ = writeln!(out, "{at} send {exchange}{fresh}");
+            write_block(out, "> ", bytes);
+        }
+        Record::Socket { exchange, reused } => {
+            let how = if *reused { "pooled" } else { "new" };
+            let _ = writeln!(out, "{at} socket {exchange} {how}");
+        }
+        Record::Recv { exchange, bytes } => {
+            let _ = writeln!(out, "{at} recv {exchange}");
+            write_block(out, "< ", bytes);
+        }
+        Record::Eof { exchange } => {
+            let _ = writeln!(out, "{at} eof {exchange}");
+        }
+        Record::TransportError {
+            exchange,
+            kind,
+            message,
+        } => {
+            let _ = writeln!(
+                out,
+                "{at} transport-error {exchange} {} {}",
+                kind_name(*kind),
+                escape(message.as_bytes())
+            );
+        }
+        Record::Timeout => {
+            let _ = writeln!(out, "{at} timeout");
+        }
+        Record::Event(s) => {
+            let _ = writeln!(out, "{at} event {s}");
+        }
     }
 }
 
@@ -1437,6 +1465,25 @@ mod tests {
                 what: "input schema"
             }
         );
+    }
+
+    #[test]
+    fn recordings_can_be_written_as_they_go() {
+        let whole = sample();
+        let mut rec = Recorder::new(&Config::new("http://h/mcp").unwrap(), Instant::ZERO);
+        rec.transcript.config = whole.config.clone();
+        rec.comment("a sample");
+        let mut text = String::new();
+        for (i, e) in whole.entries.iter().enumerate() {
+            rec.transcript.entries.push(e.clone());
+            if i % 3 == 0 {
+                text.push_str(&rec.take_text());
+            }
+        }
+        text.push_str(&rec.take_text());
+        assert!(rec.transcript().entries.is_empty());
+        assert_eq!(text, whole.to_text());
+        assert_eq!(rec.take_text(), "");
     }
 
     #[test]
