@@ -734,7 +734,7 @@ fn kind_from_name(s: &str) -> Option<TransportErrorKind> {
     })
 }
 
-/// The budgets by their transcript names: (name, value, set).
+/// The budgets by their transcript names: (name, get, set); values too large saturate.
 type BudgetField = (&'static str, fn(&Budgets) -> u64, fn(&mut Budgets, u64));
 
 const BUDGET_FIELDS: [BudgetField; 14] = [
@@ -746,38 +746,42 @@ const BUDGET_FIELDS: [BudgetField; 14] = [
     (
         "header_block_bytes",
         |b| b.header_block_bytes as u64,
-        |b, v| b.header_block_bytes = v as usize,
+        |b, v| b.header_block_bytes = usize::try_from(v).unwrap_or(usize::MAX),
     ),
     (
         "header_count",
         |b| b.header_count as u64,
-        |b, v| b.header_count = v as usize,
+        |b, v| b.header_count = usize::try_from(v).unwrap_or(usize::MAX),
     ),
     (
         "chunk_line_bytes",
         |b| b.chunk_line_bytes as u64,
-        |b, v| b.chunk_line_bytes = v as usize,
+        |b, v| b.chunk_line_bytes = usize::try_from(v).unwrap_or(usize::MAX),
     ),
     (
         "informational_responses",
         |b| u64::from(b.informational_responses),
-        |b, v| b.informational_responses = v as u32,
+        |b, v| b.informational_responses = u32::try_from(v).unwrap_or(u32::MAX),
     ),
     (
         "sse_event_bytes",
         |b| b.sse_event_bytes,
         |b, v| b.sse_event_bytes = v,
     ),
-    ("pages", |b| u64::from(b.pages), |b, v| b.pages = v as u32),
+    (
+        "pages",
+        |b| u64::from(b.pages),
+        |b, v| b.pages = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
     (
         "responses_per_request",
         |b| u64::from(b.responses_per_request),
-        |b, v| b.responses_per_request = v as u32,
+        |b, v| b.responses_per_request = u32::try_from(v).unwrap_or(u32::MAX),
     ),
     (
         "stalled_resumptions",
         |b| u64::from(b.stalled_resumptions),
-        |b, v| b.stalled_resumptions = v as u32,
+        |b, v| b.stalled_resumptions = u32::try_from(v).unwrap_or(u32::MAX),
     ),
     (
         "request_time_ms",

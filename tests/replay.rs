@@ -490,3 +490,49 @@ fn fixtures_cover_the_promised_ground() {
         .count();
     assert!(spread > 0, "no fixture feeds bytes over time");
 }
+
+mod properties {
+    use mcp_sansio::transcript::{escape, unescape, Entry, Record, Transcript};
+    use proptest::prelude::*;
+    use std::time::Duration;
+
+    fn base() -> Transcript {
+        Transcript::parse("mcp-transcript 1\nconfig url http://127.0.0.1:1/mcp\n").unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn escapes_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let text = escape(&bytes);
+            prop_assert!(!text.contains('\n') && !text.contains('\r'));
+            prop_assert_eq!(unescape(&text).unwrap(), bytes);
+        }
+
+        #[test]
+        fn any_bytes_survive_the_text_form(
+            pieces in proptest::collection::vec(
+                (0u64..5, proptest::collection::vec(any::<u8>(), 0..64), 0u64..10_000_000),
+                0..8,
+            )
+        ) {
+            let mut t = base();
+            let mut at = 0;
+            for (exchange, bytes, step) in pieces {
+                at += step;
+                let record = if exchange == 0 {
+                    Record::Send { exchange: 1, fresh: step % 2 == 0, bytes }
+                } else {
+                    Record::Recv { exchange, bytes }
+                };
+                t.entries.push(Entry { at: Duration::from_micros(at), record });
+            }
+            let back = Transcript::parse(&t.to_text()).unwrap();
+            prop_assert_eq!(back, t);
+        }
+
+        #[test]
+        fn parsing_never_panics(text in "mcp-transcript 1\n(config url http://h/\n)?[ -~\n]{0,200}") {
+            let _ = Transcript::parse(&text);
+        }
+    }
+}
