@@ -466,6 +466,14 @@ class Fixture:
             return
         if deadline_ms is not None:
             self.outcome(status, msgs, token, timed_out=deadline_ms)
+            if self.session[0] == "legacy":
+                # A legacy server is told the request is cancelled; its answer is not awaited
+                # by the operation (the server's recorded answer to a notification is used).
+                h = self.base_headers(None, True)
+                body = ('{"jsonrpc":"2.0","method":"notifications/cancelled","params":'
+                        '{"requestId":%d,"reason":"timeout"}}' % rid).encode()
+                self.exchange(self.encode("POST", h, body),
+                              self.by_title("notifications/initialized"), None)
             return
         if resume is not None:
             # The stream dropped after its first event; the client resumes with GET.
@@ -729,6 +737,16 @@ def convert(path, out_dir):
             fx.list_tools()
             fx.close()
             write(stem + ".token", fx)
+        slow = [r for r in rec if r["title"] == "tools/call slow with progressToken"]
+        if slow and slow[0]["response"]["sse_events"]:
+            fx = Fixture(rec, ["%s: a slow call with progress runs out of its 1 s call budget; "
+                               "the server is told the request is cancelled" % label, source],
+                         legacy_versions=versions, era_hint=("legacy", version),
+                         budgets=[("call_time_ms", 1000)])
+            fx.connect_legacy("initialize (protocolVersion %s)" % version)
+            fx.call(slow[0], deadline_ms=1000)
+            fx.close()
+            write(stem + ".deadline", fx)
         get = [r for r in rec if r["title"].startswith("GET with Last-Event-ID")]
         if get:
             slow = fx.by_title("tools/call slow with progressToken")
