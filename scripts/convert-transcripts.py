@@ -409,7 +409,7 @@ class Fixture:
         self.event({"connected": {"era": "legacy", "version": version, "server": server,
                                   "from_hint": False}})
 
-    def list_tools(self):
+    def list_tools(self, max_pages=None):
         self.op("list_tools")
         cursor = None
         names, pages = [], 0
@@ -441,6 +441,10 @@ class Fixture:
             cursor = result.get("nextCursor")
             if not cursor:
                 break
+            if max_pages is not None and pages >= max_pages:
+                self.failed("list_tools", "mcp_connection_failed_error",
+                            "budget exceeded: pages (limit %d)" % max_pages)
+                return
         self.event({"tools_listed": {"pages": pages, "tools": names, "refused": []}})
 
     def call(self, recorded, *, expect_input=False, deadline_ms=None, resume=None,
@@ -675,6 +679,12 @@ def convert(path, out_dir):
         fx.close()
         write(stem + ".session", fx)
         if token:
+            fx = Fixture(rec, ["%s: a listing longer than the 2-page budget" % label, source],
+                         budgets=[("pages", 2)])
+            fx.connect_modern(discover_title=rec[0]["title"])
+            fx.list_tools(max_pages=2)
+            fx.close()
+            write(stem + ".page-budget", fx)
             fx = Fixture(rec, ["%s: connect, list every page, close, with a bearer token "
                                "(redacted)" % label, source], bearer=True)
             fx.connect_modern(discover_title=rec[0]["title"])
@@ -730,6 +740,13 @@ def convert(path, out_dir):
         fx.close()
         write(stem + ".session", fx)
         if token:
+            fx = Fixture(rec, ["%s: a listing longer than the 2-page budget" % label, source],
+                         legacy_versions=versions, era_hint=("legacy", version),
+                         budgets=[("pages", 2)])
+            fx.connect_legacy("initialize (protocolVersion %s)" % version)
+            fx.list_tools(max_pages=2)
+            fx.close()
+            write(stem + ".page-budget", fx)
             fx = Fixture(rec, ["%s: connect, list every page, close, with a bearer token "
                                "(redacted)" % label, source], bearer=True,
                          legacy_versions=versions, era_hint=("legacy", version))
