@@ -225,8 +225,9 @@ class Fixture:
         resp = recorded["response"]
         if not resp["status_line"]:
             raise SystemExit("no recorded response for %r" % recorded["title"])
-        old_id = recorded.get("answers_id") or (recorded["request"]["body"].get("id") if isinstance(
-            recorded["request"]["body"], dict) else None)
+        old_id = recorded.get("answers_id")
+        if old_id is None and isinstance(recorded["request"]["body"], dict):
+            old_id = recorded["request"]["body"].get("id")
         elapsed = max(1, recorded["elapsed_ms"]) * 1000
         headers = resp["headers"]
         chunked = (header(headers, "transfer-encoding") or "").lower() == "chunked"
@@ -259,6 +260,7 @@ class Fixture:
             times = [e["t_ms"] * 1000 for e in events]
             pieces = [(times[i] if i < len(times) else elapsed, p.encode())
                       for i, p in enumerate(rewritten)]
+            length = sum(len(p) for _, p in pieces)
             if events_then_eof is not None:
                 pieces = pieces[:events_then_eof]
             if events_then_reset is not None:
@@ -271,12 +273,13 @@ class Fixture:
                 except ValueError:
                     pass
             pieces = [(elapsed, body.encode())] if body else []
+            length = len(body.encode())
         kept = [(k, v) for k, v in headers
                 if k.lower() not in ("transfer-encoding", "content-length")]
         if chunked:
             kept.append(("Transfer-Encoding", "chunked"))
         elif has_length:
-            kept.append(("Content-Length", str(sum(len(p) for _, p in pieces))))
+            kept.append(("Content-Length", str(length)))
         head = resp["status_line"] + "\r\n" + "".join("%s: %s\r\n" % kv for kv in kept) + "\r\n"
         first = pieces[0][0] if pieces else elapsed
         chunks = [(min(first, elapsed), head.encode())]
@@ -304,7 +307,8 @@ class Fixture:
             self.lines.append("%s timeout" % at(self.t))
         elif events_then_reset is not None:
             self.t = start + last
-            self.lines.append("%s transport-error %d io connection reset by peer" % (at(self.t), ex))
+            self.lines.append("%s transport-error %d io connection reset by peer"
+                              % (at(self.t), ex))
         else:
             self.t = start + (last if events_then_eof is not None else max(last, elapsed))
             self.lines.append("%s eof %d" % (at(self.t), ex))
@@ -346,7 +350,7 @@ class Fixture:
 
     def connect_modern(self, discover_title="server/discover", versions=None, stale=False):
         self.op("connect")
-        for attempt, version in enumerate(versions or [MODERN]):
+        for version in versions or [MODERN]:
             rid = self.new_id()
             h = self.base_headers(None, True) + [("MCP-Protocol-Version", version),
                                                  ("Mcp-Method", "server/discover")]
@@ -391,8 +395,8 @@ class Fixture:
         params = ('"protocolVersion":%s,"capabilities":{},"clientInfo":{"name":%s,"version":%s}'
                   % (jstr(self.legacy_versions[0]), jstr(CLIENT[0]), jstr(CLIENT[1])))
         rec = self.by_title(init_title)
-        status, headers, msgs = self.exchange(self.encode("POST", h, self.rpc(rid, "initialize", params)),
-                                              rec, rid)
+        request = self.encode("POST", h, self.rpc(rid, "initialize", params))
+        status, headers, msgs = self.exchange(request, rec, rid)
         result = [m for m in msgs if "result" in m][0]["result"]
         version = result["protocolVersion"]
         assert version in self.legacy_versions
@@ -610,7 +614,8 @@ def call_summary(result):
         s = None
         if t == "text" and isinstance(b.get("text"), str):
             s = {"text": b["text"]}
-        elif t in ("image", "audio") and b.get("mimeType") and b64len(b.get("data", "")) is not None:
+        elif (t in ("image", "audio") and b.get("mimeType")
+              and b64len(b.get("data", "")) is not None):
             s = {t: {"mime_type": b["mimeType"], "bytes": b64len(b["data"])}}
         elif t == "resource_link" and "uri" in b and "name" in b:
             s = {"resource_link": {"uri": b["uri"], "name": b["name"],
@@ -645,7 +650,8 @@ SESSION_CALLS = ["echo", "add", "get_text", "get_image", "get_audio", "get_embed
 
 
 # Recordings that also give a session fixture with a bearer token.
-TOKEN_SESSIONS = ["ts-v2_legacy-stateless.modern-auto_modern", "py-mcp_stateful-json_legacy-2025-11-25"]
+TOKEN_SESSIONS = ["ts-v2_legacy-stateless.modern-auto_modern",
+                  "py-mcp_stateful-json_legacy-2025-11-25"]
 
 
 def session_calls(rec):
