@@ -1,4 +1,4 @@
-//! Transcripts: a faithful, replayable record of everything a [`Connection`](crate::Connection)
+//! Transcripts: a faithful, replayable record of everything a [`Connection`]
 //! was told and everything it answered.
 //!
 //! An adapter holds a [`Recorder`] next to its connection and reports to it what it does: the
@@ -69,11 +69,11 @@ pub const REPLAY_TOKEN: &str = "replay-token";
 /// An operation the adapter started on the connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordedOperation {
-    /// [`Connection::connect`](crate::Connection::connect).
+    /// [`Connection::connect`].
     Connect,
-    /// [`Connection::list_tools`](crate::Connection::list_tools).
+    /// [`Connection::list_tools`].
     ListTools,
-    /// [`Connection::call_tool`](crate::Connection::call_tool) with the tool name and the raw
+    /// [`Connection::call_tool`] with the tool name and the raw
     /// argument bytes.
     CallTool {
         /// The tool name.
@@ -81,7 +81,7 @@ pub enum RecordedOperation {
         /// The arguments, raw JSON as given.
         arguments: Vec<u8>,
     },
-    /// [`Connection::call_known_tool`](crate::Connection::call_known_tool): the tool's name and
+    /// [`Connection::call_known_tool`]: the tool's name and
     /// raw `inputSchema` (which gives its `x-mcp-header` parameters) and the raw argument bytes.
     CallKnownTool {
         /// The tool name.
@@ -91,15 +91,15 @@ pub enum RecordedOperation {
         /// The arguments, raw JSON as given.
         arguments: Vec<u8>,
     },
-    /// [`Connection::close`](crate::Connection::close).
+    /// [`Connection::close`].
     Close,
-    /// [`Connection::provide_input`](crate::Connection::provide_input): the responses given to an
+    /// [`Connection::provide_input`]: the responses given to an
     /// input request (raw JSON object), or `None` for a decline.
     ProvideInput(Option<Vec<u8>>),
 }
 
 impl RecordedOperation {
-    /// The record of [`Connection::call_known_tool`](crate::Connection::call_known_tool) with
+    /// The record of [`Connection::call_known_tool`] with
     /// `tool` and `arguments`.
     pub fn known_tool(tool: &Tool, arguments: &[u8]) -> RecordedOperation {
         RecordedOperation::CallKnownTool {
@@ -1049,7 +1049,7 @@ impl Transcript {
             .to_config()
             .and_then(|c| {
                 // The same checks as a connection, so a parsed transcript always replays.
-                crate::Connection::new(c).map(|_| ())
+                Connection::new(c).map(|_| ())
             })
             .map_err(|e| ParseError {
                 line: last_line,
@@ -1258,7 +1258,6 @@ fn parse_config_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Connection;
 
     fn sample() -> Transcript {
         let config = Config::new("http://127.0.0.1:8080/mcp")
