@@ -75,6 +75,7 @@ pub mod jsonrpc;
 pub mod list;
 pub mod sse;
 pub mod time;
+pub mod transcript;
 pub mod xmcp;
 
 pub use budget::{Budget, BudgetExceeded, Budgets};
