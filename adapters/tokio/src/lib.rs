@@ -161,6 +161,7 @@ impl Client {
             server_info: None,
             tasks: HashMap::new(),
             close_error: None,
+            parking: Vec::new(),
             tx,
             rx,
         };
@@ -307,6 +308,8 @@ pub struct Session {
     server_info: Option<ServerInfo>,
     tasks: HashMap<ExchangeId, Task>,
     close_error: Option<Error>,
+    /// Tasks parking their sockets in the pool.
+    parking: Vec<JoinHandle<()>>,
     tx: mpsc::UnboundedSender<(ExchangeId, Msg)>,
     rx: mpsc::UnboundedReceiver<(ExchangeId, Msg)>,
 }
@@ -425,6 +428,10 @@ impl Session {
                 }
             }
             if let Some(o) = outcome.take() {
+                // Parking takes a moment: the next operation finds the sockets in the pool.
+                for handle in self.parking.drain(..) {
+                    let _ = handle.await;
+                }
                 return o;
             }
             let deadline = self.conn.poll_timeout();
@@ -510,9 +517,7 @@ impl Session {
                 }
             }
             Event::InputRequired { requests } => {
-                let answer = observer
-                    .as_mut()
-                    .and_then(|o| o.input_required(&requests));
+                let answer = observer.as_mut().and_then(|o| o.input_required(&requests));
                 let now = self.now();
                 self.conn.provide_input(now, answer.as_deref());
             }
@@ -536,7 +541,9 @@ impl Session {
             Event::ExchangeFinished { exchange, reusable } => {
                 if let Some(task) = self.tasks.remove(&exchange) {
                     if reusable && op != Operation::Close {
-                        if task.cmd.send(Cmd::Park).is_err() {
+                        if task.cmd.send(Cmd::Park).is_ok() {
+                            self.parking.push(task.handle);
+                        } else {
                             task.handle.abort();
                         }
                     } else {
@@ -572,6 +579,9 @@ impl Session {
     fn abort_all(&mut self) {
         for (_, task) in self.tasks.drain() {
             task.handle.abort();
+        }
+        for handle in self.parking.drain(..) {
+            handle.abort();
         }
     }
 }
@@ -774,8 +784,12 @@ fn server_name(host: &str) -> Result<ServerName<'static>, TransportError> {
         return Ok(ServerName::IpAddress(ip.into()));
     }
     let name = host.strip_suffix('.').unwrap_or(host).to_owned();
-    ServerName::try_from(name)
-        .map_err(|e| transport(TransportErrorKind::Tls, format!("server name {host:?}: {e}")))
+    ServerName::try_from(name).map_err(|e| {
+        transport(
+            TransportErrorKind::Tls,
+            format!("server name {host:?}: {e}"),
+        )
+    })
 }
 
 /// A plain or TLS socket.
