@@ -160,7 +160,6 @@ impl Client {
             era: Era::Modern,
             server_info: None,
             tasks: HashMap::new(),
-            close_error: None,
             parking: Vec::new(),
             tx,
             rx,
@@ -307,7 +306,6 @@ pub struct Session {
     era: Era,
     server_info: Option<ServerInfo>,
     tasks: HashMap<ExchangeId, Task>,
-    close_error: Option<Error>,
     /// Tasks parking their sockets in the pool.
     parking: Vec<JoinHandle<()>>,
     tx: mpsc::UnboundedSender<(ExchangeId, Msg)>,
@@ -521,22 +519,15 @@ impl Session {
                 let now = self.now();
                 self.conn.provide_input(now, answer.as_deref());
             }
-            Event::Failed { error, .. } => {
-                if op == Operation::Close {
-                    // `Closed` follows in every case; the first failure is reported then.
-                    self.close_error.get_or_insert(error);
-                } else {
-                    outcome.get_or_insert(Err(error));
-                }
+            // Closing always ends with `Closed`; a failure it reports belongs to an operation it
+            // interrupted.
+            Event::Failed { operation, error }
+                if op != Operation::Close || operation == Operation::Close =>
+            {
+                outcome.get_or_insert(Err(error));
             }
-            Event::Closed => {
-                if op == Operation::Close {
-                    let r = match self.close_error.take() {
-                        Some(e) => Err(e),
-                        None => Ok(Outcome::Closed),
-                    };
-                    outcome.get_or_insert(r);
-                }
+            Event::Closed if op == Operation::Close => {
+                outcome.get_or_insert(Ok(Outcome::Closed));
             }
             Event::ExchangeFinished { exchange, reusable } => {
                 if let Some(task) = self.tasks.remove(&exchange) {

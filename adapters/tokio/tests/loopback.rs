@@ -452,3 +452,91 @@ async fn the_strict_policy_refuses_loopback_in_every_spelling_before_dialling() 
         .unwrap();
     assert_eq!(server.accepted(), 1);
 }
+
+/// A 2025-11-25 server: no `server/discover`, an `initialize` handshake and a session.
+fn legacy(req: &Req) -> Reply {
+    let id = req.id();
+    let session = [("mcp-session-id", "sess-1")];
+    Reply::Send(match req.rpc_method().as_str() {
+        "server/discover" => empty_response(404),
+        "initialize" => json_response_with(
+            200,
+            &session,
+            &result_msg(
+                id,
+                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}"#,
+            ),
+        ),
+        "tools/list" => json_response_with(200, &session, &result_msg(id, &tools_page(&["old"]))),
+        "DELETE" => empty_response(200),
+        _ => empty_response(202),
+    })
+}
+
+#[tokio::test]
+async fn a_legacy_session_is_negotiated_used_and_deleted() {
+    let server = Server::start(legacy).await;
+    let client = loopback_client();
+    let mut s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(s.era(), Era::Legacy);
+    assert_eq!(s.version(), "2025-11-25");
+    assert_eq!(s.server_info().map(|i| i.name.as_str()), Some("legacy"));
+    assert_eq!(s.list_tools().await.unwrap().tools[0].name, "old");
+    s.close().await.unwrap();
+    assert_eq!(
+        server.methods(),
+        [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "DELETE"
+        ]
+    );
+    let requests = server.requests();
+    for r in &requests[2..] {
+        assert!(
+            r.head
+                .to_ascii_lowercase()
+                .contains("mcp-session-id: sess-1"),
+            "{}",
+            r.head
+        );
+    }
+
+    // The next work item skips the probe: the client remembers the origin is legacy.
+    let s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(s.era(), Era::Legacy);
+    s.close().await.unwrap();
+    assert_eq!(
+        server.methods()[5..],
+        ["initialize", "notifications/initialized", "DELETE"]
+    );
+}
+
+#[tokio::test]
+async fn the_dial_timeout_covers_the_tls_handshake() {
+    // Accepts TCP, never speaks TLS.
+    let server = Server::start(|_: &Req| Reply::Never).await;
+    let timeout = ms(300);
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .dial_timeout(timeout)
+        .build();
+    let url = format!("https://127.0.0.1:{}/mcp", server.port());
+    let config = Config::new(&url)
+        .unwrap()
+        .with_budgets(time_budgets(Duration::from_secs(30)));
+    let start = Instant::now();
+    let e = client.connect(config).await.unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(transport_kind(&e), Some(TransportErrorKind::Connect), "{e}");
+    assert!(took >= timeout && took < timeout + GRACE, "{took:?}");
+    assert_eq!(server.accepted(), 1);
+}
