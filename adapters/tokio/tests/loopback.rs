@@ -295,6 +295,11 @@ async fn an_abandoned_exchange_closes_its_socket() {
     let mut s = client.connect(config).await.unwrap();
     let e = s.list_tools().await.unwrap_err();
     assert!(e.budget().is_some(), "{e}");
+    assert_eq!(
+        server.wait_closed(1).await,
+        1,
+        "the abandoned socket is closed"
+    );
     s.close().await.unwrap();
     assert_eq!(client.idle_sockets(), 0);
     let mut s = client
@@ -539,4 +544,38 @@ async fn the_dial_timeout_covers_the_tls_handshake() {
     assert_eq!(transport_kind(&e), Some(TransportErrorKind::Connect), "{e}");
     assert!(took >= timeout && took < timeout + GRACE, "{took:?}");
     assert_eq!(server.accepted(), 1);
+}
+
+#[tokio::test]
+async fn dropping_a_session_mid_operation_closes_its_sockets() {
+    let server = Server::start(|_: &Req| Reply::Never).await;
+    let mut s = loopback_client()
+        .connect(hinted(&server.url()))
+        .await
+        .unwrap();
+    let cut = tokio::time::timeout(ms(200), s.list_tools()).await;
+    assert!(cut.is_err(), "the listing is still waiting");
+    assert_eq!(server.accepted(), 1);
+    assert_eq!(server.closed(), 0);
+    drop(s);
+    assert_eq!(server.wait_closed(1).await, 1);
+}
+
+#[tokio::test]
+async fn an_endless_body_is_cut_at_the_byte_budget() {
+    let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n".to_vec();
+    let server = Server::start(move |_: &Req| Reply::Flood(head.clone())).await;
+    let mut budgets = time_budgets(Duration::from_secs(30));
+    budgets.response_bytes = 256 * 1024;
+    budgets.sse_event_bytes = 1024 * 1024;
+    let config = hinted(&server.url()).with_budgets(budgets);
+    let mut s = loopback_client().connect(config).await.unwrap();
+    let e = s.list_tools().await.unwrap_err();
+    let exceeded = e.budget().unwrap_or_else(|| panic!("{e}"));
+    assert_eq!(exceeded.budget, mcp_sansio::Budget::ResponseBytes, "{e}");
+    assert_eq!(
+        server.wait_closed(1).await,
+        1,
+        "the flooding socket is closed"
+    );
 }

@@ -51,6 +51,8 @@ pub enum Reply {
     Trickle(Vec<u8>, Duration),
     /// Never answers; keeps the connection open until the client closes it.
     Never,
+    /// Writes this head, then body bytes without end, as fast as the client reads.
+    Flood(Vec<u8>),
     /// Closes the connection without answering.
     Close,
 }
@@ -61,6 +63,7 @@ pub type Handler = Arc<dyn Fn(&Req) -> Reply + Send + Sync>;
 pub struct Server {
     pub addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
+    closed: Arc<AtomicUsize>,
     log: Arc<Mutex<Vec<Req>>>,
     task: JoinHandle<()>,
 }
@@ -89,8 +92,9 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
+        let closed = Arc::new(AtomicUsize::new(0));
         let log = Arc::new(Mutex::new(Vec::new()));
-        let (a, l) = (accepted.clone(), log.clone());
+        let (a, c, l) = (accepted.clone(), closed.clone(), log.clone());
         let task = tokio::spawn(async move {
             // Dropping the set (when this task is aborted) aborts every connection task.
             let mut conns = JoinSet::new();
@@ -99,7 +103,8 @@ impl Server {
                     continue;
                 };
                 let index = a.fetch_add(1, Ordering::SeqCst);
-                let (handler, log, tls) = (handler.clone(), l.clone(), tls.clone());
+                let (handler, log, tls, closed) =
+                    (handler.clone(), l.clone(), tls.clone(), c.clone());
                 conns.spawn(async move {
                     match tls {
                         None => serve(tcp, index, handler, log).await,
@@ -109,12 +114,14 @@ impl Server {
                             }
                         }
                     }
+                    closed.fetch_add(1, Ordering::SeqCst);
                 });
             }
         });
         Server {
             addr,
             accepted,
+            closed,
             log,
             task,
         }
@@ -132,6 +139,22 @@ impl Server {
     /// Connections accepted so far.
     pub fn accepted(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// Connections that ended so far (the client closed them, or the reply did).
+    pub fn closed(&self) -> usize {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Waits up to two seconds for `n` connections to have ended; returns how many did.
+    pub async fn wait_closed(&self, n: usize) -> usize {
+        for _ in 0..200 {
+            if self.closed() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.closed()
     }
 
     /// Requests received so far.
@@ -175,6 +198,14 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                     }
                     tokio::time::sleep(pause).await;
                 }
+                return;
+            }
+            Reply::Flood(head) => {
+                if s.write_all(&head).await.is_err() {
+                    return;
+                }
+                let block = vec![b'x'; 8192];
+                while s.write_all(&block).await.is_ok() {}
                 return;
             }
             Reply::Never => {
