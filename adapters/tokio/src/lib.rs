@@ -39,6 +39,15 @@
 //! client's pool; in every other case the socket is closed. A [`Session`] that is dropped aborts
 //! its tasks, which closes their sockets.
 //!
+//! # Runtime and cancellation
+//!
+//! Sessions run on the tokio runtime they are used in (any flavour, with I/O and time
+//! enabled): exchange tasks are spawned on it and name resolution runs on its blocking pool.
+//! Operations take `&mut self` and run one at a time. Every operation is bounded by the core's
+//! time budgets, so wrapping one in a timeout is not needed; a future that is dropped before it
+//! completes leaves its operation unfinished in the core, and the session can then only be closed
+//! (other operations fail as a misuse).
+//!
 //! # Era hints
 //!
 //! With era hints on (the default), the [`Client`] remembers per origin the era and version a
@@ -499,10 +508,10 @@ impl Session {
                     outcome.get_or_insert(Ok(Outcome::Connected));
                 }
             }
-            Event::ToolsListed(c) => {
+            Event::ToolsListed(c) if op == Operation::ListTools => {
                 outcome.get_or_insert(Ok(Outcome::Listed(c)));
             }
-            Event::CallFinished(r) => {
+            Event::CallFinished(r) if op == Operation::CallTool => {
                 outcome.get_or_insert(Ok(Outcome::Called(r)));
             }
             Event::Progress {

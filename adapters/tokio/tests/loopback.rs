@@ -579,3 +579,17 @@ async fn an_endless_body_is_cut_at_the_byte_budget() {
         "the flooding socket is closed"
     );
 }
+
+#[tokio::test]
+async fn after_a_cancelled_operation_only_close_runs() {
+    let server = Server::start(|_: &Req| Reply::Never).await;
+    let mut s = loopback_client()
+        .connect(hinted(&server.url()))
+        .await
+        .unwrap();
+    assert!(tokio::time::timeout(ms(200), s.list_tools()).await.is_err());
+    let e = s.call_tool("echo", b"{}").await.unwrap_err();
+    assert!(matches!(e, Error::Misuse { .. }), "{e}");
+    s.close().await.unwrap();
+    assert_eq!(server.wait_closed(1).await, 1);
+}
