@@ -731,7 +731,8 @@ async fn dial(inner: &Inner, endpoint: &Endpoint) -> Result<(SocketAddr, Stream)
     .map_err(|e| transport(TransportErrorKind::Resolve, e.to_string()))?
     .map_err(TransportError::from)?;
     let limit = inner.dial_timeout;
-    match tokio::time::timeout(limit, connect(inner, endpoint, &vetted)).await {
+    let deadline = tokio::time::Instant::now() + limit;
+    match tokio::time::timeout_at(deadline, connect(inner, endpoint, &vetted, deadline)).await {
         Ok(r) => r,
         Err(_) => Err(transport(
             TransportErrorKind::Connect,
@@ -744,16 +745,22 @@ async fn connect(
     inner: &Inner,
     endpoint: &Endpoint,
     addresses: &[SocketAddr],
+    deadline: tokio::time::Instant,
 ) -> Result<(SocketAddr, Stream), TransportError> {
     let mut last = None;
     let mut tcp = None;
-    for &address in addresses {
-        match TcpStream::connect(address).await {
-            Ok(s) => {
+    for (i, &address) in addresses.iter().enumerate() {
+        // Each address gets an equal share of the time left, so that one that never answers
+        // does not use up the whole dial; the last one gets all of it.
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let share = left / u32::try_from(addresses.len() - i).unwrap_or(u32::MAX);
+        match tokio::time::timeout(share, TcpStream::connect(address)).await {
+            Ok(Ok(s)) => {
                 tcp = Some((address, s));
                 break;
             }
-            Err(e) => last = Some(format!("{address}: {e}")),
+            Ok(Err(e)) => last = Some(format!("{address}: {e}")),
+            Err(_) => last = Some(format!("{address}: timed out")),
         }
     }
     let Some((address, tcp)) = tcp else {

@@ -593,3 +593,45 @@ async fn after_a_cancelled_operation_only_close_runs() {
     s.close().await.unwrap();
     assert_eq!(server.wait_closed(1).await, 1);
 }
+
+#[tokio::test]
+async fn vetted_addresses_are_dialled_in_order_until_one_connects() {
+    let server = Server::start(mcp).await;
+    let ips: Vec<IpAddr> = ["169.254.169.254", "127.0.0.2", "127.0.0.1"]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+    // The metadata address is refused by the policy; nothing listens on 127.0.0.2.
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .resolver(StaticResolver::new().with("multi.test", &ips))
+        .build();
+    let url = format!("http://multi.test:{}/mcp", server.port());
+    let mut s = client.connect(Config::new(&url).unwrap()).await.unwrap();
+    assert_eq!(s.list_tools().await.unwrap().tools.len(), 2);
+    assert_eq!(server.accepted(), 1);
+    let host = &server.requests()[0].head;
+    assert!(
+        host.contains(&format!("multi.test:{}", server.port())),
+        "{host}"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_pool_keeps_no_socket() {
+    let server = Server::start(mcp).await;
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .pool_limits(mcp_sansio_net::PoolLimits {
+            max_idle: 0,
+            ..Default::default()
+        })
+        .build();
+    let mut s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    s.list_tools().await.unwrap();
+    assert_eq!(client.idle_sockets(), 0);
+    assert_eq!(server.accepted(), 2, "the listing dialled again");
+}
