@@ -39,6 +39,20 @@
 //! client's pool; in every other case the socket is closed. A [`Session`] that is dropped aborts
 //! its tasks, which closes their sockets.
 //!
+//! # Errors
+//!
+//! Every operation fails with the core's [`Error`], whose [`kind`](Error::kind) is one of the
+//! three [`ErrorKind`](mcp_sansio::ErrorKind)s. What the adapter observes reaches the core as a
+//! [`TransportError`] and comes back as [`Error::Transport`], of kind `ConnectionFailed`:
+//!
+//! | [`TransportErrorKind`] | when |
+//! |---|---|
+//! | `AddressRefused` | the policy refused every address of the host; no socket was opened |
+//! | `Resolve` | the name did not resolve, or to no address |
+//! | `Connect` | no admitted address accepted a connection within the dial timeout |
+//! | `Tls` | the TLS handshake failed (untrusted certificate, wrong name, …) |
+//! | `Io` | writing the request or reading the response failed |
+//!
 //! # Runtime and cancellation
 //!
 //! Sessions run on the tokio runtime they are used in (any flavour, with I/O and time
