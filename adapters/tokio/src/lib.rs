@@ -662,8 +662,7 @@ impl Job {
         let pooled = if self.fresh {
             None
         } else {
-            let now = std::time::Instant::now();
-            lock(&self.client.inner.pool).take(&self.origin, now)
+            take_live(&self.client.inner.pool, &self.origin)
         };
         let (address, mut stream) = match pooled {
             Some(s) => s,
@@ -709,6 +708,18 @@ impl Job {
                     }
                 },
             }
+        }
+    }
+}
+
+/// Takes the newest idle socket of `origin` that the server has not closed and that holds no
+/// unread bytes; the others are dropped.
+fn take_live(pool: &Mutex<IdlePool<Stream>>, origin: &str) -> Option<(SocketAddr, Stream)> {
+    loop {
+        let now = std::time::Instant::now();
+        let (address, stream) = lock(pool).take(origin, now)?;
+        if stream.is_idle() {
+            return Some((address, stream));
         }
     }
 }
@@ -817,6 +828,26 @@ fn server_name(host: &str) -> Result<ServerName<'static>, TransportError> {
 enum Stream {
     Plain(TcpStream),
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    /// Whether the socket is still open with nothing to read: the state a parked keep-alive
+    /// socket must be in. Bytes on a plain socket between responses are not a response to
+    /// anything; on a TLS socket they may be a session ticket, so only the end of stream counts.
+    fn is_idle(&self) -> bool {
+        let (tcp, tls) = match self {
+            Stream::Plain(s) => (s, false),
+            Stream::Tls(s) => (s.get_ref().0, true),
+        };
+        let mut byte = [0u8; 1];
+        let mut buf = ReadBuf::new(&mut byte);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        match tcp.poll_peek(&mut cx, &mut buf) {
+            Poll::Pending => true,
+            Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => false,
+            Poll::Ready(Ok(_)) => tls,
+        }
+    }
 }
 
 impl AsyncRead for Stream {

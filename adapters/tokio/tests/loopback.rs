@@ -635,3 +635,64 @@ async fn an_empty_pool_keeps_no_socket() {
     assert_eq!(client.idle_sockets(), 0);
     assert_eq!(server.accepted(), 2, "the listing dialled again");
 }
+
+#[tokio::test]
+async fn a_parked_socket_the_server_closed_is_not_used() {
+    // A keep-alive answer, then the server closes the idle connection.
+    let server = Server::start(|req: &Req| match req.conn {
+        0 => Reply::SendClose(mcp_bytes(req)),
+        _ => mcp(req),
+    })
+    .await;
+    let client = loopback_client();
+    let s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+    assert_eq!(client.idle_sockets(), 1);
+    assert_eq!(server.wait_closed(1).await, 1);
+    tokio::time::sleep(ms(20)).await;
+    let mut s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    s.list_tools().await.unwrap();
+    let seen: Vec<(usize, String)> = server
+        .requests()
+        .iter()
+        .map(|r| (r.conn, r.rpc_method()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, "server/discover".to_owned()),
+            (1, "tools/list".to_owned())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_parked_socket_with_unasked_bytes_is_not_used() {
+    // After its answer the first connection sends bytes nobody asked for.
+    let server = Server::start(|req: &Req| match req.conn {
+        0 => Reply::SendThen(mcp_bytes(req), ms(20), empty_response(200)),
+        _ => mcp(req),
+    })
+    .await;
+    let client = loopback_client();
+    let s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+    assert_eq!(client.idle_sockets(), 1);
+    tokio::time::sleep(ms(100)).await;
+    let mut s = client
+        .connect(Config::new(&server.url()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(s.list_tools().await.unwrap().tools.len(), 2);
+    assert_eq!(server.accepted(), 2);
+    assert_eq!(server.requests()[1].conn, 1);
+}

@@ -47,6 +47,8 @@ pub enum Reply {
     Send(Vec<u8>),
     /// Writes the bytes and closes the connection.
     SendClose(Vec<u8>),
+    /// Writes the bytes, then after the pause the extra bytes (unasked), then serves on.
+    SendThen(Vec<u8>, Duration, Vec<u8>),
     /// Writes the bytes one at a time, pausing between them, then closes.
     Trickle(Vec<u8>, Duration),
     /// Never answers; keeps the connection open until the client closes it.
@@ -183,6 +185,15 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         match handler(&req) {
             Reply::Send(bytes) => {
                 if s.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            Reply::SendThen(bytes, pause, extra) => {
+                if s.write_all(&bytes).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(pause).await;
+                if s.write_all(&extra).await.is_err() {
                     return;
                 }
             }
