@@ -36,8 +36,9 @@
 //! forwards what it reads, one read at a time, waiting for the session to feed it to the core
 //! before reading again (so no response is buffered ahead of the core's budgets). When the core
 //! declares the response complete and the socket reusable, the task parks the socket in the
-//! client's pool; in every other case the socket is closed. A [`Session`] that is dropped aborts
-//! its tasks, which closes their sockets.
+//! client's pool; in every other case the socket is closed. A parked socket is taken again only
+//! if the server has not closed it and it holds no unasked bytes. A [`Session`] that is dropped
+//! aborts its tasks, which closes their sockets; closing a session pools none of its sockets.
 //!
 //! # Errors
 //!
