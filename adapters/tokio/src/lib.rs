@@ -38,7 +38,8 @@
 //! declares the response complete and the socket reusable, the task parks the socket in the
 //! client's pool; in every other case the socket is closed. A parked socket is taken again only
 //! if the server has not closed it and it holds no unasked bytes. A [`Session`] that is dropped
-//! aborts its tasks, which closes their sockets; closing a session pools none of its sockets.
+//! aborts its tasks, which closes their sockets; the socket of the `DELETE` that ends a legacy
+//! session is closed, not pooled.
 //!
 //! # Errors
 //!
@@ -407,7 +408,8 @@ impl Session {
     }
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
-    /// socket of the session is closed, none is pooled.
+    /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
+    /// the client's pool for other sessions.
     pub async fn close(mut self) -> Result<(), Error> {
         let now = self.now();
         self.conn.close(now);
