@@ -55,7 +55,7 @@ async fn connects_lists_and_calls() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn futures_and_handles_are_send() {
     fn send_sync_clone<T: Send + Sync + Clone>() {}
     fn send<T: Send>(_: &T) {}
@@ -72,6 +72,7 @@ async fn futures_and_handles_are_send() {
         Ok::<_, Error>(catalog.tools.len())
     });
     assert_eq!(task.await.unwrap().unwrap(), 2);
+    assert_eq!(server.accepted(), 1);
 }
 
 #[derive(Default)]
