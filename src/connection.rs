@@ -1142,7 +1142,7 @@ impl Connection {
     fn on_outcome(&mut self, now: Instant, outcome: Outcome<'_>) {
         let Some(p) = self.pending.take() else { return };
         match p.step {
-            Step::Discover { attempt, version } => self.on_discover(now, attempt, version, outcome),
+            Step::Discover { attempt, .. } => self.on_discover(now, attempt, outcome),
             Step::Initialize => self.on_initialize(now, outcome),
             Step::Initialized => match outcome {
                 Outcome::Accepted | Outcome::Result(_) => self.connected(now, None),
@@ -1202,7 +1202,7 @@ impl Connection {
         }
     }
 
-    fn on_discover(&mut self, now: Instant, attempt: u8, version: String, outcome: Outcome<'_>) {
+    fn on_discover(&mut self, now: Instant, attempt: u8, outcome: Outcome<'_>) {
         match outcome {
             Outcome::Result(result) => match parse_discover(result) {
                 Ok(d) => {
@@ -1225,9 +1225,11 @@ impl Connection {
                 if error.code != UNSUPPORTED_VERSION {
                     return self.fail_op(now, Error::Rpc(error.to_owned_error(status)));
                 }
+                // One retry, even with the version just refused when the server lists it as
+                // supported (a deployment mid-upgrade answers both ways); never a second.
                 let supported = supported_versions(error.data);
                 match self.best_modern(&supported) {
-                    Some(v) if attempt == 0 && v != version => {
+                    Some(v) if attempt == 0 => {
                         self.start_request(
                             now,
                             Step::Discover {
