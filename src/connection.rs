@@ -327,6 +327,9 @@ pub struct Connection {
     closed: bool,
     gets_sent: u64,
     pending_server_info: Option<ServerInfo>,
+    /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
+    /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
+    listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
 }
 
 impl Connection {
@@ -351,6 +354,7 @@ impl Connection {
             closed: false,
             gets_sent: 0,
             pending_server_info: None,
+            listed_headers: Vec::new(),
         })
     }
 
@@ -467,9 +471,12 @@ impl Connection {
     }
 
     /// Calls tool `name` with `arguments`, raw JSON sent verbatim (empty means `{}`; anything but
-    /// a JSON object is refused before sending).
+    /// a JSON object is refused before sending). A tool of this connection's last listing gets
+    /// the `Mcp-Param-*` headers of its `x-mcp-header` parameters.
     pub fn call_tool(&mut self, now: Instant, name: &str, arguments: &[u8]) {
-        self.start_call(now, name, &[], arguments);
+        let listed = self.listed_headers.iter().find(|(n, _)| n == name);
+        let params = listed.map(|(_, p)| p.clone()).unwrap_or_default();
+        self.start_call(now, name, &params, arguments);
     }
 
     /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
@@ -1142,7 +1149,7 @@ impl Connection {
     fn on_outcome(&mut self, now: Instant, outcome: Outcome<'_>) {
         let Some(p) = self.pending.take() else { return };
         match p.step {
-            Step::Discover { attempt, version } => self.on_discover(now, attempt, version, outcome),
+            Step::Discover { attempt, .. } => self.on_discover(now, attempt, outcome),
             Step::Initialize => self.on_initialize(now, outcome),
             Step::Initialized => match outcome {
                 Outcome::Accepted | Outcome::Result(_) => self.connected(now, None),
@@ -1202,7 +1209,7 @@ impl Connection {
         }
     }
 
-    fn on_discover(&mut self, now: Instant, attempt: u8, version: String, outcome: Outcome<'_>) {
+    fn on_discover(&mut self, now: Instant, attempt: u8, outcome: Outcome<'_>) {
         match outcome {
             Outcome::Result(result) => match parse_discover(result) {
                 Ok(d) => {
@@ -1225,9 +1232,11 @@ impl Connection {
                 if error.code != UNSUPPORTED_VERSION {
                     return self.fail_op(now, Error::Rpc(error.to_owned_error(status)));
                 }
+                // One retry, even with the version just refused when the server lists it as
+                // supported (a deployment mid-upgrade answers both ways); never a second.
                 let supported = supported_versions(error.data);
                 match self.best_modern(&supported) {
-                    Some(v) if attempt == 0 && v != version => {
+                    Some(v) if attempt == 0 => {
                         self.start_request(
                             now,
                             Step::Discover {
@@ -1322,6 +1331,13 @@ impl Connection {
                 let Op::List { state, deadline } = std::mem::replace(&mut self.op, Op::Idle) else {
                     return;
                 };
+                self.listed_headers = state
+                    .catalog
+                    .tools
+                    .iter()
+                    .filter(|t| !t.header_params.is_empty())
+                    .map(|t| (t.name.clone(), t.header_params.clone()))
+                    .collect();
                 match state.for_call {
                     None => self.events.push_back(Event::ToolsListed(state.catalog)),
                     Some(pending) => self.resume_call(now, *pending, &state.catalog, deadline),

@@ -153,6 +153,51 @@ fn unsupported_version_retries_once_with_a_mutual_version() {
 }
 
 #[test]
+fn unsupported_version_that_lists_the_offered_version_is_retried_once() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    for round in 0..2 {
+        let r = h.next();
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2026-07-28"));
+        let data = r#"{"supported":["2026-07-28"],"requested":"2026-07-28"}"#;
+        if round == 0 {
+            h.feed(
+                r.exchange,
+                &json_response(400, &error_msg(r.rpc_id(), -32022, "no", Some(data))),
+            );
+        } else {
+            h.feed(
+                r.exchange,
+                &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+            );
+        }
+    }
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            era: Era::Modern,
+            ..
+        }
+    ));
+    assert_eq!(h.sent.len(), 2);
+
+    // Refused twice: the second refusal is final.
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    for _ in 0..2 {
+        let r = h.next();
+        let data = r#"{"supported":["2026-07-28"],"requested":"2026-07-28"}"#;
+        h.feed(
+            r.exchange,
+            &json_response(400, &error_msg(r.rpc_id(), -32022, "no", Some(data))),
+        );
+    }
+    let (_, e) = failed(h.single_event());
+    assert!(matches!(e, Error::NoMutualVersion { .. }), "{e:?}");
+    assert_eq!(h.sent.len(), 2, "at most two probes");
+}
+
+#[test]
 fn second_unsupported_version_fails_after_two_probes() {
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
     config.modern_versions = vec!["2027-01-01".into(), "2026-07-28".into()];

@@ -198,6 +198,41 @@ fn known_tools_send_param_headers_without_listing() {
 }
 
 #[test]
+fn calls_by_name_send_the_param_headers_of_the_last_listing() {
+    let mut h = modern(Split::Whole);
+    h.take_events();
+    h.list();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    let page = r#"{"tools":[{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}},{"name":"plain","inputSchema":{"type":"object"}}]}"#;
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), page)),
+    );
+    assert!(matches!(h.single_event(), Event::ToolsListed(_)));
+    h.call("geo", r#"{"region":"eu"}"#);
+    let r = h.next();
+    assert_eq!(r.header("Mcp-Param-Region"), Some("eu"));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    h.take_events();
+    // A tool the listing did not annotate, and one it did not list, get no such header.
+    for name in ["plain", "other"] {
+        h.call(name, r#"{"region":"eu"}"#);
+        let r = h.next();
+        assert_eq!(r.header("Mcp-Name"), Some(name));
+        assert_eq!(r.header("Mcp-Param-Region"), None);
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+        );
+        h.take_events();
+    }
+}
+
+#[test]
 fn non_ascii_tool_names_are_sentinel_encoded() {
     let mut h = modern(Split::Whole);
     h.call("日本", "{}");

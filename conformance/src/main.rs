@@ -1,1 +1,296 @@
-fn main() {}
+//! `mcp-conformance-client`: the client that the MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) drives.
+//!
+//! The suite starts a scenario's mock server and runs this binary with the server's URL as the
+//! last argument and the scenario in the environment:
+//!
+//! - `MCP_CONFORMANCE_SCENARIO`: the scenario's name;
+//! - `MCP_CONFORMANCE_PROTOCOL_VERSION`: the revision to speak (`2025-11-25`, `2026-07-28`…);
+//!   absent means the client negotiates with its defaults;
+//! - `MCP_CONFORMANCE_CONTEXT`: a JSON object with data some scenarios need (e.g. `toolCalls`).
+//!
+//! Every flow goes through the public API of `mcp-sansio-tokio`, configured as an embedder
+//! would: loopback allowed (the mock servers listen on `localhost`), everything else at the
+//! defaults. The exit status is 0 when the flow ran to its end; the suite judges the rest from
+//! what it saw on the wire.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod answers;
+
+use std::process::ExitCode;
+
+use mcp_sansio::config::{LEGACY_VERSIONS, MODERN_VERSION};
+use mcp_sansio::{Config, Error};
+use mcp_sansio_net::AddressPolicy;
+use mcp_sansio_tokio::{CallObserver, Client, Session};
+use serde_json::Value;
+
+/// What the suite asked for.
+struct Scenario {
+    /// The scenario's name (empty when not given).
+    name: String,
+    /// The revision to speak, if the suite said.
+    version: Option<String>,
+    /// The scenario context (`{}` when not given).
+    context: Value,
+    /// The server's URL, used exactly as given.
+    url: String,
+}
+
+impl Scenario {
+    fn from_env() -> Result<Scenario, String> {
+        let url = std::env::args()
+            .skip(1)
+            .last()
+            .ok_or("usage: mcp-conformance-client [ARGS…] SERVER_URL")?;
+        let name = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+        let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+            .ok()
+            .filter(|v| !v.is_empty());
+        let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+            Ok(c) if !c.trim().is_empty() => serde_json::from_str(&c)
+                .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
+            _ => Value::Object(Default::default()),
+        };
+        Ok(Scenario {
+            name,
+            version,
+            context,
+            url,
+        })
+    }
+}
+
+/// The configuration for `scenario`: the requested revision only, when one is given.
+fn config_for(scenario: &Scenario) -> Result<Config, String> {
+    let mut config = Config::new(&scenario.url).map_err(|e| format!("{}: {e}", scenario.url))?;
+    config.client_info = mcp_sansio::ClientInfo {
+        name: "mcp-conformance-client".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+    };
+    if let Some(v) = &scenario.version {
+        versions_for(&mut config, v)?;
+    }
+    // Input requests of multi-round-trip calls (2026-07-28) are answered by the observer; the
+    // capabilities declared match what it answers.
+    if !config.modern_versions.is_empty() {
+        config.input_hook = true;
+        config.client_capabilities =
+            r#"{"elicitation":{"form":{}},"sampling":{},"roots":{}}"#.into();
+    }
+    Ok(config)
+}
+
+/// Restricts `config` to revision `v`: a modern revision alone, or a legacy one and the legacy
+/// revisions before it.
+fn versions_for(config: &mut Config, v: &str) -> Result<(), String> {
+    if v >= MODERN_VERSION {
+        config.modern_versions = vec![v.to_owned()];
+        config.legacy_versions = Vec::new();
+        return Ok(());
+    }
+    let Some(at) = LEGACY_VERSIONS.iter().position(|l| *l == v) else {
+        return Err(format!(
+            "protocol version {v:?} is not spoken by this client"
+        ));
+    };
+    config.modern_versions = Vec::new();
+    config.legacy_versions = LEGACY_VERSIONS[at..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect();
+    Ok(())
+}
+
+/// Answers input requests and logs progress.
+struct Observer;
+
+impl CallObserver for Observer {
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        eprintln!(
+            "  progress {progress} / {total:?} {}",
+            message.unwrap_or("")
+        );
+    }
+
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        eprintln!("  input requested: {}", requests.get());
+        let answer = answers::input_responses(requests.get());
+        match &answer {
+            Some(a) => eprintln!("  answering: {}", String::from_utf8_lossy(a)),
+            None => eprintln!("  declining"),
+        }
+        answer
+    }
+}
+
+/// A failure of the flow, for the exit status and stderr.
+fn failed(step: &str, e: &Error) -> String {
+    format!("{step} failed: {e} ({})", e.kind())
+}
+
+async fn call(session: &mut Session, name: &str, arguments: &[u8]) -> Result<(), String> {
+    eprintln!("calling {name} {}", String::from_utf8_lossy(arguments));
+    let result = session
+        .call_tool_with(name, arguments, &mut Observer)
+        .await
+        .map_err(|e| failed(&format!("tools/call {name}"), &e))?;
+    eprintln!(
+        "  {} block(s), is_error={}",
+        result.content.len(),
+        result.is_error
+    );
+    Ok(())
+}
+
+/// The calls a scenario makes after listing, as (tool name, JSON arguments).
+fn planned_calls(
+    scenario: &Scenario,
+    catalog: &mcp_sansio::list::Catalog,
+) -> Vec<(String, Vec<u8>)> {
+    match scenario.name.as_str() {
+        // Listing is the whole flow: the suite checks the requests and what is not fetched.
+        "initialize" | "request-metadata" | "json-schema-ref-no-deref" => Vec::new(),
+        // The focal tool's inputSchema goes back verbatim to the echo tool.
+        "json-schema-2020-12-preservation" => catalog
+            .tools
+            .iter()
+            .find(|t| t.name == "json_schema_2020_12_tool")
+            .map(|t| {
+                let args = format!(r#"{{"schema":{}}}"#, t.input_schema.get());
+                vec![("json_schema_echo".to_owned(), args.into_bytes())]
+            })
+            .unwrap_or_default(),
+        // The context names the calls and their arguments.
+        _ if scenario.context.get("toolCalls").is_some() => scenario.context["toolCalls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let name = c.get("name")?.as_str()?.to_owned();
+                let args = c
+                    .get("arguments")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Default::default()));
+                Some((name, serde_json::to_vec(&args).ok()?))
+            })
+            .collect(),
+        // Otherwise every usable tool is called once, in server order.
+        _ => catalog
+            .tools
+            .iter()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    answers::sample_arguments(t.input_schema.get()),
+                )
+            })
+            .collect(),
+    }
+}
+
+async fn run(scenario: Scenario) -> Result<(), String> {
+    let config = config_for(&scenario)?;
+    eprintln!(
+        "scenario {:?} at {} (version {:?})",
+        scenario.name, scenario.url, scenario.version
+    );
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .build();
+    let mut session = client
+        .connect(config)
+        .await
+        .map_err(|e| failed("connect", &e))?;
+    eprintln!("connected: {} ({:?})", session.version(), session.era());
+    let catalog = session
+        .list_tools()
+        .await
+        .map_err(|e| failed("tools/list", &e))?;
+    eprintln!("listed {} tool(s):", catalog.tools.len());
+    for t in &catalog.tools {
+        eprintln!("  {}", t.name);
+    }
+    for r in &catalog.refused {
+        eprintln!("  refused #{} {:?}: {}", r.index, r.name, r.reason);
+    }
+    for (name, arguments) in planned_calls(&scenario, &catalog) {
+        call(&mut session, &name, &arguments).await?;
+    }
+    session.close().await.map_err(|e| failed("close", &e))?;
+    eprintln!("closed");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let scenario = match Scenario::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-conformance-client: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcp-conformance-client: no runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(scenario)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-conformance-client: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str, version: Option<&str>) -> Scenario {
+        Scenario {
+            name: name.into(),
+            version: version.map(Into::into),
+            context: Value::Object(Default::default()),
+            url: "http://localhost:1/mcp".into(),
+        }
+    }
+
+    #[test]
+    fn a_dated_legacy_version_means_the_handshake_only() {
+        let c = config_for(&scenario("initialize", Some("2025-06-18"))).unwrap();
+        assert!(c.modern_versions.is_empty());
+        assert_eq!(
+            c.legacy_versions,
+            ["2025-06-18", "2025-03-26", "2024-11-05"]
+        );
+        assert!(!c.input_hook);
+    }
+
+    #[test]
+    fn the_modern_version_means_no_fallback_and_the_input_hook() {
+        let c = config_for(&scenario("tools_call", Some("2026-07-28"))).unwrap();
+        assert_eq!(c.modern_versions, ["2026-07-28"]);
+        assert!(c.legacy_versions.is_empty());
+        assert!(c.input_hook);
+        assert!(config_for(&scenario("x", Some("2023-01-01"))).is_err());
+    }
+
+    #[test]
+    fn context_tool_calls_are_made_verbatim() {
+        let mut s = scenario("http-custom-headers", Some("2026-07-28"));
+        s.context =
+            serde_json::json!({"toolCalls":[{"name":"t","arguments":{"region":"us","n":null}}]});
+        let calls = planned_calls(&s, &Default::default());
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "t");
+        assert_eq!(calls[0].1, br#"{"n":null,"region":"us"}"#.to_vec());
+    }
+}
