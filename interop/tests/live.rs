@@ -1,0 +1,96 @@
+//! Every server configuration, in the era it is forced to, through both adapters. Each test
+//! starts its own server on a free 127.0.0.1 port and stops it (also when the test fails).
+
+use std::time::Duration;
+
+use mcp_sansio::Era::{Legacy, Modern};
+use mcp_sansio_interop::Peer::{FastMcp, PyMcp, TsV1, TsV2};
+use mcp_sansio_interop::Stream::{Json, Sse};
+use mcp_sansio_interop::{check, run_blocking, run_tokio, Target};
+
+/// The longest a whole scenario may take through the async adapter.
+const SCENARIO_TIME: Duration = Duration::from_secs(180);
+
+const fn target(
+    peer: mcp_sansio_interop::Peer,
+    args: &'static [&'static str],
+    era: mcp_sansio::Era,
+    stream: mcp_sansio_interop::Stream,
+    stateful: bool,
+) -> Target {
+    Target {
+        peer,
+        args,
+        era,
+        stream,
+        stateful,
+    }
+}
+
+macro_rules! interop {
+    ($($name:ident => $target:expr;)*) => {
+        mod via_tokio {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "current_thread")]
+                async fn $name() {
+                    let t: Target = $target;
+                    let mut server = t.start();
+                    let observed = tokio::time::timeout(SCENARIO_TIME, run_tokio(&t, &server.url()))
+                        .await
+                        .unwrap_or_else(|_| panic!("{}: scenario exceeded {SCENARIO_TIME:?}\n{}", t.label(), server.log_text()));
+                    assert!(server.is_running(), "{}: server exited during the scenario\n{}", t.label(), server.log_text());
+                    drop(server);
+                    check(&t, &observed);
+                }
+            )*
+        }
+        mod via_blocking {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    let t: Target = $target;
+                    let mut server = t.start();
+                    let observed = run_blocking(&t, &server.url());
+                    assert!(server.is_running(), "{}: server exited during the scenario\n{}", t.label(), server.log_text());
+                    drop(server);
+                    check(&t, &observed);
+                }
+            )*
+        }
+    };
+}
+
+interop! {
+    // TypeScript SDK v2: 2026-07-28 in each response mode, and the 2025 fallbacks.
+    ts_v2_modern_auto => target(TsV2, &["--response", "auto"], Modern, Sse, false);
+    ts_v2_modern_sse => target(TsV2, &["--response", "sse"], Modern, Sse, false);
+    ts_v2_modern_json => target(TsV2, &["--response", "json"], Modern, Json, false);
+    ts_v2_legacy_stateless => target(TsV2, &["--legacy", "stateless"], Legacy, Sse, false);
+    ts_v2_legacy_stateful_sse => target(TsV2, &["--legacy", "stateful"], Legacy, Sse, true);
+    ts_v2_legacy_stateful_json => target(TsV2, &["--legacy", "stateful", "--legacy-response", "json"], Legacy, Json, true);
+    // TypeScript SDK v1: 2025 only, stateful and stateless.
+    ts_v1_stateful_sse => target(TsV1, &["--mode", "stateful", "--response", "sse"], Legacy, Sse, true);
+    ts_v1_stateful_json => target(TsV1, &["--mode", "stateful", "--response", "json"], Legacy, Json, true);
+    ts_v1_stateless_sse => target(TsV1, &["--mode", "stateless", "--response", "sse"], Legacy, Sse, false);
+    ts_v1_stateless_json => target(TsV1, &["--mode", "stateless", "--response", "json"], Legacy, Json, false);
+    // Python mcp: both eras, SSE and JSON, stateful and stateless.
+    py_mcp_modern_sse => target(PyMcp, &[], Modern, Sse, true);
+    py_mcp_modern_json => target(PyMcp, &["--json"], Modern, Json, true);
+    py_mcp_modern_stateless_sse => target(PyMcp, &["--stateless"], Modern, Sse, false);
+    py_mcp_modern_stateless_json => target(PyMcp, &["--stateless", "--json"], Modern, Json, false);
+    py_mcp_legacy_sse => target(PyMcp, &[], Legacy, Sse, true);
+    py_mcp_legacy_json => target(PyMcp, &["--json"], Legacy, Json, true);
+    py_mcp_legacy_stateless_sse => target(PyMcp, &["--stateless"], Legacy, Sse, false);
+    py_mcp_legacy_stateless_json => target(PyMcp, &["--stateless", "--json"], Legacy, Json, false);
+    // fastmcp: the same matrix.
+    fastmcp_modern_sse => target(FastMcp, &[], Modern, Sse, true);
+    fastmcp_modern_json => target(FastMcp, &["--json"], Modern, Json, true);
+    fastmcp_modern_stateless_sse => target(FastMcp, &["--stateless"], Modern, Sse, false);
+    fastmcp_modern_stateless_json => target(FastMcp, &["--stateless", "--json"], Modern, Json, false);
+    fastmcp_legacy_sse => target(FastMcp, &[], Legacy, Sse, true);
+    fastmcp_legacy_json => target(FastMcp, &["--json"], Legacy, Json, true);
+    fastmcp_legacy_stateless_sse => target(FastMcp, &["--stateless"], Legacy, Sse, false);
+    fastmcp_legacy_stateless_json => target(FastMcp, &["--stateless", "--json"], Legacy, Json, false);
+}
