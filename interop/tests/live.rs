@@ -1,5 +1,6 @@
 //! Every server configuration, in the era it is forced to, through both adapters. Each test
-//! starts its own server on a free 127.0.0.1 port and stops it (also when the test fails).
+//! starts its own server on a free 127.0.0.1 port, runs the scenario through mcp-sansio-tokio
+//! and then mcp-sansio-blocking against it, and stops it (also when the test fails).
 
 use std::time::Duration;
 
@@ -8,7 +9,8 @@ use mcp_sansio_interop::Peer::{FastMcp, PyMcp, TsV1, TsV2};
 use mcp_sansio_interop::Stream::{Json, Sse};
 use mcp_sansio_interop::{check, run_blocking, run_tokio, Target};
 
-/// The longest a whole scenario may take through the async adapter.
+/// The longest a whole scenario may take through the async adapter (the blocking one is bounded
+/// by the core's time budgets).
 const SCENARIO_TIME: Duration = Duration::from_secs(180);
 
 const fn target(
@@ -29,37 +31,58 @@ const fn target(
 
 macro_rules! interop {
     ($($name:ident => $target:expr;)*) => {
-        mod via_tokio {
-            use super::*;
-            $(
-                #[tokio::test(flavor = "current_thread")]
-                async fn $name() {
-                    let t: Target = $target;
-                    let mut server = t.start();
-                    let observed = tokio::time::timeout(SCENARIO_TIME, run_tokio(&t, &server.url()))
-                        .await
-                        .unwrap_or_else(|_| panic!("{}: scenario exceeded {SCENARIO_TIME:?}\n{}", t.label(), server.log_text()));
-                    assert!(server.is_running(), "{}: server exited during the scenario\n{}", t.label(), server.log_text());
-                    drop(server);
-                    check(&t, &observed);
-                }
-            )*
-        }
-        mod via_blocking {
-            use super::*;
-            $(
-                #[test]
-                fn $name() {
-                    let t: Target = $target;
-                    let mut server = t.start();
-                    let observed = run_blocking(&t, &server.url());
-                    assert!(server.is_running(), "{}: server exited during the scenario\n{}", t.label(), server.log_text());
-                    drop(server);
-                    check(&t, &observed);
-                }
-            )*
-        }
+        $(
+            #[test]
+            fn $name() {
+                both_adapters($target);
+            }
+        )*
     };
+}
+
+/// Starts `t`'s server, runs the scenario through the tokio adapter and then through the
+/// blocking one, stops the server, and checks both observations (reporting every adapter that
+/// fails, not only the first).
+fn both_adapters(t: Target) {
+    let mut server = t.start();
+    let url = server.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let via_tokio = rt
+        .block_on(async { tokio::time::timeout(SCENARIO_TIME, run_tokio(&t, &url)).await })
+        .unwrap_or_else(|_| panic!("{}: tokio scenario exceeded {SCENARIO_TIME:?}", t.label()));
+    let via_blocking = run_blocking(&t, &url);
+    assert!(
+        server.is_running(),
+        "{}: server exited during the scenario\n{}",
+        t.label(),
+        server.log_text()
+    );
+    let log = server.log_text();
+    drop(server);
+    let failures: Vec<String> = [via_tokio, via_blocking]
+        .iter()
+        .filter_map(|o| {
+            std::panic::catch_unwind(|| check(&t, o))
+                .err()
+                .map(|p| panic_text(&*p))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}:\n{}\n--- server log ---\n{log}",
+        t.label(),
+        failures.join("\n")
+    );
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a check panicked".to_owned())
 }
 
 interop! {
