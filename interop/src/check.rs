@@ -40,7 +40,9 @@ pub fn elicit_expectation(target: &Target) -> Option<ElicitExpectation> {
         // Stateful SSE: the server asks over the call's stream, the client refuses (-32601, it
         // serves no requests) and the server relays that refusal as the call's error. Without
         // a session or a stream there is no back-channel: -32600.
-        (Era::Legacy, Peer::PyMcp) if target.stateful && target.stream == Stream::Sse => Rpc(-32601),
+        (Era::Legacy, Peer::PyMcp) if target.stateful && target.stream == Stream::Sse => {
+            Rpc(-32601)
+        }
         (Era::Legacy, Peer::PyMcp) => Rpc(-32600),
         (Era::Legacy, Peer::FastMcp) => IsError,
     })
@@ -61,7 +63,11 @@ pub fn check(target: &Target, o: &Observed) {
         .server_info
         .as_ref()
         .unwrap_or_else(|| panic!("{who}: no serverInfo"));
-    assert_eq!(info.name, target.peer.server_name(), "{who}: serverInfo.name");
+    assert_eq!(
+        info.name,
+        target.peer.server_name(),
+        "{who}: serverInfo.name"
+    );
 
     // Every page of the listing.
     let catalog = match &o.catalog {
@@ -74,7 +80,11 @@ pub fn check(target: &Target, o: &Observed) {
     listed.sort();
     expected.sort();
     assert_eq!(listed, expected, "{who}: listed tool names");
-    assert!(catalog.refused.is_empty(), "{who}: refused tools {:?}", catalog.refused);
+    assert!(
+        catalog.refused.is_empty(),
+        "{who}: refused tools {:?}",
+        catalog.refused
+    );
     assert_eq!(catalog.pages as usize, pages, "{who}: pages of {PAGE_SIZE}");
     let echo = catalog.tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(
@@ -84,7 +94,10 @@ pub fn check(target: &Target, o: &Observed) {
     );
     let schema: Value = serde_json::from_str(echo.input_schema.get()).unwrap();
     assert_eq!(schema["type"], "object", "{who}: echo input schema");
-    assert_eq!(schema["properties"]["text"]["type"], "string", "{who}: echo input schema");
+    assert_eq!(
+        schema["properties"]["text"]["type"], "string",
+        "{who}: echo input schema"
+    );
 
     // Plain calls.
     for (name, _) in CALLS {
@@ -113,7 +126,10 @@ pub fn check(target: &Target, o: &Observed) {
             o.slow.progress
         ),
     }
-    assert!(o.slow.input_rounds.is_empty(), "{who}: slow asked for input");
+    assert!(
+        o.slow.input_rounds.is_empty(),
+        "{who}: slow asked for input"
+    );
 
     // Input required.
     match (elicit_expectation(target), &o.elicit) {
@@ -151,7 +167,10 @@ pub fn check(target: &Target, o: &Observed) {
             ["served on retry 1 with state busy-1"],
             "{who}: busy_once result (the retry echoes the request state)"
         );
-        assert!(call.input_rounds.is_empty(), "{who}: busy_once asked for input");
+        assert!(
+            call.input_rounds.is_empty(),
+            "{who}: busy_once asked for input"
+        );
     }
 
     // Close and a second connection with the same client.
@@ -163,8 +182,16 @@ pub fn check(target: &Target, o: &Observed) {
         Err(e) => panic!("{who}: second connection failed: {e} ({})", e.kind()),
     };
     assert_eq!(again.era, target.era, "{who}: second connection era");
-    assert_eq!(again.version, target.version(), "{who}: second connection version");
-    assert_eq!(again.tools, expected.len(), "{who}: second connection tools");
+    assert_eq!(
+        again.version,
+        target.version(),
+        "{who}: second connection version"
+    );
+    assert_eq!(
+        again.tools,
+        expected.len(),
+        "{who}: second connection tools"
+    );
 }
 
 fn check_elicit(who: &str, want: ElicitExpectation, call: &ObservedCall) {
@@ -186,12 +213,22 @@ fn check_elicit(who: &str, want: ElicitExpectation, call: &ObservedCall) {
         }
         ElicitExpectation::Rpc(code) => {
             rpc_error(who, "elicit_name", &call.result, code);
-            assert!(call.input_rounds.is_empty(), "{who}: legacy elicit_name asked for input");
+            assert!(
+                call.input_rounds.is_empty(),
+                "{who}: legacy elicit_name asked for input"
+            );
         }
         ElicitExpectation::IsError => {
             let r = ok(who, "elicit_name", &call.result);
-            assert!(r.is_error, "{who}: elicit_name should be isError: {:?}", r.content);
-            assert!(call.input_rounds.is_empty(), "{who}: legacy elicit_name asked for input");
+            assert!(
+                r.is_error,
+                "{who}: elicit_name should be isError: {:?}",
+                r.content
+            );
+            assert!(
+                call.input_rounds.is_empty(),
+                "{who}: legacy elicit_name asked for input"
+            );
         }
     }
 }
@@ -205,8 +242,14 @@ fn check_call(target: &Target, who: &str, name: &str, r: &Result<CallResult, Err
         return rpc_error(who, name, r, -32603);
     }
     let res = ok(who, name, r);
-    assert_eq!(res.dropped_unknown, 0, "{who}: {name}: dropped unknown blocks");
-    assert_eq!(res.dropped_invalid, 0, "{who}: {name}: dropped invalid blocks");
+    assert_eq!(
+        res.dropped_unknown, 0,
+        "{who}: {name}: dropped unknown blocks"
+    );
+    assert_eq!(
+        res.dropped_invalid, 0,
+        "{who}: {name}: dropped invalid blocks"
+    );
     let failing = matches!(name, "fail_tool" | "protocol_error" | "raise_exception");
     assert_eq!(res.is_error, failing, "{who}: {name}: isError");
     let c = &res.content;
@@ -220,7 +263,11 @@ fn check_call(target: &Target, who: &str, name: &str, r: &Result<CallResult, Err
                     .get(),
             )
             .unwrap();
-            assert_eq!(sc["sum"].as_f64(), Some(42.0), "{who}: add structuredContent {sc}");
+            assert_eq!(
+                sc["sum"].as_f64(),
+                Some(42.0),
+                "{who}: add structuredContent {sc}"
+            );
             let text = texts(res).join("");
             let tv: Value = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{who}: add text {text:?} is not JSON: {e}"));
@@ -246,7 +293,10 @@ fn check_call(target: &Target, who: &str, name: &str, r: &Result<CallResult, Err
                 } => {
                     assert_eq!(uri, PIXEL_URI, "{who}: blob resource uri");
                     assert_eq!(mime_type.as_deref(), Some("image/png"), "{who}: blob mime");
-                    assert!(b.starts_with(PNG_MAGIC) && b.len() == PNG_LEN, "{who}: blob bytes");
+                    assert!(
+                        b.starts_with(PNG_MAGIC) && b.len() == PNG_LEN,
+                        "{who}: blob bytes"
+                    );
                 }
                 other => panic!("{who}: second embedded resource is {other:?}"),
             }
@@ -270,7 +320,10 @@ fn check_call(target: &Target, who: &str, name: &str, r: &Result<CallResult, Err
         "fail_tool" => assert_eq!(texts(res), [FAIL_TEXT], "{who}: fail_tool"),
         "protocol_error" => {
             let t = texts(res).join("");
-            assert!(t.contains("protocol_error tool always fails"), "{who}: {name}: {t:?}");
+            assert!(
+                t.contains("protocol_error tool always fails"),
+                "{who}: {name}: {t:?}"
+            );
         }
         "raise_exception" => {
             // MCPServer hides the exception's message; the others pass it on.
@@ -303,7 +356,10 @@ fn rpc_error(who: &str, name: &str, r: &Result<CallResult, Error>, code: i64) {
                 "{who}: {name}: error kind"
             );
         }
-        Err(e) => panic!("{who}: {name}: expected JSON-RPC error {code}, got {e} ({})", e.kind()),
+        Err(e) => panic!(
+            "{who}: {name}: expected JSON-RPC error {code}, got {e} ({})",
+            e.kind()
+        ),
         Ok(c) => panic!("{who}: {name}: expected JSON-RPC error {code}, got a result {c:?}"),
     }
 }
@@ -339,7 +395,11 @@ fn assert_wav(who: &str, b: &ContentBlock) {
                 "{who}: audio is not a WAV"
             );
             assert_eq!(data.len(), WAV_LEN, "{who}: audio length");
-            assert_eq!(&data[44..], [128, 160, 192, 160, 128, 96, 64, 96], "{who}: samples");
+            assert_eq!(
+                &data[44..],
+                [128, 160, 192, 160, 128, 96, 64, 96],
+                "{who}: samples"
+            );
         }
         other => panic!("{who}: expected an audio block, got {other:?}"),
     }
@@ -353,7 +413,11 @@ fn assert_readme_resource(who: &str, b: &ContentBlock, text: &str) {
             contents: ResourceContents::Text(t),
         } => {
             assert_eq!(uri, README_URI, "{who}: embedded resource uri");
-            assert_eq!(mime_type.as_deref(), Some("text/plain"), "{who}: resource mime");
+            assert_eq!(
+                mime_type.as_deref(),
+                Some("text/plain"),
+                "{who}: resource mime"
+            );
             assert_eq!(t, text, "{who}: embedded resource text");
         }
         other => panic!("{who}: expected the embedded readme, got {other:?}"),

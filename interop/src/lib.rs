@@ -2,7 +2,7 @@
 //!
 //! Each test starts one server configuration ([`Target`]) on a free 127.0.0.1 port, drives one
 //! scenario through one adapter ([`run_tokio`] or [`run_blocking`]), stops the server, and checks
-//! what was observed against the facts that server is known to answer ([`check`]):
+//! what was observed against the facts that server is known to answer ([`check()`]):
 //!
 //! 1. connect in the era the target forces (the other era's version list is emptied);
 //! 2. list every page of `tools/list`;
@@ -98,6 +98,11 @@ pub struct Target {
     pub stream: Stream,
     /// Whether the server keeps legacy sessions (`Mcp-Session-Id`) in this configuration.
     pub stateful: bool,
+    /// Whether both eras are offered and `era` is what negotiation must find (else the other
+    /// era's version list is emptied, forcing `era`).
+    pub negotiated: bool,
+    /// The only legacy version offered, when not [`LEGACY`] (older revisions).
+    pub legacy_version: Option<&'static str>,
 }
 
 /// The protocol version negotiated in each era.
@@ -118,7 +123,12 @@ impl Target {
         };
         let mut parts = vec![self.peer.name()];
         parts.extend(self.args.iter().copied());
-        format!("{} [{era}]", parts.join(" "))
+        let how = if self.negotiated { ", negotiated" } else { "" };
+        let version = self
+            .legacy_version
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        format!("{} [{era}{version}{how}]", parts.join(" "))
     }
 
     /// Starts this target's server.
@@ -126,17 +136,22 @@ impl Target {
         Server::start(self.peer, self.args)
     }
 
-    /// The client configuration that forces this target's era against `url`.
+    /// The client configuration for this target against `url`: both eras offered when
+    /// negotiated, else only the target's era.
     pub fn config(&self, url: &str) -> Config {
         let mut c = Config::new(url).unwrap_or_else(|e| panic!("config for {url}: {e}"));
-        match self.era {
-            Era::Modern => {
-                c.legacy_versions.clear();
-                // Modern input requests are answered through the call observer.
-                c.client_capabilities = r#"{"elicitation":{}}"#.to_owned();
-                c.input_hook = true;
+        if !self.negotiated {
+            match self.era {
+                Era::Modern => c.legacy_versions.clear(),
+                Era::Legacy => c.modern_versions.clear(),
             }
-            Era::Legacy => c.modern_versions.clear(),
+        }
+        // Modern input requests are answered through the call observer (the legacy handshake
+        // declares no capabilities whatever this says).
+        c.client_capabilities = r#"{"elicitation":{}}"#.to_owned();
+        c.input_hook = true;
+        if let Some(v) = self.legacy_version {
+            c.legacy_versions = vec![v.to_owned()];
         }
         c.budgets.call_time = CALL_TIME;
         c.budgets.request_time = CALL_TIME;
@@ -147,7 +162,7 @@ impl Target {
     pub fn version(&self) -> &'static str {
         match self.era {
             Era::Modern => MODERN,
-            Era::Legacy => LEGACY,
+            Era::Legacy => self.legacy_version.unwrap_or(LEGACY),
         }
     }
 

@@ -1,5 +1,5 @@
 //! The scenario, written once and driven through each adapter: it records what happened
-//! ([`Observed`]) and asserts nothing; [`check`](crate::check) does.
+//! ([`Observed`]) and asserts nothing; [`check`](crate::check::check) does.
 
 use std::collections::BTreeMap;
 

@@ -13,6 +13,7 @@ use mcp_sansio_interop::{check, run_blocking, run_tokio, Target};
 /// by the core's time budgets).
 const SCENARIO_TIME: Duration = Duration::from_secs(180);
 
+/// A target whose era is forced: the other era's versions are not offered.
 const fn target(
     peer: mcp_sansio_interop::Peer,
     args: &'static [&'static str],
@@ -26,6 +27,35 @@ const fn target(
         era,
         stream,
         stateful,
+        negotiated: false,
+        legacy_version: None,
+    }
+}
+
+/// A legacy target that offers only the older revision `version`.
+const fn older(
+    peer: mcp_sansio_interop::Peer,
+    args: &'static [&'static str],
+    version: &'static str,
+    stateful: bool,
+) -> Target {
+    Target {
+        legacy_version: Some(version),
+        ..target(peer, args, Legacy, Sse, stateful)
+    }
+}
+
+/// A target offered both eras, where negotiation must find `era`.
+const fn negotiated(
+    peer: mcp_sansio_interop::Peer,
+    args: &'static [&'static str],
+    era: mcp_sansio::Era,
+    stream: mcp_sansio_interop::Stream,
+    stateful: bool,
+) -> Target {
+    Target {
+        negotiated: true,
+        ..target(peer, args, era, stream, stateful)
     }
 }
 
@@ -93,11 +123,14 @@ interop! {
     ts_v2_legacy_stateless => target(TsV2, &["--legacy", "stateless"], Legacy, Sse, false);
     ts_v2_legacy_stateful_sse => target(TsV2, &["--legacy", "stateful"], Legacy, Sse, true);
     ts_v2_legacy_stateful_json => target(TsV2, &["--legacy", "stateful", "--legacy-response", "json"], Legacy, Json, true);
-    // TypeScript SDK v1: 2025 only, stateful and stateless.
+    ts_v2_modern_only => target(TsV2, &["--legacy", "reject"], Modern, Sse, false);
+    // TypeScript SDK v1: 2025 only, stateful and stateless, and resumable SSE (event ids and
+    // `retry:` on every stream).
     ts_v1_stateful_sse => target(TsV1, &["--mode", "stateful", "--response", "sse"], Legacy, Sse, true);
     ts_v1_stateful_json => target(TsV1, &["--mode", "stateful", "--response", "json"], Legacy, Json, true);
     ts_v1_stateless_sse => target(TsV1, &["--mode", "stateless", "--response", "sse"], Legacy, Sse, false);
     ts_v1_stateless_json => target(TsV1, &["--mode", "stateless", "--response", "json"], Legacy, Json, false);
+    ts_v1_stateful_sse_resumable => target(TsV1, &["--mode", "stateful", "--event-store", "--retry-ms", "500"], Legacy, Sse, true);
     // Python mcp: both eras, SSE and JSON, stateful and stateless.
     py_mcp_modern_sse => target(PyMcp, &[], Modern, Sse, true);
     py_mcp_modern_json => target(PyMcp, &["--json"], Modern, Json, true);
@@ -116,4 +149,14 @@ interop! {
     fastmcp_legacy_json => target(FastMcp, &["--json"], Legacy, Json, true);
     fastmcp_legacy_stateless_sse => target(FastMcp, &["--stateless"], Legacy, Sse, false);
     fastmcp_legacy_stateless_json => target(FastMcp, &["--stateless", "--json"], Legacy, Json, false);
+    // Older 2025 revisions, offered alone.
+    ts_v1_2025_03_26 => older(TsV1, &["--mode", "stateful"], "2025-03-26", true);
+    ts_v2_2025_06_18 => older(TsV2, &["--legacy", "stateful"], "2025-06-18", true);
+    py_mcp_2024_11_05 => older(PyMcp, &[], "2024-11-05", true);
+    // Both eras offered: negotiation finds the newest era each server speaks.
+    negotiate_ts_v1 => negotiated(TsV1, &["--mode", "stateful"], Legacy, Sse, true);
+    negotiate_ts_v2 => negotiated(TsV2, &["--legacy", "stateful"], Modern, Sse, true);
+    negotiate_ts_v2_modern_only => negotiated(TsV2, &["--legacy", "reject"], Modern, Sse, false);
+    negotiate_py_mcp => negotiated(PyMcp, &[], Modern, Sse, true);
+    negotiate_fastmcp => negotiated(FastMcp, &["--json"], Modern, Json, true);
 }
