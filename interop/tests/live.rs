@@ -1,0 +1,162 @@
+//! Every server configuration, in the era it is forced to, through both adapters. Each test
+//! starts its own server on a free 127.0.0.1 port, runs the scenario through mcp-sansio-tokio
+//! and then mcp-sansio-blocking against it, and stops it (also when the test fails).
+
+use std::time::Duration;
+
+use mcp_sansio::Era::{Legacy, Modern};
+use mcp_sansio_interop::Peer::{FastMcp, PyMcp, TsV1, TsV2};
+use mcp_sansio_interop::Stream::{Json, Sse};
+use mcp_sansio_interop::{check, run_blocking, run_tokio, Target};
+
+/// The longest a whole scenario may take through the async adapter (the blocking one is bounded
+/// by the core's time budgets).
+const SCENARIO_TIME: Duration = Duration::from_secs(180);
+
+/// A target whose era is forced: the other era's versions are not offered.
+const fn target(
+    peer: mcp_sansio_interop::Peer,
+    args: &'static [&'static str],
+    era: mcp_sansio::Era,
+    stream: mcp_sansio_interop::Stream,
+    stateful: bool,
+) -> Target {
+    Target {
+        peer,
+        args,
+        era,
+        stream,
+        stateful,
+        negotiated: false,
+        legacy_version: None,
+    }
+}
+
+/// A legacy target that offers only the older revision `version`.
+const fn older(
+    peer: mcp_sansio_interop::Peer,
+    args: &'static [&'static str],
+    version: &'static str,
+    stateful: bool,
+) -> Target {
+    Target {
+        legacy_version: Some(version),
+        ..target(peer, args, Legacy, Sse, stateful)
+    }
+}
+
+/// A target offered both eras, where negotiation must find `era`.
+const fn negotiated(
+    peer: mcp_sansio_interop::Peer,
+    args: &'static [&'static str],
+    era: mcp_sansio::Era,
+    stream: mcp_sansio_interop::Stream,
+    stateful: bool,
+) -> Target {
+    Target {
+        negotiated: true,
+        ..target(peer, args, era, stream, stateful)
+    }
+}
+
+macro_rules! interop {
+    ($($name:ident => $target:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                both_adapters($target);
+            }
+        )*
+    };
+}
+
+/// Starts `t`'s server, runs the scenario through the tokio adapter and then through the
+/// blocking one, stops the server, and checks both observations (reporting every adapter that
+/// fails, not only the first).
+fn both_adapters(t: Target) {
+    let mut server = t.start();
+    let url = server.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let via_tokio = rt
+        .block_on(async { tokio::time::timeout(SCENARIO_TIME, run_tokio(&t, &url)).await })
+        .unwrap_or_else(|_| panic!("{}: tokio scenario exceeded {SCENARIO_TIME:?}", t.label()));
+    let via_blocking = run_blocking(&t, &url);
+    assert!(
+        server.is_running(),
+        "{}: server exited during the scenario\n{}",
+        t.label(),
+        server.log_text()
+    );
+    let log = server.log_text();
+    drop(server);
+    let failures: Vec<String> = [via_tokio, via_blocking]
+        .iter()
+        .filter_map(|o| {
+            std::panic::catch_unwind(|| check(&t, o))
+                .err()
+                .map(|p| panic_text(&*p))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}:\n{}\n--- server log ---\n{log}",
+        t.label(),
+        failures.join("\n")
+    );
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a check panicked".to_owned())
+}
+
+interop! {
+    // TypeScript SDK v2: 2026-07-28 in each response mode, and the 2025 fallbacks.
+    ts_v2_modern_auto => target(TsV2, &["--response", "auto"], Modern, Sse, false);
+    ts_v2_modern_sse => target(TsV2, &["--response", "sse"], Modern, Sse, false);
+    ts_v2_modern_json => target(TsV2, &["--response", "json"], Modern, Json, false);
+    ts_v2_legacy_stateless => target(TsV2, &["--legacy", "stateless"], Legacy, Sse, false);
+    ts_v2_legacy_stateful_sse => target(TsV2, &["--legacy", "stateful"], Legacy, Sse, true);
+    ts_v2_legacy_stateful_json => target(TsV2, &["--legacy", "stateful", "--legacy-response", "json"], Legacy, Json, true);
+    ts_v2_modern_only => target(TsV2, &["--legacy", "reject"], Modern, Sse, false);
+    // TypeScript SDK v1: 2025 only, stateful and stateless, and resumable SSE (event ids and
+    // `retry:` on every stream).
+    ts_v1_stateful_sse => target(TsV1, &["--mode", "stateful", "--response", "sse"], Legacy, Sse, true);
+    ts_v1_stateful_json => target(TsV1, &["--mode", "stateful", "--response", "json"], Legacy, Json, true);
+    ts_v1_stateless_sse => target(TsV1, &["--mode", "stateless", "--response", "sse"], Legacy, Sse, false);
+    ts_v1_stateless_json => target(TsV1, &["--mode", "stateless", "--response", "json"], Legacy, Json, false);
+    ts_v1_stateful_sse_resumable => target(TsV1, &["--mode", "stateful", "--event-store", "--retry-ms", "500"], Legacy, Sse, true);
+    // Python mcp: both eras, SSE and JSON, stateful and stateless.
+    py_mcp_modern_sse => target(PyMcp, &[], Modern, Sse, true);
+    py_mcp_modern_json => target(PyMcp, &["--json"], Modern, Json, true);
+    py_mcp_modern_stateless_sse => target(PyMcp, &["--stateless"], Modern, Sse, false);
+    py_mcp_modern_stateless_json => target(PyMcp, &["--stateless", "--json"], Modern, Json, false);
+    py_mcp_legacy_sse => target(PyMcp, &[], Legacy, Sse, true);
+    py_mcp_legacy_json => target(PyMcp, &["--json"], Legacy, Json, true);
+    py_mcp_legacy_stateless_sse => target(PyMcp, &["--stateless"], Legacy, Sse, false);
+    py_mcp_legacy_stateless_json => target(PyMcp, &["--stateless", "--json"], Legacy, Json, false);
+    // fastmcp: the same matrix.
+    fastmcp_modern_sse => target(FastMcp, &[], Modern, Sse, true);
+    fastmcp_modern_json => target(FastMcp, &["--json"], Modern, Json, true);
+    fastmcp_modern_stateless_sse => target(FastMcp, &["--stateless"], Modern, Sse, false);
+    fastmcp_modern_stateless_json => target(FastMcp, &["--stateless", "--json"], Modern, Json, false);
+    fastmcp_legacy_sse => target(FastMcp, &[], Legacy, Sse, true);
+    fastmcp_legacy_json => target(FastMcp, &["--json"], Legacy, Json, true);
+    fastmcp_legacy_stateless_sse => target(FastMcp, &["--stateless"], Legacy, Sse, false);
+    fastmcp_legacy_stateless_json => target(FastMcp, &["--stateless", "--json"], Legacy, Json, false);
+    // Older 2025 revisions, offered alone.
+    ts_v1_2025_03_26 => older(TsV1, &["--mode", "stateful"], "2025-03-26", true);
+    ts_v2_2025_06_18 => older(TsV2, &["--legacy", "stateful"], "2025-06-18", true);
+    py_mcp_2024_11_05 => older(PyMcp, &[], "2024-11-05", true);
+    // Both eras offered: negotiation finds the newest era each server speaks.
+    negotiate_ts_v1 => negotiated(TsV1, &["--mode", "stateful"], Legacy, Sse, true);
+    negotiate_ts_v2 => negotiated(TsV2, &["--legacy", "stateful"], Modern, Sse, true);
+    negotiate_ts_v2_modern_only => negotiated(TsV2, &["--legacy", "reject"], Modern, Sse, false);
+    negotiate_py_mcp => negotiated(PyMcp, &[], Modern, Sse, true);
+    negotiate_fastmcp => negotiated(FastMcp, &["--json"], Modern, Json, true);
+}
