@@ -1297,6 +1297,30 @@ fn negotiation() -> Vec<Scenario> {
             fail(CF, Cause::NoMutualVersion),
         ),
         connect(
+            "unsupported_version_list_of_numbers",
+            c,
+            vec![json(
+                400,
+                rpc_error(
+                    -32022,
+                    Some(&format!(
+                        r#"{{"supported":[{}"2099-01-01"]}}"#,
+                        "0,".repeat(400_000)
+                    )),
+                ),
+            )],
+            fail(CF, Cause::NoMutualVersion),
+        ),
+        connect(
+            "discover_enormous_supported_versions",
+            c,
+            vec![ok(&format!(
+                r#"{{"supportedVersions":[{}],"capabilities":{{}}}}"#,
+                huge.join(",")
+            ))],
+            fail(CF, Cause::NoMutualVersion),
+        ),
+        connect(
             "unsupported_version_without_data",
             c,
             vec![json(400, rpc_error(-32022, None))],
