@@ -133,6 +133,7 @@ struct Task {
 enum Outcome {
     Failed(Error),
     Connected,
+    Closed,
     Listed {
         tools: usize,
         refused: usize,
@@ -341,6 +342,7 @@ fn outcome_of(op: &Op, e: &Event) -> Option<Outcome> {
         Op::Connect => mcp_sansio::Operation::Connect,
         Op::List => mcp_sansio::Operation::ListTools,
         Op::Call(_) => mcp_sansio::Operation::CallTool,
+        Op::Close => mcp_sansio::Operation::Close,
     };
     match e {
         Event::Failed { operation, error } if *operation == ours => {
@@ -348,6 +350,7 @@ fn outcome_of(op: &Op, e: &Event) -> Option<Outcome> {
         }
         Event::Failed { operation, error } => panic!("{operation:?} failed: {error:?}"),
         Event::Connected { .. } if *op == Op::Connect => Some(Outcome::Connected),
+        Event::Closed => Some(Outcome::Closed),
         Event::ToolsListed(c) => Some(Outcome::Listed {
             tools: c.tools.len(),
             refused: c.refused.len(),
@@ -413,6 +416,7 @@ fn run(s: &Scenario, split: Split) -> Report {
         match s.op {
             Op::List => counted(|| d.conn.list_tools(started)),
             Op::Call(args) => counted(|| d.conn.call_tool(started, "t", args.as_bytes())),
+            Op::Close => counted(|| d.conn.close(started)),
             Op::Connect => unreachable!(),
         }
         d.run_until(|e| outcome_of(&s.op, e))
@@ -454,12 +458,13 @@ fn configured_limit(b: &Budgets, which: Budget) -> u64 {
 
 /// The longest an operation may take in virtual time: connect makes at most four requests
 /// (probe, one re-probe, `initialize`, `notifications/initialized`) of `request_time` each; a
-/// listing and a call have their aggregate budgets.
+/// listing, a call and a close have their aggregate budgets.
 fn time_limit(op: &Op, b: &Budgets) -> Duration {
     match op {
         Op::Connect => b.request_time * 4,
         Op::List => b.list_time,
         Op::Call(_) => b.call_time,
+        Op::Close => b.close_time,
     }
 }
 
@@ -512,6 +517,7 @@ fn check(s: &Scenario) -> Result<(), String> {
                 }
             }
             (Expect::Connected, Outcome::Connected) => {}
+            (Expect::Closed, Outcome::Closed) => {}
             (
                 Expect::Listed { tools, refused },
                 Outcome::Listed {
@@ -632,4 +638,5 @@ category! {
     input_required_abuse => "input_required",
     negotiation_abuse => "negotiation",
     status_abuse => "status",
+    closing => "close",
 }

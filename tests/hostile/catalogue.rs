@@ -231,7 +231,44 @@ pub fn all() -> Vec<Scenario> {
     v.extend(input_required());
     v.extend(negotiation());
     v.extend(statuses());
+    v.extend(closing());
     v
+}
+
+fn closing() -> Vec<Scenario> {
+    let c = "close";
+    let legacy_close = |name, rules, expect| sc(name, c, Setup::Legacy, Op::Close, rules, expect);
+    vec![
+        legacy_close(
+            "delete_never_answered",
+            vec![always(When::Http("DELETE"), vec![Step::Hang])],
+            Expect::Closed,
+        ),
+        legacy_close(
+            "delete_answered_with_endless_body",
+            vec![always(
+                When::Http("DELETE"),
+                vec![
+                    send(format!("{JSON_HEAD_CL}\r\n")),
+                    repeat(kib(4, b' '), FOREVER),
+                ],
+            )],
+            Expect::Closed,
+        ),
+        legacy_close(
+            "delete_refused",
+            vec![always(When::Http("DELETE"), vec![respond(405, &[], "")])],
+            Expect::Closed,
+        ),
+        sc(
+            "modern_close_sends_nothing",
+            c,
+            Setup::Modern,
+            Op::Close,
+            vec![always(When::Any, vec![Step::Hang])],
+            Expect::Closed,
+        ),
+    ]
 }
 
 fn headers() -> Vec<Scenario> {
@@ -1075,6 +1112,23 @@ fn catalog() -> Vec<Scenario> {
                 },
             ),
             |b| b.response_bytes = Budgets::default().response_bytes,
+        ),
+        list(
+            "deeply_nested_schema",
+            c,
+            vec![always(
+                When::Rpc("tools/list"),
+                vec![ok(&format!(
+                    r#"{{"tools":[{{"name":"deep","inputSchema":{{"type":"object","properties":{{"a":{}1{}}}}}}},{}]}}"#,
+                    "[".repeat(50_000),
+                    "]".repeat(50_000),
+                    tool("ok")
+                ))],
+            )],
+            Expect::Listed {
+                tools: 1,
+                refused: 1,
+            },
         ),
         list(
             "tools_not_an_array",

@@ -36,6 +36,8 @@ pub enum Op {
     List,
     /// `call_tool("t", args)`.
     Call(&'static str),
+    /// `close`.
+    Close,
 }
 
 /// How a scenario failed, beyond its [`ErrorKind`].
@@ -86,6 +88,8 @@ pub enum Expect {
     Fail(ErrorKind, Cause),
     /// Connect succeeds.
     Connected,
+    /// Close ends with `Closed` and no failure.
+    Closed,
     /// The listing succeeds with this many usable and refused tools.
     Listed {
         /// Usable tools.
