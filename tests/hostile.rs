@@ -17,6 +17,7 @@ use std::time::Duration;
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{Cause, Expect, Input, Op, Scenario, Setup};
 use mcp_sansio::error::ProtocolError;
+use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
 use mcp_sansio::{
     Budget, Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant,
 };
@@ -171,10 +172,7 @@ impl Driver {
     /// Sends requests to the server and returns the events.
     fn drain(&mut self) -> Vec<Event> {
         let mut events = Vec::new();
-        loop {
-            let Some(t) = counted(|| self.conn.poll_transmit()) else {
-                break;
-            };
+        while let Some(t) = counted(|| self.conn.poll_transmit()) {
             let req = parse_request(&t.bytes).expect("the core sends well-formed requests");
             let steps = self.server.answer(&req);
             self.live.insert(t.exchange);
@@ -509,6 +507,17 @@ fn check(s: &Scenario) -> Result<(), String> {
                 if !cause_matches(*cause, e) {
                     return Err(format!("{at}: cause {cause:?} expected, got {e:?}"));
                 }
+                if let Error::Rpc(rpc) = e {
+                    let data = rpc.data.as_ref().map_or(0, String::len);
+                    if rpc.message.len() > MAX_ERROR_MESSAGE || data > MAX_ERROR_DATA {
+                        return Err(format!("{at}: error texts are not truncated"));
+                    }
+                }
+                if let Error::InvalidAnswer { reason, .. } = e {
+                    if reason.len() > 512 {
+                        return Err(format!("{at}: reason of {} bytes", reason.len()));
+                    }
+                }
                 if let Some(b) = e.budget() {
                     let limit = configured_limit(&s.budgets, b.budget);
                     if b.limit != limit {
@@ -639,4 +648,166 @@ category! {
     negotiation_abuse => "negotiation",
     status_abuse => "status",
     closing => "close",
+}
+
+// ---------------------------------------------------------------------------------------------
+// The socket server: the same scripts on real 127.0.0.1 sockets, played to the core by a minimal
+// blocking loop (one socket per exchange, no pool, no clock), for scenarios that need no time.
+
+mod on_sockets {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// Serves `s` on a loopback port; returns the port and a stopper that joins every thread.
+    fn start(s: &Scenario) -> (u16, impl FnOnce()) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let server = Arc::new(Mutex::new(Server::new(s.rules.clone())));
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let acceptor = std::thread::spawn(move || {
+            let mut workers = Vec::new();
+            while !stop2.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        let server = server.clone();
+                        workers.push(std::thread::spawn(move || {
+                            hostile::socket::serve(&server, stream)
+                        }));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+            for w in workers {
+                let _ = w.join();
+            }
+        });
+        let stopper = move || {
+            stop.store(true, Ordering::SeqCst);
+            acceptor.join().unwrap();
+        };
+        (port, stopper)
+    }
+
+    /// Runs the scenario's operation over sockets and returns how it ended.
+    fn run_on_sockets(s: &Scenario) -> Outcome {
+        let (port, stop) = start(s);
+        let mut config = config_for(s);
+        config.endpoint =
+            mcp_sansio::endpoint::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let mut conn = Connection::new(config).unwrap();
+        let now = Instant::ZERO;
+        conn.connect(now);
+        let mut started_op = s.op == Op::Connect;
+        let outcome = 'run: loop {
+            let mut transmits = Vec::new();
+            while let Some(t) = conn.poll_transmit() {
+                transmits.push(t);
+            }
+            while let Some(e) = conn.poll_event() {
+                if let Event::Connected { .. } = e {
+                    if !started_op {
+                        started_op = true;
+                        match s.op {
+                            Op::List => conn.list_tools(now),
+                            Op::Call(a) => conn.call_tool(now, "t", a.as_bytes()),
+                            Op::Close => conn.close(now),
+                            Op::Connect => {}
+                        }
+                        continue 'run;
+                    }
+                }
+                if let Some(o) = outcome_of(&s.op, &e) {
+                    break 'run o;
+                }
+            }
+            let Some(t) = transmits.pop() else {
+                panic!("{}: nothing to send and no outcome", s.name);
+            };
+            assert!(transmits.is_empty(), "one exchange at a time");
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            stream.write_all(&t.bytes).unwrap();
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => {
+                        conn.handle_eof(now, t.exchange);
+                        break;
+                    }
+                    Ok(n) => conn.handle_bytes(now, t.exchange, &buf[..n]),
+                }
+                // The exchange ended (finished or abandoned) once the core stops waiting on it.
+                if !conn.is_busy() || conn.poll_timeout().is_none() {
+                    break;
+                }
+                let mut evs = Vec::new();
+                let mut ended = false;
+                while let Some(e) = conn.poll_event() {
+                    if matches!(&e, Event::ExchangeFinished { exchange, .. } | Event::ExchangeAbandoned { exchange } if *exchange == t.exchange)
+                    {
+                        ended = true;
+                    }
+                    evs.push(e);
+                }
+                for e in evs {
+                    if let Some(o) = outcome_of(&s.op, &e) {
+                        drop(stream);
+                        stop();
+                        return o;
+                    }
+                    if let Event::Connected { .. } = e {
+                        if !started_op {
+                            started_op = true;
+                            match s.op {
+                                Op::List => conn.list_tools(now),
+                                Op::Call(a) => conn.call_tool(now, "t", a.as_bytes()),
+                                Op::Close => conn.close(now),
+                                Op::Connect => {}
+                            }
+                        }
+                    }
+                }
+                if ended {
+                    break;
+                }
+            }
+            drop(stream);
+        };
+        stop();
+        outcome
+    }
+
+    #[test]
+    fn the_socket_server_plays_the_catalogue() {
+        let names = [
+            "header_count_flood",
+            "endless_close_delimited_body",
+            "endless_chunk_extension",
+            "continue_flood",
+            "wrong_id",
+            "batch_answer",
+            "every_refusal_reason",
+            "endless_unique_cursors",
+            "cursor_cycle_a_b_a",
+            "unknown_types_only",
+            "unauthorized_on_discover",
+            "accept_and_close",
+        ];
+        let all = hostile::catalogue::all();
+        for name in names {
+            let s = all.iter().find(|s| s.name == name).expect(name);
+            let on_sockets = run_on_sockets(s);
+            let in_memory = run(s, Split::Whole).outcome;
+            assert_eq!(
+                format!("{on_sockets:?}"),
+                format!("{in_memory:?}"),
+                "{name}: sockets and memory differ"
+            );
+        }
+    }
 }
