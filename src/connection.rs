@@ -2160,22 +2160,96 @@ fn parse_initialize(result: &RawValue) -> Result<(String, Option<ServerInfo>), S
     Ok((w.protocol_version, w.server_info))
 }
 
-/// The versions named in a -32022 error's `data.supported` (bounded).
+/// Versions kept from a -32022 error's `data.supported`.
+const MAX_SUPPORTED_VERSIONS: usize = 64;
+
+/// The versions named in a -32022 error's `data.supported`: the first
+/// [`MAX_SUPPORTED_VERSIONS`] strings, each truncated to 64 bytes. The rest of the list is
+/// skipped without being materialised, so an enormous list costs no memory beyond its raw bytes.
 fn supported_versions(data: Option<&RawValue>) -> Vec<String> {
+    use serde::de::{IgnoredAny, SeqAccess, Visitor};
+
+    /// One entry: a string (truncated), or anything else, skipped.
+    struct Entry(Option<String>);
+    impl<'de> Deserialize<'de> for Entry {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Entry;
+                fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("any JSON value")
+                }
+                fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Entry, E> {
+                    Ok(Entry(Some(truncated(s, 64))))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_unit<E>(self) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Entry, A::Error> {
+                    while a.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Entry(None))
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Entry, A::Error> {
+                    while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(Entry(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// The list: the first strings kept, the rest skipped.
+    struct Versions(Vec<String>);
+    impl<'de> Deserialize<'de> for Versions {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Versions;
+                fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("a list of versions")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Versions, A::Error> {
+                    let mut out = Vec::new();
+                    while out.len() < MAX_SUPPORTED_VERSIONS {
+                        match a.next_element::<Entry>()? {
+                            Some(Entry(Some(v))) => out.push(v),
+                            Some(Entry(None)) => {}
+                            None => return Ok(Versions(out)),
+                        }
+                    }
+                    while a.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Versions(out))
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+
     #[derive(Deserialize)]
     struct Data {
         #[serde(default)]
-        supported: Vec<serde_json::Value>,
+        supported: Option<Versions>,
     }
     let Some(data) = data else { return Vec::new() };
     let Ok(d) = serde_json::from_str::<Data>(data.get()) else {
         return Vec::new();
     };
-    d.supported
-        .into_iter()
-        .filter_map(|v| v.as_str().map(|s| truncated(s, 64)))
-        .take(64)
-        .collect()
+    d.supported.map(|v| v.0).unwrap_or_default()
 }
 
 fn progress_event(params: &RawValue, token: u64) -> Option<Event> {

@@ -1,0 +1,307 @@
+//! Fuzzes a whole connection against an arbitrary server: the input is the server's behaviour.
+//!
+//! The client runs a fixed work item (connect, then list and/or call, then close) and the input
+//! scripts the server's reply to each request in arrival order. Input layout:
+//!
+//! - byte 0: era hint (0 none, 1 modern, 2 legacy, others none);
+//! - byte 1: operations after connect (bit 0 list, bit 1 call; bit 2 an input hook);
+//! - byte 2: piece size of the split run, minus one;
+//! - the rest: replies separated by `NUL R`. In a reply, `$ID` is the request's JSON-RPC id (or
+//!   the latest one, for a `GET`; padded with spaces to three bytes), `NUL W` waits 7 s of virtual time, `NUL C` closes the
+//!   exchange; a reply that neither closes nor completes leaves the exchange open and silent.
+//!   Requests beyond the last reply get no answer at all.
+//!
+//! Checked, for the whole input fed in one piece and in pieces of the chosen size: no panic;
+//! every operation ends, by result or error, within a bounded number of steps and within its
+//! time budget in virtual time; the bytes read never pass the byte budget; every budget error
+//! names its configured limit; and both runs report the same events at the same instants.
+#![no_main]
+
+use std::time::Duration;
+
+use libfuzzer_sys::fuzz_target;
+use mcp_sansio::{Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
+
+const MAX_STEPS: u64 = 200_000;
+const WAIT: Duration = Duration::from_secs(7);
+
+fn budgets() -> Budgets {
+    let mut b = Budgets::default();
+    b.response_bytes = 64 * 1024;
+    b.header_block_bytes = 4 * 1024;
+    b.header_count = 32;
+    b.chunk_line_bytes = 256;
+    b.sse_event_bytes = 8 * 1024;
+    b.pages = 5;
+    b.responses_per_request = 4;
+    b
+}
+
+fn configured_limit(b: &Budgets, which: Budget) -> Option<u64> {
+    let ms = |d: Duration| d.as_millis() as u64;
+    Some(match which {
+        Budget::ResponseBytes => b.response_bytes,
+        Budget::HeaderBlock => b.header_block_bytes as u64,
+        Budget::HeaderCount => b.header_count as u64,
+        Budget::ChunkLine => b.chunk_line_bytes as u64,
+        Budget::InformationalResponses => u64::from(b.informational_responses),
+        Budget::SseEvent => b.sse_event_bytes,
+        Budget::Pages => u64::from(b.pages),
+        Budget::ResponsesPerRequest => u64::from(b.responses_per_request),
+        Budget::StalledResumptions => u64::from(b.stalled_resumptions),
+        Budget::RequestTime => ms(b.request_time),
+        Budget::ListTime => ms(b.list_time),
+        Budget::CallTime => ms(b.call_time),
+        Budget::CloseTime => ms(b.close_time),
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part<'a> {
+    Bytes(&'a [u8]),
+    Wait,
+    Close,
+}
+
+/// Splits `data` on `NUL R` into replies, and each reply on `NUL W` / `NUL C` into parts.
+fn replies(data: &[u8]) -> Vec<Vec<Part<'_>>> {
+    let mut out = vec![Vec::new()];
+    let mut start = 0;
+    let mut i = 0;
+    while i < data.len() {
+        if data[i] == 0 && i + 1 < data.len() && matches!(data[i + 1], b'R' | b'W' | b'C') {
+            let cur = out.last_mut().unwrap();
+            if i > start {
+                cur.push(Part::Bytes(&data[start..i]));
+            }
+            match data[i + 1] {
+                b'R' => out.push(Vec::new()),
+                b'W' => cur.push(Part::Wait),
+                _ => cur.push(Part::Close),
+            }
+            i += 2;
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    if start < data.len() {
+        out.last_mut().unwrap().push(Part::Bytes(&data[start..]));
+    }
+    out
+}
+
+fn substitute(bytes: &[u8], id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(b"$ID") {
+            // Padded to the placeholder's length, so a Content-Length stays right.
+            out.extend_from_slice(id.as_bytes());
+            out.extend(std::iter::repeat_n(b' ', 3usize.saturating_sub(id.len())));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The JSON-RPC id of a request, textually.
+fn rpc_id(request: &[u8]) -> Option<String> {
+    let at = request.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let body = std::str::from_utf8(&request[at..]).ok()?;
+    let from = body.find("\"id\":")? + 5;
+    let rest = &body[from..];
+    let end = rest.find([',', '}'])?;
+    Some(rest[..end].to_owned())
+}
+
+struct Task<'a> {
+    exchange: ExchangeId,
+    parts: Vec<Part<'a>>,
+    next: usize,
+    id: String,
+    ready_at: Instant,
+}
+
+struct Run<'a> {
+    conn: Connection,
+    budgets: Budgets,
+    replies: Vec<Vec<Part<'a>>>,
+    served: usize,
+    last_id: String,
+    tasks: Vec<Task<'a>>,
+    now: Instant,
+    piece: usize,
+    steps: u64,
+    log: Vec<String>,
+    input_hook: bool,
+}
+
+impl<'a> Run<'a> {
+    /// Drains outputs; returns whether a terminal event for the running operation came.
+    fn drain(&mut self) -> bool {
+        let mut terminal = false;
+        while let Some(t) = self.conn.poll_transmit() {
+            if let Some(id) = rpc_id(&t.bytes) {
+                self.last_id = id;
+            }
+            let parts = self.replies.get(self.served).cloned().unwrap_or_default();
+            self.served += 1;
+            self.log.push(format!("{} tx {:?}", self.now, t.exchange));
+            self.tasks.push(Task {
+                exchange: t.exchange,
+                parts,
+                next: 0,
+                id: self.last_id.clone(),
+                ready_at: self.now,
+            });
+        }
+        while let Some(e) = self.conn.poll_event() {
+            match &e {
+                Event::ExchangeFinished { exchange, .. } | Event::ExchangeAbandoned { exchange } => {
+                    let x = *exchange;
+                    self.tasks.retain(|t| t.exchange != x);
+                }
+                Event::InputRequired { .. } => {
+                    let answer: &[u8] = br#"{"a":{"action":"decline"}}"#;
+                    let now = self.now;
+                    self.conn.provide_input(now, self.input_hook.then_some(answer));
+                }
+                Event::Failed { error, .. } => {
+                    if let Some(b) = error.budget() {
+                        let limit = configured_limit(&self.budgets, b.budget);
+                        assert!(limit.is_none_or(|l| l == b.limit), "wrong limit: {b:?}");
+                    }
+                    terminal = true;
+                }
+                Event::Connected { .. }
+                | Event::ToolsListed(_)
+                | Event::CallFinished(_)
+                | Event::Closed => terminal = true,
+                _ => {}
+            }
+            assert!(self.conn.bytes_read() <= self.budgets.response_bytes);
+            self.log.push(format!("{} {:?}", self.now, e));
+        }
+        terminal
+    }
+
+    /// Runs until the operation just started ends.
+    fn until_done(&mut self, limit: Duration) {
+        let started = self.now;
+        loop {
+            if self.drain() {
+                return;
+            }
+            self.steps += 1;
+            assert!(self.steps < MAX_STEPS, "no end after {MAX_STEPS} steps");
+            let now = self.now;
+            if let Some(i) = self
+                .tasks
+                .iter()
+                .position(|t| t.ready_at <= now && t.next < t.parts.len())
+            {
+                let task = &mut self.tasks[i];
+                let part = task.parts[task.next];
+                task.next += 1;
+                let exchange = task.exchange;
+                match part {
+                    Part::Wait => task.ready_at = now + WAIT,
+                    Part::Close => self.conn.handle_eof(now, exchange),
+                    Part::Bytes(b) => {
+                        let bytes = substitute(b, &task.id);
+                        for p in bytes.chunks(self.piece) {
+                            self.conn.handle_bytes(now, exchange, p);
+                        }
+                    }
+                }
+                continue;
+            }
+            let next_task = self
+                .tasks
+                .iter()
+                .filter(|t| t.next < t.parts.len())
+                .map(|t| t.ready_at)
+                .min();
+            let next = [next_task, self.conn.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("an operation waits on nothing: it would never end");
+            self.now = next.max(now);
+            assert!(
+                self.now.saturating_since(started) <= limit,
+                "the operation outlived its time budget"
+            );
+            let now = self.now;
+            self.conn.handle_timeout(now);
+        }
+    }
+}
+
+fn run(data: &[u8], whole: bool) -> Vec<String> {
+    let (hint, ops, piece) = (data[0], data[1], usize::from(data[2]) + 1);
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.budgets = budgets();
+    config.era_hint = match hint {
+        1 => Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }),
+        2 => Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        }),
+        _ => None,
+    };
+    let input_hook = ops & 4 != 0;
+    if input_hook {
+        config.input_hook = true;
+        config.client_capabilities = r#"{"elicitation":{}}"#.into();
+    }
+    let b = config.budgets.clone();
+    let mut r = Run {
+        conn: Connection::new(config).unwrap(),
+        budgets: b.clone(),
+        replies: replies(&data[3..]),
+        served: 0,
+        last_id: "null".into(),
+        tasks: Vec::new(),
+        now: Instant::ZERO,
+        piece: if whole { usize::MAX } else { piece },
+        steps: 0,
+        log: Vec::new(),
+        input_hook,
+    };
+    let now = r.now;
+    r.conn.connect(now);
+    r.until_done(b.request_time * 4);
+    if ops & 1 != 0 {
+        let now = r.now;
+        r.conn.list_tools(now);
+        r.until_done(b.list_time);
+    }
+    if ops & 2 != 0 {
+        let now = r.now;
+        r.conn.call_tool(now, "t", br#"{"x":1}"#);
+        r.until_done(b.call_time);
+    }
+    let now = r.now;
+    r.conn.close(now);
+    r.until_done(b.close_time);
+    assert!(!r.conn.is_busy(), "closed but still busy");
+    r.log
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 3 {
+        return;
+    }
+    let whole = run(data, true);
+    let split = run(data, false);
+    assert_eq!(whole, split, "the split changed the outcome");
+});

@@ -1,0 +1,813 @@
+//! The hostile-server catalogue (`tests/hostile/`) run against the core in virtual time.
+//!
+//! For every scenario and every split (whole, then 3-byte pieces) the runner checks: the error
+//! kind and its cause (the named budget with its configured limit), that the operation ended
+//! within its time budget in virtual time, that it took a bounded number of steps, that the
+//! bytes read stayed within the byte budget, that retained memory stayed within
+//! [`memory_bound`], and that both splits ended the same way.
+
+#[path = "hostile/mod.rs"]
+mod hostile;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+
+use hostile::script::{parse_request, render, Server, Step};
+use hostile::{Cause, Expect, Input, Op, Scenario, Setup};
+use mcp_sansio::error::ProtocolError;
+use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::{
+    Budget, Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Memory: a counting allocator with per-thread counters, so tests running in parallel threads
+// do not see each other's allocations.
+
+struct Counting;
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+    static CURRENT: Cell<i64> = const { Cell::new(0) };
+    static PEAK: Cell<i64> = const { Cell::new(0) };
+}
+
+fn count(delta: i64) {
+    let _ = ON.try_with(|on| {
+        if on.get() {
+            let _ = CURRENT.try_with(|c| {
+                let now = c.get() + delta;
+                c.set(now);
+                let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+            });
+        }
+    });
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as i64));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as i64 - layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Counts the allocations of this thread made by `f` (the runner's own work is not counted).
+fn counted<T>(f: impl FnOnce() -> T) -> T {
+    ON.with(|o| o.set(true));
+    let t = f();
+    ON.with(|o| o.set(false));
+    t
+}
+
+fn reset_memory() {
+    CURRENT.with(|c| c.set(0));
+    PEAK.with(|p| p.set(0));
+}
+
+fn peak_memory() -> i64 {
+    PEAK.with(|p| p.get())
+}
+
+/// What a connection may hold at its peak while it reads a hostile answer.
+///
+/// A message is buffered whole before it is parsed (a JSON body, or one SSE event), at most the
+/// byte budget, in a `Vec` that grows by doubling: up to 2x the budget. Parsing borrows from that
+/// buffer and keeps only bounded pieces (versions, cursors, messages, all truncated) — except a
+/// catalog, see [`CATALOG_FACTOR`]. On top, a fixed 256 KiB covers the connection itself, its
+/// queues, the decoders' line buffers and the request it is sending.
+fn memory_bound(b: &Budgets, outcome: &Outcome) -> i64 {
+    let factor = match outcome {
+        Outcome::Listed { .. } => CATALOG_FACTOR,
+        _ => 3,
+    };
+    factor * b.response_bytes as i64 + 256 * 1024
+}
+
+/// A catalog is retained: every tool's name, description and schema are copied out of the page
+/// buffer, plus a fixed cost per tool (its `Tool` value and allocations, about 200 bytes). The
+/// smallest accepted tool is about 45 raw bytes, so a page of tiny tools retains about 5x its raw
+/// bytes (`hundred_thousand_tiny_tools` measures 4.8x); 6x leaves room for `Vec` growth.
+const CATALOG_FACTOR: i64 = 6;
+
+// ---------------------------------------------------------------------------------------------
+// The runner
+
+/// Steps (inputs fed, timeouts handled) after which a scenario counts as not terminating.
+const MAX_STEPS: u64 = 3_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Split {
+    Whole,
+    Pieces(usize),
+}
+
+const SPLITS: [Split; 2] = [Split::Whole, Split::Pieces(3)];
+
+/// An exchange the server is answering.
+struct Task {
+    exchange: ExchangeId,
+    steps: VecDeque<Step>,
+    ready_at: Instant,
+    /// A trickle's wait before its next piece is done.
+    waited: bool,
+}
+
+/// How an operation ended.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    Failed(Error),
+    Connected,
+    Closed,
+    Listed {
+        tools: usize,
+        refused: usize,
+    },
+    Called {
+        blocks: usize,
+        unknown: usize,
+        invalid: usize,
+    },
+}
+
+struct Report {
+    outcome: Outcome,
+    started: Instant,
+    ended: Instant,
+    steps: u64,
+    bytes_read: u64,
+    peak: i64,
+}
+
+struct Driver {
+    conn: Connection,
+    server: Server,
+    now: Instant,
+    tasks: Vec<Task>,
+    live: HashSet<ExchangeId>,
+    split: Split,
+    steps: u64,
+    input: Input,
+    /// Events seen while feeding, not yet looked at.
+    pending: Vec<Event>,
+}
+
+impl Driver {
+    /// Sends requests to the server and returns the events.
+    fn drain(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Some(t) = counted(|| self.conn.poll_transmit()) {
+            let req = parse_request(&t.bytes).expect("the core sends well-formed requests");
+            let steps = self.server.answer(&req);
+            self.live.insert(t.exchange);
+            self.tasks.push(Task {
+                exchange: t.exchange,
+                steps: steps.into(),
+                ready_at: self.now,
+                waited: false,
+            });
+            counted(|| drop(t));
+        }
+        while let Some(e) = counted(|| self.conn.poll_event()) {
+            match &e {
+                Event::ExchangeFinished { exchange, .. }
+                | Event::ExchangeAbandoned { exchange } => {
+                    self.live.remove(exchange);
+                    counted(|| drop(e));
+                }
+                Event::InputRequired { .. } => {
+                    let now = self.now;
+                    match self.input {
+                        Input::Answer(a) => {
+                            counted(|| self.conn.provide_input(now, Some(a.as_bytes())))
+                        }
+                        Input::NoHook => panic!("input requested without a hook"),
+                    }
+                    counted(|| drop(e));
+                }
+                _ => events.push(e),
+            }
+        }
+        events
+    }
+
+    fn feed(&mut self, exchange: ExchangeId, bytes: &[u8]) {
+        let size = match self.split {
+            Split::Whole => bytes.len().max(1),
+            Split::Pieces(n) => n,
+        };
+        for piece in bytes.chunks(size) {
+            if !self.live.contains(&exchange) {
+                return;
+            }
+            self.steps += 1;
+            let now = self.now;
+            counted(|| self.conn.handle_bytes(now, exchange, piece));
+            // Events that end the exchange must be seen before the next piece.
+            let evs = self.drain();
+            self.pending.extend(evs);
+        }
+    }
+}
+
+impl Driver {
+    fn run_one_step(&mut self) -> bool {
+        self.tasks.retain(|t| !t.steps.is_empty());
+        let now = self.now;
+        let Some(i) = self.tasks.iter().position(|t| t.ready_at <= now) else {
+            return false;
+        };
+        let exchange = self.tasks[i].exchange;
+        if !self.live.contains(&exchange) {
+            self.tasks.swap_remove(i);
+            return true;
+        }
+        let step = self.tasks[i].steps.pop_front().expect("non-empty");
+        match step {
+            Step::Send(_) | Step::Respond { .. } | Step::Chunk(_) => {
+                let bytes = render(&step).unwrap_or_default();
+                self.feed(exchange, &bytes);
+            }
+            Step::Repeat { bytes, times } => {
+                if times > 1 {
+                    self.tasks[i].steps.push_front(Step::Repeat {
+                        bytes: bytes.clone(),
+                        times: times - 1,
+                    });
+                }
+                self.feed(exchange, &bytes);
+            }
+            Step::Trickle {
+                bytes,
+                piece,
+                every,
+            } => {
+                let task = &mut self.tasks[i];
+                if !task.waited {
+                    task.waited = true;
+                    task.ready_at = now + every;
+                    task.steps.push_front(Step::Trickle {
+                        bytes,
+                        piece,
+                        every,
+                    });
+                } else {
+                    task.waited = false;
+                    let piece_len = piece.max(1).min(bytes.len());
+                    if piece_len < bytes.len() {
+                        task.steps.push_front(Step::Trickle {
+                            bytes: bytes[piece_len..].to_vec(),
+                            piece,
+                            every,
+                        });
+                    }
+                    self.feed(exchange, &bytes[..piece_len]);
+                }
+            }
+            Step::Wait(d) => self.tasks[i].ready_at = now + d,
+            Step::Close => {
+                self.tasks[i].steps.clear();
+                self.steps += 1;
+                counted(|| self.conn.handle_eof(now, exchange));
+                let evs = self.drain();
+                self.pending.extend(evs);
+            }
+            Step::Hang => self.tasks[i].steps.clear(),
+        }
+        true
+    }
+
+    /// Runs until `done` maps an event to an outcome.
+    fn run_until(&mut self, done: impl Fn(&Event) -> Option<Outcome>) -> Outcome {
+        loop {
+            let evs = self.drain();
+            self.pending.extend(evs);
+            let pending = std::mem::take(&mut self.pending);
+            let mut found = None;
+            for e in pending {
+                if found.is_none() {
+                    found = done(&e);
+                }
+                counted(|| drop(e));
+            }
+            if let Some(o) = found {
+                return o;
+            }
+            self.steps += 1;
+            assert!(self.steps <= MAX_STEPS, "no end after {MAX_STEPS} steps");
+            if self.run_one_step() {
+                continue;
+            }
+            let now = self.now;
+            let next_task = self
+                .tasks
+                .iter()
+                .filter(|t| self.live.contains(&t.exchange))
+                .map(|t| t.ready_at)
+                .min();
+            let next = [next_task, self.conn.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(t) = next else {
+                panic!("stuck: nothing to feed and no timeout at {now:?}");
+            };
+            self.now = t.max(now);
+            let now = self.now;
+            counted(|| self.conn.handle_timeout(now));
+        }
+    }
+}
+
+fn outcome_of(op: &Op, e: &Event) -> Option<Outcome> {
+    let ours = match op {
+        Op::Connect => mcp_sansio::Operation::Connect,
+        Op::List => mcp_sansio::Operation::ListTools,
+        Op::Call(_) => mcp_sansio::Operation::CallTool,
+        Op::Close => mcp_sansio::Operation::Close,
+    };
+    match e {
+        Event::Failed { operation, error } if *operation == ours => {
+            Some(Outcome::Failed(error.clone()))
+        }
+        Event::Failed { operation, error } => panic!("{operation:?} failed: {error:?}"),
+        Event::Connected { .. } if *op == Op::Connect => Some(Outcome::Connected),
+        Event::Closed => Some(Outcome::Closed),
+        Event::ToolsListed(c) => Some(Outcome::Listed {
+            tools: c.tools.len(),
+            refused: c.refused.len(),
+        }),
+        Event::CallFinished(r) => Some(Outcome::Called {
+            blocks: r.content.len(),
+            unknown: r.dropped_unknown,
+            invalid: r.dropped_invalid,
+        }),
+        _ => None,
+    }
+}
+
+fn config_for(s: &Scenario) -> Config {
+    let mut c = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_budgets(s.budgets.clone());
+    c.era_hint = match s.setup {
+        Setup::Fresh => None,
+        Setup::Modern => Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }),
+        Setup::Legacy => Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        }),
+    };
+    if let Input::Answer(_) = s.input {
+        c.input_hook = true;
+        c.client_capabilities = r#"{"elicitation":{}}"#.into();
+    }
+    c
+}
+
+fn run(s: &Scenario, split: Split) -> Report {
+    let config = config_for(s);
+    let server = Server::new(s.rules.clone());
+    reset_memory();
+    let conn = counted(|| Connection::new(config).expect("valid config"));
+    let mut d = Driver {
+        conn,
+        server,
+        now: Instant::ZERO,
+        tasks: Vec::new(),
+        live: HashSet::new(),
+        split,
+        steps: 0,
+        input: s.input.clone(),
+        pending: Vec::new(),
+    };
+    counted(|| d.conn.connect(Instant::ZERO));
+    let connected = d.run_until(|e| match e {
+        Event::Connected { .. } => Some(Outcome::Connected),
+        Event::Failed { error, .. } => Some(Outcome::Failed(error.clone())),
+        _ => None,
+    });
+    let started = d.now;
+    let outcome = if s.op == Op::Connect {
+        connected
+    } else {
+        assert_eq!(connected, Outcome::Connected, "{}: setup", s.name);
+        match s.op {
+            Op::List => counted(|| d.conn.list_tools(started)),
+            Op::Call(args) => counted(|| d.conn.call_tool(started, "t", args.as_bytes())),
+            Op::Close => counted(|| d.conn.close(started)),
+            Op::Connect => unreachable!(),
+        }
+        d.run_until(|e| outcome_of(&s.op, e))
+    };
+    let report = Report {
+        started,
+        ended: d.now,
+        steps: d.steps,
+        bytes_read: d.conn.bytes_read(),
+        peak: 0,
+        outcome,
+    };
+    counted(|| drop(d));
+    Report {
+        peak: peak_memory(),
+        ..report
+    }
+}
+
+fn configured_limit(b: &Budgets, which: Budget) -> u64 {
+    let ms = |d: Duration| d.as_millis() as u64;
+    match which {
+        Budget::ResponseBytes => b.response_bytes,
+        Budget::HeaderBlock => b.header_block_bytes as u64,
+        Budget::HeaderCount => b.header_count as u64,
+        Budget::ChunkLine => b.chunk_line_bytes as u64,
+        Budget::InformationalResponses => u64::from(b.informational_responses),
+        Budget::SseEvent => b.sse_event_bytes,
+        Budget::Pages => u64::from(b.pages),
+        Budget::ResponsesPerRequest => u64::from(b.responses_per_request),
+        Budget::StalledResumptions => u64::from(b.stalled_resumptions),
+        Budget::RequestTime => ms(b.request_time),
+        Budget::ListTime => ms(b.list_time),
+        Budget::CallTime => ms(b.call_time),
+        Budget::CloseTime => ms(b.close_time),
+        other => panic!("unknown budget {other:?}"),
+    }
+}
+
+/// The longest an operation may take in virtual time: connect makes at most four requests
+/// (probe, one re-probe, `initialize`, `notifications/initialized`) of `request_time` each; a
+/// listing, a call and a close have their aggregate budgets.
+fn time_limit(op: &Op, b: &Budgets) -> Duration {
+    match op {
+        Op::Connect => b.request_time * 4,
+        Op::List => b.list_time,
+        Op::Call(_) => b.call_time,
+        Op::Close => b.close_time,
+    }
+}
+
+fn cause_matches(cause: Cause, e: &Error) -> bool {
+    use mcp_sansio::sse::SseError;
+    match cause {
+        Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
+        Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
+        Cause::Sse => matches!(e, Error::Sse(s) if !matches!(s, SseError::Budget(_))),
+        Cause::Eof => matches!(e, Error::UnexpectedEof { .. }),
+        Cause::Redirect => matches!(e, Error::Redirect { .. }),
+        Cause::Auth(s) => matches!(e, Error::Authentication { status, .. } if *status == s),
+        Cause::Status(s) => matches!(e, Error::HttpStatus { status } if *status == s),
+        Cause::SessionExpired => matches!(e, Error::SessionExpired),
+        Cause::NoMutualVersion => matches!(e, Error::NoMutualVersion { .. }),
+        Cause::Rpc(c) => matches!(e, Error::Rpc(r) if r.code == c),
+        Cause::InvalidAnswer => matches!(e, Error::InvalidAnswer { .. }),
+        Cause::Malformed => matches!(e, Error::Protocol(ProtocolError::MalformedMessage { .. })),
+        Cause::Batch => matches!(e, Error::Protocol(ProtocolError::Batch)),
+        Cause::WrongId => matches!(e, Error::Protocol(ProtocolError::WrongId { .. })),
+        Cause::ContentType => matches!(
+            e,
+            Error::Protocol(ProtocolError::UnexpectedContentType { .. })
+        ),
+        Cause::StreamEnded => matches!(e, Error::Protocol(ProtocolError::StreamEnded { .. })),
+        Cause::InvalidSession => matches!(e, Error::Protocol(ProtocolError::InvalidSession { .. })),
+        Cause::PaginationLoop => matches!(e, Error::Protocol(ProtocolError::PaginationLoop { .. })),
+    }
+}
+
+/// Runs one scenario in every split and checks everything; returns a failure description.
+fn check(s: &Scenario) -> Result<(), String> {
+    let mut first: Option<(Outcome, Instant)> = None;
+    for split in SPLITS {
+        let r = run(s, split);
+        let at = format!("{} ({split:?})", s.name);
+        match (&s.expect, &r.outcome) {
+            (Expect::Fail(kind, cause), Outcome::Failed(e)) => {
+                if e.kind() != *kind {
+                    return Err(format!("{at}: kind {} instead of {kind}: {e:?}", e.kind()));
+                }
+                if !cause_matches(*cause, e) {
+                    return Err(format!("{at}: cause {cause:?} expected, got {e:?}"));
+                }
+                if let Error::Rpc(rpc) = e {
+                    let data = rpc.data.as_ref().map_or(0, String::len);
+                    if rpc.message.len() > MAX_ERROR_MESSAGE || data > MAX_ERROR_DATA {
+                        return Err(format!("{at}: error texts are not truncated"));
+                    }
+                }
+                if let Error::InvalidAnswer { reason, .. } = e {
+                    if reason.len() > 512 {
+                        return Err(format!("{at}: reason of {} bytes", reason.len()));
+                    }
+                }
+                if let Some(b) = e.budget() {
+                    let limit = configured_limit(&s.budgets, b.budget);
+                    if b.limit != limit {
+                        return Err(format!("{at}: {b} names limit {} not {limit}", b.limit));
+                    }
+                }
+            }
+            (Expect::Connected, Outcome::Connected) => {}
+            (Expect::Closed, Outcome::Closed) => {}
+            (
+                Expect::Listed { tools, refused },
+                Outcome::Listed {
+                    tools: t,
+                    refused: f,
+                },
+            ) if tools == t && refused == f => {}
+            (
+                Expect::Called {
+                    blocks,
+                    unknown,
+                    invalid,
+                },
+                Outcome::Called {
+                    blocks: b,
+                    unknown: u,
+                    invalid: i,
+                },
+            ) if blocks == b && unknown == u && invalid == i => {}
+            (want, got) => return Err(format!("{at}: expected {want:?}, got {got:?}")),
+        }
+        let took = r.ended.saturating_since(r.started);
+        let limit = time_limit(&s.op, &s.budgets);
+        if took > limit {
+            return Err(format!(
+                "{at}: took {took:?} of virtual time, limit {limit:?}"
+            ));
+        }
+        if r.bytes_read > s.budgets.response_bytes {
+            return Err(format!(
+                "{at}: read {} bytes, budget {}",
+                r.bytes_read, s.budgets.response_bytes
+            ));
+        }
+        if r.steps > MAX_STEPS {
+            return Err(format!("{at}: {} steps", r.steps));
+        }
+        let bound = memory_bound(&s.budgets, &r.outcome);
+        if r.peak > bound {
+            return Err(format!("{at}: peak memory {} > bound {bound}", r.peak));
+        }
+        if std::env::var_os("HOSTILE_REPORT").is_some() {
+            eprintln!(
+                "{:<50} {:>7?} {:>9} steps {:>9} bytes {:>9} peak {:>8.1?}s",
+                s.name,
+                split,
+                r.steps,
+                r.bytes_read,
+                r.peak,
+                took.as_secs_f64()
+            );
+        }
+        match &first {
+            None => first = Some((r.outcome.clone(), r.ended)),
+            Some((o, t)) => {
+                if *o != r.outcome || *t != r.ended {
+                    return Err(format!(
+                        "{at}: splits differ: {o:?} at {t:?} vs {:?} at {:?}",
+                        r.outcome, r.ended
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_category(category: &str) {
+    let all = hostile::catalogue::all();
+    let scenarios: Vec<&Scenario> = all.iter().filter(|s| s.category == category).collect();
+    assert!(!scenarios.is_empty(), "no scenario in {category}");
+    let failures: Vec<String> = scenarios.iter().filter_map(|s| check(s).err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn catalogue_is_large_and_names_are_unique() {
+    let all = hostile::catalogue::all();
+    assert!(all.len() >= 60, "{} scenarios", all.len());
+    let names: HashSet<&str> = all.iter().map(|s| s.name).collect();
+    assert_eq!(names.len(), all.len(), "duplicate scenario names");
+    for s in &all {
+        assert!(!s.rules.is_empty(), "{}: no rules", s.name);
+        assert_eq!(s.op == Op::Connect, s.setup == Setup::Fresh, "{}", s.name);
+    }
+}
+
+macro_rules! category {
+    ($($test:ident => $cat:literal,)*) => {
+        $(#[test] fn $test() { check_category($cat) })*
+
+        #[test]
+        fn every_category_has_a_test() {
+            let known = [$($cat),*];
+            for s in hostile::catalogue::all() {
+                assert!(known.contains(&s.category), "{}: category {} has no test", s.name, s.category);
+            }
+        }
+    };
+}
+
+category! {
+    header_abuse => "header",
+    body_abuse => "body",
+    chunked_abuse => "chunked",
+    informational_abuse => "1xx",
+    slow_servers => "slow",
+    sse_abuse => "sse",
+    json_abuse => "json",
+    pagination_abuse => "pagination",
+    catalog_abuse => "catalog",
+    content_abuse => "content",
+    input_required_abuse => "input_required",
+    negotiation_abuse => "negotiation",
+    status_abuse => "status",
+    closing => "close",
+}
+
+// ---------------------------------------------------------------------------------------------
+// The socket server: the same scripts on real 127.0.0.1 sockets, played to the core by a minimal
+// blocking loop (one socket per exchange, no pool, no clock), for scenarios that need no time.
+
+mod on_sockets {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// Serves `s` on a loopback port; returns the port and a stopper that joins every thread.
+    fn start(s: &Scenario) -> (u16, impl FnOnce()) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let server = Arc::new(Mutex::new(Server::new(s.rules.clone())));
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let acceptor = std::thread::spawn(move || {
+            let mut workers = Vec::new();
+            while !stop2.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        let server = server.clone();
+                        workers.push(std::thread::spawn(move || {
+                            hostile::socket::serve(&server, stream)
+                        }));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+            for w in workers {
+                let _ = w.join();
+            }
+        });
+        let stopper = move || {
+            stop.store(true, Ordering::SeqCst);
+            acceptor.join().unwrap();
+        };
+        (port, stopper)
+    }
+
+    /// Runs the scenario's operation over sockets and returns how it ended.
+    fn run_on_sockets(s: &Scenario) -> Outcome {
+        let (port, stop) = start(s);
+        let mut config = config_for(s);
+        config.endpoint =
+            mcp_sansio::endpoint::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let mut conn = Connection::new(config).unwrap();
+        let now = Instant::ZERO;
+        conn.connect(now);
+        let mut started_op = s.op == Op::Connect;
+        let outcome = 'run: loop {
+            let mut transmits = Vec::new();
+            while let Some(t) = conn.poll_transmit() {
+                transmits.push(t);
+            }
+            while let Some(e) = conn.poll_event() {
+                if let Event::Connected { .. } = e {
+                    if !started_op {
+                        started_op = true;
+                        match s.op {
+                            Op::List => conn.list_tools(now),
+                            Op::Call(a) => conn.call_tool(now, "t", a.as_bytes()),
+                            Op::Close => conn.close(now),
+                            Op::Connect => {}
+                        }
+                        continue 'run;
+                    }
+                }
+                if let Some(o) = outcome_of(&s.op, &e) {
+                    break 'run o;
+                }
+            }
+            let Some(t) = transmits.pop() else {
+                panic!("{}: nothing to send and no outcome", s.name);
+            };
+            assert!(transmits.is_empty(), "one exchange at a time");
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            stream.write_all(&t.bytes).unwrap();
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => {
+                        conn.handle_eof(now, t.exchange);
+                        break;
+                    }
+                    Ok(n) => conn.handle_bytes(now, t.exchange, &buf[..n]),
+                }
+                // The exchange ended (finished or abandoned) once the core stops waiting on it.
+                if !conn.is_busy() || conn.poll_timeout().is_none() {
+                    break;
+                }
+                let mut evs = Vec::new();
+                let mut ended = false;
+                while let Some(e) = conn.poll_event() {
+                    if matches!(&e, Event::ExchangeFinished { exchange, .. } | Event::ExchangeAbandoned { exchange } if *exchange == t.exchange)
+                    {
+                        ended = true;
+                    }
+                    evs.push(e);
+                }
+                for e in evs {
+                    if let Some(o) = outcome_of(&s.op, &e) {
+                        drop(stream);
+                        stop();
+                        return o;
+                    }
+                    if let Event::Connected { .. } = e {
+                        if !started_op {
+                            started_op = true;
+                            match s.op {
+                                Op::List => conn.list_tools(now),
+                                Op::Call(a) => conn.call_tool(now, "t", a.as_bytes()),
+                                Op::Close => conn.close(now),
+                                Op::Connect => {}
+                            }
+                        }
+                    }
+                }
+                if ended {
+                    break;
+                }
+            }
+            drop(stream);
+        };
+        stop();
+        outcome
+    }
+
+    #[test]
+    fn the_socket_server_plays_the_catalogue() {
+        let names = [
+            "header_count_flood",
+            "endless_close_delimited_body",
+            "endless_chunk_extension",
+            "continue_flood",
+            "wrong_id",
+            "batch_answer",
+            "every_refusal_reason",
+            "endless_unique_cursors",
+            "cursor_cycle_a_b_a",
+            "unknown_types_only",
+            "unauthorized_on_discover",
+            "accept_and_close",
+        ];
+        let all = hostile::catalogue::all();
+        for name in names {
+            let s = all.iter().find(|s| s.name == name).expect(name);
+            let on_sockets = run_on_sockets(s);
+            let in_memory = run(s, Split::Whole).outcome;
+            assert_eq!(
+                format!("{on_sockets:?}"),
+                format!("{in_memory:?}"),
+                "{name}: sockets and memory differ"
+            );
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The hostile-server scenario catalogue: each scenario is a server's behaviour per request, the
+//! operation the client runs against it and the outcome it must reach.
+//!
+//! The catalogue is data ([`Scenario`] values built from [`script`] steps): `tests/hostile.rs`
+//! runs it against the core in virtual time, and [`socket::serve`] plays the same scripts on
+//! real sockets for an adapter runner.
+#![allow(dead_code)]
+
+pub mod catalogue;
+
+pub mod script;
+
+pub mod socket;
+
+use mcp_sansio::{Budget, Budgets, ErrorKind};
+use script::Rule;
+
+/// What the client has done before the operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// Nothing: the operation is the connect itself.
+    Fresh,
+    /// Connected to a modern server from an era hint (no request).
+    Modern,
+    /// Connected to a legacy server (`initialize` from an era hint, session `sess-1`); the
+    /// handshake's rules come first.
+    Legacy,
+}
+
+/// The operation under test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `connect` (with [`Setup::Fresh`]).
+    Connect,
+    /// `list_tools`.
+    List,
+    /// `call_tool("t", args)`.
+    Call(&'static str),
+    /// `close`.
+    Close,
+}
+
+/// How a scenario failed, beyond its [`ErrorKind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// This budget, with the configured limit.
+    Budget(Budget),
+    /// A malformed HTTP/1 response (`Error::Http`, not a budget).
+    Http,
+    /// A malformed event stream (`Error::Sse`, not a budget).
+    Sse,
+    /// End of stream before the response (`Error::UnexpectedEof`).
+    Eof,
+    /// `Error::Redirect`.
+    Redirect,
+    /// `Error::Authentication` with this status.
+    Auth(u16),
+    /// `Error::HttpStatus` with this status.
+    Status(u16),
+    /// `Error::SessionExpired`.
+    SessionExpired,
+    /// `Error::NoMutualVersion`.
+    NoMutualVersion,
+    /// `Error::Rpc` with this code.
+    Rpc(i64),
+    /// `Error::InvalidAnswer`.
+    InvalidAnswer,
+    /// `ProtocolError::MalformedMessage`.
+    Malformed,
+    /// `ProtocolError::Batch`.
+    Batch,
+    /// `ProtocolError::WrongId`.
+    WrongId,
+    /// `ProtocolError::UnexpectedContentType`.
+    ContentType,
+    /// `ProtocolError::StreamEnded`.
+    StreamEnded,
+    /// `ProtocolError::InvalidSession`.
+    InvalidSession,
+    /// `ProtocolError::PaginationLoop`.
+    PaginationLoop,
+}
+
+/// What the operation must end with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    /// It fails with this kind and cause.
+    Fail(ErrorKind, Cause),
+    /// Connect succeeds.
+    Connected,
+    /// Close ends with `Closed` and no failure.
+    Closed,
+    /// The listing succeeds with this many usable and refused tools.
+    Listed {
+        /// Usable tools.
+        tools: usize,
+        /// Refused entries.
+        refused: usize,
+    },
+    /// The call succeeds with this many content blocks and dropped ones (unknown, invalid).
+    Called {
+        /// Blocks kept.
+        blocks: usize,
+        /// Blocks of unknown type dropped.
+        unknown: usize,
+        /// Malformed blocks dropped.
+        invalid: usize,
+    },
+}
+
+/// How the client answers input requests of a multi round-trip call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// No input hook configured.
+    NoHook,
+    /// The hook answers every request with this JSON object.
+    Answer(&'static str),
+}
+
+/// One hostile server and what the client must make of it.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Unique name.
+    pub name: &'static str,
+    /// Category (header, body, chunked, …).
+    pub category: &'static str,
+    /// What precedes the operation.
+    pub setup: Setup,
+    /// The operation.
+    pub op: Op,
+    /// The budgets of the connection.
+    pub budgets: Budgets,
+    /// The input hook.
+    pub input: Input,
+    /// The server: rules tried in order for every request.
+    pub rules: Vec<Rule>,
+    /// The outcome.
+    pub expect: Expect,
+}
+
+/// The budgets of the catalogue: defaults, with byte budgets small enough to exhaust quickly.
+pub fn test_budgets() -> Budgets {
+    let mut b = Budgets::default();
+    b.response_bytes = 1024 * 1024;
+    b.header_block_bytes = 8 * 1024;
+    b.header_count = 64;
+    b.chunk_line_bytes = 1024;
+    b.informational_responses = 8;
+    b.sse_event_bytes = 64 * 1024;
+    b.pages = 20;
+    b.responses_per_request = 4;
+    b
+}
