@@ -105,12 +105,19 @@ async fn connection(
         };
         let reply = server.handle(&request);
         counters.requests.fetch_add(1, Ordering::Relaxed);
-        let after = if keep_alive {
+        let after = if keep_alive && server.options.keep_alive {
             After::KeepAlive
         } else {
             After::Close
         };
-        write_reply(&mut stream, reply, &after).await?;
+        let streamed = matches!(reply, Reply::Stream { .. });
+        if let Err(e) = write_reply(&mut stream, reply, &after).await {
+            if streamed {
+                // The client closed an event stream before its end: a cancellation.
+                counters.streams_cancelled.fetch_add(1, Ordering::Relaxed);
+            }
+            return Err(e);
+        }
         buf.drain(..total);
         if buf.is_empty() {
             buf = Vec::new();

@@ -87,6 +87,9 @@ pub struct Options {
     pub worker_threads: usize,
     /// The listen backlog. Default 4096.
     pub backlog: u32,
+    /// Whether connections are kept alive between requests; when false every answer carries
+    /// `Connection: close`. Default true.
+    pub keep_alive: bool,
 }
 
 impl Default for Options {
@@ -102,6 +105,7 @@ impl Default for Options {
             bearer_token: None,
             worker_threads: 2,
             backlog: 4096,
+            keep_alive: true,
         }
     }
 }
@@ -138,6 +142,11 @@ impl Options {
         self.bearer_token = Some(token.into());
         self
     }
+    /// Keeps connections alive between requests (true) or closes each after its answer.
+    pub fn keep_alive(mut self, on: bool) -> Self {
+        self.keep_alive = on;
+        self
+    }
     /// Sets the number of worker threads.
     pub fn worker_threads(mut self, n: usize) -> Self {
         self.worker_threads = n;
@@ -151,6 +160,7 @@ pub(crate) struct Counters {
     pub(crate) accepted: AtomicU64,
     pub(crate) open: AtomicU64,
     pub(crate) requests: AtomicU64,
+    pub(crate) streams_cancelled: AtomicU64,
 }
 
 /// A snapshot of the server's counters.
@@ -164,6 +174,8 @@ pub struct Stats {
     pub requests_served: u64,
     /// Legacy sessions alive now.
     pub sessions: u64,
+    /// Event streams the client closed before their end (a cancelled `slow` call, for one).
+    pub streams_cancelled: u64,
 }
 
 /// A running server; stops when dropped.
@@ -251,6 +263,7 @@ impl DemoServer {
             connections_open: self.counters.open.load(Ordering::Relaxed),
             requests_served: self.counters.requests.load(Ordering::Relaxed),
             sessions: self.server.session_count() as u64,
+            streams_cancelled: self.counters.streams_cancelled.load(Ordering::Relaxed),
         }
     }
 

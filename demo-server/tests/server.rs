@@ -355,3 +355,37 @@ fn many_idle_keep_alive_connections_are_held_and_shutdown_closes_them() {
         "the socket is closed at shutdown"
     );
 }
+
+#[test]
+fn without_keep_alive_every_answer_closes_its_connection() {
+    let server = DemoServer::start(Options::default().keep_alive(false)).unwrap();
+    let mut d = driver(&server);
+    connected(d.connect());
+    assert!(matches!(d.list(), Event::ToolsListed(_)));
+    assert_eq!(
+        texts(d.call("echo", r#"{"text":"a"}"#)).0,
+        vec!["a".to_owned()]
+    );
+    let stats = server.stats();
+    assert_eq!(stats.requests_served, 3);
+    assert_eq!(stats.connections_accepted, 3);
+}
+
+#[test]
+fn a_stream_closed_early_counts_as_cancelled() {
+    let server = DemoServer::start(Options::default()).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"steps":50,"delay_ms":20},"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    let req = format!("POST /mcp HTTP/1.1\r\nHost: x\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: slow\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    s.write_all(req.as_bytes()).unwrap();
+    let mut first = [0u8; 512];
+    let n = s.read(&mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200 "));
+    drop(s);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while server.stats().streams_cancelled == 0 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", server.stats());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(server.stats().streams_cancelled, 1);
+}
