@@ -464,32 +464,29 @@ impl Server {
             self.options.page_size
         };
         let end = (start + size).min(self.catalog.len());
-        let mut tools = String::with_capacity(
-            self.catalog[start..end]
-                .iter()
-                .map(|t| t.len() + 1)
-                .sum::<usize>()
-                + 2,
-        );
-        tools.push('[');
-        for (i, t) in self.catalog[start..end].iter().enumerate() {
+        // Written directly: the catalog entries are already serialized.
+        let page = &self.catalog[start..end];
+        let mut body = String::with_capacity(page.iter().map(|t| t.len() + 1).sum::<usize>() + 256);
+        body.push_str(r#"{"jsonrpc":"2.0","id":"#);
+        body.push_str(&id.to_string());
+        body.push_str(r#","result":{"tools":["#);
+        for (i, t) in page.iter().enumerate() {
             if i > 0 {
-                tools.push(',');
+                body.push(',');
             }
-            tools.push_str(t);
+            body.push_str(t);
         }
-        tools.push(']');
-        let tools: Box<serde_json::value::RawValue> =
-            serde_json::value::RawValue::from_string(tools).expect("the catalog is JSON");
-        let mut result = json!({"tools": tools});
+        body.push(']');
         if end < self.catalog.len() {
-            result["nextCursor"] = json!(format!("page-{end}"));
+            body.push_str(&format!(r#","nextCursor":"page-{end}""#));
         }
         if let Era::Modern = era {
-            result["ttlMs"] = json!(0);
-            result["cacheScope"] = json!("public");
+            body.push_str(r#","ttlMs":0,"cacheScope":"public","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":"#);
+            body.push_str(&self.server_info().to_string());
+            body.push('}');
         }
-        self.result(id, result, era)
+        body.push_str("}}");
+        self.message(body.into_bytes(), Vec::new(), None, Duration::ZERO)
     }
 
     fn call(&self, id: &Value, msg: &Value, era: Era) -> Reply {

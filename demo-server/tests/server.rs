@@ -389,3 +389,24 @@ fn a_stream_closed_early_counts_as_cancelled() {
     }
     assert_eq!(server.stats().streams_cancelled, 1);
 }
+
+#[test]
+fn a_large_catalog_arrives_in_pages_of_the_expected_size() {
+    let server =
+        DemoServer::start(Options::default().page_size(10).filler_tools(200, 8000)).unwrap();
+    let mut d = driver(&server);
+    connected(d.connect());
+    match d.list() {
+        Event::ToolsListed(c) => {
+            assert_eq!(c.tools.len(), 209);
+            assert_eq!(c.pages, 21);
+            let page: usize = c.tools[10..20]
+                .iter()
+                .map(|t| t.input_schema.get().len())
+                .sum();
+            assert!((80_000..100_000).contains(&page), "{page}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(d.conn.bytes_read() > 1_600_000, "{}", d.conn.bytes_read());
+}
