@@ -54,7 +54,7 @@ pub const BUILTIN_TOOLS: [&str; 9] = [
 
 /// Every tool's catalog entry, serialized, in order: the built-in tools, then the fillers.
 pub fn catalog(options: &Options) -> Vec<String> {
-    let mut tools: Vec<Value> = vec![
+    let tools: Vec<Value> = vec![
         json!({"name":"echo","title":"Echo","description":"Returns the given text.",
             "inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"The text to return."}},"required":["text"]},
             "annotations":{"readOnlyHint":true}}),
@@ -73,49 +73,47 @@ pub fn catalog(options: &Options) -> Vec<String> {
                 "delay_ms":{"type":"integer","minimum":0,"maximum":60000,"default":100}}}}),
         json!({"name":"big","description":format!("Returns a text of {} bytes.", options.big_text_bytes),"inputSchema":{"type":"object"}}),
     ];
-    for i in 0..options.filler_tools {
-        tools.push(filler_tool(i, options.filler_schema_bytes));
-    }
-    tools.iter().map(|t| t.to_string()).collect()
+    let mut out: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
+    out.extend((0..options.filler_tools).map(|i| filler_tool(i, options.filler_schema_bytes)));
+    out
 }
 
-/// A filler tool whose schema is about `schema_bytes` long when serialized.
-fn filler_tool(i: usize, schema_bytes: usize) -> Value {
-    const KINDS: [&str; 4] = ["string", "integer", "boolean", "array"];
-    let mut properties = serde_json::Map::new();
-    let mut required = Vec::new();
-    let mut size = 64;
+/// A filler tool whose schema is about `schema_bytes` long when serialized (written directly:
+/// large catalogs start fast even in debug builds).
+fn filler_tool(i: usize, schema_bytes: usize) -> String {
+    let mut props = String::with_capacity(schema_bytes + 256);
+    let mut required = String::new();
     let mut p = 0;
-    while size < schema_bytes || p == 0 {
-        let name = format!("field_{p:03}");
-        let prop = match KINDS[p % KINDS.len()] {
-            "string" => {
-                json!({"type":"string","description":format!("Text parameter {p} of filler tool {i}; free-form, at most 256 characters."),"maxLength":256})
-            }
-            "integer" => {
-                json!({"type":"integer","description":format!("Count parameter {p}; between 0 and 10000."),"minimum":0,"maximum":10000})
-            }
-            "boolean" => {
-                json!({"type":"boolean","description":format!("Flag parameter {p}; defaults to false."),"default":false})
-            }
-            _ => {
-                json!({"type":"array","description":format!("List parameter {p}; tags, each one of the listed values."),
-                "items":{"type":"string","enum":["alpha","beta","gamma","delta"]},"maxItems":16})
-            }
-        };
-        size += name.len() + prop.to_string().len() + 4;
-        if p % 3 == 0 {
-            required.push(Value::String(name.clone()));
+    while props.len() + required.len() + 64 < schema_bytes || p == 0 {
+        if p > 0 {
+            props.push(',');
         }
-        properties.insert(name, prop);
+        let prop = match p % 4 {
+            0 => format!(
+                r#""field_{p:03}":{{"type":"string","description":"Text parameter {p} of filler tool {i}; free-form, at most 256 characters.","maxLength":256}}"#
+            ),
+            1 => format!(
+                r#""field_{p:03}":{{"type":"integer","description":"Count parameter {p}; between 0 and 10000.","minimum":0,"maximum":10000}}"#
+            ),
+            2 => format!(
+                r#""field_{p:03}":{{"type":"boolean","description":"Flag parameter {p}; defaults to false.","default":false}}"#
+            ),
+            _ => format!(
+                r#""field_{p:03}":{{"type":"array","description":"List parameter {p}; tags, each one of the listed values.","items":{{"type":"string","enum":["alpha","beta","gamma","delta"]}},"maxItems":16}}"#
+            ),
+        };
+        props.push_str(&prop);
+        if p % 3 == 0 {
+            if !required.is_empty() {
+                required.push(',');
+            }
+            required.push_str(&format!(r#""field_{p:03}""#));
+        }
         p += 1;
     }
-    json!({
-        "name": format!("filler_{i:05}"),
-        "description": format!("Filler tool number {i}: does nothing useful, exists to make the catalog large."),
-        "inputSchema": {"type":"object","properties":properties,"required":required,"additionalProperties":false},
-        "annotations": {"readOnlyHint": true, "openWorldHint": false}
-    })
+    format!(
+        r#"{{"name":"filler_{i:05}","description":"Filler tool number {i}: does nothing useful, exists to make the catalog large.","inputSchema":{{"type":"object","properties":{{{props}}},"required":[{required}],"additionalProperties":false}},"annotations":{{"readOnlyHint":true,"openWorldHint":false}}}}"#
+    )
 }
 
 /// What a tool call produces.
@@ -240,7 +238,10 @@ mod tests {
     #[test]
     fn filler_schemas_reach_the_requested_size() {
         for target in [0, 500, 8192] {
-            let t = filler_tool(7, target).to_string();
+            let t = filler_tool(7, target);
+            let v: Value = serde_json::from_str(&t).expect("a filler tool is JSON");
+            assert_eq!(v["name"], "filler_00007");
+            assert_eq!(v["inputSchema"]["type"], "object");
             assert!(t.len() >= target, "{} < {target}", t.len());
             assert!(
                 t.len() < target + 1024,
