@@ -410,3 +410,82 @@ fn a_large_catalog_arrives_in_pages_of_the_expected_size() {
     }
     assert!(d.conn.bytes_read() > 1_600_000, "{}", d.conn.bytes_read());
 }
+
+/// Sends one request on a fresh connection; returns the status, the session header and the body.
+fn post(
+    server: &DemoServer,
+    method: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, Option<String>, String) {
+    let raw = raw_exchange(
+        server,
+        &format!("{method} /mcp HTTP/1.1\r\nHost: x\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()),
+    );
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a complete response");
+    let status = head[9..12].parse().unwrap();
+    let session = head.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("mcp-session-id: ")
+            .map(|_| l[16..].to_owned())
+    });
+    (status, session, body.to_owned())
+}
+
+#[test]
+fn legacy_sessions_negotiate_live_and_end() {
+    let server = DemoServer::start(Options::default().eras(Eras::LegacyOnly)).unwrap();
+    let init = |v: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        )
+    };
+    let (status, session, body) = post(&server, "POST", "", &init("2099-01-01"));
+    assert_eq!(status, 200);
+    assert!(body.contains(r#""protocolVersion":"2025-11-25""#), "{body}");
+    let (_, _, body) = post(&server, "POST", "", &init("2024-11-05"));
+    assert!(body.contains(r#""protocolVersion":"2024-11-05""#), "{body}");
+    let session = session.expect("a session id");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    assert_eq!(post(&server, "POST", "", list).0, 400);
+    assert_eq!(
+        post(&server, "POST", "Mcp-Session-Id: nope\r\n", list).0,
+        404
+    );
+    let with = format!("Mcp-Session-Id: {session}\r\n");
+    let (status, _, body) = post(&server, "POST", &with, list);
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(r#""name":"echo""#) && !body.contains("resultType"),
+        "{body}"
+    );
+    let wrong_version = format!("{with}MCP-Protocol-Version: 2025-06-18\r\n");
+    assert_eq!(post(&server, "POST", &wrong_version, list).0, 400);
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(&server, "POST", &with, note).0, 202);
+    assert_eq!(server.stats().sessions, 2);
+    assert_eq!(post(&server, "DELETE", &with, "").0, 200);
+    assert_eq!(post(&server, "POST", &with, list).0, 404);
+    assert_eq!(server.stats().sessions, 1);
+}
+
+#[test]
+fn the_probe_of_each_server_kind_is_answered_like_real_servers() {
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n";
+    let legacy = DemoServer::start(Options::default().eras(Eras::LegacyOnly)).unwrap();
+    let (status, _, body) = post(&legacy, "POST", headers, discover);
+    assert_eq!(status, 400);
+    assert!(body.contains("-32000"), "{body}");
+    let modern = DemoServer::start(Options::default().eras(Eras::ModernOnly)).unwrap();
+    let (status, _, body) = post(&modern, "POST", headers, discover);
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(r#""supportedVersions":["2026-07-28"]"#),
+        "{body}"
+    );
+    let (status, _, body) = post(&modern, "POST", "", INIT);
+    assert_eq!(status, 404);
+    assert!(body.contains("-32601"), "{body}");
+    assert_eq!(post(&modern, "DELETE", "Mcp-Session-Id: x\r\n", "").0, 405);
+}
