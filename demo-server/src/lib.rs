@@ -87,6 +87,9 @@ pub struct Options {
     pub worker_threads: usize,
     /// The listen backlog. Default 4096.
     pub backlog: u32,
+    /// Whether the catalog also lists [`tools::BROKEN_TOOLS`] (after the built-in tools), entries a
+    /// careful client refuses. Default false.
+    pub broken_tools: bool,
     /// Whether connections are kept alive between requests; when false every answer carries
     /// `Connection: close`. Default true.
     pub keep_alive: bool,
@@ -106,6 +109,7 @@ impl Default for Options {
             worker_threads: 2,
             backlog: 4096,
             keep_alive: true,
+            broken_tools: false,
         }
     }
 }
@@ -145,6 +149,11 @@ impl Options {
     /// Keeps connections alive between requests (true) or closes each after its answer.
     pub fn keep_alive(mut self, on: bool) -> Self {
         self.keep_alive = on;
+        self
+    }
+    /// Lists the broken tools too.
+    pub fn broken_tools(mut self, on: bool) -> Self {
+        self.broken_tools = on;
         self
     }
     /// Sets the number of worker threads.

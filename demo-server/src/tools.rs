@@ -52,7 +52,14 @@ pub const BUILTIN_TOOLS: [&str; 9] = [
     "big",
 ];
 
-/// Every tool's catalog entry, serialized, in order: the built-in tools, then the fillers.
+/// Catalog entries a careful client refuses: a name with a space, and no input schema.
+pub const BROKEN_TOOLS: [&str; 2] = [
+    r#"{"name":"has space","description":"A name outside [A-Za-z0-9_.-].","inputSchema":{"type":"object"}}"#,
+    r#"{"name":"no_schema","description":"No inputSchema at all."}"#,
+];
+
+/// Every tool's catalog entry, serialized, in order: the built-in tools, the broken ones if
+/// asked for, then the fillers.
 pub fn catalog(options: &Options) -> Vec<String> {
     let tools: Vec<Value> = vec![
         json!({"name":"echo","title":"Echo","description":"Returns the given text.",
@@ -74,6 +81,9 @@ pub fn catalog(options: &Options) -> Vec<String> {
         json!({"name":"big","description":format!("Returns a text of {} bytes.", options.big_text_bytes),"inputSchema":{"type":"object"}}),
     ];
     let mut out: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
+    if options.broken_tools {
+        out.extend(BROKEN_TOOLS.iter().map(|t| (*t).to_owned()));
+    }
     out.extend((0..options.filler_tools).map(|i| filler_tool(i, options.filler_schema_bytes)));
     out
 }

@@ -489,3 +489,27 @@ fn the_probe_of_each_server_kind_is_answered_like_real_servers() {
     assert!(body.contains("-32601"), "{body}");
     assert_eq!(post(&modern, "DELETE", "Mcp-Session-Id: x\r\n", "").0, 405);
 }
+
+#[test]
+fn broken_tools_are_refused_by_the_client() {
+    let server =
+        DemoServer::start(Options::default().broken_tools(true).filler_tools(1, 100)).unwrap();
+    let mut d = driver(&server);
+    connected(d.connect());
+    match d.list() {
+        Event::ToolsListed(c) => {
+            assert_eq!(c.tools.len(), 10);
+            assert_eq!(c.tools[9].name, "filler_00000");
+            let refused: Vec<(usize, Option<&str>)> = c
+                .refused
+                .iter()
+                .map(|r| (r.index, r.name.as_deref()))
+                .collect();
+            assert_eq!(
+                refused,
+                vec![(9, Some("has space")), (10, Some("no_schema"))]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
