@@ -1,1 +1,235 @@
-fn main() {}
+//! `mcp-probe`: lists and calls the tools of an MCP server over Streamable HTTP, through the
+//! tokio adapter of mcp-sansio. Run `mcp-probe --help` for the usage, the exit codes and the
+//! JSON output.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod args;
+mod demo;
+mod render;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use args::{Command, Options};
+use mcp_sansio::{Config, Error, ErrorKind};
+use mcp_sansio_net::AddressPolicy;
+use mcp_sansio_tokio::{CallObserver, Client};
+
+/// The environment variable holding the bearer token.
+const TOKEN_VAR: &str = "MCP_BEARER_TOKEN";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let json_wanted = argv.iter().any(|a| a == "--json");
+    let (options, command) = match args::parse(&argv) {
+        Ok(p) => p,
+        Err(message) => return usage_error(json_wanted, &message),
+    };
+    match command {
+        Command::Help => {
+            print!("{}", args::HELP);
+            ExitCode::SUCCESS
+        }
+        Command::Version => {
+            println!("mcp-probe {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Command::Demo => runtime().block_on(demo::run()),
+        Command::List { url } => {
+            let config = match config(&url, &options) {
+                Ok(c) => c,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            runtime().block_on(list(client(&options), config, &options))
+        }
+        Command::Call {
+            url,
+            tool,
+            arguments,
+        } => {
+            match serde_json::from_str::<serde_json::Value>(&arguments) {
+                Ok(v) if v.is_object() => {}
+                Ok(_) => return usage_error(options.json, "the arguments must be a JSON object"),
+                Err(e) => {
+                    return usage_error(
+                        options.json,
+                        &format!("the arguments are not valid JSON: {e}"),
+                    )
+                }
+            }
+            let config = match config(&url, &options) {
+                Ok(c) => c,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            runtime().block_on(call(client(&options), config, &options, &tool, &arguments))
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Reports a usage or configuration error: text on stderr, and the JSON document with `--json`.
+fn usage_error(json: bool, message: &str) -> ExitCode {
+    eprintln!("mcp-probe: {message}\nTry `mcp-probe --help`.");
+    if json {
+        println!(
+            "{}",
+            render::error_json(ErrorKind::ConnectionFailed, message)
+        );
+    }
+    ExitCode::from(2)
+}
+
+fn config(url: &str, o: &Options) -> Result<Config, String> {
+    let mut c = Config::new(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    if let Ok(token) = std::env::var(TOKEN_VAR) {
+        c = c.with_bearer_token(token);
+    }
+    if let Some(d) = o.list_timeout {
+        c.budgets.list_time = d;
+    }
+    if let Some(d) = o.call_timeout {
+        c.budgets.call_time = d;
+    }
+    if let Some(n) = o.max_response_bytes {
+        c.budgets.response_bytes = n;
+        c.budgets.sse_event_bytes = c.budgets.sse_event_bytes.min(n);
+    }
+    if let Some(n) = o.max_header_bytes {
+        c.budgets.header_block_bytes = n;
+    }
+    if let Some(n) = o.max_pages {
+        c.budgets.pages = n;
+    }
+    Ok(c)
+}
+
+fn client(o: &Options) -> Client {
+    let mut b = Client::builder().policy(AddressPolicy::strict().allow_loopback(o.allow_loopback));
+    if let Some(d) = o.dial_timeout {
+        b = b.dial_timeout(d);
+    }
+    b.build()
+}
+
+/// Reports a failure and returns its exit code.
+fn failed(json: bool, error: &Error) -> ExitCode {
+    let message = error.to_string();
+    if json {
+        println!("{}", render::error_json(error.kind(), &message));
+    } else {
+        eprintln!("mcp-probe: {} ({})", message, error.kind().code());
+    }
+    ExitCode::from(render::exit_code(error))
+}
+
+pub(crate) fn era_name(era: mcp_sansio::Era) -> &'static str {
+    match era {
+        mcp_sansio::Era::Modern => "modern",
+        mcp_sansio::Era::Legacy => "legacy",
+    }
+}
+
+async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
+    let mut session = match client.connect(config).await {
+        Ok(s) => s,
+        Err(e) => return failed(o.json, &e),
+    };
+    let catalog = match session.list_tools().await {
+        Ok(c) => c,
+        Err(e) => return failed(o.json, &e),
+    };
+    if o.json {
+        println!("{}", render::catalog_json(session.version(), &catalog));
+    } else {
+        let server = session
+            .server_info()
+            .map(|s| format!("{} {}", s.name, s.version));
+        print!(
+            "{}",
+            render::catalog_text(session.version(), era_name(session.era()), server, &catalog)
+        );
+    }
+    // Ending a legacy session is a courtesy; its failure changes nothing printed.
+    let _ = session.close().await;
+    ExitCode::SUCCESS
+}
+
+async fn call(
+    client: Client,
+    config: Config,
+    o: &Options,
+    tool: &str,
+    arguments: &str,
+) -> ExitCode {
+    let mut session = match client.connect(config).await {
+        Ok(s) => s,
+        Err(e) => return failed(o.json, &e),
+    };
+    let mut progress = ProgressBar::new(!o.json);
+    let result = session
+        .call_tool_with(tool, arguments.as_bytes(), &mut progress)
+        .await;
+    progress.finish();
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return failed(o.json, &e),
+    };
+    if o.json {
+        println!("{}", render::call_json(&result));
+    } else {
+        print!("{}", render::call_text(&result));
+    }
+    let _ = std::io::stdout().flush();
+    let _ = session.close().await;
+    ExitCode::SUCCESS
+}
+
+/// Shows progress notifications on stderr: one rewritten line on a terminal, one line each
+/// otherwise.
+pub struct ProgressBar {
+    enabled: bool,
+    terminal: bool,
+    shown: bool,
+}
+
+impl ProgressBar {
+    /// A bar that shows nothing unless `enabled`.
+    pub fn new(enabled: bool) -> ProgressBar {
+        ProgressBar {
+            enabled,
+            terminal: std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    /// Ends the rewritten line, if any.
+    pub fn finish(&mut self) {
+        if self.shown && self.terminal {
+            eprintln!();
+        }
+        self.shown = false;
+    }
+}
+
+impl CallObserver for ProgressBar {
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if !self.enabled {
+            return;
+        }
+        let line = render::progress_line(progress, total, message);
+        if self.terminal {
+            eprint!("\r\x1b[2K{line}");
+        } else {
+            eprintln!("progress {line}");
+        }
+        let _ = std::io::stderr().flush();
+        self.shown = true;
+    }
+}

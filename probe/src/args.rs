@@ -1,0 +1,250 @@
+//! Command-line parsing (hand-written: a few options, strict errors, exit code 2).
+
+use std::time::Duration;
+
+/// The help text.
+pub const HELP: &str = "\
+mcp-probe: list and call the tools of an MCP server (Streamable HTTP, every era)
+
+USAGE:
+    mcp-probe [OPTIONS] list <URL>
+    mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]    (arguments default to {})
+    mcp-probe demo                                            (embedded loopback server, no network)
+
+OPTIONS:
+    --json                    print one JSON document on stdout
+    --allow-loopback          allow loopback addresses (127.0.0.0/8, ::1); refused by default
+                              (private and other non-public ranges are always refused)
+    --dial-timeout S          seconds to open a connection (decimals ok)
+    --list-timeout S          seconds for a whole listing
+    --call-timeout S          seconds for a whole tool call
+    --max-response-bytes N    bytes read per connection at most
+    --max-header-bytes N      bytes of one response header block at most
+    --max-pages N             tools/list pages at most
+    -h, --help                print this help
+    -V, --version             print the version
+
+ENVIRONMENT:
+    MCP_BEARER_TOKEN          sent as `Authorization: Bearer ...` when set (never taken from argv)
+
+EXIT CODES:
+    0  success (a tool result with is_error true is a success)
+    2  usage or configuration error
+    3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
+    4  authentication failed (HTTP 401 or 403)
+    5  the server answered and refused (JSON-RPC error, unusable answer)
+
+JSON OUTPUT (--json):
+    list:  {\"protocol_version\", \"tools\": [{\"name\", \"description\", \"input_schema\"}],
+            \"refused\": [{\"index\", \"name\", \"reason\"}]}
+    call:  {\"content\": [...], \"is_error\": bool, \"structured_content\"?}
+    error: {\"error\": {\"type\", \"message\"}}, type one of mcp_connection_failed_error,
+           mcp_authentication_failed_error, mcp_server_answered_error.
+    Usage and configuration errors (exit 2) are written to stderr as text; with --json they are
+    also printed on stdout as an error document of type mcp_connection_failed_error.
+";
+
+/// What to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Print the help.
+    Help,
+    /// Print the version.
+    Version,
+    /// List the tools of a server.
+    List {
+        /// The endpoint.
+        url: String,
+    },
+    /// Call a tool.
+    Call {
+        /// The endpoint.
+        url: String,
+        /// The tool.
+        tool: String,
+        /// The arguments, a JSON object.
+        arguments: String,
+    },
+    /// Run the embedded demonstration.
+    Demo,
+}
+
+/// The options common to `list` and `call`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    /// `--json`.
+    pub json: bool,
+    /// `--allow-loopback`.
+    pub allow_loopback: bool,
+    /// `--dial-timeout`.
+    pub dial_timeout: Option<Duration>,
+    /// `--list-timeout`.
+    pub list_timeout: Option<Duration>,
+    /// `--call-timeout`.
+    pub call_timeout: Option<Duration>,
+    /// `--max-response-bytes`.
+    pub max_response_bytes: Option<u64>,
+    /// `--max-header-bytes`.
+    pub max_header_bytes: Option<usize>,
+    /// `--max-pages`.
+    pub max_pages: Option<u32>,
+}
+
+fn seconds(flag: &str, v: &str) -> Result<Duration, String> {
+    match v.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "{flag} expects a number of seconds above 0 and at most 86400, got {v:?}"
+        )),
+    }
+}
+
+fn count<T: std::str::FromStr + PartialOrd + Default>(flag: &str, v: &str) -> Result<T, String> {
+    match v.parse::<T>() {
+        Ok(n) if n > T::default() => Ok(n),
+        _ => Err(format!("{flag} expects a positive integer, got {v:?}")),
+    }
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
+    let mut o = Options::default();
+    let mut positional: Vec<&str> = Vec::new();
+    let mut i = 0;
+    let mut only_positional = false;
+    while i < args.len() {
+        let a = args[i].as_str();
+        i += 1;
+        if only_positional || !a.starts_with("--") && a != "-h" && a != "-V" {
+            positional.push(a);
+            continue;
+        }
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_owned())),
+            None => (a, None),
+        };
+        let mut value = || -> Result<String, String> {
+            if let Some(v) = inline.clone() {
+                return Ok(v);
+            }
+            let v = args
+                .get(i)
+                .ok_or_else(|| format!("{flag} expects a value"))?;
+            i += 1;
+            Ok(v.clone())
+        };
+        match flag {
+            "--" => only_positional = true,
+            "-h" | "--help" => return Ok((o, Command::Help)),
+            "-V" | "--version" => return Ok((o, Command::Version)),
+            "--json" => o.json = true,
+            "--allow-loopback" => o.allow_loopback = true,
+            "--dial-timeout" => o.dial_timeout = Some(seconds(flag, &value()?)?),
+            "--list-timeout" => o.list_timeout = Some(seconds(flag, &value()?)?),
+            "--call-timeout" => o.call_timeout = Some(seconds(flag, &value()?)?),
+            "--max-response-bytes" => o.max_response_bytes = Some(count(flag, &value()?)?),
+            "--max-header-bytes" => o.max_header_bytes = Some(count(flag, &value()?)?),
+            "--max-pages" => o.max_pages = Some(count(flag, &value()?)?),
+            "--bearer-token" | "--token" => {
+                return Err(
+                    "the bearer token is read from MCP_BEARER_TOKEN, never from the command line"
+                        .into(),
+                )
+            }
+            _ => return Err(format!("unknown option {flag}")),
+        }
+        if inline.is_some() && matches!(flag, "--json" | "--allow-loopback") {
+            return Err(format!("{flag} takes no value"));
+        }
+    }
+    let command = match positional.as_slice() {
+        ["list", url] => Command::List {
+            url: (*url).to_owned(),
+        },
+        ["call", url, tool] => Command::Call {
+            url: (*url).to_owned(),
+            tool: (*tool).to_owned(),
+            arguments: "{}".to_owned(),
+        },
+        ["call", url, tool, arguments] => Command::Call {
+            url: (*url).to_owned(),
+            tool: (*tool).to_owned(),
+            arguments: (*arguments).to_owned(),
+        },
+        ["demo"] => Command::Demo,
+        [] => return Err("a command is required: list, call or demo".into()),
+        ["list", ..] => return Err("list expects exactly one URL".into()),
+        ["call", ..] => {
+            return Err("call expects a URL, a tool name and optional JSON arguments".into())
+        }
+        ["demo", ..] => return Err("demo takes no arguments".into()),
+        [other, ..] => return Err(format!("unknown command {other:?}")),
+    };
+    if command == Command::Demo && o != Options::default() {
+        return Err("demo takes no options".into());
+    }
+    Ok((o, command))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<(Options, Command), String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn options_and_commands_parse() {
+        let (o, c) = p(&["--json", "--list-timeout", "1.5", "list", "http://h/mcp"]).unwrap();
+        assert!(o.json);
+        assert_eq!(o.list_timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(
+            c,
+            Command::List {
+                url: "http://h/mcp".into()
+            }
+        );
+        let (o, c) = p(&[
+            "call",
+            "http://h/mcp",
+            "echo",
+            "--max-pages=3",
+            r#"{"a":1}"#,
+        ])
+        .unwrap();
+        assert_eq!(o.max_pages, Some(3));
+        assert_eq!(
+            c,
+            Command::Call {
+                url: "http://h/mcp".into(),
+                tool: "echo".into(),
+                arguments: r#"{"a":1}"#.into()
+            }
+        );
+        assert!(
+            matches!(p(&["call", "u", "t"]).unwrap().1, Command::Call { arguments, .. } if arguments == "{}")
+        );
+        assert_eq!(p(&["--help"]).unwrap().1, Command::Help);
+    }
+
+    #[test]
+    fn bad_usage_is_an_error() {
+        for bad in [
+            &["list"][..],
+            &["list", "a", "b"],
+            &["frobnicate"],
+            &["--dial-timeout", "-1", "list", "u"],
+            &["--dial-timeout", "nan", "list", "u"],
+            &["--max-pages", "0", "list", "u"],
+            &["--max-pages"],
+            &["--nope", "list", "u"],
+            &["--token", "x", "list", "u"],
+            &["--json=1", "list", "u"],
+            &["--json", "demo"],
+            &[],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! The `mcp-probe` binary against embedded loopback servers: exit codes and output shapes.
+
+use std::process::{Command, Output};
+
+use mcp_sansio_demo_server::{DemoServer, Eras, Options};
+use serde_json::Value;
+
+fn probe(args: &[&str]) -> Output {
+    probe_env(args, None)
+}
+
+fn probe_env(args: &[&str], token: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcp-probe"));
+    c.args(args).env_remove("MCP_BEARER_TOKEN");
+    if let Some(t) = token {
+        c.env("MCP_BEARER_TOKEN", t);
+    }
+    c.output().expect("the binary runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("an exit code")
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is one JSON document ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn error_type(o: &Output) -> String {
+    json(o)["error"]["type"].as_str().unwrap_or("").to_owned()
+}
+
+fn server() -> DemoServer {
+    DemoServer::start(Options::default().page_size(3)).unwrap()
+}
+
+#[test]
+fn list_prints_every_tool_of_every_page() {
+    let s = server();
+    let o = probe(&["--json", "--allow-loopback", "list", &s.url()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json(&o);
+    assert_eq!(doc["protocol_version"], "2026-07-28");
+    let names: Vec<&str> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, mcp_sansio_demo_server::tools::BUILTIN_TOOLS);
+    assert_eq!(doc["tools"][0]["description"], "Returns the given text.");
+    assert_eq!(doc["tools"][0]["input_schema"]["required"][0], "text");
+    assert_eq!(doc["refused"], serde_json::json!([]));
+}
+
+#[test]
+fn list_of_a_legacy_server_reports_its_version() {
+    let s = DemoServer::start(Options::default().eras(Eras::LegacyOnly)).unwrap();
+    let o = probe(&["--json", "--allow-loopback", "list", &s.url()]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(json(&o)["protocol_version"], "2025-11-25");
+    // The session was ended.
+    assert_eq!(s.stats().sessions, 0);
+    let o = probe(&["--allow-loopback", "list", &s.url()]);
+    assert_eq!(code(&o), 0);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("protocol 2025-11-25 (legacy)"), "{text}");
+    assert!(text.contains("9 tools in 1 page"), "{text}");
+}
+
+#[test]
+fn call_prints_content_and_structured_content() {
+    let s = server();
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "call",
+        &s.url(),
+        "echo",
+        r#"{"text":"hi there"}"#,
+    ]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        json(&o),
+        serde_json::json!({"content":[{"type":"text","text":"hi there"}],"is_error":false})
+    );
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "call",
+        &s.url(),
+        "add",
+        r#"{"a":1.5,"b":2}"#,
+    ]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        json(&o)["structured_content"],
+        serde_json::json!({"sum":3.5})
+    );
+}
+
+#[test]
+fn every_block_kind_has_its_json_shape() {
+    let s = server();
+    let call = |tool: &str| {
+        let o = probe(&["--json", "--allow-loopback", "call", &s.url(), tool]);
+        assert_eq!(code(&o), 0);
+        json(&o)["content"].clone()
+    };
+    let image = call("image");
+    assert_eq!(image[0]["type"], "image");
+    assert_eq!(image[0]["mime_type"], "image/png");
+    assert!(image[0]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("iVBORw0KGgo"));
+    let audio = call("audio");
+    assert_eq!(
+        (audio[0]["type"].as_str(), audio[0]["mime_type"].as_str()),
+        (Some("audio"), Some("audio/wav"))
+    );
+    assert!(audio[0]["data"].as_str().unwrap().starts_with("UklGR"));
+    let resource = call("resource");
+    assert_eq!(resource[0]["type"], "resource");
+    assert_eq!(resource[0]["uri"], "demo://notes/readme.txt");
+    assert_eq!(resource[0]["text"], "Embedded text resource.");
+    assert_eq!(resource[1]["mime_type"], "application/octet-stream");
+    assert_eq!(resource[1]["data"], "AAECZGVtbyBibG9i/w==");
+    let link = call("resource_link");
+    assert_eq!(
+        link,
+        serde_json::json!([{"type":"resource_link","uri":"demo://notes/readme.txt","mime_type":"text/plain","name":"readme.txt"}])
+    );
+}
+
+#[test]
+fn a_tool_error_result_is_a_success() {
+    let s = server();
+    let o = probe(&["--json", "--allow-loopback", "call", &s.url(), "fail"]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(json(&o)["is_error"], true);
+    let o = probe(&["--allow-loopback", "call", &s.url(), "fail"]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("the tool reported an error"));
+}
+
+#[test]
+fn an_unknown_tool_is_refused_by_the_server() {
+    let s = server();
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "call",
+        &s.url(),
+        "no_such_tool",
+    ]);
+    assert_eq!(code(&o), 5);
+    assert_eq!(error_type(&o), "mcp_server_answered_error");
+    assert!(json(&o)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Unknown tool"));
+    let o = probe(&["--allow-loopback", "call", &s.url(), "no_such_tool"]);
+    assert_eq!(code(&o), 5);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("mcp_server_answered_error"));
+}
+
+#[test]
+fn a_missing_or_wrong_token_is_an_authentication_failure() {
+    let s = DemoServer::start(Options::default().bearer_token("tok-123")).unwrap();
+    let url = s.url();
+    let o = probe(&["--json", "--allow-loopback", "list", &url]);
+    assert_eq!(code(&o), 4);
+    assert_eq!(error_type(&o), "mcp_authentication_failed_error");
+    let o = probe_env(&["--json", "--allow-loopback", "list", &url], Some("wrong"));
+    assert_eq!(code(&o), 4);
+    let o = probe_env(
+        &["--json", "--allow-loopback", "list", &url],
+        Some("tok-123"),
+    );
+    assert_eq!(code(&o), 0);
+}
+
+#[test]
+fn loopback_is_refused_unless_allowed() {
+    let s = server();
+    let o = probe(&["--json", "list", &s.url()]);
+    assert_eq!(code(&o), 3);
+    assert_eq!(error_type(&o), "mcp_connection_failed_error");
+    assert_eq!(s.stats().connections_accepted, 0, "nothing was sent");
+}
+
+#[test]
+fn a_closed_port_is_a_connection_failure() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "--dial-timeout",
+        "2",
+        "list",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert_eq!(code(&o), 3);
+    assert_eq!(error_type(&o), "mcp_connection_failed_error");
+}
+
+#[test]
+fn budgets_from_the_command_line_are_enforced() {
+    let s = server();
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "--max-pages",
+        "2",
+        "list",
+        &s.url(),
+    ]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(error_type(&o), "mcp_connection_failed_error");
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "--max-pages",
+        "3",
+        "list",
+        &s.url(),
+    ]);
+    assert_eq!(code(&o), 0);
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "--max-response-bytes",
+        "100000",
+        "call",
+        &s.url(),
+        "big",
+    ]);
+    assert_eq!(code(&o), 3);
+}
+
+#[test]
+fn bad_usage_exits_with_2() {
+    for args in [
+        &[][..],
+        &["list"],
+        &["frobnicate", "x"],
+        &["--nope", "list", "http://127.0.0.1:1/mcp"],
+        &["--dial-timeout", "soon", "list", "http://127.0.0.1:1/mcp"],
+        &["list", "not a url"],
+        &["list", "ftp://127.0.0.1/mcp"],
+    ] {
+        let o = probe(args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(!o.stderr.is_empty(), "{args:?}");
+    }
+    let o = probe(&["--json", "list"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(error_type(&o), "mcp_connection_failed_error");
+}
+
+#[test]
+fn bad_json_arguments_exit_with_2_before_connecting() {
+    let s = server();
+    for bad in ["{not json", "[1,2]", "42"] {
+        let o = probe(&["--json", "--allow-loopback", "call", &s.url(), "echo", bad]);
+        assert_eq!(code(&o), 2, "{bad}");
+        assert_eq!(error_type(&o), "mcp_connection_failed_error");
+    }
+    assert_eq!(s.stats().connections_accepted, 0);
+}
+
+#[test]
+fn progress_is_shown_on_stderr() {
+    let s = server();
+    let o = probe(&[
+        "--allow-loopback",
+        "call",
+        &s.url(),
+        "slow",
+        r#"{"steps":3,"delay_ms":10}"#,
+    ]);
+    assert_eq!(code(&o), 0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1/3") && err.contains("3/3 step 3 of 3"),
+        "{err}"
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "done after 3 steps\n");
+    // With --json, stdout holds the document only and stderr stays quiet.
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "call",
+        &s.url(),
+        "slow",
+        r#"{"steps":2,"delay_ms":1}"#,
+    ]);
+    assert_eq!(code(&o), 0);
+    assert!(o.stderr.is_empty());
+    assert_eq!(json(&o)["content"][0]["text"], "done after 2 steps");
+}
+
+#[test]
+fn help_and_version_exit_with_0() {
+    let o = probe(&["--help"]);
+    assert_eq!(code(&o), 0);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("mcp-probe [OPTIONS] list <URL>") && text.contains("MCP_BEARER_TOKEN"));
+    let o = probe(&["--version"]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("mcp-probe "));
+}
+
+#[test]
+fn demo_runs_offline_and_exits_with_0() {
+    let o = probe(&["demo"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("era Modern, version 2026-07-28"), "{out}");
+    assert!(out.contains("era Legacy, version 2025-11-25"), "{out}");
+    assert!(out.contains("5/5 step 5 of 5"), "{out}");
+    assert!(out.contains("requests on"), "{out}");
+    assert!(out.contains("every step succeeded"), "{out}");
+}
+
+#[test]
+fn a_token_unfit_for_a_header_is_a_configuration_error() {
+    let s = server();
+    let o = probe_env(
+        &["--json", "--allow-loopback", "list", &s.url()],
+        Some("a\nb"),
+    );
+    assert_eq!(code(&o), 2);
+    assert_eq!(error_type(&o), "mcp_connection_failed_error");
+    assert_eq!(s.stats().connections_accepted, 0);
+}
+
+#[test]
+fn the_call_timeout_ends_a_slow_call() {
+    let s = server();
+    let started = std::time::Instant::now();
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "--call-timeout",
+        "0.3",
+        "call",
+        &s.url(),
+        "slow",
+        r#"{"steps":100,"delay_ms":50}"#,
+    ]);
+    assert_eq!(code(&o), 3);
+    assert_eq!(error_type(&o), "mcp_connection_failed_error");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn refused_entries_are_listed_with_their_reason() {
+    let s = DemoServer::start(Options::default().broken_tools(true)).unwrap();
+    let o = probe(&["--json", "--allow-loopback", "list", &s.url()]);
+    assert_eq!(code(&o), 0);
+    let doc = json(&o);
+    assert_eq!(doc["tools"].as_array().unwrap().len(), 9);
+    let refused = doc["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 2);
+    assert_eq!(
+        (refused[0]["index"].as_u64(), refused[0]["name"].as_str()),
+        (Some(9), Some("has space"))
+    );
+    assert_eq!(
+        (refused[1]["index"].as_u64(), refused[1]["name"].as_str()),
+        (Some(10), Some("no_schema"))
+    );
+    assert!(refused
+        .iter()
+        .all(|r| !r["reason"].as_str().unwrap().is_empty()));
+    let o = probe(&["--allow-loopback", "list", &s.url()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("2 entries refused") && text.contains("#9 has space"),
+        "{text}"
+    );
+}
