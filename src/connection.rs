@@ -134,7 +134,9 @@ pub enum Event {
     },
     /// The connection is closed; nothing more will be sent.
     Closed,
-    /// An exchange's response is complete. If `reusable`, its socket may serve another exchange.
+    /// An exchange's response is complete. If `reusable`, its socket may serve another exchange:
+    /// the response ended cleanly and no byte beyond it has been fed. Bytes that arrive later are
+    /// the caller's to notice: a pool must not reuse a socket that holds unread bytes or is at EOF.
     ExchangeFinished {
         /// The exchange.
         exchange: ExchangeId,
