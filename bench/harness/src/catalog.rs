@@ -102,7 +102,8 @@ fn tool(page: usize, i: usize) -> Value {
     })
 }
 
-/// The `result` object of page `page` (0-based), serialized. `modern` adds `resultType`.
+/// The `result` object of page `page` (0-based), serialized. `modern` adds `resultType`, `ttlMs`
+/// and `cacheScope`.
 /// Every page but the last names the next one's cursor, `p<n>`.
 pub fn page_result(page: usize, modern: bool) -> String {
     let mut tools = Vec::new();
@@ -119,7 +120,10 @@ pub fn page_result(page: usize, modern: bool) -> String {
         result["nextCursor"] = json!(format!("p{}", page + 1));
     }
     if modern {
+        // Cacheable results of 2026-07-28 carry their freshness.
         result["resultType"] = json!("complete");
+        result["ttlMs"] = json!(0);
+        result["cacheScope"] = json!("private");
     }
     serde_json::to_string(&result).expect("serialize")
 }

@@ -140,7 +140,7 @@ impl Server {
                     return Response { status: "400 Bad Request", session: None, body: Some(rpc_error("null", -32000, "Bad Request: No valid session ID provided")) };
                 }
                 Response::json(rpc(&id, &format!(
-                    "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-server\",\"version\":\"1.0.0\"}}}}}}"
+                    "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-server\",\"version\":\"1.0.0\"}}}}}}"
                 )))
             }
             "initialize" => {
