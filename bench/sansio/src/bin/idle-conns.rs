@@ -19,6 +19,19 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// The bench server's count of open connections (`GET /stats` next to the endpoint).
+fn server_open(url: &str) -> Option<u64> {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://").split('/').next()?;
+    let mut sock = std::net::TcpStream::connect(addr).ok()?;
+    sock.write_all(b"GET /stats HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").ok()?;
+    let mut text = String::new();
+    sock.read_to_string(&mut text).ok()?;
+    let body = &text[text.find("\r\n\r\n")? + 4..];
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v["open"].as_u64()
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let url = a[1].clone();
@@ -62,6 +75,8 @@ fn main() {
         let opened_ms = start.elapsed().as_millis();
         tokio::time::sleep(Duration::from_millis(200)).await;
         let after = rss_kib();
+        let idle = client.idle_sockets();
+        let server_open = server_open(&url);
         println!(
             "{}",
             serde_json::json!({
@@ -70,6 +85,8 @@ fn main() {
                 "rss_after_kib": after,
                 "bytes_per_connection": (after.saturating_sub(before) * 1024) as f64 / count as f64,
                 "open_ms": opened_ms,
+                "idle_sockets": idle,
+                "server_open": server_open,
             })
         );
         drop(sessions);
