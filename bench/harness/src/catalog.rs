@@ -11,8 +11,12 @@ pub const PAGE_BYTES: usize = 80 * 1024;
 /// Size of the `big` tool's text, in bytes.
 pub const BIG_TEXT_BYTES: usize = 4 * 1024 * 1024;
 
-const VERBS: [&str; 8] = ["create", "update", "delete", "search", "export", "sync", "review", "merge"];
-const NOUNS: [&str; 8] = ["issue", "invoice", "record", "message", "ticket", "document", "event", "account"];
+const VERBS: [&str; 8] = [
+    "create", "update", "delete", "search", "export", "sync", "review", "merge",
+];
+const NOUNS: [&str; 8] = [
+    "issue", "invoice", "record", "message", "ticket", "document", "event", "account",
+];
 
 /// The input schema of tool `i` (its shape varies with `i`).
 fn schema(i: usize) -> Value {

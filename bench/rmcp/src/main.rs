@@ -95,7 +95,12 @@ fn main() {
         .expect("runtime");
     rt.block_on(async move {
         let shared = (n > 1).then(reqwest::Client::new);
-        let job = Job { url, work, modern, shared };
+        let job = Job {
+            url,
+            work,
+            modern,
+            shared,
+        };
         let mut check = round(&job, 1, 1).await;
         let mut ms = Vec::with_capacity(reps);
         for _ in 0..reps {

@@ -58,7 +58,9 @@ fn work_item(addr: &str, work: &str) -> usize {
         loop {
             let body = exchange(&mut sock, &mut buf, "tools/list", &params);
             pages += 1;
-            let Some(at) = find(&body, b"\"nextCursor\":\"") else { break pages };
+            let Some(at) = find(&body, b"\"nextCursor\":\"") else {
+                break pages;
+            };
             let rest = &body[at + 14..];
             let end = rest.iter().position(|b| *b == b'"').expect("cursor end");
             params = format!("\"cursor\":\"{}\",", String::from_utf8_lossy(&rest[..end]));
@@ -72,7 +74,12 @@ fn work_item(addr: &str, work: &str) -> usize {
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let url = &a[1];
-    let addr = url.trim_start_matches("http://").split('/').next().expect("authority").to_owned();
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("authority")
+        .to_owned();
     let work = a[2].clone();
     let n: usize = a[3].parse().expect("N");
     let reps: usize = a[5].parse().expect("REPS");

@@ -5,7 +5,7 @@
 //! Serves on `/mcp`: `server/discover` (modern era), `initialize` / `notifications/initialized`
 //! / `DELETE` (legacy era, with a session id), `tools/list` (the catalog of
 //! [`bench_harness::catalog`], 100 pages of about 80 KiB), `tools/call` of `small` (echoes a short
-//! text) and `big` (about 4 MiB of text). Responses are JSON with a Content-Length (`json`) or
+//! text), `big` (about 4 MiB of text) and `slow` (answers after 3 s). Responses are JSON with a Content-Length (`json`) or
 //! one-event SSE streams, chunked (`sse`). With `--eras legacy` it answers `server/discover` like a
 //! 2025-era server (400, JSON-RPC error); with `--eras modern` it refuses `initialize`.
 //!
@@ -74,14 +74,26 @@ struct Response {
     status: &'static str,
     session: Option<String>,
     body: Option<String>,
+    /// Held back this long before it is written (the `slow` tool).
+    delay: Duration,
 }
 
 impl Response {
     fn json(body: String) -> Response {
-        Response { status: "200 OK", session: None, body: Some(body) }
+        Response {
+            status: "200 OK",
+            session: None,
+            body: Some(body),
+            delay: Duration::ZERO,
+        }
     }
     fn empty(status: &'static str) -> Response {
-        Response { status, session: None, body: None }
+        Response {
+            status,
+            session: None,
+            body: None,
+            delay: Duration::ZERO,
+        }
     }
 }
 
@@ -123,12 +135,19 @@ impl Server {
         }
         let Ok(msg) = serde_json::from_slice::<Value>(body) else {
             self.count(&self.stats.other);
-            return Response { status: "400 Bad Request", session: None, body: Some(rpc_error("null", -32700, "parse error")) };
+            return Response {
+                status: "400 Bad Request",
+                session: None,
+                body: Some(rpc_error("null", -32700, "parse error")),
+                delay: Duration::ZERO,
+            };
         };
         let id = msg.get("id").map(|v| v.to_string());
         let rpc_method = msg.get("method").and_then(Value::as_str).unwrap_or("");
         let modern = header("mcp-protocol-version") == Some(MODERN)
-            || msg.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some();
+            || msg
+                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                .is_some();
         let Some(id) = id else {
             self.count(&self.stats.notifications);
             return Response::empty("202 Accepted");
@@ -137,7 +156,16 @@ impl Server {
             "server/discover" => {
                 self.count(&self.stats.discover);
                 if !self.modern_ok {
-                    return Response { status: "400 Bad Request", session: None, body: Some(rpc_error("null", -32000, "Bad Request: No valid session ID provided")) };
+                    return Response {
+                        status: "400 Bad Request",
+                        session: None,
+                        body: Some(rpc_error(
+                            "null",
+                            -32000,
+                            "Bad Request: No valid session ID provided",
+                        )),
+                        delay: Duration::ZERO,
+                    };
                 }
                 Response::json(rpc(&id, &format!(
                     "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-server\",\"version\":\"1.0.0\"}}}}}}"
@@ -146,10 +174,22 @@ impl Server {
             "initialize" => {
                 self.count(&self.stats.initialize);
                 if !self.legacy_ok {
-                    return Response { status: "400 Bad Request", session: None, body: Some(rpc_error(&id, -32022, "Unsupported protocol version")) };
+                    return Response {
+                        status: "400 Bad Request",
+                        session: None,
+                        body: Some(rpc_error(&id, -32022, "Unsupported protocol version")),
+                        delay: Duration::ZERO,
+                    };
                 }
-                let asked = msg.pointer("/params/protocolVersion").and_then(Value::as_str).unwrap_or("");
-                let version = if LEGACY.contains(&asked) { asked } else { LEGACY[0] };
+                let asked = msg
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let version = if LEGACY.contains(&asked) {
+                    asked
+                } else {
+                    LEGACY[0]
+                };
                 let n = self.sessions.fetch_add(1, Relaxed);
                 Response {
                     status: "200 OK",
@@ -157,12 +197,18 @@ impl Server {
                     body: Some(rpc(&id, &format!(
                         "{{\"protocolVersion\":\"{version}\",\"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"bench-server\",\"version\":\"1.0.0\"}}}}"
                     ))),
+                    delay: Duration::ZERO,
                 }
             }
             "tools/list" => {
                 self.count(&self.stats.list);
-                let cursor = msg.pointer("/params/cursor").and_then(Value::as_str).unwrap_or("p0");
-                let page = cursor.strip_prefix('p').and_then(|n| n.parse::<usize>().ok());
+                let cursor = msg
+                    .pointer("/params/cursor")
+                    .and_then(Value::as_str)
+                    .unwrap_or("p0");
+                let page = cursor
+                    .strip_prefix('p')
+                    .and_then(|n| n.parse::<usize>().ok());
                 match page.filter(|p| *p < catalog::PAGES) {
                     Some(p) => Response::json(rpc(&id, &self.pages[modern as usize][p])),
                     None => Response::json(rpc_error(&id, -32602, "invalid cursor")),
@@ -172,8 +218,15 @@ impl Server {
                 self.count(&self.stats.call);
                 match msg.pointer("/params/name").and_then(Value::as_str) {
                     Some("big") => Response::json(rpc(&id, &self.big[modern as usize])),
+                    Some("slow") => Response {
+                        delay: Duration::from_secs(3),
+                        ..Response::json(rpc(&id, &catalog::call_result("slow", modern)))
+                    },
                     Some("small") => {
-                        let text = msg.pointer("/params/arguments/text").and_then(Value::as_str).unwrap_or("ok");
+                        let text = msg
+                            .pointer("/params/arguments/text")
+                            .and_then(Value::as_str)
+                            .unwrap_or("ok");
                         Response::json(rpc(&id, &catalog::call_result(text, modern)))
                     }
                     _ => Response::json(rpc_error(&id, -32602, "unknown tool")),
@@ -228,7 +281,11 @@ impl Server {
                 out.extend_from_slice(b"\n\n\r\n0\r\n\r\n");
             }
             Some(b) => {
-                let _ = write!(out, "content-type: application/json\r\ncontent-length: {}\r\n\r\n", b.len());
+                let _ = write!(
+                    out,
+                    "content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    b.len()
+                );
                 out.extend_from_slice(b.as_bytes());
             }
         }
@@ -249,9 +306,19 @@ async fn serve(server: Arc<Server>, mut sock: TcpStream) {
                     let headers: Vec<(String, String)> = req
                         .headers
                         .iter()
-                        .map(|h| (h.name.to_owned(), String::from_utf8_lossy(h.value).into_owned()))
+                        .map(|h| {
+                            (
+                                h.name.to_owned(),
+                                String::from_utf8_lossy(h.value).into_owned(),
+                            )
+                        })
                         .collect();
-                    break (n, req.method.unwrap_or("").to_owned(), req.path.unwrap_or("").to_owned(), headers);
+                    break (
+                        n,
+                        req.method.unwrap_or("").to_owned(),
+                        req.path.unwrap_or("").to_owned(),
+                        headers,
+                    );
                 }
                 Ok(httparse::Status::Partial) => {}
                 Err(_) => return,
@@ -262,8 +329,15 @@ async fn serve(server: Arc<Server>, mut sock: TcpStream) {
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         };
-        let header = |n: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)).map(|(_, v)| v.as_str());
-        let len: usize = header("content-length").and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+        let header = |n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.as_str())
+        };
+        let len: usize = header("content-length")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
         let close = header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
         while buf.len() < head_len + len {
             let mut chunk = [0u8; 16384];
@@ -283,6 +357,9 @@ async fn serve(server: Arc<Server>, mut sock: TcpStream) {
             (m, p) if p == "/mcp" || p.starts_with("/mcp?") => server.handle(m, &headers, &body),
             _ => Response::empty("404 Not Found"),
         };
+        if !response.delay.is_zero() {
+            tokio::time::sleep(response.delay).await;
+        }
         out.clear();
         if path.starts_with("/mcp") {
             Server::write(&response, close, server.sse, &mut out);
@@ -316,10 +393,17 @@ fn main() {
         modern_ok: eras != "legacy",
         legacy_ok: eras != "modern",
         pages: [
-            (0..catalog::PAGES).map(|p| catalog::page_result(p, false)).collect(),
-            (0..catalog::PAGES).map(|p| catalog::page_result(p, true)).collect(),
+            (0..catalog::PAGES)
+                .map(|p| catalog::page_result(p, false))
+                .collect(),
+            (0..catalog::PAGES)
+                .map(|p| catalog::page_result(p, true))
+                .collect(),
         ],
-        big: [catalog::call_result(&big_text, false), catalog::call_result(&big_text, true)],
+        big: [
+            catalog::call_result(&big_text, false),
+            catalog::call_result(&big_text, true),
+        ],
         stats: Stats::default(),
         sessions: AtomicU64::new(0),
     });
@@ -328,7 +412,9 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async move {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await.expect("bind 127.0.0.1");
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("bind 127.0.0.1");
         println!("listening {}", listener.local_addr().expect("addr"));
         use std::io::Write;
         let _ = std::io::stdout().flush();

@@ -50,13 +50,21 @@ fn listing_connection() -> Connection {
 
 /// The JSON-RPC id of the request in `bytes`.
 fn request_id(bytes: &[u8]) -> u64 {
-    let start = bytes.windows(4).position(|w| w == b"\r\n\r\n").expect("head") + 4;
+    let start = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("head")
+        + 4;
     let v: serde_json::Value = serde_json::from_slice(&bytes[start..]).expect("json body");
     v["id"].as_u64().expect("id")
 }
 
 #[inline(never)]
-fn measure_sansio(conn: &mut Connection, exchange: mcp_sansio::ExchangeId, response: &[u8]) -> Option<Catalog> {
+fn measure_sansio(
+    conn: &mut Connection,
+    exchange: mcp_sansio::ExchangeId,
+    response: &[u8],
+) -> Option<Catalog> {
     conn.handle_bytes(Instant::ZERO, exchange, response);
     let mut catalog = None;
     while let Some(e) = conn.poll_event() {
@@ -97,13 +105,21 @@ fn main() {
             let response = http(&page_body(last, request_id(&t.bytes)));
             let catalog = measure_sansio(&mut conn, t.exchange, &response).expect("listed");
             assert!(catalog.refused.is_empty(), "{:?}", catalog.refused.first());
-            println!("{{\"tools\":{},\"bytes\":{}}}", catalog.tools.len(), response.len());
+            println!(
+                "{{\"tools\":{},\"bytes\":{}}}",
+                catalog.tools.len(),
+                response.len()
+            );
             black_box(catalog);
         }
         "value" => {
             let body = page_body(last, 1);
             let v = measure_value(&body);
-            println!("{{\"tools\":{},\"bytes\":{}}}", v["result"]["tools"].as_array().map_or(0, Vec::len), body.len());
+            println!(
+                "{{\"tools\":{},\"bytes\":{}}}",
+                v["result"]["tools"].as_array().map_or(0, Vec::len),
+                body.len()
+            );
             black_box(v);
         }
         "retained" => {

@@ -27,8 +27,14 @@ fn round(client: &Client, args: &Args) -> usize {
             check = work_item(client, args);
         } else {
             check = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..batch).map(|_| s.spawn(|| work_item(client, args))).collect();
-                handles.into_iter().map(|h| h.join().expect("thread")).last().unwrap_or(0)
+                let handles: Vec<_> = (0..batch)
+                    .map(|_| s.spawn(|| work_item(client, args)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("thread"))
+                    .last()
+                    .unwrap_or(0)
             });
         }
         done += batch;

@@ -12,7 +12,12 @@ async fn work_item(client: &Client, args: &Args) -> usize {
     let mut session = client.connect(args.config()).await.expect("connect");
     let check = match args.work.as_str() {
         "list" => session.list_tools().await.expect("list").tools.len(),
-        tool => text_len(&session.call_tool(tool, Args::ARGUMENTS).await.expect("call")),
+        tool => text_len(
+            &session
+                .call_tool(tool, Args::ARGUMENTS)
+                .await
+                .expect("call"),
+        ),
     };
     session.close().await.expect("close");
     check

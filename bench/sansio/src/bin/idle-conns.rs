@@ -1,5 +1,6 @@
 //! Memory per idle connection: `idle-conns URL COUNT` opens `COUNT` sessions at once through one
-//! tokio `Client` (each connects and calls the `small` tool, so each had its own socket in flight),
+//! tokio `Client` (each connects and calls the `slow` tool, which answers after 3 s, so all are in
+//! flight together and each has its own socket),
 //! keeps every session alive and every socket idle in the pool, then prints the process's resident
 //! memory before and after as JSON. Run it with `ulimit -n` above `COUNT`.
 
@@ -24,7 +25,8 @@ fn server_open(url: &str) -> Option<u64> {
     use std::io::{Read, Write};
     let addr = url.trim_start_matches("http://").split('/').next()?;
     let mut sock = std::net::TcpStream::connect(addr).ok()?;
-    sock.write_all(b"GET /stats HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").ok()?;
+    sock.write_all(b"GET /stats HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .ok()?;
     let mut text = String::new();
     sock.read_to_string(&mut text).ok()?;
     let body = &text[text.find("\r\n\r\n")? + 4..];
@@ -61,7 +63,7 @@ fn main() {
                 let (client, config) = (client.clone(), config.clone());
                 tokio::spawn(async move {
                     let mut s = client.connect(config).await.expect("connect");
-                    let r = s.call_tool("small", Args::ARGUMENTS).await.expect("call");
+                    let r = s.call_tool("slow", Args::ARGUMENTS).await.expect("call");
                     (s, text_len(&r))
                 })
             })
@@ -69,7 +71,7 @@ fn main() {
         let mut sessions = Vec::with_capacity(count);
         for t in tasks {
             let (s, n) = t.await.expect("task");
-            assert_eq!(n, 5);
+            assert_eq!(n, 4);
             sessions.push(s);
         }
         let opened_ms = start.elapsed().as_millis();
