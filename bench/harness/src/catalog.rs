@@ -63,7 +63,7 @@ fn schema(i: usize) -> Value {
             }
         }),
     );
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         props.insert(
             "payload".into(),
             json!({
@@ -102,7 +102,7 @@ fn tool(page: usize, i: usize) -> Value {
              to 10 calls per second; errors are returned as results with isError set."
         ),
         "inputSchema": schema(i),
-        "annotations": {"readOnlyHint": verb == "search" || verb == "export", "idempotentHint": i % 2 == 0, "openWorldHint": false}
+        "annotations": {"readOnlyHint": verb == "search" || verb == "export", "idempotentHint": i.is_multiple_of(2), "openWorldHint": false}
     })
 }
 
