@@ -1,0 +1,148 @@
+//! Core-only measurements, no sockets.
+//!
+//! - `core-page sansio` / `core-page value`: one `tools/list` page (the last of the catalog,
+//!   about 80 KiB), either fed as an HTTP response to a `Connection` that is listing (HTTP decoding,
+//!   JSON-RPC classification, page and tool validation, catalog building) or parsed with
+//!   `serde_json::from_slice::<Value>`. Only `measure_sansio` / `measure_value` do the work, so run
+//!   under `valgrind --tool=callgrind --toggle-collect='*measure_*'` to count just that.
+//! - `core-page retained`: lists all pages through a `Connection` from canned responses and prints
+//!   the catalog's retained heap bytes next to the schema bytes it holds, as JSON.
+
+use std::hint::black_box;
+
+use bench_harness::catalog;
+use mcp_sansio::list::Catalog;
+use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+
+/// The JSON-RPC body answering request `id` with page `page`.
+fn page_body(page: usize, id: u64) -> Vec<u8> {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}",
+        catalog::page_result(page, true)
+    )
+    .into_bytes()
+}
+
+fn http(body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+/// A modern connection (from a hint: no request) with a listing started.
+fn listing_connection() -> Connection {
+    let config = Config::new("http://127.0.0.1:1/mcp")
+        .expect("endpoint")
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: mcp_sansio::config::MODERN_VERSION.into(),
+        }));
+    let mut conn = Connection::new(config).expect("config");
+    conn.connect(Instant::ZERO);
+    while conn.poll_event().is_some() {}
+    conn.list_tools(Instant::ZERO);
+    conn
+}
+
+/// The JSON-RPC id of the request in `bytes`.
+fn request_id(bytes: &[u8]) -> u64 {
+    let start = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("head")
+        + 4;
+    let v: serde_json::Value = serde_json::from_slice(&bytes[start..]).expect("json body");
+    v["id"].as_u64().expect("id")
+}
+
+#[inline(never)]
+fn measure_sansio(
+    conn: &mut Connection,
+    exchange: mcp_sansio::ExchangeId,
+    response: &[u8],
+) -> Option<Catalog> {
+    conn.handle_bytes(Instant::ZERO, exchange, response);
+    let mut catalog = None;
+    while let Some(e) = conn.poll_event() {
+        if let Event::ToolsListed(c) = e {
+            catalog = Some(c);
+        }
+    }
+    catalog
+}
+
+#[inline(never)]
+fn measure_value(body: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(body).expect("page parses")
+}
+
+/// Heap bytes a catalog retains (capacities of every owned buffer) and the schema bytes it holds.
+fn retained(c: &Catalog) -> (usize, usize) {
+    let mut heap = c.tools.capacity() * std::mem::size_of::<mcp_sansio::list::Tool>()
+        + c.refused.capacity() * std::mem::size_of::<mcp_sansio::list::RefusedTool>();
+    let mut schemas = 0;
+    for t in &c.tools {
+        heap += t.name.capacity();
+        heap += t.description.as_ref().map_or(0, String::capacity);
+        heap += t.input_schema.get().len();
+        heap += t.header_params.capacity() * std::mem::size_of::<mcp_sansio::xmcp::HeaderParam>();
+        schemas += t.input_schema.get().len();
+    }
+    (heap, schemas)
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "sansio".into());
+    let last = catalog::PAGES - 1;
+    match mode.as_str() {
+        "sansio" => {
+            let mut conn = listing_connection();
+            let t = conn.poll_transmit().expect("a page request");
+            let response = http(&page_body(last, request_id(&t.bytes)));
+            let catalog = measure_sansio(&mut conn, t.exchange, &response).expect("listed");
+            assert!(catalog.refused.is_empty(), "{:?}", catalog.refused.first());
+            println!(
+                "{{\"tools\":{},\"bytes\":{}}}",
+                catalog.tools.len(),
+                response.len()
+            );
+            black_box(catalog);
+        }
+        "value" => {
+            let body = page_body(last, 1);
+            let v = measure_value(&body);
+            println!(
+                "{{\"tools\":{},\"bytes\":{}}}",
+                v["result"]["tools"].as_array().map_or(0, Vec::len),
+                body.len()
+            );
+            black_box(v);
+        }
+        "retained" => {
+            let mut conn = listing_connection();
+            let mut page = 0;
+            let mut wire = 0;
+            let catalog = loop {
+                let t = conn.poll_transmit().expect("a page request");
+                let body = page_body(page, request_id(&t.bytes));
+                wire += body.len();
+                if let Some(c) = measure_sansio(&mut conn, t.exchange, &http(&body)) {
+                    break c;
+                }
+                page += 1;
+            };
+            assert_eq!(catalog.pages as usize, catalog::PAGES);
+            let (heap, schemas) = retained(&catalog);
+            println!(
+                "{{\"tools\":{},\"refused\":{},\"page_bytes\":{wire},\"schema_bytes\":{schemas},\"retained_bytes\":{heap}}}",
+                catalog.tools.len(),
+                catalog.refused.len()
+            );
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}

@@ -1,0 +1,77 @@
+//! What the contenders built on this crate share: the command line and the output line.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use mcp_sansio::call::{CallResult, ContentBlock};
+use mcp_sansio::{Config, Era, EraHint};
+
+/// A run's parameters: `URL WORK N PAR REPS ERA`.
+#[derive(Clone, Debug)]
+pub struct Args {
+    /// The endpoint.
+    pub url: String,
+    /// `list`, or the name of the tool to call (`small`, `big`).
+    pub work: String,
+    /// Work items per timed round.
+    pub n: usize,
+    /// Work items in flight at once.
+    pub par: usize,
+    /// Timed rounds (after one warm-up work item).
+    pub reps: usize,
+    /// `modern` (probe every connection), `hint` (era learnt per origin, the default of the
+    /// adapters), `legacy` (the `initialize` handshake, told by a legacy hint).
+    pub era: String,
+}
+
+impl Args {
+    /// Parses the process arguments.
+    pub fn from_env() -> Args {
+        let a: Vec<String> = std::env::args().collect();
+        let num = |i: usize| -> usize { a[i].parse().expect("a number") };
+        Args {
+            url: a[1].clone(),
+            work: a[2].clone(),
+            n: num(3),
+            par: num(4).max(1),
+            reps: num(5),
+            era: a.get(6).cloned().unwrap_or_else(|| "hint".into()),
+        }
+    }
+
+    /// Whether the adapter's era-hint cache is on.
+    pub fn hints(&self) -> bool {
+        self.era == "hint"
+    }
+
+    /// The configuration of one work item.
+    pub fn config(&self) -> Config {
+        let config = Config::new(&self.url).expect("endpoint");
+        if self.era == "legacy" {
+            config.with_era_hint(Some(EraHint {
+                era: Era::Legacy,
+                version: "2025-11-25".into(),
+            }))
+        } else {
+            config
+        }
+    }
+
+    /// The arguments of a tool call.
+    pub const ARGUMENTS: &'static [u8] = br#"{"text":"hello"}"#;
+}
+
+/// Bytes of text in a result.
+pub fn text_len(r: &CallResult) -> usize {
+    r.content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Prints the output line: per-round milliseconds and the check value.
+pub fn report(ms: &[f64], check: usize) {
+    println!("{}", serde_json::json!({"ms": ms, "check": check}));
+}

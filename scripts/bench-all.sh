@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks in one command: builds the harness and the Rust contenders, installs the
+# TypeScript and Python contenders into ${TMPDIR:-/tmp}/mcp-sansio-bench (npm and PyPI only), runs
+# every contender against the same local servers (127.0.0.1) and writes docs/benchmarks.md.
+#
+#   scripts/bench-all.sh            # full run (about 10 minutes)
+#   scripts/bench-all.sh --quick    # fewer repetitions
+#   scripts/bench-all.sh --only tokio,rmcp
+#
+# Needs cargo, node + npm, python3 with venv, and valgrind. Set BENCH_NICE=15 to build and run at
+# low priority on a shared machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export CARGO_TARGET_DIR="$root/bench/target"
+tools="${TMPDIR:-/tmp}/mcp-sansio-bench"
+nice_cmd=(nice -n "${BENCH_NICE:-0}")
+
+ts_sdk=1.32.2
+py_mcp=2.3.0
+
+for crate in bench/harness bench/sansio bench/rmcp; do
+  echo "== build $crate"
+  (cd "$crate" && "${nice_cmd[@]}" cargo build --release --quiet)
+done
+
+mkdir -p "$tools/ts"
+if [ ! -f "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+   ! grep -q "\"version\": \"$ts_sdk\"" "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json"; then
+  echo "== npm install @modelcontextprotocol/sdk@$ts_sdk"
+  (cd "$tools/ts" && echo '{"name":"bench-ts","private":true,"type":"module"}' > package.json &&
+     npm install --no-audit --no-fund --silent "@modelcontextprotocol/sdk@$ts_sdk")
+fi
+cp bench/contenders/client.mjs "$tools/ts/client.mjs"
+
+if ! "$tools/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$py_mcp')" 2>/dev/null; then
+  echo "== pip install mcp==$py_mcp"
+  python3 -m venv "$tools/py"
+  "$tools/py/bin/pip" install --quiet "mcp==$py_mcp"
+fi
+cp bench/contenders/client.py "$tools/py/client.py"
+
+echo "== run"
+BENCH_TOOLS="$tools" "${nice_cmd[@]}" python3 bench/run.py "$@"
