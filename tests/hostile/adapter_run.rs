@@ -304,7 +304,10 @@ pub fn start(s: &Scenario) -> Running {
                         let (server, live) = (server.clone(), live.clone());
                         workers.push(std::thread::spawn(move || {
                             not_counted();
-                            crate::hostile::socket::serve(&server, stream);
+                            crate::hostile::socket::serve(&server, &stream);
+                            // The stopper holds a clone of the socket: end it here, as a close
+                            // of the only handle would.
+                            let _ = stream.shutdown(Shutdown::Both);
                             live.fetch_sub(1, Ordering::SeqCst);
                         }));
                     }
