@@ -281,7 +281,9 @@ pub struct Running {
 pub fn start(s: &Scenario) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     let port = listener.local_addr().expect("local address").port();
-    listener.set_nonblocking(true).expect("non-blocking listener");
+    listener
+        .set_nonblocking(true)
+        .expect("non-blocking listener");
     let server = Arc::new(Mutex::new(Server::new(s.rules.clone())));
     let stop = Arc::new(AtomicBool::new(false));
     let live = Arc::new(AtomicUsize::new(0));
@@ -349,7 +351,12 @@ impl Running {
             .expect("stopped once")
             .join()
             .expect("acceptor thread");
-        for s in self.streams.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        for s in self
+            .streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
             let _ = s.shutdown(Shutdown::Both);
         }
         for w in workers {
@@ -445,8 +452,7 @@ pub fn in_parallel<R: Send>(
     f: impl Fn(&Scenario) -> R + Sync,
 ) -> Vec<R> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> =
-        Mutex::new((0..scenarios.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..scenarios.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {

@@ -152,7 +152,12 @@ fn hostile_catalogue_over_sockets() {
     let mut failures = Vec::new();
     for (s, r) in all.iter().zip(&runs) {
         if report {
-            eprintln!("{:<50} {:>8.3}s {:?}", s.name, r.took.as_secs_f64(), r.outcome);
+            eprintln!(
+                "{:<50} {:>8.3}s {:?}",
+                s.name,
+                r.took.as_secs_f64(),
+                r.outcome
+            );
         }
         if let Err(e) = check(s, r) {
             failures.push(format!("{}: {e}", s.name));
