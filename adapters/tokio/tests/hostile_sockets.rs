@@ -166,10 +166,20 @@ fn memory_scenario(s: &Scenario) -> bool {
 fn hostile_catalogue_over_sockets() {
     let all: Vec<Scenario> = hostile::catalogue::all().iter().map(scaled).collect();
     let report = std::env::var_os("HOSTILE_REPORT").is_some();
+    // The checks refuse what is not the expected outcome.
+    let wrong_id = all.iter().find(|s| s.name == "wrong_id").expect("wrong_id");
+    assert!(verify(wrong_id, &Outcome::Connected).is_err());
+    assert!(verify(
+        wrong_id,
+        &Outcome::Failed(mcp_sansio::Error::SessionExpired)
+    )
+    .is_err());
     let started = Instant::now();
     let runs = in_parallel(&all, WORKERS, |s| run(s, false));
     let mut failures = Vec::new();
+    let mut overrun = Duration::ZERO;
     for (s, r) in all.iter().zip(&runs) {
+        overrun = overrun.max(r.took.saturating_sub(time_limit(&s.op, &s.budgets)));
         if report {
             eprintln!(
                 "{:<50} {:>8.3}s {:?}",
@@ -209,7 +219,8 @@ fn hostile_catalogue_over_sockets() {
         }
     }
     eprintln!(
-        "{} scenarios in {:.1}s, {measured} measured, worst {:.2}x response_bytes ({})",
+        "{} scenarios in {:.1}s, longest past a budget {overrun:?}, {measured} measured, worst \
+         {:.2}x response_bytes ({})",
         all.len(),
         parallel.as_secs_f64(),
         worst.0,
