@@ -1,0 +1,472 @@
+//! Running the catalogue against an adapter over real 127.0.0.1 sockets: scaled time budgets, a
+//! socket server per scenario with its threads counted and stopped, the checks of an outcome, and
+//! a counting allocator for the memory bound.
+//!
+//! An adapter's test includes this file next to the catalogue:
+//!
+//! ```ignore
+//! #[path = "../../../tests/hostile/mod.rs"]
+//! mod hostile;
+//! #[path = "../../../tests/hostile/adapter_run.rs"]
+//! mod adapter_run;
+//! ```
+//!
+//! It declares the binary's global allocator, so it cannot be included by `tests/hostile.rs`.
+#![allow(dead_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use mcp_sansio::error::ProtocolError;
+use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error};
+
+use crate::hostile::script::{Rule, Server, Step};
+use crate::hostile::{Cause, Expect, Input, Op, Scenario, Setup};
+
+// ---------------------------------------------------------------------------------------------
+// Time
+
+/// Every duration of a scenario (time budgets, the retry cap, the server's waits and trickles) is
+/// divided by this, so the ratios between them stay those of the catalogue.
+pub const SCALE: u32 = 10;
+
+/// What an operation may take in wall time beyond its scaled budget: scheduling on a loaded
+/// machine, socket set-up and the adapter's own work. A deadline-driven failure must still end
+/// within it.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+fn scale_step(s: &Step) -> Step {
+    match s {
+        Step::Wait(d) => Step::Wait(*d / SCALE),
+        Step::Trickle {
+            bytes,
+            piece,
+            every,
+        } => Step::Trickle {
+            bytes: bytes.clone(),
+            piece: *piece,
+            every: *every / SCALE,
+        },
+        other => other.clone(),
+    }
+}
+
+/// The scenario with its time budgets and the server's timing divided by [`SCALE`].
+pub fn scaled(s: &Scenario) -> Scenario {
+    let mut s = s.clone();
+    let b = &mut s.budgets;
+    b.request_time /= SCALE;
+    b.list_time /= SCALE;
+    b.call_time /= SCALE;
+    b.close_time /= SCALE;
+    b.max_retry_wait /= SCALE;
+    s.rules = s
+        .rules
+        .iter()
+        .map(|r| Rule {
+            when: r.when.clone(),
+            times: r.times,
+            steps: r.steps.iter().map(scale_step).collect(),
+        })
+        .collect();
+    s
+}
+
+/// The longest an operation may take: connect makes at most four requests of `request_time`
+/// each; a listing, a call and a close have their aggregate budgets.
+pub fn time_limit(op: &Op, b: &Budgets) -> Duration {
+    match op {
+        Op::Connect => b.request_time * 4,
+        Op::List => b.list_time,
+        Op::Call(_) => b.call_time,
+        Op::Close => b.close_time,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// The connection configuration of scenario `s` (already [`scaled`]) for a server on `port`.
+pub fn config_for(s: &Scenario, port: u16) -> Config {
+    let mut c = Config::new(&format!("http://127.0.0.1:{port}/mcp"))
+        .expect("a loopback endpoint is a valid configuration")
+        .with_budgets(s.budgets.clone());
+    c.era_hint = match s.setup {
+        Setup::Fresh => None,
+        Setup::Modern => Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }),
+        Setup::Legacy => Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        }),
+    };
+    if let Input::Answer(_) = s.input {
+        c.input_hook = true;
+        c.client_capabilities = r#"{"elicitation":{}}"#.into();
+    }
+    c
+}
+
+/// The answer the client gives to input requests, if it has a hook.
+pub fn input_answer(s: &Scenario) -> Option<Vec<u8>> {
+    match s.input {
+        Input::NoHook => None,
+        Input::Answer(a) => Some(a.as_bytes().to_vec()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outcomes
+
+/// How an operation ended, in the catalogue's terms.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// It failed with this error.
+    Failed(Error),
+    /// The setup before the operation failed (a scenario with a setup must connect).
+    SetupFailed(Error),
+    /// Connect succeeded.
+    Connected,
+    /// Close succeeded.
+    Closed,
+    /// A listing.
+    Listed {
+        /// Usable tools.
+        tools: usize,
+        /// Refused entries.
+        refused: usize,
+    },
+    /// A call.
+    Called {
+        /// Blocks kept.
+        blocks: usize,
+        /// Unknown blocks dropped.
+        unknown: usize,
+        /// Invalid blocks dropped.
+        invalid: usize,
+    },
+}
+
+fn configured_limit(b: &Budgets, which: Budget) -> Option<u64> {
+    let ms = |d: Duration| d.as_millis() as u64;
+    Some(match which {
+        Budget::ResponseBytes => b.response_bytes,
+        Budget::HeaderBlock => b.header_block_bytes as u64,
+        Budget::HeaderCount => b.header_count as u64,
+        Budget::ChunkLine => b.chunk_line_bytes as u64,
+        Budget::InformationalResponses => u64::from(b.informational_responses),
+        Budget::SseEvent => b.sse_event_bytes,
+        Budget::Pages => u64::from(b.pages),
+        Budget::ResponsesPerRequest => u64::from(b.responses_per_request),
+        Budget::StalledResumptions => u64::from(b.stalled_resumptions),
+        Budget::RequestTime => ms(b.request_time),
+        Budget::ListTime => ms(b.list_time),
+        Budget::CallTime => ms(b.call_time),
+        Budget::CloseTime => ms(b.close_time),
+        _ => return None,
+    })
+}
+
+/// Whether `b` bounds bytes or counts (not time).
+pub fn is_byte_budget(b: Budget) -> bool {
+    !matches!(
+        b,
+        Budget::RequestTime | Budget::ListTime | Budget::CallTime | Budget::CloseTime
+    )
+}
+
+/// Whether `e` is the failure `cause` names.
+pub fn cause_matches(cause: Cause, e: &Error) -> bool {
+    use mcp_sansio::sse::SseError;
+    match cause {
+        Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
+        Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
+        Cause::Sse => matches!(e, Error::Sse(s) if !matches!(s, SseError::Budget(_))),
+        Cause::Eof => matches!(e, Error::UnexpectedEof { .. }),
+        Cause::Redirect => matches!(e, Error::Redirect { .. }),
+        Cause::Auth(s) => matches!(e, Error::Authentication { status, .. } if *status == s),
+        Cause::Status(s) => matches!(e, Error::HttpStatus { status } if *status == s),
+        Cause::SessionExpired => matches!(e, Error::SessionExpired),
+        Cause::NoMutualVersion => matches!(e, Error::NoMutualVersion { .. }),
+        Cause::Rpc(c) => matches!(e, Error::Rpc(r) if r.code == c),
+        Cause::InvalidAnswer => matches!(e, Error::InvalidAnswer { .. }),
+        Cause::Malformed => matches!(e, Error::Protocol(ProtocolError::MalformedMessage { .. })),
+        Cause::Batch => matches!(e, Error::Protocol(ProtocolError::Batch)),
+        Cause::WrongId => matches!(e, Error::Protocol(ProtocolError::WrongId { .. })),
+        Cause::ContentType => matches!(
+            e,
+            Error::Protocol(ProtocolError::UnexpectedContentType { .. })
+        ),
+        Cause::StreamEnded => matches!(e, Error::Protocol(ProtocolError::StreamEnded { .. })),
+        Cause::InvalidSession => matches!(e, Error::Protocol(ProtocolError::InvalidSession { .. })),
+        Cause::PaginationLoop => matches!(e, Error::Protocol(ProtocolError::PaginationLoop { .. })),
+    }
+}
+
+/// Checks `outcome` against what scenario `s` (already [`scaled`]) expects.
+pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
+    match (&s.expect, outcome) {
+        (_, Outcome::SetupFailed(e)) => Err(format!("setup failed: {e:?}")),
+        (Expect::Fail(kind, cause), Outcome::Failed(e)) => {
+            if e.kind() != *kind {
+                return Err(format!("kind {} instead of {kind}: {e:?}", e.kind()));
+            }
+            if !cause_matches(*cause, e) {
+                return Err(format!("cause {cause:?} expected, got {e:?}"));
+            }
+            if let Error::Rpc(rpc) = e {
+                let data = rpc.data.as_ref().map_or(0, String::len);
+                if rpc.message.len() > MAX_ERROR_MESSAGE || data > MAX_ERROR_DATA {
+                    return Err("error texts are not truncated".into());
+                }
+            }
+            if let Some(b) = e.budget() {
+                if let Some(limit) = configured_limit(&s.budgets, b.budget) {
+                    if b.limit != limit {
+                        return Err(format!("{b} names limit {} not {limit}", b.limit));
+                    }
+                }
+            }
+            Ok(())
+        }
+        (Expect::Connected, Outcome::Connected) | (Expect::Closed, Outcome::Closed) => Ok(()),
+        (
+            Expect::Listed { tools, refused },
+            Outcome::Listed {
+                tools: t,
+                refused: f,
+            },
+        ) if tools == t && refused == f => Ok(()),
+        (
+            Expect::Called {
+                blocks,
+                unknown,
+                invalid,
+            },
+            Outcome::Called {
+                blocks: b,
+                unknown: u,
+                invalid: i,
+            },
+        ) if blocks == b && unknown == u && invalid == i => Ok(()),
+        (want, got) => Err(format!("expected {want:?}, got {got:?}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The socket server
+
+/// A scenario's server on a loopback port: an acceptor thread and one thread per connection,
+/// each playing the scenario's shared [`Server`] with [`crate::hostile::socket::serve`].
+pub struct Running {
+    /// The port on 127.0.0.1.
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+    live: Arc<AtomicUsize>,
+    streams: Arc<Mutex<Vec<TcpStream>>>,
+    acceptor: Option<JoinHandle<Vec<JoinHandle<()>>>>,
+    /// Requests the server received (for reports).
+    pub server: Arc<Mutex<Server>>,
+}
+
+/// Starts serving `s` on 127.0.0.1.
+pub fn start(s: &Scenario) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("local address").port();
+    listener
+        .set_nonblocking(true)
+        .expect("non-blocking listener");
+    let server = Arc::new(Mutex::new(Server::new(s.rules.clone())));
+    let stop = Arc::new(AtomicBool::new(false));
+    let live = Arc::new(AtomicUsize::new(0));
+    let streams = Arc::new(Mutex::new(Vec::new()));
+    let acceptor = {
+        let (server, stop, live, streams) =
+            (server.clone(), stop.clone(), live.clone(), streams.clone());
+        std::thread::spawn(move || {
+            not_counted();
+            let mut workers = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false).expect("blocking stream");
+                        let _ = stream.set_nodelay(true);
+                        if let Ok(c) = stream.try_clone() {
+                            streams.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+                        }
+                        live.fetch_add(1, Ordering::SeqCst);
+                        let (server, live) = (server.clone(), live.clone());
+                        workers.push(std::thread::spawn(move || {
+                            not_counted();
+                            crate::hostile::socket::serve(&server, &stream);
+                            // The stopper holds a clone of the socket: end it here, as a close
+                            // of the only handle would.
+                            let _ = stream.shutdown(Shutdown::Both);
+                            live.fetch_sub(1, Ordering::SeqCst);
+                        }));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+            workers
+        })
+    };
+    Running {
+        port,
+        stop,
+        live,
+        streams,
+        acceptor: Some(acceptor),
+        server,
+    }
+}
+
+impl Running {
+    /// Connections still being served.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// Stops the listener and joins every thread. Call it once the client is gone: it returns
+    /// how many connections were still open after `linger` (the client left them open), which
+    /// are then shut down so that their threads end.
+    pub fn stop(mut self, linger: Duration) -> usize {
+        let until = std::time::Instant::now() + linger;
+        while self.live() > 0 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let left_open = self.live();
+        self.stop.store(true, Ordering::SeqCst);
+        let workers = self
+            .acceptor
+            .take()
+            .expect("stopped once")
+            .join()
+            .expect("acceptor thread");
+        for s in self
+            .streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        for w in workers {
+            w.join().expect("connection thread");
+        }
+        assert_eq!(self.live(), 0, "connection threads ended");
+        left_open
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: a counting allocator. Counting is global (an adapter reads on threads or tasks of its
+// own) while [`measure`] is on; the server's threads never count.
+
+struct Counting;
+
+static MEASURING: AtomicBool = AtomicBool::new(false);
+static CURRENT: AtomicI64 = AtomicI64::new(0);
+static PEAK: AtomicI64 = AtomicI64::new(0);
+
+thread_local! {
+    static EXCLUDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Allocations of the calling thread are never counted (the test server's threads).
+pub fn not_counted() {
+    EXCLUDED.with(|e| e.set(true));
+}
+
+fn count(delta: i64) {
+    if !MEASURING.load(Ordering::Relaxed) {
+        return;
+    }
+    if EXCLUDED.try_with(|e| e.get()).unwrap_or(true) {
+        return;
+    }
+    let now = CURRENT.fetch_add(delta, Ordering::Relaxed) + delta;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as i64));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as i64 - layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Runs `f` with counting on and returns its value and the peak of bytes allocated and not yet
+/// freed meanwhile, by every thread but the server's. Only one measure may run at a time, with
+/// nothing else running in the process.
+pub fn measure<T>(f: impl FnOnce() -> T) -> (T, i64) {
+    CURRENT.store(0, Ordering::SeqCst);
+    PEAK.store(0, Ordering::SeqCst);
+    MEASURING.store(true, Ordering::SeqCst);
+    let t = f();
+    MEASURING.store(false, Ordering::SeqCst);
+    (t, PEAK.load(Ordering::SeqCst))
+}
+
+/// The core's bound while reading a hostile answer (docs/guarantees.md): 3 × `response_bytes`
+/// + 256 KiB, 6 × when a catalog is retained.
+pub fn core_memory_bound(b: &Budgets, listed: bool) -> i64 {
+    let factor = if listed { 6 } else { 3 };
+    factor * b.response_bytes as i64 + 256 * 1024
+}
+
+/// What an adapter may hold on top of the core: its read buffers (16 KiB per exchange), its
+/// runtime's task and timer state, socket addresses and thread handles.
+pub const ADAPTER_ALLOWANCE: i64 = 256 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Running many scenarios
+
+/// Runs `f` on every scenario from `workers` threads; returns the results in catalogue order.
+pub fn in_parallel<R: Send>(
+    scenarios: &[Scenario],
+    workers: usize,
+    f: impl Fn(&Scenario) -> R + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..scenarios.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(s) = scenarios.get(i) else { return };
+                let r = f(s);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every scenario ran"))
+        .collect()
+}
