@@ -85,8 +85,8 @@ use mcp_sansio::connection::ServerInfo;
 use mcp_sansio::endpoint::{Endpoint, Scheme};
 use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::list::Catalog;
-use mcp_sansio::transcript::{RecordedOperation, Recording};
 pub use mcp_sansio::transcript::TranscriptSink;
+use mcp_sansio::transcript::{RecordedOperation, Recording};
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
 use mcp_sansio_net::{
     policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,
@@ -179,8 +179,16 @@ impl Client {
         }
         let endpoint = Arc::new(config.endpoint.clone());
         let recording = self.inner.sink.as_ref().map(|sink| {
-            let n = self.inner.sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Box::new(Recording::new(&config, mcp_sansio::Instant::ZERO, sink.clone(), n + 1))
+            let n = self
+                .inner
+                .sessions
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Box::new(Recording::new(
+                &config,
+                mcp_sansio::Instant::ZERO,
+                sink.clone(),
+                n + 1,
+            ))
         });
         let conn = Connection::new(config)?;
         let (tx, rx) = mpsc::unbounded_channel();
