@@ -1255,6 +1255,235 @@ fn parse_config_line(
     Ok(())
 }
 
+// ------------------------------------------------------------------------------------------------
+// Sinks
+
+/// Where an adapter writes the transcripts of its sessions as they are recorded.
+///
+/// An adapter numbers its sessions and calls [`write`](TranscriptSink::write) with pieces of
+/// each session's transcript text ([`Recorder::take_text`]); the pieces of one session,
+/// concatenated, are one transcript. [`finish`](TranscriptSink::finish) says that a session
+/// ended (closed or dropped): no more text follows for it. The text never holds a secret (see
+/// [`redact_request`]). A sink must not fail the session: it handles its own errors.
+pub trait TranscriptSink: Send + Sync {
+    /// The next piece of the transcript of session `session`.
+    fn write(&self, session: u64, text: &str);
+
+    /// Session `session` ended; everything written for it may be flushed.
+    fn finish(&self, session: u64) {
+        let _ = session;
+    }
+}
+
+/// A [`Recorder`] bound to a [`TranscriptSink`]: what an adapter holds next to a connection when
+/// recording is on. [`flush`](Recording::flush) writes what was recorded since the last flush;
+/// dropping it flushes and finishes the session.
+pub struct Recording {
+    recorder: Recorder,
+    sink: std::sync::Arc<dyn TranscriptSink>,
+    session: u64,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recording {
+    /// Starts recording session `session`, made with `config`, whose timeline starts at `start`.
+    pub fn new(
+        config: &Config,
+        start: Instant,
+        sink: std::sync::Arc<dyn TranscriptSink>,
+        session: u64,
+    ) -> Recording {
+        Recording {
+            recorder: Recorder::new(config, start),
+            sink,
+            session,
+        }
+    }
+
+    /// The recorder, to report to.
+    pub fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+
+    /// The session number given to the sink.
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
+    /// Writes what was recorded since the last flush to the sink.
+    pub fn flush(&mut self) {
+        let text = self.recorder.take_text();
+        if !text.is_empty() {
+            self.sink.write(self.session, &text);
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.flush();
+        self.sink.finish(self.session);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Replay
+
+/// What [`replay`] made a fresh connection do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// The requests sent, in order: exchange, `fresh` flag and the redacted bytes.
+    pub sends: Vec<(u64, bool, Vec<u8>)>,
+    /// The summaries of every event, lifecycle events included.
+    pub events: Vec<Value>,
+}
+
+impl Replay {
+    /// The events without the exchange lifecycle events ([`Transcript::outcome`]'s form).
+    pub fn outcome(&self) -> Vec<Value> {
+        self.events
+            .iter()
+            .filter(|v| !is_lifecycle(v))
+            .cloned()
+            .collect()
+    }
+}
+
+impl Transcript {
+    /// The requests recorded, in order, in [`Replay::sends`]'s form.
+    pub fn sends(&self) -> Vec<(u64, bool, Vec<u8>)> {
+        self.entries
+            .iter()
+            .filter_map(|e| match &e.record {
+                Record::Send {
+                    exchange,
+                    fresh,
+                    bytes,
+                } => Some((*exchange, *fresh, bytes.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Replays `transcript` against a fresh [`Connection`] on a virtual clock starting at
+/// [`Instant::ZERO`], as `docs/transcripts.md` describes: before each entry every deadline due by
+/// its offset is fired, operations are started, response bytes, end of stream and transport
+/// errors are fed to their exchange unless the connection already finished or abandoned it, and
+/// all outputs are drained after every input. With `piece` set, recorded response bytes are fed
+/// in pieces of at most that many bytes instead of as recorded.
+///
+/// Fails only when the transcript's configuration is refused.
+pub fn replay(transcript: &Transcript, piece: Option<usize>) -> Result<Replay, ConfigError> {
+    use std::collections::HashSet;
+    struct Driver {
+        conn: Connection,
+        now: Instant,
+        ended: HashSet<u64>,
+        out: Replay,
+    }
+    impl Driver {
+        fn drain(&mut self) {
+            loop {
+                let mut any = false;
+                while let Some(t) = self.conn.poll_transmit() {
+                    self.out
+                        .sends
+                        .push((t.exchange.0, t.fresh_socket, redact_request(&t.bytes)));
+                    any = true;
+                }
+                while let Some(e) = self.conn.poll_event() {
+                    if let Event::ExchangeFinished { exchange, .. }
+                    | Event::ExchangeAbandoned { exchange } = &e
+                    {
+                        self.ended.insert(exchange.0);
+                    }
+                    self.out.events.push(event_summary(&e));
+                    any = true;
+                }
+                if !any {
+                    return;
+                }
+            }
+        }
+
+        fn advance(&mut self, at: Instant) {
+            for _ in 0..10_000 {
+                match self.conn.poll_timeout() {
+                    Some(d) if d <= at => {
+                        self.now = self.now.max(d);
+                        self.conn.handle_timeout(self.now);
+                        self.drain();
+                        if self.conn.poll_timeout() == Some(d) {
+                            break;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            self.now = self.now.max(at);
+        }
+    }
+    let config = transcript.config.to_config()?;
+    let mut d = Driver {
+        conn: Connection::new(config)?,
+        now: Instant::ZERO,
+        ended: HashSet::new(),
+        out: Replay {
+            sends: Vec::new(),
+            events: Vec::new(),
+        },
+    };
+    for entry in &transcript.entries {
+        d.advance(Instant::ZERO + entry.at);
+        let now = d.now;
+        match &entry.record {
+            Record::Operation(op) => op.apply(&mut d.conn, now),
+            Record::Recv { exchange, bytes } => {
+                let size = piece.unwrap_or(bytes.len()).max(1);
+                for p in bytes.chunks(size) {
+                    if d.ended.contains(exchange) {
+                        break;
+                    }
+                    d.conn.handle_bytes(now, ExchangeId(*exchange), p);
+                    d.drain();
+                }
+            }
+            Record::Eof { exchange } => {
+                if !d.ended.contains(exchange) {
+                    d.conn.handle_eof(now, ExchangeId(*exchange));
+                }
+            }
+            Record::TransportError {
+                exchange,
+                kind,
+                message,
+            } => {
+                if !d.ended.contains(exchange) {
+                    let error = TransportError {
+                        kind: *kind,
+                        message: message.clone(),
+                    };
+                    d.conn
+                        .handle_transport_error(now, ExchangeId(*exchange), error);
+                }
+            }
+            Record::Timeout => d.conn.handle_timeout(now),
+            Record::Send { .. } | Record::Socket { .. } | Record::Event(_) => {}
+        }
+        d.drain();
+    }
+    d.drain();
+    Ok(d.out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

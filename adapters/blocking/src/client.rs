@@ -22,6 +22,8 @@ pub(crate) struct Inner {
     pub(crate) pool: Mutex<IdlePool<Stream>>,
     era_hints: bool,
     hints: Mutex<HashMap<String, EraHint>>,
+    pub(crate) sink: Option<Arc<dyn mcp_sansio::transcript::TranscriptSink>>,
+    pub(crate) sessions: std::sync::atomic::AtomicU64,
 }
 
 /// Locks `m`, recovering the data of a poisoned lock: pool and hint bookkeeping stays consistent
@@ -88,6 +90,7 @@ impl Client {
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             pool_limits: PoolLimits::default(),
             era_hints: true,
+            sink: None,
         }
     }
 
@@ -137,6 +140,7 @@ pub struct ClientBuilder {
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
+    sink: Option<Arc<dyn mcp_sansio::transcript::TranscriptSink>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -190,6 +194,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Records every session of the client to `sink`: one transcript per session (connect to
+    /// close or drop), written as it goes, that replays against the core exactly. Secrets are
+    /// redacted before the sink sees them. Default: no recording.
+    pub fn record_to(mut self, sink: Arc<dyn mcp_sansio::transcript::TranscriptSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
     /// The client.
     pub fn build(self) -> Client {
         Client {
@@ -201,6 +213,8 @@ impl ClientBuilder {
                 pool: Mutex::new(IdlePool::new(self.pool_limits)),
                 era_hints: self.era_hints,
                 hints: Mutex::new(HashMap::new()),
+                sink: self.sink,
+                sessions: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }

@@ -9,6 +9,7 @@ use mcp_sansio::call::CallResult;
 use mcp_sansio::connection::ServerInfo;
 use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::list::Catalog;
+use mcp_sansio::transcript::{RecordedOperation, Recorder, Recording};
 use mcp_sansio::{Config, Connection, Era, Error, Event, ExchangeId, Instant, Operation, Transmit};
 
 use crate::client::{lock, Inner};
@@ -63,6 +64,8 @@ pub struct Session {
     version: String,
     era: Era,
     server_info: Option<ServerInfo>,
+    /// The transcript being recorded, when the client records.
+    recording: Option<Box<Recording>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -88,6 +91,12 @@ impl Session {
             port: config.endpoint.port(),
             tls: config.endpoint.scheme() == mcp_sansio::endpoint::Scheme::Https,
         });
+        let recording = inner.sink.as_ref().map(|sink| {
+            let n = inner
+                .sessions
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Box::new(Recording::new(&config, Instant::ZERO, sink.clone(), n + 1))
+        });
         let conn = Connection::new(config)?;
         let (reports_tx, reports) = mpsc::channel();
         let mut session = Session {
@@ -102,8 +111,10 @@ impl Session {
             version: String::new(),
             era: Era::Modern,
             server_info: None,
+            recording,
         };
         let now = session.now();
+        session.record_op(now, || RecordedOperation::Connect);
         session.conn.connect(now);
         match session.drive(Operation::Connect, &mut Silent)? {
             Outcome::Connected => Ok(session),
@@ -140,6 +151,7 @@ impl Session {
     /// Lists every tool, following cursors, within the page and list-time budgets.
     pub fn list_tools(&mut self) -> Result<Catalog, Error> {
         let now = self.now();
+        self.record_op(now, || RecordedOperation::ListTools);
         self.conn.list_tools(now);
         match self.drive(Operation::ListTools, &mut Silent)? {
             Outcome::Listed(c) => Ok(c),
@@ -160,6 +172,10 @@ impl Session {
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, Error> {
         let now = self.now();
+        self.record_op(now, || RecordedOperation::CallTool {
+            name: name.to_owned(),
+            arguments: arguments_json.to_vec(),
+        });
         self.conn.call_tool(now, name, arguments_json);
         match self.drive(Operation::CallTool, observer)? {
             Outcome::Called(r) => Ok(r),
@@ -171,12 +187,31 @@ impl Session {
     /// session is closed in every case; an error says the `DELETE` failed.
     pub fn close(mut self) -> Result<(), Error> {
         let now = self.now();
+        self.record_op(now, || RecordedOperation::Close);
         self.conn.close(now);
-        self.drive(Operation::Close, &mut Silent).map(|_| ())
+        let result = self.drive(Operation::Close, &mut Silent).map(|_| ());
+        // Dropping the recording flushes it and ends the session's transcript.
+        self.recording = None;
+        result
     }
 
+    /// Now on the core's clock, in whole microseconds (a transcript's resolution, so that a
+    /// recording replays at the very instants the core saw).
     fn now(&self) -> Instant {
-        Instant::from_duration(self.zero.elapsed())
+        let micros = u64::try_from(self.zero.elapsed().as_micros()).unwrap_or(u64::MAX);
+        Instant::from_duration(std::time::Duration::from_micros(micros))
+    }
+
+    /// Records an operation (built only when recording).
+    fn record_op(&mut self, now: Instant, op: impl FnOnce() -> RecordedOperation) {
+        if let Some(r) = &mut self.recording {
+            r.recorder().operation(now, op());
+        }
+    }
+
+    /// The recorder, when recording.
+    fn rec(&mut self) -> Option<&mut Recorder> {
+        self.recording.as_deref_mut().map(Recording::recorder)
     }
 
     /// Runs the core until `operation` ends: drain outputs, then wait for a worker's report or
@@ -190,6 +225,9 @@ impl Session {
         let mut failure = None;
         loop {
             self.drain(operation, observer, &mut outcome, &mut failure);
+            if let Some(r) = &mut self.recording {
+                r.flush();
+            }
             for id in std::mem::take(&mut self.to_read) {
                 if let Some(open) = self.open.get_mut(&id) {
                     if open.commands.send(Command::Read).is_ok() {
@@ -207,6 +245,9 @@ impl Session {
             let now = self.now();
             let report = match self.conn.poll_timeout() {
                 Some(due) if due <= now => {
+                    if let Some(r) = self.rec() {
+                        r.timeout(now);
+                    }
                     self.conn.handle_timeout(now);
                     continue;
                 }
@@ -237,10 +278,19 @@ impl Session {
             let mut any = false;
             while let Some(t) = self.conn.poll_transmit() {
                 any = true;
+                if self.recording.is_some() {
+                    let now = self.now();
+                    if let Some(r) = self.rec() {
+                        r.transmit(now, &t);
+                    }
+                }
                 self.start(t);
             }
             while let Some(event) = self.conn.poll_event() {
                 any = true;
+                if let Some(r) = self.rec() {
+                    r.event(&event);
+                }
                 match event {
                     Event::Connected {
                         era,
@@ -274,6 +324,7 @@ impl Session {
                     Event::InputRequired { requests } => {
                         let answer = observer.input_required(&requests);
                         let now = self.now();
+                        self.record_op(now, || RecordedOperation::ProvideInput(answer.clone()));
                         self.conn.provide_input(now, answer.as_deref());
                     }
                     Event::Progress {
@@ -338,6 +389,9 @@ impl Session {
                     kind: TransportErrorKind::Io,
                     message: format!("cannot start the exchange thread: {e}"),
                 };
+                if let Some(r) = self.rec() {
+                    r.transport_error(now, t.exchange, &error);
+                }
                 self.conn.handle_transport_error(now, t.exchange, error);
             }
         }
@@ -352,10 +406,23 @@ impl Session {
                     open.parked = true;
                     self.to_read.insert(id);
                 }
+                if let Some(r) = self.rec() {
+                    r.bytes(now, id, &bytes);
+                }
                 self.conn.handle_bytes(now, id, &bytes);
             }
-            Report::Eof => self.conn.handle_eof(now, id),
-            Report::Failed(e) => self.conn.handle_transport_error(now, id, e),
+            Report::Eof => {
+                if let Some(r) = self.rec() {
+                    r.eof(now, id);
+                }
+                self.conn.handle_eof(now, id);
+            }
+            Report::Failed(e) => {
+                if let Some(r) = self.rec() {
+                    r.transport_error(now, id, &e);
+                }
+                self.conn.handle_transport_error(now, id, e);
+            }
         }
     }
 

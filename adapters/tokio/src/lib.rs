@@ -85,6 +85,8 @@ use mcp_sansio::connection::ServerInfo;
 use mcp_sansio::endpoint::{Endpoint, Scheme};
 use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::list::Catalog;
+pub use mcp_sansio::transcript::TranscriptSink;
+use mcp_sansio::transcript::{RecordedOperation, Recording};
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
 use mcp_sansio_net::{
     policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,
@@ -117,6 +119,8 @@ struct Inner {
     pool: Mutex<IdlePool<Stream>>,
     era_hints: bool,
     hints: Mutex<HashMap<String, EraHint>>,
+    sink: Option<Arc<dyn TranscriptSink>>,
+    sessions: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Client {
@@ -151,6 +155,7 @@ impl Client {
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             pool_limits: PoolLimits::default(),
             era_hints: true,
+            sink: None,
         }
     }
 
@@ -173,6 +178,18 @@ impl Client {
             }
         }
         let endpoint = Arc::new(config.endpoint.clone());
+        let recording = self.inner.sink.as_ref().map(|sink| {
+            let n = self
+                .inner
+                .sessions
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Box::new(Recording::new(
+                &config,
+                mcp_sansio::Instant::ZERO,
+                sink.clone(),
+                n + 1,
+            ))
+        });
         let conn = Connection::new(config)?;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut session = Session {
@@ -188,8 +205,10 @@ impl Client {
             parking: Vec::new(),
             tx,
             rx,
+            recording,
         };
         let now = session.now();
+        session.record_op(now, || RecordedOperation::Connect);
         session.conn.connect(now);
         session.run(Operation::Connect, None).await?;
         Ok(session)
@@ -224,6 +243,7 @@ pub struct ClientBuilder {
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
+    sink: Option<Arc<dyn TranscriptSink>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -276,6 +296,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Records every session of the client to `sink`: one transcript per session (connect to
+    /// close or drop), written as it goes, that replays against the core exactly. Secrets are
+    /// redacted before the sink sees them. Default: no recording.
+    pub fn record_to(mut self, sink: Arc<dyn TranscriptSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
     /// The client.
     pub fn build(self) -> Client {
         Client {
@@ -287,6 +315,8 @@ impl ClientBuilder {
                 pool: Mutex::new(IdlePool::new(self.pool_limits)),
                 era_hints: self.era_hints,
                 hints: Mutex::new(HashMap::new()),
+                sink: self.sink,
+                sessions: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -335,6 +365,8 @@ pub struct Session {
     parking: Vec<JoinHandle<()>>,
     tx: mpsc::UnboundedSender<(ExchangeId, Msg)>,
     rx: mpsc::UnboundedReceiver<(ExchangeId, Msg)>,
+    /// The transcript being recorded, when the client records.
+    recording: Option<Box<Recording>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -375,6 +407,7 @@ impl Session {
     /// Lists every tool, following cursors to the end, within the core's budgets.
     pub async fn list_tools(&mut self) -> Result<Catalog, Error> {
         let now = self.now();
+        self.record_op(now, || RecordedOperation::ListTools);
         self.conn.list_tools(now);
         match self.run(Operation::ListTools, None).await? {
             Outcome::Listed(c) => Ok(c),
@@ -400,6 +433,10 @@ impl Session {
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, Error> {
         let now = self.now();
+        self.record_op(now, || RecordedOperation::CallTool {
+            name: name.to_owned(),
+            arguments: arguments_json.to_vec(),
+        });
         self.conn.call_tool(now, name, arguments_json);
         match self.run(Operation::CallTool, Some(observer)).await? {
             Outcome::Called(r) => Ok(r),
@@ -412,14 +449,32 @@ impl Session {
     /// the client's pool for other sessions.
     pub async fn close(mut self) -> Result<(), Error> {
         let now = self.now();
+        self.record_op(now, || RecordedOperation::Close);
         self.conn.close(now);
         let result = self.run(Operation::Close, None).await.map(|_| ());
         self.abort_all();
+        // Dropping the recording flushes it and ends the session's transcript.
+        self.recording = None;
         result
     }
 
+    /// Now on the core's clock, in whole microseconds (a transcript's resolution, so that a
+    /// recording replays at the very instants the core saw).
     fn now(&self) -> mcp_sansio::Instant {
-        mcp_sansio::Instant::from_duration(self.zero.elapsed())
+        let micros = u64::try_from(self.zero.elapsed().as_micros()).unwrap_or(u64::MAX);
+        mcp_sansio::Instant::from_duration(Duration::from_micros(micros))
+    }
+
+    /// Records an operation (built only when recording).
+    fn record_op(&mut self, now: mcp_sansio::Instant, op: impl FnOnce() -> RecordedOperation) {
+        if let Some(r) = &mut self.recording {
+            r.recorder().operation(now, op());
+        }
+    }
+
+    /// The recorder, when recording.
+    fn rec(&mut self) -> Option<&mut mcp_sansio::transcript::Recorder> {
+        self.recording.as_deref_mut().map(Recording::recorder)
     }
 
     /// Drives the core until the operation `op` ends.
@@ -436,15 +491,27 @@ impl Session {
                 let mut busy = false;
                 while let Some(t) = self.conn.poll_transmit() {
                     busy = true;
+                    if self.recording.is_some() {
+                        let now = self.now();
+                        if let Some(r) = self.rec() {
+                            r.transmit(now, &t);
+                        }
+                    }
                     self.start_exchange(t);
                 }
                 while let Some(event) = self.conn.poll_event() {
                     busy = true;
+                    if let Some(r) = self.rec() {
+                        r.event(&event);
+                    }
                     self.on_event(op, event, &mut observer, &mut outcome);
                 }
                 if !busy {
                     break;
                 }
+            }
+            if let Some(r) = &mut self.recording {
+                r.flush();
             }
             for id in acks.drain(..) {
                 if let Some(task) = self.tasks.get(&id) {
@@ -473,17 +540,26 @@ impl Session {
                     match msg {
                         Msg::Chunk(bytes) => {
                             if self.tasks.contains_key(&id) {
+                                if let Some(r) = self.rec() {
+                                    r.bytes(now, id, &bytes);
+                                }
                                 self.conn.handle_bytes(now, id, &bytes);
                                 acks.push(id);
                             }
                         }
                         Msg::Eof => {
                             if self.tasks.remove(&id).is_some() {
+                                if let Some(r) = self.rec() {
+                                    r.eof(now, id);
+                                }
                                 self.conn.handle_eof(now, id);
                             }
                         }
                         Msg::Failed(e) => {
                             if self.tasks.remove(&id).is_some() {
+                                if let Some(r) = self.rec() {
+                                    r.transport_error(now, id, &e);
+                                }
                                 self.conn.handle_transport_error(now, id, e);
                             }
                         }
@@ -491,6 +567,9 @@ impl Session {
                 }
                 () = sleep_or_pend(sleep_until) => {
                     let now = self.now();
+                    if let Some(r) = self.rec() {
+                        r.timeout(now);
+                    }
                     self.conn.handle_timeout(now);
                 }
             }
@@ -543,6 +622,7 @@ impl Session {
             Event::InputRequired { requests } => {
                 let answer = observer.as_mut().and_then(|o| o.input_required(&requests));
                 let now = self.now();
+                self.record_op(now, || RecordedOperation::ProvideInput(answer.clone()));
                 self.conn.provide_input(now, answer.as_deref());
             }
             // Closing always ends with `Closed`; a failure it reports belongs to an operation it
