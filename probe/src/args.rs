@@ -21,6 +21,8 @@ OPTIONS:
     --max-response-bytes N    bytes read per connection at most
     --max-header-bytes N      bytes of one response header block at most
     --max-pages N             tools/list pages at most
+    --record FILE             write a transcript of the session to FILE (secrets redacted);
+                              `cargo test`'s replay reads it back (see docs/transcripts.md)
     -h, --help                print this help
     -V, --version             print the version
 
@@ -88,6 +90,8 @@ pub struct Options {
     pub max_header_bytes: Option<usize>,
     /// `--max-pages`.
     pub max_pages: Option<u32>,
+    /// `--record`.
+    pub record: Option<std::path::PathBuf>,
 }
 
 fn seconds(flag: &str, v: &str) -> Result<Duration, String> {
@@ -145,6 +149,13 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
             "--max-response-bytes" => o.max_response_bytes = Some(count(flag, &value()?)?),
             "--max-header-bytes" => o.max_header_bytes = Some(count(flag, &value()?)?),
             "--max-pages" => o.max_pages = Some(count(flag, &value()?)?),
+            "--record" => {
+                let v = value()?;
+                if v.is_empty() {
+                    return Err("--record expects a file name".into());
+                }
+                o.record = Some(v.into());
+            }
             "--bearer-token" | "--token" => {
                 return Err(
                     "the bearer token is read from MCP_BEARER_TOKEN, never from the command line"

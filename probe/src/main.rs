@@ -10,11 +10,12 @@ mod render;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use args::{Command, Options};
 use mcp_sansio::{Config, Error, ErrorKind};
 use mcp_sansio_net::AddressPolicy;
-use mcp_sansio_tokio::{CallObserver, Client};
+use mcp_sansio_tokio::{CallObserver, Client, TranscriptFile};
 
 /// The environment variable holding the bearer token.
 const TOKEN_VAR: &str = "MCP_BEARER_TOKEN";
@@ -41,7 +42,12 @@ fn main() -> ExitCode {
                 Ok(c) => c,
                 Err(m) => return usage_error(options.json, &m),
             };
-            runtime().block_on(list(client(&options), config, &options))
+            let (client, recording) = match client(&options) {
+                Ok(c) => c,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            let code = runtime().block_on(list(client, config, &options));
+            recorded(recording.as_deref(), code)
         }
         Command::Call {
             url,
@@ -62,7 +68,12 @@ fn main() -> ExitCode {
                 Ok(c) => c,
                 Err(m) => return usage_error(options.json, &m),
             };
-            runtime().block_on(call(client(&options), config, &options, &tool, &arguments))
+            let (client, recording) = match client(&options) {
+                Ok(c) => c,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            let code = runtime().block_on(call(client, config, &options, &tool, &arguments));
+            recorded(recording.as_deref(), code)
         }
     }
 }
@@ -110,12 +121,33 @@ fn config(url: &str, o: &Options) -> Result<Config, String> {
     Ok(c)
 }
 
-fn client(o: &Options) -> Client {
+/// The client, and the transcript file it records to with `--record`.
+fn client(o: &Options) -> Result<(Client, Option<Arc<TranscriptFile>>), String> {
     let mut b = Client::builder().policy(AddressPolicy::strict().allow_loopback(o.allow_loopback));
     if let Some(d) = o.dial_timeout {
         b = b.dial_timeout(d);
     }
-    b.build()
+    let mut recording = None;
+    if let Some(path) = &o.record {
+        let file = TranscriptFile::create(path)
+            .map_err(|e| format!("cannot write the transcript {}: {e}", path.display()))?;
+        let file = Arc::new(file);
+        b = b.record_to(file.clone());
+        recording = Some(file);
+    }
+    Ok((b.build(), recording))
+}
+
+/// After a recorded run: a transcript that could not be written fails the run (exit 2), since
+/// the user asked for it; otherwise the run's own exit code stands.
+fn recorded(recording: Option<&TranscriptFile>, code: ExitCode) -> ExitCode {
+    match recording.and_then(TranscriptFile::error) {
+        Some(e) => {
+            eprintln!("mcp-probe: the transcript was not written completely: {e}");
+            ExitCode::from(2)
+        }
+        None => code,
+    }
 }
 
 /// Reports a failure and returns its exit code.

@@ -396,3 +396,59 @@ fn refused_entries_are_listed_with_their_reason() {
         "{text}"
     );
 }
+
+#[test]
+fn record_writes_a_transcript_that_replays_against_the_core() {
+    use mcp_sansio::transcript::{replay, Transcript};
+    let s =
+        DemoServer::start(Options::default().page_size(4).bearer_token("s3cret-token")).unwrap();
+    let dir = std::env::temp_dir().join(format!("mcp-probe-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("echo.transcript");
+    let file_arg = file.to_str().unwrap();
+    let args = [
+        "--json",
+        "--allow-loopback",
+        "--record",
+        file_arg,
+        "call",
+        &s.url(),
+        "echo",
+        r#"{"text":"recorded"}"#,
+    ];
+    let o = probe_env(&args, Some("s3cret-token"));
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&o)["content"][0]["text"], "recorded");
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("s3cret-token"), "the token is redacted");
+    assert!(text.contains("<redacted>"));
+    let transcript = Transcript::parse(&text).unwrap();
+    let outcome = transcript.outcome();
+    assert!(
+        outcome.iter().any(|e| e.to_string().contains("recorded")),
+        "{outcome:?}"
+    );
+    // The recorded session replays against the core with the same requests and outcome, whole
+    // and one byte at a time.
+    for piece in [None, Some(1)] {
+        let r = replay(&transcript, piece).unwrap();
+        assert_eq!(r.sends, transcript.sends(), "{piece:?}");
+        assert_eq!(r.outcome(), outcome, "{piece:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn record_to_an_unwritable_path_is_a_usage_error() {
+    let s = server();
+    let o = probe(&[
+        "--allow-loopback",
+        "--record",
+        "/nonexistent-dir/t.transcript",
+        "list",
+        &s.url(),
+    ]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(s.stats().connections_accepted, 0, "nothing was sent");
+}

@@ -45,6 +45,7 @@ mod session;
 
 pub use client::{Client, ClientBuilder};
 pub use mcp_sansio::transcript::TranscriptSink;
+pub use mcp_sansio_net::TranscriptFile;
 pub use mcp_sansio_net::{AddressPolicy, PoolLimits, Resolve, StaticResolver, SystemResolver};
 pub use session::Session;
 

@@ -88,6 +88,7 @@ use mcp_sansio::list::Catalog;
 pub use mcp_sansio::transcript::TranscriptSink;
 use mcp_sansio::transcript::{RecordedOperation, Recording};
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
+pub use mcp_sansio_net::TranscriptFile;
 use mcp_sansio_net::{
     policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,
     SystemResolver, DEFAULT_DIAL_TIMEOUT,
