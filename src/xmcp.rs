@@ -375,28 +375,29 @@ impl<'de> Node<'_, 'de> {
         }
     }
 
-    /// Records `key` of the object whose keys start at `start`; refuses a duplicate.
+    /// Records `key` of the object whose keys start at `start` and gives it back; refuses a
+    /// duplicate.
     fn key<E: de::Error>(
         &mut self,
         start: usize,
         set: &mut Option<HashSet<Cow<'de, str>>>,
-        key: &Cow<'de, str>,
-    ) -> Result<(), E> {
+        key: Cow<'de, str>,
+    ) -> Result<Cow<'de, str>, E> {
         let keys = &mut self.scan.keys;
         if let Some(set) = set {
             if !set.insert(key.clone()) {
                 return Err(refuse());
             }
-            return Ok(());
+            return Ok(key);
         }
-        if keys[start..].contains(key) {
+        if keys[start..].contains(&key) {
             return Err(refuse());
         }
         keys.push(key.clone());
         if keys.len() - start > LINEAR_KEYS {
             *set = Some(keys.drain(start..).collect());
         }
-        Ok(())
+        Ok(key)
     }
 
     /// The annotation `name` of the schema object at [`Scan::path`], whose `type` was `kind`
@@ -487,7 +488,7 @@ impl<'de> Visitor<'de> for Node<'_, 'de> {
         let mut name: Option<String> = None;
         let mut kind: Option<Option<ParamKind>> = None;
         while let Some(Key(key)) = map.next_key()? {
-            self.key(start, &mut set, &key)?;
+            let key = self.key(start, &mut set, key)?;
             match self.place {
                 Place::Properties => {
                     self.scan.path.push(key);
