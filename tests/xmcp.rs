@@ -556,8 +556,18 @@ mod generated {
                         format!("{{{}}}", body.join(","))
                     }
                 ),
-                // A property map with distinct names, so annotations are reached.
-                prop::collection::vec(inner, 0..4).prop_map(|subs| {
+                // A property map with distinct names, so annotations are reached; some
+                // properties annotated with (mostly) distinct header names.
+                prop::collection::vec(
+                    prop_oneof![
+                        inner,
+                        (prop::sample::select(&["H", "h"][..]), 0u32..40).prop_map(|(p, h)| {
+                            format!(r#"{{"type":"string","x-mcp-header":"{p}{h}"}}"#)
+                        }),
+                    ],
+                    0..4
+                )
+                .prop_map(|subs| {
                     let body: Vec<String> = subs
                         .iter()
                         .enumerate()
