@@ -1,5 +1,10 @@
 //! `tools/list`: pages, and the catalog they add up to.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -58,12 +63,64 @@ struct PageWire<'a> {
 
 #[derive(Deserialize)]
 struct ToolWire<'a> {
-    #[serde(default)]
-    name: Option<serde_json::Value>,
+    #[serde(default, borrow)]
+    name: Option<NameWire<'a>>,
     #[serde(default, borrow)]
     description: Option<&'a RawValue>,
     #[serde(rename = "inputSchema", default, borrow)]
     input_schema: Option<&'a RawValue>,
+}
+
+/// A tool's `name`: its text, borrowed unless escaped, or a mark that it is not a string (the value
+/// is still read in full, as any JSON value).
+enum NameWire<'a> {
+    Text(Cow<'a, str>),
+    NotText,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NameWire<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for NameVisitor<'a> {
+            type Value = NameWire<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(NameWire::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(NameWire::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(NameWire::Text(Cow::Owned(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(NameWire::NotText)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(NameWire::NotText)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(NameWire::NotText)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(NameWire::NotText)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(NameWire::NotText)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                serde_json::Value::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(NameWire::NotText)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                serde_json::Value::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(NameWire::NotText)
+            }
+        }
+        deserializer.deserialize_any(NameVisitor(std::marker::PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -162,8 +219,8 @@ pub(crate) fn add_entry(
         }
     };
     let name = match &wire.name {
-        Some(serde_json::Value::String(s)) => s.as_str(),
-        Some(_) => return refuse(catalog, None, "name is not a string".into()),
+        Some(NameWire::Text(s)) => s.as_ref(),
+        Some(NameWire::NotText) => return refuse(catalog, None, "name is not a string".into()),
         None => return refuse(catalog, None, "name is missing".into()),
     };
     if !rule.accepts(name) {
@@ -200,27 +257,34 @@ pub(crate) fn add_entry(
             "inputSchema is not a JSON object".into(),
         );
     }
-    match serde_json::from_str::<SchemaHead<'_>>(schema.get()) {
-        Ok(SchemaHead { ty: Some(t) }) if t.get() == "\"object\"" => {}
+    // One streaming pass settles the usual case: a well-formed schema whose `type` is `"object"`.
+    // Anything else goes through the separate checks, which give the reason.
+    let header_params = match crate::xmcp::scan(schema.get()) {
+        Some((params, true)) => params,
         _ => {
-            return refuse(
-                catalog,
-                Some(name),
-                "inputSchema.type is not \"object\"".into(),
-            )
-        }
-    }
-    let header_params = match crate::xmcp::header_params(schema.get()) {
-        Ok(p) => p,
-        Err(reason) => {
-            return refuse(
-                catalog,
-                Some(name),
-                format!(
-                    "invalid x-mcp-header: {}",
-                    crate::error::truncated(&reason, 200)
-                ),
-            )
+            match serde_json::from_str::<SchemaHead<'_>>(schema.get()) {
+                Ok(SchemaHead { ty: Some(t) }) if t.get() == "\"object\"" => {}
+                _ => {
+                    return refuse(
+                        catalog,
+                        Some(name),
+                        "inputSchema.type is not \"object\"".into(),
+                    )
+                }
+            }
+            match crate::xmcp::header_params(schema.get()) {
+                Ok(p) => p,
+                Err(reason) => {
+                    return refuse(
+                        catalog,
+                        Some(name),
+                        format!(
+                            "invalid x-mcp-header: {}",
+                            crate::error::truncated(&reason, 200)
+                        ),
+                    )
+                }
+            }
         }
     };
     names.insert(name.to_owned());

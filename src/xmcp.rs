@@ -13,11 +13,13 @@
 //!   else (under `items`, `anyOf`, `$defs`, ...) is refused;
 //! - the schema nests no deeper than [`MAX_DEPTH`] and has no duplicate object keys.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::OnceLock;
 
 use base64::Engine as _;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// The annotation keyword.
@@ -245,12 +247,347 @@ impl Walk {
     }
 }
 
+/// Where a value sits in the schema, for the streaming scan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Reached from the root only through `properties` keys: an object here is a schema whose
+    /// `x-mcp-header` is an annotation (its path is [`Scan::path`]).
+    Schema,
+    /// The value of `properties` in a [`Place::Schema`] object: if an object, each of its values
+    /// is a [`Place::Schema`] one level down the path.
+    Properties,
+    /// Anywhere else: an object here must not carry `x-mcp-header`.
+    Other,
+}
+
+/// What the scan reports about a value besides walking it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// Nothing.
+    Nothing,
+    /// Whether it is the string `string`, `integer` or `boolean` (a `type` value).
+    Kind,
+    /// Its text if it is a string (an `x-mcp-header` value).
+    Text,
+    /// Whether it is `"object"` written without escapes (the root `type`, compared raw).
+    Object,
+}
+
+/// What a value turned out to be, for the [`Want`] asked.
+enum Seen {
+    /// Not what was asked about (or nothing was asked).
+    No,
+    /// A `type` string: the parameter kind if it is one.
+    Kind(Option<ParamKind>),
+    /// An `x-mcp-header` string.
+    Text(String),
+    /// The root `type` is `"object"`.
+    Object,
+}
+
+/// Object keys of one map beyond which a hash set replaces the linear duplicate search.
+const LINEAR_KEYS: usize = 16;
+
+/// The state of the streaming scan, shared by every level.
+struct Scan<'de> {
+    found: Vec<HeaderParam>,
+    /// Lower-cased annotation values seen so far.
+    seen: HashSet<String>,
+    /// The `properties` keys from the root to the current [`Place::Schema`] object.
+    path: Vec<Cow<'de, str>>,
+    /// The keys of the objects being read, innermost last.
+    keys: Vec<Cow<'de, str>>,
+    /// Whether the root object's `type` is `"object"` written without escapes.
+    root_object: bool,
+}
+
+/// An object key, borrowed from the input unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// One value of the schema: walked without building it, refused on the first broken rule.
+struct Node<'a, 'de> {
+    scan: &'a mut Scan<'de>,
+    depth: usize,
+    place: Place,
+    want: Want,
+}
+
+/// A refusal of the streaming scan; the reason is found by the tree walk.
+fn refuse<E: de::Error>() -> E {
+    E::custom("refused")
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_, 'de> {
+    type Value = Seen;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Seen, D::Error> {
+        if self.depth > MAX_DEPTH {
+            return Err(refuse());
+        }
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Node<'_, 'de> {
+    fn child(&mut self, place: Place, want: Want) -> Node<'_, 'de> {
+        Node {
+            scan: self.scan,
+            depth: self.depth + 1,
+            place,
+            want,
+        }
+    }
+
+    fn text(self, v: &str, borrowed: bool) -> Seen {
+        match self.want {
+            Want::Nothing => Seen::No,
+            Want::Kind => Seen::Kind(match v {
+                "string" => Some(ParamKind::String),
+                "integer" => Some(ParamKind::Integer),
+                "boolean" => Some(ParamKind::Boolean),
+                _ => None,
+            }),
+            Want::Text => Seen::Text(v.to_owned()),
+            Want::Object if borrowed && v == "object" => Seen::Object,
+            Want::Object => Seen::No,
+        }
+    }
+
+    /// Records `key` of the object whose keys start at `start` and gives it back; refuses a
+    /// duplicate.
+    fn key<E: de::Error>(
+        &mut self,
+        start: usize,
+        set: &mut Option<HashSet<Cow<'de, str>>>,
+        key: Cow<'de, str>,
+    ) -> Result<Cow<'de, str>, E> {
+        let keys = &mut self.scan.keys;
+        if let Some(set) = set {
+            if !set.insert(key.clone()) {
+                return Err(refuse());
+            }
+            return Ok(key);
+        }
+        if keys[start..].contains(&key) {
+            return Err(refuse());
+        }
+        keys.push(key.clone());
+        if keys.len() - start > LINEAR_KEYS {
+            *set = Some(keys.drain(start..).collect());
+        }
+        Ok(key)
+    }
+
+    /// The annotation `name` of the schema object at [`Scan::path`], whose `type` was `kind`
+    /// (`None`: absent; `Some(None)`: not one of the three).
+    fn annotation<E: de::Error>(
+        &mut self,
+        slot: usize,
+        name: &str,
+        kind: Option<Option<ParamKind>>,
+    ) -> Result<(), E> {
+        let Some(Some(kind)) = kind else {
+            return Err(refuse());
+        };
+        if self.scan.path.is_empty() || !is_token(name) {
+            return Err(refuse());
+        }
+        let lower = name.to_ascii_lowercase();
+        if !self.scan.seen.insert(lower) {
+            return Err(refuse());
+        }
+        let param = HeaderParam {
+            path: self
+                .scan
+                .path
+                .iter()
+                .map(|k| k.as_ref().to_owned())
+                .collect(),
+            name: name.to_owned(),
+            kind,
+        };
+        self.scan.found.insert(slot, param);
+        Ok(())
+    }
+}
+
+impl<'de> Visitor<'de> for Node<'_, 'de> {
+    type Value = Seen;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Seen, E> {
+        Ok(Seen::No)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Seen, E> {
+        Ok(Seen::No)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Seen, E> {
+        Ok(Seen::No)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Seen, E> {
+        Ok(Seen::No)
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Seen, E> {
+        Ok(self.text(v, true))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Seen, E> {
+        Ok(self.text(v, false))
+    }
+
+    fn visit_unit<E>(self) -> Result<Seen, E> {
+        Ok(Seen::No)
+    }
+
+    fn visit_none<E>(self) -> Result<Seen, E> {
+        Ok(Seen::No)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Seen, A::Error> {
+        while seq
+            .next_element_seed(self.child(Place::Other, Want::Nothing))?
+            .is_some()
+        {}
+        Ok(Seen::No)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Seen, A::Error> {
+        let start = self.scan.keys.len();
+        let mut set = None;
+        // Where this object's own parameter goes: before those found below it.
+        let slot = self.scan.found.len();
+        let mut name: Option<String> = None;
+        let mut kind: Option<Option<ParamKind>> = None;
+        while let Some(Key(key)) = map.next_key()? {
+            let key = self.key(start, &mut set, key)?;
+            match self.place {
+                Place::Properties => {
+                    self.scan.path.push(key);
+                    map.next_value_seed(self.child(Place::Schema, Want::Nothing))?;
+                    self.scan.path.pop();
+                }
+                Place::Other if key == KEYWORD => return Err(refuse()),
+                Place::Other => {
+                    map.next_value_seed(self.child(Place::Other, Want::Nothing))?;
+                }
+                Place::Schema => match key.as_ref() {
+                    KEYWORD => match map.next_value_seed(self.child(Place::Other, Want::Text))? {
+                        Seen::Text(text) => name = Some(text),
+                        _ => return Err(refuse()),
+                    },
+                    "type" => {
+                        let root = self.depth == 0;
+                        let want = if root { Want::Object } else { Want::Kind };
+                        match map.next_value_seed(self.child(Place::Other, want))? {
+                            Seen::Kind(k) => kind = Some(k),
+                            Seen::Object => self.scan.root_object = true,
+                            _ => kind = Some(None),
+                        }
+                    }
+                    "properties" => {
+                        map.next_value_seed(self.child(Place::Properties, Want::Nothing))?;
+                    }
+                    _ => {
+                        map.next_value_seed(self.child(Place::Other, Want::Nothing))?;
+                    }
+                },
+            }
+        }
+        self.scan.keys.truncate(start);
+        if let Some(name) = name {
+            self.annotation(slot, &name, kind)?;
+        }
+        Ok(Seen::No)
+    }
+}
+
+/// Whether `serde_json::Map` iterates in key order (rather than insertion order, with the
+/// `preserve_order` feature): the order the tree walk finds parameters in.
+fn map_is_sorted() -> bool {
+    static SORTED: OnceLock<bool> = OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let mut map = Map::new();
+        map.insert("b".to_owned(), Value::Null);
+        map.insert("a".to_owned(), Value::Null);
+        map.keys().next().is_some_and(|k| k == "a")
+    })
+}
+
+/// The streaming form of [`header_params`] for a schema it accepts: the parameters, and whether
+/// the root object's `type` is `"object"` written without escapes. `None` if the schema is
+/// refused; the tree walk then gives the reason.
+pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
+    let mut scan = Scan {
+        found: Vec::new(),
+        seen: HashSet::new(),
+        path: Vec::new(),
+        keys: Vec::new(),
+        root_object: false,
+    };
+    let mut de = serde_json::Deserializer::from_str(input_schema);
+    let root = Node {
+        scan: &mut scan,
+        depth: 0,
+        place: Place::Schema,
+        want: Want::Nothing,
+    };
+    root.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let Scan {
+        mut found,
+        root_object,
+        ..
+    } = scan;
+    if found.len() > 1 && map_is_sorted() {
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    Some((found, root_object))
+}
+
 /// Finds and validates every x-mcp-header annotation of an inputSchema (raw JSON text).
 /// Err(reason) if the tool must be refused (reason names the rule and the header/property).
 ///
 /// The schema must be JSON without duplicate object keys, nested no deeper than [`MAX_DEPTH`].
 /// A schema without annotations gives an empty list.
 pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
+    match scan(input_schema) {
+        Some((found, _)) => Ok(found),
+        None => walk(input_schema),
+    }
+}
+
+/// [`header_params`] by building the schema as a tree: the reference the streaming scan agrees
+/// with, and the source of the refusal reasons.
+fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
     let Strict(schema) = serde_json::from_str(input_schema)
         .map_err(|e| format!("inputSchema is not valid JSON: {e}"))?;
     let mut walk = Walk {

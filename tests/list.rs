@@ -327,3 +327,51 @@ fn the_name_rule_is_configurable() {
     assert!(c.tools.is_empty());
     assert_eq!(c.refused.len(), 2);
 }
+
+#[test]
+fn escapes_and_hostile_values_in_names_and_schemas() {
+    let page = r#"{"tools":[
+        {"name":"n\u0061me","inputSchema":{"type":"object"}},
+        {"name":{"a":[1,{"b":null}]},"inputSchema":{"type":"object"}},
+        {"name":["x"],"inputSchema":{"type":"object"}},
+        {"name":null,"inputSchema":{"type":"object"}},
+        {"name":"big","inputSchema":{"type":"object","default":1e400}},
+        {"name":"escaped","inputSchema":{"type":"obj\u0065ct"}},
+        {"name":"twice","inputSchema":{"type":"object","type":"object"}},
+        {"name":"dupkey","inputSchema":{"type":"object","properties":{"a":{},"a":{}}}},
+        {"name":"deep","inputSchema":{"type":"object","items":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}},
+        {"name":"hdr","inputSchema":{"properties":{"b":{"x-mcp-header":"B","type":"string"},"a":{"type":"integer","x-mcp-header":"A"}},"typ\u0065":"object"}},
+        {"name":"bad.hdr","inputSchema":{"type":"object","items":{"x-mcp-header":"A","type":"string"}}},
+        {"name":"wide","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}}}
+    ]}"#;
+    let c = list_one_page(page, None);
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["name", "hdr"]);
+    let hdr = &c.tools[1].header_params;
+    let got: Vec<(&[String], &str)> = hdr.iter().map(|p| (&p.path[..], p.name.as_str())).collect();
+    assert_eq!(
+        got,
+        [(&["a".to_owned()][..], "A"), (&["b".to_owned()][..], "B")]
+    );
+    let refused: Vec<(usize, Option<&str>, &str)> = c
+        .refused
+        .iter()
+        .map(|r| (r.index, r.name.as_deref(), r.reason.as_str()))
+        .collect();
+    let not_object = "inputSchema.type is not \"object\"";
+    assert_eq!(
+        refused,
+        vec![
+            (1, None, "name is not a string"),
+            (2, None, "name is not a string"),
+            (3, None, "name is missing"),
+            (4, Some("big"), "invalid x-mcp-header: inputSchema is not valid JSON: number out of range at line 1 column 32"),
+            (5, Some("escaped"), not_object),
+            (6, Some("twice"), not_object),
+            (7, Some("dupkey"), "invalid x-mcp-header: inputSchema is not valid JSON: duplicate key \"a\" at line 1 column 45"),
+            (8, Some("deep"), "invalid x-mcp-header: inputSchema nests deeper than 64 levels"),
+            (10, Some("bad.hdr"), "invalid x-mcp-header: x-mcp-header \"A\" is not reached only through `properties`"),
+            (11, Some("wide"), "invalid x-mcp-header: x-mcp-header \"a\" on property \"b\" duplicates another (case-insensitively)"),
+        ]
+    );
+}

@@ -299,3 +299,402 @@ fn encoding_base64() {
         "=?base64?PT9iYXNlNjQ/U0drPT89?="
     );
 }
+
+/// The tree-walk check `header_params` used before the streaming scan, kept as the oracle the
+/// scan must agree with: same schemas accepted (same parameters, same order), same refused (same
+/// reasons).
+mod oracle {
+    use std::collections::HashSet;
+    use std::fmt;
+
+    use mcp_sansio::xmcp::{HeaderParam, ParamKind, MAX_DEPTH};
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+
+    const KEYWORD: &str = "x-mcp-header";
+
+    struct Strict(Value);
+
+    impl<'de> Deserialize<'de> for Strict {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(StrictVisitor).map(Strict)
+        }
+    }
+
+    struct StrictVisitor;
+
+    impl<'de> Visitor<'de> for StrictVisitor {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_none<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(Strict(v)) = seq.next_element()? {
+                out.push(v);
+            }
+            Ok(Value::Array(out))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let Strict(v) = map.next_value()?;
+                if out.contains_key(&key) {
+                    return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                }
+                out.insert(key, v);
+            }
+            Ok(Value::Object(out))
+        }
+    }
+
+    fn is_token(s: &str) -> bool {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    }
+
+    struct Walk {
+        found: Vec<HeaderParam>,
+        seen: HashSet<String>,
+    }
+
+    impl Walk {
+        fn node(
+            &mut self,
+            node: &Value,
+            depth: usize,
+            path: Option<&[String]>,
+        ) -> Result<(), String> {
+            if depth > MAX_DEPTH {
+                return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+            }
+            match node {
+                Value::Array(items) => {
+                    for item in items {
+                        self.node(item, depth + 1, None)?;
+                    }
+                    Ok(())
+                }
+                Value::Object(map) => self.object(map, depth, path),
+                _ => Ok(()),
+            }
+        }
+
+        fn object(
+            &mut self,
+            map: &Map<String, Value>,
+            depth: usize,
+            path: Option<&[String]>,
+        ) -> Result<(), String> {
+            if let Some(annotation) = map.get(KEYWORD) {
+                self.annotation(map, annotation, path)?;
+            }
+            for (key, value) in map {
+                match (key.as_str(), path, value) {
+                    ("properties", Some(path), Value::Object(props)) => {
+                        if depth + 1 > MAX_DEPTH {
+                            return Err(format!(
+                                "inputSchema nests deeper than {MAX_DEPTH} levels"
+                            ));
+                        }
+                        for (name, sub) in props {
+                            let mut sub_path = path.to_vec();
+                            sub_path.push(name.clone());
+                            self.node(sub, depth + 2, Some(&sub_path))?;
+                        }
+                    }
+                    _ => self.node(value, depth + 1, None)?,
+                }
+            }
+            Ok(())
+        }
+
+        fn annotation(
+            &mut self,
+            map: &Map<String, Value>,
+            annotation: &Value,
+            path: Option<&[String]>,
+        ) -> Result<(), String> {
+            let name = match annotation {
+                Value::String(s) => s,
+                other => return Err(format!("{KEYWORD} value {other} is not a string")),
+            };
+            let path = match path {
+                Some(p) if !p.is_empty() => p,
+                Some(_) => return Err(format!("{KEYWORD} {name:?} is on the schema root")),
+                None => {
+                    return Err(format!(
+                        "{KEYWORD} {name:?} is not reached only through `properties`"
+                    ))
+                }
+            };
+            let at = path.join(".");
+            if name.is_empty() {
+                return Err(format!("{KEYWORD} on property {at:?} is empty"));
+            }
+            if !is_token(name) {
+                return Err(format!(
+                    "{KEYWORD} {name:?} on property {at:?} is not an RFC 9110 token"
+                ));
+            }
+            let kind = match map.get("type") {
+                Some(Value::String(t)) if t == "string" => ParamKind::String,
+                Some(Value::String(t)) if t == "integer" => ParamKind::Integer,
+                Some(Value::String(t)) if t == "boolean" => ParamKind::Boolean,
+                Some(t) => {
+                    return Err(format!(
+                        "{KEYWORD} {name:?} on property {at:?} has type {t}, not string, integer or boolean"
+                    ))
+                }
+                None => return Err(format!("{KEYWORD} {name:?} on property {at:?} has no type")),
+            };
+            if !self.seen.insert(name.to_ascii_lowercase()) {
+                return Err(format!(
+                    "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
+                ));
+            }
+            self.found.push(HeaderParam {
+                path: path.to_vec(),
+                name: name.clone(),
+                kind,
+            });
+            Ok(())
+        }
+    }
+
+    pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
+        let Strict(schema) = serde_json::from_str(input_schema)
+            .map_err(|e| format!("inputSchema is not valid JSON: {e}"))?;
+        let mut walk = Walk {
+            found: Vec::new(),
+            seen: HashSet::new(),
+        };
+        walk.node(&schema, 0, Some(&[]))?;
+        Ok(walk.found)
+    }
+}
+
+mod generated {
+    use proptest::prelude::*;
+
+    /// Keys that matter to the check, with escaped spellings of some and near misses.
+    const KEYS: &[&str] = &[
+        r#""properties""#,
+        r#""type""#,
+        r#""x-mcp-header""#,
+        r#""x-mcp-h\u0065ader""#,
+        r#""items""#,
+        r#""anyOf""#,
+        r#""a""#,
+        r#""\u0061""#,
+        r#""b""#,
+        r#""B""#,
+        r#""prop\u0065rties""#,
+    ];
+
+    /// Leaf values: the `type` names, header names good and bad, other scalars, broken JSON.
+    const LEAVES: &[&str] = &[
+        r#""string""#,
+        r#""integer""#,
+        r#""boolean""#,
+        r#""object""#,
+        r#""obj\u0065ct""#,
+        r#""number""#,
+        r#""Region""#,
+        r#""region""#,
+        r#""R\u0065gion""#,
+        r#""Dry-Run""#,
+        r#""Re gion""#,
+        r#""""#,
+        r#""\ud800""#,
+        "1",
+        "-3",
+        "1.5",
+        "1e400",
+        "true",
+        "null",
+        "[]",
+        "{}",
+        "01",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        let leaf = prop::sample::select(LEAVES).prop_map(str::to_owned);
+        leaf.prop_recursive(6, 48, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                prop::collection::vec((prop::sample::select(KEYS), inner.clone()), 0..5).prop_map(
+                    |entries| {
+                        let body: Vec<String> =
+                            entries.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                        format!("{{{}}}", body.join(","))
+                    }
+                ),
+                // A property map with distinct names, so annotations are reached; some
+                // properties annotated with (mostly) distinct header names.
+                prop::collection::vec(
+                    prop_oneof![
+                        inner,
+                        (prop::sample::select(&["H", "h"][..]), 0u32..40).prop_map(|(p, h)| {
+                            format!(r#"{{"type":"string","x-mcp-header":"{p}{h}"}}"#)
+                        }),
+                    ],
+                    0..4
+                )
+                .prop_map(|subs| {
+                    let body: Vec<String> = subs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| format!(r#""p{i}":{v}"#))
+                        .collect();
+                    format!(r#"{{"type":"object","properties":{{{}}}}}"#, body.join(","))
+                }),
+                // A well-formed annotated property.
+                (
+                    prop::sample::select(&["string", "integer", "boolean", "number"][..]),
+                    prop::sample::select(&["A", "a", "Region", "X-Y", "b c"][..])
+                )
+                    .prop_map(|(t, h)| format!(r#"{{"type":"{t}","x-mcp-header":"{h}"}}"#)),
+            ]
+        })
+    }
+
+    /// `schema` wrapped `levels` deep in property maps or arrays.
+    fn wrapped() -> impl Strategy<Value = String> {
+        (value(), 0usize..70, any::<bool>()).prop_map(|(mut schema, levels, arrays)| {
+            for _ in 0..levels {
+                schema = if arrays {
+                    format!("[{schema}]")
+                } else {
+                    format!(r#"{{"properties":{{"w":{schema}}}}}"#)
+                };
+            }
+            schema
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn streaming_check_agrees_with_tree_walk(schema in prop_oneof![value(), wrapped()]) {
+            prop_assert_eq!(
+                mcp_sansio::xmcp::header_params(&schema),
+                super::oracle::header_params(&schema),
+                "schema {}", schema
+            );
+        }
+    }
+}
+
+#[test]
+fn streaming_check_agrees_at_the_depth_limit() {
+    use mcp_sansio::xmcp::MAX_DEPTH;
+    for levels in [
+        MAX_DEPTH / 2 - 1,
+        MAX_DEPTH / 2,
+        MAX_DEPTH / 2 + 1,
+        MAX_DEPTH,
+        70,
+    ] {
+        for leaf in [
+            r#"{"type":"string","x-mcp-header":"A"}"#,
+            "{}",
+            "1",
+            "[]",
+            "[1]",
+        ] {
+            let mut schema = leaf.to_owned();
+            for _ in 0..levels {
+                schema = format!(r#"{{"properties":{{"a":{schema}}}}}"#);
+            }
+            assert_eq!(
+                header_params(&schema),
+                oracle::header_params(&schema),
+                "{schema}"
+            );
+        }
+    }
+    for depth in [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 127, 128, 129, 200] {
+        let schema = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert_eq!(
+            header_params(&schema),
+            oracle::header_params(&schema),
+            "{depth}"
+        );
+        let schema = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        assert_eq!(
+            header_params(&schema),
+            oracle::header_params(&schema),
+            "{depth}"
+        );
+    }
+}
+
+#[test]
+fn streaming_check_keeps_the_tree_walk_order() {
+    // Parameters come in the order of the tree walk, an object's own before those below it.
+    let schema = r#"{"type":"object","properties":{
+        "z":{"properties":{"b":{"type":"string","x-mcp-header":"ZB"},
+                                           "a":{"type":"string","x-mcp-header":"ZA"}},
+             "x-mcp-header":"Z","type":"boolean"},
+        "m":{"type":"integer","x-mcp-header":"M"}}}"#;
+    let got = header_params(schema).unwrap();
+    assert_eq!(got, oracle::header_params(schema).unwrap());
+    assert_eq!(got.len(), 4);
+}
+
+#[test]
+fn many_keys_and_many_annotations_agree() {
+    // Wide objects take the hashed duplicate search; a duplicate far apart is still found.
+    let props: Vec<String> = (0..200)
+        .map(|i| format!(r#""p{i}":{{"type":"string","x-mcp-header":"H{i}"}}"#))
+        .collect();
+    let schema = format!(
+        r#"{{"type":"object","properties":{{{}}}}}"#,
+        props.join(",")
+    );
+    let got = header_params(&schema).unwrap();
+    assert_eq!(got.len(), 200);
+    assert_eq!(got, oracle::header_params(&schema).unwrap());
+    let dup = format!(
+        r#"{{"type":"object","properties":{{{},"p3":{{}}}}}}"#,
+        props.join(",")
+    );
+    assert_eq!(header_params(&dup), oracle::header_params(&dup));
+    assert!(header_params(&dup).unwrap_err().contains("duplicate key"));
+    let same = format!(
+        r#"{{"type":"object","properties":{{{},"q":{{"type":"string","x-mcp-header":"h150"}}}}}}"#,
+        props.join(",")
+    );
+    assert_eq!(header_params(&same), oracle::header_params(&same));
+    assert!(header_params(&same)
+        .unwrap_err()
+        .contains("case-insensitively"));
+}
