@@ -187,16 +187,14 @@ def core_profile(cg):
 # Where the core's page cost goes, and what would remove it (see docs/benchmarks.md).
 FIXES = {
     "mcp_sansio::xmcp::header_params":
-        "src/xmcp.rs `header_params` parses every tool's `inputSchema` a second time into a full "
-        "`serde_json::Value` tree (`Strict`, to refuse duplicate keys and deep nesting) and drops it, "
-        "even when the schema has no `x-mcp-header` at all. Fix: check duplicate keys and depth with a "
-        "streaming visitor over borrowed keys (no `Value`, no allocation per node), and build the "
-        "property path only where a `x-mcp-header` key occurs (a `memmem` pre-scan for the keyword, "
-        "with any `\\u` escape in a key sending the schema down the slow path).",
+        "src/xmcp.rs `header_params` checks each `inputSchema` (duplicate keys, depth, `x-mcp-header` "
+        "annotations) in one streaming pass over borrowed keys (`xmcp::scan`), building no `Value`; "
+        "only a refused schema is walked again, to name the reason.",
+    "mcp_sansio::xmcp::scan":
+        "src/xmcp.rs `scan`: the one streaming pass over each `inputSchema` (see `header_params`).",
     "mcp_sansio::list::add_entry":
-        "src/list.rs `add_entry` deserializes `ToolWire` with `name: Option<serde_json::Value>` (a "
-        "`Value` per name) and copies schema and description; the rest of its cost is the third pass over "
-        "each tool. Fix: borrow the name as `&RawValue` / `Cow<str>` and validate it in place.",
+        "src/list.rs `add_entry` reads each tool with a borrowed name and the schema as raw bytes; its "
+        "cost is mostly `xmcp::scan` plus the copy of the schema the catalog keeps.",
     "mcp_sansio::jsonrpc::parse_message":
         "src/jsonrpc.rs `parse_message` scans the whole body once to split the envelope; "
         "src/list.rs `parse_page` scans the `result` again. Fix: deserialize the page wire type "
