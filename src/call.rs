@@ -138,6 +138,10 @@ fn parse_block(raw: &RawValue) -> Block {
     let Ok(w) = serde_json::from_str::<BlockWire>(raw.get()) else {
         return Block::Invalid;
     };
+    block_of(w)
+}
+
+fn block_of(w: BlockWire) -> Block {
     let block = match w.ty.as_str() {
         "text" => w.text.map(|text| ContentBlock::Text { text }),
         "image" | "audio" => match (w.data.as_deref().and_then(decode_b64), w.mime_type) {
@@ -197,17 +201,93 @@ fn is_empty_object(raw: &RawValue) -> bool {
         .is_ok_and(|m| m.is_empty())
 }
 
-/// Parses a `tools/call` result.
+/// The content blocks of a result, read in one typed pass (see [`fast`]).
+struct Blocks {
+    content: Vec<ContentBlock>,
+    dropped_unknown: usize,
+    dropped_invalid: usize,
+    total: usize,
+}
+
+#[derive(Deserialize)]
+struct FastCallWire<'a> {
+    #[serde(default)]
+    content: Option<fast::FastBlocks>,
+    #[serde(rename = "structuredContent", default, borrow)]
+    structured_content: Option<&'a RawValue>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+    #[serde(rename = "resultType", default, borrow)]
+    result_type: Option<&'a str>,
+    #[serde(rename = "inputRequests", default, borrow)]
+    input_requests: Option<&'a RawValue>,
+    #[serde(rename = "requestState", default, borrow)]
+    request_state: Option<&'a RawValue>,
+}
+
+/// Parses a `tools/call` result. The blocks are read in one typed pass; whatever that pass is
+/// not certain to read exactly as [`BlockWire`] would (it then fails) is read again the
+/// two-step way, which decides.
 pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String> {
+    if let Ok(wire) = serde_json::from_str::<FastCallWire<'_>>(result.get()) {
+        let blocks = wire.content.map(|b| b.0);
+        return answer(
+            wire.result_type,
+            wire.input_requests,
+            wire.request_state,
+            wire.structured_content,
+            wire.is_error,
+            blocks,
+        );
+    }
+    parse_call_result_two_step(result)
+}
+
+/// Reads the result into raw blocks, then each block into [`BlockWire`].
+fn parse_call_result_two_step(result: &RawValue) -> Result<CallAnswer, String> {
     let wire: CallWire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
-    match wire.result_type {
+    let blocks = wire.content.map(|raw_blocks| {
+        let mut b = Blocks {
+            content: Vec::new(),
+            dropped_unknown: 0,
+            dropped_invalid: 0,
+            total: raw_blocks.len(),
+        };
+        for raw in &raw_blocks {
+            match parse_block(raw) {
+                Block::Ok(c) => b.content.push(c),
+                Block::Unknown => b.dropped_unknown += 1,
+                Block::Invalid => b.dropped_invalid += 1,
+            }
+        }
+        b
+    });
+    answer(
+        wire.result_type,
+        wire.input_requests,
+        wire.request_state,
+        wire.structured_content,
+        wire.is_error,
+        blocks,
+    )
+}
+
+fn answer(
+    result_type: Option<&str>,
+    input_requests: Option<&RawValue>,
+    request_state: Option<&RawValue>,
+    structured_content: Option<&RawValue>,
+    is_error: Option<bool>,
+    blocks: Option<Blocks>,
+) -> Result<CallAnswer, String> {
+    match result_type {
         None | Some("complete") => {}
         Some("input_required") => {
-            let requests = not_null(wire.input_requests);
+            let requests = not_null(input_requests);
             if requests.is_some_and(|r| !r.get().starts_with('{')) {
                 return Err("inputRequests is not a JSON object".into());
             }
-            let state = not_null(wire.request_state);
+            let state = not_null(request_state);
             if state.is_some_and(|s| !s.get().starts_with('"')) {
                 return Err("requestState is not a string".into());
             }
@@ -223,16 +303,13 @@ pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String>
         }
         Some(other) => return Err(format!("unexpected resultType {:?}", truncated(other, 64))),
     }
-    let raw_blocks = wire.content.ok_or("content is missing or not an array")?;
-    let (mut content, mut dropped_unknown, mut dropped_invalid) = (Vec::new(), 0, 0);
-    for raw in &raw_blocks {
-        match parse_block(raw) {
-            Block::Ok(b) => content.push(b),
-            Block::Unknown => dropped_unknown += 1,
-            Block::Invalid => dropped_invalid += 1,
-        }
-    }
-    if content.is_empty() && !raw_blocks.is_empty() {
+    let Blocks {
+        content,
+        dropped_unknown,
+        dropped_invalid,
+        total,
+    } = blocks.ok_or("content is missing or not an array")?;
+    if content.is_empty() && total > 0 {
         return Err(format!(
             "every content block was dropped ({dropped_unknown} of unknown type, {dropped_invalid} malformed)"
         ));
@@ -241,8 +318,8 @@ pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String>
         content,
         dropped_unknown,
         dropped_invalid,
-        structured_content: not_null(wire.structured_content).map(|v| v.to_owned()),
-        is_error: wire.is_error.unwrap_or(false),
+        structured_content: not_null(structured_content).map(|v| v.to_owned()),
+        is_error: is_error.unwrap_or(false),
     }))
 }
 
@@ -264,4 +341,411 @@ pub(crate) fn check_arguments(arguments: &[u8]) -> Result<&[u8], String> {
         .and_then(|_| de.end())
         .map_err(|e| truncated(&e.to_string(), 200))?;
     Ok(trimmed)
+}
+
+/// The one-pass reading of content blocks. It reads a block to the same [`BlockWire`] serde's
+/// derived reading would, or marks it malformed where that reading fails; where it cannot be
+/// sure (a block or resource written as an array, a string serde_json refuses to decode, a
+/// number beyond 64 bits) it fails the whole pass, and the caller reads the result the
+/// two-step way.
+mod fast {
+    use std::fmt;
+
+    use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::Deserialize;
+
+    use super::{block_of, Block, BlockWire, Blocks, ResourceWire};
+
+    /// `content`, read in one pass.
+    pub(super) struct FastBlocks(pub(super) Blocks);
+
+    impl<'de> Deserialize<'de> for FastBlocks {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = FastBlocks;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an array of content blocks")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FastBlocks, A::Error> {
+                    let mut b = Blocks {
+                        content: Vec::new(),
+                        dropped_unknown: 0,
+                        dropped_invalid: 0,
+                        total: 0,
+                    };
+                    while let Some(FastBlock(block)) = seq.next_element()? {
+                        b.total += 1;
+                        match block {
+                            Block::Ok(c) => b.content.push(c),
+                            Block::Unknown => b.dropped_unknown += 1,
+                            Block::Invalid => b.dropped_invalid += 1,
+                        }
+                    }
+                    Ok(FastBlocks(b))
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+
+    /// A string field: absent or `null` (`None`), a string, or any other value (malformed).
+    enum Str {
+        Null,
+        Val(String),
+        Bad,
+    }
+
+    /// Consumes the rest of a map or array and calls it malformed.
+    fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    impl<'de> Deserialize<'de> for Str {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Str;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string or null")
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Str, E> {
+                    Ok(Str::Val(v.to_owned()))
+                }
+                fn visit_string<E: de::Error>(self, v: String) -> Result<Str, E> {
+                    Ok(Str::Val(v))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<Str, E> {
+                    Ok(Str::Null)
+                }
+                fn visit_none<E: de::Error>(self) -> Result<Str, E> {
+                    Ok(Str::Null)
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<Str, E> {
+                    Ok(Str::Bad)
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<Str, E> {
+                    Ok(Str::Bad)
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<Str, E> {
+                    Ok(Str::Bad)
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<Str, E> {
+                    Ok(Str::Bad)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Str, A::Error> {
+                    drain_seq(seq).map(|()| Str::Bad)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Str, A::Error> {
+                    drain_map(map).map(|()| Str::Bad)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// Sets `slot` from a string field; `false` if the field is repeated or not a string/null.
+    fn set(slot: &mut Option<Option<String>>, value: Str) -> bool {
+        if slot.is_some() {
+            return false;
+        }
+        match value {
+            Str::Null => *slot = Some(None),
+            Str::Val(v) => *slot = Some(Some(v)),
+            Str::Bad => return false,
+        }
+        true
+    }
+
+    fn unsure<E: de::Error>() -> E {
+        E::custom("read the two-step way")
+    }
+
+    /// `resource`: absent or `null`, a valid resource, or malformed.
+    enum Res {
+        Null,
+        Val(ResourceWire),
+        Bad,
+    }
+
+    impl<'de> Deserialize<'de> for Res {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Res;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a resource")
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<Res, E> {
+                    Ok(Res::Bad)
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<Res, E> {
+                    Ok(Res::Null)
+                }
+                fn visit_none<E: de::Error>(self) -> Result<Res, E> {
+                    Ok(Res::Null)
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<Res, E> {
+                    Ok(Res::Bad)
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<Res, E> {
+                    Ok(Res::Bad)
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<Res, E> {
+                    Ok(Res::Bad)
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<Res, E> {
+                    Ok(Res::Bad)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Res, A::Error> {
+                    Err(unsure())
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Res, A::Error> {
+                    let (mut uri, mut mime_type, mut text, mut blob) = (None, None, None, None);
+                    let mut ok = true;
+                    while let Some(key) = map.next_key::<String>()? {
+                        let slot = match key.as_str() {
+                            "uri" => &mut uri,
+                            "mimeType" => &mut mime_type,
+                            "text" => &mut text,
+                            "blob" => &mut blob,
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                                continue;
+                            }
+                        };
+                        let value = map.next_value::<Str>()?;
+                        if ok {
+                            ok = set(slot, value);
+                        }
+                    }
+                    // `uri` is required and may not be null.
+                    let uri = match uri {
+                        Some(Some(u)) if ok => u,
+                        _ => return Ok(Res::Bad),
+                    };
+                    Ok(Res::Val(ResourceWire {
+                        uri,
+                        mime_type: mime_type.flatten(),
+                        text: text.flatten(),
+                        blob: blob.flatten(),
+                    }))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// One content block, read in one pass.
+    struct FastBlock(Block);
+
+    impl<'de> Deserialize<'de> for FastBlock {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = FastBlock;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a content block")
+                }
+                fn visit_str<E: de::Error>(self, _: &str) -> Result<FastBlock, E> {
+                    Ok(FastBlock(Block::Invalid))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<FastBlock, E> {
+                    Ok(FastBlock(Block::Invalid))
+                }
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<FastBlock, E> {
+                    Ok(FastBlock(Block::Invalid))
+                }
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<FastBlock, E> {
+                    Ok(FastBlock(Block::Invalid))
+                }
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<FastBlock, E> {
+                    Ok(FastBlock(Block::Invalid))
+                }
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<FastBlock, E> {
+                    Ok(FastBlock(Block::Invalid))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<FastBlock, A::Error> {
+                    Err(unsure())
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FastBlock, A::Error> {
+                    let mut ty = None;
+                    let (mut text, mut data, mut mime_type, mut uri, mut name) =
+                        (None, None, None, None, None);
+                    let mut resource: Option<Option<ResourceWire>> = None;
+                    let mut ok = true;
+                    while let Some(key) = map.next_key::<String>()? {
+                        let slot = match key.as_str() {
+                            "type" => &mut ty,
+                            "text" => &mut text,
+                            "data" => &mut data,
+                            "mimeType" => &mut mime_type,
+                            "uri" => &mut uri,
+                            "name" => &mut name,
+                            "resource" => {
+                                let value = map.next_value::<Res>()?;
+                                if ok && resource.is_none() {
+                                    match value {
+                                        Res::Null => resource = Some(None),
+                                        Res::Val(r) => resource = Some(Some(r)),
+                                        Res::Bad => ok = false,
+                                    }
+                                } else {
+                                    ok = false;
+                                }
+                                continue;
+                            }
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                                continue;
+                            }
+                        };
+                        let value = map.next_value::<Str>()?;
+                        if ok {
+                            ok = set(slot, value);
+                        }
+                    }
+                    // `type` is required and may not be null.
+                    let ty = match ty {
+                        Some(Some(t)) if ok => t,
+                        _ => return Ok(FastBlock(Block::Invalid)),
+                    };
+                    Ok(FastBlock(block_of(BlockWire {
+                        ty,
+                        text: text.flatten(),
+                        data: data.flatten(),
+                        mime_type: mime_type.flatten(),
+                        uri: uri.flatten(),
+                        name: name.flatten(),
+                        resource: resource.flatten(),
+                    })))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the one-pass reading gives, if it is sure.
+    fn one_pass(result: &RawValue) -> Option<Result<CallAnswer, String>> {
+        let wire = serde_json::from_str::<FastCallWire<'_>>(result.get()).ok()?;
+        Some(answer(
+            wire.result_type,
+            wire.input_requests,
+            wire.request_state,
+            wire.structured_content,
+            wire.is_error,
+            wire.content.map(|b| b.0),
+        ))
+    }
+
+    fn same(result: &str) -> bool {
+        let raw: Box<RawValue> = serde_json::from_str(result).expect("valid JSON");
+        let two = format!("{:?}", parse_call_result_two_step(&raw));
+        let whole = format!("{:?}", parse_call_result(&raw));
+        assert_eq!(whole, two, "{result}");
+        match one_pass(&raw) {
+            Some(one) => {
+                assert_eq!(format!("{one:?}"), two, "{result}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn with_block(block: &str) -> String {
+        format!(r#"{{"content":[{{"type":"text","text":"ok"}},{block}]}}"#)
+    }
+
+    #[test]
+    fn one_pass_reads_blocks_as_the_two_step_reading() {
+        let sure = [
+            r#"{"type":"text","text":"hi","extra":{"a":[1,2]}}"#,
+            r#"{"type":"text","text":null}"#,
+            r#"{"type":null,"text":"x"}"#,
+            r#"{"type":7,"text":"x"}"#,
+            r#"{"text":"no type"}"#,
+            r#"{"type":"text","text":"a","text":"b"}"#,
+            r#"{"type":"text","type":"text","text":"a"}"#,
+            r#"{"type":"text","text":{"nested":"object"}}"#,
+            r#"{"type":"text","text":["array"]}"#,
+            r#"{"type":"text","text":true}"#,
+            r#"{"type":"text","text":1.5}"#,
+            r#"{"t\u0079pe":"text","te\u0078t":"escaped keys"}"#,
+            r#"{"type":"text","text":"esc\n\u00e9\ud83d\ude00"}"#,
+            r#"{"type":"image","data":"aGk=","mimeType":"image/png"}"#,
+            r#"{"type":"image","data":"aGk","mimeType":"image/png"}"#,
+            r#"{"type":"image","data":"!!","mimeType":"image/png"}"#,
+            r#"{"type":"audio","data":"aGk=","mimeType":null}"#,
+            r#"{"type":"resource_link","uri":"u","name":"n","mimeType":"m"}"#,
+            r#"{"type":"resource_link","uri":"u"}"#,
+            r#"{"type":"resource","resource":{"uri":"u","text":"t"}}"#,
+            r#"{"type":"resource","resource":{"uri":"u","blob":"aGk="}}"#,
+            r#"{"type":"resource","resource":{"uri":"u","text":"t","blob":"aGk="}}"#,
+            r#"{"type":"resource","resource":{"uri":null,"text":"t"}}"#,
+            r#"{"type":"resource","resource":{"text":"t"}}"#,
+            r#"{"type":"resource","resource":{"uri":"u","uri":"v","text":"t"}}"#,
+            r#"{"type":"resource","resource":{"uri":"u","text":5}}"#,
+            r#"{"type":"resource","resource":"u"}"#,
+            r#"{"type":"resource","resource":null}"#,
+            r#"{"type":"resource","resource":{"uri":"u"},"resource":{"uri":"u"}}"#,
+            r#"{"type":"tool_use","id":"x"}"#,
+            r#"{"type":"mystery"}"#,
+            r#""a string""#,
+            "null",
+            "42",
+            "-1",
+            "1e10",
+            "{}",
+        ];
+        for block in sure {
+            assert!(same(&with_block(block)), "read in one pass: {block}");
+        }
+        // Where the one pass is not sure, the two-step reading decides.
+        let unsure = [
+            r#"{"type":"text","text":"lone \ud800 surrogate"}"#,
+            r#"["text","positional"]"#,
+            "[]",
+            r#"{"type":"resource","resource":["u",null,"t"]}"#,
+        ];
+        for block in unsure {
+            assert!(!same(&with_block(block)), "read in two steps: {block}");
+        }
+    }
+
+    #[test]
+    fn one_pass_reads_results_as_the_two_step_reading() {
+        for result in [
+            r#"{"content":[]}"#,
+            r#"{"content":null}"#,
+            r#"{}"#,
+            r#"{"content":[{"type":"mystery"}]}"#,
+            r#"{"content":[{"type":"text"}],"isError":true}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"k":1}}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"structuredContent":null}"#,
+            r#"{"resultType":"input_required","inputRequests":{"a":{}},"content":[{"type":"x"}]}"#,
+            r#"{"resultType":"input_required","requestState":"s"}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"other","content":[]}"#,
+        ] {
+            assert!(same(result), "{result}");
+        }
+        for result in [
+            r#"{"content":"not an array"}"#,
+            r#"{"content":[],"content":[]}"#,
+            r#"{"content":[],"isError":"yes"}"#,
+        ] {
+            assert!(!same(result), "{result}");
+        }
+    }
 }

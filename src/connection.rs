@@ -14,7 +14,10 @@
 //! [`ExchangeId`]; each exchange runs on its own socket (a fresh one, or an idle pooled one the
 //! core said may be reused) and ends with [`Event::ExchangeFinished`] (the socket may go back to
 //! the pool if `reusable`) or [`Event::ExchangeAbandoned`] (the caller MUST close that socket; this
-//! is also how a modern request is cancelled).
+//! is also how a modern request is cancelled). An exchange may outlive the operation it served:
+//! after an event stream delivered its response, the rest of its HTTP framing is read for a short
+//! grace ([`DRAIN_GRACE`], at most [`DRAIN_BYTES`]) so that the socket may be reused; the caller
+//! keeps feeding that socket and honouring [`poll_timeout`](Connection::poll_timeout) meanwhile.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -48,6 +51,13 @@ pub const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(1);
 pub const MAX_REFUSALS_PER_REQUEST: u32 = 4;
 /// Longest session id accepted.
 pub const MAX_SESSION_ID: usize = 1024;
+/// After an event stream delivered its response, how long the rest of its HTTP framing (usually
+/// the chunked terminator) is awaited so that the socket may be reused; never longer than the
+/// close budget. The result is reported at once; only the socket waits.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
+/// After an event stream delivered its response, how many more raw bytes are read while waiting
+/// for the end of its HTTP framing; beyond them the exchange is abandoned.
+pub const DRAIN_BYTES: u64 = 4096;
 
 /// Identifies one HTTP exchange (one request and its response, on one socket).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -287,6 +297,18 @@ struct Exchange {
     /// The last event id when this exchange started (for detecting resumptions without progress).
     start_event_id: Option<String>,
     is_resume: bool,
+    /// Set once the response was delivered and only the end of the framing is awaited.
+    drain: Option<Drain>,
+}
+
+/// The rest of a response whose message was delivered, read only to keep the socket reusable.
+#[derive(Debug)]
+struct Drain {
+    /// Raw bytes still accepted.
+    bytes_left: u64,
+    /// Where [`Event::ExchangeFinished`] goes in the event queue while the input that delivered
+    /// the message is decoded: before the events of its outcome, as for a JSON response.
+    event_at: Option<usize>,
 }
 
 /// What a logical request came to.
@@ -712,6 +734,7 @@ impl Connection {
         // Runs until the decoder makes no progress: with the input used up it may still owe the
         // end of a response whose last body byte just arrived.
         loop {
+            let draining = ex.drain.is_some();
             let decoded = match ex.decoder.decode(input, &mut self.ledger) {
                 Ok(d) => d,
                 Err(crate::http1::Http1Error::ContentLengthExceedsBudget { .. }) => {
@@ -724,6 +747,19 @@ impl Connection {
                 break;
             }
             input = input.get(decoded.consumed..).unwrap_or_default();
+            if draining {
+                if let Some(d) = &mut ex.drain {
+                    let consumed = u64::try_from(decoded.consumed).unwrap_or(u64::MAX);
+                    match d.bytes_left.checked_sub(consumed) {
+                        Some(left) => d.bytes_left = left,
+                        None => {
+                            return self
+                                .events
+                                .push_back(Event::ExchangeAbandoned { exchange: ex.id })
+                        }
+                    }
+                }
+            }
             let flow = match decoded.event {
                 None => Flow::Continue,
                 Some(ResponseEvent::Head(head)) => self.on_head(now, &mut ex, head),
@@ -736,6 +772,10 @@ impl Connection {
             if let Flow::Stop = flow {
                 return;
             }
+        }
+        if let Some(d) = &mut ex.drain {
+            // The caller drains the events before the next input: positions are stale from here.
+            d.event_at = None;
         }
         self.exchanges.push(ex);
     }
@@ -940,13 +980,9 @@ impl Connection {
                 self.fail_exchange(now, ex.id, e);
                 Flow::Stop
             }
-            Message::Result { result, .. } => {
-                self.complete_main(now, ex, Outcome::Result(result));
-                Flow::Stop
-            }
+            Message::Result { result, .. } => self.complete_main(now, ex, Outcome::Result(result)),
             Message::Error { error, .. } => {
-                self.complete_main(now, ex, Outcome::RpcError { status, error });
-                Flow::Stop
+                self.complete_main(now, ex, Outcome::RpcError { status, error })
             }
         }
     }
@@ -954,10 +990,14 @@ impl Connection {
     /// The response of `ex` ended (framing complete, or a close-delimited body ended).
     fn on_end(&mut self, now: Instant, mut ex: Exchange, reusable: bool) {
         if matches!(ex.role, Role::Background) {
-            self.events.push_back(Event::ExchangeFinished {
+            let event = Event::ExchangeFinished {
                 exchange: ex.id,
                 reusable,
-            });
+            };
+            match ex.drain.and_then(|d| d.event_at) {
+                Some(at) if at <= self.events.len() => self.events.insert(at, event),
+                _ => self.events.push_back(event),
+            }
             return;
         }
         let Some(status) = ex.decoder.status() else {
@@ -1035,12 +1075,38 @@ impl Connection {
         }
     }
 
-    /// The main exchange delivered its outcome before its body ended: abandon the rest.
-    fn complete_main(&mut self, now: Instant, ex: &mut Exchange, outcome: Outcome<'_>) {
-        self.events
-            .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+    /// The main exchange delivered its outcome before its body ended. The outcome is acted on at
+    /// once; the exchange becomes a background one that reads the rest of a framed body for a
+    /// short grace ([`DRAIN_GRACE`], [`DRAIN_BYTES`]) and finishes reusable if the framing ends
+    /// cleanly, or is abandoned. A close-delimited body can never leave a reusable socket: it is
+    /// abandoned at once.
+    fn complete_main(&mut self, now: Instant, ex: &mut Exchange, outcome: Outcome<'_>) -> Flow {
         self.detach_exchange(ex.id);
+        let framed = ex
+            .decoder
+            .head()
+            .is_some_and(|h| h.framing != crate::http1::Framing::CloseDelimited);
+        if !framed || ex.decoder.is_ended() {
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            self.on_outcome(now, outcome);
+            return Flow::Stop;
+        }
+        ex.role = Role::Background;
+        ex.body = Body::Discard;
+        ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
+        ex.drain = Some(Drain {
+            bytes_left: DRAIN_BYTES,
+            event_at: Some(self.events.len()),
+        });
         self.on_outcome(now, outcome);
+        if self.closed {
+            // Closing dropped every other exchange: this one goes too.
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            return Flow::Stop;
+        }
+        Flow::Continue
     }
 
     fn detach_exchange(&mut self, id: ExchangeId) {
@@ -1818,6 +1884,7 @@ impl Connection {
             fresh,
             start_event_id: None,
             is_resume: false,
+            drain: None,
         });
         id
     }

@@ -5,6 +5,7 @@ mod support;
 use std::time::Duration;
 
 use mcp_sansio::budget::Budget;
+use mcp_sansio::connection::{DRAIN_BYTES, DRAIN_GRACE};
 use mcp_sansio::{Config, Era, EraHint, Error, ErrorKind, Event, Instant, Operation};
 use support::*;
 
@@ -647,12 +648,23 @@ fn result_on_an_open_stream_abandons_the_exchange() {
     );
     let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
     h.feed(r.exchange, &sse_response(&[], &stream, true));
-    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert!(
+        matches!(h.single_event(), Event::CallFinished(_)),
+        "the result is reported at once"
+    );
+    assert!(!h.conn.is_busy());
+    let open_finished = |h: &Harness| h.finished.iter().any(|(x, _)| *x == r.exchange);
+    assert!(!open_finished(&h), "an open stream is never reusable");
+    // The end of the framing is awaited for the grace only.
+    assert_eq!(h.conn.poll_timeout(), Some(h.now + DRAIN_GRACE));
+    h.advance(DRAIN_GRACE);
     assert_eq!(
         h.abandoned,
         vec![r.exchange],
         "the open stream's socket is closed"
     );
+    assert!(!open_finished(&h));
+    assert_eq!(h.conn.poll_timeout(), None);
 }
 
 #[test]
@@ -1315,4 +1327,308 @@ fn outcomes_do_not_depend_on_splitting() {
     ] {
         assert_eq!(script(split), whole, "{split:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sockets after an event-stream response
+
+/// Forgets the sockets of the negotiation.
+fn clean(mut h: Harness) -> Harness {
+    h.finished.clear();
+    h.abandoned.clear();
+    h
+}
+
+/// A three-page listing whose pages all come as event streams.
+fn list_three_sse_pages(h: &mut Harness) -> Vec<mcp_sansio::ExchangeId> {
+    h.list();
+    let mut exchanges = Vec::new();
+    for (n, next) in [(0, Some("c1")), (1, Some("c2")), (2, None)] {
+        let r = h.next();
+        exchanges.push(r.exchange);
+        let name = format!("t{n}");
+        let stream = format!(
+            "event: message\ndata: {}\n\n",
+            result_msg(r.rpc_id(), &tools_page(&[&name], next))
+        );
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+    }
+    exchanges
+}
+
+#[test]
+fn sse_pages_ending_in_the_same_input_leave_reusable_sockets() {
+    for split in SPLITS {
+        let mut h = clean(modern(split));
+        let before = h.finished.len();
+        let exchanges = list_three_sse_pages(&mut h);
+        match h.single_event() {
+            Event::ToolsListed(c) => assert_eq!(c.tools.len(), 3),
+            e => panic!("{e:?}"),
+        }
+        let want: Vec<_> = exchanges.iter().map(|x| (*x, true)).collect();
+        assert_eq!(h.finished[before..], want[..], "{split:?}");
+        assert!(h.abandoned.is_empty(), "{split:?}: {:?}", h.abandoned);
+        assert_eq!(h.conn.poll_timeout(), None, "{split:?}: nothing is left");
+    }
+}
+
+#[test]
+fn sse_socket_is_finished_before_the_next_page_is_decided() {
+    // Fed whole, the page's socket is reported free ahead of the events of its outcome, as for
+    // a JSON response.
+    let mut h = clean(modern(Split::Whole));
+    h.conn.list_tools(h.now);
+    let t = h.conn.poll_transmit().expect("a page request");
+    let r = parse_request(&t);
+    let stream = format!(
+        "data: {}\n\n",
+        result_msg(r.rpc_id(), &tools_page(&["a"], None))
+    );
+    h.conn
+        .handle_bytes(h.now, t.exchange, &sse_response(&[], &stream, false));
+    let mut events = Vec::new();
+    while let Some(e) = h.conn.poll_event() {
+        events.push(e);
+    }
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        matches!(events[0], Event::ExchangeFinished { exchange, reusable: true } if exchange == t.exchange),
+        "{events:?}"
+    );
+    assert!(matches!(&events[1], Event::ToolsListed(c) if c.tools.len() == 1));
+}
+
+#[test]
+fn sse_terminator_in_a_later_input_within_the_grace_is_reusable() {
+    for split in SPLITS {
+        let mut h = clean(modern(split));
+        h.call("x", "{}");
+        let r = h.next();
+        let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+        h.feed(r.exchange, &sse_response(&[], &stream, true));
+        assert!(
+            matches!(h.single_event(), Event::CallFinished(_)),
+            "{split:?}: the result does not wait for the end of the stream"
+        );
+        assert!(!h.conn.is_busy());
+        assert!(h.finished.is_empty() && h.abandoned.is_empty());
+        h.advance(DRAIN_GRACE - Duration::from_millis(1));
+        assert!(h.abandoned.is_empty(), "{split:?}: still within the grace");
+        h.feed(r.exchange, b"0\r\n\r\n");
+        assert_eq!(h.finished, vec![(r.exchange, true)], "{split:?}");
+        assert!(h.abandoned.is_empty());
+        assert!(
+            h.take_events().is_empty(),
+            "{split:?}: nothing more to report"
+        );
+        assert_eq!(h.conn.poll_timeout(), None);
+    }
+}
+
+#[test]
+fn sse_terminator_after_the_grace_is_not_read() {
+    let mut h = clean(modern(Split::Whole));
+    h.call("x", "{}");
+    let r = h.next();
+    let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+    h.feed(r.exchange, &sse_response(&[], &stream, true));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert!(h.advance_to_timeout());
+    assert_eq!(h.abandoned, vec![r.exchange]);
+    h.feed(r.exchange, b"0\r\n\r\n");
+    assert!(
+        h.finished.is_empty(),
+        "an abandoned exchange stays abandoned"
+    );
+}
+
+#[test]
+fn sse_grace_never_exceeds_the_close_budget() {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.budgets.close_time = Duration::from_millis(200);
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    assert!(matches!(h.single_event(), Event::Connected { .. }));
+    let mut h = clean(h);
+    h.call("x", "{}");
+    let r = h.next();
+    let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+    h.feed(r.exchange, &sse_response(&[], &stream, true));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert_eq!(
+        h.conn.poll_timeout(),
+        Some(h.now + Duration::from_millis(200))
+    );
+    h.advance(Duration::from_millis(200));
+    assert_eq!(h.abandoned, vec![r.exchange]);
+}
+
+#[test]
+fn sse_bytes_after_the_result_are_bounded() {
+    for split in SPLITS {
+        let mut h = clean(modern(split));
+        h.call("x", "{}");
+        let r = h.next();
+        let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+        h.feed(r.exchange, &sse_response(&[], &stream, true));
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        // More stream than the drain reads, then the terminator.
+        let filler = format!(
+            ": {}\n\n",
+            "x".repeat(usize::try_from(DRAIN_BYTES).unwrap())
+        );
+        let more = format!("{:x}\r\n{filler}\r\n0\r\n\r\n", filler.len());
+        h.feed(r.exchange, more.as_bytes());
+        assert_eq!(h.abandoned, vec![r.exchange], "{split:?}");
+        assert!(h.finished.is_empty(), "{split:?}");
+        assert!(h.take_events().is_empty());
+        assert_eq!(h.conn.poll_timeout(), None);
+    }
+}
+
+#[test]
+fn sse_small_tail_after_the_result_is_read_to_the_end() {
+    // Comments or other messages after the result are skipped; the socket stays reusable.
+    for split in SPLITS {
+        let mut h = clean(modern(split));
+        h.call("x", "{}");
+        let r = h.next();
+        let stream = format!(
+            "data: {}\n\n: bye\n\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{}}}}\n\n",
+            result_msg(r.rpc_id(), CALL_OK)
+        );
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        assert_eq!(h.finished, vec![(r.exchange, true)], "{split:?}");
+        assert!(h.abandoned.is_empty());
+    }
+}
+
+#[test]
+fn sse_bytes_beyond_the_response_make_it_not_reusable() {
+    let mut h = clean(modern(Split::Whole));
+    h.call("x", "{}");
+    let r = h.next();
+    let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+    let mut bytes = sse_response(&[], &stream, false);
+    bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+    h.feed(r.exchange, &bytes);
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert_eq!(h.finished, vec![(r.exchange, false)]);
+    assert!(h.abandoned.is_empty());
+}
+
+#[test]
+fn close_delimited_sse_is_abandoned_after_its_result() {
+    for split in SPLITS {
+        let mut h = clean(modern(split));
+        h.call("x", "{}");
+        let r = h.next();
+        let bytes = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {}\n\n",
+            result_msg(r.rpc_id(), CALL_OK)
+        );
+        h.feed(r.exchange, bytes.as_bytes());
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        assert_eq!(h.abandoned, vec![r.exchange], "{split:?}: never reusable");
+        assert_eq!(h.conn.poll_timeout(), None);
+    }
+}
+
+#[test]
+fn sse_result_is_reported_at_the_byte_that_completes_it() {
+    let mut h = clean(modern(Split::Whole));
+    h.call("x", "{}");
+    let r = h.next();
+    let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+    let bytes = sse_response(&[], &stream, false);
+    let event_end = {
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        text.find("}}\n\n").unwrap() + 4
+    };
+    let mut result_at = None;
+    let mut finished_at = None;
+    for (i, b) in bytes.iter().enumerate() {
+        h.conn
+            .handle_bytes(h.now, r.exchange, std::slice::from_ref(b));
+        while let Some(e) = h.conn.poll_event() {
+            match e {
+                Event::CallFinished(_) => result_at = Some(i + 1),
+                Event::ExchangeFinished { exchange, reusable } => {
+                    assert_eq!(exchange, r.exchange);
+                    assert!(reusable);
+                    finished_at = Some(i + 1);
+                }
+                e => panic!("{e:?}"),
+            }
+        }
+    }
+    assert_eq!(result_at, Some(event_end), "the last byte of the event");
+    assert_eq!(
+        finished_at,
+        Some(bytes.len()),
+        "the last byte of the framing"
+    );
+}
+
+#[test]
+fn legacy_stream_closed_after_its_result_is_fine() {
+    for split in SPLITS {
+        let mut h = clean(legacy(split, "2025-11-25"));
+        h.call("x", "{}");
+        let r = h.next();
+        let stream = format!("id: 1\ndata: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+        h.feed(r.exchange, &sse_response(&[], &stream, true));
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        h.eof(r.exchange);
+        assert_eq!(h.abandoned, vec![r.exchange], "{split:?}");
+        assert!(
+            h.take_events().is_empty(),
+            "{split:?}: no failure, no resumption"
+        );
+        assert_eq!(h.gets(), 0);
+        assert_eq!(h.conn.poll_timeout(), None);
+    }
+}
+
+#[test]
+fn next_operation_runs_while_a_stream_drains() {
+    let mut h = clean(modern(Split::Whole));
+    h.call("x", "{}");
+    let r1 = h.next();
+    let stream = format!("data: {}\n\n", result_msg(r1.rpc_id(), CALL_OK));
+    h.feed(r1.exchange, &sse_response(&[], &stream, true));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    h.call("y", "{}");
+    let r2 = h.next();
+    assert_ne!(r1.exchange, r2.exchange);
+    h.feed(r1.exchange, b"0\r\n\r\n");
+    assert_eq!(h.finished, vec![(r1.exchange, true)]);
+    assert!(h.conn.is_busy(), "the second call still runs");
+    h.feed(
+        r2.exchange,
+        &json_response(200, &result_msg(r2.rpc_id(), CALL_OK)),
+    );
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert_eq!(h.finished, vec![(r1.exchange, true), (r2.exchange, true)]);
+}
+
+#[test]
+fn close_drops_a_draining_stream() {
+    let mut h = clean(modern(Split::Whole));
+    h.call("x", "{}");
+    let r = h.next();
+    let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), CALL_OK));
+    h.feed(r.exchange, &sse_response(&[], &stream, true));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    h.close();
+    assert_eq!(h.abandoned, vec![r.exchange]);
+    assert!(matches!(h.single_event(), Event::Closed));
+    assert_eq!(h.conn.poll_timeout(), None);
 }
