@@ -306,9 +306,6 @@ struct Exchange {
 struct Drain {
     /// Raw bytes still accepted.
     bytes_left: u64,
-    /// Where [`Event::ExchangeFinished`] goes in the event queue while the input that delivered
-    /// the message is decoded: before the events of its outcome, as for a JSON response.
-    event_at: Option<usize>,
 }
 
 /// What a logical request came to.
@@ -773,10 +770,6 @@ impl Connection {
                 return;
             }
         }
-        if let Some(d) = &mut ex.drain {
-            // The caller drains the events before the next input: positions are stale from here.
-            d.event_at = None;
-        }
         self.exchanges.push(ex);
     }
 
@@ -994,10 +987,9 @@ impl Connection {
                 exchange: ex.id,
                 reusable,
             };
-            match ex.drain.and_then(|d| d.event_at) {
-                Some(at) if at <= self.events.len() => self.events.insert(at, event),
-                _ => self.events.push_back(event),
-            }
+            // After the outcome's events, whatever split the framing's end came in: the order of
+            // events must not depend on how the bytes were cut.
+            self.events.push_back(event);
             return;
         }
         let Some(status) = ex.decoder.status() else {
@@ -1097,7 +1089,6 @@ impl Connection {
         ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
         ex.drain = Some(Drain {
             bytes_left: DRAIN_BYTES,
-            event_at: Some(self.events.len()),
         });
         self.on_outcome(now, outcome);
         if self.closed {

@@ -1374,29 +1374,40 @@ fn sse_pages_ending_in_the_same_input_leave_reusable_sockets() {
 }
 
 #[test]
-fn sse_socket_is_finished_before_the_next_page_is_decided() {
-    // Fed whole, the page's socket is reported free ahead of the events of its outcome, as for
-    // a JSON response.
-    let mut h = clean(modern(Split::Whole));
-    h.conn.list_tools(h.now);
-    let t = h.conn.poll_transmit().expect("a page request");
-    let r = parse_request(&t);
-    let stream = format!(
-        "data: {}\n\n",
-        result_msg(r.rpc_id(), &tools_page(&["a"], None))
-    );
-    h.conn
-        .handle_bytes(h.now, t.exchange, &sse_response(&[], &stream, false));
-    let mut events = Vec::new();
-    while let Some(e) = h.conn.poll_event() {
-        events.push(e);
+fn sse_socket_is_finished_after_its_outcome_whatever_the_split() {
+    // The page's socket is reported free right after the events of its outcome, in the same
+    // order whether the terminator came with the message or one byte at a time.
+    for whole in [true, false] {
+        let mut h = clean(modern(Split::Whole));
+        h.conn.list_tools(h.now);
+        let t = h.conn.poll_transmit().expect("a page request");
+        let r = parse_request(&t);
+        let stream = format!(
+            "data: {}\n\n",
+            result_msg(r.rpc_id(), &tools_page(&["a"], None))
+        );
+        let response = sse_response(&[], &stream, false);
+        let mut events = Vec::new();
+        if whole {
+            h.conn.handle_bytes(h.now, t.exchange, &response);
+        }
+        for b in response.iter().filter(|_| !whole) {
+            h.conn
+                .handle_bytes(h.now, t.exchange, std::slice::from_ref(b));
+            while let Some(e) = h.conn.poll_event() {
+                events.push(e);
+            }
+        }
+        while let Some(e) = h.conn.poll_event() {
+            events.push(e);
+        }
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(matches!(&events[0], Event::ToolsListed(c) if c.tools.len() == 1));
+        assert!(
+            matches!(events[1], Event::ExchangeFinished { exchange, reusable: true } if exchange == t.exchange),
+            "{events:?}"
+        );
     }
-    assert_eq!(events.len(), 2, "{events:?}");
-    assert!(
-        matches!(events[0], Event::ExchangeFinished { exchange, reusable: true } if exchange == t.exchange),
-        "{events:?}"
-    );
-    assert!(matches!(&events[1], Event::ToolsListed(c) if c.tools.len() == 1));
 }
 
 #[test]
