@@ -109,20 +109,20 @@ pub fn check(target: &Target, o: &Observed) {
     let slow = ok(&who, "slow", &o.slow.result);
     assert!(!slow.is_error, "{who}: slow isError");
     assert_eq!(texts(slow), ["slept 0.9s in 3 steps"], "{who}: slow result");
+    let want: Vec<Progress> = (1..=3)
+        .map(|i| Progress {
+            progress: f64::from(i),
+            total: Some(3.0),
+            message: Some(format!("step {i}/3")),
+        })
+        .collect();
     match target.stream {
-        Stream::Sse => {
-            let want: Vec<Progress> = (1..=3)
-                .map(|i| Progress {
-                    progress: f64::from(i),
-                    total: Some(3.0),
-                    message: Some(format!("step {i}/3")),
-                })
-                .collect();
-            assert_eq!(o.slow.progress, want, "{who}: slow progress events");
-        }
+        Stream::Sse => assert_eq!(o.slow.progress, want, "{who}: slow progress events"),
+        // A JSON-mode server usually drops the notifications, but py-mcp's stateful JSON mode
+        // has been seen to deliver them too: either none, or exactly the three steps.
         Stream::Json => assert!(
-            o.slow.progress.is_empty(),
-            "{who}: progress arrived on a JSON answer: {:?}",
+            o.slow.progress.is_empty() || o.slow.progress == want,
+            "{who}: unexpected progress on a JSON answer: {:?}",
             o.slow.progress
         ),
     }
