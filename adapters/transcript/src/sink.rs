@@ -1,15 +1,95 @@
-//! A transcript sink that writes each recorded session to a file.
+//! Sinks: where adapters write the transcripts of their sessions as they are recorded.
+//!
+//! [`TranscriptSink`] is what an adapter is given; [`Recording`] binds a [`Recorder`] to a sink
+//! for one session; [`TranscriptFile`] is a sink writing one file per session.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_sansio::transcript::TranscriptSink;
+use mcp_sansio::{Config, Instant};
+
+use crate::recorder::Recorder;
+
+/// Where an adapter writes the transcripts of its sessions as they are recorded.
+///
+/// An adapter numbers its sessions and calls [`write`](TranscriptSink::write) with pieces of
+/// each session's transcript text ([`Recorder::take_text`]); the pieces of one session,
+/// concatenated, are one transcript. [`finish`](TranscriptSink::finish) says that a session
+/// ended (closed or dropped): no more text follows for it. The text never holds a secret (see
+/// [`redact_request`](crate::redact_request)). A sink must not fail the session: it handles its own errors.
+pub trait TranscriptSink: Send + Sync {
+    /// The next piece of the transcript of session `session`.
+    fn write(&self, session: u64, text: &str);
+
+    /// Session `session` ended; everything written for it may be flushed.
+    fn finish(&self, session: u64) {
+        let _ = session;
+    }
+}
+
+/// A [`Recorder`] bound to a [`TranscriptSink`]: what an adapter holds next to a connection when
+/// recording is on. [`flush`](Recording::flush) writes what was recorded since the last flush;
+/// dropping it flushes and finishes the session.
+pub struct Recording {
+    recorder: Recorder,
+    sink: Arc<dyn TranscriptSink>,
+    session: u64,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recording {
+    /// Starts recording session `session`, made with `config`, whose timeline starts at `start`.
+    pub fn new(
+        config: &Config,
+        start: Instant,
+        sink: Arc<dyn TranscriptSink>,
+        session: u64,
+    ) -> Recording {
+        Recording {
+            recorder: Recorder::new(config, start),
+            sink,
+            session,
+        }
+    }
+
+    /// The recorder, to report to.
+    pub fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+
+    /// The session number given to the sink.
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
+    /// Writes what was recorded since the last flush to the sink.
+    pub fn flush(&mut self) {
+        let text = self.recorder.take_text();
+        if !text.is_empty() {
+            self.sink.write(self.session, &text);
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.flush();
+        self.sink.finish(self.session);
+    }
+}
 
 /// Writes the transcripts of a client's sessions to files: the first session to the path given,
 /// every later one to the same path with `.N` appended (N the session number), so that each
-/// file holds exactly one transcript that [`Transcript::parse`](mcp_sansio::transcript::Transcript::parse)
+/// file holds exactly one transcript that [`Transcript::parse`](crate::Transcript::parse)
 /// reads back. Secrets are already redacted by the recorder before they reach the sink.
 ///
 /// A sink cannot fail the session it records; the first write error is kept instead and can be
@@ -50,7 +130,7 @@ impl TranscriptFile {
         self.lock().written.clone()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -121,7 +201,7 @@ mod tests {
     #[test]
     fn one_file_per_session() {
         let dir =
-            std::env::temp_dir().join(format!("mcp-sansio-net-record-{}", std::process::id()));
+            std::env::temp_dir().join(format!("mcp-sansio-transcript-file-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.transcript");
         let sink = TranscriptFile::create(&path).unwrap();
