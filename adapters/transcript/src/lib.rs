@@ -25,7 +25,8 @@
 //! - [`recorder`]: [`Recorder`], what an adapter reports to;
 //! - [`redact`]: [`redact_request`], applied to every request before it is recorded;
 //! - [`summary`]: [`event_summary`], the JSON form of an event;
-//! - [`escape`], [`write`] and [`parse`]: the text format, both ways;
+//! - [`escape`](mod@escape), [`write`](mod@write) and [`parse`](mod@parse): the text format,
+//!   both ways;
 //! - [`sink`]: [`TranscriptSink`], [`Recording`] (a recorder bound to a sink) and
 //!   [`TranscriptFile`] (one file per session);
 //! - [`replay`](mod@replay): [`replay()`], the one replay driver, with a [`Split`] parameter
