@@ -12,7 +12,9 @@
 //!
 //! Recording is pure (no clock, no IO) and cheap: the recorder appends to a vector. Secrets never
 //! reach a transcript: the value of every `Authorization` request header is replaced by
-//! `Bearer <redacted>` (or `<redacted>`) when it is recorded, see [`redact_request`].
+//! `Bearer <redacted>` (or `<redacted>`) when it is recorded, and so is the value of every query
+//! parameter whose name marks a secret (`api_key`, `access_token`…), see [`redact_request`] and
+//! [`redact_url`].
 //!
 //! Events are recorded as JSON summaries ([`event_summary`]) that keep what a caller sees: the
 //! era and version, tool names, content blocks (text in full, binary data by size), the error
@@ -78,7 +80,7 @@ pub use escape::{escape, unescape};
 pub use model::{Entry, Record, RecordedOperation, Sent, Transcript, TranscriptConfig};
 pub use parse::{ParseError, ParseErrorKind};
 pub use recorder::Recorder;
-pub use redact::redact_request;
+pub use redact::{is_secret_param, redact_query, redact_request, redact_url};
 pub use replay::{replay, Mismatch, Replay, Split};
 pub use sink::{Recording, TranscriptFile, TranscriptSink};
 pub use summary::{event_summary, is_lifecycle};
@@ -90,6 +92,9 @@ pub const REDACTED: &str = "<redacted>";
 /// The bearer token a replay configures when the recorded connection had one: requests then carry
 /// `Authorization: Bearer <redacted>` after redaction, like the recorded ones.
 pub const REPLAY_TOKEN: &str = "replay-token";
+/// The value a replay gives to every redacted query parameter of the recorded URL: requests then
+/// carry `name=<redacted>` after redaction, like the recorded ones.
+pub const REPLAY_SECRET: &str = "replay-secret";
 
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,9 @@ use mcp_sansio::{ClientInfo, Config, Connection, EraHint, Instant};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::redact::redact_url;
 use crate::summary::is_lifecycle;
-use crate::REPLAY_TOKEN;
+use crate::{REDACTED, REPLAY_SECRET, REPLAY_TOKEN};
 
 /// A request as transcripts and replays compare it: its exchange, whether the core asked for a
 /// fresh socket, and its bytes after redaction.
@@ -152,7 +153,8 @@ pub enum Record {
 /// The configuration a replay needs: everything that shapes the requests the core sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TranscriptConfig {
-    /// The endpoint URL.
+    /// The endpoint URL, with the values of secret query parameters redacted
+    /// ([`redact_url`]).
     pub url: String,
     /// The client name and version sent to the server.
     pub client_info: ClientInfo,
@@ -182,11 +184,11 @@ impl TranscriptConfig {
             Scheme::Https => "https",
         };
         TranscriptConfig {
-            url: format!(
+            url: redact_url(&format!(
                 "{scheme}://{}{}",
                 config.endpoint.authority(),
                 config.endpoint.target()
-            ),
+            )),
             client_info: config.client_info.clone(),
             bearer_token: !config.bearer_token.is_empty(),
             modern_versions: config.modern_versions.clone(),
@@ -200,9 +202,9 @@ impl TranscriptConfig {
     }
 
     /// A configuration that makes the core send what was recorded. A recorded token becomes
-    /// [`REPLAY_TOKEN`], which redaction hides again.
+    /// [`REPLAY_TOKEN`] and a redacted query value [`REPLAY_SECRET`], which redaction hides again.
     pub fn to_config(&self) -> Result<Config, ConfigError> {
-        let mut c = Config::new(&self.url)?;
+        let mut c = Config::new(&self.url.replace(REDACTED, REPLAY_SECRET))?;
         if self.bearer_token {
             c.bearer_token = REPLAY_TOKEN.to_owned();
         }

@@ -245,3 +245,69 @@ fn recorder_is_send_and_cheap_to_move() {
     is_send::<Recorder>();
     is_send::<Transcript>();
 }
+
+#[test]
+fn secret_query_values_are_redacted_in_urls_and_request_lines() {
+    let r = redact_request(
+        b"GET /mcp?api_key=k1&region=eu&Access_Token=t2&flag&x=1 HTTP/1.1\r\nHost: h\r\n\r\n?key=body",
+    );
+    assert_eq!(
+        String::from_utf8(r).unwrap(),
+        "GET /mcp?api_key=<redacted>&region=eu&Access_Token=<redacted>&flag&x=1 HTTP/1.1\r\n\
+         Host: h\r\n\r\n?key=body"
+    );
+    // A request line without a version, or without a query, keeps its line ending and bytes.
+    assert_eq!(
+        redact_request(b"GET /?sig=abc\r\n"),
+        b"GET /?sig=<redacted>\r\n"
+    );
+    assert_eq!(
+        redact_request(b"GET /mcp HTTP/1.1\r\n"),
+        b"GET /mcp HTTP/1.1\r\n"
+    );
+    assert_eq!(
+        redact_url("https://h/mcp?client_secret=s&page=2#apikey=frag"),
+        "https://h/mcp?client_secret=<redacted>&page=2#apikey=frag"
+    );
+    assert_eq!(redact_url("https://h/mcp"), "https://h/mcp");
+    assert!(is_secret_param(b"X-Amz-Signature") && is_secret_param(b"PASSWORD"));
+    assert!(!is_secret_param(b"region") && !is_secret_param(b"page"));
+}
+
+#[test]
+fn a_url_with_a_secret_query_is_recorded_redacted_and_replays() {
+    let config = Config::new("http://127.0.0.1:8080/mcp?api_key=s3cret-key&region=eu").unwrap();
+    let now = Instant::ZERO;
+    let mut rec = Recorder::new(&config, now);
+    let mut conn = Connection::new(config).unwrap();
+    rec.operation(now, RecordedOperation::Connect);
+    conn.connect(now);
+    let t = conn.poll_transmit().unwrap();
+    assert!(t
+        .bytes
+        .starts_with(b"POST /mcp?api_key=s3cret-key&region=eu HTTP/1.1\r\n"));
+    rec.transmit(now, &t);
+    let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
+    rec.bytes(now, t.exchange, answer);
+    conn.handle_bytes(now, t.exchange, answer);
+    while let Some(event) = conn.poll_event() {
+        rec.event(&event);
+    }
+    let text = rec.finish().to_text();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(
+        text.contains("config url http://127.0.0.1:8080/mcp?api_key=<redacted>&region=eu\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("> POST /mcp?api_key=<redacted>&region=eu HTTP/1.1\\r\\n"),
+        "{text}"
+    );
+    let back = Transcript::parse(&text).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&back, split).unwrap();
+        r.check(&back).unwrap();
+        assert_eq!(r.sends.len(), 1);
+        assert_eq!(r.outcome().len(), 1);
+    }
+}
