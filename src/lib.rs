@@ -75,7 +75,6 @@ pub mod jsonrpc;
 pub mod list;
 pub mod sse;
 pub mod time;
-pub mod transcript;
 pub mod xmcp;
 
 pub use budget::{Budget, BudgetExceeded, Budgets};

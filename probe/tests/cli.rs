@@ -399,7 +399,7 @@ fn refused_entries_are_listed_with_their_reason() {
 
 #[test]
 fn record_writes_a_transcript_that_replays_against_the_core() {
-    use mcp_sansio::transcript::{replay, Transcript};
+    use mcp_sansio_transcript::{replay, Split, Transcript};
     let s =
         DemoServer::start(Options::default().page_size(4).bearer_token("s3cret-token")).unwrap();
     let dir = std::env::temp_dir().join(format!("mcp-probe-record-{}", std::process::id()));
@@ -431,10 +431,11 @@ fn record_writes_a_transcript_that_replays_against_the_core() {
     );
     // The recorded session replays against the core with the same requests and outcome, whole
     // and one byte at a time.
-    for piece in [None, Some(1)] {
-        let r = replay(&transcript, piece).unwrap();
-        assert_eq!(r.sends, transcript.sends(), "{piece:?}");
-        assert_eq!(r.outcome(), outcome, "{piece:?}");
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&transcript, split).unwrap();
+        assert_eq!(r.sends, transcript.sends(), "{split:?}");
+        assert_eq!(r.outcome(), outcome, "{split:?}");
+        r.check(&transcript).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

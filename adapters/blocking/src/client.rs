@@ -22,7 +22,7 @@ pub(crate) struct Inner {
     pub(crate) pool: Mutex<IdlePool<Stream>>,
     era_hints: bool,
     hints: Mutex<HashMap<String, EraHint>>,
-    pub(crate) sink: Option<Arc<dyn mcp_sansio::transcript::TranscriptSink>>,
+    pub(crate) sink: Option<Arc<dyn mcp_sansio_transcript::TranscriptSink>>,
     pub(crate) sessions: std::sync::atomic::AtomicU64,
 }
 
@@ -140,7 +140,7 @@ pub struct ClientBuilder {
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
-    sink: Option<Arc<dyn mcp_sansio::transcript::TranscriptSink>>,
+    sink: Option<Arc<dyn mcp_sansio_transcript::TranscriptSink>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -197,7 +197,7 @@ impl ClientBuilder {
     /// Records every session of the client to `sink`: one transcript per session (connect to
     /// close or drop), written as it goes, that replays against the core exactly. Secrets are
     /// redacted before the sink sees them. Default: no recording.
-    pub fn record_to(mut self, sink: Arc<dyn mcp_sansio::transcript::TranscriptSink>) -> Self {
+    pub fn record_to(mut self, sink: Arc<dyn mcp_sansio_transcript::TranscriptSink>) -> Self {
         self.sink = Some(sink);
         self
     }

@@ -9,8 +9,8 @@ use mcp_sansio::call::CallResult;
 use mcp_sansio::connection::ServerInfo;
 use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::list::Catalog;
-use mcp_sansio::transcript::{RecordedOperation, Recorder, Recording};
 use mcp_sansio::{Config, Connection, Era, Error, Event, ExchangeId, Instant, Operation, Transmit};
+use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
 use crate::client::{lock, Inner};
 use crate::exchange::{self, Command, Job, Released, Report, Slot, Target};

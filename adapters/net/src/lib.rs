@@ -10,20 +10,17 @@
 //!   once and keeps only the addresses the policy allows — the adapter dials those addresses
 //!   themselves and never resolves again between the check and the connect;
 //! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`);
-//! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address;
-//! - [`record`]: [`TranscriptFile`], a transcript sink writing one file per recorded session.
+//! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod policy;
 pub mod pool;
-pub mod record;
 pub mod resolve;
 pub mod tls;
 
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
-pub use record::TranscriptFile;
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
 pub use tls::{client_config, client_config_with_roots};
 

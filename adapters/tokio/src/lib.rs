@@ -85,14 +85,14 @@ use mcp_sansio::connection::ServerInfo;
 use mcp_sansio::endpoint::{Endpoint, Scheme};
 use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::list::Catalog;
-pub use mcp_sansio::transcript::TranscriptSink;
-use mcp_sansio::transcript::{RecordedOperation, Recording};
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
-pub use mcp_sansio_net::TranscriptFile;
 use mcp_sansio_net::{
     policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,
     SystemResolver, DEFAULT_DIAL_TIMEOUT,
 };
+pub use mcp_sansio_transcript::TranscriptFile;
+pub use mcp_sansio_transcript::TranscriptSink;
+use mcp_sansio_transcript::{RecordedOperation, Recording};
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
@@ -474,7 +474,7 @@ impl Session {
     }
 
     /// The recorder, when recording.
-    fn rec(&mut self) -> Option<&mut mcp_sansio::transcript::Recorder> {
+    fn rec(&mut self) -> Option<&mut mcp_sansio_transcript::Recorder> {
         self.recording.as_deref_mut().map(Recording::recorder)
     }
 

@@ -5,10 +5,10 @@ mod support;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use mcp_sansio::transcript::{replay, Transcript, TranscriptSink};
 use mcp_sansio::Config;
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_tokio::Client;
+use mcp_sansio_transcript::{replay, Split, Transcript, TranscriptSink};
 use support::*;
 
 /// Keeps each session's text and whether it was finished.
@@ -44,10 +44,11 @@ fn replays(sink: &Memory) -> (String, Transcript) {
     let (text, finished) = texts.values().next().unwrap().clone();
     assert!(finished);
     let t = Transcript::parse(&text).unwrap();
-    for piece in [None, Some(1)] {
-        let r = replay(&t, piece).unwrap();
-        assert_eq!(r.sends, t.sends(), "requests, pieces {piece:?}");
-        assert_eq!(r.events, t.events(), "events, pieces {piece:?}");
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&t, split).unwrap();
+        assert_eq!(r.sends, t.sends(), "requests, {split:?}");
+        assert_eq!(r.events, t.events(), "events, {split:?}");
+        r.check(&t).unwrap();
     }
     (text, t)
 }

@@ -1,0 +1,268 @@
+//! What a transcript holds: its configuration and its entries, in the order they happened.
+
+use std::time::Duration;
+
+use mcp_sansio::budget::Budgets;
+use mcp_sansio::endpoint::Scheme;
+use mcp_sansio::error::{ConfigError, TransportErrorKind};
+use mcp_sansio::list::{Tool, ToolNameRule};
+use mcp_sansio::{ClientInfo, Config, Connection, EraHint, Instant};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::redact::redact_url;
+use crate::summary::is_lifecycle;
+use crate::{REDACTED, REPLAY_SECRET, REPLAY_TOKEN};
+
+/// A request as transcripts and replays compare it: its exchange, whether the core asked for a
+/// fresh socket, and its bytes after redaction.
+pub type Sent = (u64, bool, Vec<u8>);
+
+/// An operation the adapter started on the connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordedOperation {
+    /// [`Connection::connect`].
+    Connect,
+    /// [`Connection::list_tools`].
+    ListTools,
+    /// [`Connection::call_tool`] with the tool name and the raw
+    /// argument bytes.
+    CallTool {
+        /// The tool name.
+        name: String,
+        /// The arguments, raw JSON as given.
+        arguments: Vec<u8>,
+    },
+    /// [`Connection::call_known_tool`]: the tool's name and
+    /// raw `inputSchema` (which gives its `x-mcp-header` parameters) and the raw argument bytes.
+    CallKnownTool {
+        /// The tool name.
+        name: String,
+        /// The tool's `inputSchema`, raw JSON.
+        input_schema: String,
+        /// The arguments, raw JSON as given.
+        arguments: Vec<u8>,
+    },
+    /// [`Connection::close`].
+    Close,
+    /// [`Connection::provide_input`]: the responses given to an
+    /// input request (raw JSON object), or `None` for a decline.
+    ProvideInput(Option<Vec<u8>>),
+}
+
+impl RecordedOperation {
+    /// The record of [`Connection::call_known_tool`] with
+    /// `tool` and `arguments`.
+    pub fn known_tool(tool: &Tool, arguments: &[u8]) -> RecordedOperation {
+        RecordedOperation::CallKnownTool {
+            name: tool.name.clone(),
+            input_schema: tool.input_schema.get().to_owned(),
+            arguments: arguments.to_vec(),
+        }
+    }
+
+    /// Starts this operation on `conn` at `now`, as it was started when recorded.
+    pub fn apply(&self, conn: &mut Connection, now: Instant) {
+        match self {
+            RecordedOperation::Connect => conn.connect(now),
+            RecordedOperation::ListTools => conn.list_tools(now),
+            RecordedOperation::CallTool { name, arguments } => conn.call_tool(now, name, arguments),
+            RecordedOperation::CallKnownTool {
+                name,
+                input_schema,
+                arguments,
+            } => {
+                let tool = Tool {
+                    name: name.clone(),
+                    description: None,
+                    input_schema: RawValue::from_string(input_schema.clone())
+                        .unwrap_or_else(|_| empty_schema()),
+                    // A listed tool's schema always gives its parameters (else it was refused).
+                    header_params: mcp_sansio::xmcp::header_params(input_schema)
+                        .unwrap_or_default(),
+                };
+                conn.call_known_tool(now, &tool, arguments)
+            }
+            RecordedOperation::Close => conn.close(now),
+            RecordedOperation::ProvideInput(answers) => conn.provide_input(now, answers.as_deref()),
+        }
+    }
+}
+
+fn empty_schema() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
+}
+
+/// One thing that happened, with its offset from the start of the recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Time since the recording started.
+    pub at: Duration,
+    /// What happened.
+    pub record: Record,
+}
+
+/// What a transcript entry holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// An operation was started.
+    Operation(RecordedOperation),
+    /// A request was sent (bytes after redaction).
+    Send {
+        /// Its exchange.
+        exchange: u64,
+        /// Whether the core asked for a fresh socket.
+        fresh: bool,
+        /// The request bytes, redacted.
+        bytes: Vec<u8>,
+    },
+    /// The adapter says which socket carried an exchange: a pooled one (`reused`) or a new one.
+    Socket {
+        /// The exchange.
+        exchange: u64,
+        /// Whether an idle pooled socket was reused.
+        reused: bool,
+    },
+    /// Response bytes fed to the connection, exactly as one `handle_bytes` call.
+    Recv {
+        /// The exchange.
+        exchange: u64,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+    /// The server closed the exchange's socket (`handle_eof`).
+    Eof {
+        /// The exchange.
+        exchange: u64,
+    },
+    /// The transport failed for an exchange (`handle_transport_error`).
+    TransportError {
+        /// The exchange.
+        exchange: u64,
+        /// The stage.
+        kind: TransportErrorKind,
+        /// The description.
+        message: String,
+    },
+    /// `handle_timeout` was called.
+    Timeout,
+    /// An event was drained: its summary (see [`event_summary`](crate::event_summary)), compact JSON.
+    Event(String),
+}
+
+/// The configuration a replay needs: everything that shapes the requests the core sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TranscriptConfig {
+    /// The endpoint URL, with the values of secret query parameters redacted
+    /// ([`redact_url`]).
+    pub url: String,
+    /// The client name and version sent to the server.
+    pub client_info: ClientInfo,
+    /// Whether a bearer token was configured (its value is never recorded).
+    pub bearer_token: bool,
+    /// Modern versions offered.
+    pub modern_versions: Vec<String>,
+    /// Legacy versions accepted.
+    pub legacy_versions: Vec<String>,
+    /// The era hint given to the connection.
+    pub era_hint: Option<EraHint>,
+    /// The declared client capabilities (raw JSON object).
+    pub client_capabilities: String,
+    /// Whether input requests are answered by the embedder.
+    pub input_hook: bool,
+    /// The tool-name rule.
+    pub tool_names: ToolNameRule,
+    /// The budgets.
+    pub budgets: Budgets,
+}
+
+impl TranscriptConfig {
+    /// What a transcript records of `config`.
+    pub fn from_config(config: &Config) -> TranscriptConfig {
+        let scheme = match config.endpoint.scheme() {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        };
+        TranscriptConfig {
+            url: redact_url(&format!(
+                "{scheme}://{}{}",
+                config.endpoint.authority(),
+                config.endpoint.target()
+            )),
+            client_info: config.client_info.clone(),
+            bearer_token: !config.bearer_token.is_empty(),
+            modern_versions: config.modern_versions.clone(),
+            legacy_versions: config.legacy_versions.clone(),
+            era_hint: config.era_hint.clone(),
+            client_capabilities: config.client_capabilities.clone(),
+            input_hook: config.input_hook,
+            tool_names: config.tool_names,
+            budgets: config.budgets.clone(),
+        }
+    }
+
+    /// A configuration that makes the core send what was recorded. A recorded token becomes
+    /// [`REPLAY_TOKEN`] and a redacted query value [`REPLAY_SECRET`], which redaction hides again.
+    pub fn to_config(&self) -> Result<Config, ConfigError> {
+        let mut c = Config::new(&self.url.replace(REDACTED, REPLAY_SECRET))?;
+        if self.bearer_token {
+            c.bearer_token = REPLAY_TOKEN.to_owned();
+        }
+        c.client_info = self.client_info.clone();
+        c.modern_versions = self.modern_versions.clone();
+        c.legacy_versions = self.legacy_versions.clone();
+        c.era_hint = self.era_hint.clone();
+        c.client_capabilities = self.client_capabilities.clone();
+        c.input_hook = self.input_hook;
+        c.tool_names = self.tool_names;
+        c.budgets = self.budgets.clone();
+        Ok(c)
+    }
+}
+
+/// A whole recording: the configuration and the entries in the order they happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transcript {
+    /// The configuration.
+    pub config: TranscriptConfig,
+    /// Free comment lines (without the leading `# `), kept at the top of the text.
+    pub comments: Vec<String>,
+    /// The entries.
+    pub entries: Vec<Entry>,
+}
+
+impl Transcript {
+    /// The outcome: every event summary that is not an exchange lifecycle event, in order.
+    pub fn outcome(&self) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|v| !is_lifecycle(v))
+            .collect()
+    }
+
+    /// The requests recorded, in order, in [`Replay::sends`](crate::Replay::sends)'s form.
+    pub fn sends(&self) -> Vec<Sent> {
+        self.entries
+            .iter()
+            .filter_map(|e| match &e.record {
+                Record::Send {
+                    exchange,
+                    fresh,
+                    bytes,
+                } => Some((*exchange, *fresh, bytes.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every recorded event summary, parsed, in order.
+    pub fn events(&self) -> Vec<Value> {
+        self.entries
+            .iter()
+            .filter_map(|e| match &e.record {
+                Record::Event(s) => serde_json::from_str(s).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+}

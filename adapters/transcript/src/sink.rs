@@ -1,0 +1,225 @@
+//! Sinks: where adapters write the transcripts of their sessions as they are recorded.
+//!
+//! [`TranscriptSink`] is what an adapter is given; [`Recording`] binds a [`Recorder`] to a sink
+//! for one session; [`TranscriptFile`] is a sink writing one file per session.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mcp_sansio::{Config, Instant};
+
+use crate::recorder::Recorder;
+
+/// Where an adapter writes the transcripts of its sessions as they are recorded.
+///
+/// An adapter numbers its sessions and calls [`write`](TranscriptSink::write) with pieces of
+/// each session's transcript text ([`Recorder::take_text`]); the pieces of one session,
+/// concatenated, are one transcript. [`finish`](TranscriptSink::finish) says that a session
+/// ended (closed or dropped): no more text follows for it. The text never holds a secret (see
+/// [`redact_request`](crate::redact_request)). A sink must not fail the session: it handles its own errors.
+pub trait TranscriptSink: Send + Sync {
+    /// The next piece of the transcript of session `session`.
+    fn write(&self, session: u64, text: &str);
+
+    /// Session `session` ended; everything written for it may be flushed.
+    fn finish(&self, session: u64) {
+        let _ = session;
+    }
+}
+
+/// A [`Recorder`] bound to a [`TranscriptSink`]: what an adapter holds next to a connection when
+/// recording is on. [`flush`](Recording::flush) writes what was recorded since the last flush;
+/// dropping it flushes and finishes the session.
+pub struct Recording {
+    recorder: Recorder,
+    sink: Arc<dyn TranscriptSink>,
+    session: u64,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recording {
+    /// Starts recording session `session`, made with `config`, whose timeline starts at `start`.
+    pub fn new(
+        config: &Config,
+        start: Instant,
+        sink: Arc<dyn TranscriptSink>,
+        session: u64,
+    ) -> Recording {
+        Recording {
+            recorder: Recorder::new(config, start),
+            sink,
+            session,
+        }
+    }
+
+    /// The recorder, to report to.
+    pub fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+
+    /// The session number given to the sink.
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
+    /// Writes what was recorded since the last flush to the sink.
+    pub fn flush(&mut self) {
+        let text = self.recorder.take_text();
+        if !text.is_empty() {
+            self.sink.write(self.session, &text);
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.flush();
+        self.sink.finish(self.session);
+    }
+}
+
+/// Writes the transcripts of a client's sessions to files: the first session to the path given,
+/// every later one to the same path with `.N` appended (N the session number), so that each
+/// file holds exactly one transcript that [`Transcript::parse`](crate::Transcript::parse)
+/// reads back. Secrets are already redacted by the recorder before they reach the sink.
+///
+/// A sink cannot fail the session it records; the first write error is kept instead and can be
+/// read with [`error`](TranscriptFile::error) (the file is then left as far as it got).
+#[derive(Debug)]
+pub struct TranscriptFile {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    first: Option<u64>,
+    open: Vec<(u64, BufWriter<File>)>,
+    error: Option<String>,
+    written: Vec<PathBuf>,
+}
+
+impl TranscriptFile {
+    /// A sink writing to `path`. The file is created (or truncated) now, so that a path that cannot
+    /// be written is reported before anything is recorded.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<TranscriptFile> {
+        let path = path.as_ref().to_path_buf();
+        File::create(&path)?;
+        Ok(TranscriptFile {
+            path,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// The first write error, if any.
+    pub fn error(&self) -> Option<String> {
+        self.lock().error.clone()
+    }
+
+    /// The files written so far, in the order their sessions started.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.lock().written.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn path_of(&self, state: &mut State, session: u64) -> PathBuf {
+        match state.first {
+            None => {
+                state.first = Some(session);
+                self.path.clone()
+            }
+            Some(first) if first == session => self.path.clone(),
+            Some(_) => {
+                let mut name = self.path.clone().into_os_string();
+                name.push(format!(".{session}"));
+                PathBuf::from(name)
+            }
+        }
+    }
+}
+
+impl TranscriptSink for TranscriptFile {
+    fn write(&self, session: u64, text: &str) {
+        let mut state = self.lock();
+        if state.error.is_some() {
+            return;
+        }
+        let position = state.open.iter().position(|(s, _)| *s == session);
+        let index = match position {
+            Some(i) => i,
+            None => {
+                let path = self.path_of(&mut state, session);
+                match File::create(&path) {
+                    Ok(f) => {
+                        state.written.push(path);
+                        state.open.push((session, BufWriter::new(f)));
+                        state.open.len() - 1
+                    }
+                    Err(e) => {
+                        state.error = Some(format!("{}: {e}", path.display()));
+                        return;
+                    }
+                }
+            }
+        };
+        if let Err(e) = state.open[index].1.write_all(text.as_bytes()) {
+            state.error = Some(format!("{}: {e}", self.path.display()));
+        }
+    }
+
+    fn finish(&self, session: u64) {
+        let mut state = self.lock();
+        if let Some(i) = state.open.iter().position(|(s, _)| *s == session) {
+            let (_, mut file) = state.open.swap_remove(i);
+            if let Err(e) = file.flush() {
+                state
+                    .error
+                    .get_or_insert(format!("{}: {e}", self.path.display()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_file_per_session() {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-sansio-transcript-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.transcript");
+        let sink = TranscriptFile::create(&path).unwrap();
+        sink.write(7, "a");
+        sink.write(8, "x");
+        sink.write(7, "b");
+        sink.finish(7);
+        sink.finish(8);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "ab");
+        let second = dir.join("t.transcript.8");
+        assert_eq!(std::fs::read_to_string(&second).unwrap(), "x");
+        assert_eq!(sink.files(), vec![path, second]);
+        assert_eq!(sink.error(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unwritable_path_is_reported_at_once() {
+        assert!(TranscriptFile::create("/nonexistent-dir/x/t.transcript").is_err());
+    }
+}

@@ -1,0 +1,313 @@
+//! Unit tests of the recorder, the text format and redaction.
+
+use std::time::Duration;
+
+use mcp_sansio::error::{TransportError, TransportErrorKind};
+use mcp_sansio::list::Tool;
+use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+use serde_json::value::RawValue;
+
+use crate::*;
+
+fn sample() -> Transcript {
+    let config = Config::new("http://127.0.0.1:8080/mcp")
+        .unwrap()
+        .with_bearer_token("s3cret-token");
+    let mut rec = Recorder::new(&config, Instant::ZERO);
+    rec.comment("a sample");
+    let mut conn = Connection::new(config).unwrap();
+    let t0 = Instant::ZERO + Duration::from_micros(1500);
+    rec.operation(t0, RecordedOperation::Connect);
+    conn.connect(t0);
+    let t = conn.poll_transmit().unwrap();
+    rec.transmit(t0, &t);
+    rec.socket(t0, t.exchange, false);
+    let t1 = Instant::ZERO + Duration::from_millis(3);
+    rec.bytes(t1, t.exchange, b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n");
+    rec.bytes(t1, t.exchange, b"\r\n\xff\x00\\");
+    rec.eof(t1, t.exchange);
+    let e = TransportError {
+        kind: TransportErrorKind::Io,
+        message: "reset by peer\nagain".into(),
+    };
+    rec.transport_error(t1, t.exchange, &e);
+    rec.timeout(t1 + Duration::from_secs(1));
+    rec.event(&Event::Closed);
+    rec.operation(
+        t1,
+        RecordedOperation::CallTool {
+            name: "a \"b\"".into(),
+            arguments: b"{\"x\":\"\\u0041\xc3\xa9\"}".to_vec(),
+        },
+    );
+    rec.operation(
+        t1,
+        RecordedOperation::CallKnownTool {
+            name: "t".into(),
+            input_schema: "{\"type\": \"object\"}".into(),
+            arguments: b"{}".to_vec(),
+        },
+    );
+    rec.operation(t1, RecordedOperation::ProvideInput(None));
+    rec.operation(t1, RecordedOperation::ProvideInput(Some(b"{}".to_vec())));
+    rec.finish()
+}
+
+#[test]
+fn text_round_trips() {
+    let t = sample();
+    let text = t.to_text();
+    let back = Transcript::parse(&text).unwrap();
+    assert_eq!(back, t);
+    assert_eq!(back.to_text(), text);
+    assert!(text.contains("@1.500 op connect"), "{text}");
+    assert!(text.contains("< \\r\\n\n< \\xff\\x00\\\\\n"), "{text}");
+    // Time never goes back: the event after a timeout keeps the timeout's instant.
+    assert_eq!(t.entries[8].at, Duration::from_millis(1003));
+}
+
+#[test]
+fn secrets_are_redacted() {
+    let t = sample();
+    let text = t.to_text();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(
+        text.contains("> Authorization: Bearer <redacted>\\r\\n"),
+        "{text}"
+    );
+    assert!(text.contains("config bearer-token <redacted>"));
+    let r = redact_request(
+        b"GET / HTTP/1.1\r\nauthorization:Basic abc\r\nX: y\r\n\r\nAuthorization: body",
+    );
+    assert_eq!(
+        r,
+        b"GET / HTTP/1.1\r\nauthorization: <redacted>\r\nX: y\r\n\r\nAuthorization: body".to_vec()
+    );
+}
+
+#[test]
+fn replay_config_reproduces_requests() {
+    let t = sample();
+    let mut conn = Connection::new(t.config.to_config().unwrap()).unwrap();
+    conn.connect(Instant::ZERO);
+    let sent = redact_request(&conn.poll_transmit().unwrap().bytes);
+    let Record::Send { bytes, .. } = &t.entries[1].record else {
+        panic!("second entry is the send");
+    };
+    assert_eq!(&sent, bytes);
+}
+
+#[test]
+fn escapes_round_trip() {
+    let all: Vec<u8> = (0..=255u8).chain("é€\u{7f}".bytes()).collect();
+    assert_eq!(unescape(&escape(&all)).unwrap(), all);
+    assert!(!escape(&all).contains('\n'));
+    assert_eq!(unescape("\\q"), Err(ParseErrorKind::BadEscape));
+    assert_eq!(unescape("\\x4"), Err(ParseErrorKind::BadEscape));
+}
+
+#[test]
+fn parse_errors_are_typed() {
+    let bad = |text: &str| Transcript::parse(text).unwrap_err();
+    assert_eq!(bad("hello").kind, ParseErrorKind::NotATranscript);
+    let head = format!("{MAGIC}\nconfig url http://h/mcp\n");
+    let e = bad(&format!("{head}@1.000 frobnicate\n"));
+    assert_eq!(
+        (e.line, e.kind),
+        (3, ParseErrorKind::UnknownRecord("frobnicate".into()))
+    );
+    assert_eq!(
+        bad(&format!("{head}< HTTP/1.1\n")).kind,
+        ParseErrorKind::StrayData
+    );
+    assert_eq!(
+        bad(&format!("{head}@0 send 1\n< x\n")).kind,
+        ParseErrorKind::StrayData
+    );
+    assert_eq!(
+        bad(&format!("{head}@0 recv 1\n< \\z\n")).kind,
+        ParseErrorKind::BadEscape
+    );
+    assert_eq!(
+        bad(&format!("{head}@0 event {{nope\n")).kind,
+        ParseErrorKind::BadEvent
+    );
+    assert_eq!(
+        bad(&format!("{head}@0 recv x\n")).kind,
+        ParseErrorKind::Malformed {
+            what: "exchange id"
+        }
+    );
+    assert_eq!(
+        bad(&format!("{MAGIC}\n@0 op connect\n")).kind,
+        ParseErrorKind::NoUrl
+    );
+    assert!(matches!(
+        bad(&format!("{head}config legacy-versions 1999-01-01\n")).kind,
+        ParseErrorKind::Config(_)
+    ));
+    let e = bad(&format!("{head}config budget pages x\n"));
+    assert_eq!(e.to_string(), "transcript line 3: malformed budget value");
+}
+
+#[test]
+fn budgets_and_hints_round_trip() {
+    let mut config = Config::new("https://example.com/mcp?x=1").unwrap();
+    config.budgets.pages = 3;
+    config.budgets.call_time = Duration::from_millis(2500);
+    config.era_hint = Some(EraHint {
+        era: Era::Legacy,
+        version: "2025-06-18".into(),
+    });
+    config.input_hook = true;
+    config.client_capabilities = "{\"elicitation\":{}}".into();
+    let t = Recorder::new(&config, Instant::ZERO).finish();
+    let text = t.to_text();
+    assert!(text.contains("config budget pages 3\n"), "{text}");
+    assert!(text.contains("config budget call_time_ms 2500\n"), "{text}");
+    assert!(!text.contains("config budget list_time_ms"), "{text}");
+    let back = Transcript::parse(&text).unwrap();
+    assert_eq!(back.config, t.config);
+    let c = back.config.to_config().unwrap();
+    assert_eq!(c.budgets, config.budgets);
+    assert_eq!(c.endpoint, config.endpoint);
+}
+
+#[test]
+fn known_tool_calls_replay_their_header_parameters() {
+    let schema =
+        r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#;
+    let tool = Tool {
+        name: "where".into(),
+        description: None,
+        input_schema: RawValue::from_string(schema.into()).unwrap(),
+        header_params: mcp_sansio::xmcp::header_params(schema).unwrap(),
+    };
+    let args = br#"{"region":"eu-1"}"#;
+    let hint = EraHint {
+        era: Era::Modern,
+        version: mcp_sansio::config::MODERN_VERSION.into(),
+    };
+    let config = Config::new("http://h/mcp")
+        .unwrap()
+        .with_era_hint(Some(hint));
+    let mut rec = Recorder::new(&config, Instant::ZERO);
+    let send = |op: &RecordedOperation| {
+        let mut conn = Connection::new(config.clone()).unwrap();
+        conn.connect(Instant::ZERO);
+        op.apply(&mut conn, Instant::ZERO);
+        conn.poll_transmit().expect("the call").bytes
+    };
+    let op = RecordedOperation::known_tool(&tool, args);
+    rec.operation(Instant::ZERO, op.clone());
+    let original = send(&op);
+    let text = rec.finish().to_text();
+    let back = Transcript::parse(&text).unwrap();
+    let Record::Operation(parsed) = &back.entries[0].record else {
+        panic!("an operation: {text}");
+    };
+    assert_eq!(parsed, &op);
+    let replayed = send(parsed);
+    assert_eq!(replayed, original);
+    let needle = b"Mcp-Param-Region: eu-1\r\n";
+    assert!(replayed.windows(needle.len()).any(|w| w == needle));
+    let bad = text.replace(r#"{\"type\""#, r#"{\"type"#);
+    assert_eq!(
+        Transcript::parse(&bad).unwrap_err().kind,
+        ParseErrorKind::Malformed {
+            what: "input schema"
+        }
+    );
+}
+
+#[test]
+fn recordings_can_be_written_as_they_go() {
+    let whole = sample();
+    let mut rec = Recorder::new(&Config::new("http://h/mcp").unwrap(), Instant::ZERO);
+    rec.transcript.config = whole.config.clone();
+    rec.comment("a sample");
+    let mut text = String::new();
+    for (i, e) in whole.entries.iter().enumerate() {
+        rec.transcript.entries.push(e.clone());
+        if i % 3 == 0 {
+            text.push_str(&rec.take_text());
+        }
+    }
+    text.push_str(&rec.take_text());
+    assert!(rec.transcript().entries.is_empty());
+    assert_eq!(text, whole.to_text());
+    assert_eq!(rec.take_text(), "");
+}
+
+#[test]
+fn recorder_is_send_and_cheap_to_move() {
+    fn is_send<T: Send + Sync + Clone>() {}
+    is_send::<Recorder>();
+    is_send::<Transcript>();
+}
+
+#[test]
+fn secret_query_values_are_redacted_in_urls_and_request_lines() {
+    let r = redact_request(
+        b"GET /mcp?api_key=k1&region=eu&Access_Token=t2&flag&x=1 HTTP/1.1\r\nHost: h\r\n\r\n?key=body",
+    );
+    assert_eq!(
+        String::from_utf8(r).unwrap(),
+        "GET /mcp?api_key=<redacted>&region=eu&Access_Token=<redacted>&flag&x=1 HTTP/1.1\r\n\
+         Host: h\r\n\r\n?key=body"
+    );
+    // A request line without a version, or without a query, keeps its line ending and bytes.
+    assert_eq!(
+        redact_request(b"GET /?sig=abc\r\n"),
+        b"GET /?sig=<redacted>\r\n"
+    );
+    assert_eq!(
+        redact_request(b"GET /mcp HTTP/1.1\r\n"),
+        b"GET /mcp HTTP/1.1\r\n"
+    );
+    assert_eq!(
+        redact_url("https://h/mcp?client_secret=s&page=2#apikey=frag"),
+        "https://h/mcp?client_secret=<redacted>&page=2#apikey=frag"
+    );
+    assert_eq!(redact_url("https://h/mcp"), "https://h/mcp");
+    assert!(is_secret_param(b"X-Amz-Signature") && is_secret_param(b"PASSWORD"));
+    assert!(!is_secret_param(b"region") && !is_secret_param(b"page"));
+}
+
+#[test]
+fn a_url_with_a_secret_query_is_recorded_redacted_and_replays() {
+    let config = Config::new("http://127.0.0.1:8080/mcp?api_key=s3cret-key&region=eu").unwrap();
+    let now = Instant::ZERO;
+    let mut rec = Recorder::new(&config, now);
+    let mut conn = Connection::new(config).unwrap();
+    rec.operation(now, RecordedOperation::Connect);
+    conn.connect(now);
+    let t = conn.poll_transmit().unwrap();
+    assert!(t
+        .bytes
+        .starts_with(b"POST /mcp?api_key=s3cret-key&region=eu HTTP/1.1\r\n"));
+    rec.transmit(now, &t);
+    let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
+    rec.bytes(now, t.exchange, answer);
+    conn.handle_bytes(now, t.exchange, answer);
+    while let Some(event) = conn.poll_event() {
+        rec.event(&event);
+    }
+    let text = rec.finish().to_text();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(
+        text.contains("config url http://127.0.0.1:8080/mcp?api_key=<redacted>&region=eu\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("> POST /mcp?api_key=<redacted>&region=eu HTTP/1.1\\r\\n"),
+        "{text}"
+    );
+    let back = Transcript::parse(&text).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&back, split).unwrap();
+        r.check(&back).unwrap();
+        assert_eq!(r.sends.len(), 1);
+        assert_eq!(r.outcome().len(), 1);
+    }
+}

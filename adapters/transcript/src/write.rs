@@ -1,0 +1,256 @@
+//! The text form, written: [`Transcript::to_text`] (format in `docs/transcripts.md`).
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use mcp_sansio::budget::Budgets;
+use mcp_sansio::error::TransportErrorKind;
+use mcp_sansio::list::ToolNameRule;
+use serde_json::Value;
+
+use crate::escape::{escape, write_block};
+use crate::model::{Entry, Record, RecordedOperation, Transcript};
+use crate::summary::era_name;
+use crate::{MAGIC, REDACTED};
+
+fn format_at(at: Duration) -> String {
+    let us = at.as_micros();
+    format!("@{}.{:03}", us / 1000, us % 1000)
+}
+
+fn kind_name(kind: TransportErrorKind) -> &'static str {
+    match kind {
+        TransportErrorKind::Resolve => "resolve",
+        TransportErrorKind::AddressRefused => "address-refused",
+        TransportErrorKind::Connect => "connect",
+        TransportErrorKind::Tls => "tls",
+        TransportErrorKind::Io => "io",
+        // A kind the format does not name yet: the parser refuses it rather than replay it as
+        // another kind.
+        _ => "unknown",
+    }
+}
+
+pub(crate) type BudgetField = (&'static str, fn(&Budgets) -> u64, fn(&mut Budgets, u64));
+
+pub(crate) const BUDGET_FIELDS: [BudgetField; 14] = [
+    (
+        "response_bytes",
+        |b| b.response_bytes,
+        |b, v| b.response_bytes = v,
+    ),
+    (
+        "header_block_bytes",
+        |b| b.header_block_bytes as u64,
+        |b, v| b.header_block_bytes = usize::try_from(v).unwrap_or(usize::MAX),
+    ),
+    (
+        "header_count",
+        |b| b.header_count as u64,
+        |b, v| b.header_count = usize::try_from(v).unwrap_or(usize::MAX),
+    ),
+    (
+        "chunk_line_bytes",
+        |b| b.chunk_line_bytes as u64,
+        |b, v| b.chunk_line_bytes = usize::try_from(v).unwrap_or(usize::MAX),
+    ),
+    (
+        "informational_responses",
+        |b| u64::from(b.informational_responses),
+        |b, v| b.informational_responses = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
+    (
+        "sse_event_bytes",
+        |b| b.sse_event_bytes,
+        |b, v| b.sse_event_bytes = v,
+    ),
+    (
+        "pages",
+        |b| u64::from(b.pages),
+        |b, v| b.pages = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
+    (
+        "responses_per_request",
+        |b| u64::from(b.responses_per_request),
+        |b, v| b.responses_per_request = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
+    (
+        "stalled_resumptions",
+        |b| u64::from(b.stalled_resumptions),
+        |b, v| b.stalled_resumptions = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
+    (
+        "request_time_ms",
+        |b| ms(b.request_time),
+        |b, v| b.request_time = Duration::from_millis(v),
+    ),
+    (
+        "list_time_ms",
+        |b| ms(b.list_time),
+        |b, v| b.list_time = Duration::from_millis(v),
+    ),
+    (
+        "call_time_ms",
+        |b| ms(b.call_time),
+        |b, v| b.call_time = Duration::from_millis(v),
+    ),
+    (
+        "close_time_ms",
+        |b| ms(b.close_time),
+        |b, v| b.close_time = Duration::from_millis(v),
+    ),
+    (
+        "max_retry_wait_ms",
+        |b| ms(b.max_retry_wait),
+        |b, v| b.max_retry_wait = Duration::from_millis(v),
+    ),
+];
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn json_string(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+impl Transcript {
+    /// The text form (see `docs/transcripts.md`).
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        self.write_header(&mut out);
+        for e in &self.entries {
+            write_entry(&mut out, e);
+        }
+        out
+    }
+
+    /// The first line, the comments and the configuration.
+    pub(crate) fn write_header(&self, out: &mut String) {
+        out.push_str(MAGIC);
+        out.push('\n');
+        for c in &self.comments {
+            out.push_str("# ");
+            out.push_str(c);
+            out.push('\n');
+        }
+        let c = &self.config;
+        let _ = writeln!(out, "config url {}", c.url);
+        let _ = writeln!(
+            out,
+            "config client {} {}",
+            json_string(&c.client_info.name),
+            json_string(&c.client_info.version)
+        );
+        if c.bearer_token {
+            let _ = writeln!(out, "config bearer-token {REDACTED}");
+        }
+        let _ = writeln!(
+            out,
+            "config modern-versions {}",
+            c.modern_versions.join(" ")
+        );
+        let _ = writeln!(
+            out,
+            "config legacy-versions {}",
+            c.legacy_versions.join(" ")
+        );
+        if let Some(h) = &c.era_hint {
+            let _ = writeln!(out, "config era-hint {} {}", era_name(h.era), h.version);
+        }
+        if c.client_capabilities != "{}" {
+            let _ = writeln!(
+                out,
+                "config capabilities {}",
+                escape(c.client_capabilities.as_bytes())
+            );
+        }
+        if c.input_hook {
+            out.push_str("config input-hook\n");
+        }
+        if c.tool_names == ToolNameRule::Lenient {
+            out.push_str("config tool-names lenient\n");
+        }
+        let defaults = Budgets::default();
+        for (name, get, _) in BUDGET_FIELDS {
+            if get(&c.budgets) != get(&defaults) {
+                let _ = writeln!(out, "config budget {name} {}", get(&c.budgets));
+            }
+        }
+    }
+}
+
+/// Writes one entry (and its data lines).
+pub(crate) fn write_entry(out: &mut String, e: &Entry) {
+    let at = format_at(e.at);
+    match &e.record {
+        Record::Operation(op) => {
+            let _ = match op {
+                RecordedOperation::Connect => writeln!(out, "{at} op connect"),
+                RecordedOperation::ListTools => writeln!(out, "{at} op list_tools"),
+                RecordedOperation::CallTool { name, arguments } => writeln!(
+                    out,
+                    "{at} op call_tool {} {}",
+                    json_string(name),
+                    escape(arguments)
+                ),
+                RecordedOperation::CallKnownTool {
+                    name,
+                    input_schema,
+                    arguments,
+                } => writeln!(
+                    out,
+                    "{at} op call_known_tool {} {} {}",
+                    json_string(name),
+                    json_string(input_schema),
+                    escape(arguments)
+                ),
+                RecordedOperation::Close => writeln!(out, "{at} op close"),
+                RecordedOperation::ProvideInput(Some(r)) => {
+                    writeln!(out, "{at} op input {}", escape(r))
+                }
+                RecordedOperation::ProvideInput(None) => {
+                    writeln!(out, "{at} op decline")
+                }
+            };
+        }
+        Record::Send {
+            exchange,
+            fresh,
+            bytes,
+        } => {
+            let fresh = if *fresh { " fresh" } else { "" };
+            let _ = writeln!(out, "{at} send {exchange}{fresh}");
+            write_block(out, "> ", bytes);
+        }
+        Record::Socket { exchange, reused } => {
+            let how = if *reused { "pooled" } else { "new" };
+            let _ = writeln!(out, "{at} socket {exchange} {how}");
+        }
+        Record::Recv { exchange, bytes } => {
+            let _ = writeln!(out, "{at} recv {exchange}");
+            write_block(out, "< ", bytes);
+        }
+        Record::Eof { exchange } => {
+            let _ = writeln!(out, "{at} eof {exchange}");
+        }
+        Record::TransportError {
+            exchange,
+            kind,
+            message,
+        } => {
+            let _ = writeln!(
+                out,
+                "{at} transport-error {exchange} {} {}",
+                kind_name(*kind),
+                escape(message.as_bytes())
+            );
+        }
+        Record::Timeout => {
+            let _ = writeln!(out, "{at} timeout");
+        }
+        Record::Event(s) => {
+            let _ = writeln!(out, "{at} event {s}");
+        }
+    }
+}
