@@ -204,6 +204,7 @@ impl Client {
             server_info: None,
             tasks: HashMap::new(),
             parking: Vec::new(),
+            queued: Vec::new(),
             tx,
             rx,
             recording,
@@ -364,6 +365,8 @@ pub struct Session {
     tasks: HashMap<ExchangeId, Task>,
     /// Tasks parking their sockets in the pool.
     parking: Vec<JoinHandle<()>>,
+    /// Transmits polled in the current drain pass, started once its events are handled.
+    queued: Vec<mcp_sansio::Transmit>,
     tx: mpsc::UnboundedSender<(ExchangeId, Msg)>,
     rx: mpsc::UnboundedReceiver<(ExchangeId, Msg)>,
     /// The transcript being recorded, when the client records.
@@ -487,7 +490,10 @@ impl Session {
         let mut outcome: Option<Result<Outcome, Error>> = None;
         let mut acks: Vec<ExchangeId> = Vec::new();
         loop {
-            // Drain: transmits first (they start tasks), then events, until both are empty.
+            // Drain: transmits, then events, until both are empty. The transmits of a pass start
+            // after its events: a socket that an event of the same pass hands back (the previous
+            // page's, say) is in the pool before the next exchange looks for one, so one work
+            // item keeps one socket when the server keeps it alive.
             loop {
                 let mut busy = false;
                 while let Some(t) = self.conn.poll_transmit() {
@@ -498,7 +504,7 @@ impl Session {
                             r.transmit(now, &t);
                         }
                     }
-                    self.start_exchange(t);
+                    self.queued.push(t);
                 }
                 while let Some(event) = self.conn.poll_event() {
                     busy = true;
@@ -506,6 +512,14 @@ impl Session {
                         r.event(&event);
                     }
                     self.on_event(op, event, &mut observer, &mut outcome);
+                }
+                if self.queued.iter().any(|t| !t.fresh_socket) {
+                    for handle in self.parking.drain(..) {
+                        let _ = handle.await;
+                    }
+                }
+                for t in std::mem::take(&mut self.queued) {
+                    self.start_exchange(t);
                 }
                 if !busy {
                     break;
@@ -637,6 +651,7 @@ impl Session {
                 outcome.get_or_insert(Ok(Outcome::Closed));
             }
             Event::ExchangeFinished { exchange, reusable } => {
+                self.queued.retain(|t| t.exchange != exchange);
                 if let Some(task) = self.tasks.remove(&exchange) {
                     if reusable && op != Operation::Close {
                         if task.cmd.send(Cmd::Park).is_ok() {
@@ -650,6 +665,7 @@ impl Session {
                 }
             }
             Event::ExchangeAbandoned { exchange } => {
+                self.queued.retain(|t| t.exchange != exchange);
                 if let Some(task) = self.tasks.remove(&exchange) {
                     task.handle.abort();
                 }
