@@ -46,7 +46,10 @@ mod session;
 pub use client::{Client, ClientBuilder};
 pub use mcp_sansio::transcript::TranscriptSink;
 pub use mcp_sansio_net::TranscriptFile;
-pub use mcp_sansio_net::{AddressPolicy, PoolLimits, Resolve, StaticResolver, SystemResolver};
+pub use mcp_sansio_net::{
+    read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,
+    SystemResolver,
+};
 pub use session::Session;
 
 /// Receives what a running tool call reports besides its result. Every method has a default

@@ -577,3 +577,28 @@ fn a_cold_listing_of_several_pages_keeps_one_socket() {
         assert_eq!(server.accepted(), 1, "every page reused the first socket");
     }
 }
+
+#[test]
+fn added_root_certificates_are_trusted_besides_the_webpki_roots() {
+    let ck = rcgen::generate_simple_self_signed(vec!["mcp.test".to_owned()]).unwrap();
+    let der = ck.cert.der().clone();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let server_tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![der.clone()], key)
+        .unwrap();
+    let server = Server::start_tls(Arc::new(server_tls), support::modern);
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .resolver(StaticResolver::new().with("mcp.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]))
+        .add_root_certificates([der])
+        .build();
+    let url = format!("https://mcp.test:{}/mcp", server.addr.port());
+    let mut session = client.connect(config(&url)).unwrap();
+    assert_eq!(session.list_tools().unwrap().tools.len(), 2);
+    session.close().unwrap();
+    assert_eq!(server.methods(), ["server/discover", "tools/list"]);
+}

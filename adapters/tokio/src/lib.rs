@@ -90,8 +90,11 @@ use mcp_sansio::transcript::{RecordedOperation, Recording};
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
 pub use mcp_sansio_net::TranscriptFile;
 use mcp_sansio_net::{
-    policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,
-    SystemResolver, DEFAULT_DIAL_TIMEOUT,
+    policy::parse_literal_host, vetted_addresses, IdlePool, DEFAULT_DIAL_TIMEOUT,
+};
+pub use mcp_sansio_net::{
+    read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,
+    SystemResolver,
 };
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
@@ -153,6 +156,7 @@ impl Client {
             policy: AddressPolicy::strict(),
             resolver: None,
             tls: None,
+            extra_roots: Vec::new(),
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             pool_limits: PoolLimits::default(),
             era_hints: true,
@@ -242,6 +246,7 @@ pub struct ClientBuilder {
     policy: AddressPolicy,
     resolver: Option<Arc<dyn Resolve>>,
     tls: Option<Arc<rustls::ClientConfig>>,
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
@@ -279,6 +284,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
+    /// authority; [`read_ca_certificates`](mcp_sansio_net::read_ca_certificates) reads them from a
+    /// PEM file. Adds to the certificates of earlier calls. Ignored when
+    /// [`tls_config`](Self::tls_config) sets the whole configuration.
+    pub fn add_root_certificates(
+        mut self,
+        certs: impl IntoIterator<Item = rustls::pki_types::CertificateDer<'static>>,
+    ) -> Self {
+        self.extra_roots.extend(certs);
+        self
+    }
+
     /// The deadline of one dial, TCP connect and TLS handshake together. Default
     /// [`DEFAULT_DIAL_TIMEOUT`].
     pub fn dial_timeout(mut self, d: Duration) -> Self {
@@ -312,7 +329,13 @@ impl ClientBuilder {
             inner: Arc::new(Inner {
                 policy: self.policy,
                 resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
-                tls: self.tls.unwrap_or_else(mcp_sansio_net::client_config),
+                tls: self.tls.unwrap_or_else(|| {
+                    if self.extra_roots.is_empty() {
+                        mcp_sansio_net::client_config()
+                    } else {
+                        mcp_sansio_net::client_config_with_extra_roots(&self.extra_roots)
+                    }
+                }),
                 dial_timeout: self.dial_timeout,
                 pool: Mutex::new(IdlePool::new(self.pool_limits)),
                 era_hints: self.era_hints,
