@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use mcp_sansio::{Config, Error};
 use mcp_sansio_demo_server::{DemoServer, Eras, Options, ResponseMode};
-use mcp_sansio_net::AddressPolicy;
+use mcp_sansio_tokio::AddressPolicy;
 use mcp_sansio_tokio::{CallObserver, Client, Session};
 
 use crate::render;
