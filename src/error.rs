@@ -318,7 +318,9 @@ mod tests {
             sse.to_string(),
             "event stream: budget exceeded: sse_event_bytes (limit 4)"
         );
-        let http = Error::Http(Http1Error::Malformed { what: "status line" });
+        let http = Error::Http(Http1Error::Malformed {
+            what: "status line",
+        });
         assert_eq!(http.to_string(), "malformed HTTP/1 response: status line");
         let args = Error::Config(ConfigError::InvalidArguments {
             reason: "not a JSON object".into(),

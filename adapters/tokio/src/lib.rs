@@ -285,7 +285,7 @@ impl ClientBuilder {
     }
 
     /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
-    /// authority; [`read_ca_certificates`](mcp_sansio_net::read_ca_certificates) reads them from a
+    /// authority; [`read_ca_certificates`] reads them from a
     /// PEM file. Adds to the certificates of earlier calls. Ignored when
     /// [`tls_config`](Self::tls_config) sets the whole configuration.
     pub fn add_root_certificates(
