@@ -285,9 +285,8 @@ impl ClientBuilder {
     }
 
     /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
-    /// authority; [`read_ca_certificates`] reads them from a
-    /// PEM file. Adds to the certificates of earlier calls. Ignored when
-    /// [`tls_config`](Self::tls_config) sets the whole configuration.
+    /// authority; [`read_ca_certificates`] reads them from a PEM file. Adds to the certificates of
+    /// earlier calls. Ignored when [`tls_config`](Self::tls_config) sets the whole configuration.
     pub fn add_root_certificates(
         mut self,
         certs: impl IntoIterator<Item = rustls::pki_types::CertificateDer<'static>>,
