@@ -39,7 +39,7 @@ impl core::fmt::Display for ErrorKind {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The endpoint URL is not usable.
-    #[error("endpoint URL: {0}")]
+    #[error(transparent)]
     Endpoint(#[from] EndpointError),
     /// The bearer token contains a character that cannot be sent in a header (CR, LF, NUL or
     /// another control character). The token itself is never printed.
@@ -55,7 +55,7 @@ pub enum ConfigError {
     #[error("no protocol version is offered")]
     NoVersions,
     /// A tool-call argument value is not a JSON object.
-    #[error("tool arguments must be a JSON object: {reason}")]
+    #[error("unusable tool arguments: {reason}")]
     InvalidArguments {
         /// Why they were refused.
         reason: String,
@@ -187,13 +187,13 @@ pub enum Error {
     #[error(transparent)]
     Budget(#[from] BudgetExceeded),
     /// The HTTP/1.1 response is malformed.
-    #[error("HTTP/1.1: {0}")]
+    #[error(transparent)]
     Http(#[from] Http1Error),
     /// A request could not be encoded (a header value with CR/LF, …).
     #[error("request: {0}")]
     Request(#[from] RequestError),
     /// The event stream is malformed.
-    #[error("event stream: {0}")]
+    #[error(transparent)]
     Sse(#[from] SseError),
     /// The transport failed.
     #[error("transport: {0}")]
@@ -299,4 +299,35 @@ pub(crate) fn truncated(s: &str, max: usize) -> String {
 pub(crate) fn truncated_bytes(b: &[u8], max: usize) -> String {
     let b = &b[..b.len().min(max)];
     String::from_utf8_lossy(b).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Budget;
+
+    #[test]
+    fn wrapped_errors_say_each_thing_once() {
+        let url = Error::Config(ConfigError::Endpoint(EndpointError::UnsupportedScheme));
+        assert_eq!(
+            url.to_string(),
+            "invalid configuration: invalid endpoint URL: the scheme is not http or https"
+        );
+        let sse = Error::Sse(SseError::Budget(BudgetExceeded::new(Budget::SseEvent, 4)));
+        assert_eq!(
+            sse.to_string(),
+            "event stream: budget exceeded: sse_event_bytes (limit 4)"
+        );
+        let http = Error::Http(Http1Error::Malformed {
+            what: "status line",
+        });
+        assert_eq!(http.to_string(), "malformed HTTP/1 response: status line");
+        let args = Error::Config(ConfigError::InvalidArguments {
+            reason: "not a JSON object".into(),
+        });
+        assert_eq!(
+            args.to_string(),
+            "invalid configuration: unusable tool arguments: not a JSON object"
+        );
+    }
 }

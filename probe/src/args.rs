@@ -15,9 +15,16 @@ OPTIONS:
     --json                    print one JSON document on stdout
     --allow-loopback          allow loopback addresses (127.0.0.0/8, ::1); refused by default
                               (private and other non-public ranges are always refused)
-    --dial-timeout S          seconds to open a connection (decimals ok)
-    --list-timeout S          seconds for a whole listing
-    --call-timeout S          seconds for a whole tool call
+    --dial-timeout S          seconds to open one connection: TCP connect and TLS handshake
+                              (decimals ok; default 30)
+    --request-timeout S       seconds for each exchange but a tool call: the handshake
+                              (server/discover, initialize), each tools/list page, the closing
+                              DELETE (default 30)
+    --list-timeout S          seconds for a whole listing, every page together (default 120)
+    --call-timeout S          seconds for a whole tool call, re-sends included (default 120);
+                              the only limit of a tools/call request, however long the tool runs
+    --ca-cert FILE            also trust the PEM certificate(s) in FILE as roots, for a server
+                              behind a private certificate authority (repeatable)
     --max-response-bytes N    bytes read per connection at most
     --max-header-bytes N      bytes of one response header block at most
     --max-pages N             tools/list pages at most
@@ -80,6 +87,8 @@ pub struct Options {
     pub allow_loopback: bool,
     /// `--dial-timeout`.
     pub dial_timeout: Option<Duration>,
+    /// `--request-timeout`.
+    pub request_timeout: Option<Duration>,
     /// `--list-timeout`.
     pub list_timeout: Option<Duration>,
     /// `--call-timeout`.
@@ -92,6 +101,8 @@ pub struct Options {
     pub max_pages: Option<u32>,
     /// `--record`.
     pub record: Option<std::path::PathBuf>,
+    /// `--ca-cert`, in the order given.
+    pub ca_certs: Vec<std::path::PathBuf>,
 }
 
 fn seconds(flag: &str, v: &str) -> Result<Duration, String> {
@@ -144,6 +155,7 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
             "--json" => o.json = true,
             "--allow-loopback" => o.allow_loopback = true,
             "--dial-timeout" => o.dial_timeout = Some(seconds(flag, &value()?)?),
+            "--request-timeout" => o.request_timeout = Some(seconds(flag, &value()?)?),
             "--list-timeout" => o.list_timeout = Some(seconds(flag, &value()?)?),
             "--call-timeout" => o.call_timeout = Some(seconds(flag, &value()?)?),
             "--max-response-bytes" => o.max_response_bytes = Some(count(flag, &value()?)?),
@@ -155,6 +167,13 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
                     return Err("--record expects a file name".into());
                 }
                 o.record = Some(v.into());
+            }
+            "--ca-cert" => {
+                let v = value()?;
+                if v.is_empty() {
+                    return Err("--ca-cert expects a file name".into());
+                }
+                o.ca_certs.push(v.into());
             }
             "--bearer-token" | "--token" => {
                 return Err(
@@ -207,9 +226,28 @@ mod tests {
 
     #[test]
     fn options_and_commands_parse() {
-        let (o, c) = p(&["--json", "--list-timeout", "1.5", "list", "http://h/mcp"]).unwrap();
+        let (o, c) = p(&[
+            "--json",
+            "--list-timeout",
+            "1.5",
+            "--request-timeout=2",
+            "--ca-cert",
+            "a.pem",
+            "--ca-cert=b.pem",
+            "list",
+            "http://h/mcp",
+        ])
+        .unwrap();
         assert!(o.json);
         assert_eq!(o.list_timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(o.request_timeout, Some(Duration::from_secs(2)));
+        assert_eq!(
+            o.ca_certs,
+            [
+                std::path::PathBuf::from("a.pem"),
+                std::path::PathBuf::from("b.pem")
+            ]
+        );
         assert_eq!(
             c,
             Command::List {
@@ -249,6 +287,9 @@ mod tests {
             &["--dial-timeout", "nan", "list", "u"],
             &["--max-pages", "0", "list", "u"],
             &["--max-pages"],
+            &["--request-timeout", "0", "list", "u"],
+            &["--ca-cert", "", "list", "u"],
+            &["--ca-cert"],
             &["--nope", "list", "u"],
             &["--token", "x", "list", "u"],
             &["--json=1", "list", "u"],

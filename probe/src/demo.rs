@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use mcp_sansio::{Config, Error};
 use mcp_sansio_demo_server::{DemoServer, Eras, Options, ResponseMode};
-use mcp_sansio_net::AddressPolicy;
+use mcp_sansio_tokio::AddressPolicy;
 use mcp_sansio_tokio::{CallObserver, Client, Session};
 
 use crate::render;
@@ -133,8 +133,9 @@ async fn steps() -> Result<(), DemoError> {
     again.close().await?;
     let s = modern.stats();
     println!(
-        "  server counted {} requests on {} connections",
-        s.requests_served, s.connections_accepted
+        "  server counted {} requests on {}",
+        s.requests_served,
+        connections(s.connections_accepted)
     );
 
     let legacy = start(
@@ -161,10 +162,17 @@ async fn steps() -> Result<(), DemoError> {
     session.close().await?;
     let s = legacy.stats();
     println!(
-        "  server counted {} requests on {} connections; {} sessions left open",
-        s.requests_served, s.connections_accepted, s.sessions
+        "  server counted {} requests on {}; {} sessions left open",
+        s.requests_served,
+        connections(s.connections_accepted),
+        s.sessions
     );
     modern.shutdown();
     legacy.shutdown();
     Ok(())
+}
+
+/// "1 connection", "2 connections".
+fn connections(n: u64) -> String {
+    format!("{n} connection{}", if n == 1 { "" } else { "s" })
 }

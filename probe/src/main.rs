@@ -14,8 +14,7 @@ use std::sync::Arc;
 
 use args::{Command, Options};
 use mcp_sansio::{Config, Error, ErrorKind};
-use mcp_sansio_net::AddressPolicy;
-use mcp_sansio_tokio::{CallObserver, Client, TranscriptFile};
+use mcp_sansio_tokio::{read_ca_certificates, AddressPolicy, CallObserver, Client, TranscriptFile};
 
 /// The environment variable holding the bearer token.
 const TOKEN_VAR: &str = "MCP_BEARER_TOKEN";
@@ -54,15 +53,8 @@ fn main() -> ExitCode {
             tool,
             arguments,
         } => {
-            match serde_json::from_str::<serde_json::Value>(&arguments) {
-                Ok(v) if v.is_object() => {}
-                Ok(_) => return usage_error(options.json, "the arguments must be a JSON object"),
-                Err(e) => {
-                    return usage_error(
-                        options.json,
-                        &format!("the arguments are not valid JSON: {e}"),
-                    )
-                }
+            if let Err(m) = check_arguments(&arguments) {
+                return usage_error(options.json, &m);
             }
             let config = match config(&url, &options) {
                 Ok(c) => c,
@@ -97,10 +89,30 @@ fn usage_error(json: bool, message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Refuses, before anything is sent, arguments the core would refuse: anything but one JSON
+/// object. The check only validates (numbers are not converted, escapes not decoded): the core
+/// sends the arguments byte for byte, so `1e400`, `1.0` and `\u00e9` reach the server as written.
+fn check_arguments(arguments: &str) -> Result<(), String> {
+    let trimmed = arguments.trim_matches(|c: char| c.is_ascii_whitespace());
+    if trimmed.is_empty() {
+        return Ok(()); // the core sends {}
+    }
+    if let Err(e) = serde_json::from_str::<Box<serde_json::value::RawValue>>(trimmed) {
+        return Err(format!("the arguments are not valid JSON: {e}"));
+    }
+    if !trimmed.starts_with('{') {
+        return Err("the arguments must be a JSON object".into());
+    }
+    Ok(())
+}
+
 fn config(url: &str, o: &Options) -> Result<Config, String> {
-    let mut c = Config::new(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    let mut c = Config::new(url).map_err(|e| format!("{e} (given {url:?})"))?;
     if let Ok(token) = std::env::var(TOKEN_VAR) {
         c = c.with_bearer_token(token);
+    }
+    if let Some(d) = o.request_timeout {
+        c.budgets.request_time = d;
     }
     if let Some(d) = o.list_timeout {
         c.budgets.list_time = d;
@@ -126,6 +138,9 @@ fn client(o: &Options) -> Result<(Client, Option<Arc<TranscriptFile>>), String> 
     let mut b = Client::builder().policy(AddressPolicy::strict().allow_loopback(o.allow_loopback));
     if let Some(d) = o.dial_timeout {
         b = b.dial_timeout(d);
+    }
+    for path in &o.ca_certs {
+        b = b.add_root_certificates(read_ca_certificates(path).map_err(|e| e.to_string())?);
     }
     let mut recording = None;
     if let Some(path) = &o.record {

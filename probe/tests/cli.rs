@@ -453,3 +453,30 @@ fn record_to_an_unwritable_path_is_a_usage_error() {
     assert_eq!(code(&o), 2);
     assert_eq!(s.stats().connections_accepted, 0, "nothing was sent");
 }
+
+#[test]
+fn a_cold_list_uses_one_tcp_connection() {
+    // Four pages of three tools: server/discover and four tools/list requests, all on the
+    // socket the discovery opened, in a fresh process (no pool, no era hint).
+    let s = DemoServer::start(Options::default().page_size(3).filler_tools(3, 64)).unwrap();
+    let o = probe(&["--json", "--allow-loopback", "list", &s.url()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&o)["tools"].as_array().unwrap().len(), 12);
+    let stats = s.stats();
+    assert_eq!(stats.requests_served, 5);
+    assert_eq!(stats.connections_accepted, 1, "one work item, one socket");
+    // A call (discover, tools/call) keeps one socket too.
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "call",
+        &s.url(),
+        "echo",
+        r#"{"text":"x"}"#,
+    ]);
+    assert_eq!(code(&o), 0);
+    let stats = s.stats();
+    assert_eq!(stats.requests_served, 7);
+    assert_eq!(stats.connections_accepted, 2);
+    s.shutdown();
+}

@@ -87,6 +87,7 @@ impl Client {
             policy: AddressPolicy::strict(),
             resolver: None,
             tls: None,
+            extra_roots: Vec::new(),
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             pool_limits: PoolLimits::default(),
             era_hints: true,
@@ -137,6 +138,7 @@ pub struct ClientBuilder {
     policy: AddressPolicy,
     resolver: Option<Box<dyn Resolve>>,
     tls: Option<Arc<rustls::ClientConfig>>,
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
@@ -174,6 +176,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
+    /// authority; [`read_ca_certificates`](crate::read_ca_certificates) reads them from a
+    /// PEM file. Adds to the certificates of earlier calls. Ignored when
+    /// [`tls_config`](Self::tls_config) sets the whole configuration.
+    pub fn add_root_certificates(
+        mut self,
+        certs: impl IntoIterator<Item = rustls::pki_types::CertificateDer<'static>>,
+    ) -> Self {
+        self.extra_roots.extend(certs);
+        self
+    }
+
     /// The deadline of one dial attempt (TCP connect, then the TLS handshake). Default
     /// [`DEFAULT_DIAL_TIMEOUT`]; zero means the default. The core's request budget bounds the
     /// whole exchange anyway.
@@ -208,7 +222,13 @@ impl ClientBuilder {
             inner: Arc::new(Inner {
                 policy: self.policy,
                 resolver: self.resolver.unwrap_or_else(|| Box::new(SystemResolver)),
-                tls: self.tls.unwrap_or_else(mcp_sansio_net::tls::client_config),
+                tls: self.tls.unwrap_or_else(|| {
+                    if self.extra_roots.is_empty() {
+                        mcp_sansio_net::client_config()
+                    } else {
+                        mcp_sansio_net::client_config_with_extra_roots(&self.extra_roots)
+                    }
+                }),
                 dial_timeout: self.dial_timeout,
                 pool: Mutex::new(IdlePool::new(self.pool_limits)),
                 era_hints: self.era_hints,

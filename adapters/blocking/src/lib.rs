@@ -44,9 +44,11 @@ mod exchange;
 mod session;
 
 pub use client::{Client, ClientBuilder};
-pub use mcp_sansio_net::{AddressPolicy, PoolLimits, Resolve, StaticResolver, SystemResolver};
-pub use mcp_sansio_transcript::TranscriptFile;
-pub use mcp_sansio_transcript::TranscriptSink;
+pub use mcp_sansio_net::{
+    read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,
+    SystemResolver,
+};
+pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 pub use session::Session;
 
 /// Receives what a running tool call reports besides its result. Every method has a default

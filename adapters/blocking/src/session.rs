@@ -276,6 +276,10 @@ impl Session {
     ) {
         loop {
             let mut any = false;
+            // The transmits of a pass start after its events: a socket that an event of the same
+            // pass hands back (the previous page's, say) is in the pool before the next exchange
+            // looks for one, so one work item keeps one socket when the server keeps it alive.
+            let mut queued = Vec::new();
             while let Some(t) = self.conn.poll_transmit() {
                 any = true;
                 if self.recording.is_some() {
@@ -284,7 +288,7 @@ impl Session {
                         r.transmit(now, &t);
                     }
                 }
-                self.start(t);
+                queued.push(t);
             }
             while let Some(event) = self.conn.poll_event() {
                 any = true;
@@ -338,15 +342,20 @@ impl Session {
                         failure.get_or_insert(error);
                     }
                     Event::ExchangeFinished { exchange, reusable } => {
+                        queued.retain(|t: &Transmit| t.exchange != exchange);
                         self.finished(exchange, reusable);
                     }
                     Event::ExchangeAbandoned { exchange } => {
+                        queued.retain(|t: &Transmit| t.exchange != exchange);
                         if let Some(open) = self.open.remove(&exchange) {
                             open.close();
                         }
                     }
                     _ => {}
                 }
+            }
+            for t in queued {
+                self.start(t);
             }
             if !any {
                 return;

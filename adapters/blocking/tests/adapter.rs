@@ -537,3 +537,68 @@ fn a_flooding_server_is_cut_at_the_byte_budget() {
     );
     assert!(session.bytes_read() <= 1024 * 1024);
 }
+
+/// A modern server whose listing has three pages (cursors "2" and "3").
+fn paged(req: &support::Req) -> Reply {
+    if req.rpc_method() != "tools/list" {
+        return support::modern(req);
+    }
+    let v: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+    let page = match v["params"]["cursor"].as_str() {
+        None => r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"2"}"#,
+        Some("2") => r#"{"tools":[{"name":"b","inputSchema":{"type":"object"}}],"nextCursor":"3"}"#,
+        _ => r#"{"tools":[{"name":"c","inputSchema":{"type":"object"}}]}"#,
+    };
+    Reply::Send(support::json_response(
+        200,
+        &support::result_msg(req.rpc_id(), page),
+    ))
+}
+
+#[test]
+fn a_cold_listing_of_several_pages_keeps_one_socket() {
+    for _ in 0..5 {
+        let server = Server::start(paged);
+        let client = loopback_client();
+        let mut session = client.connect(config(&server.url())).unwrap();
+        let names: Vec<String> = session
+            .list_tools()
+            .unwrap()
+            .tools
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        session.close().unwrap();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(
+            server.methods(),
+            ["server/discover", "tools/list", "tools/list", "tools/list"]
+        );
+        assert_eq!(server.accepted(), 1, "every page reused the first socket");
+    }
+}
+
+#[test]
+fn added_root_certificates_are_trusted_besides_the_webpki_roots() {
+    let ck = rcgen::generate_simple_self_signed(vec!["mcp.test".to_owned()]).unwrap();
+    let der = ck.cert.der().clone();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let server_tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![der.clone()], key)
+        .unwrap();
+    let server = Server::start_tls(Arc::new(server_tls), support::modern);
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .resolver(StaticResolver::new().with("mcp.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]))
+        .add_root_certificates([der])
+        .build();
+    let url = format!("https://mcp.test:{}/mcp", server.addr.port());
+    let mut session = client.connect(config(&url)).unwrap();
+    assert_eq!(session.list_tools().unwrap().tools.len(), 2);
+    session.close().unwrap();
+    assert_eq!(server.methods(), ["server/discover", "tools/list"]);
+}

@@ -9,7 +9,8 @@
 //! - [`resolve`]: name resolution ([`Resolve`]) and [`vetted_addresses`], which resolves a host
 //!   once and keeps only the addresses the policy allows — the adapter dials those addresses
 //!   themselves and never resolves again between the check and the connect;
-//! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`);
+//! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`), and
+//!   extra roots read from PEM files ([`read_ca_certificates`]) for a private certificate authority;
 //! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -22,7 +23,10 @@ pub mod tls;
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
-pub use tls::{client_config, client_config_with_roots};
+pub use tls::{
+    client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
+    CaCertError,
+};
 
 /// Default deadline of one dial (TCP connect and TLS handshake), as the issue of the adapters and
 /// the core's request budget both set it.

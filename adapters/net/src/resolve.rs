@@ -89,18 +89,42 @@ pub enum GuardError {
     },
 }
 
+/// The transport error of a guard failure. Its message does not repeat what its kind already
+/// says (`name resolution failed`, `address refused by policy`): it names the host, the address
+/// and the rule.
 impl From<GuardError> for TransportError {
     fn from(e: GuardError) -> TransportError {
-        let kind = match e {
-            GuardError::Resolve { .. } | GuardError::NoAddress { .. } => {
-                TransportErrorKind::Resolve
+        let (kind, message) = match e {
+            GuardError::Resolve { host, message } => {
+                (TransportErrorKind::Resolve, format!("{host}: {message}"))
             }
-            GuardError::Refused { .. } => TransportErrorKind::AddressRefused,
+            e @ GuardError::NoAddress { .. } => (TransportErrorKind::Resolve, e.to_string()),
+            GuardError::Refused {
+                host,
+                refusal,
+                refused,
+            } => {
+                let (address, rule) = (refusal.address, refusal.rule);
+                let mut m = if host == address.to_string() {
+                    format!("{address} ({rule}")
+                } else if parse_literal_host(&host).is_some() {
+                    format!("{host} is {address} ({rule}")
+                } else {
+                    format!("{host} resolves to {address} ({rule}")
+                };
+                if let Some(v4) = refusal.embedded {
+                    m.push_str(&format!(", embedded IPv4 {v4}"));
+                }
+                m.push(')');
+                if refused > 1 {
+                    let more = refused - 1;
+                    let s = if more == 1 { "" } else { "es" };
+                    m.push_str(&format!(", and {more} more refused address{s}"));
+                }
+                (TransportErrorKind::AddressRefused, m)
+            }
         };
-        TransportError {
-            kind,
-            message: e.to_string(),
-        }
+        TransportError { kind, message }
     }
 }
 
@@ -181,6 +205,43 @@ mod tests {
         );
         let got = vetted_addresses(&r, &AddressPolicy::strict(), "MIXED.test.", 80).unwrap();
         assert_eq!(got, vec![SocketAddr::new(ip("93.184.215.14"), 80)]);
+    }
+
+    #[test]
+    fn transport_messages_do_not_repeat_their_kind() {
+        let p = AddressPolicy::strict();
+        let none = StaticResolver::new();
+        let message = |host: &str, r: &StaticResolver| {
+            let e = TransportError::from(vetted_addresses(r, &p, host, 80).unwrap_err());
+            e.to_string()
+        };
+        assert_eq!(
+            message("127.0.0.1", &none),
+            "address refused by policy: 127.0.0.1 (loopback)"
+        );
+        assert_eq!(
+            message("2130706433", &none),
+            "address refused by policy: 2130706433 is 127.0.0.1 (loopback)"
+        );
+        assert_eq!(
+            message("::ffff:127.0.0.1", &none),
+            "address refused by policy: ::ffff:127.0.0.1 (loopback, embedded IPv4 127.0.0.1)"
+        );
+        let r = StaticResolver::new().with("evil.test", &[ip("169.254.169.254"), ip("10.0.0.1")]);
+        assert_eq!(
+            message("evil.test", &r),
+            "address refused by policy: evil.test resolves to 169.254.169.254 \
+             (cloud metadata address), and 1 more refused address"
+        );
+        let e = TransportError::from(GuardError::Resolve {
+            host: "nowhere.test".into(),
+            message: "not known".into(),
+        });
+        assert_eq!(e.kind, TransportErrorKind::Resolve);
+        assert_eq!(
+            e.to_string(),
+            "name resolution failed: nowhere.test: not known"
+        );
     }
 
     #[test]

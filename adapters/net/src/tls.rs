@@ -1,15 +1,16 @@
-//! The rustls client configuration: ring provider, webpki roots, ALPN `http/1.1`.
+//! The rustls client configuration: ring provider, webpki roots, ALPN `http/1.1`; and extra roots
+//! read from PEM files, for servers behind a private certificate authority.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
 use rustls::{ClientConfig, RootCertStore};
 
 /// The default client configuration, trusting the Mozilla roots of `webpki-roots`.
 pub fn client_config() -> Arc<ClientConfig> {
-    let roots = RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    client_config_with_roots(roots)
+    client_config_with_roots(webpki_root_store())
 }
 
 /// A client configuration trusting exactly `roots` (e.g. a test CA).
@@ -24,11 +25,179 @@ pub fn client_config_with_roots(roots: RootCertStore) -> Arc<ClientConfig> {
     Arc::new(config)
 }
 
+/// A client configuration trusting the webpki roots and `extra` (certificates of private
+/// certificate authorities, e.g. from [`read_ca_certificates`]). A certificate that cannot be a
+/// trust anchor is skipped; [`read_ca_certificates`] refuses such a file up front.
+pub fn client_config_with_extra_roots(extra: &[CertificateDer<'static>]) -> Arc<ClientConfig> {
+    let mut roots = webpki_root_store();
+    roots.add_parsable_certificates(extra.iter().cloned());
+    client_config_with_roots(roots)
+}
+
+fn webpki_root_store() -> RootCertStore {
+    RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    }
+}
+
+/// Why a file of CA certificates cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CaCertError {
+    /// The file could not be read.
+    #[error("cannot read the CA certificate file {}: {message}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's description.
+        message: String,
+    },
+    /// The file holds no `CERTIFICATE` PEM section.
+    #[error("the CA certificate file {} holds no PEM certificate", path.display())]
+    NoCertificate {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A PEM section is malformed (bad base64, no end line, …).
+    #[error("the CA certificate file {} is not valid PEM: {reason}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A certificate cannot serve as a trust anchor (its DER cannot be parsed as X.509).
+    #[error(
+        "certificate {index} of the CA certificate file {} cannot be a trust anchor: {reason}",
+        path.display()
+    )]
+    Unusable {
+        /// The file.
+        path: PathBuf,
+        /// The certificate's position in the file, from 1.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Reads the PEM certificates of `path` (sections other than `CERTIFICATE`, such as a private key,
+/// are ignored) and checks that each can be a trust anchor.
+pub fn read_ca_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, CaCertError> {
+    let pem = std::fs::read(path).map_err(|e| CaCertError::Read {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    parse_ca_certificates(&pem).map_err(|e| match e {
+        PemProblem::None => CaCertError::NoCertificate {
+            path: path.to_owned(),
+        },
+        PemProblem::Malformed(reason) => CaCertError::Malformed {
+            path: path.to_owned(),
+            reason,
+        },
+        PemProblem::Unusable(index, reason) => CaCertError::Unusable {
+            path: path.to_owned(),
+            index,
+            reason,
+        },
+    })
+}
+
+enum PemProblem {
+    None,
+    Malformed(String),
+    Unusable(usize, String),
+}
+
+fn parse_ca_certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, PemProblem> {
+    let mut certs = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| PemProblem::Malformed(e.to_string()))?;
+        if let Err(e) = RootCertStore::empty().add(cert.clone()) {
+            return Err(PemProblem::Unusable(certs.len() + 1, e.to_string()));
+        }
+        certs.push(cert);
+    }
+    if certs.is_empty() {
+        return Err(PemProblem::None);
+    }
+    Ok(certs)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn offers_http11_only() {
         let c = super::client_config();
         assert_eq!(c.alpn_protocols, vec![b"http/1.1".to_vec()]);
+    }
+
+    fn temp_file(test: &str, name: &str, contents: &[u8]) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-sansio-net-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_usable_ca_is_a_typed_error() {
+        let missing = Path::new("/nonexistent-dir/ca.pem");
+        assert!(matches!(
+            read_ca_certificates(missing),
+            Err(CaCertError::Read { path, .. }) if path == missing
+        ));
+        let empty = temp_file("bad-ca", "empty.pem", b"just some text\n");
+        assert_eq!(
+            read_ca_certificates(&empty),
+            Err(CaCertError::NoCertificate {
+                path: empty.clone()
+            })
+        );
+        let bad = temp_file(
+            "bad-ca",
+            "bad.pem",
+            b"-----BEGIN CERTIFICATE-----\n!!!not base64!!!\n-----END CERTIFICATE-----\n",
+        );
+        assert!(matches!(
+            read_ca_certificates(&bad),
+            Err(CaCertError::Malformed { .. })
+        ));
+        // Valid PEM whose DER is not a certificate.
+        let junk = temp_file(
+            "bad-ca",
+            "junk.pem",
+            b"-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n",
+        );
+        let e = read_ca_certificates(&junk).unwrap_err();
+        assert!(matches!(e, CaCertError::Unusable { index: 1, .. }), "{e:?}");
+        assert!(e.to_string().contains("junk.pem"), "{e}");
+        std::fs::remove_dir_all(empty.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn every_certificate_of_a_file_is_read_and_other_sections_are_ignored() {
+        let ca = |name: &str| {
+            let key = rcgen::KeyPair::generate().unwrap();
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params
+                .distinguished_name
+                .push(rcgen::DnType::CommonName, name);
+            (params.self_signed(&key).unwrap(), key)
+        };
+        let (one, key) = ca("one");
+        let (two, _) = ca("two");
+        let pem = format!("{}{}{}", one.pem(), key.serialize_pem(), two.pem());
+        let path = temp_file("two-cas", "cas.pem", pem.as_bytes());
+        let certs = read_ca_certificates(&path).unwrap();
+        assert_eq!(certs, [one.der().clone(), two.der().clone()]);
+        let with = client_config_with_extra_roots(&certs);
+        assert_eq!(with.alpn_protocols, vec![b"http/1.1".to_vec()]);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

@@ -87,8 +87,11 @@ use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::list::Catalog;
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
 use mcp_sansio_net::{
-    policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,
-    SystemResolver, DEFAULT_DIAL_TIMEOUT,
+    policy::parse_literal_host, vetted_addresses, IdlePool, DEFAULT_DIAL_TIMEOUT,
+};
+pub use mcp_sansio_net::{
+    read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,
+    SystemResolver,
 };
 pub use mcp_sansio_transcript::TranscriptFile;
 pub use mcp_sansio_transcript::TranscriptSink;
@@ -153,6 +156,7 @@ impl Client {
             policy: AddressPolicy::strict(),
             resolver: None,
             tls: None,
+            extra_roots: Vec::new(),
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             pool_limits: PoolLimits::default(),
             era_hints: true,
@@ -204,6 +208,7 @@ impl Client {
             server_info: None,
             tasks: HashMap::new(),
             parking: Vec::new(),
+            queued: Vec::new(),
             tx,
             rx,
             recording,
@@ -241,6 +246,7 @@ pub struct ClientBuilder {
     policy: AddressPolicy,
     resolver: Option<Arc<dyn Resolve>>,
     tls: Option<Arc<rustls::ClientConfig>>,
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
@@ -278,6 +284,17 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
+    /// authority; [`read_ca_certificates`] reads them from a PEM file. Adds to the certificates of
+    /// earlier calls. Ignored when [`tls_config`](Self::tls_config) sets the whole configuration.
+    pub fn add_root_certificates(
+        mut self,
+        certs: impl IntoIterator<Item = rustls::pki_types::CertificateDer<'static>>,
+    ) -> Self {
+        self.extra_roots.extend(certs);
+        self
+    }
+
     /// The deadline of one dial, TCP connect and TLS handshake together. Default
     /// [`DEFAULT_DIAL_TIMEOUT`].
     pub fn dial_timeout(mut self, d: Duration) -> Self {
@@ -311,7 +328,13 @@ impl ClientBuilder {
             inner: Arc::new(Inner {
                 policy: self.policy,
                 resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
-                tls: self.tls.unwrap_or_else(mcp_sansio_net::client_config),
+                tls: self.tls.unwrap_or_else(|| {
+                    if self.extra_roots.is_empty() {
+                        mcp_sansio_net::client_config()
+                    } else {
+                        mcp_sansio_net::client_config_with_extra_roots(&self.extra_roots)
+                    }
+                }),
                 dial_timeout: self.dial_timeout,
                 pool: Mutex::new(IdlePool::new(self.pool_limits)),
                 era_hints: self.era_hints,
@@ -364,6 +387,8 @@ pub struct Session {
     tasks: HashMap<ExchangeId, Task>,
     /// Tasks parking their sockets in the pool.
     parking: Vec<JoinHandle<()>>,
+    /// Transmits polled in the current drain pass, started once its events are handled.
+    queued: Vec<mcp_sansio::Transmit>,
     tx: mpsc::UnboundedSender<(ExchangeId, Msg)>,
     rx: mpsc::UnboundedReceiver<(ExchangeId, Msg)>,
     /// The transcript being recorded, when the client records.
@@ -487,7 +512,10 @@ impl Session {
         let mut outcome: Option<Result<Outcome, Error>> = None;
         let mut acks: Vec<ExchangeId> = Vec::new();
         loop {
-            // Drain: transmits first (they start tasks), then events, until both are empty.
+            // Drain: transmits, then events, until both are empty. The transmits of a pass start
+            // after its events: a socket that an event of the same pass hands back (the previous
+            // page's, say) is in the pool before the next exchange looks for one, so one work
+            // item keeps one socket when the server keeps it alive.
             loop {
                 let mut busy = false;
                 while let Some(t) = self.conn.poll_transmit() {
@@ -498,7 +526,7 @@ impl Session {
                             r.transmit(now, &t);
                         }
                     }
-                    self.start_exchange(t);
+                    self.queued.push(t);
                 }
                 while let Some(event) = self.conn.poll_event() {
                     busy = true;
@@ -506,6 +534,14 @@ impl Session {
                         r.event(&event);
                     }
                     self.on_event(op, event, &mut observer, &mut outcome);
+                }
+                if self.queued.iter().any(|t| !t.fresh_socket) {
+                    for handle in self.parking.drain(..) {
+                        let _ = handle.await;
+                    }
+                }
+                for t in std::mem::take(&mut self.queued) {
+                    self.start_exchange(t);
                 }
                 if !busy {
                     break;
@@ -637,6 +673,7 @@ impl Session {
                 outcome.get_or_insert(Ok(Outcome::Closed));
             }
             Event::ExchangeFinished { exchange, reusable } => {
+                self.queued.retain(|t| t.exchange != exchange);
                 if let Some(task) = self.tasks.remove(&exchange) {
                     if reusable && op != Operation::Close {
                         if task.cmd.send(Cmd::Park).is_ok() {
@@ -650,6 +687,7 @@ impl Session {
                 }
             }
             Event::ExchangeAbandoned { exchange } => {
+                self.queued.retain(|t| t.exchange != exchange);
                 if let Some(task) = self.tasks.remove(&exchange) {
                     task.handle.abort();
                 }

@@ -693,3 +693,53 @@ async fn a_parked_socket_with_unasked_bytes_is_not_used() {
     assert_eq!(server.accepted(), 2);
     assert_eq!(server.requests()[1].conn, 1);
 }
+
+/// A modern server whose listing has three pages (cursors "2" and "3").
+fn paged(req: &Req) -> Reply {
+    if req.rpc_method() != "tools/list" {
+        return mcp(req);
+    }
+    let page = match req.json()["params"]["cursor"].as_str() {
+        None => r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"2"}"#,
+        Some("2") => r#"{"tools":[{"name":"b","inputSchema":{"type":"object"}}],"nextCursor":"3"}"#,
+        _ => r#"{"tools":[{"name":"c","inputSchema":{"type":"object"}}]}"#,
+    };
+    Reply::Send(json_response(200, &result_msg(req.id(), page)))
+}
+
+#[tokio::test]
+async fn a_cold_listing_of_several_pages_keeps_one_socket() {
+    for flavour in ["current_thread", "multi_thread"] {
+        let server = Server::start(paged).await;
+        let url = server.url();
+        let run = async move {
+            let client = loopback_client();
+            let mut s = client.connect(Config::new(&url).unwrap()).await.unwrap();
+            let names: Vec<String> = s
+                .list_tools()
+                .await
+                .unwrap()
+                .tools
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            s.close().await.unwrap();
+            names
+        };
+        let names = if flavour == "multi_thread" {
+            tokio::spawn(run).await.unwrap()
+        } else {
+            run.await
+        };
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(
+            server.methods(),
+            ["server/discover", "tools/list", "tools/list", "tools/list"]
+        );
+        assert_eq!(
+            server.accepted(),
+            1,
+            "{flavour}: every page reused the first socket"
+        );
+    }
+}

@@ -118,3 +118,19 @@ async fn an_untrusted_certificate_fails_the_handshake() {
     assert!(tls_failure(&e), "{e}");
     assert!(server.requests().is_empty(), "nothing was sent");
 }
+
+#[tokio::test]
+async fn added_root_certificates_are_trusted_besides_the_webpki_roots() {
+    let (server, root) = tls_server(&["localhost"]).await;
+    let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .resolver(StaticResolver::new().with("localhost", &[loopback]))
+        .add_root_certificates([root])
+        .build();
+    let url = format!("https://localhost:{}/mcp", server.port());
+    let mut s = client.connect(Config::new(&url).unwrap()).await.unwrap();
+    assert_eq!(s.list_tools().await.unwrap().tools.len(), 2);
+    s.close().await.unwrap();
+    assert_eq!(server.methods(), ["server/discover", "tools/list"]);
+}
