@@ -85,26 +85,6 @@ fn budgets() -> Budgets {
     b
 }
 
-fn configured_limit(b: &Budgets, which: Budget) -> Option<u64> {
-    let ms = |d: Duration| d.as_millis() as u64;
-    Some(match which {
-        Budget::ResponseBytes => b.response_bytes,
-        Budget::HeaderBlock => b.header_block_bytes as u64,
-        Budget::HeaderCount => b.header_count as u64,
-        Budget::ChunkLine => b.chunk_line_bytes as u64,
-        Budget::InformationalResponses => b.informational_responses as u64,
-        Budget::SseEvent => b.sse_event_bytes,
-        Budget::Pages => b.pages as u64,
-        Budget::ResponsesPerRequest => b.responses_per_request as u64,
-        Budget::StalledResumptions => b.stalled_resumptions as u64,
-        Budget::RequestTime => ms(b.request_time),
-        Budget::ListTime => ms(b.list_time),
-        Budget::CallTime => ms(b.call_time),
-        Budget::CloseTime => ms(b.close_time),
-        _ => return None,
-    })
-}
-
 /// An exchange the connection transmitted and has not finished or abandoned, nor we closed.
 struct Live {
     id: ExchangeId,
@@ -344,9 +324,8 @@ impl Driver {
                 }
                 Event::Failed { error, .. } => {
                     if let Some(b) = error.budget() {
-                        if let Some(limit) = configured_limit(&self.budgets, b.budget) {
-                            assert_eq!(b.limit, limit, "budget error names a wrong limit: {b:?}");
-                        }
+                        let limit = self.budgets.limit(b.budget);
+                        assert_eq!(b.limit, limit, "budget error names a wrong limit: {b:?}");
                         if b.budget == Budget::ResponseBytes {
                             assert!(self.conn.bytes_read() <= self.budgets.response_bytes);
                         }
