@@ -18,6 +18,23 @@ pub enum Era {
     Legacy,
 }
 
+impl Era {
+    /// The era's stable lowercase name, `modern` or `legacy`, as logs, transcripts and the CLI
+    /// print it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        }
+    }
+}
+
+impl core::fmt::Display for Era {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What an earlier connection learnt about the origin: its era and the version it spoke.
 ///
 /// With a modern hint, connecting makes no request at all; a legacy hint skips the probe. A hint
@@ -195,6 +212,13 @@ mod tests {
             .unwrap()
             .with_bearer_token("abc.def");
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn era_names_are_stable() {
+        assert_eq!(Era::Modern.as_str(), "modern");
+        assert_eq!(Era::Legacy.as_str(), "legacy");
+        assert_eq!(Era::Legacy.to_string(), Era::Legacy.as_str());
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub mod transcript;
 pub mod xmcp;
 
 pub use budget::{Budget, BudgetExceeded, Budgets};
-pub use config::{ClientInfo, Config, Era, EraHint};
+pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{Connection, Event, ExchangeId, Operation, Transmit};
 pub use error::{Error, ErrorKind};
 pub use time::Instant;

@@ -368,11 +368,11 @@ fn config_for(s: &Scenario) -> Config {
         Setup::Fresh => None,
         Setup::Modern => Some(EraHint {
             era: Era::Modern,
-            version: "2026-07-28".into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         Setup::Legacy => Some(EraHint {
             era: Era::Legacy,
-            version: "2025-11-25".into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
     if let Input::Answer(_) = s.input {

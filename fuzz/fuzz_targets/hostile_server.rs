@@ -243,11 +243,11 @@ fn run(data: &[u8], whole: bool) -> Vec<String> {
     config.era_hint = match hint {
         1 => Some(EraHint {
             era: Era::Modern,
-            version: "2026-07-28".into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         2 => Some(EraHint {
             era: Era::Legacy,
-            version: "2025-11-25".into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
         _ => None,
     };

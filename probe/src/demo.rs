@@ -111,7 +111,7 @@ async fn steps() -> Result<(), DemoError> {
         "{}",
         indent(&render::catalog_text(
             session.version(),
-            crate::era_name(session.era()),
+            session.era().as_str(),
             None,
             &catalog
         ))

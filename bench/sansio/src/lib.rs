@@ -49,7 +49,7 @@ impl Args {
         if self.era == "legacy" {
             config.with_era_hint(Some(EraHint {
                 era: Era::Legacy,
-                version: "2025-11-25".into(),
+                version: mcp_sansio::LEGACY_VERSIONS[0].into(),
             }))
         } else {
             config
