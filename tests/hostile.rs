@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{Cause, Expect, Input, Op, Scenario, Setup};
-use mcp_sansio::error::ProtocolError;
-use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::ProtocolError;
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant};
 
 // ---------------------------------------------------------------------------------------------
@@ -445,7 +445,7 @@ fn time_limit(op: &Op, b: &Budgets) -> Duration {
 }
 
 fn cause_matches(cause: Cause, e: &Error) -> bool {
-    use mcp_sansio::sse::SseError;
+    use mcp_sansio::SseError;
     match cause {
         Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
         Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
@@ -677,7 +677,7 @@ mod on_sockets {
         let (port, stop) = start(s);
         let mut config = config_for(s);
         config.endpoint =
-            mcp_sansio::endpoint::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+            mcp_sansio::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
         let mut conn = Connection::new(config).unwrap();
         let now = Instant::ZERO;
         conn.connect(now);

@@ -9,10 +9,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp_sansio::error::TransportError;
 use mcp_sansio::transcript::{
     escape, event_summary, is_lifecycle, redact_request, Record, Recorder, Transcript,
 };
+use mcp_sansio::TransportError;
 use mcp_sansio::{Connection, Event, ExchangeId, Instant};
 use serde_json::Value;
 

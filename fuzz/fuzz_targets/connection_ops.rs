@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::{
     Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant, Transmit,
 };
+use mcp_sansio::{TransportError, TransportErrorKind};
 
 const MAX_TRANSMITS_PER_OP: usize = 64;
 const MAX_EVENTS_PER_OP: usize = 512;
@@ -470,11 +470,11 @@ fn run(input: &Input, bytewise: bool) -> (Vec<String>, Vec<String>) {
         0 | 1 => None,
         2 => Some(EraHint {
             era: Era::Modern,
-            version: mcp_sansio::config::MODERN_VERSION.into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         _ => Some(EraHint {
             era: Era::Legacy,
-            version: mcp_sansio::config::LEGACY_VERSIONS[0].into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
     let mut d = Driver::new(hint, bytewise);

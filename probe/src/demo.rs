@@ -74,8 +74,8 @@ impl From<Error> for DemoError {
     }
 }
 
-impl From<mcp_sansio::error::ConfigError> for DemoError {
-    fn from(e: mcp_sansio::error::ConfigError) -> Self {
+impl From<mcp_sansio::ConfigError> for DemoError {
+    fn from(e: mcp_sansio::ConfigError) -> Self {
         DemoError::Mcp(Error::Config(e))
     }
 }

@@ -167,7 +167,8 @@ enum State {
     Failed(Http1Error),
 }
 
-/// An incremental decoder of one HTTP/1.x response. See the [module docs](self).
+/// An incremental decoder of one HTTP/1.x response, as the module docs of `http1::response`
+/// describe it.
 #[derive(Clone, Debug)]
 pub struct ResponseDecoder {
     limits: ResponseLimits,

@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mcp_sansio::error::ProtocolError;
-use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
-use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error};
+use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::ProtocolError;
+use mcp_sansio::{Budgets, Config, Era, EraHint, Error};
 
 use crate::hostile::script::{Rule, Server, Step};
 use crate::hostile::{Cause, Expect, Input, Op, Scenario, Setup};
@@ -157,7 +157,7 @@ pub enum Outcome {
 
 /// Whether `e` is the failure `cause` names.
 pub fn cause_matches(cause: Cause, e: &Error) -> bool {
-    use mcp_sansio::sse::SseError;
+    use mcp_sansio::SseError;
     match cause {
         Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
         Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),

@@ -80,14 +80,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use mcp_sansio::call::CallResult;
-use mcp_sansio::connection::ServerInfo;
-use mcp_sansio::endpoint::{Endpoint, Scheme};
-use mcp_sansio::error::{TransportError, TransportErrorKind};
-use mcp_sansio::list::Catalog;
 pub use mcp_sansio::transcript::TranscriptSink;
 use mcp_sansio::transcript::{RecordedOperation, Recording};
+use mcp_sansio::CallResult;
+use mcp_sansio::Catalog;
+use mcp_sansio::ServerInfo;
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
+use mcp_sansio::{Endpoint, Scheme};
+use mcp_sansio::{TransportError, TransportErrorKind};
 pub use mcp_sansio_net::TranscriptFile;
 use mcp_sansio_net::{
     policy::parse_literal_host, vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve,

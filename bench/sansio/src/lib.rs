@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use mcp_sansio::call::{CallResult, ContentBlock};
+use mcp_sansio::{CallResult, ContentBlock};
 use mcp_sansio::{Config, Era, EraHint};
 
 /// A run's parameters: `URL WORK N PAR REPS ERA`.
