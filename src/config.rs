@@ -227,14 +227,14 @@ mod tests {
             .unwrap()
             .with_era_hint(Some(EraHint {
                 era: Era::Modern,
-                version: "2025-11-25".into(),
+                version: LEGACY_VERSIONS[0].into(),
             }));
         assert!(c.validate().is_err());
         let c = Config::new("http://h/mcp")
             .unwrap()
             .with_era_hint(Some(EraHint {
                 era: Era::Legacy,
-                version: "2025-06-18".into(),
+                version: LEGACY_VERSIONS[1].into(),
             }));
         assert!(c.validate().is_ok());
     }
