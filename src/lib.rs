@@ -112,6 +112,43 @@ pub use xmcp::{HeaderParam, ParamKind};
 /// repository exercise directly: the decoders, the request encoder, the byte ledger and a few
 /// bounds. Nothing here is covered by semantic versioning; it may change or disappear in any
 /// release without notice. Use the items re-exported at the crate root instead.
+///
+/// The modules behind them stay private: none of these paths resolves.
+///
+/// ```compile_fail,E0603
+/// use mcp_sansio::http1::ResponseDecoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::sse::SseDecoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::budget::ByteLedger;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::jsonrpc::MAX_ERROR_DATA;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::xmcp::header_params;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::connection::Connection;
+/// ```
+///
+/// while the same items are reachable here, and the public ones at the root:
+///
+/// ```
+/// use mcp_sansio::internals::{ByteLedger, ResponseDecoder, ResponseLimits, SseDecoder};
+/// use mcp_sansio::{Budget, Connection, Http1Error, SseError};
+///
+/// let mut ledger = ByteLedger::new(4);
+/// let mut decoder = ResponseDecoder::new(ResponseLimits::default());
+/// let error = decoder.decode(b"HTTP/1.1 200 OK\r\n", &mut ledger).unwrap_err();
+/// assert_eq!(error, Http1Error::Budget(ledger.exceeded()));
+/// assert_eq!(ledger.exceeded().budget, Budget::ResponseBytes);
+/// let mut sse = SseDecoder::new(2);
+/// assert!(matches!(sse.decode(b"data: x\n"), Err(SseError::Budget(_))));
+/// # let _ = Connection::new;
+/// ```
 #[doc(hidden)]
 pub mod internals {
     pub use crate::budget::ByteLedger;

@@ -1,12 +1,10 @@
 //! Integration tests of the HTTP/1.1 request encoder and response decoder.
 
-use mcp_sansio::internals::ByteLedger;
 use mcp_sansio::internals::{
-    Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
+    ByteLedger, Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead,
+    ResponseLimits,
 };
-use mcp_sansio::Endpoint;
-use mcp_sansio::{Budget, BudgetExceeded, Budgets};
-use mcp_sansio::{Http1Error, RequestError};
+use mcp_sansio::{Budget, BudgetExceeded, Budgets, Endpoint, Http1Error, RequestError};
 use proptest::prelude::*;
 
 const MIB8: u64 = 8 * 1024 * 1024;

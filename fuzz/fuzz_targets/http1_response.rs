@@ -7,8 +7,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::internals::ByteLedger;
-use mcp_sansio::internals::{ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits};
+use mcp_sansio::internals::{
+    ByteLedger, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
+};
 use mcp_sansio::Http1Error;
 
 #[derive(Debug, PartialEq, Eq)]
