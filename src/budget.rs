@@ -122,11 +122,6 @@ impl ByteLedger {
         Ok(())
     }
 
-    /// Whether `n` more bytes would fit, without charging them.
-    pub fn fits(&self, n: u64) -> bool {
-        n <= self.remaining()
-    }
-
     /// Bytes that may still be read.
     pub const fn remaining(&self) -> u64 {
         self.limit - self.used
@@ -135,11 +130,6 @@ impl ByteLedger {
     /// Bytes counted so far.
     pub const fn used(&self) -> u64 {
         self.used
-    }
-
-    /// The limit.
-    pub const fn limit(&self) -> u64 {
-        self.limit
     }
 
     /// The error this ledger reports when exhausted.

@@ -289,11 +289,6 @@ impl ResponseDecoder {
         self.buf.len()
     }
 
-    /// The limits this decoder enforces.
-    pub fn limits(&self) -> &ResponseLimits {
-        &self.limits
-    }
-
     fn fail(&mut self, e: Http1Error) -> Http1Error {
         self.buf = Vec::new();
         self.state = State::Failed(e.clone());
