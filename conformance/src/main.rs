@@ -200,7 +200,7 @@ async fn run(scenario: Scenario) -> Result<(), String> {
         .connect(config)
         .await
         .map_err(|e| failed("connect", &e))?;
-    eprintln!("connected: {} ({:?})", session.version(), session.era());
+    eprintln!("connected: {} ({})", session.version(), session.era());
     let catalog = session
         .list_tools()
         .await

@@ -98,7 +98,7 @@ async fn steps() -> Result<(), DemoError> {
     println!("modern + legacy server at {}", modern.url());
     let mut session = client.connect(Config::new(&modern.url())?).await?;
     println!(
-        "  connected: era {:?}, version {}, server {}",
+        "  connected: era {}, version {}, server {}",
         session.era(),
         session.version(),
         session
@@ -146,7 +146,7 @@ async fn steps() -> Result<(), DemoError> {
     println!("\nlegacy-only server (SSE answers) at {}", legacy.url());
     let mut session = client.connect(Config::new(&legacy.url())?).await?;
     println!(
-        "  connected: era {:?}, version {} (after the modern probe was refused)",
+        "  connected: era {}, version {} (after the modern probe was refused)",
         session.era(),
         session.version()
     );
