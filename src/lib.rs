@@ -138,7 +138,7 @@ pub use xmcp::{HeaderParam, ParamKind};
 ///
 /// ```
 /// use mcp_sansio::internals::{ByteLedger, ResponseDecoder, ResponseLimits, SseDecoder};
-/// use mcp_sansio::{Budget, Connection, Http1Error, SseError};
+/// use mcp_sansio::{Budget, Http1Error, SseError};
 ///
 /// let mut ledger = ByteLedger::new(4);
 /// let mut decoder = ResponseDecoder::new(ResponseLimits::default());
@@ -147,7 +147,6 @@ pub use xmcp::{HeaderParam, ParamKind};
 /// assert_eq!(ledger.exceeded().budget, Budget::ResponseBytes);
 /// let mut sse = SseDecoder::new(2);
 /// assert!(matches!(sse.decode(b"data: x\n"), Err(SseError::Budget(_))));
-/// # let _ = Connection::new;
 /// ```
 #[doc(hidden)]
 pub mod internals {
