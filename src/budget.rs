@@ -60,6 +60,15 @@ impl Budget {
             Budget::CloseTime => "close_time_ms",
         }
     }
+
+    /// Whether this budget bounds time (its limit is in milliseconds) rather than bytes or a
+    /// count.
+    pub const fn is_time(self) -> bool {
+        matches!(
+            self,
+            Budget::RequestTime | Budget::ListTime | Budget::CallTime | Budget::CloseTime
+        )
+    }
 }
 
 impl fmt::Display for Budget {
@@ -113,11 +122,6 @@ impl ByteLedger {
         Ok(())
     }
 
-    /// Whether `n` more bytes would fit, without charging them.
-    pub fn fits(&self, n: u64) -> bool {
-        n <= self.remaining()
-    }
-
     /// Bytes that may still be read.
     pub const fn remaining(&self) -> u64 {
         self.limit - self.used
@@ -126,11 +130,6 @@ impl ByteLedger {
     /// Bytes counted so far.
     pub const fn used(&self) -> u64 {
         self.used
-    }
-
-    /// The limit.
-    pub const fn limit(&self) -> u64 {
-        self.limit
     }
 
     /// The error this ledger reports when exhausted.
@@ -197,6 +196,43 @@ impl Default for Budgets {
     }
 }
 
+impl Budgets {
+    /// The configured limit of `budget`, in the unit a [`BudgetExceeded`] reports it: bytes or a
+    /// count, or whole milliseconds for the time budgets (saturating at `u64::MAX`).
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use mcp_sansio::{Budget, Budgets};
+    ///
+    /// let budgets = Budgets::default();
+    /// assert_eq!(budgets.limit(Budget::Pages), 100);
+    /// assert_eq!(budgets.limit(Budget::CallTime), 120_000);
+    /// ```
+    pub fn limit(&self, budget: Budget) -> u64 {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        match budget {
+            Budget::ResponseBytes => self.response_bytes,
+            Budget::HeaderBlock => as_u64(self.header_block_bytes),
+            Budget::HeaderCount => as_u64(self.header_count),
+            Budget::ChunkLine => as_u64(self.chunk_line_bytes),
+            Budget::InformationalResponses => u64::from(self.informational_responses),
+            Budget::SseEvent => self.sse_event_bytes,
+            Budget::Pages => u64::from(self.pages),
+            Budget::ResponsesPerRequest => u64::from(self.responses_per_request),
+            Budget::StalledResumptions => u64::from(self.stalled_resumptions),
+            Budget::RequestTime => ms(self.request_time),
+            Budget::ListTime => ms(self.list_time),
+            Budget::CallTime => ms(self.call_time),
+            Budget::CloseTime => ms(self.close_time),
+        }
+    }
+}
+
+/// A `usize` limit as a `u64`, saturating (never truncating) on a hypothetical wider `usize`.
+fn as_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +261,54 @@ mod tests {
     fn error_names_budget_and_limit() {
         let e = BudgetExceeded::new(Budget::Pages, 100);
         assert_eq!(e.to_string(), "budget exceeded: pages (limit 100)");
+    }
+
+    #[test]
+    fn limit_reads_each_budget_in_its_reported_unit() {
+        let b = Budgets {
+            response_bytes: 1,
+            header_block_bytes: 2,
+            header_count: 3,
+            chunk_line_bytes: 4,
+            informational_responses: 5,
+            sse_event_bytes: 6,
+            pages: 7,
+            responses_per_request: 8,
+            stalled_resumptions: 9,
+            request_time: Duration::from_millis(10),
+            list_time: Duration::from_secs(11),
+            call_time: Duration::from_micros(12_999),
+            close_time: Duration::from_millis(13),
+            max_retry_wait: Duration::from_millis(14),
+        };
+        let expected = [
+            (Budget::ResponseBytes, 1),
+            (Budget::HeaderBlock, 2),
+            (Budget::HeaderCount, 3),
+            (Budget::ChunkLine, 4),
+            (Budget::InformationalResponses, 5),
+            (Budget::SseEvent, 6),
+            (Budget::Pages, 7),
+            (Budget::ResponsesPerRequest, 8),
+            (Budget::StalledResumptions, 9),
+            (Budget::RequestTime, 10),
+            (Budget::ListTime, 11_000),
+            // Whole milliseconds, rounded down, as the deadline errors report them.
+            (Budget::CallTime, 12),
+            (Budget::CloseTime, 13),
+        ];
+        for (budget, limit) in expected {
+            assert_eq!(b.limit(budget), limit, "{budget}");
+            assert_eq!(budget.is_time(), budget.name().ends_with("_ms"), "{budget}");
+        }
+    }
+
+    #[test]
+    fn time_limit_saturates() {
+        let b = Budgets {
+            call_time: Duration::MAX,
+            ..Budgets::default()
+        };
+        assert_eq!(b.limit(Budget::CallTime), u64::MAX);
     }
 }

@@ -18,6 +18,23 @@ pub enum Era {
     Legacy,
 }
 
+impl Era {
+    /// The era's stable lowercase name, `modern` or `legacy`, as logs, transcripts and the CLI
+    /// print it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        }
+    }
+}
+
+impl core::fmt::Display for Era {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What an earlier connection learnt about the origin: its era and the version it spoke.
 ///
 /// With a modern hint, connecting makes no request at all; a legacy hint skips the probe. A hint
@@ -198,19 +215,26 @@ mod tests {
     }
 
     #[test]
+    fn era_names_are_stable() {
+        assert_eq!(Era::Modern.as_str(), "modern");
+        assert_eq!(Era::Legacy.as_str(), "legacy");
+        assert_eq!(Era::Legacy.to_string(), Era::Legacy.as_str());
+    }
+
+    #[test]
     fn hints_must_name_offered_versions() {
         let c = Config::new("http://h/mcp")
             .unwrap()
             .with_era_hint(Some(EraHint {
                 era: Era::Modern,
-                version: "2025-11-25".into(),
+                version: LEGACY_VERSIONS[0].into(),
             }));
         assert!(c.validate().is_err());
         let c = Config::new("http://h/mcp")
             .unwrap()
             .with_era_hint(Some(EraHint {
                 era: Era::Legacy,
-                version: "2025-06-18".into(),
+                version: LEGACY_VERSIONS[1].into(),
             }));
         assert!(c.validate().is_ok());
     }

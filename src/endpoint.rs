@@ -1,23 +1,6 @@
 //! The server endpoint: a strictly parsed absolute `http`/`https` URL.
 //!
-//! The URL comes from configuration supplied by someone else, so the parser accepts a deliberately
-//! narrow language and refuses everything it cannot represent unambiguously on the wire:
-//!
-//! - the scheme is `http` or `https` (any case) followed by `//` and an authority;
-//! - the authority has no userinfo (credentials in URLs are a configuration error);
-//! - the host is a registered name made of ASCII letters, digits, `-`, `.` and `_` (no empty
-//!   labels, a single trailing dot allowed), an IPv4 literal, or a bracketed IPv6 literal (no
-//!   zone identifier). A host whose last label is numeric is an IPv4 address in one of the
-//!   spellings the URL standard accepts (`127.0.0.1`, `127.1`, `0x7f.1`, `0177.0.0.1`,
-//!   `2130706433`, each with an optional trailing dot); it is normalised to its dotted quad, so
-//!   that the `Host` header, the origin and an adapter's address policy all see the address a
-//!   resolver would dial. Anything else with a numeric last label (`256.1.1.1`, `a.0x7f`) is
-//!   refused;
-//! - the port, when present, is decimal digits in `1..=65535`;
-//! - path and query are kept exactly as written (no normalisation, no percent-decoding), but must
-//!   consist of characters that RFC 3986 allows there, with well-formed `%HH` escapes;
-//! - the fragment is dropped;
-//! - whitespace, control characters and non-ASCII characters are refused anywhere.
+//! The rules of the accepted language are on [`Endpoint`].
 
 use core::fmt;
 use core::net::{Ipv4Addr, Ipv6Addr};
@@ -105,6 +88,25 @@ pub enum EndpointError {
 }
 
 /// A parsed server endpoint: scheme, host, port and the origin-form request target.
+///
+/// The URL comes from configuration supplied by someone else, so the parser accepts a deliberately
+/// narrow language and refuses everything it cannot represent unambiguously on the wire:
+///
+/// - the scheme is `http` or `https` (any case) followed by `//` and an authority;
+/// - the authority has no userinfo (credentials in URLs are a configuration error);
+/// - the host is a registered name made of ASCII letters, digits, `-`, `.` and `_` (no empty
+///   labels, a single trailing dot allowed), an IPv4 literal, or a bracketed IPv6 literal (no
+///   zone identifier). A host whose last label is numeric is an IPv4 address in one of the
+///   spellings the URL standard accepts (`127.0.0.1`, `127.1`, `0x7f.1`, `0177.0.0.1`,
+///   `2130706433`, each with an optional trailing dot); it is normalised to its dotted quad, so
+///   that the `Host` header, the origin and an adapter's address policy all see the address a
+///   resolver would dial. Anything else with a numeric last label (`256.1.1.1`, `a.0x7f`) is
+///   refused;
+/// - the port, when present, is decimal digits in `1..=65535`;
+/// - path and query are kept exactly as written (no normalisation, no percent-decoding), but must
+///   consist of characters that RFC 3986 allows there, with well-formed `%HH` escapes;
+/// - the fragment is dropped;
+/// - whitespace, control characters and non-ASCII characters are refused anywhere.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Endpoint {
     scheme: Scheme,
@@ -119,7 +121,7 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Parses an absolute `http` or `https` URL; see the [module docs](self) for the rules.
+    /// Parses an absolute `http` or `https` URL by the rules on [`Endpoint`].
     pub fn parse(url: &str) -> Result<Endpoint, EndpointError> {
         if url.is_empty() {
             return Err(EndpointError::Empty);

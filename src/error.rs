@@ -171,9 +171,6 @@ pub enum ProtocolError {
         /// The repeated cursor (truncated).
         cursor: String,
     },
-    /// Bytes arrived for an exchange after its response ended.
-    #[error("unexpected bytes after the response")]
-    TrailingBytes,
 }
 
 /// Why an operation failed.

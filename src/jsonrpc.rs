@@ -15,7 +15,7 @@ pub const MAX_ERROR_MESSAGE: usize = 1024;
 pub const MAX_ERROR_DATA: usize = 4096;
 
 /// A request id. This client only ever sends integer ids.
-pub type RequestId = u64;
+pub(crate) type RequestId = u64;
 
 #[derive(Deserialize)]
 struct Wire<'a> {
@@ -43,7 +43,7 @@ struct WireError<'a> {
 
 /// A JSON-RPC error object, borrowed from the message.
 #[derive(Debug)]
-pub struct ErrorObject<'a> {
+pub(crate) struct ErrorObject<'a> {
     /// The error code.
     pub code: i64,
     /// The message, if any.
@@ -54,7 +54,7 @@ pub struct ErrorObject<'a> {
 
 impl ErrorObject<'_> {
     /// A bounded, owned copy that records the HTTP status it came with.
-    pub fn to_owned_error(&self, status: u16) -> RpcError {
+    pub(crate) fn to_owned_error(&self, status: u16) -> RpcError {
         RpcError {
             status,
             code: self.code,
@@ -66,7 +66,7 @@ impl ErrorObject<'_> {
 
 /// One message from the server, classified.
 #[derive(Debug)]
-pub enum Message<'a> {
+pub(crate) enum Message<'a> {
     /// A response carrying a result.
     Result {
         /// The raw id.
@@ -104,7 +104,7 @@ fn is_null(v: &RawValue) -> bool {
 
 /// Classifies one JSON-RPC message. A batch, a message that is not JSON-RPC 2.0, or one with both
 /// `result` and `error` is a [`ProtocolError`].
-pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
+pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         return Err(ProtocolError::Batch);
@@ -149,7 +149,7 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
 }
 
 /// Whether a raw id equals the integer id this client sent.
-pub fn id_matches(raw: &RawValue, expected: RequestId) -> bool {
+pub(crate) fn id_matches(raw: &RawValue, expected: RequestId) -> bool {
     raw.get().trim().parse::<u64>().ok() == Some(expected)
 }
 

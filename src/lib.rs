@@ -53,35 +53,112 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # Layers
+//! # What is public
 //!
-//! - [`connection`]: the state machine (negotiation, requests, resumption, deadlines, close);
-//! - [`http1`]: the HTTP/1.1 request encoder and incremental response decoder;
-//! - [`sse`]: the `text/event-stream` decoder;
-//! - [`jsonrpc`]: JSON-RPC 2.0 messages, classified without building a value tree;
-//! - [`list`] and [`call`]: `tools/list` catalogs and `tools/call` results;
-//! - [`budget`], [`error`], [`config`], [`time`], [`endpoint`].
+//! Everything a caller names is re-exported here, at the root; the modules behind it are private.
+//!
+//! - The state machine: [`Connection`], driven with [`Instant`]s and fed the bytes of each
+//!   [`Transmit`] (one per [`ExchangeId`]); it reports [`Event`]s and tracks [`Operation`]s.
+//! - Its configuration: [`Config`] with its [`Budgets`], [`ClientInfo`], [`EraHint`] (an [`Era`]
+//!   and a version among [`MODERN_VERSION`] and [`LEGACY_VERSIONS`]), [`ToolNameRule`] and the
+//!   parsed [`Endpoint`] ([`Scheme`], and [`parse_ipv4_host`], the one IPv4 reading the adapters'
+//!   address policy must share with it).
+//! - Results: a [`Catalog`] of [`Tool`]s (with their [`HeaderParam`]s of a [`ParamKind`]) and
+//!   [`RefusedTool`]s; a [`CallResult`] of [`ContentBlock`]s and [`ResourceContents`]; the
+//!   [`ServerInfo`] a server reported.
+//! - Failures: [`Error`] and its [`ErrorKind`]; the causes it carries ([`BudgetExceeded`] naming a
+//!   [`Budget`], [`ConfigError`], [`EndpointError`], [`ProtocolError`], [`RpcError`],
+//!   [`Http1Error`], [`RequestError`], [`SseError`], [`TransportError`] of a
+//!   [`TransportErrorKind`]).
+//! - [`transcript`]: recording and replaying what a connection was told and answered.
+//!
+//! The layers underneath (the HTTP/1.1 encoder and incremental response decoder, the
+//! `text/event-stream` decoder, JSON-RPC classification, `x-mcp-header` extraction, the byte
+//! ledger) are internal. The fuzz targets, benchmarks and tests reach them through
+//! `mcp_sansio::internals`, a hidden module that is **not** public API and may change in any
+//! release without notice.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod budget;
-pub mod call;
-pub mod config;
-pub mod connection;
-pub mod endpoint;
-pub mod error;
-pub mod http1;
-pub mod jsonrpc;
-pub mod list;
-pub mod sse;
-pub mod time;
-pub mod xmcp;
+mod budget;
+mod call;
+mod config;
+mod connection;
+mod endpoint;
+mod error;
+mod http1;
+mod jsonrpc;
+mod list;
+mod sse;
+mod time;
+mod xmcp;
 
 pub use budget::{Budget, BudgetExceeded, Budgets};
-pub use config::{ClientInfo, Config, Era, EraHint};
-pub use connection::{Connection, Event, ExchangeId, Operation, Transmit};
-pub use error::{Error, ErrorKind};
+pub use call::{CallResult, ContentBlock, ResourceContents};
+pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
+pub use connection::{Connection, Event, ExchangeId, Operation, ServerInfo, Transmit};
+pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
+pub use error::{
+    ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
+};
+pub use http1::{Http1Error, RequestError};
+pub use list::{Catalog, RefusedTool, Tool, ToolNameRule};
+pub use sse::SseError;
 pub use time::Instant;
+pub use xmcp::{HeaderParam, ParamKind};
+
+/// **Not public API.** The internals that the fuzz targets, benchmarks and tests of this
+/// repository exercise directly: the decoders, the request encoder, the byte ledger and a few
+/// bounds. Nothing here is covered by semantic versioning; it may change or disappear in any
+/// release without notice. Use the items re-exported at the crate root instead.
+///
+/// The modules behind them stay private: none of these paths resolves.
+///
+/// ```compile_fail,E0603
+/// use mcp_sansio::http1::ResponseDecoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::sse::SseDecoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::budget::ByteLedger;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::jsonrpc::MAX_ERROR_DATA;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::xmcp::header_params;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::connection::Connection;
+/// ```
+///
+/// while the same items are reachable here, and the public ones at the root:
+///
+/// ```
+/// use mcp_sansio::internals::{ByteLedger, ResponseDecoder, ResponseLimits, SseDecoder};
+/// use mcp_sansio::{Budget, Http1Error, SseError};
+///
+/// let mut ledger = ByteLedger::new(4);
+/// let mut decoder = ResponseDecoder::new(ResponseLimits::default());
+/// let error = decoder.decode(b"HTTP/1.1 200 OK\r\n", &mut ledger).unwrap_err();
+/// assert_eq!(error, Http1Error::Budget(ledger.exceeded()));
+/// assert_eq!(ledger.exceeded().budget, Budget::ResponseBytes);
+/// let mut sse = SseDecoder::new(2);
+/// assert!(matches!(sse.decode(b"data: x\n"), Err(SseError::Budget(_))));
+/// ```
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::budget::ByteLedger;
+    pub use crate::connection::{DRAIN_BYTES, DRAIN_GRACE};
+    pub use crate::http1::{
+        Decoded, Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead,
+        ResponseLimits,
+    };
+    pub use crate::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+    pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
+    pub use crate::xmcp::{encode_header_value, header_params, header_values, MAX_DEPTH};
+}
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../README.md")]

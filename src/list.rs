@@ -179,10 +179,10 @@ impl ToolNameRule {
 }
 
 /// Longest tool name accepted.
-pub const MAX_TOOL_NAME: usize = 128;
+pub(crate) const MAX_TOOL_NAME: usize = 128;
 
 /// Whether `name` follows the tool-name rule: 1–128 characters of `[A-Za-z0-9_.-]`.
-pub fn valid_tool_name(name: &str) -> bool {
+pub(crate) fn valid_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_TOOL_NAME
         && name

@@ -21,7 +21,7 @@
 //! its input and returns at most one item per call.
 //!
 //! ```
-//! use mcp_sansio::sse::{SseDecoder, SseItem};
+//! use mcp_sansio::internals::{SseDecoder, SseItem};
 //!
 //! let mut decoder = SseDecoder::new(1024);
 //! let mut input: &[u8] = b"event: message\r\ndata: {\"id\":1}\r\n\r\n";
@@ -38,7 +38,7 @@
 //!     }
 //!     other => panic!("unexpected items: {other:?}"),
 //! }
-//! # Ok::<(), mcp_sansio::sse::SseError>(())
+//! # Ok::<(), mcp_sansio::SseError>(())
 //! ```
 
 use core::mem;
@@ -109,7 +109,7 @@ enum BomState {
     Done,
 }
 
-/// An incremental, bounded `text/event-stream` decoder. See the [module docs](self).
+/// An incremental, bounded `text/event-stream` decoder, as the module docs of `sse` describe it.
 #[derive(Clone, Debug)]
 pub struct SseDecoder {
     /// The cap on the bytes retained for one event.

@@ -2,7 +2,7 @@
 
 mod support;
 
-use mcp_sansio::call::{ContentBlock, ResourceContents};
+use mcp_sansio::{ContentBlock, ResourceContents};
 use mcp_sansio::{ErrorKind, Event};
 use support::*;
 

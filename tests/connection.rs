@@ -4,8 +4,8 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_sansio::budget::Budget;
-use mcp_sansio::connection::{DRAIN_BYTES, DRAIN_GRACE};
+use mcp_sansio::internals::{DRAIN_BYTES, DRAIN_GRACE};
+use mcp_sansio::Budget;
 use mcp_sansio::{Config, Era, EraHint, Error, ErrorKind, Event, Instant, Operation};
 use support::*;
 
@@ -472,7 +472,7 @@ fn bearer_token_with_newline_is_refused_before_sending() {
         .unwrap()
         .with_bearer_token("a\nInjected: 1");
     let e = mcp_sansio::Connection::new(config).unwrap_err();
-    assert_eq!(e, mcp_sansio::error::ConfigError::InvalidToken);
+    assert_eq!(e, mcp_sansio::ConfigError::InvalidToken);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,7 +628,7 @@ fn sse_notifications_before_the_result_and_progress() {
                 assert!(!r.is_error);
                 assert_eq!(
                     r.content,
-                    vec![mcp_sansio::call::ContentBlock::Text { text: "hi".into() }]
+                    vec![mcp_sansio::ContentBlock::Text { text: "hi".into() }]
                 );
             }
             e => panic!("{e:?}"),
@@ -702,7 +702,7 @@ fn wrong_id_and_batch_are_errors() {
     assert!(
         matches!(
             e,
-            Error::Protocol(mcp_sansio::error::ProtocolError::WrongId { .. })
+            Error::Protocol(mcp_sansio::ProtocolError::WrongId { .. })
         ),
         "{e:?}"
     );
@@ -719,7 +719,7 @@ fn wrong_id_and_batch_are_errors() {
     );
     let (_, e) = failed(h.single_event());
     assert!(
-        matches!(e, Error::Protocol(mcp_sansio::error::ProtocolError::Batch)),
+        matches!(e, Error::Protocol(mcp_sansio::ProtocolError::Batch)),
         "{e:?}"
     );
 
@@ -754,7 +754,7 @@ fn rpc_error_with_400_is_per_request() {
         Error::Rpc(rpc) => {
             assert_eq!(rpc.code, -32602);
             assert_eq!(rpc.message, "Unknown tool: nope");
-            assert!(rpc.data.as_ref().unwrap().len() <= mcp_sansio::jsonrpc::MAX_ERROR_DATA);
+            assert!(rpc.data.as_ref().unwrap().len() <= mcp_sansio::internals::MAX_ERROR_DATA);
         }
         e => panic!("{e:?}"),
     }
@@ -824,7 +824,7 @@ fn repeated_cursor_and_page_budget_fail() {
     }
     let (_, e) = failed(h.single_event());
     assert!(
-        matches!(e, Error::Protocol(mcp_sansio::error::ProtocolError::PaginationLoop { ref cursor }) if cursor == "A"),
+        matches!(e, Error::Protocol(mcp_sansio::ProtocolError::PaginationLoop { ref cursor }) if cursor == "A"),
         "{e}"
     );
     assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
@@ -948,7 +948,7 @@ fn stream_without_ids_cannot_be_resumed() {
     assert!(
         matches!(
             e,
-            Error::Protocol(mcp_sansio::error::ProtocolError::StreamEnded { .. })
+            Error::Protocol(mcp_sansio::ProtocolError::StreamEnded { .. })
         ),
         "{e:?}"
     );
@@ -1222,7 +1222,7 @@ fn session_id_change_is_an_error() {
     assert!(
         matches!(
             e,
-            Error::Protocol(mcp_sansio::error::ProtocolError::InvalidSession { .. })
+            Error::Protocol(mcp_sansio::ProtocolError::InvalidSession { .. })
         ),
         "{e:?}"
     );

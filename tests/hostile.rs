@@ -16,11 +16,9 @@ use std::time::Duration;
 
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{Cause, Expect, Input, Op, Scenario, Setup};
-use mcp_sansio::error::ProtocolError;
-use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
-use mcp_sansio::{
-    Budget, Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant,
-};
+use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::ProtocolError;
+use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant};
 
 // ---------------------------------------------------------------------------------------------
 // Memory: a counting allocator with per-thread counters, so tests running in parallel threads
@@ -370,11 +368,11 @@ fn config_for(s: &Scenario) -> Config {
         Setup::Fresh => None,
         Setup::Modern => Some(EraHint {
             era: Era::Modern,
-            version: "2026-07-28".into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         Setup::Legacy => Some(EraHint {
             era: Era::Legacy,
-            version: "2025-11-25".into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
     if let Input::Answer(_) = s.input {
@@ -434,26 +432,6 @@ fn run(s: &Scenario, split: Split) -> Report {
     }
 }
 
-fn configured_limit(b: &Budgets, which: Budget) -> u64 {
-    let ms = |d: Duration| d.as_millis() as u64;
-    match which {
-        Budget::ResponseBytes => b.response_bytes,
-        Budget::HeaderBlock => b.header_block_bytes as u64,
-        Budget::HeaderCount => b.header_count as u64,
-        Budget::ChunkLine => b.chunk_line_bytes as u64,
-        Budget::InformationalResponses => u64::from(b.informational_responses),
-        Budget::SseEvent => b.sse_event_bytes,
-        Budget::Pages => u64::from(b.pages),
-        Budget::ResponsesPerRequest => u64::from(b.responses_per_request),
-        Budget::StalledResumptions => u64::from(b.stalled_resumptions),
-        Budget::RequestTime => ms(b.request_time),
-        Budget::ListTime => ms(b.list_time),
-        Budget::CallTime => ms(b.call_time),
-        Budget::CloseTime => ms(b.close_time),
-        other => panic!("unknown budget {other:?}"),
-    }
-}
-
 /// The longest an operation may take in virtual time: connect makes at most four requests
 /// (probe, one re-probe, `initialize`, `notifications/initialized`) of `request_time` each; a
 /// listing, a call and a close have their aggregate budgets.
@@ -467,7 +445,7 @@ fn time_limit(op: &Op, b: &Budgets) -> Duration {
 }
 
 fn cause_matches(cause: Cause, e: &Error) -> bool {
-    use mcp_sansio::sse::SseError;
+    use mcp_sansio::SseError;
     match cause {
         Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
         Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
@@ -519,7 +497,7 @@ fn check(s: &Scenario) -> Result<(), String> {
                     }
                 }
                 if let Some(b) = e.budget() {
-                    let limit = configured_limit(&s.budgets, b.budget);
+                    let limit = s.budgets.limit(b.budget);
                     if b.limit != limit {
                         return Err(format!("{at}: {b} names limit {} not {limit}", b.limit));
                     }
@@ -699,7 +677,7 @@ mod on_sockets {
         let (port, stop) = start(s);
         let mut config = config_for(s);
         config.endpoint =
-            mcp_sansio::endpoint::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+            mcp_sansio::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
         let mut conn = Connection::new(config).unwrap();
         let now = Instant::ZERO;
         conn.connect(now);

@@ -1,11 +1,10 @@
 //! Integration tests of the HTTP/1.1 request encoder and response decoder.
 
-use mcp_sansio::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
-use mcp_sansio::endpoint::Endpoint;
-use mcp_sansio::http1::{
-    Framing, Http1Error, Method, Request, RequestError, ResponseDecoder, ResponseEvent,
-    ResponseHead, ResponseLimits,
+use mcp_sansio::internals::{
+    ByteLedger, Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead,
+    ResponseLimits,
 };
+use mcp_sansio::{Budget, BudgetExceeded, Budgets, Endpoint, Http1Error, RequestError};
 use proptest::prelude::*;
 
 const MIB8: u64 = 8 * 1024 * 1024;

@@ -2,7 +2,7 @@
 
 mod support;
 
-use mcp_sansio::budget::Budget;
+use mcp_sansio::Budget;
 use mcp_sansio::{Config, Error, ErrorKind, Event};
 use support::*;
 

@@ -7,7 +7,7 @@ use support::*;
 
 /// Lists one page, fed whole, one byte at a time (small pages) and in 7-byte pieces, asserting
 /// the same catalog every time.
-fn list_one_page(page: &str, budgets: Option<Budgets>) -> mcp_sansio::list::Catalog {
+fn list_one_page(page: &str, budgets: Option<Budgets>) -> mcp_sansio::Catalog {
     let whole = list_one_page_split(page, budgets.clone(), Split::Whole);
     let splits: &[Split] = if page.len() < 64 * 1024 {
         &[Split::Bytes, Split::Chunks(7)]
@@ -24,11 +24,7 @@ fn list_one_page(page: &str, budgets: Option<Budgets>) -> mcp_sansio::list::Cata
     whole
 }
 
-fn list_one_page_split(
-    page: &str,
-    budgets: Option<Budgets>,
-    split: Split,
-) -> mcp_sansio::list::Catalog {
+fn list_one_page_split(page: &str, budgets: Option<Budgets>, split: Split) -> mcp_sansio::Catalog {
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
     if let Some(b) = budgets {
         config = config.with_budgets(b);
@@ -37,7 +33,7 @@ fn list_one_page_split(
 }
 
 /// Connects with `config` and lists one page.
-fn list_with(config: Config, page: &str, split: Split) -> mcp_sansio::list::Catalog {
+fn list_with(config: Config, page: &str, split: Split) -> mcp_sansio::Catalog {
     let mut h = Harness::new(config, split);
     h.connect();
     let r = h.next();
@@ -317,7 +313,7 @@ fn header_mismatch_for_an_unlisted_tool_fails_with_the_mismatch() {
 fn the_name_rule_is_configurable() {
     let page = r#"{"tools":[{"name":"has space","inputSchema":{"type":"object"}},{"name":"ctl\u0001","inputSchema":{"type":"object"}}]}"#;
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
-    config.tool_names = mcp_sansio::list::ToolNameRule::Lenient;
+    config.tool_names = mcp_sansio::ToolNameRule::Lenient;
     let c = list_with(config, page, Split::Bytes);
     assert_eq!(c.tools.len(), 1);
     assert_eq!(c.tools[0].name, "has space");

@@ -1,8 +1,9 @@
 //! Tests of the `text/event-stream` decoder: known vectors, real server bodies, split
 //! independence (proptest) and hostile streams.
 
-use mcp_sansio::budget::{Budget, BudgetExceeded};
-use mcp_sansio::sse::{SseDecoder, SseError, SseEvent, SseItem};
+use mcp_sansio::internals::{SseDecoder, SseEvent, SseItem};
+use mcp_sansio::SseError;
+use mcp_sansio::{Budget, BudgetExceeded};
 use proptest::prelude::*;
 
 /// A cap large enough that the known vectors never hit it.

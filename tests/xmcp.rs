@@ -1,6 +1,7 @@
 //! SEP-2243 `x-mcp-header` annotations: schema validation, argument extraction, value encoding.
 
-use mcp_sansio::xmcp::{encode_header_value, header_params, header_values, HeaderParam, ParamKind};
+use mcp_sansio::internals::{encode_header_value, header_params, header_values};
+use mcp_sansio::{HeaderParam, ParamKind};
 
 fn param(path: &[&str], name: &str, kind: ParamKind) -> HeaderParam {
     HeaderParam {
@@ -307,7 +308,8 @@ mod oracle {
     use std::collections::HashSet;
     use std::fmt;
 
-    use mcp_sansio::xmcp::{HeaderParam, ParamKind, MAX_DEPTH};
+    use mcp_sansio::internals::MAX_DEPTH;
+    use mcp_sansio::{HeaderParam, ParamKind};
     use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::{Map, Value};
 
@@ -605,7 +607,7 @@ mod generated {
         #[test]
         fn streaming_check_agrees_with_tree_walk(schema in prop_oneof![value(), wrapped()]) {
             prop_assert_eq!(
-                mcp_sansio::xmcp::header_params(&schema),
+                mcp_sansio::internals::header_params(&schema),
                 super::oracle::header_params(&schema),
                 "schema {}", schema
             );
@@ -615,7 +617,7 @@ mod generated {
 
 #[test]
 fn streaming_check_agrees_at_the_depth_limit() {
-    use mcp_sansio::xmcp::MAX_DEPTH;
+    use mcp_sansio::internals::MAX_DEPTH;
     for levels in [
         MAX_DEPTH / 2 - 1,
         MAX_DEPTH / 2,

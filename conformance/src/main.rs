@@ -20,8 +20,8 @@ mod answers;
 
 use std::process::ExitCode;
 
-use mcp_sansio::config::{LEGACY_VERSIONS, MODERN_VERSION};
 use mcp_sansio::{Config, Error};
+use mcp_sansio::{LEGACY_VERSIONS, MODERN_VERSION};
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_tokio::{CallObserver, Client, Session};
 use serde_json::Value;
@@ -145,10 +145,7 @@ async fn call(session: &mut Session, name: &str, arguments: &[u8]) -> Result<(),
 }
 
 /// The calls a scenario makes after listing, as (tool name, JSON arguments).
-fn planned_calls(
-    scenario: &Scenario,
-    catalog: &mcp_sansio::list::Catalog,
-) -> Vec<(String, Vec<u8>)> {
+fn planned_calls(scenario: &Scenario, catalog: &mcp_sansio::Catalog) -> Vec<(String, Vec<u8>)> {
     match scenario.name.as_str() {
         // Listing is the whole flow: the suite checks the requests and what is not fetched.
         "initialize" | "request-metadata" | "json-schema-ref-no-deref" => Vec::new(),
@@ -203,7 +200,7 @@ async fn run(scenario: Scenario) -> Result<(), String> {
         .connect(config)
         .await
         .map_err(|e| failed("connect", &e))?;
-    eprintln!("connected: {} ({:?})", session.version(), session.era());
+    eprintln!("connected: {} ({})", session.version(), session.era());
     let catalog = session
         .list_tools()
         .await

@@ -5,7 +5,7 @@ mod support;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use mcp_sansio::call::ContentBlock;
+use mcp_sansio::ContentBlock;
 use mcp_sansio::{Config, Era, ErrorKind, Event};
 use mcp_sansio_demo_server::{DemoServer, Eras, Options, ResponseMode};
 use support::Driver;

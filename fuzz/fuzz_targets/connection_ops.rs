@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::{
     Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant, Transmit,
 };
+use mcp_sansio::{TransportError, TransportErrorKind};
 
 const MAX_TRANSMITS_PER_OP: usize = 64;
 const MAX_EVENTS_PER_OP: usize = 512;
@@ -83,26 +83,6 @@ fn budgets() -> Budgets {
     b.sse_event_bytes = 8 * 1024;
     b.pages = 5;
     b
-}
-
-fn configured_limit(b: &Budgets, which: Budget) -> Option<u64> {
-    let ms = |d: Duration| d.as_millis() as u64;
-    Some(match which {
-        Budget::ResponseBytes => b.response_bytes,
-        Budget::HeaderBlock => b.header_block_bytes as u64,
-        Budget::HeaderCount => b.header_count as u64,
-        Budget::ChunkLine => b.chunk_line_bytes as u64,
-        Budget::InformationalResponses => b.informational_responses as u64,
-        Budget::SseEvent => b.sse_event_bytes,
-        Budget::Pages => b.pages as u64,
-        Budget::ResponsesPerRequest => b.responses_per_request as u64,
-        Budget::StalledResumptions => b.stalled_resumptions as u64,
-        Budget::RequestTime => ms(b.request_time),
-        Budget::ListTime => ms(b.list_time),
-        Budget::CallTime => ms(b.call_time),
-        Budget::CloseTime => ms(b.close_time),
-        _ => return None,
-    })
 }
 
 /// An exchange the connection transmitted and has not finished or abandoned, nor we closed.
@@ -344,9 +324,8 @@ impl Driver {
                 }
                 Event::Failed { error, .. } => {
                     if let Some(b) = error.budget() {
-                        if let Some(limit) = configured_limit(&self.budgets, b.budget) {
-                            assert_eq!(b.limit, limit, "budget error names a wrong limit: {b:?}");
-                        }
+                        let limit = self.budgets.limit(b.budget);
+                        assert_eq!(b.limit, limit, "budget error names a wrong limit: {b:?}");
                         if b.budget == Budget::ResponseBytes {
                             assert!(self.conn.bytes_read() <= self.budgets.response_bytes);
                         }
@@ -491,11 +470,11 @@ fn run(input: &Input, bytewise: bool) -> (Vec<String>, Vec<String>) {
         0 | 1 => None,
         2 => Some(EraHint {
             era: Era::Modern,
-            version: mcp_sansio::config::MODERN_VERSION.into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         _ => Some(EraHint {
             era: Era::Legacy,
-            version: mcp_sansio::config::LEGACY_VERSIONS[0].into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
     let mut d = Driver::new(hint, bytewise);

@@ -21,7 +21,7 @@
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::{Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
+use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
 const MAX_STEPS: u64 = 200_000;
 const WAIT: Duration = Duration::from_secs(7);
@@ -36,26 +36,6 @@ fn budgets() -> Budgets {
     b.pages = 5;
     b.responses_per_request = 4;
     b
-}
-
-fn configured_limit(b: &Budgets, which: Budget) -> Option<u64> {
-    let ms = |d: Duration| d.as_millis() as u64;
-    Some(match which {
-        Budget::ResponseBytes => b.response_bytes,
-        Budget::HeaderBlock => b.header_block_bytes as u64,
-        Budget::HeaderCount => b.header_count as u64,
-        Budget::ChunkLine => b.chunk_line_bytes as u64,
-        Budget::InformationalResponses => u64::from(b.informational_responses),
-        Budget::SseEvent => b.sse_event_bytes,
-        Budget::Pages => u64::from(b.pages),
-        Budget::ResponsesPerRequest => u64::from(b.responses_per_request),
-        Budget::StalledResumptions => u64::from(b.stalled_resumptions),
-        Budget::RequestTime => ms(b.request_time),
-        Budget::ListTime => ms(b.list_time),
-        Budget::CallTime => ms(b.call_time),
-        Budget::CloseTime => ms(b.close_time),
-        _ => return None,
-    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -163,19 +143,21 @@ impl<'a> Run<'a> {
         }
         while let Some(e) = self.conn.poll_event() {
             match &e {
-                Event::ExchangeFinished { exchange, .. } | Event::ExchangeAbandoned { exchange } => {
+                Event::ExchangeFinished { exchange, .. }
+                | Event::ExchangeAbandoned { exchange } => {
                     let x = *exchange;
                     self.tasks.retain(|t| t.exchange != x);
                 }
                 Event::InputRequired { .. } => {
                     let answer: &[u8] = br#"{"a":{"action":"decline"}}"#;
                     let now = self.now;
-                    self.conn.provide_input(now, self.input_hook.then_some(answer));
+                    self.conn
+                        .provide_input(now, self.input_hook.then_some(answer));
                 }
                 Event::Failed { error, .. } => {
                     if let Some(b) = error.budget() {
-                        let limit = configured_limit(&self.budgets, b.budget);
-                        assert!(limit.is_none_or(|l| l == b.limit), "wrong limit: {b:?}");
+                        let limit = self.budgets.limit(b.budget);
+                        assert_eq!(b.limit, limit, "wrong limit: {b:?}");
                     }
                     terminal = true;
                 }
@@ -192,7 +174,8 @@ impl<'a> Run<'a> {
                 // (both adapters drop an idle socket that holds unread bytes). So only the
                 // exchange is compared across splits.
                 Event::ExchangeFinished { exchange, .. } => {
-                    self.log.push(format!("{} finished {:?}", self.now, exchange));
+                    self.log
+                        .push(format!("{} finished {:?}", self.now, exchange));
                 }
                 _ => self.log.push(format!("{} {:?}", self.now, e)),
             }
@@ -260,11 +243,11 @@ fn run(data: &[u8], whole: bool) -> Vec<String> {
     config.era_hint = match hint {
         1 => Some(EraHint {
             era: Era::Modern,
-            version: "2026-07-28".into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         2 => Some(EraHint {
             era: Era::Legacy,
-            version: "2025-11-25".into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
         _ => None,
     };

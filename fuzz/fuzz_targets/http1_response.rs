@@ -7,8 +7,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::budget::ByteLedger;
-use mcp_sansio::http1::{Http1Error, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits};
+use mcp_sansio::internals::{
+    ByteLedger, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
+};
+use mcp_sansio::Http1Error;
 
 #[derive(Debug, PartialEq, Eq)]
 struct Outcome {

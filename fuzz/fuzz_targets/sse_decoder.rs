@@ -6,7 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::sse::{SseDecoder, SseError, SseEvent, SseItem};
+use mcp_sansio::internals::{SseDecoder, SseEvent, SseItem};
+use mcp_sansio::SseError;
 
 /// How far past the cap `buffered_len` may go.
 const SLACK: usize = 16;

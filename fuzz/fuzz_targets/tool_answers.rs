@@ -56,7 +56,7 @@ fn drive(conn: &mut Connection, now: Instant, result: &[u8]) -> Vec<Event> {
 fuzz_target!(|data: &[u8]| {
     let hint = EraHint {
         era: Era::Modern,
-        version: "2026-07-28".into(),
+        version: mcp_sansio::MODERN_VERSION.into(),
     };
     for list in [true, false] {
         let mut config = Config::new("http://127.0.0.1:9/mcp")

@@ -1,6 +1,6 @@
 //! The facts each server is known to answer, asserted against what a scenario observed.
 
-use mcp_sansio::call::{CallResult, ContentBlock, ResourceContents};
+use mcp_sansio::{CallResult, ContentBlock, ResourceContents};
 use mcp_sansio::{Era, Error, ErrorKind};
 use serde_json::Value;
 

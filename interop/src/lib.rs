@@ -106,9 +106,9 @@ pub struct Target {
 }
 
 /// The protocol version negotiated in each era.
-pub const MODERN: &str = "2026-07-28";
+pub const MODERN: &str = mcp_sansio::MODERN_VERSION;
 /// The legacy version negotiated (the newest both sides speak).
-pub const LEGACY: &str = "2025-11-25";
+pub const LEGACY: &str = mcp_sansio::LEGACY_VERSIONS[0];
 /// The page size every server is started with.
 pub const PAGE_SIZE: usize = 5;
 /// The per-call time budget in the tests: a call that hangs fails in bounded time.
@@ -117,10 +117,7 @@ pub const CALL_TIME: Duration = Duration::from_secs(30);
 impl Target {
     /// A readable name: server, arguments and era.
     pub fn label(&self) -> String {
-        let era = match self.era {
-            Era::Modern => "modern",
-            Era::Legacy => "legacy",
-        };
+        let era = self.era.as_str();
         let mut parts = vec![self.peer.name()];
         parts.extend(self.args.iter().copied());
         let how = if self.negotiated { ", negotiated" } else { "" };

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use mcp_sansio::call::CallResult;
-use mcp_sansio::connection::ServerInfo;
-use mcp_sansio::list::Catalog;
+use mcp_sansio::CallResult;
+use mcp_sansio::ServerInfo;
+use mcp_sansio::Catalog;
 use mcp_sansio::{Era, Error};
 use mcp_sansio_net::AddressPolicy;
 use serde_json::value::RawValue;

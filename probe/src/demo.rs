@@ -74,8 +74,8 @@ impl From<Error> for DemoError {
     }
 }
 
-impl From<mcp_sansio::error::ConfigError> for DemoError {
-    fn from(e: mcp_sansio::error::ConfigError) -> Self {
+impl From<mcp_sansio::ConfigError> for DemoError {
+    fn from(e: mcp_sansio::ConfigError) -> Self {
         DemoError::Mcp(Error::Config(e))
     }
 }
@@ -98,7 +98,7 @@ async fn steps() -> Result<(), DemoError> {
     println!("modern + legacy server at {}", modern.url());
     let mut session = client.connect(Config::new(&modern.url())?).await?;
     println!(
-        "  connected: era {:?}, version {}, server {}",
+        "  connected: era {}, version {}, server {}",
         session.era(),
         session.version(),
         session
@@ -111,7 +111,7 @@ async fn steps() -> Result<(), DemoError> {
         "{}",
         indent(&render::catalog_text(
             session.version(),
-            crate::era_name(session.era()),
+            session.era().as_str(),
             None,
             &catalog
         ))
@@ -147,7 +147,7 @@ async fn steps() -> Result<(), DemoError> {
     println!("\nlegacy-only server (SSE answers) at {}", legacy.url());
     let mut session = client.connect(Config::new(&legacy.url())?).await?;
     println!(
-        "  connected: era {:?}, version {} (after the modern probe was refused)",
+        "  connected: era {}, version {} (after the modern probe was refused)",
         session.era(),
         session.version()
     );

@@ -176,13 +176,6 @@ fn failed(json: bool, error: &Error) -> ExitCode {
     ExitCode::from(render::exit_code(error))
 }
 
-pub(crate) fn era_name(era: mcp_sansio::Era) -> &'static str {
-    match era {
-        mcp_sansio::Era::Modern => "modern",
-        mcp_sansio::Era::Legacy => "legacy",
-    }
-}
-
 async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
     let mut session = match client.connect(config).await {
         Ok(s) => s,
@@ -200,7 +193,7 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
             .map(|s| format!("{} {}", s.name, s.version));
         print!(
             "{}",
-            render::catalog_text(session.version(), era_name(session.era()), server, &catalog)
+            render::catalog_text(session.version(), session.era().as_str(), server, &catalog)
         );
     }
     // Ending a legacy session is a courtesy; its failure changes nothing printed.

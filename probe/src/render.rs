@@ -1,8 +1,8 @@
 //! Rendering results and errors, as JSON documents or as readable text.
 
 use base64::Engine as _;
-use mcp_sansio::call::{CallResult, ContentBlock, ResourceContents};
-use mcp_sansio::list::Catalog;
+use mcp_sansio::Catalog;
+use mcp_sansio::{CallResult, ContentBlock, ResourceContents};
 use mcp_sansio::{Error, ErrorKind};
 use serde_json::{json, Value};
 

@@ -327,8 +327,8 @@ fn demo_runs_offline_and_exits_with_0() {
     let o = probe(&["demo"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8(o.stdout).unwrap();
-    assert!(out.contains("era Modern, version 2026-07-28"), "{out}");
-    assert!(out.contains("era Legacy, version 2025-11-25"), "{out}");
+    assert!(out.contains("era modern, version 2026-07-28"), "{out}");
+    assert!(out.contains("era legacy, version 2025-11-25"), "{out}");
     assert!(out.contains("5/5 step 5 of 5"), "{out}");
     assert!(out.contains("requests on"), "{out}");
     assert!(out.contains("every step succeeded"), "{out}");

@@ -7,9 +7,9 @@
 //!   (Content-Length, chunked or close-delimited framing removed) and [`ResponseEvent::End`],
 //!   charging every raw byte to the connection's [`ByteLedger`](crate::budget::ByteLedger).
 
-pub mod error;
-pub mod request;
-pub mod response;
+mod error;
+mod request;
+mod response;
 
 pub use error::Http1Error;
 pub use request::{Method, Request, RequestError};

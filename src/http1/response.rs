@@ -167,7 +167,8 @@ enum State {
     Failed(Http1Error),
 }
 
-/// An incremental decoder of one HTTP/1.x response. See the [module docs](self).
+/// An incremental decoder of one HTTP/1.x response, as the module docs of `http1::response`
+/// describe it.
 #[derive(Clone, Debug)]
 pub struct ResponseDecoder {
     limits: ResponseLimits,
@@ -286,11 +287,6 @@ impl ResponseDecoder {
     /// the larger of `header_block_bytes` and `chunk_line_bytes`.
     pub fn buffered_len(&self) -> usize {
         self.buf.len()
-    }
-
-    /// The limits this decoder enforces.
-    pub fn limits(&self) -> &ResponseLimits {
-        &self.limits
     }
 
     fn fail(&mut self, e: Http1Error) -> Http1Error {

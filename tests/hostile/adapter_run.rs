@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mcp_sansio::error::ProtocolError;
-use mcp_sansio::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
-use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error};
+use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::ProtocolError;
+use mcp_sansio::{Budgets, Config, Era, EraHint, Error};
 
 use crate::hostile::script::{Rule, Server, Step};
 use crate::hostile::{Cause, Expect, Input, Op, Scenario, Setup};
@@ -101,11 +101,11 @@ pub fn config_for(s: &Scenario, port: u16) -> Config {
         Setup::Fresh => None,
         Setup::Modern => Some(EraHint {
             era: Era::Modern,
-            version: "2026-07-28".into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }),
         Setup::Legacy => Some(EraHint {
             era: Era::Legacy,
-            version: "2025-11-25".into(),
+            version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
     if let Input::Answer(_) = s.input {
@@ -155,37 +155,9 @@ pub enum Outcome {
     },
 }
 
-fn configured_limit(b: &Budgets, which: Budget) -> Option<u64> {
-    let ms = |d: Duration| d.as_millis() as u64;
-    Some(match which {
-        Budget::ResponseBytes => b.response_bytes,
-        Budget::HeaderBlock => b.header_block_bytes as u64,
-        Budget::HeaderCount => b.header_count as u64,
-        Budget::ChunkLine => b.chunk_line_bytes as u64,
-        Budget::InformationalResponses => u64::from(b.informational_responses),
-        Budget::SseEvent => b.sse_event_bytes,
-        Budget::Pages => u64::from(b.pages),
-        Budget::ResponsesPerRequest => u64::from(b.responses_per_request),
-        Budget::StalledResumptions => u64::from(b.stalled_resumptions),
-        Budget::RequestTime => ms(b.request_time),
-        Budget::ListTime => ms(b.list_time),
-        Budget::CallTime => ms(b.call_time),
-        Budget::CloseTime => ms(b.close_time),
-        _ => return None,
-    })
-}
-
-/// Whether `b` bounds bytes or counts (not time).
-pub fn is_byte_budget(b: Budget) -> bool {
-    !matches!(
-        b,
-        Budget::RequestTime | Budget::ListTime | Budget::CallTime | Budget::CloseTime
-    )
-}
-
 /// Whether `e` is the failure `cause` names.
 pub fn cause_matches(cause: Cause, e: &Error) -> bool {
-    use mcp_sansio::sse::SseError;
+    use mcp_sansio::SseError;
     match cause {
         Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
         Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
@@ -229,10 +201,9 @@ pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
                 }
             }
             if let Some(b) = e.budget() {
-                if let Some(limit) = configured_limit(&s.budgets, b.budget) {
-                    if b.limit != limit {
-                        return Err(format!("{b} names limit {} not {limit}", b.limit));
-                    }
+                let limit = s.budgets.limit(b.budget);
+                if b.limit != limit {
+                    return Err(format!("{b} names limit {} not {limit}", b.limit));
                 }
             }
             Ok(())
@@ -502,7 +473,7 @@ fn check(s: &Scenario, r: &Run) -> Result<(), String> {
 /// The scenarios whose memory is measured: every byte or count budget, and the largest catalog.
 fn memory_scenario(s: &Scenario) -> bool {
     match s.expect {
-        Expect::Fail(_, Cause::Budget(b)) => is_byte_budget(b),
+        Expect::Fail(_, Cause::Budget(b)) => !b.is_time(),
         _ => s.name == "hundred_thousand_tiny_tools",
     }
 }

@@ -98,7 +98,7 @@ impl Client {
     /// Negotiates the protocol with the server of `config` and returns the session.
     ///
     /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
-    /// transport error ([`mcp_sansio::error::TransportErrorKind`]: `Resolve`, `AddressRefused`
+    /// transport error ([`mcp_sansio::TransportErrorKind`]: `Resolve`, `AddressRefused`
     /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
     /// or what the negotiation came to.
     ///
@@ -122,7 +122,7 @@ impl Client {
 
     /// The era hint remembered for `origin` (as [`Endpoint::origin`] spells it), if any.
     ///
-    /// [`Endpoint::origin`]: mcp_sansio::endpoint::Endpoint::origin
+    /// [`Endpoint::origin`]: mcp_sansio::Endpoint::origin
     pub fn hint(&self, origin: &str) -> Option<EraHint> {
         lock(&self.inner.hints).get(origin).cloned()
     }

@@ -29,8 +29,8 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::ExchangeId;
+use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_net::policy::parse_literal_host;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConnection, StreamOwned};

@@ -26,7 +26,7 @@
 //!
 //! let client = Client::new(); // public addresses only, system resolver, webpki roots
 //! let mut session = client.connect(Config::new("https://mcp.example.com/mcp")?)?;
-//! println!("{} ({:?})", session.version(), session.era());
+//! println!("{} ({})", session.version(), session.era());
 //! let catalog = session.list_tools()?;
 //! for tool in &catalog.tools {
 //!     println!("{}", tool.name);

@@ -5,11 +5,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use mcp_sansio::call::CallResult;
-use mcp_sansio::connection::ServerInfo;
-use mcp_sansio::error::{TransportError, TransportErrorKind};
-use mcp_sansio::list::Catalog;
+use mcp_sansio::{CallResult, Catalog, ServerInfo};
 use mcp_sansio::{Config, Connection, Era, Error, Event, ExchangeId, Instant, Operation, Transmit};
+use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
 use crate::client::{lock, Inner};
@@ -89,7 +87,7 @@ impl Session {
             origin,
             host: config.endpoint.host().to_owned(),
             port: config.endpoint.port(),
-            tls: config.endpoint.scheme() == mcp_sansio::endpoint::Scheme::Https,
+            tls: config.endpoint.scheme() == mcp_sansio::Scheme::Https,
         });
         let recording = inner.sink.as_ref().map(|sink| {
             let n = inner

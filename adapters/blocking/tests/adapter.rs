@@ -6,8 +6,8 @@ use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::{Budget, Budgets, Config, Era, Error, ErrorKind};
+use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_blocking::{AddressPolicy, CallObserver, Client, Session, StaticResolver};
 use support::{Reply, Server};
 

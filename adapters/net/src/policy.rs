@@ -271,7 +271,7 @@ pub fn embedded_ipv4(a: Ipv6Addr) -> Option<Ipv4Addr> {
 
 /// Parses a host as an IP literal in every spelling a resolver would accept for one: IPv4 with one
 /// to four parts in decimal, octal (`0177`) or hex (`0x7f`) as `inet_aton` and the URL standard
-/// read them (`2130706433`, `0x7f.1`, `127.1`; see [`mcp_sansio::endpoint::parse_ipv4_host`]), IPv6 with or without brackets and with a zone
+/// read them (`2130706433`, `0x7f.1`, `127.1`; see [`mcp_sansio::parse_ipv4_host`]), IPv6 with or without brackets and with a zone
 /// (`fe80::1%eth0`), each with or without one trailing dot. `None` means the host is a name.
 pub fn parse_literal_host(host: &str) -> Option<IpAddr> {
     let host = host
@@ -283,7 +283,7 @@ pub fn parse_literal_host(host: &str) -> Option<IpAddr> {
         let bare = host.split_once('%').map_or(host, |(addr, _zone)| addr);
         return bare.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
     }
-    mcp_sansio::endpoint::parse_ipv4_host(host).map(IpAddr::V4)
+    mcp_sansio::parse_ipv4_host(host).map(IpAddr::V4)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
-use mcp_sansio::error::{TransportError, TransportErrorKind};
+use mcp_sansio::{TransportError, TransportErrorKind};
 
 use crate::policy::{parse_literal_host, AddressPolicy, Refusal};
 

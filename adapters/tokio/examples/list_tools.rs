@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     println!(
-        "connected: {:?} {} server {:?}",
+        "connected: {} {} server {:?}",
         session.era(),
         session.version(),
         session.server_info()

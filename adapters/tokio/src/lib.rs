@@ -80,12 +80,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use mcp_sansio::call::CallResult;
-use mcp_sansio::connection::ServerInfo;
-use mcp_sansio::endpoint::{Endpoint, Scheme};
-use mcp_sansio::error::{TransportError, TransportErrorKind};
-use mcp_sansio::list::Catalog;
+use mcp_sansio::{CallResult, Catalog, ServerInfo};
 use mcp_sansio::{Config, Connection, Era, EraHint, Error, Event, ExchangeId, Operation};
+use mcp_sansio::{Endpoint, Scheme};
+use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_net::{
     policy::parse_literal_host, vetted_addresses, IdlePool, DEFAULT_DIAL_TIMEOUT,
 };

@@ -5,9 +5,9 @@ mod support;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use mcp_sansio::call::ContentBlock;
-use mcp_sansio::error::{TransportError, TransportErrorKind};
+use mcp_sansio::ContentBlock;
 use mcp_sansio::{Config, Era, Error, ErrorKind};
+use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_net::{AddressPolicy, StaticResolver};
 use mcp_sansio_tokio::{CallObserver, Client, Session};
 use support::*;

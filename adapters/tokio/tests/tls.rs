@@ -5,8 +5,8 @@ mod support;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use mcp_sansio::error::{TransportError, TransportErrorKind};
 use mcp_sansio::{Config, Error};
+use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_net::{AddressPolicy, StaticResolver};
 use mcp_sansio_tokio::Client;
 use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer};

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use mcp_sansio::budget::Budgets;
-use mcp_sansio::endpoint::Scheme;
-use mcp_sansio::error::{ConfigError, TransportErrorKind};
-use mcp_sansio::list::{Tool, ToolNameRule};
+use mcp_sansio::Budgets;
+use mcp_sansio::Scheme;
 use mcp_sansio::{ClientInfo, Config, Connection, EraHint, Instant};
+use mcp_sansio::{ConfigError, TransportErrorKind};
+use mcp_sansio::{Tool, ToolNameRule};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -78,7 +78,7 @@ impl RecordedOperation {
                     input_schema: RawValue::from_string(input_schema.clone())
                         .unwrap_or_else(|_| empty_schema()),
                     // A listed tool's schema always gives its parameters (else it was refused).
-                    header_params: mcp_sansio::xmcp::header_params(input_schema)
+                    header_params: mcp_sansio::internals::header_params(input_schema)
                         .unwrap_or_default(),
                 };
                 conn.call_known_tool(now, &tool, arguments)

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use mcp_sansio::budget::Budgets;
-use mcp_sansio::error::{ConfigError, TransportErrorKind};
-use mcp_sansio::list::ToolNameRule;
+use mcp_sansio::Budgets;
+use mcp_sansio::ToolNameRule;
 use mcp_sansio::{ClientInfo, Config, Connection, Era, EraHint};
+use mcp_sansio::{ConfigError, TransportErrorKind};
 use serde_json::Value;
 
 use crate::escape::unescape;

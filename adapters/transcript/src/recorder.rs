@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcp_sansio::error::TransportError;
+use mcp_sansio::TransportError;
 use mcp_sansio::{Config, Event, ExchangeId, Instant, Transmit};
 
 use crate::model::{Entry, Record, RecordedOperation, Transcript, TranscriptConfig};

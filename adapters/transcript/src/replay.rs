@@ -17,7 +17,7 @@
 
 use std::collections::HashSet;
 
-use mcp_sansio::error::{ConfigError, TransportError};
+use mcp_sansio::{ConfigError, TransportError};
 use mcp_sansio::{Connection, Event, ExchangeId, Instant};
 use serde_json::Value;
 

@@ -1,6 +1,6 @@
 //! Event summaries: the JSON form in which transcripts record events and replays compare them.
 
-use mcp_sansio::call::{ContentBlock, ResourceContents};
+use mcp_sansio::{ContentBlock, ResourceContents};
 use mcp_sansio::{Era, Event, Operation};
 use serde_json::{json, Value};
 

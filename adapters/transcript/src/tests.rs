@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use mcp_sansio::error::{TransportError, TransportErrorKind};
-use mcp_sansio::list::Tool;
+use mcp_sansio::Tool;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+use mcp_sansio::{TransportError, TransportErrorKind};
 use serde_json::value::RawValue;
 
 use crate::*;
@@ -181,12 +181,12 @@ fn known_tool_calls_replay_their_header_parameters() {
         name: "where".into(),
         description: None,
         input_schema: RawValue::from_string(schema.into()).unwrap(),
-        header_params: mcp_sansio::xmcp::header_params(schema).unwrap(),
+        header_params: mcp_sansio::internals::header_params(schema).unwrap(),
     };
     let args = br#"{"region":"eu-1"}"#;
     let hint = EraHint {
         era: Era::Modern,
-        version: mcp_sansio::config::MODERN_VERSION.into(),
+        version: mcp_sansio::MODERN_VERSION.into(),
     };
     let config = Config::new("http://h/mcp")
         .unwrap()

@@ -3,9 +3,9 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use mcp_sansio::budget::Budgets;
-use mcp_sansio::error::TransportErrorKind;
-use mcp_sansio::list::ToolNameRule;
+use mcp_sansio::Budgets;
+use mcp_sansio::ToolNameRule;
+use mcp_sansio::TransportErrorKind;
 use serde_json::Value;
 
 use crate::escape::{escape, write_block};

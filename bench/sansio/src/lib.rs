@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use mcp_sansio::call::{CallResult, ContentBlock};
+use mcp_sansio::{CallResult, ContentBlock};
 use mcp_sansio::{Config, Era, EraHint};
 
 /// A run's parameters: `URL WORK N PAR REPS ERA`.
@@ -49,7 +49,7 @@ impl Args {
         if self.era == "legacy" {
             config.with_era_hint(Some(EraHint {
                 era: Era::Legacy,
-                version: "2025-11-25".into(),
+                version: mcp_sansio::LEGACY_VERSIONS[0].into(),
             }))
         } else {
             config

@@ -11,7 +11,7 @@
 use std::hint::black_box;
 
 use bench_harness::catalog;
-use mcp_sansio::list::Catalog;
+use mcp_sansio::Catalog;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 
 /// The JSON-RPC body answering request `id` with page `page`.
@@ -39,7 +39,7 @@ fn listing_connection() -> Connection {
         .expect("endpoint")
         .with_era_hint(Some(EraHint {
             era: Era::Modern,
-            version: mcp_sansio::config::MODERN_VERSION.into(),
+            version: mcp_sansio::MODERN_VERSION.into(),
         }));
     let mut conn = Connection::new(config).expect("config");
     conn.connect(Instant::ZERO);
@@ -82,14 +82,14 @@ fn measure_value(body: &[u8]) -> serde_json::Value {
 
 /// Heap bytes a catalog retains (capacities of every owned buffer) and the schema bytes it holds.
 fn retained(c: &Catalog) -> (usize, usize) {
-    let mut heap = c.tools.capacity() * std::mem::size_of::<mcp_sansio::list::Tool>()
-        + c.refused.capacity() * std::mem::size_of::<mcp_sansio::list::RefusedTool>();
+    let mut heap = c.tools.capacity() * std::mem::size_of::<mcp_sansio::Tool>()
+        + c.refused.capacity() * std::mem::size_of::<mcp_sansio::RefusedTool>();
     let mut schemas = 0;
     for t in &c.tools {
         heap += t.name.capacity();
         heap += t.description.as_ref().map_or(0, String::capacity);
         heap += t.input_schema.get().len();
-        heap += t.header_params.capacity() * std::mem::size_of::<mcp_sansio::xmcp::HeaderParam>();
+        heap += t.header_params.capacity() * std::mem::size_of::<mcp_sansio::HeaderParam>();
         schemas += t.input_schema.get().len();
     }
     (heap, schemas)
