@@ -12,14 +12,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-export CARGO_TARGET_DIR="$root/bench/target"
+export CARGO_TARGET_DIR="$root/checks/bench/target"
 tools="${TMPDIR:-/tmp}/mcp-sansio-bench"
 nice_cmd=(nice -n "${BENCH_NICE:-0}")
 
 ts_sdk=1.32.2
 py_mcp=2.3.0
 
-for crate in bench/harness bench/sansio bench/rmcp; do
+for crate in checks/bench/harness checks/bench/sansio checks/bench/rmcp; do
   echo "== build $crate"
   (cd "$crate" && "${nice_cmd[@]}" cargo build --release --quiet)
 done
@@ -31,14 +31,14 @@ if [ ! -f "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
   (cd "$tools/ts" && echo '{"name":"bench-ts","private":true,"type":"module"}' > package.json &&
      npm install --no-audit --no-fund --silent "@modelcontextprotocol/sdk@$ts_sdk")
 fi
-cp bench/contenders/client.mjs "$tools/ts/client.mjs"
+cp checks/bench/contenders/client.mjs "$tools/ts/client.mjs"
 
 if ! "$tools/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$py_mcp')" 2>/dev/null; then
   echo "== pip install mcp==$py_mcp"
   python3 -m venv "$tools/py"
   "$tools/py/bin/pip" install --quiet "mcp==$py_mcp"
 fi
-cp bench/contenders/client.py "$tools/py/client.py"
+cp checks/bench/contenders/client.py "$tools/py/client.py"
 
 echo "== run"
-BENCH_TOOLS="$tools" "${nice_cmd[@]}" python3 bench/run.py "$@"
+BENCH_TOOLS="$tools" "${nice_cmd[@]}" python3 checks/bench/run.py "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the MCP conformance client suite against mcp-conformance-client and compare the failing
-# scenarios with conformance/baseline.txt.
+# scenarios with apps/conformance/baseline.txt.
 #
 #   bash scripts/conformance.sh                 # both requirement sets
 #   bash scripts/conformance.sh 2026-07-28      # one of them
@@ -15,7 +15,7 @@
 #   CONFORMANCE_OUT           results folder (default target/conformance)
 #   CONFORMANCE_TIMEOUT_MS    per-client timeout given to the suite (default 120000)
 #   CONFORMANCE_TTL           bound on each whole suite run, seconds (default 900)
-#   CONFORMANCE_BASELINE      the expected failures (default conformance/baseline.txt)
+#   CONFORMANCE_BASELINE      the expected failures (default apps/conformance/baseline.txt)
 #   MCP_CONFORMANCE_CLIENT    a client binary to test instead of building mcp-conformance-client
 # The suite's mock servers listen on all interfaces of this machine while a run lasts.
 set -euo pipefail
@@ -26,7 +26,7 @@ export MCP_CONFORMANCE_DIR
 OUT="${CONFORMANCE_OUT:-$ROOT/target/conformance}"
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT_MS:-120000}"
 TTL="${CONFORMANCE_TTL:-900}"
-BASELINE="${CONFORMANCE_BASELINE:-$ROOT/conformance/baseline.txt}"
+BASELINE="${CONFORMANCE_BASELINE:-$ROOT/apps/conformance/baseline.txt}"
 revisions=("$@")
 [ ${#revisions[@]} -eq 0 ] && revisions=(2026-07-28 2025-11-25)
 

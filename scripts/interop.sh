@@ -20,17 +20,17 @@ jobs="${INTEROP_JOBS:-4}"
 
 start=$(date +%s)
 echo "== installing the interop servers into $MCP_INTEROP_DIR"
-bash "$ROOT/interop/install.sh"
+bash "$ROOT/checks/interop/install.sh"
 
 echo "== building and running the interop tests"
 cd "$ROOT/interop"
 status=0
-cargo test --manifest-path "$ROOT/interop/Cargo.toml" --test live -- \
+cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live -- \
   --test-threads "$jobs" "$@" || status=$?
 
 # Every test stops its own server; this only reports a server that outlived its test.
 if command -v pgrep >/dev/null; then
-  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/interop/servers/(py-mcp|fastmcp)/server\.py --port" || true)
+  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp)/server\.py --port" || true)
   if [ -n "$left" ]; then
     echo "interop.sh: servers still running after the tests: $left" >&2
     status=1

@@ -1,4 +1,4 @@
-//! The hostile-server catalogue (`tests/hostile/`) run against the core in virtual time.
+//! The hostile-server catalogue (`checks/hostile/`) run against the core in virtual time.
 //!
 //! For every scenario and every split (whole, then 3-byte pieces) the runner checks: the error
 //! kind and its cause (the named budget with its configured limit), that the operation ended
@@ -6,7 +6,7 @@
 //! bytes read stayed within the byte budget, that retained memory stayed within
 //! [`memory_bound`], and that both splits ended the same way.
 
-#[path = "hostile/mod.rs"]
+#[path = "../checks/hostile/mod.rs"]
 mod hostile;
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,4 +1,4 @@
-//! The hostile-server catalogue (`tests/hostile/`) against the tokio adapter over real
+//! The hostile-server catalogue (`checks/hostile/`) against the tokio adapter over real
 //! 127.0.0.1 sockets.
 //!
 //! Every scenario runs with its time budgets and its server's timing divided by
@@ -10,10 +10,10 @@
 //! run once more one at a time under a counting allocator: the peak must stay within the core's
 //! bound of docs/guarantees.md plus [`adapter_run::ADAPTER_ALLOWANCE`].
 
-#[path = "../../../tests/hostile/mod.rs"]
+#[path = "../../../checks/hostile/mod.rs"]
 mod hostile;
 
-#[path = "../../../tests/hostile/adapter_run.rs"]
+#[path = "../../../checks/hostile/adapter_run.rs"]
 mod adapter_run;
 
 use std::time::{Duration, Instant};

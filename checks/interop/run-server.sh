@@ -2,13 +2,13 @@
 # Start one interop server on 127.0.0.1:PORT in the foreground (the process replaces this
 # shell, so its PID is the server's: stop it with `kill PID`).
 #
-#   bash interop/run-server.sh ts-v1   PORT [--mode stateful|stateless] [--response sse|json]
-#   bash interop/run-server.sh ts-v2   PORT [--legacy stateless|stateful|reject] [--response auto|sse|json] [--legacy-response sse|json]
-#   bash interop/run-server.sh py-mcp  PORT [--stateless] [--json]
-#   bash interop/run-server.sh fastmcp PORT [--stateless] [--json]
+#   bash checks/interop/run-server.sh ts-v1   PORT [--mode stateful|stateless] [--response sse|json]
+#   bash checks/interop/run-server.sh ts-v2   PORT [--legacy stateless|stateful|reject] [--response auto|sse|json] [--legacy-response sse|json]
+#   bash checks/interop/run-server.sh py-mcp  PORT [--stateless] [--json]
+#   bash checks/interop/run-server.sh fastmcp PORT [--stateless] [--json]
 #
 # Every server also takes --page-size N (default 5) and --ttl SECONDS (default 600): it exits
-# by itself after TTL. Endpoint: http://127.0.0.1:PORT/mcp. Run interop/install.sh first
+# by itself after TTL. Endpoint: http://127.0.0.1:PORT/mcp. Run checks/interop/install.sh first
 # (same MCP_INTEROP_DIR, default ${TMPDIR:-/tmp}/mcp-sansio-interop).
 set -euo pipefail
 MCP_INTEROP_DIR="${MCP_INTEROP_DIR:-${TMPDIR:-/tmp}/mcp-sansio-interop}"

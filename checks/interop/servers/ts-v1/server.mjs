@@ -2,7 +2,7 @@
 // Streamable HTTP on 127.0.0.1 only. Speaks 2024-11-05 .. 2025-11-25 (no 2026-07-28,
 // no server/discover: the v1 SDK does not implement them).
 //
-// Usage (after interop/install.sh):  node server.mjs --port 8931 [--mode stateful|stateless]
+// Usage (after checks/interop/install.sh):  node server.mjs --port 8931 [--mode stateful|stateless]
 //        [--response sse|json] [--page-size 5] [--event-store] [--retry-ms N] [--ttl 600]
 // --event-store  resumable SSE (InMemoryEventStore from the SDK examples): events get
 //                `id:` fields, priming events, and GET + Last-Event-ID replays them.

@@ -1,12 +1,12 @@
-"""Third-party MCP peer: FastMCP 4.1.x (PrefectHQ `fastmcp`, built on Python `mcp` 2.3.x),
-Streamable HTTP on 127.0.0.1 only.
+"""Third-party MCP peer: Python SDK `mcp` 2.3.x (MCPServer), Streamable HTTP on 127.0.0.1 only.
 
-Serves the 2025 era (initialize handshake) and 2026-07-28 (per-request _meta envelope,
-server/discover, input_required) on one URL. Pagination uses FastMCP's own
-`list_page_size` option.
+Serves the 2025 era (initialize handshake; 2024-11-05 .. 2025-11-25) and 2026-07-28
+(stateless per-request _meta envelope, server/discover, input_required) on one URL.
 
-Usage (in the venv made by interop/install.sh):
-    python server.py --port 8934 [--stateless] [--json] [--page-size 5] [--ttl 600]
+Usage (in the venv made by checks/interop/install.sh):
+    python server.py --port 8933 [--stateless] [--json] [--page-size 5] [--ttl 600]
+  --stateless  stateless_http=True for 2025-era traffic (no Mcp-Session-Id)
+  --json       json_response=True (plain JSON bodies instead of SSE)
 The process exits by itself after --ttl seconds (default 600).
 Endpoint: http://127.0.0.1:PORT/mcp
 """
@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import os
 import signal
 import struct
 import sys
 import threading
-from importlib.metadata import version as pkg_version
 
 import anyio
 import uvicorn
 from pydantic import BaseModel
 
-from fastmcp import Context, FastMCP
-from fastmcp.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -40,6 +39,7 @@ from mcp.types import (
     EmbeddedResource,
     ImageContent,
     InputRequiredResult,
+    ListToolsResult,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -59,22 +59,50 @@ def tiny_wav() -> str:
 
 WAV_B64 = tiny_wav()
 README_URI = "test://static/readme.txt"
-TEXT_RES = TextResourceContents(uri=README_URI, mime_type="text/plain", text="Hello from the FastMCP peer.")
+TEXT_RES = TextResourceContents(uri=README_URI, mime_type="text/plain", text="Hello from the Python mcp peer.")
 BLOB_RES = BlobResourceContents(uri="test://static/pixel.png", mime_type="image/png", blob=PNG_B64)
 LINK = ResourceLink(uri=README_URI, name="readme", mime_type="text/plain", description="A text resource the client may read with resources/read")
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "description": "Your name"}}, "required": ["name"]}
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        pad = "=" * (-len(cursor) % 4)
+        offset = json.loads(base64.urlsafe_b64decode(cursor + pad))["offset"]
+        if isinstance(offset, int) and offset >= 0:
+            return offset
+    except Exception:
+        pass
+    raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor}")
+
+
+class PagedMCPServer(MCPServer):
+    """MCPServer returns every tool in one page; this subclass adds cursor pagination."""
+
+    page_size = 5
+
+    async def _handle_list_tools(self, ctx, params):  # type: ignore[override]
+        tools = await self.list_tools()
+        offset = decode_cursor(params.cursor) if params is not None and params.cursor else 0
+        page = tools[offset : offset + self.page_size]
+        nxt = encode_cursor(offset + self.page_size) if offset + self.page_size < len(tools) else None
+        return ListToolsResult(tools=page, next_cursor=nxt)
 
 
 class Sum(BaseModel):
     sum: float
 
 
-def build_server(page_size: int) -> FastMCP:
-    mcp = FastMCP(
-        "peer-fastmcp",
-        version="4.1.7-peer",
-        instructions="Third-party test peer built on FastMCP 4.",
-        list_page_size=page_size,
+def build_server(page_size: int) -> MCPServer:
+    PagedMCPServer.page_size = page_size
+    mcp = PagedMCPServer(
+        "peer-py-mcp",
+        version="2.3.0-peer",
+        instructions="Third-party test peer built on the Python mcp SDK v2 (MCPServer).",
     )
 
     @mcp.tool(description="Echo back the given text")
@@ -85,27 +113,27 @@ def build_server(page_size: int) -> FastMCP:
     def add(a: float, b: float) -> Sum:
         return Sum(sum=a + b)
 
-    @mcp.tool(description="Returns one text content block")
+    @mcp.tool(description="Returns one text content block", structured_output=False)
     def get_text() -> CallToolResult:
         return CallToolResult(content=[TextContent(text="plain text content")])
 
-    @mcp.tool(description="Returns one image content block (PNG)")
+    @mcp.tool(description="Returns one image content block (PNG)", structured_output=False)
     def get_image() -> CallToolResult:
         return CallToolResult(content=[ImageContent(data=PNG_B64, mime_type="image/png")])
 
-    @mcp.tool(description="Returns one audio content block (WAV)")
+    @mcp.tool(description="Returns one audio content block (WAV)", structured_output=False)
     def get_audio() -> CallToolResult:
         return CallToolResult(content=[AudioContent(data=WAV_B64, mime_type="audio/wav")])
 
-    @mcp.tool(description="Returns embedded resources (text and blob)")
+    @mcp.tool(description="Returns embedded resources (text and blob)", structured_output=False)
     def get_embedded_resource() -> CallToolResult:
         return CallToolResult(content=[EmbeddedResource(resource=TEXT_RES), EmbeddedResource(resource=BLOB_RES)])
 
-    @mcp.tool(description="Returns a resource_link content block")
+    @mcp.tool(description="Returns a resource_link content block", structured_output=False)
     def get_resource_link() -> CallToolResult:
         return CallToolResult(content=[LINK])
 
-    @mcp.tool(description="Returns text, image, audio, resource and resource_link together")
+    @mcp.tool(description="Returns text, image, audio, resource and resource_link together", structured_output=False)
     def get_mixed() -> CallToolResult:
         return CallToolResult(
             content=[
@@ -117,13 +145,13 @@ def build_server(page_size: int) -> FastMCP:
             ]
         )
 
-    @mcp.tool(description="Tool execution error: result with isError=true")
+    @mcp.tool(description="Tool execution error: result with isError=true", structured_output=False)
     def fail_tool() -> CallToolResult:
         return CallToolResult(content=[TextContent(text="Something went wrong inside the tool (isError=true)")], is_error=True)
 
-    @mcp.tool(description="Raises fastmcp ToolError: becomes isError=true")
+    @mcp.tool(description="Raises an exception: MCPServer turns it into isError=true (not a JSON-RPC error)")
     def raise_exception() -> str:
-        raise ToolError("raise_exception tool always raises")
+        raise ValueError("raise_exception tool always raises")
 
     @mcp.tool(description="Throws a JSON-RPC error (-32602) instead of returning a result")
     def protocol_error() -> str:
@@ -138,7 +166,7 @@ def build_server(page_size: int) -> FastMCP:
 
     @mcp.tool(description="Asks for a name: input_required (2026-07-28) or elicitation/create push (2025, stateful+SSE)")
     async def elicit_name(ctx: Context) -> str | InputRequiredResult:
-        if ctx._is_modern_protocol():
+        if ctx.protocol_version in mcp_version.MODERN_PROTOCOL_VERSIONS:
             responses = ctx.input_responses
             if not responses or "user_name" not in responses:
                 ask = ElicitRequest(params=ElicitRequestFormParams(message="What is your name?", requested_schema=NAME_SCHEMA))
@@ -158,7 +186,7 @@ def build_server(page_size: int) -> FastMCP:
 
     @mcp.tool(description="Load shedding (2026-07-28): the first call answers input_required with only a requestState; the retry echoing it is served")
     async def busy_once(ctx: Context) -> str | InputRequiredResult:
-        if not (ctx._is_modern_protocol()):
+        if not (ctx.protocol_version in mcp_version.MODERN_PROTOCOL_VERSIONS):
             return "served at once (load shedding is 2026-07-28 only)"
         state = ctx.request_state
         if not state:
@@ -167,13 +195,9 @@ def build_server(page_size: int) -> FastMCP:
 
     for i in range(1, 9):
         n = f"{i:02d}"
+        mcp.add_tool(lambda n=n: f"noop_{n} ok", name=f"noop_{n}", description=f"Filler tool {n} (for pagination)")
 
-        def _noop(n: str = n) -> str:
-            return f"noop_{n} ok"
-
-        mcp.tool(_noop, name=f"noop_{n}", description=f"Filler tool {n} (for pagination)")
-
-    @mcp.resource(README_URI, name="readme", mime_type="text/plain")
+    @mcp.resource(README_URI, name="readme", title="Readme", mime_type="text/plain")
     def readme() -> str:
         return TEXT_RES.text
 
@@ -194,14 +218,15 @@ def main() -> None:
     a = p.parse_args()
 
     mcp = build_server(a.page_size)
-    app = mcp.http_app(path="/mcp", json_response=a.json, stateless_http=a.stateless)
+    app = mcp.streamable_http_app(json_response=a.json, stateless_http=a.stateless, host="127.0.0.1")
     print(
-        f"peer-fastmcp (fastmcp {pkg_version('fastmcp')}, mcp {pkg_version('mcp')}) listening on "
-        f"http://127.0.0.1:{a.port}/mcp stateless={a.stateless} json={a.json} pageSize={a.page_size} ttl={a.ttl}s\n"
+        f"peer-py-mcp listening on http://127.0.0.1:{a.port}/mcp stateless={a.stateless} json={a.json} "
+        f"pageSize={a.page_size} ttl={a.ttl}s\nLATEST_PROTOCOL_VERSION={mcp_version.LATEST_PROTOCOL_VERSION} "
         f"HANDSHAKE={mcp_version.HANDSHAKE_PROTOCOL_VERSIONS} MODERN={mcp_version.MODERN_PROTOCOL_VERSIONS}",
         file=sys.stderr,
         flush=True,
     )
+    # Bounded lifetime: hard exit after the TTL no matter what uvicorn is doing.
     threading.Timer(a.ttl, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
     threading.Timer(a.ttl + 10, lambda: os._exit(0)).start()
     uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")

@@ -5,9 +5,9 @@
 //! An adapter's test includes this file next to the catalogue:
 //!
 //! ```ignore
-//! #[path = "../../../tests/hostile/mod.rs"]
+//! #[path = "../../../checks/hostile/mod.rs"]
 //! mod hostile;
-//! #[path = "../../../tests/hostile/adapter_run.rs"]
+//! #[path = "../../../checks/hostile/adapter_run.rs"]
 //! mod adapter_run;
 //! ```
 //!

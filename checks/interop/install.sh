@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install the MCP servers used by the interop tests (npm registry and PyPI only).
 #
-#   bash interop/install.sh            # everything
-#   bash interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp
+#   bash checks/interop/install.sh            # everything
+#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp
 #
 # Install folder: $MCP_INTEROP_DIR, default ${TMPDIR:-/tmp}/mcp-sansio-interop. Idempotent:
 # a second run finds the pinned versions in place and does not touch the network.

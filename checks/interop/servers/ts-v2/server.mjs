@@ -3,7 +3,7 @@
 // Serves protocol 2026-07-28 (stateless per-request _meta envelope, server/discover,
 // input_required multi-round-trip) AND the 2025 era (initialize handshake) on one URL.
 //
-// Usage (after interop/install.sh):
+// Usage (after checks/interop/install.sh):
 //   node server.mjs --port 8932 [--legacy stateless|stateful|reject]
 //        [--response auto|sse|json] [--legacy-response sse|json] [--page-size 5] [--ttl 600]
 //   --legacy    how 2025-era (initialize) traffic is served:

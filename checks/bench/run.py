@@ -349,11 +349,11 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     w = L.append
     w("# Benchmarks")
     w("")
-    w("Written by `scripts/bench-all.sh` (harness: `bench/run.py`); do not edit by hand.")
+    w("Written by `scripts/bench-all.sh` (harness: `checks/bench/run.py`); do not edit by hand.")
     w("")
     w(f"- Run: {when} UTC, {elapsed:.0f} s{' (quick run: fewer repetitions)' if quick else ''}.")
     w(f"- Machine: {mach}. Other processes may share the cores; every ratio comes from one run, the same servers and the same moment.")
-    w("- Server: `bench-server` (bench/harness) on 127.0.0.1, one process per response mode, serving 100 "
+    w("- Server: `bench-server` (checks/bench/harness) on 127.0.0.1, one process per response mode, serving 100 "
       "`tools/list` pages of about 80 KiB of realistic schemas (8 MB in all), `small` (echoes 5 bytes) "
       "and `big` (4 MiB of text). It answers both eras unless noted.")
     w("- Each contender runs as its own process: one warm-up work item, then timed rounds. A work item is "
@@ -431,7 +431,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
         w("## Core alone: one page under callgrind")
         w("")
         w(f"The last catalog page ({v['bytes']:,} bytes of JSON-RPC body, {v['tools']} tools), counted with "
-          "`valgrind --tool=callgrind --toggle-collect='*measure_*'` (bench/harness/src/bin/core-page.rs).")
+          "`valgrind --tool=callgrind --toggle-collect='*measure_*'` (checks/bench/harness/src/bin/core-page.rs).")
         w("")
         w("| what | instructions | × serde_json Value |")
         w("|---|---:|---:|")
