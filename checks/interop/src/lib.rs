@@ -14,7 +14,7 @@
 //! 6. call `busy_once` (load shedding: a first answer with only a request state) where served;
 //! 7. close, then connect again with the same client (the era learnt is offered as a hint).
 //!
-//! The servers are installed by `interop/install.sh`; `scripts/interop.sh` runs everything.
+//! The servers are installed by `checks/interop/install.sh`; `scripts/interop.sh` runs everything.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -45,7 +45,7 @@ pub enum Peer {
 }
 
 impl Peer {
-    /// The name `interop/run-server.sh` takes.
+    /// The name `checks/interop/run-server.sh` takes.
     pub const fn name(self) -> &'static str {
         match self {
             Peer::TsV1 => "ts-v1",
@@ -90,7 +90,7 @@ pub enum Stream {
 pub struct Target {
     /// The server.
     pub peer: Peer,
-    /// Its command-line arguments (see `interop/run-server.sh`).
+    /// Its command-line arguments (see `checks/interop/run-server.sh`).
     pub args: &'static [&'static str],
     /// The era the client is configured to speak.
     pub era: Era,

@@ -1,4 +1,4 @@
-//! Starting and stopping one interop server: a free loopback port, `interop/run-server.sh`,
+//! Starting and stopping one interop server: a free loopback port, `checks/interop/run-server.sh`,
 //! a wait until the server answers HTTP, and a kill by PID when the handle is dropped (also when
 //! the test panics).
 
@@ -19,7 +19,7 @@ pub const SERVER_TTL_SECS: u32 = 300;
 /// Attempts to start a server (a port taken between probing and binding is retried).
 const ATTEMPTS: usize = 3;
 
-/// The folder `interop/install.sh` installs into: `$MCP_INTEROP_DIR`, else
+/// The folder `checks/interop/install.sh` installs into: `$MCP_INTEROP_DIR`, else
 /// `${TMPDIR:-/tmp}/mcp-sansio-interop`.
 pub fn install_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("MCP_INTEROP_DIR") {
