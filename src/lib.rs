@@ -60,10 +60,12 @@
 //! - [`sse`]: the `text/event-stream` decoder;
 //! - [`jsonrpc`]: JSON-RPC 2.0 messages, classified without building a value tree;
 //! - [`list`] and [`call`]: `tools/list` catalogs and `tools/call` results;
+//! - [`auth`]: OAuth 2.1 authorization (discovery, registration, tokens), sans-IO;
 //! - [`budget`], [`error`], [`config`], [`time`], [`endpoint`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod budget;
 pub mod call;
 pub mod config;
