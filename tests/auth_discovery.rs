@@ -502,7 +502,12 @@ fn registration_and_auth_methods() {
     assert_eq!(auth_method_for_secret(&meta(Option::None), false), None);
 
     let m = meta(Some(&["client_secret_post"]));
-    let c = decode_registration(br#"{"client_id":"id1","client_secret":"sec"}"#, &m).unwrap();
+    let c = decode_registration(
+        br#"{"client_id":"id1","client_secret":"sec"}"#,
+        &m,
+        ClientSecretPost,
+    )
+    .unwrap();
     assert_eq!(
         c,
         ClientCredentials {
@@ -515,21 +520,62 @@ fn registration_and_auth_methods() {
     let named = decode_registration(
         br#"{"client_id":"id1","client_secret":"sec","token_endpoint_auth_method":"client_secret_basic"}"#,
         &m,
+        ClientSecretPost,
     )
     .unwrap();
     assert_eq!(named.auth_method, ClientSecretBasic);
+    // No method named: the one asked for, when the credentials allow it.
+    let asked = |body: &[u8], requested| {
+        decode_registration(body, &m, requested)
+            .unwrap()
+            .auth_method
+    };
+    assert_eq!(
+        asked(
+            br#"{"client_id":"a","client_secret":"s"}"#,
+            ClientSecretBasic
+        ),
+        ClientSecretBasic
+    );
+    assert_eq!(asked(br#"{"client_id":"a"}"#, ClientSecretBasic), None);
+    // Asked for a public client, given a secret anyway without a method: still public.
+    assert_eq!(
+        asked(br#"{"client_id":"a","client_secret":"s"}"#, None),
+        None
+    );
+    // A method that needs a secret, named without one: a public client.
+    assert_eq!(
+        asked(
+            br#"{"client_id":"a","token_endpoint_auth_method":"client_secret_post"}"#,
+            None
+        ),
+        None
+    );
+    // A server supporting only `none` that hands out a secret anyway: `none`.
+    let only_none = meta(Some(&["none"]));
+    assert_eq!(
+        decode_registration(
+            br#"{"client_id":"a","client_secret":"s"}"#,
+            &only_none,
+            None
+        )
+        .unwrap()
+        .auth_method,
+        None
+    );
     assert!(matches!(
-        decode_registration(br#"{"client_secret":"x"}"#, &m),
+        decode_registration(br#"{"client_secret":"x"}"#, &m, None),
         Err(AuthError::Document { .. })
     ));
     assert!(matches!(
-        decode_registration(b"{\"client_id\":\"a\\nb\"}", &m),
+        decode_registration(b"{\"client_id\":\"a\\nb\"}", &m, None),
         Err(AuthError::Document { .. })
     ));
     assert!(matches!(
         decode_registration(
             br#"{"client_id":"a","token_endpoint_auth_method":"private_key_jwt"}"#,
-            &m
+            &m,
+            None
         ),
         Err(AuthError::Document { .. })
     ));

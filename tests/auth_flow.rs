@@ -1096,6 +1096,28 @@ fn deadlines_and_exchange_bounds() {
     ));
     assert!(!az.is_busy());
 
+    // A callback after its deadline is reported once, as the deadline, and redeems nothing.
+    let mut fake = Fake::default();
+    standard(&mut fake, AS1, "c");
+    let mut az = Authorizer::new(config()).unwrap();
+    az.handle_challenge(Instant::ZERO, 401, &[CHALLENGE], secrets(1))
+        .unwrap();
+    let (_, pending) = open_event(&fake.drive(&mut az, Instant::ZERO));
+    let sent = fake.log.len();
+    az.handle_callback(
+        Instant::from_millis(600_000),
+        &callback_query(&pending, "c", None),
+    );
+    let events = fake.drive(&mut az, Instant::from_millis(600_000));
+    assert_eq!(
+        events,
+        vec![AuthEvent::Failed(AuthError::Budget {
+            budget: AuthBudget::CallbackTime,
+            limit: 600_000
+        })]
+    );
+    assert_eq!(fake.log.len(), sent);
+
     // The exchange bound.
     let mut cfg = config();
     cfg.limits.max_exchanges = 2;

@@ -13,11 +13,13 @@ use libfuzzer_sys::fuzz_target;
 use mcp_sansio::auth::challenge::{MAX_CHALLENGES, MAX_PARAMS};
 use mcp_sansio::auth::client::decode_registration;
 use mcp_sansio::auth::form::parse_query;
-use mcp_sansio::auth::metadata::{decode_resource_metadata, decode_server_metadata, resource_matches};
+use mcp_sansio::auth::metadata::{
+    decode_resource_metadata, decode_server_metadata, resource_matches,
+};
 use mcp_sansio::auth::token::{decode_token_response, is_header_safe};
 use mcp_sansio::auth::{
-    parse_challenges, AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer,
-    ClientSettings, Purpose, ServerMetadata, UrlPolicy,
+    parse_challenges, AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientSettings,
+    Purpose, ServerMetadata, TokenAuthMethod, UrlPolicy,
 };
 use mcp_sansio::endpoint::Endpoint;
 use mcp_sansio::Instant;
@@ -79,14 +81,23 @@ fn decoders(mode: u8, data: &[u8]) {
             }
         }
         3 => {
-            let status = data.first().map_or(200, |b| if *b < 128 { 200 } else { 400 });
-            if let Ok(t) = decode_token_response(Purpose::Token, status, data.get(1..).unwrap_or_default(), &[], Some("rt"), 0) {
+            let status = data
+                .first()
+                .map_or(200, |b| if *b < 128 { 200 } else { 400 });
+            if let Ok(t) = decode_token_response(
+                Purpose::Token,
+                status,
+                data.get(1..).unwrap_or_default(),
+                &[],
+                Some("rt"),
+                0,
+            ) {
                 assert!(is_header_safe(&t.access_token));
                 assert!(t.refresh_token.as_deref().is_none_or(is_header_safe));
             }
         }
         4 => {
-            if let Ok(c) = decode_registration(data, &meta()) {
+            if let Ok(c) = decode_registration(data, &meta(), TokenAuthMethod::None) {
                 assert!(!c.client_id.is_empty());
             }
         }
@@ -106,7 +117,11 @@ fn flow(data: &[u8]) {
         return;
     };
     let secrets = AuthSecrets::from_random_bytes(&[7; 64]);
-    let status = if challenge.first().is_some_and(|b| b & 1 == 1) { 403 } else { 401 };
+    let status = if challenge.first().is_some_and(|b| b & 1 == 1) {
+        403
+    } else {
+        401
+    };
     if az
         .handle_challenge(Instant::ZERO, status, &[challenge], secrets)
         .is_err()
@@ -121,7 +136,10 @@ fn flow(data: &[u8]) {
         while let Some(req) = az.poll_request() {
             moved = true;
             sent += 1;
-            assert!(sent <= 2 * max, "more requests than the exchange bound allows");
+            assert!(
+                sent <= 2 * max,
+                "more requests than the exchange bound allows"
+            );
             assert!(POLICY.check("u", &req.url).is_ok());
             for (_, v) in &req.headers {
                 assert!(!v.to_ascii_lowercase().starts_with("bearer"));

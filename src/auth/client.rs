@@ -198,19 +198,21 @@ pub fn registration_auth_method(meta: &ServerMetadata) -> Result<TokenAuthMethod
     .ok_or(AuthError::UnsupportedAuthMethod)
 }
 
-/// The method to use with credentials that have (or lack) a secret, when the registration did
-/// not name one: `none` without a secret; with one, `client_secret_basic` if the server supports
-/// it, else `client_secret_post` if it does, else `client_secret_basic`.
+/// The method to use with credentials that have (or lack) a secret, when nothing else decides:
+/// `none` without a secret; with one, the first of `client_secret_basic`, `client_secret_post`,
+/// `none` the server supports, else `client_secret_basic`.
 pub fn auth_method_for_secret(meta: &ServerMetadata, has_secret: bool) -> TokenAuthMethod {
     if !has_secret {
-        TokenAuthMethod::None
-    } else if supports(meta, TokenAuthMethod::ClientSecretBasic) {
-        TokenAuthMethod::ClientSecretBasic
-    } else if supports(meta, TokenAuthMethod::ClientSecretPost) {
-        TokenAuthMethod::ClientSecretPost
-    } else {
-        TokenAuthMethod::ClientSecretBasic
+        return TokenAuthMethod::None;
     }
+    [
+        TokenAuthMethod::ClientSecretBasic,
+        TokenAuthMethod::ClientSecretPost,
+        TokenAuthMethod::None,
+    ]
+    .into_iter()
+    .find(|m| supports(meta, *m))
+    .unwrap_or(TokenAuthMethod::ClientSecretBasic)
 }
 
 #[derive(Deserialize)]
@@ -233,11 +235,13 @@ fn check_value(what: &str, v: &str) -> Result<(), AuthError> {
 }
 
 /// Decodes a registration response (RFC 7591 §3.2.1): a `client_id`, an optional secret, and
-/// the token endpoint authentication method (the one named, if supported here, else chosen as
-/// [`auth_method_for_secret`] does).
+/// the token endpoint authentication method: the one the response names, else the one
+/// `requested`, when usable with the credentials (a secret method needs a secret), else as
+/// [`auth_method_for_secret`] chooses.
 pub fn decode_registration(
     body: &[u8],
     meta: &ServerMetadata,
+    requested: TokenAuthMethod,
 ) -> Result<ClientCredentials, AuthError> {
     let raw: RawRegistration = document(Purpose::Registration, body)?;
     let client_id = raw.client_id.ok_or_else(|| AuthError::Document {
@@ -253,11 +257,6 @@ pub fn decode_registration(
         .token_endpoint_auth_method
         .as_deref()
         .and_then(TokenAuthMethod::from_name);
-    let auth_method = match named {
-        Some(TokenAuthMethod::None) => TokenAuthMethod::None,
-        Some(m) if client_secret.is_some() => m,
-        _ => auth_method_for_secret(meta, client_secret.is_some()),
-    };
     if raw.token_endpoint_auth_method.is_some() && named.is_none() {
         return Err(AuthError::Document {
             purpose: Purpose::Registration,
@@ -267,6 +266,13 @@ pub fn decode_registration(
             ),
         });
     }
+    let usable = |m: TokenAuthMethod| m == TokenAuthMethod::None || client_secret.is_some();
+    let auth_method = match named {
+        Some(m) if usable(m) => m,
+        Some(_) => auth_method_for_secret(meta, client_secret.is_some()),
+        None if usable(requested) => requested,
+        None => auth_method_for_secret(meta, client_secret.is_some()),
+    };
     Ok(ClientCredentials {
         client_id,
         client_secret,

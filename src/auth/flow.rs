@@ -477,6 +477,11 @@ impl Authorizer {
     /// The user agent came back to the redirect URI with `query` (the part after `?`): check it
     /// and redeem the code.
     pub fn handle_callback(&mut self, now: Instant, query: &str) {
+        if self.pending.as_ref().is_some_and(|(_, d)| now >= *d) {
+            // Too late: reported once, as the callback deadline.
+            self.handle_timeout(now);
+            return;
+        }
         self.handle_timeout(now);
         let Some((pending, _)) = self.pending.take() else {
             self.events.push_back(AuthEvent::Failed(AuthError::Misuse {
@@ -850,7 +855,8 @@ impl Authorizer {
         let meta = run.meta.clone().ok_or(AuthError::Misuse {
             reason: "no authorization-server metadata",
         })?;
-        let client = decode_registration(&r.body, &meta)?;
+        let requested = registration_auth_method(&meta)?;
+        let client = decode_registration(&r.body, &meta, requested)?;
         self.store.issuers.entry(issuer).or_default().client = Some(client);
         self.authorize(now)
     }
