@@ -84,6 +84,14 @@ fn resource_metadata_candidates_in_order() {
             ],
         ),
         (
+            "https://mcp.example/mcp",
+            Some("https://mcp.example/.well-known/oauth-protected-resource"),
+            &[
+                "https://mcp.example/.well-known/oauth-protected-resource",
+                "https://mcp.example/.well-known/oauth-protected-resource/mcp",
+            ],
+        ),
+        (
             "https://MCP.example:443/",
             None,
             &["https://mcp.example/.well-known/oauth-protected-resource"],

@@ -75,19 +75,21 @@ pub fn resource_metadata_candidates(
     server: &Endpoint,
     resource_metadata: Option<&str>,
 ) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(url) = resource_metadata {
-        out.push(url.to_owned());
-    }
+    let mut out: Vec<String> = resource_metadata.map(str::to_owned).into_iter().collect();
     let origin = server.origin();
     let path = path_of(server.target());
+    let mut well_known = Vec::with_capacity(2);
     if !path.is_empty() {
-        out.push(format!(
+        well_known.push(format!(
             "{origin}/.well-known/oauth-protected-resource{path}"
         ));
     }
-    out.push(format!("{origin}/.well-known/oauth-protected-resource"));
-    out.dedup();
+    well_known.push(format!("{origin}/.well-known/oauth-protected-resource"));
+    for url in well_known {
+        if !out.contains(&url) {
+            out.push(url);
+        }
+    }
     out
 }
 

@@ -37,6 +37,27 @@
 //! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
 //! [`AuthSecrets`]; time comes in as [`Instant`](crate::Instant).
 //!
+//! ```
+//! use mcp_sansio::auth::{AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientSettings};
+//! use mcp_sansio::Instant;
+//!
+//! let client = ClientSettings::new("my client", "http://127.0.0.1:33418/callback");
+//! let mut az = Authorizer::new(AuthConfig::new("https://mcp.example/mcp", client))?;
+//! // The MCP server answered 401; the adapter draws 64 random bytes for state and verifier.
+//! let challenge = br#"Bearer resource_metadata="https://mcp.example/prm.json", scope="read""#;
+//! az.handle_challenge(Instant::ZERO, 401, &[challenge], AuthSecrets::from_random_bytes(&[42; 64]))?;
+//! let req = az.poll_request().expect("the resource metadata request");
+//! assert_eq!(req.url, "https://mcp.example/prm.json");
+//! assert_eq!(req.endpoint.target(), "/prm.json");
+//! // The adapter dials it through its guard, without following redirects, and answers:
+//! az.handle_response(Instant::ZERO, req.id, AuthResponse::new(302, ""));
+//! match az.poll_event() {
+//!     Some(AuthEvent::Failed(e)) => assert!(e.to_string().contains("redirect")),
+//!     other => panic!("{other:?}"),
+//! }
+//! # Ok::<(), mcp_sansio::auth::AuthError>(())
+//! ```
+//!
 //! # Bounds and refusals
 //!
 //! - Every URL fetched (metadata, registration, token endpoints) and the authorization endpoint
@@ -48,8 +69,9 @@
 //! - Per authorization: at most [`AuthLimits::max_exchanges`] requests and a deadline of
 //!   [`AuthLimits::time`] for the network part; [`AuthLimits::callback_time`] for the user
 //!   agent; at most [`AuthLimits::max_attempts`] user-agent round trips until the MCP server
-//!   accepts a token ([`Authorizer::accepted`]). At most 3 candidate URLs per metadata document
-//!   (4 for resource metadata with a `resource_metadata` parameter).
+//!   accepts a token ([`Authorizer::accepted`]). At most 3 candidate URLs for each metadata
+//!   document; the `WWW-Authenticate` values, queries, scopes and client values are bounded too
+//!   ([`challenge::MAX_CHALLENGE_BYTES`], [`form::MAX_QUERY_BYTES`], [`scope::MAX_SCOPES`]).
 //! - No request carries the MCP bearer token; token endpoints see only client authentication.
 //! - Tokens are header-safe (visible ASCII); secrets never appear in errors or `Debug` output.
 
