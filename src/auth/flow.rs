@@ -144,6 +144,40 @@ pub struct AuthRequest {
     pub max_response_bytes: usize,
 }
 
+impl AuthRequest {
+    /// The request as text for a log or transcript, secrets redacted
+    /// ([`redact`](crate::auth::redact)): method and URL, headers, then the body (form or JSON
+    /// with secret values replaced; any other body by its length).
+    pub fn redacted_text(&self) -> String {
+        use crate::auth::redact;
+        let mut out = format!("{} {}\n", self.method.as_str(), redact::url(&self.url));
+        for (n, v) in &self.headers {
+            let v = if n.eq_ignore_ascii_case("authorization") {
+                redact::authorization(v)
+            } else {
+                v.clone()
+            };
+            out.push_str(&format!("{n}: {v}\n"));
+        }
+        if !self.body.is_empty() {
+            let form = self.headers.iter().any(|(n, v)| {
+                n.eq_ignore_ascii_case("content-type")
+                    && v.starts_with("application/x-www-form-urlencoded")
+            });
+            let body = match (form, core::str::from_utf8(&self.body)) {
+                (true, Ok(text)) => redact::form(text),
+                _ => match redact::json(&self.body) {
+                    Some(j) => String::from_utf8_lossy(&j).into_owned(),
+                    None => format!("<{} bytes>", self.body.len()),
+                },
+            };
+            out.push('\n');
+            out.push_str(&body);
+        }
+        out
+    }
+}
+
 impl core::fmt::Debug for AuthRequest {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let headers: Vec<(&str, &str)> = self

@@ -81,6 +81,7 @@ mod error;
 mod flow;
 pub mod form;
 pub mod metadata;
+pub mod redact;
 pub mod scope;
 pub mod token;
 
