@@ -860,6 +860,33 @@ fn a_refused_refresh_falls_back_to_the_user_agent() {
 }
 
 #[test]
+fn a_rejected_client_is_registered_again() {
+    let mut fake = Fake::default();
+    let mut az = authorized(&mut fake);
+    // The server no longer knows the client: the refresh says invalid_client.
+    fake.routes.remove("POST https://auth.example/token");
+    fake.on(
+        "POST",
+        "https://auth.example/token",
+        401,
+        r#"{"error":"invalid_client"}"#,
+    );
+    fake.routes.remove("POST https://auth.example/register");
+    fake.on(
+        "POST",
+        "https://auth.example/register",
+        201,
+        r#"{"client_id":"client-2"}"#,
+    );
+    az.handle_challenge(Instant::ZERO, 401, &[CHALLENGE], secrets(2))
+        .unwrap();
+    let (url, _) = open_event(&fake.drive(&mut az, Instant::ZERO));
+    assert_eq!(get(&query_of(&url), "client_id"), Some("client-2"));
+    let purposes: Vec<Purpose> = fake.log.iter().rev().take(2).map(|r| r.purpose).collect();
+    assert_eq!(purposes, vec![Purpose::Registration, Purpose::Refresh]);
+}
+
+#[test]
 fn a_new_authorization_server_is_registered_with_anew() {
     let mut fake = Fake::default();
     let mut az = authorized(&mut fake);

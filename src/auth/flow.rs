@@ -982,7 +982,8 @@ impl Authorizer {
             &pending.scopes,
             None,
             ms(now),
-        )?;
+        )
+        .inspect_err(|e| self.forget_rejected_client(&pending.issuer, e))?;
         let scopes = tokens.scopes.clone();
         let entry = self
             .store
@@ -1000,6 +1001,19 @@ impl Authorizer {
             scopes,
         });
         Ok(())
+    }
+
+    /// An `invalid_client` answer means the stored registration is no longer good: forget it,
+    /// so that the next authorization identifies the client anew.
+    fn forget_rejected_client(&mut self, issuer: &str, e: &AuthError) {
+        if let AuthError::TokenError { error, .. } = e {
+            if error == "invalid_client" {
+                if let Some(entry) = self.store.issuers.get_mut(issuer) {
+                    entry.client = None;
+                    entry.tokens = None;
+                }
+            }
+        }
     }
 
     fn on_refresh(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
@@ -1039,17 +1053,18 @@ impl Authorizer {
                     .push_back(AuthEvent::Authorized { issuer, scopes });
                 Ok(())
             }
-            Err(AuthError::TokenError { .. }) if in_challenge => {
-                // The refresh token is no longer good: forget the tokens, authorize anew.
+            Err(e @ AuthError::TokenError { .. }) => {
+                // The refresh token (or the client) is no longer good: forget it; within a
+                // challenge, authorize anew.
                 entry.tokens = None;
-                self.identify_client(now)
-            }
-            Err(e) => {
-                if matches!(e, AuthError::TokenError { .. }) {
-                    entry.tokens = None;
+                self.forget_rejected_client(&issuer, &e);
+                if in_challenge {
+                    self.identify_client(now)
+                } else {
+                    Err(e)
                 }
-                Err(e)
             }
+            Err(e) => Err(e),
         }
     }
 }
