@@ -84,6 +84,7 @@ pub mod metadata;
 pub mod redact;
 pub mod scope;
 pub mod token;
+mod wire;
 
 pub use challenge::{
     bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge, ChallengeError,
@@ -92,9 +93,7 @@ pub use client::{
     ApplicationType, ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod,
 };
 pub use error::{AuthBudget, AuthError, Purpose};
-pub use flow::{
-    AuthConfig, AuthEvent, AuthLimits, AuthRequest, AuthRequestId, AuthResponse, Authorizer,
-    CredentialStore, HttpMethod, IssuerCredentials,
-};
+pub use flow::{AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, IssuerCredentials};
 pub use metadata::{ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
 pub use token::{pkce_challenge, AuthSecrets, PendingAuthorization, TokenSet};
+pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
