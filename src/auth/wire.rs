@@ -28,9 +28,10 @@ impl HttpMethod {
     }
 }
 
-/// A request for the adapter to send, wire-neutral. Its URL has passed the [`UrlPolicy`](crate::auth::UrlPolicy); the
-/// adapter dials it through its address guard, never follows a redirect, and reads at most
-/// [`AuthRequest::max_response_bytes`] of body. `Debug` hides the body and `Authorization`.
+/// A request for the adapter to send, wire-neutral. Its URL has passed the
+/// [`UrlPolicy`](crate::auth::UrlPolicy); the adapter dials it through its address guard, never
+/// follows a redirect, and reads at most [`AuthRequest::max_response_bytes`] of body. `Debug`
+/// hides the body and `Authorization`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AuthRequest {
     /// Its id, for [`Authorizer::handle_response`](crate::auth::Authorizer::handle_response).
@@ -47,7 +48,8 @@ pub struct AuthRequest {
     pub headers: Vec<(String, String)>,
     /// The body (empty for GET).
     pub body: Vec<u8>,
-    /// The most body bytes to read; more is an error ([`AuthBudget::BodyBytes`](crate::auth::AuthBudget::BodyBytes)).
+    /// The most body bytes to read; more is an error
+    /// ([`AuthBudget::BodyBytes`](crate::auth::AuthBudget::BodyBytes)).
     pub max_response_bytes: usize,
 }
 
