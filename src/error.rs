@@ -1,5 +1,6 @@
 //! Errors: typed causes, each mapped to one of three [`ErrorKind`]s a caller can branch on.
 
+use crate::auth::AuthError;
 use crate::budget::BudgetExceeded;
 use crate::endpoint::EndpointError;
 use crate::http1::{Http1Error, RequestError};
@@ -257,6 +258,9 @@ pub enum Error {
     /// The connection was closed while the operation was running.
     #[error("the connection was closed by the caller")]
     Closed,
+    /// Authorization (OAuth 2.1) failed; its kind is [`AuthError::kind`].
+    #[error("authorization: {0}")]
+    Auth(#[from] AuthError),
 }
 
 impl Error {
@@ -264,6 +268,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Authentication { .. } => ErrorKind::AuthenticationFailed,
+            Error::Auth(e) => e.kind(),
             Error::Rpc(_) | Error::InvalidAnswer { .. } => ErrorKind::ServerAnswered,
             _ => ErrorKind::ConnectionFailed,
         }

@@ -70,7 +70,8 @@
 //!   [`Budget`], [`ConfigError`], [`EndpointError`], [`ProtocolError`], [`RpcError`],
 //!   [`Http1Error`], [`RequestError`], [`SseError`], [`TransportError`] of a
 //!   [`TransportErrorKind`]).
-//! - [`transcript`]: recording and replaying what a connection was told and answered.
+//! - [`auth`]: OAuth 2.1 authorization (discovery, registration, tokens), sans-IO, driven like
+//!   the connection: requests out, responses in, time and randomness passed in.
 //!
 //! The layers underneath (the HTTP/1.1 encoder and incremental response decoder, the
 //! `text/event-stream` decoder, JSON-RPC classification, `x-mcp-header` extraction, the byte
@@ -80,6 +81,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 mod budget;
 mod call;
 mod config;

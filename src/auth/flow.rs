@@ -1,0 +1,945 @@
+//! The authorization state machine: [`Authorizer`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::auth::challenge::{parse_challenges, BearerChallenge, BearerErrorCode};
+use crate::auth::client::{
+    decode_registration, registration_auth_method, ClientCredentials, ClientSettings,
+    TokenAuthMethod,
+};
+use crate::auth::error::{AuthBudget, AuthError, Purpose};
+use crate::auth::metadata::{
+    check_issuer, decode_resource_metadata, decode_server_metadata, resource_metadata_candidates,
+    server_metadata_candidates, ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES,
+};
+use crate::auth::scope::{select_scopes, step_up_scopes};
+use crate::auth::token::{
+    authorization_url, decode_token_response, parse_callback, token_request, AuthSecrets,
+    PendingAuthorization, TokenSet,
+};
+use crate::auth::wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
+use crate::endpoint::Endpoint;
+use crate::error::TransportError;
+use crate::time::Instant;
+
+/// The bounds of authorization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuthLimits {
+    /// HTTP exchanges in the network part of one authorization (discovery and registration, or
+    /// the token exchange). Default 12.
+    pub max_exchanges: u32,
+    /// Deadline of the network part of one authorization. Default 60 s.
+    pub time: Duration,
+    /// How long to wait for the user agent's callback. Default 10 min.
+    pub callback_time: Duration,
+    /// User-agent round trips before the MCP server accepts a token ([`Authorizer::accepted`]
+    /// resets the count). Default 3.
+    pub max_attempts: u32,
+}
+
+impl Default for AuthLimits {
+    fn default() -> Self {
+        AuthLimits {
+            max_exchanges: 12,
+            time: Duration::from_secs(60),
+            callback_time: Duration::from_secs(600),
+            max_attempts: 3,
+        }
+    }
+}
+
+/// What an [`Authorizer`] is configured with.
+#[derive(Clone, Debug)]
+pub struct AuthConfig {
+    /// The MCP server's URL (the protected resource).
+    pub server_url: String,
+    /// How the client identifies itself.
+    pub client: ClientSettings,
+    /// Which URLs may be fetched.
+    pub policy: UrlPolicy,
+    /// The bounds.
+    pub limits: AuthLimits,
+}
+
+impl AuthConfig {
+    /// A configuration with the default policy (https only) and limits.
+    pub fn new(server_url: impl Into<String>, client: ClientSettings) -> Self {
+        AuthConfig {
+            server_url: server_url.into(),
+            client,
+            policy: UrlPolicy::default(),
+            limits: AuthLimits::default(),
+        }
+    }
+}
+
+/// What the client holds for one authorization server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssuerCredentials {
+    /// The client's credentials with this server.
+    pub client: Option<ClientCredentials>,
+    /// The tokens it issued.
+    pub tokens: Option<TokenSet>,
+    /// Its token endpoint (for refreshing without rediscovery).
+    pub token_endpoint: Option<String>,
+    /// The resource indicator the tokens were asked for.
+    pub resource: Option<String>,
+}
+
+/// Credentials keyed by issuer, and which issuer the MCP server currently uses. Serialisable so
+/// an embedder can keep it in its vault; it holds secrets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialStore {
+    /// Per issuer.
+    pub issuers: BTreeMap<String, IssuerCredentials>,
+    /// The issuer whose access token is sent to the MCP server.
+    pub current: Option<String>,
+}
+
+/// What an [`Authorizer`] tells its caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthEvent {
+    /// Open `url` in a user agent; its redirect's query goes to [`Authorizer::handle_callback`].
+    /// `pending` can be persisted and given back with [`Authorizer::resume`].
+    OpenUserAgent {
+        /// The authorization request URL.
+        url: String,
+        /// The state needed to finish.
+        pending: Box<PendingAuthorization>,
+    },
+    /// Tokens were obtained; [`Authorizer::bearer`] gives the access token. Retry the operation.
+    Authorized {
+        /// The issuer that issued them.
+        issuer: String,
+        /// The granted scopes.
+        scopes: Vec<String>,
+    },
+    /// The authorization failed.
+    Failed(AuthError),
+}
+
+/// The network part of one authorization in progress.
+struct Run {
+    deadline: Instant,
+    exchanges: u32,
+    /// 401 (authorize or refresh) or 403 (step-up); 0 for a refresh the caller asked for.
+    status: u16,
+    challenge_scopes: Vec<String>,
+    secrets: Option<AuthSecrets>,
+    candidates: Vec<String>,
+    next: usize,
+    last_status: Option<u16>,
+    resource: Option<ResourceMetadata>,
+    issuer: Option<String>,
+    meta: Option<ServerMetadata>,
+}
+
+/// The sans-IO OAuth 2.1 client: see the [module docs](crate::auth).
+pub struct Authorizer {
+    config: AuthConfig,
+    server: Endpoint,
+    store: CredentialStore,
+    run: Option<Run>,
+    awaiting: Option<(AuthRequestId, Purpose)>,
+    pending: Option<(PendingAuthorization, Instant)>,
+    /// The authorization whose code is being redeemed.
+    pending_token: Option<PendingAuthorization>,
+    outbox: VecDeque<AuthRequest>,
+    events: VecDeque<AuthEvent>,
+    next_id: u64,
+    attempts: u32,
+    refreshed: bool,
+    last_scopes: Vec<String>,
+}
+
+impl core::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("server", &self.config.server_url)
+            .field("current_issuer", &self.store.current)
+            .field("busy", &self.is_busy())
+            .field("attempts", &self.attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+fn ms(i: Instant) -> u64 {
+    u64::try_from(i.as_duration().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn after(now: Instant, d: Duration) -> Instant {
+    Instant::from_duration(now.as_duration().saturating_add(d))
+}
+
+impl Authorizer {
+    /// An authorizer for the MCP server at `config.server_url`, with no stored credentials.
+    pub fn new(config: AuthConfig) -> Result<Self, AuthError> {
+        let server =
+            Endpoint::parse(&config.server_url).map_err(AuthError::url("MCP server URL"))?;
+        config.client.validate()?;
+        if config.limits.max_exchanges == 0 || config.limits.max_attempts == 0 {
+            return Err(AuthError::Config {
+                what: "exchange and attempt limits must be at least 1",
+            });
+        }
+        Ok(Authorizer {
+            config,
+            server,
+            store: CredentialStore::default(),
+            run: None,
+            awaiting: None,
+            pending: None,
+            pending_token: None,
+            outbox: VecDeque::new(),
+            events: VecDeque::new(),
+            next_id: 0,
+            attempts: 0,
+            refreshed: false,
+            last_scopes: Vec::new(),
+        })
+    }
+
+    /// Starts from credentials saved earlier.
+    pub fn with_store(mut self, store: CredentialStore) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// The credentials, to save.
+    pub fn store(&self) -> &CredentialStore {
+        &self.store
+    }
+
+    /// The access token to send to the MCP server (`Authorization: Bearer …`), if any.
+    pub fn bearer(&self) -> Option<&str> {
+        let issuer = self.store.current.as_ref()?;
+        let tokens = self.store.issuers.get(issuer)?.tokens.as_ref()?;
+        Some(tokens.access_token.as_str())
+    }
+
+    /// Whether the current access token has expired at `now` (false when it has no expiry).
+    pub fn token_expired(&self, now: Instant) -> bool {
+        self.current_tokens()
+            .and_then(|t| t.expires_at_ms)
+            .is_some_and(|at| ms(now) >= at)
+    }
+
+    fn current_tokens(&self) -> Option<&TokenSet> {
+        let issuer = self.store.current.as_ref()?;
+        self.store.issuers.get(issuer)?.tokens.as_ref()
+    }
+
+    /// Whether an authorization is in progress (network part or waiting for the callback).
+    pub fn is_busy(&self) -> bool {
+        self.run.is_some() || self.pending.is_some()
+    }
+
+    /// The MCP server accepted a request with the current token: the attempt count starts over.
+    pub fn accepted(&mut self) {
+        self.attempts = 0;
+        self.refreshed = false;
+    }
+
+    /// Abandons any authorization in progress (nothing is reported).
+    pub fn cancel(&mut self) {
+        self.run = None;
+        self.awaiting = None;
+        self.pending = None;
+        self.pending_token = None;
+        self.outbox.clear();
+    }
+
+    /// The MCP server answered `status` with these `WWW-Authenticate` values: authorize.
+    ///
+    /// A 401 rediscovers the protected resource and its authorization server, refreshes the
+    /// token when it can (once until [`Authorizer::accepted`]), and otherwise authorizes with
+    /// the challenge's scope. A 403 with `error="insufficient_scope"` steps up with the union of
+    /// scopes. Any other status, a 403 without `insufficient_scope`, or a challenge that is not
+    /// Bearer is refused ([`AuthError::NotAuthorizable`]). `secrets` are used if the user agent
+    /// is needed. Errors here are returned and nothing is sent; later ones come as
+    /// [`AuthEvent::Failed`].
+    pub fn handle_challenge(
+        &mut self,
+        now: Instant,
+        status: u16,
+        www_authenticate: &[&[u8]],
+        secrets: AuthSecrets,
+    ) -> Result<(), AuthError> {
+        if self.is_busy() {
+            return Err(AuthError::Misuse {
+                reason: "an authorization is already in progress",
+            });
+        }
+        let challenges = parse_challenges(www_authenticate.iter().copied())?;
+        let bearer = challenges.iter().find(|c| c.is_scheme("bearer"));
+        if bearer.is_none() && !challenges.is_empty() {
+            return Err(AuthError::NotAuthorizable {
+                status,
+                reason: "no Bearer challenge",
+            });
+        }
+        let bearer = bearer
+            .map(BearerChallenge::from_challenge)
+            .unwrap_or_default();
+        match status {
+            401 => {}
+            403 if bearer.error == Some(BearerErrorCode::InsufficientScope) => {}
+            403 => {
+                return Err(AuthError::NotAuthorizable {
+                    status,
+                    reason: "a 403 without insufficient_scope",
+                })
+            }
+            _ => {
+                return Err(AuthError::NotAuthorizable {
+                    status,
+                    reason: "only 401 and 403 call for authorization",
+                })
+            }
+        }
+        if self.attempts >= self.config.limits.max_attempts {
+            return Err(AuthError::Budget {
+                budget: AuthBudget::Attempts,
+                limit: u64::from(self.config.limits.max_attempts),
+            });
+        }
+        if let Some(url) = &bearer.resource_metadata {
+            self.config.policy.check("resource_metadata URL", url)?;
+        }
+        let candidates =
+            resource_metadata_candidates(&self.server, bearer.resource_metadata.as_deref());
+        self.run = Some(Run {
+            deadline: after(now, self.config.limits.time),
+            exchanges: 0,
+            status,
+            challenge_scopes: bearer.scope,
+            secrets: Some(secrets),
+            candidates,
+            next: 0,
+            last_status: None,
+            resource: None,
+            issuer: None,
+            meta: None,
+        });
+        self.step(now, |s, now| {
+            s.fetch_next_candidate(now, Purpose::ResourceMetadata)
+        });
+        Ok(())
+    }
+
+    /// Refreshes the current issuer's tokens (for example when [`Authorizer::token_expired`]).
+    pub fn start_refresh(&mut self, now: Instant) -> Result<(), AuthError> {
+        if self.is_busy() {
+            return Err(AuthError::Misuse {
+                reason: "an authorization is already in progress",
+            });
+        }
+        let issuer = self.store.current.clone().ok_or(AuthError::Misuse {
+            reason: "no current authorization server",
+        })?;
+        self.run = Some(Run {
+            deadline: after(now, self.config.limits.time),
+            exchanges: 0,
+            status: 0,
+            challenge_scopes: Vec::new(),
+            secrets: None,
+            candidates: Vec::new(),
+            next: 0,
+            last_status: None,
+            resource: None,
+            issuer: Some(issuer.clone()),
+            meta: None,
+        });
+        match self.refresh_request(now, &issuer) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.run = None;
+                Err(AuthError::Misuse {
+                    reason: "no refresh token for the current authorization server",
+                })
+            }
+            Err(e) => {
+                self.run = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// Continues an authorization persisted as `pending` (from [`AuthEvent::OpenUserAgent`]);
+    /// the callback wait starts at `now`.
+    pub fn resume(&mut self, now: Instant, pending: PendingAuthorization) -> Result<(), AuthError> {
+        if self.is_busy() {
+            return Err(AuthError::Misuse {
+                reason: "an authorization is already in progress",
+            });
+        }
+        self.config
+            .policy
+            .check("token endpoint", &pending.token_endpoint)?;
+        self.pending = Some((pending, after(now, self.config.limits.callback_time)));
+        Ok(())
+    }
+
+    /// The user agent came back to the redirect URI with `query` (the part after `?`): check it
+    /// and redeem the code.
+    pub fn handle_callback(&mut self, now: Instant, query: &str) {
+        if self.pending.as_ref().is_some_and(|(_, d)| now >= *d) {
+            // Too late: reported once, as the callback deadline.
+            self.handle_timeout(now);
+            return;
+        }
+        self.handle_timeout(now);
+        let Some((pending, _)) = self.pending.take() else {
+            self.events.push_back(AuthEvent::Failed(AuthError::Misuse {
+                reason: "no authorization is waiting for a callback",
+            }));
+            return;
+        };
+        let code = match parse_callback(&pending, query) {
+            Ok(code) => code,
+            Err(e) => {
+                self.events.push_back(AuthEvent::Failed(e));
+                return;
+            }
+        };
+        self.run = Some(Run {
+            deadline: after(now, self.config.limits.time),
+            exchanges: 0,
+            status: 0,
+            challenge_scopes: Vec::new(),
+            secrets: None,
+            candidates: Vec::new(),
+            next: 0,
+            last_status: None,
+            resource: None,
+            issuer: Some(pending.issuer.clone()),
+            meta: None,
+        });
+        let mut grant = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", pending.redirect_uri.as_str()),
+            ("code_verifier", pending.secrets.verifier()),
+        ];
+        if let Some(r) = &pending.resource {
+            grant.push(("resource", r.as_str()));
+        }
+        let (headers, body) = token_request(&pending.client, &grant);
+        let url = pending.token_endpoint.clone();
+        let result = self.send(Purpose::Token, HttpMethod::Post, &url, headers, body);
+        // Keep what the token answer needs.
+        self.pending_token = Some(pending);
+        if let Err(e) = result {
+            self.fail(e);
+        }
+    }
+
+    /// The next request to send, if any.
+    pub fn poll_request(&mut self) -> Option<AuthRequest> {
+        self.outbox.pop_front()
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<AuthEvent> {
+        self.events.pop_front()
+    }
+
+    /// When [`Authorizer::handle_timeout`] must be called next, if anything is waiting.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let a = self.run.as_ref().map(|r| r.deadline);
+        let b = self.pending.as_ref().map(|(_, d)| *d);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Time passed: a deadline that has passed fails the authorization.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.run.as_ref().is_some_and(|r| now >= r.deadline) {
+            let limit = self.config.limits.time.as_millis();
+            self.fail(AuthError::Budget {
+                budget: AuthBudget::Time,
+                limit: u64::try_from(limit).unwrap_or(u64::MAX),
+            });
+        }
+        if self.pending.as_ref().is_some_and(|(_, d)| now >= *d) {
+            self.pending = None;
+            let limit = self.config.limits.callback_time.as_millis();
+            self.events.push_back(AuthEvent::Failed(AuthError::Budget {
+                budget: AuthBudget::CallbackTime,
+                limit: u64::try_from(limit).unwrap_or(u64::MAX),
+            }));
+        }
+    }
+
+    /// The transport failed for request `id` (nothing usable arrived).
+    pub fn handle_transport_error(
+        &mut self,
+        now: Instant,
+        id: AuthRequestId,
+        error: TransportError,
+    ) {
+        self.handle_timeout(now);
+        if let Some((want, purpose)) = self.awaiting {
+            if want == id {
+                self.fail(AuthError::Transport {
+                    purpose,
+                    source: error,
+                });
+            }
+        }
+    }
+
+    /// The answer to request `id`. An answer to a request that is not awaited is ignored.
+    pub fn handle_response(&mut self, now: Instant, id: AuthRequestId, response: AuthResponse) {
+        self.handle_timeout(now);
+        let Some((want, purpose)) = self.awaiting else {
+            return;
+        };
+        if want != id {
+            return;
+        }
+        self.awaiting = None;
+        self.step(now, |s, now| s.on_response(now, purpose, response));
+    }
+
+    fn step(&mut self, now: Instant, f: impl FnOnce(&mut Self, Instant) -> Result<(), AuthError>) {
+        if let Err(e) = f(self, now) {
+            self.fail(e);
+        }
+    }
+
+    fn fail(&mut self, e: AuthError) {
+        self.run = None;
+        self.awaiting = None;
+        self.pending_token = None;
+        self.outbox.clear();
+        self.events.push_back(AuthEvent::Failed(e));
+    }
+
+    fn send(
+        &mut self,
+        purpose: Purpose,
+        method: HttpMethod,
+        url: &str,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Result<(), AuthError> {
+        let what = match purpose {
+            Purpose::ResourceMetadata => "protected-resource metadata URL",
+            Purpose::ServerMetadata => "authorization-server metadata URL",
+            Purpose::Registration => "registration endpoint",
+            Purpose::Token | Purpose::Refresh => "token endpoint",
+        };
+        let endpoint = self.config.policy.check(what, url)?;
+        let limit = self.config.limits.max_exchanges;
+        let run = self.run.as_mut().ok_or(AuthError::Misuse {
+            reason: "no authorization in progress",
+        })?;
+        if run.exchanges >= limit {
+            return Err(AuthError::Budget {
+                budget: AuthBudget::Exchanges,
+                limit: u64::from(limit),
+            });
+        }
+        run.exchanges += 1;
+        let id = AuthRequestId(self.next_id);
+        self.next_id += 1;
+        self.awaiting = Some((id, purpose));
+        self.outbox.push_back(AuthRequest {
+            id,
+            purpose,
+            method,
+            url: url.to_owned(),
+            endpoint,
+            headers,
+            body,
+            max_response_bytes: MAX_BODY_BYTES,
+        });
+        Ok(())
+    }
+
+    fn get(&mut self, purpose: Purpose, url: &str) -> Result<(), AuthError> {
+        let headers = vec![("Accept".to_owned(), "application/json".to_owned())];
+        self.send(purpose, HttpMethod::Get, url, headers, Vec::new())
+    }
+
+    fn fetch_next_candidate(&mut self, _now: Instant, purpose: Purpose) -> Result<(), AuthError> {
+        let run = self.run.as_mut().ok_or(AuthError::Misuse {
+            reason: "no authorization in progress",
+        })?;
+        let Some(url) = run.candidates.get(run.next).cloned() else {
+            return Err(AuthError::NotFound {
+                purpose,
+                last_status: run.last_status,
+            });
+        };
+        run.next += 1;
+        self.get(purpose, &url)
+    }
+
+    fn on_response(
+        &mut self,
+        now: Instant,
+        purpose: Purpose,
+        r: AuthResponse,
+    ) -> Result<(), AuthError> {
+        if (300..400).contains(&r.status) {
+            return Err(AuthError::Redirect {
+                purpose,
+                status: r.status,
+            });
+        }
+        if r.body.len() > MAX_BODY_BYTES {
+            return Err(AuthError::Budget {
+                budget: AuthBudget::BodyBytes,
+                limit: MAX_BODY_BYTES as u64,
+            });
+        }
+        match purpose {
+            Purpose::ResourceMetadata | Purpose::ServerMetadata
+                if !(200..300).contains(&r.status) =>
+            {
+                if let Some(run) = self.run.as_mut() {
+                    run.last_status = Some(r.status);
+                }
+                self.fetch_next_candidate(now, purpose)
+            }
+            Purpose::ResourceMetadata => self.on_resource_metadata(now, &r.body),
+            Purpose::ServerMetadata => self.on_server_metadata(now, &r.body),
+            Purpose::Registration => self.on_registration(now, r),
+            Purpose::Token => self.on_token(now, r),
+            Purpose::Refresh => self.on_refresh(now, r),
+        }
+    }
+
+    fn run_mut(&mut self) -> Result<&mut Run, AuthError> {
+        self.run.as_mut().ok_or(AuthError::Misuse {
+            reason: "no authorization in progress",
+        })
+    }
+
+    fn on_resource_metadata(&mut self, now: Instant, body: &[u8]) -> Result<(), AuthError> {
+        let prm = decode_resource_metadata(
+            body,
+            &self.server,
+            &self.config.server_url,
+            self.config.policy,
+        )?;
+        let issuer = prm
+            .authorization_servers
+            .first()
+            .cloned()
+            .ok_or(AuthError::NoAuthorizationServer)?;
+        let issuer_endpoint = check_issuer(self.config.policy, &issuer)?;
+        let run = self.run_mut()?;
+        run.candidates = server_metadata_candidates(&issuer_endpoint);
+        run.next = 0;
+        run.last_status = None;
+        run.resource = Some(prm);
+        run.issuer = Some(issuer);
+        self.fetch_next_candidate(now, Purpose::ServerMetadata)
+    }
+
+    fn on_server_metadata(&mut self, now: Instant, body: &[u8]) -> Result<(), AuthError> {
+        let issuer = self.run_mut()?.issuer.clone().unwrap_or_default();
+        let meta = decode_server_metadata(body, &issuer, self.config.policy)?;
+        let run = self.run_mut()?;
+        run.meta = Some(meta);
+        let status = run.status;
+        // A 401 with a refresh token from this same server: refresh once before the user agent.
+        if status == 401 && !self.refreshed && self.refresh_request(now, &issuer)? {
+            return Ok(());
+        }
+        self.identify_client(now)
+    }
+
+    /// Sends a refresh request for `issuer` if it has a refresh token; `false` if it has none.
+    fn refresh_request(&mut self, _now: Instant, issuer: &str) -> Result<bool, AuthError> {
+        let Some(creds) = self.store.issuers.get(issuer) else {
+            return Ok(false);
+        };
+        let (Some(client), Some(tokens)) = (&creds.client, &creds.tokens) else {
+            return Ok(false);
+        };
+        let Some(refresh) = tokens.refresh_token.clone() else {
+            return Ok(false);
+        };
+        let token_endpoint = match self.run.as_ref().and_then(|r| r.meta.as_ref()) {
+            Some(m) => m.token_endpoint.clone(),
+            None => match &creds.token_endpoint {
+                Some(t) => t.clone(),
+                None => return Ok(false),
+            },
+        };
+        let resource = creds.resource.clone();
+        let client = client.clone();
+        let mut grant = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh.as_str()),
+        ];
+        if let Some(r) = &resource {
+            grant.push(("resource", r.as_str()));
+        }
+        let (headers, body) = token_request(&client, &grant);
+        self.send(
+            Purpose::Refresh,
+            HttpMethod::Post,
+            &token_endpoint,
+            headers,
+            body,
+        )?;
+        Ok(true)
+    }
+
+    fn identify_client(&mut self, now: Instant) -> Result<(), AuthError> {
+        let run = self.run_mut()?;
+        let issuer = run.issuer.clone().unwrap_or_default();
+        let meta = run.meta.clone().ok_or(AuthError::Misuse {
+            reason: "no authorization-server metadata",
+        })?;
+        if self
+            .store
+            .issuers
+            .get(&issuer)
+            .is_some_and(|c| c.client.is_some())
+        {
+            return self.authorize(now);
+        }
+        let settings = &self.config.client;
+        let pre = settings
+            .pre_registered
+            .iter()
+            .find(|p| p.issuer.as_deref() == Some(issuer.as_str()))
+            .or_else(|| settings.pre_registered.iter().find(|p| p.issuer.is_none()));
+        let client = if let Some(p) = pre {
+            Some(p.credentials.clone())
+        } else if let (true, Some(url)) = (
+            meta.client_id_metadata_document_supported,
+            settings.metadata_document_url.as_ref(),
+        ) {
+            Some(ClientCredentials {
+                client_id: url.clone(),
+                client_secret: None,
+                auth_method: TokenAuthMethod::None,
+            })
+        } else {
+            None
+        };
+        if let Some(client) = client {
+            self.store.issuers.entry(issuer).or_default().client = Some(client);
+            return self.authorize(now);
+        }
+        let Some(endpoint) = meta.registration_endpoint.clone() else {
+            return Err(AuthError::NoRegistration { issuer });
+        };
+        let method = registration_auth_method(&meta)?;
+        let body = self.config.client.registration_body(method);
+        let headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Accept".to_owned(), "application/json".to_owned()),
+        ];
+        self.send(
+            Purpose::Registration,
+            HttpMethod::Post,
+            &endpoint,
+            headers,
+            body,
+        )
+    }
+
+    fn on_registration(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
+        if !(200..300).contains(&r.status) {
+            return Err(AuthError::HttpStatus {
+                purpose: Purpose::Registration,
+                status: r.status,
+            });
+        }
+        let run = self.run_mut()?;
+        let issuer = run.issuer.clone().unwrap_or_default();
+        let meta = run.meta.clone().ok_or(AuthError::Misuse {
+            reason: "no authorization-server metadata",
+        })?;
+        let requested = registration_auth_method(&meta)?;
+        let client = decode_registration(&r.body, &meta, requested)?;
+        self.store.issuers.entry(issuer).or_default().client = Some(client);
+        self.authorize(now)
+    }
+
+    fn authorize(&mut self, now: Instant) -> Result<(), AuthError> {
+        let run = self.run.take().ok_or(AuthError::Misuse {
+            reason: "no authorization in progress",
+        })?;
+        self.awaiting = None;
+        if self.attempts >= self.config.limits.max_attempts {
+            return Err(AuthError::Budget {
+                budget: AuthBudget::Attempts,
+                limit: u64::from(self.config.limits.max_attempts),
+            });
+        }
+        let issuer = run.issuer.unwrap_or_default();
+        let meta = run.meta.ok_or(AuthError::Misuse {
+            reason: "no authorization-server metadata",
+        })?;
+        let secrets = run.secrets.ok_or(AuthError::Misuse {
+            reason: "no secrets for an authorization",
+        })?;
+        let client = self
+            .store
+            .issuers
+            .get(&issuer)
+            .and_then(|c| c.client.clone())
+            .ok_or(AuthError::NoRegistration {
+                issuer: issuer.clone(),
+            })?;
+        let server_scopes = meta.scopes_supported.as_deref();
+        let scopes = if run.status == 403 {
+            let previous = if self.last_scopes.is_empty() {
+                self.current_tokens()
+                    .map(|t| t.scopes.clone())
+                    .unwrap_or_default()
+            } else {
+                self.last_scopes.clone()
+            };
+            step_up_scopes(&previous, &run.challenge_scopes, server_scopes)
+        } else {
+            let prm_scopes = run
+                .resource
+                .as_ref()
+                .and_then(|r| r.scopes_supported.as_deref());
+            select_scopes(&run.challenge_scopes, prm_scopes, server_scopes)
+        };
+        let resource = run.resource.map(|r| r.resource);
+        let url = authorization_url(
+            &meta.authorization_endpoint,
+            &client.client_id,
+            &self.config.client.redirect_uri,
+            &secrets,
+            &scopes,
+            resource.as_deref(),
+        );
+        let pending = PendingAuthorization {
+            issuer,
+            iss_parameter_supported: meta.iss_parameter_supported,
+            token_endpoint: meta.token_endpoint,
+            client,
+            redirect_uri: self.config.client.redirect_uri.clone(),
+            resource,
+            scopes: scopes.clone(),
+            secrets,
+            authorization_url: url.clone(),
+        };
+        self.attempts += 1;
+        self.last_scopes = scopes;
+        self.pending = Some((
+            pending.clone(),
+            after(now, self.config.limits.callback_time),
+        ));
+        self.events.push_back(AuthEvent::OpenUserAgent {
+            url,
+            pending: Box::new(pending),
+        });
+        Ok(())
+    }
+
+    fn on_token(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
+        let pending = self.pending_token.take().ok_or(AuthError::Misuse {
+            reason: "no token request in progress",
+        })?;
+        let tokens = decode_token_response(
+            Purpose::Token,
+            r.status,
+            &r.body,
+            &pending.scopes,
+            None,
+            ms(now),
+        )
+        .inspect_err(|e| self.forget_rejected_client(&pending.issuer, e))?;
+        let scopes = tokens.scopes.clone();
+        let entry = self
+            .store
+            .issuers
+            .entry(pending.issuer.clone())
+            .or_default();
+        entry.client = Some(pending.client);
+        entry.tokens = Some(tokens);
+        entry.token_endpoint = Some(pending.token_endpoint);
+        entry.resource = pending.resource;
+        self.store.current = Some(pending.issuer.clone());
+        self.run = None;
+        self.events.push_back(AuthEvent::Authorized {
+            issuer: pending.issuer,
+            scopes,
+        });
+        Ok(())
+    }
+
+    /// An `invalid_client` answer means the stored registration is no longer good: forget it,
+    /// so that the next authorization identifies the client anew.
+    fn forget_rejected_client(&mut self, issuer: &str, e: &AuthError) {
+        if let AuthError::TokenError { error, .. } = e {
+            if error == "invalid_client" {
+                if let Some(entry) = self.store.issuers.get_mut(issuer) {
+                    entry.client = None;
+                    entry.tokens = None;
+                }
+            }
+        }
+    }
+
+    fn on_refresh(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
+        let run = self.run_mut()?;
+        let issuer = run.issuer.clone().unwrap_or_default();
+        let in_challenge = run.meta.is_some();
+        let meta_endpoint = run.meta.as_ref().map(|m| m.token_endpoint.clone());
+        let resource = run.resource.as_ref().map(|r| r.resource.clone());
+        let entry = self.store.issuers.entry(issuer.clone()).or_default();
+        let previous = entry.tokens.clone();
+        let prev_scopes = previous
+            .as_ref()
+            .map(|t| t.scopes.clone())
+            .unwrap_or_default();
+        let prev_refresh = previous.as_ref().and_then(|t| t.refresh_token.clone());
+        match decode_token_response(
+            Purpose::Refresh,
+            r.status,
+            &r.body,
+            &prev_scopes,
+            prev_refresh.as_deref(),
+            ms(now),
+        ) {
+            Ok(tokens) => {
+                let scopes = tokens.scopes.clone();
+                entry.tokens = Some(tokens);
+                if let Some(t) = meta_endpoint {
+                    entry.token_endpoint = Some(t);
+                }
+                if resource.is_some() {
+                    entry.resource = resource;
+                }
+                self.store.current = Some(issuer.clone());
+                self.refreshed = true;
+                self.run = None;
+                self.events
+                    .push_back(AuthEvent::Authorized { issuer, scopes });
+                Ok(())
+            }
+            Err(e @ AuthError::TokenError { .. }) => {
+                // The refresh token (or the client) is no longer good: forget it; within a
+                // challenge, authorize anew.
+                entry.tokens = None;
+                self.forget_rejected_client(&issuer, &e);
+                if in_challenge {
+                    self.identify_client(now)
+                } else {
+                    Err(e)
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+}

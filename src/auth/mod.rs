@@ -1,0 +1,99 @@
+//! OAuth 2.1 authorization for MCP servers, sans-IO: discovery, registration, the browser step,
+//! tokens and refresh, each URL checked before it is fetched.
+//!
+//! # The flow
+//!
+//! An [`Authorizer`] runs the authorization the MCP specification describes when a server
+//! answers 401 (or 403 `insufficient_scope`):
+//!
+//! 1. [`Authorizer::handle_challenge`] parses the `WWW-Authenticate` values
+//!    ([`challenge`]) and fetches the protected-resource metadata (RFC 9728) from its
+//!    candidate URLs in order: the challenge's `resource_metadata`, the well-known URL with the
+//!    server's path inserted, the root well-known URL. The metadata's `resource` must designate
+//!    the server (same origin, a path that is the server's or a segment prefix of it), or the
+//!    authorization stops before anything is sent to an authorization server.
+//! 2. The first of its `authorization_servers` is the issuer; its metadata is fetched from the
+//!    RFC 8414 / OpenID candidate URLs in the specification's order (path insertion for issuers
+//!    with a path). Its `issuer` must equal the issuer byte for byte (RFC 8414 §3.3), and it must
+//!    list `S256` in `code_challenge_methods_supported`.
+//! 3. With a refresh token from that same issuer (and no refresh since the server last accepted
+//!    a token), the tokens are refreshed (rotated when a new refresh token comes).
+//! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
+//!    pre-registered ones, else its client ID metadata document (where the server sets
+//!    `client_id_metadata_document_supported`), else dynamic registration (RFC 7591). Credentials
+//!    are keyed by issuer: a new authorization server is registered with anew and never sees
+//!    another server's client ID.
+//! 5. [`AuthEvent::OpenUserAgent`] gives the authorization URL (PKCE S256, `state`, `scope`
+//!    chosen as [`scope`] says, and `resource` verbatim from the metadata) and the
+//!    [`PendingAuthorization`], which is serialisable. The embedder opens the URL and gives the
+//!    redirect's query to [`Authorizer::handle_callback`]: `state` must match, `iss` must be the
+//!    issuer when present (and present when advertised, RFC 9207).
+//! 6. The code is redeemed at the token endpoint with `client_secret_basic`,
+//!    `client_secret_post` or `none`; the answer must be a header-safe `Bearer` token.
+//!    [`AuthEvent::Authorized`] follows; [`Authorizer::bearer`] gives the token to send.
+//!
+//! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
+//! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
+//! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
+//! [`AuthSecrets`]; time comes in as [`Instant`](crate::Instant).
+//!
+//! ```
+//! use mcp_sansio::auth::{AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientSettings};
+//! use mcp_sansio::Instant;
+//!
+//! let client = ClientSettings::new("my client", "http://127.0.0.1:33418/callback");
+//! let mut az = Authorizer::new(AuthConfig::new("https://mcp.example/mcp", client))?;
+//! // The MCP server answered 401; the adapter draws 64 random bytes for state and verifier.
+//! let challenge = br#"Bearer resource_metadata="https://mcp.example/prm.json", scope="read""#;
+//! az.handle_challenge(Instant::ZERO, 401, &[challenge], AuthSecrets::from_random_bytes(&[42; 64]))?;
+//! let req = az.poll_request().expect("the resource metadata request");
+//! assert_eq!(req.url, "https://mcp.example/prm.json");
+//! assert_eq!(req.endpoint.target(), "/prm.json");
+//! // The adapter dials it through its guard, without following redirects, and answers:
+//! az.handle_response(Instant::ZERO, req.id, AuthResponse::new(302, ""));
+//! match az.poll_event() {
+//!     Some(AuthEvent::Failed(e)) => assert!(e.to_string().contains("redirect")),
+//!     other => panic!("{other:?}"),
+//! }
+//! # Ok::<(), mcp_sansio::auth::AuthError>(())
+//! ```
+//!
+//! # Bounds and refusals
+//!
+//! - Every URL fetched (metadata, registration, token endpoints) and the authorization endpoint
+//!   pass the strict [`Endpoint`](crate::endpoint::Endpoint) parser (no userinfo) and the
+//!   [`UrlPolicy`]: `https`, or `http` to a loopback host only when allowed.
+//! - A redirect answer to any discovery, registration or token request is an error; it is never
+//!   followed.
+//! - Metadata, registration and token bodies: at most [`MAX_BODY_BYTES`] (64 KiB).
+//! - Per authorization: at most [`AuthLimits::max_exchanges`] requests and a deadline of
+//!   [`AuthLimits::time`] for the network part; [`AuthLimits::callback_time`] for the user
+//!   agent; at most [`AuthLimits::max_attempts`] user-agent round trips until the MCP server
+//!   accepts a token ([`Authorizer::accepted`]). At most 3 candidate URLs for each metadata
+//!   document; the `WWW-Authenticate` values, queries, scopes and client values are bounded too
+//!   ([`challenge::MAX_CHALLENGE_BYTES`], [`form::MAX_QUERY_BYTES`], [`scope::MAX_SCOPES`]).
+//! - No request carries the MCP bearer token; token endpoints see only client authentication.
+//! - Tokens are header-safe (visible ASCII); secrets never appear in errors or `Debug` output.
+
+pub mod challenge;
+pub mod client;
+mod error;
+mod flow;
+pub mod form;
+pub mod metadata;
+pub mod redact;
+pub mod scope;
+pub mod token;
+mod wire;
+
+pub use challenge::{
+    bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge, ChallengeError,
+};
+pub use client::{
+    ApplicationType, ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod,
+};
+pub use error::{AuthBudget, AuthError, Purpose};
+pub use flow::{AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, IssuerCredentials};
+pub use metadata::{ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
+pub use token::{pkce_challenge, AuthSecrets, PendingAuthorization, TokenSet};
+pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};

@@ -1,0 +1,147 @@
+//! Redaction of authorization secrets, and properties of the form codec and resource matching.
+
+use mcp_sansio::auth::form::{decode, encode, encode_pairs, parse_query};
+use mcp_sansio::auth::metadata::resource_matches;
+use mcp_sansio::auth::redact;
+use mcp_sansio::auth::{
+    AuthConfig, AuthResponse, AuthSecrets, Authorizer, ClientCredentials, ClientSettings,
+    PreRegistered, TokenAuthMethod,
+};
+use mcp_sansio::Endpoint;
+use mcp_sansio::Instant;
+use proptest::prelude::*;
+
+#[test]
+fn form_and_url_redaction() {
+    assert_eq!(
+        redact::form("grant_type=authorization_code&code=abc&code_verifier=v&client_id=c&client_secret=s"),
+        "grant_type=authorization_code&code=%3Credacted%3E&code_verifier=%3Credacted%3E&client_id=c&client_secret=%3Credacted%3E"
+    );
+    assert_eq!(
+        redact::url("http://127.0.0.1:1/cb?code=xyz&state=st&iss=https%3A%2F%2Fa"),
+        "http://127.0.0.1:1/cb?code=%3Credacted%3E&state=%3Credacted%3E&iss=https%3A%2F%2Fa"
+    );
+    // Encoded names are recognised; malformed parts are kept as they are.
+    assert_eq!(
+        redact::form("?c%6Fde=1&%zz=2&x"),
+        "?c%6Fde=%3Credacted%3E&%zz=2&x"
+    );
+    assert_eq!(redact::url("https://a/b"), "https://a/b");
+}
+
+#[test]
+fn json_redaction_at_any_depth() {
+    let body = br#"{"access_token":"at","token_type":"Bearer","nested":[{"refresh_token":"rt","client_secret":{"x":1}}],"client_id":"c"}"#;
+    let out = String::from_utf8(redact::json(body).unwrap()).unwrap();
+    assert!(!out.contains("\"at\"") && !out.contains("rt") && !out.contains("\"x\""));
+    assert!(out.contains(r#""client_id":"c""#) && out.contains(r#""token_type":"Bearer""#));
+    assert_eq!(redact::json(b"not json"), None);
+    assert_eq!(
+        redact::authorization("Basic dXNlcjpwYXNz"),
+        "Basic <redacted>"
+    );
+    assert_eq!(redact::authorization("bearer abc"), "bearer <redacted>");
+    assert_eq!(redact::authorization("abc"), "<redacted>");
+}
+
+#[test]
+fn requests_print_without_secrets() {
+    let mut client = ClientSettings::new("c", "http://127.0.0.1:9/cb");
+    client.pre_registered.push(PreRegistered {
+        issuer: None,
+        credentials: ClientCredentials {
+            client_id: "pre-id".into(),
+            client_secret: Some("TOPSECRET".into()),
+            auth_method: TokenAuthMethod::ClientSecretPost,
+        },
+    });
+    let mut az = Authorizer::new(AuthConfig::new("https://mcp.example/mcp", client)).unwrap();
+    az.handle_challenge(
+        Instant::ZERO,
+        401,
+        &[],
+        AuthSecrets::from_random_bytes(&[3; 64]),
+    )
+    .unwrap();
+    let prm = br#"{"resource":"https://mcp.example/mcp","authorization_servers":["https://auth.example"]}"#;
+    let meta = br#"{"issuer":"https://auth.example","authorization_endpoint":"https://auth.example/a","token_endpoint":"https://auth.example/t","code_challenge_methods_supported":["S256"]}"#;
+    let req = az.poll_request().unwrap();
+    az.handle_response(
+        Instant::ZERO,
+        req.id,
+        AuthResponse::new(200, prm.as_slice()),
+    );
+    let req = az.poll_request().unwrap();
+    az.handle_response(
+        Instant::ZERO,
+        req.id,
+        AuthResponse::new(200, meta.as_slice()),
+    );
+    let pending = match az.poll_event() {
+        Some(mcp_sansio::auth::AuthEvent::OpenUserAgent { pending, .. }) => pending,
+        other => panic!("{other:?}"),
+    };
+    assert!(!format!("{pending:?}").contains("TOPSECRET"));
+    let q = format!("code=THECODE&state={}", pending.secrets.state());
+    az.handle_callback(Instant::ZERO, &q);
+    let token = az.poll_request().unwrap();
+    let text = token.redacted_text();
+    assert!(text.starts_with("POST https://auth.example/t\n"), "{text}");
+    assert!(text.contains("client_id=pre-id"), "{text}");
+    for secret in ["TOPSECRET", "THECODE", pending.secrets.verifier()] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+        assert!(!format!("{token:?}").contains(secret));
+        // The real body carries them.
+        assert!(String::from_utf8_lossy(&token.body).contains(secret));
+    }
+}
+
+proptest! {
+    #[test]
+    fn form_codec_round_trips(pairs in prop::collection::vec(("[ -~é\u{1F600}]{1,12}", "\\PC{0,16}"), 0..6)) {
+        let refs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let text = encode_pairs(refs.iter().copied());
+        // Every byte of the encoding is unreserved, `%`, `=` or `&`.
+        prop_assert!(text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~%=&".contains(&b)));
+        let mut dedup: Vec<(String, String)> = Vec::new();
+        for (n, v) in &pairs {
+            if !dedup.iter().any(|(d, _)| d == n) {
+                dedup.push((n.clone(), v.clone()));
+            }
+        }
+        if dedup.len() == pairs.len() {
+            prop_assert_eq!(parse_query(&text).unwrap(), pairs.clone());
+        }
+        for (n, _) in refs {
+            prop_assert_eq!(decode(&encode(n)).unwrap(), n);
+        }
+    }
+
+    #[test]
+    fn query_parsing_never_panics(s in "\\PC{0,64}") {
+        let _ = parse_query(&s);
+        let _ = redact::form(&s);
+        let _ = redact::url(&s);
+    }
+
+    #[test]
+    fn a_resource_on_another_origin_never_matches(
+        host in "[a-z]{1,8}\\.example",
+        other in "[a-z]{1,8}\\.example",
+        path in "(/[a-z]{1,5}){0,3}",
+    ) {
+        let same = format!("https://{host}{path}");
+        let root = format!("https://{host}");
+        let plain = format!("http://{host}{path}");
+        let elsewhere = format!("https://{other}{path}");
+        let server = Endpoint::parse(&same).unwrap();
+        let matches_same = resource_matches(&same, &server);
+        let matches_root = resource_matches(&root, &server);
+        let matches_plain = resource_matches(&plain, &server);
+        let matches_elsewhere = resource_matches(&elsewhere, &server);
+        prop_assert!(matches_same);
+        prop_assert!(matches_root);
+        prop_assert!(!matches_plain);
+        prop_assert!(other == host || !matches_elsewhere);
+    }
+}
