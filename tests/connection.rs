@@ -1643,3 +1643,81 @@ fn close_drops_a_draining_stream() {
     assert!(matches!(h.single_event(), Event::Closed));
     assert_eq!(h.conn.poll_timeout(), None);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Regressions: state that was only readable by combining flags
+
+#[test]
+fn failed_renegotiation_inside_a_listing_leaves_no_half_initialised_session() {
+    for split in SPLITS {
+        let config = Config::new("http://127.0.0.1:9/mcp")
+            .unwrap()
+            .with_era_hint(Some(EraHint {
+                era: Era::Modern,
+                version: "2026-07-28".into(),
+            }));
+        let mut h = Harness::new(config, split);
+        h.connect();
+        h.take_events();
+        h.list();
+        let r = h.next();
+        h.feed(r.exchange, &empty_response(400)); // the hint was wrong: re-negotiate
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "server/discover");
+        h.feed(r.exchange, &empty_response(404));
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "initialize");
+        // `initialize` fails with a JSON-RPC error, but the head carries a session id.
+        h.feed(
+            r.exchange,
+            &json_response_with(
+                400,
+                &[("mcp-session-id", "half")],
+                &error_msg(r.rpc_id(), -32600, "Invalid request", None),
+            ),
+        );
+        let (operation, error) = failed(h.single_event());
+        assert_eq!(operation, Operation::ListTools);
+        assert!(matches!(error, Error::Rpc(ref e) if e.code == -32600), "{error:?}");
+        assert_eq!(h.conn.era_hint(), None, "nothing was negotiated");
+        assert_eq!(h.conn.session_id(), None, "no session was established");
+        // A new listing is refused: the connection is not connected.
+        h.list();
+        let (operation, error) = failed(h.single_event());
+        assert_eq!(operation, Operation::ListTools);
+        assert!(matches!(error, Error::Misuse { .. }), "{error:?}");
+        assert!(!h.has_outstanding(), "nothing was sent");
+    }
+}
+
+#[test]
+fn relisting_inside_a_call_reports_the_call_budget_and_its_limit() {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.budgets.call_time = Duration::from_secs(10);
+    config.budgets.list_time = Duration::from_secs(100);
+    config.budgets.request_time = Duration::from_secs(30);
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    h.take_events();
+    h.call("echo", r#"{"text":"hi"}"#);
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the tools are listed once");
+    // The listing never answers: the call's deadline ends it.
+    assert!(h.advance_to_timeout());
+    assert_eq!(h.now, Instant::ZERO + Duration::from_secs(10));
+    let (operation, error) = failed(h.single_event());
+    assert_eq!(operation, Operation::CallTool);
+    let exceeded = error.budget().expect("a budget error");
+    assert_eq!(exceeded.budget, Budget::CallTime);
+    assert_eq!(exceeded.limit, 10_000, "call_time's limit, not list_time's");
+}
