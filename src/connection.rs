@@ -1676,6 +1676,11 @@ impl Connection {
         if matches!(op, Op::Close) {
             return self.finish_close();
         }
+        if matches!(op, Op::Connect { .. }) {
+            // A negotiation that failed (for itself or for the operation it runs for) leaves no
+            // session behind, not even the id recorded from `initialize`'s head.
+            self.session = Session::None;
+        }
         let Some(operation) = op.operation() else {
             return;
         };
@@ -1686,9 +1691,6 @@ impl Connection {
         ) && !matches!(error, Error::Misuse { .. } | Error::Config(_))
         {
             self.dead = Some(error.clone());
-        }
-        if matches!(operation, Operation::Connect) {
-            self.session = Session::None;
         }
         self.events.push_back(Event::Failed { operation, error });
     }
@@ -1741,17 +1743,11 @@ impl Connection {
     /// Starts a new logical request. `aggregate` is the operation's deadline and budget, if any.
     fn start_request(&mut self, now: Instant, step: Step, aggregate: Option<(Instant, Budget)>) {
         let budgets = &self.config.budgets;
-        let (deadline, deadline_budget, deadline_limit) = match (&step, aggregate) {
-            (Step::Call, Some((d, b))) => (d, b, budgets.call_time),
-            (_, Some((d, b))) => {
-                let limit = if b == Budget::CloseTime {
-                    budgets.close_time
-                } else {
-                    budgets.list_time
-                };
-                (d, b, limit)
-            }
-            (_, None) => (
+        let (deadline, deadline_budget, deadline_limit) = match aggregate {
+            // The limit is the budget's own, whatever the step: a listing inside a call runs on
+            // the call's budget.
+            Some((d, b)) => (d, b, aggregate_limit(budgets, b)),
+            None => (
                 now + budgets.request_time,
                 Budget::RequestTime,
                 budgets.request_time,
@@ -2158,6 +2154,16 @@ fn wrong_id(expected: u64, got: &RawValue) -> Error {
         expected,
         got: truncated(got.get(), 64),
     })
+}
+
+/// The configured limit of an aggregate time budget.
+fn aggregate_limit(budgets: &crate::budget::Budgets, budget: Budget) -> Duration {
+    match budget {
+        Budget::CallTime => budgets.call_time,
+        Budget::ListTime => budgets.list_time,
+        Budget::CloseTime => budgets.close_time,
+        _ => budgets.request_time,
+    }
 }
 
 fn duration_ms(d: Duration) -> u64 {
