@@ -25,7 +25,7 @@ impl Connection {
         params: &[crate::xmcp::HeaderParam],
         arguments: &[u8],
     ) {
-        if let Err(e) = self.check_connected(Operation::CallTool) {
+        if let Err(e) = self.check_connected() {
             return self.events.push_back(Event::Failed {
                 operation: Operation::CallTool,
                 error: e,
@@ -51,7 +51,7 @@ impl Connection {
                 });
             }
         };
-        let deadline = now + self.config.budgets.call_time;
+        let deadline = Deadline::new(now, &self.config.budgets, Budget::CallTime);
         self.op = Op::Call {
             state: CallState {
                 name: name.to_owned(),
@@ -59,14 +59,13 @@ impl Connection {
                 input_responses: None,
                 request_state: None,
                 rounds: 0,
-                awaiting_input: false,
+                phase: CallPhase::InFlight,
                 param_headers,
-                retry_at: None,
                 relisted: false,
             },
             deadline,
         };
-        self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
+        self.start_request(now, Step::Call, Some(deadline));
     }
 
     pub(super) fn on_call_result(&mut self, now: Instant, result: &RawValue) {
@@ -77,7 +76,7 @@ impl Connection {
                 return;
             }
             Ok(CallAnswer::InputRequired { requests, state }) => (requests, state),
-            Err(reason) => return self.fail_op(now, invalid_answer("tools/call", reason)),
+            Err(reason) => return self.fail_op(invalid_answer("tools/call", reason)),
         };
         let input_hook = self.config.input_hook;
         let limit = self.config.budgets.responses_per_request;
@@ -87,7 +86,7 @@ impl Connection {
         // Every round is a response spent on the one logical call.
         if call.rounds + 1 >= limit {
             let e = BudgetExceeded::new(Budget::ResponsesPerRequest, u64::from(limit));
-            return self.fail_op(now, Error::Budget(e));
+            return self.fail_op(Error::Budget(e));
         }
         call.request_state = state;
         call.input_responses = None;
@@ -98,11 +97,11 @@ impl Connection {
                 if wait.is_zero() {
                     self.send_call_round(now);
                 } else {
-                    call.retry_at = Some(now + wait);
+                    call.phase = CallPhase::Backoff(now + wait);
                 }
             }
             Some(requests) if input_hook => {
-                call.awaiting_input = true;
+                call.phase = CallPhase::AwaitingInput;
                 self.events.push_back(Event::InputRequired { requests });
             }
             Some(requests) => {
@@ -110,7 +109,7 @@ impl Connection {
                     "input_required asks for {} and no input hook is configured",
                     requested_kinds(&requests)
                 );
-                self.fail_op(now, invalid_answer("tools/call", reason))
+                self.fail_op(invalid_answer("tools/call", reason))
             }
         }
     }
@@ -121,7 +120,7 @@ impl Connection {
         now: Instant,
         pending: (CallState, crate::error::RpcError),
         catalog: &Catalog,
-        deadline: Instant,
+        deadline: Deadline,
     ) {
         let (mut call, error) = pending;
         let Some(tool) = catalog.tools.iter().find(|t| t.name == call.name) else {
@@ -129,7 +128,7 @@ impl Connection {
                 state: call,
                 deadline,
             };
-            return self.fail_op(now, Error::Rpc(error));
+            return self.fail_op(Error::Rpc(error));
         };
         match crate::xmcp::header_values(&tool.header_params, &call.arguments) {
             Ok(h) => call.param_headers = h,
@@ -139,24 +138,25 @@ impl Connection {
                     deadline,
                 };
                 let e = Error::Config(ConfigError::InvalidArguments { reason });
-                return self.fail_op(now, e);
+                return self.fail_op(e);
             }
         }
         self.op = Op::Call {
             state: call,
             deadline,
         };
-        self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
+        self.start_request(now, Step::Call, Some(deadline));
     }
 
+    /// Sends the next round of the running call (after load shedding or with input responses).
     pub(super) fn send_call_round(&mut self, now: Instant) {
         let Op::Call { state, deadline } = &mut self.op else {
             return;
         };
         state.rounds += 1;
-        state.retry_at = None;
+        state.phase = CallPhase::InFlight;
         let deadline = *deadline;
-        self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
+        self.start_request(now, Step::Call, Some(deadline));
     }
 
     /// Answers the input requests of the running tool call ([`Event::InputRequired`]):
@@ -164,7 +164,8 @@ impl Connection {
     /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
     /// declines: the call fails as an answer this client cannot fulfil.
     pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
-        let waiting = matches!(&self.op, Op::Call { state, .. } if state.awaiting_input);
+        let waiting =
+            matches!(&self.op, Op::Call { state, .. } if state.phase == CallPhase::AwaitingInput);
         if !waiting {
             let error = Error::Misuse {
                 reason: "no tool call is waiting for input",
@@ -176,17 +177,16 @@ impl Connection {
         }
         let Some(responses) = responses else {
             let reason = "the embedder declined the server's input requests";
-            return self.fail_op(now, invalid_answer("tools/call", reason.into()));
+            return self.fail_op(invalid_answer("tools/call", reason.into()));
         };
         let responses = match call::check_arguments(responses) {
             Ok(r) => r.to_vec(),
             Err(reason) => {
                 let error = Error::Config(ConfigError::InvalidArguments { reason });
-                return self.fail_op(now, error);
+                return self.fail_op(error);
             }
         };
         if let Op::Call { state, .. } = &mut self.op {
-            state.awaiting_input = false;
             state.input_responses = Some(responses);
         }
         self.send_call_round(now);
@@ -196,6 +196,7 @@ impl Connection {
 /// `-32020`: a standard or `Mcp-Param-*` header does not match the body.
 pub(super) const HEADER_MISMATCH: i64 = -32020;
 
+/// The running tool call.
 #[derive(Debug)]
 pub(super) struct CallState {
     pub(super) name: String,
@@ -206,19 +207,28 @@ pub(super) struct CallState {
     pub(super) request_state: Option<Box<RawValue>>,
     /// Rounds sent after the first (input_required retries).
     pub(super) rounds: u32,
-    /// Waiting for the embedder to answer input requests.
-    pub(super) awaiting_input: bool,
+    /// Where the call is between its rounds.
+    pub(super) phase: CallPhase,
     /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
     pub(super) param_headers: Vec<(String, String)>,
-    /// When to re-send after load shedding.
-    pub(super) retry_at: Option<Instant>,
-    /// Whether the tools were listed once after a header mismatch.
+    /// Whether the tools were listed once after a header mismatch (never twice).
     pub(super) relisted: bool,
+}
+
+/// Where a tool call is between its rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CallPhase {
+    /// A round is on the wire.
+    InFlight,
+    /// Waiting for the embedder to answer input requests ([`Connection::provide_input`]).
+    AwaitingInput,
+    /// Load shedding: the next round is sent at this instant.
+    Backoff(Instant),
 }
 
 /// The wait before load-shedding retry `round` (none before the first retry, then 100 ms
 /// doubling, at most 2 s).
-pub fn load_shedding_backoff(round: u32) -> Duration {
+fn load_shedding_backoff(round: u32) -> Duration {
     match round {
         0 => Duration::ZERO,
         n => Duration::from_millis(100u64 << (n - 1).min(5)).min(Duration::from_secs(2)),

@@ -16,7 +16,6 @@ impl Connection {
         // Runs until the decoder makes no progress: with the input used up it may still owe the
         // end of a response whose last body byte just arrived.
         loop {
-            let draining = ex.drain.is_some();
             let decoded = match ex.decoder.decode(input, &mut self.ledger) {
                 Ok(d) => d,
                 Err(crate::http1::Http1Error::ContentLengthExceedsBudget { .. }) => {
@@ -29,22 +28,20 @@ impl Connection {
                 break;
             }
             input = input.get(decoded.consumed..).unwrap_or_default();
-            if draining {
-                if let Some(d) = &mut ex.drain {
-                    let consumed = u64::try_from(decoded.consumed).unwrap_or(u64::MAX);
-                    match d.bytes_left.checked_sub(consumed) {
-                        Some(left) => d.bytes_left = left,
-                        None => {
-                            return self
-                                .events
-                                .push_back(Event::ExchangeAbandoned { exchange: ex.id })
-                        }
+            if let Role::Drain { bytes_left } = &mut ex.role {
+                let consumed = u64::try_from(decoded.consumed).unwrap_or(u64::MAX);
+                match bytes_left.checked_sub(consumed) {
+                    Some(left) => *bytes_left = left,
+                    None => {
+                        return self
+                            .events
+                            .push_back(Event::ExchangeAbandoned { exchange: ex.id })
                     }
                 }
             }
             let flow = match decoded.event {
                 None => Flow::Continue,
-                Some(ResponseEvent::Head(head)) => self.on_head(now, &mut ex, head),
+                Some(ResponseEvent::Head(head)) => self.on_head(&mut ex, head),
                 Some(ResponseEvent::Body(b)) => self.on_body(now, &mut ex, b),
                 Some(ResponseEvent::End { reusable }) => {
                     let reusable = reusable && input.is_empty();
@@ -95,36 +92,33 @@ impl Connection {
         self.exchange_broken(now, ex, Error::Transport(error));
     }
 
-    pub(super) fn on_head(&mut self, now: Instant, ex: &mut Exchange, head: ResponseHead) -> Flow {
+    pub(super) fn on_head(&mut self, ex: &mut Exchange, head: ResponseHead) -> Flow {
         let status = head.status;
-        if matches!(ex.role, Role::Background) {
+        if !ex.role.is_main() {
             ex.body = Body::Discard;
             return Flow::Continue;
         }
         // Session id: legacy sessions must keep the one they were given.
         if let Err(e) = self.check_session_header(&head) {
-            self.fail_exchange(now, ex.id, e);
+            self.fail_exchange(ex.id, e);
             return Flow::Stop;
         }
         if status == 401 || status == 403 {
             let challenge = head
                 .header("www-authenticate")
                 .map(|v| truncated_bytes(v, 1024));
-            self.fail_exchange(now, ex.id, Error::Authentication { status, challenge });
+            self.fail_exchange(ex.id, Error::Authentication { status, challenge });
             return Flow::Stop;
         }
         if (300..400).contains(&status) {
             let location = head.header("location").map(|v| truncated_bytes(v, 1024));
-            self.fail_exchange(now, ex.id, Error::Redirect { status, location });
+            self.fail_exchange(ex.id, Error::Redirect { status, location });
             return Flow::Stop;
         }
         let content_type = head.content_type();
         let is_json = content_type.as_deref() == Some("application/json");
         let is_sse = content_type.as_deref() == Some("text/event-stream");
-        let expects_body = self
-            .pending
-            .as_ref()
-            .is_some_and(|p| !matches!(p.step, Step::Initialized | Step::Delete));
+        let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
         ex.body = if (200..300).contains(&status) {
             if !expects_body || status == 202 || status == 204 {
                 Body::Discard
@@ -135,14 +129,14 @@ impl Connection {
                     .sse_event_bytes
                     .min(self.ledger.remaining());
                 Body::Sse(SseDecoder::new(cap))
-            } else if is_json && !ex.is_resume {
+            } else if is_json && !matches!(ex.role, Role::Resume { .. }) {
                 Body::Json(Vec::new())
             } else {
                 let e = ProtocolError::UnexpectedContentType {
                     status,
                     content_type,
                 };
-                self.fail_exchange(now, ex.id, Error::Protocol(e));
+                self.fail_exchange(ex.id, Error::Protocol(e));
                 return Flow::Stop;
             }
         } else if is_json {
@@ -177,7 +171,7 @@ impl Connection {
             let step = match dec.decode(input) {
                 Ok(s) => s,
                 Err(e) => {
-                    self.fail_exchange(now, ex.id, Error::Sse(e));
+                    self.fail_exchange(ex.id, Error::Sse(e));
                     return Flow::Stop;
                 }
             };
@@ -226,7 +220,7 @@ impl Connection {
         let msg = match parse_message(data) {
             Ok(m) => m,
             Err(e) => {
-                self.fail_exchange(now, ex.id, Error::Protocol(e));
+                self.fail_exchange(ex.id, Error::Protocol(e));
                 return Flow::Stop;
             }
         };
@@ -257,7 +251,7 @@ impl Connection {
                 if !id_matches(id, p.id) =>
             {
                 let e = wrong_id(p.id, id);
-                self.fail_exchange(now, ex.id, e);
+                self.fail_exchange(ex.id, e);
                 Flow::Stop
             }
             Message::Result { result, .. } => self.complete_main(now, ex, Outcome::Result(result)),
@@ -269,7 +263,7 @@ impl Connection {
 
     /// The response of `ex` ended (framing complete, or a close-delimited body ended).
     pub(super) fn on_end(&mut self, now: Instant, mut ex: Exchange, reusable: bool) {
-        if matches!(ex.role, Role::Background) {
+        if !ex.role.is_main() {
             let event = Event::ExchangeFinished {
                 exchange: ex.id,
                 reusable,
@@ -310,14 +304,11 @@ impl Connection {
             Body::Sse(dec) => {
                 let _ = dec;
                 // The stream ended without the response.
-                self.stream_incomplete(now, &ex, "the event stream ended before the response");
+                self.stream_incomplete(now, &ex);
             }
             Body::Discard | Body::Pending => {
                 if (200..300).contains(&status) {
-                    let expects_body = self
-                        .pending
-                        .as_ref()
-                        .is_some_and(|p| !matches!(p.step, Step::Initialized | Step::Delete));
+                    let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
                     if expects_body {
                         self.on_outcome(now, Outcome::Status(status));
                     } else {
@@ -334,11 +325,11 @@ impl Connection {
         let Some(p) = &self.pending else { return };
         let expected = p.id;
         match parse_message(body) {
-            Ok(Message::Request { id, .. }) => self.fail_op(now, wrong_id(expected, id)),
+            Ok(Message::Request { id, .. }) => self.fail_op(wrong_id(expected, id)),
             Ok(Message::Result { id, .. } | Message::Error { id: Some(id), .. })
                 if !id_matches(id, expected) =>
             {
-                self.fail_op(now, wrong_id(expected, id))
+                self.fail_op(wrong_id(expected, id))
             }
             Ok(Message::Result { result, .. }) => self.on_outcome(now, Outcome::Result(result)),
             Ok(Message::Error { error, .. }) => {
@@ -348,9 +339,9 @@ impl Connection {
                 let e = ProtocolError::MalformedMessage {
                     reason: "a notification where a response was expected".into(),
                 };
-                self.fail_op(now, Error::Protocol(e));
+                self.fail_op(Error::Protocol(e));
             }
-            Err(e) => self.fail_op(now, Error::Protocol(e)),
+            Err(e) => self.fail_op(Error::Protocol(e)),
         }
     }
 
@@ -376,14 +367,13 @@ impl Connection {
             self.on_outcome(now, outcome);
             return Flow::Stop;
         }
-        ex.role = Role::Background;
+        ex.role = Role::Drain {
+            bytes_left: DRAIN_BYTES,
+        };
         ex.body = Body::Discard;
         ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
-        ex.drain = Some(Drain {
-            bytes_left: DRAIN_BYTES,
-        });
         self.on_outcome(now, outcome);
-        if self.closed {
+        if matches!(self.lifecycle, Lifecycle::Closed) {
             // Closing dropped every other exchange: this one goes too.
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
@@ -392,17 +382,18 @@ impl Connection {
         Flow::Continue
     }
 
+    /// Exchange `id` no longer carries the pending request.
     pub(super) fn detach_exchange(&mut self, id: ExchangeId) {
         if let Some(p) = &mut self.pending {
-            if p.exchange == Some(id) {
-                p.exchange = None;
+            if p.attempt == Attempt::OnExchange(id) {
+                p.attempt = Attempt::Detached;
             }
         }
     }
 
     /// The exchange broke (decoder error, EOF mid-response, transport failure).
     pub(super) fn exchange_broken(&mut self, now: Instant, ex: Exchange, error: Error) {
-        if matches!(ex.role, Role::Background) {
+        if !ex.role.is_main() {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
             return;
@@ -426,7 +417,11 @@ impl Connection {
                 if !p.retried_fresh {
                     p.retried_fresh = true;
                     let step = p.step.clone();
-                    return self.send_pending(now, step, true, ex.is_resume);
+                    let resume_from = match ex.role {
+                        Role::Resume { from } => Some(from),
+                        _ => None,
+                    };
+                    return self.send_pending(now, step, true, resume_from);
                 }
             }
         }
@@ -442,29 +437,27 @@ impl Connection {
             let is_sse = matches!(ex.body, Body::Sse(_));
             let modern = matches!(self.session, Session::Modern { .. });
             if is_sse || modern {
-                return self.stream_incomplete(now, &ex, "the stream broke");
+                return self.stream_incomplete(now, &ex);
             }
         }
-        self.fail_op(now, error);
+        self.fail_op(error);
     }
 
     /// Fails the operation because of exchange `id` (already removed from the table).
-    pub(super) fn fail_exchange(&mut self, now: Instant, id: ExchangeId, error: Error) {
+    pub(super) fn fail_exchange(&mut self, id: ExchangeId, error: Error) {
         self.events
             .push_back(Event::ExchangeAbandoned { exchange: id });
         self.detach_exchange(id);
-        self.fail_op(now, error);
+        self.fail_op(error);
     }
 
     pub(super) fn new_exchange(&mut self, now: Instant, role: Role, fresh: bool) -> ExchangeId {
         self.next_exchange += 1;
         let id = ExchangeId(self.next_exchange);
-        let deadline = match role {
-            Role::Main => self
-                .pending
-                .as_ref()
-                .map_or(now + self.config.budgets.request_time, |p| p.deadline),
-            Role::Background => now + self.config.budgets.close_time,
+        let deadline = match (&role, &self.pending) {
+            (Role::Request | Role::Resume { .. }, Some(p)) => p.deadline.at,
+            (Role::Request | Role::Resume { .. }, None) => now + self.config.budgets.request_time,
+            (Role::Drain { .. } | Role::Background, _) => now + self.config.budgets.close_time,
         };
         self.exchanges.push(Exchange {
             id,
@@ -474,26 +467,49 @@ impl Connection {
             deadline,
             received: false,
             fresh,
-            start_event_id: None,
-            is_resume: false,
-            drain: None,
         });
         id
     }
 }
 
+/// What an exchange is for.
 #[derive(Debug)]
 pub(super) enum Role {
-    Main,
+    /// Carries the pending request's response (its first sending, a re-issue or a re-send on a
+    /// fresh socket).
+    Request,
+    /// A legacy `GET` resuming the pending request's stream after event `from`.
+    Resume {
+        /// The `Last-Event-ID` sent; a stream that ends without a later id made no progress.
+        from: String,
+    },
+    /// The response was delivered; the rest of its framing is read for a short grace, at most
+    /// `bytes_left` more raw bytes, so that its socket may be reused.
+    Drain {
+        /// Raw bytes still accepted.
+        bytes_left: u64,
+    },
+    /// A fire-and-forget request (cancellation, refusal): its answer is read and discarded.
     Background,
 }
 
+impl Role {
+    /// Whether the exchange carries the pending request's response.
+    pub(super) fn is_main(&self) -> bool {
+        matches!(self, Role::Request | Role::Resume { .. })
+    }
+}
+
+/// What is done with a response body.
 #[derive(Debug)]
 pub(super) enum Body {
     /// Waiting for the head.
     Pending,
+    /// A JSON body, collected whole.
     Json(Vec<u8>),
+    /// An event stream, decoded as it comes.
     Sse(SseDecoder),
+    /// Read (and charged) but not kept.
     Discard,
 }
 
@@ -506,18 +522,6 @@ pub(super) struct Exchange {
     pub(super) deadline: Instant,
     pub(super) received: bool,
     pub(super) fresh: bool,
-    /// The last event id when this exchange started (for detecting resumptions without progress).
-    pub(super) start_event_id: Option<String>,
-    pub(super) is_resume: bool,
-    /// Set once the response was delivered and only the end of the framing is awaited.
-    pub(super) drain: Option<Drain>,
-}
-
-/// The rest of a response whose message was delivered, read only to keep the socket reusable.
-#[derive(Debug)]
-pub(super) struct Drain {
-    /// Raw bytes still accepted.
-    pub(super) bytes_left: u64,
 }
 
 /// What a processing step decided about the current exchange.

@@ -5,20 +5,16 @@ use super::*;
 impl Connection {
     /// Lists every tool, following cursors to the end, within the page and list-time budgets.
     pub fn list_tools(&mut self, now: Instant) {
-        if let Err(e) = self.check_connected(Operation::ListTools) {
+        if let Err(e) = self.check_connected() {
             return self.events.push_back(Event::Failed {
                 operation: Operation::ListTools,
                 error: e,
             });
         }
-        let deadline = now + self.config.budgets.list_time;
+        let deadline = Deadline::new(now, &self.config.budgets, Budget::ListTime);
         let state = ListState::new(None);
         self.op = Op::List { state, deadline };
-        self.start_request(
-            now,
-            Step::ListPage { cursor: None },
-            Some((deadline, Budget::ListTime)),
-        );
+        self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
     }
 
     pub(super) fn on_page(&mut self, now: Instant, result: &RawValue) {
@@ -27,14 +23,9 @@ impl Connection {
         };
         let deadline = *deadline;
         let name_rule = self.config.tool_names;
-        let budget = if state.for_call.is_some() {
-            Budget::CallTime
-        } else {
-            Budget::ListTime
-        };
         let page = match list::parse_page(result) {
             Ok(page) => page,
-            Err(reason) => return self.fail_op(now, invalid_answer("tools/list", reason)),
+            Err(reason) => return self.fail_op(invalid_answer("tools/list", reason)),
         };
         state.catalog.pages += 1;
         for entry in page.entries {
@@ -67,23 +58,19 @@ impl Connection {
             Some(cursor) => {
                 if state.catalog.pages >= self.config.budgets.pages {
                     let limit = u64::from(self.config.budgets.pages);
-                    return self.fail_op(
-                        now,
-                        Error::Budget(BudgetExceeded::new(Budget::Pages, limit)),
-                    );
+                    return self.fail_op(Error::Budget(BudgetExceeded::new(Budget::Pages, limit)));
                 }
                 if !state.seen.insert(cursor.clone()) {
                     let cursor = truncated(&cursor, 64);
                     let e = Error::Protocol(ProtocolError::PaginationLoop { cursor });
-                    return self.fail_op(now, e);
+                    return self.fail_op(e);
                 }
-                state.cursor = Some(cursor.clone());
                 self.start_request(
                     now,
                     Step::ListPage {
                         cursor: Some(cursor),
                     },
-                    Some((deadline, budget)),
+                    Some(deadline),
                 );
             }
         }
@@ -104,29 +91,29 @@ impl Connection {
             state: list,
             deadline,
         };
-        self.start_request(
-            now,
-            Step::ListPage { cursor: None },
-            Some((deadline, Budget::CallTime)),
-        );
+        // The listing runs on the call's deadline (and reports the call's budget).
+        self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
     }
 }
 
+/// A listing in progress.
 #[derive(Debug)]
 pub(super) struct ListState {
-    pub(super) cursor: Option<String>,
+    /// Cursors already followed (a repeated one is a pagination loop).
     pub(super) seen: HashSet<String>,
+    /// Tool names seen so far (for duplicates).
     pub(super) names: HashSet<String>,
+    /// The catalog so far.
     pub(super) catalog: Catalog,
     /// A call waiting for this listing (after a header mismatch), with the error it got.
     pub(super) for_call: Option<Box<(CallState, crate::error::RpcError)>>,
+    /// Entries seen so far, kept or refused.
     pub(super) entries: usize,
 }
 
 impl ListState {
     pub(super) fn new(for_call: Option<Box<(CallState, crate::error::RpcError)>>) -> Self {
         ListState {
-            cursor: None,
             seen: HashSet::new(),
             names: HashSet::new(),
             catalog: Catalog::default(),

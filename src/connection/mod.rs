@@ -46,7 +46,6 @@ mod outcome;
 mod request;
 mod resumption;
 
-pub use self::calling::load_shedding_backoff;
 use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*};
 
 /// The JSON-RPC error codes that only a modern server sends; after one of them the client never
@@ -172,13 +171,65 @@ pub enum Event {
     },
 }
 
+/// Whether the connection can still work.
+#[derive(Debug)]
+enum Lifecycle {
+    /// Operations may start.
+    Open,
+    /// A connection failure ended it: every later operation fails with this error; only
+    /// [`close`](Connection::close) remains useful.
+    Dead(Error),
+    /// Closed: nothing more will be sent.
+    Closed,
+}
+
+/// The operation running, with its own state.
 #[derive(Debug)]
 enum Op {
+    /// None: another may start.
     Idle,
+    /// Negotiating; `then` is the operation a re-negotiation restarts once connected.
     Connect { then: Option<Box<Op>> },
-    List { state: ListState, deadline: Instant },
-    Call { state: CallState, deadline: Instant },
+    /// Listing tools (for the caller, or for the call it carries).
+    List {
+        state: ListState,
+        deadline: Deadline,
+    },
+    /// Calling a tool.
+    Call {
+        state: CallState,
+        deadline: Deadline,
+    },
+    /// Ending a legacy session with `DELETE`.
     Close,
+}
+
+/// An aggregate deadline and the budget it enforces.
+#[derive(Clone, Copy, Debug)]
+struct Deadline {
+    /// When it expires.
+    at: Instant,
+    /// The budget reported when it does.
+    budget: Budget,
+    /// The budget's configured limit.
+    limit: Duration,
+}
+
+impl Deadline {
+    /// `budget`'s deadline, counted from `now`.
+    fn new(now: Instant, budgets: &crate::budget::Budgets, budget: Budget) -> Deadline {
+        let limit = aggregate_limit(budgets, budget);
+        Deadline {
+            at: now + limit,
+            budget,
+            limit,
+        }
+    }
+
+    /// The error reported when it expires.
+    fn exceeded(&self) -> BudgetExceeded {
+        BudgetExceeded::new(self.budget, duration_ms(self.limit))
+    }
 }
 
 impl Op {
@@ -310,9 +361,9 @@ pub struct Connection {
     config: Config,
     ledger: ByteLedger,
     limits: ResponseLimits,
+    lifecycle: Lifecycle,
     session: Session,
-    from_hint: bool,
-    renegotiated: bool,
+    hint: Hint,
     op: Op,
     pending: Option<Pending>,
     exchanges: Vec<Exchange>,
@@ -320,10 +371,7 @@ pub struct Connection {
     events: VecDeque<Event>,
     next_exchange: u64,
     next_id: u64,
-    dead: Option<Error>,
-    closed: bool,
     gets_sent: u64,
-    pending_server_info: Option<ServerInfo>,
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
@@ -337,9 +385,9 @@ impl Connection {
             ledger: ByteLedger::new(config.budgets.response_bytes),
             limits: ResponseLimits::from_budgets(&config.budgets),
             config,
+            lifecycle: Lifecycle::Open,
             session: Session::None,
-            from_hint: false,
-            renegotiated: false,
+            hint: Hint::Settled,
             op: Op::Idle,
             pending: None,
             exchanges: Vec::new(),
@@ -347,10 +395,7 @@ impl Connection {
             events: VecDeque::new(),
             next_exchange: 0,
             next_id: 0,
-            dead: None,
-            closed: false,
             gets_sent: 0,
-            pending_server_info: None,
             listed_headers: Vec::new(),
         })
     }
@@ -404,7 +449,7 @@ impl Connection {
     /// Negotiates the protocol: the probe, the one retry, the legacy fallback and the era hint are
     /// described under [Negotiation](Connection#negotiation).
     pub fn connect(&mut self, now: Instant) {
-        if let Err(e) = self.check_can_start(Operation::Connect) {
+        if let Err(e) = self.check_can_start() {
             return self.events.push_back(Event::Failed {
                 operation: Operation::Connect,
                 error: e,
@@ -428,7 +473,7 @@ impl Connection {
                 self.session = Session::Modern {
                     version: version.clone(),
                 };
-                self.from_hint = true;
+                self.hint = Hint::Unproven;
                 self.op = Op::Idle;
                 self.events.push_back(Event::Connected {
                     era: Era::Modern,
@@ -440,8 +485,8 @@ impl Connection {
             Some(EraHint {
                 era: Era::Legacy, ..
             }) => {
-                self.from_hint = true;
-                self.start_request(now, Step::Initialize, None);
+                self.hint = Hint::Unproven;
+                self.start_request(now, Step::initialize(), None);
             }
             None => self.start_probe(now),
         }
@@ -463,7 +508,7 @@ impl Connection {
                 return; // already closing
             }
         }
-        if self.closed {
+        if matches!(self.lifecycle, Lifecycle::Closed) {
             self.events.push_back(Event::Closed);
             return;
         }
@@ -476,15 +521,15 @@ impl Connection {
         );
         if has_session && self.ledger.remaining() > 0 {
             self.op = Op::Close;
-            let deadline = now + self.config.budgets.close_time;
-            self.start_request(now, Step::Delete, Some((deadline, Budget::CloseTime)));
+            let deadline = Deadline::new(now, &self.config.budgets, Budget::CloseTime);
+            self.start_request(now, Step::Delete, Some(deadline));
         } else {
             self.finish_close();
         }
     }
 
-    fn check_can_start(&self, _operation: Operation) -> Result<(), Error> {
-        if self.closed {
+    fn check_can_start(&self) -> Result<(), Error> {
+        if matches!(self.lifecycle, Lifecycle::Closed) {
             return Err(Error::Misuse {
                 reason: "the connection is closed",
             });
@@ -494,14 +539,14 @@ impl Connection {
                 reason: "another operation is running",
             });
         }
-        if let Some(e) = &self.dead {
+        if let Lifecycle::Dead(e) = &self.lifecycle {
             return Err(e.clone());
         }
         Ok(())
     }
 
-    fn check_connected(&self, operation: Operation) -> Result<(), Error> {
-        self.check_can_start(operation)?;
+    fn check_connected(&self) -> Result<(), Error> {
+        self.check_can_start()?;
         if self.session == Session::None {
             return Err(Error::Misuse {
                 reason: "not connected",
@@ -532,18 +577,18 @@ impl Connection {
             consider(ex.deadline);
         }
         match &self.op {
-            Op::List { deadline, .. } => consider(*deadline),
+            Op::List { deadline, .. } => consider(deadline.at),
             Op::Call { deadline, state } => {
-                consider(*deadline);
-                if let Some(t) = state.retry_at {
+                consider(deadline.at);
+                if let CallPhase::Backoff(t) = state.phase {
                     consider(t);
                 }
             }
             _ => {}
         }
         if let Some(p) = &self.pending {
-            consider(p.deadline);
-            if let Some(t) = p.resume_at {
+            consider(p.deadline.at);
+            if let Attempt::ResumeAt(t) = p.attempt {
                 consider(t);
             }
         }
@@ -552,12 +597,10 @@ impl Connection {
 
     /// Time has reached `now`: expire what is due.
     pub fn handle_timeout(&mut self, now: Instant) {
-        // Background exchanges past their grace are dropped silently.
+        // Draining and background exchanges past their grace are dropped silently.
         let mut i = 0;
         while i < self.exchanges.len() {
-            if matches!(self.exchanges[i].role, Role::Background)
-                && self.exchanges[i].deadline <= now
-            {
+            if !self.exchanges[i].role.is_main() && self.exchanges[i].deadline <= now {
                 let ex = self.exchanges.swap_remove(i);
                 self.events
                     .push_back(Event::ExchangeAbandoned { exchange: ex.id });
@@ -569,25 +612,23 @@ impl Connection {
             // Waiting on the embedder (input requests): only the operation's deadline runs.
             // Waiting on a load-shedding backoff: the retry when it is due.
             if let Op::Call { deadline, state } = &self.op {
-                if *deadline <= now {
-                    let limit = duration_ms(self.config.budgets.call_time);
-                    self.fail_op(
-                        now,
-                        Error::Budget(BudgetExceeded::new(Budget::CallTime, limit)),
-                    );
-                } else if state.retry_at.is_some_and(|t| t <= now) {
+                if deadline.at <= now {
+                    let error = deadline.exceeded();
+                    self.fail_op(Error::Budget(error));
+                } else if matches!(state.phase, CallPhase::Backoff(t) if t <= now) {
                     self.send_call_round(now);
                 }
             }
             return;
         };
-        let exchange_deadline = p
-            .exchange
-            .and_then(|x| self.exchanges.iter().find(|e| e.id == x))
-            .map(|e| e.deadline);
-        if p.deadline <= now || exchange_deadline.is_some_and(|d| d <= now) {
-            let error = if p.deadline <= now {
-                BudgetExceeded::new(p.deadline_budget, duration_ms(p.deadline_limit))
+        let exchange_deadline = match p.attempt {
+            Attempt::OnExchange(x) => self.exchanges.iter().find(|e| e.id == x),
+            Attempt::Detached | Attempt::ResumeAt(_) => None,
+        }
+        .map(|e| e.deadline);
+        if p.deadline.at <= now || exchange_deadline.is_some_and(|d| d <= now) {
+            let error = if p.deadline.at <= now {
+                p.deadline.exceeded()
             } else {
                 BudgetExceeded::new(
                     Budget::RequestTime,
@@ -597,7 +638,7 @@ impl Connection {
             self.timed_out(now, error);
             return;
         }
-        if p.resume_at.is_some_and(|t| t <= now) {
+        if matches!(p.attempt, Attempt::ResumeAt(t) if t <= now) {
             self.send_resume(now);
         }
     }

@@ -1,4 +1,5 @@
-//! Negotiation: the `server/discover` probe, the legacy `initialize` handshake, era hints and the one re-negotiation after a wrong hint.
+//! Negotiation: the `server/discover` probe, the legacy `initialize` handshake, era hints and
+//! the one re-negotiation after a wrong hint.
 
 use super::*;
 
@@ -15,16 +16,16 @@ impl Connection {
                         .iter()
                         .any(|v| self.config.legacy_versions.contains(v))
                     {
-                        self.start_request(now, Step::Initialize, None);
+                        self.start_request(now, Step::initialize(), None);
                     } else {
-                        self.fail_op(now, self.no_mutual(&d.supported, true));
+                        self.fail_op(self.no_mutual(&d.supported, true));
                     }
                 }
-                Err(reason) => self.fail_op(now, invalid_answer("server/discover", reason)),
+                Err(reason) => self.fail_op(invalid_answer("server/discover", reason)),
             },
             Outcome::RpcError { status, error } if MODERN_ERROR_CODES.contains(&error.code) => {
                 if error.code != UNSUPPORTED_VERSION {
-                    return self.fail_op(now, Error::Rpc(error.to_owned_error(status)));
+                    return self.fail_op(Error::Rpc(error.to_owned_error(status)));
                 }
                 // One retry, even with the version just refused when the server lists it as
                 // supported (a deployment mid-upgrade answers both ways); never a second.
@@ -40,57 +41,60 @@ impl Connection {
                             None,
                         );
                     }
-                    _ => self.fail_op(now, self.no_mutual(&supported, false)),
+                    _ => self.fail_op(self.no_mutual(&supported, false)),
                 }
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status)
                 if (400..500).contains(&status) || status == 200 =>
             {
                 if self.config.legacy_versions.is_empty() {
-                    return self.fail_op(now, Error::HttpStatus { status });
+                    return self.fail_op(Error::HttpStatus { status });
                 }
-                self.start_request(now, Step::Initialize, None);
+                self.start_request(now, Step::initialize(), None);
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status) => {
-                self.fail_op(now, Error::HttpStatus { status })
+                self.fail_op(Error::HttpStatus { status })
             }
-            Outcome::Accepted => self.fail_op(now, Error::HttpStatus { status: 202 }),
+            Outcome::Accepted => self.fail_op(Error::HttpStatus { status: 202 }),
         }
     }
 
-    pub(super) fn on_initialize(&mut self, now: Instant, outcome: Outcome<'_>) {
+    /// `session_id` is what the head of `initialize`'s answer assigned, if anything.
+    pub(super) fn on_initialize(
+        &mut self,
+        now: Instant,
+        session_id: Option<String>,
+        outcome: Outcome<'_>,
+    ) {
         match outcome {
             Outcome::Result(result) => match parse_initialize(result) {
                 Ok((version, server_info)) => {
                     if !self.config.legacy_versions.contains(&version) {
-                        return self.fail_op(now, self.no_mutual(&[version], false));
+                        return self.fail_op(self.no_mutual(&[version], false));
                     }
-                    // The session id was recorded from the head (see `check_session_header`).
-                    let session_id = self.session_id().map(str::to_owned);
                     self.session = Session::Legacy {
                         version,
                         session_id,
                     };
-                    self.pending_server_info = server_info;
-                    self.start_request(now, Step::Initialized, None);
+                    self.start_request(now, Step::Initialized { server_info }, None);
                 }
-                Err(reason) => self.fail_op(now, invalid_answer("initialize", reason)),
+                Err(reason) => self.fail_op(invalid_answer("initialize", reason)),
             },
             Outcome::RpcError { status, error } => {
                 let modern = MODERN_ERROR_CODES.contains(&error.code)
                     || (status == 404 && error.code == -32601);
-                if modern && self.from_hint && !self.renegotiated {
+                if modern && self.hint == Hint::Unproven {
                     return self.renegotiate(now);
                 }
-                self.fail_op(now, Error::Rpc(error.to_owned_error(status)))
+                self.fail_op(Error::Rpc(error.to_owned_error(status)))
             }
             Outcome::Status(status) => {
-                if self.from_hint && !self.renegotiated && (400..500).contains(&status) {
+                if self.hint == Hint::Unproven && (400..500).contains(&status) {
                     return self.renegotiate(now);
                 }
-                self.fail_op(now, status_error(status))
+                self.fail_op(status_error(status))
             }
-            Outcome::Accepted => self.fail_op(now, Error::HttpStatus { status: 202 }),
+            Outcome::Accepted => self.fail_op(Error::HttpStatus { status: 202 }),
         }
     }
 
@@ -118,7 +122,6 @@ impl Connection {
     }
 
     pub(super) fn connected(&mut self, now: Instant, server_info: Option<ServerInfo>) {
-        let server_info = server_info.or_else(|| self.pending_server_info.take());
         let (era, version) = match &self.session {
             Session::Modern { version } => (Era::Modern, version.clone()),
             Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
@@ -128,7 +131,7 @@ impl Connection {
             Op::Connect { then } => then,
             _ => None,
         };
-        self.from_hint = false;
+        self.hint = Hint::Settled;
         self.events.push_back(Event::Connected {
             era,
             version,
@@ -142,8 +145,7 @@ impl Connection {
 
     /// Re-negotiates once after an era hint proved wrong, then restarts the operation.
     pub(super) fn renegotiate(&mut self, now: Instant) {
-        self.renegotiated = true;
-        self.from_hint = false;
+        self.hint = Hint::Settled;
         self.session = Session::None;
         let op = std::mem::replace(&mut self.op, Op::Idle);
         let then = match op {
@@ -157,18 +159,15 @@ impl Connection {
 
     pub(super) fn restart(&mut self, now: Instant, op: Op) {
         match op {
-            Op::List { deadline, .. } => {
-                let state = ListState::new(None);
+            Op::List { state, deadline } => {
+                // From the first page again, still for the call it may carry.
+                let state = ListState::new(state.for_call);
                 self.op = Op::List { state, deadline };
-                self.start_request(
-                    now,
-                    Step::ListPage { cursor: None },
-                    Some((deadline, Budget::ListTime)),
-                );
+                self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
             }
             Op::Call { state, deadline } => {
                 self.op = Op::Call { state, deadline };
-                self.start_request(now, Step::Call, Some((deadline, Budget::CallTime)));
+                self.start_request(now, Step::Call, Some(deadline));
             }
             _ => {}
         }
@@ -184,7 +183,7 @@ impl Connection {
                 },
                 None,
             ),
-            None => self.start_request(now, Step::Initialize, None),
+            None => self.start_request(now, Step::initialize(), None),
         }
     }
 
@@ -194,20 +193,17 @@ impl Connection {
             return Ok(());
         };
         let invalid = |reason| Error::Protocol(ProtocolError::InvalidSession { reason });
-        match (&mut self.session, self.pending.as_ref().map(|p| &p.step)) {
+        match (&self.session, self.pending.as_mut().map(|p| &mut p.step)) {
             (Session::Modern { .. }, _) => Ok(()), // modern servers have no sessions: ignored
-            (_, Some(Step::Initialize)) => {
+            (_, Some(Step::Initialize { session_id })) => {
                 if raw.is_empty()
                     || raw.len() > MAX_SESSION_ID
                     || !raw.iter().all(|b| (0x21..=0x7e).contains(b))
                 {
                     return Err(invalid("not 1 to 1024 visible ASCII characters"));
                 }
-                let id = String::from_utf8_lossy(raw).into_owned();
-                self.session = Session::Legacy {
-                    version: String::new(),
-                    session_id: Some(id),
-                };
+                // Kept with the request until its answer proves a session was established.
+                *session_id = Some(String::from_utf8_lossy(raw).into_owned());
                 Ok(())
             }
             (Session::Legacy { session_id, .. }, _) => match session_id {
@@ -222,7 +218,19 @@ impl Connection {
 /// `-32022`: unsupported protocol version.
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// Whether the negotiated era may still prove wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Hint {
+    /// Taken from the era hint and not yet confirmed by an answer: a wrong-era answer
+    /// re-negotiates, once.
+    Unproven,
+    /// Negotiated by request, confirmed by an answer, or re-negotiated already: never
+    /// re-negotiated.
+    Settled,
+}
+
 /// What the connection has negotiated.
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Session {
     None,

@@ -7,19 +7,20 @@ impl Connection {
         let Some(p) = self.pending.take() else { return };
         match p.step {
             Step::Discover { attempt, .. } => self.on_discover(now, attempt, outcome),
-            Step::Initialize => self.on_initialize(now, outcome),
-            Step::Initialized => match outcome {
-                Outcome::Accepted | Outcome::Result(_) => self.connected(now, None),
+            Step::Initialize { session_id } => self.on_initialize(now, session_id, outcome),
+            Step::Initialized { server_info } => match outcome {
+                Outcome::Accepted | Outcome::Result(_) => self.connected(now, server_info),
                 Outcome::RpcError { status, error } => {
-                    self.fail_op(now, Error::Rpc(error.to_owned_error(status)))
+                    self.fail_op(Error::Rpc(error.to_owned_error(status)))
                 }
-                Outcome::Status(status) => self.fail_op(now, status_error(status)),
+                Outcome::Status(status) => self.fail_op(status_error(status)),
             },
             Step::Delete => self.finish_close(),
             Step::ListPage { .. } | Step::Call => {
                 let rpc_failure = match outcome {
                     Outcome::Result(result) => {
-                        self.from_hint = false;
+                        // An answer in the era the connection assumed: the hint, if any, was right.
+                        self.hint = Hint::Settled;
                         return if matches!(p.step, Step::Call) {
                             self.on_call_result(now, result)
                         } else {
@@ -40,7 +41,7 @@ impl Connection {
                     }
                     Err(_) => false,
                 };
-                if self.from_hint && !self.renegotiated && wrong_era {
+                if self.hint == Hint::Unproven && wrong_era {
                     return self.renegotiate(now);
                 }
                 // A header mismatch on a call made without the tool's schema: list once to
@@ -61,12 +62,14 @@ impl Connection {
                     Ok((_, _, e)) => Error::Rpc(e),
                     Err(e) => e,
                 };
-                self.fail_op(now, error);
+                self.fail_op(error);
             }
         }
     }
 
-    pub(super) fn fail_op(&mut self, _now: Instant, error: Error) {
+    /// Ends the running operation with `error`: its exchange is abandoned, a failed negotiation
+    /// leaves no session, and a connection failure makes the connection [`Lifecycle::Dead`].
+    pub(super) fn fail_op(&mut self, error: Error) {
         self.abandon_main();
         self.pending = None;
         let op = std::mem::replace(&mut self.op, Op::Idle);
@@ -86,8 +89,9 @@ impl Connection {
             crate::error::ErrorKind::ConnectionFailed
                 | crate::error::ErrorKind::AuthenticationFailed
         ) && !matches!(error, Error::Misuse { .. } | Error::Config(_))
+            && matches!(self.lifecycle, Lifecycle::Open)
         {
-            self.dead = Some(error.clone());
+            self.lifecycle = Lifecycle::Dead(error.clone());
         }
         self.events.push_back(Event::Failed { operation, error });
     }
@@ -101,7 +105,7 @@ impl Connection {
             }
             _ => None,
         };
-        self.fail_op(now, Error::Budget(error));
+        self.fail_op(Error::Budget(error));
         if let Some(id) = cancel {
             let mut params = Vec::new();
             let mut w = ObjectWriter::new(&mut params);
@@ -113,14 +117,15 @@ impl Connection {
     }
 
     pub(super) fn abandon_main(&mut self) {
-        if let Some(x) = self.pending.as_mut().and_then(|p| p.exchange.take()) {
-            if let Some(idx) = self.exchanges.iter().position(|e| e.id == x) {
-                self.exchanges.swap_remove(idx);
-                self.events
-                    .push_back(Event::ExchangeAbandoned { exchange: x });
+        if let Some(p) = self.pending.take() {
+            if let Attempt::OnExchange(x) = p.attempt {
+                if let Some(idx) = self.exchanges.iter().position(|e| e.id == x) {
+                    self.exchanges.swap_remove(idx);
+                    self.events
+                        .push_back(Event::ExchangeAbandoned { exchange: x });
+                }
             }
         }
-        self.pending = None;
     }
 
     pub(super) fn finish_close(&mut self) {
@@ -130,7 +135,7 @@ impl Connection {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
         }
-        self.closed = true;
+        self.lifecycle = Lifecycle::Closed;
         self.events.push_back(Event::Closed);
     }
 }

@@ -3,42 +3,27 @@
 use super::*;
 
 impl Connection {
-    /// Starts a new logical request. `aggregate` is the operation's deadline and budget, if any.
-    pub(super) fn start_request(
-        &mut self,
-        now: Instant,
-        step: Step,
-        aggregate: Option<(Instant, Budget)>,
-    ) {
-        let budgets = &self.config.budgets;
-        let (deadline, deadline_budget, deadline_limit) = match aggregate {
-            // The limit is the budget's own, whatever the step: a listing inside a call runs on
-            // the call's budget.
-            Some((d, b)) => (d, b, aggregate_limit(budgets, b)),
-            None => (
-                now + budgets.request_time,
-                Budget::RequestTime,
-                budgets.request_time,
-            ),
-        };
+    /// Starts a new logical request. `aggregate` is the operation's deadline, if it has one;
+    /// otherwise the request has its own ([`Budget::RequestTime`]). A listing run inside a call
+    /// carries the call's deadline, so it reports the call's budget and limit.
+    pub(super) fn start_request(&mut self, now: Instant, step: Step, aggregate: Option<Deadline>) {
+        let deadline = aggregate
+            .unwrap_or_else(|| Deadline::new(now, &self.config.budgets, Budget::RequestTime));
         let id = self.next_request_id();
         self.pending = Some(Pending {
             step: step.clone(),
             id,
             progress_token: id,
-            exchange: None,
+            attempt: Attempt::Detached,
             responses: 0,
             stalled: 0,
             last_event_id: None,
             retry: None,
-            resume_at: None,
             deadline,
-            deadline_budget,
-            deadline_limit,
             retried_fresh: false,
             refusals: 0,
         });
-        self.send_pending(now, step, false, false);
+        self.send_pending(now, step, false, None);
     }
 
     pub(super) fn next_request_id(&mut self) -> u64 {
@@ -46,51 +31,56 @@ impl Connection {
         self.next_id
     }
 
-    /// Sends (or re-sends) the pending request, as a `GET` resumption if `resume`.
-    pub(super) fn send_pending(&mut self, now: Instant, step: Step, fresh: bool, resume: bool) {
+    /// Sends (or re-sends) the pending request, as a `GET` resumption after event `resume_from`
+    /// if given.
+    pub(super) fn send_pending(
+        &mut self,
+        now: Instant,
+        step: Step,
+        fresh: bool,
+        resume_from: Option<String>,
+    ) {
         let Some(p) = &mut self.pending else { return };
         p.responses += 1;
         if p.responses > self.config.budgets.responses_per_request {
             let limit = u64::from(self.config.budgets.responses_per_request);
-            return self.fail_op(
-                now,
-                Error::Budget(BudgetExceeded::new(Budget::ResponsesPerRequest, limit)),
-            );
+            return self.fail_op(Error::Budget(BudgetExceeded::new(
+                Budget::ResponsesPerRequest,
+                limit,
+            )));
         }
-        let (id, token, last_event_id) = (p.id, p.progress_token, p.last_event_id.clone());
-        let request = if resume {
+        let (id, token) = (p.id, p.progress_token);
+        let request = if let Some(from) = &resume_from {
             let mut headers = self.base_headers(None, false);
             headers.retain(|(n, _)| n != "Accept" && n != "Content-Type");
             headers.push(("Accept".into(), "text/event-stream".into()));
-            if let Some(last) = last_event_id.clone() {
-                headers.push(("Last-Event-ID".into(), last));
-            }
+            headers.push(("Last-Event-ID".into(), from.clone()));
             self.gets_sent += 1;
             self.request(Method::Get, headers, Vec::new())
         } else {
             match self.build_step(&step, id, token) {
                 Ok(r) => r,
-                Err(e) => return self.fail_op(now, e),
+                Err(e) => return self.fail_op(e),
             }
         };
         let bytes = match request.encode() {
             Ok(b) => b,
-            Err(e) => return self.fail_op(now, Error::Request(e)),
+            Err(e) => return self.fail_op(Error::Request(e)),
         };
-        let exchange = self.new_exchange(now, Role::Main, fresh);
-        let deadline = match &step {
-            Step::Call => None,
-            _ => Some(now + self.config.budgets.request_time),
+        let role = match resume_from {
+            Some(from) => Role::Resume { from },
+            None => Role::Request,
         };
-        if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
-            if let Some(d) = deadline {
-                ex.deadline = ex.deadline.min(d);
+        let exchange = self.new_exchange(now, role, fresh);
+        // A tool call's only limit is the call budget; every other request also has its own.
+        if !matches!(step, Step::Call) {
+            let own = now + self.config.budgets.request_time;
+            if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
+                ex.deadline = ex.deadline.min(own);
             }
-            ex.start_event_id = last_event_id;
-            ex.is_resume = resume;
         }
         if let Some(p) = &mut self.pending {
-            p.exchange = Some(exchange);
+            p.attempt = Attempt::OnExchange(exchange);
         }
         self.transmits.push_back(Transmit {
             exchange,
@@ -175,7 +165,7 @@ impl Connection {
                 version,
                 session_id,
             } => {
-                if version.as_str() >= "2025-06-18" {
+                if version.as_str() >= VERSION_HEADER_SINCE {
                     h.push(("MCP-Protocol-Version".into(), version.clone()));
                 }
                 if let Some(s) = session_id {
@@ -227,13 +217,13 @@ impl Connection {
                 w.object("params", |p| self.meta(version, p, None));
                 w.finish();
             }
-            Step::Initialize => {
+            Step::Initialize { .. } => {
                 headers = self.base_headers(None, true);
                 let offered = self
                     .config
                     .legacy_versions
                     .first()
-                    .map_or("2025-11-25", String::as_str);
+                    .map_or(crate::config::LEGACY_VERSIONS[0], String::as_str);
                 let info = &self.config.client_info;
                 let mut w = request_writer(&mut body, id, "initialize");
                 w.object("params", |p| {
@@ -246,7 +236,7 @@ impl Connection {
                 });
                 w.finish();
             }
-            Step::Initialized => {
+            Step::Initialized { .. } => {
                 headers = self.base_headers(None, true);
                 body = notification_body("notifications/initialized", None);
             }
@@ -308,15 +298,47 @@ impl Connection {
     }
 }
 
-/// The request a logical request sends.
+/// The first legacy version whose requests carry `MCP-Protocol-Version`.
+const VERSION_HEADER_SINCE: &str = "2025-06-18";
+
+/// The request a logical request sends, with what its answer has told so far.
 #[derive(Clone, Debug)]
 pub(super) enum Step {
+    /// `server/discover` offering `version`; `attempt` 1 is the one retry after `-32022`.
     Discover { attempt: u8, version: String },
-    Initialize,
-    Initialized,
+    /// `initialize`; `session_id` is what its answer's head assigned.
+    Initialize { session_id: Option<String> },
+    /// `notifications/initialized`, carrying the server info `initialize` reported.
+    Initialized { server_info: Option<ServerInfo> },
+    /// One `tools/list` page.
     ListPage { cursor: Option<String> },
+    /// `tools/call` (of the running call).
     Call,
+    /// `DELETE` of the legacy session.
     Delete,
+}
+
+impl Step {
+    /// `initialize`, before any answer.
+    pub(super) fn initialize() -> Step {
+        Step::Initialize { session_id: None }
+    }
+
+    /// Whether a 2xx answer must carry a JSON-RPC message (not for a notification or `DELETE`).
+    pub(super) fn expects_body(&self) -> bool {
+        !matches!(self, Step::Initialized { .. } | Step::Delete)
+    }
+}
+
+/// Where the pending request's response is coming from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Attempt {
+    /// No exchange carries it now (the last one ended or broke; an outcome is being decided).
+    Detached,
+    /// This exchange carries it.
+    OnExchange(ExchangeId),
+    /// A legacy stream broke: it is resumed with a `GET` at this instant.
+    ResumeAt(Instant),
 }
 
 /// One logical request: possibly several exchanges (resumptions, re-issues).
@@ -325,15 +347,12 @@ pub(super) struct Pending {
     pub(super) step: Step,
     pub(super) id: u64,
     pub(super) progress_token: u64,
-    pub(super) exchange: Option<ExchangeId>,
+    pub(super) attempt: Attempt,
     pub(super) responses: u32,
     pub(super) stalled: u32,
     pub(super) last_event_id: Option<String>,
     pub(super) retry: Option<Duration>,
-    pub(super) resume_at: Option<Instant>,
-    pub(super) deadline: Instant,
-    pub(super) deadline_budget: Budget,
-    pub(super) deadline_limit: Duration,
+    pub(super) deadline: Deadline,
     pub(super) retried_fresh: bool,
     pub(super) refusals: u32,
 }

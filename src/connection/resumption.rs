@@ -4,9 +4,8 @@ use super::*;
 
 impl Connection {
     /// A stream of the main request ended without its response.
-    pub(super) fn stream_incomplete(&mut self, now: Instant, ex: &Exchange, why: &'static str) {
+    pub(super) fn stream_incomplete(&mut self, now: Instant, ex: &Exchange) {
         let Some(p) = &mut self.pending else { return };
-        let _ = why;
         match &self.session {
             Session::Modern { .. } => {
                 // A broken modern stream loses the request: re-issue it with a new id.
@@ -18,16 +17,17 @@ impl Connection {
                     let e = ProtocolError::StreamEnded {
                         reason: "the stream carried no event id",
                     };
-                    return self.fail_op(now, Error::Protocol(e));
+                    return self.fail_op(Error::Protocol(e));
                 };
-                if ex.start_event_id.as_deref() == Some(last.as_str()) {
+                // A resumption that brought no later event id made no progress.
+                if matches!(&ex.role, Role::Resume { from } if *from == last) {
                     p.stalled += 1;
                     if p.stalled > self.config.budgets.stalled_resumptions {
                         let limit = u64::from(self.config.budgets.stalled_resumptions);
-                        return self.fail_op(
-                            now,
-                            Error::Budget(BudgetExceeded::new(Budget::StalledResumptions, limit)),
-                        );
+                        return self.fail_op(Error::Budget(BudgetExceeded::new(
+                            Budget::StalledResumptions,
+                            limit,
+                        )));
                     }
                 } else {
                     p.stalled = 0;
@@ -36,7 +36,7 @@ impl Connection {
                     .retry
                     .unwrap_or(DEFAULT_RETRY_WAIT)
                     .min(self.config.budgets.max_retry_wait);
-                p.resume_at = Some(now + wait);
+                p.attempt = Attempt::ResumeAt(now + wait);
             }
         }
     }
@@ -47,17 +47,18 @@ impl Connection {
         if let Some(p) = &mut self.pending {
             p.id = id;
         }
-        self.send_pending(now, step, false, false);
+        self.send_pending(now, step, false, None);
     }
 
+    /// The wait before resuming is over: `GET` the stream from the last event id.
     pub(super) fn send_resume(&mut self, now: Instant) {
-        let step = match &mut self.pending {
+        let (step, from) = match &mut self.pending {
             Some(p) => {
-                p.resume_at = None;
-                p.step.clone()
+                p.attempt = Attempt::Detached;
+                (p.step.clone(), p.last_event_id.clone())
             }
             None => return,
         };
-        self.send_pending(now, step, false, true);
+        self.send_pending(now, step, false, from);
     }
 }
