@@ -1678,7 +1678,10 @@ fn failed_renegotiation_inside_a_listing_leaves_no_half_initialised_session() {
         );
         let (operation, error) = failed(h.single_event());
         assert_eq!(operation, Operation::ListTools);
-        assert!(matches!(error, Error::Rpc(ref e) if e.code == -32600), "{error:?}");
+        assert!(
+            matches!(error, Error::Rpc(ref e) if e.code == -32600),
+            "{error:?}"
+        );
         assert_eq!(h.conn.era_hint(), None, "nothing was negotiated");
         assert_eq!(h.conn.session_id(), None, "no session was established");
         // A new listing is refused: the connection is not connected.
@@ -1720,4 +1723,49 @@ fn relisting_inside_a_call_reports_the_call_budget_and_its_limit() {
     let exceeded = error.budget().expect("a budget error");
     assert_eq!(exceeded.budget, Budget::CallTime);
     assert_eq!(exceeded.limit, 10_000, "call_time's limit, not list_time's");
+}
+
+#[test]
+fn a_relisting_restarted_by_a_re_negotiation_still_serves_its_call() {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    h.take_events();
+    h.call("echo", r#"{"text":"hi"}"#);
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    // The listing's answer shows the hint was wrong: re-negotiate, then list again for the call.
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "server/discover");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/call", "the call is sent once more");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    let evs = h.take_events();
+    assert!(matches!(evs[0], Event::Connected { .. }), "{evs:?}");
+    assert!(matches!(evs[1], Event::CallFinished(_)), "{evs:?}");
+    assert_eq!(evs.len(), 2, "no listing is reported: {evs:?}");
 }
