@@ -18,6 +18,10 @@
 //! after an event stream delivered its response, the rest of its HTTP framing is read for a short
 //! grace ([`DRAIN_GRACE`], at most [`DRAIN_BYTES`]) so that the socket may be reused; the caller
 //! keeps feeding that socket and honouring [`poll_timeout`](Connection::poll_timeout) meanwhile.
+//!
+//! [`Connection`] documents the run loop, the poll contract and the negotiation; the table below
+//! lists every transition.
+#![doc = include_str!("transitions.md")]
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -356,6 +360,8 @@ impl Op {
 ///    request then shows the hint was wrong (a 4xx, or `-32022`), the connection re-negotiates
 ///    once from the probe, reports [`Event::Connected`] again, and restarts the operation within
 ///    its own budget. A negotiation that fails leaves the connection unconnected.
+///
+/// Every state change is listed in the [transition table](crate::connection#transitions).
 #[derive(Debug)]
 pub struct Connection {
     config: Config,
@@ -444,6 +450,37 @@ impl Connection {
     /// Whether an operation is running.
     pub fn is_busy(&self) -> bool {
         !matches!(self.op, Op::Idle)
+    }
+
+    /// The name of the current state, as the [transition table](crate::connection#transitions)
+    /// spells it. For tests of the table; not a stable interface.
+    #[doc(hidden)]
+    pub fn state_name(&self) -> &'static str {
+        if let Some(p) = &self.pending {
+            if matches!(p.attempt, Attempt::ResumeAt(_)) {
+                return "Resuming";
+            }
+        }
+        match (&self.lifecycle, &self.op) {
+            (Lifecycle::Closed, _) => "Closed",
+            (_, Op::Close) => "Closing",
+            (_, Op::Connect { .. }) => match self.pending.as_ref().map(|p| &p.step) {
+                Some(Step::Discover { .. }) => "Discovering",
+                Some(Step::Initialize { .. }) => "Initializing",
+                Some(Step::Initialized { .. }) => "Confirming",
+                _ => "Connecting",
+            },
+            (_, Op::List { state, .. }) if state.for_call.is_some() => "Relisting",
+            (_, Op::List { .. }) => "Listing",
+            (_, Op::Call { state, .. }) => match state.phase {
+                CallPhase::InFlight => "Calling",
+                CallPhase::AwaitingInput => "AwaitingInput",
+                CallPhase::Backoff(_) => "Backoff",
+            },
+            (Lifecycle::Dead(_), Op::Idle) => "Dead",
+            (Lifecycle::Open, Op::Idle) if self.session == Session::None => "Unconnected",
+            (Lifecycle::Open, Op::Idle) => "Ready",
+        }
     }
 
     /// Negotiates the protocol: the probe, the one retry, the legacy fallback and the era hint are
