@@ -76,6 +76,7 @@ pub mod list;
 pub mod sse;
 pub mod time;
 pub mod transcript;
+pub mod wire;
 pub mod xmcp;
 
 pub use budget::{Budget, BudgetExceeded, Budgets};

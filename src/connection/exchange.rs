@@ -18,11 +18,10 @@ impl Connection {
         loop {
             let decoded = match ex.decoder.decode(input, &mut self.ledger) {
                 Ok(d) => d,
-                Err(crate::http1::Http1Error::ContentLengthExceedsBudget { .. }) => {
-                    // Announced more than the byte budget allows: nothing of it is read.
-                    return self.exchange_broken(now, ex, Error::Budget(self.ledger.exceeded()));
+                Err(e) => {
+                    let error = self.wire_error(e);
+                    return self.exchange_broken(now, ex, error);
                 }
-                Err(e) => return self.exchange_broken(now, ex, Error::Http(e)),
             };
             if decoded.consumed == 0 && decoded.event.is_none() {
                 break;
@@ -41,9 +40,9 @@ impl Connection {
             }
             let flow = match decoded.event {
                 None => Flow::Continue,
-                Some(ResponseEvent::Head(head)) => self.on_head(&mut ex, head),
-                Some(ResponseEvent::Body(b)) => self.on_body(now, &mut ex, b),
-                Some(ResponseEvent::End { reusable }) => {
+                Some(ResponseEvent::Head { head, .. }) => self.on_head(&mut ex, head),
+                Some(ResponseEvent::Body { bytes, .. }) => self.on_body(now, &mut ex, bytes),
+                Some(ResponseEvent::End { reusable, .. }) => {
                     let reusable = reusable && input.is_empty();
                     return self.on_end(now, ex, reusable);
                 }
@@ -73,8 +72,20 @@ impl Connection {
                         },
                     );
                 }
-                self.exchange_broken(now, ex, Error::Http(e))
+                let error = self.wire_error(e);
+                self.exchange_broken(now, ex, error)
             }
+        }
+    }
+
+    /// The error a wire codec's refusal means for the operation.
+    fn wire_error(&self, e: WireError) -> Error {
+        match e {
+            // Announced more than the byte budget allows: nothing of it is read.
+            WireError::Http1(Http1Error::ContentLengthExceedsBudget { .. }) => {
+                Error::Budget(self.ledger.exceeded())
+            }
+            WireError::Http1(e) => Error::Http(e),
         }
     }
 
@@ -144,9 +155,7 @@ impl Connection {
         } else {
             Body::Discard
         };
-        if let (Body::Json(buf), crate::http1::Framing::ContentLength(n)) =
-            (&mut ex.body, head.framing)
-        {
+        if let (Body::Json(buf), Some(n)) = (&mut ex.body, head.content_length) {
             buf.reserve(usize::try_from(n).unwrap_or(0));
         }
         Flow::Continue
@@ -357,11 +366,7 @@ impl Connection {
         outcome: Outcome<'_>,
     ) -> Flow {
         self.detach_exchange(ex.id);
-        let framed = ex
-            .decoder
-            .head()
-            .is_some_and(|h| h.framing != crate::http1::Framing::CloseDelimited);
-        if !framed || ex.decoder.is_ended() {
+        if !ex.decoder.end_is_delimited() || ex.decoder.is_ended() {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
             self.on_outcome(now, outcome);
@@ -462,7 +467,7 @@ impl Connection {
         self.exchanges.push(Exchange {
             id,
             role,
-            decoder: ResponseDecoder::new(self.limits),
+            decoder: self.codec.decoder(self.limits),
             body: Body::Pending,
             deadline,
             received: false,

@@ -19,6 +19,11 @@
 //! grace ([`DRAIN_GRACE`], at most [`DRAIN_BYTES`]) so that the socket may be reused; the caller
 //! keeps feeding that socket and honouring [`poll_timeout`](Connection::poll_timeout) meanwhile.
 //!
+//! The machine speaks protocol-neutral HTTP through [`crate::wire`]: it builds a
+//! [`wire::Request`](crate::wire::Request) and reads [`wire::ResponseEvent`](crate::wire::ResponseEvent)s
+//! from each exchange's decoder; HTTP/1.1 is the codec below that boundary, so
+//! [`Transmit::bytes`] is the HTTP/1.1 encoding.
+//!
 //! [`Connection`] documents the run loop, the poll contract and the negotiation; the table below
 //! lists every transition.
 #![doc = include_str!("transitions.md")]
@@ -36,11 +41,14 @@ use crate::error::{
     truncated, truncated_bytes, ConfigError, Error, ProtocolError, TransportError,
     TransportErrorKind,
 };
-use crate::http1::{Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits};
+use crate::http1::{Http1Error, ResponseLimits};
 use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter};
 use crate::list::{self, Catalog};
 use crate::sse::{SseDecoder, SseItem};
 use crate::time::Instant;
+use crate::wire::{
+    Codec, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, WireError,
+};
 
 mod calling;
 mod exchange;
@@ -83,7 +91,7 @@ pub struct ExchangeId(pub u64);
 pub struct Transmit {
     /// The exchange the bytes belong to; its response is fed back under this id.
     pub exchange: ExchangeId,
-    /// The whole HTTP/1.1 request.
+    /// The whole request as the connection's wire codec encodes it: HTTP/1.1.
     pub bytes: Vec<u8>,
     /// The request MUST go on a newly opened socket, not a pooled one.
     pub fresh_socket: bool,
@@ -366,6 +374,8 @@ impl Op {
 pub struct Connection {
     config: Config,
     ledger: ByteLedger,
+    /// The wire every exchange runs on (below the [`crate::wire`] boundary).
+    codec: Codec,
     limits: ResponseLimits,
     lifecycle: Lifecycle,
     session: Session,
@@ -389,6 +399,7 @@ impl Connection {
         config.validate()?;
         Ok(Connection {
             ledger: ByteLedger::new(config.budgets.response_bytes),
+            codec: Codec::Http1,
             limits: ResponseLimits::from_budgets(&config.budgets),
             config,
             lifecycle: Lifecycle::Open,

@@ -63,10 +63,10 @@ impl Connection {
                 Err(e) => return self.fail_op(e),
             }
         };
-        let bytes = match request.encode() {
-            Ok(b) => b,
-            Err(e) => return self.fail_op(Error::Request(e)),
-        };
+        let mut bytes = Vec::new();
+        if let Err(e) = self.codec.encode_into(&request, &mut bytes) {
+            return self.fail_op(Error::Request(e));
+        }
         let role = match resume_from {
             Some(from) => Role::Resume { from },
             None => Role::Request,
@@ -93,7 +93,10 @@ impl Connection {
     pub(super) fn send_background(&mut self, now: Instant, method: Method, body: Vec<u8>) {
         let headers = self.base_headers(None, true);
         let request = self.request(method, headers, body);
-        let Ok(bytes) = request.encode() else { return };
+        let mut bytes = Vec::new();
+        if self.codec.encode_into(&request, &mut bytes).is_err() {
+            return;
+        }
         let exchange = self.new_exchange(now, Role::Background, false);
         self.transmits.push_back(Transmit {
             exchange,
@@ -126,7 +129,7 @@ impl Connection {
     ) -> Request {
         Request {
             method,
-            target: self.config.endpoint.target().to_owned(),
+            path: self.config.endpoint.target().to_owned(),
             authority: self.config.endpoint.authority().to_owned(),
             headers,
             body,

@@ -26,7 +26,6 @@
 use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 
 use super::error::Http1Error;
-use super::request::is_token;
 
 /// Limits on what one response may make the decoder buffer or count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,30 +89,19 @@ pub struct ResponseHead {
 impl ResponseHead {
     /// The first value of header `name` (compared case-insensitively).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+        crate::wire::header(&self.headers, name)
     }
 
     /// The first value of header `name` (compared case-insensitively) if it is valid UTF-8,
     /// trimmed of spaces and tabs.
     pub fn header_str(&self, name: &str) -> Option<&str> {
-        let v = core::str::from_utf8(self.header(name)?).ok()?;
-        Some(v.trim_matches(is_ows_char))
+        crate::wire::header_str(&self.headers, name)
     }
 
     /// The media type of `Content-Type` without parameters, lowercased: `text/event-stream` for
     /// `Text/Event-Stream; charset=utf-8`. `None` when absent or not of the form `type/subtype`.
     pub fn content_type(&self) -> Option<String> {
-        let v = self.header_str("content-type")?;
-        let essence = v.split(';').next()?.trim_matches(is_ows_char);
-        let (ty, sub) = essence.split_once('/')?;
-        if is_token(ty) && is_token(sub) {
-            Some(essence.to_ascii_lowercase())
-        } else {
-            None
-        }
+        crate::wire::content_type(&self.headers)
     }
 }
 
@@ -663,10 +651,6 @@ fn body_event(rest: &[u8], take: usize) -> (usize, Option<ResponseEvent<'_>>) {
 
 fn as_u64(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
-}
-
-fn is_ows_char(c: char) -> bool {
-    c == ' ' || c == '\t'
 }
 
 fn header_count_exceeded(limits: &ResponseLimits) -> Http1Error {
