@@ -56,7 +56,8 @@
 //! # Layers
 //!
 //! - [`connection`]: the state machine (negotiation, requests, resumption, deadlines, close);
-//! - [`http1`]: the HTTP/1.1 request encoder and incremental response decoder;
+//! - [`wire`]: the wire-neutral exchange boundary (a request down, response events up);
+//! - [`http1`]: the HTTP/1.1 request encoder and incremental response decoder, the codec below it;
 //! - [`sse`]: the `text/event-stream` decoder;
 //! - [`jsonrpc`]: JSON-RPC 2.0 messages, classified without building a value tree;
 //! - [`list`] and [`call`]: `tools/list` catalogs and `tools/call` results;

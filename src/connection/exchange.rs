@@ -310,8 +310,7 @@ impl Connection {
                     }
                 }
             }
-            Body::Sse(dec) => {
-                let _ = dec;
+            Body::Sse(_) => {
                 // The stream ended without the response.
                 self.stream_incomplete(now, &ex);
             }

@@ -11,6 +11,7 @@
 //!   charging every raw byte to the connection's [`ByteLedger`](crate::budget::ByteLedger).
 
 pub mod error;
+mod head;
 pub mod request;
 pub mod response;
 
