@@ -508,17 +508,23 @@ fn modern_hint_makes_zero_extra_round_trips() {
     assert_eq!(h.sent.len(), 1, "one request for one call");
 }
 
-#[test]
-fn wrong_modern_hint_renegotiates_once() {
+/// A connection that took a modern era hint (connected without a request).
+fn modern_hinted(split: Split) -> Harness {
     let config = Config::new("http://127.0.0.1:9/mcp")
         .unwrap()
         .with_era_hint(Some(EraHint {
             era: Era::Modern,
             version: "2026-07-28".into(),
         }));
-    let mut h = Harness::new(config, Split::Whole);
+    let mut h = Harness::new(config, split);
     h.connect();
     h.take_events();
+    h
+}
+
+/// Lists on a modern-hinted connection whose server is legacy: the listing's 400 re-negotiates,
+/// the probe gets 404, and `initialize` (returned) is outstanding.
+fn list_until_legacy_initialize(h: &mut Harness) -> SentRequest {
     h.list();
     let r = h.next();
     h.feed(r.exchange, &empty_response(400)); // a legacy server: no modern error
@@ -527,6 +533,13 @@ fn wrong_modern_hint_renegotiates_once() {
     h.feed(r.exchange, &empty_response(404));
     let r = h.next();
     assert_eq!(r.rpc_method(), "initialize");
+    r
+}
+
+#[test]
+fn wrong_modern_hint_renegotiates_once() {
+    let mut h = modern_hinted(Split::Whole);
+    let r = list_until_legacy_initialize(&mut h);
     h.feed(
         r.exchange,
         &json_response_with(
@@ -1650,23 +1663,8 @@ fn close_drops_a_draining_stream() {
 #[test]
 fn failed_renegotiation_inside_a_listing_leaves_no_half_initialised_session() {
     for split in SPLITS {
-        let config = Config::new("http://127.0.0.1:9/mcp")
-            .unwrap()
-            .with_era_hint(Some(EraHint {
-                era: Era::Modern,
-                version: "2026-07-28".into(),
-            }));
-        let mut h = Harness::new(config, split);
-        h.connect();
-        h.take_events();
-        h.list();
-        let r = h.next();
-        h.feed(r.exchange, &empty_response(400)); // the hint was wrong: re-negotiate
-        let r = h.next();
-        assert_eq!(r.rpc_method(), "server/discover");
-        h.feed(r.exchange, &empty_response(404));
-        let r = h.next();
-        assert_eq!(r.rpc_method(), "initialize");
+        let mut h = modern_hinted(split);
+        let r = list_until_legacy_initialize(&mut h);
         // `initialize` fails with a JSON-RPC error, but the head carries a session id.
         h.feed(
             r.exchange,
@@ -1699,14 +1697,7 @@ fn relisting_inside_a_call_reports_the_call_budget_and_its_limit() {
     config.budgets.call_time = Duration::from_secs(10);
     config.budgets.list_time = Duration::from_secs(100);
     config.budgets.request_time = Duration::from_secs(30);
-    let mut h = Harness::new(config, Split::Whole);
-    h.connect();
-    let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
-    );
-    h.take_events();
+    let mut h = modern_with(config, Split::Whole);
     h.call("echo", r#"{"text":"hi"}"#);
     let r = h.next();
     h.feed(
@@ -1727,15 +1718,7 @@ fn relisting_inside_a_call_reports_the_call_budget_and_its_limit() {
 
 #[test]
 fn a_relisting_restarted_by_a_re_negotiation_still_serves_its_call() {
-    let config = Config::new("http://127.0.0.1:9/mcp")
-        .unwrap()
-        .with_era_hint(Some(EraHint {
-            era: Era::Modern,
-            version: "2026-07-28".into(),
-        }));
-    let mut h = Harness::new(config, Split::Whole);
-    h.connect();
-    h.take_events();
+    let mut h = modern_hinted(Split::Whole);
     h.call("echo", r#"{"text":"hi"}"#);
     let r = h.next();
     h.feed(
