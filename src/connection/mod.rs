@@ -339,7 +339,7 @@ impl Op {
 /// | [`Transmit`] | send `bytes` on a socket for `exchange`: a new one if `fresh_socket`, otherwise a new one or an idle pooled one; feed everything read from it under that id |
 /// | [`Event::ExchangeFinished`] | stop feeding that socket; pool it if `reusable` (and it holds no unread byte), otherwise close it |
 /// | [`Event::ExchangeAbandoned`] | close that socket at once and feed nothing more for it (this is also how a modern request is cancelled) |
-/// | [`Event::Connected`], [`Event::ToolsListed`], [`Event::CallFinished`], [`Event::Failed`] | nothing: the operation is over and another may start (keep feeding sockets still draining) |
+/// | [`Event::Connected`], [`Event::ToolsListed`], [`Event::CallFinished`], [`Event::Failed`] | nothing: the operation is over and another may start (keep feeding sockets still draining); a `Connected` after a re-negotiation comes mid-operation, which goes on |
 /// | [`Event::InputRequired`] | answer with [`provide_input`](Self::provide_input) (or `None` to decline) before the call's deadline |
 /// | [`Event::Progress`] | nothing |
 /// | [`Event::Closed`] | nothing more will be sent; drop the connection once its sockets are closed |
