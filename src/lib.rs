@@ -73,7 +73,8 @@
 //! - [`auth`]: OAuth 2.1 authorization (discovery, registration, tokens), sans-IO, driven like
 //!   the connection: requests out, responses in, time and randomness passed in.
 //!
-//! The layers underneath (the HTTP/1.1 encoder and incremental response decoder, the
+//! The layers underneath (the wire-neutral exchange boundary, the HTTP/1.1 codec below it:
+//! encoder and incremental response decoder, the
 //! `text/event-stream` decoder, JSON-RPC classification, `x-mcp-header` extraction, the byte
 //! ledger) are internal. The fuzz targets, benchmarks and tests reach them through
 //! `mcp_sansio::internals`, a hidden module that is **not** public API and may change in any
@@ -93,6 +94,7 @@ mod jsonrpc;
 mod list;
 mod sse;
 mod time;
+mod wire;
 mod xmcp;
 
 pub use budget::{Budget, BudgetExceeded, Budgets};
@@ -160,6 +162,11 @@ pub mod internals {
     pub use crate::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
     pub use crate::xmcp::{encode_header_value, header_params, header_values, MAX_DEPTH};
+
+    /// The wire-neutral exchange boundary: a request down, response events up.
+    pub mod wire {
+        pub use crate::wire::*;
+    }
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -508,17 +508,23 @@ fn modern_hint_makes_zero_extra_round_trips() {
     assert_eq!(h.sent.len(), 1, "one request for one call");
 }
 
-#[test]
-fn wrong_modern_hint_renegotiates_once() {
+/// A connection that took a modern era hint (connected without a request).
+fn modern_hinted(split: Split) -> Harness {
     let config = Config::new("http://127.0.0.1:9/mcp")
         .unwrap()
         .with_era_hint(Some(EraHint {
             era: Era::Modern,
             version: "2026-07-28".into(),
         }));
-    let mut h = Harness::new(config, Split::Whole);
+    let mut h = Harness::new(config, split);
     h.connect();
     h.take_events();
+    h
+}
+
+/// Lists on a modern-hinted connection whose server is legacy: the listing's 400 re-negotiates,
+/// the probe gets 404, and `initialize` (returned) is outstanding.
+fn list_until_legacy_initialize(h: &mut Harness) -> SentRequest {
     h.list();
     let r = h.next();
     h.feed(r.exchange, &empty_response(400)); // a legacy server: no modern error
@@ -527,6 +533,13 @@ fn wrong_modern_hint_renegotiates_once() {
     h.feed(r.exchange, &empty_response(404));
     let r = h.next();
     assert_eq!(r.rpc_method(), "initialize");
+    r
+}
+
+#[test]
+fn wrong_modern_hint_renegotiates_once() {
+    let mut h = modern_hinted(Split::Whole);
+    let r = list_until_legacy_initialize(&mut h);
     h.feed(
         r.exchange,
         &json_response_with(
@@ -1642,4 +1655,100 @@ fn close_drops_a_draining_stream() {
     assert_eq!(h.abandoned, vec![r.exchange]);
     assert!(matches!(h.single_event(), Event::Closed));
     assert_eq!(h.conn.poll_timeout(), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions: state that was only readable by combining flags
+
+#[test]
+fn failed_renegotiation_inside_a_listing_leaves_no_half_initialised_session() {
+    for split in SPLITS {
+        let mut h = modern_hinted(split);
+        let r = list_until_legacy_initialize(&mut h);
+        // `initialize` fails with a JSON-RPC error, but the head carries a session id.
+        h.feed(
+            r.exchange,
+            &json_response_with(
+                400,
+                &[("mcp-session-id", "half")],
+                &error_msg(r.rpc_id(), -32600, "Invalid request", None),
+            ),
+        );
+        let (operation, error) = failed(h.single_event());
+        assert_eq!(operation, Operation::ListTools);
+        assert!(
+            matches!(error, Error::Rpc(ref e) if e.code == -32600),
+            "{error:?}"
+        );
+        assert_eq!(h.conn.era_hint(), None, "nothing was negotiated");
+        assert_eq!(h.conn.session_id(), None, "no session was established");
+        // A new listing is refused: the connection is not connected.
+        h.list();
+        let (operation, error) = failed(h.single_event());
+        assert_eq!(operation, Operation::ListTools);
+        assert!(matches!(error, Error::Misuse { .. }), "{error:?}");
+        assert!(!h.has_outstanding(), "nothing was sent");
+    }
+}
+
+#[test]
+fn relisting_inside_a_call_reports_the_call_budget_and_its_limit() {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.budgets.call_time = Duration::from_secs(10);
+    config.budgets.list_time = Duration::from_secs(100);
+    config.budgets.request_time = Duration::from_secs(30);
+    let mut h = modern_with(config, Split::Whole);
+    h.call("echo", r#"{"text":"hi"}"#);
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the tools are listed once");
+    // The listing never answers: the call's deadline ends it.
+    assert!(h.advance_to_timeout());
+    assert_eq!(h.now, Instant::ZERO + Duration::from_secs(10));
+    let (operation, error) = failed(h.single_event());
+    assert_eq!(operation, Operation::CallTool);
+    let exceeded = error.budget().expect("a budget error");
+    assert_eq!(exceeded.budget, Budget::CallTime);
+    assert_eq!(exceeded.limit, 10_000, "call_time's limit, not list_time's");
+}
+
+#[test]
+fn a_relisting_restarted_by_a_re_negotiation_still_serves_its_call() {
+    let mut h = modern_hinted(Split::Whole);
+    h.call("echo", r#"{"text":"hi"}"#);
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    // The listing's answer shows the hint was wrong: re-negotiate, then list again for the call.
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "server/discover");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/call", "the call is sent once more");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+    );
+    let evs = h.take_events();
+    assert!(matches!(evs[0], Event::Connected { .. }), "{evs:?}");
+    assert!(matches!(evs[1], Event::CallFinished(_)), "{evs:?}");
+    assert_eq!(evs.len(), 2, "no listing is reported: {evs:?}");
 }

@@ -1,5 +1,8 @@
 //! HTTP/1.1 beneath the MCP layer: request encoding and incremental response decoding.
 //!
+//! This is the first wire codec below the wire-neutral boundary of [`crate::wire`]: the connection
+//! hands it a [`wire::Request`](crate::wire::Request) and hears [`wire::ResponseEvent`](crate::wire::ResponseEvent)s back.
+//!
 //! - [`Request`] encodes a request (method, origin-form target, `Host`, extra headers,
 //!   `Content-Length`, body) after validating every part that could inject bytes.
 //! - [`ResponseDecoder`] decodes one response from pieces of any size: 1xx responses skipped and
@@ -8,7 +11,8 @@
 //!   charging every raw byte to the connection's [`ByteLedger`](crate::budget::ByteLedger).
 
 mod error;
-mod request;
+mod head;
+pub(crate) mod request;
 mod response;
 
 pub use error::Http1Error;

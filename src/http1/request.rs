@@ -1,26 +1,6 @@
 //! HTTP/1.1 request encoding.
 
-/// The request methods this client sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// `GET`.
-    Get,
-    /// `POST`.
-    Post,
-    /// `DELETE`.
-    Delete,
-}
-
-impl Method {
-    /// The method as written on the wire.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Delete => "DELETE",
-        }
-    }
-}
+pub use crate::wire::Method;
 
 /// Why a [`Request`] could not be encoded. Nothing is written when encoding fails.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -82,46 +62,14 @@ impl Request {
     /// non-empty, starts with `/` and is visible ASCII, and no reserved header is passed. On error
     /// nothing is appended.
     pub fn encode_into(&self, out: &mut Vec<u8>) -> Result<(), RequestError> {
-        self.validate()?;
-        let content_length = if !self.body.is_empty() || self.method == Method::Post {
-            Some(self.body.len().to_string())
-        } else {
-            None
-        };
-
-        let mut size = self.method.as_str().len()
-            + self.target.len()
-            + self.authority.len()
-            + self.body.len()
-            + 32;
-        for (name, value) in &self.headers {
-            size = size.saturating_add(name.len() + value.len() + 4);
-        }
-        if let Some(cl) = &content_length {
-            size = size.saturating_add(cl.len() + 18);
-        }
-        out.reserve(size);
-
-        out.extend_from_slice(self.method.as_str().as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(self.target.as_bytes());
-        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-        out.extend_from_slice(self.authority.as_bytes());
-        out.extend_from_slice(b"\r\n");
-        for (name, value) in &self.headers {
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(value.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        if let Some(cl) = &content_length {
-            out.extend_from_slice(b"Content-Length: ");
-            out.extend_from_slice(cl.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&self.body);
-        Ok(())
+        encode_parts(
+            self.method,
+            &self.target,
+            &self.authority,
+            &self.headers,
+            &self.body,
+            out,
+        )
     }
 
     /// Encodes the request into a new buffer; see [`Request::encode_into`].
@@ -130,29 +78,81 @@ impl Request {
         self.encode_into(&mut out)?;
         Ok(out)
     }
+}
 
-    fn validate(&self) -> Result<(), RequestError> {
-        if !is_valid_target(&self.target) {
-            return Err(RequestError::InvalidTarget);
-        }
-        if self.authority.is_empty() || !self.authority.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(RequestError::InvalidHeaderValue {
-                name: "Host".to_owned(),
-            });
-        }
-        for (name, value) in &self.headers {
-            if !is_token(name) {
-                return Err(RequestError::InvalidHeaderName { name: name.clone() });
-            }
-            if RESERVED.iter().any(|r| name.eq_ignore_ascii_case(r)) {
-                return Err(RequestError::ReservedHeader { name: name.clone() });
-            }
-            if !is_valid_value(value) {
-                return Err(RequestError::InvalidHeaderValue { name: name.clone() });
-            }
-        }
-        Ok(())
+/// Validates and encodes a request given by its parts (see [`Request::encode_into`]); the
+/// wire-neutral [`crate::wire::Request`] is encoded through here without copying its parts.
+pub(crate) fn encode_parts(
+    method: Method,
+    target: &str,
+    authority: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), RequestError> {
+    validate(target, authority, headers)?;
+    let content_length = if !body.is_empty() || method == Method::Post {
+        Some(body.len().to_string())
+    } else {
+        None
+    };
+
+    let mut size = method.as_str().len() + target.len() + authority.len() + body.len() + 32;
+    for (name, value) in headers {
+        size = size.saturating_add(name.len() + value.len() + 4);
     }
+    if let Some(cl) = &content_length {
+        size = size.saturating_add(cl.len() + 18);
+    }
+    out.reserve(size);
+
+    out.extend_from_slice(method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    out.extend_from_slice(authority.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(cl) = &content_length {
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(cl.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    Ok(())
+}
+
+fn validate(
+    target: &str,
+    authority: &str,
+    headers: &[(String, String)],
+) -> Result<(), RequestError> {
+    if !is_valid_target(target) {
+        return Err(RequestError::InvalidTarget);
+    }
+    if authority.is_empty() || !authority.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(RequestError::InvalidHeaderValue {
+            name: "Host".to_owned(),
+        });
+    }
+    for (name, value) in headers {
+        if !is_token(name) {
+            return Err(RequestError::InvalidHeaderName { name: name.clone() });
+        }
+        if RESERVED.iter().any(|r| name.eq_ignore_ascii_case(r)) {
+            return Err(RequestError::ReservedHeader { name: name.clone() });
+        }
+        if !is_valid_value(value) {
+            return Err(RequestError::InvalidHeaderValue { name: name.clone() });
+        }
+    }
+    Ok(())
 }
 
 /// `token = 1*tchar` (RFC 9110 §5.6.2).

@@ -318,7 +318,12 @@ pub const CALL_OK: &str = r#"{"content":[{"type":"text","text":"hi"}],"isError":
 
 /// A connection that completed the modern probe.
 pub fn modern(split: Split) -> Harness {
-    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", split);
+    modern_with(Config::new("http://127.0.0.1:9/mcp").unwrap(), split)
+}
+
+/// A connection with `config` that completed the modern probe.
+pub fn modern_with(config: Config, split: Split) -> Harness {
+    let mut h = Harness::new(config, split);
     h.connect();
     let r = h.next();
     h.feed(

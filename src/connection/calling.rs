@@ -1,0 +1,277 @@
+//! Calling: `tools/call`, its input-required rounds, load-shedding retries and the re-list after a header mismatch.
+
+use super::*;
+
+impl Connection {
+    /// Calls tool `name` with `arguments`, raw JSON sent verbatim (empty means `{}`; anything but
+    /// a JSON object is refused before sending). A tool of this connection's last listing gets
+    /// the `Mcp-Param-*` headers of its `x-mcp-header` parameters.
+    pub fn call_tool(&mut self, now: Instant, name: &str, arguments: &[u8]) {
+        let listed = self.listed_headers.iter().find(|(n, _)| n == name);
+        let params = listed.map(|(_, p)| p.clone()).unwrap_or_default();
+        self.start_call(now, name, &params, arguments);
+    }
+
+    /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
+    /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first.
+    pub fn call_known_tool(&mut self, now: Instant, tool: &crate::list::Tool, arguments: &[u8]) {
+        self.start_call(now, &tool.name, &tool.header_params, arguments);
+    }
+
+    pub(super) fn start_call(
+        &mut self,
+        now: Instant,
+        name: &str,
+        params: &[crate::xmcp::HeaderParam],
+        arguments: &[u8],
+    ) {
+        if let Err(e) = self.check_connected() {
+            return self.events.push_back(Event::Failed {
+                operation: Operation::CallTool,
+                error: e,
+            });
+        }
+        let arguments = match call::check_arguments(arguments) {
+            Ok(a) => a.to_vec(),
+            Err(reason) => {
+                let error = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.events.push_back(Event::Failed {
+                    operation: Operation::CallTool,
+                    error,
+                });
+            }
+        };
+        let param_headers = match crate::xmcp::header_values(params, &arguments) {
+            Ok(h) => h,
+            Err(reason) => {
+                let error = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.events.push_back(Event::Failed {
+                    operation: Operation::CallTool,
+                    error,
+                });
+            }
+        };
+        let deadline = Deadline::new(now, &self.config.budgets, Budget::CallTime);
+        self.op = Op::Call {
+            state: CallState {
+                name: name.to_owned(),
+                arguments,
+                input_responses: None,
+                request_state: None,
+                rounds: 0,
+                phase: CallPhase::InFlight,
+                param_headers,
+                relisted: false,
+            },
+            deadline,
+        };
+        self.start_request(now, Step::Call, Some(deadline));
+    }
+
+    pub(super) fn on_call_result(&mut self, now: Instant, result: &RawValue) {
+        let (requests, state) = match call::parse_call_result(result) {
+            Ok(CallAnswer::Complete(r)) => {
+                self.op = Op::Idle;
+                self.events.push_back(Event::CallFinished(r));
+                return;
+            }
+            Ok(CallAnswer::InputRequired { requests, state }) => (requests, state),
+            Err(reason) => return self.fail_op(invalid_answer("tools/call", reason)),
+        };
+        let input_hook = self.config.input_hook;
+        let limit = self.config.budgets.responses_per_request;
+        let Op::Call { state: call, .. } = &mut self.op else {
+            return;
+        };
+        // Every round is a response spent on the one logical call.
+        if call.rounds + 1 >= limit {
+            let e = BudgetExceeded::new(Budget::ResponsesPerRequest, u64::from(limit));
+            return self.fail_op(Error::Budget(e));
+        }
+        call.request_state = state;
+        call.input_responses = None;
+        match requests {
+            // Load shedding: retry echoing the state, the first time at once, then backing off.
+            None => {
+                let wait = load_shedding_backoff(call.rounds);
+                if wait.is_zero() {
+                    self.send_call_round(now);
+                } else {
+                    call.phase = CallPhase::Backoff(now + wait);
+                }
+            }
+            Some(requests) if input_hook => {
+                call.phase = CallPhase::AwaitingInput;
+                self.events.push_back(Event::InputRequired { requests });
+            }
+            Some(requests) => {
+                let reason = format!(
+                    "input_required asks for {} and no input hook is configured",
+                    requested_kinds(&requests)
+                );
+                self.fail_op(invalid_answer("tools/call", reason))
+            }
+        }
+    }
+
+    /// The listing after a header mismatch is complete: call once more with the tool's headers.
+    pub(super) fn resume_call(
+        &mut self,
+        now: Instant,
+        pending: (CallState, crate::error::RpcError),
+        catalog: &Catalog,
+        deadline: Deadline,
+    ) {
+        let (mut call, error) = pending;
+        let Some(tool) = catalog.tools.iter().find(|t| t.name == call.name) else {
+            self.op = Op::Call {
+                state: call,
+                deadline,
+            };
+            return self.fail_op(Error::Rpc(error));
+        };
+        match crate::xmcp::header_values(&tool.header_params, &call.arguments) {
+            Ok(h) => call.param_headers = h,
+            Err(reason) => {
+                self.op = Op::Call {
+                    state: call,
+                    deadline,
+                };
+                let e = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.fail_op(e);
+            }
+        }
+        self.op = Op::Call {
+            state: call,
+            deadline,
+        };
+        self.start_request(now, Step::Call, Some(deadline));
+    }
+
+    /// Sends the next round of the running call (after load shedding or with input responses).
+    pub(super) fn send_call_round(&mut self, now: Instant) {
+        let Op::Call { state, deadline } = &mut self.op else {
+            return;
+        };
+        state.rounds += 1;
+        state.phase = CallPhase::InFlight;
+        let deadline = *deadline;
+        self.start_request(now, Step::Call, Some(deadline));
+    }
+
+    /// Answers the input requests of the running tool call ([`Event::InputRequired`]):
+    /// `responses` is a JSON object mapping each request key to its result, sent as
+    /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
+    /// declines: the call fails as an answer this client cannot fulfil.
+    pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
+        let waiting =
+            matches!(&self.op, Op::Call { state, .. } if state.phase == CallPhase::AwaitingInput);
+        if !waiting {
+            let error = Error::Misuse {
+                reason: "no tool call is waiting for input",
+            };
+            return self.events.push_back(Event::Failed {
+                operation: Operation::CallTool,
+                error,
+            });
+        }
+        let Some(responses) = responses else {
+            let reason = "the embedder declined the server's input requests";
+            return self.fail_op(invalid_answer("tools/call", reason.into()));
+        };
+        let responses = match call::check_arguments(responses) {
+            Ok(r) => r.to_vec(),
+            Err(reason) => {
+                let error = Error::Config(ConfigError::InvalidArguments { reason });
+                return self.fail_op(error);
+            }
+        };
+        if let Op::Call { state, .. } = &mut self.op {
+            state.input_responses = Some(responses);
+        }
+        self.send_call_round(now);
+    }
+}
+
+/// `-32020`: a standard or `Mcp-Param-*` header does not match the body.
+pub(super) const HEADER_MISMATCH: i64 = -32020;
+
+/// The running tool call.
+#[derive(Debug)]
+pub(super) struct CallState {
+    pub(super) name: String,
+    pub(super) arguments: Vec<u8>,
+    /// Answers to the server's input requests, raw JSON object, for the next round.
+    pub(super) input_responses: Option<Vec<u8>>,
+    /// The server's `requestState`, raw JSON string literal, echoed byte for byte.
+    pub(super) request_state: Option<Box<RawValue>>,
+    /// Rounds sent after the first (input_required retries).
+    pub(super) rounds: u32,
+    /// Where the call is between its rounds.
+    pub(super) phase: CallPhase,
+    /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
+    pub(super) param_headers: Vec<(String, String)>,
+    /// Whether the tools were listed once after a header mismatch (never twice).
+    pub(super) relisted: bool,
+}
+
+/// Where a tool call is between its rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CallPhase {
+    /// A round is on the wire.
+    InFlight,
+    /// Waiting for the embedder to answer input requests ([`Connection::provide_input`]).
+    AwaitingInput,
+    /// Load shedding: the next round is sent at this instant.
+    Backoff(Instant),
+}
+
+/// The wait before load-shedding retry `round` (none before the first retry, then 100 ms
+/// doubling, at most 2 s).
+fn load_shedding_backoff(round: u32) -> Duration {
+    match round {
+        0 => Duration::ZERO,
+        n => Duration::from_millis(100u64 << (n - 1).min(5)).min(Duration::from_secs(2)),
+    }
+}
+
+/// The distinct methods an `inputRequests` object asks for, for error messages.
+pub(super) fn requested_kinds(requests: &RawValue) -> String {
+    #[derive(Deserialize)]
+    struct Entry {
+        #[serde(default)]
+        method: Option<String>,
+    }
+    let map: std::collections::BTreeMap<String, Entry> =
+        serde_json::from_str(requests.get()).unwrap_or_default();
+    let mut kinds: Vec<String> = map
+        .into_values()
+        .map(|e| truncated(e.method.as_deref().unwrap_or("an unnamed request"), 64))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds.truncate(8);
+    kinds.join(", ")
+}
+
+pub(super) fn progress_event(params: &RawValue, token: u64) -> Option<Event> {
+    #[derive(Deserialize)]
+    struct Wire<'a> {
+        #[serde(rename = "progressToken", borrow)]
+        token: &'a RawValue,
+        progress: f64,
+        #[serde(default)]
+        total: Option<f64>,
+        #[serde(default)]
+        message: Option<String>,
+    }
+    let w: Wire<'_> = serde_json::from_str(params.get()).ok()?;
+    if !id_matches(w.token, token) {
+        return None;
+    }
+    Some(Event::Progress {
+        progress: w.progress,
+        total: w.total,
+        message: w.message.map(|m| truncated(&m, 1024)),
+    })
+}

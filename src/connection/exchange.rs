@@ -1,0 +1,536 @@
+//! Exchanges: the table of HTTP exchanges and what their response events mean.
+
+use super::*;
+
+impl Connection {
+    /// Response bytes arrived for `exchange`, in any split.
+    pub fn handle_bytes(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+        let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
+            return;
+        };
+        let mut ex = self.exchanges.swap_remove(idx);
+        if !bytes.is_empty() {
+            ex.received = true;
+        }
+        let mut input = bytes;
+        // Runs until the decoder makes no progress: with the input used up it may still owe the
+        // end of a response whose last body byte just arrived.
+        loop {
+            let decoded = match ex.decoder.decode(input, &mut self.ledger) {
+                Ok(d) => d,
+                Err(e) => {
+                    let error = self.wire_error(e);
+                    return self.exchange_broken(now, ex, error);
+                }
+            };
+            if decoded.consumed == 0 && decoded.event.is_none() {
+                break;
+            }
+            input = input.get(decoded.consumed..).unwrap_or_default();
+            if let Role::Drain { bytes_left } = &mut ex.role {
+                let consumed = u64::try_from(decoded.consumed).unwrap_or(u64::MAX);
+                match bytes_left.checked_sub(consumed) {
+                    Some(left) => *bytes_left = left,
+                    None => {
+                        return self
+                            .events
+                            .push_back(Event::ExchangeAbandoned { exchange: ex.id })
+                    }
+                }
+            }
+            let flow = match decoded.event {
+                None => Flow::Continue,
+                Some(ResponseEvent::Head { head, .. }) => self.on_head(&mut ex, head),
+                Some(ResponseEvent::Body { bytes, .. }) => self.on_body(now, &mut ex, bytes),
+                Some(ResponseEvent::End { reusable, .. }) => {
+                    let reusable = reusable && input.is_empty();
+                    return self.on_end(now, ex, reusable);
+                }
+            };
+            if let Flow::Stop = flow {
+                return;
+            }
+        }
+        self.exchanges.push(ex);
+    }
+
+    /// The server closed `exchange`'s socket (end of stream).
+    pub fn handle_eof(&mut self, now: Instant, exchange: ExchangeId) {
+        let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
+            return;
+        };
+        let mut ex = self.exchanges.swap_remove(idx);
+        match ex.decoder.finish() {
+            Ok(_) => self.on_end(now, ex, false),
+            Err(e) => {
+                if !ex.received {
+                    return self.exchange_broken(
+                        now,
+                        ex,
+                        Error::UnexpectedEof {
+                            stage: "before the response",
+                        },
+                    );
+                }
+                let error = self.wire_error(e);
+                self.exchange_broken(now, ex, error)
+            }
+        }
+    }
+
+    /// The error a wire codec's refusal means for the operation.
+    fn wire_error(&self, e: WireError) -> Error {
+        match e {
+            // Announced more than the byte budget allows: nothing of it is read.
+            WireError::Http1(Http1Error::ContentLengthExceedsBudget { .. }) => {
+                Error::Budget(self.ledger.exceeded())
+            }
+            WireError::Http1(e) => Error::Http(e),
+        }
+    }
+
+    /// The transport failed for `exchange` (dial refused, TLS, reset…).
+    pub fn handle_transport_error(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        error: TransportError,
+    ) {
+        let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
+            return;
+        };
+        let ex = self.exchanges.swap_remove(idx);
+        self.exchange_broken(now, ex, Error::Transport(error));
+    }
+
+    pub(super) fn on_head(&mut self, ex: &mut Exchange, head: ResponseHead) -> Flow {
+        let status = head.status;
+        if !ex.role.is_main() {
+            ex.body = Body::Discard;
+            return Flow::Continue;
+        }
+        // Session id: legacy sessions must keep the one they were given.
+        if let Err(e) = self.check_session_header(&head) {
+            self.fail_exchange(ex.id, e);
+            return Flow::Stop;
+        }
+        if status == 401 || status == 403 {
+            let challenge = head
+                .header("www-authenticate")
+                .map(|v| truncated_bytes(v, 1024));
+            self.fail_exchange(ex.id, Error::Authentication { status, challenge });
+            return Flow::Stop;
+        }
+        if (300..400).contains(&status) {
+            let location = head.header("location").map(|v| truncated_bytes(v, 1024));
+            self.fail_exchange(ex.id, Error::Redirect { status, location });
+            return Flow::Stop;
+        }
+        let content_type = head.content_type();
+        let is_json = content_type.as_deref() == Some("application/json");
+        let is_sse = content_type.as_deref() == Some("text/event-stream");
+        let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
+        ex.body = if (200..300).contains(&status) {
+            if !expects_body || status == 202 || status == 204 {
+                Body::Discard
+            } else if is_sse {
+                let cap = self
+                    .config
+                    .budgets
+                    .sse_event_bytes
+                    .min(self.ledger.remaining());
+                Body::Sse(SseDecoder::new(cap))
+            } else if is_json && !matches!(ex.role, Role::Resume { .. }) {
+                Body::Json(Vec::new())
+            } else {
+                let e = ProtocolError::UnexpectedContentType {
+                    status,
+                    content_type,
+                };
+                self.fail_exchange(ex.id, Error::Protocol(e));
+                return Flow::Stop;
+            }
+        } else if is_json {
+            Body::Json(Vec::new())
+        } else {
+            Body::Discard
+        };
+        if let (Body::Json(buf), Some(n)) = (&mut ex.body, head.content_length) {
+            buf.reserve(usize::try_from(n).unwrap_or(0));
+        }
+        Flow::Continue
+    }
+
+    pub(super) fn on_body(&mut self, now: Instant, ex: &mut Exchange, bytes: &[u8]) -> Flow {
+        match &mut ex.body {
+            Body::Pending | Body::Discard => Flow::Continue,
+            Body::Json(buf) => {
+                buf.extend_from_slice(bytes);
+                Flow::Continue
+            }
+            Body::Sse(_) => self.feed_sse(now, ex, bytes),
+        }
+    }
+
+    pub(super) fn feed_sse(&mut self, now: Instant, ex: &mut Exchange, mut input: &[u8]) -> Flow {
+        while !input.is_empty() {
+            let Body::Sse(dec) = &mut ex.body else {
+                return Flow::Continue;
+            };
+            let step = match dec.decode(input) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.fail_exchange(ex.id, Error::Sse(e));
+                    return Flow::Stop;
+                }
+            };
+            input = input.get(step.consumed..).unwrap_or_default();
+            match step.item {
+                None => {
+                    if step.consumed == 0 {
+                        break;
+                    }
+                }
+                Some(SseItem::Retry(ms)) => {
+                    if let Some(p) = &mut self.pending {
+                        p.retry = Some(Duration::from_millis(ms));
+                    }
+                }
+                Some(SseItem::Event(event)) => {
+                    if let Some(id) = event.id {
+                        if let Some(p) = &mut self.pending {
+                            p.last_event_id = if id.is_empty() {
+                                None
+                            } else {
+                                Some(truncated(&id, 1024))
+                            };
+                        }
+                    }
+                    if event.data.is_empty() {
+                        continue;
+                    }
+                    if let Flow::Stop = self.on_stream_message(now, ex, &event.data) {
+                        return Flow::Stop;
+                    }
+                }
+            }
+        }
+        Flow::Continue
+    }
+
+    /// One JSON-RPC message from an event stream.
+    pub(super) fn on_stream_message(
+        &mut self,
+        now: Instant,
+        ex: &mut Exchange,
+        data: &[u8],
+    ) -> Flow {
+        let status = ex.decoder.status().unwrap_or(0);
+        let msg = match parse_message(data) {
+            Ok(m) => m,
+            Err(e) => {
+                self.fail_exchange(ex.id, Error::Protocol(e));
+                return Flow::Stop;
+            }
+        };
+        let Some(p) = &mut self.pending else {
+            return Flow::Continue;
+        };
+        match msg {
+            Message::Notification { method, params } => {
+                if method == "notifications/progress" {
+                    if let Some(event) =
+                        params.and_then(|raw| progress_event(raw, p.progress_token))
+                    {
+                        self.events.push_back(event);
+                    }
+                }
+                Flow::Continue
+            }
+            Message::Request { id, method } => {
+                if matches!(self.session, Session::Legacy { .. })
+                    && p.refusals < MAX_REFUSALS_PER_REQUEST
+                {
+                    p.refusals += 1;
+                    self.refuse_server_request(now, id, &method);
+                }
+                Flow::Continue
+            }
+            Message::Result { id, .. } | Message::Error { id: Some(id), .. }
+                if !id_matches(id, p.id) =>
+            {
+                let e = wrong_id(p.id, id);
+                self.fail_exchange(ex.id, e);
+                Flow::Stop
+            }
+            Message::Result { result, .. } => self.complete_main(now, ex, Outcome::Result(result)),
+            Message::Error { error, .. } => {
+                self.complete_main(now, ex, Outcome::RpcError { status, error })
+            }
+        }
+    }
+
+    /// The response of `ex` ended (framing complete, or a close-delimited body ended).
+    pub(super) fn on_end(&mut self, now: Instant, mut ex: Exchange, reusable: bool) {
+        if !ex.role.is_main() {
+            let event = Event::ExchangeFinished {
+                exchange: ex.id,
+                reusable,
+            };
+            // After the outcome's events, whatever split the framing's end came in: the order of
+            // events must not depend on how the bytes were cut.
+            self.events.push_back(event);
+            return;
+        }
+        let Some(status) = ex.decoder.status() else {
+            return self.exchange_broken(
+                now,
+                ex,
+                Error::UnexpectedEof {
+                    stage: "before the response head",
+                },
+            );
+        };
+        let body = std::mem::replace(&mut ex.body, Body::Discard);
+        self.events.push_back(Event::ExchangeFinished {
+            exchange: ex.id,
+            reusable,
+        });
+        self.detach_exchange(ex.id);
+        match body {
+            Body::Json(buf) => {
+                if (200..300).contains(&status) {
+                    self.on_json_response(now, status, &buf);
+                } else {
+                    match parse_message(&buf) {
+                        Ok(Message::Error { error, .. }) => {
+                            self.on_outcome(now, Outcome::RpcError { status, error })
+                        }
+                        _ => self.on_outcome(now, Outcome::Status(status)),
+                    }
+                }
+            }
+            Body::Sse(_) => {
+                // The stream ended without the response.
+                self.stream_incomplete(now, &ex);
+            }
+            Body::Discard | Body::Pending => {
+                if (200..300).contains(&status) {
+                    let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
+                    if expects_body {
+                        self.on_outcome(now, Outcome::Status(status));
+                    } else {
+                        self.on_outcome(now, Outcome::Accepted);
+                    }
+                } else {
+                    self.on_outcome(now, Outcome::Status(status));
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_json_response(&mut self, now: Instant, status: u16, body: &[u8]) {
+        let Some(p) = &self.pending else { return };
+        let expected = p.id;
+        match parse_message(body) {
+            Ok(Message::Request { id, .. }) => self.fail_op(wrong_id(expected, id)),
+            Ok(Message::Result { id, .. } | Message::Error { id: Some(id), .. })
+                if !id_matches(id, expected) =>
+            {
+                self.fail_op(wrong_id(expected, id))
+            }
+            Ok(Message::Result { result, .. }) => self.on_outcome(now, Outcome::Result(result)),
+            Ok(Message::Error { error, .. }) => {
+                self.on_outcome(now, Outcome::RpcError { status, error })
+            }
+            Ok(Message::Notification { .. }) => {
+                let e = ProtocolError::MalformedMessage {
+                    reason: "a notification where a response was expected".into(),
+                };
+                self.fail_op(Error::Protocol(e));
+            }
+            Err(e) => self.fail_op(Error::Protocol(e)),
+        }
+    }
+
+    /// The main exchange delivered its outcome before its body ended. The outcome is acted on at
+    /// once; the exchange becomes a background one that reads the rest of a framed body for a
+    /// short grace ([`DRAIN_GRACE`], [`DRAIN_BYTES`]) and finishes reusable if the framing ends
+    /// cleanly, or is abandoned. A close-delimited body can never leave a reusable socket: it is
+    /// abandoned at once.
+    pub(super) fn complete_main(
+        &mut self,
+        now: Instant,
+        ex: &mut Exchange,
+        outcome: Outcome<'_>,
+    ) -> Flow {
+        self.detach_exchange(ex.id);
+        if !ex.decoder.end_is_delimited() || ex.decoder.is_ended() {
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            self.on_outcome(now, outcome);
+            return Flow::Stop;
+        }
+        ex.role = Role::Drain {
+            bytes_left: DRAIN_BYTES,
+        };
+        ex.body = Body::Discard;
+        ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
+        self.on_outcome(now, outcome);
+        if matches!(self.lifecycle, Lifecycle::Closed) {
+            // Closing dropped every other exchange: this one goes too.
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            return Flow::Stop;
+        }
+        Flow::Continue
+    }
+
+    /// Exchange `id` no longer carries the pending request.
+    pub(super) fn detach_exchange(&mut self, id: ExchangeId) {
+        if let Some(p) = &mut self.pending {
+            if p.attempt == Attempt::OnExchange(id) {
+                p.attempt = Attempt::Detached;
+            }
+        }
+    }
+
+    /// The exchange broke (decoder error, EOF mid-response, transport failure).
+    pub(super) fn exchange_broken(&mut self, now: Instant, ex: Exchange, error: Error) {
+        if !ex.role.is_main() {
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            return;
+        }
+        self.events
+            .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+        self.detach_exchange(ex.id);
+        // A pooled socket the server closed before answering: send once more on a fresh socket.
+        let stale = !ex.received
+            && !ex.fresh
+            && matches!(
+                &error,
+                Error::UnexpectedEof { .. }
+                    | Error::Transport(TransportError {
+                        kind: TransportErrorKind::Io,
+                        ..
+                    })
+            );
+        if stale {
+            if let Some(p) = &mut self.pending {
+                if !p.retried_fresh {
+                    p.retried_fresh = true;
+                    let step = p.step.clone();
+                    let resume_from = match ex.role {
+                        Role::Resume { from } => Some(from),
+                        _ => None,
+                    };
+                    return self.send_pending(now, step, true, resume_from);
+                }
+            }
+        }
+        let budget_error = matches!(error, Error::Budget(_)) || error.budget().is_some();
+        let mid_stream = ex.decoder.status().is_some_and(|s| (200..300).contains(&s));
+        if mid_stream
+            && !budget_error
+            && matches!(
+                error,
+                Error::Http(_) | Error::Transport(_) | Error::UnexpectedEof { .. }
+            )
+        {
+            let is_sse = matches!(ex.body, Body::Sse(_));
+            let modern = matches!(self.session, Session::Modern { .. });
+            if is_sse || modern {
+                return self.stream_incomplete(now, &ex);
+            }
+        }
+        self.fail_op(error);
+    }
+
+    /// Fails the operation because of exchange `id` (already removed from the table).
+    pub(super) fn fail_exchange(&mut self, id: ExchangeId, error: Error) {
+        self.events
+            .push_back(Event::ExchangeAbandoned { exchange: id });
+        self.detach_exchange(id);
+        self.fail_op(error);
+    }
+
+    pub(super) fn new_exchange(&mut self, now: Instant, role: Role, fresh: bool) -> ExchangeId {
+        self.next_exchange += 1;
+        let id = ExchangeId(self.next_exchange);
+        let deadline = match (&role, &self.pending) {
+            (Role::Request | Role::Resume { .. }, Some(p)) => p.deadline.at,
+            (Role::Request | Role::Resume { .. }, None) => now + self.config.budgets.request_time,
+            (Role::Drain { .. } | Role::Background, _) => now + self.config.budgets.close_time,
+        };
+        self.exchanges.push(Exchange {
+            id,
+            role,
+            decoder: self.codec.decoder(self.limits),
+            body: Body::Pending,
+            deadline,
+            received: false,
+            fresh,
+        });
+        id
+    }
+}
+
+/// What an exchange is for.
+#[derive(Debug)]
+pub(super) enum Role {
+    /// Carries the pending request's response (its first sending, a re-issue or a re-send on a
+    /// fresh socket).
+    Request,
+    /// A legacy `GET` resuming the pending request's stream after event `from`.
+    Resume {
+        /// The `Last-Event-ID` sent; a stream that ends without a later id made no progress.
+        from: String,
+    },
+    /// The response was delivered; the rest of its framing is read for a short grace, at most
+    /// `bytes_left` more raw bytes, so that its socket may be reused.
+    Drain {
+        /// Raw bytes still accepted.
+        bytes_left: u64,
+    },
+    /// A fire-and-forget request (cancellation, refusal): its answer is read and discarded.
+    Background,
+}
+
+impl Role {
+    /// Whether the exchange carries the pending request's response.
+    pub(super) fn is_main(&self) -> bool {
+        matches!(self, Role::Request | Role::Resume { .. })
+    }
+}
+
+/// What is done with a response body.
+#[derive(Debug)]
+pub(super) enum Body {
+    /// Waiting for the head.
+    Pending,
+    /// A JSON body, collected whole.
+    Json(Vec<u8>),
+    /// An event stream, decoded as it comes.
+    Sse(SseDecoder),
+    /// Read (and charged) but not kept.
+    Discard,
+}
+
+#[derive(Debug)]
+pub(super) struct Exchange {
+    pub(super) id: ExchangeId,
+    pub(super) role: Role,
+    pub(super) decoder: ResponseDecoder,
+    pub(super) body: Body,
+    pub(super) deadline: Instant,
+    pub(super) received: bool,
+    pub(super) fresh: bool,
+}
+
+/// What a processing step decided about the current exchange.
+pub(super) enum Flow {
+    Continue,
+    /// The exchange's part is over (the exchange was removed or abandoned).
+    Stop,
+}

@@ -1,0 +1,694 @@
+//! The connection: the state machine that turns operations into HTTP exchanges.
+//!
+//! A [`Connection`] is driven, never drives. The caller starts an operation
+//! ([`connect`](Connection::connect), [`list_tools`](Connection::list_tools),
+//! [`call_tool`](Connection::call_tool), [`close`](Connection::close)), then drains
+//! [`poll_transmit`](Connection::poll_transmit), [`poll_event`](Connection::poll_event) and
+//! [`poll_timeout`](Connection::poll_timeout) until they are empty, and feeds what the network and
+//! the clock bring: [`handle_bytes`](Connection::handle_bytes), [`handle_eof`](Connection::handle_eof),
+//! [`handle_transport_error`](Connection::handle_transport_error) and
+//! [`handle_timeout`](Connection::handle_timeout). After every input the caller MUST drain the
+//! outputs again before waiting.
+//!
+//! One operation runs at a time. Every HTTP request is an *exchange* with its own
+//! [`ExchangeId`]; each exchange runs on its own socket (a fresh one, or an idle pooled one the
+//! core said may be reused) and ends with [`Event::ExchangeFinished`] (the socket may go back to
+//! the pool if `reusable`) or [`Event::ExchangeAbandoned`] (the caller MUST close that socket; this
+//! is also how a modern request is cancelled). An exchange may outlive the operation it served:
+//! after an event stream delivered its response, the rest of its HTTP framing is read for a short
+//! grace ([`DRAIN_GRACE`], at most [`DRAIN_BYTES`]) so that the socket may be reused; the caller
+//! keeps feeding that socket and honouring [`poll_timeout`](Connection::poll_timeout) meanwhile.
+//!
+//! The machine speaks protocol-neutral HTTP through [`crate::wire`]: it builds a
+//! [`wire::Request`](crate::wire::Request) and reads [`wire::ResponseEvent`](crate::wire::ResponseEvent)s
+//! from each exchange's decoder; HTTP/1.1 is the codec below that boundary, so
+//! [`Transmit::bytes`] is the HTTP/1.1 encoding.
+//!
+//! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
+//! every transition.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::budget::{Budget, BudgetExceeded, ByteLedger};
+use crate::call::{self, CallAnswer, CallResult};
+use crate::config::{Config, Era, EraHint};
+use crate::error::{
+    truncated, truncated_bytes, ConfigError, Error, ProtocolError, TransportError,
+    TransportErrorKind,
+};
+use crate::http1::{Http1Error, ResponseLimits};
+use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter};
+use crate::list::{self, Catalog};
+use crate::sse::{SseDecoder, SseItem};
+use crate::time::Instant;
+use crate::wire::{
+    Codec, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, WireError,
+};
+
+mod calling;
+mod exchange;
+mod listing;
+mod negotiation;
+mod outcome;
+mod request;
+mod resumption;
+
+use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*};
+
+/// The JSON-RPC error codes that only a modern server sends; after one of them the client never
+/// falls back to the legacy handshake.
+pub const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
+
+/// Wait before resuming a legacy stream when the server gave no `retry:`.
+pub const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(1);
+
+/// Server-to-client requests refused per logical request; later ones are ignored.
+pub const MAX_REFUSALS_PER_REQUEST: u32 = 4;
+
+/// Longest session id accepted.
+pub const MAX_SESSION_ID: usize = 1024;
+
+/// After an event stream delivered its response, how long the rest of its HTTP framing (usually
+/// the chunked terminator) is awaited so that the socket may be reused; never longer than the
+/// close budget. The result is reported at once; only the socket waits.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// After an event stream delivered its response, how many more raw bytes are read while waiting
+/// for the end of its HTTP framing; beyond them the exchange is abandoned.
+pub const DRAIN_BYTES: u64 = 4096;
+
+/// Identifies one HTTP exchange (one request and its response, on one socket).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExchangeId(pub u64);
+
+/// Bytes to send for one exchange.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// The exchange the bytes belong to; its response is fed back under this id.
+    pub exchange: ExchangeId,
+    /// The whole request as the connection's wire codec encodes it: HTTP/1.1.
+    pub bytes: Vec<u8>,
+    /// The request MUST go on a newly opened socket, not a pooled one.
+    pub fresh_socket: bool,
+}
+
+/// The operations a connection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// Negotiating the protocol.
+    Connect,
+    /// Listing tools.
+    ListTools,
+    /// Calling a tool.
+    CallTool,
+    /// Closing.
+    Close,
+}
+
+/// The server's name and version, as it reported them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct ServerInfo {
+    /// Name.
+    #[serde(default)]
+    pub name: String,
+    /// Version.
+    #[serde(default)]
+    pub version: String,
+}
+
+/// What the connection reports.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// The protocol is negotiated. With an era hint this comes without any request
+    /// (`from_hint`); if the hint then proves wrong, the connection re-negotiates once and reports
+    /// `Connected` again with what it found.
+    Connected {
+        /// The era.
+        era: Era,
+        /// The negotiated version.
+        version: String,
+        /// The server's name and version, if it said.
+        server_info: Option<ServerInfo>,
+        /// Whether this was taken from the era hint without a request.
+        from_hint: bool,
+    },
+    /// A listing finished.
+    ToolsListed(Catalog),
+    /// A tool call finished.
+    CallFinished(CallResult),
+    /// The running tool call needs input only the embedder can give (a multi round-trip
+    /// request): answer with [`Connection::provide_input`]. Only when [`Config::input_hook`] is
+    /// set; otherwise such a call fails as an answer this client cannot fulfil.
+    InputRequired {
+        /// The raw `inputRequests` object: request keys to `{method, params}`.
+        requests: Box<RawValue>,
+    },
+    /// Progress the server reported for the running tool call.
+    Progress {
+        /// Progress so far.
+        progress: f64,
+        /// Total, if known.
+        total: Option<f64>,
+        /// A message, if any (truncated).
+        message: Option<String>,
+    },
+    /// An operation failed.
+    Failed {
+        /// Which.
+        operation: Operation,
+        /// Why.
+        error: Error,
+    },
+    /// The connection is closed; nothing more will be sent.
+    Closed,
+    /// An exchange's response is complete. If `reusable`, its socket may serve another exchange:
+    /// the response ended cleanly and no byte beyond it has been fed. Bytes that arrive later are
+    /// the caller's to notice: a pool must not reuse a socket that holds unread bytes or is at EOF.
+    ExchangeFinished {
+        /// The exchange.
+        exchange: ExchangeId,
+        /// Whether the socket may be reused.
+        reusable: bool,
+    },
+    /// An exchange is abandoned: the caller MUST close its socket and feed nothing more for it.
+    ExchangeAbandoned {
+        /// The exchange.
+        exchange: ExchangeId,
+    },
+}
+
+/// Whether the connection can still work.
+#[derive(Debug)]
+enum Lifecycle {
+    /// Operations may start.
+    Open,
+    /// A connection failure ended it: every later operation fails with this error; only
+    /// [`close`](Connection::close) remains useful.
+    Dead(Error),
+    /// Closed: nothing more will be sent.
+    Closed,
+}
+
+/// The operation running, with its own state.
+#[derive(Debug)]
+enum Op {
+    /// None: another may start.
+    Idle,
+    /// Negotiating; `then` is the operation a re-negotiation restarts once connected.
+    Connect { then: Option<Box<Op>> },
+    /// Listing tools (for the caller, or for the call it carries).
+    List {
+        state: ListState,
+        deadline: Deadline,
+    },
+    /// Calling a tool.
+    Call {
+        state: CallState,
+        deadline: Deadline,
+    },
+    /// Ending a legacy session with `DELETE`.
+    Close,
+}
+
+/// An aggregate deadline and the budget it enforces.
+#[derive(Clone, Copy, Debug)]
+struct Deadline {
+    /// When it expires.
+    at: Instant,
+    /// The budget reported when it does.
+    budget: Budget,
+    /// The budget's configured limit.
+    limit: Duration,
+}
+
+impl Deadline {
+    /// `budget`'s deadline, counted from `now`.
+    fn new(now: Instant, budgets: &crate::budget::Budgets, budget: Budget) -> Deadline {
+        let limit = aggregate_limit(budgets, budget);
+        Deadline {
+            at: now + limit,
+            budget,
+            limit,
+        }
+    }
+
+    /// The error reported when it expires.
+    fn exceeded(&self) -> BudgetExceeded {
+        BudgetExceeded::new(self.budget, duration_ms(self.limit))
+    }
+}
+
+impl Op {
+    fn operation(&self) -> Option<Operation> {
+        match self {
+            Op::Idle => None,
+            Op::Connect { then: None } => Some(Operation::Connect),
+            Op::Connect { then: Some(op) } => op.operation(),
+            Op::List { state, .. } if state.for_call.is_some() => Some(Operation::CallTool),
+            Op::List { .. } => Some(Operation::ListTools),
+            Op::Call { .. } => Some(Operation::CallTool),
+            Op::Close => Some(Operation::Close),
+        }
+    }
+}
+
+/// A sans-IO MCP client connection: one state machine per unit of work (connect, list or call,
+/// close), driven by its caller.
+///
+/// # The run loop
+///
+/// Start an operation, then drain the outputs until they are empty, then feed what the network
+/// and the clock bring; after every input, drain again. An adapter does exactly this with real
+/// sockets; here a canned modern server answers instead.
+///
+/// ```
+/// use mcp_sansio::{Config, Connection, Event, Instant};
+///
+/// // A server that answers `server/discover` like a 2026-07-28 server.
+/// fn server(request: &[u8]) -> Vec<u8> {
+///     let body = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}"#;
+///     format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
+///         .into_bytes()
+/// }
+///
+/// let mut conn = Connection::new(Config::new("http://127.0.0.1:8080/mcp")?)?;
+/// let mut now = Instant::ZERO; // an adapter reads its monotonic clock here
+/// conn.connect(now);
+/// let mut connected = None;
+/// loop {
+///     // 1. Requests to send, each on the socket its `Transmit` asks for.
+///     let mut fed = false;
+///     while let Some(t) = conn.poll_transmit() {
+///         for piece in server(&t.bytes).chunks(3) {
+///             conn.handle_bytes(now, t.exchange, piece); // any split, down to one byte
+///         }
+///         fed = true;
+///     }
+///     // 2. Events: results, failures, and what to do with each socket.
+///     while let Some(event) = conn.poll_event() {
+///         match event {
+///             Event::Connected { version, .. } => connected = Some(version),
+///             Event::Failed { error, .. } => panic!("{error} ({})", error.kind()),
+///             Event::ExchangeFinished { reusable, .. } => { /* pool the socket if `reusable`, else close it */ }
+///             Event::ExchangeAbandoned { .. } => { /* close the socket */ }
+///             _ => {}
+///         }
+///     }
+///     // 3. Nothing left to do now: wait for bytes or for the deadline.
+///     if !fed {
+///         match conn.poll_timeout() {
+///             Some(deadline) if connected.is_none() => {
+///                 now = deadline.max(now); // time never goes backwards
+///                 conn.handle_timeout(now);
+///             }
+///             _ => break,
+///         }
+///     }
+/// }
+/// assert_eq!(connected.as_deref(), Some("2026-07-28"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # The poll contract
+///
+/// - **Inputs** are the operations ([`connect`](Self::connect), [`list_tools`](Self::list_tools),
+///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
+///   [`provide_input`](Self::provide_input), [`close`](Self::close)) and what the world brings
+///   ([`handle_bytes`](Self::handle_bytes), [`handle_eof`](Self::handle_eof),
+///   [`handle_transport_error`](Self::handle_transport_error),
+///   [`handle_timeout`](Self::handle_timeout)). Each takes `now`; `now` never goes backwards
+///   from one call to the next (pass the same value again rather than an earlier one).
+/// - **After every input, drain the outputs in this order**: [`poll_transmit`](Self::poll_transmit)
+///   until `None`, then [`poll_event`](Self::poll_event) until `None`, then read
+///   [`poll_timeout`](Self::poll_timeout). Draining never changes the state; an input may add
+///   outputs of every kind, so drain again after each one.
+/// - **Time**: when the clock reaches [`poll_timeout`](Self::poll_timeout), call
+///   [`handle_timeout`](Self::handle_timeout). Calling it early is harmless; calling it late only
+///   delays what was due. `None` means nothing waits on time.
+///
+/// What each output obliges the caller to do:
+///
+/// | output | the caller must |
+/// |---|---|
+/// | [`Transmit`] | send `bytes` on a socket for `exchange`: a new one if `fresh_socket`, otherwise a new one or an idle pooled one; feed everything read from it under that id |
+/// | [`Event::ExchangeFinished`] | stop feeding that socket; pool it if `reusable` (and it holds no unread byte), otherwise close it |
+/// | [`Event::ExchangeAbandoned`] | close that socket at once and feed nothing more for it (this is also how a modern request is cancelled) |
+/// | [`Event::Connected`], [`Event::ToolsListed`], [`Event::CallFinished`], [`Event::Failed`] | nothing: the operation is over and another may start (keep feeding sockets still draining); a `Connected` after a re-negotiation comes mid-operation, which goes on |
+/// | [`Event::InputRequired`] | answer with [`provide_input`](Self::provide_input) (or `None` to decline) before the call's deadline |
+/// | [`Event::Progress`] | nothing |
+/// | [`Event::Closed`] | nothing more will be sent; drop the connection once its sockets are closed |
+///
+/// One operation runs at a time; starting another while one runs fails with
+/// [`Error::Misuse`]. A connection failure (a budget, a transport or HTTP failure, a malformed
+/// stream, an authentication refusal) is sticky: every later operation fails with the same
+/// error, and only [`close`](Self::close) remains useful.
+///
+/// # Negotiation
+///
+/// [`connect`](Self::connect) settles the protocol era:
+///
+/// 1. **Probe**: `server/discover` with the newest of [`Config::modern_versions`], carrying
+///    `params._meta` and `MCP-Protocol-Version`. A result naming a mutual modern version connects
+///    modern (no session). A result naming only legacy versions goes to `initialize`.
+/// 2. **One retry**: a `-32022` (unsupported version) error whose `data.supported` names a
+///    mutual version is retried once with it, never twice. `-32021` and `-32020` are modern
+///    failures: they fail the connect and never fall back.
+/// 3. **Legacy fallback**: any other 4xx (or a 200 without a usable result) means a legacy
+///    server: `initialize` offering the first of [`Config::legacy_versions`], then
+///    `notifications/initialized`; the `Mcp-Session-Id` of `initialize`'s answer is kept and must
+///    never change.
+/// 4. **Era hint**: with [`Config::era_hint`] a modern hint connects at once, without a request
+///    ([`Event::Connected`] with `from_hint`), and a legacy hint skips the probe. If the first
+///    request then shows the hint was wrong (a 4xx, or `-32022`), the connection re-negotiates
+///    once from the probe, reports [`Event::Connected`] again, and restarts the operation within
+///    its own budget. A negotiation that fails leaves the connection unconnected.
+///
+/// Every state change is listed in the [transition table](#transitions) below.
+///
+#[doc = include_str!("transitions.md")]
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    ledger: ByteLedger,
+    /// The wire every exchange runs on (below the [`crate::wire`] boundary).
+    codec: Codec,
+    limits: ResponseLimits,
+    lifecycle: Lifecycle,
+    session: Session,
+    hint: Hint,
+    op: Op,
+    pending: Option<Pending>,
+    exchanges: Vec<Exchange>,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    next_exchange: u64,
+    next_id: u64,
+    gets_sent: u64,
+    /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
+    /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
+    listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+}
+
+impl Connection {
+    /// A new connection with `config`; nothing is sent until an operation starts.
+    pub fn new(config: Config) -> Result<Connection, ConfigError> {
+        config.validate()?;
+        Ok(Connection {
+            ledger: ByteLedger::new(config.budgets.response_bytes),
+            codec: Codec::Http1,
+            limits: ResponseLimits::from_budgets(&config.budgets),
+            config,
+            lifecycle: Lifecycle::Open,
+            session: Session::None,
+            hint: Hint::Settled,
+            op: Op::Idle,
+            pending: None,
+            exchanges: Vec::new(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            next_exchange: 0,
+            next_id: 0,
+            gets_sent: 0,
+            listed_headers: Vec::new(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Raw bytes read so far on this connection.
+    pub fn bytes_read(&self) -> u64 {
+        self.ledger.used()
+    }
+
+    /// The era and version negotiated, as a hint for the next connection to the same origin.
+    pub fn era_hint(&self) -> Option<EraHint> {
+        match &self.session {
+            Session::None => None,
+            Session::Modern { version } => Some(EraHint {
+                era: Era::Modern,
+                version: version.clone(),
+            }),
+            Session::Legacy { version, .. } => Some(EraHint {
+                era: Era::Legacy,
+                version: version.clone(),
+            }),
+        }
+    }
+
+    /// The legacy session id, if the server assigned one.
+    pub fn session_id(&self) -> Option<&str> {
+        match &self.session {
+            Session::Legacy {
+                session_id: Some(s),
+                ..
+            } => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Standalone or resumption `GET` requests sent so far (only resumptions ever send one).
+    pub fn gets_sent(&self) -> u64 {
+        self.gets_sent
+    }
+
+    /// Whether an operation is running.
+    pub fn is_busy(&self) -> bool {
+        !matches!(self.op, Op::Idle)
+    }
+
+    /// The name of the current state, as the [transition table](Connection#transitions)
+    /// spells it. For tests of the table; not a stable interface.
+    #[doc(hidden)]
+    pub fn state_name(&self) -> &'static str {
+        if let Some(p) = &self.pending {
+            if matches!(p.attempt, Attempt::ResumeAt(_)) {
+                return "Resuming";
+            }
+        }
+        match (&self.lifecycle, &self.op) {
+            (Lifecycle::Closed, _) => "Closed",
+            (_, Op::Close) => "Closing",
+            (_, Op::Connect { .. }) => match self.pending.as_ref().map(|p| &p.step) {
+                Some(Step::Discover { .. }) => "Discovering",
+                Some(Step::Initialize { .. }) => "Initializing",
+                Some(Step::Initialized { .. }) => "Confirming",
+                _ => "Connecting",
+            },
+            (_, Op::List { state, .. }) if state.for_call.is_some() => "Relisting",
+            (_, Op::List { .. }) => "Listing",
+            (_, Op::Call { state, .. }) => match state.phase {
+                CallPhase::InFlight => "Calling",
+                CallPhase::AwaitingInput => "AwaitingInput",
+                CallPhase::Backoff(_) => "Backoff",
+            },
+            (Lifecycle::Dead(_), Op::Idle) => "Dead",
+            (Lifecycle::Open, Op::Idle) if self.session == Session::None => "Unconnected",
+            (Lifecycle::Open, Op::Idle) => "Ready",
+        }
+    }
+
+    /// Negotiates the protocol: the probe, the one retry, the legacy fallback and the era hint are
+    /// described under [Negotiation](Connection#negotiation).
+    pub fn connect(&mut self, now: Instant) {
+        if let Err(e) = self.check_can_start() {
+            return self.events.push_back(Event::Failed {
+                operation: Operation::Connect,
+                error: e,
+            });
+        }
+        if self.session != Session::None {
+            let error = Error::Misuse {
+                reason: "already connected",
+            };
+            return self.events.push_back(Event::Failed {
+                operation: Operation::Connect,
+                error,
+            });
+        }
+        self.op = Op::Connect { then: None };
+        match self.config.era_hint.clone() {
+            Some(EraHint {
+                era: Era::Modern,
+                version,
+            }) => {
+                self.session = Session::Modern {
+                    version: version.clone(),
+                };
+                self.hint = Hint::Unproven;
+                self.op = Op::Idle;
+                self.events.push_back(Event::Connected {
+                    era: Era::Modern,
+                    version,
+                    server_info: None,
+                    from_hint: true,
+                });
+            }
+            Some(EraHint {
+                era: Era::Legacy, ..
+            }) => {
+                self.hint = Hint::Unproven;
+                self.start_request(now, Step::initialize(), None);
+            }
+            None => self.start_probe(now),
+        }
+    }
+
+    /// Closes the connection. Always safe: twice, after a failure, or before anything was sent.
+    /// A running operation fails with [`Error::Closed`]. A legacy session is ended with `DELETE`,
+    /// bounded by the close budget; [`Event::Closed`] follows in every case.
+    pub fn close(&mut self, now: Instant) {
+        if let Some(operation) = self.op.operation() {
+            if !matches!(self.op, Op::Close) {
+                self.abandon_main();
+                self.op = Op::Idle;
+                self.events.push_back(Event::Failed {
+                    operation,
+                    error: Error::Closed,
+                });
+            } else {
+                return; // already closing
+            }
+        }
+        if matches!(self.lifecycle, Lifecycle::Closed) {
+            self.events.push_back(Event::Closed);
+            return;
+        }
+        let has_session = matches!(
+            &self.session,
+            Session::Legacy {
+                session_id: Some(_),
+                ..
+            }
+        );
+        if has_session && self.ledger.remaining() > 0 {
+            self.op = Op::Close;
+            let deadline = Deadline::new(now, &self.config.budgets, Budget::CloseTime);
+            self.start_request(now, Step::Delete, Some(deadline));
+        } else {
+            self.finish_close();
+        }
+    }
+
+    fn check_can_start(&self) -> Result<(), Error> {
+        if matches!(self.lifecycle, Lifecycle::Closed) {
+            return Err(Error::Misuse {
+                reason: "the connection is closed",
+            });
+        }
+        if self.is_busy() {
+            return Err(Error::Misuse {
+                reason: "another operation is running",
+            });
+        }
+        if let Lifecycle::Dead(e) = &self.lifecycle {
+            return Err(e.clone());
+        }
+        Ok(())
+    }
+
+    fn check_connected(&self) -> Result<(), Error> {
+        self.check_can_start()?;
+        if self.session == Session::None {
+            return Err(Error::Misuse {
+                reason: "not connected",
+            });
+        }
+        Ok(())
+    }
+
+    /// The next request to send, if any.
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event, if any.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Connection::handle_timeout) must next be called, if anything is
+    /// waiting on time.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
+        for ex in &self.exchanges {
+            consider(ex.deadline);
+        }
+        match &self.op {
+            Op::List { deadline, .. } => consider(deadline.at),
+            Op::Call { deadline, state } => {
+                consider(deadline.at);
+                if let CallPhase::Backoff(t) = state.phase {
+                    consider(t);
+                }
+            }
+            _ => {}
+        }
+        if let Some(p) = &self.pending {
+            consider(p.deadline.at);
+            if let Attempt::ResumeAt(t) = p.attempt {
+                consider(t);
+            }
+        }
+        next
+    }
+
+    /// Time has reached `now`: expire what is due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        // Draining and background exchanges past their grace are dropped silently.
+        let mut i = 0;
+        while i < self.exchanges.len() {
+            if !self.exchanges[i].role.is_main() && self.exchanges[i].deadline <= now {
+                let ex = self.exchanges.swap_remove(i);
+                self.events
+                    .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            } else {
+                i += 1;
+            }
+        }
+        let Some(p) = &self.pending else {
+            // Waiting on the embedder (input requests): only the operation's deadline runs.
+            // Waiting on a load-shedding backoff: the retry when it is due.
+            if let Op::Call { deadline, state } = &self.op {
+                if deadline.at <= now {
+                    let error = deadline.exceeded();
+                    self.fail_op(Error::Budget(error));
+                } else if matches!(state.phase, CallPhase::Backoff(t) if t <= now) {
+                    self.send_call_round(now);
+                }
+            }
+            return;
+        };
+        let exchange_deadline = match p.attempt {
+            Attempt::OnExchange(x) => self.exchanges.iter().find(|e| e.id == x),
+            Attempt::Detached | Attempt::ResumeAt(_) => None,
+        }
+        .map(|e| e.deadline);
+        if p.deadline.at <= now || exchange_deadline.is_some_and(|d| d <= now) {
+            let error = if p.deadline.at <= now {
+                p.deadline.exceeded()
+            } else {
+                BudgetExceeded::new(
+                    Budget::RequestTime,
+                    duration_ms(self.config.budgets.request_time),
+                )
+            };
+            self.timed_out(now, error);
+            return;
+        }
+        if matches!(p.attempt, Attempt::ResumeAt(t) if t <= now) {
+            self.send_resume(now);
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! Negotiation: the `server/discover` probe, the legacy `initialize` handshake, era hints and
+//! the one re-negotiation after a wrong hint.
+
+use super::*;
+
+impl Connection {
+    pub(super) fn on_discover(&mut self, now: Instant, attempt: u8, outcome: Outcome<'_>) {
+        match outcome {
+            Outcome::Result(result) => match parse_discover(result) {
+                Ok(d) => {
+                    if let Some(v) = self.best_modern(&d.supported) {
+                        self.session = Session::Modern { version: v };
+                        self.connected(now, d.server_info);
+                    } else if d
+                        .supported
+                        .iter()
+                        .any(|v| self.config.legacy_versions.contains(v))
+                    {
+                        self.start_request(now, Step::initialize(), None);
+                    } else {
+                        self.fail_op(self.no_mutual(&d.supported, true));
+                    }
+                }
+                Err(reason) => self.fail_op(invalid_answer("server/discover", reason)),
+            },
+            Outcome::RpcError { status, error } if MODERN_ERROR_CODES.contains(&error.code) => {
+                if error.code != UNSUPPORTED_VERSION {
+                    return self.fail_op(Error::Rpc(error.to_owned_error(status)));
+                }
+                // One retry, even with the version just refused when the server lists it as
+                // supported (a deployment mid-upgrade answers both ways); never a second.
+                let supported = supported_versions(error.data);
+                match self.best_modern(&supported) {
+                    Some(v) if attempt == 0 => {
+                        self.start_request(
+                            now,
+                            Step::Discover {
+                                attempt: 1,
+                                version: v,
+                            },
+                            None,
+                        );
+                    }
+                    _ => self.fail_op(self.no_mutual(&supported, false)),
+                }
+            }
+            Outcome::RpcError { status, .. } | Outcome::Status(status)
+                if (400..500).contains(&status) || status == 200 =>
+            {
+                if self.config.legacy_versions.is_empty() {
+                    return self.fail_op(Error::HttpStatus { status });
+                }
+                self.start_request(now, Step::initialize(), None);
+            }
+            Outcome::RpcError { status, .. } | Outcome::Status(status) => {
+                self.fail_op(Error::HttpStatus { status })
+            }
+            Outcome::Accepted => self.fail_op(Error::HttpStatus { status: 202 }),
+        }
+    }
+
+    /// `session_id` is what the head of `initialize`'s answer assigned, if anything.
+    pub(super) fn on_initialize(
+        &mut self,
+        now: Instant,
+        session_id: Option<String>,
+        outcome: Outcome<'_>,
+    ) {
+        match outcome {
+            Outcome::Result(result) => match parse_initialize(result) {
+                Ok((version, server_info)) => {
+                    if !self.config.legacy_versions.contains(&version) {
+                        return self.fail_op(self.no_mutual(&[version], false));
+                    }
+                    self.session = Session::Legacy {
+                        version,
+                        session_id,
+                    };
+                    self.start_request(now, Step::Initialized { server_info }, None);
+                }
+                Err(reason) => self.fail_op(invalid_answer("initialize", reason)),
+            },
+            Outcome::RpcError { status, error } => {
+                let modern = MODERN_ERROR_CODES.contains(&error.code)
+                    || (status == 404 && error.code == -32601);
+                if modern && self.hint == Hint::Unproven {
+                    return self.renegotiate(now);
+                }
+                self.fail_op(Error::Rpc(error.to_owned_error(status)))
+            }
+            Outcome::Status(status) => {
+                if self.hint == Hint::Unproven && (400..500).contains(&status) {
+                    return self.renegotiate(now);
+                }
+                self.fail_op(status_error(status))
+            }
+            Outcome::Accepted => self.fail_op(Error::HttpStatus { status: 202 }),
+        }
+    }
+
+    pub(super) fn best_modern(&self, supported: &[String]) -> Option<String> {
+        self.config
+            .modern_versions
+            .iter()
+            .find(|v| supported.contains(v))
+            .cloned()
+    }
+
+    pub(super) fn no_mutual(&self, theirs: &[String], all: bool) -> Error {
+        let mut ours = self.config.modern_versions.clone();
+        if all
+            || theirs
+                .iter()
+                .all(|v| v.as_str() < crate::config::MODERN_VERSION)
+        {
+            ours.extend(self.config.legacy_versions.iter().cloned());
+        }
+        Error::NoMutualVersion {
+            ours,
+            theirs: theirs.iter().take(16).map(|v| truncated(v, 64)).collect(),
+        }
+    }
+
+    pub(super) fn connected(&mut self, now: Instant, server_info: Option<ServerInfo>) {
+        let (era, version) = match &self.session {
+            Session::Modern { version } => (Era::Modern, version.clone()),
+            Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
+            Session::None => return,
+        };
+        let then = match std::mem::replace(&mut self.op, Op::Idle) {
+            Op::Connect { then } => then,
+            _ => None,
+        };
+        self.hint = Hint::Settled;
+        self.events.push_back(Event::Connected {
+            era,
+            version,
+            server_info,
+            from_hint: false,
+        });
+        if let Some(op) = then {
+            self.restart(now, *op);
+        }
+    }
+
+    /// Re-negotiates once after an era hint proved wrong, then restarts the operation.
+    pub(super) fn renegotiate(&mut self, now: Instant) {
+        self.hint = Hint::Settled;
+        self.session = Session::None;
+        let op = std::mem::replace(&mut self.op, Op::Idle);
+        let then = match op {
+            Op::Connect { then } => then,
+            Op::Idle | Op::Close => None,
+            other => Some(Box::new(other)),
+        };
+        self.op = Op::Connect { then };
+        self.start_probe(now);
+    }
+
+    pub(super) fn restart(&mut self, now: Instant, op: Op) {
+        match op {
+            Op::List { state, deadline } => {
+                // From the first page again, still for the call it may carry.
+                let state = ListState::new(state.for_call);
+                self.op = Op::List { state, deadline };
+                self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
+            }
+            Op::Call { state, deadline } => {
+                self.op = Op::Call { state, deadline };
+                self.start_request(now, Step::Call, Some(deadline));
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn start_probe(&mut self, now: Instant) {
+        match self.config.modern_versions.first().cloned() {
+            Some(version) => self.start_request(
+                now,
+                Step::Discover {
+                    attempt: 0,
+                    version,
+                },
+                None,
+            ),
+            None => self.start_request(now, Step::initialize(), None),
+        }
+    }
+
+    /// Legacy sessions: record the id from `initialize`, then insist it never changes.
+    pub(super) fn check_session_header(&mut self, head: &ResponseHead) -> Result<(), Error> {
+        let Some(raw) = head.header("mcp-session-id") else {
+            return Ok(());
+        };
+        let invalid = |reason| Error::Protocol(ProtocolError::InvalidSession { reason });
+        match (&self.session, self.pending.as_mut().map(|p| &mut p.step)) {
+            (Session::Modern { .. }, _) => Ok(()), // modern servers have no sessions: ignored
+            (_, Some(Step::Initialize { session_id })) => {
+                if raw.is_empty()
+                    || raw.len() > MAX_SESSION_ID
+                    || !raw.iter().all(|b| (0x21..=0x7e).contains(b))
+                {
+                    return Err(invalid("not 1 to 1024 visible ASCII characters"));
+                }
+                // Kept with the request until its answer proves a session was established.
+                *session_id = Some(String::from_utf8_lossy(raw).into_owned());
+                Ok(())
+            }
+            (Session::Legacy { session_id, .. }, _) => match session_id {
+                Some(s) if s.as_bytes() == raw => Ok(()),
+                _ => Err(invalid("the session id changed during the connection")),
+            },
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `-32022`: unsupported protocol version.
+pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Whether the negotiated era may still prove wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Hint {
+    /// Taken from the era hint and not yet confirmed by an answer: a wrong-era answer
+    /// re-negotiates, once.
+    Unproven,
+    /// Negotiated by request, confirmed by an answer, or re-negotiated already: never
+    /// re-negotiated.
+    Settled,
+}
+
+/// What the connection has negotiated.
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Session {
+    None,
+    Modern {
+        version: String,
+    },
+    Legacy {
+        version: String,
+        session_id: Option<String>,
+    },
+}
+
+pub(super) struct Discovered {
+    pub(super) supported: Vec<String>,
+    pub(super) server_info: Option<ServerInfo>,
+}
+
+pub(super) fn parse_discover(result: &RawValue) -> Result<Discovered, String> {
+    #[derive(Deserialize)]
+    struct Wire<'a> {
+        #[serde(rename = "supportedVersions")]
+        supported: Vec<String>,
+        #[serde(rename = "serverInfo", default)]
+        server_info: Option<ServerInfo>,
+        #[serde(rename = "resultType", default, borrow)]
+        result_type: Option<&'a str>,
+        #[serde(rename = "_meta", default)]
+        meta: Option<Meta>,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/serverInfo", default)]
+        server_info: Option<ServerInfo>,
+    }
+    let w: Wire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+    if !matches!(w.result_type, None | Some("complete")) {
+        return Err("unexpected resultType".into());
+    }
+    let server_info = w.meta.and_then(|m| m.server_info).or(w.server_info);
+    Ok(Discovered {
+        supported: w.supported,
+        server_info,
+    })
+}
+
+pub(super) fn parse_initialize(result: &RawValue) -> Result<(String, Option<ServerInfo>), String> {
+    #[derive(Deserialize)]
+    struct Wire {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+        #[serde(rename = "serverInfo", default)]
+        server_info: Option<ServerInfo>,
+    }
+    let w: Wire = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+    Ok((w.protocol_version, w.server_info))
+}
+
+/// Versions kept from a -32022 error's `data.supported`.
+pub(super) const MAX_SUPPORTED_VERSIONS: usize = 64;
+
+/// The versions named in a -32022 error's `data.supported`: the first
+/// [`MAX_SUPPORTED_VERSIONS`] strings, each truncated to 64 bytes. The rest of the list is
+/// skipped without being materialised, so an enormous list costs no memory beyond its raw bytes.
+pub(super) fn supported_versions(data: Option<&RawValue>) -> Vec<String> {
+    use serde::de::{IgnoredAny, SeqAccess, Visitor};
+
+    /// One entry: a string (truncated), or anything else, skipped.
+    struct Entry(Option<String>);
+    impl<'de> Deserialize<'de> for Entry {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Entry;
+                fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("any JSON value")
+                }
+                fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Entry, E> {
+                    Ok(Entry(Some(truncated(s, 64))))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_unit<E>(self) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Entry, A::Error> {
+                    while a.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Entry(None))
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Entry, A::Error> {
+                    while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(Entry(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// The list: the first strings kept, the rest skipped.
+    struct Versions(Vec<String>);
+    impl<'de> Deserialize<'de> for Versions {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Versions;
+                fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("a list of versions")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Versions, A::Error> {
+                    let mut out = Vec::new();
+                    while out.len() < MAX_SUPPORTED_VERSIONS {
+                        match a.next_element::<Entry>()? {
+                            Some(Entry(Some(v))) => out.push(v),
+                            Some(Entry(None)) => {}
+                            None => return Ok(Versions(out)),
+                        }
+                    }
+                    while a.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Versions(out))
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+
+    #[derive(Deserialize)]
+    struct Data {
+        #[serde(default)]
+        supported: Option<Versions>,
+    }
+    let Some(data) = data else { return Vec::new() };
+    let Ok(d) = serde_json::from_str::<Data>(data.get()) else {
+        return Vec::new();
+    };
+    d.supported.map(|v| v.0).unwrap_or_default()
+}

@@ -1,0 +1,187 @@
+//! Outcomes: what a logical request came to, and failure, timeout and close.
+
+use super::*;
+
+impl Connection {
+    pub(super) fn on_outcome(&mut self, now: Instant, outcome: Outcome<'_>) {
+        let Some(p) = self.pending.take() else { return };
+        match p.step {
+            Step::Discover { attempt, .. } => self.on_discover(now, attempt, outcome),
+            Step::Initialize { session_id } => self.on_initialize(now, session_id, outcome),
+            Step::Initialized { server_info } => match outcome {
+                Outcome::Accepted | Outcome::Result(_) => self.connected(now, server_info),
+                Outcome::RpcError { status, error } => {
+                    self.fail_op(Error::Rpc(error.to_owned_error(status)))
+                }
+                Outcome::Status(status) => self.fail_op(status_error(status)),
+            },
+            Step::Delete => self.finish_close(),
+            Step::ListPage { .. } | Step::Call => {
+                let rpc_failure = match outcome {
+                    Outcome::Result(result) => {
+                        // An answer in the era the connection assumed: the hint, if any, was right.
+                        self.hint = Hint::Settled;
+                        return if matches!(p.step, Step::Call) {
+                            self.on_call_result(now, result)
+                        } else {
+                            self.on_page(now, result)
+                        };
+                    }
+                    Outcome::Accepted => Err(Error::HttpStatus { status: 202 }),
+                    Outcome::Status(status) => Err(status_error(status)),
+                    Outcome::RpcError { status, error } => {
+                        Ok((status, error.code, error.to_owned_error(status)))
+                    }
+                };
+                // The hint may have been wrong: re-negotiate once.
+                let wrong_era = match &rpc_failure {
+                    Err(Error::HttpStatus { status }) => (400..500).contains(status),
+                    Ok((status, code, _)) => {
+                        (400..500).contains(status) && *code == UNSUPPORTED_VERSION
+                    }
+                    Err(_) => false,
+                };
+                if self.hint == Hint::Unproven && wrong_era {
+                    return self.renegotiate(now);
+                }
+                // A header mismatch on a call made without the tool's schema: list once to
+                // learn its x-mcp-header parameters, then call once more.
+                if let Ok((_, HEADER_MISMATCH, rpc)) = &rpc_failure {
+                    if let Op::Call { state, .. } = &self.op {
+                        if !state.relisted && matches!(self.session, Session::Modern { .. }) {
+                            return self.relist_for_call(now, rpc.clone());
+                        }
+                    }
+                }
+                let error = match rpc_failure {
+                    Ok((404, _, _)) | Err(Error::HttpStatus { status: 404 })
+                        if self.session_id().is_some() =>
+                    {
+                        Error::SessionExpired
+                    }
+                    Ok((_, _, e)) => Error::Rpc(e),
+                    Err(e) => e,
+                };
+                self.fail_op(error);
+            }
+        }
+    }
+
+    /// Ends the running operation with `error`: its exchange is abandoned, a failed negotiation
+    /// leaves no session, and a connection failure makes the connection [`Lifecycle::Dead`].
+    pub(super) fn fail_op(&mut self, error: Error) {
+        self.abandon_main();
+        self.pending = None;
+        let op = std::mem::replace(&mut self.op, Op::Idle);
+        if matches!(op, Op::Close) {
+            return self.finish_close();
+        }
+        if matches!(op, Op::Connect { .. }) {
+            // A negotiation that failed (for itself or for the operation it runs for) leaves no
+            // session behind, not even the id recorded from `initialize`'s head.
+            self.session = Session::None;
+        }
+        let Some(operation) = op.operation() else {
+            return;
+        };
+        if matches!(
+            error.kind(),
+            crate::error::ErrorKind::ConnectionFailed
+                | crate::error::ErrorKind::AuthenticationFailed
+        ) && !matches!(error, Error::Misuse { .. } | Error::Config(_))
+            && matches!(self.lifecycle, Lifecycle::Open)
+        {
+            self.lifecycle = Lifecycle::Dead(error.clone());
+        }
+        self.events.push_back(Event::Failed { operation, error });
+    }
+
+    pub(super) fn timed_out(&mut self, now: Instant, error: BudgetExceeded) {
+        let cancel = match (&self.pending, &self.session) {
+            (Some(p), Session::Legacy { .. })
+                if matches!(p.step, Step::ListPage { .. } | Step::Call) =>
+            {
+                Some(p.id)
+            }
+            _ => None,
+        };
+        self.fail_op(Error::Budget(error));
+        if let Some(id) = cancel {
+            let mut params = Vec::new();
+            let mut w = ObjectWriter::new(&mut params);
+            w.uint("requestId", id).string("reason", "timeout");
+            w.finish();
+            let body = notification_body("notifications/cancelled", Some(&params));
+            self.send_background(now, Method::Post, body);
+        }
+    }
+
+    pub(super) fn abandon_main(&mut self) {
+        if let Some(p) = self.pending.take() {
+            if let Attempt::OnExchange(x) = p.attempt {
+                if let Some(idx) = self.exchanges.iter().position(|e| e.id == x) {
+                    self.exchanges.swap_remove(idx);
+                    self.events
+                        .push_back(Event::ExchangeAbandoned { exchange: x });
+                }
+            }
+        }
+    }
+
+    pub(super) fn finish_close(&mut self) {
+        self.abandon_main();
+        self.op = Op::Idle;
+        for ex in std::mem::take(&mut self.exchanges) {
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+        }
+        self.lifecycle = Lifecycle::Closed;
+        self.events.push_back(Event::Closed);
+    }
+}
+
+/// What a logical request came to.
+pub(super) enum Outcome<'a> {
+    Result(&'a RawValue),
+    RpcError {
+        status: u16,
+        error: ErrorObject<'a>,
+    },
+    /// A status with no usable JSON-RPC body.
+    Status(u16),
+    /// 2xx for a notification or DELETE.
+    Accepted,
+}
+
+/// A response for another request than the one sent.
+pub(super) fn wrong_id(expected: u64, got: &RawValue) -> Error {
+    Error::Protocol(ProtocolError::WrongId {
+        expected,
+        got: truncated(got.get(), 64),
+    })
+}
+
+/// The configured limit of an aggregate time budget.
+pub(super) fn aggregate_limit(budgets: &crate::budget::Budgets, budget: Budget) -> Duration {
+    match budget {
+        Budget::CallTime => budgets.call_time,
+        Budget::ListTime => budgets.list_time,
+        Budget::CloseTime => budgets.close_time,
+        _ => budgets.request_time,
+    }
+}
+
+pub(super) fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(super) fn status_error(status: u16) -> Error {
+    Error::HttpStatus { status }
+}
+
+pub(super) fn invalid_answer(method: &str, reason: String) -> Error {
+    Error::InvalidAnswer {
+        method: method.to_owned(),
+        reason: truncated(&reason, 512),
+    }
+}

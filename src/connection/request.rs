@@ -1,0 +1,380 @@
+//! Requests: logical requests (one step, possibly several exchanges) and how they are built.
+
+use super::*;
+
+impl Connection {
+    /// Starts a new logical request. `aggregate` is the operation's deadline, if it has one;
+    /// otherwise the request has its own ([`Budget::RequestTime`]). A listing run inside a call
+    /// carries the call's deadline, so it reports the call's budget and limit.
+    pub(super) fn start_request(&mut self, now: Instant, step: Step, aggregate: Option<Deadline>) {
+        let deadline = aggregate
+            .unwrap_or_else(|| Deadline::new(now, &self.config.budgets, Budget::RequestTime));
+        let id = self.next_request_id();
+        self.pending = Some(Pending {
+            step: step.clone(),
+            id,
+            progress_token: id,
+            attempt: Attempt::Detached,
+            responses: 0,
+            stalled: 0,
+            last_event_id: None,
+            retry: None,
+            deadline,
+            retried_fresh: false,
+            refusals: 0,
+        });
+        self.send_pending(now, step, false, None);
+    }
+
+    pub(super) fn next_request_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends (or re-sends) the pending request, as a `GET` resumption after event `resume_from`
+    /// if given.
+    pub(super) fn send_pending(
+        &mut self,
+        now: Instant,
+        step: Step,
+        fresh: bool,
+        resume_from: Option<String>,
+    ) {
+        let Some(p) = &mut self.pending else { return };
+        p.responses += 1;
+        if p.responses > self.config.budgets.responses_per_request {
+            let limit = u64::from(self.config.budgets.responses_per_request);
+            return self.fail_op(Error::Budget(BudgetExceeded::new(
+                Budget::ResponsesPerRequest,
+                limit,
+            )));
+        }
+        let (id, token) = (p.id, p.progress_token);
+        let request = if let Some(from) = &resume_from {
+            let mut headers = self.base_headers(None, false);
+            headers.retain(|(n, _)| n != "Accept" && n != "Content-Type");
+            headers.push(("Accept".into(), "text/event-stream".into()));
+            headers.push(("Last-Event-ID".into(), from.clone()));
+            self.gets_sent += 1;
+            self.request(Method::Get, headers, Vec::new())
+        } else {
+            match self.build_step(&step, id, token) {
+                Ok(r) => r,
+                Err(e) => return self.fail_op(e),
+            }
+        };
+        let mut bytes = Vec::new();
+        if let Err(e) = self.codec.encode_into(&request, &mut bytes) {
+            return self.fail_op(Error::Request(e));
+        }
+        let role = match resume_from {
+            Some(from) => Role::Resume { from },
+            None => Role::Request,
+        };
+        let exchange = self.new_exchange(now, role, fresh);
+        // A tool call's only limit is the call budget; every other request also has its own.
+        if !matches!(step, Step::Call) {
+            let own = now + self.config.budgets.request_time;
+            if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
+                ex.deadline = ex.deadline.min(own);
+            }
+        }
+        if let Some(p) = &mut self.pending {
+            p.attempt = Attempt::OnExchange(exchange);
+        }
+        self.transmits.push_back(Transmit {
+            exchange,
+            bytes,
+            fresh_socket: fresh,
+        });
+    }
+
+    /// Fire-and-forget request whose answer is discarded (legacy cancellation, refusals).
+    pub(super) fn send_background(&mut self, now: Instant, method: Method, body: Vec<u8>) {
+        let headers = self.base_headers(None, true);
+        let request = self.request(method, headers, body);
+        let mut bytes = Vec::new();
+        if self.codec.encode_into(&request, &mut bytes).is_err() {
+            return;
+        }
+        let exchange = self.new_exchange(now, Role::Background, false);
+        self.transmits.push_back(Transmit {
+            exchange,
+            bytes,
+            fresh_socket: false,
+        });
+    }
+
+    pub(super) fn refuse_server_request(&mut self, now: Instant, id: &RawValue, method: &str) {
+        let mut body = Vec::new();
+        let mut w = ObjectWriter::new(&mut body);
+        w.string("jsonrpc", "2.0").raw("id", id.get().as_bytes());
+        if method == "ping" {
+            w.raw("result", b"{}");
+        } else {
+            w.object("error", |e| {
+                e.raw("code", b"-32601")
+                    .string("message", "this client does not serve requests");
+            });
+        }
+        w.finish();
+        self.send_background(now, Method::Post, body);
+    }
+
+    pub(super) fn request(
+        &self,
+        method: Method,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Request {
+        Request {
+            method,
+            path: self.config.endpoint.target().to_owned(),
+            authority: self.config.endpoint.authority().to_owned(),
+            headers,
+            body,
+        }
+    }
+
+    /// Headers every request carries: content negotiation, authorization, era headers.
+    /// `mcp_method` is the `Mcp-Method` of a modern request.
+    pub(super) fn base_headers(
+        &self,
+        mcp_method: Option<&str>,
+        with_body: bool,
+    ) -> Vec<(String, String)> {
+        let mut h: Vec<(String, String)> = Vec::with_capacity(8);
+        if with_body {
+            h.push(("Content-Type".into(), "application/json".into()));
+        }
+        h.push((
+            "Accept".into(),
+            "application/json, text/event-stream".into(),
+        ));
+        if !self.config.bearer_token.is_empty() {
+            h.push((
+                "Authorization".into(),
+                format!("Bearer {}", self.config.bearer_token),
+            ));
+        }
+        match &self.session {
+            Session::Modern { version } => {
+                h.push(("MCP-Protocol-Version".into(), version.clone()));
+                if let Some(m) = mcp_method {
+                    h.push(("Mcp-Method".into(), m.to_owned()));
+                }
+            }
+            Session::Legacy {
+                version,
+                session_id,
+            } => {
+                if version.as_str() >= VERSION_HEADER_SINCE {
+                    h.push(("MCP-Protocol-Version".into(), version.clone()));
+                }
+                if let Some(s) = session_id {
+                    h.push(("Mcp-Session-Id".into(), s.clone()));
+                }
+            }
+            Session::None => {}
+        }
+        h
+    }
+
+    pub(super) fn meta(
+        &self,
+        version: &str,
+        out: &mut ObjectWriter<'_>,
+        progress_token: Option<u64>,
+    ) {
+        let info = &self.config.client_info;
+        out.object("_meta", |m| {
+            m.string("io.modelcontextprotocol/protocolVersion", version)
+                .raw(
+                    "io.modelcontextprotocol/clientCapabilities",
+                    self.config.client_capabilities.as_bytes(),
+                )
+                .object("io.modelcontextprotocol/clientInfo", |i| {
+                    i.string("name", &info.name)
+                        .string("version", &info.version);
+                });
+            if let Some(t) = progress_token {
+                m.uint("progressToken", t);
+            }
+        });
+    }
+
+    pub(super) fn build_step(&self, step: &Step, id: u64, token: u64) -> Result<Request, Error> {
+        let modern_version = match &self.session {
+            Session::Modern { version } => Some(version.clone()),
+            _ => None,
+        };
+        let mut body = Vec::with_capacity(256);
+        let headers;
+        match step {
+            Step::Discover { version, .. } => {
+                let mut h = self.base_headers(None, true);
+                h.push(("MCP-Protocol-Version".into(), version.clone()));
+                h.push(("Mcp-Method".into(), "server/discover".into()));
+                headers = h;
+                let mut w = request_writer(&mut body, id, "server/discover");
+                w.object("params", |p| self.meta(version, p, None));
+                w.finish();
+            }
+            Step::Initialize { .. } => {
+                headers = self.base_headers(None, true);
+                let offered = self
+                    .config
+                    .legacy_versions
+                    .first()
+                    .map_or(crate::config::LEGACY_VERSIONS[0], String::as_str);
+                let info = &self.config.client_info;
+                let mut w = request_writer(&mut body, id, "initialize");
+                w.object("params", |p| {
+                    p.string("protocolVersion", offered)
+                        .raw("capabilities", b"{}")
+                        .object("clientInfo", |i| {
+                            i.string("name", &info.name)
+                                .string("version", &info.version);
+                        });
+                });
+                w.finish();
+            }
+            Step::Initialized { .. } => {
+                headers = self.base_headers(None, true);
+                body = notification_body("notifications/initialized", None);
+            }
+            Step::ListPage { cursor } => {
+                headers = self.base_headers(Some("tools/list"), true);
+                let mut w = request_writer(&mut body, id, "tools/list");
+                w.object("params", |p| {
+                    if let Some(c) = cursor {
+                        p.string("cursor", c);
+                    }
+                    if let Some(v) = &modern_version {
+                        self.meta(v, p, None);
+                    }
+                });
+                w.finish();
+            }
+            Step::Call => {
+                let Op::Call { state, .. } = &self.op else {
+                    return Err(Error::Misuse {
+                        reason: "no call is running",
+                    });
+                };
+                let mut h = self.base_headers(Some("tools/call"), true);
+                if modern_version.is_some() {
+                    h.push((
+                        "Mcp-Name".into(),
+                        crate::xmcp::encode_header_value(&state.name),
+                    ));
+                    h.extend(state.param_headers.iter().cloned());
+                }
+                headers = h;
+                let mut w = request_writer(&mut body, id, "tools/call");
+                w.object("params", |p| {
+                    p.string("name", &state.name)
+                        .raw("arguments", &state.arguments);
+                    if let Some(r) = &state.input_responses {
+                        p.raw("inputResponses", r);
+                    }
+                    if let Some(s) = &state.request_state {
+                        p.raw("requestState", s.get().as_bytes());
+                    }
+                    match &modern_version {
+                        Some(v) => self.meta(v, p, Some(token)),
+                        None => {
+                            p.object("_meta", |m| {
+                                m.uint("progressToken", token);
+                            });
+                        }
+                    }
+                });
+                w.finish();
+            }
+            Step::Delete => {
+                headers = self.base_headers(None, false);
+                return Ok(self.request(Method::Delete, headers, Vec::new()));
+            }
+        }
+        Ok(self.request(Method::Post, headers, body))
+    }
+}
+
+/// The first legacy version whose requests carry `MCP-Protocol-Version`.
+const VERSION_HEADER_SINCE: &str = "2025-06-18";
+
+/// The request a logical request sends, with what its answer has told so far.
+#[derive(Clone, Debug)]
+pub(super) enum Step {
+    /// `server/discover` offering `version`; `attempt` 1 is the one retry after `-32022`.
+    Discover { attempt: u8, version: String },
+    /// `initialize`; `session_id` is what its answer's head assigned.
+    Initialize { session_id: Option<String> },
+    /// `notifications/initialized`, carrying the server info `initialize` reported.
+    Initialized { server_info: Option<ServerInfo> },
+    /// One `tools/list` page.
+    ListPage { cursor: Option<String> },
+    /// `tools/call` (of the running call).
+    Call,
+    /// `DELETE` of the legacy session.
+    Delete,
+}
+
+impl Step {
+    /// `initialize`, before any answer.
+    pub(super) fn initialize() -> Step {
+        Step::Initialize { session_id: None }
+    }
+
+    /// Whether a 2xx answer must carry a JSON-RPC message (not for a notification or `DELETE`).
+    pub(super) fn expects_body(&self) -> bool {
+        !matches!(self, Step::Initialized { .. } | Step::Delete)
+    }
+}
+
+/// Where the pending request's response is coming from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Attempt {
+    /// No exchange carries it now (the last one ended or broke; an outcome is being decided).
+    Detached,
+    /// This exchange carries it.
+    OnExchange(ExchangeId),
+    /// A legacy stream broke: it is resumed with a `GET` at this instant.
+    ResumeAt(Instant),
+}
+
+/// One logical request: possibly several exchanges (resumptions, re-issues).
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub(super) step: Step,
+    pub(super) id: u64,
+    pub(super) progress_token: u64,
+    pub(super) attempt: Attempt,
+    pub(super) responses: u32,
+    pub(super) stalled: u32,
+    pub(super) last_event_id: Option<String>,
+    pub(super) retry: Option<Duration>,
+    pub(super) deadline: Deadline,
+    pub(super) retried_fresh: bool,
+    pub(super) refusals: u32,
+}
+
+pub(super) fn request_writer<'a>(out: &'a mut Vec<u8>, id: u64, method: &str) -> ObjectWriter<'a> {
+    let mut w = ObjectWriter::new(out);
+    w.string("jsonrpc", "2.0")
+        .uint("id", id)
+        .string("method", method);
+    w
+}
+
+pub(super) fn notification_body(method: &str, params: Option<&[u8]>) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut w = ObjectWriter::new(&mut body);
+    w.string("jsonrpc", "2.0").string("method", method);
+    if let Some(p) = params {
+        w.raw("params", p);
+    }
+    w.finish();
+    body
+}

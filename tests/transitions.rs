@@ -1,0 +1,272 @@
+//! Walks the transition table of the connection's docs (`src/connection/transitions.md`): for
+//! every row, drives a connection into the row's state, applies the input, and checks the next
+//! state and the output. A row whose state, input or output this test does not know fails it, so
+//! the table cannot name what the code does not do.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use mcp_sansio::{Config, Era, EraHint, Event};
+use support::*;
+
+const TABLE: &str = include_str!("../src/connection/transitions.md");
+
+/// One row of the table.
+#[derive(Debug)]
+struct Row {
+    state: String,
+    input: String,
+    next: String,
+    output: Vec<String>,
+}
+
+fn rows() -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in TABLE.lines() {
+        let line = line.trim();
+        if !line.starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 4, "a row has four cells: {line}");
+        if cells[0] == "state" {
+            assert_eq!(cells, ["state", "input", "next state", "output"]);
+            in_table = true;
+            continue;
+        }
+        if cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
+            continue;
+        }
+        assert!(in_table, "a row outside the table: {line}");
+        let output = cells[3]
+            .split(',')
+            .map(|t| t.trim().trim_matches('`').to_owned())
+            .filter(|t| !t.is_empty())
+            .collect();
+        rows.push(Row {
+            state: cells[0].to_owned(),
+            input: cells[1].to_owned(),
+            next: cells[2].to_owned(),
+            output,
+        });
+    }
+    rows
+}
+
+/// A state without its qualifier: `Listing (legacy)` is `Listing`.
+fn base(state: &str) -> &str {
+    state.split(" (").next().unwrap_or(state).trim()
+}
+
+fn config(hint: Option<Era>) -> Config {
+    let mut c = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    c.input_hook = true;
+    c.with_era_hint(hint.map(|era| EraHint {
+        era,
+        version: match era {
+            Era::Modern => "2026-07-28".into(),
+            Era::Legacy => "2025-11-25".into(),
+        },
+    }))
+}
+
+/// A connection in `state` (with its qualifier), reached by inputs of the table.
+fn drive_to(state: &str) -> Harness {
+    let (from, inputs): (&str, &[&str]) = match state {
+        "Unconnected" => return Harness::new(config(None), Split::Whole),
+        "Unconnected (modern hint)" => {
+            return Harness::new(config(Some(Era::Modern)), Split::Whole)
+        }
+        "Unconnected (legacy hint)" => {
+            return Harness::new(config(Some(Era::Legacy)), Split::Whole)
+        }
+        "Discovering" => ("Unconnected", &["`connect`"]),
+        "Initializing" => ("Discovering", &["`404`"]),
+        "Initializing (legacy hint)" => ("Unconnected (legacy hint)", &["`connect`"]),
+        "Confirming" => ("Initializing", &["`result`"]),
+        "Ready" => ("Discovering", &["`result`"]),
+        "Ready (legacy)" => ("Confirming", &["`result`"]),
+        "Listing" => ("Ready", &["`list_tools`"]),
+        "Listing (legacy)" => ("Ready (legacy)", &["`list_tools`"]),
+        "Listing (modern hint)" => ("Unconnected (modern hint)", &["`connect`", "`list_tools`"]),
+        "Resuming" => ("Listing (legacy)", &["stream ends after an event id"]),
+        "Calling" => ("Ready", &["`call_tool`"]),
+        "AwaitingInput" => ("Calling", &["`input_required` with requests"]),
+        "Backoff" => ("Calling", &["`input_required` without requests, twice"]),
+        "Relisting" => ("Calling", &["`-32020`"]),
+        "Closing" => ("Ready (legacy)", &["`close`"]),
+        "Dead" => ("Listing", &["`timeout`"]),
+        "Closed" => ("Ready", &["`close`"]),
+        other => panic!("the test cannot reach state {other:?}"),
+    };
+    let mut h = drive_to(from);
+    for input in inputs {
+        apply(&mut h, input);
+    }
+    assert_eq!(h.conn.state_name(), base(state), "reaching {state}");
+    h.take_events();
+    h
+}
+
+/// Answers the oldest outstanding request with `bytes` built from its JSON-RPC id.
+fn answer(h: &mut Harness, build: impl FnOnce(&SentRequest) -> Vec<u8>) {
+    let r = h.next();
+    let bytes = build(&r);
+    h.feed(r.exchange, &bytes);
+}
+
+fn rpc_error(code: i64) -> impl FnOnce(&SentRequest) -> Vec<u8> {
+    move |r| json_response(400, &error_msg(r.rpc_id(), code, "refused", None))
+}
+
+/// Applies one input of the table.
+fn apply(h: &mut Harness, input: &str) {
+    match input {
+        "`connect`" => h.connect(),
+        "`list_tools`" => h.list(),
+        "`call_tool`" => h.call("echo", "{}"),
+        "`close`" => h.close(),
+        "`provide_input`" => {
+            h.conn
+                .provide_input(h.now, Some(br#"{"k":{"action":"accept"}}"#));
+            h.drain();
+        }
+        "`provide_input` declined" => {
+            h.conn.provide_input(h.now, None);
+            h.drain();
+        }
+        "`timeout`" => assert!(h.advance_to_timeout(), "something waits on time"),
+        "`result`" => answer(h, |r| {
+            if r.method == "DELETE" {
+                return empty_response(200);
+            }
+            let result = match r.rpc_method().as_str() {
+                "server/discover" => DISCOVER_OK.to_owned(),
+                "initialize" => {
+                    let body = result_msg(r.rpc_id(), &initialize_ok("2025-11-25"));
+                    return json_response_with(200, &[("mcp-session-id", "sess-1")], &body);
+                }
+                "notifications/initialized" => return empty_response(202),
+                "tools/list" => tools_page(&["echo"], None),
+                "tools/call" => CALL_OK.to_owned(),
+                other => panic!("no result for {other}"),
+            };
+            json_response(200, &result_msg(r.rpc_id(), &result))
+        }),
+        "`result` with a cursor" => answer(h, |r| {
+            let page = tools_page(&["a"], Some("next"));
+            json_response(200, &result_msg(r.rpc_id(), &page))
+        }),
+        "`-32022` naming a mutual version" => answer(h, |r| {
+            let data = r#"{"supported":["2026-07-28"],"requested":"2026-07-28"}"#;
+            let body = error_msg(r.rpc_id(), -32022, "Unsupported", Some(data));
+            json_response(400, &body)
+        }),
+        "`-32020`" => answer(h, rpc_error(-32020)),
+        "`-32021`" => answer(h, rpc_error(-32021)),
+        "`-32600`" => answer(h, rpc_error(-32600)),
+        "`-32601`" => answer(h, rpc_error(-32601)),
+        "`400`" => answer(h, |_| empty_response(400)),
+        "`401`" => answer(h, |_| empty_response(401)),
+        "`404`" => answer(h, |_| empty_response(404)),
+        "`input_required` with requests" => answer(h, |r| {
+            let result = r#"{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}},"requestState":"s"}"#;
+            json_response(200, &result_msg(r.rpc_id(), result))
+        }),
+        "`input_required` without requests" => answer(h, |r| {
+            let result = r#"{"resultType":"input_required","requestState":"s"}"#;
+            json_response(200, &result_msg(r.rpc_id(), result))
+        }),
+        "`input_required` without requests, twice" => {
+            apply(h, "`input_required` without requests");
+            apply(h, "`input_required` without requests");
+        }
+        "stream ends after an event id" => answer(h, |_| {
+            sse_response(
+                &[("mcp-session-id", "sess-1")],
+                "id: ev-1\ndata:\n\n",
+                false,
+            )
+        }),
+        other => panic!("the test does not know input {other:?}"),
+    }
+}
+
+/// What `h` sent and reported since `sent` requests and `events` events, as the table spells it.
+fn output_since(h: &Harness, sent: usize, events: usize) -> Vec<String> {
+    let requests = h.sent[sent..].iter().map(|r| match r.method.as_str() {
+        "POST" => format!("POST {}", r.rpc_method()),
+        other => other.to_owned(),
+    });
+    let reported = h.events[events..]
+        .iter()
+        .filter(|e| !matches!(e, Event::Progress { .. }))
+        .map(|e| {
+            let debug = format!("{e:?}");
+            debug
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        });
+    requests.chain(reported).collect()
+}
+
+#[test]
+fn every_row_of_the_transition_table_holds() {
+    let rows = rows();
+    assert!(rows.len() >= 40, "the table has its rows: {}", rows.len());
+    let mut wrong = Vec::new();
+    for row in &rows {
+        let mut h = drive_to(&row.state);
+        let (sent, events) = (h.sent.len(), h.events.len());
+        apply(&mut h, &row.input);
+        let next = h.conn.state_name();
+        let output = output_since(&h, sent, events);
+        if next != row.next || output != row.output {
+            wrong.push(format!(
+                "{} on {}: {next} {output:?}, the table says {} {:?}",
+                row.state, row.input, row.next, row.output
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "rows that do not hold:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_state_the_table_reaches_has_rows_of_its_own() {
+    let rows = rows();
+    let from: BTreeSet<&str> = rows.iter().map(|r| base(&r.state)).collect();
+    for row in &rows {
+        assert!(
+            from.contains(row.next.as_str()),
+            "{} is reached but has no row",
+            row.next
+        );
+    }
+    for state in [
+        "Unconnected",
+        "Discovering",
+        "Initializing",
+        "Confirming",
+        "Ready",
+        "Listing",
+        "Relisting",
+        "Calling",
+        "AwaitingInput",
+        "Backoff",
+        "Resuming",
+        "Closing",
+        "Dead",
+        "Closed",
+    ] {
+        assert!(from.contains(state), "{state} has no row");
+    }
+}
