@@ -14,6 +14,8 @@
 //! `\`-escapes. The input is bounded ([`MAX_CHALLENGE_BYTES`], [`MAX_CHALLENGES`],
 //! [`MAX_PARAMS`]) and any byte sequence gives a value or a typed error, never a panic.
 
+use crate::http1::request::is_tchar;
+
 /// The most bytes of `WWW-Authenticate` values read (all lines together).
 pub const MAX_CHALLENGE_BYTES: usize = 8 * 1024;
 /// The most challenges read from the values of one response.
@@ -162,27 +164,6 @@ where
         .iter()
         .find(|c| c.is_scheme("bearer"))
         .map(BearerChallenge::from_challenge))
-}
-
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        )
 }
 
 fn is_token68_char(b: u8) -> bool {
