@@ -39,6 +39,9 @@ pub enum Budget {
     CallTime,
     /// The deadline of closing a connection.
     CloseTime,
+    /// Raw bytes an HTTP/2 socket receives that no stream owns (stream-0 frames, frames for
+    /// streams already closed or reset), across every work item sharing the socket.
+    H2SocketBytes,
 }
 
 impl Budget {
@@ -58,6 +61,7 @@ impl Budget {
             Budget::ListTime => "list_time_ms",
             Budget::CallTime => "call_time_ms",
             Budget::CloseTime => "close_time_ms",
+            Budget::H2SocketBytes => "h2_socket_bytes",
         }
     }
 }
@@ -174,6 +178,8 @@ pub struct Budgets {
     pub close_time: Duration,
     /// Longest wait a server's SSE `retry:` may ask for before a resumption. Default 10 s.
     pub max_retry_wait: Duration,
+    /// Raw bytes per HTTP/2 socket that no stream owns (see [`Budget::H2SocketBytes`]). Default 1 MiB.
+    pub h2_socket_bytes: u64,
 }
 
 impl Default for Budgets {
@@ -193,6 +199,7 @@ impl Default for Budgets {
             call_time: Duration::from_secs(120),
             close_time: Duration::from_secs(5),
             max_retry_wait: Duration::from_secs(10),
+            h2_socket_bytes: 1024 * 1024,
         }
     }
 }

@@ -70,6 +70,8 @@ pub mod config;
 pub mod connection;
 pub mod endpoint;
 pub mod error;
+#[doc(hidden)]
+pub mod h2;
 pub mod http1;
 pub mod jsonrpc;
 pub mod list;
