@@ -163,6 +163,11 @@ impl DynamicTable {
         self.evict_to(max);
     }
 
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.size = 0;
+    }
+
     /// Inserts an entry, or empties the table if it cannot hold it (RFC 7541 §4.4).
     fn insert(&mut self, name: Vec<u8>, value: Vec<u8>) {
         let size = name.len() + value.len() + ENTRY_OVERHEAD;
@@ -199,15 +204,6 @@ fn read_int(buf: &[u8], n: u8) -> Result<Option<(u64, usize)>, HpackError> {
         }
     }
     Err(HpackError::IntegerOverflow)
-}
-
-/// What to do with a string literal once its length is known.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Want {
-    /// Copy it, up to this many decoded octets (more is an overflow of the list).
-    Copy(usize),
-    /// Skip it (the list already overflowed and the table does not need it).
-    Skip,
 }
 
 /// A string literal located in the buffer: where its octets are, and whether they are Huffman.
@@ -281,6 +277,21 @@ pub struct Decoder {
     list_bytes: usize,
     fields_seen: bool,
     overflow: Option<HpackError>,
+    max_update: usize,
+    skip: Skip,
+}
+
+/// Octets of a too-large literal still to be skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Skip {
+    None,
+    /// `remaining` octets of a string; then the value string, if `then_value`.
+    Bytes {
+        remaining: usize,
+        then_value: bool,
+    },
+    /// The value string's length, to skip that string too.
+    ValueHeader,
 }
 
 impl Decoder {
@@ -297,7 +308,18 @@ impl Decoder {
             list_bytes: 0,
             fields_seen: false,
             overflow: None,
+            max_update: MAX_TABLE_SIZE,
+            skip: Skip::None,
         }
+    }
+
+    /// A decoder whose table holds at most `size` octets (clamped to [`MAX_TABLE_SIZE`]), as if
+    /// `SETTINGS_HEADER_TABLE_SIZE` were `size`; size updates beyond it are refused.
+    pub fn with_table_size(size: usize, limits: DecodeLimits) -> Self {
+        let mut d = Decoder::new(limits);
+        d.max_update = size.min(MAX_TABLE_SIZE);
+        d.table.max_size = d.max_update;
+        d
     }
 
     /// The dynamic table's current size in octets (entries + 32 each).
@@ -323,8 +345,9 @@ impl Decoder {
     /// Ends the current block: its header list, or why it cannot be used. After an error that
     /// [`HpackError::is_connection_error`] the decoder must not be used again.
     pub fn finish(&mut self) -> Result<Vec<Header>, HpackError> {
-        let truncated = !self.pending.is_empty();
+        let truncated = !self.pending.is_empty() || self.skip != Skip::None;
         self.pending.clear();
+        self.skip = Skip::None;
         self.fields_seen = false;
         self.list_bytes = 0;
         let list = core::mem::take(&mut self.list);
@@ -347,7 +370,12 @@ impl Decoder {
     fn run(&mut self, buf: &[u8]) -> Result<usize, HpackError> {
         let mut pos = 0;
         while pos < buf.len() {
-            match self.one(buf, pos)? {
+            let step = if self.skip == Skip::None {
+                self.one(buf, pos)?
+            } else {
+                self.skip_some(buf, pos)?
+            };
+            match step {
                 Some(next) => pos = next,
                 None => break,
             }
@@ -438,10 +466,10 @@ impl Decoder {
             if self.fields_seen {
                 return Err(HpackError::LateTableSizeUpdate);
             }
-            if size > MAX_TABLE_SIZE as u64 {
+            if size > self.max_update as u64 {
                 return Err(HpackError::TableSizeUpdate {
                     size,
-                    max: MAX_TABLE_SIZE as u64,
+                    max: self.max_update as u64,
                 });
             }
             self.table.set_max(size as usize);
@@ -457,54 +485,66 @@ impl Decoder {
             return Ok(None);
         };
         let mut at = pos + n;
-        let name_str = if name_index == 0 {
+        // The most either string may decode to and still be of use: to the list, or to the
+        // table (an entry larger than the table empties it and is not kept). Nothing changes
+        // before the representation is complete, or certainly too large.
+        let admissible = self.overflow.is_none() && self.list.len() < self.limits.max_fields;
+        let room = if admissible { self.room() } else { None };
+        let table_room = MAX_TABLE_SIZE.min(self.table.max_size);
+        let useful = match (room, index_it) {
+            (Some(r), true) => r.max(table_room),
+            (Some(r), false) => r,
+            (None, true) => table_room,
+            (None, false) => 0,
+        };
+        let (name_str, name_min) = if name_index == 0 {
+            let Some(&b) = buf.get(at) else {
+                return Ok(None);
+            };
+            let Some((len, n)) = read_int(&buf[at..], 7)? else {
+                return Ok(None);
+            };
+            let len = usize::try_from(len).map_err(|_| HpackError::IntegerOverflow)?;
+            let huffman = b & 0x80 != 0;
+            if too_big(len, huffman, useful) {
+                self.skip_rest(index_it, len, true);
+                return Ok(Some(at + n));
+            }
             let Some((s, next)) = locate_str(buf, at)? else {
                 return Ok(None);
             };
             at = next;
-            Some(s)
+            (Some(s), min_decoded(len, huffman))
         } else {
             // Validate the index now, so an error does not wait for the value's octets.
-            self.lookup(name_index)?;
-            None
+            (None, self.lookup(name_index)?.0.len())
         };
+        let Some(&b) = buf.get(at) else {
+            return Ok(None);
+        };
+        let Some((vlen, n)) = read_int(&buf[at..], 7)? else {
+            return Ok(None);
+        };
+        let vlen = usize::try_from(vlen).map_err(|_| HpackError::IntegerOverflow)?;
+        if name_min > useful || too_big(vlen, b & 0x80 != 0, useful - name_min) {
+            self.skip_rest(index_it, vlen, false);
+            return Ok(Some(at + n));
+        }
         let Some((value_str, end)) = locate_str(buf, at)? else {
             return Ok(None);
         };
         // The representation is complete: from here on, state may change.
         self.fields_seen = true;
         let admitted = self.admit_field();
-        let room = if admitted { self.room() } else { None };
-        let table_room = MAX_TABLE_SIZE.min(self.table.max_size);
-        // The most either string may decode to and still be of use: to the list, or to the
-        // table (an entry larger than the table empties it and is not kept).
-        let want = match (room, index_it) {
-            (Some(r), true) => Want::Copy(r.max(table_room)),
-            (Some(r), false) => Want::Copy(r),
-            (None, true) => Want::Copy(table_room),
-            (None, false) => Want::Skip,
+        let name = match &name_str {
+            Some(s) => copy_str(buf, s, useful)?,
+            None => Some(self.lookup(name_index)?.0.to_vec()),
         };
-        let (name, value) = match want {
-            Want::Skip => {
-                if let Some(s) = &name_str {
-                    check_huffman(buf, s)?;
-                }
+        let value = match &name {
+            Some(nm) if nm.len() <= useful => copy_str(buf, &value_str, useful - nm.len())?,
+            _ => {
                 check_huffman(buf, &value_str)?;
-                (None, None)
-            }
-            Want::Copy(limit) => {
-                let name = match &name_str {
-                    Some(s) => copy_str(buf, s, limit)?,
-                    None => Some(self.lookup(name_index)?.0.to_vec()),
-                };
-                let value = match &name {
-                    Some(nm) if nm.len() <= limit => copy_str(buf, &value_str, limit - nm.len())?,
-                    _ => {
-                        check_huffman(buf, &value_str)?;
-                        None
-                    }
-                };
-                (name, value)
+                None
             }
         };
         let field = match (name, value) {
@@ -535,13 +575,80 @@ impl Decoder {
                     self.overflow_bytes();
                 }
                 if index_it {
-                    // Larger than the table: inserting it empties the table (RFC 7541 §4.4).
-                    self.table.entries.clear();
-                    self.table.size = 0;
+                    self.table.clear();
                 }
             }
         }
         Ok(Some(end))
+    }
+
+    /// A literal whose string of `len` octets is certainly too large to be of use: the field
+    /// overflows the list, an indexed entry would empty the table (RFC 7541 §4.4), and the
+    /// string's octets (and the value's, after a name) are skipped without being kept.
+    fn skip_rest(&mut self, index_it: bool, len: usize, then_value: bool) {
+        self.fields_seen = true;
+        if self.admit_field() {
+            self.overflow_bytes();
+        }
+        if index_it {
+            self.table.clear();
+        }
+        self.skip = Skip::Bytes {
+            remaining: len,
+            then_value,
+        };
+    }
+
+    /// Advances a skip over `buf[pos..]`: the position after what was skipped, or `None` if more
+    /// input is needed.
+    fn skip_some(&mut self, buf: &[u8], pos: usize) -> Result<Option<usize>, HpackError> {
+        match self.skip {
+            Skip::None => Ok(Some(pos)),
+            Skip::Bytes {
+                remaining,
+                then_value,
+            } => {
+                let n = remaining.min(buf.len() - pos);
+                let left = remaining - n;
+                self.skip = if left > 0 {
+                    Skip::Bytes {
+                        remaining: left,
+                        then_value,
+                    }
+                } else if then_value {
+                    Skip::ValueHeader
+                } else {
+                    Skip::None
+                };
+                Ok(Some(pos + n))
+            }
+            Skip::ValueHeader => {
+                let Some((len, n)) = read_int(&buf[pos..], 7)? else {
+                    return Ok(None);
+                };
+                let len = usize::try_from(len).map_err(|_| HpackError::IntegerOverflow)?;
+                self.skip = Skip::Bytes {
+                    remaining: len,
+                    then_value: false,
+                };
+                Ok(Some(pos + n))
+            }
+        }
+    }
+}
+
+/// Whether a string of `len` octets certainly decodes to more than `limit` octets (a Huffman
+/// symbol takes at most 30 bits).
+fn too_big(len: usize, huffman: bool, limit: usize) -> bool {
+    min_decoded(len, huffman) > limit
+}
+
+/// The fewest octets a string of `len` octets can decode to.
+fn min_decoded(len: usize, huffman: bool) -> usize {
+    if huffman {
+        len.saturating_mul(8) / 30
+    } else {
+        len
     }
 }
 
