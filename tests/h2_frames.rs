@@ -333,7 +333,10 @@ fn hostile_frames_are_typed_errors() {
             assert_eq!(decode_all_err(&input, piece), want, "{what}, piece {piece}");
         }
     }
-    assert_eq!(FrameError::TooManySettings { count: 33 }.reason(), Reason::ENHANCE_YOUR_CALM);
+    assert_eq!(
+        FrameError::TooManySettings { count: 33 }.reason(),
+        Reason::ENHANCE_YOUR_CALM
+    );
     assert_eq!(
         FrameError::TooLarge { len: 1, max: 0 }.reason(),
         Reason::FRAME_SIZE_ERROR

@@ -314,7 +314,7 @@ impl ClientConnection {
             reset: VecDeque::new(),
             assembly: None,
             got_settings: false,
-            peer_max_streams: 1,
+            peer_max_streams: u32::MAX,
             peer_initial_window: i64::from(DEFAULT_WINDOW),
             peer_max_frame: MAX_FRAME_SIZE,
             conn_recv_window: conn_window,
