@@ -1058,6 +1058,42 @@ fn data_beyond_the_connection_window_is_a_connection_error() {
 }
 
 #[test]
+fn a_continuation_flood_is_capped_even_after_the_stream_failed_on_its_allowance() {
+    let (mut c, mut s) = ready(H2Config::default());
+    let id = c.open_stream(&request(), 30).unwrap();
+    s.read(&mut c);
+    let mut input = enc(Frame::Headers {
+        stream_id: 1,
+        end_stream: false,
+        end_headers: false,
+        priority: None,
+        fragment: vec![0x88; 40],
+        pad_len: None,
+    });
+    for _ in 0..9 {
+        input.extend(enc(Frame::Continuation {
+            stream_id: 1,
+            end_headers: false,
+            fragment: vec![0x88],
+        }));
+    }
+    let want = H2Error::Limit {
+        limit: H2Limit::ContinuationFrames,
+        max: 8,
+    };
+    assert_eq!(c.handle_bytes(T0, &input), Err(want));
+    // The stream had already failed on its 30-octet allowance, with that budget named.
+    assert_eq!(
+        events(&mut c),
+        vec![StreamEvent::Failed {
+            stream: id,
+            error: H2Error::Budget(BudgetExceeded::new(Budget::ResponseBytes, 30)),
+            raw: 49
+        }]
+    );
+}
+
+#[test]
 fn never_processed_streams_may_be_retried() {
     assert!(H2Error::Reset {
         reason: Reason::REFUSED_STREAM

@@ -912,19 +912,27 @@ impl ClientConnection {
                 fragment,
                 ..
             } => {
-                let Some(a) = &mut self.assembly else {
+                if self.assembly.is_none() {
                     return Err(Self::protocol("CONTINUATION without a header block"));
-                };
-                a.continuations += 1;
-                if a.continuations > self.config.max_continuations {
-                    return Err(H2Error::Limit {
-                        limit: H2Limit::ContinuationFrames,
-                        max: u64::from(self.config.max_continuations),
-                    });
                 }
+                self.count_continuation()?;
                 self.block_fragment(&fragment, end_headers)
             }
         }
+    }
+
+    /// Counts one more CONTINUATION of the block being assembled.
+    fn count_continuation(&mut self) -> Result<(), H2Error> {
+        if let Some(a) = &mut self.assembly {
+            a.continuations += 1;
+            if a.continuations > self.config.max_continuations {
+                return Err(H2Error::Limit {
+                    limit: H2Limit::ContinuationFrames,
+                    max: u64::from(self.config.max_continuations),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// A frame of a stream that just failed on its allowance: a header block still goes through
@@ -955,6 +963,7 @@ impl ClientConnection {
                 if let Some(a) = &mut self.assembly {
                     a.target = Target::Ignored;
                 }
+                self.count_continuation()?;
                 self.block_fragment(&fragment, end_headers)
             }
             Frame::Data { .. } => {
