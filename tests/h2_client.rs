@@ -1094,6 +1094,22 @@ fn a_continuation_flood_is_capped_even_after_the_stream_failed_on_its_allowance(
 }
 
 #[test]
+fn the_config_follows_the_work_item_budgets() {
+    let mut b = mcp_sansio::Budgets::default();
+    b.h2_socket_bytes = 4321;
+    b.header_block_bytes = 1000;
+    b.header_count = 7;
+    b.informational_responses = 2;
+    let c = H2Config::from_budgets(&b);
+    assert_eq!(c.socket_bytes, 4321);
+    assert_eq!(c.header_block_bytes, 1000);
+    assert_eq!(c.header_list.max_fields, 7);
+    assert_eq!(c.informational_responses, 2);
+    assert_eq!(mcp_sansio::Budgets::default().h2_socket_bytes, 1 << 20);
+    assert_eq!(Budget::H2SocketBytes.name(), "h2_socket_bytes");
+}
+
+#[test]
 fn never_processed_streams_may_be_retried() {
     assert!(H2Error::Reset {
         reason: Reason::REFUSED_STREAM

@@ -23,7 +23,7 @@ use std::time::Duration;
 use super::frame::{setting, Decoded, Frame, FrameDecoder, Reason, MAX_FRAME_SIZE};
 use super::hpack::{DecodeLimits, Decoder, Encoder, Header};
 use super::{H2Error, H2Limit};
-use crate::budget::{Budget, BudgetExceeded, ByteLedger};
+use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 use crate::time::Instant;
 
 /// The client connection preface (RFC 9113 §3.4).
@@ -83,6 +83,25 @@ impl Default for H2Config {
             unknown_frames: 100,
             informational_responses: 16,
             settings_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl H2Config {
+    /// The connection limits that follow from a work item's [`Budgets`]: the per-socket ledger
+    /// (`h2_socket_bytes`), the raw header block (`header_block_bytes`), the header count
+    /// (`header_count`) and the 1xx count (`informational_responses`); the rest are defaults.
+    pub fn from_budgets(b: &Budgets) -> Self {
+        let d = H2Config::default();
+        H2Config {
+            socket_bytes: b.h2_socket_bytes,
+            header_block_bytes: b.header_block_bytes,
+            header_list: DecodeLimits {
+                max_fields: b.header_count,
+                ..d.header_list
+            },
+            informational_responses: b.informational_responses,
+            ..d
         }
     }
 }
@@ -159,6 +178,24 @@ pub enum StreamEvent {
         /// Raw octets charged.
         raw: u64,
     },
+}
+
+impl StreamEvent {
+    /// The stream the event belongs to.
+    pub fn stream(&self) -> StreamId {
+        event_stream(self)
+    }
+
+    /// The raw octets charged to the stream since its previous event.
+    pub fn raw(&self) -> u64 {
+        match self {
+            StreamEvent::Informational { raw, .. }
+            | StreamEvent::Head { raw, .. }
+            | StreamEvent::Data { raw, .. }
+            | StreamEvent::End { raw, .. }
+            | StreamEvent::Failed { raw, .. } => *raw,
+        }
+    }
 }
 
 /// Why a stream could not be opened.
