@@ -39,6 +39,9 @@ pub enum Budget {
     CallTime,
     /// The deadline of closing a connection.
     CloseTime,
+    /// Raw bytes an HTTP/2 socket receives that no stream owns (stream-0 frames, frames for
+    /// streams already closed or reset), across every work item sharing the socket.
+    H2SocketBytes,
 }
 
 impl Budget {
@@ -58,6 +61,7 @@ impl Budget {
             Budget::ListTime => "list_time_ms",
             Budget::CallTime => "call_time_ms",
             Budget::CloseTime => "close_time_ms",
+            Budget::H2SocketBytes => "h2_socket_bytes",
         }
     }
 
@@ -173,6 +177,8 @@ pub struct Budgets {
     pub close_time: Duration,
     /// Longest wait a server's SSE `retry:` may ask for before a resumption. Default 10 s.
     pub max_retry_wait: Duration,
+    /// Raw bytes per HTTP/2 socket that no stream owns (see [`Budget::H2SocketBytes`]). Default 1 MiB.
+    pub h2_socket_bytes: u64,
 }
 
 impl Default for Budgets {
@@ -192,6 +198,7 @@ impl Default for Budgets {
             call_time: Duration::from_secs(120),
             close_time: Duration::from_secs(5),
             max_retry_wait: Duration::from_secs(10),
+            h2_socket_bytes: 1024 * 1024,
         }
     }
 }
@@ -224,6 +231,7 @@ impl Budgets {
             Budget::ListTime => ms(self.list_time),
             Budget::CallTime => ms(self.call_time),
             Budget::CloseTime => ms(self.close_time),
+            Budget::H2SocketBytes => self.h2_socket_bytes,
         }
     }
 }
@@ -280,6 +288,7 @@ mod tests {
             call_time: Duration::from_micros(12_999),
             close_time: Duration::from_millis(13),
             max_retry_wait: Duration::from_millis(14),
+            h2_socket_bytes: 15,
         };
         let expected = [
             (Budget::ResponseBytes, 1),
@@ -296,6 +305,7 @@ mod tests {
             // Whole milliseconds, rounded down, as the deadline errors report them.
             (Budget::CallTime, 12),
             (Budget::CloseTime, 13),
+            (Budget::H2SocketBytes, 15),
         ];
         for (budget, limit) in expected {
             assert_eq!(b.limit(budget), limit, "{budget}");

@@ -3,6 +3,7 @@
 use crate::auth::AuthError;
 use crate::budget::BudgetExceeded;
 use crate::endpoint::EndpointError;
+use crate::h2::H2Error;
 use crate::http1::{Http1Error, RequestError};
 use crate::sse::SseError;
 
@@ -187,6 +188,9 @@ pub enum Error {
     /// The HTTP/1.1 response is malformed.
     #[error(transparent)]
     Http(#[from] Http1Error),
+    /// The HTTP/2 connection or stream failed.
+    #[error("HTTP/2: {0}")]
+    H2(#[from] H2Error),
     /// A request could not be encoded (a header value with CR/LF, …).
     #[error("request: {0}")]
     Request(#[from] RequestError),
@@ -280,6 +284,7 @@ impl Error {
             Error::Budget(b) => Some(*b),
             Error::Http(Http1Error::Budget(b)) => Some(*b),
             Error::Sse(SseError::Budget(b)) => Some(*b),
+            Error::H2(e) => e.budget(),
             _ => None,
         }
     }

@@ -89,6 +89,7 @@ mod config;
 mod connection;
 mod endpoint;
 mod error;
+mod h2;
 mod http1;
 mod jsonrpc;
 mod list;
@@ -162,6 +163,11 @@ pub mod internals {
     pub use crate::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
     pub use crate::xmcp::{encode_header_value, header_params, header_values, MAX_DEPTH};
+
+    /// The sans-IO HTTP/2 layer: HPACK, the frame codec and the client connection.
+    pub mod h2 {
+        pub use crate::h2::*;
+    }
 
     /// The wire-neutral exchange boundary: a request down, response events up.
     pub mod wire {

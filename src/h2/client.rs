@@ -1,0 +1,1484 @@
+//! The HTTP/2 client connection: one per socket, many streams, every received octet charged.
+//!
+//! # The run loop
+//!
+//! [`ClientConnection::new`] queues the preface, our SETTINGS and the connection window's
+//! WINDOW_UPDATE. Then, as with the rest of the core: drain [`ClientConnection::poll_transmit`]
+//! (bytes to write) and [`ClientConnection::poll_event`] (per-stream response events), feed what
+//! the socket brings to [`ClientConnection::handle_bytes`], its end to
+//! [`ClientConnection::handle_eof`], and call [`ClientConnection::handle_timeout`] at
+//! [`ClientConnection::poll_timeout`]. A stream starts with [`ClientConnection::open_stream`] when
+//! [`ClientConnection::can_open`] says a slot is free, and is cancelled with
+//! [`ClientConnection::cancel`] (RST_STREAM(CANCEL); the socket stays open).
+//!
+//! # Errors
+//!
+//! A stream error fails one stream ([`StreamEvent::Failed`], RST_STREAM sent); a connection
+//! error fails every stream, sends GOAWAY, and is returned by the input that caused it and by
+//! [`ClientConnection::error`]. Either names its cause or budget ([`H2Error`]).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::frame::{setting, Decoded, Frame, FrameDecoder, Reason, MAX_FRAME_SIZE};
+use super::hpack::{DecodeLimits, Decoder, Encoder, Header};
+use super::{H2Error, H2Limit};
+use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
+use crate::time::Instant;
+
+/// The client connection preface (RFC 9113 §3.4).
+pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// The initial flow-control window of every stream and of the connection (RFC 9113 §6.9.2).
+pub const DEFAULT_WINDOW: u32 = 65_535;
+const MAX_WINDOW: i64 = (1 << 31) - 1;
+/// How many of our most recently reset streams are remembered (their late frames are ignored).
+const RESET_MEMORY: usize = 64;
+
+/// Limits of one HTTP/2 connection. Every field is a finite number; see the module docs of
+/// [`crate::h2`] for what each bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct H2Config {
+    /// Raw octets no stream owns, per socket. Default 1 MiB.
+    pub socket_bytes: u64,
+    /// Control output queued and not yet taken. Default 64 KiB.
+    pub control_output_bytes: usize,
+    /// Streams at once, at most (further capped by the server). Default 8.
+    pub max_streams: u32,
+    /// The connection's receive window. Default 2 MiB.
+    pub connection_window: u32,
+    /// A stream's receive window, at most. Default 256 KiB.
+    pub max_stream_window: u32,
+    /// Raw octets of one header block (HEADERS + CONTINUATIONs). Default 64 KiB.
+    pub header_block_bytes: usize,
+    /// CONTINUATION frames in one header block. Default 8.
+    pub max_continuations: u32,
+    /// Limits of one decoded header list. Default 65536 octets, 128 fields.
+    pub header_list: DecodeLimits,
+    /// Empty DATA frames (no payload, no END_STREAM) per socket. Default 100.
+    pub empty_data_frames: u32,
+    /// PRIORITY frames per socket. Default 100.
+    pub priority_frames: u32,
+    /// Frames of unknown type per socket. Default 100.
+    pub unknown_frames: u32,
+    /// 1xx responses per stream before the final one. Default 16.
+    pub informational_responses: u32,
+    /// How long the server has to acknowledge our SETTINGS. Default 10 s.
+    pub settings_timeout: Duration,
+}
+
+impl Default for H2Config {
+    fn default() -> Self {
+        H2Config {
+            socket_bytes: 1024 * 1024,
+            control_output_bytes: 64 * 1024,
+            max_streams: 8,
+            connection_window: 2 * 1024 * 1024,
+            max_stream_window: 256 * 1024,
+            header_block_bytes: 64 * 1024,
+            max_continuations: 8,
+            header_list: DecodeLimits::default(),
+            empty_data_frames: 100,
+            priority_frames: 100,
+            unknown_frames: 100,
+            informational_responses: 16,
+            settings_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl H2Config {
+    /// The connection limits that follow from a work item's [`Budgets`]: the per-socket ledger
+    /// (`h2_socket_bytes`), the raw header block (`header_block_bytes`), the header count
+    /// (`header_count`) and the 1xx count (`informational_responses`); the rest are defaults.
+    pub fn from_budgets(b: &Budgets) -> Self {
+        let d = H2Config::default();
+        H2Config {
+            socket_bytes: b.h2_socket_bytes,
+            header_block_bytes: b.header_block_bytes,
+            header_list: DecodeLimits {
+                max_fields: b.header_count,
+                ..d.header_list
+            },
+            informational_responses: b.informational_responses,
+            ..d
+        }
+    }
+}
+
+/// A stream of this connection (an odd id, chosen here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId(pub u32);
+
+/// A request to send on a new stream: the wire-neutral shape of the exchange boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// `:method`.
+    pub method: String,
+    /// `:scheme` (`https`, or `http` for h2c).
+    pub scheme: String,
+    /// `:authority`.
+    pub authority: String,
+    /// `:path`.
+    pub path: String,
+    /// Regular header fields; names must be lowercase and not connection-specific.
+    pub headers: Vec<(String, String)>,
+    /// The body (empty: none, END_STREAM on HEADERS).
+    pub body: Vec<u8>,
+}
+
+/// What a stream's response brought, in order. `raw` is the octets of every frame charged to the
+/// stream since its previous event (frame headers, padding, HPACK blocks, WINDOW_UPDATE…).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A 1xx response (not 101, which is refused).
+    Informational {
+        /// The stream.
+        stream: StreamId,
+        /// The status.
+        status: u16,
+        /// Raw octets charged.
+        raw: u64,
+    },
+    /// The final response head.
+    Head {
+        /// The stream.
+        stream: StreamId,
+        /// The status.
+        status: u16,
+        /// The regular header fields.
+        headers: Vec<Header>,
+        /// Raw octets charged.
+        raw: u64,
+    },
+    /// Body octets.
+    Data {
+        /// The stream.
+        stream: StreamId,
+        /// The octets (padding removed).
+        data: Vec<u8>,
+        /// Raw octets charged.
+        raw: u64,
+    },
+    /// The response ended (END_STREAM), with its trailers if any.
+    End {
+        /// The stream.
+        stream: StreamId,
+        /// Trailer fields.
+        trailers: Vec<Header>,
+        /// Raw octets charged.
+        raw: u64,
+    },
+    /// The stream failed; no more events come for it.
+    Failed {
+        /// The stream.
+        stream: StreamId,
+        /// Why.
+        error: H2Error,
+        /// Raw octets charged.
+        raw: u64,
+    },
+}
+
+impl StreamEvent {
+    /// The stream the event belongs to.
+    pub fn stream(&self) -> StreamId {
+        event_stream(self)
+    }
+
+    /// The raw octets charged to the stream since its previous event.
+    pub fn raw(&self) -> u64 {
+        match self {
+            StreamEvent::Informational { raw, .. }
+            | StreamEvent::Head { raw, .. }
+            | StreamEvent::Data { raw, .. }
+            | StreamEvent::End { raw, .. }
+            | StreamEvent::Failed { raw, .. } => *raw,
+        }
+    }
+}
+
+/// Why a stream could not be opened.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Every stream slot is taken (see [`ClientConnection::can_open`]).
+    #[error("no HTTP/2 stream slot is free ({max} in use)")]
+    NoSlot {
+        /// The current limit.
+        max: u32,
+    },
+    /// The connection is going away or failed: open a new one.
+    #[error("the HTTP/2 connection accepts no new streams")]
+    NotAccepting,
+    /// A header name is uppercase, empty, a pseudo-header, or connection-specific, or a value
+    /// holds CR, LF or NUL.
+    #[error("request header {name:?} cannot be sent over HTTP/2")]
+    InvalidHeader {
+        /// The name.
+        name: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    AwaitingHead,
+    Body,
+}
+
+#[derive(Debug)]
+struct Stream {
+    id: u32,
+    ledger: ByteLedger,
+    raw: u64,
+    phase: Phase,
+    informational: u32,
+    content_length: Option<u64>,
+    no_body_expected: bool,
+    received: u64,
+    head_request: bool,
+    // Receive flow control: credit the server has, and the octets delivered but not re-granted.
+    recv_window: i64,
+    undelivered: usize,
+    // Send flow control.
+    send_window: i64,
+    body: Vec<u8>,
+    body_sent: usize,
+    local_closed: bool,
+}
+
+impl Stream {
+    /// The window this stream should have: what its allowance has left, at most `max`.
+    fn target_window(&self, max: u32) -> i64 {
+        (self.ledger.remaining().min(u64::from(max))) as i64
+    }
+}
+
+/// The header block being assembled.
+#[derive(Debug)]
+struct Assembly {
+    stream_id: u32,
+    continuations: u32,
+    raw: usize,
+    end_stream: bool,
+    /// Part of a PUSH_PROMISE (refused when complete… or at once: see `on_frame`).
+    target: Target,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// An active stream.
+    Stream,
+    /// A stream whose frames are ignored (closed, reset): decoded to keep HPACK in step.
+    Ignored,
+}
+
+/// A sans-IO HTTP/2 client connection. See the module docs.
+#[derive(Debug)]
+pub struct ClientConnection {
+    config: H2Config,
+    frames: FrameDecoder,
+    decoder: Decoder,
+    encoder: Encoder,
+    out: Vec<u8>,
+    control_queued: usize,
+    events: VecDeque<StreamEvent>,
+    streams: Vec<Stream>,
+    next_stream_id: u32,
+    reset: VecDeque<u32>,
+    socket: ByteLedger,
+    assembly: Option<Assembly>,
+    // Server settings.
+    got_settings: bool,
+    peer_max_streams: u32,
+    peer_initial_window: i64,
+    peer_max_frame: usize,
+    // Our SETTINGS awaiting their ACK.
+    settings_deadline: Option<Instant>,
+    // Connection flow control.
+    conn_recv_window: i64,
+    conn_send_window: i64,
+    /// DATA octets queued in events, not yet taken by the caller.
+    conn_undelivered: usize,
+    // Counters.
+    empty_data: u32,
+    priority_frames: u32,
+    unknown_frames: u32,
+    goaway: Option<(u32, Reason)>,
+    error: Option<H2Error>,
+}
+
+impl ClientConnection {
+    /// A new connection at `now`: the preface, our SETTINGS (ENABLE_PUSH=0,
+    /// MAX_HEADER_LIST_SIZE) and the connection window's WINDOW_UPDATE are queued for writing.
+    pub fn new(now: Instant, config: H2Config) -> Self {
+        let mut out = PREFACE.to_vec();
+        Frame::Settings {
+            ack: false,
+            settings: vec![
+                (setting::ENABLE_PUSH, 0),
+                (
+                    setting::MAX_HEADER_LIST_SIZE,
+                    u32::try_from(config.header_list.max_list_bytes).unwrap_or(u32::MAX),
+                ),
+            ],
+        }
+        .encode(&mut out);
+        let conn_window = i64::from(
+            config
+                .connection_window
+                .clamp(DEFAULT_WINDOW, MAX_WINDOW as u32),
+        );
+        if conn_window > i64::from(DEFAULT_WINDOW) {
+            Frame::WindowUpdate {
+                stream_id: 0,
+                increment: (conn_window - i64::from(DEFAULT_WINDOW)) as u32,
+            }
+            .encode(&mut out);
+        }
+        ClientConnection {
+            decoder: Decoder::new(config.header_list),
+            settings_deadline: Some(now + config.settings_timeout),
+            socket: ByteLedger::new(config.socket_bytes),
+            config,
+            frames: FrameDecoder::new(),
+            encoder: Encoder::new(),
+            out,
+            control_queued: 0,
+            events: VecDeque::new(),
+            streams: Vec::new(),
+            next_stream_id: 1,
+            reset: VecDeque::new(),
+            assembly: None,
+            got_settings: false,
+            peer_max_streams: u32::MAX,
+            peer_initial_window: i64::from(DEFAULT_WINDOW),
+            peer_max_frame: MAX_FRAME_SIZE,
+            conn_recv_window: conn_window,
+            conn_send_window: i64::from(DEFAULT_WINDOW),
+            conn_undelivered: 0,
+            empty_data: 0,
+            priority_frames: 0,
+            unknown_frames: 0,
+            goaway: None,
+            error: None,
+        }
+    }
+
+    /// Streams allowed at once now: 1 until the server's SETTINGS arrive, then
+    /// min(`max_streams`, its MAX_CONCURRENT_STREAMS).
+    pub fn max_streams(&self) -> u32 {
+        if self.got_settings {
+            self.config.max_streams.min(self.peer_max_streams)
+        } else {
+            1
+        }
+    }
+
+    /// Streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Whether [`open_stream`](Self::open_stream) would succeed now (slot free, not going away).
+    pub fn can_open(&self) -> bool {
+        self.accepting() && (self.streams.len() as u64) < u64::from(self.max_streams())
+    }
+
+    fn accepting(&self) -> bool {
+        self.error.is_none() && self.goaway.is_none() && self.next_stream_id < (1 << 31)
+    }
+
+    /// The connection error, once there is one: no stream can be opened after it.
+    pub fn error(&self) -> Option<&H2Error> {
+        self.error.as_ref()
+    }
+
+    /// The server's GOAWAY, if one arrived: (last stream id, error code).
+    pub fn goaway(&self) -> Option<(u32, Reason)> {
+        self.goaway
+    }
+
+    /// Raw octets charged to the per-socket ledger so far.
+    pub fn socket_bytes_used(&self) -> u64 {
+        self.socket.used()
+    }
+
+    /// Opens a stream for `request`. `allowance` is what the work item's byte budget has left:
+    /// every frame of the stream is charged against it, and its receive window is sized from it
+    /// (at most `max_stream_window`).
+    pub fn open_stream(
+        &mut self,
+        request: &Request,
+        allowance: u64,
+    ) -> Result<StreamId, OpenError> {
+        if !self.accepting() {
+            return Err(OpenError::NotAccepting);
+        }
+        if !self.can_open() {
+            return Err(OpenError::NoSlot {
+                max: self.max_streams(),
+            });
+        }
+        for (name, value) in &request.headers {
+            let bad_name = name.is_empty()
+                || name.starts_with(':')
+                || name.bytes().any(|b| !is_token_lower(b))
+                || is_connection_specific(name.as_bytes(), value.as_bytes());
+            let bad_value = value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0));
+            if bad_name || bad_value {
+                return Err(OpenError::InvalidHeader { name: name.clone() });
+            }
+        }
+        for (name, v) in [
+            (":method", &request.method),
+            (":authority", &request.authority),
+            (":path", &request.path),
+        ] {
+            if v.is_empty() || v.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                return Err(OpenError::InvalidHeader { name: name.into() });
+            }
+        }
+        let id = self.next_stream_id;
+        self.next_stream_id += 2;
+        let mut block = Vec::new();
+        let pseudo = [
+            (&b":method"[..], request.method.as_bytes()),
+            (b":scheme", request.scheme.as_bytes()),
+            (b":authority", request.authority.as_bytes()),
+            (b":path", request.path.as_bytes()),
+        ];
+        let regular = request
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_bytes(), v.as_bytes()));
+        self.encoder
+            .encode(pseudo.into_iter().chain(regular), &mut block);
+        let end_stream = request.body.is_empty();
+        let mut chunks = block
+            .chunks(self.peer_max_frame.min(MAX_FRAME_SIZE))
+            .peekable();
+        let first = chunks.next().unwrap_or(&[]);
+        Frame::Headers {
+            stream_id: id,
+            end_stream,
+            end_headers: chunks.peek().is_none(),
+            priority: None,
+            fragment: first.to_vec(),
+            pad_len: None,
+        }
+        .encode(&mut self.out);
+        while let Some(c) = chunks.next() {
+            Frame::Continuation {
+                stream_id: id,
+                end_headers: chunks.peek().is_none(),
+                fragment: c.to_vec(),
+            }
+            .encode(&mut self.out);
+        }
+        let mut stream = Stream {
+            id,
+            ledger: ByteLedger::new(allowance),
+            raw: 0,
+            phase: Phase::AwaitingHead,
+            informational: 0,
+            content_length: None,
+            no_body_expected: false,
+            received: 0,
+            head_request: request.method == "HEAD",
+            recv_window: i64::from(DEFAULT_WINDOW),
+            undelivered: 0,
+            send_window: self.peer_initial_window,
+            body: request.body.clone(),
+            body_sent: 0,
+            local_closed: end_stream,
+        };
+        let target = stream.target_window(self.config.max_stream_window);
+        if target > stream.recv_window {
+            Frame::WindowUpdate {
+                stream_id: id,
+                increment: (target - stream.recv_window) as u32,
+            }
+            .encode(&mut self.out);
+            stream.recv_window = target;
+        }
+        self.streams.push(stream);
+        self.flush_bodies();
+        Ok(StreamId(id))
+    }
+
+    /// Cancels a stream: RST_STREAM(CANCEL) is sent and no more events come for it. The
+    /// connection stays open. Unknown or finished streams are ignored.
+    pub fn cancel(&mut self, stream: StreamId) {
+        if let Some(i) = self.find(stream.0) {
+            let s = self.streams.remove(i);
+            self.remember_reset(s.id);
+            if self.error.is_none() {
+                Frame::RstStream {
+                    stream_id: s.id,
+                    reason: Reason::CANCEL,
+                }
+                .encode(&mut self.out);
+            }
+            let mut dropped = 0;
+            self.events.retain(|e| match e {
+                StreamEvent::Data {
+                    stream: s, data, ..
+                } if *s == stream => {
+                    dropped += data.len();
+                    false
+                }
+                e => event_stream(e) != stream,
+            });
+            self.conn_undelivered -= dropped;
+            self.release(None);
+        }
+    }
+
+    /// Bytes to write to the socket, if any. Taking them frees the control-output allowance.
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        self.control_queued = 0;
+        if self.out.is_empty() {
+            None
+        } else {
+            Some(core::mem::take(&mut self.out))
+        }
+    }
+
+    /// The next stream event. Taking a [`StreamEvent::Data`] reopens the windows it used.
+    pub fn poll_event(&mut self) -> Option<StreamEvent> {
+        let ev = self.events.pop_front()?;
+        if let StreamEvent::Data { stream, data, .. } = &ev {
+            self.conn_undelivered -= data.len();
+            if let Some(i) = self.find(stream.0) {
+                self.streams[i].undelivered -= data.len();
+            }
+            self.release(Some(stream.0));
+        }
+        Some(ev)
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.error.is_some() {
+            None
+        } else {
+            self.settings_deadline
+        }
+    }
+
+    /// Time passed: fails the connection if our SETTINGS are still unacknowledged.
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), H2Error> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        match self.settings_deadline {
+            Some(d) if now >= d => {
+                let ms = self.config.settings_timeout.as_millis() as u64;
+                Err(self.fail(H2Error::SettingsTimeout { ms }))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The server closed the socket: every open stream fails.
+    pub fn handle_eof(&mut self) {
+        let what = if self.frames.buffered() > 0 || self.assembly.is_some() {
+            "the socket ended inside a frame"
+        } else {
+            "the server closed the socket"
+        };
+        let err = H2Error::Closed { what };
+        self.fail_all(&err);
+        if self.error.is_none() {
+            self.error = Some(err);
+        }
+    }
+
+    /// Bytes from the socket, in any split. On a connection error, GOAWAY is queued, every
+    /// stream fails, and the error is returned (now and for every later input).
+    pub fn handle_bytes(&mut self, _now: Instant, mut bytes: &[u8]) -> Result<(), H2Error> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        while !bytes.is_empty() {
+            let decoded = match self.frames.decode(&mut bytes) {
+                Ok(Some(d)) => d,
+                Ok(None) => break,
+                Err(e) => return Err(self.fail(e.into())),
+            };
+            if let Err(e) = self.on_frame(decoded) {
+                return Err(self.fail(e));
+            }
+        }
+        Ok(())
+    }
+
+    // ----- internals -----
+
+    fn find(&self, id: u32) -> Option<usize> {
+        self.streams.iter().position(|s| s.id == id)
+    }
+
+    fn remember_reset(&mut self, id: u32) {
+        if self.reset.len() >= RESET_MEMORY {
+            self.reset.pop_front();
+        }
+        self.reset.push_back(id);
+    }
+
+    /// A connection error: GOAWAY, every stream failed, the error kept.
+    fn fail(&mut self, err: H2Error) -> H2Error {
+        if self.error.is_none() {
+            Frame::GoAway {
+                last_stream_id: 0,
+                reason: err.reason(),
+                debug: Vec::new(),
+            }
+            .encode(&mut self.out);
+            self.fail_all(&err);
+            self.error = Some(err.clone());
+        }
+        err
+    }
+
+    fn fail_all(&mut self, err: &H2Error) {
+        for s in core::mem::take(&mut self.streams) {
+            self.events.push_back(StreamEvent::Failed {
+                stream: StreamId(s.id),
+                error: err.clone(),
+                raw: s.raw,
+            });
+        }
+    }
+
+    /// A stream error: RST_STREAM sent, the stream failed.
+    fn fail_stream(&mut self, i: usize, err: H2Error, reason: Reason) -> Result<(), H2Error> {
+        let s = self.streams.remove(i);
+        self.remember_reset(s.id);
+        self.queue_control(Frame::RstStream {
+            stream_id: s.id,
+            reason,
+        })?;
+        self.events.push_back(StreamEvent::Failed {
+            stream: StreamId(s.id),
+            error: err,
+            raw: s.raw,
+        });
+        Ok(())
+    }
+
+    fn queue_control(&mut self, frame: Frame) -> Result<(), H2Error> {
+        let before = self.out.len();
+        frame.encode(&mut self.out);
+        self.control_queued += self.out.len() - before;
+        if self.control_queued > self.config.control_output_bytes {
+            return Err(H2Error::Limit {
+                limit: H2Limit::ControlOutput,
+                max: self.config.control_output_bytes as u64,
+            });
+        }
+        Ok(())
+    }
+
+    fn charge_socket(&mut self, n: usize) -> Result<(), H2Error> {
+        self.socket.charge(n).map_err(|_| {
+            H2Error::Budget(BudgetExceeded::new(
+                Budget::H2SocketBytes,
+                self.config.socket_bytes,
+            ))
+        })
+    }
+
+    /// Charges a frame to stream `i`: `Ok(false)` if its allowance is spent (the stream failed).
+    fn charge_stream(&mut self, i: usize, n: usize) -> Result<bool, H2Error> {
+        let s = &mut self.streams[i];
+        match s.ledger.charge(n) {
+            Ok(()) => {
+                s.raw += n as u64;
+                Ok(true)
+            }
+            Err(b) => {
+                s.raw += n as u64;
+                self.fail_stream(i, H2Error::Budget(b), Reason::CANCEL)?;
+                Ok(false)
+            }
+        }
+    }
+
+    fn count(counter: &mut u32, max: u32, limit: H2Limit) -> Result<(), H2Error> {
+        *counter += 1;
+        if *counter > max {
+            return Err(H2Error::Limit {
+                limit,
+                max: u64::from(max),
+            });
+        }
+        Ok(())
+    }
+
+    fn protocol(what: &'static str) -> H2Error {
+        H2Error::Protocol {
+            reason: Reason::PROTOCOL_ERROR,
+            what,
+        }
+    }
+
+    /// Whether `id` names a stream we opened (odd, below the next id).
+    fn is_ours(&self, id: u32) -> bool {
+        id % 2 == 1 && id < self.next_stream_id
+    }
+
+    /// Reopens the windows for octets the caller took (or that were discarded: padding, frames
+    /// of failed streams). Octets still queued in events are not re-granted, so what waits for
+    /// the caller stays within the windows. A window is reopened once half of it is free.
+    fn release(&mut self, stream: Option<u32>) {
+        if self.error.is_some() {
+            return;
+        }
+        let conn_target = i64::from(
+            self.config
+                .connection_window
+                .clamp(DEFAULT_WINDOW, MAX_WINDOW as u32),
+        );
+        let inc = conn_target - self.conn_recv_window - self.conn_undelivered as i64;
+        if inc > 0 && inc >= conn_target / 2 {
+            self.conn_recv_window += inc;
+            // Window updates replace octets the caller took: they are not server-driven, so they
+            // are not counted against the control-output allowance.
+            Frame::WindowUpdate {
+                stream_id: 0,
+                increment: inc as u32,
+            }
+            .encode(&mut self.out);
+        }
+        let max = self.config.max_stream_window;
+        if let Some(i) = stream.and_then(|id| self.find(id)) {
+            let s = &mut self.streams[i];
+            let target = s.target_window(max);
+            let inc = target - s.recv_window - s.undelivered as i64;
+            if inc > 0 && inc >= target / 2 {
+                s.recv_window += inc;
+                Frame::WindowUpdate {
+                    stream_id: s.id,
+                    increment: inc as u32,
+                }
+                .encode(&mut self.out);
+            }
+        }
+    }
+
+    /// Sends request body octets as far as the windows allow.
+    fn flush_bodies(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let max_frame = self.peer_max_frame.min(MAX_FRAME_SIZE);
+        for s in &mut self.streams {
+            while !s.local_closed {
+                let left = s.body.len() - s.body_sent;
+                let room = s.send_window.min(self.conn_send_window).max(0) as usize;
+                let n = left.min(room).min(max_frame);
+                if n == 0 && left > 0 {
+                    break;
+                }
+                let end = n == left;
+                Frame::Data {
+                    stream_id: s.id,
+                    end_stream: end,
+                    data: s.body[s.body_sent..s.body_sent + n].to_vec(),
+                    pad_len: None,
+                }
+                .encode(&mut self.out);
+                s.body_sent += n;
+                s.send_window -= n as i64;
+                self.conn_send_window -= n as i64;
+                if end {
+                    s.local_closed = true;
+                    s.body = Vec::new();
+                }
+            }
+        }
+    }
+
+    fn on_frame(&mut self, d: Decoded) -> Result<(), H2Error> {
+        let raw = d.raw_len;
+        let frame = d.frame;
+        // The server's preface is a SETTINGS frame.
+        if !self.got_settings && !matches!(frame, Frame::Settings { ack: false, .. }) {
+            return Err(Self::protocol("the server's first frame is not SETTINGS"));
+        }
+        // A header block in progress admits only its CONTINUATION frames.
+        if let Some(a) = &self.assembly {
+            match &frame {
+                Frame::Continuation { stream_id, .. } if *stream_id == a.stream_id => {}
+                _ => {
+                    return Err(Self::protocol(
+                        "a frame interleaved in a header block (CONTINUATION expected)",
+                    ))
+                }
+            }
+        }
+        let sid = frame.stream_id();
+        let active = if sid == 0 { None } else { self.find(sid) };
+        // Charge the frame to its stream, or to the socket ledger.
+        match active {
+            Some(i) => {
+                if !self.charge_stream(i, raw)? {
+                    // The stream failed on its allowance: its frames are now the socket's to
+                    // ignore, but a header block must still be decoded.
+                    return self.ignored_frame(frame, raw);
+                }
+            }
+            None => self.charge_socket(raw)?,
+        }
+        match frame {
+            Frame::Settings { ack, settings } => self.on_settings(ack, &settings),
+            Frame::Ping { ack, data } => {
+                if !ack {
+                    self.queue_control(Frame::Ping { ack: true, data })?;
+                }
+                Ok(())
+            }
+            Frame::GoAway {
+                last_stream_id,
+                reason,
+                ..
+            } => self.on_goaway(last_stream_id, reason),
+            Frame::WindowUpdate {
+                stream_id,
+                increment,
+            } => self.on_window_update(stream_id, increment, active),
+            Frame::Priority { .. } => Self::count(
+                &mut self.priority_frames,
+                self.config.priority_frames,
+                H2Limit::PriorityFrames,
+            ),
+            Frame::Unknown { .. } => Self::count(
+                &mut self.unknown_frames,
+                self.config.unknown_frames,
+                H2Limit::UnknownFrames,
+            ),
+            Frame::PushPromise { .. } => Err(Self::protocol("PUSH_PROMISE while push is disabled")),
+            Frame::RstStream { stream_id, reason } => {
+                if !self.is_ours(stream_id) {
+                    return Err(Self::protocol("RST_STREAM on an idle stream"));
+                }
+                if let Some(i) = active {
+                    let s = self.streams.remove(i);
+                    self.events.push_back(StreamEvent::Failed {
+                        stream: StreamId(s.id),
+                        error: H2Error::Reset { reason },
+                        raw: s.raw,
+                    });
+                }
+                Ok(())
+            }
+            Frame::Data {
+                stream_id,
+                end_stream,
+                data,
+                ..
+            } => {
+                if !self.is_ours(stream_id) {
+                    return Err(Self::protocol("DATA on an idle stream"));
+                }
+                let flow = raw - super::frame::HEADER_LEN;
+                self.conn_recv_window -= flow as i64;
+                if self.conn_recv_window < 0 {
+                    return Err(H2Error::Protocol {
+                        reason: Reason::FLOW_CONTROL_ERROR,
+                        what: "DATA beyond the connection window",
+                    });
+                }
+                if flow == 0 && !end_stream {
+                    Self::count(
+                        &mut self.empty_data,
+                        self.config.empty_data_frames,
+                        H2Limit::EmptyDataFrames,
+                    )?;
+                }
+                match active {
+                    Some(i) => self.on_data(i, end_stream, data, flow),
+                    None => {
+                        if self.reset.contains(&stream_id) {
+                            self.release(None);
+                            Ok(())
+                        } else {
+                            Err(H2Error::Protocol {
+                                reason: Reason::STREAM_CLOSED,
+                                what: "DATA on a closed stream",
+                            })
+                        }
+                    }
+                }
+            }
+            Frame::Headers {
+                stream_id,
+                end_stream,
+                end_headers,
+                fragment,
+                ..
+            } => {
+                if !self.is_ours(stream_id) {
+                    return Err(Self::protocol(
+                        "HEADERS on an idle or server-initiated stream",
+                    ));
+                }
+                let target = if active.is_some() {
+                    Target::Stream
+                } else if self.reset.contains(&stream_id) {
+                    Target::Ignored
+                } else {
+                    return Err(H2Error::Protocol {
+                        reason: Reason::STREAM_CLOSED,
+                        what: "HEADERS on a closed stream",
+                    });
+                };
+                self.assembly = Some(Assembly {
+                    stream_id,
+                    continuations: 0,
+                    raw: 0,
+                    end_stream,
+                    target,
+                });
+                self.block_fragment(&fragment, end_headers)
+            }
+            Frame::Continuation {
+                end_headers,
+                fragment,
+                ..
+            } => {
+                if self.assembly.is_none() {
+                    return Err(Self::protocol("CONTINUATION without a header block"));
+                }
+                self.count_continuation()?;
+                self.block_fragment(&fragment, end_headers)
+            }
+        }
+    }
+
+    /// Counts one more CONTINUATION of the block being assembled.
+    fn count_continuation(&mut self) -> Result<(), H2Error> {
+        if let Some(a) = &mut self.assembly {
+            a.continuations += 1;
+            if a.continuations > self.config.max_continuations {
+                return Err(H2Error::Limit {
+                    limit: H2Limit::ContinuationFrames,
+                    max: u64::from(self.config.max_continuations),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A frame of a stream that just failed on its allowance: a header block still goes through
+    /// HPACK, everything else is dropped.
+    fn ignored_frame(&mut self, frame: Frame, raw: usize) -> Result<(), H2Error> {
+        match frame {
+            Frame::Headers {
+                stream_id,
+                end_headers,
+                fragment,
+                end_stream,
+                ..
+            } => {
+                self.assembly = Some(Assembly {
+                    stream_id,
+                    continuations: 0,
+                    raw: 0,
+                    end_stream,
+                    target: Target::Ignored,
+                });
+                self.block_fragment(&fragment, end_headers)
+            }
+            Frame::Continuation {
+                end_headers,
+                fragment,
+                ..
+            } => {
+                if let Some(a) = &mut self.assembly {
+                    a.target = Target::Ignored;
+                }
+                self.count_continuation()?;
+                self.block_fragment(&fragment, end_headers)
+            }
+            Frame::Data { .. } => {
+                // Still flow-controlled on the connection (RFC 9113 §6.9), then discarded.
+                self.conn_recv_window -= (raw - super::frame::HEADER_LEN) as i64;
+                if self.conn_recv_window < 0 {
+                    return Err(H2Error::Protocol {
+                        reason: Reason::FLOW_CONTROL_ERROR,
+                        what: "DATA beyond the connection window",
+                    });
+                }
+                self.release(None);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn block_fragment(&mut self, fragment: &[u8], end_headers: bool) -> Result<(), H2Error> {
+        let Some(a) = &mut self.assembly else {
+            return Ok(());
+        };
+        a.raw += fragment.len();
+        if a.raw > self.config.header_block_bytes {
+            return Err(H2Error::Budget(BudgetExceeded::new(
+                Budget::HeaderBlock,
+                self.config.header_block_bytes as u64,
+            )));
+        }
+        match self.decoder.feed(fragment) {
+            Ok(()) => {}
+            Err(e) if e.is_connection_error() => return Err(e.into()),
+            Err(_) => {}
+        }
+        if !end_headers {
+            return Ok(());
+        }
+        let Some(a) = self.assembly.take() else {
+            return Ok(());
+        };
+        let list = match self.decoder.finish() {
+            Ok(list) => Ok(list),
+            Err(e) if e.is_connection_error() => return Err(e.into()),
+            Err(e) => Err(e),
+        };
+        if a.target == Target::Ignored {
+            return Ok(());
+        }
+        let Some(i) = self.find(a.stream_id) else {
+            return Ok(());
+        };
+        match list {
+            Ok(list) => self.on_header_list(i, list, a.end_stream),
+            Err(e) => self.fail_stream(i, e.into(), Reason::CANCEL),
+        }
+    }
+
+    fn on_header_list(
+        &mut self,
+        i: usize,
+        list: Vec<Header>,
+        end_stream: bool,
+    ) -> Result<(), H2Error> {
+        let phase = self.streams[i].phase;
+        let (status, fields) = match check_fields(list, phase == Phase::AwaitingHead) {
+            Ok(v) => v,
+            Err(e) => return self.fail_stream(i, e, Reason::PROTOCOL_ERROR),
+        };
+        let id = StreamId(self.streams[i].id);
+        if phase == Phase::Body {
+            // Trailers.
+            if !end_stream {
+                return self.fail_stream(
+                    i,
+                    H2Error::Malformed {
+                        what: "trailers without END_STREAM",
+                    },
+                    Reason::PROTOCOL_ERROR,
+                );
+            }
+            return self.end_stream(i, fields);
+        }
+        let Some(status) = status else {
+            return self.fail_stream(
+                i,
+                H2Error::Malformed { what: "no :status" },
+                Reason::PROTOCOL_ERROR,
+            );
+        };
+        if (100..200).contains(&status) {
+            if status == 101 {
+                return self.fail_stream(
+                    i,
+                    H2Error::Malformed {
+                        what: "101 Switching Protocols is not allowed in HTTP/2",
+                    },
+                    Reason::PROTOCOL_ERROR,
+                );
+            }
+            if end_stream {
+                return self.fail_stream(
+                    i,
+                    H2Error::Malformed {
+                        what: "a 1xx response with END_STREAM",
+                    },
+                    Reason::PROTOCOL_ERROR,
+                );
+            }
+            let limit = self.config.informational_responses;
+            let s = &mut self.streams[i];
+            s.informational += 1;
+            if s.informational > limit {
+                return self.fail_stream(
+                    i,
+                    H2Error::Budget(BudgetExceeded::new(
+                        Budget::InformationalResponses,
+                        u64::from(limit),
+                    )),
+                    Reason::CANCEL,
+                );
+            }
+            let raw = core::mem::take(&mut s.raw);
+            self.events.push_back(StreamEvent::Informational {
+                stream: id,
+                status,
+                raw,
+            });
+            return Ok(());
+        }
+        let mut content_length = None;
+        for h in &fields {
+            if h.name == b"content-length" {
+                let v = parse_decimal(&h.value).ok_or(H2Error::Malformed {
+                    what: "invalid content-length",
+                });
+                let v = match v {
+                    Ok(v) if content_length.is_none_or(|c| c == v) => v,
+                    Ok(_) => {
+                        return self.fail_stream(
+                            i,
+                            H2Error::Malformed {
+                                what: "conflicting content-length values",
+                            },
+                            Reason::PROTOCOL_ERROR,
+                        )
+                    }
+                    Err(e) => return self.fail_stream(i, e, Reason::PROTOCOL_ERROR),
+                };
+                content_length = Some(v);
+            }
+        }
+        let s = &mut self.streams[i];
+        s.phase = Phase::Body;
+        s.no_body_expected = s.head_request || status == 304 || status == 204;
+        s.content_length = content_length;
+        let raw = core::mem::take(&mut s.raw);
+        self.events.push_back(StreamEvent::Head {
+            stream: id,
+            status,
+            headers: fields,
+            raw,
+        });
+        if end_stream {
+            return self.end_stream(i, Vec::new());
+        }
+        Ok(())
+    }
+
+    fn end_stream(&mut self, i: usize, trailers: Vec<Header>) -> Result<(), H2Error> {
+        let s = &self.streams[i];
+        if let Some(cl) = s.content_length {
+            if !s.no_body_expected && cl != s.received {
+                let err = H2Error::ContentLength {
+                    declared: cl,
+                    received: s.received,
+                };
+                return self.fail_stream(i, err, Reason::PROTOCOL_ERROR);
+            }
+        }
+        let s = self.streams.remove(i);
+        if !s.local_closed {
+            // The response is complete before our body: stop sending it (RFC 9113 §8.1).
+            self.queue_control(Frame::RstStream {
+                stream_id: s.id,
+                reason: Reason::NO_ERROR,
+            })?;
+            self.remember_reset(s.id);
+        }
+        self.events.push_back(StreamEvent::End {
+            stream: StreamId(s.id),
+            trailers,
+            raw: s.raw,
+        });
+        Ok(())
+    }
+
+    fn on_data(
+        &mut self,
+        i: usize,
+        end_stream: bool,
+        data: Vec<u8>,
+        flow: usize,
+    ) -> Result<(), H2Error> {
+        let s = &mut self.streams[i];
+        s.recv_window -= flow as i64;
+        if s.recv_window < 0 {
+            self.release(None);
+            return self.fail_stream(
+                i,
+                H2Error::Protocol {
+                    reason: Reason::FLOW_CONTROL_ERROR,
+                    what: "DATA beyond the stream window",
+                },
+                Reason::FLOW_CONTROL_ERROR,
+            );
+        }
+        if s.phase != Phase::Body {
+            self.release(None);
+            return self.fail_stream(
+                i,
+                H2Error::Malformed {
+                    what: "DATA before the response head",
+                },
+                Reason::PROTOCOL_ERROR,
+            );
+        }
+        s.received += data.len() as u64;
+        if let Some(cl) = s.content_length {
+            if s.received > cl && !s.no_body_expected || (s.no_body_expected && !data.is_empty()) {
+                let err = H2Error::ContentLength {
+                    declared: cl,
+                    received: s.received,
+                };
+                self.release(None);
+                return self.fail_stream(i, err, Reason::PROTOCOL_ERROR);
+            }
+        }
+        let id = StreamId(s.id);
+        if !data.is_empty() {
+            s.undelivered += data.len();
+            self.conn_undelivered += data.len();
+            let raw = core::mem::take(&mut s.raw);
+            self.events.push_back(StreamEvent::Data {
+                stream: id,
+                data,
+                raw,
+            });
+        }
+        // Padding is discarded at once: its share of the windows may come back now.
+        self.release(Some(id.0));
+        if end_stream {
+            return self.end_stream(i, Vec::new());
+        }
+        Ok(())
+    }
+
+    fn on_settings(&mut self, ack: bool, settings: &[(u16, u32)]) -> Result<(), H2Error> {
+        if ack {
+            if self.settings_deadline.take().is_none() {
+                return Err(Self::protocol(
+                    "SETTINGS ACK without SETTINGS to acknowledge",
+                ));
+            }
+            return Ok(());
+        }
+        for &(id, v) in settings {
+            match id {
+                setting::ENABLE_PUSH if v != 0 => {
+                    return Err(Self::protocol("a server may not set ENABLE_PUSH"));
+                }
+                setting::MAX_CONCURRENT_STREAMS => self.peer_max_streams = v,
+                setting::INITIAL_WINDOW_SIZE => {
+                    if i64::from(v) > MAX_WINDOW {
+                        return Err(H2Error::Protocol {
+                            reason: Reason::FLOW_CONTROL_ERROR,
+                            what: "INITIAL_WINDOW_SIZE above 2^31-1",
+                        });
+                    }
+                    let delta = i64::from(v) - self.peer_initial_window;
+                    self.peer_initial_window = i64::from(v);
+                    for s in &mut self.streams {
+                        s.send_window += delta;
+                        if s.send_window > MAX_WINDOW {
+                            return Err(H2Error::Protocol {
+                                reason: Reason::FLOW_CONTROL_ERROR,
+                                what: "INITIAL_WINDOW_SIZE overflows a stream window",
+                            });
+                        }
+                    }
+                }
+                setting::MAX_FRAME_SIZE => {
+                    if !(16_384..=16_777_215).contains(&v) {
+                        return Err(Self::protocol("MAX_FRAME_SIZE out of range"));
+                    }
+                    self.peer_max_frame = v as usize;
+                }
+                // HEADER_TABLE_SIZE: our encoder never indexes. MAX_HEADER_LIST_SIZE: advisory.
+                _ => {}
+            }
+        }
+        self.got_settings = true;
+        self.queue_control(Frame::Settings {
+            ack: true,
+            settings: Vec::new(),
+        })?;
+        self.flush_bodies();
+        Ok(())
+    }
+
+    fn on_goaway(&mut self, last: u32, reason: Reason) -> Result<(), H2Error> {
+        if let Some((prev, _)) = self.goaway {
+            if last > prev {
+                return Err(Self::protocol("GOAWAY raised its last stream id"));
+            }
+        }
+        self.goaway = Some((last, reason));
+        let mut kept = Vec::new();
+        for s in core::mem::take(&mut self.streams) {
+            if s.id > last {
+                self.remember_reset(s.id);
+                self.events.push_back(StreamEvent::Failed {
+                    stream: StreamId(s.id),
+                    error: H2Error::GoAway {
+                        reason,
+                        last_stream_id: last,
+                    },
+                    raw: s.raw,
+                });
+            } else {
+                kept.push(s);
+            }
+        }
+        self.streams = kept;
+        Ok(())
+    }
+
+    fn on_window_update(
+        &mut self,
+        sid: u32,
+        inc: u32,
+        active: Option<usize>,
+    ) -> Result<(), H2Error> {
+        if sid == 0 {
+            if inc == 0 {
+                return Err(Self::protocol("WINDOW_UPDATE with a zero increment"));
+            }
+            self.conn_send_window += i64::from(inc);
+            if self.conn_send_window > MAX_WINDOW {
+                return Err(H2Error::Protocol {
+                    reason: Reason::FLOW_CONTROL_ERROR,
+                    what: "WINDOW_UPDATE overflows the connection window",
+                });
+            }
+            self.flush_bodies();
+            return Ok(());
+        }
+        if !self.is_ours(sid) {
+            return Err(Self::protocol("WINDOW_UPDATE on an idle stream"));
+        }
+        let Some(i) = active else {
+            return Ok(());
+        };
+        if inc == 0 {
+            return self.fail_stream(
+                i,
+                Self::protocol("WINDOW_UPDATE with a zero increment"),
+                Reason::PROTOCOL_ERROR,
+            );
+        }
+        let s = &mut self.streams[i];
+        s.send_window += i64::from(inc);
+        if s.send_window > MAX_WINDOW {
+            return self.fail_stream(
+                i,
+                H2Error::Protocol {
+                    reason: Reason::FLOW_CONTROL_ERROR,
+                    what: "WINDOW_UPDATE overflows the stream window",
+                },
+                Reason::FLOW_CONTROL_ERROR,
+            );
+        }
+        self.flush_bodies();
+        Ok(())
+    }
+}
+
+fn event_stream(e: &StreamEvent) -> StreamId {
+    match e {
+        StreamEvent::Informational { stream, .. }
+        | StreamEvent::Head { stream, .. }
+        | StreamEvent::Data { stream, .. }
+        | StreamEvent::End { stream, .. }
+        | StreamEvent::Failed { stream, .. } => *stream,
+    }
+}
+
+/// Lowercase token characters (RFC 9110 tchar without uppercase).
+fn is_token_lower(b: u8) -> bool {
+    matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+'
+        | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
+}
+
+/// Connection-specific fields (RFC 9113 §8.2.2); `te` is allowed only as `trailers`.
+fn is_connection_specific(name: &[u8], value: &[u8]) -> bool {
+    matches!(
+        name,
+        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"
+    ) || (name == b"te" && value != b"trailers")
+}
+
+fn parse_decimal(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    v.iter().try_fold(0u64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
+/// Checks a response header list (RFC 9113 §8.1.1, §8.3.2): `:status` only, first, once (and
+/// only in a head); names lowercase tokens; no connection-specific field; values without CR, LF
+/// or NUL. Returns the status and the regular fields.
+fn check_fields(list: Vec<Header>, head: bool) -> Result<(Option<u16>, Vec<Header>), H2Error> {
+    let mut status = None;
+    let mut regular_seen = false;
+    let mut fields = Vec::with_capacity(list.len());
+    for h in list {
+        if h.value.iter().any(|&b| matches!(b, b'\r' | b'\n' | 0))
+            || h.value.first().is_some_and(|&b| b == b' ' || b == b'\t')
+            || h.value.last().is_some_and(|&b| b == b' ' || b == b'\t')
+        {
+            return Err(H2Error::Malformed {
+                what: "a field value with CR, LF, NUL or surrounding whitespace",
+            });
+        }
+        if h.name.first() == Some(&b':') {
+            if h.name != b":status" || !head {
+                return Err(H2Error::Malformed {
+                    what: "a pseudo-header other than :status in a response head",
+                });
+            }
+            if regular_seen {
+                return Err(H2Error::Malformed {
+                    what: "a pseudo-header after a regular field",
+                });
+            }
+            if status.is_some() {
+                return Err(H2Error::Malformed {
+                    what: "a second :status",
+                });
+            }
+            let v = &h.value;
+            if v.len() != 3 || !v.iter().all(u8::is_ascii_digit) {
+                return Err(H2Error::Malformed {
+                    what: "an invalid :status",
+                });
+            }
+            let n = v.iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0'));
+            if n < 100 {
+                return Err(H2Error::Malformed {
+                    what: "an invalid :status",
+                });
+            }
+            status = Some(n);
+            continue;
+        }
+        regular_seen = true;
+        if h.name.is_empty() || !h.name.iter().all(|&b| is_token_lower(b)) {
+            return Err(H2Error::Malformed {
+                what: "a field name that is empty, uppercase or not a token",
+            });
+        }
+        if is_connection_specific(&h.name, &h.value) {
+            return Err(H2Error::Malformed {
+                what: "a connection-specific field",
+            });
+        }
+        fields.push(h);
+    }
+    Ok((status, fields))
+}

@@ -1,0 +1,182 @@
+//! HTTP/2 (RFC 9113) for the core: the frame codec, HPACK, and a sans-IO client connection.
+//!
+//! Nothing here does I/O or reads a clock: bytes go in ([`ClientConnection::handle_bytes`]),
+//! bytes come out ([`ClientConnection::poll_transmit`]), time is an argument, and the response
+//! of each stream comes up as [`StreamEvent`]s, each carrying the raw octets it cost.
+//!
+//! # What is bounded, and how
+//!
+//! Per socket (one [`ClientConnection`]), with the defaults of [`H2Config`]:
+//! - every octet the server sends is charged: frames of a stream to that stream's allowance
+//!   (the work item's byte budget, passed to [`ClientConnection::open_stream`]), and stream-0
+//!   frames and frames for streams already closed or reset to a per-socket ledger of 1 MiB
+//!   ([`Budget::H2SocketBytes`](crate::budget::Budget::H2SocketBytes)); its exhaustion sends
+//!   GOAWAY(ENHANCE_YOUR_CALM) and fails every stream;
+//! - at most one frame is held (9 + 16384 octets; a larger frame is refused from its header);
+//! - one header block: raw octets at most `header_block_bytes` (64 KiB), at most 8 CONTINUATION
+//!   frames, no other frame in between; decoded list at most 65536 octets and 128 fields, checked
+//!   before copying ([`hpack`]);
+//! - control output we owe the server (SETTINGS and PING acknowledgements, WINDOW_UPDATE,
+//!   RST_STREAM) at most 64 KiB queued and not yet taken by the caller;
+//! - at most 32 settings per SETTINGS frame, 100 empty DATA frames, 100 PRIORITY frames and 100
+//!   frames of unknown type per socket;
+//! - receive windows: per stream at most min(256 KiB, what the stream's allowance has left), per
+//!   connection 2 MiB; windows are reopened only as the caller takes DATA out
+//!   ([`ClientConnection::poll_event`]), so undelivered data is bounded by the windows;
+//! - streams: at most 1 until the server's SETTINGS arrive, then min(8, its
+//!   MAX_CONCURRENT_STREAMS);
+//! - our SETTINGS must be acknowledged within 10 s of caller time.
+
+pub mod client;
+pub mod frame;
+pub mod hpack;
+
+pub use client::{ClientConnection, H2Config, Request, StreamEvent, StreamId};
+pub use frame::{Frame, FrameDecoder, FrameError, Reason};
+pub use hpack::HpackError;
+
+use crate::budget::BudgetExceeded;
+
+/// A per-socket count of frames this client caps, named in [`H2Error::Limit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum H2Limit {
+    /// Control frames queued for the server and not yet taken by the caller, in octets.
+    ControlOutput,
+    /// DATA frames with no payload and no END_STREAM.
+    EmptyDataFrames,
+    /// PRIORITY frames.
+    PriorityFrames,
+    /// Frames of unknown type.
+    UnknownFrames,
+    /// CONTINUATION frames in one header block.
+    ContinuationFrames,
+}
+
+impl H2Limit {
+    /// A stable, snake_case name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            H2Limit::ControlOutput => "h2_control_output_bytes",
+            H2Limit::EmptyDataFrames => "h2_empty_data_frames",
+            H2Limit::PriorityFrames => "h2_priority_frames",
+            H2Limit::UnknownFrames => "h2_unknown_frames",
+            H2Limit::ContinuationFrames => "h2_continuation_frames",
+        }
+    }
+}
+
+impl core::fmt::Display for H2Limit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why an HTTP/2 stream or connection failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum H2Error {
+    /// A frame could not be decoded.
+    #[error("HTTP/2 frame: {0}")]
+    Frame(#[from] FrameError),
+    /// A header block could not be decoded.
+    #[error("HPACK: {0}")]
+    Hpack(#[from] HpackError),
+    /// A budget was exceeded (the stream's bytes, the socket ledger, a header block, 1xx count).
+    #[error(transparent)]
+    Budget(#[from] BudgetExceeded),
+    /// A per-socket frame cap was reached.
+    #[error("HTTP/2 limit exceeded: {limit} (limit {max})")]
+    Limit {
+        /// Which cap.
+        limit: H2Limit,
+        /// Its value.
+        max: u64,
+    },
+    /// The server broke the protocol.
+    #[error("HTTP/2 protocol error ({reason}): {what}")]
+    Protocol {
+        /// The error code sent in GOAWAY or RST_STREAM.
+        reason: Reason,
+        /// What it did.
+        what: &'static str,
+    },
+    /// A response header block is malformed (RFC 9113 §8.1.1).
+    #[error("malformed HTTP/2 response: {what}")]
+    Malformed {
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// The body's length differs from its content-length.
+    #[error("content-length {declared} but {received} octets of body")]
+    ContentLength {
+        /// The declared length.
+        declared: u64,
+        /// The octets received (so far, when too many).
+        received: u64,
+    },
+    /// The server reset the stream.
+    #[error("the server reset the stream: {reason}")]
+    Reset {
+        /// Its error code.
+        reason: Reason,
+    },
+    /// The server's GOAWAY shows it never processed the stream.
+    #[error("the server is going away ({reason}); stream above its last stream {last_stream_id}")]
+    GoAway {
+        /// The GOAWAY's error code.
+        reason: Reason,
+        /// The last stream it may have processed.
+        last_stream_id: u32,
+    },
+    /// Our SETTINGS were not acknowledged in time.
+    #[error("the server did not acknowledge our SETTINGS within {ms} ms")]
+    SettingsTimeout {
+        /// The limit, in milliseconds.
+        ms: u64,
+    },
+    /// The connection ended (the server closed it, or it failed earlier) before the stream did.
+    #[error("the HTTP/2 connection closed: {what}")]
+    Closed {
+        /// When.
+        what: &'static str,
+    },
+}
+
+impl H2Error {
+    /// The error code to send for it, as a connection or stream error.
+    pub fn reason(&self) -> Reason {
+        match self {
+            H2Error::Frame(e) => e.reason(),
+            H2Error::Hpack(e) if e.is_connection_error() => Reason::COMPRESSION_ERROR,
+            H2Error::Hpack(_) | H2Error::Budget(_) | H2Error::Limit { .. } => {
+                Reason::ENHANCE_YOUR_CALM
+            }
+            H2Error::Protocol { reason, .. } => *reason,
+            H2Error::Malformed { .. } | H2Error::ContentLength { .. } => Reason::PROTOCOL_ERROR,
+            H2Error::Reset { reason } | H2Error::GoAway { reason, .. } => *reason,
+            H2Error::SettingsTimeout { .. } => Reason::SETTINGS_TIMEOUT,
+            H2Error::Closed { .. } => Reason::CANCEL,
+        }
+    }
+
+    /// Whether the server certainly did not process the request (REFUSED_STREAM, or a GOAWAY
+    /// whose last stream id is below it), so it may be retried on a fresh connection.
+    pub fn never_processed(&self) -> bool {
+        matches!(
+            self,
+            H2Error::Reset {
+                reason: Reason::REFUSED_STREAM
+            } | H2Error::GoAway { .. }
+        )
+    }
+
+    /// The budget this error names, if any.
+    pub fn budget(&self) -> Option<BudgetExceeded> {
+        match self {
+            H2Error::Budget(b) => Some(*b),
+            H2Error::Hpack(HpackError::Budget(b)) => Some(*b),
+            _ => None,
+        }
+    }
+}
