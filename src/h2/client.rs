@@ -35,7 +35,7 @@ const MAX_WINDOW: i64 = (1 << 31) - 1;
 const RESET_MEMORY: usize = 64;
 
 /// Limits of one HTTP/2 connection. Every field is a finite number; see the module docs of
-/// [`crate::h2`] for what each bounds.
+/// the `h2` module docs for what each bounds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct H2Config {
