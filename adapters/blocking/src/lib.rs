@@ -43,10 +43,7 @@
 mod exchange;
 mod session;
 
-use std::sync::Arc;
-
-use mcp_sansio::{Config, EraHint, Error};
-use mcp_sansio_net::{BuildClient, Shared};
+use mcp_sansio::{Config, Error};
 
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
@@ -57,49 +54,9 @@ pub use session::Session;
 
 use crate::exchange::Stream;
 
-/// Builds a [`Client`]; the same builder as the tokio adapter's.
-pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
-
-/// A blocking MCP client. Cheap to clone: clones share the address policy, resolver, TLS
-/// configuration, idle-socket pool and era hints.
-///
-/// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves with the
-/// system resolver and trusts the Mozilla roots of `webpki-roots`.
-#[derive(Clone)]
-pub struct Client {
-    shared: Arc<Shared<Stream>>,
-}
-
-impl BuildClient for Client {
-    type Socket = Stream;
-    fn from_shared(shared: Arc<Shared<Stream>>) -> Client {
-        Client { shared }
-    }
-}
-
-impl Default for Client {
-    fn default() -> Self {
-        Client::new()
-    }
-}
-
-impl std::fmt::Debug for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.shared.fmt(f)
-    }
-}
+mcp_sansio_net::declare_client!(Stream);
 
 impl Client {
-    /// A client with the strict address policy, the system resolver and the webpki roots.
-    pub fn new() -> Client {
-        ClientBuilder::new().build()
-    }
-
-    /// A builder to change the defaults.
-    pub fn builder() -> ClientBuilder {
-        ClientBuilder::new()
-    }
-
     /// Negotiates the protocol with the server of `config` and returns the session.
     ///
     /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
@@ -111,17 +68,5 @@ impl Client {
     /// same origin is offered (if `config` offers its version).
     pub fn connect(&self, config: Config) -> Result<Session, Error> {
         Session::connect(self.shared.clone(), config)
-    }
-
-    /// The era hint remembered for `origin` (as [`Endpoint::origin`] spells it), if any.
-    ///
-    /// [`Endpoint::origin`]: mcp_sansio::Endpoint::origin
-    pub fn hint(&self, origin: &str) -> Option<EraHint> {
-        self.shared.hint(origin)
-    }
-
-    /// Idle sockets held in the pool now.
-    pub fn idle_sockets(&self) -> usize {
-        self.shared.idle_sockets()
     }
 }

@@ -2,61 +2,30 @@
 
 use std::sync::Arc;
 
-use mcp_sansio::{CallResult, Catalog, Completion, Config, Era, Error, ServerInfo};
+use mcp_sansio::{CallResult, Catalog, Completion, Config, Error};
 use mcp_sansio_net::{CallObserver, NoObserver, SessionDriver, Shared, Start, Wait};
 
 use crate::exchange::{Stream, Workers};
 
-/// A connected MCP session. Every method blocks until its operation ends, within the budgets
-/// of the configuration.
-///
-/// Dropping a session closes its sockets without ending a legacy session on the server; call
-/// [`Session::close`] for that.
-pub struct Session {
-    driver: SessionDriver,
-    workers: Workers,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.driver.fmt(f)
-    }
-}
+mcp_sansio_net::declare_session!(
+    /// A connected MCP session. Every method blocks until its operation ends, within the
+    /// budgets of the configuration.
+    ///
+    /// Dropping a session closes its sockets without ending a legacy session on the server;
+    /// call [`Session::close`] for that.
+    Workers
+);
 
 impl Session {
     pub(crate) fn connect(shared: Arc<Shared<Stream>>, config: Config) -> Result<Session, Error> {
         let driver = SessionDriver::new(&shared, config)?;
-        let workers = Workers::new(shared, &driver.config().endpoint, driver.origin());
-        let mut session = Session { driver, workers };
+        let io = Workers::new(shared, &driver.config().endpoint, driver.origin());
+        let mut session = Session { driver, io };
         session.run(Start::Connect, &mut NoObserver)?;
         Ok(session)
     }
 
-    /// The negotiated protocol version.
-    pub fn version(&self) -> &str {
-        self.driver.version()
-    }
-
-    /// The negotiated era.
-    pub fn era(&self) -> Era {
-        self.driver.era()
-    }
-
-    /// The server's name and version, if it reported them (not after a modern era hint, which
-    /// connects without a request).
-    pub fn server_info(&self) -> Option<&ServerInfo> {
-        self.driver.server_info()
-    }
-
-    /// The legacy session id, if the server assigned one.
-    pub fn session_id(&self) -> Option<&str> {
-        self.driver.session_id()
-    }
-
-    /// Raw bytes read so far (bounded by the byte budget).
-    pub fn bytes_read(&self) -> u64 {
-        self.driver.bytes_read()
-    }
+    mcp_sansio_net::session_accessors!();
 
     /// Lists every tool, following cursors, within the page and list-time budgets.
     pub fn list_tools(&mut self) -> Result<Catalog, Error> {
@@ -75,11 +44,7 @@ impl Session {
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, Error> {
-        let start = Start::CallTool {
-            name,
-            arguments: arguments_json,
-        };
-        SessionDriver::called(self.run(start, observer)?)
+        SessionDriver::called(self.run(Start::call(name, arguments_json), observer)?)
     }
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. The
@@ -97,7 +62,7 @@ impl Session {
     fn run(&mut self, op: Start<'_>, observer: &mut dyn CallObserver) -> Result<Completion, Error> {
         self.driver.start(op);
         loop {
-            if let Some(result) = self.driver.pump(&mut self.workers, observer) {
+            if let Some(result) = self.driver.pump(&mut self.io, observer) {
                 return result;
             }
             let report = match self.driver.wait() {
@@ -106,10 +71,10 @@ impl Session {
                     if left.is_zero() {
                         None
                     } else {
-                        self.workers.recv(Some(left))
+                        self.io.recv(Some(left))
                     }
                 }
-                Wait::Report => self.workers.recv(None),
+                Wait::Report => self.io.recv(None),
                 Wait::Nothing => return Err(SessionDriver::stuck()),
             };
             match report {

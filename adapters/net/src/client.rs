@@ -245,3 +245,122 @@ impl<S> Shared<S> {
         self.sessions.fetch_add(1, Ordering::Relaxed) + 1
     }
 }
+
+/// Declares an adapter's `Client` (and its `ClientBuilder`) over the shared state, with every
+/// method that does not move bytes: `new`, `builder`, `hint`, `idle_sockets`, `Default`,
+/// `Debug`. The adapter adds `connect`. `$socket` is the adapter's pooled socket type.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! declare_client {
+    ($socket:ty) => {
+        /// Builds a [`Client`]; the same builder in both adapters.
+        pub type ClientBuilder = $crate::ClientBuilder<Client>;
+
+        /// An MCP client. Cheap to clone: clones share the address policy, resolver, TLS
+        /// configuration, idle-socket pool and the era hints learnt per origin.
+        ///
+        /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves
+        /// with the system resolver and trusts the Mozilla roots of `webpki-roots`.
+        #[derive(Clone)]
+        pub struct Client {
+            shared: ::std::sync::Arc<$crate::Shared<$socket>>,
+        }
+
+        impl $crate::BuildClient for Client {
+            type Socket = $socket;
+            fn from_shared(shared: ::std::sync::Arc<$crate::Shared<$socket>>) -> Client {
+                Client { shared }
+            }
+        }
+
+        impl ::std::default::Default for Client {
+            fn default() -> Self {
+                Client::new()
+            }
+        }
+
+        impl ::std::fmt::Debug for Client {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Debug::fmt(&*self.shared, f)
+            }
+        }
+
+        impl Client {
+            /// A client with the strict address policy (public addresses only), the system
+            /// resolver and the webpki roots.
+            pub fn new() -> Client {
+                ClientBuilder::new().build()
+            }
+
+            /// A builder, starting from the defaults of [`Client::new`].
+            pub fn builder() -> ClientBuilder {
+                ClientBuilder::new()
+            }
+
+            /// The era hint remembered for `origin` (as
+            /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
+            pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
+                self.shared.hint(origin)
+            }
+
+            /// Idle sockets held in the pool now.
+            pub fn idle_sockets(&self) -> usize {
+                self.shared.idle_sockets()
+            }
+        }
+    };
+}
+
+/// Declares, inside an adapter's `impl Session`, the accessors of what the session negotiated,
+/// read from its `driver` field: `version`, `era`, `server_info`, `session_id`, `bytes_read`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! session_accessors {
+    () => {
+        /// The negotiated protocol version.
+        pub fn version(&self) -> &str {
+            self.driver.version()
+        }
+
+        /// The negotiated era.
+        pub fn era(&self) -> mcp_sansio::Era {
+            self.driver.era()
+        }
+
+        /// The server's name and version, if it reported them (not after a modern era hint,
+        /// which connects without a request).
+        pub fn server_info(&self) -> Option<&mcp_sansio::ServerInfo> {
+            self.driver.server_info()
+        }
+
+        /// The legacy session id, if the server assigned one.
+        pub fn session_id(&self) -> Option<&str> {
+            self.driver.session_id()
+        }
+
+        /// Raw bytes read so far (bounded by the byte budget).
+        pub fn bytes_read(&self) -> u64 {
+            self.driver.bytes_read()
+        }
+    };
+}
+
+/// Declares an adapter's `Session`: the shared [`SessionDriver`](crate::SessionDriver) in field
+/// `driver` and the adapter's [`Io`](crate::Io) of type `$io` in field `io`, with its `Debug`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! declare_session {
+    ($(#[$doc:meta])* $io:ty) => {
+        $(#[$doc])*
+        pub struct Session {
+            driver: $crate::SessionDriver,
+            io: $io,
+        }
+
+        impl ::std::fmt::Debug for Session {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Debug::fmt(&self.driver, f)
+            }
+        }
+    };
+}

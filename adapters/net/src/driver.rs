@@ -103,6 +103,13 @@ pub enum Start<'a> {
     Close,
 }
 
+impl<'a> Start<'a> {
+    /// [`Start::CallTool`] of tool `name` with `arguments`.
+    pub fn call(name: &'a str, arguments: &'a [u8]) -> Start<'a> {
+        Start::CallTool { name, arguments }
+    }
+}
+
 /// One session: the connection, its recording and what it negotiated.
 pub struct SessionDriver {
     conn: Connection,

@@ -80,14 +80,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
-use mcp_sansio::{CallResult, Catalog, Completion, Config, Era, EraHint, Error, ServerInfo};
+use mcp_sansio::{CallResult, Catalog, Completion, Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError, TransportErrorKind};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
 };
-use mcp_sansio_net::{BuildClient, Io, NoObserver, Report, SessionDriver, Shared, Start, Wait};
+use mcp_sansio_net::{Io, NoObserver, Report, SessionDriver, Shared, Start, Wait};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -103,47 +103,9 @@ use stream::Stream;
 // ---------------------------------------------------------------------------------------------
 // Client
 
-/// Builds a [`Client`]; the same builder as the blocking adapter's.
-pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
-
-/// A client: the address policy, the resolver, the TLS configuration, the pool of idle sockets
-/// and the era hints learnt per origin. Cloning is cheap and shares all of it.
-#[derive(Clone)]
-pub struct Client {
-    shared: Arc<Shared<Stream>>,
-}
-
-impl BuildClient for Client {
-    type Socket = Stream;
-    fn from_shared(shared: Arc<Shared<Stream>>) -> Client {
-        Client { shared }
-    }
-}
-
-impl std::fmt::Debug for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.shared.fmt(f)
-    }
-}
-
-impl Default for Client {
-    fn default() -> Self {
-        Client::new()
-    }
-}
+mcp_sansio_net::declare_client!(Stream);
 
 impl Client {
-    /// A client with the strict address policy (public addresses only), the system resolver and
-    /// the webpki roots.
-    pub fn new() -> Client {
-        ClientBuilder::new().build()
-    }
-
-    /// A builder, starting from the defaults of [`Client::new`].
-    pub fn builder() -> ClientBuilder {
-        ClientBuilder::new()
-    }
-
     /// Opens a session: negotiates the protocol with the server of `config`.
     ///
     /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
@@ -152,7 +114,7 @@ impl Client {
     pub async fn connect(&self, config: Config) -> Result<Session, Error> {
         let driver = SessionDriver::new(&self.shared, config)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let tasks = Tasks {
+        let io = Tasks {
             shared: self.shared.clone(),
             origin: driver.origin().to_owned(),
             endpoint: Arc::new(driver.config().endpoint.clone()),
@@ -162,62 +124,22 @@ impl Client {
             tx,
             rx,
         };
-        let mut session = Session { driver, tasks };
+        let mut session = Session { driver, io };
         session.run(Start::Connect, &mut NoObserver).await?;
         Ok(session)
-    }
-
-    /// The era hint remembered for `origin` (as [`Endpoint::origin`] spells it), if any.
-    pub fn hint(&self, origin: &str) -> Option<EraHint> {
-        self.shared.hint(origin)
-    }
-
-    /// Idle sockets held in the pool now.
-    pub fn idle_sockets(&self) -> usize {
-        self.shared.idle_sockets()
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Session
 
-/// A negotiated connection to one MCP server. Operations run one at a time.
-pub struct Session {
-    driver: SessionDriver,
-    tasks: Tasks,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.driver.fmt(f)
-    }
-}
+mcp_sansio_net::declare_session!(
+    /// A negotiated connection to one MCP server. Operations run one at a time.
+    Tasks
+);
 
 impl Session {
-    /// The negotiated protocol version.
-    pub fn version(&self) -> &str {
-        self.driver.version()
-    }
-
-    /// The server's era.
-    pub fn era(&self) -> Era {
-        self.driver.era()
-    }
-
-    /// The server's name and version, if it said.
-    pub fn server_info(&self) -> Option<&ServerInfo> {
-        self.driver.server_info()
-    }
-
-    /// The legacy session id, if the server assigned one.
-    pub fn session_id(&self) -> Option<&str> {
-        self.driver.session_id()
-    }
-
-    /// Raw bytes read so far (bounded by the byte budget).
-    pub fn bytes_read(&self) -> u64 {
-        self.driver.bytes_read()
-    }
+    mcp_sansio_net::session_accessors!();
 
     /// Lists every tool, following cursors to the end, within the core's budgets.
     pub async fn list_tools(&mut self) -> Result<Catalog, Error> {
@@ -241,11 +163,10 @@ impl Session {
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, Error> {
-        let start = Start::CallTool {
-            name,
-            arguments: arguments_json,
-        };
-        SessionDriver::called(self.run(start, observer).await?)
+        SessionDriver::called(
+            self.run(Start::call(name, arguments_json), observer)
+                .await?,
+        )
     }
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
@@ -253,7 +174,7 @@ impl Session {
     /// the client's pool for other sessions.
     pub async fn close(mut self) -> Result<(), Error> {
         let result = self.run(Start::Close, &mut NoObserver).await.map(|_| ());
-        self.tasks.abort_all();
+        self.io.abort_all();
         // Ending the recording flushes it and closes the session's transcript.
         self.driver.end_recording();
         result
@@ -268,11 +189,11 @@ impl Session {
     ) -> Result<Completion, Error> {
         self.driver.start(op);
         loop {
-            let done = self.driver.pump(&mut self.tasks, observer);
-            self.tasks.launch().await;
+            let done = self.driver.pump(&mut self.io, observer);
+            self.io.launch().await;
             if let Some(result) = done {
                 // Parking takes a moment: the next operation finds the sockets in the pool.
-                self.tasks.settle().await;
+                self.io.settle().await;
                 return result;
             }
             let until = match self.driver.wait() {
@@ -284,7 +205,7 @@ impl Session {
                 biased;
                 () = sleep_or_pend(until) => self.driver.timeout(),
                 // The session holds a sender, so the channel never closes.
-                Some((id, report)) = self.tasks.rx.recv() => self.driver.feed(id, report),
+                Some((id, report)) = self.io.rx.recv() => self.driver.feed(id, report),
             }
         }
     }
