@@ -546,7 +546,7 @@ pub fn table() -> Vec<Scenario> {
             ],
         },
         Scenario {
-            name: "close mid-operation",
+            name: "close mid-operation: the DELETE never answers",
             server: silent_delete,
             client: LOOPBACK,
             config: short_list,
