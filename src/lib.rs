@@ -101,7 +101,10 @@ mod xmcp;
 pub use budget::{Budget, BudgetExceeded, Budgets};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
-pub use connection::{Connection, Event, ExchangeId, Operation, ServerInfo, Transmit};
+pub use connection::{
+    Completion, Connection, EraHints, Event, ExchangeId, Operation, ServerInfo, Transmit,
+    MAX_ERA_HINTS,
+};
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,

@@ -292,9 +292,15 @@ impl Connection {
             );
         };
         let body = std::mem::replace(&mut ex.body, Body::Discard);
+        // The socket of the `DELETE` that ends a session is never pooled: the server may tie the
+        // connection to the session it just ended, and nothing of this connection follows it.
+        let ends_session = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| matches!(p.step, Step::Delete));
         self.events.push_back(Event::ExchangeFinished {
             exchange: ex.id,
-            reusable,
+            reusable: reusable && !ends_session,
         });
         self.detach_exchange(ex.id);
         match body {

@@ -50,6 +50,7 @@ use crate::wire::{
 };
 
 mod calling;
+mod completion;
 mod exchange;
 mod listing;
 mod negotiation;
@@ -57,6 +58,7 @@ mod outcome;
 mod request;
 mod resumption;
 
+pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
 use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*};
 
 /// The JSON-RPC error codes that only a modern server sends; after one of them the client never

@@ -1,47 +1,49 @@
-//! One exchange on one socket, run by one worker thread.
+//! Exchanges on `std::net` sockets, one worker thread each: the [`Io`] of the session driver.
 //!
 //! # Why a thread per exchange, and why it reads only when asked
 //!
 //! The core can have more than one exchange open at a time (a background legacy cancellation or
 //! `DELETE` next to the running request, a resumption `GET`), and `std::net` has no portable way
 //! to wait on several sockets at once. So each exchange gets a worker thread that owns its socket
-//! and reports to the session over one [`std::sync::mpsc`] channel as
-//! `(ExchangeId, Report)`; the session waits on that channel with `recv_timeout` until the core's
-//! next deadline, so every deadline is kept by the session, never by a socket timeout.
+//! and reports to the session over one [`std::sync::mpsc`] channel as `(ExchangeId, Report)`; the
+//! session waits on that channel with `recv_timeout` until the core's next deadline, so every
+//! deadline is kept by the session, never by a socket timeout.
 //!
 //! The worker dials (or takes a pooled socket), writes the request and reads **once**; after that
-//! it reads again only when the session sends [`Command::Read`], which the session does only after
-//! it fed the previous bytes to the core *and* drained the core's events. When the core declares
-//! the exchange finished, the worker is therefore parked on its command channel, not inside
-//! `read`: no byte that follows the response can be taken by a stale reader, and
-//! [`Command::Release`] hands the socket back (as the thread's result) for the pool. The cost is
-//! one channel round trip per read, which is small next to a socket read.
+//! it reads again only when the driver says [`Io::read_on`], which it does only after it fed the
+//! previous bytes to the core *and* drained the core's outputs. When the core declares the
+//! exchange finished, the worker is therefore parked on its command channel, not inside `read`:
+//! no byte that follows the response can be taken by a stale reader, and [`Command::Release`]
+//! hands the socket back (as the thread's result) for the pool.
+//!
+//! A pooled socket whose write or first read fails is reported as failed like any other: the
+//! core decides to send once more on a fresh socket, and the recording shows it.
 //!
 //! Closing: right after the TCP connect the worker publishes a `try_clone` of the socket in a
-//! shared [`Slot`]; closing the exchange marks the slot cancelled and calls
-//! `shutdown(Both)` on that handle, which unblocks a worker stuck in `read`, `write` or the TLS
-//! handshake. A worker still inside `connect_timeout` cannot be interrupted: it notices the
-//! cancellation right after the connect returns (at most the dial timeout later) and drops the
-//! socket without sending anything.
+//! shared [`Slot`]; closing the exchange marks the slot cancelled and calls `shutdown(Both)` on
+//! that handle, which unblocks a worker stuck in `read`, `write` or the TLS handshake. A worker
+//! still inside `connect_timeout` cannot be interrupted: it notices the cancellation right after
+//! the connect returns (within the dial deadline) and drops the socket without sending anything.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use mcp_sansio::ExchangeId;
-use mcp_sansio::{TransportError, TransportErrorKind};
-use mcp_sansio_net::policy::parse_literal_host;
-use rustls::pki_types::ServerName;
+use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
+use mcp_sansio_net::client::lock;
+use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+use mcp_sansio_net::{Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
-
-use crate::client::{lock, Inner};
 
 /// Bytes requested from the socket per read.
 const READ_SIZE: usize = 16 * 1024;
 
 /// A socket of an exchange: plain TCP or TLS over TCP.
-pub(crate) enum Stream {
+pub enum Stream {
     /// `http`.
     Plain(TcpStream),
     /// `https`.
@@ -56,22 +58,26 @@ impl Stream {
         }
     }
 
-    /// Whether a pooled socket is still idle: not closed by the server and with no byte waiting
-    /// (bytes an idle socket received cannot belong to a request not yet sent).
-    fn still_idle(&mut self) -> bool {
+    /// Whether a pooled socket may serve a new request ([`still_idle`]).
+    fn is_idle(&mut self) -> bool {
         let mut b = [0u8; 1];
-        if let Stream::Tls(s) = self {
-            let buffered = s.conn.reader().read(&mut b);
-            if !matches!(buffered, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
-                return false;
-            }
-        }
+        let (tls, buffered) = match self {
+            Stream::Plain(_) => (false, false),
+            Stream::Tls(s) => (
+                true,
+                !matches!(s.conn.reader().read(&mut b), Err(e) if e.kind() == io::ErrorKind::WouldBlock),
+            ),
+        };
         let tcp = self.tcp();
         if tcp.set_nonblocking(true).is_err() {
             return false;
         }
-        let clean = matches!(tcp.peek(&mut b), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-        tcp.set_nonblocking(false).is_ok() && clean
+        let peek = match tcp.peek(&mut b) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Peek::Quiet,
+            Ok(0) | Err(_) => Peek::Closed,
+            Ok(_) => Peek::Bytes,
+        };
+        tcp.set_nonblocking(false).is_ok() && still_idle(tls, buffered, peek)
     }
 }
 
@@ -101,29 +107,15 @@ impl Write for Stream {
 }
 
 /// Where a session's exchanges go.
-pub(crate) struct Target {
-    /// The normalised origin: the pool and hint key.
-    pub(crate) origin: String,
-    /// The host as written in the URL.
-    pub(crate) host: String,
-    /// The port.
-    pub(crate) port: u16,
-    /// Whether to speak TLS.
-    pub(crate) tls: bool,
-}
-
-/// What a worker reports.
-pub(crate) enum Report {
-    /// Bytes read; the worker now waits for a [`Command`].
-    Bytes(Vec<u8>),
-    /// The server closed the socket; the worker has ended.
-    Eof,
-    /// Dialling, the handshake, writing or reading failed; the worker has ended.
-    Failed(TransportError),
+struct Target {
+    origin: String,
+    host: String,
+    port: u16,
+    tls: bool,
 }
 
 /// What the session asks of a worker parked after a [`Report::Bytes`].
-pub(crate) enum Command {
+enum Command {
     /// Read once more.
     Read,
     /// End and return the socket (the core declared it reusable).
@@ -132,13 +124,13 @@ pub(crate) enum Command {
 
 /// The socket handle through which the session closes an exchange.
 #[derive(Default)]
-pub(crate) struct Slot {
+struct Slot {
     handle: Option<TcpStream>,
     cancelled: bool,
 }
 
 /// Marks the exchange of `slot` closed and shuts its socket down, unblocking its worker.
-pub(crate) fn cancel(slot: &Mutex<Slot>) {
+fn cancel(slot: &Mutex<Slot>) {
     let mut s = lock(slot);
     s.cancelled = true;
     if let Some(h) = s.handle.take() {
@@ -158,22 +150,156 @@ fn publish(slot: &Mutex<Slot>, tcp: &TcpStream) -> Result<bool, TransportError> 
 }
 
 /// What a released worker returns: its socket and the address it was dialled to.
-pub(crate) type Released = Option<(Stream, SocketAddr)>;
+type Released = Option<(Stream, SocketAddr)>;
+
+/// An exchange whose worker is running.
+struct Open {
+    commands: Sender<Command>,
+    worker: JoinHandle<Released>,
+    slot: Arc<Mutex<Slot>>,
+    /// The worker sent bytes and waits for a command (it is not inside `read`).
+    parked: bool,
+}
+
+impl Open {
+    /// Closes the socket; the worker ends on its own.
+    fn close(self) {
+        cancel(&self.slot);
+        drop(self.commands);
+    }
+}
+
+/// The exchanges of one session.
+pub(crate) struct Workers {
+    shared: Arc<Shared<Stream>>,
+    target: Arc<Target>,
+    reports_tx: Sender<(ExchangeId, Report)>,
+    reports: Receiver<(ExchangeId, Report)>,
+    open: HashMap<ExchangeId, Open>,
+}
+
+impl Workers {
+    pub(crate) fn new(shared: Arc<Shared<Stream>>, endpoint: &Endpoint, origin: &str) -> Workers {
+        let (reports_tx, reports) = mpsc::channel();
+        Workers {
+            shared,
+            target: Arc::new(Target {
+                origin: origin.to_owned(),
+                host: endpoint.host().to_owned(),
+                port: endpoint.port(),
+                tls: endpoint.scheme() == Scheme::Https,
+            }),
+            reports_tx,
+            reports,
+            open: HashMap::new(),
+        }
+    }
+
+    /// The next report, waiting at most `timeout` (`None`: until one comes); `None` when the
+    /// time ran out.
+    pub(crate) fn recv(&mut self, timeout: Option<Duration>) -> Option<(ExchangeId, Report)> {
+        let got = match timeout {
+            Some(t) => match self.reports.recv_timeout(t) {
+                Ok(r) => r,
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
+            },
+            // The session holds a sender: the channel never disconnects.
+            None => self.reports.recv().ok()?,
+        };
+        if let (id, Report::Bytes(_)) = &got {
+            if let Some(open) = self.open.get_mut(id) {
+                open.parked = true;
+            }
+        }
+        Some(got)
+    }
+}
+
+impl Io for Workers {
+    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        let (commands, commands_rx) = mpsc::channel();
+        let job = Job {
+            shared: self.shared.clone(),
+            target: self.target.clone(),
+            exchange: t.exchange,
+            request: t.bytes,
+            fresh: t.fresh_socket,
+            slot: slot.clone(),
+            reports: self.reports_tx.clone(),
+            commands: commands_rx,
+        };
+        let worker = std::thread::Builder::new()
+            .name("mcp-exchange".into())
+            .spawn(move || run(job))
+            .map_err(|e| {
+                io_error(&io::Error::new(
+                    e.kind(),
+                    format!("cannot start the exchange thread: {e}"),
+                ))
+            })?;
+        let open = Open {
+            commands,
+            worker,
+            slot,
+            parked: false,
+        };
+        self.open.insert(t.exchange, open);
+        Ok(())
+    }
+
+    fn read_on(&mut self, exchange: ExchangeId) {
+        if let Some(open) = self.open.get_mut(&exchange) {
+            if open.parked && open.commands.send(Command::Read).is_ok() {
+                open.parked = false;
+            }
+        }
+    }
+
+    fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
+        let Some(open) = self.open.remove(&exchange) else {
+            return;
+        };
+        if !(reusable && open.parked) {
+            return open.close();
+        }
+        // The worker is parked on its command channel: releasing it returns the socket.
+        if open.commands.send(Command::Release).is_ok() {
+            if let Ok(Some((stream, address))) = open.worker.join() {
+                self.shared.park(&self.target.origin, address, stream);
+            }
+        }
+    }
+
+    fn abandon(&mut self, exchange: ExchangeId) {
+        if let Some(open) = self.open.remove(&exchange) {
+            open.close();
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for (_, open) in self.open.drain() {
+            open.close();
+        }
+    }
+}
 
 /// Everything a worker needs.
-pub(crate) struct Job {
-    pub(crate) inner: Arc<Inner>,
-    pub(crate) target: Arc<Target>,
-    pub(crate) exchange: ExchangeId,
-    pub(crate) request: Vec<u8>,
-    pub(crate) fresh: bool,
-    pub(crate) slot: Arc<Mutex<Slot>>,
-    pub(crate) reports: Sender<(ExchangeId, Report)>,
-    pub(crate) commands: Receiver<Command>,
+struct Job {
+    shared: Arc<Shared<Stream>>,
+    target: Arc<Target>,
+    exchange: ExchangeId,
+    request: Vec<u8>,
+    fresh: bool,
+    slot: Arc<Mutex<Slot>>,
+    reports: Sender<(ExchangeId, Report)>,
+    commands: Receiver<Command>,
 }
 
 /// The worker's body.
-pub(crate) fn run(job: Job) -> Released {
+fn run(job: Job) -> Released {
     let report = |r: Report| job.reports.send((job.exchange, r)).is_ok();
     let (mut stream, address) = match open(&job) {
         Ok(Some(s)) => s,
@@ -205,24 +331,22 @@ pub(crate) fn run(job: Job) -> Released {
 
 /// A pooled socket (when allowed and still idle) or a newly dialled one, with the request written.
 fn open(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
-    if !job.fresh {
-        while let Some((address, mut stream)) = take_pooled(job) {
-            if !stream.still_idle() || !publish(&job.slot, stream.tcp())? {
-                continue;
+    let pooled = if job.fresh {
+        None
+    } else {
+        job.shared.take_idle(&job.target.origin, Stream::is_idle)
+    };
+    let (mut stream, address) = match pooled {
+        Some((address, stream)) => {
+            if !publish(&job.slot, stream.tcp())? {
+                return Ok(None);
             }
-            if stream
-                .write_all(&job.request)
-                .and_then(|()| stream.flush())
-                .is_ok()
-            {
-                return Ok(Some((stream, address)));
-            }
-            // A pooled socket the server had closed: nothing was read, dial afresh.
-            lock(&job.slot).handle = None;
+            (stream, address)
         }
-    }
-    let Some((mut stream, address)) = dial(job)? else {
-        return Ok(None);
+        None => match dial(job)? {
+            Some(s) => s,
+            None => return Ok(None),
+        },
     };
     stream
         .write_all(&job.request)
@@ -231,37 +355,31 @@ fn open(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
     Ok(Some((stream, address)))
 }
 
-fn take_pooled(job: &Job) -> Option<(SocketAddr, Stream)> {
-    lock(&job.inner.pool).take(&job.target.origin, std::time::Instant::now())
-}
-
-/// Resolves and vets once, then dials the admitted addresses in order; refused addresses are
-/// never dialled and no name is resolved twice.
+/// Resolves and vets once, then dials the admitted addresses in order within one deadline;
+/// refused addresses are never dialled and no name is resolved twice.
 fn dial(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
-    let inner = &job.inner;
     let target = &job.target;
-    let addresses = mcp_sansio_net::vetted_addresses(
-        inner.resolver.as_ref(),
-        &inner.policy,
-        &target.host,
-        target.port,
-    )?;
+    let addresses = job.shared.vetted(&target.host, target.port)?;
+    let deadline = DialDeadline::new(Instant::now(), job.shared.dial_timeout);
     let mut failures = Vec::new();
     let mut connected = None;
-    for address in addresses {
-        match TcpStream::connect_timeout(&address, inner.dial_timeout) {
+    for (i, &address) in addresses.iter().enumerate() {
+        let Some(share) = deadline.share(Instant::now(), addresses.len() - i) else {
+            break;
+        };
+        match TcpStream::connect_timeout(&address, share) {
             Ok(s) => {
                 connected = Some((s, address));
                 break;
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                failures.push(format!("{address}: timed out"));
             }
             Err(e) => failures.push(format!("{address}: {e}")),
         }
     }
     let Some((tcp, address)) = connected else {
-        return Err(TransportError {
-            kind: TransportErrorKind::Connect,
-            message: failures.join("; "),
-        });
+        return Err(deadline.failed(Instant::now(), &failures));
     };
     if !publish(&job.slot, &tcp)? {
         return Ok(None);
@@ -270,43 +388,35 @@ fn dial(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
     if !target.tls {
         return Ok(Some((Stream::Plain(tcp), address)));
     }
-    let tls = handshake(inner, &target.host, tcp)?;
+    let tls = handshake(&job.shared, &target.host, tcp, &deadline)?;
     Ok(Some((Stream::Tls(Box::new(tls)), address)))
 }
 
-/// The TLS handshake, SNI = the endpoint host (an IP literal is verified as an address), each
-/// socket operation bounded by the dial timeout.
+/// The TLS handshake within what is left of the dial deadline.
 fn handshake(
-    inner: &Inner,
+    shared: &Shared<Stream>,
     host: &str,
     mut tcp: TcpStream,
+    deadline: &DialDeadline,
 ) -> Result<StreamOwned<ClientConnection, TcpStream>, TransportError> {
-    let tls_error = |message: String| TransportError {
-        kind: TransportErrorKind::Tls,
-        message,
-    };
-    let name = match parse_literal_host(host) {
-        Some(ip) => ServerName::IpAddress(ip.into()),
-        None => ServerName::try_from(host.to_owned())
-            .map_err(|e| tls_error(format!("server name {host:?}: {e}")))?,
-    };
+    let name = server_name(host)?;
     let mut conn =
-        ClientConnection::new(inner.tls.clone(), name).map_err(|e| tls_error(e.to_string()))?;
-    let timeout = Some(inner.dial_timeout).filter(|d| !d.is_zero());
-    tcp.set_read_timeout(timeout).map_err(|e| io_error(&e))?;
-    tcp.set_write_timeout(timeout).map_err(|e| io_error(&e))?;
+        ClientConnection::new(shared.tls.clone(), name).map_err(|e| tls_error(e.to_string()))?;
     while conn.is_handshaking() {
-        conn.complete_io(&mut tcp)
-            .map_err(|e| tls_error(e.to_string()))?;
+        let left = deadline
+            .left(Instant::now())
+            .ok_or_else(|| deadline.expired())?;
+        tcp.set_read_timeout(Some(left)).map_err(|e| io_error(&e))?;
+        tcp.set_write_timeout(Some(left))
+            .map_err(|e| io_error(&e))?;
+        if let Err(e) = conn.complete_io(&mut tcp) {
+            return Err(match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => deadline.expired(),
+                _ => tls_error(e.to_string()),
+            });
+        }
     }
     tcp.set_read_timeout(None).map_err(|e| io_error(&e))?;
     tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
     Ok(StreamOwned::new(conn, tcp))
-}
-
-fn io_error(e: &io::Error) -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Io,
-        message: e.to_string(),
-    }
 }

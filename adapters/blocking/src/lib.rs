@@ -1,14 +1,15 @@
 //! A blocking adapter for the [`mcp_sansio`] MCP client core, on `std::net` sockets and threads
 //! (no async runtime).
 //!
-//! The core decides everything about the protocol; this crate moves its bytes, reads the clock
-//! and guards the dial:
+//! The core decides everything about the protocol and [`mcp_sansio_net`]'s session driver runs
+//! it (recording, the clock, era hints, how an operation ends, which socket goes back to the
+//! pool); this crate only moves the bytes on `std::net` sockets:
 //!
 //! - every host is resolved once and every address judged by the [`AddressPolicy`] before a
 //!   socket is opened ([`mcp_sansio_net::vetted_addresses`]); only the admitted addresses are
-//!   dialled, in order, each within the dial timeout;
+//!   dialled, in order, within one dial deadline that covers every address and the TLS handshake;
 //! - `https` endpoints speak TLS with rustls (ring provider, ALPN `http/1.1`, SNI = the endpoint
-//!   host);
+//!   host without a trailing dot);
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
 //! - the era negotiated with an origin is offered as a hint to the next connect to it.
 //!
@@ -39,30 +40,33 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod client;
 mod exchange;
 mod session;
 
-pub use client::{Client, ClientBuilder};
+use mcp_sansio::{Config, Error};
+
 pub use mcp_sansio_net::{
-    read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,
-    SystemResolver,
+    read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
+    StaticResolver, SystemResolver,
 };
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 pub use session::Session;
 
-/// Receives what a running tool call reports besides its result. Every method has a default
-/// that does nothing (and declines input requests).
-pub trait CallObserver: Send {
-    /// The server reported progress.
-    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let _ = (progress, total, message);
-    }
+use crate::exchange::Stream;
 
-    /// Input requests of a multi-round-trip call (only when `Config::input_hook` is set); return
-    /// the JSON object of responses keyed like the requests, or `None` to decline.
-    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
-        let _ = requests;
-        None
+mcp_sansio_net::declare_client!(Stream);
+
+impl Client {
+    /// Negotiates the protocol with the server of `config` and returns the session.
+    ///
+    /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
+    /// transport error ([`mcp_sansio::TransportErrorKind`]: `Resolve`, `AddressRefused`
+    /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
+    /// or what the negotiation came to.
+    ///
+    /// When `config` carries no era hint and hints are on, the era this client learnt for the
+    /// same origin is offered (if `config` offers its version).
+    pub fn connect(&self, config: Config) -> Result<Session, Error> {
+        Session::connect(self.shared.clone(), config)
     }
 }

@@ -348,6 +348,38 @@ fn tls_with_a_trusted_certificate_works() {
 }
 
 #[test]
+fn tls_verifies_a_host_with_a_trailing_dot_without_its_dot() {
+    let (server_tls, client_tls) = tls_pair("mcp.test");
+    let server = Server::start_tls(server_tls, support::modern);
+    let client = tls_client(client_tls);
+    let url = format!("https://mcp.test.:{}/mcp", server.addr.port());
+    let mut session = client.connect(config(&url)).unwrap();
+    assert_eq!(session.list_tools().unwrap().tools.len(), 2);
+}
+
+#[test]
+fn the_dial_timeout_covers_the_tls_handshake() {
+    // Accepts TCP, never speaks TLS.
+    let server = Server::start(|_| Reply::Hang);
+    let timeout = Duration::from_millis(300);
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .dial_timeout(timeout)
+        .build();
+    let url = format!("https://127.0.0.1:{}/mcp", server.addr.port());
+    let started = Instant::now();
+    let e = client.connect(config(&url)).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(transport_kind(&e), Some(TransportErrorKind::Connect), "{e}");
+    assert!(e.to_string().contains("dial timed out after 300 ms"), "{e}");
+    assert!(
+        took >= timeout && took < timeout + Duration::from_millis(700),
+        "{took:?}"
+    );
+    assert_eq!(server.accepted(), 1);
+}
+
+#[test]
 fn tls_with_a_certificate_for_another_name_fails() {
     let (server_tls, client_tls) = tls_pair("other.test");
     let server = Server::start_tls(server_tls, support::modern);

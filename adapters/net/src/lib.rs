@@ -1,8 +1,9 @@
-//! The network guard shared by the mcp-sansio adapters.
+//! What the mcp-sansio adapters share: the session driver and the network guard.
 //!
 //! The core makes every protocol decision; an adapter moves bytes, reads the clock and guards the
-//! dial. This crate is the part of the guard that both adapters share, so that the tokio and the
-//! blocking adapter refuse exactly the same addresses:
+//! dial. This crate is everything both adapters share, so that the tokio and the blocking adapter
+//! behave the same (refuse the same addresses, send the same requests, record the same
+//! transcripts); each adapter keeps only how bytes move on its runtime:
 //!
 //! - [`policy`]: which IP addresses may be dialled ([`AddressPolicy`]), judged on the address
 //!   itself, including IPv4 embedded in IPv6 forms and the cloud metadata addresses;
@@ -11,15 +12,25 @@
 //!   themselves and never resolves again between the check and the connect;
 //! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`), and
 //!   extra roots read from PEM files ([`read_ca_certificates`]) for a private certificate authority;
-//! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address.
+//! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address;
+//! - [`dial`]: the dial rule (one deadline across addresses and TLS, the TLS server name, the idle
+//!   check of pooled sockets);
+//! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
+//!   the clock, era hints and the observer, dispatching through the [`Io`] trait;
+//! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod client;
+pub mod dial;
+pub mod driver;
 pub mod policy;
 pub mod pool;
 pub mod resolve;
 pub mod tls;
 
+pub use client::{BuildClient, ClientBuilder, Shared};
+pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use mcp_sansio::CallResult;
-use mcp_sansio::ServerInfo;
 use mcp_sansio::Catalog;
+use mcp_sansio::ServerInfo;
 use mcp_sansio::{Era, Error};
 use mcp_sansio_net::AddressPolicy;
 use serde_json::value::RawValue;
@@ -141,16 +141,8 @@ impl Recorder {
     }
 }
 
+/// One observer trait serves both adapters (`mcp_sansio_net::CallObserver`, re-exported by each).
 impl mcp_sansio_tokio::CallObserver for Recorder {
-    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.on_progress(progress, total, message);
-    }
-    fn input_required(&mut self, requests: &RawValue) -> Option<Vec<u8>> {
-        self.on_input(requests)
-    }
-}
-
-impl mcp_sansio_blocking::CallObserver for Recorder {
     fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.on_progress(progress, total, message);
     }

@@ -1,0 +1,16 @@
+//! The sameness table (`checks/sameness/`) through the blocking adapter: the outcome, the
+//! requests on the wire and transcripts that replay. The tokio adapter's `tests/sameness.rs` runs
+//! the table through both adapters and compares them.
+
+#[path = "../../../checks/sameness/mod.rs"]
+mod sameness;
+
+#[path = "../../../checks/sameness/run_blocking.rs"]
+mod run_blocking;
+
+#[test]
+fn the_blocking_adapter_follows_the_table() {
+    for s in sameness::table() {
+        sameness::run_checked(&run_blocking::Blocking, &s);
+    }
+}

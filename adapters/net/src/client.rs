@@ -1,0 +1,366 @@
+//! What every session of a client shares (the network guard, the TLS configuration, the idle
+//! pool, the era hints and the transcript sink) and the one builder of both adapters' clients.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use mcp_sansio::{EraHint, EraHints, TransportError};
+use mcp_sansio_transcript::TranscriptSink;
+use rustls::pki_types::CertificateDer;
+
+use crate::dial::effective_dial_timeout;
+use crate::{
+    vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
+    DEFAULT_DIAL_TIMEOUT,
+};
+
+/// Locks `m`, recovering the data of a poisoned lock: the pool and the hints stay consistent
+/// even if a holder panicked, since every update is a single insert or removal.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The era hints of a client, shared by its sessions.
+pub(crate) struct HintBook {
+    pub(crate) on: bool,
+    pub(crate) hints: Mutex<EraHints>,
+}
+
+/// What every session of a client shares; `S` is the adapter's socket type.
+pub struct Shared<S> {
+    /// The address policy every dial is judged by.
+    pub policy: AddressPolicy,
+    /// The resolver of host names.
+    pub resolver: Arc<dyn Resolve>,
+    /// The TLS configuration of `https` endpoints.
+    pub tls: Arc<rustls::ClientConfig>,
+    /// The deadline of one dial, TCP and TLS together (never zero).
+    pub dial_timeout: Duration,
+    pool: Mutex<IdlePool<S>>,
+    pub(crate) hints: Arc<HintBook>,
+    pub(crate) sink: Option<Arc<dyn TranscriptSink>>,
+    pub(crate) sessions: AtomicU64,
+}
+
+impl<S> fmt::Debug for Shared<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("policy", &self.policy)
+            .field("dial_timeout", &self.dial_timeout)
+            .field("era_hints", &self.hints.on)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Shared<S> {
+    /// The era hint remembered for `origin` (as [`Endpoint::origin`](mcp_sansio::Endpoint::origin)
+    /// spells it), if any.
+    pub fn hint(&self, origin: &str) -> Option<EraHint> {
+        lock(&self.hints.hints).get(origin).cloned()
+    }
+
+    /// Idle sockets held in the pool now.
+    pub fn idle_sockets(&self) -> usize {
+        lock(&self.pool).len()
+    }
+
+    /// Takes the newest parked socket of `origin` for which `idle` holds; the others found on the
+    /// way are closed.
+    pub fn take_idle(
+        &self,
+        origin: &str,
+        mut idle: impl FnMut(&mut S) -> bool,
+    ) -> Option<(SocketAddr, S)> {
+        loop {
+            let (address, mut socket) = lock(&self.pool).take(origin, std::time::Instant::now())?;
+            if idle(&mut socket) {
+                return Some((address, socket));
+            }
+        }
+    }
+
+    /// Parks a socket the core declared reusable.
+    pub fn park(&self, origin: &str, address: SocketAddr, socket: S) {
+        lock(&self.pool).put(origin, address, socket, std::time::Instant::now());
+    }
+
+    /// Resolves `host` once and keeps the addresses the policy admits (blocking).
+    pub fn vetted(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, TransportError> {
+        Ok(vetted_addresses(
+            self.resolver.as_ref(),
+            &self.policy,
+            host,
+            port,
+        )?)
+    }
+}
+
+/// A client type a [`ClientBuilder`] builds: an adapter's `Client`, made from the shared state.
+pub trait BuildClient: Sized {
+    /// The adapter's socket, kept in the idle pool.
+    type Socket;
+    /// The client over `shared`.
+    fn from_shared(shared: Arc<Shared<Self::Socket>>) -> Self;
+}
+
+/// Builds a client of an adapter (`C`). Every default is the same in both adapters.
+pub struct ClientBuilder<C> {
+    policy: AddressPolicy,
+    resolver: Option<Arc<dyn Resolve>>,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    extra_roots: Vec<CertificateDer<'static>>,
+    dial_timeout: Duration,
+    pool_limits: PoolLimits,
+    era_hints: bool,
+    sink: Option<Arc<dyn TranscriptSink>>,
+    client: PhantomData<fn() -> C>,
+}
+
+impl<C> fmt::Debug for ClientBuilder<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("policy", &self.policy)
+            .field("dial_timeout", &self.dial_timeout)
+            .field("pool_limits", &self.pool_limits)
+            .field("era_hints", &self.era_hints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: BuildClient> Default for ClientBuilder<C> {
+    fn default() -> Self {
+        ClientBuilder::new()
+    }
+}
+
+impl<C: BuildClient> ClientBuilder<C> {
+    /// The defaults: the strict address policy (public addresses only), the system resolver, the
+    /// webpki roots, [`DEFAULT_DIAL_TIMEOUT`], the default pool limits, era hints on, no
+    /// recording.
+    pub fn new() -> Self {
+        ClientBuilder {
+            policy: AddressPolicy::strict(),
+            resolver: None,
+            tls: None,
+            extra_roots: Vec::new(),
+            dial_timeout: DEFAULT_DIAL_TIMEOUT,
+            pool_limits: PoolLimits::default(),
+            era_hints: true,
+            sink: None,
+            client: PhantomData,
+        }
+    }
+
+    /// The address policy every dial is judged by. Default: [`AddressPolicy::strict`].
+    pub fn policy(mut self, p: AddressPolicy) -> Self {
+        self.policy = p;
+        self
+    }
+
+    /// The resolver of host names. Default: [`SystemResolver`].
+    pub fn resolver(mut self, r: impl Resolve) -> Self {
+        self.resolver = Some(Arc::new(r));
+        self
+    }
+
+    /// The rustls configuration for `https` endpoints. Default: [`crate::client_config`]
+    /// (webpki roots, ALPN `http/1.1`). Its ALPN list should offer `http/1.1` only.
+    pub fn tls_config(mut self, c: Arc<rustls::ClientConfig>) -> Self {
+        self.tls = Some(c);
+        self
+    }
+
+    /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
+    /// authority; [`read_ca_certificates`](crate::read_ca_certificates) reads them from a PEM
+    /// file. Adds to the certificates of earlier calls. Ignored when
+    /// [`tls_config`](Self::tls_config) sets the whole configuration.
+    pub fn add_root_certificates(
+        mut self,
+        certs: impl IntoIterator<Item = CertificateDer<'static>>,
+    ) -> Self {
+        self.extra_roots.extend(certs);
+        self
+    }
+
+    /// The deadline of one dial: the TCP connects to every admitted address in turn and the TLS
+    /// handshake, together. Default [`DEFAULT_DIAL_TIMEOUT`]; zero means the default. The core's
+    /// request budget bounds the whole exchange anyway.
+    pub fn dial_timeout(mut self, d: Duration) -> Self {
+        self.dial_timeout = effective_dial_timeout(d);
+        self
+    }
+
+    /// The limits of the idle-socket pool.
+    pub fn pool_limits(mut self, l: PoolLimits) -> Self {
+        self.pool_limits = l;
+        self
+    }
+
+    /// Whether the era learnt per origin is offered to the next connect. Default on.
+    pub fn era_hints(mut self, on: bool) -> Self {
+        self.era_hints = on;
+        self
+    }
+
+    /// Records every session of the client to `sink`: one transcript per session (connect to
+    /// close or drop), written as it goes, that replays against the core exactly. Secrets are
+    /// redacted before the sink sees them. Default: no recording.
+    pub fn record_to(mut self, sink: Arc<dyn TranscriptSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// The client.
+    pub fn build(self) -> C {
+        let tls = self.tls.unwrap_or_else(|| {
+            if self.extra_roots.is_empty() {
+                crate::client_config()
+            } else {
+                crate::client_config_with_extra_roots(&self.extra_roots)
+            }
+        });
+        C::from_shared(Arc::new(Shared {
+            policy: self.policy,
+            resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
+            tls,
+            dial_timeout: self.dial_timeout,
+            pool: Mutex::new(IdlePool::new(self.pool_limits)),
+            hints: Arc::new(HintBook {
+                on: self.era_hints,
+                hints: Mutex::new(EraHints::new()),
+            }),
+            sink: self.sink,
+            sessions: AtomicU64::new(0),
+        }))
+    }
+}
+
+impl<S> Shared<S> {
+    /// The number of the next session's transcript, from 1.
+    pub(crate) fn next_session(&self) -> u64 {
+        self.sessions.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+/// Declares an adapter's `Client` (and its `ClientBuilder`) over the shared state, with every
+/// method that does not move bytes: `new`, `builder`, `hint`, `idle_sockets`, `Default`,
+/// `Debug`. The adapter adds `connect`. `$socket` is the adapter's pooled socket type.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! declare_client {
+    ($socket:ty) => {
+        /// Builds a [`Client`]; the same builder in both adapters.
+        pub type ClientBuilder = $crate::ClientBuilder<Client>;
+
+        /// An MCP client. Cheap to clone: clones share the address policy, resolver, TLS
+        /// configuration, idle-socket pool and the era hints learnt per origin.
+        ///
+        /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves
+        /// with the system resolver and trusts the Mozilla roots of `webpki-roots`.
+        #[derive(Clone)]
+        pub struct Client {
+            shared: ::std::sync::Arc<$crate::Shared<$socket>>,
+        }
+
+        impl $crate::BuildClient for Client {
+            type Socket = $socket;
+            fn from_shared(shared: ::std::sync::Arc<$crate::Shared<$socket>>) -> Client {
+                Client { shared }
+            }
+        }
+
+        impl ::std::default::Default for Client {
+            fn default() -> Self {
+                Client::new()
+            }
+        }
+
+        impl ::std::fmt::Debug for Client {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Debug::fmt(&*self.shared, f)
+            }
+        }
+
+        impl Client {
+            /// A client with the strict address policy (public addresses only), the system
+            /// resolver and the webpki roots.
+            pub fn new() -> Client {
+                ClientBuilder::new().build()
+            }
+
+            /// A builder, starting from the defaults of [`Client::new`].
+            pub fn builder() -> ClientBuilder {
+                ClientBuilder::new()
+            }
+
+            /// The era hint remembered for `origin` (as
+            /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
+            pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
+                self.shared.hint(origin)
+            }
+
+            /// Idle sockets held in the pool now.
+            pub fn idle_sockets(&self) -> usize {
+                self.shared.idle_sockets()
+            }
+        }
+    };
+}
+
+/// Declares, inside an adapter's `impl Session`, the accessors of what the session negotiated,
+/// read from its `driver` field: `version`, `era`, `server_info`, `session_id`, `bytes_read`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! session_accessors {
+    () => {
+        /// The negotiated protocol version.
+        pub fn version(&self) -> &str {
+            self.driver.version()
+        }
+
+        /// The negotiated era.
+        pub fn era(&self) -> mcp_sansio::Era {
+            self.driver.era()
+        }
+
+        /// The server's name and version, if it reported them (not after a modern era hint,
+        /// which connects without a request).
+        pub fn server_info(&self) -> Option<&mcp_sansio::ServerInfo> {
+            self.driver.server_info()
+        }
+
+        /// The legacy session id, if the server assigned one.
+        pub fn session_id(&self) -> Option<&str> {
+            self.driver.session_id()
+        }
+
+        /// Raw bytes read so far (bounded by the byte budget).
+        pub fn bytes_read(&self) -> u64 {
+            self.driver.bytes_read()
+        }
+    };
+}
+
+/// Declares an adapter's `Session`: the shared [`SessionDriver`](crate::SessionDriver) in field
+/// `driver` and the adapter's [`Io`](crate::Io) of type `$io` in field `io`, with its `Debug`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! declare_session {
+    ($(#[$doc:meta])* $io:ty) => {
+        $(#[$doc])*
+        pub struct Session {
+            driver: $crate::SessionDriver,
+            io: $io,
+        }
+
+        impl ::std::fmt::Debug for Session {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Debug::fmt(&self.driver, f)
+            }
+        }
+    };
+}

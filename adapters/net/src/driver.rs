@@ -1,0 +1,480 @@
+//! The session driver both adapters run: the core's [`Connection`], its recording, the clock, the
+//! era hints and the observer, dispatching the I/O through the small [`Io`] trait.
+//!
+//! An adapter owns only how bytes move on its runtime. Its run loop is always the same:
+//!
+//! 1. start an operation with [`SessionDriver::start`];
+//! 2. [`pump`](SessionDriver::pump): the driver drains the core, hands every request, socket
+//!    verdict and read permission to the adapter's [`Io`], and returns the operation's result
+//!    once the core reported its one completion event;
+//! 3. otherwise wait as [`wait`](SessionDriver::wait) says, for a [`Report`] of a socket (fed
+//!    with [`feed`](SessionDriver::feed)) or for the deadline ([`timeout`](SessionDriver::timeout)),
+//!    and pump again.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_sansio::{
+    CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Instant,
+    Operation, ServerInfo, Transmit, TransportError,
+};
+use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
+
+use crate::client::{lock, HintBook, Shared};
+
+/// Receives what a running tool call reports before it finishes. Every method does nothing by
+/// default (and declines input requests).
+pub trait CallObserver: Send {
+    /// Progress the server reported.
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let _ = (progress, total, message);
+    }
+
+    /// Input requests of a multi-round-trip call (only when `Config::input_hook` is set); return
+    /// the JSON object of responses keyed like the requests, or `None` to decline.
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        let _ = requests;
+        None
+    }
+}
+
+/// An observer that ignores everything and declines input requests.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+
+impl CallObserver for NoObserver {}
+
+/// What a socket reports to the driver.
+#[derive(Debug)]
+pub enum Report {
+    /// Bytes read; the socket reads again only after [`Io::read_on`].
+    Bytes(Vec<u8>),
+    /// The server closed the socket.
+    Eof,
+    /// The socket could not be opened, written or read.
+    Failed(TransportError),
+}
+
+/// How an adapter moves bytes: the driver's only way to the network.
+pub trait Io {
+    /// Sends `transmit.bytes` for its exchange: on a newly dialled socket if
+    /// `transmit.fresh_socket`, otherwise on an idle pooled socket of the origin or a new one;
+    /// then reads once and reports. An error means no socket could even be set up for it.
+    fn start(&mut self, transmit: Transmit) -> Result<(), TransportError>;
+    /// The bytes last reported for `exchange` were fed to the core and its outputs drained: read
+    /// once more.
+    fn read_on(&mut self, exchange: ExchangeId);
+    /// The core finished `exchange`: park its socket in the pool if `reusable` (the core decides,
+    /// the `DELETE` included), otherwise close it.
+    fn finish(&mut self, exchange: ExchangeId, reusable: bool);
+    /// The core abandoned `exchange`: close its socket at once.
+    fn abandon(&mut self, exchange: ExchangeId);
+}
+
+/// What the adapter waits for before pumping again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// A report, or this instant of the adapter's clock, whichever comes first (then
+    /// [`SessionDriver::timeout`]).
+    Until(std::time::Instant),
+    /// A report: nothing waits on time.
+    Report,
+    /// Nothing: no socket is open and nothing waits on time. The operation cannot end; the
+    /// adapter returns [`SessionDriver::stuck`].
+    Nothing,
+}
+
+/// The operation an adapter starts.
+#[derive(Clone, Copy, Debug)]
+pub enum Start<'a> {
+    /// Negotiate.
+    Connect,
+    /// List every tool.
+    ListTools,
+    /// Call tool `name` with the JSON object `arguments` (sent verbatim).
+    CallTool {
+        /// The tool.
+        name: &'a str,
+        /// Its arguments.
+        arguments: &'a [u8],
+    },
+    /// Close.
+    Close,
+}
+
+impl<'a> Start<'a> {
+    /// [`Start::CallTool`] of tool `name` with `arguments`.
+    pub fn call(name: &'a str, arguments: &'a [u8]) -> Start<'a> {
+        Start::CallTool { name, arguments }
+    }
+}
+
+/// One session: the connection, its recording and what it negotiated.
+pub struct SessionDriver {
+    conn: Connection,
+    hints: Arc<HintBook>,
+    origin: String,
+    /// The core's time zero on the adapter's clock.
+    zero: std::time::Instant,
+    running: Option<Operation>,
+    outcome: Option<Result<Completion, Error>>,
+    /// Exchanges the adapter serves: started, not yet finished or abandoned by the core.
+    live: BTreeSet<ExchangeId>,
+    /// Exchanges whose bytes were fed: they read on once the outputs are drained.
+    fed: BTreeSet<ExchangeId>,
+    version: String,
+    era: Era,
+    server_info: Option<ServerInfo>,
+    recording: Option<Box<Recording>>,
+}
+
+impl std::fmt::Debug for SessionDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("origin", &self.origin)
+            .field("version", &self.version)
+            .field("era", &self.era)
+            .field("server_info", &self.server_info)
+            .field("open_exchanges", &self.live.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionDriver {
+    /// A session of the client `shared` with `config`: the era hint learnt for its origin is
+    /// offered (when hints are on and `config` has none), and recording starts when the client
+    /// records. Nothing is sent before [`start`](Self::start).
+    pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
+        let origin = config.endpoint.origin();
+        if shared.hints.on {
+            lock(&shared.hints.hints).offer(&mut config);
+        }
+        let recording = shared.sink.as_ref().map(|sink| {
+            Box::new(Recording::new(
+                &config,
+                Instant::ZERO,
+                sink.clone(),
+                shared.next_session(),
+            ))
+        });
+        let conn = Connection::new(config)?;
+        Ok(SessionDriver {
+            conn,
+            hints: shared.hints.clone(),
+            origin,
+            zero: std::time::Instant::now(),
+            running: None,
+            outcome: None,
+            live: BTreeSet::new(),
+            fed: BTreeSet::new(),
+            version: String::new(),
+            era: Era::Modern,
+            server_info: None,
+            recording,
+        })
+    }
+
+    /// The connection's configuration.
+    pub fn config(&self) -> &Config {
+        self.conn.config()
+    }
+
+    /// The normalised origin: the pool and hint key.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The negotiated protocol version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The negotiated era.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The server's name and version, if it reported them (a modern era hint connects without a
+    /// request, so without them).
+    pub fn server_info(&self) -> Option<&ServerInfo> {
+        self.server_info.as_ref()
+    }
+
+    /// The legacy session id, if the server assigned one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.conn.session_id()
+    }
+
+    /// Raw bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.conn.bytes_read()
+    }
+
+    /// Exchanges the adapter serves now.
+    pub fn open_exchanges(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Now on the core's clock, in whole microseconds (a transcript's resolution, so that a
+    /// recording replays at the very instants the core saw).
+    fn now(&self) -> Instant {
+        let micros = u64::try_from(self.zero.elapsed().as_micros()).unwrap_or(u64::MAX);
+        Instant::from_duration(Duration::from_micros(micros))
+    }
+
+    fn rec(&mut self) -> Option<&mut Recorder> {
+        self.recording.as_deref_mut().map(Recording::recorder)
+    }
+
+    fn record_op(&mut self, now: Instant, op: impl FnOnce() -> RecordedOperation) {
+        if let Some(r) = self.rec() {
+            r.operation(now, op());
+        }
+    }
+
+    /// Starts `op`; [`pump`](Self::pump) until it returns the result.
+    pub fn start(&mut self, op: Start<'_>) {
+        let now = self.now();
+        self.outcome = None;
+        let operation = match op {
+            Start::Connect => {
+                self.record_op(now, || RecordedOperation::Connect);
+                self.conn.connect(now);
+                Operation::Connect
+            }
+            Start::ListTools => {
+                self.record_op(now, || RecordedOperation::ListTools);
+                self.conn.list_tools(now);
+                Operation::ListTools
+            }
+            Start::CallTool { name, arguments } => {
+                self.record_op(now, || RecordedOperation::CallTool {
+                    name: name.to_owned(),
+                    arguments: arguments.to_vec(),
+                });
+                self.conn.call_tool(now, name, arguments);
+                Operation::CallTool
+            }
+            Start::Close => {
+                self.record_op(now, || RecordedOperation::Close);
+                self.conn.close(now);
+                Operation::Close
+            }
+        };
+        self.running = Some(operation);
+    }
+
+    /// Drains the core: every request goes to `io.start`, every socket verdict to
+    /// `io.finish`/`io.abandon`, progress and input requests to `observer`; then the exchanges
+    /// whose bytes were fed read on. Returns the running operation's result once the core
+    /// reported its completion.
+    ///
+    /// The requests of a pass start after its events: a socket that an event of the same pass
+    /// hands back (the previous page's, say) is parked before the next exchange looks for one, so
+    /// one work item keeps one socket when the server keeps it alive.
+    pub fn pump(
+        &mut self,
+        io: &mut dyn Io,
+        observer: &mut dyn CallObserver,
+    ) -> Option<Result<Completion, Error>> {
+        loop {
+            let mut queued = Vec::new();
+            while let Some(t) = self.conn.poll_transmit() {
+                if self.recording.is_some() {
+                    let now = self.now();
+                    if let Some(r) = self.rec() {
+                        r.transmit(now, &t);
+                    }
+                }
+                queued.push(t);
+            }
+            let mut any = !queued.is_empty();
+            while let Some(event) = self.conn.poll_event() {
+                any = true;
+                if let Some(r) = self.rec() {
+                    r.event(&event);
+                }
+                self.on_event(event, io, observer, &mut queued);
+            }
+            for t in queued {
+                let id = t.exchange;
+                self.live.insert(id);
+                if let Err(e) = io.start(t) {
+                    self.feed(id, Report::Failed(e));
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        if let Some(r) = &mut self.recording {
+            r.flush();
+        }
+        for id in std::mem::take(&mut self.fed) {
+            if self.live.contains(&id) {
+                io.read_on(id);
+            }
+        }
+        let outcome = self.outcome.take();
+        if outcome.is_some() {
+            self.running = None;
+        }
+        outcome
+    }
+
+    fn on_event(
+        &mut self,
+        event: Event,
+        io: &mut dyn Io,
+        observer: &mut dyn CallObserver,
+        queued: &mut Vec<Transmit>,
+    ) {
+        if self.hints.on {
+            lock(&self.hints.hints).learn(&self.origin, &event);
+        }
+        if let Event::Connected {
+            era,
+            version,
+            server_info,
+            from_hint,
+        } = &event
+        {
+            self.era = *era;
+            self.version.clone_from(version);
+            // A hint carries no server info: keep what an earlier negotiation learnt.
+            if server_info.is_some() || !from_hint {
+                self.server_info.clone_from(server_info);
+            }
+        }
+        let event = match self.running {
+            Some(op) => match event.completion(op) {
+                Ok(result) => {
+                    self.outcome.get_or_insert(result);
+                    return;
+                }
+                Err(event) => event,
+            },
+            None => event,
+        };
+        match event {
+            Event::Progress {
+                progress,
+                total,
+                message,
+            } => observer.progress(progress, total, message.as_deref()),
+            Event::InputRequired { requests } => {
+                let answer = observer.input_required(&requests);
+                let now = self.now();
+                self.record_op(now, || RecordedOperation::ProvideInput(answer.clone()));
+                self.conn.provide_input(now, answer.as_deref());
+            }
+            Event::ExchangeFinished { exchange, reusable } => {
+                queued.retain(|t| t.exchange != exchange);
+                if self.live.remove(&exchange) {
+                    io.finish(exchange, reusable);
+                }
+            }
+            Event::ExchangeAbandoned { exchange } => {
+                queued.retain(|t| t.exchange != exchange);
+                if self.live.remove(&exchange) {
+                    io.abandon(exchange);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What to wait for before pumping again.
+    pub fn wait(&self) -> Wait {
+        match self.conn.poll_timeout() {
+            Some(due) => Wait::Until(self.zero + due.as_duration()),
+            None if self.live.is_empty() => Wait::Nothing,
+            None => Wait::Report,
+        }
+    }
+
+    /// The error of an operation that waits for nothing ([`Wait::Nothing`]).
+    pub fn stuck() -> Error {
+        Error::Misuse {
+            reason: "the operation waits for nothing",
+        }
+    }
+
+    /// Feeds what a socket reported; reports of exchanges the core no longer serves are ignored.
+    pub fn feed(&mut self, exchange: ExchangeId, report: Report) {
+        if !self.live.contains(&exchange) {
+            return;
+        }
+        let now = self.now();
+        match report {
+            Report::Bytes(bytes) => {
+                if let Some(r) = self.rec() {
+                    r.bytes(now, exchange, &bytes);
+                }
+                self.fed.insert(exchange);
+                self.conn.handle_bytes(now, exchange, &bytes);
+            }
+            Report::Eof => {
+                if let Some(r) = self.rec() {
+                    r.eof(now, exchange);
+                }
+                self.conn.handle_eof(now, exchange);
+            }
+            Report::Failed(e) => {
+                if let Some(r) = self.rec() {
+                    r.transport_error(now, exchange, &e);
+                }
+                self.conn.handle_transport_error(now, exchange, e);
+            }
+        }
+    }
+
+    /// The clock reached what [`wait`](Self::wait) named.
+    pub fn timeout(&mut self) {
+        let now = self.now();
+        if let Some(r) = self.rec() {
+            r.timeout(now);
+        }
+        self.conn.handle_timeout(now);
+    }
+
+    /// Ends the recording: the transcript is flushed and closed.
+    pub fn end_recording(&mut self) {
+        self.recording = None;
+    }
+}
+
+/// Helpers turning a completion into the value each public operation returns.
+impl SessionDriver {
+    /// The result of a connect.
+    pub fn connected(c: Completion) -> Result<(), Error> {
+        match c {
+            Completion::Connected => Ok(()),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// The result of a listing.
+    pub fn listed(c: Completion) -> Result<Catalog, Error> {
+        match c {
+            Completion::Listed(c) => Ok(c),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// The result of a call.
+    pub fn called(c: Completion) -> Result<CallResult, Error> {
+        match c {
+            Completion::Called(r) => Ok(r),
+            _ => Err(mismatch()),
+        }
+    }
+}
+
+fn mismatch() -> Error {
+    Error::Misuse {
+        reason: "the operation ended with another operation's result",
+    }
+}
