@@ -23,7 +23,7 @@ echo "== installing the interop servers into $MCP_INTEROP_DIR"
 bash "$ROOT/checks/interop/install.sh"
 
 echo "== building and running the interop tests"
-cd "$ROOT/interop"
+cd "$ROOT/checks/interop"
 status=0
 cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live -- \
   --test-threads "$jobs" "$@" || status=$?
