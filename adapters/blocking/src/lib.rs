@@ -39,10 +39,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 mod client;
 mod exchange;
 mod session;
 
+pub use auth::AuthSession;
 pub use client::{Client, ClientBuilder};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,

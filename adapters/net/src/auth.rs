@@ -502,3 +502,40 @@ impl Authorization {
         }
     }
 }
+
+/// The error of an operation of an authorizing session: the MCP error, or the authorization
+/// that the server's 401 (or 403 `insufficient_scope`) called for failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthSessionError {
+    /// The operation failed (including an authentication error that does not call for
+    /// authorization, a plain 403, or one that persists after authorizing once).
+    #[error(transparent)]
+    Mcp(#[from] mcp_sansio::Error),
+    /// The authorization failed.
+    #[error(transparent)]
+    Authorization(#[from] AuthorizeError),
+}
+
+impl AuthSessionError {
+    /// The core's error kind: an authorization failure is `mcp_authentication_failed_error`.
+    pub fn kind(&self) -> mcp_sansio::ErrorKind {
+        match self {
+            AuthSessionError::Mcp(e) => e.kind(),
+            AuthSessionError::Authorization(_) => mcp_sansio::ErrorKind::AuthenticationFailed,
+        }
+    }
+}
+
+/// The status and `WWW-Authenticate` value of `e` when it calls for authorization
+/// ([`calls_for_authorization`]).
+pub fn authorization_needed(e: &mcp_sansio::Error) -> Option<(u16, Option<String>)> {
+    match e {
+        mcp_sansio::Error::Authentication { status, challenge }
+            if calls_for_authorization(*status, challenge.as_deref()) =>
+        {
+            Some((*status, challenge.clone()))
+        }
+        _ => None,
+    }
+}

@@ -91,6 +91,8 @@ pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, PoolLimits, Resolve, StaticResolver,
     SystemResolver,
 };
+pub mod auth;
+pub use auth::AuthSession;
 pub use mcp_sansio_transcript::TranscriptFile;
 pub use mcp_sansio_transcript::TranscriptSink;
 use mcp_sansio_transcript::{RecordedOperation, Recording};
