@@ -137,7 +137,8 @@ impl AuthSession {
             Ok(c) => c,
             Err(e) => {
                 self.recover(e)?;
-                self.session.call_tool_with(name, arguments_json, observer)?
+                self.session
+                    .call_tool_with(name, arguments_json, observer)?
             }
         };
         self.auth.accepted();

@@ -70,7 +70,11 @@ impl AuthHttp {
 
     /// A runner with this policy, the system resolver and the default TLS configuration.
     pub fn with_policy(policy: AddressPolicy) -> Self {
-        AuthHttp::new(policy, Arc::new(SystemResolver), crate::tls::client_config())
+        AuthHttp::new(
+            policy,
+            Arc::new(SystemResolver),
+            crate::tls::client_config(),
+        )
     }
 
     /// Sets the deadline of one exchange (dial, request and response).
@@ -235,7 +239,9 @@ fn io_error(message: String) -> TransportError {
 fn remaining(deadline: StdInstant) -> Result<Duration, TransportError> {
     let left = deadline.saturating_duration_since(StdInstant::now());
     if left.is_zero() {
-        return Err(io_error("the authorization exchange deadline passed".into()));
+        return Err(io_error(
+            "the authorization exchange deadline passed".into(),
+        ));
     }
     Ok(left)
 }

@@ -39,10 +39,10 @@
 //! ```
 
 use mcp_sansio::{CallResult, Catalog, Config, Error};
+use mcp_sansio_net::auth::authorization_needed;
 pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError,
 };
-use mcp_sansio_net::auth::authorization_needed;
 
 use crate::{CallObserver, Client, Session};
 
