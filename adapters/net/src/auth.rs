@@ -339,6 +339,9 @@ pub enum AuthorizeError {
     /// No random bytes for the `state` and PKCE verifier.
     #[error("authorization failed: no random bytes for state and PKCE verifier")]
     Random,
+    /// The authorization could not be set up (a callback listener, a certificate file…).
+    #[error("authorization could not start: {0}")]
+    Setup(String),
     /// The authorization stopped without an outcome (nothing left to send or wait for).
     #[error("authorization failed: the authorization stopped without an outcome")]
     Stalled,

@@ -50,7 +50,7 @@ impl Probe {
             return Ok(Probe::Plain(Box::new(client.connect(config).await?)));
         }
         let auth = authorization(&config, o).map_err(|e| {
-            AuthSessionError::Authorization(mcp_sansio_net::auth::AuthorizeError::UserAgent(e))
+            AuthSessionError::Authorization(mcp_sansio_net::auth::AuthorizeError::Setup(e))
         })?;
         Ok(Probe::Auth(Box::new(
             AuthSession::connect(client, config, auth).await?,
