@@ -380,12 +380,12 @@ pub fn random_secrets() -> Result<AuthSecrets, AuthorizeError> {
     Ok(AuthSecrets::from_random_bytes(&bytes))
 }
 
-/// An [`Authorizer`] with its runner and hook: runs an authorization on the calling thread.
+/// An [`Authorizer`] with its runner and hook: runs an authorization on the calling thread. Its
+/// timeline is the wall clock, so token expiry survives a round trip through the hook's store.
 pub struct Authorization {
     authorizer: Authorizer,
     http: AuthHttp,
     hook: Box<dyn AuthHook>,
-    epoch: StdInstant,
 }
 
 impl std::fmt::Debug for Authorization {
@@ -412,12 +412,16 @@ impl Authorization {
             authorizer,
             http,
             hook,
-            epoch: StdInstant::now(),
         })
     }
 
+    /// The authorizer's timeline is the wall clock (time since the Unix epoch), so that the
+    /// expiry of a token saved by one process means the same to the next one.
     fn now(&self) -> Instant {
-        Instant::from_duration(self.epoch.elapsed())
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Instant::from_duration(since_epoch)
     }
 
     /// The access token to send to the MCP server, if any. Never print it.

@@ -181,9 +181,32 @@ fn an_authorization_runs_to_a_token_and_saves_it() {
     let store = saved.lock().unwrap().clone().expect("saved");
     // A new authorization starts from the saved store.
     let mut again = Browser::new(loopback_http());
-    again.stored = Some(store);
+    again.stored = Some(store.clone());
     let auth = Authorization::new(config(&server), loopback_http(), Box::new(again)).unwrap();
     assert_eq!(auth.bearer(), Some("tok-1"));
+    assert!(
+        !auth.token_expired(),
+        "expiry is on the wall clock, an hour away"
+    );
+
+    // Expired in the store: refreshed (and rotated) without the user agent.
+    let mut expired = store;
+    for creds in expired.issuers.values_mut() {
+        if let Some(t) = &mut creds.tokens {
+            t.expires_at_ms = Some(1);
+        }
+    }
+    let mut third = Browser::new(loopback_http());
+    third.stored = Some(expired);
+    let opened_third = third.opened.clone();
+    let mut auth = Authorization::new(config(&server), loopback_http(), Box::new(third)).unwrap();
+    assert!(auth.token_expired());
+    auth.refresh().unwrap();
+    assert_eq!(auth.bearer(), Some("tok-2"));
+    assert!(!auth.token_expired());
+    assert_eq!(opened_third.load(Ordering::SeqCst), 0);
+    assert_eq!(server.count("GET", "/authorize"), 1);
+    assert_eq!(server.count("POST", "/token"), 2);
 }
 
 #[test]

@@ -361,6 +361,21 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }
             let form = pairs(&s.body);
             let mut st = state.lock().unwrap();
+            if form.get("grant_type").map(String::as_str) == Some("refresh_token") {
+                let Some(scope) = form
+                    .get("refresh_token")
+                    .and_then(|r| r.strip_prefix("rt-for-"))
+                    .and_then(|t| st.tokens.get(t).cloned())
+                else {
+                    return json(400, serde_json::json!({"error": "invalid_grant"}));
+                };
+                let token = format!("tok-{}", st.tokens.len() + 1);
+                st.tokens.insert(token.clone(), scope.clone());
+                return json(
+                    200,
+                    serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "refresh_token": format!("rt-for-{token}")}),
+                );
+            }
             let pkce_ok = form
                 .get("code_verifier")
                 .map(|v| mcp_sansio::auth::pkce_challenge(v))
@@ -376,7 +391,7 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             st.tokens.insert(token.clone(), scope.clone());
             json(
                 200,
-                serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope}),
+                serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope, "refresh_token": format!("rt-for-{token}")}),
             )
         }
         _ => json(404, serde_json::json!({"error": "not_found"})),
