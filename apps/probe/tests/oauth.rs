@@ -116,6 +116,13 @@ fn authorize_requests(s: &support::Server) -> usize {
         .count()
 }
 
+fn token_requests(s: &support::Server) -> usize {
+    s.requests()
+        .iter()
+        .filter(|r| r.head.starts_with("POST /token"))
+        .count()
+}
+
 #[test]
 fn oauth_authorizes_lists_and_keeps_the_tokens_in_a_private_file() {
     let server = oauth::start(oauth::modern_answer);
@@ -190,6 +197,39 @@ fn oauth_authorizes_lists_and_keeps_the_tokens_in_a_private_file() {
     no_secret(&stdout);
     no_secret(&stderr);
     assert_eq!(authorize_requests(&server), 1);
+
+    // An expired token in the file is refreshed first, still without a browser.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&token_file).unwrap()).unwrap();
+    for creds in doc["issuers"].as_object_mut().unwrap().values_mut() {
+        creds["tokens"]["expires_at_ms"] = 1.into();
+    }
+    std::fs::write(&token_file, doc.to_string()).unwrap();
+    let tokens_before = token_requests(&server);
+    let out = finish(spawn(&[
+        "--allow-loopback",
+        "--oauth",
+        "--token-file",
+        tf,
+        "list",
+        &url,
+    ]));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("http://"), "{stderr}");
+    assert_eq!(token_requests(&server), tokens_before + 1);
+    assert_eq!(authorize_requests(&server), 1);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&token_file).unwrap()).unwrap();
+    let expiry = saved["issuers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()["tokens"]["expires_at_ms"]
+        .as_u64()
+        .unwrap();
+    assert!(expiry > 1, "the refreshed tokens were saved");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
