@@ -125,8 +125,9 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
         client_config_with_extra_roots(&roots)
     };
     let mut http = AuthHttp::new(policy, Arc::new(SystemResolver), tls);
-    if let Some(d) = o.dial_timeout {
-        http = http.timeout(d.max(Duration::from_secs(30)));
+    // Each authorization exchange is bounded like any other exchange but a tool call.
+    if let Some(d) = o.request_timeout {
+        http = http.timeout(d);
     }
     let hook = LoopbackAgent {
         listener,
