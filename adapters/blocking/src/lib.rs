@@ -40,9 +40,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 mod exchange;
 mod session;
 
+pub use auth::AuthSession;
 use mcp_sansio::{Config, Error};
 
 pub use mcp_sansio_net::{

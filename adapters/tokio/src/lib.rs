@@ -87,6 +87,8 @@ pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
 };
+pub mod auth;
+pub use auth::AuthSession;
 use mcp_sansio_net::{Io, NoObserver, Report, SessionDriver, Shared, Start, Wait};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

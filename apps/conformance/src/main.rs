@@ -17,13 +17,14 @@
 #![warn(missing_docs)]
 
 mod answers;
+mod auth;
 
 use std::process::ExitCode;
 
-use mcp_sansio::{Config, Error};
+use mcp_sansio::Config;
 use mcp_sansio::{LEGACY_VERSIONS, MODERN_VERSION};
 use mcp_sansio_net::AddressPolicy;
-use mcp_sansio_tokio::{CallObserver, Client, Session};
+use mcp_sansio_tokio::{AuthSession, CallObserver, Client};
 use serde_json::Value;
 
 /// What the suite asked for.
@@ -126,11 +127,11 @@ impl CallObserver for Observer {
 }
 
 /// A failure of the flow, for the exit status and stderr.
-fn failed(step: &str, e: &Error) -> String {
+fn failed(step: &str, e: &mcp_sansio_tokio::auth::AuthSessionError) -> String {
     format!("{step} failed: {e} ({})", e.kind())
 }
 
-async fn call(session: &mut Session, name: &str, arguments: &[u8]) -> Result<(), String> {
+async fn call(session: &mut AuthSession, name: &str, arguments: &[u8]) -> Result<(), String> {
     eprintln!("calling {name} {}", String::from_utf8_lossy(arguments));
     let result = session
         .call_tool_with(name, arguments, &mut Observer)
@@ -193,14 +194,17 @@ async fn run(scenario: Scenario) -> Result<(), String> {
         "scenario {:?} at {} (version {:?})",
         scenario.name, scenario.url, scenario.version
     );
-    let client = Client::builder()
-        .policy(AddressPolicy::strict().allow_loopback(true))
-        .build();
-    let mut session = client
-        .connect(config)
+    let policy = AddressPolicy::strict().allow_loopback(true);
+    let client = Client::builder().policy(policy).build();
+    let authorization = auth::authorization(&scenario.url, &scenario.context, policy)?;
+    let mut session = AuthSession::connect(&client, config, authorization)
         .await
         .map_err(|e| failed("connect", &e))?;
-    eprintln!("connected: {} ({})", session.version(), session.era());
+    eprintln!(
+        "connected: {} ({})",
+        session.session().version(),
+        session.session().era()
+    );
     let catalog = session
         .list_tools()
         .await

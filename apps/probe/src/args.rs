@@ -28,6 +28,12 @@ OPTIONS:
     --max-response-bytes N    bytes read per connection at most
     --max-header-bytes N      bytes of one response header block at most
     --max-pages N             tools/list pages at most
+    --oauth                   when the server asks (401, or 403 insufficient_scope), authorize
+                              with OAuth 2.1: print the authorization URL (a browser is opened
+                              only when one is obviously available), receive the redirect on a
+                              127.0.0.1 port of its own, then list or call
+    --token-file FILE         with --oauth: keep the credentials in FILE between runs (created
+                              with mode 0600; it holds secrets)
     --record FILE             write a transcript of the session to FILE (secrets redacted);
                               `cargo test`'s replay reads it back (see docs/transcripts.md)
     -h, --help                print this help
@@ -103,6 +109,10 @@ pub struct Options {
     pub record: Option<std::path::PathBuf>,
     /// `--ca-cert`, in the order given.
     pub ca_certs: Vec<std::path::PathBuf>,
+    /// `--oauth`.
+    pub oauth: bool,
+    /// `--token-file`.
+    pub token_file: Option<std::path::PathBuf>,
 }
 
 fn seconds(flag: &str, v: &str) -> Result<Duration, String> {
@@ -154,6 +164,14 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
             "-V" | "--version" => return Ok((o, Command::Version)),
             "--json" => o.json = true,
             "--allow-loopback" => o.allow_loopback = true,
+            "--oauth" => o.oauth = true,
+            "--token-file" => {
+                let v = value()?;
+                if v.is_empty() {
+                    return Err("--token-file expects a file name".into());
+                }
+                o.token_file = Some(v.into());
+            }
             "--dial-timeout" => o.dial_timeout = Some(seconds(flag, &value()?)?),
             "--request-timeout" => o.request_timeout = Some(seconds(flag, &value()?)?),
             "--list-timeout" => o.list_timeout = Some(seconds(flag, &value()?)?),
@@ -183,7 +201,7 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
             }
             _ => return Err(format!("unknown option {flag}")),
         }
-        if inline.is_some() && matches!(flag, "--json" | "--allow-loopback") {
+        if inline.is_some() && matches!(flag, "--json" | "--allow-loopback" | "--oauth") {
             return Err(format!("{flag} takes no value"));
         }
     }
@@ -210,6 +228,9 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
         ["demo", ..] => return Err("demo takes no arguments".into()),
         [other, ..] => return Err(format!("unknown command {other:?}")),
     };
+    if o.token_file.is_some() && !o.oauth {
+        return Err("--token-file needs --oauth".into());
+    }
     if command == Command::Demo && o != Options::default() {
         return Err("demo takes no options".into());
     }
@@ -275,6 +296,9 @@ mod tests {
             matches!(p(&["call", "u", "t"]).unwrap().1, Command::Call { arguments, .. } if arguments == "{}")
         );
         assert_eq!(p(&["--help"]).unwrap().1, Command::Help);
+        let (o, _) = p(&["--oauth", "--token-file", "t.json", "list", "u"]).unwrap();
+        assert!(o.oauth);
+        assert_eq!(o.token_file, Some(std::path::PathBuf::from("t.json")));
     }
 
     #[test]
@@ -294,6 +318,9 @@ mod tests {
             &["--token", "x", "list", "u"],
             &["--json=1", "list", "u"],
             &["--json", "demo"],
+            &["--token-file", "t.json", "list", "u"],
+            &["--oauth", "--token-file", "", "list", "u"],
+            &["--oauth=1", "list", "u"],
             &[],
         ] {
             assert!(p(bad).is_err(), "{bad:?}");

@@ -6,6 +6,7 @@
 
 mod args;
 mod demo;
+mod oauth;
 mod render;
 
 use std::io::{IsTerminal, Write};
@@ -13,7 +14,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use args::{Command, Options};
-use mcp_sansio::{Config, Error, ErrorKind};
+use mcp_sansio::{Config, ErrorKind};
+use mcp_sansio_net::auth::AuthSessionError;
 use mcp_sansio_tokio::{read_ca_certificates, AddressPolicy, CallObserver, Client, TranscriptFile};
 
 /// The environment variable holding the bearer token.
@@ -166,18 +168,19 @@ fn recorded(recording: Option<&TranscriptFile>, code: ExitCode) -> ExitCode {
 }
 
 /// Reports a failure and returns its exit code.
-fn failed(json: bool, error: &Error) -> ExitCode {
+fn failed(json: bool, error: &AuthSessionError) -> ExitCode {
     let message = error.to_string();
+    let (code, kind) = oauth::classify(error);
     if json {
-        println!("{}", render::error_json(error.kind(), &message));
+        println!("{}", render::error_json(kind, &message));
     } else {
-        eprintln!("mcp-probe: {} ({})", message, error.kind().code());
+        eprintln!("mcp-probe: {} ({})", message, kind.code());
     }
-    ExitCode::from(render::exit_code(error))
+    ExitCode::from(code)
 }
 
 async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
-    let mut session = match client.connect(config).await {
+    let mut session = match oauth::Probe::connect(&client, config, o).await {
         Ok(s) => s,
         Err(e) => return failed(o.json, &e),
     };
@@ -186,14 +189,16 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
         Err(e) => return failed(o.json, &e),
     };
     if o.json {
-        println!("{}", render::catalog_json(session.version(), &catalog));
+        println!(
+            "{}",
+            render::catalog_json(session.session().version(), &catalog)
+        );
     } else {
-        let server = session
-            .server_info()
-            .map(|s| format!("{} {}", s.name, s.version));
+        let s = session.session();
+        let server = s.server_info().map(|s| format!("{} {}", s.name, s.version));
         print!(
             "{}",
-            render::catalog_text(session.version(), session.era().as_str(), server, &catalog)
+            render::catalog_text(s.version(), s.era().as_str(), server, &catalog)
         );
     }
     // Ending a legacy session is a courtesy; its failure changes nothing printed.
@@ -208,7 +213,7 @@ async fn call(
     tool: &str,
     arguments: &str,
 ) -> ExitCode {
-    let mut session = match client.connect(config).await {
+    let mut session = match oauth::Probe::connect(&client, config, o).await {
         Ok(s) => s,
         Err(e) => return failed(o.json, &e),
     };

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod oauth;
+
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,0 +1,457 @@
+//! A protected MCP server and its authorization server on one loopback port, shared by the
+//! authorization tests of mcp-sansio-net, mcp-sansio-tokio and mcp-sansio-blocking (included
+//! with `#[path]`). The MCP endpoint answers 401 with `resource_metadata` until it sees a token
+//! the token endpoint issued; `tools/call` needs the `write` scope (403 `insufficient_scope`
+//! otherwise). The authorization endpoint redirects at once; the token endpoint checks PKCE.
+//! [`Browser`] plays the user agent: it GETs the authorization URL through an [`AuthHttp`] and
+//! returns the query of the redirect.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_sansio::auth::CredentialStore;
+use mcp_sansio::Endpoint;
+use mcp_sansio_net::auth::{AuthHook, AuthHttp};
+
+/// How the server misbehaves, if at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// As described in the module docs.
+    #[default]
+    Normal,
+    /// The MCP endpoint answers a plain 403 (`invalid_token`) to everything.
+    Forbidden,
+    /// The token endpoint answers 307 to another path.
+    TokenRedirect,
+    /// The authorization-server metadata is 70 000 bytes long.
+    HugeMetadata,
+}
+
+/// A request the server received.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    /// `GET`, `POST`…
+    pub method: String,
+    /// The request target.
+    pub target: String,
+    /// The header block.
+    pub head: String,
+    /// The body.
+    pub body: String,
+}
+
+#[derive(Default)]
+struct State {
+    challenge: Option<String>,
+    /// Scope asked for by the last authorization request.
+    scope: String,
+    /// Issued tokens and their scopes.
+    tokens: BTreeMap<String, String>,
+    seen: Vec<Seen>,
+}
+
+/// The running server.
+pub struct AuthServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    /// TCP connections accepted.
+    pub accepted: Arc<AtomicUsize>,
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16)
+            {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || b"-._~".contains(&c) {
+                (c as char).to_string()
+            } else {
+                format!("%{c:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The decoded `name=value` pairs of a query or form body.
+pub fn pairs(q: &str) -> BTreeMap<String, String> {
+    q.split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+fn response(status: u16, headers: &[(&str, String)], body: &str) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 {status} X\r\n");
+    for (n, v) in headers {
+        out.push_str(&format!("{n}: {v}\r\n"));
+    }
+    out.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
+    out.into_bytes()
+}
+
+fn json(status: u16, body: serde_json::Value) -> Vec<u8> {
+    response(
+        status,
+        &[("content-type", "application/json".into())],
+        &body.to_string(),
+    )
+}
+
+const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"protected","version":"1"}}}"#;
+
+impl AuthServer {
+    /// Starts the server on 127.0.0.1.
+    pub fn start(mode: Mode) -> AuthServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(State::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (st, sp, acc) = (state.clone(), stop.clone(), accepted.clone());
+        std::thread::spawn(move || {
+            for tcp in listener.incoming() {
+                if sp.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(tcp) = tcp else { continue };
+                acc.fetch_add(1, Ordering::SeqCst);
+                let (st, sp) = (st.clone(), sp.clone());
+                std::thread::spawn(move || serve(tcp, addr, mode, st, sp));
+            }
+        });
+        AuthServer {
+            addr,
+            state,
+            stop,
+            accepted,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.base())
+    }
+
+    /// Every request so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.lock().unwrap().seen.clone()
+    }
+
+    /// How many requests had this method and path.
+    pub fn count(&self, method: &str, path: &str) -> usize {
+        self.seen()
+            .iter()
+            .filter(|s| s.method == method && s.target.split('?').next() == Some(path))
+            .count()
+    }
+
+    /// The scopes of the authorization requests, in order.
+    pub fn authorization_scopes(&self) -> Vec<String> {
+        self.seen()
+            .iter()
+            .filter(|s| s.target.starts_with("/authorize"))
+            .map(|s| {
+                pairs(s.target.split_once('?').map(|x| x.1).unwrap_or(""))
+                    .get("scope")
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Whether any request outside `/mcp` carried a Bearer token.
+    pub fn bearer_leaked_to_authorization_server(&self) -> bool {
+        self.seen().iter().any(|s| {
+            !s.target.starts_with("/mcp")
+                && s.head
+                    .to_ascii_lowercase()
+                    .contains("authorization: bearer")
+        })
+    }
+}
+
+fn serve(
+    mut tcp: TcpStream,
+    addr: SocketAddr,
+    mode: Mode,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+) {
+    let _ = tcp.set_read_timeout(Some(Duration::from_millis(50)));
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            let len = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(n, _)| n.trim().eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                let body = String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).into_owned();
+                buf.drain(..end + 4 + len);
+                let first = head.lines().next().unwrap_or("").to_owned();
+                let mut parts = first.split(' ');
+                let seen = Seen {
+                    method: parts.next().unwrap_or("").into(),
+                    target: parts.next().unwrap_or("").into(),
+                    head: head.clone(),
+                    body,
+                };
+                state.lock().unwrap().seen.push(seen.clone());
+                let answer = handle(&seen, &format!("http://{addr}"), mode, &state);
+                if tcp.write_all(&answer).and_then(|()| tcp.flush()).is_err() {
+                    return;
+                }
+                continue;
+            }
+        }
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        match tcp.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn header<'a>(s: &'a Seen, name: &str) -> Option<&'a str> {
+    s.head.lines().skip(1).find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
+    let (path, query) = s.target.split_once('?').unwrap_or((&s.target, ""));
+    let prm = format!("{base}/.well-known/oauth-protected-resource/mcp");
+    match (s.method.as_str(), path) {
+        (_, "/mcp") => {
+            if mode == Mode::Forbidden {
+                return response(
+                    403,
+                    &[("www-authenticate", "Bearer error=\"invalid_token\"".into())],
+                    "",
+                );
+            }
+            let token = header(s, "authorization").and_then(|v| v.strip_prefix("Bearer "));
+            let scope = token.and_then(|t| state.lock().unwrap().tokens.get(t).cloned());
+            let Some(scope) = scope else {
+                return response(
+                    401,
+                    &[(
+                        "www-authenticate",
+                        format!("Bearer resource_metadata=\"{prm}\", scope=\"read\""),
+                    )],
+                    "",
+                );
+            };
+            let msg: serde_json::Value = serde_json::from_str(&s.body).unwrap_or_default();
+            let id = msg["id"].clone();
+            let result = match msg["method"].as_str().unwrap_or("") {
+                "server/discover" => serde_json::from_str::<serde_json::Value>(DISCOVER).unwrap(),
+                "tools/list" => {
+                    serde_json::json!({"tools":[{"name":"echo","inputSchema":{"type":"object"}}]})
+                }
+                "tools/call" => {
+                    if !scope.split(' ').any(|x| x == "write") {
+                        return response(
+                            403,
+                            &[(
+                                "www-authenticate",
+                                format!("Bearer error=\"insufficient_scope\", scope=\"read write\", resource_metadata=\"{prm}\""),
+                            )],
+                            "",
+                        );
+                    }
+                    serde_json::json!({"content":[{"type":"text","text":"ok"}],"isError":false})
+                }
+                _ => return response(202, &[], ""),
+            };
+            json(
+                200,
+                serde_json::json!({"jsonrpc":"2.0","id":id,"result":result}),
+            )
+        }
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => json(
+            200,
+            serde_json::json!({"resource": format!("{base}/mcp"), "authorization_servers": [base], "scopes_supported": ["read", "write"]}),
+        ),
+        ("GET", "/.well-known/oauth-authorization-server") => {
+            let mut doc = serde_json::json!({
+                "issuer": base,
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "registration_endpoint": format!("{base}/register"),
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+            });
+            if mode == Mode::HugeMetadata {
+                doc["padding"] = "x".repeat(70_000).into();
+            }
+            json(200, doc)
+        }
+        ("POST", "/register") => json(
+            201,
+            serde_json::json!({"client_id": "cid", "token_endpoint_auth_method": "none"}),
+        ),
+        ("GET", "/authorize") => {
+            let q = pairs(query);
+            let mut st = state.lock().unwrap();
+            st.challenge = q.get("code_challenge").cloned();
+            st.scope = q.get("scope").cloned().unwrap_or_default();
+            let location = format!(
+                "{}?code=the-code&state={}&iss={}",
+                q.get("redirect_uri").cloned().unwrap_or_default(),
+                encode(q.get("state").map(String::as_str).unwrap_or("")),
+                encode(base)
+            );
+            response(302, &[("location", location)], "")
+        }
+        ("POST", "/token") => {
+            if mode == Mode::TokenRedirect {
+                return response(307, &[("location", format!("{base}/elsewhere"))], "");
+            }
+            let form = pairs(&s.body);
+            let mut st = state.lock().unwrap();
+            if form.get("grant_type").map(String::as_str) == Some("refresh_token") {
+                let Some(scope) = form
+                    .get("refresh_token")
+                    .and_then(|r| r.strip_prefix("rt-for-"))
+                    .and_then(|t| st.tokens.get(t).cloned())
+                else {
+                    return json(400, serde_json::json!({"error": "invalid_grant"}));
+                };
+                let token = format!("tok-{}", st.tokens.len() + 1);
+                st.tokens.insert(token.clone(), scope.clone());
+                return json(
+                    200,
+                    serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "refresh_token": format!("rt-for-{token}")}),
+                );
+            }
+            let pkce_ok = form
+                .get("code_verifier")
+                .map(|v| mcp_sansio::auth::pkce_challenge(v))
+                == st.challenge;
+            if form.get("grant_type").map(String::as_str) != Some("authorization_code")
+                || form.get("code").map(String::as_str) != Some("the-code")
+                || !pkce_ok
+            {
+                return json(400, serde_json::json!({"error": "invalid_grant"}));
+            }
+            let token = format!("tok-{}", st.tokens.len() + 1);
+            let scope = st.scope.clone();
+            st.tokens.insert(token.clone(), scope.clone());
+            json(
+                200,
+                serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope, "refresh_token": format!("rt-for-{token}")}),
+            )
+        }
+        _ => json(404, serde_json::json!({"error": "not_found"})),
+    }
+}
+
+/// The user agent of the tests: GETs the authorization URL through `http` (no redirect
+/// followed) and returns the query of its `Location`. Counts its uses; keeps saved stores.
+pub struct Browser {
+    /// The runner it dials with.
+    pub http: AuthHttp,
+    /// Authorization URLs opened.
+    pub opened: Arc<AtomicUsize>,
+    /// The last store saved.
+    pub saved: Arc<Mutex<Option<CredentialStore>>>,
+    /// The store to load.
+    pub stored: Option<CredentialStore>,
+    /// Fail instead of opening.
+    pub refuse: bool,
+}
+
+impl Browser {
+    /// A browser dialling through `http`.
+    pub fn new(http: AuthHttp) -> Browser {
+        Browser {
+            http,
+            opened: Arc::default(),
+            saved: Arc::default(),
+            stored: None,
+            refuse: false,
+        }
+    }
+}
+
+impl AuthHook for Browser {
+    fn open_user_agent(&mut self, url: &str) -> Result<String, String> {
+        self.opened.fetch_add(1, Ordering::SeqCst);
+        if self.refuse {
+            return Err("the user closed the window".into());
+        }
+        let e = Endpoint::parse(url).map_err(|e| e.to_string())?;
+        let r = self.http.get(&e, &[], 65536).map_err(|e| e.to_string())?;
+        let location = r
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("location"))
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .ok_or("no Location")?;
+        Ok(location
+            .split_once('?')
+            .map(|x| x.1)
+            .unwrap_or("")
+            .to_owned())
+    }
+
+    fn load(&mut self) -> Option<CredentialStore> {
+        self.stored.clone()
+    }
+
+    fn save(&mut self, store: &CredentialStore) {
+        *self.saved.lock().unwrap() = Some(store.clone());
+    }
+}

@@ -1,0 +1,360 @@
+//! `--oauth`: authorization the way a person expects it from a command line (RFC 8252).
+//!
+//! When the server answers 401 (or 403 `insufficient_scope`), the probe prints the
+//! authorization URL on stderr (and opens a browser when one is obviously available: `$BROWSER`
+//! is set, or a desktop session with `xdg-open`, or macOS), receives the redirect on
+//! `http://127.0.0.1:PORT/callback`, a port of its own bound before the flow starts, finishes
+//! the exchange and retries the operation. `--token-file FILE` keeps the credentials between
+//! runs; the file is created with mode 0600. Tokens never appear in output or errors.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_sansio::auth::{AuthConfig, ClientSettings, CredentialStore, UrlPolicy};
+use mcp_sansio::{CallResult, Catalog, Config, ErrorKind};
+use mcp_sansio_net::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
+use mcp_sansio_net::{client_config, client_config_with_extra_roots, SystemResolver};
+use mcp_sansio_tokio::Session;
+use mcp_sansio_tokio::{read_ca_certificates, AddressPolicy, AuthSession, CallObserver, Client};
+
+use crate::args::Options;
+
+/// How long the probe waits for the browser to come back.
+const CALLBACK_TIME: Duration = Duration::from_secs(600);
+
+/// The most bytes read of a callback request head.
+const MAX_CALLBACK_HEAD: usize = 8 * 1024;
+
+/// The most bytes read of a token file.
+const MAX_TOKEN_FILE: u64 = 1024 * 1024;
+
+/// A session, with or without authorization.
+pub enum Probe {
+    /// Without `--oauth`: exactly the adapter's session.
+    Plain(Box<Session>),
+    /// With `--oauth`.
+    Auth(Box<AuthSession>),
+}
+
+impl Probe {
+    /// Connects, through an [`AuthSession`] when `o.oauth`.
+    pub async fn connect(
+        client: &Client,
+        config: Config,
+        o: &Options,
+    ) -> Result<Probe, AuthSessionError> {
+        if !o.oauth {
+            return Ok(Probe::Plain(Box::new(client.connect(config).await?)));
+        }
+        let auth = authorization(&config, o).map_err(|e| {
+            AuthSessionError::Authorization(mcp_sansio_net::auth::AuthorizeError::Setup(e))
+        })?;
+        Ok(Probe::Auth(Box::new(
+            AuthSession::connect(client, config, auth).await?,
+        )))
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Session {
+        match self {
+            Probe::Plain(s) => s,
+            Probe::Auth(s) => s.session(),
+        }
+    }
+
+    /// Lists the tools.
+    pub async fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
+        match self {
+            Probe::Plain(s) => Ok(s.list_tools().await?),
+            Probe::Auth(s) => s.list_tools().await,
+        }
+    }
+
+    /// Calls a tool.
+    pub async fn call_tool_with(
+        &mut self,
+        name: &str,
+        arguments: &[u8],
+        observer: &mut dyn CallObserver,
+    ) -> Result<CallResult, AuthSessionError> {
+        match self {
+            Probe::Plain(s) => Ok(s.call_tool_with(name, arguments, observer).await?),
+            Probe::Auth(s) => s.call_tool_with(name, arguments, observer).await,
+        }
+    }
+
+    /// Closes the session.
+    pub async fn close(self) -> Result<(), AuthSessionError> {
+        match self {
+            Probe::Plain(s) => Ok((*s).close().await?),
+            Probe::Auth(s) => s.close().await,
+        }
+    }
+}
+
+/// The exit code and error kind of a failure.
+pub fn classify(e: &AuthSessionError) -> (u8, ErrorKind) {
+    match e {
+        AuthSessionError::Mcp(e) => (crate::render::exit_code(e), e.kind()),
+        _ => (4, ErrorKind::AuthenticationFailed),
+    }
+}
+
+fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("cannot listen on 127.0.0.1 for the authorization callback: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    let server_url = format!("{}{}", config.endpoint.origin(), config.endpoint.target());
+    let mut auth_config =
+        AuthConfig::new(server_url, ClientSettings::new("mcp-probe", redirect_uri));
+    auth_config.policy = UrlPolicy {
+        allow_loopback_http: o.allow_loopback,
+    };
+    let policy = AddressPolicy::strict().allow_loopback(o.allow_loopback);
+    let mut roots = Vec::new();
+    for path in &o.ca_certs {
+        roots.extend(read_ca_certificates(path).map_err(|e| e.to_string())?);
+    }
+    let tls = if roots.is_empty() {
+        client_config()
+    } else {
+        client_config_with_extra_roots(&roots)
+    };
+    let mut http = AuthHttp::new(policy, Arc::new(SystemResolver), tls);
+    // Each authorization exchange is bounded like any other exchange but a tool call.
+    if let Some(d) = o.request_timeout {
+        http = http.timeout(d);
+    }
+    let hook = LoopbackAgent {
+        listener,
+        token_file: o.token_file.clone(),
+    };
+    Authorization::new(auth_config, http, Box::new(hook)).map_err(|e| e.to_string())
+}
+
+/// The user agent of a command line: prints the URL, maybe opens a browser, and receives the
+/// redirect on its loopback listener. Also the token file.
+struct LoopbackAgent {
+    listener: TcpListener,
+    token_file: Option<PathBuf>,
+}
+
+impl AuthHook for LoopbackAgent {
+    fn open_user_agent(&mut self, url: &str) -> Result<String, String> {
+        eprintln!("mcp-probe: the server requires authorization; open this URL in a browser:");
+        eprintln!("  {url}");
+        if open_browser(url) {
+            eprintln!("mcp-probe: (a browser was asked to open it)");
+        }
+        eprintln!("mcp-probe: waiting for the browser to come back to the callback…");
+        receive_callback(&self.listener, Instant::now() + CALLBACK_TIME)
+    }
+
+    fn load(&mut self) -> Option<CredentialStore> {
+        let path = self.token_file.as_ref()?;
+        match load_store(path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("mcp-probe: ignoring the token file {}: {e}", path.display());
+                None
+            }
+        }
+    }
+
+    fn save(&mut self, store: &CredentialStore) {
+        if let Some(path) = &self.token_file {
+            if let Err(e) = save_store(path, store) {
+                eprintln!(
+                    "mcp-probe: cannot write the token file {}: {e}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// Opens `url` in a browser when one is obviously available; never required.
+fn open_browser(url: &str) -> bool {
+    use std::process::{Command, Stdio};
+    let program = if let Some(b) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
+        b.into_string().ok()
+    } else if cfg!(target_os = "macos") {
+        Some("open".to_owned())
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        Some("xdg-open".to_owned())
+    } else {
+        None
+    };
+    let Some(program) = program else {
+        return false;
+    };
+    match Command::new(&program)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(mut child) => {
+            std::thread::spawn(move || child.wait());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Accepts connections on `listener` until one is a `GET /callback?…`; returns its query.
+/// Other requests are answered 404. Fails at `deadline`.
+fn receive_callback(listener: &TcpListener, deadline: Instant) -> Result<String, String> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("callback listener: {e}"))?;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                if let Some(query) = serve_callback(stream) {
+                    return Ok(query);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err("the browser did not come back to the callback in time".into());
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(format!("callback listener: {e}")),
+        }
+    }
+}
+
+/// The query of a `GET /callback?…` request line, if `head` starts with one.
+pub fn callback_query(head: &str) -> Option<String> {
+    let line = head.lines().next()?;
+    let mut parts = line.split(' ');
+    let (method, target) = (parts.next()?, parts.next()?);
+    if method != "GET" {
+        return None;
+    }
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    (path == "/callback" && !query.is_empty()).then(|| query.to_owned())
+}
+
+fn serve_callback(mut stream: TcpStream) -> Option<String> {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_CALLBACK_HEAD {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let query = callback_query(&String::from_utf8_lossy(&head));
+    let (status, text) = match &query {
+        Some(_) => (
+            "200 OK",
+            "mcp-probe received the authorization; you can close this window.",
+        ),
+        None => ("404 Not Found", "not the authorization callback"),
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = stream.flush();
+    query
+}
+
+fn load_store(path: &Path) -> Result<Option<CredentialStore>, String> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut text = Vec::new();
+    file.take(MAX_TOKEN_FILE + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_TOKEN_FILE {
+        return Err("it is larger than 1 MiB".into());
+    }
+    // The serde error names a position, never the content.
+    serde_json::from_slice(&text).map(Some).map_err(|e| {
+        format!(
+            "not a credential file (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// Writes `store` to `path` through a temporary file created with mode 0600, then renamed.
+pub fn save_store(path: &Path, store: &CredentialStore) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(store)?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(&tmp)?;
+    f.write_all(&json)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_get_of_the_callback_path_with_a_query_is_the_callback() {
+        assert_eq!(
+            callback_query("GET /callback?code=c&state=s HTTP/1.1\r\nHost: x\r\n\r\n").as_deref(),
+            Some("code=c&state=s")
+        );
+        assert_eq!(callback_query("GET /favicon.ico HTTP/1.1\r\n\r\n"), None);
+        assert_eq!(callback_query("GET /callback HTTP/1.1\r\n\r\n"), None);
+        assert_eq!(
+            callback_query("POST /callback?code=c HTTP/1.1\r\n\r\n"),
+            None
+        );
+        assert_eq!(callback_query(""), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_token_file_is_private_and_round_trips() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens.json");
+        let store = CredentialStore {
+            current: Some("https://as.example".into()),
+            ..Default::default()
+        };
+        save_store(&path, &store).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(load_store(&path).unwrap(), Some(store));
+        std::fs::write(&path, b"{not json").unwrap();
+        let e = load_store(&path).unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
+        assert!(!e.contains("not json"), "{e}");
+        assert_eq!(load_store(&dir.join("absent.json")).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
