@@ -207,7 +207,7 @@ struct Pending {
 struct ListState {
     cursor: Option<String>,
     seen: HashSet<String>,
-    names: HashSet<String>,
+    names: list::Names,
     catalog: Catalog,
     /// A call waiting for this listing (after a header mismatch), with the error it got.
     for_call: Option<Box<(CallState, crate::error::RpcError)>>,
@@ -239,7 +239,7 @@ impl ListState {
         ListState {
             cursor: None,
             seen: HashSet::new(),
-            names: HashSet::new(),
+            names: list::Names::default(),
             catalog: Catalog::default(),
             entries: 0,
             for_call,
@@ -351,6 +351,8 @@ pub struct Connection {
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+    /// The buffer of the message being handled, if it is one (a listed page's tools share it).
+    message: Option<bytes::Bytes>,
 }
 
 impl Connection {
@@ -376,6 +378,7 @@ impl Connection {
             gets_sent: 0,
             pending_server_info: None,
             listed_headers: Vec::new(),
+            message: None,
         })
     }
 
@@ -503,7 +506,7 @@ impl Connection {
     /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
     /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first.
     pub fn call_known_tool(&mut self, now: Instant, tool: &crate::list::Tool, arguments: &[u8]) {
-        self.start_call(now, &tool.name, &tool.header_params, arguments);
+        self.start_call(now, tool.name(), tool.header_params(), arguments);
     }
 
     fn start_call(
@@ -924,7 +927,11 @@ impl Connection {
                     if event.data.is_empty() {
                         continue;
                     }
-                    if let Flow::Stop = self.on_stream_message(now, ex, &event.data) {
+                    let data = bytes::Bytes::from(event.data);
+                    self.message = Some(data.clone());
+                    let flow = self.on_stream_message(now, ex, &data);
+                    self.message = None;
+                    if let Flow::Stop = flow {
                         return Flow::Stop;
                     }
                 }
@@ -1010,7 +1017,11 @@ impl Connection {
         match body {
             Body::Json(buf) => {
                 if (200..300).contains(&status) {
+                    // Kept while the message is handled: a listed page's tools share it.
+                    let buf = bytes::Bytes::from(buf);
+                    self.message = Some(buf.clone());
                     self.on_json_response(now, status, &buf);
+                    self.message = None;
                 } else {
                     match parse_message(&buf) {
                         Ok(Message::Error { error, .. }) => {
@@ -1370,22 +1381,19 @@ impl Connection {
         } else {
             Budget::ListTime
         };
-        let page = match list::parse_page(result) {
-            Ok(page) => page,
+        let next_cursor = match list::add_page(
+            &mut state.catalog,
+            &mut state.names,
+            &mut state.entries,
+            name_rule,
+            self.message.as_ref(),
+            result,
+        ) {
+            Ok(cursor) => cursor,
             Err(reason) => return self.fail_op(now, invalid_answer("tools/list", reason)),
         };
         state.catalog.pages += 1;
-        for entry in page.entries {
-            list::add_entry(
-                &mut state.catalog,
-                &mut state.names,
-                name_rule,
-                state.entries,
-                entry,
-            );
-            state.entries += 1;
-        }
-        match page.next_cursor {
+        match next_cursor {
             None => {
                 let Op::List { state, deadline } = std::mem::replace(&mut self.op, Op::Idle) else {
                     return;
@@ -1394,8 +1402,8 @@ impl Connection {
                     .catalog
                     .tools
                     .iter()
-                    .filter(|t| !t.header_params.is_empty())
-                    .map(|t| (t.name.clone(), t.header_params.clone()))
+                    .filter(|t| !t.header_params().is_empty())
+                    .map(|t| (t.name().to_owned(), t.header_params().to_vec()))
                     .collect();
                 match state.for_call {
                     None => self.events.push_back(Event::ToolsListed(state.catalog)),
@@ -1504,14 +1512,14 @@ impl Connection {
         deadline: Instant,
     ) {
         let (mut call, error) = pending;
-        let Some(tool) = catalog.tools.iter().find(|t| t.name == call.name) else {
+        let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
             self.op = Op::Call {
                 state: call,
                 deadline,
             };
             return self.fail_op(now, Error::Rpc(error));
         };
-        match crate::xmcp::header_values(&tool.header_params, &call.arguments) {
+        match crate::xmcp::header_values(tool.header_params(), &call.arguments) {
             Ok(h) => call.param_headers = h,
             Err(reason) => {
                 self.op = Op::Call {

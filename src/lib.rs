@@ -71,6 +71,7 @@ pub mod connection;
 pub mod endpoint;
 pub mod error;
 pub mod http1;
+mod json;
 pub mod jsonrpc;
 pub mod list;
 pub mod sse;

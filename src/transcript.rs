@@ -45,7 +45,6 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::budget::Budgets;
@@ -103,8 +102,8 @@ impl RecordedOperation {
     /// `tool` and `arguments`.
     pub fn known_tool(tool: &Tool, arguments: &[u8]) -> RecordedOperation {
         RecordedOperation::CallKnownTool {
-            name: tool.name.clone(),
-            input_schema: tool.input_schema.get().to_owned(),
+            name: tool.name().to_owned(),
+            input_schema: tool.input_schema().to_owned(),
             arguments: arguments.to_vec(),
         }
     }
@@ -120,24 +119,15 @@ impl RecordedOperation {
                 input_schema,
                 arguments,
             } => {
-                let tool = Tool {
-                    name: name.clone(),
-                    description: None,
-                    input_schema: RawValue::from_string(input_schema.clone())
-                        .unwrap_or_else(|_| empty_schema()),
-                    // A listed tool's schema always gives its parameters (else it was refused).
-                    header_params: crate::xmcp::header_params(input_schema).unwrap_or_default(),
-                };
+                // A listed tool's schema always gives its parameters (else it was refused).
+                let params = crate::xmcp::header_params(input_schema).unwrap_or_default();
+                let tool = Tool::new(name, None, input_schema, params);
                 conn.call_known_tool(now, &tool, arguments)
             }
             RecordedOperation::Close => conn.close(now),
             RecordedOperation::ProvideInput(answers) => conn.provide_input(now, answers.as_deref()),
         }
     }
-}
-
-fn empty_schema() -> Box<RawValue> {
-    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
 /// One thing that happened, with its offset from the start of the recording.
@@ -475,9 +465,9 @@ pub fn event_summary(event: &Event) -> Value {
         }}),
         Event::ToolsListed(catalog) => json!({"tools_listed": {
             "pages": catalog.pages,
-            "tools": catalog.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            "tools": catalog.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
             "refused": catalog.refused.iter().map(|r| json!({
-                "index": r.index, "name": r.name, "reason": r.reason,
+                "index": r.index, "name": r.name, "reason": r.reason.to_string(),
             })).collect::<Vec<_>>(),
         }}),
         Event::CallFinished(result) => {
@@ -1656,12 +1646,12 @@ mod tests {
     #[test]
     fn known_tool_calls_replay_their_header_parameters() {
         let schema = r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#;
-        let tool = Tool {
-            name: "where".into(),
-            description: None,
-            input_schema: RawValue::from_string(schema.into()).unwrap(),
-            header_params: crate::xmcp::header_params(schema).unwrap(),
-        };
+        let tool = Tool::new(
+            "where",
+            None,
+            schema,
+            crate::xmcp::header_params(schema).unwrap(),
+        );
         let args = br#"{"region":"eu-1"}"#;
         let hint = EraHint {
             era: Era::Modern,

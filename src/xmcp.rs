@@ -147,9 +147,14 @@ struct Walk {
 impl Walk {
     /// Walks `node`; `path` is `Some` while `node` is reached only through `properties` keys
     /// (the root is `Some(&[])`).
-    fn node(&mut self, node: &Value, depth: usize, path: Option<&[String]>) -> Result<(), String> {
+    fn node(
+        &mut self,
+        node: &Value,
+        depth: usize,
+        path: Option<&[String]>,
+    ) -> Result<(), HeaderRefusal> {
         if depth > MAX_DEPTH {
-            return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+            return Err(HeaderRefusal::TooDeep);
         }
         match node {
             Value::Array(items) => {
@@ -168,7 +173,7 @@ impl Walk {
         map: &Map<String, Value>,
         depth: usize,
         path: Option<&[String]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), HeaderRefusal> {
         if let Some(annotation) = map.get(KEYWORD) {
             self.annotation(map, annotation, path)?;
         }
@@ -176,7 +181,7 @@ impl Walk {
             match (key.as_str(), path, value) {
                 ("properties", Some(path), Value::Object(props)) => {
                     if depth + 1 > MAX_DEPTH {
-                        return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+                        return Err(HeaderRefusal::TooDeep);
                     }
                     for (name, sub) in props {
                         let mut sub_path = path.to_vec();
@@ -195,48 +200,53 @@ impl Walk {
         map: &Map<String, Value>,
         annotation: &Value,
         path: Option<&[String]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), HeaderRefusal> {
         let name = match annotation {
             Value::String(s) => s,
-            other => return Err(format!("{KEYWORD} value {other} is not a string")),
+            other => {
+                return Err(HeaderRefusal::NotAString {
+                    value: other.to_string(),
+                })
+            }
         };
         let path = match path {
             Some(p) if !p.is_empty() => p,
-            Some(_) => return Err(format!("{KEYWORD} {name:?} is on the schema root")),
-            None => {
-                return Err(format!(
-                    "{KEYWORD} {name:?} is not reached only through `properties`"
-                ))
-            }
+            Some(_) => return Err(HeaderRefusal::OnRoot { name: name.clone() }),
+            None => return Err(HeaderRefusal::NotThroughProperties { name: name.clone() }),
         };
         let at = path.join(".");
         if name.is_empty() {
-            return Err(format!("{KEYWORD} on property {at:?} is empty"));
+            return Err(HeaderRefusal::Empty { at });
         }
         if !is_token(name) {
-            return Err(format!(
-                "{KEYWORD} {name:?} on property {at:?} is not an RFC 9110 token"
-            ));
+            return Err(HeaderRefusal::NotAToken {
+                name: name.clone(),
+                at,
+            });
         }
         let kind = match map.get("type") {
             Some(Value::String(t)) if t == "string" => ParamKind::String,
             Some(Value::String(t)) if t == "integer" => ParamKind::Integer,
             Some(Value::String(t)) if t == "boolean" => ParamKind::Boolean,
             Some(t) => {
-                return Err(format!(
-                    "{KEYWORD} {name:?} on property {at:?} has type {t}, not string, integer or boolean"
-                ))
+                return Err(HeaderRefusal::WrongType {
+                    name: name.clone(),
+                    at,
+                    found: t.to_string(),
+                })
             }
             None => {
-                return Err(format!(
-                    "{KEYWORD} {name:?} on property {at:?} has no type"
-                ))
+                return Err(HeaderRefusal::NoType {
+                    name: name.clone(),
+                    at,
+                })
             }
         };
         if !self.seen.insert(name.to_ascii_lowercase()) {
-            return Err(format!(
-                "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
-            ));
+            return Err(HeaderRefusal::Duplicate {
+                name: name.clone(),
+                at,
+            });
         }
         self.found.push(HeaderParam {
             path: path.to_vec(),
@@ -574,28 +584,297 @@ pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
 }
 
 /// Finds and validates every x-mcp-header annotation of an inputSchema (raw JSON text).
-/// Err(reason) if the tool must be refused (reason names the rule and the header/property).
+/// `Err` if the tool must be refused (the reason names the rule and the header/property).
 ///
 /// The schema must be JSON without duplicate object keys, nested no deeper than [`MAX_DEPTH`].
-/// A schema without annotations gives an empty list.
-pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
+/// A schema without annotations gives an empty list. A schema whose bytes do not contain
+/// `x-mcp-header` (and no escape that could spell it) is only checked by the scanner of the
+/// listing's one pass, which keeps numbers of any size (`1e400`) as they are.
+pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
+    let bytes = input_schema.as_bytes();
+    if memchr::memmem::find(bytes, KEYWORD.as_bytes()).is_none()
+        && memchr::memchr(b'\\', bytes).is_none()
+    {
+        let start = crate::json::ws(bytes, 0);
+        if bytes.get(start) == Some(&b'{') {
+            let mut check = SchemaCheck::default();
+            if let Some(facts) = check.run(bytes, start) {
+                if crate::json::ws(bytes, facts.end) == bytes.len() && !facts.annotated {
+                    return Ok(Vec::new());
+                }
+            }
+        }
+    }
     match scan(input_schema) {
         Some((found, _)) => Ok(found),
         None => walk(input_schema),
     }
 }
 
-/// [`header_params`] by building the schema as a tree: the reference the streaming scan agrees
-/// with, and the source of the refusal reasons.
-fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
-    let Strict(schema) = serde_json::from_str(input_schema)
-        .map_err(|e| format!("inputSchema is not valid JSON: {e}"))?;
+/// [`header_params`] by building the schema as a tree: the source of the refusal reasons where
+/// the streaming scan refuses.
+fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
+    let Strict(schema) =
+        serde_json::from_str(input_schema).map_err(|e| HeaderRefusal::InvalidJson {
+            detail: e.to_string(),
+        })?;
     let mut walk = Walk {
         found: Vec::new(),
         seen: HashSet::new(),
     };
     walk.node(&schema, 0, Some(&[]))?;
     Ok(walk.found)
+}
+
+/// Why the `x-mcp-header` annotations of a schema make its tool refused. `Display` gives the
+/// reason as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderRefusal {
+    /// The schema is not JSON as this check reads it (for example a duplicate key).
+    InvalidJson {
+        /// The JSON parser's message.
+        detail: String,
+    },
+    /// The schema nests deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// An annotation's value is not a string.
+    NotAString {
+        /// The value, as compact JSON.
+        value: String,
+    },
+    /// An annotation sits on the schema root.
+    OnRoot {
+        /// The annotation's value.
+        name: String,
+    },
+    /// An annotation sits where the root does not reach only through `properties` keys.
+    NotThroughProperties {
+        /// The annotation's value.
+        name: String,
+    },
+    /// An annotation is the empty string.
+    Empty {
+        /// The property path, keys joined with `.`.
+        at: String,
+    },
+    /// An annotation is not an RFC 9110 token.
+    NotAToken {
+        /// The annotation's value.
+        name: String,
+        /// The property path, keys joined with `.`.
+        at: String,
+    },
+    /// The annotated property's `type` is not `string`, `integer` or `boolean`.
+    WrongType {
+        /// The annotation's value.
+        name: String,
+        /// The property path, keys joined with `.`.
+        at: String,
+        /// The `type` found, as compact JSON.
+        found: String,
+    },
+    /// The annotated property has no `type`.
+    NoType {
+        /// The annotation's value.
+        name: String,
+        /// The property path, keys joined with `.`.
+        at: String,
+    },
+    /// Two annotations have the same value, compared case-insensitively.
+    Duplicate {
+        /// The second annotation's value.
+        name: String,
+        /// The property path of the second, keys joined with `.`.
+        at: String,
+    },
+}
+
+impl fmt::Display for HeaderRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderRefusal::InvalidJson { detail } => {
+                write!(f, "inputSchema is not valid JSON: {detail}")
+            }
+            HeaderRefusal::TooDeep => write!(f, "inputSchema nests deeper than {MAX_DEPTH} levels"),
+            HeaderRefusal::NotAString { value } => write!(f, "{KEYWORD} value {value} is not a string"),
+            HeaderRefusal::OnRoot { name } => write!(f, "{KEYWORD} {name:?} is on the schema root"),
+            HeaderRefusal::NotThroughProperties { name } => write!(
+                f,
+                "{KEYWORD} {name:?} is not reached only through `properties`"
+            ),
+            HeaderRefusal::Empty { at } => write!(f, "{KEYWORD} on property {at:?} is empty"),
+            HeaderRefusal::NotAToken { name, at } => write!(
+                f,
+                "{KEYWORD} {name:?} on property {at:?} is not an RFC 9110 token"
+            ),
+            HeaderRefusal::WrongType { name, at, found } => write!(
+                f,
+                "{KEYWORD} {name:?} on property {at:?} has type {found}, not string, integer or boolean"
+            ),
+            HeaderRefusal::NoType { name, at } => {
+                write!(f, "{KEYWORD} {name:?} on property {at:?} has no type")
+            }
+            HeaderRefusal::Duplicate { name, at } => write!(
+                f,
+                "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HeaderRefusal {}
+
+/// What [`SchemaCheck::run`] learnt about a schema it accepts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SchemaFacts {
+    /// The index after the schema.
+    pub(crate) end: usize,
+    /// Whether the root's `type` is `"object"`, written without escapes.
+    pub(crate) root_object: bool,
+    /// Whether some object has an `x-mcp-header` key.
+    pub(crate) annotated: bool,
+}
+
+/// One open container of [`SchemaCheck`].
+struct Level<'a> {
+    object: bool,
+    /// Where this object's keys start in [`SchemaCheck::keys`].
+    keys_from: usize,
+    /// The keys, once there are more than [`LINEAR_KEYS`].
+    set: Option<HashSet<&'a [u8]>>,
+}
+
+/// The schema check of the listing's one pass: walks an `inputSchema` without building it and
+/// settles the usual case, a schema with no annotation. It refuses (`None`) what the rules
+/// refuse — broken JSON, duplicate keys, nesting deeper than [`MAX_DEPTH`], lone surrogates in
+/// strings — and also what it leaves to the streaming scan: keys with escapes. Numbers are not
+/// evaluated. Its buffers are reused from schema to schema.
+#[derive(Default)]
+pub(crate) struct SchemaCheck<'a> {
+    levels: Vec<Level<'a>>,
+    keys: Vec<&'a [u8]>,
+    /// The next value is the root's `type`.
+    root_type: bool,
+}
+
+impl<'a> SchemaCheck<'a> {
+    /// Checks the schema object starting at `i` in `b`.
+    pub(crate) fn run(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
+        use crate::json::{scalar, ws};
+        self.levels.clear();
+        self.keys.clear();
+        self.root_type = false;
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        let mut facts = SchemaFacts {
+            end: 0,
+            root_object: false,
+            annotated: false,
+        };
+        loop {
+            // A value starts at `i`, nested in `levels.len()` containers.
+            if self.levels.len() > MAX_DEPTH {
+                return None;
+            }
+            let start = i;
+            match *b.get(i)? {
+                open @ (b'{' | b'[') => {
+                    let object = open == b'{';
+                    i = ws(b, i + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if b.get(i) == Some(&close) {
+                        i += 1;
+                    } else {
+                        self.root_type = false;
+                        self.levels.push(Level {
+                            object,
+                            keys_from: self.keys.len(),
+                            set: None,
+                        });
+                        if object {
+                            i = self.key(b, i, &mut facts)?;
+                        }
+                        continue;
+                    }
+                }
+                _ => {
+                    i = scalar(b, i, true)?;
+                    if self.root_type && b.get(start..i) == Some(b"\"object\"".as_slice()) {
+                        facts.root_object = true;
+                    }
+                }
+            }
+            self.root_type = false;
+            loop {
+                let Some(top) = self.levels.last() else {
+                    facts.end = i;
+                    return Some(facts);
+                };
+                let object = top.object;
+                i = ws(b, i);
+                match b.get(i) {
+                    Some(b',') => {
+                        i = ws(b, i + 1);
+                        if object {
+                            i = self.key(b, i, &mut facts)?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {
+                        if let Some(level) = self.levels.pop() {
+                            self.keys.truncate(level.keys_from);
+                        }
+                        i += 1;
+                    }
+                    Some(b']') if !object => {
+                        self.levels.pop();
+                        i += 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// Reads the key at `i` of the innermost object and its colon; returns where its value
+    /// starts.
+    fn key(&mut self, b: &'a [u8], i: usize, facts: &mut SchemaFacts) -> Option<usize> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (end, escaped) = crate::json::string(b, i, true)?;
+        if escaped {
+            return None;
+        }
+        let key = b.get(i + 1..end - 1)?;
+        if key == KEYWORD.as_bytes() {
+            facts.annotated = true;
+        }
+        self.root_type = self.levels.len() == 1 && key == b"type";
+        let keys = &mut self.keys;
+        let level = self.levels.last_mut()?;
+        match &mut level.set {
+            Some(set) => {
+                if !set.insert(key) {
+                    return None;
+                }
+            }
+            None => {
+                let from = level.keys_from;
+                if keys.get(from..)?.contains(&key) {
+                    return None;
+                }
+                keys.push(key);
+                if keys.len() - from > LINEAR_KEYS {
+                    level.set = Some(keys.drain(from..).collect());
+                }
+            }
+        }
+        let i = crate::json::ws(b, end);
+        (b.get(i) == Some(&b':')).then(|| crate::json::ws(b, i + 1))
+    }
 }
 
 /// The `(header name, value)` pairs to send for a call: header name is `Mcp-Param-<name>`; value

@@ -2,6 +2,8 @@
 
 mod support;
 
+use mcp_sansio::list::RefusalReason;
+use mcp_sansio::xmcp::HeaderRefusal;
 use mcp_sansio::{Budgets, Config, Event};
 use support::*;
 
@@ -80,7 +82,7 @@ fn every_refusal_reason_is_recorded_not_fatal() {
     ],"ttlMs":1000,"cacheScope":"public"}}"#
     );
     let c = list_one_page(&page, None);
-    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["ok", "last.one-ok_2"]);
     let refused: Vec<(usize, Option<&str>)> = c
         .refused
@@ -104,9 +106,9 @@ fn every_refusal_reason_is_recorded_not_fatal() {
             (12, None),
         ]
     );
-    assert!(c.refused[5].reason.contains("duplicate"));
-    assert!(c.refused[6].reason.contains("missing"));
-    assert_eq!(c.tools[0].description.as_deref(), Some("fine"));
+    assert_eq!(c.refused[5].reason, RefusalReason::DuplicateName);
+    assert_eq!(c.refused[6].reason, RefusalReason::SchemaMissing);
+    assert_eq!(c.tools[0].description(), Some("fine"));
 }
 
 #[test]
@@ -114,7 +116,7 @@ fn schemas_are_kept_byte_for_byte() {
     let schema = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"p":{"type":"number","minimum":1.50}},"properties":{"x":{"$ref":"#/$defs/p"}},"unevaluatedProperties":false}"##;
     let page = format!(r#"{{"tools":[{{"name":"t","inputSchema":{schema}}}]}}"#);
     let c = list_one_page(&page, None);
-    assert_eq!(c.tools[0].input_schema.get(), schema);
+    assert_eq!(c.tools[0].input_schema(), schema);
 }
 
 #[test]
@@ -146,14 +148,17 @@ fn invalid_x_mcp_header_drops_the_tool() {
     ]}"#;
     let c = list_one_page(page, None);
     assert_eq!(c.tools.len(), 1);
-    assert_eq!(c.tools[0].header_params.len(), 1);
+    assert_eq!(c.tools[0].header_params().len(), 1);
     let refused: Vec<&str> = c
         .refused
         .iter()
         .map(|r| r.name.as_deref().unwrap())
         .collect();
     assert_eq!(refused, ["num", "dup"]);
-    assert!(c.refused.iter().all(|r| r.reason.contains("x-mcp-header")));
+    assert!(c
+        .refused
+        .iter()
+        .all(|r| matches!(r.reason, RefusalReason::Header(_))));
 }
 
 #[test]
@@ -320,7 +325,7 @@ fn the_name_rule_is_configurable() {
     config.tool_names = mcp_sansio::list::ToolNameRule::Lenient;
     let c = list_with(config, page, Split::Bytes);
     assert_eq!(c.tools.len(), 1);
-    assert_eq!(c.tools[0].name, "has space");
+    assert_eq!(c.tools[0].name(), "has space");
     assert_eq!(c.refused.len(), 1);
     // Under the default rule, both are refused.
     let c = list_one_page(page, None);
@@ -345,33 +350,54 @@ fn escapes_and_hostile_values_in_names_and_schemas() {
         {"name":"wide","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}}}
     ]}"#;
     let c = list_one_page(page, None);
-    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["name", "hdr"]);
-    let hdr = &c.tools[1].header_params;
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["name", "big", "hdr"]);
+    // A number beyond f64 is kept byte for byte, not refused as malformed.
+    assert_eq!(
+        c.tools[1].input_schema(),
+        r#"{"type":"object","default":1e400}"#
+    );
+    let hdr = c.tools[2].header_params();
     let got: Vec<(&[String], &str)> = hdr.iter().map(|p| (&p.path[..], p.name.as_str())).collect();
     assert_eq!(
         got,
         [(&["a".to_owned()][..], "A"), (&["b".to_owned()][..], "B")]
     );
-    let refused: Vec<(usize, Option<&str>, &str)> = c
+    let refused: Vec<(usize, Option<&str>, String)> = c
         .refused
         .iter()
-        .map(|r| (r.index, r.name.as_deref(), r.reason.as_str()))
+        .map(|r| (r.index, r.name.as_deref(), r.reason.to_string()))
         .collect();
     let not_object = "inputSchema.type is not \"object\"";
-    assert_eq!(
-        refused,
-        vec![
-            (1, None, "name is not a string"),
-            (2, None, "name is not a string"),
-            (3, None, "name is missing"),
-            (4, Some("big"), "invalid x-mcp-header: inputSchema is not valid JSON: number out of range at line 1 column 32"),
-            (5, Some("escaped"), not_object),
-            (6, Some("twice"), not_object),
-            (7, Some("dupkey"), "invalid x-mcp-header: inputSchema is not valid JSON: duplicate key \"a\" at line 1 column 45"),
-            (8, Some("deep"), "invalid x-mcp-header: inputSchema nests deeper than 64 levels"),
-            (10, Some("bad.hdr"), "invalid x-mcp-header: x-mcp-header \"A\" is not reached only through `properties`"),
-            (11, Some("wide"), "invalid x-mcp-header: x-mcp-header \"a\" on property \"b\" duplicates another (case-insensitively)"),
+    let expected: Vec<(usize, Option<&str>, &str)> = vec![
+        (1, None, "name is not a string"),
+        (2, None, "name is not a string"),
+        (3, None, "name is missing"),
+        (5, Some("escaped"), not_object),
+        (6, Some("twice"), not_object),
+        (7, Some("dupkey"), "invalid x-mcp-header: inputSchema is not valid JSON: duplicate key \"a\" at line 1 column 45"),
+        (8, Some("deep"), "invalid x-mcp-header: inputSchema nests deeper than 64 levels"),
+        (10, Some("bad.hdr"), "invalid x-mcp-header: x-mcp-header \"A\" is not reached only through `properties`"),
+        (11, Some("wide"), "invalid x-mcp-header: x-mcp-header \"a\" on property \"b\" duplicates another (case-insensitively)"),
+    ];
+    let expected: Vec<(usize, Option<&str>, String)> = expected
+        .into_iter()
+        .map(|(i, n, r)| (i, n, r.to_owned()))
+        .collect();
+    assert_eq!(refused, expected);
+    let kinds: Vec<&RefusalReason> = c.refused.iter().map(|r| &r.reason).collect();
+    assert!(matches!(
+        kinds[..],
+        [
+            RefusalReason::NameNotString,
+            RefusalReason::NameNotString,
+            RefusalReason::NameMissing,
+            RefusalReason::SchemaTypeNotObject,
+            RefusalReason::SchemaTypeNotObject,
+            RefusalReason::Header(HeaderRefusal::InvalidJson { .. }),
+            RefusalReason::Header(HeaderRefusal::TooDeep),
+            RefusalReason::Header(HeaderRefusal::NotThroughProperties { .. }),
+            RefusalReason::Header(HeaderRefusal::Duplicate { .. }),
         ]
-    );
+    ));
 }

@@ -55,8 +55,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for tool in &catalog.tools {
         println!(
             "tool {}: {}",
-            tool.name,
-            tool.description.as_deref().unwrap_or("")
+            tool.name(),
+            tool.description().unwrap_or("")
         );
     }
     for refused in &catalog.refused {
