@@ -33,7 +33,7 @@ use crate::error::{
     TransportErrorKind,
 };
 use crate::http1::{Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits};
-use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter};
+use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter, RawJson};
 use crate::list::{self, Catalog};
 use crate::sse::{SseDecoder, SseItem};
 use crate::time::Instant;
@@ -310,7 +310,7 @@ struct Drain {
 
 /// What a logical request came to.
 enum Outcome<'a> {
-    Result(&'a RawValue),
+    Result(RawJson<'a>),
     RpcError {
         status: u16,
         error: ErrorObject<'a>,
@@ -1370,7 +1370,7 @@ impl Connection {
         }
     }
 
-    fn on_page(&mut self, now: Instant, result: &RawValue) {
+    fn on_page(&mut self, now: Instant, result: RawJson<'_>) {
         let Op::List { state, deadline } = &mut self.op else {
             return;
         };
@@ -1435,7 +1435,7 @@ impl Connection {
         }
     }
 
-    fn on_call_result(&mut self, now: Instant, result: &RawValue) {
+    fn on_call_result(&mut self, now: Instant, result: RawJson<'_>) {
         let (requests, state) = match call::parse_call_result(result) {
             Ok(CallAnswer::Complete(r)) => {
                 self.op = Op::Idle;
@@ -2188,7 +2188,7 @@ struct Discovered {
     server_info: Option<ServerInfo>,
 }
 
-fn parse_discover(result: &RawValue) -> Result<Discovered, String> {
+fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> {
     #[derive(Deserialize)]
     struct Wire<'a> {
         #[serde(rename = "supportedVersions")]
@@ -2216,7 +2216,7 @@ fn parse_discover(result: &RawValue) -> Result<Discovered, String> {
     })
 }
 
-fn parse_initialize(result: &RawValue) -> Result<(String, Option<ServerInfo>), String> {
+fn parse_initialize(result: RawJson<'_>) -> Result<(String, Option<ServerInfo>), String> {
     #[derive(Deserialize)]
     struct Wire {
         #[serde(rename = "protocolVersion")]

@@ -41,6 +41,25 @@ struct WireError<'a> {
     data: Option<&'a RawValue>,
 }
 
+/// The raw JSON text of one value of a message, borrowed from it, already checked to be JSON
+/// (the grammar and UTF-8) by [`parse_message`]. Numbers are not evaluated: `1e400` is kept as
+/// written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// The JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'a> From<&'a RawValue> for RawJson<'a> {
+    fn from(raw: &'a RawValue) -> Self {
+        RawJson(raw.get())
+    }
+}
+
 /// A JSON-RPC error object, borrowed from the message.
 #[derive(Debug)]
 pub struct ErrorObject<'a> {
@@ -72,7 +91,7 @@ pub enum Message<'a> {
         /// The raw id.
         id: &'a RawValue,
         /// The raw result.
-        result: &'a RawValue,
+        result: RawJson<'a>,
     },
     /// A response carrying an error. The id may be absent (`null`) when the server could not read
     /// the request.
@@ -104,10 +123,17 @@ fn is_null(v: &RawValue) -> bool {
 
 /// Classifies one JSON-RPC message. A batch, a message that is not JSON-RPC 2.0, or one with both
 /// `result` and `error` is a [`ProtocolError`].
+///
+/// The usual response (a result, plain keys, each member once) is read in one pass of the JSON
+/// scanner, which checks the `result` without evaluating it; anything else is read by serde_json,
+/// which decides and gives the reason.
 pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         return Err(ProtocolError::Batch);
+    }
+    if let Some(message) = fast_response(bytes) {
+        return Ok(message);
     }
     let wire: Wire<'_> =
         serde_json::from_slice(bytes).map_err(|e| ProtocolError::MalformedMessage {
@@ -129,7 +155,10 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
             },
         }),
         (None, Some(result), None) => match id {
-            Some(id) => Ok(Message::Result { id, result }),
+            Some(id) => Ok(Message::Result {
+                id,
+                result: result.into(),
+            }),
             None => Err(malformed("a result without an id")),
         },
         (None, None, Some(e)) => Ok(Message::Error {
@@ -146,6 +175,64 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
             "neither a request, a notification nor a response",
         )),
     }
+}
+
+/// A response with a result, read by the JSON scanner: `None` unless it is an object whose keys
+/// have no escapes, with `"jsonrpc":"2.0"`, a non-null `id` and a `result`, each once, and no
+/// `method` or `error` (other members are skipped as serde_json ignores them).
+fn fast_response(bytes: &[u8]) -> Option<Message<'_>> {
+    use crate::json::{skip, string, ws};
+    let text = std::str::from_utf8(bytes).ok()?;
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    let (mut version, mut id, mut result) = (false, None, None);
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (end, escaped) = string(b, i, false)?;
+        if escaped {
+            return None;
+        }
+        let key = b.get(i + 1..end - 1)?;
+        i = ws(b, end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let at = ws(b, i + 1);
+        let after = skip(b, at)?;
+        let value = text.get(at..after)?;
+        match key {
+            b"jsonrpc" if !version && value == "\"2.0\"" => version = true,
+            b"id" if id.is_none() => id = Some(value),
+            b"result" if result.is_none() => result = Some(value),
+            b"jsonrpc" | b"id" | b"result" | b"method" | b"params" | b"error" => return None,
+            _ => {}
+        }
+        i = ws(b, after);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    if ws(b, i + 1) != b.len() || !version {
+        return None;
+    }
+    let (id, result) = (id?, result?);
+    if id == "null" {
+        return None;
+    }
+    // The id is small: serde_json delimits it again to give the `RawValue` callers compare.
+    let id: &RawValue = serde_json::from_str(id).ok()?;
+    Some(Message::Result {
+        id,
+        result: RawJson(result),
+    })
 }
 
 /// Whether a raw id equals the integer id this client sent.

@@ -292,9 +292,9 @@ pub(crate) struct Page<'a> {
     pub(crate) next_cursor: Option<String>,
 }
 
-/// Parses a `tools/list` result.
-pub(crate) fn parse_page(result: &RawValue) -> Result<Page<'_>, String> {
-    let wire: PageWire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+/// Parses a `tools/list` result the serde way.
+fn parse_page(result: &str) -> Result<Page<'_>, String> {
+    let wire: PageWire<'_> = serde_json::from_str(result).map_err(|e| e.to_string())?;
     match wire.result_type {
         None | Some("complete") => {}
         Some(other) => {
@@ -367,7 +367,11 @@ impl Names {
     }
 
     fn contains(&self, tools: &[Tool], name: &str) -> bool {
-        let mut at = self.heads.get(&self.hash(name)).copied().unwrap_or(NO_TOOL);
+        self.contains_hashed(tools, name, self.hash(name))
+    }
+
+    fn contains_hashed(&self, tools: &[Tool], name: &str, hash: u32) -> bool {
+        let mut at = self.heads.get(&hash).copied().unwrap_or(NO_TOOL);
         while let Some(tool) = tools.get(at as usize) {
             if tool.name() == name {
                 return true;
@@ -377,9 +381,8 @@ impl Names {
         false
     }
 
-    /// Records tool `index` (the last of `tools`).
-    fn insert(&mut self, index: usize, name: &str) {
-        let h = self.hash(name);
+    /// Records tool `index` (the last of `tools`), whose name has hash `h`.
+    fn insert(&mut self, index: usize, h: u32) {
         let index = u32::try_from(index).unwrap_or(NO_TOOL);
         let prev = self.heads.insert(h, index).unwrap_or(NO_TOOL);
         self.next.push(prev);
@@ -436,7 +439,7 @@ pub(crate) fn add_page(
     entries: &mut usize,
     rule: ToolNameRule,
     buffer: Option<&Bytes>,
-    result: &RawValue,
+    result: crate::jsonrpc::RawJson<'_>,
 ) -> Result<Option<String>, String> {
     Listing {
         catalog,
@@ -451,7 +454,7 @@ impl Listing<'_> {
         &mut self,
         rule: ToolNameRule,
         buffer: Option<&Bytes>,
-        result: &RawValue,
+        result: crate::jsonrpc::RawJson<'_>,
     ) -> Result<Option<String>, String> {
         let res = result.get().as_bytes();
         let (page, offset) = match buffer.and_then(|b| Some((b, offset_in(b, res)?))) {
@@ -472,7 +475,7 @@ impl Listing<'_> {
             Ok(cursor) => return Ok(cursor),
             Err(Unsure) => self.rollback(marks),
         }
-        let wire = parse_page(result)?;
+        let wire = parse_page(result.get())?;
         let b: &[u8] = &page;
         for entry in wire.entries {
             let Some(start) = offset_in(&page, entry.get().as_bytes()) else {
@@ -506,6 +509,8 @@ impl Listing<'_> {
         }
         i = ws(b, i + 1);
         let (mut tools, mut cursor, mut result_type) = (false, None, false);
+        // One schema check for the whole page: its buffers are reused from tool to tool.
+        let mut check = crate::xmcp::SchemaCheck::default();
         if b.get(i) == Some(&b'}') {
             return Err(Unsure);
         }
@@ -523,7 +528,7 @@ impl Listing<'_> {
                         i += 1;
                     } else {
                         loop {
-                            i = self.fast_entry(ctx, b, i)?;
+                            i = self.fast_entry(ctx, b, i, &mut check)?;
                             i = ws(b, i);
                             match b.get(i) {
                                 Some(b',') => i = ws(b, i + 1),
@@ -588,8 +593,14 @@ impl Listing<'_> {
     }
 
     /// Reads the entry starting at `i`; returns the index after it.
-    fn fast_entry(&mut self, ctx: &PageCtx<'_>, b: &[u8], i: usize) -> Result<usize, Unsure> {
-        match read_entry(b, i) {
+    fn fast_entry<'b>(
+        &mut self,
+        ctx: &PageCtx<'_>,
+        b: &'b [u8],
+        i: usize,
+        check: &mut crate::xmcp::SchemaCheck<'b>,
+    ) -> Result<usize, Unsure> {
+        match read_entry(b, i, check) {
             Ok(entry) => {
                 self.decide(ctx, b, &entry);
                 Ok(entry.end)
@@ -604,7 +615,8 @@ impl Listing<'_> {
 
     /// Adds the entry at `start..end`: the fast reading if it is sure, else the serde reading.
     fn entry(&mut self, ctx: &PageCtx<'_>, b: &[u8], start: usize, end: usize) {
-        match read_entry(b, start) {
+        let mut check = crate::xmcp::SchemaCheck::default();
+        match read_entry(b, start, &mut check) {
             Ok(entry) if entry.end == end => self.decide(ctx, b, &entry),
             _ => {
                 let text = b
@@ -641,7 +653,8 @@ impl Listing<'_> {
             schema: tool.schema,
             extra: has_extra.then(|| Box::new(extra)),
         };
-        self.names.insert(index, t.name());
+        let hash = tool.hash.unwrap_or_else(|| self.names.hash(t.name()));
+        self.names.insert(index, hash);
         self.catalog.tools.push(t);
         *self.entries += 1;
     }
@@ -658,7 +671,8 @@ impl Listing<'_> {
         if !ctx.rule.accepts(name) {
             return self.refuse(Some(name), RefusalReason::NameInvalid(ctx.rule));
         }
-        if self.names.contains(&self.catalog.tools, name) {
+        let hash = self.names.hash(name);
+        if self.names.contains_hashed(&self.catalog.tools, name, hash) {
             return self.refuse(Some(name), RefusalReason::DuplicateName);
         }
         let description = match e.description {
@@ -701,6 +715,7 @@ impl Listing<'_> {
         self.accept(
             ctx,
             ToolParts {
+                hash: Some(hash),
                 name,
                 description,
                 schema: span(ss, se),
@@ -776,6 +791,7 @@ impl Listing<'_> {
         self.accept(
             ctx,
             ToolParts {
+                hash: None,
                 name,
                 description,
                 schema: span(ss, ss + schema.get().len()),
@@ -814,6 +830,8 @@ impl Text {
 
 /// A tool being accepted.
 struct ToolParts {
+    /// The hash of its name in [`Names`], if already computed.
+    hash: Option<u32>,
     name: Text,
     description: Text,
     schema: Span,
@@ -889,7 +907,11 @@ struct Entry {
 
 /// Reads the entry at `i` in one pass, if it is an object whose keys have no escapes, with at
 /// most one `name` (a string without escapes), `description` and `inputSchema`.
-fn read_entry(b: &[u8], i: usize) -> Result<Entry, Unsure> {
+fn read_entry<'b>(
+    b: &'b [u8],
+    i: usize,
+    check: &mut crate::xmcp::SchemaCheck<'b>,
+) -> Result<Entry, Unsure> {
     use crate::json::{skip, string, ws};
     if b.get(i) != Some(&b'{') {
         return Err(Unsure);
@@ -950,7 +972,6 @@ fn read_entry(b: &[u8], i: usize) -> Result<Entry, Unsure> {
                 }
                 has_schema = true;
                 if b.get(at) == Some(&b'{') {
-                    let mut check = crate::xmcp::SchemaCheck::default();
                     let facts = check.run(b, at);
                     let end = match facts {
                         Some(f) => f.end,

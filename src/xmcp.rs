@@ -725,6 +725,33 @@ impl fmt::Display for HeaderRefusal {
 
 impl std::error::Error for HeaderRefusal {}
 
+/// A key's length and first bytes in one word: keys that differ there differ. `b` is the whole
+/// input and the key starts at `start` (reading past the key, when the input allows, is cheaper
+/// than copying it byte by byte; the bytes past it are masked off).
+#[inline(always)]
+fn fingerprint(b: &[u8], start: usize, len: usize) -> u64 {
+    let head = match b.get(start..start + 8) {
+        Some(word) => {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            u64::from_le_bytes(w)
+        }
+        None => b
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .take(8)
+            .enumerate()
+            .fold(0, |v, (n, &c)| v | (u64::from(c) << (8 * n))),
+    };
+    let mask = if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * len)) - 1
+    };
+    (head & mask) ^ ((len as u64) << 56)
+}
+
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SchemaFacts {
@@ -743,6 +770,9 @@ struct Level<'a> {
     keys_from: usize,
     /// The keys, once there are more than [`LINEAR_KEYS`].
     set: Option<HashSet<&'a [u8]>>,
+    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
+    /// only the others are searched for.
+    bloom: u64,
 }
 
 /// The schema check of the listing's one pass: walks an `inputSchema` without building it and
@@ -753,7 +783,8 @@ struct Level<'a> {
 #[derive(Default)]
 pub(crate) struct SchemaCheck<'a> {
     levels: Vec<Level<'a>>,
-    keys: Vec<&'a [u8]>,
+    /// The keys of the open objects, innermost last, each with its [`fingerprint`].
+    keys: Vec<(u64, &'a [u8])>,
     /// The next value is the root's `type`.
     root_type: bool,
 }
@@ -792,6 +823,7 @@ impl<'a> SchemaCheck<'a> {
                             object,
                             keys_from: self.keys.len(),
                             set: None,
+                            bloom: 0,
                         });
                         if object {
                             i = self.key(b, i, &mut facts)?;
@@ -863,12 +895,20 @@ impl<'a> SchemaCheck<'a> {
             }
             None => {
                 let from = level.keys_from;
-                if keys.get(from..)?.contains(&key) {
+                let print = fingerprint(b, i + 1, key.len());
+                let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+                if level.bloom & bit != 0
+                    && keys
+                        .get(from..)?
+                        .iter()
+                        .any(|&(p, k)| p == print && k == key)
+                {
                     return None;
                 }
-                keys.push(key);
+                level.bloom |= bit;
+                keys.push((print, key));
                 if keys.len() - from > LINEAR_KEYS {
-                    level.set = Some(keys.drain(from..).collect());
+                    level.set = Some(keys.drain(from..).map(|(_, k)| k).collect());
                 }
             }
         }

@@ -400,10 +400,7 @@ fn a_large_catalog_arrives_in_pages_of_the_expected_size() {
         Event::ToolsListed(c) => {
             assert_eq!(c.tools.len(), 209);
             assert_eq!(c.pages, 21);
-            let page: usize = c.tools[10..20]
-                .iter()
-                .map(|t| t.input_schema().len())
-                .sum();
+            let page: usize = c.tools[10..20].iter().map(|t| t.input_schema().len()).sum();
             assert!((80_000..100_000).contains(&page), "{page}");
         }
         other => panic!("{other:?}"),
