@@ -983,6 +983,10 @@ fn read_entry<'b>(
                         facts,
                     };
                     end
+                } else if b.get(at..at + 4) == Some(b"null") {
+                    // As serde reads an `Option`: `null` is absent.
+                    e.schema = Schema::Missing;
+                    at + 4
                 } else {
                     e.schema = Schema::NotObject;
                     skip(b, at).ok_or(Unsure)?
