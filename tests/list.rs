@@ -820,3 +820,35 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_page_in_an_event_stream_lists_as_in_a_json_body() {
+    let page = r#"{"tools":[{"name":"a","description":"line\nbreak","inputSchema":{"type":"object","maximum":1e400}},{"name":"b","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}},{"name":"a","inputSchema":{"type":"object"}}]}"#;
+    let json = list_one_page(page, None);
+    for split in [Split::Whole, Split::Bytes, Split::Chunks(5)] {
+        let mut h = Harness::new(Config::new("http://127.0.0.1:9/mcp").unwrap(), split);
+        h.connect();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+        );
+        h.take_events();
+        h.list();
+        let r = h.next();
+        let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), page));
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        let listed = h
+            .take_events()
+            .into_iter()
+            .find_map(|e| match e {
+                Event::ToolsListed(c) => Some(c),
+                _ => None,
+            })
+            .expect("listed");
+        assert_eq!(listed, json, "{split:?}");
+        assert_eq!(listed.tools[0].description(), Some("line\nbreak"));
+        assert_eq!(listed.tools[1].header_params().len(), 1);
+        assert_eq!(listed.refused[0].reason, RefusalReason::DuplicateName);
+    }
+}

@@ -98,12 +98,7 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
         // SAFETY: same contract as the caller's.
         unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
-    unsafe fn realloc(
-        &self,
-        ptr: *mut u8,
-        layout: std::alloc::Layout,
-        new_size: usize,
-    ) -> *mut u8 {
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
         ALIVE.fetch_add(new_size, std::sync::atomic::Ordering::Relaxed);
         ALIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
@@ -155,9 +150,7 @@ fn main() {
             // is the catalog.
             let before = alive();
             let mut conn = listing_connection();
-            let bodies: Vec<Vec<u8>> = (0..catalog::PAGES)
-                .map(|page| page_body(page, 0))
-                .collect();
+            let bodies: Vec<Vec<u8>> = (0..catalog::PAGES).map(|page| page_body(page, 0)).collect();
             let wire: usize = bodies.iter().map(Vec::len).sum();
             drop(bodies);
             let mut page = 0;
