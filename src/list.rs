@@ -602,8 +602,9 @@ impl Listing<'_> {
     ) -> Result<usize, Unsure> {
         match read_entry(b, i, check) {
             Ok(entry) => {
-                self.decide(ctx, b, &entry);
-                Ok(entry.end)
+                let end = entry.end;
+                self.decide(ctx, b, entry);
+                Ok(end)
             }
             Err(Unsure) => {
                 let end = crate::json::skip(b, i).ok_or(Unsure)?;
@@ -617,7 +618,7 @@ impl Listing<'_> {
     fn entry(&mut self, ctx: &PageCtx<'_>, b: &[u8], start: usize, end: usize) {
         let mut check = crate::xmcp::SchemaCheck::default();
         match read_entry(b, start, &mut check) {
-            Ok(entry) if entry.end == end => self.decide(ctx, b, &entry),
+            Ok(entry) if entry.end == end => self.decide(ctx, b, entry),
             _ => {
                 let text = b
                     .get(start..end)
@@ -660,7 +661,7 @@ impl Listing<'_> {
     }
 
     /// The checks of an entry read in one pass, in the order of the serde reading.
-    fn decide(&mut self, ctx: &PageCtx<'_>, b: &[u8], e: &Entry) {
+    fn decide(&mut self, ctx: &PageCtx<'_>, b: &[u8], e: Entry) {
         let Some((ns, ne)) = e.name else {
             return self.refuse(None, RefusalReason::NameMissing);
         };
@@ -690,13 +691,18 @@ impl Listing<'_> {
             },
             Desc::NotString => return self.refuse(Some(name), RefusalReason::DescriptionNotString),
         };
-        let (ss, se, facts) = match e.schema {
+        let (ss, se, facts, params) = match e.schema {
             Schema::Missing => return self.refuse(Some(name), RefusalReason::SchemaMissing),
             Schema::NotObject => return self.refuse(Some(name), RefusalReason::SchemaNotObject),
-            Schema::Object { start, end, facts } => (start, end, facts),
+            Schema::Object {
+                start,
+                end,
+                facts,
+                params,
+            } => (start, end, facts, params),
         };
         let header_params = match facts {
-            Some(f) if f.root_object && !f.annotated => Vec::new(),
+            Some(f) if f.root_object => params,
             _ => {
                 let schema = b
                     .get(ss..se)
@@ -884,7 +890,6 @@ enum Desc {
 }
 
 /// A tool's `inputSchema`, as the one pass read it.
-#[derive(Clone, Copy)]
 enum Schema {
     Missing,
     NotObject,
@@ -893,6 +898,8 @@ enum Schema {
         end: usize,
         /// `None`: the one-pass check could not settle it.
         facts: Option<crate::xmcp::SchemaFacts>,
+        /// Its header parameters, if the check settled it.
+        params: Vec<crate::xmcp::HeaderParam>,
     },
 }
 
@@ -973,14 +980,15 @@ fn read_entry<'b>(
                 has_schema = true;
                 if b.get(at) == Some(&b'{') {
                     let facts = check.run(b, at);
-                    let end = match facts {
-                        Some(f) => f.end,
-                        None => skip(b, at).ok_or(Unsure)?,
+                    let (end, params) = match facts {
+                        Some(f) => (f.end, check.take_params()),
+                        None => (skip(b, at).ok_or(Unsure)?, Vec::new()),
                     };
                     e.schema = Schema::Object {
                         start: at,
                         end,
                         facts,
+                        params,
                     };
                     end
                 } else if b.get(at..at + 4) == Some(b"null") {

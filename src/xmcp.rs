@@ -19,6 +19,9 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use base64::Engine as _;
+
+mod check;
+pub(crate) use check::{SchemaCheck, SchemaFacts};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -587,21 +590,18 @@ pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
 /// `Err` if the tool must be refused (the reason names the rule and the header/property).
 ///
 /// The schema must be JSON without duplicate object keys, nested no deeper than [`MAX_DEPTH`].
-/// A schema without annotations gives an empty list. A schema whose bytes do not contain
-/// `x-mcp-header` (and no escape that could spell it) is only checked by the scanner of the
-/// listing's one pass, which keeps numbers of any size (`1e400`) as they are.
+/// A schema without annotations gives an empty list. The schema is first read by the check of
+/// the listing's one pass (`SchemaCheck`), which keeps numbers of any size (`1e400`) as they
+/// are; what it does not settle (escaped keys or annotation values, a rule broken) is read by
+/// serde_json, which decides and names the reason.
 pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
     let bytes = input_schema.as_bytes();
-    if memchr::memmem::find(bytes, KEYWORD.as_bytes()).is_none()
-        && memchr::memchr(b'\\', bytes).is_none()
-    {
-        let start = crate::json::ws(bytes, 0);
-        if bytes.get(start) == Some(&b'{') {
-            let mut check = SchemaCheck::default();
-            if let Some(facts) = check.run(bytes, start) {
-                if crate::json::ws(bytes, facts.end) == bytes.len() && !facts.annotated {
-                    return Ok(Vec::new());
-                }
+    let start = crate::json::ws(bytes, 0);
+    if bytes.get(start) == Some(&b'{') {
+        let mut check = SchemaCheck::default();
+        if let Some(facts) = check.run(bytes, start) {
+            if crate::json::ws(bytes, facts.end) == bytes.len() {
+                return Ok(check.take_params());
             }
         }
     }
@@ -724,198 +724,6 @@ impl fmt::Display for HeaderRefusal {
 }
 
 impl std::error::Error for HeaderRefusal {}
-
-/// A key's length and first bytes in one word: keys that differ there differ. `b` is the whole
-/// input and the key starts at `start` (reading past the key, when the input allows, is cheaper
-/// than copying it byte by byte; the bytes past it are masked off).
-#[inline(always)]
-fn fingerprint(b: &[u8], start: usize, len: usize) -> u64 {
-    let head = match b.get(start..start + 8) {
-        Some(word) => {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            u64::from_le_bytes(w)
-        }
-        None => b
-            .get(start..)
-            .unwrap_or_default()
-            .iter()
-            .take(8)
-            .enumerate()
-            .fold(0, |v, (n, &c)| v | (u64::from(c) << (8 * n))),
-    };
-    let mask = if len >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * len)) - 1
-    };
-    (head & mask) ^ ((len as u64) << 56)
-}
-
-/// What [`SchemaCheck::run`] learnt about a schema it accepts.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SchemaFacts {
-    /// The index after the schema.
-    pub(crate) end: usize,
-    /// Whether the root's `type` is `"object"`, written without escapes.
-    pub(crate) root_object: bool,
-    /// Whether some object has an `x-mcp-header` key.
-    pub(crate) annotated: bool,
-}
-
-/// One open container of [`SchemaCheck`].
-struct Level<'a> {
-    object: bool,
-    /// Where this object's keys start in [`SchemaCheck::keys`].
-    keys_from: usize,
-    /// The keys, once there are more than [`LINEAR_KEYS`].
-    set: Option<HashSet<&'a [u8]>>,
-    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
-    /// only the others are searched for.
-    bloom: u64,
-}
-
-/// The schema check of the listing's one pass: walks an `inputSchema` without building it and
-/// settles the usual case, a schema with no annotation. It refuses (`None`) what the rules
-/// refuse — broken JSON, duplicate keys, nesting deeper than [`MAX_DEPTH`], lone surrogates in
-/// strings — and also what it leaves to the streaming scan: keys with escapes. Numbers are not
-/// evaluated. Its buffers are reused from schema to schema.
-#[derive(Default)]
-pub(crate) struct SchemaCheck<'a> {
-    levels: Vec<Level<'a>>,
-    /// The keys of the open objects, innermost last, each with its [`fingerprint`].
-    keys: Vec<(u64, &'a [u8])>,
-    /// The next value is the root's `type`.
-    root_type: bool,
-}
-
-impl<'a> SchemaCheck<'a> {
-    /// Checks the schema object starting at `i` in `b`.
-    pub(crate) fn run(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
-        use crate::json::{scalar, ws};
-        self.levels.clear();
-        self.keys.clear();
-        self.root_type = false;
-        if b.get(i) != Some(&b'{') {
-            return None;
-        }
-        let mut facts = SchemaFacts {
-            end: 0,
-            root_object: false,
-            annotated: false,
-        };
-        loop {
-            // A value starts at `i`, nested in `levels.len()` containers.
-            if self.levels.len() > MAX_DEPTH {
-                return None;
-            }
-            let start = i;
-            match *b.get(i)? {
-                open @ (b'{' | b'[') => {
-                    let object = open == b'{';
-                    i = ws(b, i + 1);
-                    let close = if object { b'}' } else { b']' };
-                    if b.get(i) == Some(&close) {
-                        i += 1;
-                    } else {
-                        self.root_type = false;
-                        self.levels.push(Level {
-                            object,
-                            keys_from: self.keys.len(),
-                            set: None,
-                            bloom: 0,
-                        });
-                        if object {
-                            i = self.key(b, i, &mut facts)?;
-                        }
-                        continue;
-                    }
-                }
-                _ => {
-                    i = scalar(b, i, true)?;
-                    if self.root_type && b.get(start..i) == Some(b"\"object\"".as_slice()) {
-                        facts.root_object = true;
-                    }
-                }
-            }
-            self.root_type = false;
-            loop {
-                let Some(top) = self.levels.last() else {
-                    facts.end = i;
-                    return Some(facts);
-                };
-                let object = top.object;
-                i = ws(b, i);
-                match b.get(i) {
-                    Some(b',') => {
-                        i = ws(b, i + 1);
-                        if object {
-                            i = self.key(b, i, &mut facts)?;
-                        }
-                        break;
-                    }
-                    Some(b'}') if object => {
-                        if let Some(level) = self.levels.pop() {
-                            self.keys.truncate(level.keys_from);
-                        }
-                        i += 1;
-                    }
-                    Some(b']') if !object => {
-                        self.levels.pop();
-                        i += 1;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-    }
-
-    /// Reads the key at `i` of the innermost object and its colon; returns where its value
-    /// starts.
-    fn key(&mut self, b: &'a [u8], i: usize, facts: &mut SchemaFacts) -> Option<usize> {
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
-        let (end, escaped) = crate::json::string(b, i, true)?;
-        if escaped {
-            return None;
-        }
-        let key = b.get(i + 1..end - 1)?;
-        if key == KEYWORD.as_bytes() {
-            facts.annotated = true;
-        }
-        self.root_type = self.levels.len() == 1 && key == b"type";
-        let keys = &mut self.keys;
-        let level = self.levels.last_mut()?;
-        match &mut level.set {
-            Some(set) => {
-                if !set.insert(key) {
-                    return None;
-                }
-            }
-            None => {
-                let from = level.keys_from;
-                let print = fingerprint(b, i + 1, key.len());
-                let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
-                if level.bloom & bit != 0
-                    && keys
-                        .get(from..)?
-                        .iter()
-                        .any(|&(p, k)| p == print && k == key)
-                {
-                    return None;
-                }
-                level.bloom |= bit;
-                keys.push((print, key));
-                if keys.len() - from > LINEAR_KEYS {
-                    level.set = Some(keys.drain(from..).map(|(_, k)| k).collect());
-                }
-            }
-        }
-        let i = crate::json::ws(b, end);
-        (b.get(i) == Some(&b':')).then(|| crate::json::ws(b, i + 1))
-    }
-}
 
 /// The `(header name, value)` pairs to send for a call: header name is `Mcp-Param-<name>`; value
 /// encoded as above. Err(reason) if an argument has the wrong type / integer out of range /

@@ -636,7 +636,7 @@ mod generated {
 
     /// An `inputSchema`: usually an object with `"type":"object"`, sometimes anything, sometimes
     /// nested past the depth limit.
-    fn schema() -> impl Strategy<Value = String> {
+    pub(super) fn schema() -> impl Strategy<Value = String> {
         prop_oneof![
             6 => value().prop_map(|v| format!(r#"{{"type":"object","v":{v}}}"#)),
             2 => value(),
@@ -772,6 +772,18 @@ fn in_range(body: &str) -> String {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1500))]
+
+    /// A schema alone: the one-pass check and the serde reading find the same parameters in
+    /// the same order, or refuse with the same reason.
+    #[test]
+    fn one_pass_finds_header_params_as_the_serde_reading(schema in generated::schema()) {
+        let schema = in_range(&schema);
+        proptest::prop_assert_eq!(
+            mcp_sansio::xmcp::header_params(&schema).map_err(|e| e.to_string()),
+            oracle::header_params(&schema),
+            "{}", schema
+        );
+    }
 
     /// Without numbers beyond `f64`, the one-pass reading accepts and refuses exactly what the
     /// serde reading did, with the same reasons, tools and schemas, page errors included.
