@@ -191,9 +191,9 @@ FIXES = {
         "shared page buffer and checks each schema on the way (`xmcp::SchemaCheck::run`).",
     "mcp_sansio::list::read_entry":
         "src/list.rs `read_entry`: one entry of the page pass (name, description, schema spans).",
-    "mcp_sansio::xmcp::SchemaCheck::run":
-        "src/xmcp.rs `SchemaCheck::run`: validates each `inputSchema` (grammar, duplicate keys, depth, "
-        "lone surrogates) without evaluating numbers; only a schema with `x-mcp-header` is read again.",
+    "mcp_sansio::xmcp::check::SchemaCheck::run":
+        "src/xmcp/check.rs `SchemaCheck::run`: validates each `inputSchema` (grammar, duplicate keys, "
+        "depth, lone surrogates) and finds its `x-mcp-header` parameters without evaluating numbers.",
     "mcp_sansio::jsonrpc::parse_message":
         "src/jsonrpc.rs `parse_message`: the envelope, read by the JSON scanner, which checks the "
         "`result` once without building anything (the page pass then reads it again for its structure).",

@@ -319,6 +319,11 @@ const REFUSALS: &[(&str, Want)] = &[
         r#"{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}"#,
         Want::Params(&[(&["a"], "A", ParamKind::String)]),
     ),
+    // An annotated schema keeps its numbers as written too.
+    (
+        r#"{"properties":{"n":{"type":"integer","x-mcp-header":"N","maximum":1e400}}}"#,
+        Want::Params(&[(&["n"], "N", ParamKind::Integer)]),
+    ),
     // An escaped key is the same key.
     (
         r#"{"properties":{"a":{"type":"boolean","x-mcp-h\u0065ader":"A"}}}"#,
