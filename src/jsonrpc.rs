@@ -346,6 +346,55 @@ mod tests {
         assert!(parse_message(br#"{"jsonrpc":"2.0","result":{}}"#).is_err());
     }
 
+    /// The serde reading of a response, for comparison with the scanner's.
+    fn by_serde(bytes: &[u8]) -> Option<(String, String)> {
+        let wire: Wire<'_> = serde_json::from_slice(bytes).ok()?;
+        if wire.jsonrpc != Some("2.0") || wire.method.is_some() || wire.error.is_some() {
+            return None;
+        }
+        let id = wire.id.filter(|v| !is_null(v))?;
+        Some((id.get().to_owned(), wire.result?.get().to_owned()))
+    }
+
+    fn as_pair(msg: Message<'_>) -> Option<(String, String)> {
+        match msg {
+            Message::Result { id, result } => Some((id.get().to_owned(), result.get().to_owned())),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_scanner_reads_responses_as_serde_json() {
+        for m in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2,{"b":"c"}]}}"#,
+            r#" {"result":{},"id":"x","jsonrpc":"2.0"} "#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"n":1e400},"extra":[1e400,"\ud800"]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":"a\u00e9\n"}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\u{e9}\"}",
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"j\u0073onrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":01}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1,]}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+        ] {
+            if let Some(fast) = fast_response(m.as_bytes()).and_then(as_pair) {
+                assert_eq!(Some(fast), by_serde(m.as_bytes()), "{m}");
+            }
+            // Whatever the scanner leaves, `parse_message` reads as serde_json does.
+            let whole = parse_message(m.as_bytes()).ok().and_then(as_pair);
+            assert_eq!(whole, by_serde(m.as_bytes()), "{m}");
+        }
+        // Invalid UTF-8 in a member serde_json ignores: left to serde_json, which accepts it.
+        let m = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\",\"result\":{}}";
+        assert!(fast_response(m).is_none());
+        assert!(parse_message(m).is_ok());
+    }
+
     #[test]
     fn ids_compare_as_integers_only() {
         let m = parse_message(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#).unwrap();
