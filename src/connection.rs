@@ -927,7 +927,7 @@ impl Connection {
                     if event.data.is_empty() {
                         continue;
                     }
-                    let data = bytes::Bytes::from(event.data);
+                    let data = list::message_buffer(event.data);
                     self.message = Some(data.clone());
                     let flow = self.on_stream_message(now, ex, &data);
                     self.message = None;
@@ -1018,7 +1018,7 @@ impl Connection {
             Body::Json(buf) => {
                 if (200..300).contains(&status) {
                     // Kept while the message is handled: a listed page's tools share it.
-                    let buf = bytes::Bytes::from(buf);
+                    let buf = list::message_buffer(buf);
                     self.message = Some(buf.clone());
                     self.on_json_response(now, status, &buf);
                     self.message = None;

@@ -240,6 +240,8 @@ impl Levels {
 
 /// Skips the value starting at `i` (after any whitespace), as `serde_json` ignores one: the
 /// grammar only, any depth, lone surrogates allowed. Returns the index after the value.
+// Kept out of line: inlined into its callers it measured ~14% slower (register pressure).
+#[inline(never)]
 pub(crate) fn skip(b: &[u8], i: usize) -> Option<usize> {
     let mut i = ws(b, i);
     match *b.get(i)? {

@@ -10,6 +10,16 @@ mod wire;
 
 pub(crate) use pass::{add_page, Names};
 
+/// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
+/// capacity a buffer grown by doubling may have (more than an eighth is given back), so that a
+/// catalog never holds more than its pages' bytes.
+pub(crate) fn message_buffer(mut buf: Vec<u8>) -> Bytes {
+    if buf.capacity() - buf.len() > buf.len() / 8 {
+        buf.shrink_to_fit();
+    }
+    Bytes::from(buf)
+}
+
 /// One usable tool, in the shape a model API takes.
 ///
 /// A listed tool is a few spans into the page it came from: every tool of a page shares that
