@@ -943,7 +943,13 @@ impl Connection {
     /// One JSON-RPC message from an event stream.
     fn on_stream_message(&mut self, now: Instant, ex: &mut Exchange, data: &[u8]) -> Flow {
         let status = ex.decoder.status().unwrap_or(0);
-        let msg = match parse_message(data) {
+        let parsed = match &self.pending {
+            Some(p) if matches!(p.step, Step::ListPage { .. }) => {
+                crate::jsonrpc::parse_message_for_page(data, p.id)
+            }
+            _ => parse_message(data),
+        };
+        let msg = match parsed {
             Ok(m) => m,
             Err(e) => {
                 self.fail_exchange(now, ex.id, Error::Protocol(e));
@@ -1057,7 +1063,12 @@ impl Connection {
     fn on_json_response(&mut self, now: Instant, status: u16, body: &[u8]) {
         let Some(p) = &self.pending else { return };
         let expected = p.id;
-        match parse_message(body) {
+        let parsed = if matches!(p.step, Step::ListPage { .. }) {
+            crate::jsonrpc::parse_message_for_page(body, expected)
+        } else {
+            parse_message(body)
+        };
+        match parsed {
             Ok(Message::Request { id, .. }) => self.fail_op(now, wrong_id(expected, id)),
             Ok(Message::Result { id, .. } | Message::Error { id: Some(id), .. })
                 if !id_matches(id, expected) =>
@@ -1390,7 +1401,10 @@ impl Connection {
             result,
         ) {
             Ok(cursor) => cursor,
-            Err(reason) => return self.fail_op(now, invalid_answer("tools/list", reason)),
+            Err(list::PageError::Invalid(reason)) => {
+                return self.fail_op(now, invalid_answer("tools/list", reason))
+            }
+            Err(list::PageError::Malformed(e)) => return self.fail_op(now, Error::Protocol(e)),
         };
         state.catalog.pages += 1;
         match next_cursor {

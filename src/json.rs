@@ -302,6 +302,44 @@ pub(crate) fn skip(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// Finds where the value starting at `i` ends, without checking its grammar beyond what that
+/// takes: brackets are counted outside strings (which are scanned as [`string`] does). A valid
+/// value is delimited exactly; an invalid one may be delimited anywhere or not at all (`None`),
+/// so what this returns must be checked by a reader before it is trusted (the listing's page
+/// pass does, see `jsonrpc::parse_message_for_page`). Scalars are checked by [`skip`].
+#[inline(never)]
+pub(crate) fn delimit(b: &[u8], i: usize) -> Option<usize> {
+    let i = ws(b, i);
+    if !matches!(b.get(i)?, b'{' | b'[') {
+        return skip(b, i);
+    }
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        // Only the bytes that open or close a container or a string matter here.
+        while let Some(&c) = b.get(j) {
+            if matches!(c, b'"' | b'{' | b'}' | b'[' | b']') {
+                break;
+            }
+            j += 1;
+        }
+        match *b.get(j)? {
+            b'"' => j = string(b, j, false)?.0,
+            b'{' | b'[' => {
+                depth += 1;
+                j += 1;
+            }
+            _ => {
+                depth = depth.checked_sub(1)?;
+                j += 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+        }
+    }
+}
+
 /// Scans an object key at `i` and its colon; returns where the value starts (after
 /// whitespace).
 #[inline(always)]

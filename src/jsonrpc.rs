@@ -132,7 +132,7 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
     if first == Some(&b'[') {
         return Err(ProtocolError::Batch);
     }
-    if let Some(message) = fast_response(bytes) {
+    if let Some(message) = fast_response(bytes, false) {
         return Ok(message);
     }
     let wire: Wire<'_> =
@@ -177,10 +177,49 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
     }
 }
 
+/// [`parse_message`] for the answer to a `tools/list` request `expected`: the same outcome, but
+/// a result answering `expected` is only delimited here (as the last member: up to the closing
+/// brace; else by counting brackets), and the listing's page pass, which reads every byte of it
+/// anyway, checks it and must find it ends exactly there (`list::add_page` falls back to
+/// [`parse_message`], for the result and for the reason, when the pass is not sure). Whatever
+/// else the message is, it is read by [`parse_message`] in full.
+pub(crate) fn parse_message_for_page(
+    bytes: &[u8],
+    expected: RequestId,
+) -> Result<Message<'_>, ProtocolError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
+        if let Some(m @ Message::Result { id, .. }) = fast_response(bytes, true) {
+            if id_matches(id, expected) {
+                return Ok(m);
+            }
+        }
+    }
+    parse_message(bytes)
+}
+
+/// Where the value starting at `at` ends if it is the message's last member: just before the
+/// closing brace that ends the message (whitespace aside). Not checked: the page pass reads the
+/// value and must find it ends exactly there.
+fn last_member_end(b: &[u8], at: usize) -> Option<usize> {
+    let close = b.iter().rposition(|c| !crate::json::is_ws(*c))?;
+    if b.get(close) != Some(&b'}') {
+        return None;
+    }
+    let end = b
+        .get(..close)?
+        .iter()
+        .rposition(|c| !crate::json::is_ws(*c))?
+        + 1;
+    (end > at).then_some(end)
+}
+
 /// A response with a result, read by the JSON scanner: `None` unless it is an object whose keys
 /// have no escapes, with `"jsonrpc":"2.0"`, a non-null `id` and a `result`, each once, and no
 /// `method` or `error` (other members are skipped as serde_json ignores them).
-fn fast_response(bytes: &[u8]) -> Option<Message<'_>> {
+///
+/// With `defer`, the `result` is only delimited, not checked: see [`parse_message_for_page`].
+fn fast_response(bytes: &[u8], defer: bool) -> Option<Message<'_>> {
     use crate::json::{skip, string, ws};
     let text = std::str::from_utf8(bytes).ok()?;
     let b = text.as_bytes();
@@ -204,7 +243,11 @@ fn fast_response(bytes: &[u8]) -> Option<Message<'_>> {
             return None;
         }
         let at = ws(b, i + 1);
-        let after = skip(b, at)?;
+        let after = if defer && key == b"result" {
+            last_member_end(b, at).map_or_else(|| crate::json::delimit(b, at), Some)?
+        } else {
+            skip(b, at)?
+        };
         let value = text.get(at..after)?;
         match key {
             b"jsonrpc" if !version && value == "\"2.0\"" => version = true,
@@ -382,7 +425,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":[1,]}"#,
             r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
         ] {
-            if let Some(fast) = fast_response(m.as_bytes()).and_then(as_pair) {
+            if let Some(fast) = fast_response(m.as_bytes(), false).and_then(as_pair) {
                 assert_eq!(Some(fast), by_serde(m.as_bytes()), "{m}");
             }
             // Whatever the scanner leaves, `parse_message` reads as serde_json does.
@@ -391,7 +434,7 @@ mod tests {
         }
         // Invalid UTF-8 in a member serde_json ignores: left to serde_json, which accepts it.
         let m = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\",\"result\":{}}";
-        assert!(fast_response(m).is_none());
+        assert!(fast_response(m, false).is_none());
         assert!(parse_message(m).is_ok());
     }
 

@@ -8,7 +8,7 @@ use bytes::Bytes;
 mod pass;
 mod wire;
 
-pub(crate) use pass::{add_page, Names};
+pub(crate) use pass::{add_page, Names, PageError};
 
 /// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
 /// capacity a buffer grown by doubling may have (more than an eighth is given back), so that a

@@ -79,6 +79,16 @@ struct Listing<'s> {
 /// Why the fast reading of a page or entry gave up: the serde reading decides.
 struct Unsure;
 
+/// Why a page is unusable.
+#[derive(Debug)]
+pub(crate) enum PageError {
+    /// The message is not JSON-RPC as read (its `result` was only delimited, see
+    /// `jsonrpc::parse_message_for_page`).
+    Malformed(crate::error::ProtocolError),
+    /// The result is not a page (why).
+    Invalid(String),
+}
+
 /// One page being added: the buffer the tools will share and where the `result` sits in it.
 struct PageCtx<'a> {
     page: &'a Arc<Bytes>,
@@ -104,7 +114,7 @@ pub(crate) fn add_page(
     rule: ToolNameRule,
     buffer: Option<&Bytes>,
     result: crate::jsonrpc::RawJson<'_>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, PageError> {
     Listing {
         catalog,
         names,
@@ -119,14 +129,14 @@ impl Listing<'_> {
         rule: ToolNameRule,
         buffer: Option<&Bytes>,
         result: crate::jsonrpc::RawJson<'_>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, PageError> {
         let res = result.get().as_bytes();
         let (page, offset) = match buffer.and_then(|b| Some((b, offset_in(b, res)?))) {
             Some((b, offset)) => (b.clone(), offset),
             None => (Bytes::copy_from_slice(res), 0),
         };
         if u32::try_from(page.len()).is_err() {
-            return Err("the page is larger than 4 GiB".into());
+            return Err(PageError::Invalid("the page is larger than 4 GiB".into()));
         }
         let page = Arc::new(page);
         let ctx = PageCtx { page: &page, rule };
@@ -139,7 +149,38 @@ impl Listing<'_> {
             Ok(cursor) => return Ok(cursor),
             Err(Unsure) => self.rollback(marks),
         }
-        let wire = parse_page(result.get())?;
+        // The result may have been only delimited: the whole message is read the checking way
+        // first, which gives the reason if it is not JSON-RPC, and the result as it really is.
+        let mut result = result;
+        match buffer {
+            Some(message) => match crate::jsonrpc::parse_message(message) {
+                Ok(crate::jsonrpc::Message::Result {
+                    result: checked, ..
+                }) => result = checked,
+                Ok(_) => {
+                    let reason = "not a result".to_owned();
+                    let e = crate::error::ProtocolError::MalformedMessage { reason };
+                    return Err(PageError::Malformed(e));
+                }
+                Err(e) => return Err(PageError::Malformed(e)),
+            },
+            None => {
+                let end = crate::json::skip(res, 0).map(|e| crate::json::ws(res, e));
+                if end != Some(res.len()) {
+                    let reason = "the result is not JSON".to_owned();
+                    let e = crate::error::ProtocolError::MalformedMessage { reason };
+                    return Err(PageError::Malformed(e));
+                }
+            }
+        }
+        let res = result.get().as_bytes();
+        let page = match buffer.filter(|b| offset_in(b, res).is_some()) {
+            Some(b) => b.clone(),
+            None => Bytes::copy_from_slice(res),
+        };
+        let page = Arc::new(page);
+        let ctx = PageCtx { page: &page, rule };
+        let wire = parse_page(result.get()).map_err(PageError::Invalid)?;
         let b: &[u8] = &page;
         for entry in wire.entries {
             let Some(start) = offset_in(&page, entry.get().as_bytes()) else {
