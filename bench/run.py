@@ -186,20 +186,19 @@ def core_profile(cg):
 
 # Where the core's page cost goes, and what would remove it (see docs/benchmarks.md).
 FIXES = {
-    "mcp_sansio::list::add_page":
-        "src/list.rs `add_page`: the one pass over the page that records each tool as spans of the "
-        "shared page buffer and checks each schema on the way (`xmcp::SchemaCheck::run`).",
-    "mcp_sansio::list::read_entry":
-        "src/list.rs `read_entry`: one entry of the page pass (name, description, schema spans).",
+    "mcp_sansio::list::pass::add_page":
+        "src/list/pass.rs `add_page`: the one pass over the page that records each tool as spans of "
+        "the shared page buffer and checks each schema on the way (`SchemaCheck::run`).",
+    "mcp_sansio::list::pass::read_entry":
+        "src/list/pass.rs `read_entry`: one entry of the page pass (name, description, schema spans).",
     "mcp_sansio::xmcp::check::SchemaCheck::run":
         "src/xmcp/check.rs `SchemaCheck::run`: validates each `inputSchema` (grammar, duplicate keys, "
         "depth, lone surrogates) and finds its `x-mcp-header` parameters without evaluating numbers.",
-    "mcp_sansio::jsonrpc::parse_message":
-        "src/jsonrpc.rs `parse_message`: the envelope, read by the JSON scanner, which checks the "
-        "`result` once without building anything (the page pass then reads it again for its structure).",
+    "mcp_sansio::jsonrpc::parse_message_for_page":
+        "src/jsonrpc.rs `parse_message_for_page`: the envelope of a listing's answer; the `result` is "
+        "only delimited, and checked by the page pass.",
     "mcp_sansio::json::skip":
-        "src/json.rs `skip`: the grammar check of values nobody reads (the `result` in the envelope "
-        "pass, unknown members in the page pass).",
+        "src/json.rs `skip`: the grammar check of members nobody reads.",
 }
 
 
