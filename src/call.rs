@@ -228,7 +228,7 @@ struct FastCallWire<'a> {
 /// Parses a `tools/call` result. The blocks are read in one typed pass; whatever that pass is
 /// not certain to read exactly as [`BlockWire`] would (it then fails) is read again the
 /// two-step way, which decides.
-pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String> {
+pub(crate) fn parse_call_result(result: crate::jsonrpc::RawJson<'_>) -> Result<CallAnswer, String> {
     if let Ok(wire) = serde_json::from_str::<FastCallWire<'_>>(result.get()) {
         let blocks = wire.content.map(|b| b.0);
         return answer(
@@ -244,7 +244,7 @@ pub(crate) fn parse_call_result(result: &RawValue) -> Result<CallAnswer, String>
 }
 
 /// Reads the result into raw blocks, then each block into [`BlockWire`].
-fn parse_call_result_two_step(result: &RawValue) -> Result<CallAnswer, String> {
+fn parse_call_result_two_step(result: crate::jsonrpc::RawJson<'_>) -> Result<CallAnswer, String> {
     let wire: CallWire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
     let blocks = wire.content.map(|raw_blocks| {
         let mut b = Blocks {
@@ -651,8 +651,8 @@ mod tests {
 
     fn same(result: &str) -> bool {
         let raw: Box<RawValue> = serde_json::from_str(result).expect("valid JSON");
-        let two = format!("{:?}", parse_call_result_two_step(&raw));
-        let whole = format!("{:?}", parse_call_result(&raw));
+        let two = format!("{:?}", parse_call_result_two_step((&*raw).into()));
+        let whole = format!("{:?}", parse_call_result((&*raw).into()));
         assert_eq!(whole, two, "{result}");
         match one_pass(&raw) {
             Some(one) => {

@@ -41,6 +41,25 @@ struct WireError<'a> {
     data: Option<&'a RawValue>,
 }
 
+/// The raw JSON text of one value of a message, borrowed from it, already checked to be JSON
+/// (the grammar and UTF-8) by [`parse_message`]. Numbers are not evaluated: `1e400` is kept as
+/// written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// The JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'a> From<&'a RawValue> for RawJson<'a> {
+    fn from(raw: &'a RawValue) -> Self {
+        RawJson(raw.get())
+    }
+}
+
 /// A JSON-RPC error object, borrowed from the message.
 #[derive(Debug)]
 pub(crate) struct ErrorObject<'a> {
@@ -72,7 +91,7 @@ pub(crate) enum Message<'a> {
         /// The raw id.
         id: &'a RawValue,
         /// The raw result.
-        result: &'a RawValue,
+        result: RawJson<'a>,
     },
     /// A response carrying an error. The id may be absent (`null`) when the server could not read
     /// the request.
@@ -104,10 +123,17 @@ fn is_null(v: &RawValue) -> bool {
 
 /// Classifies one JSON-RPC message. A batch, a message that is not JSON-RPC 2.0, or one with both
 /// `result` and `error` is a [`ProtocolError`].
+///
+/// The usual response (a result, plain keys, each member once) is read in one pass of the JSON
+/// scanner, which checks the `result` without evaluating it; anything else is read by serde_json,
+/// which decides and gives the reason.
 pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         return Err(ProtocolError::Batch);
+    }
+    if let Some(message) = fast_response(bytes, false) {
+        return Ok(message);
     }
     let wire: Wire<'_> =
         serde_json::from_slice(bytes).map_err(|e| ProtocolError::MalformedMessage {
@@ -129,7 +155,10 @@ pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> 
             },
         }),
         (None, Some(result), None) => match id {
-            Some(id) => Ok(Message::Result { id, result }),
+            Some(id) => Ok(Message::Result {
+                id,
+                result: result.into(),
+            }),
             None => Err(malformed("a result without an id")),
         },
         (None, None, Some(e)) => Ok(Message::Error {
@@ -146,6 +175,107 @@ pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> 
             "neither a request, a notification nor a response",
         )),
     }
+}
+
+/// [`parse_message`] for the answer to a `tools/list` request `expected`: the same outcome, but
+/// a result answering `expected` is only delimited here (as the last member: up to the closing
+/// brace; else by counting brackets), and the listing's page pass, which reads every byte of it
+/// anyway, checks it and must find it ends exactly there (`list::add_page` falls back to
+/// [`parse_message`], for the result and for the reason, when the pass is not sure). Whatever
+/// else the message is, it is read by [`parse_message`] in full.
+pub(crate) fn parse_message_for_page(
+    bytes: &[u8],
+    expected: RequestId,
+) -> Result<Message<'_>, ProtocolError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
+        if let Some(m @ Message::Result { id, .. }) = fast_response(bytes, true) {
+            if id_matches(id, expected) {
+                return Ok(m);
+            }
+        }
+    }
+    parse_message(bytes)
+}
+
+/// Where the value starting at `at` ends if it is the message's last member: just before the
+/// closing brace that ends the message (whitespace aside). Not checked: the page pass reads the
+/// value and must find it ends exactly there.
+fn last_member_end(b: &[u8], at: usize) -> Option<usize> {
+    let close = b.iter().rposition(|c| !crate::json::is_ws(*c))?;
+    if b.get(close) != Some(&b'}') {
+        return None;
+    }
+    let end = b
+        .get(..close)?
+        .iter()
+        .rposition(|c| !crate::json::is_ws(*c))?
+        + 1;
+    (end > at).then_some(end)
+}
+
+/// A response with a result, read by the JSON scanner: `None` unless it is an object whose keys
+/// have no escapes, with `"jsonrpc":"2.0"`, a non-null `id` and a `result`, each once, and no
+/// `method` or `error` (other members are skipped as serde_json ignores them).
+///
+/// With `defer`, the `result` is only delimited, not checked: see [`parse_message_for_page`].
+fn fast_response(bytes: &[u8], defer: bool) -> Option<Message<'_>> {
+    use crate::json::{skip, string, ws};
+    let text = std::str::from_utf8(bytes).ok()?;
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    let (mut version, mut id, mut result) = (false, None, None);
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (end, escaped) = string(b, i, false)?;
+        if escaped {
+            return None;
+        }
+        let key = b.get(i + 1..end - 1)?;
+        i = ws(b, end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let at = ws(b, i + 1);
+        let after = if defer && key == b"result" {
+            last_member_end(b, at).map_or_else(|| crate::json::delimit(b, at), Some)?
+        } else {
+            skip(b, at)?
+        };
+        let value = text.get(at..after)?;
+        match key {
+            b"jsonrpc" if !version && value == "\"2.0\"" => version = true,
+            b"id" if id.is_none() => id = Some(value),
+            b"result" if result.is_none() => result = Some(value),
+            b"jsonrpc" | b"id" | b"result" | b"method" | b"params" | b"error" => return None,
+            _ => {}
+        }
+        i = ws(b, after);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    if ws(b, i + 1) != b.len() || !version {
+        return None;
+    }
+    let (id, result) = (id?, result?);
+    if id == "null" {
+        return None;
+    }
+    // The id is small: serde_json delimits it again to give the `RawValue` callers compare.
+    let id: &RawValue = serde_json::from_str(id).ok()?;
+    Some(Message::Result {
+        id,
+        result: RawJson(result),
+    })
 }
 
 /// Whether a raw id equals the integer id this client sent.
@@ -257,6 +387,55 @@ mod tests {
             "invalid UTF-8"
         );
         assert!(parse_message(br#"{"jsonrpc":"2.0","result":{}}"#).is_err());
+    }
+
+    /// The serde reading of a response, for comparison with the scanner's.
+    fn by_serde(bytes: &[u8]) -> Option<(String, String)> {
+        let wire: Wire<'_> = serde_json::from_slice(bytes).ok()?;
+        if wire.jsonrpc != Some("2.0") || wire.method.is_some() || wire.error.is_some() {
+            return None;
+        }
+        let id = wire.id.filter(|v| !is_null(v))?;
+        Some((id.get().to_owned(), wire.result?.get().to_owned()))
+    }
+
+    fn as_pair(msg: Message<'_>) -> Option<(String, String)> {
+        match msg {
+            Message::Result { id, result } => Some((id.get().to_owned(), result.get().to_owned())),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_scanner_reads_responses_as_serde_json() {
+        for m in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2,{"b":"c"}]}}"#,
+            r#" {"result":{},"id":"x","jsonrpc":"2.0"} "#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"n":1e400},"extra":[1e400,"\ud800"]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":"a\u00e9\n"}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\u{e9}\"}",
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"j\u0073onrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":01}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1,]}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+        ] {
+            if let Some(fast) = fast_response(m.as_bytes(), false).and_then(as_pair) {
+                assert_eq!(Some(fast), by_serde(m.as_bytes()), "{m}");
+            }
+            // Whatever the scanner leaves, `parse_message` reads as serde_json does.
+            let whole = parse_message(m.as_bytes()).ok().and_then(as_pair);
+            assert_eq!(whole, by_serde(m.as_bytes()), "{m}");
+        }
+        // Invalid UTF-8 in a member serde_json ignores: left to serde_json, which accepts it.
+        let m = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\",\"result\":{}}";
+        assert!(fast_response(m, false).is_none());
+        assert!(parse_message(m).is_ok());
     }
 
     #[test]

@@ -91,6 +91,7 @@ mod endpoint;
 mod error;
 mod h2;
 mod http1;
+mod json;
 mod jsonrpc;
 mod list;
 mod sse;
@@ -110,10 +111,10 @@ pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
 };
 pub use http1::{Http1Error, RequestError};
-pub use list::{Catalog, RefusedTool, Tool, ToolNameRule};
+pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule};
 pub use sse::SseError;
 pub use time::Instant;
-pub use xmcp::{HeaderParam, ParamKind};
+pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind};
 
 /// **Not public API.** The internals that the fuzz targets, benchmarks and tests of this
 /// repository exercise directly: the decoders, the request encoder, the byte ledger and a few
@@ -164,6 +165,7 @@ pub mod internals {
         ResponseLimits,
     };
     pub use crate::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+    pub use crate::list::valid_tool_name;
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
     pub use crate::xmcp::{encode_header_value, header_params, header_values, MAX_DEPTH};
 

@@ -1,31 +1,195 @@
 //! `tools/list`: pages, and the catalog they add up to.
 
-use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
-use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use bytes::Bytes;
+
+mod pass;
+mod wire;
+
+pub(crate) use pass::{add_page, Names, PageError};
+
+/// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
+/// capacity a buffer grown by doubling may have (more than an eighth is given back), so that a
+/// catalog never holds more than its pages' bytes.
+pub(crate) fn message_buffer(mut buf: Vec<u8>) -> Bytes {
+    if buf.capacity() - buf.len() > buf.len() / 8 {
+        buf.shrink_to_fit();
+    }
+    Bytes::from(buf)
+}
 
 /// One usable tool, in the shape a model API takes.
-#[derive(Clone, Debug)]
+///
+/// A listed tool is a few spans into the page it came from: every tool of a page shares that
+/// page's buffer, immutable, and holds its own allocation only for what had to be decoded (a
+/// name or description with escapes) and for its header parameters.
+#[derive(Clone)]
 pub struct Tool {
+    page: Arc<Bytes>,
+    name: Span,
+    description: Span,
+    schema: Span,
+    extra: Option<Box<Extra>>,
+}
+
+/// Bytes `start..start + len` of a tool's page.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    /// No such field (or it is kept decoded in [`Extra`]).
+    const NONE: Span = Span {
+        start: u32::MAX,
+        len: 0,
+    };
+}
+
+/// What a tool holds outside its page.
+#[derive(Clone, Debug, Default)]
+struct Extra {
+    name: Option<Box<str>>,
+    description: Option<Box<str>>,
+    header_params: Vec<crate::xmcp::HeaderParam>,
+}
+
+impl Tool {
+    /// A tool built from its parts (for a tool known without listing, such as one recorded
+    /// earlier); the caller vouches that `input_schema` is a JSON object and that
+    /// `header_params` are its parameters (see [`crate::xmcp::header_params`]).
+    pub fn new(
+        name: &str,
+        description: Option<&str>,
+        input_schema: &str,
+        header_params: Vec<crate::xmcp::HeaderParam>,
+    ) -> Tool {
+        let len = u32::try_from(input_schema.len()).unwrap_or(0);
+        let schema = input_schema.get(..len as usize).unwrap_or_default();
+        Tool {
+            page: Arc::new(Bytes::copy_from_slice(schema.as_bytes())),
+            name: Span::NONE,
+            description: Span::NONE,
+            schema: Span { start: 0, len },
+            extra: Some(Box::new(Extra {
+                name: Some(name.into()),
+                description: description.map(Into::into),
+                header_params,
+            })),
+        }
+    }
+
+    fn text(&self, span: Span) -> &str {
+        let start = span.start as usize;
+        self.page
+            .get(start..start + span.len as usize)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+
     /// The tool's name.
-    pub name: String,
+    pub fn name(&self) -> &str {
+        match self.extra.as_deref().and_then(|e| e.name.as_deref()) {
+            Some(name) => name,
+            None => self.text(self.name),
+        }
+    }
+
     /// Its description, if any.
-    pub description: Option<String>,
+    pub fn description(&self) -> Option<&str> {
+        if let Some(d) = self.extra.as_deref().and_then(|e| e.description.as_deref()) {
+            return Some(d);
+        }
+        (self.description.start != u32::MAX).then(|| self.text(self.description))
+    }
+
     /// The raw JSON of its `inputSchema`, byte for byte as the server sent it.
-    pub input_schema: Box<RawValue>,
+    pub fn input_schema(&self) -> &str {
+        self.text(self.schema)
+    }
+
     /// Its `x-mcp-header` parameters, sent as `Mcp-Param-*` headers on calls.
-    pub header_params: Vec<crate::xmcp::HeaderParam>,
+    pub fn header_params(&self) -> &[crate::xmcp::HeaderParam] {
+        self.extra
+            .as_deref()
+            .map_or(&[], |e| e.header_params.as_slice())
+    }
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name())
+            .field("description", &self.description())
+            .field("input_schema", &self.input_schema())
+            .field("header_params", &self.header_params())
+            .finish()
+    }
 }
 
 impl PartialEq for Tool {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-            && self.description == other.description
-            && self.input_schema.get() == other.input_schema.get()
+        self.name() == other.name()
+            && self.description() == other.description()
+            && self.input_schema() == other.input_schema()
+    }
+}
+
+/// Why an entry of a listing was refused. `Display` gives the reason as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RefusalReason {
+    /// The entry is not an object with at most one `name`, `description` and `inputSchema`.
+    NotAToolObject {
+        /// The JSON parser's message (truncated).
+        detail: String,
+    },
+    /// The entry has no `name`.
+    NameMissing,
+    /// Its `name` is not a string.
+    NameNotString,
+    /// Its `name` breaks the catalog's [`ToolNameRule`].
+    NameInvalid(ToolNameRule),
+    /// An earlier entry has the same name (the first is kept).
+    DuplicateName,
+    /// Its `description` is neither a string nor `null`.
+    DescriptionNotString,
+    /// It has no `inputSchema`.
+    SchemaMissing,
+    /// Its `inputSchema` is not a JSON object.
+    SchemaNotObject,
+    /// Its `inputSchema`'s `type` is not `"object"` (written without escapes, once).
+    SchemaTypeNotObject,
+    /// Its `x-mcp-header` annotations break a rule (see [`HeaderRefusal`](crate::HeaderRefusal)).
+    Header(crate::xmcp::HeaderRefusal),
+}
+
+impl fmt::Display for RefusalReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefusalReason::NotAToolObject { detail } => write!(f, "not a tool object: {detail}"),
+            RefusalReason::NameMissing => f.write_str("name is missing"),
+            RefusalReason::NameNotString => f.write_str("name is not a string"),
+            RefusalReason::NameInvalid(ToolNameRule::Strict) => {
+                f.write_str("name is empty, longer than 128 or outside [A-Za-z0-9_.-]")
+            }
+            RefusalReason::NameInvalid(ToolNameRule::Lenient) => {
+                f.write_str("name is empty, longer than 128 bytes or has control characters")
+            }
+            RefusalReason::DuplicateName => f.write_str("duplicate name (the first is kept)"),
+            RefusalReason::DescriptionNotString => f.write_str("description is not a string"),
+            RefusalReason::SchemaMissing => f.write_str("inputSchema is missing"),
+            RefusalReason::SchemaNotObject => f.write_str("inputSchema is not a JSON object"),
+            RefusalReason::SchemaTypeNotObject => f.write_str("inputSchema.type is not \"object\""),
+            RefusalReason::Header(h) => write!(
+                f,
+                "invalid x-mcp-header: {}",
+                crate::error::truncated(&h.to_string(), 200)
+            ),
+        }
     }
 }
 
@@ -37,7 +201,7 @@ pub struct RefusedTool {
     /// The name, if the entry had a string name (truncated).
     pub name: Option<String>,
     /// Why it was refused.
-    pub reason: String,
+    pub reason: RefusalReason,
 }
 
 /// The result of a whole listing.
@@ -49,108 +213,6 @@ pub struct Catalog {
     pub refused: Vec<RefusedTool>,
     /// Pages fetched.
     pub pages: u32,
-}
-
-#[derive(Deserialize)]
-struct PageWire<'a> {
-    #[serde(borrow)]
-    tools: Vec<&'a RawValue>,
-    #[serde(rename = "nextCursor", default)]
-    next_cursor: Option<String>,
-    #[serde(rename = "resultType", default)]
-    result_type: Option<&'a str>,
-}
-
-#[derive(Deserialize)]
-struct ToolWire<'a> {
-    #[serde(default, borrow)]
-    name: Option<NameWire<'a>>,
-    #[serde(default, borrow)]
-    description: Option<&'a RawValue>,
-    #[serde(rename = "inputSchema", default, borrow)]
-    input_schema: Option<&'a RawValue>,
-}
-
-/// A tool's `name`: its text, borrowed unless escaped, or a mark that it is not a string (the value
-/// is still read in full, as any JSON value).
-enum NameWire<'a> {
-    Text(Cow<'a, str>),
-    NotText,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for NameWire<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct NameVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for NameVisitor<'a> {
-            type Value = NameWire<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(NameWire::Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(NameWire::Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(NameWire::Text(Cow::Owned(v)))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(NameWire::NotText)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(NameWire::NotText)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(NameWire::NotText)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(NameWire::NotText)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(NameWire::NotText)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                serde_json::Value::deserialize(SeqAccessDeserializer::new(seq))?;
-                Ok(NameWire::NotText)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                serde_json::Value::deserialize(MapAccessDeserializer::new(map))?;
-                Ok(NameWire::NotText)
-            }
-        }
-        deserializer.deserialize_any(NameVisitor(std::marker::PhantomData))
-    }
-}
-
-#[derive(Deserialize)]
-struct SchemaHead<'a> {
-    #[serde(rename = "type", default, borrow)]
-    ty: Option<&'a RawValue>,
-}
-
-/// One page: its entries, and the cursor of the next page if any.
-pub(crate) struct Page<'a> {
-    pub(crate) entries: Vec<&'a RawValue>,
-    pub(crate) next_cursor: Option<String>,
-}
-
-/// Parses a `tools/list` result.
-pub(crate) fn parse_page(result: &RawValue) -> Result<Page<'_>, String> {
-    let wire: PageWire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
-    match wire.result_type {
-        None | Some("complete") => {}
-        Some(other) => {
-            return Err(format!(
-                "unexpected resultType {:?}",
-                crate::error::truncated(other, 64)
-            ))
-        }
-    }
-    Ok(Page {
-        entries: wire.tools,
-        next_cursor: wire.next_cursor,
-    })
 }
 
 /// Which tool names a catalog accepts.
@@ -182,116 +244,10 @@ impl ToolNameRule {
 pub(crate) const MAX_TOOL_NAME: usize = 128;
 
 /// Whether `name` follows the tool-name rule: 1–128 characters of `[A-Za-z0-9_.-]`.
-pub(crate) fn valid_tool_name(name: &str) -> bool {
+pub fn valid_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_TOOL_NAME
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
-
-/// Adds one entry to the catalog, or records why it was refused.
-pub(crate) fn add_entry(
-    catalog: &mut Catalog,
-    names: &mut std::collections::HashSet<String>,
-    rule: ToolNameRule,
-    index: usize,
-    entry: &RawValue,
-) {
-    let refuse = |catalog: &mut Catalog, name: Option<&str>, reason: String| {
-        catalog.refused.push(RefusedTool {
-            index,
-            name: name.map(|n| crate::error::truncated(n, MAX_TOOL_NAME * 2)),
-            reason,
-        });
-    };
-    let wire: ToolWire<'_> = match serde_json::from_str(entry.get()) {
-        Ok(w) => w,
-        Err(e) => {
-            return refuse(
-                catalog,
-                None,
-                format!(
-                    "not a tool object: {}",
-                    crate::error::truncated(&e.to_string(), 200)
-                ),
-            )
-        }
-    };
-    let name = match &wire.name {
-        Some(NameWire::Text(s)) => s.as_ref(),
-        Some(NameWire::NotText) => return refuse(catalog, None, "name is not a string".into()),
-        None => return refuse(catalog, None, "name is missing".into()),
-    };
-    if !rule.accepts(name) {
-        let reason = match rule {
-            ToolNameRule::Strict => "name is empty, longer than 128 or outside [A-Za-z0-9_.-]",
-            ToolNameRule::Lenient => {
-                "name is empty, longer than 128 bytes or has control characters"
-            }
-        };
-        return refuse(catalog, Some(name), reason.into());
-    }
-    if names.contains(name) {
-        return refuse(
-            catalog,
-            Some(name),
-            "duplicate name (the first is kept)".into(),
-        );
-    }
-    let description = match wire.description {
-        None => None,
-        Some(raw) if raw.get() == "null" => None,
-        Some(raw) => match serde_json::from_str::<String>(raw.get()) {
-            Ok(s) => Some(s),
-            Err(_) => return refuse(catalog, Some(name), "description is not a string".into()),
-        },
-    };
-    let Some(schema) = wire.input_schema else {
-        return refuse(catalog, Some(name), "inputSchema is missing".into());
-    };
-    if !schema.get().starts_with('{') {
-        return refuse(
-            catalog,
-            Some(name),
-            "inputSchema is not a JSON object".into(),
-        );
-    }
-    // One streaming pass settles the usual case: a well-formed schema whose `type` is `"object"`.
-    // Anything else goes through the separate checks, which give the reason.
-    let header_params = match crate::xmcp::scan(schema.get()) {
-        Some((params, true)) => params,
-        _ => {
-            match serde_json::from_str::<SchemaHead<'_>>(schema.get()) {
-                Ok(SchemaHead { ty: Some(t) }) if t.get() == "\"object\"" => {}
-                _ => {
-                    return refuse(
-                        catalog,
-                        Some(name),
-                        "inputSchema.type is not \"object\"".into(),
-                    )
-                }
-            }
-            match crate::xmcp::header_params(schema.get()) {
-                Ok(p) => p,
-                Err(reason) => {
-                    return refuse(
-                        catalog,
-                        Some(name),
-                        format!(
-                            "invalid x-mcp-header: {}",
-                            crate::error::truncated(&reason, 200)
-                        ),
-                    )
-                }
-            }
-        }
-    };
-    names.insert(name.to_owned());
-    catalog.tools.push(Tool {
-        name: name.to_owned(),
-        description,
-        input_schema: schema.to_owned(),
-        header_params,
-    });
 }

@@ -19,6 +19,9 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use base64::Engine as _;
+
+mod check;
+pub(crate) use check::{SchemaCheck, SchemaFacts};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -147,9 +150,14 @@ struct Walk {
 impl Walk {
     /// Walks `node`; `path` is `Some` while `node` is reached only through `properties` keys
     /// (the root is `Some(&[])`).
-    fn node(&mut self, node: &Value, depth: usize, path: Option<&[String]>) -> Result<(), String> {
+    fn node(
+        &mut self,
+        node: &Value,
+        depth: usize,
+        path: Option<&[String]>,
+    ) -> Result<(), HeaderRefusal> {
         if depth > MAX_DEPTH {
-            return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+            return Err(HeaderRefusal::TooDeep);
         }
         match node {
             Value::Array(items) => {
@@ -168,7 +176,7 @@ impl Walk {
         map: &Map<String, Value>,
         depth: usize,
         path: Option<&[String]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), HeaderRefusal> {
         if let Some(annotation) = map.get(KEYWORD) {
             self.annotation(map, annotation, path)?;
         }
@@ -176,7 +184,7 @@ impl Walk {
             match (key.as_str(), path, value) {
                 ("properties", Some(path), Value::Object(props)) => {
                     if depth + 1 > MAX_DEPTH {
-                        return Err(format!("inputSchema nests deeper than {MAX_DEPTH} levels"));
+                        return Err(HeaderRefusal::TooDeep);
                     }
                     for (name, sub) in props {
                         let mut sub_path = path.to_vec();
@@ -195,48 +203,53 @@ impl Walk {
         map: &Map<String, Value>,
         annotation: &Value,
         path: Option<&[String]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), HeaderRefusal> {
         let name = match annotation {
             Value::String(s) => s,
-            other => return Err(format!("{KEYWORD} value {other} is not a string")),
+            other => {
+                return Err(HeaderRefusal::NotAString {
+                    value: other.to_string(),
+                })
+            }
         };
         let path = match path {
             Some(p) if !p.is_empty() => p,
-            Some(_) => return Err(format!("{KEYWORD} {name:?} is on the schema root")),
-            None => {
-                return Err(format!(
-                    "{KEYWORD} {name:?} is not reached only through `properties`"
-                ))
-            }
+            Some(_) => return Err(HeaderRefusal::OnRoot { name: name.clone() }),
+            None => return Err(HeaderRefusal::NotThroughProperties { name: name.clone() }),
         };
         let at = path.join(".");
         if name.is_empty() {
-            return Err(format!("{KEYWORD} on property {at:?} is empty"));
+            return Err(HeaderRefusal::Empty { at });
         }
         if !is_token(name) {
-            return Err(format!(
-                "{KEYWORD} {name:?} on property {at:?} is not an RFC 9110 token"
-            ));
+            return Err(HeaderRefusal::NotAToken {
+                name: name.clone(),
+                at,
+            });
         }
         let kind = match map.get("type") {
             Some(Value::String(t)) if t == "string" => ParamKind::String,
             Some(Value::String(t)) if t == "integer" => ParamKind::Integer,
             Some(Value::String(t)) if t == "boolean" => ParamKind::Boolean,
             Some(t) => {
-                return Err(format!(
-                    "{KEYWORD} {name:?} on property {at:?} has type {t}, not string, integer or boolean"
-                ))
+                return Err(HeaderRefusal::WrongType {
+                    name: name.clone(),
+                    at,
+                    found: t.to_string(),
+                })
             }
             None => {
-                return Err(format!(
-                    "{KEYWORD} {name:?} on property {at:?} has no type"
-                ))
+                return Err(HeaderRefusal::NoType {
+                    name: name.clone(),
+                    at,
+                })
             }
         };
         if !self.seen.insert(name.to_ascii_lowercase()) {
-            return Err(format!(
-                "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
-            ));
+            return Err(HeaderRefusal::Duplicate {
+                name: name.clone(),
+                at,
+            });
         }
         self.found.push(HeaderParam {
             path: path.to_vec(),
@@ -574,22 +587,37 @@ pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
 }
 
 /// Finds and validates every x-mcp-header annotation of an inputSchema (raw JSON text).
-/// Err(reason) if the tool must be refused (reason names the rule and the header/property).
+/// `Err` if the tool must be refused (the reason names the rule and the header/property).
 ///
 /// The schema must be JSON without duplicate object keys, nested no deeper than [`MAX_DEPTH`].
-/// A schema without annotations gives an empty list.
-pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
+/// A schema without annotations gives an empty list. The schema is first read by the check of
+/// the listing's one pass (`SchemaCheck`), which keeps numbers of any size (`1e400`) as they
+/// are; what it does not settle (escaped keys or annotation values, a rule broken) is read by
+/// serde_json, which decides and names the reason.
+pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
+    let bytes = input_schema.as_bytes();
+    let start = crate::json::ws(bytes, 0);
+    if bytes.get(start) == Some(&b'{') {
+        let mut check = SchemaCheck::default();
+        if let Some(facts) = check.run(bytes, start) {
+            if crate::json::ws(bytes, facts.end) == bytes.len() {
+                return Ok(check.take_params());
+            }
+        }
+    }
     match scan(input_schema) {
         Some((found, _)) => Ok(found),
         None => walk(input_schema),
     }
 }
 
-/// [`header_params`] by building the schema as a tree: the reference the streaming scan agrees
-/// with, and the source of the refusal reasons.
-fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
-    let Strict(schema) = serde_json::from_str(input_schema)
-        .map_err(|e| format!("inputSchema is not valid JSON: {e}"))?;
+/// [`header_params`] by building the schema as a tree: the source of the refusal reasons where
+/// the streaming scan refuses.
+fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
+    let Strict(schema) =
+        serde_json::from_str(input_schema).map_err(|e| HeaderRefusal::InvalidJson {
+            detail: e.to_string(),
+        })?;
     let mut walk = Walk {
         found: Vec::new(),
         seen: HashSet::new(),
@@ -597,6 +625,105 @@ fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, String> {
     walk.node(&schema, 0, Some(&[]))?;
     Ok(walk.found)
 }
+
+/// Why the `x-mcp-header` annotations of a schema make its tool refused. `Display` gives the
+/// reason as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderRefusal {
+    /// The schema is not JSON as this check reads it (for example a duplicate key).
+    InvalidJson {
+        /// The JSON parser's message.
+        detail: String,
+    },
+    /// The schema nests deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// An annotation's value is not a string.
+    NotAString {
+        /// The value, as compact JSON.
+        value: String,
+    },
+    /// An annotation sits on the schema root.
+    OnRoot {
+        /// The annotation's value.
+        name: String,
+    },
+    /// An annotation sits where the root does not reach only through `properties` keys.
+    NotThroughProperties {
+        /// The annotation's value.
+        name: String,
+    },
+    /// An annotation is the empty string.
+    Empty {
+        /// The property path, keys joined with `.`.
+        at: String,
+    },
+    /// An annotation is not an RFC 9110 token.
+    NotAToken {
+        /// The annotation's value.
+        name: String,
+        /// The property path, keys joined with `.`.
+        at: String,
+    },
+    /// The annotated property's `type` is not `string`, `integer` or `boolean`.
+    WrongType {
+        /// The annotation's value.
+        name: String,
+        /// The property path, keys joined with `.`.
+        at: String,
+        /// The `type` found, as compact JSON.
+        found: String,
+    },
+    /// The annotated property has no `type`.
+    NoType {
+        /// The annotation's value.
+        name: String,
+        /// The property path, keys joined with `.`.
+        at: String,
+    },
+    /// Two annotations have the same value, compared case-insensitively.
+    Duplicate {
+        /// The second annotation's value.
+        name: String,
+        /// The property path of the second, keys joined with `.`.
+        at: String,
+    },
+}
+
+impl fmt::Display for HeaderRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderRefusal::InvalidJson { detail } => {
+                write!(f, "inputSchema is not valid JSON: {detail}")
+            }
+            HeaderRefusal::TooDeep => write!(f, "inputSchema nests deeper than {MAX_DEPTH} levels"),
+            HeaderRefusal::NotAString { value } => write!(f, "{KEYWORD} value {value} is not a string"),
+            HeaderRefusal::OnRoot { name } => write!(f, "{KEYWORD} {name:?} is on the schema root"),
+            HeaderRefusal::NotThroughProperties { name } => write!(
+                f,
+                "{KEYWORD} {name:?} is not reached only through `properties`"
+            ),
+            HeaderRefusal::Empty { at } => write!(f, "{KEYWORD} on property {at:?} is empty"),
+            HeaderRefusal::NotAToken { name, at } => write!(
+                f,
+                "{KEYWORD} {name:?} on property {at:?} is not an RFC 9110 token"
+            ),
+            HeaderRefusal::WrongType { name, at, found } => write!(
+                f,
+                "{KEYWORD} {name:?} on property {at:?} has type {found}, not string, integer or boolean"
+            ),
+            HeaderRefusal::NoType { name, at } => {
+                write!(f, "{KEYWORD} {name:?} on property {at:?} has no type")
+            }
+            HeaderRefusal::Duplicate { name, at } => write!(
+                f,
+                "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HeaderRefusal {}
 
 /// The `(header name, value)` pairs to send for a call: header name is `Mcp-Param-<name>`; value
 /// encoded as above. Err(reason) if an argument has the wrong type / integer out of range /

@@ -131,3 +131,22 @@ fn a_hundred_page_listing_completes() {
         e => panic!("{e:?}"),
     }
 }
+
+#[test]
+fn a_result_with_numbers_beyond_f64_is_kept_byte_for_byte() {
+    // In `structuredContent`, in a block's extra members and around the blocks: numbers are
+    // delimited, never evaluated, so nothing here is malformed.
+    let result = r#"{"content":[{"type":"text","text":"a","annotations":{"priority":1e400}},{"type":"text","text":"b","_meta":{"n":-1E+999}}],"structuredContent":{"n":1e400,"m":[123456789012345678901234567890e300]},"_meta":{"x":1e400}}"#;
+    for split in SPLITS {
+        let Event::CallFinished(r) = call_answer(result, split) else {
+            panic!("{split:?}")
+        };
+        assert_eq!(r.content.len(), 2, "{split:?}");
+        assert_eq!((r.dropped_unknown, r.dropped_invalid), (0, 0));
+        assert_eq!(
+            r.structured_content.as_deref().map(|s| s.get()),
+            Some(r#"{"n":1e400,"m":[123456789012345678901234567890e300]}"#),
+            "{split:?}"
+        );
+    }
+}

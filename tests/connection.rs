@@ -812,7 +812,7 @@ fn list_follows_cursors_including_empty_string() {
         );
         match h.single_event() {
             Event::ToolsListed(c) => {
-                let names: Vec<_> = c.tools.iter().map(|t| t.name.as_str()).collect();
+                let names: Vec<_> = c.tools.iter().map(|t| t.name()).collect();
                 assert_eq!(names, ["a", "b", "c"]);
                 assert_eq!(c.pages, 3);
             }

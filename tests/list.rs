@@ -2,6 +2,9 @@
 
 mod support;
 
+use mcp_sansio::HeaderRefusal;
+use mcp_sansio::ProtocolError;
+use mcp_sansio::RefusalReason;
 use mcp_sansio::{Budgets, Config, Event};
 use support::*;
 
@@ -76,7 +79,7 @@ fn every_refusal_reason_is_recorded_not_fatal() {
     ],"ttlMs":1000,"cacheScope":"public"}}"#
     );
     let c = list_one_page(&page, None);
-    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["ok", "last.one-ok_2"]);
     let refused: Vec<(usize, Option<&str>)> = c
         .refused
@@ -100,9 +103,9 @@ fn every_refusal_reason_is_recorded_not_fatal() {
             (12, None),
         ]
     );
-    assert!(c.refused[5].reason.contains("duplicate"));
-    assert!(c.refused[6].reason.contains("missing"));
-    assert_eq!(c.tools[0].description.as_deref(), Some("fine"));
+    assert_eq!(c.refused[5].reason, RefusalReason::DuplicateName);
+    assert_eq!(c.refused[6].reason, RefusalReason::SchemaMissing);
+    assert_eq!(c.tools[0].description(), Some("fine"));
 }
 
 #[test]
@@ -110,7 +113,7 @@ fn schemas_are_kept_byte_for_byte() {
     let schema = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"p":{"type":"number","minimum":1.50}},"properties":{"x":{"$ref":"#/$defs/p"}},"unevaluatedProperties":false}"##;
     let page = format!(r#"{{"tools":[{{"name":"t","inputSchema":{schema}}}]}}"#);
     let c = list_one_page(&page, None);
-    assert_eq!(c.tools[0].input_schema.get(), schema);
+    assert_eq!(c.tools[0].input_schema(), schema);
 }
 
 #[test]
@@ -142,14 +145,17 @@ fn invalid_x_mcp_header_drops_the_tool() {
     ]}"#;
     let c = list_one_page(page, None);
     assert_eq!(c.tools.len(), 1);
-    assert_eq!(c.tools[0].header_params.len(), 1);
+    assert_eq!(c.tools[0].header_params().len(), 1);
     let refused: Vec<&str> = c
         .refused
         .iter()
         .map(|r| r.name.as_deref().unwrap())
         .collect();
     assert_eq!(refused, ["num", "dup"]);
-    assert!(c.refused.iter().all(|r| r.reason.contains("x-mcp-header")));
+    assert!(c
+        .refused
+        .iter()
+        .all(|r| matches!(r.reason, RefusalReason::Header(_))));
 }
 
 #[test]
@@ -316,7 +322,7 @@ fn the_name_rule_is_configurable() {
     config.tool_names = mcp_sansio::ToolNameRule::Lenient;
     let c = list_with(config, page, Split::Bytes);
     assert_eq!(c.tools.len(), 1);
-    assert_eq!(c.tools[0].name, "has space");
+    assert_eq!(c.tools[0].name(), "has space");
     assert_eq!(c.refused.len(), 1);
     // Under the default rule, both are refused.
     let c = list_one_page(page, None);
@@ -341,33 +347,511 @@ fn escapes_and_hostile_values_in_names_and_schemas() {
         {"name":"wide","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}}}
     ]}"#;
     let c = list_one_page(page, None);
-    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["name", "hdr"]);
-    let hdr = &c.tools[1].header_params;
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["name", "big", "hdr"]);
+    // A number beyond f64 is kept byte for byte, not refused as malformed.
+    assert_eq!(
+        c.tools[1].input_schema(),
+        r#"{"type":"object","default":1e400}"#
+    );
+    let hdr = c.tools[2].header_params();
     let got: Vec<(&[String], &str)> = hdr.iter().map(|p| (&p.path[..], p.name.as_str())).collect();
     assert_eq!(
         got,
         [(&["a".to_owned()][..], "A"), (&["b".to_owned()][..], "B")]
     );
-    let refused: Vec<(usize, Option<&str>, &str)> = c
+    let refused: Vec<(usize, Option<&str>, String)> = c
         .refused
         .iter()
-        .map(|r| (r.index, r.name.as_deref(), r.reason.as_str()))
+        .map(|r| (r.index, r.name.as_deref(), r.reason.to_string()))
         .collect();
     let not_object = "inputSchema.type is not \"object\"";
-    assert_eq!(
-        refused,
-        vec![
-            (1, None, "name is not a string"),
-            (2, None, "name is not a string"),
-            (3, None, "name is missing"),
-            (4, Some("big"), "invalid x-mcp-header: inputSchema is not valid JSON: number out of range at line 1 column 32"),
-            (5, Some("escaped"), not_object),
-            (6, Some("twice"), not_object),
-            (7, Some("dupkey"), "invalid x-mcp-header: inputSchema is not valid JSON: duplicate key \"a\" at line 1 column 45"),
-            (8, Some("deep"), "invalid x-mcp-header: inputSchema nests deeper than 64 levels"),
-            (10, Some("bad.hdr"), "invalid x-mcp-header: x-mcp-header \"A\" is not reached only through `properties`"),
-            (11, Some("wide"), "invalid x-mcp-header: x-mcp-header \"a\" on property \"b\" duplicates another (case-insensitively)"),
+    let expected: Vec<(usize, Option<&str>, &str)> = vec![
+        (1, None, "name is not a string"),
+        (2, None, "name is not a string"),
+        (3, None, "name is missing"),
+        (5, Some("escaped"), not_object),
+        (6, Some("twice"), not_object),
+        (7, Some("dupkey"), "invalid x-mcp-header: inputSchema is not valid JSON: duplicate key \"a\" at line 1 column 45"),
+        (8, Some("deep"), "invalid x-mcp-header: inputSchema nests deeper than 64 levels"),
+        (10, Some("bad.hdr"), "invalid x-mcp-header: x-mcp-header \"A\" is not reached only through `properties`"),
+        (11, Some("wide"), "invalid x-mcp-header: x-mcp-header \"a\" on property \"b\" duplicates another (case-insensitively)"),
+    ];
+    let expected: Vec<(usize, Option<&str>, String)> = expected
+        .into_iter()
+        .map(|(i, n, r)| (i, n, r.to_owned()))
+        .collect();
+    assert_eq!(refused, expected);
+    let kinds: Vec<&RefusalReason> = c.refused.iter().map(|r| &r.reason).collect();
+    assert!(matches!(
+        kinds[..],
+        [
+            RefusalReason::NameNotString,
+            RefusalReason::NameNotString,
+            RefusalReason::NameMissing,
+            RefusalReason::SchemaTypeNotObject,
+            RefusalReason::SchemaTypeNotObject,
+            RefusalReason::Header(HeaderRefusal::InvalidJson { .. }),
+            RefusalReason::Header(HeaderRefusal::TooDeep),
+            RefusalReason::Header(HeaderRefusal::NotThroughProperties { .. }),
+            RefusalReason::Header(HeaderRefusal::Duplicate { .. }),
         ]
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one-pass reading against the serde reading it replaced.
+
+#[path = "list/oracle.rs"]
+mod oracle;
+
+/// What a listing of one or two pages came to: the catalog as plain values, or the failure.
+#[derive(Debug, PartialEq)]
+enum Listed {
+    Catalog {
+        /// Name, description, schema, header parameters.
+        tools: Vec<(String, Option<String>, String, Vec<mcp_sansio::HeaderParam>)>,
+        /// Index, name, reason.
+        refused: Vec<(usize, Option<String>, String)>,
+        pages: u32,
+    },
+    /// The message was not JSON-RPC as read (its reason).
+    Malformed(String),
+    /// The page was unusable (its reason).
+    Invalid(String),
+    /// The response answered another request.
+    WrongId,
+}
+
+/// The second page, sent when the first has a cursor.
+const SECOND: &str =
+    r#"{"tools":[{"name":"t0","inputSchema":{"type":"object"}},{"name":"z","inputSchema":{}}]}"#;
+
+/// `{"jsonrpc":"2.0","id":ID,"result":...}` as generated, with the request's id put in.
+fn with_id(body: &str, id: u64) -> String {
+    body.replace("\"ID\"", &id.to_string())
+}
+
+/// The one-pass reading, through a `Connection`, the body fed in `split`.
+fn listed_now(body: &str, split: Split) -> Listed {
+    let mut h = Harness::new(Config::new("http://127.0.0.1:9/mcp").unwrap(), split);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
     );
+    h.take_events();
+    h.list();
+    let r = h.next();
+    h.feed(r.exchange, &json_response(200, &with_id(body, r.rpc_id())));
+    let mut events = h.take_events();
+    if events.is_empty() && h.has_outstanding() {
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), SECOND)),
+        );
+        events = h.take_events();
+    }
+    let event = events
+        .into_iter()
+        .find(|e| !matches!(e, Event::ExchangeFinished { .. }))
+        .expect("an outcome");
+    match event {
+        Event::ToolsListed(c) => Listed::Catalog {
+            tools: c
+                .tools
+                .iter()
+                .map(|t| {
+                    (
+                        t.name().to_owned(),
+                        t.description().map(str::to_owned),
+                        t.input_schema().to_owned(),
+                        t.header_params().to_vec(),
+                    )
+                })
+                .collect(),
+            refused: c
+                .refused
+                .iter()
+                .map(|r| (r.index, r.name.clone(), r.reason.to_string()))
+                .collect(),
+            pages: c.pages,
+        },
+        Event::Failed {
+            error: mcp_sansio::Error::Protocol(ProtocolError::MalformedMessage { reason }),
+            ..
+        } => Listed::Malformed(reason),
+        Event::Failed {
+            error: mcp_sansio::Error::InvalidAnswer { reason, .. },
+            ..
+        } => Listed::Invalid(reason),
+        Event::Failed {
+            error: mcp_sansio::Error::Protocol(ProtocolError::WrongId { .. }),
+            ..
+        } => Listed::WrongId,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// The serde reading (the oracle), on the same body.
+fn listed_before(body: &str) -> Listed {
+    let mut catalog = oracle::Catalog::default();
+    let mut names = std::collections::HashSet::new();
+    let mut entries = 0;
+    let rule = mcp_sansio::ToolNameRule::Strict;
+    let body = with_id(body, 1);
+    if let Ok((id, _)) = oracle::parse_result(body.as_bytes()) {
+        if id.get().trim().parse::<u64>().ok() != Some(1) {
+            return Listed::WrongId;
+        }
+    }
+    let mut page = oracle::list_page(
+        body.as_bytes(),
+        &mut catalog,
+        &mut names,
+        rule,
+        &mut entries,
+    );
+    if let Ok(Some(_)) = page {
+        let second = result_msg(2, SECOND);
+        page = oracle::list_page(
+            second.as_bytes(),
+            &mut catalog,
+            &mut names,
+            rule,
+            &mut entries,
+        );
+    }
+    match page {
+        Err(reason) if oracle::parse_result(body.as_bytes()).is_err() => Listed::Malformed(reason),
+        Err(reason) => Listed::Invalid(reason.chars().take(512).collect()),
+        Ok(_) => Listed::Catalog {
+            tools: catalog
+                .tools
+                .iter()
+                .map(|t| {
+                    (
+                        t.name.clone(),
+                        t.description.clone(),
+                        t.input_schema.get().to_owned(),
+                        t.header_params.clone(),
+                    )
+                })
+                .collect(),
+            refused: catalog
+                .refused
+                .iter()
+                .map(|r| (r.index, r.name.clone(), r.reason.clone()))
+                .collect(),
+            pages: catalog.pages,
+        },
+    }
+}
+
+mod generated {
+    use proptest::prelude::*;
+
+    /// Keys that matter to a schema, with escaped spellings of some and near misses.
+    const KEYS: &[&str] = &[
+        r#""properties""#,
+        r#""type""#,
+        r#""x-mcp-header""#,
+        r#""x-mcp-h\u0065ader""#,
+        r#""items""#,
+        r#""a""#,
+        r#""\u0061""#,
+        r#""b""#,
+        r#""B""#,
+    ];
+
+    /// Leaves of a schema: `type` names, header names good and bad, other scalars.
+    const LEAVES: &[&str] = &[
+        r#""string""#,
+        r#""integer""#,
+        r#""object""#,
+        r#""obj\u0065ct""#,
+        r#""Region""#,
+        r#""region""#,
+        r#""Re gion""#,
+        r#""""#,
+        r#""\ud800""#,
+        r#""esc\n\"aped\"""#,
+        "1",
+        "-3.5e-7",
+        "true",
+        "null",
+        "[]",
+        "{}",
+    ];
+
+    /// A schema value; `HUGE` stands for a number that `huge` fills in.
+    fn value() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            8 => prop::sample::select(LEAVES).prop_map(str::to_owned),
+            1 => Just("HUGE".to_owned()),
+        ];
+        leaf.prop_recursive(5, 40, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                prop::collection::vec((prop::sample::select(KEYS), inner.clone()), 0..5).prop_map(
+                    |entries| {
+                        let body: Vec<String> =
+                            entries.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                        format!("{{{}}}", body.join(","))
+                    }
+                ),
+                // A property map, some properties annotated.
+                prop::collection::vec(
+                    prop_oneof![
+                        inner,
+                        (prop::sample::select(&["H", "h"][..]), 0u32..6).prop_map(|(p, h)| {
+                            format!(r#"{{"type":"string","x-mcp-header":"{p}{h}"}}"#)
+                        }),
+                    ],
+                    0..4
+                )
+                .prop_map(|subs| {
+                    let body: Vec<String> = subs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| format!(r#""p{i}":{v}"#))
+                        .collect();
+                    format!(r#"{{"type":"object","properties":{{{}}}}}"#, body.join(","))
+                }),
+            ]
+        })
+    }
+
+    /// An `inputSchema`: usually an object with `"type":"object"`, sometimes anything, sometimes
+    /// nested past the depth limit.
+    pub(super) fn schema() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => value().prop_map(|v| format!(r#"{{"type":"object","v":{v}}}"#)),
+            2 => value(),
+            1 => (value(), 60usize..140).prop_map(|(v, n)| {
+                format!(r#"{{"type":"object","d":{}{v}{}}}"#, "[".repeat(n), "]".repeat(n))
+            }),
+        ]
+    }
+
+    /// One entry of `tools`: members in any order, some missing, repeated or hostile; or not
+    /// an object at all. `unique` gives every named entry its own name.
+    fn entry(unique: bool) -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            6 => (0u32..4).prop_map(|i| format!(r#""name":"t{i}""#)),
+            1 => Just(r#""name":"n\u0061me""#.to_owned()),
+            1 => Just(r#""name":7"#.to_owned()),
+            1 => Just(r#""name":["x",{"y":null}]"#.to_owned()),
+            1 => Just(r#""name":"has space""#.to_owned()),
+            1 => Just(String::new()),
+        ];
+        let description = prop_oneof![
+            3 => Just(String::new()),
+            2 => Just(r#""description":"plain""#.to_owned()),
+            1 => Just(r#""description":"line\nbreak \"quoted\" \u00e9""#.to_owned()),
+            1 => Just(r#""description":null"#.to_owned()),
+            1 => Just(r#""description":5"#.to_owned()),
+            1 => Just(r#""description":"\ud800""#.to_owned()),
+        ];
+        let extra = prop_oneof![
+            3 => Just(String::new()),
+            1 => Just(r#""title":"T""#.to_owned()),
+            1 => Just(r#""annotations":{"readOnlyHint":true,"x":[1,{"\ud800":"\udc00"}]}"#.to_owned()),
+            1 => Just(r#""n\u0061me":"again""#.to_owned()),
+            1 => Just(r#""name":"t1""#.to_owned()),
+            1 => Just(r#""inputSchema":{"type":"object"}"#.to_owned()),
+        ];
+        let member_schema = prop_oneof![
+            8 => schema().prop_map(|s| format!(r#""inputSchema":{s}"#)),
+            1 => Just(String::new()),
+            1 => Just(r#""inputSchema":"s""#.to_owned()),
+        ];
+        let object = (
+            name,
+            description,
+            member_schema,
+            extra,
+            any::<u8>(),
+            0u32..1000,
+        )
+            .prop_map(move |(n, d, s, x, order, id)| {
+                let n = if unique && !n.is_empty() {
+                    format!(r#""name":"u{id}""#)
+                } else {
+                    n
+                };
+                let mut members: Vec<String> =
+                    [n, d, s, x].into_iter().filter(|m| !m.is_empty()).collect();
+                let len = members.len().max(1);
+                members.rotate_left(usize::from(order) % len);
+                if order & 0x80 != 0 {
+                    members.reverse();
+                }
+                format!(
+                    "{{{}}}",
+                    members.join(if order & 0x40 != 0 { " ,\n " } else { "," })
+                )
+            });
+        prop_oneof![
+            12 => object,
+            1 => prop::sample::select(
+                &["17", "\"str\"", "null", "[]", r#"["pos",null,{"type":"object"}]"#][..]
+            )
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    /// A whole JSON-RPC body answering a listing: page members in any order, the envelope
+    /// with hostile extras, and sometimes broken by one edit.
+    pub(super) fn body(unique: bool) -> impl Strategy<Value = String> {
+        let page_extra = prop_oneof![
+            3 => Just(String::new()),
+            1 => Just(r#""nextCursor":null"#.to_owned()),
+            1 => Just(r#""nextCursor":"c""#.to_owned()),
+            1 => Just(r#""nextCursor":"c\u0032""#.to_owned()),
+            1 => Just(r#""resultType":"complete""#.to_owned()),
+            1 => Just(r#""resultType":"other""#.to_owned()),
+            1 => Just(r#""ttlMs":1000,"_meta":{"deep":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]}"#.to_owned()),
+            1 => Just(r#""tools":[]"#.to_owned()),
+            1 => Just(r#""t\u006fols":[]"#.to_owned()),
+        ];
+        let envelope = prop_oneof![
+            4 => Just(("{\"jsonrpc\":\"2.0\",\"id\":\"ID\",\"result\":", "}")),
+            1 => Just(("{\"result\":", ",\"id\":\"ID\",\"jsonrpc\":\"2.0\"}")),
+            1 => Just(("{ \"j\\u0073onrpc\" : \"2.0\" , \"id\" : \"ID\" , \"result\" : ", " , \"x\":[1e400,\"\\ud800\"] }\n")),
+            1 => Just(("{\"jsonrpc\":\"2.0\",\"id\":\"ID\",\"result\":", ",\"id\":\"ID\"}")),
+        ];
+        let breakage = prop_oneof![
+            12 => Just(None),
+            1 => (any::<prop::sample::Index>(), prop::sample::select(&["", "{", "\"", ",", "\u{1}", "]", "\\", "0"][..]))
+                .prop_map(Some),
+        ];
+        (
+            prop::collection::vec(entry(unique), 0..8),
+            page_extra,
+            any::<bool>(),
+            envelope,
+            breakage,
+        )
+            .prop_map(|(entries, extra, extra_first, (open, close), breakage)| {
+                let tools = format!(r#""tools":[{}]"#, entries.join(","));
+                let members = match (extra.is_empty(), extra_first) {
+                    (true, _) => tools,
+                    (false, true) => format!("{extra},{tools}"),
+                    (false, false) => format!("{tools},{extra}"),
+                };
+                let mut body = format!("{open}{{{members}}}{close}");
+                if let Some((at, text)) = breakage {
+                    let mut cut = at.index(body.len());
+                    while !body.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    body.replace_range(cut..(cut + 1).min(body.len()), text);
+                }
+                body
+            })
+    }
+}
+
+/// Fills in the numbers of a generated body: `1e300` for both readings (within `f64`).
+fn in_range(body: &str) -> String {
+    body.replace("HUGE", "1e300")
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1500))]
+
+    /// A schema alone: the one-pass check and the serde reading find the same parameters in
+    /// the same order, or refuse with the same reason.
+    #[test]
+    fn one_pass_finds_header_params_as_the_serde_reading(schema in generated::schema()) {
+        let schema = in_range(&schema);
+        proptest::prop_assert_eq!(
+            mcp_sansio::internals::header_params(&schema).map_err(|e| e.to_string()),
+            oracle::header_params(&schema),
+            "{}", schema
+        );
+    }
+
+    /// Without numbers beyond `f64`, the one-pass reading accepts and refuses exactly what the
+    /// serde reading did, with the same reasons, tools and schemas, page errors included.
+    #[test]
+    fn one_pass_reads_pages_as_the_serde_reading(body in generated::body(false)) {
+        let body = in_range(&body);
+        let now = listed_now(&body, Split::Whole);
+        proptest::prop_assert_eq!(&now, &listed_before(&body), "{}", body);
+        if body.len() < 2048 {
+            proptest::prop_assert_eq!(&listed_now(&body, Split::Chunks(3)), &now, "split {}", body);
+        }
+    }
+
+    /// With numbers beyond `f64` (and every name its own, so that one tool's fate cannot change
+    /// another's): every entry the serde reading accepted is accepted the same; every entry it
+    /// refused is refused for the same reason, unless that reason was the number, which the
+    /// one-pass reading keeps byte for byte.
+    #[test]
+    fn one_pass_keeps_numbers_beyond_f64(body in generated::body(true)) {
+        let huge = body.replace("HUGE", "1e400");
+        let now = listed_now(&huge, Split::Whole);
+        let before = listed_before(&huge);
+        match (&now, &before) {
+            (
+                Listed::Catalog { tools, refused, pages },
+                Listed::Catalog { tools: old_tools, refused: old_refused, pages: old_pages },
+            ) => {
+                proptest::prop_assert_eq!(pages, old_pages);
+                for t in old_tools {
+                    proptest::prop_assert!(tools.contains(t), "{:?} lost in {}", t, huge);
+                }
+                for r in old_refused {
+                    if refused.contains(r) {
+                        continue;
+                    }
+                    proptest::prop_assert!(
+                        r.2.contains("number out of range"),
+                        "{:?} not refused in {}", r, huge
+                    );
+                    let kept = tools.iter().any(|t| Some(&t.0) == r.1.as_ref() && t.2.contains("1e400"));
+                    proptest::prop_assert!(kept, "{:?} neither refused nor kept in {}", r, huge);
+                }
+                proptest::prop_assert!(refused.iter().all(|r| old_refused.contains(r)), "{}", huge);
+            }
+            _ => proptest::prop_assert_eq!(&now, &before, "{}", huge),
+        }
+    }
+}
+
+#[test]
+fn a_page_in_an_event_stream_lists_as_in_a_json_body() {
+    let page = r#"{"tools":[{"name":"a","description":"line\nbreak","inputSchema":{"type":"object","maximum":1e400}},{"name":"b","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}},{"name":"a","inputSchema":{"type":"object"}}]}"#;
+    let json = list_one_page(page, None);
+    for split in [Split::Whole, Split::Bytes, Split::Chunks(5)] {
+        let mut h = Harness::new(Config::new("http://127.0.0.1:9/mcp").unwrap(), split);
+        h.connect();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+        );
+        h.take_events();
+        h.list();
+        let r = h.next();
+        let stream = format!("data: {}\n\n", result_msg(r.rpc_id(), page));
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        let listed = h
+            .take_events()
+            .into_iter()
+            .find_map(|e| match e {
+                Event::ToolsListed(c) => Some(c),
+                _ => None,
+            })
+            .expect("listed");
+        assert_eq!(listed, json, "{split:?}");
+        assert_eq!(listed.tools[0].description(), Some("line\nbreak"));
+        assert_eq!(listed.tools[1].header_params().len(), 1);
+        assert_eq!(listed.refused[0].reason, RefusalReason::DuplicateName);
+    }
 }

@@ -819,9 +819,10 @@ fn json_abuse() -> Vec<Scenario> {
                     r#"{"tools":[{"name":"a","inputSchema":{"type":"object","maximum":1e400}},{"name":"b","inputSchema":{"type":"object"}}]}"#,
                 )],
             )],
+            // The schema is kept byte for byte: numbers are delimited, never evaluated.
             Expect::Listed {
-                tools: 1,
-                refused: 1,
+                tools: 2,
+                refused: 0,
             },
         ),
         call(

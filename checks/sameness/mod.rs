@@ -608,7 +608,7 @@ pub enum Done<'a> {
 
 /// The outcome line of a listing.
 pub fn listed(c: &mcp_sansio::Catalog) -> Done<'static> {
-    Done::Listed(c.tools.iter().map(|t| t.name.clone()).collect())
+    Done::Listed(c.tools.iter().map(|t| t.name().to_owned()).collect())
 }
 
 /// The outcome line of a call.

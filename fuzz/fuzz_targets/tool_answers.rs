@@ -1,12 +1,14 @@
 //! A modern connection whose `tools/list` page and `tools/call` result are arbitrary JSON text:
 //! catalogs, x-mcp-header validation, content blocks and input_required shapes never panic, and
-//! every operation ends with an event.
+//! every operation ends with an event. A listing fed whole and fed in pieces (cut where the input
+//! says) gives the same events, and every catalog keeps its invariants: entries numbered in
+//! order, names unique and accepted by the rule, schemas JSON objects kept as sent.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 
-fn drive(conn: &mut Connection, now: Instant, result: &[u8]) -> Vec<Event> {
+fn drive(conn: &mut Connection, now: Instant, result: &[u8], piece: usize) -> Vec<Event> {
     let mut events = Vec::new();
     let mut answered = false;
     for _ in 0..64 {
@@ -40,7 +42,9 @@ fn drive(conn: &mut Connection, now: Instant, result: &[u8]) -> Vec<Event> {
             )
             .into_bytes();
             resp.extend_from_slice(&body);
-            conn.handle_bytes(now, t.exchange, &resp);
+            for chunk in resp.chunks(piece.max(1)) {
+                conn.handle_bytes(now, t.exchange, chunk);
+            }
         }
         while let Some(e) = conn.poll_event() {
             progressed = true;
@@ -51,6 +55,30 @@ fn drive(conn: &mut Connection, now: Instant, result: &[u8]) -> Vec<Event> {
         }
     }
     events
+}
+
+/// The catalog's invariants.
+fn check_catalog(c: &mcp_sansio::Catalog) {
+    let mut names = std::collections::HashSet::new();
+    for t in &c.tools {
+        assert!(mcp_sansio::internals::valid_tool_name(t.name()), "{t:?}");
+        assert!(names.insert(t.name().to_owned()), "duplicate {t:?}");
+        assert!(t.input_schema().starts_with('{') && t.input_schema().ends_with('}'), "{t:?}");
+    }
+    assert!(c.refused.windows(2).all(|w| w[0].index < w[1].index));
+    assert!(c.refused.iter().all(|r| !r.reason.to_string().is_empty()));
+}
+
+/// The outcome of a listing, comparable across splits.
+fn outcome(events: &[Event]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        Event::ToolsListed(c) => {
+            check_catalog(c);
+            Some(format!("{c:?}"))
+        }
+        Event::Failed { error, .. } => Some(format!("failed: {error}")),
+        _ => None,
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -66,13 +94,27 @@ fuzz_target!(|data: &[u8]| {
         let mut conn = Connection::new(config).unwrap();
         let now = Instant::ZERO;
         conn.connect(now);
-        let _ = drive(&mut conn, now, data);
+        let _ = drive(&mut conn, now, data, usize::MAX);
         if list {
             conn.list_tools(now);
         } else {
             conn.call_tool(now, "t", b"{}");
         }
-        let events = drive(&mut conn, now, data);
+        let events = drive(&mut conn, now, data, usize::MAX);
+        if list {
+            // The same listing, the response fed in pieces.
+            let piece = usize::from(data.last().copied().unwrap_or(1)) % 97 + 1;
+            let mut config = Config::new("http://127.0.0.1:9/mcp")
+                .unwrap()
+                .with_era_hint(Some(hint.clone()));
+            config.input_hook = data.first().is_some_and(|b| b & 1 == 1);
+            let mut split = Connection::new(config).unwrap();
+            split.connect(now);
+            let _ = drive(&mut split, now, data, piece);
+            split.list_tools(now);
+            let split_events = drive(&mut split, now, data, piece);
+            assert_eq!(outcome(&events), outcome(&split_events));
+        }
         let ended = events.iter().any(|e| {
             matches!(
                 e,
@@ -89,7 +131,7 @@ fuzz_target!(|data: &[u8]| {
         );
         if let Some(t) = conn.poll_timeout() {
             conn.handle_timeout(t.max(now) + std::time::Duration::from_secs(3600));
-            let _ = drive(&mut conn, t, data);
+            let _ = drive(&mut conn, t, data, usize::MAX);
             assert!(!conn.is_busy(), "ends at its deadline");
         }
     }

@@ -15,7 +15,7 @@ impl Connection {
     /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
     /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first.
     pub fn call_known_tool(&mut self, now: Instant, tool: &crate::list::Tool, arguments: &[u8]) {
-        self.start_call(now, &tool.name, &tool.header_params, arguments);
+        self.start_call(now, tool.name(), tool.header_params(), arguments);
     }
 
     pub(super) fn start_call(
@@ -68,7 +68,7 @@ impl Connection {
         self.start_request(now, Step::Call, Some(deadline));
     }
 
-    pub(super) fn on_call_result(&mut self, now: Instant, result: &RawValue) {
+    pub(super) fn on_call_result(&mut self, now: Instant, result: RawJson<'_>) {
         let (requests, state) = match call::parse_call_result(result) {
             Ok(CallAnswer::Complete(r)) => {
                 self.op = Op::Idle;
@@ -123,14 +123,14 @@ impl Connection {
         deadline: Deadline,
     ) {
         let (mut call, error) = pending;
-        let Some(tool) = catalog.tools.iter().find(|t| t.name == call.name) else {
+        let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
             self.op = Op::Call {
                 state: call,
                 deadline,
             };
             return self.fail_op(Error::Rpc(error));
         };
-        match crate::xmcp::header_values(&tool.header_params, &call.arguments) {
+        match crate::xmcp::header_values(tool.header_params(), &call.arguments) {
             Ok(h) => call.param_headers = h,
             Err(reason) => {
                 self.op = Op::Call {

@@ -209,13 +209,29 @@ impl Connection {
                     if event.data.is_empty() {
                         continue;
                     }
-                    if let Flow::Stop = self.on_stream_message(now, ex, &event.data) {
+                    // Kept while the message is handled: a listed page's tools share it.
+                    let data = list::message_buffer(event.data);
+                    self.message = Some(data.clone());
+                    let flow = self.on_stream_message(now, ex, &data);
+                    self.message = None;
+                    if let Flow::Stop = flow {
                         return Flow::Stop;
                     }
                 }
             }
         }
         Flow::Continue
+    }
+
+    /// One JSON-RPC message answering the pending request: a listing's page is read by the
+    /// one-pass page reader, anything else by the general message parser.
+    fn parse_answer<'a>(&self, body: &'a [u8]) -> Result<Message<'a>, ProtocolError> {
+        match &self.pending {
+            Some(p) if matches!(p.step, Step::ListPage { .. }) => {
+                crate::jsonrpc::parse_message_for_page(body, p.id)
+            }
+            _ => parse_message(body),
+        }
     }
 
     /// One JSON-RPC message from an event stream.
@@ -226,7 +242,7 @@ impl Connection {
         data: &[u8],
     ) -> Flow {
         let status = ex.decoder.status().unwrap_or(0);
-        let msg = match parse_message(data) {
+        let msg = match self.parse_answer(data) {
             Ok(m) => m,
             Err(e) => {
                 self.fail_exchange(ex.id, Error::Protocol(e));
@@ -306,7 +322,11 @@ impl Connection {
         match body {
             Body::Json(buf) => {
                 if (200..300).contains(&status) {
+                    // Kept while the message is handled: a listed page's tools share it.
+                    let buf = list::message_buffer(buf);
+                    self.message = Some(buf.clone());
                     self.on_json_response(now, status, &buf);
+                    self.message = None;
                 } else {
                     match parse_message(&buf) {
                         Ok(Message::Error { error, .. }) => {
@@ -338,7 +358,7 @@ impl Connection {
     pub(super) fn on_json_response(&mut self, now: Instant, status: u16, body: &[u8]) {
         let Some(p) = &self.pending else { return };
         let expected = p.id;
-        match parse_message(body) {
+        match self.parse_answer(body) {
             Ok(Message::Request { id, .. }) => self.fail_op(wrong_id(expected, id)),
             Ok(Message::Result { id, .. } | Message::Error { id: Some(id), .. })
                 if !id_matches(id, expected) =>

@@ -17,28 +17,28 @@ impl Connection {
         self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
     }
 
-    pub(super) fn on_page(&mut self, now: Instant, result: &RawValue) {
+    pub(super) fn on_page(&mut self, now: Instant, result: RawJson<'_>) {
         let Op::List { state, deadline } = &mut self.op else {
             return;
         };
         let deadline = *deadline;
         let name_rule = self.config.tool_names;
-        let page = match list::parse_page(result) {
-            Ok(page) => page,
-            Err(reason) => return self.fail_op(invalid_answer("tools/list", reason)),
+        let next_cursor = match list::add_page(
+            &mut state.catalog,
+            &mut state.names,
+            &mut state.entries,
+            name_rule,
+            self.message.as_ref(),
+            result,
+        ) {
+            Ok(cursor) => cursor,
+            Err(list::PageError::Invalid(reason)) => {
+                return self.fail_op(invalid_answer("tools/list", reason))
+            }
+            Err(list::PageError::Malformed(e)) => return self.fail_op(Error::Protocol(e)),
         };
         state.catalog.pages += 1;
-        for entry in page.entries {
-            list::add_entry(
-                &mut state.catalog,
-                &mut state.names,
-                name_rule,
-                state.entries,
-                entry,
-            );
-            state.entries += 1;
-        }
-        match page.next_cursor {
+        match next_cursor {
             None => {
                 let Op::List { state, deadline } = std::mem::replace(&mut self.op, Op::Idle) else {
                     return;
@@ -47,8 +47,8 @@ impl Connection {
                     .catalog
                     .tools
                     .iter()
-                    .filter(|t| !t.header_params.is_empty())
-                    .map(|t| (t.name.clone(), t.header_params.clone()))
+                    .filter(|t| !t.header_params().is_empty())
+                    .map(|t| (t.name().to_owned(), t.header_params().to_vec()))
                     .collect();
                 match state.for_call {
                     None => self.events.push_back(Event::ToolsListed(state.catalog)),
@@ -102,7 +102,7 @@ pub(super) struct ListState {
     /// Cursors already followed (a repeated one is a pagination loop).
     pub(super) seen: HashSet<String>,
     /// Tool names seen so far (for duplicates).
-    pub(super) names: HashSet<String>,
+    pub(super) names: list::Names,
     /// The catalog so far.
     pub(super) catalog: Catalog,
     /// A call waiting for this listing (after a header mismatch), with the error it got.
@@ -115,7 +115,7 @@ impl ListState {
     pub(super) fn new(for_call: Option<Box<(CallState, crate::error::RpcError)>>) -> Self {
         ListState {
             seen: HashSet::new(),
-            names: HashSet::new(),
+            names: list::Names::default(),
             catalog: Catalog::default(),
             entries: 0,
             for_call,

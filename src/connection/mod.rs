@@ -41,7 +41,7 @@ use crate::error::{
     TransportErrorKind,
 };
 use crate::http1::{Http1Error, ResponseLimits};
-use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter};
+use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter, RawJson};
 use crate::list::{self, Catalog};
 use crate::sse::{SseDecoder, SseItem};
 use crate::time::Instant;
@@ -385,6 +385,8 @@ pub struct Connection {
     hint: Hint,
     op: Op,
     pending: Option<Pending>,
+    /// The buffer of the message being handled, if it is one (a listed page's tools share it).
+    message: Option<bytes::Bytes>,
     exchanges: Vec<Exchange>,
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -410,6 +412,7 @@ impl Connection {
             hint: Hint::Settled,
             op: Op::Idle,
             pending: None,
+            message: None,
             exchanges: Vec::new(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),

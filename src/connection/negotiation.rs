@@ -248,7 +248,7 @@ pub(super) struct Discovered {
     pub(super) server_info: Option<ServerInfo>,
 }
 
-pub(super) fn parse_discover(result: &RawValue) -> Result<Discovered, String> {
+pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> {
     #[derive(Deserialize)]
     struct Wire<'a> {
         #[serde(rename = "supportedVersions")]
@@ -276,7 +276,9 @@ pub(super) fn parse_discover(result: &RawValue) -> Result<Discovered, String> {
     })
 }
 
-pub(super) fn parse_initialize(result: &RawValue) -> Result<(String, Option<ServerInfo>), String> {
+pub(super) fn parse_initialize(
+    result: RawJson<'_>,
+) -> Result<(String, Option<ServerInfo>), String> {
     #[derive(Deserialize)]
     struct Wire {
         #[serde(rename = "protocolVersion")]

@@ -142,7 +142,7 @@ impl Connection {
 
 /// What a logical request came to.
 pub(super) enum Outcome<'a> {
-    Result(&'a RawValue),
+    Result(RawJson<'a>),
     RpcError {
         status: u16,
         error: ErrorObject<'a>,

@@ -30,7 +30,7 @@
 //! println!("{} ({})", session.version(), session.era());
 //! let catalog = session.list_tools()?;
 //! for tool in &catalog.tools {
-//!     println!("{}", tool.name);
+//!     println!("{}", tool.name());
 //! }
 //! let result = session.call_tool("echo", br#"{"text":"hi"}"#)?;
 //! println!("error: {}, {} blocks", result.is_error, result.content.len());

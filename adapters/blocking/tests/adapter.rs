@@ -60,7 +60,7 @@ fn connects_lists_and_calls_on_one_pooled_socket() {
     assert_eq!(session.server_info().map(|i| i.name.as_str()), Some("srv"));
 
     let catalog = session.list_tools().unwrap();
-    let names: Vec<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = catalog.tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["echo", "add"]);
 
     let result = session.call_tool("echo", br#"{"text":"hi"}"#).unwrap();
@@ -116,7 +116,7 @@ fn legacy_session_is_ended_with_delete_on_close() {
     assert_eq!(session.era(), Era::Legacy);
     assert_eq!(session.version(), "2025-06-18");
     assert_eq!(session.session_id(), Some("sess-1"));
-    assert_eq!(session.list_tools().unwrap().tools[0].name, "old");
+    assert_eq!(session.list_tools().unwrap().tools[0].name(), "old");
     let start = Instant::now();
     session.close().unwrap();
     assert!(
@@ -598,7 +598,7 @@ fn a_cold_listing_of_several_pages_keeps_one_socket() {
             .unwrap()
             .tools
             .into_iter()
-            .map(|t| t.name)
+            .map(|t| t.name().to_owned())
             .collect();
         session.close().unwrap();
         assert_eq!(names, ["a", "b", "c"]);

@@ -45,7 +45,7 @@ fn a_401_authorizes_once_then_lists_and_a_403_insufficient_scope_steps_up() {
     .unwrap();
     assert_eq!(opened.load(Ordering::SeqCst), 1);
     let catalog = s.list_tools().unwrap();
-    assert_eq!(catalog.tools[0].name, "echo");
+    assert_eq!(catalog.tools[0].name(), "echo");
     // tools/call needs `write`: a 403 insufficient_scope steps up with the union of scopes.
     let r = s.call_tool("echo", b"{}").unwrap();
     assert!(!r.is_error);

@@ -144,7 +144,7 @@ fn a_proven_era_is_offered_to_the_next_session_of_the_origin() {
     assert!(matches!(connected, Ok(Completion::Connected)));
     assert!(io.calls.is_empty(), "{:?}", io.calls);
     match run(&mut d, &mut io, Start::ListTools, true) {
-        Ok(Completion::Listed(c)) => assert_eq!(c.tools[0].name, "t"),
+        Ok(Completion::Listed(c)) => assert_eq!(c.tools[0].name(), "t"),
         other => panic!("{other:?}"),
     }
     // Nothing waits any more.

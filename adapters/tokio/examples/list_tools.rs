@@ -53,11 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let catalog = session.list_tools().await?;
     for tool in &catalog.tools {
-        println!(
-            "tool {}: {}",
-            tool.name,
-            tool.description.as_deref().unwrap_or("")
-        );
+        println!("tool {}: {}", tool.name(), tool.description().unwrap_or(""));
     }
     for refused in &catalog.refused {
         println!("refused entry {}: {}", refused.index, refused.reason);

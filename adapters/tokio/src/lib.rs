@@ -23,7 +23,7 @@
 //! println!("{} speaks {}", session.server_info().map_or("?", |i| &i.name), session.version());
 //! let catalog = session.list_tools().await?;
 //! for tool in &catalog.tools {
-//!     println!("tool {}", tool.name);
+//!     println!("tool {}", tool.name());
 //! }
 //! let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
 //! println!("error: {}, {} content blocks", result.is_error, result.content.len());

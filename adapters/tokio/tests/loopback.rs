@@ -35,7 +35,7 @@ async fn connects_lists_and_calls() {
     assert_eq!(s.era(), Era::Modern);
     assert_eq!(s.server_info().map(|i| i.name.as_str()), Some("srv"));
     let catalog = s.list_tools().await.unwrap();
-    let names: Vec<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = catalog.tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["echo", "add"]);
     let result = s.call_tool("echo", br#"{"text":"hi"}"#).await.unwrap();
     assert!(!result.is_error);
@@ -486,7 +486,7 @@ async fn a_legacy_session_is_negotiated_used_and_deleted() {
     assert_eq!(s.era(), Era::Legacy);
     assert_eq!(s.version(), "2025-11-25");
     assert_eq!(s.server_info().map(|i| i.name.as_str()), Some("legacy"));
-    assert_eq!(s.list_tools().await.unwrap().tools[0].name, "old");
+    assert_eq!(s.list_tools().await.unwrap().tools[0].name(), "old");
     s.close().await.unwrap();
     assert_eq!(
         server.methods(),
@@ -721,7 +721,7 @@ async fn a_cold_listing_of_several_pages_keeps_one_socket() {
                 .unwrap()
                 .tools
                 .into_iter()
-                .map(|t| t.name)
+                .map(|t| t.name().to_owned())
                 .collect();
             s.close().await.unwrap();
             names

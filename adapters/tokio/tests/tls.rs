@@ -67,7 +67,7 @@ async fn handshake_list_and_call_over_https() {
         .unwrap()
         .tools
         .into_iter()
-        .map(|t| t.name)
+        .map(|t| t.name().to_owned())
         .collect();
     assert_eq!(names, ["echo", "add"]);
     assert!(!s.call_tool("echo", b"{}").await.unwrap().is_error);

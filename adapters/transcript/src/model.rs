@@ -7,7 +7,6 @@ use mcp_sansio::Scheme;
 use mcp_sansio::{ClientInfo, Config, Connection, EraHint, Instant};
 use mcp_sansio::{ConfigError, TransportErrorKind};
 use mcp_sansio::{Tool, ToolNameRule};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::redact::redact_url;
@@ -55,8 +54,8 @@ impl RecordedOperation {
     /// `tool` and `arguments`.
     pub fn known_tool(tool: &Tool, arguments: &[u8]) -> RecordedOperation {
         RecordedOperation::CallKnownTool {
-            name: tool.name.clone(),
-            input_schema: tool.input_schema.get().to_owned(),
+            name: tool.name().to_owned(),
+            input_schema: tool.input_schema().to_owned(),
             arguments: arguments.to_vec(),
         }
     }
@@ -72,25 +71,15 @@ impl RecordedOperation {
                 input_schema,
                 arguments,
             } => {
-                let tool = Tool {
-                    name: name.clone(),
-                    description: None,
-                    input_schema: RawValue::from_string(input_schema.clone())
-                        .unwrap_or_else(|_| empty_schema()),
-                    // A listed tool's schema always gives its parameters (else it was refused).
-                    header_params: mcp_sansio::internals::header_params(input_schema)
-                        .unwrap_or_default(),
-                };
+                // A listed tool's schema always gives its parameters (else it was refused).
+                let params = mcp_sansio::internals::header_params(input_schema).unwrap_or_default();
+                let tool = Tool::new(name, None, input_schema, params);
                 conn.call_known_tool(now, &tool, arguments)
             }
             RecordedOperation::Close => conn.close(now),
             RecordedOperation::ProvideInput(answers) => conn.provide_input(now, answers.as_deref()),
         }
     }
-}
-
-fn empty_schema() -> Box<RawValue> {
-    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
 /// One thing that happened, with its offset from the start of the recording.

@@ -20,9 +20,9 @@ pub fn event_summary(event: &Event) -> Value {
         }}),
         Event::ToolsListed(catalog) => json!({"tools_listed": {
             "pages": catalog.pages,
-            "tools": catalog.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            "tools": catalog.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
             "refused": catalog.refused.iter().map(|r| json!({
-                "index": r.index, "name": r.name, "reason": r.reason,
+                "index": r.index, "name": r.name, "reason": r.reason.to_string(),
             })).collect::<Vec<_>>(),
         }}),
         Event::CallFinished(result) => {

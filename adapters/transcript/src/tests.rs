@@ -5,7 +5,6 @@ use std::time::Duration;
 use mcp_sansio::Tool;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
-use serde_json::value::RawValue;
 
 use crate::*;
 
@@ -177,12 +176,12 @@ fn budgets_and_hints_round_trip() {
 fn known_tool_calls_replay_their_header_parameters() {
     let schema =
         r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#;
-    let tool = Tool {
-        name: "where".into(),
-        description: None,
-        input_schema: RawValue::from_string(schema.into()).unwrap(),
-        header_params: mcp_sansio::internals::header_params(schema).unwrap(),
-    };
+    let tool = Tool::new(
+        "where",
+        None,
+        schema,
+        mcp_sansio::internals::header_params(schema).unwrap(),
+    );
     let args = br#"{"region":"eu-1"}"#;
     let hint = EraHint {
         era: Era::Modern,

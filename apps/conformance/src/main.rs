@@ -154,9 +154,9 @@ fn planned_calls(scenario: &Scenario, catalog: &mcp_sansio::Catalog) -> Vec<(Str
         "json-schema-2020-12-preservation" => catalog
             .tools
             .iter()
-            .find(|t| t.name == "json_schema_2020_12_tool")
+            .find(|t| t.name() == "json_schema_2020_12_tool")
             .map(|t| {
-                let args = format!(r#"{{"schema":{}}}"#, t.input_schema.get());
+                let args = format!(r#"{{"schema":{}}}"#, t.input_schema());
                 vec![("json_schema_echo".to_owned(), args.into_bytes())]
             })
             .unwrap_or_default(),
@@ -180,8 +180,8 @@ fn planned_calls(scenario: &Scenario, catalog: &mcp_sansio::Catalog) -> Vec<(Str
             .iter()
             .map(|t| {
                 (
-                    t.name.clone(),
-                    answers::sample_arguments(t.input_schema.get()),
+                    t.name().to_owned(),
+                    answers::sample_arguments(t.input_schema()),
                 )
             })
             .collect(),
@@ -211,7 +211,7 @@ async fn run(scenario: Scenario) -> Result<(), String> {
         .map_err(|e| failed("tools/list", &e))?;
     eprintln!("listed {} tool(s):", catalog.tools.len());
     for t in &catalog.tools {
-        eprintln!("  {}", t.name);
+        eprintln!("  {}", t.name());
     }
     for r in &catalog.refused {
         eprintln!("  refused #{} {:?}: {}", r.index, r.name, r.reason);

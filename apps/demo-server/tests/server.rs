@@ -59,9 +59,9 @@ fn modern_connect_list_every_page_and_call() {
             assert_eq!(c.tools.len(), 19);
             assert_eq!(c.pages, 5);
             assert!(c.refused.is_empty());
-            assert_eq!(c.tools[0].name, "echo");
-            assert_eq!(c.tools[18].name, "filler_00009");
-            assert!(c.tools[18].input_schema.get().len() >= 600);
+            assert_eq!(c.tools[0].name(), "echo");
+            assert_eq!(c.tools[18].name(), "filler_00009");
+            assert!(c.tools[18].input_schema().len() >= 600);
         }
         other => panic!("{other:?}"),
     }
@@ -400,10 +400,7 @@ fn a_large_catalog_arrives_in_pages_of_the_expected_size() {
         Event::ToolsListed(c) => {
             assert_eq!(c.tools.len(), 209);
             assert_eq!(c.pages, 21);
-            let page: usize = c.tools[10..20]
-                .iter()
-                .map(|t| t.input_schema.get().len())
-                .sum();
+            let page: usize = c.tools[10..20].iter().map(|t| t.input_schema().len()).sum();
             assert!((80_000..100_000).contains(&page), "{page}");
         }
         other => panic!("{other:?}"),
@@ -499,7 +496,7 @@ fn broken_tools_are_refused_by_the_client() {
     match d.list() {
         Event::ToolsListed(c) => {
             assert_eq!(c.tools.len(), 10);
-            assert_eq!(c.tools[9].name, "filler_00000");
+            assert_eq!(c.tools[9].name(), "filler_00000");
             let refused: Vec<(usize, Option<&str>)> = c
                 .refused
                 .iter()

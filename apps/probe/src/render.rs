@@ -6,8 +6,8 @@ use mcp_sansio::{CallResult, ContentBlock, ResourceContents};
 use mcp_sansio::{Error, ErrorKind};
 use serde_json::{json, Value};
 
-fn raw_to_value(raw: &serde_json::value::RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+fn raw_to_value(raw: &str) -> Value {
+    serde_json::from_str(raw).unwrap_or(Value::Null)
 }
 
 /// The `--json` document of a listing.
@@ -17,16 +17,16 @@ pub fn catalog_json(version: &str, catalog: &Catalog) -> Value {
         .iter()
         .map(|t| {
             json!({
-                "name": t.name,
-                "description": t.description,
-                "input_schema": raw_to_value(&t.input_schema),
+                "name": t.name(),
+                "description": t.description(),
+                "input_schema": raw_to_value(t.input_schema()),
             })
         })
         .collect();
     let refused: Vec<Value> = catalog
         .refused
         .iter()
-        .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason}))
+        .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()}))
         .collect();
     json!({"protocol_version": version, "tools": tools, "refused": refused})
 }
@@ -70,7 +70,7 @@ pub fn call_json(result: &CallResult) -> Value {
         .collect();
     let mut doc = json!({"content": content, "is_error": result.is_error});
     if let Some(s) = &result.structured_content {
-        doc["structured_content"] = raw_to_value(s);
+        doc["structured_content"] = raw_to_value(s.get());
     }
     doc
 }
@@ -119,14 +119,14 @@ pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &
         if catalog.pages == 1 { "" } else { "s" }
     ));
     for t in &catalog.tools {
-        out.push_str(&format!("  {}", one_line(&t.name, 128)));
-        if let Some(d) = &t.description {
+        out.push_str(&format!("  {}", one_line(t.name(), 128)));
+        if let Some(d) = t.description() {
             out.push_str(&format!(" — {}", one_line(d, 100)));
         }
         out.push('\n');
         out.push_str(&format!(
             "      input: {}\n",
-            one_line(t.input_schema.get(), 100)
+            one_line(t.input_schema(), 100)
         ));
     }
     if !catalog.refused.is_empty() {
@@ -139,7 +139,7 @@ pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &
                     .as_deref()
                     .map(|n| one_line(n, 64))
                     .unwrap_or_else(|| "(no name)".into()),
-                one_line(&r.reason, 200)
+                one_line(&r.reason.to_string(), 200)
             ));
         }
     }

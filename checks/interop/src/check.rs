@@ -74,7 +74,7 @@ pub fn check(target: &Target, o: &Observed) {
         Ok(c) => c,
         Err(e) => panic!("{who}: tools/list failed: {e} ({})", e.kind()),
     };
-    let mut listed: Vec<String> = catalog.tools.iter().map(|t| t.name.clone()).collect();
+    let mut listed: Vec<String> = catalog.tools.iter().map(|t| t.name().to_owned()).collect();
     let mut expected = target.tool_names();
     let pages = expected.len().div_ceil(PAGE_SIZE);
     listed.sort();
@@ -86,13 +86,13 @@ pub fn check(target: &Target, o: &Observed) {
         catalog.refused
     );
     assert_eq!(catalog.pages as usize, pages, "{who}: pages of {PAGE_SIZE}");
-    let echo = catalog.tools.iter().find(|t| t.name == "echo").unwrap();
+    let echo = catalog.tools.iter().find(|t| t.name() == "echo").unwrap();
     assert_eq!(
-        echo.description.as_deref(),
+        echo.description(),
         Some("Echo back the given text"),
         "{who}: echo description"
     );
-    let schema: Value = serde_json::from_str(echo.input_schema.get()).unwrap();
+    let schema: Value = serde_json::from_str(echo.input_schema()).unwrap();
     assert_eq!(schema["type"], "object", "{who}: echo input schema");
     assert_eq!(
         schema["properties"]["text"]["type"], "string",

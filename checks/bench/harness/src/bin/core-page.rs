@@ -80,19 +80,42 @@ fn measure_value(body: &[u8]) -> serde_json::Value {
     serde_json::from_slice(body).expect("page parses")
 }
 
-/// Heap bytes a catalog retains (capacities of every owned buffer) and the schema bytes it holds.
-fn retained(c: &Catalog) -> (usize, usize) {
-    let mut heap = c.tools.capacity() * std::mem::size_of::<mcp_sansio::Tool>()
-        + c.refused.capacity() * std::mem::size_of::<mcp_sansio::RefusedTool>();
-    let mut schemas = 0;
-    for t in &c.tools {
-        heap += t.name.capacity();
-        heap += t.description.as_ref().map_or(0, String::capacity);
-        heap += t.input_schema.get().len();
-        heap += t.header_params.capacity() * std::mem::size_of::<mcp_sansio::HeaderParam>();
-        schemas += t.input_schema.get().len();
+/// A global allocator that counts the bytes alive, so that what a catalog retains is measured,
+/// not estimated.
+struct Counting;
+
+static ALIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALIVE.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc(layout) }
     }
-    (heap, schemas)
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        ALIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        ALIVE.fetch_add(new_size, std::sync::atomic::Ordering::Relaxed);
+        ALIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn alive() -> usize {
+    ALIVE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The schema bytes a catalog holds.
+fn schema_bytes(c: &Catalog) -> usize {
+    c.tools.iter().map(|t| t.input_schema().len()).sum()
 }
 
 fn main() {
@@ -123,25 +146,35 @@ fn main() {
             black_box(v);
         }
         "retained" => {
+            // Counted from before the connection exists to after it is dropped: what is left
+            // is the catalog.
+            let before = alive();
             let mut conn = listing_connection();
+            let bodies: Vec<Vec<u8>> = (0..catalog::PAGES).map(|page| page_body(page, 0)).collect();
+            let wire: usize = bodies.iter().map(Vec::len).sum();
+            drop(bodies);
             let mut page = 0;
-            let mut wire = 0;
             let catalog = loop {
                 let t = conn.poll_transmit().expect("a page request");
-                let body = page_body(page, request_id(&t.bytes));
-                wire += body.len();
-                if let Some(c) = measure_sansio(&mut conn, t.exchange, &http(&body)) {
+                let response = http(&page_body(page, request_id(&t.bytes)));
+                let listed = measure_sansio(&mut conn, t.exchange, &response);
+                drop(response);
+                drop(t);
+                if let Some(c) = listed {
                     break c;
                 }
                 page += 1;
             };
+            drop(conn);
+            let heap = alive().saturating_sub(before);
             assert_eq!(catalog.pages as usize, catalog::PAGES);
-            let (heap, schemas) = retained(&catalog);
+            let schemas = schema_bytes(&catalog);
             println!(
                 "{{\"tools\":{},\"refused\":{},\"page_bytes\":{wire},\"schema_bytes\":{schemas},\"retained_bytes\":{heap}}}",
                 catalog.tools.len(),
                 catalog.refused.len()
             );
+            black_box(catalog);
         }
         other => panic!("unknown mode {other}"),
     }

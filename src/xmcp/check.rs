@@ -1,0 +1,331 @@
+//! The schema check of the listing's one pass: walks an `inputSchema` in place, without building
+//! it, and finds its `x-mcp-header` parameters by the rules of [`super::header_params`].
+//!
+//! It settles the usual schema: well-formed, no duplicate keys, nested no deeper than
+//! [`MAX_DEPTH`], its annotations valid. It gives up (`None`) on anything else, and also on what
+//! it leaves to the serde reading: keys, annotation values or property `type`s written with
+//! escapes. The serde reading then decides and names the reason. Numbers are never evaluated, so
+//! `1e400` is kept as written.
+
+use std::collections::HashSet;
+
+use super::MAX_DEPTH;
+use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
+use crate::json::{scalar, string, ws};
+
+/// What [`SchemaCheck::run`] learnt about a schema it accepts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SchemaFacts {
+    /// The index after the schema.
+    pub(crate) end: usize,
+    /// Whether the root's `type` is `"object"`, written without escapes.
+    pub(crate) root_object: bool,
+}
+
+/// What the value of the member being read is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// Nothing.
+    Nothing,
+    /// A property's `type`: which [`ParamKind`], if any.
+    Kind,
+    /// An `x-mcp-header` value: its text.
+    Text,
+    /// The root's `type`: whether it is `"object"`.
+    RootType,
+}
+
+/// One open container of [`SchemaCheck`].
+struct Level<'a> {
+    object: bool,
+    /// Where this container sits.
+    place: Place,
+    /// Where the value of the member being read sits, and what it is for.
+    child: Place,
+    want: Want,
+    /// Whether the member being read pushed its key onto [`SchemaCheck::path`].
+    pushed: bool,
+    /// Where this object's keys start in [`SchemaCheck::keys`].
+    keys_from: usize,
+    /// The keys, once there are more than [`LINEAR_KEYS`].
+    set: Option<HashSet<&'a [u8]>>,
+    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
+    /// only the others are searched for.
+    bloom: u64,
+    /// A schema object's annotation (its text) and `type` (`Some(None)`: not one of the three).
+    name: Option<&'a str>,
+    kind: Option<Option<ParamKind>>,
+    /// Where this object's own parameter goes: before those found below it.
+    slot: usize,
+}
+
+/// The check, with buffers reused from schema to schema.
+#[derive(Default)]
+pub(crate) struct SchemaCheck<'a> {
+    levels: Vec<Level<'a>>,
+    /// The keys of the open objects, innermost last, each with its [`fingerprint`].
+    keys: Vec<(u64, &'a [u8])>,
+    /// The `properties` keys from the root to the schema object being read.
+    path: Vec<&'a [u8]>,
+    /// The parameters found so far, and their lower-cased names.
+    found: Vec<HeaderParam>,
+    seen: HashSet<String>,
+}
+
+/// A key's length and first bytes in one word: keys that differ there differ. `b` is the whole
+/// input and the key starts at `start` (reading past the key, when the input allows, is cheaper
+/// than copying it byte by byte; the bytes past it are masked off).
+#[inline(always)]
+fn fingerprint(b: &[u8], start: usize, len: usize) -> u64 {
+    let head = match b.get(start..start + 8) {
+        Some(word) => {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            u64::from_le_bytes(w)
+        }
+        None => b
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .take(8)
+            .enumerate()
+            .fold(0, |v, (n, &c)| v | (u64::from(c) << (8 * n))),
+    };
+    let mask = if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * len)) - 1
+    };
+    (head & mask) ^ ((len as u64) << 56)
+}
+
+/// The text between the quotes of the string at `start..end` of `b`.
+fn inner(b: &[u8], start: usize, end: usize) -> Option<&str> {
+    std::str::from_utf8(b.get(start + 1..end.checked_sub(1)?)?).ok()
+}
+
+impl<'a> SchemaCheck<'a> {
+    /// The parameters of the last schema accepted, in the order of the tree walk.
+    pub(crate) fn take_params(&mut self) -> Vec<HeaderParam> {
+        let mut found = std::mem::take(&mut self.found);
+        if found.len() > 1 && map_is_sorted() {
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+        found
+    }
+
+    /// Checks the schema object starting at `i` in `b`.
+    pub(crate) fn run(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
+        self.levels.clear();
+        self.keys.clear();
+        self.path.clear();
+        self.found.clear();
+        self.seen.clear();
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        let mut facts = SchemaFacts {
+            end: 0,
+            root_object: false,
+        };
+        loop {
+            // A value starts at `i`, nested in `levels.len()` containers.
+            if self.levels.len() > MAX_DEPTH {
+                return None;
+            }
+            let (place, want) = match self.levels.last() {
+                Some(l) => (l.child, l.want),
+                None => (Place::Schema, Want::Nothing),
+            };
+            match *b.get(i)? {
+                open @ (b'{' | b'[') => {
+                    match want {
+                        Want::Text => return None,
+                        Want::Kind => self.levels.last_mut()?.kind = Some(None),
+                        Want::Nothing | Want::RootType => {}
+                    }
+                    let object = open == b'{';
+                    i = ws(b, i + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if b.get(i) == Some(&close) {
+                        i += 1;
+                    } else {
+                        self.levels.push(Level {
+                            object,
+                            place: if object { place } else { Place::Other },
+                            child: Place::Other,
+                            want: Want::Nothing,
+                            pushed: false,
+                            keys_from: self.keys.len(),
+                            set: None,
+                            bloom: 0,
+                            name: None,
+                            kind: None,
+                            slot: self.found.len(),
+                        });
+                        if object {
+                            i = self.key(b, i)?;
+                        }
+                        continue;
+                    }
+                }
+                b'"' => {
+                    let (end, escaped) = string(b, i, true)?;
+                    match want {
+                        Want::Nothing => {}
+                        Want::RootType => {
+                            facts.root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
+                        }
+                        _ if escaped => return None,
+                        Want::Text => self.levels.last_mut()?.name = Some(inner(b, i, end)?),
+                        Want::Kind => {
+                            // Compared as bytes: only the string's own bytes, quotes included.
+                            self.levels.last_mut()?.kind = Some(match b.get(i..end)? {
+                                b"\"string\"" => Some(ParamKind::String),
+                                b"\"integer\"" => Some(ParamKind::Integer),
+                                b"\"boolean\"" => Some(ParamKind::Boolean),
+                                _ => None,
+                            });
+                        }
+                    }
+                    i = end;
+                }
+                _ => {
+                    match want {
+                        Want::Text => return None,
+                        Want::Kind => self.levels.last_mut()?.kind = Some(None),
+                        Want::Nothing | Want::RootType => {}
+                    }
+                    i = scalar(b, i, true)?;
+                }
+            }
+            // After a value: the end of its member, a comma, or the end of containers.
+            loop {
+                let Some(top) = self.levels.last_mut() else {
+                    facts.end = i;
+                    return Some(facts);
+                };
+                if top.pushed {
+                    top.pushed = false;
+                    self.path.pop();
+                }
+                let object = top.object;
+                i = ws(b, i);
+                match b.get(i) {
+                    Some(b',') => {
+                        i = ws(b, i + 1);
+                        if object {
+                            i = self.key(b, i)?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {
+                        let level = self.levels.pop()?;
+                        self.keys.truncate(level.keys_from);
+                        if let Some(name) = level.name {
+                            self.annotation(name, level.kind, level.slot)?;
+                        }
+                        i += 1;
+                    }
+                    Some(b']') if !object => {
+                        self.levels.pop();
+                        i += 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// The annotation `name` of the schema object being closed (at [`Self::path`]), whose
+    /// `type` was `kind`; `None` if it breaks a rule.
+    fn annotation(
+        &mut self,
+        name: &str,
+        kind: Option<Option<ParamKind>>,
+        slot: usize,
+    ) -> Option<()> {
+        let Some(Some(kind)) = kind else {
+            return None;
+        };
+        if self.path.is_empty() || !is_token(name) {
+            return None;
+        }
+        if !self.seen.insert(name.to_ascii_lowercase()) {
+            return None;
+        }
+        let param = HeaderParam {
+            path: self
+                .path
+                .iter()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect(),
+            name: name.to_owned(),
+            kind,
+        };
+        if slot <= self.found.len() {
+            self.found.insert(slot, param);
+        }
+        Some(())
+    }
+
+    /// Reads the key at `i` of the innermost object and its colon; returns where its value
+    /// starts.
+    #[inline(always)]
+    fn key(&mut self, b: &'a [u8], i: usize) -> Option<usize> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (end, escaped) = string(b, i, true)?;
+        if escaped {
+            return None;
+        }
+        let key = b.get(i + 1..end - 1)?;
+        let root = self.levels.len() == 1;
+        let keys = &mut self.keys;
+        let level = self.levels.last_mut()?;
+        match &mut level.set {
+            Some(set) => {
+                if !set.insert(key) {
+                    return None;
+                }
+            }
+            None => {
+                let from = level.keys_from;
+                let print = fingerprint(b, i + 1, key.len());
+                let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+                if level.bloom & bit != 0
+                    && keys
+                        .get(from..)?
+                        .iter()
+                        .any(|&(p, k)| p == print && k == key)
+                {
+                    return None;
+                }
+                level.bloom |= bit;
+                keys.push((print, key));
+                if keys.len() - from > LINEAR_KEYS {
+                    level.set = Some(keys.drain(from..).map(|(_, k)| k).collect());
+                }
+            }
+        }
+        (level.child, level.want) = match level.place {
+            Place::Properties => {
+                self.path.push(key);
+                level.pushed = true;
+                (Place::Schema, Want::Nothing)
+            }
+            Place::Other if key == KEYWORD.as_bytes() => return None,
+            Place::Other => (Place::Other, Want::Nothing),
+            Place::Schema => match key {
+                b"x-mcp-header" => (Place::Other, Want::Text),
+                b"type" if root => (Place::Other, Want::RootType),
+                b"type" => (Place::Other, Want::Kind),
+                b"properties" => (Place::Properties, Want::Nothing),
+                _ => (Place::Other, Want::Nothing),
+            },
+        };
+        let i = ws(b, end);
+        (b.get(i) == Some(&b':')).then(|| ws(b, i + 1))
+    }
+}
