@@ -30,10 +30,12 @@
 pub mod client;
 pub mod frame;
 pub mod hpack;
+pub mod socket;
 
 pub use client::{ClientConnection, H2Config, Request, StreamEvent, StreamId};
 pub use frame::{Frame, FrameDecoder, FrameError, Reason};
 pub use hpack::HpackError;
+pub use socket::{H2Socket, WorkId};
 
 use crate::budget::BudgetExceeded;
 
