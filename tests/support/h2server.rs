@@ -334,7 +334,6 @@ pub fn drive(
             run.events.push(e);
         }
         if !out.is_empty() && !socket.is_closed() {
-            moved = true;
             let bytes = std::mem::take(&mut out);
             let n = match split {
                 Split::Whole => bytes.len().max(1),
