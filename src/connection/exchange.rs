@@ -527,7 +527,7 @@ impl Connection {
             && !budget_error
             && matches!(
                 error,
-                Error::Http(_) | Error::H2(_) | Error::Transport(_) | Error::UnexpectedEof { .. }
+                Error::Http(_) | Error::Transport(_) | Error::UnexpectedEof { .. }
             )
         {
             let is_sse = matches!(ex.body, Body::Sse(_));

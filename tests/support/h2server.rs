@@ -311,16 +311,45 @@ pub fn drive(
     split: Split,
     prelude: Vec<u8>,
     max_time: Duration,
+    respond: impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8>,
+) -> Run {
+    drive_metered(
+        socket,
+        peer,
+        now,
+        split,
+        prelude,
+        max_time,
+        respond,
+        &|_| {},
+    )
+}
+
+/// [`drive`], calling `meter(true)` before every call into the client and `meter(false)` after,
+/// so that a counting allocator can tell the client's allocations from the server's.
+#[allow(clippy::too_many_arguments)]
+pub fn drive_metered(
+    socket: &mut H2Socket,
+    peer: &mut H2Peer,
+    now: &mut Instant,
+    split: Split,
+    prelude: Vec<u8>,
+    max_time: Duration,
     mut respond: impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8>,
+    meter: &dyn Fn(bool),
 ) -> Run {
     let start = *now;
     let mut run = Run::default();
     let mut out = prelude;
     loop {
         run.steps += 1;
-        assert!(run.steps < 100_000, "the run does not end");
+        assert!(run.steps < 3_000_000, "the run does not end");
         let mut moved = false;
-        while let Some(bytes) = socket.poll_transmit(*now) {
+        loop {
+            meter(true);
+            let bytes = socket.poll_transmit(*now);
+            meter(false);
+            let Some(bytes) = bytes else { break };
             moved = true;
             for req in peer.read(&bytes) {
                 out.extend(respond(peer, &req));
@@ -329,7 +358,11 @@ pub fn drive(
         while let Some(f) = socket.poll_fresh() {
             run.fresh.push(f);
         }
-        while let Some(e) = socket.poll_event(*now) {
+        loop {
+            meter(true);
+            let e = socket.poll_event(*now);
+            meter(false);
+            let Some(e) = e else { break };
             moved = true;
             run.events.push(e);
         }
@@ -340,7 +373,11 @@ pub fn drive(
                 Split::Chunks(n) => n,
             };
             for piece in bytes.chunks(n) {
-                if let Err(e) = socket.handle_bytes(*now, piece) {
+                run.steps += 1;
+                meter(true);
+                let r = socket.handle_bytes(*now, piece);
+                meter(false);
+                if let Err(e) = r {
                     run.socket_errors.push(e);
                     break;
                 }
@@ -357,7 +394,9 @@ pub fn drive(
         match socket.poll_timeout() {
             Some(t) if t.saturating_since(start) <= max_time => {
                 *now = t.max(*now);
+                meter(true);
                 socket.handle_timeout(*now);
+                meter(false);
             }
             _ => break,
         }
