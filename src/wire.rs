@@ -9,9 +9,10 @@
 //! budgets hold whatever the wire.
 //!
 //! [`Codec`] names the wire an exchange runs on and is the one place that chooses between
-//! implementations. HTTP/1.1 ([`crate::http1`]) is the first; a second (HTTP/2) adds a variant
-//! to [`Codec`], to [`ResponseDecoder`] and to [`WireError`], and nothing above this boundary
-//! changes.
+//! implementations: HTTP/1.1 ([`crate::http1`]) decodes its bytes here; over HTTP/2
+//! ([`crate::h2`]) the socket's connection decodes the frames of every stream and hands each
+//! exchange its events, with their raw cost, which its [`ResponseDecoder`] only observes
+//! ([`ResponseDecoder::observe`]). Nothing above this boundary tells the two apart.
 
 use crate::budget::ByteLedger;
 use crate::h2::H2Error;

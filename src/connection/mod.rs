@@ -21,8 +21,13 @@
 //!
 //! The machine speaks protocol-neutral HTTP through [`crate::wire`]: it builds a
 //! [`wire::Request`](crate::wire::Request) and reads [`wire::ResponseEvent`](crate::wire::ResponseEvent)s
-//! from each exchange's decoder; HTTP/1.1 is the codec below that boundary, so
-//! [`Transmit::bytes`] is the HTTP/1.1 encoding.
+//! from each exchange's decoder. Over HTTP/1.1 (the default) [`Transmit::bytes`] is the encoded
+//! request and the socket's bytes are fed with [`handle_bytes`](Connection::handle_bytes). Over
+//! HTTP/2 ([`Connection::with_codec`] with `Codec::Http2`) each exchange is a stream of a shared
+//! socket: [`Transmit::request`] carries the neutral request, and the stream's events come back
+//! through [`handle_response_event`](Connection::handle_response_event) and
+//! [`handle_wire_error`](Connection::handle_wire_error); `internals::h2::H2Socket` does this
+//! routing for several connections on one socket and documents that run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition.
