@@ -474,3 +474,124 @@ fn two_work_items_multiplexed_keep_separate_budgets() {
         2
     );
 }
+
+/// A legacy event stream that ends after an event id is resumed with `GET` and
+/// `Last-Event-ID` on a new stream of the same socket, after the server's `retry:`.
+#[test]
+fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let mut config = Config::new(URL).unwrap();
+        config.era_hint = Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        });
+        let (mut s, w) = socket_with(vec![config]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        s.connection_mut(w[0]).unwrap().connect(now);
+        let list_id = std::cell::Cell::new(0);
+        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            let sse = |peer: &mut H2Peer, text: String| {
+                let mut out = peer.headers(
+                    sid,
+                    &[
+                        (":status", "200"),
+                        ("content-type", "text/event-stream"),
+                        ("mcp-session-id", "sess-1"),
+                    ],
+                    false,
+                );
+                out.extend(data(sid, text.as_bytes(), true));
+                out
+            };
+            match r.rpc_method().as_str() {
+                "initialize" => sse(
+                    peer,
+                    format!(
+                        "data: {}\n\n",
+                        result(
+                            r.rpc_id(),
+                            r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#
+                        )
+                    ),
+                ),
+                "notifications/initialized" => peer.response(sid, 202, "", b""),
+                "tools/list" => {
+                    list_id.set(r.rpc_id());
+                    sse(peer, "id: ev-1\nretry: 2500\ndata:\n\n".into())
+                }
+                "GET" => {
+                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
+                    assert_eq!(r.header("accept"), Some("text/event-stream"));
+                    assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+                    let done = result(list_id.get(), TOOLS);
+                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
+                }
+                _ => peer.response(sid, 400, "", b""),
+            }
+        };
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
+        let listed_at = now;
+        s.connection_mut(w[0]).unwrap().list_tools(now);
+        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
+        run.events.extend(second.events);
+        assert!(second.socket_errors.is_empty());
+        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        assert_eq!(
+            methods,
+            [
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "GET"
+            ]
+        );
+        assert!(
+            now >= listed_at + Duration::from_millis(2500),
+            "waits the retry"
+        );
+        assert_eq!(s.connection(w[0]).unwrap().gets_sent(), 1);
+        assert!(!s.is_closed());
+        seen.push(ops(&run));
+    }
+    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+}
+
+/// The retry after REFUSED_STREAM is one more response of the request: with
+/// `responses_per_request` at 1 there is none, and the budget is the cause.
+#[test]
+fn the_refused_stream_retry_counts_in_responses_per_request() {
+    let mut config = modern_config();
+    config.budgets.responses_per_request = 1;
+    let (mut s, w) = socket_with(vec![config]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    let c = s.connection_mut(w[0]).unwrap();
+    c.connect(now);
+    c.call_tool(now, "echo", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        |_, r| rst(r.stream, Reason::REFUSED_STREAM),
+    );
+    assert!(run.fresh.is_empty());
+    let error = run
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Failed { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the call fails");
+    assert_eq!(
+        error.budget().map(|b| (b.budget, b.limit)),
+        Some((Budget::ResponsesPerRequest, 1))
+    );
+}
