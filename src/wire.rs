@@ -9,11 +9,13 @@
 //! budgets hold whatever the wire.
 //!
 //! [`Codec`] names the wire an exchange runs on and is the one place that chooses between
-//! implementations. HTTP/1.1 ([`crate::http1`]) is the first; a second (HTTP/2) adds a variant
-//! to [`Codec`], to [`ResponseDecoder`] and to [`WireError`], and nothing above this boundary
-//! changes.
+//! implementations: HTTP/1.1 ([`crate::http1`]) decodes its bytes here; over HTTP/2
+//! ([`crate::h2`]) the socket's connection decodes the frames of every stream and hands each
+//! exchange its events, with their raw cost, which its [`ResponseDecoder`] only observes
+//! ([`ResponseDecoder::observe`]). Nothing above this boundary tells the two apart.
 
 use crate::budget::ByteLedger;
+use crate::h2::H2Error;
 use crate::http1::{self, Framing, Http1Error, RequestError, ResponseLimits};
 
 /// The request methods this client sends.
@@ -154,6 +156,9 @@ pub enum WireError {
     /// HTTP/1.1.
     #[error(transparent)]
     Http1(#[from] Http1Error),
+    /// HTTP/2: the stream (or the connection it ran on) failed.
+    #[error("HTTP/2: {0}")]
+    Http2(#[from] H2Error),
 }
 
 /// The wire an exchange runs on.
@@ -164,6 +169,11 @@ pub enum Codec {
     /// encoded request.
     #[default]
     Http1,
+    /// HTTP/2: every exchange is a stream of a shared connection; [`Transmit`](crate::Transmit)
+    /// carries the neutral [`Request`] (its `bytes` stay empty) and the response comes back as
+    /// [`ResponseEvent`]s through
+    /// [`Connection::handle_response_event`](crate::Connection::handle_response_event).
+    Http2,
 }
 
 impl Codec {
@@ -178,6 +188,16 @@ impl Codec {
                 &request.body,
                 out,
             ),
+            // Frames are written by the socket's HTTP/2 connection, which owns the HPACK state;
+            // the request is only checked here, by the same rules (no CR, LF or NUL, …).
+            Codec::Http2 => http1::request::encode_parts(
+                request.method,
+                &request.path,
+                &request.authority,
+                &request.headers,
+                &request.body,
+                &mut Vec::new(),
+            ),
         }
     }
 
@@ -186,6 +206,10 @@ impl Codec {
         match self {
             Codec::Http1 => ResponseDecoder {
                 inner: Inner::Http1(http1::ResponseDecoder::new(limits)),
+                since_event: 0,
+            },
+            Codec::Http2 => ResponseDecoder {
+                inner: Inner::Http2(StreamState::default()),
                 since_event: 0,
             },
         }
@@ -203,6 +227,15 @@ pub struct ResponseDecoder {
 #[derive(Clone, Debug)]
 enum Inner {
     Http1(http1::ResponseDecoder),
+    Http2(StreamState),
+}
+
+/// What an HTTP/2 exchange's response has shown so far: its events arrive decoded (by the
+/// socket's [`crate::h2::ClientConnection`]) and are only observed here.
+#[derive(Clone, Debug, Default)]
+struct StreamState {
+    status: Option<u16>,
+    ended: bool,
 }
 
 impl ResponseDecoder {
@@ -240,7 +273,41 @@ impl ResponseDecoder {
                     event,
                 })
             }
+            // An HTTP/2 stream has no bytes of its own: its events come through `observe`.
+            Inner::Http2(_) => Ok(Decoded {
+                consumed: 0,
+                event: None,
+            }),
         }
+    }
+
+    /// HTTP/2: records `event` of the exchange's stream (its status, its end). An event out of
+    /// order (a second head, anything after the end, body or end before the head) is refused.
+    pub fn observe(&mut self, event: &ResponseEvent<'_>) -> Result<(), WireError> {
+        let Inner::Http2(st) = &mut self.inner else {
+            return Ok(());
+        };
+        let malformed = |what| Err(WireError::Http2(H2Error::Malformed { what }));
+        if st.ended {
+            return malformed("an event after the end of the response");
+        }
+        match event {
+            ResponseEvent::Head { head, .. } => {
+                if st.status.is_some() {
+                    return malformed("a second response head");
+                }
+                st.status = Some(head.status);
+            }
+            ResponseEvent::Body { .. } if st.status.is_none() => {
+                return malformed("body before the response head")
+            }
+            ResponseEvent::End { .. } if st.status.is_none() => {
+                return malformed("the stream ended before the response head")
+            }
+            ResponseEvent::Body { .. } => {}
+            ResponseEvent::End { .. } => st.ended = true,
+        }
+        Ok(())
     }
 
     /// The peer ended the stream: the `End` of a response whose end that is (or was due), `None`
@@ -258,6 +325,10 @@ impl ResponseDecoder {
                     },
                 }
             })),
+            Inner::Http2(st) if st.ended => Ok(None),
+            Inner::Http2(_) => Err(WireError::Http2(H2Error::Closed {
+                what: "the stream ended before the response did",
+            })),
         }
     }
 
@@ -265,6 +336,7 @@ impl ResponseDecoder {
     pub fn status(&self) -> Option<u16> {
         match &self.inner {
             Inner::Http1(d) => d.status(),
+            Inner::Http2(st) => st.status,
         }
     }
 
@@ -272,6 +344,7 @@ impl ResponseDecoder {
     pub fn is_ended(&self) -> bool {
         match &self.inner {
             Inner::Http1(d) => d.is_ended(),
+            Inner::Http2(st) => st.ended,
         }
     }
 
@@ -283,6 +356,8 @@ impl ResponseDecoder {
             Inner::Http1(d) => d
                 .head()
                 .is_some_and(|h| h.framing != Framing::CloseDelimited),
+            // END_STREAM always marks the end.
+            Inner::Http2(st) => st.status.is_some(),
         }
     }
 }

@@ -7,6 +7,8 @@ mod support;
 
 use std::collections::BTreeSet;
 
+use mcp_sansio::internals::h2::{H2Error, Reason};
+use mcp_sansio::internals::wire::WireError;
 use mcp_sansio::{Config, Era, EraHint, Event};
 use support::*;
 
@@ -191,8 +193,23 @@ fn apply(h: &mut Harness, input: &str) {
                 false,
             )
         }),
+        "stream refused (HTTP/2 `REFUSED_STREAM`)" => stream_failed(h, Reason::REFUSED_STREAM),
+        "stream refused (HTTP/2 `REFUSED_STREAM`), twice" => {
+            stream_failed(h, Reason::REFUSED_STREAM);
+            stream_failed(h, Reason::REFUSED_STREAM);
+        }
+        "stream reset (HTTP/2 `INTERNAL_ERROR`)" => stream_failed(h, Reason::INTERNAL_ERROR),
         other => panic!("the test does not know input {other:?}"),
     }
+}
+
+/// The oldest outstanding request's stream is reset by the server with `reason` (the wire-neutral
+/// input an HTTP/2 socket feeds; the machine does not depend on the wire it came from).
+fn stream_failed(h: &mut Harness, reason: Reason) {
+    let r = h.next();
+    let error = WireError::Http2(H2Error::Reset { reason });
+    h.conn.handle_wire_error(h.now, r.exchange, error, 0);
+    h.drain();
 }
 
 /// What `h` sent and reported since `sent` requests and `events` events, as the table spells it.

@@ -54,6 +54,87 @@ impl Connection {
         self.exchanges.push(ex);
     }
 
+    /// HTTP/2 ([`Codec::Http2`]): one event of `exchange`'s stream, decoded by the socket's
+    /// HTTP/2 connection. Its `raw` cost (frame headers, padding, header blocks of the stream
+    /// since its previous event) is charged to this connection's byte budget first. Events of
+    /// unknown exchanges are ignored; an event out of order breaks the exchange.
+    pub fn handle_response_event(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        event: ResponseEvent<'_>,
+    ) {
+        let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
+            return;
+        };
+        let mut ex = self.exchanges.swap_remove(idx);
+        ex.received = true;
+        let raw = match &event {
+            ResponseEvent::Head { raw, .. }
+            | ResponseEvent::Body { raw, .. }
+            | ResponseEvent::End { raw, .. } => *raw,
+        };
+        if self
+            .ledger
+            .charge(usize::try_from(raw).unwrap_or(usize::MAX))
+            .is_err()
+        {
+            let error = Error::Budget(self.ledger.exceeded());
+            return self.exchange_broken(now, ex, error);
+        }
+        if let Err(e) = ex.decoder.observe(&event) {
+            let error = self.wire_error(e);
+            return self.exchange_broken(now, ex, error);
+        }
+        if let Role::Drain { bytes_left } = &mut ex.role {
+            match bytes_left.checked_sub(raw) {
+                Some(left) => *bytes_left = left,
+                None => {
+                    return self
+                        .events
+                        .push_back(Event::ExchangeAbandoned { exchange: ex.id })
+                }
+            }
+        }
+        let flow = match event {
+            ResponseEvent::Head { head, .. } => self.on_head(&mut ex, head),
+            ResponseEvent::Body { bytes, .. } => self.on_body(now, &mut ex, bytes),
+            ResponseEvent::End { reusable, .. } => return self.on_end(now, ex, reusable),
+        };
+        if let Flow::Continue = flow {
+            self.exchanges.push(ex);
+        }
+    }
+
+    /// HTTP/2 ([`Codec::Http2`]): `exchange`'s stream failed (reset by the server, a malformed
+    /// response, a budget, the connection's failure). A `tools/call` or any other request the
+    /// error shows the server never processed ([`H2Error::never_processed`]: REFUSED_STREAM, or
+    /// a GOAWAY below its stream) is sent once more on a fresh socket, counted in
+    /// `responses_per_request`.
+    /// `raw` is what the stream was charged since its previous event, charged here too.
+    pub fn handle_wire_error(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        error: WireError,
+        raw: u64,
+    ) {
+        let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
+            return;
+        };
+        let ex = self.exchanges.swap_remove(idx);
+        let charged = self
+            .ledger
+            .charge(usize::try_from(raw).unwrap_or(usize::MAX));
+        let error = match charged {
+            Err(_) if !matches!(&error, WireError::Http2(e) if e.budget().is_some()) => {
+                Error::Budget(self.ledger.exceeded())
+            }
+            _ => self.wire_error(error),
+        };
+        self.exchange_broken(now, ex, error);
+    }
+
     /// The server closed `exchange`'s socket (end of stream).
     pub fn handle_eof(&mut self, now: Instant, exchange: ExchangeId) {
         let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
@@ -86,6 +167,12 @@ impl Connection {
                 Error::Budget(self.ledger.exceeded())
             }
             WireError::Http1(e) => Error::Http(e),
+            // The stream's allowance is what this connection's byte budget had left: its
+            // exhaustion is this budget's, reported with the configured limit.
+            WireError::Http2(H2Error::Budget(b)) if b.budget == Budget::ResponseBytes => {
+                Error::Budget(self.ledger.exceeded())
+            }
+            WireError::Http2(e) => Error::H2(e),
         }
     }
 
@@ -442,6 +529,11 @@ impl Connection {
                         ..
                     })
             );
+        // HTTP/2: the server said it never processed the stream (REFUSED_STREAM, or a GOAWAY
+        // below it), so even a tool call may go once more, on a fresh socket.
+        let never_processed =
+            ex.decoder.status().is_none() && matches!(&error, Error::H2(e) if e.never_processed());
+        let stale = stale || never_processed;
         if stale {
             if let Some(p) = &mut self.pending {
                 if !p.retried_fresh {

@@ -21,8 +21,13 @@
 //!
 //! The machine speaks protocol-neutral HTTP through [`crate::wire`]: it builds a
 //! [`wire::Request`](crate::wire::Request) and reads [`wire::ResponseEvent`](crate::wire::ResponseEvent)s
-//! from each exchange's decoder; HTTP/1.1 is the codec below that boundary, so
-//! [`Transmit::bytes`] is the HTTP/1.1 encoding.
+//! from each exchange's decoder. Over HTTP/1.1 (the default) [`Transmit::bytes`] is the encoded
+//! request and the socket's bytes are fed with [`handle_bytes`](Connection::handle_bytes). Over
+//! HTTP/2 ([`Connection::with_codec`] with `Codec::Http2`) each exchange is a stream of a shared
+//! socket: [`Transmit::request`] carries the neutral request, and the stream's events come back
+//! through [`handle_response_event`](Connection::handle_response_event) and
+//! [`handle_wire_error`](Connection::handle_wire_error); `internals::h2::H2Socket` does this
+//! routing for several connections on one socket and documents that run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition.
@@ -40,6 +45,7 @@ use crate::error::{
     truncated, truncated_bytes, ConfigError, Error, ProtocolError, TransportError,
     TransportErrorKind,
 };
+use crate::h2::H2Error;
 use crate::http1::{Http1Error, ResponseLimits};
 use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter, RawJson};
 use crate::list::{self, Catalog};
@@ -92,8 +98,12 @@ pub struct ExchangeId(pub u64);
 pub struct Transmit {
     /// The exchange the bytes belong to; its response is fed back under this id.
     pub exchange: ExchangeId,
-    /// The whole request as the connection's wire codec encodes it: HTTP/1.1.
+    /// The whole request as the connection's wire codec encodes it: HTTP/1.1; empty over
+    /// HTTP/2, whose frames the socket's connection writes from [`request`](Self::request).
     pub bytes: Vec<u8>,
+    /// Over HTTP/2 ([`Codec::Http2`]), the neutral request to open a stream for; `None` over
+    /// HTTP/1.1.
+    pub request: Option<Request>,
     /// The request MUST go on a newly opened socket, not a pooled one.
     pub fresh_socket: bool,
 }
@@ -401,10 +411,17 @@ pub struct Connection {
 impl Connection {
     /// A new connection with `config`; nothing is sent until an operation starts.
     pub fn new(config: Config) -> Result<Connection, ConfigError> {
+        Connection::with_codec(config, Codec::Http1)
+    }
+
+    /// A new connection whose exchanges run on `codec`: [`Codec::Http1`] (as [`new`](Self::new))
+    /// or [`Codec::Http2`], where each exchange is a stream of a shared HTTP/2 connection
+    /// (see `internals::h2::H2Socket` for the run loop).
+    pub fn with_codec(config: Config, codec: Codec) -> Result<Connection, ConfigError> {
         config.validate()?;
         Ok(Connection {
             ledger: ByteLedger::new(config.budgets.response_bytes),
-            codec: Codec::Http1,
+            codec,
             limits: ResponseLimits::from_budgets(&config.budgets),
             config,
             lifecycle: Lifecycle::Open,
@@ -431,6 +448,17 @@ impl Connection {
     /// Raw bytes read so far on this connection.
     pub fn bytes_read(&self) -> u64 {
         self.ledger.used()
+    }
+
+    /// Raw bytes this connection may still read (its byte budget's remainder): the allowance of
+    /// an HTTP/2 stream opened for it.
+    pub fn bytes_left(&self) -> u64 {
+        self.ledger.remaining()
+    }
+
+    /// The wire its exchanges run on.
+    pub fn codec(&self) -> Codec {
+        self.codec
     }
 
     /// The era and version negotiated, as a hint for the next connection to the same origin.

@@ -72,6 +72,7 @@ impl Connection {
             None => Role::Request,
         };
         let exchange = self.new_exchange(now, role, fresh);
+        let request = (self.codec == Codec::Http2).then_some(request);
         // A tool call's only limit is the call budget; every other request also has its own.
         if !matches!(step, Step::Call) {
             let own = now + self.config.budgets.request_time;
@@ -85,6 +86,7 @@ impl Connection {
         self.transmits.push_back(Transmit {
             exchange,
             bytes,
+            request,
             fresh_socket: fresh,
         });
     }
@@ -98,9 +100,11 @@ impl Connection {
             return;
         }
         let exchange = self.new_exchange(now, Role::Background, false);
+        let request = (self.codec == Codec::Http2).then_some(request);
         self.transmits.push_back(Transmit {
             exchange,
             bytes,
+            request,
             fresh_socket: false,
         });
     }

@@ -4,6 +4,9 @@
 //! bytes come out ([`ClientConnection::poll_transmit`]), time is an argument, and the response
 //! of each stream comes up as [`StreamEvent`]s, each carrying the raw octets it cost.
 //!
+//! [`H2Socket`] puts it to work: it owns one socket's [`ClientConnection`] and runs the
+//! exchanges of several [`Connection`](crate::Connection)s (work items) as its streams.
+//!
 //! # What is bounded, and how
 //!
 //! Per socket (one [`ClientConnection`]), with the defaults of [`H2Config`]:
@@ -30,10 +33,12 @@
 pub mod client;
 pub mod frame;
 pub mod hpack;
+pub mod socket;
 
 pub use client::{ClientConnection, H2Config, Request, StreamEvent, StreamId};
 pub use frame::{Frame, FrameDecoder, FrameError, Reason};
 pub use hpack::HpackError;
+pub use socket::{H2Socket, WorkId};
 
 use crate::budget::BudgetExceeded;
 

@@ -1,0 +1,424 @@
+//! One HTTP/2 socket shared by several work items: [`H2Socket`] owns the socket's
+//! [`ClientConnection`] and routes each stream to the [`Connection`] whose exchange it carries.
+
+use std::collections::VecDeque;
+
+use super::client::{ClientConnection, H2Config, OpenError, Request as H2Request, StreamEvent};
+use super::{H2Error, StreamId};
+use crate::connection::{Connection, Event, ExchangeId, Transmit};
+use crate::time::Instant;
+use crate::wire::{self, ResponseEvent, ResponseHead, WireError};
+
+/// A work item of an [`H2Socket`]: an index, stable while the item stays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkId(pub usize);
+
+/// A stream and the exchange it carries.
+#[derive(Debug)]
+struct Route {
+    stream: StreamId,
+    work: usize,
+    exchange: ExchangeId,
+    /// Raw octets of 1xx responses, charged with the stream's next event.
+    carried: u64,
+}
+
+/// One HTTP/2 socket shared by several work items ([`Connection`]s built with
+/// [`Codec::Http2`](crate::wire::Codec::Http2)), each keeping its own budgets.
+///
+/// Every exchange a work item starts becomes a stream of this socket's [`ClientConnection`]:
+/// the stream's allowance is what the work item's byte budget has left, and every frame of the
+/// stream (frame headers, padding, header blocks, DATA) is charged to that work item when its
+/// events are delivered ([`Connection::handle_response_event`]). Stream-0 frames and frames
+/// for streams already reset are charged to the socket's own ledger
+/// ([`Budget::H2SocketBytes`](crate::Budget::H2SocketBytes)). An exchange the work item
+/// abandons (a cancellation, a failure) is reset with RST_STREAM(CANCEL) and the socket stays
+/// open; a legacy era still sends its `notifications/cancelled` as a request of its own.
+///
+/// A request the server never processed (REFUSED_STREAM, or above a GOAWAY's last stream) is
+/// sent once more by its work item on a fresh socket: such a request, and every request that
+/// cannot go on this socket any more (it is going away or failed), comes out of
+/// [`poll_fresh`](Self::poll_fresh); move the work item with [`remove`](Self::remove) and
+/// [`add`](Self::add) to a new socket and hand the request over with
+/// [`resend`](Self::resend).
+///
+/// # The run loop
+///
+/// Add work items, start their operations through [`connection_mut`](Self::connection_mut),
+/// then drain the outputs: [`poll_transmit`](Self::poll_transmit) (bytes to write, the preface
+/// and SETTINGS first), [`poll_fresh`](Self::poll_fresh) and [`poll_event`](Self::poll_event)
+/// (each work item's events); then read [`poll_timeout`](Self::poll_timeout) and feed what the
+/// socket and the clock bring: [`handle_bytes`](Self::handle_bytes),
+/// [`handle_eof`](Self::handle_eof), [`handle_timeout`](Self::handle_timeout). Drain again
+/// after every input and after every operation started. Events of the exchanges
+/// ([`Event::ExchangeFinished`], [`Event::ExchangeAbandoned`]) concern streams, which this type
+/// already handled: the socket stays open until [`is_closed`](Self::is_closed) says otherwise.
+///
+/// Here a scripted server accepts any SETTINGS and answers the one stream a modern
+/// `tools/list` opens:
+///
+/// ```
+/// use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder};
+/// use mcp_sansio::internals::h2::hpack::Encoder;
+/// use mcp_sansio::internals::h2::client::PREFACE;
+/// use mcp_sansio::internals::h2::{H2Config, H2Socket};
+/// use mcp_sansio::internals::wire::Codec;
+/// use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+///
+/// let mut config = Config::new("https://mcp.example.com/mcp")?;
+/// config.era_hint = Some(EraHint { era: Era::Modern, version: "2026-07-28".into() });
+/// let now = Instant::ZERO;
+/// let mut socket = H2Socket::new(now, H2Config::default(), "https");
+/// let work = socket.add(Connection::with_codec(config, Codec::Http2)?);
+/// let conn = socket.connection_mut(work).unwrap();
+/// conn.connect(now);
+/// conn.list_tools(now);
+///
+/// // The server: its SETTINGS and the acknowledgement of ours, then the answer on stream 1.
+/// let mut reader = FrameDecoder::new();
+/// let mut seen = Vec::new();
+/// while let Some(bytes) = socket.poll_transmit(now) {
+///     seen.extend_from_slice(&bytes);
+/// }
+/// let mut rest = &seen[PREFACE.len()..];
+/// let mut opened = None;
+/// while let Some(Decoded { frame, .. }) = reader.decode(&mut rest)? {
+///     if let Frame::Headers { stream_id, .. } = frame {
+///         opened = Some(stream_id);
+///     }
+/// }
+/// let stream_id = opened.expect("the listing opened a stream");
+/// let body = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#;
+/// let mut block = Vec::new();
+/// Encoder::new().encode(
+///     [(&b":status"[..], &b"200"[..]), (b"content-type", b"application/json")],
+///     &mut block,
+/// );
+/// let mut wire = Vec::new();
+/// Frame::Settings { ack: false, settings: vec![] }.encode(&mut wire);
+/// Frame::Settings { ack: true, settings: vec![] }.encode(&mut wire);
+/// Frame::Headers { stream_id, end_stream: false, end_headers: true, priority: None,
+///                  fragment: block, pad_len: None }.encode(&mut wire);
+/// Frame::Data { stream_id, end_stream: true, data: body.to_vec(), pad_len: None }
+///     .encode(&mut wire);
+/// for piece in wire.chunks(3) {
+///     socket.handle_bytes(now, piece)?; // any split, down to one byte
+/// }
+///
+/// let mut tools = None;
+/// while let Some((w, event)) = socket.poll_event(now) {
+///     assert_eq!(w, work);
+///     if let Event::ToolsListed(catalog) = event {
+///         tools = Some(catalog.tools.len());
+///     }
+/// }
+/// assert_eq!(tools, Some(1));
+/// assert!(!socket.is_closed()); // the socket serves the next exchange
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct H2Socket {
+    conn: ClientConnection,
+    scheme: String,
+    items: Vec<Option<Connection>>,
+    routes: Vec<Route>,
+    /// Requests waiting for a stream slot of this socket.
+    waiting: VecDeque<(usize, Transmit)>,
+    /// Requests that must go on another socket.
+    fresh: VecDeque<(WorkId, Transmit)>,
+    events: VecDeque<(WorkId, Event)>,
+    /// Whether a stream was ever opened (a fresh socket has none).
+    used: bool,
+}
+
+impl H2Socket {
+    /// A new socket's HTTP/2 connection at `now` (the preface and our SETTINGS are queued);
+    /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge.
+    pub fn new(now: Instant, config: H2Config, scheme: &str) -> H2Socket {
+        H2Socket {
+            conn: ClientConnection::new(now, config),
+            scheme: scheme.to_owned(),
+            items: Vec::new(),
+            routes: Vec::new(),
+            waiting: VecDeque::new(),
+            fresh: VecDeque::new(),
+            events: VecDeque::new(),
+            used: false,
+        }
+    }
+
+    /// Adds a work item. Its exchanges become streams of this socket; a connection built for
+    /// HTTP/1.1 ([`Codec::Http1`](crate::wire::Codec::Http1)) has nothing to send here and its requests come out of
+    /// [`poll_fresh`](Self::poll_fresh).
+    pub fn add(&mut self, connection: Connection) -> WorkId {
+        self.items.push(Some(connection));
+        WorkId(self.items.len() - 1)
+    }
+
+    /// The work item `work`, if it is here.
+    pub fn connection(&self, work: WorkId) -> Option<&Connection> {
+        self.items.get(work.0).and_then(Option::as_ref)
+    }
+
+    /// The work item `work`, to start operations on, if it is here.
+    pub fn connection_mut(&mut self, work: WorkId) -> Option<&mut Connection> {
+        self.items.get_mut(work.0).and_then(Option::as_mut)
+    }
+
+    /// Takes work item `work` off this socket: its open streams are reset (CANCEL) and its
+    /// exchanges on them fail as closed; requests of it still waiting for a slot are dropped.
+    pub fn remove(&mut self, now: Instant, work: WorkId) -> Option<Connection> {
+        let mut conn = self.items.get_mut(work.0)?.take()?;
+        self.waiting.retain(|(w, _)| *w != work.0);
+        let mut i = 0;
+        while i < self.routes.len() {
+            if self.routes[i].work == work.0 {
+                let r = self.routes.swap_remove(i);
+                self.conn.cancel(r.stream);
+                let e = H2Error::Closed {
+                    what: "the work item left the socket",
+                };
+                conn.handle_wire_error(now, r.exchange, WireError::Http2(e), r.carried);
+            } else {
+                i += 1;
+            }
+        }
+        Some(conn)
+    }
+
+    /// Hands a request taken from another socket's [`poll_fresh`](Self::poll_fresh) to work
+    /// item `work` of this one: it opens a stream as soon as a slot is free.
+    pub fn resend(&mut self, work: WorkId, transmit: Transmit) {
+        self.waiting.push_back((work.0, transmit));
+    }
+
+    /// The socket's HTTP/2 connection.
+    pub fn client(&self) -> &ClientConnection {
+        &self.conn
+    }
+
+    /// Whether the socket is done: its connection failed or the server closed it. Close it.
+    pub fn is_closed(&self) -> bool {
+        self.conn.error().is_some()
+    }
+
+    /// Streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.conn.open_streams()
+    }
+
+    /// Bytes to write to the socket. Opens the streams the work items asked for first.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        self.pump(now);
+        self.conn.poll_transmit()
+    }
+
+    /// A request that must go on another socket: this one is going away or failed, or the
+    /// request is a retry that asks for a fresh socket. Move its work item (see the type's docs).
+    #[must_use]
+    pub fn poll_fresh(&mut self) -> Option<(WorkId, Transmit)> {
+        self.fresh.pop_front()
+    }
+
+    /// The next event of a work item.
+    #[must_use]
+    pub fn poll_event(&mut self, now: Instant) -> Option<(WorkId, Event)> {
+        self.pump(now);
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called, if anything waits on
+    /// time (the SETTINGS acknowledgement, any work item's deadlines).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.items
+            .iter()
+            .flatten()
+            .filter_map(Connection::poll_timeout)
+            .chain(self.conn.poll_timeout())
+            .min()
+    }
+
+    /// Bytes from the socket, in any split. A connection error (returned) fails every stream:
+    /// each work item hears of it through its exchange.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> Result<(), H2Error> {
+        let r = self.conn.handle_bytes(now, bytes);
+        self.pump(now);
+        r
+    }
+
+    /// The server closed the socket: every open stream fails.
+    pub fn handle_eof(&mut self, now: Instant) {
+        self.conn.handle_eof();
+        self.pump(now);
+    }
+
+    /// Time has reached `now`: the SETTINGS acknowledgement and every work item's deadlines.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        // A connection failure is delivered to every stream as its event.
+        let _ = self.conn.handle_timeout(now);
+        for conn in self.items.iter_mut().flatten() {
+            conn.handle_timeout(now);
+        }
+        self.pump(now);
+    }
+
+    /// Moves everything that can move: work items' requests onto streams, stream events to
+    /// their exchanges, work items' events out, until nothing changes.
+    fn pump(&mut self, now: Instant) {
+        loop {
+            let mut progress = false;
+            // Requests of the work items.
+            for (w, slot) in self.items.iter_mut().enumerate() {
+                let Some(conn) = slot else { continue };
+                while let Some(t) = conn.poll_transmit() {
+                    progress = true;
+                    if t.request.is_none() || (t.fresh_socket && self.used) {
+                        self.fresh.push_back((WorkId(w), t));
+                    } else {
+                        self.waiting.push_back((w, t));
+                    }
+                }
+            }
+            // Streams for them, while slots are free.
+            while let Some((w, t)) = self.waiting.pop_front() {
+                let Some(conn) = self.items.get_mut(w).and_then(Option::as_mut) else {
+                    continue;
+                };
+                let Some(request) = &t.request else {
+                    self.fresh.push_back((WorkId(w), t));
+                    continue;
+                };
+                if self.conn.error().is_some() || self.conn.goaway().is_some() {
+                    self.fresh.push_back((WorkId(w), t));
+                    progress = true;
+                    continue;
+                }
+                if !self.conn.can_open() {
+                    self.waiting.push_front((w, t));
+                    break;
+                }
+                progress = true;
+                let h2 = H2Request {
+                    method: request.method.as_str().to_owned(),
+                    scheme: self.scheme.clone(),
+                    authority: request.authority.clone(),
+                    path: request.path.clone(),
+                    headers: request
+                        .headers
+                        .iter()
+                        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+                        .collect(),
+                    body: request.body.clone(),
+                };
+                match self.conn.open_stream(&h2, conn.bytes_left()) {
+                    Ok(stream) => {
+                        self.used = true;
+                        self.routes.push(Route {
+                            stream,
+                            work: w,
+                            exchange: t.exchange,
+                            carried: 0,
+                        });
+                    }
+                    Err(OpenError::NoSlot { .. }) => {
+                        self.waiting.push_front((w, t));
+                        break;
+                    }
+                    Err(OpenError::NotAccepting) => self.fresh.push_back((WorkId(w), t)),
+                    Err(OpenError::InvalidHeader { .. }) => {
+                        let e = H2Error::Malformed {
+                            what: "a request header cannot be sent over HTTP/2",
+                        };
+                        conn.handle_wire_error(now, t.exchange, WireError::Http2(e), 0);
+                    }
+                }
+            }
+            // Stream events to their exchanges.
+            while let Some(ev) = self.conn.poll_event() {
+                progress = true;
+                self.deliver(now, ev);
+            }
+            // Work items' events; abandoned exchanges reset their streams.
+            for (w, slot) in self.items.iter_mut().enumerate() {
+                let Some(conn) = slot else { continue };
+                while let Some(event) = conn.poll_event() {
+                    progress = true;
+                    let exchange = match &event {
+                        Event::ExchangeAbandoned { exchange } => Some((*exchange, true)),
+                        Event::ExchangeFinished { exchange, .. } => Some((*exchange, false)),
+                        _ => None,
+                    };
+                    if let Some((x, cancel)) = exchange {
+                        if let Some(i) = self
+                            .routes
+                            .iter()
+                            .position(|r| r.work == w && r.exchange == x)
+                        {
+                            let r = self.routes.swap_remove(i);
+                            if cancel {
+                                self.conn.cancel(r.stream);
+                            }
+                        }
+                        self.waiting
+                            .retain(|(ww, t)| !(*ww == w && t.exchange == x));
+                    }
+                    self.events.push_back((WorkId(w), event));
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+    }
+
+    /// One stream event, translated for the exchange it carries.
+    fn deliver(&mut self, now: Instant, ev: StreamEvent) {
+        let Some(i) = self.routes.iter().position(|r| r.stream == ev.stream()) else {
+            return;
+        };
+        let (work, exchange) = (self.routes[i].work, self.routes[i].exchange);
+        let raw = ev.raw().saturating_add(self.routes[i].carried);
+        self.routes[i].carried = 0;
+        let Some(conn) = self.items.get_mut(work).and_then(Option::as_mut) else {
+            return;
+        };
+        match ev {
+            StreamEvent::Informational { .. } => self.routes[i].carried = raw,
+            StreamEvent::Head {
+                status, headers, ..
+            } => {
+                let headers: Vec<(String, Vec<u8>)> = headers
+                    .into_iter()
+                    .map(|h| (String::from_utf8_lossy(&h.name).into_owned(), h.value))
+                    .collect();
+                let content_length = wire::header_str(&headers, "content-length")
+                    .and_then(|v| v.parse::<u64>().ok());
+                let head = ResponseHead {
+                    status,
+                    headers,
+                    content_length,
+                };
+                conn.handle_response_event(now, exchange, ResponseEvent::Head { head, raw });
+            }
+            StreamEvent::Data { data, .. } if data.is_empty() => self.routes[i].carried = raw,
+            StreamEvent::Data { data, .. } => {
+                let event = ResponseEvent::Body { bytes: &data, raw };
+                conn.handle_response_event(now, exchange, event);
+            }
+            StreamEvent::End { .. } => {
+                self.routes.swap_remove(i);
+                let event = ResponseEvent::End {
+                    reusable: true,
+                    raw,
+                };
+                conn.handle_response_event(now, exchange, event);
+            }
+            StreamEvent::Failed { error, .. } => {
+                self.routes.swap_remove(i);
+                conn.handle_wire_error(now, exchange, WireError::Http2(error), raw);
+            }
+        }
+    }
+}

@@ -1,0 +1,597 @@
+//! MCP over HTTP/2 in virtual time: the flows of the HTTP/1.1 tests as streams of one shared
+//! socket ([`H2Socket`]), against a scripted server written with the crate's own frame codec and
+//! HPACK, whole and in 1- and 3-byte pieces.
+
+#[path = "support/h2server.rs"]
+mod h2server;
+
+use std::time::Duration;
+
+use h2server::{data, drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
+use mcp_sansio::internals::h2::{H2Config, H2Error, H2Socket, WorkId};
+use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::{Budget, Config, Connection, Era, EraHint, Error, Event, Instant};
+
+const SPLITS: [Split; 3] = [Split::Whole, Split::Chunks(1), Split::Chunks(3)];
+const URL: &str = "https://mcp.example.com:8443/mcp";
+const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#;
+const CALL_OK: &str = r#"{"content":[{"type":"text","text":"hi"}]}"#;
+const LONG: Duration = Duration::from_secs(600);
+
+fn modern_config() -> Config {
+    let mut c = Config::new(URL).unwrap();
+    c.era_hint = Some(EraHint {
+        era: Era::Modern,
+        version: "2026-07-28".into(),
+    });
+    c
+}
+
+fn socket_with(configs: Vec<Config>) -> (H2Socket, Vec<WorkId>) {
+    let mut s = H2Socket::new(Instant::ZERO, H2Config::default(), "https");
+    let works = configs
+        .into_iter()
+        .map(|c| s.add(Connection::with_codec(c, Codec::Http2).unwrap()))
+        .collect();
+    (s, works)
+}
+
+/// A modern server: lists one tool, answers every call.
+fn modern(peer: &mut H2Peer, r: &SeenRequest) -> Vec<u8> {
+    match r.rpc_method().as_str() {
+        "tools/list" => peer.json(r.stream, &result(r.rpc_id(), TOOLS)),
+        "tools/call" => peer.json(r.stream, &result(r.rpc_id(), CALL_OK)),
+        _ => peer.response(r.stream, 404, "", b""),
+    }
+}
+
+fn ops(run: &Run) -> Vec<String> {
+    run.summary()
+        .into_iter()
+        .filter(|l| !l.contains(":Finished ") && !l.contains(":Abandoned "))
+        .collect()
+}
+
+#[test]
+fn modern_list_and_call_as_streams_whatever_the_split() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let (mut s, w) = socket_with(vec![modern_config()]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        let c = s.connection_mut(w[0]).unwrap();
+        c.connect(now);
+        c.list_tools(now);
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, modern);
+        s.connection_mut(w[0])
+            .unwrap()
+            .call_tool(now, "echo", b"{}");
+        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, modern);
+        run.events.extend(second.events);
+        assert!(run.socket_errors.is_empty() && second.socket_errors.is_empty());
+        // One stream per request, odd ids, on the one socket, which stays open.
+        let streams: Vec<u32> = peer.requests.iter().map(|r| r.stream).collect();
+        assert_eq!(streams, vec![1, 3], "{split:?}");
+        assert!(!s.is_closed());
+        // `:authority` instead of Host; lowercase names; the era header.
+        for r in &peer.requests {
+            assert_eq!(r.header(":authority"), Some("mcp.example.com:8443"));
+            assert_eq!(r.header(":scheme"), Some("https"));
+            assert_eq!(r.header(":path"), Some("/mcp"));
+            assert_eq!(r.header(":method"), Some("POST"));
+            assert!(r.header("host").is_none());
+            assert!(r.headers.iter().all(|(n, _)| *n == n.to_ascii_lowercase()));
+            assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+        }
+        // The work item was charged every octet of its streams.
+        assert!(s.connection(w[0]).unwrap().bytes_read() > 0);
+        seen.push(ops(&run));
+    }
+    assert_eq!(
+        seen[0],
+        vec![
+            "0:Connected Modern 2026-07-28".to_owned(),
+            "0:ToolsListed [\"echo\"]".into(),
+            "0:CallFinished error=false".into()
+        ]
+    );
+    assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
+}
+
+#[test]
+fn legacy_session_over_http2_keeps_its_session_id() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let (mut s, w) = socket_with(vec![Config::new(URL).unwrap()]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        s.connection_mut(w[0]).unwrap().connect(now);
+        let legacy = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            match r.rpc_method().as_str() {
+                "server/discover" => peer.response(sid, 404, "", b""),
+                "initialize" => {
+                    let body = result(
+                        r.rpc_id(),
+                        r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
+                    );
+                    let mut out = peer.headers(
+                        sid,
+                        &[
+                            (":status", "200"),
+                            ("content-type", "application/json"),
+                            ("mcp-session-id", "sess-1"),
+                        ],
+                        false,
+                    );
+                    out.extend(data(sid, body.as_bytes(), true));
+                    out
+                }
+                "notifications/initialized" => peer.response(sid, 202, "", b""),
+                "tools/list" => {
+                    assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+                    peer.json(sid, &result(r.rpc_id(), TOOLS))
+                }
+                _ => peer.response(sid, 400, "", b""),
+            }
+        };
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, legacy);
+        s.connection_mut(w[0]).unwrap().list_tools(now);
+        run.events
+            .extend(drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, legacy).events);
+        assert_eq!(s.connection(w[0]).unwrap().session_id(), Some("sess-1"));
+        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        assert_eq!(
+            methods,
+            [
+                "server/discover",
+                "initialize",
+                "notifications/initialized",
+                "tools/list"
+            ]
+        );
+        seen.push(ops(&run));
+    }
+    assert_eq!(seen[0].len(), 2, "{:?}", seen[0]);
+    assert!(seen[0][0].starts_with("0:Connected Legacy 2025-06-18"));
+    assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
+}
+
+#[test]
+fn an_event_stream_on_a_stream_delivers_progress_then_the_result() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let (mut s, w) = socket_with(vec![modern_config()]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        let c = s.connection_mut(w[0]).unwrap();
+        c.connect(now);
+        c.call_tool(now, "echo", b"{}");
+        let run = drive(
+            &mut s,
+            &mut peer,
+            &mut now,
+            split,
+            hello(),
+            LONG,
+            |peer, r| {
+                let sid = r.stream;
+                let token = r.json()["params"]["_meta"]["progressToken"].clone();
+                let progress = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1,"total":2}}}}"#
+                );
+                let mut out = peer.headers(
+                    sid,
+                    &[(":status", "200"), ("content-type", "text/event-stream")],
+                    false,
+                );
+                out.extend(data(
+                    sid,
+                    format!("id: 1\ndata: {progress}\n\n").as_bytes(),
+                    false,
+                ));
+                let done = result(r.rpc_id(), CALL_OK);
+                out.extend(data(
+                    sid,
+                    format!("id: 2\ndata: {done}\n\n").as_bytes(),
+                    true,
+                ));
+                out
+            },
+        );
+        assert!(run.socket_errors.is_empty());
+        seen.push(ops(&run));
+    }
+    assert_eq!(seen[0].len(), 3, "{:?}", seen[0]);
+    assert!(seen[0][1].contains("Progress"), "{:?}", seen[0]);
+    assert_eq!(seen[0][2], "0:CallFinished error=false");
+    assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
+}
+
+#[test]
+fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socket() {
+    let mut config = Config::new(URL).unwrap();
+    config.era_hint = Some(EraHint {
+        era: Era::Legacy,
+        version: "2025-06-18".into(),
+    });
+    config.budgets.call_time = Duration::from_secs(5);
+    let (mut s, w) = socket_with(vec![config]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    s.connection_mut(w[0]).unwrap().connect(now);
+    let mut call_stream = 0;
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Chunks(3),
+        hello(),
+        LONG,
+        |peer, r| {
+            let sid = r.stream;
+            match r.rpc_method().as_str() {
+                "initialize" => peer.json(
+                    sid,
+                    &result(
+                        r.rpc_id(),
+                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
+                    ),
+                ),
+                "notifications/initialized" | "notifications/cancelled" => {
+                    peer.response(sid, 202, "", b"")
+                }
+                _ => Vec::new(),
+            }
+        },
+    );
+    assert!(ops(&run)[0].starts_with("0:Connected Legacy"));
+    s.connection_mut(w[0])
+        .unwrap()
+        .call_tool(now, "slow", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Chunks(3),
+        Vec::new(),
+        LONG,
+        |peer, r| {
+            let sid = r.stream;
+            match r.rpc_method().as_str() {
+                "tools/call" => {
+                    call_stream = sid;
+                    Vec::new() // never answered
+                }
+                _ => peer.response(sid, 202, "", b""),
+            }
+        },
+    );
+    let failed = run
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Failed { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the call fails");
+    assert_eq!(
+        failed.budget().map(|b| (b.budget, b.limit)),
+        Some((Budget::CallTime, 5000))
+    );
+    assert_eq!(run.ended, Instant::from_millis(5000));
+    // RST_STREAM(CANCEL) for the call's stream, then `notifications/cancelled` on a new stream
+    // of the same socket, which stays open.
+    assert!(peer.frames.iter().any(|f| matches!(
+        f,
+        Frame::RstStream { stream_id, reason } if *stream_id == call_stream && *reason == Reason::CANCEL
+    )));
+    let last = peer.requests.last().unwrap();
+    assert_eq!(last.rpc_method(), "notifications/cancelled");
+    assert!(last.stream > call_stream);
+    assert!(!s.is_closed());
+    assert!(run.fresh.is_empty());
+}
+
+/// A `tools/call` refused with REFUSED_STREAM goes once more, on a fresh socket, counted in
+/// `responses_per_request`; refused again there, the call fails with the reset.
+#[test]
+fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
+    for refuse_twice in [false, true] {
+        let (mut s, w) = socket_with(vec![modern_config()]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        let c = s.connection_mut(w[0]).unwrap();
+        c.connect(now);
+        c.call_tool(now, "echo", b"{}");
+        let run = drive(
+            &mut s,
+            &mut peer,
+            &mut now,
+            Split::Chunks(3),
+            hello(),
+            LONG,
+            |_, r| rst(r.stream, Reason::REFUSED_STREAM),
+        );
+        assert_eq!(run.fresh.len(), 1, "the retry asks for a fresh socket");
+        assert!(!s.is_closed(), "a refused stream leaves the socket usable");
+        let (old, transmit) = run.fresh.into_iter().next().unwrap();
+        assert!(transmit.fresh_socket);
+        let conn = s.remove(now, old).unwrap();
+        let mut s2 = H2Socket::new(now, H2Config::default(), "https");
+        let w2 = s2.add(conn);
+        s2.resend(w2, transmit);
+        let mut peer2 = H2Peer::default();
+        let run2 = drive(
+            &mut s2,
+            &mut peer2,
+            &mut now,
+            Split::Chunks(3),
+            hello(),
+            LONG,
+            |p, r| {
+                if refuse_twice {
+                    rst(r.stream, Reason::REFUSED_STREAM)
+                } else {
+                    modern(p, r)
+                }
+            },
+        );
+        assert_eq!(peer2.requests.len(), 1);
+        assert_eq!(peer2.requests[0].rpc_method(), "tools/call");
+        let last = ops(&run2).pop().unwrap();
+        if refuse_twice {
+            assert!(run2.fresh.is_empty(), "never a second retry");
+            let error = run2
+                .events
+                .iter()
+                .find_map(|(_, e)| match e {
+                    Event::Failed { error, .. } => Some(error.clone()),
+                    _ => None,
+                })
+                .unwrap();
+            assert_eq!(
+                error,
+                Error::H2(H2Error::Reset {
+                    reason: Reason::REFUSED_STREAM
+                })
+            );
+        } else {
+            assert_eq!(last, "0:CallFinished error=false");
+        }
+    }
+}
+
+/// A GOAWAY whose last stream id is below the call's stream shows it was never processed: the
+/// call goes once more on a fresh socket.
+#[test]
+fn goaway_below_the_stream_retries_the_call_once() {
+    let (mut s, w) = socket_with(vec![modern_config()]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    let c = s.connection_mut(w[0]).unwrap();
+    c.connect(now);
+    c.call_tool(now, "echo", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        |_, _| {
+            h2server::frame(Frame::GoAway {
+                last_stream_id: 0,
+                reason: Reason::NO_ERROR,
+                debug: Vec::new(),
+            })
+        },
+    );
+    assert_eq!(run.fresh.len(), 1, "{:?}", run.summary());
+    assert!(run.fresh[0].1.fresh_socket);
+}
+
+/// Two work items on one socket, each with its own byte budget: the one whose answer is too
+/// large fails on its budget (with its configured limit), the other finishes, and the socket
+/// serves both and stays open.
+#[test]
+fn two_work_items_multiplexed_keep_separate_budgets() {
+    let mut small = modern_config();
+    small.budgets.response_bytes = 600;
+    let (mut s, w) = socket_with(vec![small, modern_config()]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    for &x in &w {
+        let c = s.connection_mut(x).unwrap();
+        c.connect(now);
+        c.list_tools(now);
+    }
+    let big = format!(
+        r#"{{"tools":[{{"name":"echo","description":"{}","inputSchema":{{"type":"object"}}}}]}}"#,
+        "x".repeat(2000)
+    );
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let (mut s2, w2) = socket_with(vec![
+            {
+                let mut c = modern_config();
+                c.budgets.response_bytes = 600;
+                c
+            },
+            modern_config(),
+        ]);
+        for &x in &w2 {
+            let c = s2.connection_mut(x).unwrap();
+            c.connect(now);
+            c.list_tools(now);
+        }
+        let mut p2 = H2Peer::default();
+        let run = drive(&mut s2, &mut p2, &mut now, split, hello(), LONG, |p, r| {
+            p.json(r.stream, &result(r.rpc_id(), &big))
+        });
+        assert!(run.socket_errors.is_empty());
+        assert!(!s2.is_closed());
+        // Both streams went on the one socket, and each was charged to its own item.
+        assert_eq!(p2.requests.len(), 2);
+        assert!(s2.connection(w2[0]).unwrap().bytes_read() <= 600);
+        assert!(s2.connection(w2[1]).unwrap().bytes_read() > 2000);
+        let failed = run
+            .events
+            .iter()
+            .find_map(|(x, e)| match e {
+                Event::Failed { error, .. } => Some((*x, error.clone())),
+                _ => None,
+            })
+            .expect("the small item fails");
+        assert_eq!(failed.0, w2[0]);
+        assert_eq!(
+            failed.1.budget().map(|b| (b.budget, b.limit)),
+            Some((Budget::ResponseBytes, 600))
+        );
+        assert!(run
+            .events
+            .iter()
+            .any(|(x, e)| *x == w2[1] && matches!(e, Event::ToolsListed(_))));
+        seen.push(ops(&run));
+    }
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+    // The first socket, driven too, lists for the large item.
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        modern,
+    );
+    assert_eq!(
+        ops(&run)
+            .iter()
+            .filter(|l| l.contains("ToolsListed"))
+            .count(),
+        2
+    );
+}
+
+/// A legacy event stream that ends after an event id is resumed with `GET` and
+/// `Last-Event-ID` on a new stream of the same socket, after the server's `retry:`.
+#[test]
+fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let mut config = Config::new(URL).unwrap();
+        config.era_hint = Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        });
+        let (mut s, w) = socket_with(vec![config]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        s.connection_mut(w[0]).unwrap().connect(now);
+        let list_id = std::cell::Cell::new(0);
+        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            let sse = |peer: &mut H2Peer, text: String| {
+                let mut out = peer.headers(
+                    sid,
+                    &[
+                        (":status", "200"),
+                        ("content-type", "text/event-stream"),
+                        ("mcp-session-id", "sess-1"),
+                    ],
+                    false,
+                );
+                out.extend(data(sid, text.as_bytes(), true));
+                out
+            };
+            match r.rpc_method().as_str() {
+                "initialize" => sse(
+                    peer,
+                    format!(
+                        "data: {}\n\n",
+                        result(
+                            r.rpc_id(),
+                            r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#
+                        )
+                    ),
+                ),
+                "notifications/initialized" => peer.response(sid, 202, "", b""),
+                "tools/list" => {
+                    list_id.set(r.rpc_id());
+                    sse(peer, "id: ev-1\nretry: 2500\ndata:\n\n".into())
+                }
+                "GET" => {
+                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
+                    assert_eq!(r.header("accept"), Some("text/event-stream"));
+                    assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+                    let done = result(list_id.get(), TOOLS);
+                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
+                }
+                _ => peer.response(sid, 400, "", b""),
+            }
+        };
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
+        let listed_at = now;
+        s.connection_mut(w[0]).unwrap().list_tools(now);
+        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
+        run.events.extend(second.events);
+        assert!(second.socket_errors.is_empty());
+        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        assert_eq!(
+            methods,
+            [
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "GET"
+            ]
+        );
+        assert!(
+            now >= listed_at + Duration::from_millis(2500),
+            "waits the retry"
+        );
+        assert_eq!(s.connection(w[0]).unwrap().gets_sent(), 1);
+        assert!(!s.is_closed());
+        seen.push(ops(&run));
+    }
+    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+}
+
+/// The retry after REFUSED_STREAM is one more response of the request: with
+/// `responses_per_request` at 1 there is none, and the budget is the cause.
+#[test]
+fn the_refused_stream_retry_counts_in_responses_per_request() {
+    let mut config = modern_config();
+    config.budgets.responses_per_request = 1;
+    let (mut s, w) = socket_with(vec![config]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    let c = s.connection_mut(w[0]).unwrap();
+    c.connect(now);
+    c.call_tool(now, "echo", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        |_, r| rst(r.stream, Reason::REFUSED_STREAM),
+    );
+    assert!(run.fresh.is_empty());
+    let error = run
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Failed { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the call fails");
+    assert_eq!(
+        error.budget().map(|b| (b.budget, b.limit)),
+        Some((Budget::ResponsesPerRequest, 1))
+    );
+}

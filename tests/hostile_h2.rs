@@ -1,0 +1,278 @@
+//! The hostile catalogue's HTTP/2 mode (`checks/hostile/h2.rs`) run against the core in virtual
+//! time: a work item connected from a modern era hint runs its operation as a stream of an
+//! `H2Socket` whose server misbehaves.
+//!
+//! For every scenario and every split (whole, then 3-byte pieces) the runner checks: the error
+//! kind and its cause (the named budget with its configured limit, the per-socket cap, the
+//! protocol error code), that the operation ended within the scenario's virtual time, that it
+//! took a bounded number of steps, that the work item read no more than its byte budget, that
+//! memory allocated by the client and still held stayed within [`memory_bound`], and that both
+//! splits ended the same way. A request the server never processed moves its work item to a
+//! fresh socket, as an embedder would, at most twice.
+
+#[path = "support/h2server.rs"]
+mod h2server;
+
+#[path = "../checks/hostile/h2.rs"]
+mod h2_catalogue;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::time::Duration;
+
+use h2_catalogue::{scenarios, H2Cause, H2Op, H2Scenario};
+use h2server::{drive_metered, H2Peer, Split};
+use mcp_sansio::internals::h2::{H2Config, H2Error, H2Socket};
+use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Error, ErrorKind, Event, Instant};
+
+// ---------------------------------------------------------------------------------------------
+// Memory: a counting allocator, per thread, switched on only while the client runs.
+
+struct Counting;
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+    static CURRENT: Cell<i64> = const { Cell::new(0) };
+    static PEAK: Cell<i64> = const { Cell::new(0) };
+}
+
+fn count(delta: i64) {
+    let _ = ON.try_with(|on| {
+        if on.get() {
+            let _ = CURRENT.try_with(|c| {
+                let now = c.get() + delta;
+                c.set(now);
+                let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+            });
+        }
+    });
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as i64));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as i64 - layout.size() as i64);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn meter(on: bool) {
+    ON.with(|o| o.set(on));
+}
+
+/// Client memory a scenario may hold at its peak. Allocations the client makes and the server
+/// frees (the bytes it writes, events) count as held, so this over-estimates: three times the
+/// byte budget (a body buffer, a decoded copy, growth), the per-socket ledger (control output and
+/// octets no stream owns are bounded by it), and 256 KiB for fixed structures.
+fn memory_bound(b: &Budgets) -> i64 {
+    3 * b.response_bytes as i64 + b.h2_socket_bytes as i64 + 256 * 1024
+}
+
+/// Inputs fed (pieces, timeouts) after which a scenario counts as not terminating.
+const MAX_STEPS: u32 = 2_000_000;
+
+const SPLITS: [Split; 2] = [Split::Whole, Split::Chunks(3)];
+
+#[derive(Debug)]
+struct Outcome {
+    error: Option<Error>,
+    ended: Instant,
+    requests: usize,
+    bytes_read: u64,
+    peak: i64,
+    steps: u32,
+}
+
+fn run(sc: &H2Scenario, split: Split) -> Outcome {
+    let mut config = Config::new("https://mcp.example.com/mcp").unwrap();
+    config.budgets = sc.budgets.clone();
+    config.era_hint = Some(EraHint {
+        era: Era::Modern,
+        version: "2026-07-28".into(),
+    });
+    let mut now = Instant::ZERO;
+    CURRENT.with(|c| c.set(0));
+    PEAK.with(|p| p.set(0));
+    meter(true);
+    let h2 = H2Config::from_budgets(&sc.budgets);
+    let mut socket = H2Socket::new(now, h2.clone(), "https");
+    let mut work = socket.add(Connection::with_codec(config, Codec::Http2).unwrap());
+    let c = socket.connection_mut(work).unwrap();
+    c.connect(now);
+    match sc.op {
+        H2Op::List => c.list_tools(now),
+        H2Op::Call(n) => {
+            let args = format!(r#"{{"x":"{}"}}"#, "a".repeat(n));
+            meter(false);
+            c.call_tool(now, "t", args.as_bytes());
+            meter(true);
+        }
+    }
+    meter(false);
+    let mut events = Vec::new();
+    let mut requests = 0;
+    let mut steps = 0;
+    for attempt in 0..3 {
+        let mut peer = H2Peer::default();
+        let prelude = (sc.prelude)(&mut peer);
+        let r = drive_metered(
+            &mut socket,
+            &mut peer,
+            &mut now,
+            split,
+            prelude,
+            sc.within + Duration::from_secs(1),
+            sc.respond,
+            &meter,
+        );
+        steps += r.steps;
+        requests += peer.requests.len();
+        events.extend(r.events.into_iter().map(|(_, e)| e));
+        let Some((w, transmit)) = r.fresh.into_iter().next() else {
+            break;
+        };
+        assert!(attempt < 2, "{}: more than one retry", sc.name);
+        meter(true);
+        let conn = socket.remove(now, w).unwrap();
+        socket = H2Socket::new(now, h2.clone(), "https");
+        work = socket.add(conn);
+        socket.resend(work, transmit);
+        meter(false);
+    }
+    let bytes_read = socket.connection(work).unwrap().bytes_read();
+    let failures: Vec<Error> = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Failed { error, .. } => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert!(failures.len() <= 1, "{}: {failures:?}", sc.name);
+    Outcome {
+        error: failures.into_iter().next(),
+        ended: now,
+        requests,
+        bytes_read,
+        peak: PEAK.with(Cell::get),
+        steps,
+    }
+}
+
+/// Whether `error` is the cause `expect` names, with the configured limit of a budget.
+fn matches_cause(error: &Error, expect: H2Cause, b: &Budgets) -> bool {
+    let h2 = match error {
+        Error::H2(e) => Some(e),
+        _ => None,
+    };
+    match expect {
+        H2Cause::Budget(budget) => error
+            .budget()
+            .is_some_and(|x| x.budget == budget && x.limit == b.limit(budget)),
+        H2Cause::Limit(limit) => {
+            matches!(h2, Some(H2Error::Limit { limit: l, .. }) if *l == limit)
+        }
+        H2Cause::Protocol(reason) => matches!(
+            h2,
+            Some(e @ (H2Error::Protocol { .. } | H2Error::Frame(_))) if e.reason() == reason
+        ),
+        H2Cause::HeaderList => matches!(
+            h2,
+            Some(H2Error::Hpack(
+                mcp_sansio::internals::h2::HpackError::HeaderListTooLarge { .. }
+            ))
+        ),
+        H2Cause::Compression => matches!(
+            h2,
+            Some(e @ H2Error::Hpack(_)) if e.reason() == mcp_sansio::internals::h2::Reason::COMPRESSION_ERROR
+        ),
+        H2Cause::Malformed => matches!(h2, Some(H2Error::Malformed { .. })),
+        H2Cause::ContentLength => matches!(h2, Some(H2Error::ContentLength { .. })),
+        H2Cause::Reset(reason) => matches!(h2, Some(H2Error::Reset { reason: r }) if *r == reason),
+        H2Cause::GoAway => matches!(h2, Some(H2Error::GoAway { .. })),
+        H2Cause::SettingsTimeout => matches!(h2, Some(H2Error::SettingsTimeout { ms: 10_000 })),
+    }
+}
+
+#[test]
+fn every_hostile_http2_scenario_ends_in_its_typed_error() {
+    let all = scenarios();
+    let names: HashSet<&str> = all.iter().map(|s| s.name).collect();
+    assert_eq!(names.len(), all.len(), "scenario names are unique");
+    let mut problems = Vec::new();
+    for sc in &all {
+        let mut ends = Vec::new();
+        for split in SPLITS {
+            let o = run(sc, split);
+            let tag = format!("{} ({split:?})", sc.name);
+            match &o.error {
+                None => problems.push(format!("{tag}: did not fail")),
+                Some(e) => {
+                    if e.kind() != ErrorKind::ConnectionFailed {
+                        problems.push(format!("{tag}: kind {} ({e})", e.kind()));
+                    }
+                    if !matches_cause(e, sc.expect, &sc.budgets) {
+                        problems.push(format!("{tag}: expected {:?}, got {e:?}", sc.expect));
+                    }
+                }
+            }
+            if o.ended.saturating_since(Instant::ZERO) > sc.within {
+                problems.push(format!("{tag}: ended at {:?}", o.ended));
+            }
+            if o.requests != sc.requests {
+                problems.push(format!(
+                    "{tag}: the server saw {} requests, not {}",
+                    o.requests, sc.requests
+                ));
+            }
+            if o.steps > MAX_STEPS {
+                problems.push(format!("{tag}: {} steps", o.steps));
+            }
+            if o.bytes_read > sc.budgets.response_bytes {
+                problems.push(format!("{tag}: read {} bytes", o.bytes_read));
+            }
+            if o.peak > memory_bound(&sc.budgets) {
+                problems.push(format!(
+                    "{tag}: peak memory {} over {}",
+                    o.peak,
+                    memory_bound(&sc.budgets)
+                ));
+            }
+            ends.push((o.error.as_ref().map(|e| e.to_string()), o.ended, o.requests));
+        }
+        if ends[0] != ends[1] {
+            problems.push(format!("{}: splits differ: {ends:?}", sc.name));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The runner's checks can fail: a scenario given the wrong cause is reported.
+#[test]
+fn a_wrong_expectation_is_noticed() {
+    let mut sc = scenarios()
+        .into_iter()
+        .find(|s| s.name == "ping_flood")
+        .unwrap();
+    let o = run(&sc, Split::Whole);
+    assert!(o.peak > 0, "the client's memory is measured");
+    let e = o.error.expect("fails");
+    assert!(matches_cause(&e, sc.expect, &sc.budgets));
+    sc.expect = H2Cause::SettingsTimeout;
+    assert!(!matches_cause(&e, sc.expect, &sc.budgets));
+}
