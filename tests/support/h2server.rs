@@ -291,7 +291,10 @@ pub fn summarize(e: &Event) -> String {
         Event::Connected { era, version, .. } => format!("Connected {era:?} {version}"),
         Event::ToolsListed(c) => format!(
             "ToolsListed {:?}",
-            c.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+            c.tools
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect::<Vec<_>>()
         ),
         Event::CallFinished(r) => format!("CallFinished error={}", r.is_error),
         Event::Failed { operation, error } => format!("Failed {operation:?} {error}"),
