@@ -79,8 +79,11 @@
 //! ledger) are internal. The fuzz targets, benchmarks and tests reach them through
 //! `mcp_sansio::internals`, a hidden module that is **not** public API and may change in any
 //! release without notice.
+#![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+extern crate alloc;
 
 pub mod auth;
 mod budget;
@@ -93,6 +96,7 @@ mod h2;
 mod http1;
 mod jsonrpc;
 mod list;
+mod prelude;
 mod sse;
 mod time;
 mod wire;

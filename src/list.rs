@@ -1,7 +1,8 @@
 //! `tools/list`: pages, and the catalog they add up to.
+use crate::prelude::*;
 
-use std::borrow::Cow;
-use std::fmt;
+use alloc::borrow::Cow;
+use core::fmt;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -80,7 +81,7 @@ enum NameWire<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for NameWire<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct NameVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        struct NameVisitor<'a>(core::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for NameVisitor<'a> {
             type Value = NameWire<'a>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -119,7 +120,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for NameWire<'a> {
                 Ok(NameWire::NotText)
             }
         }
-        deserializer.deserialize_any(NameVisitor(std::marker::PhantomData))
+        deserializer.deserialize_any(NameVisitor(core::marker::PhantomData))
     }
 }
 
@@ -193,7 +194,7 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
 /// Adds one entry to the catalog, or records why it was refused.
 pub(crate) fn add_entry(
     catalog: &mut Catalog,
-    names: &mut std::collections::HashSet<String>,
+    names: &mut alloc::collections::BTreeSet<String>,
     rule: ToolNameRule,
     index: usize,
     entry: &RawValue,

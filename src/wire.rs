@@ -12,6 +12,7 @@
 //! implementations. HTTP/1.1 ([`crate::http1`]) is the first; a second (HTTP/2) adds a variant
 //! to [`Codec`], to [`ResponseDecoder`] and to [`WireError`], and nothing above this boundary
 //! changes.
+use crate::prelude::*;
 
 use crate::budget::ByteLedger;
 use crate::http1::{self, Framing, Http1Error, RequestError, ResponseLimits};
@@ -223,7 +224,7 @@ impl ResponseDecoder {
                     .since_event
                     .saturating_add(u64::try_from(decoded.consumed).unwrap_or(u64::MAX));
                 let event = decoded.event.map(|e| {
-                    let raw = std::mem::take(&mut self.since_event);
+                    let raw = core::mem::take(&mut self.since_event);
                     match e {
                         http1::ResponseEvent::Head(h) => ResponseEvent::Head {
                             head: neutral_head(h),
@@ -248,7 +249,7 @@ impl ResponseDecoder {
     pub fn finish(&mut self) -> Result<Option<ResponseEvent<'static>>, WireError> {
         match &mut self.inner {
             Inner::Http1(d) => Ok(d.finish()?.map(|e| {
-                let raw = std::mem::take(&mut self.since_event);
+                let raw = core::mem::take(&mut self.since_event);
                 match e {
                     http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
                     // `finish` yields nothing else; an end that cannot be reused covers it.

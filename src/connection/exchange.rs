@@ -291,7 +291,7 @@ impl Connection {
                 },
             );
         };
-        let body = std::mem::replace(&mut ex.body, Body::Discard);
+        let body = core::mem::replace(&mut ex.body, Body::Discard);
         self.events.push_back(Event::ExchangeFinished {
             exchange: ex.id,
             reusable,

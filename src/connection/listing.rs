@@ -40,7 +40,8 @@ impl Connection {
         }
         match page.next_cursor {
             None => {
-                let Op::List { state, deadline } = std::mem::replace(&mut self.op, Op::Idle) else {
+                let Op::List { state, deadline } = core::mem::replace(&mut self.op, Op::Idle)
+                else {
                     return;
                 };
                 self.listed_headers = state
@@ -81,7 +82,7 @@ impl Connection {
         let Op::Call {
             mut state,
             deadline,
-        } = std::mem::replace(&mut self.op, Op::Idle)
+        } = core::mem::replace(&mut self.op, Op::Idle)
         else {
             return;
         };
@@ -100,9 +101,9 @@ impl Connection {
 #[derive(Debug)]
 pub(super) struct ListState {
     /// Cursors already followed (a repeated one is a pagination loop).
-    pub(super) seen: HashSet<String>,
+    pub(super) seen: BTreeSet<String>,
     /// Tool names seen so far (for duplicates).
-    pub(super) names: HashSet<String>,
+    pub(super) names: BTreeSet<String>,
     /// The catalog so far.
     pub(super) catalog: Catalog,
     /// A call waiting for this listing (after a header mismatch), with the error it got.
@@ -114,8 +115,8 @@ pub(super) struct ListState {
 impl ListState {
     pub(super) fn new(for_call: Option<Box<(CallState, crate::error::RpcError)>>) -> Self {
         ListState {
-            seen: HashSet::new(),
-            names: HashSet::new(),
+            seen: BTreeSet::new(),
+            names: BTreeSet::new(),
             catalog: Catalog::default(),
             entries: 0,
             for_call,

@@ -26,9 +26,10 @@
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition.
+use crate::prelude::*;
 
-use std::collections::{HashSet, VecDeque};
-use std::time::Duration;
+use alloc::collections::{BTreeSet, VecDeque};
+use core::time::Duration;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
