@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --doc
+# The core without its default `std` feature (the library is then `no_std` + `alloc`): its unit,
+# integration and doc tests must pass the same way.
+cargo test -p mcp-sansio --no-default-features
 if cargo nextest --version >/dev/null 2>&1; then
   # Last, so that the run ends with nextest's summary line.
   cargo nextest run --workspace --lib --bins --tests

@@ -244,6 +244,7 @@ fn as_u64(n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prelude::*;
 
     #[test]
     fn ledger_stops_at_limit() {

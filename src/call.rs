@@ -1,4 +1,5 @@
 //! `tools/call`: arguments and results.
+use crate::prelude::*;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -197,7 +198,7 @@ fn not_null(raw: Option<&RawValue>) -> Option<&RawValue> {
 }
 
 fn is_empty_object(raw: &RawValue) -> bool {
-    serde_json::from_str::<std::collections::BTreeMap<&str, serde::de::IgnoredAny>>(raw.get())
+    serde_json::from_str::<alloc::collections::BTreeMap<&str, serde::de::IgnoredAny>>(raw.get())
         .is_ok_and(|m| m.is_empty())
 }
 
@@ -349,7 +350,8 @@ pub(crate) fn check_arguments(arguments: &[u8]) -> Result<&[u8], String> {
 /// number beyond 64 bits) it fails the whole pass, and the caller reads the result the
 /// two-step way.
 mod fast {
-    use std::fmt;
+    use crate::prelude::*;
+    use core::fmt;
 
     use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     use serde::Deserialize;

@@ -1,4 +1,5 @@
 //! The configuration of a connection.
+use crate::prelude::*;
 
 use crate::budget::Budgets;
 use crate::endpoint::Endpoint;
@@ -158,7 +159,7 @@ impl Config {
                 what: "a legacy version this client does not speak",
             });
         }
-        let caps: Result<std::collections::BTreeMap<String, &serde_json::value::RawValue>, _> =
+        let caps: Result<alloc::collections::BTreeMap<String, &serde_json::value::RawValue>, _> =
             serde_json::from_str(&self.client_capabilities);
         if caps.is_err() {
             return Err(ConfigError::InvalidValue {

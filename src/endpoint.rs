@@ -1,6 +1,7 @@
 //! The server endpoint: a strictly parsed absolute `http`/`https` URL.
 //!
 //! The rules of the accepted language are on [`Endpoint`].
+use crate::prelude::*;
 
 use core::fmt;
 use core::net::{Ipv4Addr, Ipv6Addr};

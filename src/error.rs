@@ -1,4 +1,5 @@
 //! Errors: typed causes, each mapped to one of three [`ErrorKind`]s a caller can branch on.
+use crate::prelude::*;
 
 use crate::auth::AuthError;
 use crate::budget::BudgetExceeded;

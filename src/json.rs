@@ -14,6 +14,8 @@
 //! the scanner only looks at ASCII bytes. Every function returns `None` where the input breaks
 //! the grammar and never panics.
 
+use crate::prelude::*;
+
 /// Whether `b` is JSON whitespace.
 #[inline(always)]
 pub(crate) fn is_ws(b: u8) -> bool {
@@ -360,7 +362,7 @@ pub(crate) fn unescape(s: &[u8]) -> Option<String> {
     let mut i = 0;
     while i < inner.len() {
         let k = i + memchr::memchr(b'\\', inner.get(i..)?).unwrap_or(inner.len() - i);
-        out.push_str(std::str::from_utf8(inner.get(i..k)?).ok()?);
+        out.push_str(core::str::from_utf8(inner.get(i..k)?).ok()?);
         if k == inner.len() {
             break;
         }

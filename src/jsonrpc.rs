@@ -3,6 +3,7 @@
 //! Incoming messages are classified without building a `serde_json::Value` tree: `params`,
 //! `result`, `error.data` and `id` are kept as borrowed [`RawValue`]s, so the layer above parses
 //! only what it needs, once.
+use crate::prelude::*;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -23,7 +24,7 @@ struct Wire<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
+    method: Option<alloc::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -36,7 +37,7 @@ struct Wire<'a> {
 struct WireError<'a> {
     code: i64,
     #[serde(borrow, default)]
-    message: Option<std::borrow::Cow<'a, str>>,
+    message: Option<alloc::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     data: Option<&'a RawValue>,
 }
@@ -66,7 +67,7 @@ pub(crate) struct ErrorObject<'a> {
     /// The error code.
     pub code: i64,
     /// The message, if any.
-    pub message: std::borrow::Cow<'a, str>,
+    pub message: alloc::borrow::Cow<'a, str>,
     /// The raw `data`, if any.
     pub data: Option<&'a RawValue>,
 }
@@ -104,7 +105,7 @@ pub(crate) enum Message<'a> {
     /// A notification.
     Notification {
         /// The method.
-        method: std::borrow::Cow<'a, str>,
+        method: alloc::borrow::Cow<'a, str>,
         /// The raw params, if any.
         params: Option<&'a RawValue>,
     },
@@ -113,7 +114,7 @@ pub(crate) enum Message<'a> {
         /// The raw id.
         id: &'a RawValue,
         /// The method.
-        method: std::borrow::Cow<'a, str>,
+        method: alloc::borrow::Cow<'a, str>,
     },
 }
 
@@ -221,7 +222,7 @@ fn last_member_end(b: &[u8], at: usize) -> Option<usize> {
 /// With `defer`, the `result` is only delimited, not checked: see [`parse_message_for_page`].
 fn fast_response(bytes: &[u8], defer: bool) -> Option<Message<'_>> {
     use crate::json::{skip, string, ws};
-    let text = std::str::from_utf8(bytes).ok()?;
+    let text = core::str::from_utf8(bytes).ok()?;
     let b = text.as_bytes();
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
@@ -342,9 +343,11 @@ impl<'a> ObjectWriter<'a> {
 
 /// Writes `s` as a JSON string.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    // serde_json's string escaping cannot fail when writing into a Vec.
-    if serde_json::to_writer(&mut *out, s).is_err() {
-        out.extend_from_slice(b"\"\"");
+    // serde_json's string escaping cannot fail. (`to_vec` rather than `to_writer`, which needs
+    // `std`: the same bytes in both configurations.)
+    match serde_json::to_vec(s) {
+        Ok(json) => out.extend_from_slice(&json),
+        Err(_) => out.extend_from_slice(b"\"\""),
     }
 }
 

@@ -50,7 +50,7 @@
 //!     }
 //! }
 //! assert_eq!(connected.as_deref(), Some("2026-07-28"));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # Ok::<(), Box<dyn core::error::Error>>(())
 //! ```
 //!
 //! # What is public
@@ -79,8 +79,11 @@
 //! ledger) are internal. The fuzz targets, benchmarks and tests reach them through
 //! `mcp_sansio::internals`, a hidden module that is **not** public API and may change in any
 //! release without notice.
+#![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+extern crate alloc;
 
 pub mod auth;
 mod budget;
@@ -94,6 +97,7 @@ mod http1;
 mod json;
 mod jsonrpc;
 mod list;
+mod prelude;
 mod sse;
 mod time;
 mod wire;

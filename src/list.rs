@@ -1,7 +1,8 @@
 //! `tools/list`: pages, and the catalog they add up to.
+use crate::prelude::*;
 
-use std::fmt;
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::fmt;
 
 use bytes::Bytes;
 
@@ -86,7 +87,7 @@ impl Tool {
         let start = span.start as usize;
         self.page
             .get(start..start + span.len as usize)
-            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|b| core::str::from_utf8(b).ok())
             .unwrap_or_default()
     }
 

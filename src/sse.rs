@@ -40,6 +40,7 @@
 //! }
 //! # Ok::<(), mcp_sansio::SseError>(())
 //! ```
+use crate::prelude::*;
 
 use core::mem;
 

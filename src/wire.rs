@@ -14,6 +14,8 @@
 //! exchange its events, with their raw cost, which its [`ResponseDecoder`] only observes
 //! ([`ResponseDecoder::observe`]). Nothing above this boundary tells the two apart.
 
+use crate::prelude::*;
+
 use crate::budget::ByteLedger;
 use crate::h2::H2Error;
 use crate::http1::{self, Framing, Http1Error, RequestError, ResponseLimits};
@@ -256,7 +258,7 @@ impl ResponseDecoder {
                     .since_event
                     .saturating_add(u64::try_from(decoded.consumed).unwrap_or(u64::MAX));
                 let event = decoded.event.map(|e| {
-                    let raw = std::mem::take(&mut self.since_event);
+                    let raw = core::mem::take(&mut self.since_event);
                     match e {
                         http1::ResponseEvent::Head(h) => ResponseEvent::Head {
                             head: neutral_head(h),
@@ -315,7 +317,7 @@ impl ResponseDecoder {
     pub fn finish(&mut self) -> Result<Option<ResponseEvent<'static>>, WireError> {
         match &mut self.inner {
             Inner::Http1(d) => Ok(d.finish()?.map(|e| {
-                let raw = std::mem::take(&mut self.since_event);
+                let raw = core::mem::take(&mut self.since_event);
                 match e {
                     http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
                     // `finish` yields nothing else; an end that cannot be reused covers it.

@@ -12,11 +12,12 @@
 //! - the property is reached from the root only through `properties` keys; an annotation anywhere
 //!   else (under `items`, `anyOf`, `$defs`, ...) is refused;
 //! - the schema nests no deeper than [`MAX_DEPTH`] and has no duplicate object keys.
+use crate::prelude::*;
 
-use std::borrow::Cow;
-use std::collections::HashSet;
-use std::fmt;
-use std::sync::OnceLock;
+use alloc::borrow::Cow;
+use alloc::collections::BTreeSet;
+use core::fmt;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use base64::Engine as _;
 
@@ -144,7 +145,7 @@ fn is_token(s: &str) -> bool {
 /// The schema walk: collects annotations and refuses the first broken rule.
 struct Walk {
     found: Vec<HeaderParam>,
-    seen: HashSet<String>,
+    seen: BTreeSet<String>,
 }
 
 impl Walk {
@@ -298,14 +299,14 @@ enum Seen {
     Object,
 }
 
-/// Object keys of one map beyond which a hash set replaces the linear duplicate search.
+/// Object keys of one map beyond which an ordered set replaces the linear duplicate search.
 const LINEAR_KEYS: usize = 16;
 
 /// The state of the streaming scan, shared by every level.
 struct Scan<'de> {
     found: Vec<HeaderParam>,
     /// Lower-cased annotation values seen so far.
-    seen: HashSet<String>,
+    seen: BTreeSet<String>,
     /// The `properties` keys from the root to the current [`Place::Schema`] object.
     path: Vec<Cow<'de, str>>,
     /// The keys of the objects being read, innermost last.
@@ -393,7 +394,7 @@ impl<'de> Node<'_, 'de> {
     fn key<E: de::Error>(
         &mut self,
         start: usize,
-        set: &mut Option<HashSet<Cow<'de, str>>>,
+        set: &mut Option<BTreeSet<Cow<'de, str>>>,
         key: Cow<'de, str>,
     ) -> Result<Cow<'de, str>, E> {
         let keys = &mut self.scan.keys;
@@ -546,13 +547,22 @@ impl<'de> Visitor<'de> for Node<'_, 'de> {
 /// Whether `serde_json::Map` iterates in key order (rather than insertion order, with the
 /// `preserve_order` feature): the order the tree walk finds parameters in.
 fn map_is_sorted() -> bool {
-    static SORTED: OnceLock<bool> = OnceLock::new();
-    *SORTED.get_or_init(|| {
-        let mut map = Map::new();
-        map.insert("b".to_owned(), Value::Null);
-        map.insert("a".to_owned(), Value::Null);
-        map.keys().next().is_some_and(|k| k == "a")
-    })
+    // 0: not probed yet, 1: sorted, 2: insertion order. The probe gives every caller the same
+    // answer, so two callers racing on the first call only probe twice (plain loads and stores:
+    // no `std`, and no compare-and-swap that some targets lack).
+    static SORTED: AtomicU8 = AtomicU8::new(0);
+    match SORTED.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let mut map = Map::new();
+            map.insert("b".to_owned(), Value::Null);
+            map.insert("a".to_owned(), Value::Null);
+            let sorted = map.keys().next().is_some_and(|k| k == "a");
+            SORTED.store(if sorted { 1 } else { 2 }, Ordering::Relaxed);
+            sorted
+        }
+    }
 }
 
 /// The streaming form of [`header_params`] for a schema it accepts: the parameters, and whether
@@ -561,7 +571,7 @@ fn map_is_sorted() -> bool {
 pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
     let mut scan = Scan {
         found: Vec::new(),
-        seen: HashSet::new(),
+        seen: BTreeSet::new(),
         path: Vec::new(),
         keys: Vec::new(),
         root_object: false,
@@ -620,7 +630,7 @@ fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
         })?;
     let mut walk = Walk {
         found: Vec::new(),
-        seen: HashSet::new(),
+        seen: BTreeSet::new(),
     };
     walk.node(&schema, 0, Some(&[]))?;
     Ok(walk.found)
@@ -723,7 +733,7 @@ impl fmt::Display for HeaderRefusal {
     }
 }
 
-impl std::error::Error for HeaderRefusal {}
+impl core::error::Error for HeaderRefusal {}
 
 /// The `(header name, value)` pairs to send for a call: header name is `Mcp-Param-<name>`; value
 /// encoded as above. Err(reason) if an argument has the wrong type / integer out of range /
@@ -788,7 +798,9 @@ fn integer(n: &serde_json::Number) -> Option<i64> {
     } else {
         let f = n.as_f64()?;
         let bound = MAX_SAFE_INTEGER as f64;
-        if f.fract() != 0.0 || !(-bound..=bound).contains(&f) {
+        // Integral test without `f64::fract` (a `std` method): within ±2^53 the cast to `i64`
+        // truncates exactly, so it round-trips only for integers.
+        if !(-bound..=bound).contains(&f) || f as i64 as f64 != f {
             return None;
         }
         // Exact: `f` is integral and within ±2^53.

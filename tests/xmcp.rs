@@ -282,6 +282,32 @@ fn extraction_integer_out_of_range_refused() {
 }
 
 #[test]
+fn extraction_integer_written_as_float() {
+    // Integral floats count as integers (the check runs without `f64::fract`, so also without
+    // `std`); anything with a fraction, or beyond ±(2^53 − 1), is refused.
+    for (n, want) in [
+        ("3.0", "3"),
+        ("-0.0", "0"),
+        ("2.5e1", "25"),
+        ("-1e2", "-100"),
+        ("1048576.0", "1048576"),
+        ("-65536.0", "-65536"),
+    ] {
+        let args = format!(r#"{{"opts":{{"count":{n}}}}}"#);
+        assert_eq!(
+            header_values(&params(), args.as_bytes()).unwrap(),
+            pairs(&[("Mcp-Param-Count", want)]),
+            "{n}"
+        );
+    }
+    for n in ["0.5", "-2.25", "1e-300", "1e16", "-1e16"] {
+        let args = format!(r#"{{"opts":{{"count":{n}}}}}"#);
+        let err = header_values(&params(), args.as_bytes()).unwrap_err();
+        assert!(err.contains("integer"), "{n}: {err}");
+    }
+}
+
+#[test]
 fn encoding_plain() {
     assert_eq!(encode_header_value("us-west1"), "us-west1");
     assert_eq!(encode_header_value("a b\tc"), "a b\tc");
@@ -517,4 +543,46 @@ fn many_keys_and_many_annotations() {
         header_params(&dup),
         Err(HeaderRefusal::InvalidJson { .. })
     ));
+}
+
+/// The integral test of a JSON float, checked against `std`'s `f64::fract` (the core's own test
+/// avoids it so that it also builds without `std`).
+mod float_integers {
+    use super::{header_values, pairs, params};
+    use proptest::prelude::*;
+
+    /// An integer header value read from `f`: integral and within ±(2^53 − 1).
+    fn oracle(f: f64) -> Option<i64> {
+        const MAX: f64 = 9_007_199_254_740_991.0;
+        (f.fract() == 0.0 && (-MAX..=MAX).contains(&f)).then_some(f as i64)
+    }
+
+    fn float() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            (-1_000_000i64..1_000_000).prop_map(|n| n as f64),
+            (-(1i64 << 54)..(1i64 << 54)).prop_map(|n| n as f64),
+            -1e17f64..1e17,
+            (-1_000_000i64..1_000_000).prop_map(|n| n as f64 + 0.5),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn integral_test_agrees_with_fract(f in float()) {
+            prop_assume!(f.is_finite());
+            // `{:?}` always writes a `.` or an exponent, so the JSON number is a float; the
+            // oracle reads it with the same parser the core uses.
+            let text = format!("{f:?}");
+            let parsed: f64 = serde_json::from_str(&text).unwrap();
+            let args = format!(r#"{{"opts":{{"count":{text}}}}}"#);
+            let got = header_values(&params(), args.as_bytes());
+            match oracle(parsed) {
+                Some(n) => prop_assert_eq!(got, Ok(pairs(&[("Mcp-Param-Count", &n.to_string())]))),
+                None => prop_assert!(got.unwrap_err().contains("integer"), "{}", text),
+            }
+        }
+    }
 }

@@ -13,6 +13,7 @@
 //! name given twice in one challenge is refused, as RFC 9110 requires. Quoted strings may contain
 //! `\`-escapes. The input is bounded ([`MAX_CHALLENGE_BYTES`], [`MAX_CHALLENGES`],
 //! [`MAX_PARAMS`]) and any byte sequence gives a value or a typed error, never a panic.
+use crate::prelude::*;
 
 use crate::http1::request::is_tchar;
 

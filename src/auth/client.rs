@@ -1,6 +1,7 @@
 //! How the client identifies itself to an authorization server: pre-registered credentials, a
 //! client ID metadata document (when the server supports them), or dynamic client registration
 //! (RFC 7591); and the token endpoint authentication method that follows.
+use crate::prelude::*;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,5 @@
 //! The authorization errors, each mapped to one of the core's three [`ErrorKind`]s.
+use crate::prelude::*;
 
 use crate::auth::challenge::ChallengeError;
 use crate::auth::form::QueryError;

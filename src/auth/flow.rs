@@ -1,7 +1,8 @@
 //! The authorization state machine: [`Authorizer`].
+use crate::prelude::*;
 
-use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
+use alloc::collections::{BTreeMap, VecDeque};
+use core::time::Duration;
 
 use serde::{Deserialize, Serialize};
 

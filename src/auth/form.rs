@@ -1,5 +1,6 @@
 //! `application/x-www-form-urlencoded` encoding and decoding (bodies of token and
 //! registration-free requests, authorization request queries, callback queries).
+use crate::prelude::*;
 
 use core::fmt::Write;
 

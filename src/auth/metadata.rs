@@ -1,5 +1,6 @@
 //! Discovery: protected-resource metadata (RFC 9728) and authorization-server metadata
 //! (RFC 8414, OpenID Connect Discovery), with the URL policy every fetched URL passes.
+use crate::prelude::*;
 
 use core::net::{Ipv4Addr, Ipv6Addr};
 use core::str::FromStr;

@@ -1,6 +1,7 @@
 //! Redaction of authorization secrets for logs and transcripts: tokens, codes, client secrets,
 //! PKCE verifiers and `state` values are replaced by `<redacted>` in form bodies, queries and
 //! JSON documents, and in `Authorization` header values.
+use crate::prelude::*;
 
 use crate::auth::form::{decode, encode_into};
 

@@ -7,6 +7,7 @@
 //!   `scopes_supported` (and something else is asked for); it is never asked for otherwise.
 //! - A step-up (403 `insufficient_scope`) asks for the union of the scopes asked for before and
 //!   the challenge's, in that order, without duplicates.
+use crate::prelude::*;
 
 /// The most scope tokens kept from any one source.
 pub const MAX_SCOPES: usize = 64;

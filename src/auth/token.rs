@@ -1,5 +1,6 @@
 //! PKCE (RFC 7636, S256 only), the authorization request URL, the authorization response
 //! (callback) checks with RFC 9207 `iss`, and the token endpoint's requests and answers.
+use crate::prelude::*;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
 //! The wire-neutral boundary of the authorizer: requests out (method, URL, headers, body) and
 //! responses in (status, headers, body), which an adapter maps onto its HTTP client.
+use crate::prelude::*;
 
 use crate::auth::error::Purpose;
 use crate::endpoint::Endpoint;

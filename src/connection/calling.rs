@@ -242,7 +242,7 @@ pub(super) fn requested_kinds(requests: &RawValue) -> String {
         #[serde(default)]
         method: Option<String>,
     }
-    let map: std::collections::BTreeMap<String, Entry> =
+    let map: alloc::collections::BTreeMap<String, Entry> =
         serde_json::from_str(requests.get()).unwrap_or_default();
     let mut kinds: Vec<String> = map
         .into_values()

@@ -1,7 +1,7 @@
 //! How an operation completes, and the era hints a client keeps per origin: the two decisions an
 //! adapter would otherwise make on its own.
 
-use std::collections::BTreeMap;
+use alloc::collections::BTreeMap;
 
 use super::*;
 

@@ -394,7 +394,7 @@ impl Connection {
                 },
             );
         };
-        let body = std::mem::replace(&mut ex.body, Body::Discard);
+        let body = core::mem::replace(&mut ex.body, Body::Discard);
         // The socket of the `DELETE` that ends a session is never pooled: the server may tie the
         // connection to the session it just ended, and nothing of this connection follows it.
         let ends_session = self

@@ -40,7 +40,8 @@ impl Connection {
         state.catalog.pages += 1;
         match next_cursor {
             None => {
-                let Op::List { state, deadline } = std::mem::replace(&mut self.op, Op::Idle) else {
+                let Op::List { state, deadline } = core::mem::replace(&mut self.op, Op::Idle)
+                else {
                     return;
                 };
                 self.listed_headers = state
@@ -81,7 +82,7 @@ impl Connection {
         let Op::Call {
             mut state,
             deadline,
-        } = std::mem::replace(&mut self.op, Op::Idle)
+        } = core::mem::replace(&mut self.op, Op::Idle)
         else {
             return;
         };
@@ -100,7 +101,7 @@ impl Connection {
 #[derive(Debug)]
 pub(super) struct ListState {
     /// Cursors already followed (a repeated one is a pagination loop).
-    pub(super) seen: HashSet<String>,
+    pub(super) seen: BTreeSet<String>,
     /// Tool names seen so far (for duplicates).
     pub(super) names: list::Names,
     /// The catalog so far.
@@ -114,7 +115,7 @@ pub(super) struct ListState {
 impl ListState {
     pub(super) fn new(for_call: Option<Box<(CallState, crate::error::RpcError)>>) -> Self {
         ListState {
-            seen: HashSet::new(),
+            seen: BTreeSet::new(),
             names: list::Names::default(),
             catalog: Catalog::default(),
             entries: 0,

@@ -31,9 +31,10 @@
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition.
+use crate::prelude::*;
 
-use std::collections::{HashSet, VecDeque};
-use std::time::Duration;
+use alloc::collections::{BTreeSet, VecDeque};
+use core::time::Duration;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -323,7 +324,7 @@ impl Op {
 ///     }
 /// }
 /// assert_eq!(connected.as_deref(), Some("2026-07-28"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
 ///
 /// # The poll contract

@@ -127,7 +127,7 @@ impl Connection {
             Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
             Session::None => return,
         };
-        let then = match std::mem::replace(&mut self.op, Op::Idle) {
+        let then = match core::mem::replace(&mut self.op, Op::Idle) {
             Op::Connect { then } => then,
             _ => None,
         };
@@ -147,7 +147,7 @@ impl Connection {
     pub(super) fn renegotiate(&mut self, now: Instant) {
         self.hint = Hint::Settled;
         self.session = Session::None;
-        let op = std::mem::replace(&mut self.op, Op::Idle);
+        let op = core::mem::replace(&mut self.op, Op::Idle);
         let then = match op {
             Op::Connect { then } => then,
             Op::Idle | Op::Close => None,

@@ -72,7 +72,7 @@ impl Connection {
     pub(super) fn fail_op(&mut self, error: Error) {
         self.abandon_main();
         self.pending = None;
-        let op = std::mem::replace(&mut self.op, Op::Idle);
+        let op = core::mem::replace(&mut self.op, Op::Idle);
         if matches!(op, Op::Close) {
             return self.finish_close();
         }
@@ -131,7 +131,7 @@ impl Connection {
     pub(super) fn finish_close(&mut self) {
         self.abandon_main();
         self.op = Op::Idle;
-        for ex in std::mem::take(&mut self.exchanges) {
+        for ex in core::mem::take(&mut self.exchanges) {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
         }

@@ -16,9 +16,10 @@
 //! A stream error fails one stream ([`StreamEvent::Failed`], RST_STREAM sent); a connection
 //! error fails every stream, sends GOAWAY, and is returned by the input that caused it and by
 //! [`ClientConnection::error`]. Either names its cause or budget ([`H2Error`]).
+use crate::prelude::*;
 
-use std::collections::VecDeque;
-use std::time::Duration;
+use alloc::collections::VecDeque;
+use core::time::Duration;
 
 use super::frame::{setting, Decoded, Frame, FrameDecoder, Reason, MAX_FRAME_SIZE};
 use super::hpack::{DecodeLimits, Decoder, Encoder, Header};

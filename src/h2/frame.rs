@@ -11,6 +11,7 @@
 //! refused. Every decoded frame reports its raw size (9 + payload, padding included) so the
 //! layer above can charge it. Input may be split anywhere: one octet at a time gives the same
 //! frames as the whole.
+use crate::prelude::*;
 
 /// The length of a frame header.
 pub const HEADER_LEN: usize = 9;

@@ -1,7 +1,9 @@
 //! One HTTP/2 socket shared by several work items: [`H2Socket`] owns the socket's
 //! [`ClientConnection`] and routes each stream to the [`Connection`] whose exchange it carries.
 
-use std::collections::VecDeque;
+use crate::prelude::*;
+
+use alloc::collections::VecDeque;
 
 use super::client::{ClientConnection, H2Config, OpenError, Request as H2Request, StreamEvent};
 use super::{H2Error, StreamId};
@@ -114,7 +116,7 @@ struct Route {
 /// }
 /// assert_eq!(tools, Some(1));
 /// assert!(!socket.is_closed()); // the socket serves the next exchange
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct H2Socket {

@@ -1,5 +1,6 @@
 //! Parsing of a complete HTTP/1.x header block: the status line and fields (with `httparse`),
 //! and what they say about the body's framing and the connection's reuse.
+use crate::prelude::*;
 
 use crate::budget::{Budget, BudgetExceeded};
 

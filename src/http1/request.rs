@@ -1,4 +1,5 @@
 //! HTTP/1.1 request encoding.
+use crate::prelude::*;
 
 pub use crate::wire::Method;
 

@@ -22,6 +22,7 @@
 //! - 1xx responses other than 101 are skipped (and counted), 101 is an error;
 //! - 204 and 304 have no body whatever their headers say; if they announce one, the connection
 //!   is reported as not reusable.
+use crate::prelude::*;
 
 use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 
@@ -703,7 +704,7 @@ mod tests {
         let mut dec = ResponseDecoder::new(ResponseLimits::default());
         let mut ledger = ByteLedger::new(1 << 30);
         let mut input = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
-        input.extend(std::iter::repeat_n(b' ', 100_000));
+        input.extend(core::iter::repeat_n(b' ', 100_000));
         let mut rest = &input[..];
         let mut result = Ok(());
         while !rest.is_empty() {

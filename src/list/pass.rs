@@ -1,10 +1,11 @@
 //! The one pass over a `tools/list` page: validates it and records, per tool, the spans of its
 //! name, description and schema in the shared page buffer.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::BuildHasher;
-use std::sync::Arc;
+use crate::prelude::*;
+
+use alloc::borrow::Cow;
+use alloc::sync::Arc;
+use core::hash::BuildHasher;
 
 use bytes::Bytes;
 
@@ -16,10 +17,42 @@ use super::{Catalog, Extra, RefusalReason, RefusedTool, Span, Tool, ToolNameRule
 /// same hash (names are compared in full along the chain).
 #[derive(Debug, Default)]
 pub(crate) struct Names {
-    heads: HashMap<u32, u32>,
+    heads: BTreeMap<u32, u32>,
     /// For each tool of the catalog, the previous tool with the same hash ([`NO_TOOL`]: none).
     next: Vec<u32>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: NameHasher,
+}
+
+/// How [`Names`] hashes a name: with `std`, a randomly keyed SipHash (so that no page can be
+/// built to make every name collide); without it, FNV-1a, whose chains a hostile page could make
+/// long (the duplicate search stays correct, and bounded by the byte budget).
+#[cfg(feature = "std")]
+type NameHasher = std::collections::hash_map::RandomState;
+#[cfg(not(feature = "std"))]
+type NameHasher = core::hash::BuildHasherDefault<Fnv1a>;
+
+/// FNV-1a, 64 bits.
+#[cfg(not(feature = "std"))]
+#[derive(Debug)]
+struct Fnv1a(u64);
+
+#[cfg(not(feature = "std"))]
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+#[cfg(not(feature = "std"))]
+impl core::hash::Hasher for Fnv1a {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// The end of a chain of [`Names`].
@@ -259,7 +292,7 @@ impl Listing<'_> {
                         let text = if escaped {
                             crate::json::unescape(text)
                         } else {
-                            std::str::from_utf8(text.get(1..text.len() - 1).ok_or(Unsure)?)
+                            core::str::from_utf8(text.get(1..text.len() - 1).ok_or(Unsure)?)
                                 .ok()
                                 .map(str::to_owned)
                         };
@@ -327,7 +360,7 @@ impl Listing<'_> {
             _ => {
                 let text = b
                     .get(start..end)
-                    .and_then(|t| std::str::from_utf8(t).ok())
+                    .and_then(|t| core::str::from_utf8(t).ok())
                     .unwrap_or_default();
                 self.serde_entry(ctx, b, text);
             }
@@ -372,7 +405,7 @@ impl Listing<'_> {
         };
         let name = b
             .get(ns..ne)
-            .and_then(|n| std::str::from_utf8(n).ok())
+            .and_then(|n| core::str::from_utf8(n).ok())
             .unwrap_or_default();
         if !ctx.rule.accepts(name) {
             return self.refuse(Some(name), RefusalReason::NameInvalid(ctx.rule));
@@ -411,7 +444,7 @@ impl Listing<'_> {
             _ => {
                 let schema = b
                     .get(ss..se)
-                    .and_then(|s| std::str::from_utf8(s).ok())
+                    .and_then(|s| core::str::from_utf8(s).ok())
                     .unwrap_or_default();
                 match schema_params(schema) {
                     Ok(p) => p,

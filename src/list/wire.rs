@@ -1,8 +1,10 @@
 //! The serde reading of a page and of its entries: what the one pass (`pass.rs`) leaves to it
 //! decides, and gives the reasons, as before the one pass existed.
 
-use std::borrow::Cow;
-use std::fmt;
+use crate::prelude::*;
+
+use alloc::borrow::Cow;
+use core::fmt;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -38,7 +40,7 @@ pub(super) enum NameWire<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for NameWire<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct NameVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        struct NameVisitor<'a>(core::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for NameVisitor<'a> {
             type Value = NameWire<'a>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -77,7 +79,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for NameWire<'a> {
                 Ok(NameWire::NotText)
             }
         }
-        deserializer.deserialize_any(NameVisitor(std::marker::PhantomData))
+        deserializer.deserialize_any(NameVisitor(core::marker::PhantomData))
     }
 }
 

@@ -7,7 +7,7 @@
 //! escapes. The serde reading then decides and names the reason. Numbers are never evaluated, so
 //! `1e400` is kept as written.
 
-use std::collections::HashSet;
+use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
@@ -48,7 +48,7 @@ struct Level<'a> {
     /// Where this object's keys start in [`SchemaCheck::keys`].
     keys_from: usize,
     /// The keys, once there are more than [`LINEAR_KEYS`].
-    set: Option<HashSet<&'a [u8]>>,
+    set: Option<BTreeSet<&'a [u8]>>,
     /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
     /// only the others are searched for.
     bloom: u64,
@@ -69,7 +69,7 @@ pub(crate) struct SchemaCheck<'a> {
     path: Vec<&'a [u8]>,
     /// The parameters found so far, and their lower-cased names.
     found: Vec<HeaderParam>,
-    seen: HashSet<String>,
+    seen: BTreeSet<String>,
 }
 
 /// A key's length and first bytes in one word: keys that differ there differ. `b` is the whole
@@ -101,13 +101,13 @@ fn fingerprint(b: &[u8], start: usize, len: usize) -> u64 {
 
 /// The text between the quotes of the string at `start..end` of `b`.
 fn inner(b: &[u8], start: usize, end: usize) -> Option<&str> {
-    std::str::from_utf8(b.get(start + 1..end.checked_sub(1)?)?).ok()
+    core::str::from_utf8(b.get(start + 1..end.checked_sub(1)?)?).ok()
 }
 
 impl<'a> SchemaCheck<'a> {
     /// The parameters of the last schema accepted, in the order of the tree walk.
     pub(crate) fn take_params(&mut self) -> Vec<HeaderParam> {
-        let mut found = std::mem::take(&mut self.found);
+        let mut found = core::mem::take(&mut self.found);
         if found.len() > 1 && map_is_sorted() {
             found.sort_by(|a, b| a.path.cmp(&b.path));
         }

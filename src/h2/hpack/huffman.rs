@@ -3,6 +3,7 @@
 //! The code is canonical: within one length, codes rise with the symbol. Decoding walks the input
 //! bit by bit against a per-length table of first codes, so it needs no tree and no allocation
 //! beyond the output, which the caller bounds.
+use crate::prelude::*;
 
 use super::tables::HUFFMAN_CODES;
 use super::HpackError;

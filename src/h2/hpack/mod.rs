@@ -23,6 +23,7 @@
 //! The [`Encoder`] never indexes and never Huffman-codes (no compression oracle across the work
 //! items that share a connection), sends `authorization` as never-indexed, and starts its first
 //! block with a dynamic table size update to 0.
+use crate::prelude::*;
 
 mod huffman;
 mod tables;
@@ -30,7 +31,7 @@ mod tables;
 pub use huffman::{encode as huffman_encode, encoded_len as huffman_encoded_len};
 
 use crate::budget::{Budget, BudgetExceeded};
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
 use tables::STATIC_TABLE;
 
 /// The largest dynamic table this decoder accepts, in octets.
