@@ -13,7 +13,9 @@
 //!
 //! [`Authorization`] runs one authorization to its end on the calling thread: it asks the
 //! [`AuthHook`] to open the user agent, and loads and saves the [`CredentialStore`] through it.
-//! The tokio adapter runs it on a blocking thread.
+//! The tokio adapter runs it on a blocking thread. [`Authorization::record_to`] records every
+//! exchange of its authorizations (secrets redacted) as an authorization transcript
+//! (`mcp_sansio_transcript::auth`, format in `docs/transcripts.md`).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
