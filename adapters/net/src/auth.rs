@@ -13,7 +13,9 @@
 //!
 //! [`Authorization`] runs one authorization to its end on the calling thread: it asks the
 //! [`AuthHook`] to open the user agent, and loads and saves the [`CredentialStore`] through it.
-//! The tokio adapter runs it on a blocking thread.
+//! The tokio adapter runs it on a blocking thread. [`Authorization::record_to`] records every
+//! exchange of its authorizations (secrets redacted) as an authorization transcript
+//! (`mcp_sansio_transcript::auth`, format in `docs/transcripts.md`).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -28,6 +30,8 @@ use mcp_sansio::internals::{ByteLedger, Method, Request, ResponseDecoder, Respon
 use mcp_sansio::{Endpoint, Instant, Scheme, TransportError, TransportErrorKind};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
+
+use mcp_sansio_transcript::{AuthRecorder, AuthRecording, TranscriptSink};
 
 use crate::policy::{parse_literal_host, AddressPolicy};
 use crate::resolve::{vetted_addresses, Resolve, SystemResolver};
@@ -386,6 +390,9 @@ pub struct Authorization {
     authorizer: Authorizer,
     http: AuthHttp,
     hook: Box<dyn AuthHook>,
+    config: AuthConfig,
+    stored: bool,
+    recording: Option<AuthRecording>,
 }
 
 impl std::fmt::Debug for Authorization {
@@ -404,15 +411,44 @@ impl Authorization {
         http: AuthHttp,
         mut hook: Box<dyn AuthHook>,
     ) -> Result<Self, AuthError> {
-        let mut authorizer = Authorizer::new(config)?;
+        let mut authorizer = Authorizer::new(config.clone())?;
+        let mut stored = false;
         if let Some(store) = hook.load() {
             authorizer = authorizer.with_store(store);
+            stored = true;
         }
         Ok(Authorization {
             authorizer,
             http,
             hook,
+            config,
+            stored,
+            recording: None,
         })
+    }
+
+    /// Records every exchange of this authorization (the requests as sent and the answers as
+    /// received, the user-agent step and its callback query, the calls on the authorizer) into
+    /// `sink` as session `session`, secrets redacted ([`AuthRecorder`]); `comment` heads the
+    /// transcript. The text is written after each authorization and when this is dropped.
+    #[must_use]
+    pub fn record_to(mut self, sink: Arc<dyn TranscriptSink>, session: u64, comment: &str) -> Self {
+        let mut recorder = AuthRecorder::new(&self.config, self.stored, self.now());
+        recorder.comment(comment);
+        self.recording = Some(AuthRecording::new(recorder, sink, session));
+        self
+    }
+
+    fn record(&mut self, f: impl FnOnce(&mut AuthRecorder)) {
+        if let Some(r) = &mut self.recording {
+            f(r.recorder());
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(r) = &mut self.recording {
+            r.flush();
+        }
     }
 
     /// The authorizer's timeline is the wall clock (time since the Unix epoch), so that the
@@ -437,6 +473,8 @@ impl Authorization {
     /// The MCP server accepted a request with the current token.
     pub fn accepted(&mut self) {
         self.authorizer.accepted();
+        let now = self.now();
+        self.record(|r| r.accepted(now));
     }
 
     /// Whether the current token has expired.
@@ -447,7 +485,12 @@ impl Authorization {
     /// Refreshes the current tokens (when a refresh token is held).
     pub fn refresh(&mut self) -> Result<(), AuthorizeError> {
         let now = self.now();
-        self.authorizer.start_refresh(now)?;
+        let result = self.authorizer.start_refresh(now);
+        self.record(|r| r.refresh(now, result.as_ref().copied()));
+        if result.is_err() {
+            self.flush();
+        }
+        result?;
         self.drive()
     }
 
@@ -461,33 +504,60 @@ impl Authorization {
         let secrets = random_secrets()?;
         let values: Vec<&[u8]> = www_authenticate.map(str::as_bytes).into_iter().collect();
         let now = self.now();
-        self.authorizer
-            .handle_challenge(now, status, &values, secrets)?;
+        let result = self
+            .authorizer
+            .handle_challenge(now, status, &values, secrets);
+        self.record(|r| r.challenge(now, status, www_authenticate, result.as_ref().copied()));
+        if result.is_err() {
+            self.flush();
+        }
+        result?;
         self.drive()
     }
 
     fn drive(&mut self) -> Result<(), AuthorizeError> {
+        let result = self.drive_inner();
+        self.flush();
+        result
+    }
+
+    fn drive_inner(&mut self) -> Result<(), AuthorizeError> {
         let mut idle = false;
         loop {
             if let Some(req) = self.authorizer.poll_request() {
                 idle = false;
+                let sent_at = self.now();
+                self.record(|r| r.request(sent_at, &req));
                 let result = self.http.send(&req);
                 let now = self.now();
                 match result {
-                    Ok(r) => self.authorizer.handle_response(now, req.id, r),
-                    Err(e) => self.authorizer.handle_transport_error(now, req.id, e),
+                    Ok(resp) => {
+                        self.record(|r| r.response(now, req.id, &resp));
+                        self.authorizer.handle_response(now, req.id, resp)
+                    }
+                    Err(e) => {
+                        self.record(|r| r.transport_error(now, req.id, &e));
+                        self.authorizer.handle_transport_error(now, req.id, e)
+                    }
                 }
                 continue;
             }
-            match self.authorizer.poll_event() {
+            let event = self.authorizer.poll_event();
+            if let Some(ev) = &event {
+                self.record(|r| r.event(ev));
+            }
+            match event {
                 Some(AuthEvent::OpenUserAgent { url, .. }) => {
                     idle = false;
                     match self.hook.open_user_agent(&url) {
                         Ok(query) => {
                             let now = self.now();
+                            self.record(|r| r.callback(now, &query));
                             self.authorizer.handle_callback(now, &query);
                         }
                         Err(e) => {
+                            let now = self.now();
+                            self.record(|r| r.user_agent_error(now, &e));
                             self.authorizer.cancel();
                             return Err(AuthorizeError::UserAgent(e));
                         }
@@ -504,10 +574,13 @@ impl Authorization {
                 None if !idle => {
                     // Nothing to send or report: let the core check its deadlines once.
                     let now = self.now();
+                    self.record(|r| r.timeout(now));
                     self.authorizer.handle_timeout(now);
                     idle = true;
                 }
                 None => {
+                    let now = self.now();
+                    self.record(|r| r.cancel(now));
                     self.authorizer.cancel();
                     return Err(AuthorizeError::Stalled);
                 }

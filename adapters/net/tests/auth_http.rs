@@ -310,3 +310,80 @@ fn only_401_and_403_insufficient_scope_call_for_authorization() {
     ));
     assert!(!calls_for_authorization(500, None));
 }
+
+/// A sink that keeps the text of each session in memory.
+#[derive(Default)]
+struct MemorySink {
+    text: std::sync::Mutex<String>,
+    finished: AtomicUsize,
+}
+
+impl mcp_sansio_transcript::TranscriptSink for MemorySink {
+    fn write(&self, session: u64, text: &str) {
+        assert_eq!(session, 7);
+        self.text.lock().unwrap().push_str(text);
+    }
+
+    fn finish(&self, _session: u64) {
+        self.finished.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_recorded_authorization_holds_no_secret_and_replays() {
+    use mcp_sansio_transcript::{replay_auth, AuthRecord, AuthTranscript};
+    let server = AuthServer::start(Mode::Normal);
+    let sink = Arc::new(MemorySink::default());
+    let browser = Browser::new(loopback_http());
+    let mut auth = Authorization::new(config(&server), loopback_http(), Box::new(browser))
+        .unwrap()
+        .record_to(sink.clone(), 7, "a test");
+    auth.authorize(401, Some(&challenge(&server))).unwrap();
+    assert_eq!(auth.bearer(), Some("tok-1"));
+    auth.accepted();
+    // Written after the authorization, before the end of the recording.
+    let text = sink.text.lock().unwrap().clone();
+    assert!(text.contains("\"access_token\":\"<redacted>\""), "{text}");
+    drop(auth);
+    assert_eq!(sink.finished.load(Ordering::SeqCst), 1);
+    let text = sink.text.lock().unwrap().clone();
+    for secret in ["tok-1", "rt-for-", "code_verifier=", "Bearer tok"] {
+        if secret == "code_verifier=" {
+            assert!(text.contains("code_verifier=<redacted>"), "{text}");
+        } else {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+    let t = AuthTranscript::parse(&text).unwrap();
+    assert_eq!(t.comments, ["a test"]);
+    assert!(t.entries.iter().any(
+        |e| matches!(&e.record, AuthRecord::Callback(q) if q.contains("state=<pending-state>"))
+    ));
+    assert!(t
+        .entries
+        .iter()
+        .any(|e| matches!(e.record, AuthRecord::Accepted)));
+    let r = replay_auth(&t).unwrap();
+    r.check(&t).unwrap();
+    assert!(r.has_bearer);
+    assert!(r.sends.len() >= 4, "{}", r.sends.len());
+}
+
+#[test]
+fn a_refused_challenge_is_recorded_as_refused() {
+    use mcp_sansio_transcript::{replay_auth, AuthTranscript};
+    let server = AuthServer::start(Mode::Normal);
+    let sink = Arc::new(MemorySink::default());
+    let browser = Browser::new(loopback_http());
+    let mut auth = Authorization::new(config(&server), loopback_http(), Box::new(browser))
+        .unwrap()
+        .record_to(sink.clone(), 7, "refused");
+    assert!(auth
+        .authorize(403, Some("Bearer error=\"invalid_token\""))
+        .is_err());
+    drop(auth);
+    let t = AuthTranscript::parse(&sink.text.lock().unwrap()).unwrap();
+    assert!(t.outcome()[0].get("refused").is_some(), "{:?}", t.outcome());
+    assert!(t.sends().is_empty());
+    replay_auth(&t).unwrap().check(&t).unwrap();
+}

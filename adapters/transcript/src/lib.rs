@@ -29,6 +29,9 @@
 //! - [`summary`]: [`event_summary`], the JSON form of an event;
 //! - [`escape`](mod@escape), [`write`](mod@write) and [`parse`](mod@parse): the text format,
 //!   both ways;
+//! - [`auth`](mod@auth): authorization transcripts ([`AuthRecorder`], [`AuthTranscript`],
+//!   [`replay_auth`]), with the redaction of tokens, codes, client secrets and verifiers in form
+//!   and JSON bodies and in callback and `Location` URLs;
 //! - [`sink`]: [`TranscriptSink`], [`Recording`] (a recorder bound to a sink) and
 //!   [`TranscriptFile`] (one file per session);
 //! - [`replay`](mod@replay): [`replay()`], the one replay driver, with a [`Split`] parameter
@@ -66,6 +69,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod escape;
 pub mod model;
 pub mod parse;
@@ -76,6 +80,12 @@ pub mod sink;
 pub mod summary;
 pub mod write;
 
+pub use auth::{
+    auth_event_summary, auth_request_bytes, auth_response_bytes, redact_auth_body,
+    redact_auth_form, redact_auth_header, redact_auth_json, redact_auth_url, replay_auth,
+    AuthEntry, AuthMismatch, AuthRecord, AuthRecorder, AuthRecording, AuthReplay, AuthReplayError,
+    AuthTranscript, AuthTranscriptConfig, AUTH_MAGIC,
+};
 pub use escape::{escape, unescape};
 pub use model::{Entry, Record, RecordedOperation, Sent, Transcript, TranscriptConfig};
 pub use parse::{ParseError, ParseErrorKind};

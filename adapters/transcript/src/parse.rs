@@ -56,7 +56,7 @@ pub enum ParseErrorKind {
     NoUrl,
 }
 
-fn parse_at(s: &str) -> Option<Duration> {
+pub(crate) fn parse_at(s: &str) -> Option<Duration> {
     let s = s.strip_prefix('@')?;
     let (ms, frac) = s.split_once('.').unwrap_or((s, "0"));
     if frac.len() > 3 || ms.is_empty() {
@@ -69,7 +69,7 @@ fn parse_at(s: &str) -> Option<Duration> {
     ))
 }
 
-fn kind_from_name(s: &str) -> Option<TransportErrorKind> {
+pub(crate) fn kind_from_name(s: &str) -> Option<TransportErrorKind> {
     Some(match s {
         "resolve" => TransportErrorKind::Resolve,
         "address-refused" => TransportErrorKind::AddressRefused,
@@ -82,7 +82,7 @@ fn kind_from_name(s: &str) -> Option<TransportErrorKind> {
 
 /// The budgets by their transcript names: (name, get, set); values too large saturate.
 /// At most 64 bytes of `s` (cut at a character boundary), for error messages.
-fn truncate(s: &str) -> String {
+pub(crate) fn truncate(s: &str) -> String {
     let mut end = s.len().min(64);
     while !s.is_char_boundary(end) {
         end -= 1;

@@ -13,12 +13,12 @@ use crate::model::{Entry, Record, RecordedOperation, Transcript};
 use crate::summary::era_name;
 use crate::{MAGIC, REDACTED};
 
-fn format_at(at: Duration) -> String {
+pub(crate) fn format_at(at: Duration) -> String {
     let us = at.as_micros();
     format!("@{}.{:03}", us / 1000, us % 1000)
 }
 
-fn kind_name(kind: TransportErrorKind) -> &'static str {
+pub(crate) fn kind_name(kind: TransportErrorKind) -> &'static str {
     match kind {
         TransportErrorKind::Resolve => "resolve",
         TransportErrorKind::AddressRefused => "address-refused",

@@ -9,6 +9,11 @@
 //!   absent means the client negotiates with its defaults;
 //! - `MCP_CONFORMANCE_CONTEXT`: a JSON object with data some scenarios need (e.g. `toolCalls`).
 //!
+//! With `MCP_CONFORMANCE_RECORD=DIR` (not set by the suite), an `auth/*` scenario is recorded in
+//! `DIR`: its authorization as `<stem>.auth.transcript` and its MCP sessions as
+//! `<stem>.session.transcript` (later sessions `….transcript.N`), `<stem>` being the scenario
+//! name with `/` replaced by `_`, a dot and the version (see `docs/conformance.md`).
+//!
 //! Every flow goes through the public API of `mcp-sansio-tokio`, configured as an embedder
 //! would: loopback allowed (the mock servers listen on `localhost`), everything else at the
 //! defaults. The exit status is 0 when the flow ran to its end; the suite judges the rest from
@@ -24,7 +29,9 @@ use std::process::ExitCode;
 use mcp_sansio::Config;
 use mcp_sansio::{LEGACY_VERSIONS, MODERN_VERSION};
 use mcp_sansio_net::AddressPolicy;
-use mcp_sansio_tokio::{AuthSession, CallObserver, Client};
+use std::sync::Arc;
+
+use mcp_sansio_tokio::{AuthSession, CallObserver, Client, TranscriptFile};
 use serde_json::Value;
 
 /// What the suite asked for.
@@ -61,6 +68,27 @@ impl Scenario {
             url,
         })
     }
+}
+
+/// Where to record `scenario` (`MCP_CONFORMANCE_RECORD`): the file stem in `dir`, for `auth/*`
+/// scenarios only.
+fn record_stem(dir: Option<&str>, scenario: &Scenario) -> Option<std::path::PathBuf> {
+    let dir = dir.filter(|d| !d.is_empty())?;
+    if !scenario.name.starts_with("auth/") {
+        return None;
+    }
+    let name = scenario.name.replace(['/', '\\'], "_");
+    let version = scenario.version.as_deref().unwrap_or("default");
+    Some(std::path::Path::new(dir).join(format!("{name}.{version}")))
+}
+
+/// The sink of one recorded file, `stem` + `suffix`.
+fn record_file(stem: &std::path::Path, suffix: &str) -> Result<Arc<TranscriptFile>, String> {
+    let mut path = stem.as_os_str().to_owned();
+    path.push(suffix);
+    TranscriptFile::create(&path)
+        .map(Arc::new)
+        .map_err(|e| format!("MCP_CONFORMANCE_RECORD: {}: {e}", path.to_string_lossy()))
 }
 
 /// The configuration for `scenario`: the requested revision only, when one is given.
@@ -195,8 +223,21 @@ async fn run(scenario: Scenario) -> Result<(), String> {
         scenario.name, scenario.url, scenario.version
     );
     let policy = AddressPolicy::strict().allow_loopback(true);
-    let client = Client::builder().policy(policy).build();
-    let authorization = auth::authorization(&scenario.url, &scenario.context, policy)?;
+    let record = std::env::var("MCP_CONFORMANCE_RECORD").ok();
+    let stem = record_stem(record.as_deref(), &scenario);
+    let mut builder = Client::builder().policy(policy);
+    let mut authorization = auth::authorization(&scenario.url, &scenario.context, policy)?;
+    if let Some(stem) = &stem {
+        let comment = format!(
+            "conformance scenario {} (version {})",
+            scenario.name,
+            scenario.version.as_deref().unwrap_or("default")
+        );
+        builder = builder.record_to(record_file(stem, ".session.transcript")?);
+        authorization =
+            authorization.record_to(record_file(stem, ".auth.transcript")?, 1, &comment);
+    }
+    let client = builder.build();
     let mut session = AuthSession::connect(&client, config, authorization)
         .await
         .map_err(|e| failed("connect", &e))?;
@@ -282,6 +323,23 @@ mod tests {
         assert!(c.legacy_versions.is_empty());
         assert!(c.input_hook);
         assert!(config_for(&scenario("x", Some("2023-01-01"))).is_err());
+    }
+
+    #[test]
+    fn only_auth_scenarios_are_recorded_and_their_names_make_file_stems() {
+        let s = scenario("auth/basic-cimd", Some("2026-07-28"));
+        assert_eq!(
+            record_stem(Some("/tmp/r"), &s).unwrap(),
+            std::path::Path::new("/tmp/r/auth_basic-cimd.2026-07-28")
+        );
+        assert_eq!(record_stem(None, &s), None);
+        assert_eq!(record_stem(Some(""), &s), None);
+        let plain = scenario("tools_call", Some("2026-07-28"));
+        assert_eq!(record_stem(Some("/tmp/r"), &plain), None);
+        let no_version = scenario("auth/x", None);
+        assert!(record_stem(Some("d"), &no_version)
+            .unwrap()
+            .ends_with("auth_x.default"));
     }
 
     #[test]

@@ -35,7 +35,8 @@ OPTIONS:
     --token-file FILE         with --oauth: keep the credentials in FILE between runs (created
                               with mode 0600; it holds secrets)
     --record FILE             write a transcript of the session to FILE (secrets redacted);
-                              `cargo test`'s replay reads it back (see docs/transcripts.md)
+                              `cargo test`'s replay reads it back (see docs/transcripts.md);
+                              with --oauth the authorization goes to FILE.auth
     -h, --help                print this help
     -V, --version             print the version
 

@@ -6,6 +6,10 @@
 //! `http://127.0.0.1:PORT/callback`, a port of its own bound before the flow starts, finishes
 //! the exchange and retries the operation. `--token-file FILE` keeps the credentials between
 //! runs; the file is created with mode 0600. Tokens never appear in output or errors.
+//!
+//! With `--record FILE`, the authorization's exchanges are recorded too, secrets redacted, in
+//! `FILE.auth` (an authorization transcript, see `docs/transcripts.md`), next to the MCP
+//! sessions in `FILE`.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,7 +22,9 @@ use mcp_sansio::{CallResult, Catalog, Config, ErrorKind};
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
 use mcp_sansio_net::{client_config, client_config_with_extra_roots, SystemResolver};
 use mcp_sansio_tokio::Session;
-use mcp_sansio_tokio::{read_ca_certificates, AddressPolicy, AuthSession, CallObserver, Client};
+use mcp_sansio_tokio::{
+    read_ca_certificates, AddressPolicy, AuthSession, CallObserver, Client, TranscriptFile,
+};
 
 use crate::args::Options;
 
@@ -133,7 +139,28 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
         listener,
         token_file: o.token_file.clone(),
     };
-    Authorization::new(auth_config, http, Box::new(hook)).map_err(|e| e.to_string())
+    let auth = Authorization::new(auth_config, http, Box::new(hook)).map_err(|e| e.to_string())?;
+    match &o.record {
+        Some(path) => {
+            let path = auth_transcript_path(path);
+            let file = TranscriptFile::create(&path).map_err(|e| {
+                format!(
+                    "cannot write the authorization transcript {}: {e}",
+                    path.display()
+                )
+            })?;
+            let comment = format!("mcp-probe --oauth against {}", config.endpoint.origin());
+            Ok(auth.record_to(Arc::new(file), 1, &comment))
+        }
+        None => Ok(auth),
+    }
+}
+
+/// Where `--record FILE` writes the authorization's transcript: `FILE.auth`.
+pub fn auth_transcript_path(record: &Path) -> PathBuf {
+    let mut name = record.as_os_str().to_owned();
+    name.push(".auth");
+    PathBuf::from(name)
 }
 
 /// The user agent of a command line: prints the URL, maybe opens a browser, and receives the
@@ -319,6 +346,14 @@ pub fn save_store(path: &Path, store: &CredentialStore) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_authorization_transcript_goes_next_to_the_session_transcript() {
+        assert_eq!(
+            auth_transcript_path(Path::new("/tmp/s.transcript")),
+            Path::new("/tmp/s.transcript.auth")
+        );
+    }
 
     #[test]
     fn only_a_get_of_the_callback_path_with_a_query_is_the_callback() {

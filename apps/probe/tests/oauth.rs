@@ -275,3 +275,40 @@ fn without_oauth_a_401_is_the_authentication_error_it_always_was() {
         .iter()
         .all(|r| r.head.starts_with("POST /mcp")));
 }
+
+#[test]
+fn record_with_oauth_records_the_authorization_too_without_a_secret() {
+    use mcp_sansio_transcript::{replay_auth, AuthTranscript, Transcript};
+    let server = oauth::start(oauth::modern_answer);
+    let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = dir.join("s.transcript");
+    let url = server.url();
+    let mut child = spawn(&[
+        "--allow-loopback",
+        "--oauth",
+        "--record",
+        record.to_str().unwrap(),
+        "list",
+        &url,
+    ]);
+    let stderr = play_browser(&mut child);
+    let out = finish(child);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let auth_text = std::fs::read_to_string(dir.join("s.transcript.auth")).unwrap();
+    no_secret(&auth_text);
+    let t = AuthTranscript::parse(&auth_text).unwrap();
+    assert!(
+        t.comments[0].starts_with("mcp-probe --oauth"),
+        "{auth_text}"
+    );
+    let r = replay_auth(&t).unwrap();
+    r.check(&t).unwrap();
+    assert!(r.has_bearer);
+    assert!(r.events.iter().any(|e| e.get("authorized").is_some()));
+    // The MCP sessions are still recorded in the file given, also without a secret.
+    let session = std::fs::read_to_string(&record).unwrap();
+    no_secret(&session);
+    Transcript::parse(&session).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
