@@ -1,6 +1,6 @@
 //! The operation of a hostile scenario through an adapter's public API, shared by both adapters'
 //! `tests/hostile_sockets.rs`: each includes this file by `#[path]` (with `#[macro_use]`) next to
-//! `hostile` and `adapter_run`, and declares `operate` with [`operate_fn!`], giving only how its
+//! `hostile` and `adapter_run`, and declares `operate` and the test with [`hostile_socket_test!`], giving only how its
 //! runtime waits for an operation.
 #![allow(dead_code)]
 
@@ -15,11 +15,20 @@ impl CallObserver for Answer {
     }
 }
 
-/// Declares `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` for an adapter whose
-/// `Client` is in scope: `async` is present when its operations are futures and `[$($wait)*]` is
-/// what waits for an operation (`.await`, or nothing).
-macro_rules! operate_fn {
+/// Parallel scenarios: most of them wait on a deadline, few use the CPU.
+pub const WORKERS: usize = 12;
+
+/// Declares, for an adapter whose `Client` and `fn run(s: &Scenario, counted: bool) -> Run` are in
+/// scope, `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` and the test that plays
+/// the catalogue with `run`: `async` is present when its operations are futures and
+/// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
+macro_rules! hostile_socket_test {
     ($($async:ident)? [$($wait:tt)*]) => {
+        #[test]
+        fn hostile_catalogue_over_sockets() {
+            adapter_run::play_catalogue(operate::WORKERS, run);
+        }
+
         /// The operation of `s` through the adapter's public API, with the time it took.
         $($async)? fn operate(s: &Scenario, port: u16) -> (Outcome, Duration) {
             let client = Client::builder()

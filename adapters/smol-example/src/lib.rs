@@ -40,11 +40,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_rustls::client::TlsStream;
-use mcp_sansio::{CallResult, Catalog, Completion, Config, Error};
+use mcp_sansio::{CallResult, Catalog, Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
-use mcp_sansio_net::{Io, NoObserver, Report, SessionDriver, Shared, Start, Wait};
+use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start};
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -71,7 +71,10 @@ impl Client {
             rx,
         };
         let mut session = Session { driver, io };
-        session.run(Start::Connect, &mut NoObserver).await?;
+        session
+            .driver
+            .run(&mut session.io, Start::Connect, &mut NoObserver)
+            .await?;
         Ok(session)
     }
 }
@@ -87,58 +90,31 @@ impl Session {
 
     /// Lists every tool, following cursors, within the page and list-time budgets.
     pub async fn list_tools(&mut self) -> Result<Catalog, Error> {
-        SessionDriver::listed(self.run(Start::ListTools, &mut NoObserver).await?)
+        SessionDriver::listed(
+            self.driver
+                .run(&mut self.io, Start::ListTools, &mut NoObserver)
+                .await?,
+        )
     }
 
     /// Calls tool `name` with `arguments_json` (a JSON object, sent verbatim; empty means `{}`).
     pub async fn call_tool(&mut self, name: &str, arguments: &[u8]) -> Result<CallResult, Error> {
         SessionDriver::called(
-            self.run(Start::call(name, arguments), &mut NoObserver)
+            self.driver
+                .run(&mut self.io, Start::call(name, arguments), &mut NoObserver)
                 .await?,
         )
     }
 
     /// Closes the session (a legacy session is ended with `DELETE` within the close budget).
     pub async fn close(mut self) -> Result<(), Error> {
-        let result = self.run(Start::Close, &mut NoObserver).await.map(|_| ());
+        let result = self
+            .driver
+            .run(&mut self.io, Start::Close, &mut NoObserver)
+            .await
+            .map(|_| ());
         self.driver.end_recording();
         result
-    }
-
-    /// Runs `op` to its end: pump the driver, then wait for a report or the core's deadline.
-    async fn run(
-        &mut self,
-        op: Start<'_>,
-        obs: &mut dyn CallObserver,
-    ) -> Result<Completion, Error> {
-        self.driver.start(op);
-        loop {
-            let done = self.driver.pump(&mut self.io, obs);
-            self.io.launch().await;
-            if let Some(result) = done {
-                // Parking takes a moment: the next operation finds the sockets in the pool.
-                self.io.settle().await;
-                return result;
-            }
-            let until = match self.driver.wait() {
-                Wait::Until(t) => Some(t),
-                Wait::Report => None,
-                Wait::Nothing => return Err(SessionDriver::stuck()),
-            };
-            let timer = async {
-                match until {
-                    Some(t) => Timer::at(t).await,
-                    None => pending().await,
-                };
-                None
-            };
-            // The session holds a sender, so the channel never closes.
-            let report = async { self.io.rx.recv().await.ok() };
-            match timer.or(report).await {
-                Some((id, report)) => self.driver.feed(id, report),
-                None => self.driver.timeout(),
-            }
-        }
     }
 }
 
@@ -257,9 +233,7 @@ impl Io for Tasks {
     }
 }
 
-impl Tasks {
-    /// Spawns a task for every queued request; a request that may take a pooled socket first
-    /// waits for the sockets being parked.
+impl AsyncIo for Tasks {
     async fn launch(&mut self) {
         if self.queued.iter().any(|t| !t.fresh_socket) {
             self.settle().await;
@@ -267,9 +241,10 @@ impl Tasks {
         for t in std::mem::take(&mut self.queued) {
             let id = t.exchange;
             let (cmd, cmd_rx) = unbounded();
+            let (shared, origin) = (self.shared.clone(), self.origin.clone());
             let job = exchange(
-                self.shared.clone(),
-                self.origin.clone(),
+                shared,
+                origin,
                 self.endpoint.clone(),
                 t,
                 self.tx.clone(),
@@ -279,11 +254,22 @@ impl Tasks {
         }
     }
 
-    /// Waits until every socket being parked is in the pool.
     async fn settle(&mut self) {
         for task in self.parking.drain(..) {
             task.await;
         }
+    }
+
+    async fn next(&mut self, until: Option<Instant>) -> Option<(ExchangeId, Report)> {
+        let timer = async {
+            match until {
+                Some(t) => drop(Timer::at(t).await),
+                None => pending::<()>().await,
+            }
+            None
+        };
+        // The session holds a sender, so the channel never closes.
+        timer.or(async { self.rx.recv().await.ok() }).await
     }
 }
 

@@ -22,16 +22,11 @@ mod operate;
 
 use std::time::{Duration, Instant};
 
-use adapter_run::{config_for, input_answer, measure, play_catalogue, start, Outcome, Run};
+use adapter_run::{config_for, input_answer, measure, start, Outcome, Run};
 use hostile::{Op, Scenario};
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_tokio::Client;
 use operate::Answer;
-
-/// Parallel scenarios: most of them wait on a deadline, few use the CPU.
-const WORKERS: usize = 12;
-
-operate_fn!(async [.await]);
 
 fn run(s: &Scenario, counted: bool) -> Run {
     let server = start(s);
@@ -65,7 +60,4 @@ fn run(s: &Scenario, counted: bool) -> Run {
     }
 }
 
-#[test]
-fn hostile_catalogue_over_sockets() {
-    play_catalogue(WORKERS, run);
-}
+hostile_socket_test!(async [.await]);
