@@ -58,3 +58,44 @@ impl SessionDriver {
         }
     }
 }
+
+/// Declares, inside an async adapter's `impl Session` (a [`SessionDriver`] in field `driver`, an
+/// [`AsyncIo`] in field `io`), the operations that only run the driver: `list_tools`,
+/// `call_tool` and `call_tool_with`. The adapter adds `close`, which may also release its tasks.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! async_session_operations {
+    () => {
+        /// Lists every tool, following cursors to the end, within the core's budgets.
+        pub async fn list_tools(&mut self) -> Result<mcp_sansio::Catalog, mcp_sansio::Error> {
+            let op = $crate::Start::ListTools;
+            let done = self
+                .driver
+                .run(&mut self.io, op, &mut $crate::NoObserver)
+                .await?;
+            $crate::SessionDriver::listed(done)
+        }
+
+        /// Calls tool `name` with `arguments_json`, a JSON object sent verbatim (empty means `{}`).
+        pub async fn call_tool(
+            &mut self,
+            name: &str,
+            arguments_json: &[u8],
+        ) -> Result<mcp_sansio::CallResult, mcp_sansio::Error> {
+            self.call_tool_with(name, arguments_json, &mut $crate::NoObserver)
+                .await
+        }
+
+        /// Calls tool `name`, reporting progress and input requests to `observer`.
+        pub async fn call_tool_with(
+            &mut self,
+            name: &str,
+            arguments_json: &[u8],
+            observer: &mut dyn $crate::CallObserver,
+        ) -> Result<mcp_sansio::CallResult, mcp_sansio::Error> {
+            let op = $crate::Start::call(name, arguments_json);
+            let done = self.driver.run(&mut self.io, op, observer).await?;
+            $crate::SessionDriver::called(done)
+        }
+    };
+}

@@ -40,7 +40,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_rustls::client::TlsStream;
-use mcp_sansio::{CallResult, Catalog, Config, Error};
+use mcp_sansio::{Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
@@ -88,23 +88,7 @@ mcp_sansio_net::declare_session!(
 impl Session {
     mcp_sansio_net::session_accessors!();
 
-    /// Lists every tool, following cursors, within the page and list-time budgets.
-    pub async fn list_tools(&mut self) -> Result<Catalog, Error> {
-        SessionDriver::listed(
-            self.driver
-                .run(&mut self.io, Start::ListTools, &mut NoObserver)
-                .await?,
-        )
-    }
-
-    /// Calls tool `name` with `arguments_json` (a JSON object, sent verbatim; empty means `{}`).
-    pub async fn call_tool(&mut self, name: &str, arguments: &[u8]) -> Result<CallResult, Error> {
-        SessionDriver::called(
-            self.driver
-                .run(&mut self.io, Start::call(name, arguments), &mut NoObserver)
-                .await?,
-        )
-    }
+    mcp_sansio_net::async_session_operations!();
 
     /// Closes the session (a legacy session is ended with `DELETE` within the close budget).
     pub async fn close(mut self) -> Result<(), Error> {

@@ -80,7 +80,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
-use mcp_sansio::{CallResult, Catalog, Config, Error};
+use mcp_sansio::{Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError, TransportErrorKind};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
 pub use mcp_sansio_net::{
@@ -146,38 +146,7 @@ mcp_sansio_net::declare_session!(
 impl Session {
     mcp_sansio_net::session_accessors!();
 
-    /// Lists every tool, following cursors to the end, within the core's budgets.
-    pub async fn list_tools(&mut self) -> Result<Catalog, Error> {
-        SessionDriver::listed(
-            self.driver
-                .run(&mut self.io, Start::ListTools, &mut NoObserver)
-                .await?,
-        )
-    }
-
-    /// Calls tool `name` with `arguments_json`, a JSON object sent verbatim (empty means `{}`).
-    pub async fn call_tool(
-        &mut self,
-        name: &str,
-        arguments_json: &[u8],
-    ) -> Result<CallResult, Error> {
-        self.call_tool_with(name, arguments_json, &mut NoObserver)
-            .await
-    }
-
-    /// Calls tool `name`, reporting progress and input requests to `observer`.
-    pub async fn call_tool_with(
-        &mut self,
-        name: &str,
-        arguments_json: &[u8],
-        observer: &mut dyn CallObserver,
-    ) -> Result<CallResult, Error> {
-        SessionDriver::called(
-            self.driver
-                .run(&mut self.io, Start::call(name, arguments_json), observer)
-                .await?,
-        )
-    }
+    mcp_sansio_net::async_session_operations!();
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
     /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
