@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Budget, Budgets, Config, Era, Error, ErrorKind};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_blocking::{AddressPolicy, CallObserver, Client, Session, StaticResolver};
-use support::{Reply, Server};
+use support::{sse_response, Reply, Server};
 
 /// How late past its budget an operation may end: thread wake-up and scheduling on a loaded
 /// machine. The budgets below are a few hundred milliseconds; this grace is the documented bound
@@ -410,14 +410,6 @@ impl CallObserver for Recorder {
         self.requests.push(requests.get().to_owned());
         self.answer.clone()
     }
-}
-
-fn sse_response(stream: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{stream}\r\n0\r\n\r\n",
-        stream.len()
-    )
-    .into_bytes()
 }
 
 #[test]

@@ -17,10 +17,12 @@
 //!   check of pooled sockets);
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
 //!   the clock, era hints and the observer, dispatching through the [`Io`] trait;
+//! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`SessionDriver::run`]);
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_run;
 pub mod auth;
 pub mod client;
 pub mod dial;
@@ -30,6 +32,7 @@ pub mod pool;
 pub mod resolve;
 pub mod tls;
 
+pub use async_run::AsyncIo;
 pub use client::{BuildClient, ClientBuilder, Shared};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use policy::{AddressPolicy, Refusal, Rule};

@@ -80,7 +80,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
-use mcp_sansio::{CallResult, Catalog, Completion, Config, Error};
+use mcp_sansio::{Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError, TransportErrorKind};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
 pub use mcp_sansio_net::{
@@ -89,7 +89,7 @@ pub use mcp_sansio_net::{
 };
 pub mod auth;
 pub use auth::AuthSession;
-use mcp_sansio_net::{Io, NoObserver, Report, SessionDriver, Shared, Start, Wait};
+use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -127,7 +127,10 @@ impl Client {
             rx,
         };
         let mut session = Session { driver, io };
-        session.run(Start::Connect, &mut NoObserver).await?;
+        session
+            .driver
+            .run(&mut session.io, Start::Connect, &mut NoObserver)
+            .await?;
         Ok(session)
     }
 }
@@ -143,73 +146,21 @@ mcp_sansio_net::declare_session!(
 impl Session {
     mcp_sansio_net::session_accessors!();
 
-    /// Lists every tool, following cursors to the end, within the core's budgets.
-    pub async fn list_tools(&mut self) -> Result<Catalog, Error> {
-        SessionDriver::listed(self.run(Start::ListTools, &mut NoObserver).await?)
-    }
-
-    /// Calls tool `name` with `arguments_json`, a JSON object sent verbatim (empty means `{}`).
-    pub async fn call_tool(
-        &mut self,
-        name: &str,
-        arguments_json: &[u8],
-    ) -> Result<CallResult, Error> {
-        self.call_tool_with(name, arguments_json, &mut NoObserver)
-            .await
-    }
-
-    /// Calls tool `name`, reporting progress and input requests to `observer`.
-    pub async fn call_tool_with(
-        &mut self,
-        name: &str,
-        arguments_json: &[u8],
-        observer: &mut dyn CallObserver,
-    ) -> Result<CallResult, Error> {
-        SessionDriver::called(
-            self.run(Start::call(name, arguments_json), observer)
-                .await?,
-        )
-    }
+    mcp_sansio_net::async_session_operations!();
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
     /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
     /// the client's pool for other sessions.
     pub async fn close(mut self) -> Result<(), Error> {
-        let result = self.run(Start::Close, &mut NoObserver).await.map(|_| ());
+        let result = self
+            .driver
+            .run(&mut self.io, Start::Close, &mut NoObserver)
+            .await
+            .map(|_| ());
         self.io.abort_all();
         // Ending the recording flushes it and closes the session's transcript.
         self.driver.end_recording();
         result
-    }
-
-    /// Runs `op` to its end: pump the driver, start the exchanges it asked for, then wait for a
-    /// task's report or the core's next deadline (the deadline first when both are due).
-    async fn run(
-        &mut self,
-        op: Start<'_>,
-        observer: &mut dyn CallObserver,
-    ) -> Result<Completion, Error> {
-        self.driver.start(op);
-        loop {
-            let done = self.driver.pump(&mut self.io, observer);
-            self.io.launch().await;
-            if let Some(result) = done {
-                // Parking takes a moment: the next operation finds the sockets in the pool.
-                self.io.settle().await;
-                return result;
-            }
-            let until = match self.driver.wait() {
-                Wait::Until(t) => Some(tokio::time::Instant::from_std(t)),
-                Wait::Report => None,
-                Wait::Nothing => return Err(SessionDriver::stuck()),
-            };
-            tokio::select! {
-                biased;
-                () = sleep_or_pend(until) => self.driver.timeout(),
-                // The session holds a sender, so the channel never closes.
-                Some((id, report)) = self.io.rx.recv() => self.driver.feed(id, report),
-            }
-        }
     }
 }
 
@@ -282,7 +233,7 @@ impl Io for Tasks {
     }
 }
 
-impl Tasks {
+impl AsyncIo for Tasks {
     /// Starts the queued exchanges; one that may take a pooled socket waits until the sockets
     /// being parked are in the pool.
     async fn launch(&mut self) {
@@ -313,6 +264,18 @@ impl Tasks {
         }
     }
 
+    /// The next report, or `None` once `until` passed (the deadline first when both are due).
+    async fn next(&mut self, until: Option<StdInstant>) -> Option<(ExchangeId, Report)> {
+        tokio::select! {
+            biased;
+            () = sleep_or_pend(until.map(tokio::time::Instant::from_std)) => None,
+            // The session holds a sender, so the channel never closes.
+            Some(report) = self.rx.recv() => Some(report),
+        }
+    }
+}
+
+impl Tasks {
     fn abort_all(&mut self) {
         for (_, task) in self.tasks.drain() {
             task.handle.abort();

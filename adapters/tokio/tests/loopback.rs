@@ -455,26 +455,6 @@ async fn the_strict_policy_refuses_loopback_in_every_spelling_before_dialling() 
     assert_eq!(server.accepted(), 1);
 }
 
-/// A 2025-11-25 server: no `server/discover`, an `initialize` handshake and a session.
-fn legacy(req: &Req) -> Reply {
-    let id = req.id();
-    let session = [("mcp-session-id", "sess-1")];
-    Reply::Send(match req.rpc_method().as_str() {
-        "server/discover" => empty_response(404),
-        "initialize" => json_response_with(
-            200,
-            &session,
-            &result_msg(
-                id,
-                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}"#,
-            ),
-        ),
-        "tools/list" => json_response_with(200, &session, &result_msg(id, &tools_page(&["old"]))),
-        "DELETE" => empty_response(200),
-        _ => empty_response(202),
-    })
-}
-
 #[tokio::test]
 async fn a_legacy_session_is_negotiated_used_and_deleted() {
     let server = Server::start(legacy).await;

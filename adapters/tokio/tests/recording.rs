@@ -1,138 +1,22 @@
-//! Sessions recorded to a transcript sink, then replayed against the core.
+//! Sessions recorded to a transcript sink, then replayed against the core. The tests and their
+//! checks are shared with the blocking adapter (`checks/adapter_tests/recording.rs`); this file
+//! says only how tokio drives a session.
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+#[macro_use]
+#[path = "../../../checks/adapter_tests/recording.rs"]
+mod recording;
+
+use std::sync::Arc;
 
 use mcp_sansio::Config;
-use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_tokio::Client;
-use mcp_sansio_transcript::{replay, Split, Transcript, TranscriptSink};
-use support::*;
+use recording::{check_dropped, check_legacy, check_modern, recording_client, Memory};
+use support::{legacy, mcp, Server};
 
-/// Keeps each session's text and whether it was finished.
-#[derive(Default)]
-struct Memory {
-    texts: Mutex<BTreeMap<u64, (String, bool)>>,
-}
-
-impl TranscriptSink for Memory {
-    fn write(&self, session: u64, text: &str) {
-        let mut t = self.texts.lock().unwrap();
-        let entry = t.entry(session).or_default();
-        assert!(!entry.1, "text after finish");
-        entry.0.push_str(text);
-    }
-    fn finish(&self, session: u64) {
-        self.texts.lock().unwrap().entry(session).or_default().1 = true;
-    }
-}
-
-fn recording_client(sink: Arc<Memory>) -> Client {
-    Client::builder()
-        .policy(AddressPolicy::strict().allow_loopback(true))
-        .record_to(sink)
-        .build()
-}
-
-/// The one finished transcript of `sink`, parsed, checked to replay as recorded and one byte at
-/// a time.
-fn replays(sink: &Memory) -> (String, Transcript) {
-    let texts = sink.texts.lock().unwrap();
-    assert_eq!(texts.len(), 1);
-    let (text, finished) = texts.values().next().unwrap().clone();
-    assert!(finished);
-    let t = Transcript::parse(&text).unwrap();
-    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
-        let r = replay(&t, split).unwrap();
-        assert_eq!(r.sends, t.sends(), "requests, {split:?}");
-        assert_eq!(r.events, t.events(), "events, {split:?}");
-        r.check(&t).unwrap();
-    }
-    (text, t)
-}
-
-#[tokio::test]
-async fn a_modern_session_replays_as_recorded() {
-    let server = Server::start(mcp).await;
-    let sink = Arc::new(Memory::default());
-    let client = recording_client(sink.clone());
-    let mut s = client
-        .connect(
-            Config::new(&server.url())
-                .unwrap()
-                .with_bearer_token("tok-s3cr3t"),
-        )
-        .await
-        .unwrap();
-    s.list_tools().await.unwrap();
-    s.call_tool("echo", br#"{"text":"hi"}"#).await.unwrap();
-    s.close().await.unwrap();
-    let (text, t) = replays(&sink);
-    assert!(text.contains("config bearer-token <redacted>"));
-    assert!(text.contains("Authorization: Bearer <redacted>"));
-    assert!(!text.contains("tok-s3cr3t"));
-    let outcome = t.outcome();
-    assert!(outcome[0].get("connected").is_some(), "{outcome:?}");
-    assert_eq!(
-        outcome[1]["tools_listed"]["tools"],
-        serde_json::json!(["echo", "add"])
-    );
-    assert_eq!(outcome[2]["call_finished"]["content"][0]["text"], "hi");
-    assert_eq!(outcome.last().unwrap(), "closed");
-    assert_eq!(t.sends().len(), 3);
-}
-
-fn legacy(req: &Req) -> Reply {
-    let id = req.id();
-    let session = [("mcp-session-id", "sess-1")];
-    Reply::Send(match req.rpc_method().as_str() {
-        "server/discover" => empty_response(404),
-        "initialize" => json_response_with(
-            200,
-            &session,
-            &result_msg(
-                id,
-                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}"#,
-            ),
-        ),
-        "tools/list" => json_response_with(200, &session, &result_msg(id, &tools_page(&["old"]))),
-        "DELETE" => empty_response(200),
-        _ => empty_response(202),
-    })
-}
-
-#[tokio::test]
-async fn a_legacy_session_replays_as_recorded() {
-    let server = Server::start(legacy).await;
-    let sink = Arc::new(Memory::default());
-    let client = recording_client(sink.clone());
-    let mut s = client
-        .connect(Config::new(&server.url()).unwrap())
-        .await
-        .unwrap();
-    s.list_tools().await.unwrap();
-    s.close().await.unwrap();
-    let (_, t) = replays(&sink);
-    assert_eq!(
-        t.sends().len(),
-        5,
-        "discover, initialize, initialized, list, DELETE"
-    );
-    assert_eq!(t.outcome()[0]["connected"]["era"], "legacy");
-}
-
-#[tokio::test]
-async fn a_dropped_session_finishes_its_transcript() {
-    let server = Server::start(mcp).await;
-    let sink = Arc::new(Memory::default());
-    let client = recording_client(sink.clone());
-    let s = client
-        .connect(Config::new(&server.url()).unwrap())
-        .await
-        .unwrap();
-    drop(s);
-    let (_, t) = replays(&sink);
-    assert_eq!(t.outcome().len(), 1);
-}
+recording_tests!(
+    #[tokio::test] async [.await]
+    modern: Server::start(mcp).await,
+    legacy: Server::start(legacy).await
+);

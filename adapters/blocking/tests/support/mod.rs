@@ -284,72 +284,16 @@ fn read_request<S: Read>(s: &mut S, buf: &mut Vec<u8>, conn: usize) -> Option<Re
 // ---------------------------------------------------------------------------------------------
 // Canned answers
 
-pub fn json_response_with(status: u16, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
-    let mut out = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n");
-    for (k, v) in headers {
-        out.push_str(&format!("{k}: {v}\r\n"));
-    }
-    out.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
-    out.into_bytes()
-}
-
-pub fn json_response(status: u16, body: &str) -> Vec<u8> {
-    json_response_with(status, &[], body)
-}
-
-pub fn empty_response(status: u16) -> Vec<u8> {
-    format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n").into_bytes()
-}
-
-pub fn result_msg(id: u64, result: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
-}
-
-pub const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"9"}}}"#;
-
-pub fn initialize_ok(version: &str) -> String {
-    format!(
-        r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"legacy","version":"1"}}}}"#
-    )
-}
-
-pub fn tools_page(names: &[&str]) -> String {
-    let tools: Vec<String> = names
-        .iter()
-        .map(|n| format!(r#"{{"name":"{n}","inputSchema":{{"type":"object"}}}}"#))
-        .collect();
-    format!(r#"{{"tools":[{}]}}"#, tools.join(","))
-}
-
-pub const CALL_OK: &str = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;
+#[path = "../../../../checks/adapter_tests/canned.rs"]
+mod canned;
+pub use canned::*;
 
 /// A modern server: discover, two tools, every call answers "hi".
 pub fn modern(req: &Req) -> Reply {
-    let id = req.rpc_id();
-    match req.rpc_method().as_str() {
-        "server/discover" => Reply::Send(json_response(200, &result_msg(id, DISCOVER_OK))),
-        "tools/list" => Reply::Send(json_response(
-            200,
-            &result_msg(id, &tools_page(&["echo", "add"])),
-        )),
-        "tools/call" => Reply::Send(json_response(200, &result_msg(id, CALL_OK))),
-        _ => Reply::Send(empty_response(202)),
-    }
+    Reply::Send(modern_answer(&req.rpc_method(), req.rpc_id()))
 }
 
 /// A legacy (2025-06-18) server with session id `sess-1`.
 pub fn legacy(req: &Req) -> Reply {
-    let id = req.rpc_id();
-    match req.rpc_method().as_str() {
-        "server/discover" => Reply::Send(empty_response(404)),
-        "initialize" => Reply::Send(json_response_with(
-            200,
-            &[("mcp-session-id", "sess-1")],
-            &result_msg(id, &initialize_ok("2025-06-18")),
-        )),
-        "tools/list" => Reply::Send(json_response(200, &result_msg(id, &tools_page(&["old"])))),
-        "tools/call" => Reply::Send(json_response(200, &result_msg(id, CALL_OK))),
-        "DELETE" => Reply::Send(empty_response(200)),
-        _ => Reply::Send(empty_response(202)),
-    }
+    Reply::Send(legacy_answer("2025-06-18", &req.rpc_method(), req.rpc_id()))
 }

@@ -274,61 +274,23 @@ async fn read_request<S: AsyncRead + Unpin>(
 // ---------------------------------------------------------------------------------------------
 // Canned answers (the shapes of a 2026-07-28 server)
 
-pub const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"9"}}}"#;
-
-pub const CALL_OK: &str = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;
-
-pub fn json_response(status: u16, body: &str) -> Vec<u8> {
-    json_response_with(status, &[], body)
-}
-
-pub fn json_response_with(status: u16, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
-    let mut out = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n");
-    for (k, v) in headers {
-        out.push_str(&format!("{k}: {v}\r\n"));
-    }
-    out.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
-    out.into_bytes()
-}
-
-pub fn empty_response(status: u16) -> Vec<u8> {
-    format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n").into_bytes()
-}
-
-/// A complete SSE response (chunked) carrying `stream`.
-pub fn sse_response(stream: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{stream}\r\n0\r\n\r\n",
-        stream.len()
-    )
-    .into_bytes()
-}
-
-pub fn result_msg(id: u64, result: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
-}
-
-pub fn tools_page(names: &[&str]) -> String {
-    let tools: Vec<String> = names
-        .iter()
-        .map(|n| format!(r#"{{"name":"{n}","inputSchema":{{"type":"object"}}}}"#))
-        .collect();
-    format!(r#"{{"tools":[{}]}}"#, tools.join(","))
-}
+#[path = "../../../../checks/adapter_tests/canned.rs"]
+mod canned;
+pub use canned::*;
 
 /// The answer of a well-behaved modern server with tools `echo` and `add`.
 pub fn mcp(req: &Req) -> Reply {
     Reply::Send(mcp_bytes(req))
 }
 
+/// The bytes of [`mcp`]'s answer.
 pub fn mcp_bytes(req: &Req) -> Vec<u8> {
-    let id = req.id();
-    match req.rpc_method().as_str() {
-        "server/discover" => json_response(200, &result_msg(id, DISCOVER_OK)),
-        "tools/list" => json_response(200, &result_msg(id, &tools_page(&["echo", "add"]))),
-        "tools/call" => json_response(200, &result_msg(id, CALL_OK)),
-        _ => empty_response(202),
-    }
+    modern_answer(&req.rpc_method(), req.id())
+}
+
+/// A 2025-11-25 server: no `server/discover`, an `initialize` handshake and the session `sess-1`.
+pub fn legacy(req: &Req) -> Reply {
+    Reply::Send(legacy_answer("2025-11-25", &req.rpc_method(), req.id()))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,101 @@
+//! The run loop of an async adapter, the same on every runtime: pump the driver, launch the
+//! requests it queued, and wait for a socket's report or the core's next deadline.
+//!
+//! An async adapter implements [`AsyncIo`] (its [`Io`] plus the three waits only a runtime can
+//! do) and runs each operation with [`SessionDriver::run`]. The order matters and is kept here
+//! once: requests start only after the pass's events, and an operation returns only once the
+//! sockets it handed back are in the pool, so the next exchange finds them there.
+
+use std::future::Future;
+use std::time::Instant;
+
+use mcp_sansio::{Completion, Error, ExchangeId};
+
+use crate::{CallObserver, Io, Report, SessionDriver, Start, Wait};
+
+/// The [`Io`] of an async adapter: what it queued in [`Io::start`] starts in
+/// [`launch`](AsyncIo::launch), and reports arrive through [`next`](AsyncIo::next).
+pub trait AsyncIo: Io {
+    /// Starts the exchanges [`Io::start`] queued (a request that may take a pooled socket first
+    /// waits for the sockets being parked).
+    fn launch(&mut self) -> impl Future<Output = ()>;
+    /// Waits until every socket being parked is in the pool.
+    fn settle(&mut self) -> impl Future<Output = ()>;
+    /// The next report of a socket, or `None` once `until` passed (never, when `None`).
+    fn next(
+        &mut self,
+        until: Option<Instant>,
+    ) -> impl Future<Output = Option<(ExchangeId, Report)>>;
+}
+
+impl SessionDriver {
+    /// Runs `op` to its end on an async adapter: pump, launch, then wait as
+    /// [`wait`](SessionDriver::wait) says and pump again; once the operation completed, wait for
+    /// the sockets it parks before returning its result.
+    pub async fn run<I: AsyncIo>(
+        &mut self,
+        io: &mut I,
+        op: Start<'_>,
+        observer: &mut dyn CallObserver,
+    ) -> Result<Completion, Error> {
+        self.start(op);
+        loop {
+            let done = self.pump(io, observer);
+            io.launch().await;
+            if let Some(result) = done {
+                io.settle().await;
+                return result;
+            }
+            let until = match self.wait() {
+                Wait::Until(t) => Some(t),
+                Wait::Report => None,
+                Wait::Nothing => return Err(SessionDriver::stuck()),
+            };
+            match io.next(until).await {
+                Some((exchange, report)) => self.feed(exchange, report),
+                None => self.timeout(),
+            }
+        }
+    }
+}
+
+/// Declares, inside an async adapter's `impl Session` (a [`SessionDriver`] in field `driver`, an
+/// [`AsyncIo`] in field `io`), the operations that only run the driver: `list_tools`,
+/// `call_tool` and `call_tool_with`. The adapter adds `close`, which may also release its tasks.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! async_session_operations {
+    () => {
+        /// Lists every tool, following cursors to the end, within the core's budgets.
+        pub async fn list_tools(&mut self) -> Result<mcp_sansio::Catalog, mcp_sansio::Error> {
+            let op = $crate::Start::ListTools;
+            let done = self
+                .driver
+                .run(&mut self.io, op, &mut $crate::NoObserver)
+                .await?;
+            $crate::SessionDriver::listed(done)
+        }
+
+        /// Calls tool `name` with `arguments_json`, a JSON object sent verbatim (empty means `{}`).
+        pub async fn call_tool(
+            &mut self,
+            name: &str,
+            arguments_json: &[u8],
+        ) -> Result<mcp_sansio::CallResult, mcp_sansio::Error> {
+            self.call_tool_with(name, arguments_json, &mut $crate::NoObserver)
+                .await
+        }
+
+        /// Calls tool `name`, reporting progress and input requests to `observer`.
+        pub async fn call_tool_with(
+            &mut self,
+            name: &str,
+            arguments_json: &[u8],
+            observer: &mut dyn $crate::CallObserver,
+        ) -> Result<mcp_sansio::CallResult, mcp_sansio::Error> {
+            let op = $crate::Start::call(name, arguments_json);
+            let done = self.driver.run(&mut self.io, op, observer).await?;
+            $crate::SessionDriver::called(done)
+        }
+    };
+}

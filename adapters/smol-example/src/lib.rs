@@ -1,0 +1,381 @@
+//! A third runtime for the [`mcp_sansio`] core: the shared session driver and network guard of
+//! [`mcp_sansio_net`] on [`smol`].
+//!
+//! Everything that is not "how bytes move" is shared with the tokio and the blocking adapters:
+//! the [`SessionDriver`] runs the core (recording, the clock, era hints, how an operation ends,
+//! which socket goes back to the pool), the [`ClientBuilder`] and the address policy decide which
+//! addresses may be dialled, and [`mcp_sansio_net::dial`] is the dial rule (one deadline across
+//! every admitted address and the TLS handshake, the TLS server name, the idle check of a pooled
+//! socket). This crate only moves bytes on smol's [`Async<TcpStream>`](smol::Async), with TLS by
+//! `futures-rustls`: one smol task per exchange, reading once each time the session asks.
+//!
+//! ```no_run
+//! use mcp_sansio::Config;
+//! use mcp_sansio_smol_example::{AddressPolicy, Client};
+//!
+//! smol::block_on(async {
+//!     let client = Client::builder()
+//!         .policy(AddressPolicy::strict().allow_loopback(true))
+//!         .build();
+//!     let mut session = client.connect(Config::new("http://127.0.0.1:8080/mcp")?).await?;
+//!     for tool in &session.list_tools().await?.tools {
+//!         println!("{}", tool.name());
+//!     }
+//!     let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
+//!     println!("error: {}", result.is_error);
+//!     session.close().await
+//! })?;
+//! # Ok::<(), mcp_sansio::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use std::collections::HashMap;
+use std::future::{pending, Future};
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_rustls::client::TlsStream;
+use mcp_sansio::{Config, Error};
+use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
+use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
+use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start};
+use smol::channel::{unbounded, Receiver, Sender};
+use smol::future::FutureExt as _;
+use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use smol::{Async, Task, Timer};
+
+const READ_CHUNK: usize = 16 * 1024;
+
+mcp_sansio_net::declare_client!(Stream);
+
+impl Client {
+    /// Negotiates the protocol with the server of `config` and returns the session; fails with
+    /// the core's [`Error`] (a refused address, a failed dial or what the negotiation came to).
+    pub async fn connect(&self, config: Config) -> Result<Session, Error> {
+        let driver = SessionDriver::new(&self.shared, config)?;
+        let (tx, rx) = unbounded();
+        let io = Tasks {
+            shared: self.shared.clone(),
+            origin: driver.origin().to_owned(),
+            endpoint: Arc::new(driver.config().endpoint.clone()),
+            tasks: HashMap::new(),
+            parking: Vec::new(),
+            queued: Vec::new(),
+            tx,
+            rx,
+        };
+        let mut session = Session { driver, io };
+        session
+            .driver
+            .run(&mut session.io, Start::Connect, &mut NoObserver)
+            .await?;
+        Ok(session)
+    }
+}
+
+mcp_sansio_net::declare_session!(
+    /// A connected MCP session on smol. Dropping it cancels its exchange tasks, which closes
+    /// their sockets; [`Session::close`] also ends a legacy session on the server.
+    Tasks
+);
+
+impl Session {
+    mcp_sansio_net::session_accessors!();
+
+    mcp_sansio_net::async_session_operations!();
+
+    /// Closes the session (a legacy session is ended with `DELETE` within the close budget).
+    pub async fn close(mut self) -> Result<(), Error> {
+        let result = self
+            .driver
+            .run(&mut self.io, Start::Close, &mut NoObserver)
+            .await
+            .map(|_| ());
+        self.driver.end_recording();
+        result
+    }
+}
+
+/// A plain or TLS socket on smol's reactor.
+pub enum Stream {
+    /// `http`.
+    Plain(Async<TcpStream>),
+    /// `https`.
+    Tls(Box<TlsStream<Async<TcpStream>>>),
+}
+
+impl Stream {
+    /// Whether a pooled socket may serve a new request (the shared rule, [`still_idle`]).
+    fn is_idle(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        let (tcp, tls, buffered) = match self {
+            Stream::Plain(s) => (s.get_ref(), false, false),
+            Stream::Tls(s) => {
+                let (tcp, conn) = s.get_mut();
+                let read = io::Read::read(&mut conn.reader(), &mut byte);
+                let buffered = !matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+                (tcp.get_ref(), true, buffered)
+            }
+        };
+        // The socket is non-blocking: a peek with nothing waiting says so at once.
+        let peek = match tcp.peek(&mut byte) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Peek::Quiet,
+            Ok(0) | Err(_) => Peek::Closed,
+            Ok(_) => Peek::Bytes,
+        };
+        still_idle(tls, buffered, peek)
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        b: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, b),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, b),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, b),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, b),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_close(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_close(cx),
+        }
+    }
+}
+
+/// What the session tells an exchange task.
+enum Cmd {
+    /// Read once more.
+    Continue,
+    /// Put the socket back in the pool and end.
+    Park,
+}
+
+/// The exchange tasks of a session: the adapter's [`Io`]. Dropping a smol task cancels it.
+#[doc(hidden)]
+pub struct Tasks {
+    shared: Arc<Shared<Stream>>,
+    origin: String,
+    endpoint: Arc<Endpoint>,
+    tasks: HashMap<ExchangeId, (Sender<Cmd>, Task<()>)>,
+    parking: Vec<Task<()>>,
+    queued: Vec<Transmit>,
+    tx: Sender<(ExchangeId, Report)>,
+    rx: Receiver<(ExchangeId, Report)>,
+}
+
+impl Io for Tasks {
+    fn start(&mut self, transmit: Transmit) -> Result<(), TransportError> {
+        self.queued.push(transmit);
+        Ok(())
+    }
+
+    fn read_on(&mut self, exchange: ExchangeId) {
+        if let Some((cmd, _)) = self.tasks.get(&exchange) {
+            let _ = cmd.try_send(Cmd::Continue);
+        }
+    }
+
+    fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
+        self.queued.retain(|t| t.exchange != exchange);
+        if let Some((cmd, task)) = self.tasks.remove(&exchange) {
+            if reusable && cmd.try_send(Cmd::Park).is_ok() {
+                self.parking.push(task);
+            }
+        }
+    }
+
+    fn abandon(&mut self, exchange: ExchangeId) {
+        self.queued.retain(|t| t.exchange != exchange);
+        self.tasks.remove(&exchange);
+    }
+}
+
+impl AsyncIo for Tasks {
+    async fn launch(&mut self) {
+        if self.queued.iter().any(|t| !t.fresh_socket) {
+            self.settle().await;
+        }
+        for t in std::mem::take(&mut self.queued) {
+            let id = t.exchange;
+            let (cmd, cmd_rx) = unbounded();
+            let (shared, origin) = (self.shared.clone(), self.origin.clone());
+            let job = exchange(
+                shared,
+                origin,
+                self.endpoint.clone(),
+                t,
+                self.tx.clone(),
+                cmd_rx,
+            );
+            self.tasks.insert(id, (cmd, smol::spawn(job)));
+        }
+    }
+
+    async fn settle(&mut self) {
+        for task in self.parking.drain(..) {
+            task.await;
+        }
+    }
+
+    async fn next(&mut self, until: Option<Instant>) -> Option<(ExchangeId, Report)> {
+        let timer = async {
+            match until {
+                Some(t) => drop(Timer::at(t).await),
+                None => pending::<()>().await,
+            }
+            None
+        };
+        // The session holds a sender, so the channel never closes.
+        timer.or(async { self.rx.recv().await.ok() }).await
+    }
+}
+
+/// One exchange: take an idle pooled socket (unless the core asks for a fresh one) or dial, write
+/// the request, then read once each time the session asks, until the core finishes it.
+async fn exchange(
+    shared: Arc<Shared<Stream>>,
+    origin: String,
+    endpoint: Arc<Endpoint>,
+    transmit: Transmit,
+    out: Sender<(ExchangeId, Report)>,
+    cmd: Receiver<Cmd>,
+) {
+    let id = transmit.exchange;
+    let pooled = if transmit.fresh_socket {
+        None
+    } else {
+        shared.take_idle(&origin, Stream::is_idle)
+    };
+    let (address, mut stream) = match pooled {
+        Some(s) => s,
+        None => match dial(&shared, &endpoint).await {
+            Ok(s) => s,
+            Err(e) => return drop(out.try_send((id, Report::Failed(e)))),
+        },
+    };
+    let written = async {
+        stream.write_all(&transmit.bytes).await?;
+        stream.flush().await
+    };
+    if let Err(e) = written.await {
+        return drop(out.try_send((id, Report::Failed(io_error(&e)))));
+    }
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut waiting = false;
+    loop {
+        // A command is heard even while a read is pending (the core may finish an exchange
+        // whose socket was told to read on).
+        let command = async { Step::Command(cmd.recv().await.ok()) };
+        let step = if waiting {
+            command.await
+        } else {
+            command
+                .or(async { Step::Read(stream.read(&mut buf).await) })
+                .await
+        };
+        let report = match step {
+            Step::Command(Some(Cmd::Continue)) => {
+                waiting = false;
+                continue;
+            }
+            Step::Command(Some(Cmd::Park)) => return shared.park(&origin, address, stream),
+            Step::Command(None) => return,
+            Step::Read(Ok(0)) => Report::Eof,
+            Step::Read(Ok(n)) => Report::Bytes(buf[..n].to_vec()),
+            Step::Read(Err(e)) => Report::Failed(io_error(&e)),
+        };
+        waiting = true;
+        let more = matches!(report, Report::Bytes(_));
+        if out.try_send((id, report)).is_err() || !more {
+            return;
+        }
+    }
+}
+
+/// What an exchange task woke up for.
+enum Step {
+    /// A command of the session, `None` once the session dropped the exchange.
+    Command(Option<Cmd>),
+    /// A read ended.
+    Read(io::Result<usize>),
+}
+
+/// `future`, or `None` once `limit` passed.
+async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> Option<T> {
+    async { Some(future.await) }
+        .or(async {
+            Timer::after(limit).await;
+            None
+        })
+        .await
+}
+
+/// Resolves and vets the endpoint's host once (on smol's blocking pool), then dials the admitted
+/// addresses in order and does the TLS handshake, all within the one dial deadline.
+async fn dial(
+    shared: &Arc<Shared<Stream>>,
+    endpoint: &Endpoint,
+) -> Result<(SocketAddr, Stream), TransportError> {
+    let (host, port, guard) = (endpoint.host().to_owned(), endpoint.port(), shared.clone());
+    let vetted = smol::unblock(move || guard.vetted(&host, port)).await?;
+    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
+    let mut failures = Vec::new();
+    let mut tcp = None;
+    for (i, &address) in vetted.iter().enumerate() {
+        let Some(share) = deadline.share(Instant::now(), vetted.len() - i) else {
+            break;
+        };
+        match within(share, Async::<TcpStream>::connect(address)).await {
+            Some(Ok(s)) => {
+                tcp = Some((address, s));
+                break;
+            }
+            Some(Err(e)) => failures.push(format!("{address}: {e}")),
+            None => failures.push(format!("{address}: timed out")),
+        }
+    }
+    let Some((address, tcp)) = tcp else {
+        return Err(deadline.failed(Instant::now(), &failures));
+    };
+    let _ = tcp.get_ref().set_nodelay(true);
+    if endpoint.scheme() == Scheme::Http {
+        return Ok((address, Stream::Plain(tcp)));
+    }
+    let name = server_name(endpoint.host())?;
+    let left = deadline
+        .left(Instant::now())
+        .ok_or_else(|| deadline.expired())?;
+    let connector = futures_rustls::TlsConnector::from(shared.tls.clone());
+    match within(left, connector.connect(name, tcp)).await {
+        Some(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
+        Some(Err(e)) => Err(tls_error(e.to_string())),
+        None => Err(deadline.expired()),
+    }
+}

@@ -1,0 +1,132 @@
+//! The recording tests of both adapters: sessions recorded to a transcript sink, then replayed
+//! against the core. An adapter's `tests/recording.rs` includes this file by `#[path]` (with
+//! `#[macro_use]`) and declares the tests with [`recording_tests!`], giving only how its runtime
+//! drives a session.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_sansio_net::{AddressPolicy, BuildClient, ClientBuilder};
+use mcp_sansio_transcript::{replay, Split, Transcript, TranscriptSink};
+
+/// Keeps each session's text and whether it was finished.
+#[derive(Default)]
+pub struct Memory {
+    texts: Mutex<BTreeMap<u64, (String, bool)>>,
+}
+
+impl TranscriptSink for Memory {
+    fn write(&self, session: u64, text: &str) {
+        let mut t = self.texts.lock().unwrap();
+        let entry = t.entry(session).or_default();
+        assert!(!entry.1, "text after finish");
+        entry.0.push_str(text);
+    }
+    fn finish(&self, session: u64) {
+        self.texts.lock().unwrap().entry(session).or_default().1 = true;
+    }
+}
+
+/// A client of either adapter that allows loopback and records to `sink`.
+pub fn recording_client<C: BuildClient>(sink: Arc<Memory>) -> C {
+    ClientBuilder::<C>::new()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .record_to(sink)
+        .build()
+}
+
+/// The one finished transcript of `sink`, parsed, checked to replay as recorded and one byte at
+/// a time.
+pub fn replays(sink: &Memory) -> (String, Transcript) {
+    let texts = sink.texts.lock().unwrap();
+    assert_eq!(texts.len(), 1);
+    let (text, finished) = texts.values().next().unwrap().clone();
+    assert!(finished);
+    let t = Transcript::parse(&text).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&t, split).unwrap();
+        assert_eq!(r.sends, t.sends(), "requests, {split:?}");
+        assert_eq!(r.events, t.events(), "events, {split:?}");
+        r.check(&t).unwrap();
+    }
+    (text, t)
+}
+
+/// A modern session with a bearer token (connect, list, call `echo`, close): the secret is
+/// redacted and the outcome is the session's.
+pub fn check_modern(sink: &Memory) {
+    let (text, t) = replays(sink);
+    assert!(text.contains("config bearer-token <redacted>"));
+    assert!(text.contains("Authorization: Bearer <redacted>"));
+    assert!(!text.contains("tok-s3cr3t"));
+    let outcome = t.outcome();
+    assert!(outcome[0].get("connected").is_some(), "{outcome:?}");
+    assert_eq!(
+        outcome[1]["tools_listed"]["tools"],
+        serde_json::json!(["echo", "add"])
+    );
+    assert_eq!(outcome[2]["call_finished"]["content"][0]["text"], "hi");
+    assert_eq!(outcome.last().unwrap(), "closed");
+    assert_eq!(t.sends().len(), 3);
+}
+
+/// A legacy session (connect, list, close) ends with its `DELETE`.
+pub fn check_legacy(sink: &Memory) {
+    let (_, t) = replays(sink);
+    assert_eq!(
+        t.sends().len(),
+        5,
+        "discover, initialize, initialized, list, DELETE"
+    );
+    assert_eq!(t.outcome()[0]["connected"]["era"], "legacy");
+    assert!(t.sends().last().unwrap().2.starts_with(b"DELETE "));
+}
+
+/// A session dropped after connecting still finishes its transcript.
+pub fn check_dropped(sink: &Memory) {
+    let (_, t) = replays(sink);
+    assert_eq!(t.outcome().len(), 1);
+}
+
+/// Declares the recording tests of an adapter whose `Client` and `Config` are in scope:
+/// `#[$test]` is its test attribute, `async` is present when its operations are futures,
+/// `[$($wait)*]` is what waits for an operation (`.await`, or nothing), and `$modern` /
+/// `$legacy` start a modern and a legacy in-test server.
+macro_rules! recording_tests {
+    (#[$test:meta] $($async:ident)? [$($wait:tt)*] modern: $modern:expr, legacy: $legacy:expr) => {
+        #[$test]
+        $($async)? fn a_modern_session_replays_as_recorded() {
+            let server = $modern;
+            let sink = Arc::new(Memory::default());
+            let client: Client = recording_client(sink.clone());
+            let config = Config::new(&server.url()).unwrap().with_bearer_token("tok-s3cr3t");
+            let mut s = client.connect(config)$($wait)*.unwrap();
+            s.list_tools()$($wait)*.unwrap();
+            s.call_tool("echo", br#"{"text":"hi"}"#)$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            check_modern(&sink);
+        }
+
+        #[$test]
+        $($async)? fn a_legacy_session_replays_as_recorded() {
+            let server = $legacy;
+            let sink = Arc::new(Memory::default());
+            let client: Client = recording_client(sink.clone());
+            let mut s = client.connect(Config::new(&server.url()).unwrap())$($wait)*.unwrap();
+            s.list_tools()$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            check_legacy(&sink);
+        }
+
+        #[$test]
+        $($async)? fn a_dropped_session_finishes_its_transcript() {
+            let server = $modern;
+            let sink = Arc::new(Memory::default());
+            let client: Client = recording_client(sink.clone());
+            let s = client.connect(Config::new(&server.url()).unwrap())$($wait)*.unwrap();
+            drop(s);
+            check_dropped(&sink);
+        }
+    };
+}
