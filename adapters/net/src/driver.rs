@@ -131,7 +131,7 @@ impl<'a> Start<'a> {
 /// The session's connection: alone (HTTP/1.1, one socket per exchange) or as the one work item
 /// of an HTTP/2 socket.
 enum Core {
-    Http1(Connection),
+    Http1(Box<Connection>),
     Http2(Box<H2Core>),
 }
 
@@ -199,7 +199,7 @@ impl SessionDriver {
         });
         let conn = Connection::new(config)?;
         Ok(SessionDriver::with_core(
-            Core::Http1(conn),
+            Core::Http1(Box::new(conn)),
             origin,
             shared,
             recording,
