@@ -17,6 +17,7 @@ TS_V2_NODE=2.1.2
 ZOD=4.6.7
 PY_MCP=2.3.0
 FASTMCP=4.1.7
+HYPERCORN=0.18.0  # the HTTP/2 server (h2c with prior knowledge) of the Python peers
 
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp)
@@ -63,11 +64,13 @@ if want ts-v2 && ! { have_npm "$MCP_INTEROP_DIR/ts-v2" @modelcontextprotocol/ser
 fi
 want ts-v2 && cp "$HERE/servers/ts-v2/server.mjs" "$MCP_INTEROP_DIR/ts-v2/server.mjs"
 if want py-mcp && ! { have_pip "$MCP_INTEROP_DIR/venv-mcp" mcp "$PY_MCP" &&
+                      have_pip "$MCP_INTEROP_DIR/venv-mcp" hypercorn "$HYPERCORN" &&
                       "$MCP_INTEROP_DIR/venv-mcp/bin/python" -c 'import uvicorn' 2>/dev/null; }; then
-  venv_dir "$MCP_INTEROP_DIR/venv-mcp" "mcp==$PY_MCP" uvicorn
+  venv_dir "$MCP_INTEROP_DIR/venv-mcp" "mcp==$PY_MCP" uvicorn "hypercorn==$HYPERCORN"
 fi
-if want fastmcp && ! have_pip "$MCP_INTEROP_DIR/venv-fastmcp" fastmcp "$FASTMCP"; then
-  venv_dir "$MCP_INTEROP_DIR/venv-fastmcp" "fastmcp==$FASTMCP"
+if want fastmcp && ! { have_pip "$MCP_INTEROP_DIR/venv-fastmcp" fastmcp "$FASTMCP" &&
+                       have_pip "$MCP_INTEROP_DIR/venv-fastmcp" hypercorn "$HYPERCORN"; }; then
+  venv_dir "$MCP_INTEROP_DIR/venv-fastmcp" "fastmcp==$FASTMCP" "hypercorn==$HYPERCORN"
 fi
 
 echo "interop servers in $MCP_INTEROP_DIR:"
@@ -75,7 +78,7 @@ for p in ts-v1:@modelcontextprotocol/sdk ts-v2:@modelcontextprotocol/server ts-v
   f="$MCP_INTEROP_DIR/${p%%:*}/node_modules/${p#*:}/package.json"
   [ -f "$f" ] && printf '  %-40s %s\n' "${p#*:}" "$(node -p "require('$f').version")"
 done
-for v in venv-mcp:mcp venv-fastmcp:fastmcp venv-fastmcp:mcp; do
+for v in venv-mcp:mcp venv-mcp:hypercorn venv-fastmcp:fastmcp venv-fastmcp:mcp venv-fastmcp:hypercorn; do
   py="$MCP_INTEROP_DIR/${v%%:*}/bin/python"
   [ -x "$py" ] && printf '  %-40s %s\n' "${v#*:} (${v%%:*})" "$("$py" -c "from importlib.metadata import version; print(version('${v#*:}'))")"
 done

@@ -10,7 +10,20 @@
 //! pool), every address is judged by the [`AddressPolicy`], and only admitted addresses are
 //! dialled, in order, within one dial deadline that covers every address and TLS. A refused address never
 //! sees a connection attempt. TLS is rustls with the ring provider, SNI set to the endpoint's host
-//! and ALPN `http/1.1`. No proxy variable is read and no redirect is followed.
+//! and ALPN `h2` then `http/1.1`. No proxy variable is read and no redirect is followed.
+//!
+//! # HTTP/2
+//!
+//! When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2:
+//! [`Client::connect`] dials once, and every exchange of the session is a stream of that socket,
+//! driven by the core's HTTP/2 client (every frame byte budgeted); the socket is dialled again
+//! when the server sends GOAWAY or a request must be retried on a fresh socket. Otherwise the
+//! session speaks HTTP/1.1 as above, starting on the socket just dialled. [`Session::http_version`]
+//! says which. [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns
+//! HTTP/2 off; [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
+//! speaks HTTP/2 in clear text to `http` endpoints. A client that records speaks HTTP/1.1, and an
+//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. The HTTP/2 socket is the
+//! session's own: sessions of one client do not share it yet.
 //!
 //! ```no_run
 //! use mcp_sansio::Config;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_sansio::Era::{Legacy, Modern};
 use mcp_sansio_interop::Peer::{FastMcp, PyMcp, TsV1, TsV2};
 use mcp_sansio_interop::Stream::{Json, Sse};
-use mcp_sansio_interop::{check, run_blocking, run_tokio, Target};
+use mcp_sansio_interop::{check, run_blocking, run_tokio, run_tokio_h2c, Target};
 
 /// The longest a whole scenario may take through the async adapter (the blocking one is bounded
 /// by the core's time budgets).
@@ -68,6 +68,51 @@ macro_rules! interop {
             }
         )*
     };
+}
+
+/// Starts `t`'s server (served by hypercorn: `--h2c` in its arguments), runs the scenario
+/// through the tokio adapter speaking HTTP/2 with prior knowledge, checks that HTTP/2 was
+/// spoken and what the scenario observed.
+fn over_h2c(t: Target) {
+    let mut server = t.start();
+    let url = server.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let observed = rt
+        .block_on(async { tokio::time::timeout(SCENARIO_TIME, run_tokio_h2c(&t, &url)).await })
+        .unwrap_or_else(|_| panic!("{}: h2c scenario exceeded {SCENARIO_TIME:?}", t.label()));
+    assert!(
+        server.is_running(),
+        "{}: server exited during the scenario\n{}",
+        t.label(),
+        server.log_text()
+    );
+    let log = server.log_text();
+    drop(server);
+    assert_eq!(observed.http_version, "HTTP/2", "{}\n{log}", t.label());
+    if let Err(p) = std::panic::catch_unwind(|| check(&t, &observed)) {
+        panic!("{}:\n{}\n--- server log ---\n{log}", t.label(), panic_text(&*p));
+    }
+}
+
+macro_rules! interop_h2c {
+    ($($name:ident => $target:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                over_h2c($target);
+            }
+        )*
+    };
+}
+
+interop_h2c! {
+    py_mcp_modern_sse_over_h2c => target(PyMcp, &["--h2c"], Modern, Sse, true);
+    py_mcp_legacy_stateful_over_h2c => target(PyMcp, &["--h2c"], Legacy, Sse, true);
+    fastmcp_modern_sse_over_h2c => target(FastMcp, &["--h2c"], Modern, Sse, true);
+    fastmcp_legacy_stateful_over_h2c => target(FastMcp, &["--h2c"], Legacy, Sse, true);
 }
 
 /// Starts `t`'s server, runs the scenario through the tokio adapter and then through the
