@@ -252,6 +252,18 @@ pub async fn run_tokio_h2c(target: &Target, url: &str) -> Observed {
     scenario!("tokio over h2c", target, url, &client, .await)
 }
 
+/// Runs the scenario against the `https` `url` through `mcp-sansio-tokio`, trusting the PEM
+/// certificates of `ca_file` besides the webpki roots (ALPN decides the HTTP version).
+pub async fn run_tokio_tls(target: &Target, url: &str, ca_file: &std::path::Path) -> Observed {
+    let roots = mcp_sansio_net::read_ca_certificates(ca_file)
+        .unwrap_or_else(|e| panic!("the test CA: {e}"));
+    let client = mcp_sansio_tokio::Client::builder()
+        .policy(policy())
+        .add_root_certificates(roots)
+        .build();
+    scenario!("tokio over TLS", target, url, &client, .await)
+}
+
 /// Runs the scenario against `url` through `mcp-sansio-blocking`.
 pub fn run_blocking(target: &Target, url: &str) -> Observed {
     let client = mcp_sansio_blocking::Client::builder()

@@ -37,6 +37,8 @@ pub fn install_dir() -> PathBuf {
 pub struct Server {
     child: Child,
     port: u16,
+    /// Whether the server speaks TLS (its URL is `https`).
+    tls: bool,
     log: PathBuf,
     label: String,
 }
@@ -49,6 +51,16 @@ impl Server {
     /// When the server is not installed, exits, or does not answer within [`START_TIMEOUT`]:
     /// a server that cannot start fails the test, it is never skipped.
     pub fn start(peer: Peer, args: &[&str]) -> Server {
+        Server::start_with(peer, args, false)
+    }
+
+    /// Starts `peer` with `args`, which make it serve TLS (`--tls-cert`, `--tls-key`); it is
+    /// ready once it accepts TCP connections, and its URL is `https`.
+    pub fn start_tls(peer: Peer, args: &[&str]) -> Server {
+        Server::start_with(peer, args, true)
+    }
+
+    fn start_with(peer: Peer, args: &[&str], tls: bool) -> Server {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("run-server.sh");
         let logs = install_dir().join("logs");
         std::fs::create_dir_all(&logs)
@@ -80,6 +92,7 @@ impl Server {
             let mut server = Server {
                 child,
                 port,
+                tls,
                 log,
                 label: label.clone(),
             };
@@ -98,9 +111,10 @@ impl Server {
         );
     }
 
-    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp` (`https` for a TLS server).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/mcp", self.port)
     }
 
     /// The server's PID.
@@ -129,7 +143,12 @@ impl Server {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(format!("exited with {status} before answering"));
             }
-            if answers_http(self.port) {
+            let ready = if self.tls {
+                accepts_tcp(self.port)
+            } else {
+                answers_http(self.port)
+            };
+            if ready {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -153,6 +172,12 @@ impl Drop for Server {
 fn free_port() -> u16 {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
     l.local_addr().expect("local address").port()
+}
+
+/// Whether something on `port` accepts a TCP connection.
+fn accepts_tcp(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    TcpStream::connect_timeout(&addr, Duration::from_millis(250)).is_ok()
 }
 
 /// Whether something on `port` answers a `GET /mcp` with an HTTP status line.
