@@ -139,6 +139,8 @@ enum Core {
 struct H2Core {
     socket: H2Socket,
     work: WorkId,
+    /// The socket limits, from the work item's budgets.
+    h2: H2Config,
     scheme: &'static str,
     /// Requests that must go on a fresh socket, until [`Io::h2_dial`] reports.
     pending: Vec<Transmit>,
@@ -220,13 +222,15 @@ impl SessionDriver {
         if shared.hints.on {
             lock(&shared.hints.hints).offer(&mut config);
         }
+        let h2 = H2Config::from_budgets(&config.budgets);
         let conn = Connection::with_codec(config, Codec::Http2)?;
         let zero = std::time::Instant::now();
-        let mut socket = H2Socket::new(Instant::ZERO, H2Config::default(), scheme);
+        let mut socket = H2Socket::new(Instant::ZERO, h2.clone(), scheme);
         let work = socket.add(conn);
         let core = Core::Http2(Box::new(H2Core {
             socket,
             work,
+            h2,
             scheme,
             pending: Vec::new(),
             dialling: false,
@@ -587,7 +591,7 @@ impl SessionDriver {
         match result {
             Ok(()) => {
                 // The old socket is dropped: its other streams of this work item fail as closed.
-                let fresh = H2Socket::new(now, H2Config::default(), h.scheme);
+                let fresh = H2Socket::new(now, h.h2.clone(), h.scheme);
                 let mut old = std::mem::replace(&mut h.socket, fresh);
                 let conn = old.remove(now, h.work).expect(LOST);
                 h.work = h.socket.add(conn);
