@@ -231,6 +231,11 @@ impl Session {
         op: Start<'_>,
         observer: &mut dyn CallObserver,
     ) -> Result<Completion, Error> {
+        // What the HTTP/2 socket reported while no operation ran (the server closed an idle
+        // connection, say) is fed first, so that the operation's requests go to a fresh socket.
+        while let Ok((generation, msg)) = self.io.h2rx.try_recv() {
+            self.on_h2(generation, msg);
+        }
         self.driver.start(op);
         loop {
             let done = self.driver.pump(&mut self.io, observer);
@@ -250,15 +255,20 @@ impl Session {
                 () = sleep_or_pend(until) => self.driver.timeout(),
                 // The session holds a sender, so the channel never closes.
                 Some((id, report)) = self.io.rx.recv() => self.driver.feed(id, report),
-                Some((generation, msg)) = self.io.h2rx.recv() => {
-                    // Reports of a socket already replaced are stale.
-                    if generation == self.io.h2_gen {
-                        match msg {
-                            H2Msg::Report(report) => self.driver.feed_h2(report),
-                            H2Msg::Dialled(result) => self.driver.h2_dialled(result),
-                        }
-                    }
-                }
+                Some((generation, msg)) = self.io.h2rx.recv() => self.on_h2(generation, msg),
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Feeds what the HTTP/2 socket's task reported; reports of a socket already replaced are
+    /// stale.
+    fn on_h2(&mut self, generation: u64, msg: H2Msg) {
+        if generation == self.io.h2_gen {
+            match msg {
+                H2Msg::Report(report) => self.driver.feed_h2(report),
+                H2Msg::Dialled(result) => self.driver.h2_dialled(result),
             }
         }
     }

@@ -40,6 +40,11 @@ struct Server {
 
 impl Server {
     fn start(tls: Option<Arc<rustls::ServerConfig>>) -> Server {
+        Server::start_with(tls, false)
+    }
+
+    /// With `close_after_answer`, the server closes each connection once it answered a request.
+    fn start_with(tls: Option<Arc<rustls::ServerConfig>>, close_after_answer: bool) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -55,9 +60,9 @@ impl Server {
                         let Ok(conn) = rustls::ServerConnection::new(config) else {
                             return;
                         };
-                        serve(rustls::StreamOwned::new(conn, tcp), &r);
+                        serve(rustls::StreamOwned::new(conn, tcp), &r, close_after_answer);
                     }
-                    None => serve(tcp, &r),
+                    None => serve(tcp, &r, close_after_answer),
                 });
             }
         });
@@ -79,7 +84,7 @@ impl Server {
     }
 }
 
-fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>) {
+fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>, close_after: bool) {
     let mut peer = H2Peer::default();
     if stream.write_all(&hello()).is_err() {
         return;
@@ -102,6 +107,7 @@ fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>) {
                 .write_all(&answer)
                 .and_then(|()| stream.flush())
                 .is_err()
+                || close_after
             {
                 return;
             }
@@ -257,4 +263,27 @@ async fn a_server_that_chooses_http1_keeps_http1_on_the_socket_already_dialled()
     assert_eq!(client.idle_sockets(), 1);
     assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
     drop(session);
+}
+
+#[tokio::test]
+async fn a_connection_the_server_closed_while_idle_is_dialled_again() {
+    let server = Server::start_with(None, true);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let client = Client::builder()
+        .policy(loopback())
+        .h2_prior_knowledge(true)
+        .build();
+    let mut session = client.connect(config(&url)).await.unwrap();
+    assert_eq!(session.list_tools().await.unwrap().tools.len(), 1);
+    // The server closes the socket once it answered; the session learns it while idle.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let called = session.call_tool("echo", b"{}").await.unwrap();
+    assert_eq!(called.content.len(), 1);
+    assert_eq!(session.http_version(), "HTTP/2");
+    assert_eq!(server.methods(), ["tools/list", "tools/call"]);
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        2,
+        "a fresh socket for the call"
+    );
 }
