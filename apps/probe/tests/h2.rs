@@ -65,9 +65,9 @@ fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>) {
             Ok(n) => n,
         };
         // Bytes that are not HTTP/2 end the connection.
-        let Ok(done) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            peer.read(&buf[..n])
-        })) else {
+        let Ok(done) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| peer.read(&buf[..n])))
+        else {
             return;
         };
         for req in done {
@@ -79,7 +79,11 @@ fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>) {
             };
             let answer = peer.json(req.stream, &body);
             seen.lock().unwrap().push(req);
-            if stream.write_all(&answer).and_then(|()| stream.flush()).is_err() {
+            if stream
+                .write_all(&answer)
+                .and_then(|()| stream.flush())
+                .is_err()
+            {
                 return;
             }
         }
@@ -123,18 +127,33 @@ fn list_and_call_over_alpn_h2_report_http2() {
     let ca = ca.to_str().unwrap();
     let common = ["--json", "--allow-loopback", "--ca-cert", ca];
     let o = probe(&[&common[..], &["list", &url]].concat());
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let doc = json(&o);
     assert_eq!(doc["http_version"], "HTTP/2");
     assert_eq!(doc["tools"][0]["name"], "echo");
     let o = probe(&[&common[..], &["call", &url, "echo", "{}"]].concat());
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let doc = json(&o);
     assert_eq!(doc["http_version"], "HTTP/2");
     assert_eq!(doc["content"][0]["text"], "hi");
     assert_eq!(
         server.methods(),
-        ["server/discover", "tools/list", "server/discover", "tools/call"]
+        [
+            "server/discover",
+            "tools/list",
+            "server/discover",
+            "tools/call"
+        ]
     );
 }
 
@@ -146,19 +165,41 @@ fn http1_offers_no_h2_and_h2c_speaks_http2_in_clear_text() {
     let ca = ca.to_str().unwrap();
     let args = ["--json", "--http1", "--allow-loopback", "--ca-cert", ca];
     let o = probe(&[&args[..], &["list", &url]].concat());
-    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(json(&o)["error"]["type"], "mcp_connection_failed_error");
     assert!(server.methods().is_empty());
 
     let plain = H2Server::start(None);
     let url = format!("http://127.0.0.1:{}/mcp", plain.port);
     let o = probe(&["--json", "--h2c", "--allow-loopback", "list", &url]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(json(&o)["http_version"], "HTTP/2");
     let seen = plain.requests.lock().unwrap();
     assert_eq!(seen[0].header(":scheme"), Some("http"));
     drop(seen);
     // Without --h2c the HTTP/2 server cannot read the HTTP/1.1 request.
-    let o = probe(&["--json", "--allow-loopback", "--request-timeout", "2", "list", &url]);
-    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = probe(&[
+        "--json",
+        "--allow-loopback",
+        "--request-timeout",
+        "2",
+        "list",
+        &url,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
