@@ -2,7 +2,10 @@
 # Install the MCP servers used by the interop tests (npm registry and PyPI only).
 #
 #   bash checks/interop/install.sh            # everything
-#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp
+#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp nghttpx
+#
+# nghttpx (the TLS HTTP/2 front of the TypeScript servers) comes from the Debian package
+# nghttp2-proxy, installed with apt-get when missing (as root, or through sudo).
 #
 # Install folder: $MCP_INTEROP_DIR, default ${TMPDIR:-/tmp}/mcp-sansio-interop. Idempotent:
 # a second run finds the pinned versions in place and does not touch the network.
@@ -20,10 +23,10 @@ FASTMCP=4.1.7
 HYPERCORN=0.18.0  # the HTTP/2 server (h2c with prior knowledge) of the Python peers
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp)
+[ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp nghttpx)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 for p in "${parts[@]}"; do
-  case "$p" in ts-v1|ts-v2|py-mcp|fastmcp) ;; *) echo "install.sh: unknown part '$p'" >&2; exit 2 ;; esac
+  case "$p" in ts-v1|ts-v2|py-mcp|fastmcp|nghttpx) ;; *) echo "install.sh: unknown part '$p'" >&2; exit 2 ;; esac
 done
 command -v npm >/dev/null || { echo "install.sh: npm is required" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "install.sh: python3 is required" >&2; exit 1; }
@@ -73,6 +76,15 @@ if want fastmcp && ! { have_pip "$MCP_INTEROP_DIR/venv-fastmcp" fastmcp "$FASTMC
   venv_dir "$MCP_INTEROP_DIR/venv-fastmcp" "fastmcp==$FASTMCP" "hypercorn==$HYPERCORN"
 fi
 
+if want nghttpx && ! command -v nghttpx >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y -q nghttp2-proxy >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q nghttp2-proxy >/dev/null; }
+  else
+    sudo apt-get install -y -q nghttp2-proxy >/dev/null || { sudo apt-get update -q >/dev/null && sudo apt-get install -y -q nghttp2-proxy >/dev/null; }
+  fi
+  command -v nghttpx >/dev/null || { echo "install.sh: nghttpx (nghttp2-proxy) could not be installed" >&2; exit 1; }
+fi
+
 echo "interop servers in $MCP_INTEROP_DIR:"
 for p in ts-v1:@modelcontextprotocol/sdk ts-v2:@modelcontextprotocol/server ts-v2:@modelcontextprotocol/node; do
   f="$MCP_INTEROP_DIR/${p%%:*}/node_modules/${p#*:}/package.json"
@@ -82,4 +94,5 @@ for v in venv-mcp:mcp venv-mcp:hypercorn venv-fastmcp:fastmcp venv-fastmcp:mcp v
   py="$MCP_INTEROP_DIR/${v%%:*}/bin/python"
   [ -x "$py" ] && printf '  %-40s %s\n' "${v#*:} (${v%%:*})" "$("$py" -c "from importlib.metadata import version; print(version('${v#*:}'))")"
 done
+want nghttpx && printf '  %-40s %s\n' nghttpx "$(nghttpx --version | head -1)"
 exit 0

@@ -54,8 +54,10 @@ impl Server {
         Server::start_with(peer, args, false)
     }
 
-    /// Starts `peer` with `args`, which make it serve TLS (`--tls-cert`, `--tls-key`); it is
-    /// ready once it accepts TCP connections, and its URL is `https`.
+    /// Starts `peer` with `args`, which make it serve TLS (`--tls-cert`, `--tls-key`, or
+    /// `--nghttpx CERT KEY` in front of a TypeScript server); it is ready once it accepts TCP
+    /// connections, and its URL is `https`. It runs in a process group of its own, killed whole
+    /// when the handle is dropped (nghttpx and the server behind it).
     pub fn start_tls(peer: Peer, args: &[&str]) -> Server {
         Server::start_with(peer, args, true)
     }
@@ -77,7 +79,11 @@ impl Server {
                 .unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
             let err = out.try_clone().expect("clone log file handle");
             let ttl = SERVER_TTL_SECS.to_string();
-            let child = Command::new("bash")
+            let mut command = Command::new("bash");
+            if tls {
+                std::os::unix::process::CommandExt::process_group(&mut command, 0);
+            }
+            let child = command
                 .arg(&script)
                 .arg(peer.name())
                 .arg(port.to_string())
@@ -162,7 +168,15 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         // `Child::kill` signals this PID only (the script `exec`s the server, so it is the
-        // server's own PID); waiting reaps it so no zombie outlives the test.
+        // server's own PID); waiting reaps it so no zombie outlives the test. A TLS server's
+        // process group goes first (the server behind nghttpx).
+        if self.tls {
+            let group = format!("-{}", self.child.id());
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &group])
+                .stderr(Stdio::null())
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

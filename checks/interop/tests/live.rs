@@ -130,8 +130,8 @@ fn test_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, st
     paths
 }
 
-/// Starts `t`'s server under hypercorn over TLS with a certificate made now (ALPN `h2`,
-/// `http/1.1`), runs the scenario through the tokio adapter trusting the test CA, and checks
+/// Starts `t`'s server over TLS with a certificate made now (ALPN `h2`, `http/1.1`): a Python
+/// server under hypercorn, a TypeScript server behind nghttpx; runs the scenario through the tokio adapter trusting the test CA, and checks
 /// that ALPN chose HTTP/2 and what the scenario observed.
 fn over_tls_h2(t: Target, name: &str) {
     let dir = mcp_sansio_interop::server::install_dir()
@@ -139,8 +139,19 @@ fn over_tls_h2(t: Target, name: &str) {
         .join(format!("{name}-{}", std::process::id()));
     let (ca, cert, key) = test_ca(&dir);
     let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
-    let mut args = t.args.to_vec();
-    args.extend(["--tls-cert", cert, "--tls-key", key]);
+    // The Python servers serve TLS under hypercorn; nghttpx fronts the TypeScript ones.
+    let args: Vec<&str> = match t.peer {
+        TsV1 | TsV2 => ["--nghttpx", cert, key]
+            .into_iter()
+            .chain(t.args.iter().copied())
+            .collect(),
+        PyMcp | FastMcp => t
+            .args
+            .iter()
+            .copied()
+            .chain(["--tls-cert", cert, "--tls-key", key])
+            .collect(),
+    };
     let mut server = Server::start_tls(t.peer, &args);
     let url = server.url();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -190,6 +201,10 @@ interop_tls_h2! {
     py_mcp_legacy_stateful_over_tls_h2 => target(PyMcp, &[], Legacy, Sse, true);
     fastmcp_modern_sse_over_tls_h2 => target(FastMcp, &[], Modern, Sse, true);
     fastmcp_legacy_stateful_over_tls_h2 => target(FastMcp, &[], Legacy, Sse, true);
+    ts_v2_modern_sse_behind_nghttpx => target(TsV2, &["--response", "sse"], Modern, Sse, false);
+    ts_v2_legacy_stateful_sse_behind_nghttpx => target(TsV2, &["--legacy", "stateful"], Legacy, Sse, true);
+    ts_v1_stateful_sse_behind_nghttpx => target(TsV1, &["--mode", "stateful", "--response", "sse"], Legacy, Sse, true);
+    ts_v1_stateless_json_behind_nghttpx => target(TsV1, &["--mode", "stateless", "--response", "json"], Legacy, Json, false);
 }
 
 macro_rules! interop_h2c {
