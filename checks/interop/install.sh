@@ -2,7 +2,10 @@
 # Install the MCP servers used by the interop tests (npm registry and PyPI only).
 #
 #   bash checks/interop/install.sh            # everything
-#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp
+#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp nghttpx
+#
+# nghttpx (the TLS HTTP/2 front of the TypeScript servers) comes from the Debian package
+# nghttp2-proxy, installed with apt-get when missing (as root, or through sudo).
 #
 # Install folder: $MCP_INTEROP_DIR, default ${TMPDIR:-/tmp}/mcp-sansio-interop. Idempotent:
 # a second run finds the pinned versions in place and does not touch the network.
@@ -17,12 +20,13 @@ TS_V2_NODE=2.1.2
 ZOD=4.6.7
 PY_MCP=2.3.0
 FASTMCP=4.1.7
+HYPERCORN=0.18.0  # the HTTP/2 server (h2c with prior knowledge) of the Python peers
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp)
+[ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp nghttpx)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 for p in "${parts[@]}"; do
-  case "$p" in ts-v1|ts-v2|py-mcp|fastmcp) ;; *) echo "install.sh: unknown part '$p'" >&2; exit 2 ;; esac
+  case "$p" in ts-v1|ts-v2|py-mcp|fastmcp|nghttpx) ;; *) echo "install.sh: unknown part '$p'" >&2; exit 2 ;; esac
 done
 command -v npm >/dev/null || { echo "install.sh: npm is required" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "install.sh: python3 is required" >&2; exit 1; }
@@ -63,11 +67,22 @@ if want ts-v2 && ! { have_npm "$MCP_INTEROP_DIR/ts-v2" @modelcontextprotocol/ser
 fi
 want ts-v2 && cp "$HERE/servers/ts-v2/server.mjs" "$MCP_INTEROP_DIR/ts-v2/server.mjs"
 if want py-mcp && ! { have_pip "$MCP_INTEROP_DIR/venv-mcp" mcp "$PY_MCP" &&
+                      have_pip "$MCP_INTEROP_DIR/venv-mcp" hypercorn "$HYPERCORN" &&
                       "$MCP_INTEROP_DIR/venv-mcp/bin/python" -c 'import uvicorn' 2>/dev/null; }; then
-  venv_dir "$MCP_INTEROP_DIR/venv-mcp" "mcp==$PY_MCP" uvicorn
+  venv_dir "$MCP_INTEROP_DIR/venv-mcp" "mcp==$PY_MCP" uvicorn "hypercorn==$HYPERCORN"
 fi
-if want fastmcp && ! have_pip "$MCP_INTEROP_DIR/venv-fastmcp" fastmcp "$FASTMCP"; then
-  venv_dir "$MCP_INTEROP_DIR/venv-fastmcp" "fastmcp==$FASTMCP"
+if want fastmcp && ! { have_pip "$MCP_INTEROP_DIR/venv-fastmcp" fastmcp "$FASTMCP" &&
+                       have_pip "$MCP_INTEROP_DIR/venv-fastmcp" hypercorn "$HYPERCORN"; }; then
+  venv_dir "$MCP_INTEROP_DIR/venv-fastmcp" "fastmcp==$FASTMCP" "hypercorn==$HYPERCORN"
+fi
+
+if want nghttpx && ! command -v nghttpx >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y -q nghttp2-proxy >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q nghttp2-proxy >/dev/null; }
+  else
+    sudo apt-get install -y -q nghttp2-proxy >/dev/null || { sudo apt-get update -q >/dev/null && sudo apt-get install -y -q nghttp2-proxy >/dev/null; }
+  fi
+  command -v nghttpx >/dev/null || { echo "install.sh: nghttpx (nghttp2-proxy) could not be installed" >&2; exit 1; }
 fi
 
 echo "interop servers in $MCP_INTEROP_DIR:"
@@ -75,8 +90,9 @@ for p in ts-v1:@modelcontextprotocol/sdk ts-v2:@modelcontextprotocol/server ts-v
   f="$MCP_INTEROP_DIR/${p%%:*}/node_modules/${p#*:}/package.json"
   [ -f "$f" ] && printf '  %-40s %s\n' "${p#*:}" "$(node -p "require('$f').version")"
 done
-for v in venv-mcp:mcp venv-fastmcp:fastmcp venv-fastmcp:mcp; do
+for v in venv-mcp:mcp venv-mcp:hypercorn venv-fastmcp:fastmcp venv-fastmcp:mcp venv-fastmcp:hypercorn; do
   py="$MCP_INTEROP_DIR/${v%%:*}/bin/python"
   [ -x "$py" ] && printf '  %-40s %s\n' "${v#*:} (${v%%:*})" "$("$py" -c "from importlib.metadata import version; print(version('${v#*:}'))")"
 done
+want nghttpx && printf '  %-40s %s\n' nghttpx "$(nghttpx --version | head -1)"
 exit 0

@@ -8,8 +8,9 @@
 //! - every host is resolved once and every address judged by the [`AddressPolicy`] before a
 //!   socket is opened ([`mcp_sansio_net::vetted_addresses`]); only the admitted addresses are
 //!   dialled, in order, within one dial deadline that covers every address and the TLS handshake;
-//! - `https` endpoints speak TLS with rustls (ring provider, ALPN `http/1.1`, SNI = the endpoint
-//!   host without a trailing dot);
+//! - `https` endpoints speak TLS with rustls (ring provider, ALPN `http/1.1` only, SNI = the
+//!   endpoint host without a trailing dot): this adapter speaks HTTP/1.1, HTTP/2 is the tokio
+//!   adapter's;
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
 //! - the era negotiated with an origin is offered as a hint to the next connect to it.
 //!

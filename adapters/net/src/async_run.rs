@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::time::Instant;
 
-use mcp_sansio::{Completion, Error, ExchangeId};
+use mcp_sansio::{Completion, Error, ExchangeId, TransportError};
 
 use crate::{CallObserver, Io, Report, SessionDriver, Start, Wait};
 
@@ -21,14 +21,42 @@ pub trait AsyncIo: Io {
     fn launch(&mut self) -> impl Future<Output = ()>;
     /// Waits until every socket being parked is in the pool.
     fn settle(&mut self) -> impl Future<Output = ()>;
+    /// The next wake-up: a socket's report, or [`Wake::Timeout`] once `until` passed (never,
+    /// when `None`).
     /// The next report of a socket, or `None` once `until` passed (never, when `None`).
-    fn next(
-        &mut self,
-        until: Option<Instant>,
-    ) -> impl Future<Output = Option<(ExchangeId, Report)>>;
+    fn next(&mut self, until: Option<Instant>) -> impl Future<Output = Wake>;
+
+    /// A wake-up that came while no operation ran (an HTTP/2 socket's report, say), fed before
+    /// the next operation starts. None by default.
+    fn pending(&mut self) -> Option<Wake> {
+        None
+    }
+}
+
+/// What woke an async adapter's run loop.
+#[derive(Debug)]
+pub enum Wake {
+    /// A socket's report on one exchange.
+    Report(ExchangeId, Report),
+    /// A report of the session's HTTP/2 socket.
+    H2Report(Report),
+    /// The dial of the session's HTTP/2 socket ended.
+    H2Dialled(Result<(), TransportError>),
+    /// The deadline passed.
+    Timeout,
 }
 
 impl SessionDriver {
+    /// Feeds one wake-up to the driver.
+    pub fn wake(&mut self, wake: Wake) {
+        match wake {
+            Wake::Report(exchange, report) => self.feed(exchange, report),
+            Wake::H2Report(report) => self.feed_h2(report),
+            Wake::H2Dialled(result) => self.h2_dialled(result),
+            Wake::Timeout => self.timeout(),
+        }
+    }
+
     /// Runs `op` to its end on an async adapter: pump, launch, then wait as
     /// [`wait`](SessionDriver::wait) says and pump again; once the operation completed, wait for
     /// the sockets it parks before returning its result.
@@ -38,6 +66,9 @@ impl SessionDriver {
         op: Start<'_>,
         observer: &mut dyn CallObserver,
     ) -> Result<Completion, Error> {
+        while let Some(wake) = io.pending() {
+            self.wake(wake);
+        }
         self.start(op);
         loop {
             let done = self.pump(io, observer);
@@ -51,10 +82,8 @@ impl SessionDriver {
                 Wait::Report => None,
                 Wait::Nothing => return Err(SessionDriver::stuck()),
             };
-            match io.next(until).await {
-                Some((exchange, report)) => self.feed(exchange, report),
-                None => self.timeout(),
-            }
+            let wake = io.next(until).await;
+            self.wake(wake);
         }
     }
 }

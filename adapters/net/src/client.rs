@@ -36,8 +36,16 @@ pub struct Shared<S> {
     pub policy: AddressPolicy,
     /// The resolver of host names.
     pub resolver: Arc<dyn Resolve>,
-    /// The TLS configuration of `https` endpoints.
+    /// The TLS configuration of `https` endpoints over HTTP/1.1 (ALPN `http/1.1`).
     pub tls: Arc<rustls::ClientConfig>,
+    /// The TLS configuration of `https` endpoints where HTTP/2 may be spoken: `tls` offering
+    /// ALPN `h2` first ([`crate::tls::with_h2_alpn`]).
+    pub tls_h2: Arc<rustls::ClientConfig>,
+    /// Whether every exchange runs on HTTP/1.1 ([`ClientBuilder::http1_only`]).
+    pub http1_only: bool,
+    /// Whether `http` endpoints speak HTTP/2 with prior knowledge
+    /// ([`ClientBuilder::h2_prior_knowledge`]).
+    pub h2c: bool,
     /// The deadline of one dial, TCP and TLS together (never zero).
     pub dial_timeout: Duration,
     pool: Mutex<IdlePool<S>>,
@@ -83,6 +91,11 @@ impl<S> Shared<S> {
         }
     }
 
+    /// Whether an idle socket of `origin` is parked (an origin that spoke HTTP/1.1).
+    pub fn has_idle(&self, origin: &str) -> bool {
+        lock(&self.pool).contains(origin, std::time::Instant::now())
+    }
+
     /// Parks a socket the core declared reusable.
     pub fn park(&self, origin: &str, address: SocketAddr, socket: S) {
         lock(&self.pool).put(origin, address, socket, std::time::Instant::now());
@@ -116,6 +129,8 @@ pub struct ClientBuilder<C> {
     dial_timeout: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
+    http1_only: bool,
+    h2c: bool,
     sink: Option<Arc<dyn TranscriptSink>>,
     client: PhantomData<fn() -> C>,
 }
@@ -150,6 +165,8 @@ impl<C: BuildClient> ClientBuilder<C> {
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             pool_limits: PoolLimits::default(),
             era_hints: true,
+            http1_only: false,
+            h2c: false,
             sink: None,
             client: PhantomData,
         }
@@ -168,7 +185,8 @@ impl<C: BuildClient> ClientBuilder<C> {
     }
 
     /// The rustls configuration for `https` endpoints. Default: [`crate::client_config`]
-    /// (webpki roots, ALPN `http/1.1`). Its ALPN list should offer `http/1.1` only.
+    /// (webpki roots, ALPN `http/1.1`). Its ALPN list should offer `http/1.1` only: where the
+    /// adapter speaks HTTP/2, a copy offering `h2` first is made of it.
     pub fn tls_config(mut self, c: Arc<rustls::ClientConfig>) -> Self {
         self.tls = Some(c);
         self
@@ -206,6 +224,24 @@ impl<C: BuildClient> ClientBuilder<C> {
         self
     }
 
+    /// Forces HTTP/1.1: TLS offers ALPN `http/1.1` only and
+    /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: the tokio adapter offers ALPN `h2`
+    /// then `http/1.1` and speaks HTTP/2 where the server chooses it (the blocking adapter
+    /// speaks HTTP/1.1 only). A client that records ([`record_to`](Self::record_to)) speaks
+    /// HTTP/1.1 too.
+    pub fn http1_only(mut self, on: bool) -> Self {
+        self.http1_only = on;
+        self
+    }
+
+    /// Speaks HTTP/2 with prior knowledge (h2c, no upgrade) to `http` endpoints: the server must
+    /// speak HTTP/2 in clear text, as test servers behind a trusted network may. Default off.
+    /// Only the tokio adapter speaks HTTP/2.
+    pub fn h2_prior_knowledge(mut self, on: bool) -> Self {
+        self.h2c = on;
+        self
+    }
+
     /// Records every session of the client to `sink`: one transcript per session (connect to
     /// close or drop), written as it goes, that replays against the core exactly. Secrets are
     /// redacted before the sink sees them. Default: no recording.
@@ -223,10 +259,14 @@ impl<C: BuildClient> ClientBuilder<C> {
                 crate::client_config_with_extra_roots(&self.extra_roots)
             }
         });
+        let http1_only = self.http1_only || self.sink.is_some();
         C::from_shared(Arc::new(Shared {
             policy: self.policy,
             resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
+            tls_h2: crate::tls::with_h2_alpn(&tls),
             tls,
+            http1_only,
+            h2c: self.h2c && !http1_only,
             dial_timeout: self.dial_timeout,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),
             hints: Arc::new(HintBook {
@@ -312,7 +352,8 @@ macro_rules! declare_client {
 }
 
 /// Declares, inside an adapter's `impl Session`, the accessors of what the session negotiated,
-/// read from its `driver` field: `version`, `era`, `server_info`, `session_id`, `bytes_read`.
+/// read from its `driver` field: `version`, `era`, `server_info`, `session_id`, `bytes_read`,
+/// `http_version`.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! session_accessors {
@@ -341,6 +382,11 @@ macro_rules! session_accessors {
         /// Raw bytes read so far (bounded by the byte budget).
         pub fn bytes_read(&self) -> u64 {
             self.driver.bytes_read()
+        }
+
+        /// The HTTP version the session's exchanges run on: `"HTTP/2"` or `"HTTP/1.1"`.
+        pub fn http_version(&self) -> &'static str {
+            self.driver.http_version()
         }
     };
 }

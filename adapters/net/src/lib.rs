@@ -10,14 +10,17 @@
 //! - [`resolve`]: name resolution ([`Resolve`]) and [`vetted_addresses`], which resolves a host
 //!   once and keeps only the addresses the policy allows — the adapter dials those addresses
 //!   themselves and never resolves again between the check and the connect;
-//! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`), and
-//!   extra roots read from PEM files ([`read_ca_certificates`]) for a private certificate authority;
+//! - [`tls`]: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`, or
+//!   `h2` first where the adapter speaks HTTP/2), and extra roots read from PEM files
+//!   ([`read_ca_certificates`]) for a private certificate authority;
 //! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address;
 //! - [`dial`]: the dial rule (one deadline across addresses and TLS, the TLS server name, the idle
 //!   check of pooled sockets);
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
-//!   the clock, era hints and the observer, dispatching through the [`Io`] trait;
-//! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`SessionDriver::run`]);
+//!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
+//!   one socket per exchange, over HTTP/2 ([`SessionDriver::new_h2`]) every exchange a stream
+//!   of the session's one socket;
+//! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -32,7 +35,7 @@ pub mod pool;
 pub mod resolve;
 pub mod tls;
 
-pub use async_run::AsyncIo;
+pub use async_run::{AsyncIo, Wake};
 pub use client::{BuildClient, ClientBuilder, Shared};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use policy::{AddressPolicy, Refusal, Rule};

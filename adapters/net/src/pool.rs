@@ -68,6 +68,12 @@ impl<S> IdlePool<S> {
         self.idle.is_empty()
     }
 
+    /// Whether a live socket of `origin` is parked.
+    pub fn contains(&mut self, origin: &str, now: Instant) -> bool {
+        self.expire(now);
+        self.idle.iter().any(|i| i.origin == origin)
+    }
+
     /// Takes the most recently parked live socket for `origin`, with the address it was dialled
     /// to. Sockets past the idle timeout are dropped on the way.
     pub fn take(&mut self, origin: &str, now: Instant) -> Option<(SocketAddr, S)> {
@@ -127,6 +133,8 @@ mod tests {
         pool.put("http://a", addr(1), "a1", t0);
         pool.put("http://b", addr(2), "b1", t0);
         pool.put("http://a", addr(1), "a2", t0);
+        assert!(pool.contains("http://a", t0));
+        assert!(!pool.contains("http://c", t0));
         assert_eq!(pool.take("http://a", t0), Some((addr(1), "a2")));
         assert_eq!(pool.take("http://a", t0), Some((addr(1), "a1")));
         assert_eq!(pool.take("http://a", t0), None);

@@ -1,4 +1,5 @@
-//! The rustls client configuration: ring provider, webpki roots, ALPN `http/1.1`; and extra roots
+//! The rustls client configuration: ring provider, webpki roots, ALPN `http/1.1` (or `h2` first,
+//! [`with_h2_alpn`], where the adapter speaks HTTP/2); and extra roots
 //! read from PEM files, for servers behind a private certificate authority.
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,20 @@ pub fn client_config_with_roots(roots: RootCertStore) -> Arc<ClientConfig> {
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Arc::new(config)
+}
+
+/// `config` offering ALPN `h2` then `http/1.1`: the configuration of a client that speaks
+/// HTTP/2 where the server chooses it (the adapter reads the negotiated protocol after the
+/// handshake).
+pub fn with_h2_alpn(config: &ClientConfig) -> Arc<ClientConfig> {
+    let mut config = config.clone();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Arc::new(config)
+}
+
+/// Whether the ALPN protocol a handshake negotiated is HTTP/2.
+pub fn is_h2(alpn: Option<&[u8]>) -> bool {
+    alpn == Some(b"h2")
 }
 
 /// A client configuration trusting the webpki roots and `extra` (certificates of private
@@ -133,6 +148,24 @@ mod tests {
     fn offers_http11_only() {
         let c = super::client_config();
         assert_eq!(c.alpn_protocols, vec![b"http/1.1".to_vec()]);
+    }
+
+    #[test]
+    fn the_h2_configuration_offers_h2_first_and_keeps_the_roots() {
+        let c = super::client_config();
+        let h2 = with_h2_alpn(&c);
+        assert_eq!(
+            h2.alpn_protocols,
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+        assert_eq!(
+            c.alpn_protocols,
+            vec![b"http/1.1".to_vec()],
+            "the original is untouched"
+        );
+        assert!(is_h2(Some(b"h2")));
+        assert!(!is_h2(Some(b"http/1.1")));
+        assert!(!is_h2(None));
     }
 
     fn temp_file(test: &str, name: &str, contents: &[u8]) -> PathBuf {

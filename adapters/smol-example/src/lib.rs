@@ -44,7 +44,7 @@ use mcp_sansio::{Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
-use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start};
+use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start, Wake};
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -244,16 +244,22 @@ impl AsyncIo for Tasks {
         }
     }
 
-    async fn next(&mut self, until: Option<Instant>) -> Option<(ExchangeId, Report)> {
+    async fn next(&mut self, until: Option<Instant>) -> Wake {
         let timer = async {
             match until {
                 Some(t) => drop(Timer::at(t).await),
                 None => pending::<()>().await,
             }
-            None
+            Wake::Timeout
         };
         // The session holds a sender, so the channel never closes.
-        timer.or(async { self.rx.recv().await.ok() }).await
+        let report = async {
+            match self.rx.recv().await {
+                Ok((id, report)) => Wake::Report(id, report),
+                Err(_) => Wake::Timeout,
+            }
+        };
+        timer.or(report).await
     }
 }
 

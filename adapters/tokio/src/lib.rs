@@ -10,7 +10,20 @@
 //! pool), every address is judged by the [`AddressPolicy`], and only admitted addresses are
 //! dialled, in order, within one dial deadline that covers every address and TLS. A refused address never
 //! sees a connection attempt. TLS is rustls with the ring provider, SNI set to the endpoint's host
-//! and ALPN `http/1.1`. No proxy variable is read and no redirect is followed.
+//! and ALPN `h2` then `http/1.1`. No proxy variable is read and no redirect is followed.
+//!
+//! # HTTP/2
+//!
+//! When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2:
+//! [`Client::connect`] dials once, and every exchange of the session is a stream of that socket,
+//! driven by the core's HTTP/2 client (every frame byte budgeted); the socket is dialled again
+//! when the server sends GOAWAY or a request must be retried on a fresh socket. Otherwise the
+//! session speaks HTTP/1.1 as above, starting on the socket just dialled. [`Session::http_version`]
+//! says which. [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns
+//! HTTP/2 off; [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
+//! speaks HTTP/2 in clear text to `http` endpoints. A client that records speaks HTTP/1.1, and an
+//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. The HTTP/2 socket is the
+//! session's own: sessions of one client do not share it yet.
 //!
 //! ```no_run
 //! use mcp_sansio::Config;
@@ -89,7 +102,7 @@ pub use mcp_sansio_net::{
 };
 pub mod auth;
 pub use auth::AuthSession;
-use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start};
+use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start, Wake};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -114,9 +127,10 @@ impl Client {
     /// transport error ([`TransportErrorKind`]) when the server cannot be reached or its address
     /// is refused, or what the negotiation came to.
     pub async fn connect(&self, config: Config) -> Result<Session, Error> {
-        let driver = SessionDriver::new(&self.shared, config)?;
+        let mut driver = SessionDriver::new(&self.shared, config)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let io = Tasks {
+        let (h2tx, h2rx) = mpsc::unbounded_channel();
+        let mut io = Tasks {
             shared: self.shared.clone(),
             origin: driver.origin().to_owned(),
             endpoint: Arc::new(driver.config().endpoint.clone()),
@@ -125,13 +139,41 @@ impl Client {
             queued: Vec::new(),
             tx,
             rx,
+            h2: None,
+            h2_gen: 0,
+            h2tx,
+            h2rx,
         };
+        if let Some(scheme) = self.h2_scheme(&io.endpoint, &io.origin) {
+            let (address, stream) = dial(&self.shared, &io.endpoint, true).await?;
+            if scheme == "http" || stream.is_h2() {
+                driver = SessionDriver::new_h2(&self.shared, driver.config().clone(), scheme)?;
+                io.h2_attach(stream);
+            } else {
+                // The server chose HTTP/1.1: the socket serves the first exchange.
+                self.shared.park(&io.origin, address, stream);
+            }
+        }
         let mut session = Session { driver, io };
         session
             .driver
             .run(&mut session.io, Start::Connect, &mut NoObserver)
             .await?;
         Ok(session)
+    }
+
+    /// The scheme of the HTTP/2 socket a new session of `endpoint` tries first, if any: `https`
+    /// (ALPN decides) unless HTTP/1.1 is forced or an HTTP/1.1 socket of the origin is idle;
+    /// `http` with prior knowledge only when the client was built for it.
+    fn h2_scheme(&self, endpoint: &Endpoint, origin: &str) -> Option<&'static str> {
+        if self.shared.http1_only {
+            return None;
+        }
+        match endpoint.scheme() {
+            Scheme::Https if !self.shared.has_idle(origin) => Some("https"),
+            Scheme::Http if self.shared.h2c => Some("http"),
+            _ => None,
+        }
     }
 }
 
@@ -182,8 +224,8 @@ enum Cmd {
     Park,
 }
 
-struct Task {
-    cmd: mpsc::UnboundedSender<Cmd>,
+struct Task<C = Cmd> {
+    cmd: mpsc::UnboundedSender<C>,
     handle: JoinHandle<()>,
 }
 
@@ -199,9 +241,70 @@ struct Tasks {
     queued: Vec<Transmit>,
     tx: mpsc::UnboundedSender<(ExchangeId, Report)>,
     rx: mpsc::UnboundedReceiver<(ExchangeId, Report)>,
+    /// The session's HTTP/2 socket, if it speaks HTTP/2.
+    h2: Option<Task<H2Cmd>>,
+    /// The number of the current HTTP/2 socket: reports of earlier ones are ignored.
+    h2_gen: u64,
+    h2tx: mpsc::UnboundedSender<(u64, H2Msg)>,
+    h2rx: mpsc::UnboundedReceiver<(u64, H2Msg)>,
+}
+
+/// What the session tells its HTTP/2 socket's task.
+enum H2Cmd {
+    /// Write these bytes.
+    Write(Vec<u8>),
+    /// Read on.
+    Continue,
+}
+
+/// What the HTTP/2 socket's task reports.
+enum H2Msg {
+    Report(Report),
+    Dialled(Result<(), TransportError>),
 }
 
 impl Io for Tasks {
+    fn h2_write(&mut self, bytes: Vec<u8>) {
+        if let Some(task) = &self.h2 {
+            let _ = task.cmd.send(H2Cmd::Write(bytes));
+        }
+    }
+
+    fn h2_read_on(&mut self) {
+        if let Some(task) = &self.h2 {
+            let _ = task.cmd.send(H2Cmd::Continue);
+        }
+    }
+
+    fn h2_dial(&mut self) {
+        if let Some(old) = self.h2.take() {
+            old.handle.abort();
+        }
+        self.h2_gen += 1;
+        let generation = self.h2_gen;
+        let (cmd, cmd_rx) = mpsc::unbounded_channel();
+        let shared = self.shared.clone();
+        let endpoint = self.endpoint.clone();
+        let out = self.h2tx.clone();
+        let handle = tokio::spawn(async move {
+            let stream = match dial(&shared, &endpoint, true).await {
+                Ok((_, s)) if endpoint.scheme() == Scheme::Http || s.is_h2() => s,
+                Ok(_) => {
+                    let e = tls_error("the server no longer negotiates HTTP/2");
+                    let _ = out.send((generation, H2Msg::Dialled(Err(e))));
+                    return;
+                }
+                Err(e) => {
+                    let _ = out.send((generation, H2Msg::Dialled(Err(e))));
+                    return;
+                }
+            };
+            let _ = out.send((generation, H2Msg::Dialled(Ok(()))));
+            h2_run(stream, cmd_rx, out, generation).await;
+        });
+        self.h2 = Some(Task { cmd, handle });
+    }
+
     fn start(&mut self, transmit: Transmit) -> Result<(), TransportError> {
         self.queued.push(transmit);
         Ok(())
@@ -264,19 +367,57 @@ impl AsyncIo for Tasks {
         }
     }
 
-    /// The next report, or `None` once `until` passed (the deadline first when both are due).
-    async fn next(&mut self, until: Option<StdInstant>) -> Option<(ExchangeId, Report)> {
-        tokio::select! {
-            biased;
-            () = sleep_or_pend(until.map(tokio::time::Instant::from_std)) => None,
-            // The session holds a sender, so the channel never closes.
-            Some(report) = self.rx.recv() => Some(report),
+    /// The next wake-up: a task's report, a report of the HTTP/2 socket (those of a socket
+    /// already replaced are stale and skipped), or the deadline (first when both are due).
+    async fn next(&mut self, until: Option<StdInstant>) -> Wake {
+        let until = until.map(tokio::time::Instant::from_std);
+        loop {
+            tokio::select! {
+                biased;
+                () = sleep_or_pend(until) => return Wake::Timeout,
+                // The session holds a sender, so the channel never closes.
+                Some((id, report)) = self.rx.recv() => return Wake::Report(id, report),
+                Some((generation, msg)) = self.h2rx.recv() => {
+                    if let Some(wake) = self.h2_wake(generation, msg) {
+                        return wake;
+                    }
+                }
+            }
         }
+    }
+
+    /// What the HTTP/2 socket reported while no operation ran (the server closed an idle
+    /// connection, say), so that the operation's requests go to a fresh socket.
+    fn pending(&mut self) -> Option<Wake> {
+        while let Ok((generation, msg)) = self.h2rx.try_recv() {
+            if let Some(wake) = self.h2_wake(generation, msg) {
+                return Some(wake);
+            }
+        }
+        None
     }
 }
 
 impl Tasks {
+    /// A report of HTTP/2 socket `generation` as a wake-up, unless that socket was replaced.
+    fn h2_wake(&self, generation: u64, msg: H2Msg) -> Option<Wake> {
+        (generation == self.h2_gen).then_some(match msg {
+            H2Msg::Report(report) => Wake::H2Report(report),
+            H2Msg::Dialled(result) => Wake::H2Dialled(result),
+        })
+    }
+
+    /// Serves the session's HTTP/2 socket `stream` from a task of its own.
+    fn h2_attach(&mut self, stream: Stream) {
+        let (cmd, cmd_rx) = mpsc::unbounded_channel();
+        let handle = tokio::spawn(h2_run(stream, cmd_rx, self.h2tx.clone(), self.h2_gen));
+        self.h2 = Some(Task { cmd, handle });
+    }
+
     fn abort_all(&mut self) {
+        if let Some(task) = self.h2.take() {
+            task.handle.abort();
+        }
         for (_, task) in self.tasks.drain() {
             task.handle.abort();
         }
@@ -313,7 +454,7 @@ impl Job {
         };
         let (address, mut stream) = match pooled {
             Some(s) => s,
-            None => match dial(&self.shared, &self.endpoint).await {
+            None => match dial(&self.shared, &self.endpoint, false).await {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = self.out.send((id, Report::Failed(e)));
@@ -354,6 +495,45 @@ impl Job {
     }
 }
 
+/// The task of an HTTP/2 socket: writes what the session sends, reads once per permission and
+/// reports, until the socket or the session ends.
+async fn h2_run(
+    mut stream: Stream,
+    mut cmd: mpsc::UnboundedReceiver<H2Cmd>,
+    out: mpsc::UnboundedSender<(u64, H2Msg)>,
+    generation: u64,
+) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut waiting = false;
+    loop {
+        tokio::select! {
+            c = cmd.recv() => match c {
+                Some(H2Cmd::Write(bytes)) => {
+                    if let Err(e) = write_request(&mut stream, &bytes).await {
+                        let report = Report::Failed(io_error(&e));
+                        let _ = out.send((generation, H2Msg::Report(report)));
+                        return;
+                    }
+                }
+                Some(H2Cmd::Continue) => waiting = false,
+                None => return,
+            },
+            read = stream.read(&mut buf), if !waiting => {
+                let report = match read {
+                    Ok(0) => Report::Eof,
+                    Ok(n) => Report::Bytes(buf[..n].to_vec()),
+                    Err(e) => Report::Failed(io_error(&e)),
+                };
+                let more = matches!(report, Report::Bytes(_));
+                waiting = true;
+                if out.send((generation, H2Msg::Report(report))).is_err() || !more {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 async fn write_request(stream: &mut Stream, request: &[u8]) -> io::Result<()> {
     stream.write_all(request).await?;
     stream.flush().await
@@ -361,9 +541,11 @@ async fn write_request(stream: &mut Stream, request: &[u8]) -> io::Result<()> {
 
 /// Resolves and vets the endpoint's host (on the blocking pool), then dials the admitted
 /// addresses in order within one deadline that also covers the TLS handshake.
+/// With `h2`, TLS offers ALPN `h2` first ([`Stream::is_h2`] tells what was chosen).
 async fn dial(
     shared: &Arc<Shared<Stream>>,
     endpoint: &Endpoint,
+    h2: bool,
 ) -> Result<(SocketAddr, Stream), TransportError> {
     let host = endpoint.host().to_owned();
     let port = endpoint.port();
@@ -401,7 +583,8 @@ async fn dial(
     let left = deadline
         .left(StdInstant::now())
         .ok_or_else(|| deadline.expired())?;
-    let connector = tokio_rustls::TlsConnector::from(shared.tls.clone());
+    let tls = if h2 { &shared.tls_h2 } else { &shared.tls };
+    let connector = tokio_rustls::TlsConnector::from(tls.clone());
     match tokio::time::timeout(left, connector.connect(name, tcp)).await {
         Ok(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
         Ok(Err(e)) => Err(tls_error(e.to_string())),

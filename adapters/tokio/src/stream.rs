@@ -17,6 +17,14 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// Whether the TLS handshake negotiated HTTP/2 (ALPN `h2`); never for a plain socket.
+    pub(crate) fn is_h2(&self) -> bool {
+        match self {
+            Stream::Plain(_) => false,
+            Stream::Tls(s) => mcp_sansio_net::tls::is_h2(s.get_ref().1.alpn_protocol()),
+        }
+    }
+
     /// Whether a pooled socket may serve a new request ([`still_idle`]).
     pub(crate) fn is_idle(&mut self) -> bool {
         let mut byte = [0u8; 1];

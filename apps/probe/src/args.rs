@@ -25,6 +25,10 @@ OPTIONS:
                               the only limit of a tools/call request, however long the tool runs
     --ca-cert FILE            also trust the PEM certificate(s) in FILE as roots, for a server
                               behind a private certificate authority (repeatable)
+    --http1                   speak HTTP/1.1 only (TLS offers ALPN http/1.1 alone); by default
+                              HTTP/2 is spoken to an https server that chooses it (ALPN h2)
+    --h2c                     speak HTTP/2 with prior knowledge (clear text) to an http:// URL,
+                              for testing
     --max-response-bytes N    bytes read per connection at most
     --max-header-bytes N      bytes of one response header block at most
     --max-pages N             tools/list pages at most
@@ -51,9 +55,10 @@ EXIT CODES:
     5  the server answered and refused (JSON-RPC error, unusable answer)
 
 JSON OUTPUT (--json):
-    list:  {\"protocol_version\", \"tools\": [{\"name\", \"description\", \"input_schema\"}],
-            \"refused\": [{\"index\", \"name\", \"reason\"}]}
-    call:  {\"content\": [...], \"is_error\": bool, \"structured_content\"?}
+    list:  {\"protocol_version\", \"http_version\", \"tools\": [{\"name\", \"description\",
+            \"input_schema\"}], \"refused\": [{\"index\", \"name\", \"reason\"}]}
+    call:  {\"content\": [...], \"is_error\": bool, \"http_version\", \"structured_content\"?}
+    http_version is \"HTTP/2\" or \"HTTP/1.1\": what the session's exchanges ran on.
     error: {\"error\": {\"type\", \"message\"}}, type one of mcp_connection_failed_error,
            mcp_authentication_failed_error, mcp_server_answered_error.
     Usage and configuration errors (exit 2) are written to stderr as text; with --json they are
@@ -114,6 +119,10 @@ pub struct Options {
     pub oauth: bool,
     /// `--token-file`.
     pub token_file: Option<std::path::PathBuf>,
+    /// `--http1`.
+    pub http1: bool,
+    /// `--h2c`.
+    pub h2c: bool,
 }
 
 fn seconds(flag: &str, v: &str) -> Result<Duration, String> {
@@ -166,6 +175,8 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
             "--json" => o.json = true,
             "--allow-loopback" => o.allow_loopback = true,
             "--oauth" => o.oauth = true,
+            "--http1" => o.http1 = true,
+            "--h2c" => o.h2c = true,
             "--token-file" => {
                 let v = value()?;
                 if v.is_empty() {
@@ -202,7 +213,12 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
             }
             _ => return Err(format!("unknown option {flag}")),
         }
-        if inline.is_some() && matches!(flag, "--json" | "--allow-loopback" | "--oauth") {
+        if inline.is_some()
+            && matches!(
+                flag,
+                "--json" | "--allow-loopback" | "--oauth" | "--http1" | "--h2c"
+            )
+        {
             return Err(format!("{flag} takes no value"));
         }
     }
@@ -229,6 +245,16 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
         ["demo", ..] => return Err("demo takes no arguments".into()),
         [other, ..] => return Err(format!("unknown command {other:?}")),
     };
+    if o.http1 && o.h2c {
+        return Err("--http1 and --h2c exclude each other".into());
+    }
+    if o.h2c {
+        if let Command::List { url } | Command::Call { url, .. } = &command {
+            if !url.starts_with("http://") {
+                return Err("--h2c speaks clear-text HTTP/2 to an http:// URL only".into());
+            }
+        }
+    }
     if o.token_file.is_some() && !o.oauth {
         return Err("--token-file needs --oauth".into());
     }
@@ -300,6 +326,22 @@ mod tests {
         let (o, _) = p(&["--oauth", "--token-file", "t.json", "list", "u"]).unwrap();
         assert!(o.oauth);
         assert_eq!(o.token_file, Some(std::path::PathBuf::from("t.json")));
+    }
+
+    #[test]
+    fn http_version_switches() {
+        let (o, _) = p(&["--http1", "list", "https://x/mcp"]).unwrap();
+        assert!(o.http1 && !o.h2c);
+        let (o, _) = p(&["--h2c", "call", "http://x/mcp", "t"]).unwrap();
+        assert!(o.h2c && !o.http1);
+        for bad in [
+            &["--http1", "--h2c", "list", "http://x/mcp"][..],
+            &["--h2c", "list", "https://x/mcp"],
+            &["--http1=yes", "list", "https://x/mcp"],
+            &["--h2c", "demo"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -141,6 +141,7 @@ fn client(o: &Options) -> Result<(Client, Option<Arc<TranscriptFile>>), String> 
     if let Some(d) = o.dial_timeout {
         b = b.dial_timeout(d);
     }
+    b = b.http1_only(o.http1).h2_prior_knowledge(o.h2c);
     for path in &o.ca_certs {
         b = b.add_root_certificates(read_ca_certificates(path).map_err(|e| e.to_string())?);
     }
@@ -191,7 +192,11 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
     if o.json {
         println!(
             "{}",
-            render::catalog_json(session.session().version(), &catalog)
+            render::catalog_json(
+                session.session().version(),
+                session.session().http_version(),
+                &catalog
+            )
         );
     } else {
         let s = session.session();
@@ -227,7 +232,10 @@ async fn call(
         Err(e) => return failed(o.json, &e),
     };
     if o.json {
-        println!("{}", render::call_json(&result));
+        println!(
+            "{}",
+            render::call_json(session.session().http_version(), &result)
+        );
     } else {
         print!("{}", render::call_text(&result));
     }

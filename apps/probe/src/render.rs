@@ -11,7 +11,7 @@ fn raw_to_value(raw: &str) -> Value {
 }
 
 /// The `--json` document of a listing.
-pub fn catalog_json(version: &str, catalog: &Catalog) -> Value {
+pub fn catalog_json(version: &str, http_version: &str, catalog: &Catalog) -> Value {
     let tools: Vec<Value> = catalog
         .tools
         .iter()
@@ -28,11 +28,11 @@ pub fn catalog_json(version: &str, catalog: &Catalog) -> Value {
         .iter()
         .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()}))
         .collect();
-    json!({"protocol_version": version, "tools": tools, "refused": refused})
+    json!({"protocol_version": version, "http_version": http_version, "tools": tools, "refused": refused})
 }
 
 /// The `--json` document of a call result.
-pub fn call_json(result: &CallResult) -> Value {
+pub fn call_json(http_version: &str, result: &CallResult) -> Value {
     let b64 = base64::engine::general_purpose::STANDARD;
     let content: Vec<Value> = result
         .content
@@ -68,7 +68,8 @@ pub fn call_json(result: &CallResult) -> Value {
             })
         })
         .collect();
-    let mut doc = json!({"content": content, "is_error": result.is_error});
+    let mut doc =
+        json!({"content": content, "is_error": result.is_error, "http_version": http_version});
     if let Some(s) = &result.structured_content {
         doc["structured_content"] = raw_to_value(s.get());
     }

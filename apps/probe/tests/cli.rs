@@ -88,7 +88,11 @@ fn call_prints_content_and_structured_content() {
     assert_eq!(code(&o), 0);
     assert_eq!(
         json(&o),
-        serde_json::json!({"content":[{"type":"text","text":"hi there"}],"is_error":false})
+        serde_json::json!({
+            "content":[{"type":"text","text":"hi there"}],
+            "is_error":false,
+            "http_version":"HTTP/1.1"
+        })
     );
     let o = probe(&[
         "--json",

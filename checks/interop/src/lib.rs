@@ -27,7 +27,7 @@ use std::time::Duration;
 use mcp_sansio::{Config, Era};
 
 pub use check::check;
-pub use scenario::{run_blocking, run_tokio, Observed};
+pub use scenario::{run_blocking, run_tokio, run_tokio_h2c, run_tokio_tls, Observed};
 pub use server::Server;
 
 /// One of the servers the tests run.

@@ -93,6 +93,8 @@ pub struct Observed {
     pub close: Result<(), Error>,
     /// Connecting, listing and closing again with the same client.
     pub reconnect: Result<Reconnect, Error>,
+    /// The HTTP version the first session ran on: `HTTP/2` or `HTTP/1.1`.
+    pub http_version: &'static str,
 }
 
 /// The call observer of the scenario: records progress and answers input requests.
@@ -170,6 +172,7 @@ macro_rules! scenario {
         let era = session.era();
         let version = session.version().to_owned();
         let server_info = session.server_info().cloned();
+        let http_version = session.http_version();
         let catalog = session.list_tools() $($wait)*;
         let mut calls = BTreeMap::new();
         for (name, args) in CALLS {
@@ -218,6 +221,7 @@ macro_rules! scenario {
             busy_once,
             close,
             reconnect,
+            http_version,
         }
     }};
 }
@@ -236,6 +240,28 @@ macro_rules! async_or_not {
 pub async fn run_tokio(target: &Target, url: &str) -> Observed {
     let client = mcp_sansio_tokio::Client::builder().policy(policy()).build();
     scenario!("tokio", target, url, &client, .await)
+}
+
+/// Runs the scenario against `url` through `mcp-sansio-tokio` speaking HTTP/2 with prior
+/// knowledge (h2c) to the `http://` URL.
+pub async fn run_tokio_h2c(target: &Target, url: &str) -> Observed {
+    let client = mcp_sansio_tokio::Client::builder()
+        .policy(policy())
+        .h2_prior_knowledge(true)
+        .build();
+    scenario!("tokio over h2c", target, url, &client, .await)
+}
+
+/// Runs the scenario against the `https` `url` through `mcp-sansio-tokio`, trusting the PEM
+/// certificates of `ca_file` besides the webpki roots (ALPN decides the HTTP version).
+pub async fn run_tokio_tls(target: &Target, url: &str, ca_file: &std::path::Path) -> Observed {
+    let roots = mcp_sansio_net::read_ca_certificates(ca_file)
+        .unwrap_or_else(|e| panic!("the test CA: {e}"));
+    let client = mcp_sansio_tokio::Client::builder()
+        .policy(policy())
+        .add_root_certificates(roots)
+        .build();
+    scenario!("tokio over TLS", target, url, &client, .await)
 }
 
 /// Runs the scenario against `url` through `mcp-sansio-blocking`.

@@ -37,6 +37,8 @@ pub fn install_dir() -> PathBuf {
 pub struct Server {
     child: Child,
     port: u16,
+    /// Whether the server speaks TLS (its URL is `https`).
+    tls: bool,
     log: PathBuf,
     label: String,
 }
@@ -49,6 +51,18 @@ impl Server {
     /// When the server is not installed, exits, or does not answer within [`START_TIMEOUT`]:
     /// a server that cannot start fails the test, it is never skipped.
     pub fn start(peer: Peer, args: &[&str]) -> Server {
+        Server::start_with(peer, args, false)
+    }
+
+    /// Starts `peer` with `args`, which make it serve TLS (`--tls-cert`, `--tls-key`, or
+    /// `--nghttpx CERT KEY` in front of a TypeScript server); it is ready once it accepts TCP
+    /// connections, and its URL is `https`. It runs in a process group of its own, killed whole
+    /// when the handle is dropped (nghttpx and the server behind it).
+    pub fn start_tls(peer: Peer, args: &[&str]) -> Server {
+        Server::start_with(peer, args, true)
+    }
+
+    fn start_with(peer: Peer, args: &[&str], tls: bool) -> Server {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("run-server.sh");
         let logs = install_dir().join("logs");
         std::fs::create_dir_all(&logs)
@@ -65,7 +79,11 @@ impl Server {
                 .unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
             let err = out.try_clone().expect("clone log file handle");
             let ttl = SERVER_TTL_SECS.to_string();
-            let child = Command::new("bash")
+            let mut command = Command::new("bash");
+            if tls {
+                std::os::unix::process::CommandExt::process_group(&mut command, 0);
+            }
+            let child = command
                 .arg(&script)
                 .arg(peer.name())
                 .arg(port.to_string())
@@ -80,6 +98,7 @@ impl Server {
             let mut server = Server {
                 child,
                 port,
+                tls,
                 log,
                 label: label.clone(),
             };
@@ -98,9 +117,10 @@ impl Server {
         );
     }
 
-    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp` (`https` for a TLS server).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/mcp", self.port)
     }
 
     /// The server's PID.
@@ -129,7 +149,12 @@ impl Server {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(format!("exited with {status} before answering"));
             }
-            if answers_http(self.port) {
+            let ready = if self.tls {
+                accepts_tcp(self.port)
+            } else {
+                answers_http(self.port)
+            };
+            if ready {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -143,7 +168,15 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         // `Child::kill` signals this PID only (the script `exec`s the server, so it is the
-        // server's own PID); waiting reaps it so no zombie outlives the test.
+        // server's own PID); waiting reaps it so no zombie outlives the test. A TLS server's
+        // process group goes first (the server behind nghttpx).
+        if self.tls {
+            let group = format!("-{}", self.child.id());
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &group])
+                .stderr(Stdio::null())
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -153,6 +186,12 @@ impl Drop for Server {
 fn free_port() -> u16 {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
     l.local_addr().expect("local address").port()
+}
+
+/// Whether something on `port` accepts a TCP connection.
+fn accepts_tcp(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    TcpStream::connect_timeout(&addr, Duration::from_millis(250)).is_ok()
 }
 
 /// Whether something on `port` answers a `GET /mcp` with an HTTP status line.

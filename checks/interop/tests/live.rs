@@ -7,7 +7,9 @@ use std::time::Duration;
 use mcp_sansio::Era::{Legacy, Modern};
 use mcp_sansio_interop::Peer::{FastMcp, PyMcp, TsV1, TsV2};
 use mcp_sansio_interop::Stream::{Json, Sse};
-use mcp_sansio_interop::{check, run_blocking, run_tokio, Target};
+use mcp_sansio_interop::{
+    check, run_blocking, run_tokio, run_tokio_h2c, run_tokio_tls, Server, Target,
+};
 
 /// The longest a whole scenario may take through the async adapter (the blocking one is bounded
 /// by the core's time budgets).
@@ -68,6 +70,159 @@ macro_rules! interop {
             }
         )*
     };
+}
+
+/// Starts `t`'s server (served by hypercorn: `--h2c` in its arguments), runs the scenario
+/// through the tokio adapter speaking HTTP/2 with prior knowledge, checks that HTTP/2 was
+/// spoken and what the scenario observed.
+fn over_h2c(t: Target) {
+    let mut server = t.start();
+    let url = server.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let observed = rt
+        .block_on(async { tokio::time::timeout(SCENARIO_TIME, run_tokio_h2c(&t, &url)).await })
+        .unwrap_or_else(|_| panic!("{}: h2c scenario exceeded {SCENARIO_TIME:?}", t.label()));
+    assert!(
+        server.is_running(),
+        "{}: server exited during the scenario\n{}",
+        t.label(),
+        server.log_text()
+    );
+    let log = server.log_text();
+    drop(server);
+    assert_eq!(observed.http_version, "HTTP/2", "{}\n{log}", t.label());
+    if let Err(p) = std::panic::catch_unwind(|| check(&t, &observed)) {
+        panic!(
+            "{}:\n{}\n--- server log ---\n{log}",
+            t.label(),
+            panic_text(&*p)
+        );
+    }
+}
+
+/// A new certificate authority and a certificate it issued for 127.0.0.1, written as PEM files
+/// under `dir`: (CA certificate, server certificate, server key).
+fn test_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "mcp-sansio interop CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .unwrap();
+    let paths = (
+        dir.join("ca.pem"),
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+    );
+    std::fs::write(&paths.0, ca.pem()).unwrap();
+    std::fs::write(&paths.1, leaf.pem()).unwrap();
+    std::fs::write(&paths.2, leaf_key.serialize_pem()).unwrap();
+    paths
+}
+
+/// Starts `t`'s server over TLS with a certificate made now (ALPN `h2`, `http/1.1`): a Python
+/// server under hypercorn, a TypeScript server behind nghttpx; runs the scenario through the tokio adapter trusting the test CA, and checks
+/// that ALPN chose HTTP/2 and what the scenario observed.
+fn over_tls_h2(t: Target, name: &str) {
+    let dir = mcp_sansio_interop::server::install_dir()
+        .join("tls")
+        .join(format!("{name}-{}", std::process::id()));
+    let (ca, cert, key) = test_ca(&dir);
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    // The Python servers serve TLS under hypercorn; nghttpx fronts the TypeScript ones.
+    let args: Vec<&str> = match t.peer {
+        TsV1 | TsV2 => ["--nghttpx", cert, key]
+            .into_iter()
+            .chain(t.args.iter().copied())
+            .collect(),
+        PyMcp | FastMcp => t
+            .args
+            .iter()
+            .copied()
+            .chain(["--tls-cert", cert, "--tls-key", key])
+            .collect(),
+    };
+    let mut server = Server::start_tls(t.peer, &args);
+    let url = server.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let observed = rt
+        .block_on(async { tokio::time::timeout(SCENARIO_TIME, run_tokio_tls(&t, &url, &ca)).await })
+        .unwrap_or_else(|_| panic!("{}: TLS scenario exceeded {SCENARIO_TIME:?}", t.label()));
+    assert!(
+        server.is_running(),
+        "{}: server exited during the scenario\n{}",
+        t.label(),
+        server.log_text()
+    );
+    let log = server.log_text();
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        observed.http_version,
+        "HTTP/2",
+        "{} over TLS\n{log}",
+        t.label()
+    );
+    if let Err(p) = std::panic::catch_unwind(|| check(&t, &observed)) {
+        panic!(
+            "{} over TLS:\n{}\n--- server log ---\n{log}",
+            t.label(),
+            panic_text(&*p)
+        );
+    }
+}
+
+macro_rules! interop_tls_h2 {
+    ($($name:ident => $target:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                over_tls_h2($target, stringify!($name));
+            }
+        )*
+    };
+}
+
+interop_tls_h2! {
+    py_mcp_modern_sse_over_tls_h2 => target(PyMcp, &[], Modern, Sse, true);
+    py_mcp_legacy_stateful_over_tls_h2 => target(PyMcp, &[], Legacy, Sse, true);
+    fastmcp_modern_sse_over_tls_h2 => target(FastMcp, &[], Modern, Sse, true);
+    fastmcp_legacy_stateful_over_tls_h2 => target(FastMcp, &[], Legacy, Sse, true);
+    ts_v2_modern_sse_behind_nghttpx => target(TsV2, &["--response", "sse"], Modern, Sse, false);
+    ts_v2_legacy_stateful_sse_behind_nghttpx => target(TsV2, &["--legacy", "stateful"], Legacy, Sse, true);
+    ts_v1_stateful_sse_behind_nghttpx => target(TsV1, &["--mode", "stateful", "--response", "sse"], Legacy, Sse, true);
+    ts_v1_stateless_json_behind_nghttpx => target(TsV1, &["--mode", "stateless", "--response", "json"], Legacy, Json, false);
+}
+
+macro_rules! interop_h2c {
+    ($($name:ident => $target:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                over_h2c($target);
+            }
+        )*
+    };
+}
+
+interop_h2c! {
+    py_mcp_modern_sse_over_h2c => target(PyMcp, &["--h2c"], Modern, Sse, true);
+    py_mcp_legacy_stateful_over_h2c => target(PyMcp, &["--h2c"], Legacy, Sse, true);
+    fastmcp_modern_sse_over_h2c => target(FastMcp, &["--h2c"], Modern, Sse, true);
+    fastmcp_legacy_stateful_over_h2c => target(FastMcp, &["--h2c"], Legacy, Sse, true);
 }
 
 /// Starts `t`'s server, runs the scenario through the tokio adapter and then through the

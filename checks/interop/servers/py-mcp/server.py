@@ -215,6 +215,9 @@ def main() -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--page-size", type=int, default=5)
     p.add_argument("--ttl", type=float, default=600)
+    p.add_argument("--h2c", action="store_true", help="serve with hypercorn: HTTP/2 with prior knowledge, and HTTP/1.1")
+    p.add_argument("--tls-cert", help="serve with hypercorn over TLS (ALPN h2, http/1.1) with this PEM certificate chain")
+    p.add_argument("--tls-key", help="the PEM private key of --tls-cert")
     a = p.parse_args()
 
     mcp = build_server(a.page_size)
@@ -229,8 +232,30 @@ def main() -> None:
     # Bounded lifetime: hard exit after the TTL no matter what uvicorn is doing.
     threading.Timer(a.ttl, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
     threading.Timer(a.ttl + 10, lambda: os._exit(0)).start()
-    uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")
+    if a.h2c or a.tls_cert:
+        serve_hypercorn(app, a.port, a.tls_cert, a.tls_key)
+    else:
+        uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")
     os._exit(0)
+
+
+def serve_hypercorn(app, port: int, certfile: str | None = None, keyfile: str | None = None) -> None:
+    """Serves `app` with hypercorn. In clear text it speaks HTTP/2 to a client that opens with
+    the HTTP/2 preface (prior knowledge) and HTTP/1.1 otherwise; over TLS (`certfile`) ALPN
+    chooses, `h2` first."""
+    import asyncio
+
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config as HypercornConfig
+
+    config = HypercornConfig()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.loglevel = "WARNING"
+    if certfile:
+        config.certfile = certfile
+        config.keyfile = keyfile
+        config.alpn_protocols = ["h2", "http/1.1"]
+    asyncio.run(serve(app, config))
 
 
 if __name__ == "__main__":
