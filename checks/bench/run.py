@@ -21,8 +21,8 @@ import sys
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET = os.environ.get("BENCH_TARGET", os.path.join(ROOT, "bench", "target", "release"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET = os.environ.get("BENCH_TARGET", os.path.join(ROOT, "checks", "bench", "target", "release"))
 TOOLS = os.environ.get("BENCH_TOOLS", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mcp-sansio-bench"))
 
 
@@ -148,7 +148,7 @@ def core_figures():
     """Instruction counts of one page under callgrind, and retained catalog bytes."""
     out = {}
     for mode in ("sansio", "value"):
-        cg = os.path.join(ROOT, "bench", "target", f"callgrind.{mode}.out")
+        cg = os.path.join(ROOT, "checks", "bench", "target", f"callgrind.{mode}.out")
         p = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", f"--toggle-collect=*measure_{mode}*",
              binary("core-page"), mode],
@@ -227,7 +227,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     ap.add_argument("--only", default="", help="comma-separated contenders to run")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "latest.json"))
+    ap.add_argument("--json", default=os.path.join(ROOT, "checks", "bench", "results", "latest.json"))
     ap.add_argument("--idle", type=int, default=10000)
     ap.add_argument("--from-json", action="store_true", help="only re-render the Markdown from --json")
     ap.add_argument("--idle-only", action="store_true", help="re-measure idle connections into --json, re-render")
