@@ -521,6 +521,24 @@ def targets(w, ok, core):
     if core:
         z = core["sansio"]["instructions"] / core["value"]["instructions"]
         rows.append(("one page: ≤ 0.5× the instructions of `from_slice::<Value>`", f"{z:.2f}×", "met" if z <= 0.5 else "missed"))
+    raw = find("raw", "list")
+    if t and raw:
+        x = t["ms"] / raw["ms"]
+        rows.append(("warm list-all work item (era hint, pooled): ≤ 3× the raw-socket floor's wall",
+                     f"{x:.2f}×", "met" if x <= 3 else "missed"))
+    if t:
+        mib = t["rss_kib"] / 1024
+        rows.append(("list-all peak RSS, whole catalog retained: ≤ 16 MiB", f"{mib:.1f} MiB",
+                     "met" if mib <= 16 else "missed"))
+    tb, rawb = find("tokio", "big"), find("raw", "big")
+    if tb and rawb:
+        x = tb["ms"] / rawb["ms"]
+        rows.append(("a 4 MiB text result: ≤ 2× the raw-socket floor's wall", f"{x:.2f}×",
+                     "met" if x <= 2 else "missed"))
+    retained = (core or {}).get("retained")
+    if retained and retained.get("page_bytes"):
+        x = retained["retained_bytes"] / retained["page_bytes"]
+        rows.append(("retained catalog: ≤ 2× its raw page bytes", f"{x:.2f}×", "met" if x <= 2 else "missed"))
     h = find("tokio", "list", era="hint", hs=True)
     if h:
         extra = h["requests"] - 100
