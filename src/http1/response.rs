@@ -27,7 +27,11 @@ use crate::prelude::*;
 use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 
 use super::error::Http1Error;
-use super::head::{framing, header_count_exceeded, header_slots, keep_alive, parse_head, trim_ows};
+use super::head::{framing, keep_alive, parse_head};
+
+mod framing;
+
+use self::framing::{body_event, body_take, parse_chunk_line};
 
 /// Limits on what one response may make the decoder buffer or count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -462,24 +466,6 @@ impl ResponseDecoder {
         self.take_line(rest, end, room, exceeded, ledger)
     }
 
-    /// Reads a chunk-size line up to and including its LF into `buf`, failing as soon as it
-    /// crosses `chunk_line_bytes`.
-    fn read_chunk_line(
-        &mut self,
-        rest: &[u8],
-        ledger: &mut ByteLedger,
-    ) -> Result<(usize, bool), Http1Error> {
-        if rest.is_empty() {
-            return Ok((0, false));
-        }
-        let cap = self.limits.chunk_line_bytes;
-        let room = cap.saturating_sub(self.buf.len());
-        let window = rest.get(..room).unwrap_or(rest);
-        let end = memchr::memchr(b'\n', window);
-        let exceeded = BudgetExceeded::new(Budget::ChunkLine, as_u64(cap));
-        self.take_line(rest, end, room, exceeded, ledger)
-    }
-
     /// Buffers a line read from `rest`: through its LF at `end` if found (returns `true`), else
     /// all of `rest` if it fits in `room`, else fails with `exceeded` after charging `room`.
     fn take_line(
@@ -586,21 +572,6 @@ impl ResponseDecoder {
         self.head = Some(head.clone());
         Ok(Some(ResponseEvent::Head(head)))
     }
-
-    /// Validates the trailer section in `buf` (its fields are ignored).
-    fn check_trailers(&self) -> Result<(), Http1Error> {
-        let mut headers = vec![httparse::EMPTY_HEADER; header_slots(&self.buf, &self.limits)];
-        match httparse::parse_headers(&self.buf, &mut headers) {
-            Ok(httparse::Status::Complete((n, _))) if n == self.buf.len() => Ok(()),
-            Ok(_) => Err(Http1Error::Malformed {
-                what: "trailer section",
-            }),
-            Err(httparse::Error::TooManyHeaders) => Err(header_count_exceeded(&self.limits)),
-            Err(_) => Err(Http1Error::Malformed {
-                what: "trailer field",
-            }),
-        }
-    }
 }
 
 /// The error `err` found at byte `n` of the current input: the `n` bytes before it are consumed
@@ -627,76 +598,13 @@ fn byte_before(buf: &[u8], window: &[u8], i: usize, k: usize, at_line_start: boo
     }
 }
 
-/// How many body bytes to take from `rest`: at most `limit` and what the ledger has left, and
-/// charges them. A non-empty `rest` with an exhausted ledger fails.
-fn body_take(rest: &[u8], limit: u64, ledger: &mut ByteLedger) -> Result<usize, Http1Error> {
-    let cap = limit.min(ledger.remaining());
-    let take = rest.len().min(usize::try_from(cap).unwrap_or(usize::MAX));
-    if take == 0 && !rest.is_empty() {
-        // Only reachable with an exhausted ledger: charge the byte that does not fit.
-        ledger.charge(1)?;
-    }
-    ledger.charge(take)?;
-    Ok(take)
-}
-
-fn body_event(rest: &[u8], take: usize) -> (usize, Option<ResponseEvent<'_>>) {
-    match rest.get(..take) {
-        Some(body) if !body.is_empty() => (take, Some(ResponseEvent::Body(body))),
-        _ => (0, None),
-    }
-}
-
 pub(super) fn as_u64(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
-/// Parses a complete chunk-size line (with its line end): `1*HEXDIG [ BWS ";" ext ] CRLF`.
-/// Extensions are ignored but must not contain control characters other than HTAB.
-fn parse_chunk_line(line: &[u8]) -> Result<u64, Http1Error> {
-    let line = line
-        .strip_suffix(b"\n")
-        .and_then(|l| l.strip_suffix(b"\r"))
-        .ok_or(Http1Error::Malformed {
-            what: "chunk-size line not ended by CRLF",
-        })?;
-    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if digits == 0 {
-        return Err(Http1Error::InvalidChunkSize);
-    }
-    let (hex, rest) = line.split_at(digits);
-    let mut size: u64 = 0;
-    for &b in hex {
-        let d = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return Err(Http1Error::InvalidChunkSize),
-        };
-        size = size
-            .checked_mul(16)
-            .and_then(|s| s.checked_add(u64::from(d)))
-            .ok_or(Http1Error::InvalidChunkSize)?;
-    }
-    let rest = trim_ows(rest);
-    match rest.first() {
-        None => Ok(size),
-        Some(b';') => {
-            if rest.iter().all(|&b| b == b'\t' || !b.is_ascii_control()) {
-                Ok(size)
-            } else {
-                Err(Http1Error::Malformed {
-                    what: "chunk extension",
-                })
-            }
-        }
-        Some(_) => Err(Http1Error::InvalidChunkSize),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::head::parse_decimal;
+    use super::super::head::{parse_decimal, trim_ows};
     use super::*;
 
     #[test]
