@@ -811,7 +811,7 @@ proptest::proptest! {
                 };
                 let newly_duplicate = |r: &(usize, Option<String>, String)| {
                     r.2.starts_with("duplicate name")
-                        && r.1.as_deref().is_some_and(|name| now_kept_first(name))
+                        && r.1.as_deref().is_some_and(&now_kept_first)
                 };
                 for t in old_tools {
                     if tools.contains(t) {
