@@ -6,6 +6,9 @@ cargo test --workspace --doc
 # The core without its default `std` feature (the library is then `no_std` + `alloc`): its unit,
 # integration and doc tests must pass the same way.
 cargo test -p mcp-sansio --no-default-features
+# The recorded sessions replayed against the core built without `std` (the transcript crate's
+# `std` feature off): the same events as with it.
+cargo test -p mcp-sansio-transcript --no-default-features --test replay --test auth_replay
 if cargo nextest --version >/dev/null 2>&1; then
   # Last, so that the run ends with nextest's summary line.
   cargo nextest run --workspace --lib --bins --tests
