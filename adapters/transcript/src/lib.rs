@@ -71,6 +71,8 @@
 
 pub mod auth;
 pub mod escape;
+pub mod h2;
+mod h2replay;
 pub mod model;
 pub mod parse;
 pub mod recorder;
@@ -87,6 +89,7 @@ pub use auth::{
     AuthTranscript, AuthTranscriptConfig, AUTH_MAGIC,
 };
 pub use escape::{escape, unescape};
+pub use h2::{redact_header_block, H2Recorder, H2Setup, H2WriteRedactor, H2Writes};
 pub use model::{Entry, Record, RecordedOperation, Sent, Transcript, TranscriptConfig};
 pub use parse::{ParseError, ParseErrorKind};
 pub use recorder::Recorder;
