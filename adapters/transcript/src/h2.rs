@@ -85,11 +85,7 @@ impl H2Setup {
 }
 
 /// (name, get, set) of an [`H2Config`] field in `config h2 NAME VALUE` lines.
-pub(crate) type H2Field = (
-    &'static str,
-    fn(&H2Config) -> u64,
-    fn(&mut H2Config, u64),
-);
+pub(crate) type H2Field = (&'static str, fn(&H2Config) -> u64, fn(&mut H2Config, u64));
 
 fn sat32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
@@ -101,7 +97,11 @@ fn satz(v: u64) -> usize {
 
 /// Every field of [`H2Config`], by its transcript name.
 pub(crate) const H2_FIELDS: [H2Field; 14] = [
-    ("socket_bytes", |c| c.socket_bytes, |c, v| c.socket_bytes = v),
+    (
+        "socket_bytes",
+        |c| c.socket_bytes,
+        |c, v| c.socket_bytes = v,
+    ),
     (
         "control_output_bytes",
         |c| c.control_output_bytes as u64,
@@ -313,9 +313,8 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
         };
         out.extend_from_slice(&b[..n]);
         if secret {
-            let bearer = !huffman
-                && value.len() >= 7
-                && value[..7].eq_ignore_ascii_case(b"bearer ");
+            let bearer =
+                !huffman && value.len() >= 7 && value[..7].eq_ignore_ascii_case(b"bearer ");
             let mut v = Vec::new();
             if bearer {
                 v.extend_from_slice(&value[..7]);
@@ -432,7 +431,13 @@ fn frame_block(out: &mut Vec<u8>, sid: u32, end_stream: u8, block: &[u8]) {
     let first = pieces.next().unwrap_or(&[]);
     let last = pieces.peek().is_none();
     let end_headers = if last { flag::END_HEADERS } else { 0 };
-    push_header(out, kind::HEADERS, end_stream | end_headers, sid, first.len());
+    push_header(
+        out,
+        kind::HEADERS,
+        end_stream | end_headers,
+        sid,
+        first.len(),
+    );
     out.extend_from_slice(first);
     while let Some(p) = pieces.next() {
         let end_headers = if pieces.peek().is_none() {
@@ -639,7 +644,12 @@ impl Annotator {
     }
 
     /// Cuts `bytes` at frame starts and adds a note for every frame whose header completes.
-    pub(crate) fn pieces<'a>(&mut self, socket: u64, wrote: bool, bytes: &'a [u8]) -> Vec<Piece<'a>> {
+    pub(crate) fn pieces<'a>(
+        &mut self,
+        socket: u64,
+        wrote: bool,
+        bytes: &'a [u8],
+    ) -> Vec<Piece<'a>> {
         let walk = self.walks.entry((socket, wrote)).or_insert_with(|| Walk {
             preface_left: if wrote { PREFACE.len() } else { 0 },
             head: Vec::new(),
@@ -711,6 +721,9 @@ impl Walk {
         let mut notes = Vec::new();
         match ty {
             kind::SETTINGS if flags & flag::ACK == 0 => {
+                if payload.is_empty() {
+                    return notes;
+                }
                 let mut s = String::from("  settings:");
                 for c in payload.chunks_exact(6) {
                     let id = u16::from_be_bytes([c[0], c[1]]);
@@ -942,7 +955,13 @@ mod tests {
         let mut wire = PREFACE.to_vec();
         push_header(&mut wire, kind::HEADERS, flag::END_STREAM, 3, a.len());
         wire.extend_from_slice(a);
-        push_header(&mut wire, kind::CONTINUATION, flag::END_HEADERS, 3, rest.len());
+        push_header(
+            &mut wire,
+            kind::CONTINUATION,
+            flag::END_HEADERS,
+            3,
+            rest.len(),
+        );
         wire.extend_from_slice(rest);
         let mut r = H2WriteRedactor::new();
         let first = r.push(&wire[..wire.len() - 3]);

@@ -28,6 +28,7 @@ pub(crate) fn replay_h2(
         detached: Some(Connection::with_codec(config, Codec::Http2)?),
         pending: Vec::new(),
         now: Instant::ZERO,
+        fired: None,
         events: Vec::new(),
         recorder,
     };
@@ -78,6 +79,8 @@ struct Driver {
     /// Requests waiting for a fresh socket ([`H2Socket::poll_fresh`]).
     pending: Vec<Transmit>,
     now: Instant,
+    /// The instant of the last deadline fired on the way to an entry.
+    fired: Option<Instant>,
     events: Vec<Value>,
     recorder: H2Recorder,
 }
@@ -150,6 +153,7 @@ impl Driver {
             match self.poll_timeout() {
                 Some(d) if d <= at => {
                     self.now = self.now.max(d);
+                    self.fired = Some(self.now);
                     self.handle_timeout();
                     self.drain();
                     if self.poll_timeout() == Some(d) {
@@ -226,6 +230,8 @@ impl Driver {
                     }
                 }
             }
+            // The recorded call answered a deadline the replay has just fired at this instant.
+            Record::Timeout if self.fired == Some(now) => {}
             Record::Timeout => self.handle_timeout(),
             // HTTP/1.1 records have no place in an HTTP/2 session; outputs are not inputs.
             Record::Send { .. }
@@ -287,7 +293,12 @@ pub(crate) fn check_writes(
         let w = H2Writes::split(want.get(socket).unwrap_or(&empty));
         let g = H2Writes::split(got.get(socket).unwrap_or(&empty));
         if w.preface != g.preface {
-            return Err(mismatch(*socket, "the preface".into(), &w.preface, &g.preface));
+            return Err(mismatch(
+                *socket,
+                "the preface".into(),
+                &w.preface,
+                &g.preface,
+            ));
         }
         for stream in w.streams.keys().chain(g.streams.keys()) {
             let none = Vec::new();

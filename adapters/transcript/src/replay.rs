@@ -162,7 +162,9 @@ pub enum Mismatch {
     },
     /// HTTP/2: what the core wrote on a socket differs from what was recorded (after
     /// redaction; compared per stream, see [`replay()`]).
-    #[error("socket {socket}, {place}, written differs:\n  recorded: {recorded}\n  written:  {written}")]
+    #[error(
+        "socket {socket}, {place}, written differs:\n  recorded: {recorded}\n  written:  {written}"
+    )]
     Write {
         /// The socket, from 1.
         socket: u64,
