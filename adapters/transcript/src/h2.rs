@@ -295,19 +295,21 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
         let Some((index, mut n)) = read_int(b, prefix) else {
             break;
         };
-        let mut secret = never;
-        let path;
-        if index == 0 {
+        let (secret, path) = if index == 0 {
             let Some((huffman, name, taken)) = read_str(&b[n..]) else {
                 break;
             };
             n += taken;
-            secret |= huffman || name.eq_ignore_ascii_case(b"authorization");
-            path = !huffman && name == b":path";
+            (
+                never || huffman || name.eq_ignore_ascii_case(b"authorization"),
+                !huffman && name == b":path",
+            )
         } else {
-            secret |= index == AUTHORIZATION_INDEX;
-            path = PATH_INDEXES.contains(&index);
-        }
+            (
+                never || index == AUTHORIZATION_INDEX,
+                PATH_INDEXES.contains(&index),
+            )
+        };
         let Some((huffman, value, taken)) = read_str(&b[n..]) else {
             break;
         };
