@@ -14,6 +14,17 @@
 //! The replay is itself recorded with a [`Recorder`], the way an adapter records a live run
 //! ([`Replay::recording`]), and [`Replay::check`] compares a replay with the transcript it came
 //! from: the requests byte for byte (after redaction), then the events.
+//!
+//! An HTTP/2 session (`config http 2`) is replayed the same way through one work item on a
+//! fresh [`H2Socket`](mcp_sansio::internals::h2::H2Socket) per recorded `open`: the work item
+//! moves onto each new socket with the requests that waited for it, recorded reads are fed to
+//! the socket in use (until it closes) in the [`Split`] asked for, and after every input the
+//! socket's outputs are drained (bytes written, requests for a fresh socket, events). A recorded
+//! `timeout` that answered the deadline the replay has just fired is not fired twice. The check
+//! then compares what the core wrote on each socket, after redaction: the preface, then each
+//! stream's frames in order (stream 0 being the connection's), byte for byte; how frames of
+//! different streams interleave and how they were grouped into writes is not compared
+//! ([`crate::h2`]).
 
 use std::collections::HashSet;
 
