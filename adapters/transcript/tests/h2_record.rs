@@ -232,6 +232,41 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
     s.op(RecordedOperation::ListTools);
     out.push(("h2-modern.ping", s.finish()));
 
+    // The server closes the socket while a call waits: the call fails, the session with it.
+    let slow_unanswered = |peer: &mut H2Peer, r: &SeenRequest, socket| {
+        if r.json()["params"]["name"] == "slow" {
+            return Vec::new(); // never answered
+        }
+        modern_server(peer, r, socket)
+    };
+    let mut s = Session::new(
+        modern(),
+        "HTTP/2, modern: the server closes the socket while a call waits",
+        Box::new(slow_unanswered),
+    );
+    s.op(RecordedOperation::Connect);
+    s.start(call("slow", "{}"));
+    s.run_to(s.now + Duration::from_millis(50));
+    s.lose_socket(None);
+    s.run();
+    out.push(("h2-modern.eof", s.finish()));
+
+    // The socket fails (a reset) while a call waits.
+    let mut s = Session::new(
+        modern(),
+        "HTTP/2, modern: the socket is reset while a call waits",
+        Box::new(slow_unanswered),
+    );
+    s.op(RecordedOperation::Connect);
+    s.start(call("slow", "{}"));
+    s.run_to(s.now + Duration::from_millis(50));
+    s.lose_socket(Some(TransportError {
+        kind: TransportErrorKind::Io,
+        message: "connection reset by peer".into(),
+    }));
+    s.run();
+    out.push(("h2-modern.reset", s.finish()));
+
     // Legacy: a call never answered runs out of its 5 s budget: its stream is reset (CANCEL),
     // `notifications/cancelled` goes on a new stream of the same socket.
     let mut config = Config::new(URL).unwrap();

@@ -255,6 +255,16 @@ fn fixtures_cover_the_promised_ground() {
                     .is_some_and(|e| e.contains("budget"))
             })
     });
+    has("an HTTP/2 socket closed by the server", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::H2Eof { .. }))
+    });
+    has("an HTTP/2 socket that failed", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::H2Failure { .. }))
+    });
     has("an HTTP/2 failed dial", &|t| {
         t.entries
             .iter()

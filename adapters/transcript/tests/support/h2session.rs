@@ -86,6 +86,31 @@ impl Session {
         self.run();
     }
 
+    /// Starts an operation (recorded) without running the session further.
+    pub fn start(&mut self, op: RecordedOperation) {
+        let now = self.now;
+        self.rec.operation(now, op.clone());
+        op.apply(
+            self.socket
+                .connection_mut(self.work)
+                .expect("the work item"),
+            now,
+        );
+        self.drain();
+    }
+
+    /// The socket is lost now: the server closed it (`None`) or it failed (`Some`).
+    pub fn lose_socket(&mut self, error: Option<TransportError>) {
+        let now = self.now;
+        match &error {
+            Some(e) => self.rec.failure(now, e),
+            None => self.rec.eof(now),
+        }
+        self.socket.handle_eof(now);
+        self.out.clear();
+        self.drain();
+    }
+
     /// Ends the recording.
     pub fn finish(self) -> Transcript {
         self.rec.finish()
@@ -137,7 +162,16 @@ impl Session {
 
     /// Runs until nothing moves: server turns, fresh sockets, deadlines (at most 10 minutes).
     pub fn run(&mut self) {
-        let limit = self.now + Duration::from_secs(600);
+        self.run_until(self.now + Duration::from_secs(600), false);
+    }
+
+    /// Runs until nothing moves, firing no deadline after `limit`, then moves the clock to
+    /// `limit`.
+    pub fn run_to(&mut self, limit: Instant) {
+        self.run_until(limit, true);
+    }
+
+    fn run_until(&mut self, limit: Instant, settle: bool) {
         for _ in 0..100_000 {
             if !self.pending.is_empty() {
                 // Dial a fresh socket, then move the work item onto it.
@@ -198,7 +232,12 @@ impl Session {
             self.out.clear();
             match self.socket.poll_timeout() {
                 Some(due) if due <= limit => self.advance(due),
-                _ => return,
+                _ => {
+                    if settle {
+                        self.advance(limit);
+                    }
+                    return;
+                }
             }
         }
         panic!("the session does not end");
