@@ -472,3 +472,26 @@ fn a_different_write_is_reported() {
     }
     assert!(err.to_string().contains("written differs"), "{err}");
 }
+
+/// A secret query parameter of the endpoint is redacted in `:path` as in the `config url` line,
+/// and the replay (which gives it another value) writes the same redacted frames.
+#[test]
+fn a_secret_query_value_is_redacted_in_the_path() {
+    let mut config = Config::new("https://mcp.example.com/mcp?api_key=k-9f8e7d&region=eu").unwrap();
+    config.era_hint = modern().era_hint;
+    let mut s = Session::new(config, "a secret in the query", Box::new(modern_server));
+    s.op(RecordedOperation::Connect);
+    s.op(RecordedOperation::ListTools);
+    let t = s.finish();
+    let text = t.to_text();
+    assert!(!text.contains("k-9f8e7d"), "{text}");
+    assert!(
+        text.contains("#   :path: /mcp?api_key=<redacted>&region=eu"),
+        "{text}"
+    );
+    assert!(text.contains("config url https://mcp.example.com/mcp?api_key=<redacted>&region=eu"));
+    let t = Transcript::parse(&text).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        replay(&t, split).unwrap().check(&t).unwrap();
+    }
+}
