@@ -32,9 +32,13 @@
 //! - [`auth`](mod@auth): authorization transcripts ([`AuthRecorder`], [`AuthTranscript`],
 //!   [`replay_auth`]), with the redaction of tokens, codes, client secrets and verifiers in form
 //!   and JSON bodies and in callback and `Location` URLs;
-//! - [`sink`]: [`TranscriptSink`], [`Recording`] (a recorder bound to a sink) and
-//!   [`TranscriptFile`] (one file per session);
-//! - [`replay`](mod@replay): [`replay()`], the one replay driver, with a [`Split`] parameter
+//! - [`h2`]: HTTP/2 sessions, recorded at the socket level ([`H2Recorder`], with the calls a
+//!   driver makes), the redaction of `Authorization` inside HPACK blocks ([`H2WriteRedactor`])
+//!   and the per-stream comparison of what the core wrote ([`H2Writes`]);
+//! - [`sink`]: [`TranscriptSink`], [`Recording`] and [`H2Recording`] (a recorder bound to a
+//!   sink) and [`TranscriptFile`] (one file per session);
+//! - [`replay`](mod@replay): [`replay()`], the one replay driver (a fresh `Connection`, or for
+//!   an HTTP/2 session a fresh `H2Socket` per recorded socket), with a [`Split`] parameter
 //!   (as recorded, fixed piece sizes, byte by byte, adjacent pieces merged), and
 //!   [`Replay::check`], which compares a replay with its transcript.
 //!
@@ -71,6 +75,8 @@
 
 pub mod auth;
 pub mod escape;
+pub mod h2;
+mod h2replay;
 pub mod model;
 pub mod parse;
 pub mod recorder;
@@ -87,12 +93,13 @@ pub use auth::{
     AuthTranscript, AuthTranscriptConfig, AUTH_MAGIC,
 };
 pub use escape::{escape, unescape};
+pub use h2::{redact_header_block, H2Recorder, H2Setup, H2WriteRedactor, H2Writes};
 pub use model::{Entry, Record, RecordedOperation, Sent, Transcript, TranscriptConfig};
 pub use parse::{ParseError, ParseErrorKind};
 pub use recorder::Recorder;
 pub use redact::{is_secret_param, redact_query, redact_request, redact_url};
 pub use replay::{replay, Mismatch, Replay, Split};
-pub use sink::{Recording, TranscriptFile, TranscriptSink};
+pub use sink::{H2Recording, Recording, TranscriptFile, TranscriptSink};
 pub use summary::{event_summary, is_lifecycle};
 
 /// The first line of every transcript.

@@ -9,6 +9,7 @@ use mcp_sansio::{ConfigError, TransportErrorKind};
 use mcp_sansio::{Tool, ToolNameRule};
 use serde_json::Value;
 
+use crate::h2::H2Setup;
 use crate::redact::redact_url;
 use crate::summary::is_lifecycle;
 use crate::{REDACTED, REPLAY_SECRET, REPLAY_TOKEN};
@@ -137,6 +138,50 @@ pub enum Record {
     Timeout,
     /// An event was drained: its summary (see [`event_summary`](crate::event_summary)), compact JSON.
     Event(String),
+    /// HTTP/2: socket `socket` was opened and the work item moved onto it (the first socket, or a
+    /// fresh one after [`H2Socket::poll_fresh`](mcp_sansio::internals::h2::H2Socket::poll_fresh)).
+    H2Open {
+        /// The socket number, from 1, one more than the previous socket's.
+        socket: u64,
+    },
+    /// HTTP/2: bytes the core wrote to socket `socket` (one
+    /// [`H2Socket::poll_transmit`](mcp_sansio::internals::h2::H2Socket::poll_transmit)), with
+    /// secrets redacted ([`H2WriteRedactor`](crate::h2::H2WriteRedactor)).
+    H2Write {
+        /// The socket.
+        socket: u64,
+        /// The bytes, redacted.
+        bytes: Vec<u8>,
+    },
+    /// HTTP/2: bytes read from socket `socket`, fed in one `handle_bytes` call.
+    H2Read {
+        /// The socket.
+        socket: u64,
+        /// The bytes, as received.
+        bytes: Vec<u8>,
+    },
+    /// HTTP/2: the server closed socket `socket` (`handle_eof`).
+    H2Eof {
+        /// The socket.
+        socket: u64,
+    },
+    /// HTTP/2: socket `socket` failed (the driver then ends it with `handle_eof`).
+    H2Failure {
+        /// The socket.
+        socket: u64,
+        /// The stage.
+        kind: TransportErrorKind,
+        /// The description.
+        message: String,
+    },
+    /// HTTP/2: the fresh socket the core asked for could not be opened; the requests waiting for
+    /// it fail with this error (`handle_transport_error` of each).
+    H2DialError {
+        /// The stage.
+        kind: TransportErrorKind,
+        /// The description.
+        message: String,
+    },
 }
 
 /// The configuration a replay needs: everything that shapes the requests the core sends.
@@ -163,6 +208,8 @@ pub struct TranscriptConfig {
     pub tool_names: ToolNameRule,
     /// The budgets.
     pub budgets: Budgets,
+    /// `Some` for an HTTP/2 session (`config http 2`): its scheme and socket limits.
+    pub http2: Option<H2Setup>,
 }
 
 impl TranscriptConfig {
@@ -187,6 +234,7 @@ impl TranscriptConfig {
             input_hook: config.input_hook,
             tool_names: config.tool_names,
             budgets: config.budgets.clone(),
+            http2: None,
         }
     }
 
@@ -239,6 +287,18 @@ impl Transcript {
                     fresh,
                     bytes,
                 } => Some((*exchange, *fresh, bytes.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// HTTP/2: what the core wrote, in order: the socket and the redacted bytes of each `write`
+    /// entry ([`Replay::writes`](crate::Replay::writes)'s form).
+    pub fn h2_writes(&self) -> Vec<(u64, Vec<u8>)> {
+        self.entries
+            .iter()
+            .filter_map(|e| match &e.record {
+                Record::H2Write { socket, bytes } => Some((*socket, bytes.clone())),
                 _ => None,
             })
             .collect()

@@ -9,9 +9,11 @@ use mcp_sansio::{ConfigError, TransportErrorKind};
 use serde_json::Value;
 
 use crate::escape::unescape;
+use crate::h2::{H2Setup, H2_FIELDS};
 use crate::model::{Entry, Record, RecordedOperation, Transcript, TranscriptConfig};
 use crate::write::BUDGET_FIELDS;
 use crate::MAGIC;
+use mcp_sansio::internals::h2::H2Config;
 
 /// A transcript that cannot be read: the line (1-based) and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -97,6 +99,25 @@ fn parse_exchange(s: Option<&str>) -> Result<u64, ParseErrorKind> {
         })
 }
 
+fn parse_socket(s: &str) -> Result<u64, ParseErrorKind> {
+    s.parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or(ParseErrorKind::Malformed {
+            what: "socket number",
+        })
+}
+
+/// `KIND MESSAGE` of a transport failure.
+fn parse_failure(s: &str) -> Result<(TransportErrorKind, String), ParseErrorKind> {
+    let (kind, message) = s.split_once(' ').unwrap_or((s, ""));
+    let kind = kind_from_name(kind).ok_or(ParseErrorKind::Malformed {
+        what: "transport-error kind",
+    })?;
+    let message = unescape(message)?;
+    Ok((kind, String::from_utf8_lossy(&message).into_owned()))
+}
+
 fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
     let (word, rest) = args.split_once(' ').unwrap_or((args, ""));
     Ok(match word {
@@ -142,6 +163,7 @@ fn leading_string<'a>(s: &'a str, what: &'static str) -> Result<(String, &'a str
 fn parse_config_line(
     cfg: &mut TranscriptConfig,
     url: &mut Option<String>,
+    h2: &mut Vec<(usize, u64)>,
     rest: &str,
 ) -> Result<(), ParseErrorKind> {
     let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
@@ -202,6 +224,25 @@ fn parse_config_line(
             )?;
             (field.2)(&mut cfg.budgets, v);
         }
+        "http" => match value.split_once(' ') {
+            Some(("2", scheme @ ("https" | "http"))) => {
+                cfg.http2 = Some(H2Setup::new(scheme, &H2Config::default()))
+            }
+            _ => return Err(ParseErrorKind::Malformed { what: "http" }),
+        },
+        "h2" => {
+            let (name, v) = value
+                .split_once(' ')
+                .ok_or(ParseErrorKind::Malformed { what: "h2" })?;
+            let v: u64 = v
+                .parse()
+                .map_err(|_| ParseErrorKind::Malformed { what: "h2 value" })?;
+            let field = H2_FIELDS
+                .iter()
+                .position(|(n, _, _)| *n == name)
+                .ok_or(ParseErrorKind::Malformed { what: "h2 name" })?;
+            h2.push((field, v));
+        }
         other => return Err(ParseErrorKind::UnknownRecord(truncate(other))),
     }
     Ok(())
@@ -221,6 +262,8 @@ impl Transcript {
             }
         }
         let mut url: Option<String> = None;
+        // `config h2` lines, applied once the budgets they start from are known.
+        let mut h2_lines: Vec<(usize, u64)> = Vec::new();
         let mut cfg = TranscriptConfig {
             url: String::new(),
             client_info: ClientInfo::default(),
@@ -232,6 +275,7 @@ impl Transcript {
             input_hook: false,
             tool_names: ToolNameRule::Strict,
             budgets: Budgets::default(),
+            http2: None,
         };
         let defaults = Config::new("http://localhost/").map_err(|e| ParseError {
             line: 1,
@@ -243,6 +287,8 @@ impl Transcript {
         let mut entries: Vec<Entry> = Vec::new();
         // The open data block: its direction prefix and where its bytes go.
         let mut block: Option<&'static str> = None;
+        // Whether the open block is an HTTP/2 `write` or `read` (which may hold annotations).
+        let mut h2_block = false;
         let mut last_line = 1;
         for (n, line) in lines {
             last_line = n;
@@ -254,14 +300,19 @@ impl Transcript {
                 }
                 let bytes = unescape(data).map_err(err)?;
                 match entries.last_mut().map(|e| &mut e.record) {
-                    Some(Record::Send { bytes: b, .. }) | Some(Record::Recv { bytes: b, .. }) => {
-                        b.extend_from_slice(&bytes)
-                    }
+                    Some(Record::Send { bytes: b, .. })
+                    | Some(Record::Recv { bytes: b, .. })
+                    | Some(Record::H2Write { bytes: b, .. })
+                    | Some(Record::H2Read { bytes: b, .. }) => b.extend_from_slice(&bytes),
                     _ => return Err(err(ParseErrorKind::StrayData)),
                 }
                 continue;
             }
+            if h2_block && line.starts_with('#') {
+                continue; // an annotation of the frames: derived from the bytes, not kept
+            }
             block = None;
+            h2_block = false;
             if line.trim().is_empty() {
                 continue;
             }
@@ -270,7 +321,7 @@ impl Transcript {
                 continue;
             }
             if let Some(rest) = line.strip_prefix("config ") {
-                parse_config_line(&mut cfg, &mut url, rest).map_err(err)?;
+                parse_config_line(&mut cfg, &mut url, &mut h2_lines, rest).map_err(err)?;
                 continue;
             }
             let (at, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -278,7 +329,48 @@ impl Transcript {
                 return Err(err(ParseErrorKind::UnknownRecord(truncate(line))));
             };
             let (word, args) = rest.split_once(' ').unwrap_or((rest, ""));
+            let http2 = cfg.http2.is_some();
             let record = match word {
+                "open" if http2 => Record::H2Open {
+                    socket: parse_socket(args).map_err(err)?,
+                },
+                "write" | "read" if http2 => {
+                    let socket = parse_socket(args).map_err(err)?;
+                    h2_block = true;
+                    if word == "write" {
+                        block = Some("> ");
+                        Record::H2Write {
+                            socket,
+                            bytes: Vec::new(),
+                        }
+                    } else {
+                        block = Some("< ");
+                        Record::H2Read {
+                            socket,
+                            bytes: Vec::new(),
+                        }
+                    }
+                }
+                "eof" if http2 => Record::H2Eof {
+                    socket: parse_socket(args).map_err(err)?,
+                },
+                "transport-error" if http2 => {
+                    let (socket, rest) = args.split_once(' ').unwrap_or((args, ""));
+                    let socket = parse_socket(socket).map_err(err)?;
+                    let (kind, message) = parse_failure(rest).map_err(err)?;
+                    Record::H2Failure {
+                        socket,
+                        kind,
+                        message,
+                    }
+                }
+                "dial-error" if http2 => {
+                    let (kind, message) = parse_failure(args).map_err(err)?;
+                    Record::H2DialError { kind, message }
+                }
+                "send" | "recv" | "socket" if http2 => {
+                    return Err(err(ParseErrorKind::UnknownRecord(truncate(word))))
+                }
                 "op" => Record::Operation(parse_op(args).map_err(err)?),
                 "send" => {
                     let mut it = args.split(' ');
@@ -341,6 +433,19 @@ impl Transcript {
                 _ => return Err(err(ParseErrorKind::UnknownRecord(truncate(word)))),
             };
             entries.push(Entry { at, record });
+        }
+        if let Some(setup) = &mut cfg.http2 {
+            setup.config = H2Config::from_budgets(&cfg.budgets);
+            for (field, v) in h2_lines {
+                (H2_FIELDS[field].2)(&mut setup.config, v);
+            }
+        } else if !h2_lines.is_empty() {
+            return Err(ParseError {
+                line: last_line,
+                kind: ParseErrorKind::Malformed {
+                    what: "h2 limits without `config http 2`",
+                },
+            });
         }
         cfg.url = url.ok_or(ParseError {
             line: last_line,

@@ -5,6 +5,7 @@ use std::time::Duration;
 use mcp_sansio::TransportError;
 use mcp_sansio::{Config, Event, ExchangeId, Instant, Transmit};
 
+use crate::h2::Annotator;
 use crate::model::{Entry, Record, RecordedOperation, Transcript, TranscriptConfig};
 use crate::redact::redact_request;
 use crate::summary::event_summary;
@@ -16,6 +17,7 @@ pub struct Recorder {
     start: Instant,
     last: Duration,
     header_taken: bool,
+    annotator: Annotator,
     pub(crate) transcript: Transcript,
 }
 
@@ -26,6 +28,7 @@ impl Recorder {
             start,
             last: Duration::ZERO,
             header_taken: false,
+            annotator: Annotator::default(),
             transcript: Transcript {
                 config: TranscriptConfig::from_config(config),
                 comments: Vec::new(),
@@ -41,7 +44,7 @@ impl Recorder {
             .extend(text.lines().map(str::to_owned));
     }
 
-    fn push(&mut self, now: Option<Instant>, record: Record) {
+    pub(crate) fn push(&mut self, now: Option<Instant>, record: Record) {
         if let Some(now) = now {
             self.last = now.saturating_since(self.start).max(self.last);
         }
@@ -131,7 +134,7 @@ impl Recorder {
             self.transcript.write_header(&mut out);
         }
         for e in self.transcript.entries.drain(..) {
-            write_entry(&mut out, &e);
+            write_entry(&mut out, &e, &mut self.annotator);
         }
         out
     }

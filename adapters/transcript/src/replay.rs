@@ -14,6 +14,17 @@
 //! The replay is itself recorded with a [`Recorder`], the way an adapter records a live run
 //! ([`Replay::recording`]), and [`Replay::check`] compares a replay with the transcript it came
 //! from: the requests byte for byte (after redaction), then the events.
+//!
+//! An HTTP/2 session (`config http 2`) is replayed the same way through one work item on a
+//! fresh [`H2Socket`](mcp_sansio::internals::h2::H2Socket) per recorded `open`: the work item
+//! moves onto each new socket with the requests that waited for it, recorded reads are fed to
+//! the socket in use (until it closes) in the [`Split`] asked for, and after every input the
+//! socket's outputs are drained (bytes written, requests for a fresh socket, events). A recorded
+//! `timeout` that answered the deadline the replay has just fired is not fired twice. The check
+//! then compares what the core wrote on each socket, after redaction: the preface, then each
+//! stream's frames in order (stream 0 being the connection's), byte for byte; how frames of
+//! different streams interleave and how they were grouped into writes is not compared
+//! ([`crate::h2`]).
 
 use std::collections::HashSet;
 
@@ -22,6 +33,7 @@ use mcp_sansio::{Connection, Event, ExchangeId, Instant};
 use serde_json::Value;
 
 use crate::escape::escape;
+use crate::h2replay::{check_writes, replay_h2};
 use crate::model::{Record, Sent, Transcript};
 use crate::recorder::Recorder;
 use crate::redact::redact_request;
@@ -58,8 +70,13 @@ impl Split {
 /// What [`replay()`] made a fresh connection do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replay {
-    /// The requests sent, in order: exchange, `fresh` flag and the redacted bytes.
+    /// The requests sent, in order: exchange, `fresh` flag and the redacted bytes (none for an
+    /// HTTP/2 session).
     pub sends: Vec<Sent>,
+    /// HTTP/2: what the core wrote, in order: the socket and the redacted bytes of each
+    /// [`H2Socket::poll_transmit`](mcp_sansio::internals::h2::H2Socket::poll_transmit) (none
+    /// for an HTTP/1.1 connection).
+    pub writes: Vec<(u64, Vec<u8>)>,
     /// The summaries of every event, lifecycle events included.
     pub events: Vec<Value>,
     /// The replay itself, recorded with a [`Recorder`] the way an adapter records a live run.
@@ -82,6 +99,7 @@ impl Replay {
     /// events (as every [`Recorder`] transcript does), else its outcome. Describes the first
     /// difference.
     pub fn check(&self, transcript: &Transcript) -> Result<(), Mismatch> {
+        check_writes(&transcript.h2_writes(), &self.writes)?;
         let want = transcript.sends();
         for (n, (w, g)) in want.iter().zip(&self.sends).enumerate() {
             if w != g {
@@ -153,6 +171,21 @@ pub enum Mismatch {
         /// The first request sent beyond the recorded ones (escaped), or `-`.
         first_extra: String,
     },
+    /// HTTP/2: what the core wrote on a socket differs from what was recorded (after
+    /// redaction; compared per stream, see [`replay()`]).
+    #[error(
+        "socket {socket}, {place}, written differs:\n  recorded: {recorded}\n  written:  {written}"
+    )]
+    Write {
+        /// The socket, from 1.
+        socket: u64,
+        /// Where: the preface, `stream S, frame N`, or an incomplete last frame.
+        place: String,
+        /// The recorded frame (escaped), or `-`.
+        recorded: String,
+        /// The replay's frame (escaped), or `-`.
+        written: String,
+    },
     /// An event differs, or the number of events.
     #[error(
         "outcome differs at event {number}:\n  recorded: {recorded}\n  got:      {got}\n  \
@@ -177,6 +210,9 @@ pub enum Mismatch {
 ///
 /// Fails only when the transcript's configuration is refused.
 pub fn replay(transcript: &Transcript, split: Split) -> Result<Replay, ConfigError> {
+    if let Some(setup) = &transcript.config.http2 {
+        return replay_h2(transcript, setup, split);
+    }
     let config = transcript.config.to_config()?;
     let recorder = Recorder::new(&config, Instant::ZERO);
     let mut d = Driver {
@@ -215,6 +251,7 @@ pub fn replay(transcript: &Transcript, split: Split) -> Result<Replay, ConfigErr
     d.drain();
     Ok(Replay {
         sends: d.sends,
+        writes: Vec::new(),
         events: d.events,
         recording: d.recorder.finish(),
     })
@@ -310,6 +347,13 @@ impl Driver {
                 self.conn.handle_timeout(now);
             }
             Record::Send { .. } | Record::Socket { .. } | Record::Event(_) => {}
+            // HTTP/2 records belong to an HTTP/2 session (`config http 2`), replayed apart.
+            Record::H2Open { .. }
+            | Record::H2Write { .. }
+            | Record::H2Read { .. }
+            | Record::H2Eof { .. }
+            | Record::H2Failure { .. }
+            | Record::H2DialError { .. } => {}
         }
         self.drain();
     }

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_sansio::{Config, Instant};
 
+use crate::h2::H2Recorder;
 use crate::recorder::Recorder;
+use mcp_sansio::internals::h2::H2Config;
 
 /// Where an adapter writes the transcripts of its sessions as they are recorded.
 ///
@@ -81,6 +83,68 @@ impl Recording {
 }
 
 impl Drop for Recording {
+    fn drop(&mut self) {
+        self.flush();
+        self.sink.finish(self.session);
+    }
+}
+
+/// An [`H2Recorder`] bound to a [`TranscriptSink`]: what a driver holds next to an HTTP/2
+/// session when recording is on, like [`Recording`] for an HTTP/1.1 one.
+/// [`flush`](H2Recording::flush) writes what was recorded since the last flush; dropping it
+/// flushes and finishes the session.
+pub struct H2Recording {
+    recorder: H2Recorder,
+    sink: Arc<dyn TranscriptSink>,
+    session: u64,
+}
+
+impl std::fmt::Debug for H2Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H2Recording")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl H2Recording {
+    /// Starts recording HTTP/2 session `session`, made with `config`, whose sockets are made
+    /// with `h2` and `scheme`, and whose timeline starts at `start`.
+    pub fn new(
+        config: &Config,
+        h2: &H2Config,
+        scheme: &str,
+        start: Instant,
+        sink: Arc<dyn TranscriptSink>,
+        session: u64,
+    ) -> H2Recording {
+        H2Recording {
+            recorder: H2Recorder::new(config, h2, scheme, start),
+            sink,
+            session,
+        }
+    }
+
+    /// The recorder, to report to.
+    pub fn recorder(&mut self) -> &mut H2Recorder {
+        &mut self.recorder
+    }
+
+    /// The session number given to the sink.
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
+    /// Writes what was recorded since the last flush to the sink.
+    pub fn flush(&mut self) {
+        let text = self.recorder.take_text();
+        if !text.is_empty() {
+            self.sink.write(self.session, &text);
+        }
+    }
+}
+
+impl Drop for H2Recording {
     fn drop(&mut self) {
         self.flush();
         self.sink.finish(self.session);
@@ -216,6 +280,59 @@ mod tests {
         assert_eq!(sink.files(), vec![path, second]);
         assert_eq!(sink.error(), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Text pieces in memory, per session.
+    #[derive(Default)]
+    struct Memory(Mutex<Vec<(u64, String, bool)>>);
+
+    impl TranscriptSink for Memory {
+        fn write(&self, session: u64, text: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((session, text.to_owned(), false));
+        }
+        fn finish(&self, session: u64) {
+            self.0.lock().unwrap().push((session, String::new(), true));
+        }
+    }
+
+    #[test]
+    fn an_http2_recording_is_written_as_it_goes_and_is_one_transcript() {
+        use mcp_sansio::internals::h2::H2Socket;
+        fn is_send<T: Send>(_: &T) {}
+
+        let config = Config::new("https://h.example/mcp")
+            .unwrap()
+            .with_bearer_token("tok-XYZ");
+        let h2 = H2Config::from_budgets(&config.budgets);
+        let sink = Arc::new(Memory::default());
+        let mut rec = H2Recording::new(&config, &h2, "https", Instant::ZERO, sink.clone(), 3);
+        is_send(&rec);
+        let mut socket = H2Socket::new(Instant::ZERO, h2.clone(), "https");
+        rec.recorder().socket_opened(Instant::ZERO);
+        let preface = socket.poll_transmit(Instant::ZERO).unwrap();
+        rec.recorder().wrote(Instant::ZERO, &preface);
+        rec.flush();
+        let t1 = Instant::from_millis(4);
+        rec.recorder()
+            .read(t1, b"\x00\x00\x00\x04\x00\x00\x00\x00\x00");
+        rec.recorder().eof(t1);
+        drop(rec);
+        let pieces = sink.0.lock().unwrap().clone();
+        assert_eq!(pieces.len(), 3, "two pieces, then the end");
+        assert!(pieces.iter().all(|(s, _, _)| *s == 3));
+        assert!(pieces[2].2);
+        let text: String = pieces.iter().map(|(_, t, _)| t.as_str()).collect();
+        assert!(!text.contains("tok-XYZ"));
+        let t = crate::Transcript::parse(&text).unwrap();
+        assert_eq!(
+            t.config.http2.as_ref().map(|s| s.scheme.as_str()),
+            Some("https")
+        );
+        assert_eq!(t.h2_writes(), vec![(1, preface)]);
+        assert_eq!(t.entries.len(), 4);
     }
 
     #[test]

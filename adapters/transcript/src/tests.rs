@@ -310,3 +310,85 @@ fn a_url_with_a_secret_query_is_recorded_redacted_and_replays() {
         assert_eq!(r.outcome().len(), 1);
     }
 }
+
+#[test]
+fn http2_lines_parse_and_their_errors_are_typed() {
+    use crate::h2::H2Setup;
+    use mcp_sansio::internals::h2::H2Config;
+
+    let bad = |text: &str| Transcript::parse(text).unwrap_err();
+    let head = format!("{MAGIC}\nconfig url https://h/mcp\nconfig http 2 https\n");
+    // The limits start from the budgets, whatever the order of the lines.
+    let t = Transcript::parse(&format!(
+        "{head}config h2 max_streams 2\nconfig budget header_count 50\n\
+         @0 open 1\n@0 write 1\n# an annotation, skipped\n> PRI\n@1 read 1\n< \\x00\n\
+         @2 eof 1\n@3 transport-error 1 io reset\n@4 dial-error connect refused\n@5 timeout\n"
+    ))
+    .unwrap();
+    let mut budgets = mcp_sansio::Budgets::default();
+    budgets.header_count = 50;
+    let mut want = H2Config::from_budgets(&budgets);
+    want.max_streams = 2;
+    assert_eq!(t.config.http2, Some(H2Setup::new("https", &want)));
+    assert_eq!(t.entries.len(), 7);
+    assert_eq!(t.h2_writes(), vec![(1, b"PRI".to_vec())]);
+    assert!(matches!(t.entries[3].record, Record::H2Eof { socket: 1 }));
+    assert!(matches!(
+        &t.entries[4].record,
+        Record::H2Failure { socket: 1, kind: TransportErrorKind::Io, message } if message == "reset"
+    ));
+    assert!(matches!(
+        &t.entries[5].record,
+        Record::H2DialError {
+            kind: TransportErrorKind::Connect,
+            ..
+        }
+    ));
+    // The text form writes what differs from the budgets' limits only, and reads it back.
+    let text = t.to_text();
+    assert!(text.contains("config h2 max_streams 2\n"), "{text}");
+    assert!(!text.contains("config h2 header_list_fields"), "{text}");
+    assert_eq!(Transcript::parse(&text).unwrap(), t);
+
+    assert_eq!(
+        bad(&format!(
+            "{MAGIC}\nconfig url https://h/mcp\nconfig http 3 https\n"
+        ))
+        .kind,
+        ParseErrorKind::Malformed { what: "http" }
+    );
+    assert_eq!(
+        bad(&format!("{head}config h2 nonsense 1\n")).kind,
+        ParseErrorKind::Malformed { what: "h2 name" }
+    );
+    assert_eq!(
+        bad(&format!(
+            "{MAGIC}\nconfig url https://h/mcp\nconfig h2 max_streams 1\n"
+        ))
+        .kind,
+        ParseErrorKind::Malformed {
+            what: "h2 limits without `config http 2`"
+        }
+    );
+    assert_eq!(
+        bad(&format!("{head}@0 open 0\n")).kind,
+        ParseErrorKind::Malformed {
+            what: "socket number"
+        }
+    );
+    // HTTP/1.1 records do not belong in an HTTP/2 session, nor HTTP/2 records in HTTP/1.1.
+    assert_eq!(
+        bad(&format!("{head}@0 send 1\n")).kind,
+        ParseErrorKind::UnknownRecord("send".into())
+    );
+    let h1 = format!("{MAGIC}\nconfig url https://h/mcp\n");
+    assert_eq!(
+        bad(&format!("{h1}@0 open 1\n")).kind,
+        ParseErrorKind::UnknownRecord("open".into())
+    );
+    // Data of the wrong direction in an HTTP/2 block.
+    assert_eq!(
+        bad(&format!("{head}@0 read 1\n> x\n")).kind,
+        ParseErrorKind::StrayData
+    );
+}

@@ -9,6 +9,7 @@ use mcp_sansio::TransportErrorKind;
 use serde_json::Value;
 
 use crate::escape::{escape, write_block};
+use crate::h2::{h2_overrides, Annotator, Piece};
 use crate::model::{Entry, Record, RecordedOperation, Transcript};
 use crate::summary::era_name;
 use crate::{MAGIC, REDACTED};
@@ -119,8 +120,9 @@ impl Transcript {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         self.write_header(&mut out);
+        let mut notes = Annotator::default();
         for e in &self.entries {
-            write_entry(&mut out, e);
+            write_entry(&mut out, e, &mut notes);
         }
         out
     }
@@ -177,11 +179,17 @@ impl Transcript {
                 let _ = writeln!(out, "config budget {name} {}", get(&c.budgets));
             }
         }
+        if let Some(h2) = &c.http2 {
+            let _ = writeln!(out, "config http 2 {}", h2.scheme);
+            for (name, value) in h2_overrides(h2, &c.budgets) {
+                let _ = writeln!(out, "config h2 {name} {value}");
+            }
+        }
     }
 }
 
 /// Writes one entry (and its data lines).
-pub(crate) fn write_entry(out: &mut String, e: &Entry) {
+pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
     let at = format_at(e.at);
     match &e.record {
         Record::Operation(op) => {
@@ -251,6 +259,55 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry) {
         }
         Record::Event(s) => {
             let _ = writeln!(out, "{at} event {s}");
+        }
+        Record::H2Open { socket } => {
+            notes.opened(*socket);
+            let _ = writeln!(out, "{at} open {socket}");
+        }
+        Record::H2Write { socket, bytes } => {
+            let _ = writeln!(out, "{at} write {socket}");
+            write_pieces(out, "> ", notes.pieces(*socket, true, bytes));
+        }
+        Record::H2Read { socket, bytes } => {
+            let _ = writeln!(out, "{at} read {socket}");
+            write_pieces(out, "< ", notes.pieces(*socket, false, bytes));
+        }
+        Record::H2Eof { socket } => {
+            let _ = writeln!(out, "{at} eof {socket}");
+        }
+        Record::H2Failure {
+            socket,
+            kind,
+            message,
+        } => {
+            let _ = writeln!(
+                out,
+                "{at} transport-error {socket} {} {}",
+                kind_name(*kind),
+                escape(message.as_bytes())
+            );
+        }
+        Record::H2DialError { kind, message } => {
+            let _ = writeln!(
+                out,
+                "{at} dial-error {} {}",
+                kind_name(*kind),
+                escape(message.as_bytes())
+            );
+        }
+    }
+}
+
+/// The bytes of an HTTP/2 block: each frame from a new line, each annotation a `# ` line.
+fn write_pieces(out: &mut String, prefix: &str, pieces: Vec<Piece<'_>>) {
+    for p in pieces {
+        match p {
+            Piece::Bytes(b) => write_block(out, prefix, b),
+            Piece::Note(n) => {
+                out.push_str("# ");
+                out.push_str(&n);
+                out.push('\n');
+            }
         }
     }
 }

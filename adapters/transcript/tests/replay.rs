@@ -229,6 +229,47 @@ fn fixtures_cover_the_promised_ground() {
                 s.2.windows(needle.len()).any(|w| w == needle)
             })
     });
+    // HTTP/2 sessions (recorded by tests/h2_record.rs).
+    let http2 = |t: &Transcript| t.config.http2.is_some();
+    let opened = |t: &Transcript| {
+        t.entries
+            .iter()
+            .filter(|e| matches!(e.record, Record::H2Open { .. }))
+            .count()
+    };
+    has("an HTTP/2 session", &|t| http2(t));
+    has("an HTTP/2 session moved to a fresh socket", &|t| {
+        opened(t) > 1
+    });
+    has("an HTTP/2 session with a redacted bearer token", &|t| {
+        http2(t) && t.config.bearer_token
+    });
+    has("an HTTP/2 legacy session", &|t| {
+        http2(t) && outcome_has(t, &connected("legacy"))
+    });
+    has("an HTTP/2 budget failure", &|t| {
+        http2(t)
+            && outcome_has(t, &|v| {
+                v["failed"]["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("budget"))
+            })
+    });
+    has("an HTTP/2 socket closed by the server", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::H2Eof { .. }))
+    });
+    has("an HTTP/2 socket that failed", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::H2Failure { .. }))
+    });
+    has("an HTTP/2 failed dial", &|t| {
+        t.entries
+            .iter()
+            .any(|e| matches!(e.record, Record::H2DialError { .. }))
+    });
     let spread = all
         .iter()
         .filter(|(_, t)| {
@@ -279,9 +320,54 @@ mod properties {
             prop_assert_eq!(back, t);
         }
 
+        /// HTTP/2 blocks: any bytes survive the text form too, annotations and all (frames may be
+        /// cut anywhere between entries).
+        #[test]
+        fn any_bytes_survive_the_http2_text_form(
+            pieces in proptest::collection::vec(
+                (0u8..4, proptest::collection::vec(any::<u8>(), 0..80), 0u64..10_000),
+                0..10,
+            )
+        ) {
+            let mut t = Transcript::parse(
+                "mcp-transcript 1\nconfig url https://127.0.0.1:1/mcp\nconfig http 2 https\n",
+            )
+            .unwrap();
+            let mut at = 0;
+            let mut socket = 1;
+            t.entries.push(Entry { at: Duration::ZERO, record: Record::H2Open { socket } });
+            for (what, bytes, step) in pieces {
+                at += step;
+                let record = match what {
+                    0 => Record::H2Write { socket, bytes },
+                    1 => Record::H2Read { socket, bytes },
+                    2 => {
+                        socket += 1;
+                        Record::H2Open { socket }
+                    }
+                    _ => Record::H2Eof { socket },
+                };
+                t.entries.push(Entry { at: Duration::from_micros(at), record });
+            }
+            let text = t.to_text();
+            let back = Transcript::parse(&text).unwrap();
+            prop_assert_eq!(back.to_text(), text);
+            prop_assert_eq!(back, t);
+        }
+
         #[test]
         fn parsing_never_panics(text in "mcp-transcript 1\n(config url http://h/\n)?[ -~\n]{0,200}") {
             let _ = Transcript::parse(&text);
+        }
+
+        #[test]
+        fn parsing_http2_never_panics(
+            text in "mcp-transcript 1\nconfig url https://h/\nconfig http 2 https\n(@[0-9]{1,3} (open|write|read|eof|transport-error|dial-error) [0-9] ?(io|connect)? ?\n([<>#] [ -~]{0,20}\n){0,3}){0,6}"
+        ) {
+            if let Ok(t) = Transcript::parse(&text) {
+                // Whatever parses replays without panicking.
+                let _ = mcp_sansio_transcript::replay(&t, mcp_sansio_transcript::Split::BYTE_BY_BYTE);
+            }
         }
     }
 }
