@@ -8,7 +8,7 @@ cargo test --workspace --doc
 cargo test -p mcp-sansio --no-default-features
 # The recorded sessions replayed against the core built without `std` (the transcript crate's
 # `std` feature off): the same events as with it.
-cargo test -p mcp-sansio-transcript --no-default-features --test replay --test auth_replay
+cargo test -p mcp-sansio-transcript --no-default-features --test replay --test auth_replay --test h2_record
 if cargo nextest --version >/dev/null 2>&1; then
   # Last, so that the run ends with nextest's summary line.
   cargo nextest run --workspace --lib --bins --tests
