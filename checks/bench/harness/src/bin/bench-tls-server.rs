@@ -369,3 +369,80 @@ fn main() {
     });
     let _ = std::fs::remove_file(&ca_out);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(body: &Option<String>) -> Value {
+        let v: Value = serde_json::from_str(body.as_deref().expect("a body")).expect("JSON");
+        v["result"].clone()
+    }
+
+    #[test]
+    fn small_echoes_its_text_in_the_modern_era() {
+        let stats = Stats::default();
+        let (status, body) = answer(
+            &stats,
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"small","arguments":{"text":"hello"}}}"#,
+        );
+        assert_eq!(status, StatusCode::OK);
+        let r = result(&body);
+        assert_eq!(r["content"][0]["text"], "hello");
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(stats.call.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn discover_offers_the_modern_version_and_initialize_is_refused() {
+        let stats = Stats::default();
+        let (status, body) = answer(
+            &stats,
+            br#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#,
+        );
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(result(&body)["supportedVersions"][0], MODERN);
+        let (status, _) = answer(
+            &stats,
+            br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+        );
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(stats.discover.load(Relaxed), 1);
+        assert_eq!(stats.initialize.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn notifications_are_accepted_without_a_body_and_garbage_is_a_parse_error() {
+        let stats = Stats::default();
+        let (status, body) = answer(
+            &stats,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#,
+        );
+        assert_eq!((status, body), (StatusCode::ACCEPTED, None));
+        let (status, _) = answer(&stats, b"{not json");
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(stats.notifications.load(Relaxed), 1);
+        assert_eq!(stats.other.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn reset_keeps_the_open_count() {
+        let stats = Stats::default();
+        stats.open.store(3, Relaxed);
+        stats.requests.store(5, Relaxed);
+        stats.reset();
+        let v: Value = serde_json::from_str(&stats.json()).expect("JSON");
+        assert_eq!(v["open"], 3);
+        assert_eq!(v["requests"], 0);
+    }
+
+    #[test]
+    fn the_certificate_authority_is_pem_and_alpn_offers_h2_first() {
+        let (pem, config) = tls_setup();
+        assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"));
+        assert_eq!(
+            config.alpn_protocols,
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+    }
+}
