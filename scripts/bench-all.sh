@@ -6,6 +6,9 @@
 #   scripts/bench-all.sh            # full run (about 10 minutes)
 #   scripts/bench-all.sh --quick    # fewer repetitions
 #   scripts/bench-all.sh --only tokio,rmcp
+#   scripts/bench-all.sh --only h2     # HTTP/2 vs HTTP/1.1 over TLS alone, other figures kept
+#
+# With --only, only what those contenders need is built and installed.
 #
 # Needs cargo, node + npm, python3 with venv, and valgrind. Set BENCH_NICE=15 to build and run at
 # low priority on a shared machine.
@@ -19,26 +22,44 @@ nice_cmd=(nice -n "${BENCH_NICE:-0}")
 ts_sdk=1.32.2
 py_mcp=2.3.0
 
-for crate in checks/bench/harness checks/bench/sansio checks/bench/rmcp; do
+# The contenders asked for with --only (every one without it).
+only=""
+prev=""
+for arg in "$@"; do
+  case "$arg" in
+    --only=*) only="${arg#--only=}" ;;
+  esac
+  if [ "$prev" = "--only" ]; then only="$arg"; fi
+  prev="$arg"
+done
+wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
+crates=(checks/bench/harness checks/bench/sansio)
+if wants rmcp; then crates+=(checks/bench/rmcp); fi
+for crate in "${crates[@]}"; do
   echo "== build $crate"
   (cd "$crate" && "${nice_cmd[@]}" cargo build --release --quiet)
 done
 
-mkdir -p "$tools/ts"
-if [ ! -f "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-   ! grep -q "\"version\": \"$ts_sdk\"" "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json"; then
-  echo "== npm install @modelcontextprotocol/sdk@$ts_sdk"
-  (cd "$tools/ts" && echo '{"name":"bench-ts","private":true,"type":"module"}' > package.json &&
-     npm install --no-audit --no-fund --silent "@modelcontextprotocol/sdk@$ts_sdk")
+if wants ts; then
+  mkdir -p "$tools/ts"
+  if [ ! -f "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+     ! grep -q "\"version\": \"$ts_sdk\"" "$tools/ts/node_modules/@modelcontextprotocol/sdk/package.json"; then
+    echo "== npm install @modelcontextprotocol/sdk@$ts_sdk"
+    (cd "$tools/ts" && echo '{"name":"bench-ts","private":true,"type":"module"}' > package.json &&
+       npm install --no-audit --no-fund --silent "@modelcontextprotocol/sdk@$ts_sdk")
+  fi
+  cp checks/bench/contenders/client.mjs "$tools/ts/client.mjs"
 fi
-cp checks/bench/contenders/client.mjs "$tools/ts/client.mjs"
 
-if ! "$tools/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$py_mcp')" 2>/dev/null; then
-  echo "== pip install mcp==$py_mcp"
-  python3 -m venv "$tools/py"
-  "$tools/py/bin/pip" install --quiet "mcp==$py_mcp"
+if wants py; then
+  if ! "$tools/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$py_mcp')" 2>/dev/null; then
+    echo "== pip install mcp==$py_mcp"
+    python3 -m venv "$tools/py"
+    "$tools/py/bin/pip" install --quiet "mcp==$py_mcp"
+  fi
+  cp checks/bench/contenders/client.py "$tools/py/client.py"
 fi
-cp checks/bench/contenders/client.py "$tools/py/client.py"
 
 echo "== run"
 BENCH_TOOLS="$tools" "${nice_cmd[@]}" python3 checks/bench/run.py "$@"

@@ -68,6 +68,125 @@ class Server:
         self.proc.wait(timeout=10)
 
 
+class TlsServer:
+    """`bench-tls-server`: HTTP/2 and HTTP/1.1 over TLS (chosen by ALPN), its counters on a plain control port."""
+
+    def __init__(self):
+        self.mode = "tls"
+        self.proc = subprocess.Popen([binary("bench-tls-server"), "--ttl", "3600"], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()
+        parts = line.split()
+        if len(parts) != 6 or parts[0] != "listening" or parts[2] != "control" or parts[4] != "ca":
+            raise SystemExit(f"bench-tls-server did not start: {line!r}")
+        self.addr, self.control, self.ca = parts[1], parts[3], parts[5]
+        self.url = f"https://{self.addr}/mcp"
+
+    def stats(self):
+        with urllib.request.urlopen(f"http://{self.control}/stats", timeout=10) as r:
+            return json.load(r)
+
+    def reset(self):
+        req = urllib.request.Request(f"http://{self.control}/reset", method="POST", data=b"")
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        try:
+            os.remove(self.ca)
+        except OSError:
+            pass
+
+
+# The HTTP/2 vs HTTP/1.1 benchmark: protocol argument of bench-sansio-h2 -> (label, HTTP version asked).
+H2_PROTOCOLS = {
+    "h2": ("mcp-sansio (tokio adapter), HTTP/2 negotiated", "HTTP/2"),
+    "http1": ("mcp-sansio (tokio adapter), `http1_only(true)`", "HTTP/1.1"),
+}
+H2_TITLE = "100 concurrent work items over TLS: HTTP/2 vs HTTP/1.1"
+H2_TARGET = "HTTP/2: one TLS handshake per origin for 100 concurrent work items"
+
+
+def h2_process(server, protocol, n, reps, timeout=600):
+    """One run of `bench-sansio-h2` against the TLS server: its output, its peak RSS (KiB) and the
+    server's counters of that run alone. Fails if the work items did not run over the HTTP version
+    asked for, by the client's account or by the server's."""
+    version = H2_PROTOCOLS[protocol][1]
+    server.reset()
+    out, maxrss, _ = run_once([binary("bench-sansio-h2"), server.url, server.ca, protocol, str(n), str(reps)],
+                              timeout)
+    stats = server.stats()
+    if out.get("http_version") != version:
+        raise RuntimeError(f"the work items ran over {out.get('http_version')}, not {version}")
+    other = stats["requests_h1" if version == "HTTP/2" else "requests_h2"]
+    if other:
+        raise RuntimeError(f"the server saw {other} requests over the other HTTP version")
+    return out, maxrss, {k: v for k, v in stats.items() if k != "open"}
+
+
+def h2_figures(quick):
+    """Both rows of the HTTP/2 vs HTTP/1.1 table, measured against one server in one run.
+
+    Each process runs one warm-up work item, then timed rounds of 100 work items started at once.
+    The two protocols alternate process by process, so that load from elsewhere weighs on both
+    alike. The server's counters are those of the timed rounds alone (a warm-up-only run of the
+    same process is subtracted), per round."""
+    n, reps, procs = 100, 5 if quick else 20, 1 if quick else 5
+    rows = []
+    srv = TlsServer()
+    try:
+        acc, failed = {}, {}
+        for protocol in H2_PROTOCOLS:
+            try:
+                _, _, warm = h2_process(srv, protocol, n, 0)
+                acc[protocol] = {"ms": [], "rss": [], "check": set(), "warm": warm,
+                                 "stats": {k: 0 for k in warm}}
+            except Exception as e:  # reported in the table, not fatal
+                failed[protocol] = e
+        for _ in range(procs):
+            for protocol in list(acc):
+                a = acc[protocol]
+                try:
+                    out, maxrss, stats = h2_process(srv, protocol, n, reps)
+                except Exception as e:
+                    failed[protocol] = e
+                    del acc[protocol]
+                    continue
+                a["ms"] += out["ms"]
+                a["rss"].append(maxrss)
+                a["check"].add(out["check"])
+                for k, v in stats.items():
+                    a["stats"][k] += v - a["warm"][k]
+        for protocol, (label, version) in H2_PROTOCOLS.items():
+            if protocol in failed:
+                e = failed[protocol]
+                print(f"  FAILED bench-sansio-h2 {protocol}: {e}", flush=True)
+                rows.append({"failed": True, "h2bench": True, "contender": "h2", "protocol": protocol,
+                             "label": label, "work": "small", "n": n, "par": n, "era": "hint", "mode": srv.mode,
+                             "error": str(e)[-300:]})
+                continue
+            a = acc[protocol]
+            rounds = procs * reps
+            per = {k: v / rounds for k, v in a["stats"].items()}
+            r = {
+                "contender": "h2", "h2bench": True, "protocol": protocol, "label": label, "http_version": version,
+                "work": "small", "n": n, "par": n, "era": "hint", "mode": srv.mode,
+                "ms": statistics.median(a["ms"]), "ms_all": a["ms"],
+                "rss_kib": statistics.median(a["rss"]), "rss_all": a["rss"], "check": sorted(a["check"]),
+                "requests": per["requests"], "connections": per["connections"], "handshakes": per["tls_handshakes"],
+                "requests_h2": per["requests_h2"], "requests_h1": per["requests_h1"], "calls": per["call"],
+                "stats": a["stats"], "warm": a["warm"], "rounds": rounds, "procs": procs,
+            }
+            rows.append(r)
+            print(f"  {r['label']:<48} {r['ms']:9.2f} ms  rss {r['rss_kib'] / 1024:7.1f} MiB  "
+                  f"conns/round {r['connections']:.2f}  tls/round {r['handshakes']:.2f}  "
+                  f"req/round {r['requests']:.2f} (h2 {r['requests_h2']:.2f}, h1 {r['requests_h1']:.2f})  "
+                  f"check {r['check']}", flush=True)
+    finally:
+        srv.stop()
+    return rows
+
+
 def run_once(argv, timeout):
     """Runs argv under GNU time; returns (parsed output, peak RSS KiB, wall seconds of the process).
 
@@ -225,7 +344,10 @@ def idle_figures(server, count):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
-    ap.add_argument("--only", default="", help="comma-separated contenders to run")
+    ap.add_argument("--only", default="",
+                    help="comma-separated contenders to run (" + ",".join(CONTENDERS) + "), and `h2` for the "
+                    "HTTP/2 vs HTTP/1.1 benchmark over TLS; `--only h2` alone re-measures that table into --json "
+                    "and keeps the other figures there")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json", default=os.path.join(ROOT, "checks", "bench", "results", "latest.json"))
     ap.add_argument("--idle", type=int, default=10000)
@@ -249,12 +371,15 @@ def main():
         if d.get("core") and "profile" not in d["core"]:
             d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
-                       d.get("when"), d.get("machine"))
+                       d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"))
         print(f"wrote {a.out}")
         return
     q = a.quick
-    only = set(a.only.split(",")) if a.only else set(CONTENDERS)
+    only = set(a.only.split(",")) if a.only else set(CONTENDERS) | {"h2"}
     procs = 1
+    if only == {"h2"}:
+        h2_only(a)
+        return
 
     json_srv = Server("json", "both")
     sse_srv = Server("sse", "both")
@@ -301,6 +426,9 @@ def main():
                 if r is not None:
                     r["handshake"] = True
                     r["server"] = "legacy-only" if srv is legacy_srv else "both eras"
+        if "h2" in only:
+            print(f"== {H2_TITLE}", flush=True)
+            results += h2_figures(q)
         core = core_figures()
         idle = idle_figures(json_srv, a.idle) if "tokio" in only else {"failed": "not run"}
     finally:
@@ -314,6 +442,26 @@ def main():
                   f, indent=1)
     write_markdown(a.out, results, core, idle, elapsed, q)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
+
+
+def h2_only(a):
+    """`--only h2`: measures the HTTP/2 vs HTTP/1.1 table and puts it into --json in place of the
+    previous one, keeping every other figure there, then re-renders the Markdown."""
+    d = {"results": [], "core": None, "idle": {"failed": "not run"}, "elapsed": 0, "quick": a.quick}
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+    print(f"== {H2_TITLE}", flush=True)
+    rows = h2_figures(a.quick)
+    d["results"] = [r for r in d["results"] if not r.get("h2bench")] + rows
+    d["h2_when"] = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
+    d["h2_quick"] = a.quick
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(d, f, indent=1)
+    write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
+                   d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick)
+    print(f"wrote {a.out}")
 
 
 def machine():
@@ -340,8 +488,11 @@ def machine():
             f"{ver(['rustc', '--version'])}; node {ver(['node', '--version'])}; Python {platform.python_version()}")
 
 
-def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None):
+def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None):
     ok = [r for r in results if not r.get("failed")]
+    h2_rows = [r for r in results if r.get("h2bench")]
+    results = [r for r in results if not r.get("h2bench")]
+    ok_all, ok = ok, [r for r in ok if not r.get("h2bench")]
     when = when or f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
     mach = mach or machine()
     L = []
@@ -368,7 +519,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     w("- Ratios: contender ÷ mcp-sansio (tokio); above 1 means the contender is slower or larger.")
     w("")
 
-    targets(w, ok, core)
+    targets(w, ok, core, [r for r in ok_all if r.get("h2bench")])
 
     def table(title, pred, note=""):
         rows = [r for r in ok if pred(r) and not r.get("handshake")]
@@ -395,6 +546,8 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     table("Connect + call `big` (4 MiB of text)", lambda r: r["work"] == "big")
     table("1,000 sequential work items (connect + call `small` + close each), total", lambda r: r["work"] == "small" and r["n"] > 1 and r["par"] == 1)
     table("100 concurrent work items (connect + call `small` + close each), total", lambda r: r["work"] == "small" and r["par"] > 1)
+
+    h2_table(w, h2_rows, when, h2_when, quick if h2_quick is None else h2_quick)
 
     failed = [r for r in results if r.get("failed")]
     if failed:
@@ -503,7 +656,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
         f.write("\n".join(L))
 
 
-def targets(w, ok, core):
+def targets(w, ok, core, h2=()):
     """The targets, met or missed, from this run's figures."""
     def find(key, work, mode="json", n=1, era=None, hs=False):
         for r in ok:
@@ -544,6 +697,10 @@ def targets(w, ok, core):
         extra = h["requests"] - 100
         rows.append(("zero extra round trips to a known-modern server (era hint)",
                      f"{extra:.2f} requests beyond the pages per item", "met" if extra < 0.5 else "missed"))
+    h2r = next((r for r in h2 if r.get("http_version") == "HTTP/2"), None)
+    if h2r:
+        rows.append((H2_TARGET, f"{h2r['handshakes']:.2f} TLS handshakes and {h2r['connections']:.2f} TCP "
+                     f"connections per 100 work items", "met" if h2r["handshakes"] <= 1 else "missed"))
     if not rows:
         return
     w("## Targets")
@@ -556,6 +713,65 @@ def targets(w, ok, core):
     w("In the side-by-side tables, requests per item include each process's warm-up item (where this "
       "crate's adapters probe once to learn the era); the handshake table counts the timed work items only.")
     w("")
+
+
+def h2_table(w, rows, when, h2_when, quick):
+    """The HTTP/2 vs HTTP/1.1 table over TLS, with its failures."""
+    if not rows:
+        return
+    ok = [r for r in rows if not r.get("failed")]
+    base = next((r for r in ok if r["http_version"] == "HTTP/1.1"), None)
+    w(f"## {H2_TITLE}")
+    w("")
+    measured = "" if not h2_when or h2_when == when else f"Measured {h2_when} UTC{' (quick run)' if quick else ''}, on the machine above. "
+    w(measured + "Server: `bench-tls-server` (checks/bench/harness) on 127.0.0.1 over TLS 1.3, ALPN `h2` and "
+      "`http/1.1` (hyper, HTTP/2 with its default settings), a certificate made at start that the client "
+      "trusts, serving `small` in the 2026 era. Contender: `bench-sansio-h2` (checks/bench/sansio), one "
+      "tokio `Client` per process (its defaults: HTTP/2 where ALPN gives it; or `http1_only(true)`), one "
+      "warm-up work item, then timed rounds of 100 work items started at once, each its own `Session`: "
+      "connect (era hint), call `small`, close. Every session checks that it ran over the HTTP version "
+      "asked for (`Session::http_version`) and every call checks its echo; a mismatch fails the process. "
+      "Wall: the median round (100 work items); peak RSS: GNU `time -f %M`, median over processes. "
+      "TCP connections, TLS handshakes and requests are the server's counts per round of 100 work items, "
+      "timed rounds only (a warm-up-only run of the same process is subtracted); the server also checks that "
+      "every request came over the HTTP version asked for. The two rows' processes alternate.")
+    w("")
+    if ok:
+        w("| client | HTTP version | wall (median, 100 items) | × HTTP/1.1 | peak RSS | × HTTP/1.1 | TCP conns / round | "
+          "TLS handshakes / round | requests / round | over HTTP/2 | over HTTP/1.1 | rounds | check |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in ok:
+            rt = f"{r['ms'] / base['ms']:.2f}" if base else "-"
+            rr = f"{r['rss_kib'] / base['rss_kib']:.2f}" if base else "-"
+            w(f"| {r['label']} | {r['http_version']} | {fmt_ms(r['ms'])} | {rt} | {r['rss_kib'] / 1024:.1f} MiB | {rr} | "
+              f"{r['connections']:.2f} | {r['handshakes']:.2f} | {r['requests']:.2f} | {r['requests_h2']:.2f} | "
+              f"{r['requests_h1']:.2f} | {r['rounds']} | {'/'.join(map(str, r['check']))} |")
+        w("")
+    for f in rows:
+        if f.get("failed"):
+            err = " ".join(f["error"].split())[-200:].replace("|", "/")
+            w(f"- FAILED: {f['label']}: {err}")
+    if any(f.get("failed") for f in rows):
+        w("")
+    h2r = next((r for r in ok if r["http_version"] == "HTTP/2"), None)
+    if h2r and base:
+        n, conns = h2r["n"], h2r["connections"]
+        if conns <= 1:
+            sharing = (f"the {n} concurrent HTTP/2 work items of a round shared one socket "
+                       f"({conns:.2f} new TCP connections per round: the socket outlived the round)")
+        elif conns >= 0.9 * n:
+            sharing = (f"each HTTP/2 work item dialled its own socket and paid its own TLS handshake "
+                       f"({conns:.2f} per {n} work items), so HTTP/2's multiplexing saved nothing here and its "
+                       f"connection preface and SETTINGS exchange came on top of every handshake")
+        else:
+            sharing = f"on average {n / conns:.1f} concurrent HTTP/2 work items shared a socket"
+        w(f"What the figures show: {sharing}. Over HTTP/2 a round of {n} work items took {fmt_ms(h2r['ms'])} against "
+          f"{fmt_ms(base['ms'])} over HTTP/1.1 ({h2r['ms'] / base['ms']:.2f}×) and the process peaked at "
+          f"{h2r['rss_kib'] / 1024:.1f} MiB against {base['rss_kib'] / 1024:.1f} MiB. Over HTTP/1.1 the server counted "
+          f"{base['connections']:.2f} TCP connections and {base['handshakes']:.2f} TLS handshakes per round: fewer "
+          f"than {n} because the client's pool keeps idle sockets between rounds (by default at most 8 per origin) "
+          f"and work items that finish early hand theirs to later ones.")
+        w("")
 
 
 def fmt_ms(ms):

@@ -73,5 +73,15 @@ pub fn text_len(r: &CallResult) -> usize {
 
 /// Prints the output line: per-round milliseconds and the check value.
 pub fn report(ms: &[f64], check: usize) {
-    println!("{}", serde_json::json!({"ms": ms, "check": check}));
+    report_with(ms, check, &[]);
+}
+
+/// Prints the output line with extra string fields (such as the HTTP version the work items ran
+/// over).
+pub fn report_with(ms: &[f64], check: usize, extra: &[(&str, &str)]) {
+    let mut line = serde_json::json!({"ms": ms, "check": check});
+    for (k, v) in extra {
+        line[*k] = serde_json::Value::from(*v);
+    }
+    println!("{line}");
 }
