@@ -595,3 +595,64 @@ fn the_refused_stream_retry_counts_in_responses_per_request() {
         Some((Budget::ResponsesPerRequest, 1))
     );
 }
+
+/// The server closes an idle socket between two calls: the second call is not failed with the
+/// closed socket, its request asks for a fresh one, and on it the call finishes.
+#[test]
+fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
+    let (mut s, w) = socket_with(vec![modern_config()]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    let c = s.connection_mut(w[0]).unwrap();
+    c.connect(now);
+    c.call_tool(now, "echo", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        modern,
+    );
+    assert_eq!(ops(&run).pop().unwrap(), "0:CallFinished error=false");
+    s.handle_eof(now);
+    assert!(s.is_closed());
+    s.connection_mut(w[0])
+        .unwrap()
+        .call_tool(now, "echo", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        Vec::new(),
+        LONG,
+        modern,
+    );
+    assert!(
+        !run.events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::Failed { .. })),
+        "the call does not fail with the closed socket: {:?}",
+        run.events
+    );
+    assert_eq!(run.fresh.len(), 1, "the call asks for a fresh socket");
+    let (old, transmit) = run.fresh.into_iter().next().unwrap();
+    let conn = s.remove(now, old).unwrap();
+    let mut s2 = H2Socket::new(now, H2Config::default(), "https");
+    let w2 = s2.add(conn);
+    s2.resend(w2, transmit);
+    let mut peer2 = H2Peer::default();
+    let run2 = drive(
+        &mut s2,
+        &mut peer2,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        modern,
+    );
+    assert_eq!(peer2.requests.len(), 1);
+    assert_eq!(ops(&run2).pop().unwrap(), "0:CallFinished error=false");
+}
