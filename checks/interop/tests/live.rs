@@ -74,7 +74,7 @@ const fn negotiated(
 
 /// Runs the scenario through each of `adapters` against the started `server` over `wire`, stops
 /// the server, and checks each observation: the HTTP version `http_version`, then every fact of
-/// [`check`] (reporting every adapter that fails, not only the first).
+/// [`check`] (reporting every adapter that fails, not only the first, with the server's log).
 fn run_checked(
     t: &Target,
     mut server: Server,
@@ -84,9 +84,13 @@ fn run_checked(
 ) {
     assert!(!adapters.is_empty(), "{}: no adapter to run", t.label());
     let url = server.url();
-    let observed: Vec<Observed> = adapters
+    // A run that panics (no session, a timeout) is reported with the server's log too.
+    let observed: Vec<Result<Observed, String>> = adapters
         .iter()
-        .map(|a| a.run(t, &url, wire, SCENARIO_TIME))
+        .map(|a| {
+            std::panic::catch_unwind(|| a.run(t, &url, wire, SCENARIO_TIME))
+                .map_err(|p| panic_text(&*p))
+        })
         .collect();
     assert!(
         server.is_running(),
@@ -99,6 +103,10 @@ fn run_checked(
     let failures: Vec<String> = observed
         .iter()
         .filter_map(|o| {
+            let o = match o {
+                Ok(o) => o,
+                Err(failed) => return Some(failed.clone()),
+            };
             std::panic::catch_unwind(|| {
                 assert_eq!(
                     o.http_version,
