@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Live interop tests: install the MCP servers (npm registry and PyPI only), then run the
 # interop test crate, which starts every server configuration on a free 127.0.0.1 port, drives
-# the scenario through mcp-sansio-tokio and mcp-sansio-blocking, and stops the server by PID.
+# the scenario through mcp-sansio-tokio and mcp-sansio-blocking over HTTP/1.1, then starts it
+# again over TLS with ALPN h2 (under hypercorn, or behind nghttpx) and drives it over HTTP/2, and
+# stops the server by PID.
 #
 #   scripts/interop.sh                    # everything
 #   scripts/interop.sh ts_v2              # only tests whose name contains ts_v2 (cargo test filter)
@@ -30,7 +32,7 @@ cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live -- \
 
 # Every test stops its own server; this only reports a server that outlived its test.
 if command -v pgrep >/dev/null; then
-  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp)/server\.py --port" || true)
+  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp)/server\.py --port|nghttpx .*$MCP_INTEROP_DIR/tls/" || true)
   if [ -n "$left" ]; then
     echo "interop.sh: servers still running after the tests: $left" >&2
     status=1

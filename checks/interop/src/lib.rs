@@ -1,8 +1,9 @@
 //! Live interop tests of the mcp-sansio adapters against real MCP servers.
 //!
 //! Each test starts one server configuration ([`Target`]) on a free 127.0.0.1 port, drives one
-//! scenario through one adapter ([`run_tokio`] or [`run_blocking`]), stops the server, and checks
-//! what was observed against the facts that server is known to answer ([`check()`]):
+//! scenario through each of its adapters ([`Adapter::run`]) over HTTP/1.1, h2c or TLS
+//! ([`Wire`]), stops the server, and checks what was observed against the facts that server is
+//! known to answer ([`check()`]):
 //!
 //! 1. connect in the era the target forces (the other era's version list is emptied);
 //! 2. list every page of `tools/list`;
@@ -27,7 +28,9 @@ use std::time::Duration;
 use mcp_sansio::{Config, Era};
 
 pub use check::check;
-pub use scenario::{run_blocking, run_tokio, run_tokio_h2c, run_tokio_tls, Observed};
+pub use scenario::{
+    run_blocking, run_blocking_over, run_tokio, run_tokio_over, Adapter, Observed, Wire,
+};
 pub use server::Server;
 
 /// One of the servers the tests run.

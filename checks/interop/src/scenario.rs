@@ -2,12 +2,14 @@
 //! ([`Observed`]) and asserts nothing; [`check`](crate::check::check) does.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
 
 use mcp_sansio::CallResult;
 use mcp_sansio::Catalog;
 use mcp_sansio::ServerInfo;
 use mcp_sansio::{Era, Error};
-use mcp_sansio_net::AddressPolicy;
+use mcp_sansio_net::{AddressPolicy, BuildClient, ClientBuilder};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -161,7 +163,7 @@ pub fn policy() -> AddressPolicy {
 /// The scenario, once for both adapters: `$client` is the adapter's client and `$($wait)*` is
 /// `.await` for the async adapter and nothing for the blocking one.
 macro_rules! scenario {
-    ($adapter:literal, $target:expr, $url:expr, $client:expr, $($wait:tt)*) => {{
+    ($adapter:expr, $target:expr, $url:expr, $client:expr, $($wait:tt)*) => {{
         let target: &Target = $target;
         let client = $client;
         let who = format!("{} via {}", target.label(), $adapter);
@@ -236,38 +238,102 @@ macro_rules! async_or_not {
     };
 }
 
-/// Runs the scenario against `url` through `mcp-sansio-tokio`.
+/// How the client reaches the server.
+#[derive(Clone, Copy, Debug)]
+pub enum Wire<'a> {
+    /// An `http://` URL with the adapter's defaults: HTTP/1.1.
+    Plain,
+    /// An `http://` URL spoken HTTP/2 with prior knowledge (h2c, no upgrade).
+    H2c,
+    /// An `https://` URL, trusting the PEM certificates of this file besides the webpki roots;
+    /// ALPN (`h2`, then `http/1.1`) decides the HTTP version.
+    Tls(&'a Path),
+}
+
+/// The adapters the scenario runs through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adapter {
+    /// `mcp-sansio-tokio`, on a current-thread runtime.
+    Tokio,
+    /// `mcp-sansio-blocking`.
+    Blocking,
+}
+
+impl Adapter {
+    /// How [`Observed::adapter`] names a run of this adapter over `wire`.
+    pub const fn label(self, wire: Wire<'_>) -> &'static str {
+        match (self, wire) {
+            (Adapter::Tokio, Wire::Plain) => "tokio",
+            (Adapter::Tokio, Wire::H2c) => "tokio over h2c",
+            (Adapter::Tokio, Wire::Tls(_)) => "tokio over TLS",
+            (Adapter::Blocking, Wire::Plain) => "blocking",
+            (Adapter::Blocking, Wire::H2c) => "blocking over h2c",
+            (Adapter::Blocking, Wire::Tls(_)) => "blocking over TLS",
+        }
+    }
+
+    /// Runs the scenario against `url` through this adapter over `wire`.
+    ///
+    /// # Panics
+    ///
+    /// When the tokio run takes longer than `limit` (the blocking one is bounded by the core's
+    /// time budgets), when the session cannot be opened, or when the CA file of [`Wire::Tls`]
+    /// cannot be read.
+    pub fn run(self, target: &Target, url: &str, wire: Wire<'_>, limit: Duration) -> Observed {
+        match self {
+            Adapter::Tokio => {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                rt.block_on(async {
+                    tokio::time::timeout(limit, run_tokio_over(target, url, wire)).await
+                })
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "{} via {}: scenario exceeded {limit:?}",
+                        target.label(),
+                        self.label(wire)
+                    )
+                })
+            }
+            Adapter::Blocking => run_blocking_over(target, url, wire),
+        }
+    }
+}
+
+/// The client builder of either adapter, set up for `wire` with the tests' address policy.
+fn builder<C: BuildClient>(wire: Wire<'_>) -> ClientBuilder<C> {
+    let b = ClientBuilder::<C>::new().policy(policy());
+    match wire {
+        Wire::Plain => b,
+        Wire::H2c => b.h2_prior_knowledge(true),
+        Wire::Tls(ca_file) => {
+            let roots = mcp_sansio_net::read_ca_certificates(ca_file)
+                .unwrap_or_else(|e| panic!("the test CA {}: {e}", ca_file.display()));
+            b.add_root_certificates(roots)
+        }
+    }
+}
+
+/// Runs the scenario against the `http` `url` through `mcp-sansio-tokio`, over HTTP/1.1.
 pub async fn run_tokio(target: &Target, url: &str) -> Observed {
-    let client = mcp_sansio_tokio::Client::builder().policy(policy()).build();
-    scenario!("tokio", target, url, &client, .await)
+    run_tokio_over(target, url, Wire::Plain).await
 }
 
-/// Runs the scenario against `url` through `mcp-sansio-tokio` speaking HTTP/2 with prior
-/// knowledge (h2c) to the `http://` URL.
-pub async fn run_tokio_h2c(target: &Target, url: &str) -> Observed {
-    let client = mcp_sansio_tokio::Client::builder()
-        .policy(policy())
-        .h2_prior_knowledge(true)
-        .build();
-    scenario!("tokio over h2c", target, url, &client, .await)
+/// Runs the scenario against `url` through `mcp-sansio-tokio` over `wire`.
+pub async fn run_tokio_over(target: &Target, url: &str, wire: Wire<'_>) -> Observed {
+    let client: mcp_sansio_tokio::Client = builder(wire).build();
+    scenario!(Adapter::Tokio.label(wire), target, url, &client, .await)
 }
 
-/// Runs the scenario against the `https` `url` through `mcp-sansio-tokio`, trusting the PEM
-/// certificates of `ca_file` besides the webpki roots (ALPN decides the HTTP version).
-pub async fn run_tokio_tls(target: &Target, url: &str, ca_file: &std::path::Path) -> Observed {
-    let roots = mcp_sansio_net::read_ca_certificates(ca_file)
-        .unwrap_or_else(|e| panic!("the test CA: {e}"));
-    let client = mcp_sansio_tokio::Client::builder()
-        .policy(policy())
-        .add_root_certificates(roots)
-        .build();
-    scenario!("tokio over TLS", target, url, &client, .await)
-}
-
-/// Runs the scenario against `url` through `mcp-sansio-blocking`.
+/// Runs the scenario against the `http` `url` through `mcp-sansio-blocking`, over HTTP/1.1.
 pub fn run_blocking(target: &Target, url: &str) -> Observed {
-    let client = mcp_sansio_blocking::Client::builder()
-        .policy(policy())
-        .build();
-    scenario!("blocking", target, url, &client,)
+    run_blocking_over(target, url, Wire::Plain)
+}
+
+/// Runs the scenario against `url` through `mcp-sansio-blocking` over `wire`.
+pub fn run_blocking_over(target: &Target, url: &str, wire: Wire<'_>) -> Observed {
+    let client: mcp_sansio_blocking::Client = builder(wire).build();
+    scenario!(Adapter::Blocking.label(wire), target, url, &client,)
 }
