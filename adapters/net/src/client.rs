@@ -8,11 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use mcp_sansio::{EraHint, EraHints, TransportError};
+use std::collections::HashMap;
+
+use mcp_sansio::{Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
 use crate::dial::effective_dial_timeout;
+use crate::h2share::SharedH2;
 use crate::{
     vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
     DEFAULT_DIAL_TIMEOUT,
@@ -49,6 +52,8 @@ pub struct Shared<S> {
     /// The deadline of one dial, TCP and TLS together (never zero).
     pub dial_timeout: Duration,
     pool: Mutex<IdlePool<S>>,
+    /// The shared HTTP/2 connection of each origin.
+    h2: Mutex<HashMap<String, Arc<SharedH2>>>,
     pub(crate) hints: Arc<HintBook>,
     pub(crate) sink: Option<Arc<dyn TranscriptSink>>,
     pub(crate) sessions: AtomicU64,
@@ -99,6 +104,61 @@ impl<S> Shared<S> {
     /// Parks a socket the core declared reusable.
     pub fn park(&self, origin: &str, address: SocketAddr, socket: S) {
         lock(&self.pool).put(origin, address, socket, std::time::Instant::now());
+    }
+
+    /// The scheme of the HTTP/2 connection a new session of `endpoint` (whose origin is
+    /// `origin`) uses, if any: `https` (ALPN decides, when the socket is dialled) unless HTTP/1.1
+    /// is forced (by [`ClientBuilder::http1_only`] or by recording) or an HTTP/1.1 socket of the
+    /// origin is idle in the pool; `http` with prior knowledge only when the client was built for
+    /// it ([`ClientBuilder::h2_prior_knowledge`]). `None`: HTTP/1.1.
+    pub fn h2_scheme(&self, endpoint: &Endpoint, origin: &str) -> Option<&'static str> {
+        if self.http1_only {
+            return None;
+        }
+        if self.h2_connection(origin).is_some() {
+            return Some(match endpoint.scheme() {
+                Scheme::Https => "https",
+                Scheme::Http => "http",
+            });
+        }
+        match endpoint.scheme() {
+            Scheme::Https if !self.has_idle(origin) => Some("https"),
+            Scheme::Http if self.h2c => Some("http"),
+            _ => None,
+        }
+    }
+
+    /// The live shared HTTP/2 connection of `origin`, if there is one: a new session joins it
+    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) instead of dialling.
+    pub fn h2_connection(&self, origin: &str) -> Option<Arc<SharedH2>> {
+        let mut map = lock(&self.h2);
+        match map.get(origin) {
+            Some(c) if !c.is_shut() => Some(c.clone()),
+            Some(_) => {
+                map.remove(origin);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Makes `conn`, just opened, the shared HTTP/2 connection of `origin`, unless a live one
+    /// was registered meanwhile (two sessions dialled at once): that one is returned, and `conn`
+    /// should be dropped (its socket closed unused).
+    pub fn h2_register(&self, origin: &str, conn: Arc<SharedH2>) -> Arc<SharedH2> {
+        let mut map = lock(&self.h2);
+        match map.get(origin) {
+            Some(c) if !c.is_shut() => c.clone(),
+            _ => {
+                map.insert(origin.to_owned(), conn.clone());
+                conn
+            }
+        }
+    }
+
+    /// Live shared HTTP/2 connections now (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        lock(&self.h2).values().filter(|c| !c.is_shut()).count()
     }
 
     /// Resolves `host` once and keeps the addresses the policy admits (blocking).
@@ -269,6 +329,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             h2c: self.h2c && !http1_only,
             dial_timeout: self.dial_timeout,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),
+            h2: Mutex::new(HashMap::new()),
             hints: Arc::new(HintBook {
                 on: self.era_hints,
                 hints: Mutex::new(EraHints::new()),
