@@ -15,7 +15,7 @@ use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
 use crate::dial::effective_dial_timeout;
-use crate::h2share::SharedH2;
+use crate::h2share::{SharedH2, Waker};
 use crate::{
     vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
     DEFAULT_DIAL_TIMEOUT,
@@ -52,8 +52,8 @@ pub struct Shared<S> {
     /// The deadline of one dial, TCP and TLS together (never zero).
     pub dial_timeout: Duration,
     pool: Mutex<IdlePool<S>>,
-    /// The shared HTTP/2 connection of each origin.
-    h2: Mutex<HashMap<String, Arc<SharedH2>>>,
+    /// The shared HTTP/2 connection of each origin, and the origins being dialled.
+    h2: Arc<Mutex<H2Book>>,
     pub(crate) hints: Arc<HintBook>,
     pub(crate) sink: Option<Arc<dyn TranscriptSink>>,
     pub(crate) sessions: AtomicU64,
@@ -131,26 +131,41 @@ impl<S> Shared<S> {
     /// The live shared HTTP/2 connection of `origin`, if there is one: a new session joins it
     /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) instead of dialling.
     pub fn h2_connection(&self, origin: &str) -> Option<Arc<SharedH2>> {
-        let mut map = lock(&self.h2);
-        match map.get(origin) {
-            Some(c) if !c.is_shut() => Some(c.clone()),
-            Some(_) => {
-                map.remove(origin);
-                None
+        lock(&self.h2).live(origin)
+    }
+
+    /// How a new HTTP/2 session of `origin` gets its connection: it joins the live one, or
+    /// dials it (one session at a time per origin: the others wait, and `wake` is called when
+    /// the dial is over, after which they ask again).
+    pub fn h2_route(&self, origin: &str, wake: Waker) -> H2Route {
+        let mut book = lock(&self.h2);
+        if let Some(conn) = book.live(origin) {
+            return H2Route::Join(conn);
+        }
+        match book.dialling.get_mut(origin) {
+            Some(waiting) => {
+                waiting.push(wake);
+                H2Route::Wait
             }
-            None => None,
+            None => {
+                book.dialling.insert(origin.to_owned(), Vec::new());
+                H2Route::Dial(H2DialLead {
+                    book: self.h2.clone(),
+                    origin: origin.to_owned(),
+                })
+            }
         }
     }
 
     /// Makes `conn`, just opened, the shared HTTP/2 connection of `origin`, unless a live one
-    /// was registered meanwhile (two sessions dialled at once): that one is returned, and `conn`
-    /// should be dropped (its socket closed unused).
+    /// was registered meanwhile: that one is returned, and `conn` should be dropped (its socket
+    /// closed unused).
     pub fn h2_register(&self, origin: &str, conn: Arc<SharedH2>) -> Arc<SharedH2> {
-        let mut map = lock(&self.h2);
-        match map.get(origin) {
-            Some(c) if !c.is_shut() => c.clone(),
-            _ => {
-                map.insert(origin.to_owned(), conn.clone());
+        let mut book = lock(&self.h2);
+        match book.live(origin) {
+            Some(c) => c,
+            None => {
+                book.conns.insert(origin.to_owned(), conn.clone());
                 conn
             }
         }
@@ -158,7 +173,11 @@ impl<S> Shared<S> {
 
     /// Live shared HTTP/2 connections now (one per origin at most).
     pub fn h2_connections(&self) -> usize {
-        lock(&self.h2).values().filter(|c| !c.is_shut()).count()
+        lock(&self.h2)
+            .conns
+            .values()
+            .filter(|c| !c.is_shut())
+            .count()
     }
 
     /// Resolves `host` once and keeps the addresses the policy admits (blocking).
@@ -169,6 +188,63 @@ impl<S> Shared<S> {
             host,
             port,
         )?)
+    }
+}
+
+/// The shared HTTP/2 connections of a client, by origin, and the origins being dialled with the
+/// sessions waiting for each.
+#[derive(Default)]
+pub(crate) struct H2Book {
+    conns: HashMap<String, Arc<SharedH2>>,
+    dialling: HashMap<String, Vec<Waker>>,
+}
+
+impl H2Book {
+    fn live(&mut self, origin: &str) -> Option<Arc<SharedH2>> {
+        match self.conns.get(origin) {
+            Some(c) if !c.is_shut() => Some(c.clone()),
+            Some(_) => {
+                self.conns.remove(origin);
+                None
+            }
+            None => None,
+        }
+    }
+}
+
+/// What [`Shared::h2_route`] tells a new HTTP/2 session.
+#[derive(Debug)]
+pub enum H2Route {
+    /// Join this live connection.
+    Join(Arc<SharedH2>),
+    /// Dial the origin: no connection is live and no other session dials it. Register the
+    /// connection ([`Shared::h2_register`]) or fall back to HTTP/1.1, then drop the lead.
+    Dial(H2DialLead),
+    /// Another session is dialling the origin: wait for the waker, then ask again.
+    Wait,
+}
+
+/// The one session dialling an origin's HTTP/2 connection. Dropping it (once the connection is
+/// registered, or the dial failed or chose HTTP/1.1) wakes the sessions that waited.
+pub struct H2DialLead {
+    book: Arc<Mutex<H2Book>>,
+    origin: String,
+}
+
+impl fmt::Debug for H2DialLead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("H2DialLead")
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl Drop for H2DialLead {
+    fn drop(&mut self) {
+        let waiting = lock(&self.book).dialling.remove(&self.origin);
+        for wake in waiting.into_iter().flatten() {
+            wake();
+        }
     }
 }
 
@@ -329,7 +405,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             h2c: self.h2c && !http1_only,
             dial_timeout: self.dial_timeout,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),
-            h2: Mutex::new(HashMap::new()),
+            h2: Arc::new(Mutex::new(H2Book::default())),
             hints: Arc::new(HintBook {
                 on: self.era_hints,
                 hints: Mutex::new(EraHints::new()),

@@ -39,7 +39,7 @@ pub mod resolve;
 pub mod tls;
 
 pub use async_run::{AsyncIo, Wake};
-pub use client::{BuildClient, ClientBuilder, Shared};
+pub use client::{BuildClient, ClientBuilder, H2DialLead, H2Route, Shared};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use h2share::{H2Io, Member, SharedH2, Waker};
 pub use policy::{AddressPolicy, Refusal, Rule};

@@ -104,7 +104,8 @@ pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::{
-    AsyncIo, H2Io, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake, Waker,
+    AsyncIo, H2Io, H2Route, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake,
+    Waker,
 };
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -162,28 +163,40 @@ impl Client {
         };
         let n = notify.clone();
         let wake: Waker = Arc::new(move || n.notify_one());
-        // A connection shut between the look-up and the join is dialled again (at most twice).
-        for _ in 0..3 {
-            if let Some(conn) = self.shared.h2_connection(&origin) {
-                let joined =
-                    SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
-                if let Some(driver) = joined {
-                    return Ok(driver);
+        // A connection shut between the look-up and the join is looked up again (a few times).
+        for _ in 0..4 {
+            let lead = match self.shared.h2_route(&origin, wake.clone()) {
+                H2Route::Join(conn) => {
+                    let joined =
+                        SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
+                    match joined {
+                        Some(driver) => return Ok(driver),
+                        None => continue,
+                    }
                 }
-                continue;
-            }
+                H2Route::Wait => {
+                    notify.notified().await;
+                    if self.shared.h2_scheme(&config.endpoint, &origin).is_none() {
+                        // The origin chose HTTP/1.1 meanwhile.
+                        return SessionDriver::new(&self.shared, config);
+                    }
+                    continue;
+                }
+                H2Route::Dial(lead) => lead,
+            };
             let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
             if scheme == "https" && !stream.is_h2() {
                 // The server chose HTTP/1.1: the socket serves the first exchange.
                 self.shared.park(&origin, address, stream);
+                drop(lead);
                 return SessionDriver::new(&self.shared, config);
             }
             let io = TokioH2::new(self.shared.clone(), &config.endpoint);
             let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
             io.attach(fresh.clone(), 0, stream);
             let conn = self.shared.h2_register(&origin, fresh.clone());
+            drop(lead);
             if !Arc::ptr_eq(&conn, &fresh) {
-                // Another session of the client opened the origin's connection meanwhile.
                 io.close_socket(0);
             }
             let joined = SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
