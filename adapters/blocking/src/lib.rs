@@ -43,6 +43,7 @@
 
 pub mod auth;
 mod exchange;
+mod h2;
 mod session;
 
 pub use auth::AuthSession;
@@ -71,5 +72,10 @@ impl Client {
     /// same origin is offered (if `config` offers its version).
     pub fn connect(&self, config: Config) -> Result<Session, Error> {
         Session::connect(self.shared.clone(), config)
+    }
+
+    /// Live shared HTTP/2 connections of this client (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        self.shared.h2_connections()
     }
 }
