@@ -15,7 +15,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Duration;
 
 use mcp_sansio::TransportError;
 use mcp_sansio_net::client::lock;
@@ -27,6 +28,10 @@ use crate::exchange::{dial_socket, Stream, Target};
 
 /// Bytes queued for writing above which the reader stops reading.
 pub(crate) const WRITE_BACKLOG: usize = 64 * 1024;
+
+/// A write that makes no progress for this long fails the socket (a server that stops reading
+/// cannot hold the writer, and with it the socket, forever).
+pub(crate) const WRITE_STALL: Duration = Duration::from_secs(30);
 
 /// Bytes read at a time.
 const READ_SIZE: usize = 16 * 1024;
@@ -186,15 +191,16 @@ impl Queue {
 pub(crate) struct BlockingH2(Arc<Sockets>);
 
 struct Sockets {
-    shared: Arc<Shared<Stream>>,
+    /// The client (weak: the client holds its connections, which hold this).
+    shared: Weak<Shared<Stream>>,
     target: Arc<Target>,
     queues: Mutex<HashMap<u64, Arc<Queue>>>,
 }
 
 impl BlockingH2 {
-    pub(crate) fn new(shared: Arc<Shared<Stream>>, target: Arc<Target>) -> BlockingH2 {
+    pub(crate) fn new(shared: &Arc<Shared<Stream>>, target: Arc<Target>) -> BlockingH2 {
         BlockingH2(Arc::new(Sockets {
-            shared,
+            shared: Arc::downgrade(shared),
             target,
             queues: Mutex::new(HashMap::new()),
         }))
@@ -209,6 +215,7 @@ impl BlockingH2 {
         wire: Wire,
         before_reading: impl FnOnce(),
     ) -> Result<(), TransportError> {
+        let _ = wire.tcp().set_write_timeout(Some(WRITE_STALL));
         let wire = Arc::new(wire);
         let queue = Arc::new(Queue::default());
         lock(&self.0.queues).insert(generation, queue.clone());
@@ -280,7 +287,12 @@ impl H2Io for BlockingH2 {
         let me = self.clone();
         let started = spawn("mcp-h2-dial", move || {
             let target = me.0.target.clone();
-            let wire = match dial_socket(&me.0.shared, &target, true) {
+            let Some(shared) = me.0.shared.upgrade() else {
+                let e = io_error(&io::Error::other("the client is gone"));
+                conn.dialled(generation, Err(e));
+                return;
+            };
+            let wire = match dial_socket(&shared, &target, true) {
                 Ok((stream, _)) => Wire::from_stream(stream, !target.tls),
                 Err(e) => {
                     conn.dialled(generation, Err(e));

@@ -146,7 +146,7 @@ fn driver(
                 return SessionDriver::new(shared, config);
             }
         };
-        let io = BlockingH2::new(shared.clone(), target.clone());
+        let io = BlockingH2::new(shared, target.clone());
         let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
         io.attach(fresh.clone(), 0, wire, || {})?;
         let conn = shared.h2_register(&origin, fresh.clone());

@@ -90,7 +90,8 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use std::time::Instant as StdInstant;
 
 use mcp_sansio::{Config, Error};
@@ -112,6 +113,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
+
+/// A write to an HTTP/2 socket that does not finish within this fails the socket (a server that
+/// stops reading cannot hold the socket's task forever).
+const WRITE_STALL: Duration = Duration::from_secs(30);
 
 /// Bytes read from a socket at a time.
 const READ_CHUNK: usize = 16 * 1024;
@@ -191,7 +196,7 @@ impl Client {
                 drop(lead);
                 return SessionDriver::new(&self.shared, config);
             }
-            let io = TokioH2::new(self.shared.clone(), &config.endpoint);
+            let io = TokioH2::new(&self.shared, &config.endpoint);
             let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
             io.attach(fresh.clone(), 0, stream);
             let conn = self.shared.h2_register(&origin, fresh.clone());
@@ -450,7 +455,8 @@ impl Job {
 struct TokioH2(Arc<H2Sockets>);
 
 struct H2Sockets {
-    shared: Arc<Shared<Stream>>,
+    /// The client (weak: the client holds its connections, which hold this).
+    shared: Weak<Shared<Stream>>,
     endpoint: Endpoint,
     runtime: tokio::runtime::Handle,
     /// The writer of each open socket, by generation; dropping it closes the socket once the
@@ -459,9 +465,9 @@ struct H2Sockets {
 }
 
 impl TokioH2 {
-    fn new(shared: Arc<Shared<Stream>>, endpoint: &Endpoint) -> TokioH2 {
+    fn new(shared: &Arc<Shared<Stream>>, endpoint: &Endpoint) -> TokioH2 {
         TokioH2(Arc::new(H2Sockets {
-            shared,
+            shared: Arc::downgrade(shared),
             endpoint: endpoint.clone(),
             runtime: tokio::runtime::Handle::current(),
             writers: Mutex::new(HashMap::new()),
@@ -497,7 +503,12 @@ impl H2Io for TokioH2 {
         let me = self.clone();
         self.0.runtime.spawn(async move {
             let inner = &me.0;
-            let stream = match dial(&inner.shared, &inner.endpoint, true).await {
+            let Some(shared) = inner.shared.upgrade() else {
+                let e = io_error(&io::Error::other("the client is gone"));
+                conn.dialled(generation, Err(e));
+                return;
+            };
+            let stream = match dial(&shared, &inner.endpoint, true).await {
                 Ok((_, s)) if inner.endpoint.scheme() == Scheme::Http || s.is_h2() => s,
                 Ok(_) => {
                     let e = tls_error("the server no longer negotiates HTTP/2");
@@ -533,7 +544,10 @@ async fn h2_socket(
         tokio::select! {
             bytes = writes.recv() => match bytes {
                 Some(bytes) => {
-                    if let Err(e) = write_request(&mut stream, &bytes).await {
+                    let written = tokio::time::timeout(WRITE_STALL, write_request(&mut stream, &bytes))
+                        .await
+                        .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::TimedOut, "the server stopped reading")));
+                    if let Err(e) = written {
                         conn.feed(generation, Report::Failed(io_error(&e)));
                         return;
                     }
