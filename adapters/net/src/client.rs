@@ -361,10 +361,11 @@ impl<C: BuildClient> ClientBuilder<C> {
     }
 
     /// Forces HTTP/1.1: TLS offers ALPN `http/1.1` only and
-    /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: the tokio adapter offers ALPN `h2`
-    /// then `http/1.1` and speaks HTTP/2 where the server chooses it (the blocking adapter
-    /// speaks HTTP/1.1 only). A client that records ([`record_to`](Self::record_to)) speaks
-    /// HTTP/1.1 too.
+    /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: both adapters
+    /// offer ALPN `h2` then `http/1.1` and speak HTTP/2 where the server chooses it, every
+    /// session of the client to one origin sharing one HTTP/2 socket
+    /// ([`SharedH2`]). A client that records ([`record_to`](Self::record_to))
+    /// speaks HTTP/1.1 too.
     pub fn http1_only(mut self, on: bool) -> Self {
         self.http1_only = on;
         self
@@ -372,7 +373,6 @@ impl<C: BuildClient> ClientBuilder<C> {
 
     /// Speaks HTTP/2 with prior knowledge (h2c, no upgrade) to `http` endpoints: the server must
     /// speak HTTP/2 in clear text, as test servers behind a trusted network may. Default off.
-    /// Only the tokio adapter speaks HTTP/2.
     pub fn h2_prior_knowledge(mut self, on: bool) -> Self {
         self.h2c = on;
         self

@@ -18,7 +18,7 @@
 //!   check of pooled sockets);
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
 //!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
-//!   one socket per exchange, over HTTP/2 ([`SessionDriver::new_h2`]) every exchange a stream
+//!   one socket per exchange, over HTTP/2 ([`SessionDriver::join_h2`]) every exchange a stream
 //!   of the origin's one socket, shared by every session of the client;
 //! - [`h2share`]: that shared HTTP/2 connection ([`SharedH2`]): the core's HTTP/2 socket, its
 //!   work items and their inboxes, moved to a fresh socket when it goes away;

@@ -14,16 +14,20 @@
 //!
 //! # HTTP/2
 //!
-//! When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2:
-//! [`Client::connect`] dials once, and every exchange of the session is a stream of that socket,
-//! driven by the core's HTTP/2 client (every frame byte budgeted); the socket is dialled again
-//! when the server sends GOAWAY or a request must be retried on a fresh socket. Otherwise the
-//! session speaks HTTP/1.1 as above, starting on the socket just dialled. [`Session::http_version`]
-//! says which. [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns
-//! HTTP/2 off; [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
+//! When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2 on
+//! the origin's one HTTP/2 connection, shared by every session of the [`Client`]
+//! ([`mcp_sansio_net::SharedH2`]): the first session to the origin dials (others connecting
+//! meanwhile wait and join), every exchange of every session is a stream of that socket, driven by
+//! the core's HTTP/2 client (every frame byte budgeted, each session keeping its own budgets), and
+//! one fresh socket is dialled for all of them when the server sends GOAWAY or a request must be
+//! retried on a fresh socket. A dropped session resets its own streams; the last session to leave
+//! writes GOAWAY(NO_ERROR) and closes the socket. Otherwise the session speaks HTTP/1.1 as above,
+//! starting on the socket just dialled. [`Session::http_version`] says which.
+//! [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
+//! [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
 //! speaks HTTP/2 in clear text to `http` endpoints. A client that records speaks HTTP/1.1, and an
-//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. The HTTP/2 socket is the
-//! session's own: sessions of one client do not share it yet.
+//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
+//! by one task that writes what the connection sends and feeds it what it reads.
 //!
 //! ```no_run
 //! use mcp_sansio::Config;
