@@ -254,3 +254,34 @@ fn a_connection_the_server_closed_while_idle_is_dialled_again() {
     assert_eq!(session.http_version(), "HTTP/2");
     assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn a_call_that_times_out_resets_only_its_stream_and_the_socket_serves_on() {
+    let (server, client, url) = tls_setup(Behaviour::default());
+    let mut a = client.connect(config(&url)).unwrap();
+    let mut short = config(&url);
+    short.budgets.call_time = Duration::from_millis(300);
+    let mut doomed = client.connect(short).unwrap();
+    let e = doomed.call_tool("hang", b"{}").unwrap_err();
+    assert_eq!(
+        e.budget().map(|x| x.budget),
+        Some(Budget::CallTime),
+        "{e:?}"
+    );
+    let hung_stream = server.requests.lock().unwrap()[0].stream;
+    assert!(server.wait_for(|s| !s.frames_on(1, h2_server::is_cancel).is_empty()));
+    let resets = server.frames_on(1, h2_server::is_cancel);
+    assert!(
+        resets
+            .iter()
+            .all(|f| matches!(f, Frame::RstStream { stream_id, .. } if *stream_id == hung_stream)),
+        "{resets:?}"
+    );
+    drop(doomed);
+    assert_eq!(a.list_tools().unwrap().tools.len(), 1);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    assert!(
+        server.frames_on(1, is_goaway).is_empty(),
+        "the socket stays open"
+    );
+}

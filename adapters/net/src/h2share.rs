@@ -375,6 +375,8 @@ impl SharedH2 {
         self.drain(&mut st);
     }
 
+    /// Bytes for socket `generation`: the one point where bytes are written to an HTTP/2
+    /// socket (the other, [`feed`](Self::feed), reads).
     fn write(&self, generation: u64, bytes: Vec<u8>) {
         self.io.write(generation, bytes);
     }
@@ -420,7 +422,7 @@ impl SharedH2 {
             }
             if let Some(next) = &mut st.next {
                 while let Some(bytes) = next.socket.poll_transmit(now) {
-                    self.io.write(next.generation, bytes);
+                    self.write(next.generation, bytes);
                 }
                 if next.socket.is_closed() {
                     // The fresh socket failed before any work item moved to it.
