@@ -318,3 +318,43 @@ impl H2Io for BlockingH2 {
         let _ = started;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn the_reader_waits_while_the_write_backlog_is_over_its_cap() {
+        let queue = Arc::new(Queue::default());
+        queue.push(vec![0; WRITE_BACKLOG]);
+        queue.wait_backlog(); // at the cap: no wait
+        queue.push(vec![1; 10]);
+        let released = Arc::new(AtomicBool::new(false));
+        let (q, r) = (queue.clone(), released.clone());
+        let reader = std::thread::spawn(move || {
+            q.wait_backlog();
+            r.store(true, Ordering::SeqCst);
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !released.load(Ordering::SeqCst),
+            "over the cap: the reader waits"
+        );
+        assert_eq!(queue.pop().map(|b| b.len()), Some(WRITE_BACKLOG));
+        reader.join().unwrap();
+        assert!(
+            released.load(Ordering::SeqCst),
+            "written: the reader reads on"
+        );
+        // Closing releases a waiting reader and drains what is queued first.
+        queue.push(vec![2; WRITE_BACKLOG + 1]);
+        let q = queue.clone();
+        let reader = std::thread::spawn(move || q.wait_backlog());
+        queue.close();
+        reader.join().unwrap();
+        assert_eq!(queue.pop().map(|b| b.len()), Some(10));
+        assert_eq!(queue.pop().map(|b| b.len()), Some(WRITE_BACKLOG + 1));
+        assert_eq!(queue.pop(), None);
+    }
+}
