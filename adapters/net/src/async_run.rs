@@ -26,7 +26,7 @@ pub trait AsyncIo: Io {
     /// The next report of a socket, or `None` once `until` passed (never, when `None`).
     fn next(&mut self, until: Option<Instant>) -> impl Future<Output = Wake>;
 
-    /// A wake-up that came while no operation ran (an HTTP/2 socket's report, say), fed before
+    /// A wake-up that came while no operation ran (a socket's late report, say), fed before
     /// the next operation starts. None by default.
     fn pending(&mut self) -> Option<Wake> {
         None

@@ -10,6 +10,11 @@
 //! 3. otherwise wait as [`wait`](SessionDriver::wait) says, for a [`Report`] of a socket (fed
 //!    with [`feed`](SessionDriver::feed)) or for the deadline ([`timeout`](SessionDriver::timeout)),
 //!    and pump again.
+//!
+//! A session that speaks HTTP/2 ([`SessionDriver::join_h2`]) has no socket of its own: its
+//! exchanges are streams of the origin's shared connection ([`SharedH2`]), whose socket readers
+//! route every event to the session's inbox and call its waker; the adapter then pumps again
+//! (nothing to feed), and still calls [`timeout`](SessionDriver::timeout) at the deadline.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
