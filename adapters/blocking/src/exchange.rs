@@ -59,7 +59,7 @@ impl Stream {
     }
 
     /// Whether a pooled socket may serve a new request ([`still_idle`]).
-    fn is_idle(&mut self) -> bool {
+    pub(crate) fn is_idle(&mut self) -> bool {
         let mut b = [0u8; 1];
         let (tls, buffered) = match self {
             Stream::Plain(_) => (false, false),
@@ -107,11 +107,22 @@ impl Write for Stream {
 }
 
 /// Where a session's exchanges go.
-struct Target {
-    origin: String,
-    host: String,
-    port: u16,
-    tls: bool,
+pub(crate) struct Target {
+    pub(crate) origin: String,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) tls: bool,
+}
+
+impl Target {
+    pub(crate) fn new(endpoint: &Endpoint, origin: &str) -> Target {
+        Target {
+            origin: origin.to_owned(),
+            host: endpoint.host().to_owned(),
+            port: endpoint.port(),
+            tls: endpoint.scheme() == Scheme::Https,
+        }
+    }
 }
 
 /// What the session asks of a worker parked after a [`Report::Bytes`].
@@ -173,22 +184,30 @@ impl Open {
 pub(crate) struct Workers {
     shared: Arc<Shared<Stream>>,
     target: Arc<Target>,
-    reports_tx: Sender<(ExchangeId, Report)>,
-    reports: Receiver<(ExchangeId, Report)>,
+    reports_tx: Sender<Msg>,
+    reports: Receiver<Msg>,
     open: HashMap<ExchangeId, Open>,
 }
 
+/// What wakes a waiting session.
+pub(crate) enum Msg {
+    /// A worker's report on its exchange.
+    Report(ExchangeId, Report),
+    /// The shared HTTP/2 connection has events for the session.
+    H2,
+}
+
 impl Workers {
-    pub(crate) fn new(shared: Arc<Shared<Stream>>, endpoint: &Endpoint, origin: &str) -> Workers {
-        let (reports_tx, reports) = mpsc::channel();
+    /// The workers of a session; `(reports_tx, reports)` is the session's channel, on which an
+    /// HTTP/2 session is also woken ([`Msg::H2`]).
+    pub(crate) fn new(
+        shared: Arc<Shared<Stream>>,
+        target: Arc<Target>,
+        (reports_tx, reports): (Sender<Msg>, Receiver<Msg>),
+    ) -> Workers {
         Workers {
             shared,
-            target: Arc::new(Target {
-                origin: origin.to_owned(),
-                host: endpoint.host().to_owned(),
-                port: endpoint.port(),
-                tls: endpoint.scheme() == Scheme::Https,
-            }),
+            target,
             reports_tx,
             reports,
             open: HashMap::new(),
@@ -197,7 +216,7 @@ impl Workers {
 
     /// The next report, waiting at most `timeout` (`None`: until one comes); `None` when the
     /// time ran out.
-    pub(crate) fn recv(&mut self, timeout: Option<Duration>) -> Option<(ExchangeId, Report)> {
+    pub(crate) fn recv(&mut self, timeout: Option<Duration>) -> Option<Msg> {
         let got = match timeout {
             Some(t) => match self.reports.recv_timeout(t) {
                 Ok(r) => r,
@@ -206,7 +225,7 @@ impl Workers {
             // The session holds a sender: the channel never disconnects.
             None => self.reports.recv().ok()?,
         };
-        if let (id, Report::Bytes(_)) = &got {
+        if let Msg::Report(id, Report::Bytes(_)) = &got {
             if let Some(open) = self.open.get_mut(id) {
                 open.parked = true;
             }
@@ -294,13 +313,13 @@ struct Job {
     request: Vec<u8>,
     fresh: bool,
     slot: Arc<Mutex<Slot>>,
-    reports: Sender<(ExchangeId, Report)>,
+    reports: Sender<Msg>,
     commands: Receiver<Command>,
 }
 
 /// The worker's body.
 fn run(job: Job) -> Released {
-    let report = |r: Report| job.reports.send((job.exchange, r)).is_ok();
+    let report = |r: Report| job.reports.send(Msg::Report(job.exchange, r)).is_ok();
     let (mut stream, address) = match open(&job) {
         Ok(Some(s)) => s,
         Ok(None) => return None, // cancelled while dialling
@@ -358,9 +377,33 @@ fn open(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
 /// Resolves and vets once, then dials the admitted addresses in order within one deadline;
 /// refused addresses are never dialled and no name is resolved twice.
 fn dial(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
-    let target = &job.target;
-    let addresses = job.shared.vetted(&target.host, target.port)?;
-    let deadline = DialDeadline::new(Instant::now(), job.shared.dial_timeout);
+    dial_with(&job.shared, &job.target, false, |tcp| {
+        publish(&job.slot, tcp)
+    })
+}
+
+/// [`dial`] of a socket no exchange owns (an HTTP/2 socket, or the first socket of a session
+/// that tries HTTP/2): with `h2`, TLS offers ALPN `h2` then `http/1.1`.
+pub(crate) fn dial_socket(
+    shared: &Shared<Stream>,
+    target: &Target,
+    h2: bool,
+) -> Result<(Stream, SocketAddr), TransportError> {
+    dial_with(shared, target, h2, |_| Ok(true))?.ok_or_else(|| TransportError {
+        kind: mcp_sansio::TransportErrorKind::Connect,
+        message: "the dial was cancelled".into(),
+    })
+}
+
+/// The dial; `publish` shows the TCP socket to whoever may cancel it (false: cancelled).
+fn dial_with(
+    shared: &Shared<Stream>,
+    target: &Target,
+    h2: bool,
+    publish: impl FnOnce(&TcpStream) -> Result<bool, TransportError>,
+) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
+    let addresses = shared.vetted(&target.host, target.port)?;
+    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
     let mut failures = Vec::new();
     let mut connected = None;
     for (i, &address) in addresses.iter().enumerate() {
@@ -381,27 +424,28 @@ fn dial(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
     let Some((tcp, address)) = connected else {
         return Err(deadline.failed(Instant::now(), &failures));
     };
-    if !publish(&job.slot, &tcp)? {
+    if !publish(&tcp)? {
         return Ok(None);
     }
     let _ = tcp.set_nodelay(true);
     if !target.tls {
         return Ok(Some((Stream::Plain(tcp), address)));
     }
-    let tls = handshake(&job.shared, &target.host, tcp, &deadline)?;
+    let config = if h2 { &shared.tls_h2 } else { &shared.tls };
+    let tls = handshake(config, &target.host, tcp, &deadline)?;
     Ok(Some((Stream::Tls(Box::new(tls)), address)))
 }
 
 /// The TLS handshake within what is left of the dial deadline.
 fn handshake(
-    shared: &Shared<Stream>,
+    config: &Arc<rustls::ClientConfig>,
     host: &str,
     mut tcp: TcpStream,
     deadline: &DialDeadline,
 ) -> Result<StreamOwned<ClientConnection, TcpStream>, TransportError> {
     let name = server_name(host)?;
     let mut conn =
-        ClientConnection::new(shared.tls.clone(), name).map_err(|e| tls_error(e.to_string()))?;
+        ClientConnection::new(config.clone(), name).map_err(|e| tls_error(e.to_string()))?;
     while conn.is_handshaking() {
         let left = deadline
             .left(Instant::now())

@@ -8,9 +8,14 @@
 //! - every host is resolved once and every address judged by the [`AddressPolicy`] before a
 //!   socket is opened ([`mcp_sansio_net::vetted_addresses`]); only the admitted addresses are
 //!   dialled, in order, within one dial deadline that covers every address and the TLS handshake;
-//! - `https` endpoints speak TLS with rustls (ring provider, ALPN `http/1.1` only, SNI = the
-//!   endpoint host without a trailing dot): this adapter speaks HTTP/1.1, HTTP/2 is the tokio
-//!   adapter's;
+//! - `https` endpoints speak TLS with rustls (ring provider, ALPN `h2` then `http/1.1`, SNI = the
+//!   endpoint host without a trailing dot);
+//! - when the server chooses `h2` (or with
+//!   [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
+//!   for `http`), every session of the [`Client`] to that origin is a work item of one shared
+//!   HTTP/2 socket ([`mcp_sansio_net::SharedH2`]), served by a writer and a reader thread; the
+//!   last session to leave writes GOAWAY(NO_ERROR) and closes it;
+//!   [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
 //! - the era negotiated with an origin is offered as a hint to the next connect to it.
 //!
@@ -43,6 +48,7 @@
 
 pub mod auth;
 mod exchange;
+mod h2;
 mod session;
 
 pub use auth::AuthSession;
@@ -71,5 +77,10 @@ impl Client {
     /// same origin is offered (if `config` offers its version).
     pub fn connect(&self, config: Config) -> Result<Session, Error> {
         Session::connect(self.shared.clone(), config)
+    }
+
+    /// Live shared HTTP/2 connections of this client (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        self.shared.h2_connections()
     }
 }

@@ -1,11 +1,18 @@
-//! A session: the shared session driver, its exchanges moved by worker threads.
+//! A session: the shared session driver, its exchanges moved by worker threads, or streams of
+//! the origin's shared HTTP/2 connection.
 
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 
-use mcp_sansio::{CallResult, Catalog, Completion, Config, Error};
-use mcp_sansio_net::{CallObserver, NoObserver, SessionDriver, Shared, Start, Wait};
+use mcp_sansio::{
+    CallResult, Catalog, Completion, Config, Error, TransportError, TransportErrorKind,
+};
+use mcp_sansio_net::{
+    CallObserver, H2Route, NoObserver, SessionDriver, Shared, SharedH2, Start, Wait, Waker,
+};
 
-use crate::exchange::{Stream, Workers};
+use crate::exchange::{dial_socket, Msg, Stream, Target, Workers};
+use crate::h2::{BlockingH2, Wire};
 
 mcp_sansio_net::declare_session!(
     /// A connected MCP session. Every method blocks until its operation ends, within the
@@ -18,8 +25,10 @@ mcp_sansio_net::declare_session!(
 
 impl Session {
     pub(crate) fn connect(shared: Arc<Shared<Stream>>, config: Config) -> Result<Session, Error> {
-        let driver = SessionDriver::new(&shared, config)?;
-        let io = Workers::new(shared, &driver.config().endpoint, driver.origin());
+        let (tx, rx) = mpsc::channel();
+        let target = Arc::new(Target::new(&config.endpoint, &config.endpoint.origin()));
+        let driver = driver(&shared, config, &target, &tx, &rx)?;
+        let io = Workers::new(shared, target, (tx, rx));
         let mut session = Session { driver, io };
         session.run(Start::Connect, &mut NoObserver)?;
         Ok(session)
@@ -78,9 +87,79 @@ impl Session {
                 Wait::Nothing => return Err(SessionDriver::stuck()),
             };
             match report {
-                Some((exchange, report)) => self.driver.feed(exchange, report),
+                Some(Msg::Report(exchange, report)) => self.driver.feed(exchange, report),
+                Some(Msg::H2) => {}
                 None => self.driver.timeout(),
             }
         }
     }
+}
+
+/// The session's driver: a work item of the origin's shared HTTP/2 connection (joined, or dialled
+/// and registered when there is none and the server negotiates HTTP/2), or an HTTP/1.1 session
+/// ([`Shared::h2_scheme`] decides whether to try HTTP/2). The session is woken on `tx`.
+fn driver(
+    shared: &Arc<Shared<Stream>>,
+    config: Config,
+    target: &Arc<Target>,
+    tx: &Sender<Msg>,
+    rx: &Receiver<Msg>,
+) -> Result<SessionDriver, Error> {
+    let origin = target.origin.clone();
+    let Some(scheme) = shared.h2_scheme(&config.endpoint, &origin) else {
+        return SessionDriver::new(shared, config);
+    };
+    let wake_tx = tx.clone();
+    let wake: Waker = Arc::new(move || {
+        let _ = wake_tx.send(Msg::H2);
+    });
+    // A connection shut between the look-up and the join is looked up again (a few times).
+    for _ in 0..4 {
+        let lead = match shared.h2_route(&origin, wake.clone()) {
+            H2Route::Join(conn) => {
+                match SessionDriver::join_h2(shared, config.clone(), conn, wake.clone())? {
+                    Some(driver) => return Ok(driver),
+                    None => continue,
+                }
+            }
+            H2Route::Wait => {
+                // The dial of another session ends within the dial timeout.
+                match rx.recv_timeout(shared.dial_timeout * 2) {
+                    Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+                if shared.h2_scheme(&config.endpoint, &origin).is_none() {
+                    // The origin chose HTTP/1.1 meanwhile.
+                    return SessionDriver::new(shared, config);
+                }
+                continue;
+            }
+            H2Route::Dial(lead) => lead,
+        };
+        let (stream, address) = dial_socket(shared, target, true)?;
+        let wire = match Wire::from_stream(stream, scheme == "http") {
+            Ok(wire) => wire,
+            Err(stream) => {
+                // The server chose HTTP/1.1: the socket serves the first exchange.
+                shared.park(&origin, address, stream);
+                drop(lead);
+                return SessionDriver::new(shared, config);
+            }
+        };
+        let io = BlockingH2::new(shared, target.clone());
+        let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
+        io.attach(fresh.clone(), 0, wire, || {})?;
+        let conn = shared.h2_register(&origin, fresh.clone());
+        drop(lead);
+        if !Arc::ptr_eq(&conn, &fresh) {
+            io.close_socket(0);
+        }
+        if let Some(driver) = SessionDriver::join_h2(shared, config.clone(), conn, wake.clone())? {
+            return Ok(driver);
+        }
+    }
+    Err(Error::Transport(TransportError {
+        kind: TransportErrorKind::Connect,
+        message: "the origin's HTTP/2 connection kept closing before the session joined it".into(),
+    }))
 }

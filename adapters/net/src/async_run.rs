@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::time::Instant;
 
-use mcp_sansio::{Completion, Error, ExchangeId, TransportError};
+use mcp_sansio::{Completion, Error, ExchangeId};
 
 use crate::{CallObserver, Io, Report, SessionDriver, Start, Wait};
 
@@ -26,7 +26,7 @@ pub trait AsyncIo: Io {
     /// The next report of a socket, or `None` once `until` passed (never, when `None`).
     fn next(&mut self, until: Option<Instant>) -> impl Future<Output = Wake>;
 
-    /// A wake-up that came while no operation ran (an HTTP/2 socket's report, say), fed before
+    /// A wake-up that came while no operation ran (a socket's late report, say), fed before
     /// the next operation starts. None by default.
     fn pending(&mut self) -> Option<Wake> {
         None
@@ -38,10 +38,8 @@ pub trait AsyncIo: Io {
 pub enum Wake {
     /// A socket's report on one exchange.
     Report(ExchangeId, Report),
-    /// A report of the session's HTTP/2 socket.
-    H2Report(Report),
-    /// The dial of the session's HTTP/2 socket ended.
-    H2Dialled(Result<(), TransportError>),
+    /// The shared HTTP/2 connection has events for the session (its waker was called): pump.
+    H2,
     /// The deadline passed.
     Timeout,
 }
@@ -51,8 +49,7 @@ impl SessionDriver {
     pub fn wake(&mut self, wake: Wake) {
         match wake {
             Wake::Report(exchange, report) => self.feed(exchange, report),
-            Wake::H2Report(report) => self.feed_h2(report),
-            Wake::H2Dialled(result) => self.h2_dialled(result),
+            Wake::H2 => {}
             Wake::Timeout => self.timeout(),
         }
     }

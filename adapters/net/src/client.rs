@@ -8,11 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use mcp_sansio::{EraHint, EraHints, TransportError};
+use std::collections::HashMap;
+
+use mcp_sansio::{Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
 use crate::dial::effective_dial_timeout;
+use crate::h2share::{SharedH2, Waker};
 use crate::{
     vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
     DEFAULT_DIAL_TIMEOUT,
@@ -49,6 +52,8 @@ pub struct Shared<S> {
     /// The deadline of one dial, TCP and TLS together (never zero).
     pub dial_timeout: Duration,
     pool: Mutex<IdlePool<S>>,
+    /// The shared HTTP/2 connection of each origin, and the origins being dialled.
+    h2: Arc<Mutex<H2Book>>,
     pub(crate) hints: Arc<HintBook>,
     pub(crate) sink: Option<Arc<dyn TranscriptSink>>,
     pub(crate) sessions: AtomicU64,
@@ -101,6 +106,80 @@ impl<S> Shared<S> {
         lock(&self.pool).put(origin, address, socket, std::time::Instant::now());
     }
 
+    /// The scheme of the HTTP/2 connection a new session of `endpoint` (whose origin is
+    /// `origin`) uses, if any: `https` (ALPN decides, when the socket is dialled) unless HTTP/1.1
+    /// is forced (by [`ClientBuilder::http1_only`] or by recording) or an HTTP/1.1 socket of the
+    /// origin is idle in the pool; `http` with prior knowledge only when the client was built for
+    /// it ([`ClientBuilder::h2_prior_knowledge`]). `None`: HTTP/1.1.
+    pub fn h2_scheme(&self, endpoint: &Endpoint, origin: &str) -> Option<&'static str> {
+        if self.http1_only {
+            return None;
+        }
+        if self.h2_connection(origin).is_some() {
+            return Some(match endpoint.scheme() {
+                Scheme::Https => "https",
+                Scheme::Http => "http",
+            });
+        }
+        match endpoint.scheme() {
+            Scheme::Https if !self.has_idle(origin) => Some("https"),
+            Scheme::Http if self.h2c => Some("http"),
+            _ => None,
+        }
+    }
+
+    /// The live shared HTTP/2 connection of `origin`, if there is one: a new session joins it
+    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) instead of dialling.
+    pub fn h2_connection(&self, origin: &str) -> Option<Arc<SharedH2>> {
+        lock(&self.h2).live(origin)
+    }
+
+    /// How a new HTTP/2 session of `origin` gets its connection: it joins the live one, or
+    /// dials it (one session at a time per origin: the others wait, and `wake` is called when
+    /// the dial is over, after which they ask again).
+    pub fn h2_route(&self, origin: &str, wake: Waker) -> H2Route {
+        let mut book = lock(&self.h2);
+        if let Some(conn) = book.live(origin) {
+            return H2Route::Join(conn);
+        }
+        match book.dialling.get_mut(origin) {
+            Some(waiting) => {
+                waiting.push(wake);
+                H2Route::Wait
+            }
+            None => {
+                book.dialling.insert(origin.to_owned(), Vec::new());
+                H2Route::Dial(H2DialLead {
+                    book: self.h2.clone(),
+                    origin: origin.to_owned(),
+                })
+            }
+        }
+    }
+
+    /// Makes `conn`, just opened, the shared HTTP/2 connection of `origin`, unless a live one
+    /// was registered meanwhile: that one is returned, and `conn` should be dropped (its socket
+    /// closed unused).
+    pub fn h2_register(&self, origin: &str, conn: Arc<SharedH2>) -> Arc<SharedH2> {
+        let mut book = lock(&self.h2);
+        match book.live(origin) {
+            Some(c) => c,
+            None => {
+                book.conns.insert(origin.to_owned(), conn.clone());
+                conn
+            }
+        }
+    }
+
+    /// Live shared HTTP/2 connections now (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        lock(&self.h2)
+            .conns
+            .values()
+            .filter(|c| !c.is_shut())
+            .count()
+    }
+
     /// Resolves `host` once and keeps the addresses the policy admits (blocking).
     pub fn vetted(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, TransportError> {
         Ok(vetted_addresses(
@@ -109,6 +188,63 @@ impl<S> Shared<S> {
             host,
             port,
         )?)
+    }
+}
+
+/// The shared HTTP/2 connections of a client, by origin, and the origins being dialled with the
+/// sessions waiting for each.
+#[derive(Default)]
+pub(crate) struct H2Book {
+    conns: HashMap<String, Arc<SharedH2>>,
+    dialling: HashMap<String, Vec<Waker>>,
+}
+
+impl H2Book {
+    fn live(&mut self, origin: &str) -> Option<Arc<SharedH2>> {
+        match self.conns.get(origin) {
+            Some(c) if !c.is_shut() => Some(c.clone()),
+            Some(_) => {
+                self.conns.remove(origin);
+                None
+            }
+            None => None,
+        }
+    }
+}
+
+/// What [`Shared::h2_route`] tells a new HTTP/2 session.
+#[derive(Debug)]
+pub enum H2Route {
+    /// Join this live connection.
+    Join(Arc<SharedH2>),
+    /// Dial the origin: no connection is live and no other session dials it. Register the
+    /// connection ([`Shared::h2_register`]) or fall back to HTTP/1.1, then drop the lead.
+    Dial(H2DialLead),
+    /// Another session is dialling the origin: wait for the waker, then ask again.
+    Wait,
+}
+
+/// The one session dialling an origin's HTTP/2 connection. Dropping it (once the connection is
+/// registered, or the dial failed or chose HTTP/1.1) wakes the sessions that waited.
+pub struct H2DialLead {
+    book: Arc<Mutex<H2Book>>,
+    origin: String,
+}
+
+impl fmt::Debug for H2DialLead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("H2DialLead")
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl Drop for H2DialLead {
+    fn drop(&mut self) {
+        let waiting = lock(&self.book).dialling.remove(&self.origin);
+        for wake in waiting.into_iter().flatten() {
+            wake();
+        }
     }
 }
 
@@ -225,10 +361,11 @@ impl<C: BuildClient> ClientBuilder<C> {
     }
 
     /// Forces HTTP/1.1: TLS offers ALPN `http/1.1` only and
-    /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: the tokio adapter offers ALPN `h2`
-    /// then `http/1.1` and speaks HTTP/2 where the server chooses it (the blocking adapter
-    /// speaks HTTP/1.1 only). A client that records ([`record_to`](Self::record_to)) speaks
-    /// HTTP/1.1 too.
+    /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: both adapters
+    /// offer ALPN `h2` then `http/1.1` and speak HTTP/2 where the server chooses it, every
+    /// session of the client to one origin sharing one HTTP/2 socket
+    /// ([`SharedH2`]). A client that records ([`record_to`](Self::record_to))
+    /// speaks HTTP/1.1 too.
     pub fn http1_only(mut self, on: bool) -> Self {
         self.http1_only = on;
         self
@@ -236,7 +373,6 @@ impl<C: BuildClient> ClientBuilder<C> {
 
     /// Speaks HTTP/2 with prior knowledge (h2c, no upgrade) to `http` endpoints: the server must
     /// speak HTTP/2 in clear text, as test servers behind a trusted network may. Default off.
-    /// Only the tokio adapter speaks HTTP/2.
     pub fn h2_prior_knowledge(mut self, on: bool) -> Self {
         self.h2c = on;
         self
@@ -269,6 +405,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             h2c: self.h2c && !http1_only,
             dial_timeout: self.dial_timeout,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),
+            h2: Arc::new(Mutex::new(H2Book::default())),
             hints: Arc::new(HintBook {
                 on: self.era_hints,
                 hints: Mutex::new(EraHints::new()),

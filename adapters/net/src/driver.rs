@@ -10,13 +10,16 @@
 //! 3. otherwise wait as [`wait`](SessionDriver::wait) says, for a [`Report`] of a socket (fed
 //!    with [`feed`](SessionDriver::feed)) or for the deadline ([`timeout`](SessionDriver::timeout)),
 //!    and pump again.
+//!
+//! A session that speaks HTTP/2 ([`SessionDriver::join_h2`]) has no socket of its own: its
+//! exchanges are streams of the origin's shared connection ([`SharedH2`]), whose socket readers
+//! route every event to the session's inbox and call its waker; the adapter then pumps again
+//! (nothing to feed), and still calls [`timeout`](SessionDriver::timeout) at the deadline.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::{H2Config, H2Socket, WorkId};
-use mcp_sansio::internals::wire::Codec;
 use mcp_sansio::{
     CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Instant,
     Operation, ServerInfo, Transmit, TransportError,
@@ -24,6 +27,7 @@ use mcp_sansio::{
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
 use crate::client::{lock, HintBook, Shared};
+use crate::h2share::{Member, SharedH2, Waker};
 
 /// Receives what a running tool call reports before it finishes. Every method does nothing by
 /// default (and declines input requests).
@@ -72,22 +76,6 @@ pub trait Io {
     fn finish(&mut self, exchange: ExchangeId, reusable: bool);
     /// The core abandoned `exchange`: close its socket at once.
     fn abandon(&mut self, exchange: ExchangeId);
-
-    /// HTTP/2 only (a session made with [`SessionDriver::new_h2`]): writes `bytes` to the
-    /// session's HTTP/2 socket, in order. An adapter that never makes such a session keeps the
-    /// default, which does nothing.
-    fn h2_write(&mut self, bytes: Vec<u8>) {
-        let _ = bytes;
-    }
-
-    /// HTTP/2 only: the bytes last reported by the HTTP/2 socket were fed to the core; read once
-    /// more and report with [`SessionDriver::feed_h2`].
-    fn h2_read_on(&mut self) {}
-
-    /// HTTP/2 only: the session's HTTP/2 socket cannot take further requests (it is going away or
-    /// failed, or a request must be retried on a fresh socket): close it, dial a new one that
-    /// negotiates HTTP/2 the same way, and report with [`SessionDriver::h2_dialled`].
-    fn h2_dial(&mut self) {}
 }
 
 /// What the adapter waits for before pumping again.
@@ -128,28 +116,29 @@ impl<'a> Start<'a> {
     }
 }
 
-/// The session's connection: alone (HTTP/1.1, one socket per exchange) or as the one work item
-/// of an HTTP/2 socket.
+/// The session's connection: alone (HTTP/1.1, one socket per exchange) or as a work item of
+/// the origin's shared HTTP/2 connection.
 enum Core {
     Http1(Box<Connection>),
     Http2(Box<H2Core>),
 }
 
-/// A session's HTTP/2 socket and the requests waiting for a fresh one.
+/// A session's place on the origin's shared HTTP/2 connection; leaving it (drop) resets the
+/// session's streams, and the last session to leave closes the socket with GOAWAY.
 struct H2Core {
-    socket: H2Socket,
-    work: WorkId,
-    /// The socket limits, from the work item's budgets.
-    h2: H2Config,
-    scheme: &'static str,
-    /// Requests that must go on a fresh socket, until [`Io::h2_dial`] reports.
-    pending: Vec<Transmit>,
-    dialling: bool,
-    /// Bytes were fed: the socket reads on once the outputs are drained.
-    fed: bool,
+    conn: Arc<SharedH2>,
+    member: Member,
+    /// The work item's configuration (the work item itself lives on the socket).
+    config: Config,
+    /// The legacy session id, as of the last pump.
+    session_id: Option<String>,
 }
 
-const LOST: &str = "the work item stays on its socket";
+impl Drop for H2Core {
+    fn drop(&mut self) {
+        self.conn.leave(self.member);
+    }
+}
 
 /// One session: the connection, its recording and what it negotiated.
 pub struct SessionDriver {
@@ -208,37 +197,35 @@ impl SessionDriver {
         ))
     }
 
-    /// A session of the client `shared` whose exchanges are streams of one HTTP/2 socket the
-    /// adapter has already opened (ALPN `h2`, or HTTP/2 with prior knowledge when `scheme` is
-    /// `http`): its bytes go through [`Io::h2_write`] and come back through
-    /// [`feed_h2`](Self::feed_h2). Such a session is not recorded (transcripts record
-    /// HTTP/1.1 exchanges): a client that records speaks HTTP/1.1.
-    pub fn new_h2<S>(
+    /// A session of the client `shared` whose exchanges are streams of the origin's shared
+    /// HTTP/2 connection `conn` (from [`Shared::h2_connection`], or just opened and
+    /// [registered](Shared::h2_register)); `wake` is called whenever the session has events to
+    /// handle (the adapter then pumps). `Ok(None)` if `conn` was shut meanwhile: dial again.
+    /// Such a session is not recorded (transcripts record HTTP/1.1 exchanges): a client that
+    /// records speaks HTTP/1.1.
+    pub fn join_h2<S>(
         shared: &Shared<S>,
         mut config: Config,
-        scheme: &'static str,
-    ) -> Result<SessionDriver, Error> {
+        conn: Arc<SharedH2>,
+        wake: Waker,
+    ) -> Result<Option<SessionDriver>, Error> {
         let origin = config.endpoint.origin();
         if shared.hints.on {
             lock(&shared.hints.hints).offer(&mut config);
         }
-        let h2 = H2Config::from_budgets(&config.budgets);
-        let conn = Connection::with_codec(config, Codec::Http2)?;
-        let zero = std::time::Instant::now();
-        let mut socket = H2Socket::new(Instant::ZERO, h2.clone(), scheme);
-        let work = socket.add(conn);
+        let Some(member) = conn.join(config.clone(), wake)? else {
+            return Ok(None);
+        };
+        let zero = conn.zero();
         let core = Core::Http2(Box::new(H2Core {
-            socket,
-            work,
-            h2,
-            scheme,
-            pending: Vec::new(),
-            dialling: false,
-            fed: false,
+            conn,
+            member,
+            config,
+            session_id: None,
         }));
         let mut driver = SessionDriver::with_core(core, origin, shared, None);
         driver.zero = zero;
-        Ok(driver)
+        Ok(Some(driver))
     }
 
     fn with_core<S>(
@@ -263,17 +250,13 @@ impl SessionDriver {
         }
     }
 
-    fn conn(&self) -> &Connection {
-        match &self.core {
-            Core::Http1(c) => c,
-            Core::Http2(h) => h.socket.connection(h.work).expect(LOST),
-        }
-    }
-
-    fn conn_mut(&mut self) -> &mut Connection {
+    /// Runs `f` on the session's connection (on the shared HTTP/2 connection, under its lock).
+    fn on_conn(&mut self, f: impl FnOnce(&mut Connection)) {
         match &mut self.core {
-            Core::Http1(c) => c,
-            Core::Http2(h) => h.socket.connection_mut(h.work).expect(LOST),
+            Core::Http1(c) => f(c),
+            Core::Http2(h) => {
+                let _ = h.conn.with(h.member, f);
+            }
         }
     }
 
@@ -287,7 +270,10 @@ impl SessionDriver {
 
     /// The connection's configuration.
     pub fn config(&self) -> &Config {
-        self.conn().config()
+        match &self.core {
+            Core::Http1(c) => c.config(),
+            Core::Http2(h) => &h.config,
+        }
     }
 
     /// The normalised origin: the pool and hint key.
@@ -313,12 +299,26 @@ impl SessionDriver {
 
     /// The legacy session id, if the server assigned one.
     pub fn session_id(&self) -> Option<&str> {
-        self.conn().session_id()
+        match &self.core {
+            Core::Http1(c) => c.session_id(),
+            Core::Http2(h) => h.session_id.as_deref(),
+        }
     }
 
     /// Raw bytes read so far.
     pub fn bytes_read(&self) -> u64 {
-        self.conn().bytes_read()
+        match &self.core {
+            Core::Http1(c) => c.bytes_read(),
+            Core::Http2(h) => h.conn.read(h.member, Connection::bytes_read).unwrap_or(0),
+        }
+    }
+
+    /// The shared HTTP/2 connection the session's exchanges run on, if it speaks HTTP/2.
+    pub fn h2_connection(&self) -> Option<&Arc<SharedH2>> {
+        match &self.core {
+            Core::Http1(_) => None,
+            Core::Http2(h) => Some(&h.conn),
+        }
     }
 
     /// Exchanges the adapter serves now.
@@ -350,12 +350,12 @@ impl SessionDriver {
         let operation = match op {
             Start::Connect => {
                 self.record_op(now, || RecordedOperation::Connect);
-                self.conn_mut().connect(now);
+                self.on_conn(|c| c.connect(now));
                 Operation::Connect
             }
             Start::ListTools => {
                 self.record_op(now, || RecordedOperation::ListTools);
-                self.conn_mut().list_tools(now);
+                self.on_conn(|c| c.list_tools(now));
                 Operation::ListTools
             }
             Start::CallTool { name, arguments } => {
@@ -363,12 +363,12 @@ impl SessionDriver {
                     name: name.to_owned(),
                     arguments: arguments.to_vec(),
                 });
-                self.conn_mut().call_tool(now, name, arguments);
+                self.on_conn(|c| c.call_tool(now, name, arguments));
                 Operation::CallTool
             }
             Start::Close => {
                 self.record_op(now, || RecordedOperation::Close);
-                self.conn_mut().close(now);
+                self.on_conn(|c| c.close(now));
                 Operation::Close
             }
         };
@@ -391,20 +391,25 @@ impl SessionDriver {
         if matches!(self.core, Core::Http2(_)) {
             return self.pump_h2(io, observer);
         }
-        loop {
+        while let Core::Http1(conn) = &mut self.core {
             let mut queued = Vec::new();
-            while let Some(t) = self.conn_mut().poll_transmit() {
+            let mut events = Vec::new();
+            while let Some(t) = conn.poll_transmit() {
+                queued.push(t);
+            }
+            while let Some(event) = conn.poll_event() {
+                events.push(event);
+            }
+            for t in &queued {
                 if self.recording.is_some() {
                     let now = self.now();
                     if let Some(r) = self.rec() {
-                        r.transmit(now, &t);
+                        r.transmit(now, t);
                     }
                 }
-                queued.push(t);
             }
-            let mut any = !queued.is_empty();
-            while let Some(event) = self.conn_mut().poll_event() {
-                any = true;
+            let mut any = !queued.is_empty() || !events.is_empty();
+            for event in events {
                 if let Some(r) = self.rec() {
                     r.event(&event);
                 }
@@ -481,7 +486,7 @@ impl SessionDriver {
                 let answer = observer.input_required(&requests);
                 let now = self.now();
                 self.record_op(now, || RecordedOperation::ProvideInput(answer.clone()));
-                self.conn_mut().provide_input(now, answer.as_deref());
+                self.on_conn(|c| c.provide_input(now, answer.as_deref()));
             }
             Event::ExchangeFinished { exchange, reusable } => {
                 queued.retain(|t| t.exchange != exchange);
@@ -499,52 +504,29 @@ impl SessionDriver {
         }
     }
 
-    /// [`pump`](Self::pump) of an HTTP/2 session: the socket's bytes go to [`Io::h2_write`],
-    /// requests it cannot carry wait for a fresh socket ([`Io::h2_dial`]), the work item's events
-    /// are handled as over HTTP/1.1 (streams need no socket verdict).
+    /// [`pump`](Self::pump) of an HTTP/2 session: the shared connection routes the socket's
+    /// bytes; the work item's events, taken from its inbox, are handled as over HTTP/1.1
+    /// (streams need no socket verdict).
     fn pump_h2(
         &mut self,
         io: &mut dyn Io,
         observer: &mut dyn CallObserver,
     ) -> Option<Result<Completion, Error>> {
-        loop {
-            let now = self.now();
-            let Core::Http2(h) = &mut self.core else {
+        while let Core::Http2(h) = &mut self.core {
+            let events = h.conn.take_events(h.member);
+            if events.is_empty() {
                 break;
-            };
-            let mut any = false;
-            while let Some(bytes) = h.socket.poll_transmit(now) {
-                any = true;
-                // While a fresh socket is dialled, the old one is gone: its bytes are dropped.
-                if !h.dialling {
-                    io.h2_write(bytes);
-                }
             }
-            while let Some((_, t)) = h.socket.poll_fresh() {
-                any = true;
-                h.pending.push(t);
-            }
-            if !h.pending.is_empty() && !h.dialling {
-                h.dialling = true;
-                io.h2_dial();
-            }
-            let mut events = Vec::new();
-            while let Some((_, event)) = h.socket.poll_event(now) {
-                events.push(event);
-            }
-            any |= !events.is_empty();
             for event in events {
                 let mut queued = Vec::new();
                 self.on_event(event, io, observer, &mut queued);
             }
-            if !any {
-                break;
-            }
         }
         if let Core::Http2(h) = &mut self.core {
-            if std::mem::take(&mut h.fed) && !h.dialling && !h.socket.is_closed() {
-                io.h2_read_on();
-            }
+            h.session_id = h
+                .conn
+                .read(h.member, |c| c.session_id().map(str::to_owned))
+                .flatten();
         }
         let outcome = self.outcome.take();
         if outcome.is_some() {
@@ -553,74 +535,19 @@ impl SessionDriver {
         outcome
     }
 
-    /// Feeds what the HTTP/2 socket reported ([`Io::h2_write`], [`Io::h2_read_on`]); ignored
-    /// by an HTTP/1.1 session and while a fresh socket is being dialled.
-    pub fn feed_h2(&mut self, report: Report) {
-        let now = self.now();
-        let Core::Http2(h) = &mut self.core else {
-            return;
-        };
-        if h.dialling {
-            return;
-        }
-        match report {
-            Report::Bytes(bytes) => {
-                h.fed = true;
-                // A connection error fails every stream: the work item hears of it through
-                // its exchanges, and the next request asks for a fresh socket.
-                let _ = h.socket.handle_bytes(now, &bytes);
-            }
-            Report::Eof => h.socket.handle_eof(now),
-            Report::Failed(e) => {
-                // The socket is unusable: its streams fail as closed, the socket with them.
-                let _ = e;
-                h.socket.handle_eof(now);
-            }
-        }
-    }
-
-    /// The fresh HTTP/2 socket [`Io::h2_dial`] asked for is open (`Ok`), or could not be opened:
-    /// the requests waiting for it then fail with `error`.
-    pub fn h2_dialled(&mut self, result: Result<(), TransportError>) {
-        let now = self.now();
-        let Core::Http2(h) = &mut self.core else {
-            return;
-        };
-        h.dialling = false;
-        let pending = std::mem::take(&mut h.pending);
-        match result {
-            Ok(()) => {
-                // The old socket is dropped: its other streams of this work item fail as closed.
-                let fresh = H2Socket::new(now, h.h2.clone(), h.scheme);
-                let mut old = std::mem::replace(&mut h.socket, fresh);
-                let conn = old.remove(now, h.work).expect(LOST);
-                h.work = h.socket.add(conn);
-                for t in pending {
-                    h.socket.resend(h.work, t);
-                }
-            }
-            Err(e) => {
-                let conn = h.socket.connection_mut(h.work).expect(LOST);
-                for t in pending {
-                    conn.handle_transport_error(now, t.exchange, e.clone());
-                }
-            }
-        }
-    }
-
     /// What to wait for before pumping again.
     pub fn wait(&self) -> Wait {
-        if let Core::Http2(h) = &self.core {
-            return match h.socket.poll_timeout() {
-                Some(due) => Wait::Until(self.zero + due.as_duration()),
-                None if h.dialling || !h.socket.is_closed() => Wait::Report,
+        match &self.core {
+            Core::Http2(h) => match h.conn.poll_timeout() {
+                Some(due) => Wait::Until(due),
+                None if h.conn.can_report(h.member) => Wait::Report,
                 None => Wait::Nothing,
-            };
-        }
-        match self.conn().poll_timeout() {
-            Some(due) => Wait::Until(self.zero + due.as_duration()),
-            None if self.live.is_empty() => Wait::Nothing,
-            None => Wait::Report,
+            },
+            Core::Http1(c) => match c.poll_timeout() {
+                Some(due) => Wait::Until(self.zero + due.as_duration()),
+                None if self.live.is_empty() => Wait::Nothing,
+                None => Wait::Report,
+            },
         }
     }
 
@@ -643,19 +570,19 @@ impl SessionDriver {
                     r.bytes(now, exchange, &bytes);
                 }
                 self.fed.insert(exchange);
-                self.conn_mut().handle_bytes(now, exchange, &bytes);
+                self.on_conn(|c| c.handle_bytes(now, exchange, &bytes));
             }
             Report::Eof => {
                 if let Some(r) = self.rec() {
                     r.eof(now, exchange);
                 }
-                self.conn_mut().handle_eof(now, exchange);
+                self.on_conn(|c| c.handle_eof(now, exchange));
             }
             Report::Failed(e) => {
                 if let Some(r) = self.rec() {
                     r.transport_error(now, exchange, &e);
                 }
-                self.conn_mut().handle_transport_error(now, exchange, e);
+                self.on_conn(|c| c.handle_transport_error(now, exchange, e));
             }
         }
     }
@@ -668,7 +595,7 @@ impl SessionDriver {
         }
         match &mut self.core {
             Core::Http1(c) => c.handle_timeout(now),
-            Core::Http2(h) => h.socket.handle_timeout(now),
+            Core::Http2(h) => h.conn.handle_timeout(),
         }
     }
 

@@ -18,8 +18,10 @@
 //!   check of pooled sockets);
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
 //!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
-//!   one socket per exchange, over HTTP/2 ([`SessionDriver::new_h2`]) every exchange a stream
-//!   of the session's one socket;
+//!   one socket per exchange, over HTTP/2 ([`SessionDriver::join_h2`]) every exchange a stream
+//!   of the origin's one socket, shared by every session of the client;
+//! - [`h2share`]: that shared HTTP/2 connection ([`SharedH2`]): the core's HTTP/2 socket, its
+//!   work items and their inboxes, moved to a fresh socket when it goes away;
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 #![forbid(unsafe_code)]
@@ -30,14 +32,16 @@ pub mod auth;
 pub mod client;
 pub mod dial;
 pub mod driver;
+pub mod h2share;
 pub mod policy;
 pub mod pool;
 pub mod resolve;
 pub mod tls;
 
 pub use async_run::{AsyncIo, Wake};
-pub use client::{BuildClient, ClientBuilder, Shared};
+pub use client::{BuildClient, ClientBuilder, H2DialLead, H2Route, Shared};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
+pub use h2share::{H2Io, Member, SharedH2, Waker};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};

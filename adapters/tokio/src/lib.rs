@@ -14,16 +14,20 @@
 //!
 //! # HTTP/2
 //!
-//! When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2:
-//! [`Client::connect`] dials once, and every exchange of the session is a stream of that socket,
-//! driven by the core's HTTP/2 client (every frame byte budgeted); the socket is dialled again
-//! when the server sends GOAWAY or a request must be retried on a fresh socket. Otherwise the
-//! session speaks HTTP/1.1 as above, starting on the socket just dialled. [`Session::http_version`]
-//! says which. [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns
-//! HTTP/2 off; [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
+//! When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2 on
+//! the origin's one HTTP/2 connection, shared by every session of the [`Client`]
+//! ([`mcp_sansio_net::SharedH2`]): the first session to the origin dials (others connecting
+//! meanwhile wait and join), every exchange of every session is a stream of that socket, driven by
+//! the core's HTTP/2 client (every frame byte budgeted, each session keeping its own budgets), and
+//! one fresh socket is dialled for all of them when the server sends GOAWAY or a request must be
+//! retried on a fresh socket. A dropped session resets its own streams; the last session to leave
+//! writes GOAWAY(NO_ERROR) and closes the socket. Otherwise the session speaks HTTP/1.1 as above,
+//! starting on the socket just dialled. [`Session::http_version`] says which.
+//! [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
+//! [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
 //! speaks HTTP/2 in clear text to `http` endpoints. A client that records speaks HTTP/1.1, and an
-//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. The HTTP/2 socket is the
-//! session's own: sessions of one client do not share it yet.
+//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
+//! by one task that writes what the connection sends and feeds it what it reads.
 //!
 //! ```no_run
 //! use mcp_sansio::Config;
@@ -90,7 +94,8 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use std::time::Instant as StdInstant;
 
 use mcp_sansio::{Config, Error};
@@ -102,12 +107,20 @@ pub use mcp_sansio_net::{
 };
 pub mod auth;
 pub use auth::AuthSession;
-use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start, Wake};
+use mcp_sansio_net::client::lock;
+use mcp_sansio_net::{
+    AsyncIo, H2Io, H2Route, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake,
+    Waker,
+};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
+
+/// A write to an HTTP/2 socket that does not finish within this fails the socket (a server that
+/// stops reading cannot hold the socket's task forever).
+const WRITE_STALL: Duration = Duration::from_secs(30);
 
 /// Bytes read from a socket at a time.
 const READ_CHUNK: usize = 16 * 1024;
@@ -127,10 +140,10 @@ impl Client {
     /// transport error ([`TransportErrorKind`]) when the server cannot be reached or its address
     /// is refused, or what the negotiation came to.
     pub async fn connect(&self, config: Config) -> Result<Session, Error> {
-        let mut driver = SessionDriver::new(&self.shared, config)?;
+        let notify = Arc::new(Notify::new());
+        let driver = self.driver(config, &notify).await?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let (h2tx, h2rx) = mpsc::unbounded_channel();
-        let mut io = Tasks {
+        let io = Tasks {
             shared: self.shared.clone(),
             origin: driver.origin().to_owned(),
             endpoint: Arc::new(driver.config().endpoint.clone()),
@@ -139,21 +152,8 @@ impl Client {
             queued: Vec::new(),
             tx,
             rx,
-            h2: None,
-            h2_gen: 0,
-            h2tx,
-            h2rx,
+            notify,
         };
-        if let Some(scheme) = self.h2_scheme(&io.endpoint, &io.origin) {
-            let (address, stream) = dial(&self.shared, &io.endpoint, true).await?;
-            if scheme == "http" || stream.is_h2() {
-                driver = SessionDriver::new_h2(&self.shared, driver.config().clone(), scheme)?;
-                io.h2_attach(stream);
-            } else {
-                // The server chose HTTP/1.1: the socket serves the first exchange.
-                self.shared.park(&io.origin, address, stream);
-            }
-        }
         let mut session = Session { driver, io };
         session
             .driver
@@ -162,18 +162,67 @@ impl Client {
         Ok(session)
     }
 
-    /// The scheme of the HTTP/2 socket a new session of `endpoint` tries first, if any: `https`
-    /// (ALPN decides) unless HTTP/1.1 is forced or an HTTP/1.1 socket of the origin is idle;
-    /// `http` with prior knowledge only when the client was built for it.
-    fn h2_scheme(&self, endpoint: &Endpoint, origin: &str) -> Option<&'static str> {
-        if self.shared.http1_only {
-            return None;
+    /// The session's driver: a work item of the origin's shared HTTP/2 connection (joined, or
+    /// dialled and registered when there is none and the server negotiates HTTP/2), or an
+    /// HTTP/1.1 session ([`Shared::h2_scheme`] decides whether to try HTTP/2).
+    async fn driver(&self, config: Config, notify: &Arc<Notify>) -> Result<SessionDriver, Error> {
+        let origin = config.endpoint.origin();
+        let Some(scheme) = self.shared.h2_scheme(&config.endpoint, &origin) else {
+            return SessionDriver::new(&self.shared, config);
+        };
+        let n = notify.clone();
+        let wake: Waker = Arc::new(move || n.notify_one());
+        // A connection shut between the look-up and the join is looked up again (a few times).
+        for _ in 0..4 {
+            let lead = match self.shared.h2_route(&origin, wake.clone()) {
+                H2Route::Join(conn) => {
+                    let joined =
+                        SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
+                    match joined {
+                        Some(driver) => return Ok(driver),
+                        None => continue,
+                    }
+                }
+                H2Route::Wait => {
+                    notify.notified().await;
+                    if self.shared.h2_scheme(&config.endpoint, &origin).is_none() {
+                        // The origin chose HTTP/1.1 meanwhile.
+                        return SessionDriver::new(&self.shared, config);
+                    }
+                    continue;
+                }
+                H2Route::Dial(lead) => lead,
+            };
+            let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
+            if scheme == "https" && !stream.is_h2() {
+                // The server chose HTTP/1.1: the socket serves the first exchange.
+                self.shared.park(&origin, address, stream);
+                drop(lead);
+                return SessionDriver::new(&self.shared, config);
+            }
+            let io = TokioH2::new(&self.shared, &config.endpoint);
+            let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
+            io.attach(fresh.clone(), 0, stream);
+            let conn = self.shared.h2_register(&origin, fresh.clone());
+            drop(lead);
+            if !Arc::ptr_eq(&conn, &fresh) {
+                io.close_socket(0);
+            }
+            let joined = SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
+            if let Some(driver) = joined {
+                return Ok(driver);
+            }
         }
-        match endpoint.scheme() {
-            Scheme::Https if !self.shared.has_idle(origin) => Some("https"),
-            Scheme::Http if self.shared.h2c => Some("http"),
-            _ => None,
-        }
+        Err(Error::Transport(TransportError {
+            kind: TransportErrorKind::Connect,
+            message: "the origin's HTTP/2 connection kept closing before the session joined it"
+                .into(),
+        }))
+    }
+
+    /// Live shared HTTP/2 connections of this client (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        self.shared.h2_connections()
     }
 }
 
@@ -241,70 +290,11 @@ struct Tasks {
     queued: Vec<Transmit>,
     tx: mpsc::UnboundedSender<(ExchangeId, Report)>,
     rx: mpsc::UnboundedReceiver<(ExchangeId, Report)>,
-    /// The session's HTTP/2 socket, if it speaks HTTP/2.
-    h2: Option<Task<H2Cmd>>,
-    /// The number of the current HTTP/2 socket: reports of earlier ones are ignored.
-    h2_gen: u64,
-    h2tx: mpsc::UnboundedSender<(u64, H2Msg)>,
-    h2rx: mpsc::UnboundedReceiver<(u64, H2Msg)>,
-}
-
-/// What the session tells its HTTP/2 socket's task.
-enum H2Cmd {
-    /// Write these bytes.
-    Write(Vec<u8>),
-    /// Read on.
-    Continue,
-}
-
-/// What the HTTP/2 socket's task reports.
-enum H2Msg {
-    Report(Report),
-    Dialled(Result<(), TransportError>),
+    /// Notified when the shared HTTP/2 connection has events for the session.
+    notify: Arc<Notify>,
 }
 
 impl Io for Tasks {
-    fn h2_write(&mut self, bytes: Vec<u8>) {
-        if let Some(task) = &self.h2 {
-            let _ = task.cmd.send(H2Cmd::Write(bytes));
-        }
-    }
-
-    fn h2_read_on(&mut self) {
-        if let Some(task) = &self.h2 {
-            let _ = task.cmd.send(H2Cmd::Continue);
-        }
-    }
-
-    fn h2_dial(&mut self) {
-        if let Some(old) = self.h2.take() {
-            old.handle.abort();
-        }
-        self.h2_gen += 1;
-        let generation = self.h2_gen;
-        let (cmd, cmd_rx) = mpsc::unbounded_channel();
-        let shared = self.shared.clone();
-        let endpoint = self.endpoint.clone();
-        let out = self.h2tx.clone();
-        let handle = tokio::spawn(async move {
-            let stream = match dial(&shared, &endpoint, true).await {
-                Ok((_, s)) if endpoint.scheme() == Scheme::Http || s.is_h2() => s,
-                Ok(_) => {
-                    let e = tls_error("the server no longer negotiates HTTP/2");
-                    let _ = out.send((generation, H2Msg::Dialled(Err(e))));
-                    return;
-                }
-                Err(e) => {
-                    let _ = out.send((generation, H2Msg::Dialled(Err(e))));
-                    return;
-                }
-            };
-            let _ = out.send((generation, H2Msg::Dialled(Ok(()))));
-            h2_run(stream, cmd_rx, out, generation).await;
-        });
-        self.h2 = Some(Task { cmd, handle });
-    }
-
     fn start(&mut self, transmit: Transmit) -> Result<(), TransportError> {
         self.queued.push(transmit);
         Ok(())
@@ -367,57 +357,22 @@ impl AsyncIo for Tasks {
         }
     }
 
-    /// The next wake-up: a task's report, a report of the HTTP/2 socket (those of a socket
-    /// already replaced are stale and skipped), or the deadline (first when both are due).
+    /// The next wake-up: a task's report, events of the shared HTTP/2 connection, or the
+    /// deadline (first when several are due).
     async fn next(&mut self, until: Option<StdInstant>) -> Wake {
         let until = until.map(tokio::time::Instant::from_std);
-        loop {
-            tokio::select! {
-                biased;
-                () = sleep_or_pend(until) => return Wake::Timeout,
-                // The session holds a sender, so the channel never closes.
-                Some((id, report)) = self.rx.recv() => return Wake::Report(id, report),
-                Some((generation, msg)) = self.h2rx.recv() => {
-                    if let Some(wake) = self.h2_wake(generation, msg) {
-                        return wake;
-                    }
-                }
-            }
+        tokio::select! {
+            biased;
+            () = sleep_or_pend(until) => Wake::Timeout,
+            () = self.notify.notified() => Wake::H2,
+            // The session holds a sender, so the channel never closes.
+            Some((id, report)) = self.rx.recv() => Wake::Report(id, report),
         }
-    }
-
-    /// What the HTTP/2 socket reported while no operation ran (the server closed an idle
-    /// connection, say), so that the operation's requests go to a fresh socket.
-    fn pending(&mut self) -> Option<Wake> {
-        while let Ok((generation, msg)) = self.h2rx.try_recv() {
-            if let Some(wake) = self.h2_wake(generation, msg) {
-                return Some(wake);
-            }
-        }
-        None
     }
 }
 
 impl Tasks {
-    /// A report of HTTP/2 socket `generation` as a wake-up, unless that socket was replaced.
-    fn h2_wake(&self, generation: u64, msg: H2Msg) -> Option<Wake> {
-        (generation == self.h2_gen).then_some(match msg {
-            H2Msg::Report(report) => Wake::H2Report(report),
-            H2Msg::Dialled(result) => Wake::H2Dialled(result),
-        })
-    }
-
-    /// Serves the session's HTTP/2 socket `stream` from a task of its own.
-    fn h2_attach(&mut self, stream: Stream) {
-        let (cmd, cmd_rx) = mpsc::unbounded_channel();
-        let handle = tokio::spawn(h2_run(stream, cmd_rx, self.h2tx.clone(), self.h2_gen));
-        self.h2 = Some(Task { cmd, handle });
-    }
-
     fn abort_all(&mut self) {
-        if let Some(task) = self.h2.take() {
-            task.handle.abort();
-        }
         for (_, task) in self.tasks.drain() {
             task.handle.abort();
         }
@@ -495,38 +450,126 @@ impl Job {
     }
 }
 
-/// The task of an HTTP/2 socket: writes what the session sends, reads once per permission and
-/// reports, until the socket or the session ends.
-async fn h2_run(
+// ---------------------------------------------------------------------------------------------
+// HTTP/2 sockets
+
+/// The socket I/O of a client's shared HTTP/2 connection to one origin: one task per socket
+/// writes what the connection sends, in order, and feeds what it reads to the connection.
+#[derive(Clone)]
+struct TokioH2(Arc<H2Sockets>);
+
+struct H2Sockets {
+    /// The client (weak: the client holds its connections, which hold this).
+    shared: Weak<Shared<Stream>>,
+    endpoint: Endpoint,
+    runtime: tokio::runtime::Handle,
+    /// The writer of each open socket, by generation; dropping it closes the socket once the
+    /// bytes queued before are written.
+    writers: Mutex<HashMap<u64, mpsc::UnboundedSender<Vec<u8>>>>,
+}
+
+impl TokioH2 {
+    fn new(shared: &Arc<Shared<Stream>>, endpoint: &Endpoint) -> TokioH2 {
+        TokioH2(Arc::new(H2Sockets {
+            shared: Arc::downgrade(shared),
+            endpoint: endpoint.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            writers: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// Serves `stream` as socket `generation` of `conn` from a task of its own.
+    fn attach(&self, conn: Arc<SharedH2>, generation: u64, stream: Stream) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.0.writers).insert(generation, tx);
+        self.0
+            .runtime
+            .spawn(h2_socket(stream, rx, conn, generation));
+    }
+
+    fn close_socket(&self, generation: u64) {
+        lock(&self.0.writers).remove(&generation);
+    }
+}
+
+impl H2Io for TokioH2 {
+    fn write(&self, generation: u64, bytes: Vec<u8>) {
+        if let Some(tx) = lock(&self.0.writers).get(&generation) {
+            let _ = tx.send(bytes);
+        }
+    }
+
+    fn close(&self, generation: u64) {
+        self.close_socket(generation);
+    }
+
+    fn dial(&self, conn: Arc<SharedH2>, generation: u64) {
+        let me = self.clone();
+        self.0.runtime.spawn(async move {
+            let inner = &me.0;
+            let Some(shared) = inner.shared.upgrade() else {
+                let e = io_error(&io::Error::other("the client is gone"));
+                conn.dialled(generation, Err(e));
+                return;
+            };
+            let stream = match dial(&shared, &inner.endpoint, true).await {
+                Ok((_, s)) if inner.endpoint.scheme() == Scheme::Http || s.is_h2() => s,
+                Ok(_) => {
+                    let e = tls_error("the server no longer negotiates HTTP/2");
+                    conn.dialled(generation, Err(e));
+                    return;
+                }
+                Err(e) => {
+                    conn.dialled(generation, Err(e));
+                    return;
+                }
+            };
+            // The writer is registered before the connection hears of the socket, and the
+            // reader starts after: nothing the socket carries is lost.
+            let (tx, rx) = mpsc::unbounded_channel();
+            lock(&inner.writers).insert(generation, tx);
+            conn.dialled(generation, Ok(()));
+            h2_socket(stream, rx, conn, generation).await;
+        });
+    }
+}
+
+/// The task of HTTP/2 socket `generation`: writes what the connection sends, in order, and
+/// feeds every read to the connection, until either side closes. While a write waits for the
+/// server, nothing is read.
+async fn h2_socket(
     mut stream: Stream,
-    mut cmd: mpsc::UnboundedReceiver<H2Cmd>,
-    out: mpsc::UnboundedSender<(u64, H2Msg)>,
+    mut writes: mpsc::UnboundedReceiver<Vec<u8>>,
+    conn: Arc<SharedH2>,
     generation: u64,
 ) {
     let mut buf = vec![0u8; READ_CHUNK];
-    let mut waiting = false;
     loop {
         tokio::select! {
-            c = cmd.recv() => match c {
-                Some(H2Cmd::Write(bytes)) => {
-                    if let Err(e) = write_request(&mut stream, &bytes).await {
-                        let report = Report::Failed(io_error(&e));
-                        let _ = out.send((generation, H2Msg::Report(report)));
+            bytes = writes.recv() => match bytes {
+                Some(bytes) => {
+                    let written = tokio::time::timeout(WRITE_STALL, write_request(&mut stream, &bytes))
+                        .await
+                        .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::TimedOut, "the server stopped reading")));
+                    if let Err(e) = written {
+                        conn.feed(generation, Report::Failed(io_error(&e)));
                         return;
                     }
                 }
-                Some(H2Cmd::Continue) => waiting = false,
-                None => return,
+                None => {
+                    let _ = stream.shutdown().await;
+                    return;
+                }
             },
-            read = stream.read(&mut buf), if !waiting => {
+            read = stream.read(&mut buf) => {
                 let report = match read {
                     Ok(0) => Report::Eof,
                     Ok(n) => Report::Bytes(buf[..n].to_vec()),
                     Err(e) => Report::Failed(io_error(&e)),
                 };
                 let more = matches!(report, Report::Bytes(_));
-                waiting = true;
-                if out.send((generation, H2Msg::Report(report))).is_err() || !more {
+                conn.feed(generation, report);
+                if !more {
                     return;
                 }
             }

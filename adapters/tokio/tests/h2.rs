@@ -2,118 +2,18 @@
 //! own frame codec and HPACK, from the core's test support): ALPN `h2` over TLS, h2c with prior
 //! knowledge, and the switch that forces HTTP/1.1.
 
-#[path = "../../../tests/support/h2server.rs"]
-mod h2server;
+#[path = "../../net/tests/h2_server/mod.rs"]
+mod h2_server;
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
 
-use h2server::{hello, result, H2Peer, SeenRequest};
-use mcp_sansio::{Config, Era, EraHint, TransportErrorKind};
+use h2_server::{config, is_cancel, is_goaway, Behaviour, Server};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
+use mcp_sansio::{Budget, TransportErrorKind};
 use mcp_sansio_tokio::{AddressPolicy, Client};
 use tokio_rustls::rustls;
-
-const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#;
-const CALLED: &str = r#"{"content":[{"type":"text","text":"hi"}]}"#;
-
-/// A modern configuration whose era hint spares the negotiation: every request is a tool
-/// request.
-fn config(url: &str) -> Config {
-    let mut c = Config::new(url).unwrap();
-    c.era_hint = Some(EraHint {
-        era: Era::Modern,
-        version: "2026-07-28".into(),
-    });
-    c
-}
-
-/// A server answering `tools/list` and `tools/call` over HTTP/2 on every accepted connection.
-struct Server {
-    port: u16,
-    accepted: Arc<AtomicUsize>,
-    requests: Arc<Mutex<Vec<SeenRequest>>>,
-    _thread: JoinHandle<()>,
-}
-
-impl Server {
-    fn start(tls: Option<Arc<rustls::ServerConfig>>) -> Server {
-        Server::start_with(tls, false)
-    }
-
-    /// With `close_after_answer`, the server closes each connection once it answered a request.
-    fn start_with(tls: Option<Arc<rustls::ServerConfig>>, close_after_answer: bool) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let (a, r) = (accepted.clone(), requests.clone());
-        let thread = std::thread::spawn(move || {
-            for tcp in listener.incoming() {
-                let Ok(tcp) = tcp else { return };
-                a.fetch_add(1, Ordering::SeqCst);
-                let (tls, r) = (tls.clone(), r.clone());
-                std::thread::spawn(move || match tls {
-                    Some(config) => {
-                        let Ok(conn) = rustls::ServerConnection::new(config) else {
-                            return;
-                        };
-                        serve(rustls::StreamOwned::new(conn, tcp), &r, close_after_answer);
-                    }
-                    None => serve(tcp, &r, close_after_answer),
-                });
-            }
-        });
-        Server {
-            port,
-            accepted,
-            requests,
-            _thread: thread,
-        }
-    }
-
-    fn methods(&self) -> Vec<String> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .map(SeenRequest::rpc_method)
-            .collect()
-    }
-}
-
-fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>, close_after: bool) {
-    let mut peer = H2Peer::default();
-    if stream.write_all(&hello()).is_err() {
-        return;
-    }
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let n = match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        for req in peer.read(&buf[..n]) {
-            let body = match req.rpc_method().as_str() {
-                "tools/list" => result(req.rpc_id(), TOOLS),
-                "tools/call" => result(req.rpc_id(), CALLED),
-                _ => result(req.rpc_id(), "{}"),
-            };
-            let answer = peer.json(req.stream, &body);
-            seen.lock().unwrap().push(req);
-            if stream
-                .write_all(&answer)
-                .and_then(|()| stream.flush())
-                .is_err()
-                || close_after
-            {
-                return;
-            }
-        }
-    }
-}
 
 /// A CA and a server configuration presenting a certificate it issued for 127.0.0.1, offering
 /// `alpn`.
@@ -267,7 +167,13 @@ async fn a_server_that_chooses_http1_keeps_http1_on_the_socket_already_dialled()
 
 #[tokio::test]
 async fn a_connection_the_server_closed_while_idle_is_dialled_again() {
-    let server = Server::start_with(None, true);
+    let server = Server::start_with(
+        None,
+        Behaviour {
+            close_after_answer: true,
+            ..Behaviour::default()
+        },
+    );
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     let client = Client::builder()
         .policy(loopback())
@@ -286,4 +192,183 @@ async fn a_connection_the_server_closed_while_idle_is_dialled_again() {
         2,
         "a fresh socket for the call"
     );
+}
+
+/// A TLS server offering `h2`, a client trusting it, and the endpoint's URL.
+fn tls_setup(b: Behaviour) -> (Server, Client, String) {
+    let (ca, server_config) = tls_server(&[b"h2", b"http/1.1"]);
+    let server = Server::start_with(Some(server_config), b);
+    let client = Client::builder()
+        .policy(loopback())
+        .add_root_certificates([ca])
+        .build();
+    let url = format!("https://127.0.0.1:{}/mcp", server.port);
+    (server, client, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sessions_of_a_client_share_one_socket_and_one_tls_handshake() {
+    const N: usize = 6;
+    let (server, client, url) = tls_setup(Behaviour::default());
+    let tasks: Vec<_> = (0..N)
+        .map(|i| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut session = client.connect(config(&url)).await.unwrap();
+                assert_eq!(session.http_version(), "HTTP/2");
+                assert_eq!(session.list_tools().await.unwrap().tools.len(), 1);
+                let args = format!(r#"{{"i":{i}}}"#);
+                let called = session.call_tool("echo", args.as_bytes()).await.unwrap();
+                assert_eq!(called.content.len(), 1);
+                session
+            })
+        })
+        .collect();
+    let mut sessions = Vec::new();
+    for t in tasks {
+        sessions.push(t.await.unwrap());
+    }
+    assert_eq!(client.h2_connections(), 1);
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        1,
+        "one TCP connection, so one TLS handshake, for {N} sessions"
+    );
+    let mut methods = server.methods();
+    methods.sort();
+    assert_eq!(methods.len(), 2 * N);
+    let streams: std::collections::BTreeSet<u32> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.stream)
+        .collect();
+    assert_eq!(streams.len(), 2 * N, "one stream per request");
+    for s in sessions {
+        s.close().await.unwrap();
+    }
+    assert_eq!(
+        client.h2_connections(),
+        0,
+        "the last session closed the socket"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_dropped_mid_call_resets_only_its_stream() {
+    let (server, client, url) = tls_setup(Behaviour::default());
+    let mut a = client.connect(config(&url)).await.unwrap();
+    let mut b = client.connect(config(&url)).await.unwrap();
+    let hung = tokio::spawn(async move {
+        let mut doomed = client.connect(config(&url)).await.unwrap();
+        let _ = doomed.call_tool("hang", b"{}").await;
+        unreachable!("the server never answers");
+    });
+    assert!(server.wait_for(|s| s.methods().contains(&"tools/call".to_owned())));
+    let hung_stream = server.requests.lock().unwrap()[0].stream;
+    hung.abort();
+    let _ = hung.await;
+    assert!(
+        server.wait_for(|s| !s.frames_on(1, is_cancel).is_empty()),
+        "the dropped session's stream is reset"
+    );
+    let resets = server.frames_on(1, is_cancel);
+    assert!(
+        resets
+            .iter()
+            .all(|f| matches!(f, Frame::RstStream { stream_id, .. } if *stream_id == hung_stream)),
+        "{resets:?}"
+    );
+    assert_eq!(a.list_tools().await.unwrap().tools.len(), 1);
+    assert_eq!(b.call_tool("echo", b"{}").await.unwrap().content.len(), 1);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    assert!(
+        server.frames_on(1, is_goaway).is_empty(),
+        "the socket stays open"
+    );
+}
+
+#[tokio::test]
+async fn a_goaway_moves_every_session_to_one_fresh_socket() {
+    let (server, client, url) = tls_setup(Behaviour {
+        goaway_first: true,
+        ..Behaviour::default()
+    });
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(client.connect(config(&url)).await.unwrap());
+    }
+    // The first answer comes with GOAWAY: the socket takes no further request.
+    assert_eq!(sessions[0].list_tools().await.unwrap().tools.len(), 1);
+    let [s0, s1, s2] = &mut sessions[..] else {
+        unreachable!()
+    };
+    let (r1, r2, r0) = tokio::join!(
+        s1.list_tools(),
+        s2.call_tool("echo", b"{}"),
+        s0.call_tool("echo", b"{}")
+    );
+    assert_eq!(r1.unwrap().tools.len(), 1);
+    assert_eq!(r2.unwrap().content.len(), 1);
+    assert_eq!(r0.unwrap().content.len(), 1);
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        2,
+        "one fresh socket for every session"
+    );
+    let on_second = server
+        .frames_on(2, |f| matches!(f, Frame::Headers { .. }))
+        .len();
+    assert_eq!(on_second, 3);
+    assert_eq!(client.h2_connections(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_last_session_writes_goaway_before_closing() {
+    let (server, client, url) = tls_setup(Behaviour::default());
+    let mut a = client.connect(config(&url)).await.unwrap();
+    let b = client.connect(config(&url)).await.unwrap();
+    assert_eq!(a.list_tools().await.unwrap().tools.len(), 1);
+    a.close().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        server.frames_on(1, is_goaway).is_empty(),
+        "a session is still on the socket"
+    );
+    drop(b);
+    assert!(
+        server.wait_for(|s| s.frames_on(1, is_goaway).len() == 1),
+        "the last session's leaving writes GOAWAY"
+    );
+    let goaway = server.frames_on(1, is_goaway).remove(0);
+    assert!(
+        matches!(goaway, Frame::GoAway { reason, .. } if reason == Reason::NO_ERROR),
+        "{goaway:?}"
+    );
+    assert_eq!(client.h2_connections(), 0);
+    // The next session dials again.
+    let mut c = client.connect(config(&url)).await.unwrap();
+    assert_eq!(c.list_tools().await.unwrap().tools.len(), 1);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn each_session_keeps_its_own_byte_budget_on_the_shared_socket() {
+    let (server, client, url) = tls_setup(Behaviour::default());
+    let mut roomy = client.connect(config(&url)).await.unwrap();
+    let mut tight_config = config(&url);
+    tight_config.budgets.response_bytes = 64;
+    let mut tight = client.connect(tight_config).await.unwrap();
+    let e = tight.list_tools().await.unwrap_err();
+    let exceeded = e.budget().expect("a budget error");
+    assert_eq!(exceeded.budget, Budget::ResponseBytes);
+    assert_eq!(exceeded.limit, 64);
+    assert_eq!(roomy.list_tools().await.unwrap().tools.len(), 1);
+    assert_eq!(
+        roomy.call_tool("echo", b"{}").await.unwrap().content.len(),
+        1
+    );
+    assert!(roomy.bytes_read() > 64);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
 }

@@ -1,0 +1,497 @@
+//! One HTTP/2 connection per origin, shared by every session of a client that speaks HTTP/2 to
+//! that origin: [`SharedH2`].
+//!
+//! The core's [`H2Socket`] multiplexes several work items (one [`Connection`] per session) on
+//! one socket, each with its own budgets. [`SharedH2`] keeps that socket behind a mutex with
+//! everything the sessions need around it: per-session inboxes of events, the socket's
+//! generation (a fresh socket replaces one that goes away), and one clock zero for every work
+//! item, so that their deadlines stay comparable across sockets.
+//!
+//! # Who does what
+//!
+//! The adapter supplies the socket I/O through [`H2Io`]: write bytes to a socket in order, close
+//! it, dial a fresh one; and it runs one reader per socket that hands every read to
+//! [`SharedH2::feed`]. Whoever holds the lock (a reader with bytes, a session starting an
+//! operation or reaching its deadline) drains the socket: bytes go to [`H2Io::write`], each work
+//! item's events into its inbox, and the sessions whose inbox got events are woken through the
+//! [`Waker`] they joined with. A session then takes its events ([`SharedH2::take_events`]) and
+//! handles them without the lock. A session never waits on another session's operation except
+//! for a stream slot (the core opens at most min(8, the server's MAX_CONCURRENT_STREAMS) streams
+//! at once and queues the rest).
+//!
+//! # Fresh sockets
+//!
+//! When the socket cannot take a request any more (the server sent GOAWAY, the socket failed, or
+//! the core asks for a fresh socket for a retry), the request waits here and **one** fresh
+//! socket is dialled for all the work items ([`H2Io::dial`], answered with
+//! [`SharedH2::dialled`]). Once it is open and the old socket has no stream left (or is closed),
+//! every work item moves to it and the waiting requests are sent there. Streams still running on
+//! the old socket are not cut short by the move.
+//!
+//! # Closing
+//!
+//! When the last session leaves, the socket is closed with GOAWAY(NO_ERROR): the GOAWAY is
+//! written, then the socket closed. The next session of the origin dials again (an HTTP/2
+//! connection is not kept idle).
+//!
+//! Recording clients speak HTTP/1.1 and never get here. The two points where bytes cross a
+//! socket are [`SharedH2::feed`] (bytes read) and the private `write` (bytes written).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_sansio::internals::h2::frame::Frame;
+use mcp_sansio::internals::h2::{H2Config, H2Socket, Reason, WorkId};
+use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
+
+use crate::client::lock;
+use crate::driver::Report;
+
+/// Wakes a session whose inbox got events. It must not block (it is called under the lock).
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
+/// The socket I/O an adapter supplies to a [`SharedH2`]. Sockets are numbered by generation;
+/// none of these methods may block (they are called under the connection's lock).
+pub trait H2Io: Send + Sync {
+    /// Writes `bytes` to socket `generation`, after every byte written to it before. Bytes for a
+    /// socket that is closed or unknown are dropped.
+    fn write(&self, generation: u64, bytes: Vec<u8>);
+    /// Closes socket `generation` once the bytes written to it are sent.
+    fn close(&self, generation: u64);
+    /// Dials a fresh socket that negotiates HTTP/2 the same way (ALPN `h2`, or prior knowledge
+    /// for `http`), as socket `generation` of `conn`; reports with [`SharedH2::dialled`] once it
+    /// is open (its writes must be accepted from then on) or could not be opened, and feeds what
+    /// it reads to [`SharedH2::feed`].
+    fn dial(&self, conn: Arc<SharedH2>, generation: u64);
+}
+
+/// A session's place on a [`SharedH2`]: stable while the session stays, across sockets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Member(u64);
+
+struct Item {
+    work: WorkId,
+    inbox: VecDeque<Event>,
+    wake: Waker,
+}
+
+/// A fresh socket, open, waiting for the old one to drain.
+struct Next {
+    socket: H2Socket,
+    generation: u64,
+}
+
+struct State {
+    socket: H2Socket,
+    generation: u64,
+    /// Whether [`H2Io::close`] was called for the current socket.
+    closing: bool,
+    /// The last generation handed out.
+    last_generation: u64,
+    next: Option<Next>,
+    /// The generation being dialled.
+    dialling: Option<u64>,
+    /// Requests waiting for a fresh socket.
+    pending: Vec<(Member, Transmit)>,
+    items: BTreeMap<Member, Item>,
+    last_member: u64,
+    shut: bool,
+}
+
+impl State {
+    fn member(&self, work: WorkId) -> Option<Member> {
+        self.items
+            .iter()
+            .find(|(_, i)| i.work == work)
+            .map(|(m, _)| *m)
+    }
+}
+
+/// One HTTP/2 connection (a socket, and its successors) shared by the sessions of a client to
+/// one origin. See the module docs.
+pub struct SharedH2 {
+    scheme: &'static str,
+    h2: H2Config,
+    zero: std::time::Instant,
+    io: Arc<dyn H2Io>,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for SharedH2 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = lock(&self.state);
+        f.debug_struct("SharedH2")
+            .field("scheme", &self.scheme)
+            .field("generation", &st.generation)
+            .field("members", &st.items.len())
+            .field("open_streams", &st.socket.open_streams())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedH2 {
+    /// A connection whose first socket, generation 0, the adapter has just opened (ALPN `h2`, or
+    /// prior knowledge when `scheme` is `http`) and serves through `io`. Every socket of it is
+    /// bounded by the socket limits of `budgets` (the per-socket ledger, streams, windows: those
+    /// of the first session's configuration); each work item keeps its own budgets. Nothing is
+    /// written before a session [`join`](Self::join)s.
+    pub fn new(scheme: &'static str, budgets: &Budgets, io: Arc<dyn H2Io>) -> Arc<SharedH2> {
+        let h2 = H2Config::from_budgets(budgets);
+        Arc::new(SharedH2 {
+            scheme,
+            zero: std::time::Instant::now(),
+            state: Mutex::new(State {
+                socket: H2Socket::new(Instant::ZERO, h2.clone(), scheme),
+                generation: 0,
+                closing: false,
+                last_generation: 0,
+                next: None,
+                dialling: None,
+                pending: Vec::new(),
+                items: BTreeMap::new(),
+                last_member: 0,
+                shut: false,
+            }),
+            h2,
+            io,
+        })
+    }
+
+    /// The clock zero of every work item of this connection, on the adapter's clock.
+    pub fn zero(&self) -> std::time::Instant {
+        self.zero
+    }
+
+    /// Now on the work items' clock, in whole microseconds.
+    pub fn now(&self) -> Instant {
+        let micros = u64::try_from(self.zero.elapsed().as_micros()).unwrap_or(u64::MAX);
+        Instant::from_duration(Duration::from_micros(micros))
+    }
+
+    /// The scheme of its requests: `https`, or `http` with prior knowledge.
+    pub fn scheme(&self) -> &'static str {
+        self.scheme
+    }
+
+    /// The generation of the socket serving now (0 for the first).
+    pub fn generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+
+    /// Sessions on the connection now.
+    pub fn members(&self) -> usize {
+        lock(&self.state).items.len()
+    }
+
+    /// Whether the last session left and the connection was closed: a new session dials again.
+    pub fn is_shut(&self) -> bool {
+        lock(&self.state).shut
+    }
+
+    /// Streams open on the serving socket now.
+    pub fn open_streams(&self) -> usize {
+        lock(&self.state).socket.open_streams()
+    }
+
+    /// Adds a session with `config` as a work item; `wake` is called whenever its inbox gets
+    /// events. `Ok(None)` if the connection was shut meanwhile (dial a new one).
+    pub fn join(self: &Arc<Self>, config: Config, wake: Waker) -> Result<Option<Member>, Error> {
+        let conn = Connection::with_codec(config, Codec::Http2)?;
+        let mut st = lock(&self.state);
+        if st.shut {
+            return Ok(None);
+        }
+        st.last_member += 1;
+        let member = Member(st.last_member);
+        let work = st.socket.add(conn);
+        st.items.insert(
+            member,
+            Item {
+                work,
+                inbox: VecDeque::new(),
+                wake,
+            },
+        );
+        Ok(Some(member))
+    }
+
+    /// Takes session `member` off the connection: its open streams are reset (CANCEL), its
+    /// waiting requests dropped. The last session to leave closes the socket with
+    /// GOAWAY(NO_ERROR).
+    pub fn leave(self: &Arc<Self>, member: Member) {
+        let now = self.now();
+        let mut st = lock(&self.state);
+        let Some(item) = st.items.remove(&member) else {
+            return;
+        };
+        let _ = st.socket.remove(now, item.work);
+        st.pending.retain(|(m, _)| *m != member);
+        if st.items.is_empty() {
+            self.shut(&mut st);
+        } else {
+            self.drain(&mut st);
+        }
+    }
+
+    /// Writes what is queued and GOAWAY(NO_ERROR), then closes every socket.
+    fn shut(&self, st: &mut State) {
+        let now = self.now();
+        st.shut = true;
+        st.pending.clear();
+        let generation = st.generation;
+        while let Some(bytes) = st.socket.poll_transmit(now) {
+            self.write(generation, bytes);
+        }
+        if !st.socket.is_closed() && !st.closing {
+            let mut goaway = Vec::new();
+            Frame::GoAway {
+                last_stream_id: 0,
+                reason: Reason::NO_ERROR,
+                debug: Vec::new(),
+            }
+            .encode(&mut goaway);
+            self.write(generation, goaway);
+        }
+        if !st.closing {
+            st.closing = true;
+            self.io.close(generation);
+        }
+        if let Some(next) = st.next.take() {
+            self.io.close(next.generation);
+        }
+        if let Some(g) = st.dialling.take() {
+            self.io.close(g);
+        }
+    }
+
+    /// Runs `f` on session `member`'s connection (to start an operation), then drains.
+    pub fn with<R>(
+        self: &Arc<Self>,
+        member: Member,
+        f: impl FnOnce(&mut Connection) -> R,
+    ) -> Option<R> {
+        let mut st = lock(&self.state);
+        let work = st.items.get(&member)?.work;
+        let r = f(st.socket.connection_mut(work)?);
+        self.drain(&mut st);
+        Some(r)
+    }
+
+    /// Reads session `member`'s connection.
+    pub fn read<R>(&self, member: Member, f: impl FnOnce(&Connection) -> R) -> Option<R> {
+        let st = lock(&self.state);
+        let work = st.items.get(&member)?.work;
+        st.socket.connection(work).map(f)
+    }
+
+    /// Drains the connection and takes the events in session `member`'s inbox.
+    pub fn take_events(self: &Arc<Self>, member: Member) -> Vec<Event> {
+        let mut st = lock(&self.state);
+        self.drain(&mut st);
+        st.items
+            .get_mut(&member)
+            .map(|i| i.inbox.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due next (any work item's deadline or
+    /// the socket's SETTINGS acknowledgement), on the adapter's clock.
+    pub fn poll_timeout(&self) -> Option<std::time::Instant> {
+        let st = lock(&self.state);
+        let next = st.next.as_ref().and_then(|n| n.socket.poll_timeout());
+        [st.socket.poll_timeout(), next]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|due| self.zero + due.as_duration())
+    }
+
+    /// Whether session `member` may still hear something: events wait in its inbox, or a
+    /// socket is open or being dialled.
+    pub fn can_report(&self, member: Member) -> bool {
+        let st = lock(&self.state);
+        st.items.get(&member).is_some_and(|i| !i.inbox.is_empty())
+            || !st.socket.is_closed()
+            || st.dialling.is_some()
+            || st.next.is_some()
+    }
+
+    /// The clock reached [`poll_timeout`](Self::poll_timeout).
+    pub fn handle_timeout(self: &Arc<Self>) {
+        let now = self.now();
+        let mut st = lock(&self.state);
+        st.socket.handle_timeout(now);
+        if let Some(next) = &mut st.next {
+            next.socket.handle_timeout(now);
+        }
+        self.drain(&mut st);
+    }
+
+    /// What the reader of socket `generation` read. Reports of a socket already replaced are
+    /// ignored. One of the two points where bytes cross an HTTP/2 socket (the other writes).
+    pub fn feed(self: &Arc<Self>, generation: u64, report: Report) {
+        let now = self.now();
+        let mut st = lock(&self.state);
+        let socket = if st.generation == generation {
+            &mut st.socket
+        } else {
+            match &mut st.next {
+                Some(n) if n.generation == generation => &mut n.socket,
+                _ => return,
+            }
+        };
+        match report {
+            // A connection error fails every stream: each work item hears of it through its
+            // exchanges, and its next request asks for a fresh socket.
+            Report::Bytes(bytes) => {
+                let _ = socket.handle_bytes(now, &bytes);
+            }
+            Report::Eof | Report::Failed(_) => socket.handle_eof(now),
+        }
+        self.drain(&mut st);
+    }
+
+    /// The fresh socket `generation` asked for with [`H2Io::dial`] is open (`Ok`), or could not
+    /// be opened: the requests waiting for it then fail with the error.
+    pub fn dialled(self: &Arc<Self>, generation: u64, result: Result<(), TransportError>) {
+        let now = self.now();
+        let mut st = lock(&self.state);
+        if st.dialling != Some(generation) {
+            self.io.close(generation);
+            return;
+        }
+        st.dialling = None;
+        match result {
+            Ok(()) => {
+                st.next = Some(Next {
+                    socket: H2Socket::new(now, self.h2.clone(), self.scheme),
+                    generation,
+                });
+            }
+            Err(e) => fail_pending(&mut st, now, &e),
+        }
+        self.drain(&mut st);
+    }
+
+    /// Bytes for socket `generation`: the one point where bytes are written to an HTTP/2
+    /// socket (the other, [`feed`](Self::feed), reads).
+    fn write(&self, generation: u64, bytes: Vec<u8>) {
+        self.io.write(generation, bytes);
+    }
+
+    /// Moves everything that can move: socket bytes out, requests for a fresh socket into the
+    /// waiting list, events into inboxes, work items to a fresh socket; then wakes the sessions
+    /// whose inbox got events.
+    fn drain(self: &Arc<Self>, st: &mut State) {
+        let mut woken = BTreeSet::new();
+        loop {
+            let now = self.now();
+            let mut any = false;
+            let generation = st.generation;
+            while let Some(bytes) = st.socket.poll_transmit(now) {
+                any = true;
+                if !st.closing {
+                    self.write(generation, bytes);
+                }
+            }
+            if st.socket.is_closed() && !st.closing {
+                st.closing = true;
+                self.io.close(generation);
+            }
+            while let Some((work, t)) = st.socket.poll_fresh() {
+                any = true;
+                if let Some(m) = st.member(work) {
+                    st.pending.push((m, t));
+                }
+            }
+            while let Some((work, event)) = st.socket.poll_event(now) {
+                any = true;
+                let Some(m) = st.member(work) else { continue };
+                if let Event::ExchangeAbandoned { exchange }
+                | Event::ExchangeFinished { exchange, .. } = &event
+                {
+                    let x = *exchange;
+                    st.pending.retain(|(mm, t)| !(*mm == m && t.exchange == x));
+                }
+                if let Some(item) = st.items.get_mut(&m) {
+                    item.inbox.push_back(event);
+                    woken.insert(m);
+                }
+            }
+            if let Some(next) = &mut st.next {
+                while let Some(bytes) = next.socket.poll_transmit(now) {
+                    self.write(next.generation, bytes);
+                }
+                if next.socket.is_closed() {
+                    // The fresh socket failed before any work item moved to it.
+                    let g = next.generation;
+                    st.next = None;
+                    self.io.close(g);
+                    let e = TransportError {
+                        kind: mcp_sansio::TransportErrorKind::Io,
+                        message: "the fresh HTTP/2 socket closed before its first request".into(),
+                    };
+                    fail_pending(st, now, &e);
+                    any = true;
+                }
+            }
+            if st.next.is_some() && (st.socket.is_closed() || st.socket.open_streams() == 0) {
+                self.switch(st, now);
+                any = true;
+            }
+            if !st.pending.is_empty() && st.dialling.is_none() && st.next.is_none() && !st.shut {
+                st.last_generation += 1;
+                let g = st.last_generation;
+                st.dialling = Some(g);
+                self.io.dial(self.clone(), g);
+            }
+            if !any {
+                break;
+            }
+        }
+        for m in woken {
+            if let Some(item) = st.items.get(&m) {
+                (item.wake)();
+            }
+        }
+    }
+
+    /// Moves every work item to the fresh socket and sends the waiting requests there; the old
+    /// socket is closed.
+    fn switch(&self, st: &mut State, now: Instant) {
+        let Some(next) = st.next.take() else { return };
+        let mut old = std::mem::replace(&mut st.socket, next.socket);
+        let old_generation = std::mem::replace(&mut st.generation, next.generation);
+        let old_closing = std::mem::replace(&mut st.closing, false);
+        for item in st.items.values_mut() {
+            if let Some(conn) = old.remove(now, item.work) {
+                item.work = st.socket.add(conn);
+            }
+        }
+        for (m, t) in std::mem::take(&mut st.pending) {
+            if let Some(item) = st.items.get(&m) {
+                st.socket.resend(item.work, t);
+            }
+        }
+        if !old_closing {
+            while let Some(bytes) = old.poll_transmit(now) {
+                self.write(old_generation, bytes);
+            }
+            self.io.close(old_generation);
+        }
+    }
+}
+
+/// Fails every request waiting for a fresh socket with `e`.
+fn fail_pending(st: &mut State, now: Instant, e: &TransportError) {
+    for (m, t) in std::mem::take(&mut st.pending) {
+        let Some(work) = st.items.get(&m).map(|i| i.work) else {
+            continue;
+        };
+        if let Some(conn) = st.socket.connection_mut(work) {
+            conn.handle_transport_error(now, t.exchange, e.clone());
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The in-test HTTP/2 server of both adapters' HTTP/2 tests, on 127.0.0.1 sockets (TLS with ALPN,
+//! or h2c), written with the core's frame codec and HPACK (`tests/support/h2server.rs`). An
+//! adapter's test includes this module by `#[path]`.
+#![allow(dead_code)]
+
+#[path = "../../../../tests/support/h2server.rs"]
+pub mod h2server;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use h2server::{frame, hello, result, H2Peer, SeenRequest};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
+use mcp_sansio::{Config, Era, EraHint};
+
+/// The tools the server lists.
+pub const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#;
+/// What every answered call returns.
+pub const CALLED: &str = r#"{"content":[{"type":"text","text":"hi"}]}"#;
+
+/// A modern configuration whose era hint spares the negotiation: every request is a tool
+/// request.
+pub fn config(url: &str) -> Config {
+    let mut c = Config::new(url).unwrap();
+    c.era_hint = Some(EraHint {
+        era: Era::Modern,
+        version: "2026-07-28".into(),
+    });
+    c
+}
+
+/// How the server behaves.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Behaviour {
+    /// Close each connection once it answered a request.
+    pub close_after_answer: bool,
+    /// On the first connection, send GOAWAY(NO_ERROR) right after the first answer (its last
+    /// stream is the one answered); later connections serve normally.
+    pub goaway_first: bool,
+}
+
+/// A server answering `tools/list` and `tools/call` over HTTP/2 on every accepted connection;
+/// a call of the tool `hang` is never answered.
+pub struct Server {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Connections accepted (each with its own TLS handshake over TLS).
+    pub accepted: Arc<AtomicUsize>,
+    /// Requests completed, in order.
+    pub requests: Arc<Mutex<Vec<SeenRequest>>>,
+    /// Every frame the client sent, with the number of its connection (from 1).
+    pub frames: Arc<Mutex<Vec<(usize, Frame)>>>,
+}
+
+impl Server {
+    /// A server with the default behaviour.
+    pub fn start(tls: Option<Arc<rustls::ServerConfig>>) -> Server {
+        Server::start_with(tls, Behaviour::default())
+    }
+
+    /// A server behaving as `b`.
+    pub fn start_with(tls: Option<Arc<rustls::ServerConfig>>, b: Behaviour) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let frames = Arc::new(Mutex::new(Vec::new()));
+        let (a, r, f) = (accepted.clone(), requests.clone(), frames.clone());
+        std::thread::spawn(move || {
+            for tcp in listener.incoming() {
+                let Ok(tcp) = tcp else { return };
+                let n = a.fetch_add(1, Ordering::SeqCst) + 1;
+                let (tls, r, f) = (tls.clone(), r.clone(), f.clone());
+                let b = Behaviour {
+                    goaway_first: b.goaway_first && n == 1,
+                    ..b
+                };
+                std::thread::spawn(move || match tls {
+                    Some(config) => {
+                        let Ok(conn) = rustls::ServerConnection::new(config) else {
+                            return;
+                        };
+                        serve(rustls::StreamOwned::new(conn, tcp), n, &r, &f, b);
+                    }
+                    None => serve(tcp, n, &r, &f, b),
+                });
+            }
+        });
+        Server {
+            port,
+            accepted,
+            requests,
+            frames,
+        }
+    }
+
+    /// The JSON-RPC methods of the requests completed, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(SeenRequest::rpc_method)
+            .collect()
+    }
+
+    /// The frames the client sent on connection `n` that `pick` keeps.
+    pub fn frames_on(&self, n: usize, pick: impl Fn(&Frame) -> bool) -> Vec<Frame> {
+        self.frames
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(c, f)| *c == n && pick(f))
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+
+    /// Waits (at most 5 s) until `cond` holds; returns whether it did.
+    pub fn wait_for(&self, cond: impl Fn(&Server) -> bool) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if cond(self) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        cond(self)
+    }
+}
+
+/// Whether `f` is a GOAWAY.
+pub fn is_goaway(f: &Frame) -> bool {
+    matches!(f, Frame::GoAway { .. })
+}
+
+/// Whether `f` is a RST_STREAM(CANCEL).
+pub fn is_cancel(f: &Frame) -> bool {
+    matches!(f, Frame::RstStream { reason, .. } if *reason == Reason::CANCEL)
+}
+
+fn serve(
+    mut stream: impl Read + Write,
+    n: usize,
+    seen: &Mutex<Vec<SeenRequest>>,
+    frames: &Mutex<Vec<(usize, Frame)>>,
+    b: Behaviour,
+) {
+    let mut peer = H2Peer::default();
+    if stream.write_all(&hello()).is_err() {
+        return;
+    }
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut recorded = 0;
+    let mut gone = false;
+    loop {
+        let got = match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(got) => got,
+        };
+        let done = peer.read(&buf[..got]);
+        frames
+            .lock()
+            .unwrap()
+            .extend(peer.frames[recorded..].iter().map(|f| (n, f.clone())));
+        recorded = peer.frames.len();
+        for req in done {
+            let method = req.rpc_method();
+            let hang = method == "tools/call" && req.json()["params"]["name"] == "hang";
+            let body = match method.as_str() {
+                "tools/list" => result(req.rpc_id(), TOOLS),
+                "tools/call" => result(req.rpc_id(), CALLED),
+                _ => result(req.rpc_id(), "{}"),
+            };
+            let mut answer = if hang || gone {
+                Vec::new()
+            } else {
+                peer.json(req.stream, &body)
+            };
+            if b.goaway_first && !gone && !hang {
+                gone = true;
+                answer.extend(frame(Frame::GoAway {
+                    last_stream_id: req.stream,
+                    reason: Reason::NO_ERROR,
+                    debug: Vec::new(),
+                }));
+            }
+            seen.lock().unwrap().push(req);
+            if stream
+                .write_all(&answer)
+                .and_then(|()| stream.flush())
+                .is_err()
+                || b.close_after_answer
+            {
+                return;
+            }
+        }
+    }
+}

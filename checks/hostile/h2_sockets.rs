@@ -1,0 +1,165 @@
+//! Running the HTTP/2 catalogue (`h2.rs`) over real 127.0.0.1 sockets: the scenario's server on
+//! every socket it accepts, the flood deadline, and the verdict on an operation's result. An
+//! adapter's test includes this file next to `tests/support/h2server.rs` (as `h2server`) and
+//! `h2.rs` (as `h2_catalogue`), and runs each scenario's operation its own way.
+//!
+//! One difference with virtual time is checked for what it is: an adapter writes the
+//! acknowledgements of a SETTINGS or PING flood as fast as it reads the flood, so the queued
+//! control output may stay under its cap; such a flood then ends at the operation's deadline
+//! (shortened to [`FLOOD_DEADLINE`]), the flood charged to the socket's ledger meanwhile.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_sansio::internals::h2::{H2Error, H2Limit, HpackError, Reason};
+use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error, ErrorKind};
+
+use crate::h2_catalogue::{H2Cause, H2Scenario};
+use crate::h2server::H2Peer;
+
+/// The longest wall time a scenario's operation is given (most scenarios end at once; their
+/// time is a bound in virtual time).
+pub const LONGEST: Duration = Duration::from_secs(20);
+/// The request and listing deadline of the control-output flood scenarios.
+pub const FLOOD_DEADLINE: Duration = Duration::from_secs(3);
+/// Wall time an operation may take beyond its scenario's time.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// Whether the scenario is a control-output flood.
+pub fn is_flood(sc: &H2Scenario) -> bool {
+    sc.expect == H2Cause::Limit(H2Limit::ControlOutput)
+}
+
+/// The scenario as run over sockets: a flood's deadlines shortened to [`FLOOD_DEADLINE`].
+pub fn prepare(mut sc: H2Scenario) -> H2Scenario {
+    if is_flood(&sc) {
+        sc.budgets.request_time = FLOOD_DEADLINE;
+        sc.budgets.list_time = FLOOD_DEADLINE;
+    }
+    sc
+}
+
+/// The wall time the scenario's operation may take.
+pub fn limit(sc: &H2Scenario) -> Duration {
+    sc.within.min(LONGEST) + GRACE
+}
+
+/// The configuration of the scenario's work item, to the server on `port` (h2c, modern hint).
+pub fn config(sc: &H2Scenario, port: u16) -> Config {
+    let mut config = Config::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    config.budgets = sc.budgets.clone();
+    config.era_hint = Some(EraHint {
+        era: Era::Modern,
+        version: "2026-07-28".into(),
+    });
+    config
+}
+
+/// Starts the scenario's server on a free port; counts the requests it saw on every socket.
+pub fn serve(sc: &H2Scenario) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let (prelude, respond, count) = (sc.prelude, sc.respond, seen.clone());
+    std::thread::spawn(move || {
+        for tcp in listener.incoming() {
+            let Ok(mut tcp) = tcp else { return };
+            let count = count.clone();
+            std::thread::spawn(move || {
+                let mut peer = H2Peer::default();
+                if tcp.write_all(&prelude(&mut peer)).is_err() {
+                    return;
+                }
+                let mut buf = vec![0u8; 16 * 1024];
+                loop {
+                    let n = match tcp.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        peer.read(&buf[..n])
+                    }));
+                    let Ok(done) = read else { return };
+                    for req in done {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        if tcp.write_all(&respond(&mut peer, &req)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// Whether `error` is the cause `expect` names, with the configured limit of a budget.
+pub fn matches_cause(error: &Error, expect: H2Cause, b: &Budgets) -> bool {
+    let h2 = match error {
+        Error::H2(e) => Some(e),
+        _ => None,
+    };
+    match expect {
+        H2Cause::Budget(budget) => error
+            .budget()
+            .is_some_and(|x| x.budget == budget && x.limit == b.limit(budget)),
+        H2Cause::Limit(limit) => {
+            matches!(h2, Some(H2Error::Limit { limit: l, .. }) if *l == limit)
+        }
+        H2Cause::Protocol(reason) => matches!(
+            h2,
+            Some(e @ (H2Error::Protocol { .. } | H2Error::Frame(_))) if e.reason() == reason
+        ),
+        H2Cause::HeaderList => matches!(
+            h2,
+            Some(H2Error::Hpack(HpackError::HeaderListTooLarge { .. }))
+        ),
+        H2Cause::Compression => matches!(
+            h2,
+            Some(e @ H2Error::Hpack(_)) if e.reason() == Reason::COMPRESSION_ERROR
+        ),
+        H2Cause::Malformed => matches!(h2, Some(H2Error::Malformed { .. })),
+        H2Cause::ContentLength => matches!(h2, Some(H2Error::ContentLength { .. })),
+        H2Cause::Reset(reason) => matches!(h2, Some(H2Error::Reset { reason: r }) if *r == reason),
+        H2Cause::GoAway => matches!(h2, Some(H2Error::GoAway { .. })),
+        H2Cause::SettingsTimeout => matches!(h2, Some(H2Error::SettingsTimeout { ms: 10_000 })),
+    }
+}
+
+/// What went wrong with the scenario's run, if anything: `result` is the operation's result
+/// (`Ok(Some(problem))` for a problem found before it, such as the wrong HTTP version), `seen`
+/// the requests the server saw.
+pub fn judge(
+    sc: &H2Scenario,
+    result: Result<Option<String>, Error>,
+    seen: usize,
+) -> Option<String> {
+    let tag = sc.name;
+    match result {
+        Ok(Some(problem)) => Some(format!("{tag}: {problem}")),
+        Ok(None) => Some(format!("{tag}: did not fail")),
+        Err(e) if e.kind() != ErrorKind::ConnectionFailed => {
+            Some(format!("{tag}: kind {} ({e})", e.kind()))
+        }
+        Err(e)
+            if is_flood(sc)
+                && e.budget().is_some_and(|x| {
+                    matches!(x.budget, Budget::RequestTime | Budget::ListTime)
+                }) =>
+        {
+            None
+        }
+        Err(e) if !matches_cause(&e, sc.expect, &sc.budgets) => {
+            Some(format!("{tag}: expected {:?}, got {e:?}", sc.expect))
+        }
+        Err(_) if seen != sc.requests => Some(format!(
+            "{tag}: the server saw {seen} requests, not {}",
+            sc.requests
+        )),
+        Err(_) => None,
+    }
+}
