@@ -21,10 +21,8 @@ const SCENARIO_TIME: Duration = Duration::from_secs(180);
 /// The adapters every HTTP/1.1 run goes through, in order.
 const HTTP1_ADAPTERS: &[Adapter] = &[Adapter::Tokio, Adapter::Blocking];
 
-/// The adapters every HTTP/2 run (TLS with ALPN `h2`, and h2c) goes through, in order. The
-/// blocking adapter speaks HTTP/1.1 only for now: once it speaks HTTP/2 (the same builder
-/// switches), add `Adapter::Blocking` here and every HTTP/2 test runs through it too.
-const H2_ADAPTERS: &[Adapter] = &[Adapter::Tokio];
+/// The adapters every HTTP/2 run (TLS with ALPN `h2`, and h2c) goes through, in order.
+const H2_ADAPTERS: &[Adapter] = &[Adapter::Tokio, Adapter::Blocking];
 
 /// A target whose era is forced: the other era's versions are not offered.
 const fn target(
