@@ -9,8 +9,8 @@
 //! the rustls connection behind a mutex, and every TLS record is written under it, so that the
 //! records leave in order.
 //!
-//! Closing a socket ([`H2Io::close`]) lets the writer send what is queued (the GOAWAY of the
-//! last session) and then shuts the TCP socket down, which ends the reader.
+//! Closing a socket ([`H2Io::close`]) lets the writer send what is queued (the GOAWAY written when
+//! the connection closes) and then shuts the TCP socket down, which ends the reader.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};

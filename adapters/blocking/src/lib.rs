@@ -14,7 +14,8 @@
 //!   [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
 //!   for `http`), every session of the [`Client`] to that origin is a work item of one shared
 //!   HTTP/2 socket ([`mcp_sansio_net::SharedH2`]), served by a writer and a reader thread; the
-//!   last session to leave writes GOAWAY(NO_ERROR) and closes it;
+//!   socket stays idle for the next session when the last one leaves, and dropping the client
+//!   writes GOAWAY(NO_ERROR) and closes it;
 //!   [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
 //! - the era negotiated with an origin is offered as a hint to the next connect to it.

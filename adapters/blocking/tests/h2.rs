@@ -82,35 +82,43 @@ fn sessions_on_several_threads_share_one_socket_and_one_tls_handshake() {
     assert_eq!(first.header(":scheme"), Some("https"));
     assert_eq!(first.header("host"), None, "no Host over HTTP/2");
     drop(sessions);
-    assert_eq!(client.h2_connections(), 0);
+    assert_eq!(
+        client.h2_connections(),
+        1,
+        "the last session leaves the socket idle for the next"
+    );
 }
 
 #[test]
-fn closing_the_last_session_writes_goaway_before_closing() {
+fn the_socket_stays_idle_for_the_next_session_and_the_client_closes_it_with_goaway() {
     let (server, client, url) = tls_setup(Behaviour::default());
     let mut a = client.connect(config(&url)).unwrap();
     let b = client.connect(config(&url)).unwrap();
     assert_eq!(a.list_tools().unwrap().tools.len(), 1);
     a.close().unwrap();
+    b.close().unwrap();
     std::thread::sleep(Duration::from_millis(100));
     assert!(
         server.frames_on(1, is_goaway).is_empty(),
-        "a session is still on the socket"
+        "the last session's close keeps the socket, idle"
     );
-    b.close().unwrap();
+    assert_eq!(client.h2_connections(), 1);
+    // The next session joins the idle socket: no second connection, no second handshake.
+    let mut c = client.connect(config(&url)).unwrap();
+    assert_eq!(c.list_tools().unwrap().tools.len(), 1);
+    assert_eq!(c.http_version(), "HTTP/2");
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    drop(c);
+    drop(client);
     assert!(
         server.wait_for(|s| s.frames_on(1, is_goaway).len() == 1),
-        "the last session's close writes GOAWAY"
+        "dropping the client writes GOAWAY"
     );
     let goaway = server.frames_on(1, is_goaway).remove(0);
     assert!(
         matches!(goaway, Frame::GoAway { reason, .. } if reason == Reason::NO_ERROR),
         "{goaway:?}"
     );
-    // The next session dials again.
-    let mut c = client.connect(config(&url)).unwrap();
-    assert_eq!(c.list_tools().unwrap().tools.len(), 1);
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
 }
 
 #[test]

@@ -192,17 +192,35 @@ impl<S> Shared<S> {
 }
 
 /// The shared HTTP/2 connections of a client, by origin, and the origins being dialled with the
-/// sessions waiting for each.
-#[derive(Default)]
+/// sessions waiting for each. Dropped with the client: every connection, idle or not, is then
+/// closed with GOAWAY(NO_ERROR).
 pub(crate) struct H2Book {
     conns: HashMap<String, Arc<SharedH2>>,
     dialling: HashMap<String, Vec<Waker>>,
+    /// How long a connection no session is on stays open for the next one (the pool's).
+    idle_timeout: Duration,
+}
+
+impl Drop for H2Book {
+    fn drop(&mut self) {
+        for conn in self.conns.values() {
+            conn.close();
+        }
+    }
 }
 
 impl H2Book {
+    fn new(idle_timeout: Duration) -> H2Book {
+        H2Book {
+            conns: HashMap::new(),
+            dialling: HashMap::new(),
+            idle_timeout,
+        }
+    }
+
     fn live(&mut self, origin: &str) -> Option<Arc<SharedH2>> {
         match self.conns.get(origin) {
-            Some(c) if !c.is_shut() => Some(c.clone()),
+            Some(c) if c.reusable(self.idle_timeout) => Some(c.clone()),
             Some(_) => {
                 self.conns.remove(origin);
                 None
@@ -405,7 +423,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             h2c: self.h2c && !http1_only,
             dial_timeout: self.dial_timeout,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),
-            h2: Arc::new(Mutex::new(H2Book::default())),
+            h2: Arc::new(Mutex::new(H2Book::new(self.pool_limits.idle_timeout))),
             hints: Arc::new(HintBook {
                 on: self.era_hints,
                 hints: Mutex::new(EraHints::new()),

@@ -124,7 +124,7 @@ enum Core {
 }
 
 /// A session's place on the origin's shared HTTP/2 connection; leaving it (drop) resets the
-/// session's streams, and the last session to leave closes the socket with GOAWAY.
+/// session's streams; the last session to leave leaves the socket idle for the next one.
 struct H2Core {
     conn: Arc<SharedH2>,
     member: Member,

@@ -28,11 +28,15 @@
 //! every work item moves to it and the waiting requests are sent there. Streams still running on
 //! the old socket are not cut short by the move.
 //!
-//! # Closing
+//! # Idle, and closing
 //!
-//! When the last session leaves, the socket is closed with GOAWAY(NO_ERROR): the GOAWAY is
-//! written, then the socket closed. The next session of the origin dials again (an HTTP/2
-//! connection is not kept idle).
+//! When the last session leaves, a healthy socket stays open, idle, for the next session of the
+//! origin to join (like an HTTP/1.1 socket parked in the pool): a client whose sessions come and
+//! go keeps one socket and one TLS handshake per origin. An idle connection is reused only while
+//! [`reusable`](SharedH2::reusable) says so: not past the pool's idle timeout, not closed or
+//! going away (the server's GOAWAY, a failure). Otherwise, and when the client is dropped, it is
+//! closed with GOAWAY(NO_ERROR) ([`SharedH2::close`]): the GOAWAY is written, then the socket
+//! closed.
 //!
 //! Recording clients speak HTTP/1.1 and never get here. The two points where bytes cross a
 //! socket are [`SharedH2::feed`] (bytes read) and the private `write` (bytes written).
@@ -98,6 +102,8 @@ struct State {
     items: BTreeMap<Member, Item>,
     last_member: u64,
     shut: bool,
+    /// Since when no session is on the connection (it is idle), on the adapter's clock.
+    idle_since: Option<std::time::Instant>,
 }
 
 impl State {
@@ -153,6 +159,7 @@ impl SharedH2 {
                 items: BTreeMap::new(),
                 last_member: 0,
                 shut: false,
+                idle_since: None,
             }),
             h2,
             io,
@@ -185,9 +192,44 @@ impl SharedH2 {
         lock(&self.state).items.len()
     }
 
-    /// Whether the last session left and the connection was closed: a new session dials again.
+    /// Whether the connection was closed ([`close`](Self::close), or it could not stay idle): a
+    /// new session dials again.
     pub fn is_shut(&self) -> bool {
         lock(&self.state).shut
+    }
+
+    /// Whether a new session may join: the connection is not closed and, when no session is on
+    /// it, it has been idle for at most `idle_timeout` and its socket neither failed nor is going
+    /// away. An idle connection that may not be reused is closed here (GOAWAY(NO_ERROR)).
+    pub fn reusable(self: &Arc<Self>, idle_timeout: Duration) -> bool {
+        let mut st = lock(&self.state);
+        if st.shut {
+            return false;
+        }
+        let Some(since) = st.idle_since else {
+            return true;
+        };
+        let healthy = !st.socket.is_closed() && st.socket.client().goaway().is_none();
+        if healthy && since.elapsed() <= idle_timeout {
+            return true;
+        }
+        self.shut(&mut st);
+        false
+    }
+
+    /// Whether no session is on the connection and it waits, open, for the next one.
+    pub fn is_idle(&self) -> bool {
+        let st = lock(&self.state);
+        !st.shut && st.idle_since.is_some()
+    }
+
+    /// Closes the connection: what is queued is written, then GOAWAY(NO_ERROR), then every
+    /// socket is closed. Sessions still on it hear of it as a closed socket.
+    pub fn close(self: &Arc<Self>) {
+        let mut st = lock(&self.state);
+        if !st.shut {
+            self.shut(&mut st);
+        }
     }
 
     /// Streams open on the serving socket now.
@@ -203,6 +245,7 @@ impl SharedH2 {
         if st.shut {
             return Ok(None);
         }
+        st.idle_since = None;
         st.last_member += 1;
         let member = Member(st.last_member);
         let work = st.socket.add(conn);
@@ -218,8 +261,9 @@ impl SharedH2 {
     }
 
     /// Takes session `member` off the connection: its open streams are reset (CANCEL), its
-    /// waiting requests dropped. The last session to leave closes the socket with
-    /// GOAWAY(NO_ERROR).
+    /// waiting requests dropped. When the last session leaves, a healthy socket stays open, idle
+    /// (see [`reusable`](Self::reusable)); one that failed, is going away or is being replaced
+    /// is closed with GOAWAY(NO_ERROR).
     pub fn leave(self: &Arc<Self>, member: Member) {
         let now = self.now();
         let mut st = lock(&self.state);
@@ -228,9 +272,16 @@ impl SharedH2 {
         };
         let _ = st.socket.remove(now, item.work);
         st.pending.retain(|(m, _)| *m != member);
-        if st.items.is_empty() {
+        let healthy = !st.socket.is_closed()
+            && st.socket.client().goaway().is_none()
+            && st.next.is_none()
+            && st.dialling.is_none();
+        if st.items.is_empty() && !healthy {
             self.shut(&mut st);
         } else {
+            if st.items.is_empty() {
+                st.idle_since = Some(std::time::Instant::now());
+            }
             self.drain(&mut st);
         }
     }

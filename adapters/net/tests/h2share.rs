@@ -1,13 +1,15 @@
 //! The shared HTTP/2 connection ([`SharedH2`]) without sockets: a recording socket I/O and the
 //! scripted HTTP/2 server of the core's tests play both ends, so every routing decision is
 //! checked byte for byte: one dial for every session after GOAWAY, the move once the old socket
-//! drained, per-session inboxes and wake-ups, GOAWAY(NO_ERROR) when the last session leaves.
+//! drained, per-session inboxes and wake-ups, an idle socket kept for the next session and closed
+//! with GOAWAY(NO_ERROR) past its idle timeout.
 
 #[path = "../../../tests/support/h2server.rs"]
 mod h2server;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use h2server::{frame, hello, result, H2Peer};
 use mcp_sansio::internals::h2::client::PREFACE;
@@ -109,7 +111,8 @@ fn listed(events: &[Event]) -> bool {
 }
 
 #[test]
-fn goaway_moves_every_session_to_one_fresh_socket_and_the_last_leave_writes_goaway() {
+fn goaway_moves_every_session_to_one_fresh_socket_and_an_idle_socket_past_its_timeout_closes_with_goaway(
+) {
     let io = Arc::new(Recorder::default());
     let conn = SharedH2::new("https", &Budgets::default(), io.clone());
     let (a, woken_a) = session(&conn);
@@ -175,12 +178,20 @@ fn goaway_moves_every_session_to_one_fresh_socket_and_the_last_leave_writes_goaw
     assert!(woken_b.load(Ordering::SeqCst) > before_b);
     assert_eq!(*io.dials.lock().unwrap(), [1], "still one dial");
 
-    // Leaving: a first (nothing closes), then b: GOAWAY(NO_ERROR), then the close.
+    // Leaving: a first, then b: nothing closes, the healthy socket stays idle for the next
+    // session; closing it writes GOAWAY(NO_ERROR), then closes.
     conn.leave(a);
     assert!(!conn.is_shut());
     assert!(!io.closes.lock().unwrap().contains(&1));
     conn.leave(b);
-    assert!(conn.is_shut());
+    assert!(!conn.is_shut() && conn.is_idle());
+    assert!(!io.closes.lock().unwrap().contains(&1));
+    assert!(conn.reusable(Duration::from_secs(30)));
+    assert!(
+        !conn.reusable(Duration::ZERO),
+        "an idle connection past the idle timeout is not reused"
+    );
+    assert!(conn.is_shut(), "and it is closed");
     let tail = io.take(1);
     let mut decoder = FrameDecoder::new();
     let mut rest = &tail[..];

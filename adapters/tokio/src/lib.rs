@@ -20,8 +20,9 @@
 //! meanwhile wait and join), every exchange of every session is a stream of that socket, driven by
 //! the core's HTTP/2 client (every frame byte budgeted, each session keeping its own budgets), and
 //! one fresh socket is dialled for all of them when the server sends GOAWAY or a request must be
-//! retried on a fresh socket. A dropped session resets its own streams; the last session to leave
-//! writes GOAWAY(NO_ERROR) and closes the socket. Otherwise the session speaks HTTP/1.1 as above,
+//! retried on a fresh socket. A dropped session resets its own streams; when the last session leaves,
+//! the socket stays idle for the next one (see [`mcp_sansio_net::SharedH2`]), and dropping the
+//! client writes GOAWAY(NO_ERROR) and closes it. Otherwise the session speaks HTTP/1.1 as above,
 //! starting on the socket just dialled. [`Session::http_version`] says which.
 //! [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
 //! [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)

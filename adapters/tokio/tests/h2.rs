@@ -250,8 +250,8 @@ async fn the_sessions_of_a_client_share_one_socket_and_one_tls_handshake() {
     }
     assert_eq!(
         client.h2_connections(),
-        0,
-        "the last session closed the socket"
+        1,
+        "the last session leaves the socket idle for the next"
     );
 }
 
@@ -325,32 +325,35 @@ async fn a_goaway_moves_every_session_to_one_fresh_socket() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_last_session_writes_goaway_before_closing() {
+async fn the_socket_stays_idle_for_the_next_session_and_the_client_closes_it_with_goaway() {
     let (server, client, url) = tls_setup(Behaviour::default());
     let mut a = client.connect(config(&url)).await.unwrap();
     let b = client.connect(config(&url)).await.unwrap();
     assert_eq!(a.list_tools().await.unwrap().tools.len(), 1);
     a.close().await.unwrap();
+    drop(b);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(
         server.frames_on(1, is_goaway).is_empty(),
-        "a session is still on the socket"
+        "the last session's leaving keeps the socket, idle"
     );
-    drop(b);
+    assert_eq!(client.h2_connections(), 1);
+    // The next session joins the idle socket: no second connection, no second handshake.
+    let mut c = client.connect(config(&url)).await.unwrap();
+    assert_eq!(c.list_tools().await.unwrap().tools.len(), 1);
+    assert_eq!(c.http_version(), "HTTP/2");
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    drop(c);
+    drop(client);
     assert!(
         server.wait_for(|s| s.frames_on(1, is_goaway).len() == 1),
-        "the last session's leaving writes GOAWAY"
+        "dropping the client writes GOAWAY"
     );
     let goaway = server.frames_on(1, is_goaway).remove(0);
     assert!(
         matches!(goaway, Frame::GoAway { reason, .. } if reason == Reason::NO_ERROR),
         "{goaway:?}"
     );
-    assert_eq!(client.h2_connections(), 0);
-    // The next session dials again.
-    let mut c = client.connect(config(&url)).await.unwrap();
-    assert_eq!(c.list_tools().await.unwrap().tools.len(), 1);
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]
