@@ -199,6 +199,30 @@ pub(crate) fn parse_message_for_page(
     parse_message(bytes)
 }
 
+/// [`parse_message`] for the answer to a `tools/call` request `expected`, with the answer
+/// decoded in the same pass when it can be: a result answering `expected` is only delimited here
+/// (as for [`parse_message_for_page`]), then read by the call's one pass
+/// (`call::pass::read`), which checks every byte of it. When that pass is sure, the message is
+/// known to be the JSON-RPC response [`parse_message`] would give, and the decoded answer comes
+/// with it; otherwise the message is read by [`parse_message`] in full, and the answer is left to
+/// `call::parse_call_result`.
+pub(crate) fn parse_message_for_call(
+    bytes: &[u8],
+    expected: RequestId,
+) -> Result<(Message<'_>, Option<Result<crate::call::CallAnswer, String>>), ProtocolError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
+        if let Some(m @ Message::Result { id, result }) = fast_response(bytes, true) {
+            if id_matches(id, expected) {
+                if let Ok(answer) = crate::call::pass::read(result.get()) {
+                    return Ok((m, Some(answer)));
+                }
+            }
+        }
+    }
+    parse_message(bytes).map(|m| (m, None))
+}
+
 /// Where the value starting at `at` ends if it is the message's last member: just before the
 /// closing brace that ends the message (whitespace aside). Not checked: the page pass reads the
 /// value and must find it ends exactly there.
