@@ -30,13 +30,24 @@ pub(crate) struct Unsure;
 
 type Sure<T> = Result<T, Unsure>;
 
-/// Reads the `tools/call` result `text` (one JSON value, without surrounding whitespace, or
-/// possibly not JSON at all when only delimited). `Ok` is exactly what the serde reading gives
-/// for that result; [`Unsure`] leaves the decision to it.
+/// Reads the `tools/call` result `text` (one JSON value, whitespace around it allowed). `Ok` is
+/// exactly what the serde reading gives for that result; [`Unsure`] leaves the decision to it.
+#[cfg(test)]
 pub(crate) fn read(text: &str) -> Sure<Result<CallAnswer, String>> {
+    let (answer, end) = read_at(text, ws(text.as_bytes(), 0))?;
+    if ws(text.as_bytes(), end) != text.len() {
+        return Err(Unsure);
+    }
+    Ok(answer)
+}
+
+/// Reads the `tools/call` result that starts at `at` in `text` (a whole message), checking it
+/// as JSON; returns the answer, exactly as the serde reading gives it for that result, and where
+/// the result ends. [`Unsure`] leaves the decision to the serde reading.
+pub(crate) fn read_at(text: &str, at: usize) -> Sure<(Result<CallAnswer, String>, usize)> {
     let b = text.as_bytes();
     let r = Reader { text, b };
-    let mut i = ws(b, 0);
+    let mut i = at;
     r.expect(i, b'{')?;
     i = ws(b, i + 1);
     let mut content: Option<Option<Blocks>> = None;
@@ -116,9 +127,19 @@ pub(crate) fn read(text: &str) -> Sure<Result<CallAnswer, String>> {
             }
         }
     }
-    if ws(b, i) != b.len() {
-        return Err(Unsure);
-    }
+    let end = i;
+    let answer = decide(text, content, structured, is_error, result_type)?;
+    Ok((answer, end))
+}
+
+/// The answer from the members of a result, as the serde reading decides it.
+fn decide(
+    text: &str,
+    content: Option<Option<Blocks>>,
+    structured: Option<Option<(usize, usize)>>,
+    is_error: Option<Option<bool>>,
+    result_type: Option<Option<&str>>,
+) -> Sure<Result<CallAnswer, String>> {
     match result_type.flatten() {
         None | Some("complete") => {}
         Some("input_required") => return Err(Unsure),
