@@ -417,13 +417,7 @@ impl<'a> Reader<'a> {
             Some(b'"') => {
                 // Lone surrogates make serde refuse the block, which it reads as malformed;
                 // rare enough to leave to it.
-                let (end, escaped) = json::string(self.b, i, true).ok_or(Unsure)?;
-                let inner = self.text.get(i + 1..end - 1).ok_or(Unsure)?;
-                let s = if escaped {
-                    unescape(inner).ok_or(Unsure)?
-                } else {
-                    inner.to_owned()
-                };
+                let (s, end) = decode(self.text, i).ok_or(Unsure)?;
                 Ok((Value::Str(s), end))
             }
             Some(b'n') if self.is_null(i) => Ok((Value::Null, i + 4)),
@@ -442,52 +436,152 @@ fn hex4(b: &[u8], i: usize) -> Option<u32> {
     Some(v)
 }
 
-/// Decodes the inside of a JSON string already checked by [`json::string`] (strict) into a
-/// `String` of exactly its decoded size at most: each run between escapes is copied once.
-fn unescape(inner: &str) -> Option<String> {
-    let b = inner.as_bytes();
-    let mut out = String::with_capacity(inner.len());
-    let mut i = 0;
+/// Where the string whose opening quote is at `i` seems to end: the first quote after it that
+/// an even run of backslashes precedes, found with `memchr` and not checked (only a bound for the
+/// capacity of the decoded string; [`decode`] checks). Each run of backslashes is counted once,
+/// by the quote that follows it: linear.
+fn end_bound(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while let Some(p) = b.get(j..).and_then(|rest| memchr::memchr(b'"', rest)) {
+        let k = j + p;
+        let before = b.get(i + 1..k).unwrap_or_default();
+        let run = before.iter().rev().take_while(|&&c| c == b'\\').count();
+        if run % 2 == 0 {
+            return k;
+        }
+        j = k + 1;
+    }
+    b.len()
+}
+
+/// Decodes the JSON string whose opening quote is at `i` of `text`, checking it as serde_json
+/// does when it decodes one (no raw control bytes, valid escapes, no lone surrogates): `None`
+/// where it is not such a string. Returns the string and the index after its closing quote.
+///
+/// One pass over the string's bytes checks them (a word at a time) and copies them once into a
+/// buffer sized beforehand from where the string ends ([`end_bound`], plus one word), which
+/// becomes the `String`: the decoded text is never moved after it is written.
+fn decode(text: &str, i: usize) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(end_bound(b, i).saturating_sub(i + 1) + 8);
+    let mut j = i + 1;
     loop {
-        let rest = b.get(i..)?;
-        let Some(k) = memchr::memchr(b'\\', rest).map(|p| i + p) else {
-            out.push_str(inner.get(i..)?);
-            return Some(out);
+        // Copy up to the next quote, backslash or control byte.
+        let k = loop {
+            let Some(word) = b.get(j..j + 8) else {
+                let tail = b.get(j..)?;
+                let n = tail
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+                out.extend_from_slice(tail.get(..n)?);
+                break j + n;
+            };
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let m = json::specials(u64::from_le_bytes(w));
+            if m == 0 {
+                out.extend_from_slice(&w);
+                j += 8;
+                continue;
+            }
+            // The whole word (no call to copy a few bytes), then only the bytes before the
+            // special one kept: the buffer has a word of room beyond the bound for this.
+            let n = (m.trailing_zeros() / 8) as usize;
+            let kept = out.len() + n;
+            out.extend_from_slice(&w);
+            out.truncate(kept);
+            break j + n;
         };
-        out.push_str(inner.get(i..k)?);
+        match *b.get(k)? {
+            b'"' => {
+                // Runs between ASCII bytes of a `str`: UTF-8 already; checked again, as `forbid
+                // (unsafe_code)` wants, at a few instructions per byte.
+                let s = String::from_utf8(out).ok()?;
+                return Some((s, k + 1));
+            }
+            b'\\' => {}
+            _ => return None,
+        }
         let c = match *b.get(k + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
             b'u' => {
                 let v = hex4(b, k + 2)?;
-                i = k + 6;
+                j = k + 6;
                 let code = match v {
                     0xD800..=0xDBFF => {
-                        if b.get(i..i + 2) != Some(b"\\u") {
+                        if b.get(j..j + 2) != Some(b"\\u") {
                             return None;
                         }
-                        let low = hex4(b, i + 2)?;
+                        let low = hex4(b, j + 2)?;
                         if !(0xDC00..=0xDFFF).contains(&low) {
                             return None;
                         }
-                        i += 6;
+                        j += 6;
                         0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
                     }
                     0xDC00..=0xDFFF => return None,
                     _ => v,
                 };
-                out.push(char::from_u32(code)?);
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut utf8).as_bytes());
                 continue;
             }
             _ => return None,
         };
         out.push(c);
-        i = k + 2;
+        j = k + 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_strings_as_serde_json() {
+        for t in [
+            r#""plain""#,
+            r#""""#,
+            r#""a\"b\\c\/d\b\f\n\r\t""#,
+            r#""\u00e9\ud83d\ude00x""#,
+            r#""é \"q\" 😀""#,
+            r#""\\""#,
+            r#""ends with escape\n""#,
+        ] {
+            let doc = format!("{t} ,");
+            let theirs: String = serde_json::from_str(t).unwrap();
+            assert_eq!(decode(&doc, 0), Some((theirs, t.len())), "{t}");
+        }
+        for bad in [
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\x""#,
+            r#""\u12""#,
+            "\"raw \u{1}\"",
+            r#""unterminated"#,
+            r#""ends in \"#,
+        ] {
+            assert_eq!(decode(bad, 0), None, "{bad:?}");
+            assert!(serde_json::from_str::<String>(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_capacity_bound_covers_the_decoded_string() {
+        let t = r#""a\"b\\" rest"#;
+        assert_eq!(end_bound(t.as_bytes(), 0), 7);
+        let (s, end) = decode(t, 0).unwrap();
+        assert_eq!((s.as_str(), end), ("a\"b\\", 8));
+        assert!(s.capacity() >= s.len());
+        // Malformed input gives some bound, never a panic.
+        assert_eq!(end_bound(b"\"\\", 0), 2);
     }
 }
