@@ -94,7 +94,7 @@ pub(crate) fn specials(w: u64) -> u64 {
 
 /// The index of the first `"`, `\` or control byte at or after `j`.
 #[inline(always)]
-pub(crate) fn next_special(b: &[u8], mut j: usize) -> Option<usize> {
+fn next_special(b: &[u8], mut j: usize) -> Option<usize> {
     let short_end = j + SHORT;
     while j < short_end {
         let Some(word) = b.get(j..j + 8) else {
