@@ -73,7 +73,10 @@ fn check_catalog(c: &mcp_sansio::Catalog) {
     for t in &c.tools {
         assert!(mcp_sansio::internals::valid_tool_name(t.name()), "{t:?}");
         assert!(names.insert(t.name().to_owned()), "duplicate {t:?}");
-        assert!(t.input_schema().starts_with('{') && t.input_schema().ends_with('}'), "{t:?}");
+        assert!(
+            t.input_schema().starts_with('{') && t.input_schema().ends_with('}'),
+            "{t:?}"
+        );
     }
     assert!(c.refused.windows(2).all(|w| w[0].index < w[1].index));
     assert!(c.refused.iter().all(|r| !r.reason.to_string().is_empty()));
