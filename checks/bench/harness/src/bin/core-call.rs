@@ -5,6 +5,9 @@
 //!   the result and its content blocks, the text decoded into its `String`.
 //! - `core-call value`: the same JSON-RPC body parsed with `serde_json::from_slice::<Value>`.
 //!
+//! - `core-call time`: the wall time of both, the median of 21 runs each (fresh connection and
+//!   response per run, made before the clock starts), as JSON in milliseconds.
+//!
 //! Only `measure_sansio` / `measure_value` do the work, so run under
 //! `valgrind --tool=callgrind --toggle-collect='*measure_*'` to count just that. Each mode prints
 //! what it read as JSON (the text's length, to check both read the same answer).
@@ -107,6 +110,33 @@ fn main() {
                 .len();
             println!("{{\"text_bytes\":{text},\"bytes\":{}}}", body.len());
             black_box(v);
+        }
+        "time" => {
+            let median = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let mut sansio = Vec::new();
+            let mut value = Vec::new();
+            let body = call_body(1);
+            for _ in 0..21 {
+                let mut conn = calling_connection();
+                let t = conn.poll_transmit().expect("the call request");
+                let response = http(&call_body(request_id(&t.bytes)));
+                let start = std::time::Instant::now();
+                let result = measure_sansio(&mut conn, t.exchange, &response);
+                sansio.push(start.elapsed().as_secs_f64() * 1e3);
+                black_box(result.expect("finished"));
+                let start = std::time::Instant::now();
+                let v = measure_value(&body);
+                value.push(start.elapsed().as_secs_f64() * 1e3);
+                black_box(v);
+            }
+            println!(
+                "{{\"sansio_ms\":{:.3},\"value_ms\":{:.3}}}",
+                median(sansio),
+                median(value)
+            );
         }
         other => panic!("unknown mode {other}"),
     }
