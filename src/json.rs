@@ -85,7 +85,7 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 /// A mark on the high bit of the first byte of `w` (little-endian) that is `"`, `\` or below
 /// 0x20 (marks after the first may be spurious; the first is exact).
 #[inline(always)]
-fn specials(w: u64) -> u64 {
+pub(crate) fn specials(w: u64) -> u64 {
     let quote = w ^ (ONES * u64::from(b'"'));
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;

@@ -199,6 +199,32 @@ pub(crate) fn parse_message_for_page(
     parse_message(bytes)
 }
 
+/// [`parse_message`] for the answer to a `tools/call` request `expected`, with the answer
+/// decoded in the same pass when it can be: the envelope is read by the JSON scanner as in
+/// [`parse_message`], and its `result` by the call's one pass (`call::pass::read_at`), which
+/// checks every byte of it and says where it ends. When both are sure, the message is the
+/// JSON-RPC response [`parse_message`] would give, and the decoded answer comes with it (if the
+/// id is `expected`); otherwise the message is read by [`parse_message`] in full, and the answer
+/// is left to `call::parse_call_result`.
+pub(crate) fn parse_message_for_call(
+    bytes: &[u8],
+    expected: RequestId,
+) -> Result<(Message<'_>, Option<Result<crate::call::CallAnswer, String>>), ProtocolError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
+        let mut answer = None;
+        let fast = fast_response_with(bytes, &mut |text, at| {
+            let (decoded, end) = crate::call::pass::read_at(text, at).ok()?;
+            answer = Some(decoded);
+            Some(end)
+        });
+        if let Some(m @ Message::Result { id, .. }) = fast {
+            return Ok((m, answer.filter(|_| id_matches(id, expected))));
+        }
+    }
+    parse_message(bytes).map(|m| (m, None))
+}
+
 /// Where the value starting at `at` ends if it is the message's last member: just before the
 /// closing brace that ends the message (whitespace aside). Not checked: the page pass reads the
 /// value and must find it ends exactly there.
@@ -221,6 +247,22 @@ fn last_member_end(b: &[u8], at: usize) -> Option<usize> {
 ///
 /// With `defer`, the `result` is only delimited, not checked: see [`parse_message_for_page`].
 fn fast_response(bytes: &[u8], defer: bool) -> Option<Message<'_>> {
+    if defer {
+        fast_response_with(bytes, &mut |t, at| {
+            let b = t.as_bytes();
+            last_member_end(b, at).map_or_else(|| crate::json::delimit(b, at), Some)
+        })
+    } else {
+        fast_response_with(bytes, &mut |t, at| crate::json::skip(t.as_bytes(), at))
+    }
+}
+
+/// [`fast_response`] with the `result` read by `read_result`, which is given the message and where the
+/// value starts, and returns where it ends (`None`: not sure, the message is left to serde).
+fn fast_response_with<'a>(
+    bytes: &'a [u8],
+    read_result: &mut dyn FnMut(&'a str, usize) -> Option<usize>,
+) -> Option<Message<'a>> {
     use crate::json::{skip, string, ws};
     let text = core::str::from_utf8(bytes).ok()?;
     let b = text.as_bytes();
@@ -244,8 +286,8 @@ fn fast_response(bytes: &[u8], defer: bool) -> Option<Message<'_>> {
             return None;
         }
         let at = ws(b, i + 1);
-        let after = if defer && key == b"result" {
-            last_member_end(b, at).map_or_else(|| crate::json::delimit(b, at), Some)?
+        let after = if key == b"result" {
+            read_result(text, at)?
         } else {
             skip(b, at)?
         };
@@ -439,6 +481,39 @@ mod tests {
         let m = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\",\"result\":{}}";
         assert!(fast_response(m, false).is_none());
         assert!(parse_message(m).is_ok());
+    }
+
+    #[test]
+    fn a_call_answer_is_decoded_with_its_message_only_when_sure() {
+        let decoded = |m: &str| match parse_message_for_call(m.as_bytes(), 1) {
+            Ok((Message::Result { result, .. }, d)) => Some((result.get().to_owned(), d.is_some())),
+            _ => None,
+        };
+        let block = r#"{"content":[{"type":"text","text":"a\tb"}]}"#;
+        // The usual shapes: decoded in the same pass.
+        for m in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{block}}}"#),
+            format!(r#" {{ "jsonrpc" : "2.0" , "id" : 1 , "result" : {block} }} "#),
+            format!(r#"{{"result":{block},"id":1,"jsonrpc":"2.0"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{block},"x":[1e400]}}"#),
+        ] {
+            assert_eq!(decoded(&m), Some((block.to_owned(), true)), "{m}");
+        }
+        // A message that is not a response as read, another id, or a shape the pass leaves to
+        // serde: the message is read the checking way, with the same outcome as before.
+        for m in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{block},"method":"m"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{block},"result":{{}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{block}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":2,"result":{block}}}"#),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[1,]}}"#.to_owned(),
+        ] {
+            let whole = parse_message(m.as_bytes()).ok().and_then(as_pair).map(|(_, r)| r);
+            let now = decoded(&m);
+            assert_eq!(now.as_ref().map(|(r, _)| r.clone()), whole, "{m}");
+            assert!(!now.is_some_and(|(_, sure)| sure), "{m}");
+        }
     }
 
     #[test]

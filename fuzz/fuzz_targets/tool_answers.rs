@@ -1,7 +1,8 @@
-//! A modern connection whose `tools/list` page and `tools/call` result are arbitrary JSON text:
-//! catalogs, x-mcp-header validation, content blocks and input_required shapes never panic, and
-//! every operation ends with an event. A listing fed whole and fed in pieces (cut where the input
-//! says) gives the same events, and every catalog keeps its invariants: entries numbered in
+//! A modern connection whose `tools/list` page and `tools/call` result are arbitrary JSON text
+//! (the result the last member of the message or the first, so that the call's one pass is
+//! followed by the envelope): catalogs, x-mcp-header validation, content blocks and
+//! input_required shapes never panic, and every operation ends with an event. A listing or a call
+//! fed whole and fed in pieces (cut where the input says) gives the same outcome, and every catalog keeps its invariants: entries numbered in
 //! order, names unique and accepted by the rule, schemas JSON objects kept as sent.
 #![no_main]
 
@@ -30,10 +31,19 @@ fn drive(conn: &mut Connection, now: Instant, result: &[u8], piece: usize) -> Ve
                 format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[],"content":[]}}}}"#)
                     .into_bytes()
             } else {
-                let mut b = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
-                b.extend_from_slice(result);
-                b.push(b'}');
-                b
+                // The result last (as most servers write it) or first (then the envelope is
+                // read after the result's own pass).
+                if result.len() % 2 == 0 {
+                    let mut b = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
+                    b.extend_from_slice(result);
+                    b.push(b'}');
+                    b
+                } else {
+                    let mut b = br#"{"result":"#.to_vec();
+                    b.extend_from_slice(result);
+                    b.extend_from_slice(format!(r#","jsonrpc":"2.0","id":{id}}}"#).as_bytes());
+                    b
+                }
             };
             answered = true;
             let mut resp = format!(
@@ -63,19 +73,24 @@ fn check_catalog(c: &mcp_sansio::Catalog) {
     for t in &c.tools {
         assert!(mcp_sansio::internals::valid_tool_name(t.name()), "{t:?}");
         assert!(names.insert(t.name().to_owned()), "duplicate {t:?}");
-        assert!(t.input_schema().starts_with('{') && t.input_schema().ends_with('}'), "{t:?}");
+        assert!(
+            t.input_schema().starts_with('{') && t.input_schema().ends_with('}'),
+            "{t:?}"
+        );
     }
     assert!(c.refused.windows(2).all(|w| w[0].index < w[1].index));
     assert!(c.refused.iter().all(|r| !r.reason.to_string().is_empty()));
 }
 
-/// The outcome of a listing, comparable across splits.
+/// The outcome of a listing or a call, comparable across splits.
 fn outcome(events: &[Event]) -> Option<String> {
     events.iter().find_map(|e| match e {
         Event::ToolsListed(c) => {
             check_catalog(c);
             Some(format!("{c:?}"))
         }
+        Event::CallFinished(r) => Some(format!("{r:?}")),
+        Event::InputRequired { requests } => Some(format!("input: {}", requests.get())),
         Event::Failed { error, .. } => Some(format!("failed: {error}")),
         _ => None,
     })
@@ -101,8 +116,8 @@ fuzz_target!(|data: &[u8]| {
             conn.call_tool(now, "t", b"{}");
         }
         let events = drive(&mut conn, now, data, usize::MAX);
-        if list {
-            // The same listing, the response fed in pieces.
+        {
+            // The same listing or call, the response fed in pieces.
             let piece = usize::from(data.last().copied().unwrap_or(1)) % 97 + 1;
             let mut config = Config::new("http://127.0.0.1:9/mcp")
                 .unwrap()
@@ -111,7 +126,11 @@ fuzz_target!(|data: &[u8]| {
             let mut split = Connection::new(config).unwrap();
             split.connect(now);
             let _ = drive(&mut split, now, data, piece);
-            split.list_tools(now);
+            if list {
+                split.list_tools(now);
+            } else {
+                split.call_tool(now, "t", b"{}");
+            }
             let split_events = drive(&mut split, now, data, piece);
             assert_eq!(outcome(&events), outcome(&split_events));
         }

@@ -69,7 +69,12 @@ impl Connection {
     }
 
     pub(super) fn on_call_result(&mut self, now: Instant, result: RawJson<'_>) {
-        let (requests, state) = match call::parse_call_result(result) {
+        // Decoded with its message in one pass, or else read here the checking way.
+        let answer = match self.decoded_call.take() {
+            Some(answer) => answer,
+            None => call::parse_call_result(result),
+        };
+        let (requests, state) = match answer {
             Ok(CallAnswer::Complete(r)) => {
                 self.op = Op::Idle;
                 self.events.push_back(Event::CallFinished(r));

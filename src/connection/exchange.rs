@@ -301,6 +301,7 @@ impl Connection {
                     self.message = Some(data.clone());
                     let flow = self.on_stream_message(now, ex, &data);
                     self.message = None;
+                    self.decoded_call = None;
                     if let Flow::Stop = flow {
                         return Flow::Stop;
                     }
@@ -311,11 +312,18 @@ impl Connection {
     }
 
     /// One JSON-RPC message answering the pending request: a listing's page is read by the
-    /// one-pass page reader, anything else by the general message parser.
-    fn parse_answer<'a>(&self, body: &'a [u8]) -> Result<Message<'a>, ProtocolError> {
+    /// one-pass page reader, a call's answer by the one-pass call reader (the decoded answer is
+    /// kept in `decoded_call` for `on_call_result`), anything else by the general message parser.
+    fn parse_answer<'a>(&mut self, body: &'a [u8]) -> Result<Message<'a>, ProtocolError> {
+        self.decoded_call = None;
         match &self.pending {
             Some(p) if matches!(p.step, Step::ListPage { .. }) => {
                 crate::jsonrpc::parse_message_for_page(body, p.id)
+            }
+            Some(p) if matches!(p.step, Step::Call) => {
+                let (message, decoded) = crate::jsonrpc::parse_message_for_call(body, p.id)?;
+                self.decoded_call = decoded;
+                Ok(message)
             }
             _ => parse_message(body),
         }
@@ -414,6 +422,7 @@ impl Connection {
                     self.message = Some(buf.clone());
                     self.on_json_response(now, status, &buf);
                     self.message = None;
+                    self.decoded_call = None;
                 } else {
                     match parse_message(&buf) {
                         Ok(Message::Error { error, .. }) => {

@@ -398,6 +398,9 @@ pub struct Connection {
     pending: Option<Pending>,
     /// The buffer of the message being handled, if it is one (a listed page's tools share it).
     message: Option<bytes::Bytes>,
+    /// The answer to the pending `tools/call`, decoded with its message in one pass, while that
+    /// message is handled (taken by `on_call_result`).
+    decoded_call: Option<Result<crate::call::CallAnswer, String>>,
     exchanges: Vec<Exchange>,
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -431,6 +434,7 @@ impl Connection {
             op: Op::Idle,
             pending: None,
             message: None,
+            decoded_call: None,
             exchanges: Vec::new(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),

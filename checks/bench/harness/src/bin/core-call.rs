@@ -1,0 +1,143 @@
+//! Core-only measurement of the `big` call's answer, no sockets.
+//!
+//! - `core-call sansio`: the 4 MiB `tools/call` answer of the benchmark server (`big`, modern era),
+//!   fed as one HTTP response to a `Connection` whose call is in flight: HTTP decoding, JSON-RPC,
+//!   the result and its content blocks, the text decoded into its `String`.
+//! - `core-call value`: the same JSON-RPC body parsed with `serde_json::from_slice::<Value>`.
+//!
+//! - `core-call time`: the wall time of both, the median of 21 runs each (fresh connection and
+//!   response per run, made before the clock starts), as JSON in milliseconds.
+//!
+//! Only `measure_sansio` / `measure_value` do the work, so run under
+//! `valgrind --tool=callgrind --toggle-collect='*measure_*'` to count just that. Each mode prints
+//! what it read as JSON (the text's length, to check both read the same answer).
+
+use std::hint::black_box;
+
+use bench_harness::catalog;
+use mcp_sansio::{CallResult, ContentBlock};
+use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+
+/// The JSON-RPC body answering request `id` with the `big` tool's result.
+fn call_body(id: u64) -> Vec<u8> {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}",
+        catalog::call_result(&catalog::big_text(), true)
+    )
+    .into_bytes()
+}
+
+fn http(body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+/// A modern connection (from a hint: no request) with the call to `big` in flight.
+fn calling_connection() -> Connection {
+    let config = Config::new("http://127.0.0.1:1/mcp")
+        .expect("endpoint")
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: mcp_sansio::MODERN_VERSION.into(),
+        }));
+    let mut conn = Connection::new(config).expect("config");
+    conn.connect(Instant::ZERO);
+    while conn.poll_event().is_some() {}
+    conn.call_tool(Instant::ZERO, "big", b"{}");
+    conn
+}
+
+/// The JSON-RPC id of the request in `bytes`.
+fn request_id(bytes: &[u8]) -> u64 {
+    let start = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("head")
+        + 4;
+    let v: serde_json::Value = serde_json::from_slice(&bytes[start..]).expect("json body");
+    v["id"].as_u64().expect("id")
+}
+
+#[inline(never)]
+fn measure_sansio(
+    conn: &mut Connection,
+    exchange: mcp_sansio::ExchangeId,
+    response: &[u8],
+) -> Option<CallResult> {
+    conn.handle_bytes(Instant::ZERO, exchange, response);
+    let mut result = None;
+    while let Some(e) = conn.poll_event() {
+        match e {
+            Event::CallFinished(r) => result = Some(r),
+            Event::Failed { error, .. } => panic!("the call failed: {error}"),
+            _ => {}
+        }
+    }
+    result
+}
+
+#[inline(never)]
+fn measure_value(body: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(body).expect("the answer parses")
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "sansio".into());
+    match mode.as_str() {
+        "sansio" => {
+            let mut conn = calling_connection();
+            let t = conn.poll_transmit().expect("the call request");
+            let response = http(&call_body(request_id(&t.bytes)));
+            let result = measure_sansio(&mut conn, t.exchange, &response).expect("finished");
+            let text = match result.content.first() {
+                Some(ContentBlock::Text { text }) => text.len(),
+                other => panic!("not a text block: {other:?}"),
+            };
+            println!("{{\"text_bytes\":{text},\"bytes\":{}}}", response.len());
+            black_box(result);
+        }
+        "value" => {
+            let body = call_body(1);
+            let v = measure_value(&body);
+            let text = v["result"]["content"][0]["text"]
+                .as_str()
+                .expect("a text block")
+                .len();
+            println!("{{\"text_bytes\":{text},\"bytes\":{}}}", body.len());
+            black_box(v);
+        }
+        "time" => {
+            let median = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let mut sansio = Vec::new();
+            let mut value = Vec::new();
+            let body = call_body(1);
+            for _ in 0..21 {
+                let mut conn = calling_connection();
+                let t = conn.poll_transmit().expect("the call request");
+                let response = http(&call_body(request_id(&t.bytes)));
+                let start = std::time::Instant::now();
+                let result = measure_sansio(&mut conn, t.exchange, &response);
+                sansio.push(start.elapsed().as_secs_f64() * 1e3);
+                black_box(result.expect("finished"));
+                let start = std::time::Instant::now();
+                let v = measure_value(&body);
+                value.push(start.elapsed().as_secs_f64() * 1e3);
+                black_box(v);
+            }
+            println!(
+                "{{\"sansio_ms\":{:.3},\"value_ms\":{:.3}}}",
+                median(sansio),
+                median(value)
+            );
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}

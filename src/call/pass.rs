@@ -1,0 +1,587 @@
+//! The one-pass reading of a `tools/call` result.
+//!
+//! The result's text is read once, front to back: the members of the result, each content
+//! block and its fields are recognised as they come, every string a block keeps is decoded
+//! straight into its final `String` (sized exactly from the string's extent, so its bytes are
+//! copied once), and everything else is only checked ([`crate::json::skip`], never evaluated:
+//! `1e400` is as good as `1`). Unknown and malformed blocks become the same counters as in the
+//! serde reading of [`super::parse_call_result`] without being buffered.
+//!
+//! The pass decides only what it is certain the serde reading decides the same way; anywhere
+//! else (a key written with escapes, a block or resource written as an array, a decoded string
+//! with a lone surrogate, a known member given twice or of the wrong type at the result's level,
+//! `input_required`, input that is not JSON) it answers [`Unsure`] and the caller reads the
+//! message the checking way, which gives the result or the reason.
+//!
+//! Because it checks every byte of the result, it is also what validates a `result` that the
+//! envelope reader only delimited (see `jsonrpc::parse_message_for_call`).
+
+use crate::prelude::*;
+
+use serde_json::value::RawValue;
+
+use super::{block_of, Block, BlockWire, Blocks, CallAnswer, CallResult, ResourceWire};
+use crate::error::truncated;
+use crate::json::{self, ws};
+
+/// The pass is not certain: the serde reading decides.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Unsure;
+
+type Sure<T> = Result<T, Unsure>;
+
+/// Reads the `tools/call` result `text` (one JSON value, whitespace around it allowed). `Ok` is
+/// exactly what the serde reading gives for that result; [`Unsure`] leaves the decision to it.
+#[cfg(test)]
+pub(crate) fn read(text: &str) -> Sure<Result<CallAnswer, String>> {
+    let (answer, end) = read_at(text, ws(text.as_bytes(), 0))?;
+    if ws(text.as_bytes(), end) != text.len() {
+        return Err(Unsure);
+    }
+    Ok(answer)
+}
+
+/// Reads the `tools/call` result that starts at `at` in `text` (a whole message), checking it
+/// as JSON; returns the answer, exactly as the serde reading gives it for that result, and where
+/// the result ends. [`Unsure`] leaves the decision to the serde reading.
+pub(crate) fn read_at(text: &str, at: usize) -> Sure<(Result<CallAnswer, String>, usize)> {
+    let b = text.as_bytes();
+    let r = Reader { text, b };
+    let mut i = at;
+    r.expect(i, b'{')?;
+    i = ws(b, i + 1);
+    let mut content: Option<Option<Blocks>> = None;
+    let mut structured: Option<Option<(usize, usize)>> = None;
+    let mut is_error: Option<Option<bool>> = None;
+    let mut result_type: Option<Option<&str>> = None;
+    let mut seen_input_requests = false;
+    let mut seen_request_state = false;
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            let (key, at) = r.key(i)?;
+            let end = match key {
+                b"content" => {
+                    once(&content)?;
+                    let (blocks, end) = r.content(at)?;
+                    content = Some(blocks);
+                    end
+                }
+                b"structuredContent" => {
+                    once(&structured)?;
+                    let end = json::skip(b, at).ok_or(Unsure)?;
+                    structured = Some((!r.is_null(at)).then_some((at, end)));
+                    end
+                }
+                b"isError" => {
+                    once(&is_error)?;
+                    let (value, end) = match b.get(at) {
+                        Some(b't') => (Some(true), r.word(at, b"true")?),
+                        Some(b'f') => (Some(false), r.word(at, b"false")?),
+                        Some(b'n') => (None, r.word(at, b"null")?),
+                        _ => return Err(Unsure),
+                    };
+                    is_error = Some(value);
+                    end
+                }
+                b"resultType" => {
+                    once(&result_type)?;
+                    let (value, end) = match b.get(at) {
+                        Some(b'n') => (None, r.word(at, b"null")?),
+                        Some(b'"') => {
+                            let (end, escaped) = json::string(b, at, true).ok_or(Unsure)?;
+                            if escaped {
+                                // serde borrows it: an escaped one is refused there.
+                                return Err(Unsure);
+                            }
+                            (Some(text.get(at + 1..end - 1).ok_or(Unsure)?), end)
+                        }
+                        _ => return Err(Unsure),
+                    };
+                    result_type = Some(value);
+                    end
+                }
+                b"inputRequests" | b"requestState" => {
+                    let seen = if key == b"inputRequests" {
+                        &mut seen_input_requests
+                    } else {
+                        &mut seen_request_state
+                    };
+                    if *seen {
+                        return Err(Unsure);
+                    }
+                    *seen = true;
+                    json::skip(b, at).ok_or(Unsure)?
+                }
+                _ => json::skip(b, at).ok_or(Unsure)?,
+            };
+            i = ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = ws(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+    }
+    let end = i;
+    let answer = decide(text, content, structured, is_error, result_type)?;
+    Ok((answer, end))
+}
+
+/// The answer from the members of a result, as the serde reading decides it.
+fn decide(
+    text: &str,
+    content: Option<Option<Blocks>>,
+    structured: Option<Option<(usize, usize)>>,
+    is_error: Option<Option<bool>>,
+    result_type: Option<Option<&str>>,
+) -> Sure<Result<CallAnswer, String>> {
+    match result_type.flatten() {
+        None | Some("complete") => {}
+        Some("input_required") => return Err(Unsure),
+        Some(other) => {
+            return Ok(Err(format!(
+                "unexpected resultType {:?}",
+                truncated(other, 64)
+            )))
+        }
+    }
+    let Some(Blocks {
+        content,
+        dropped_unknown,
+        dropped_invalid,
+        total,
+    }) = content.flatten()
+    else {
+        return Ok(Err("content is missing or not an array".into()));
+    };
+    if content.is_empty() && total > 0 {
+        return Ok(Err(format!(
+            "every content block was dropped ({dropped_unknown} of unknown type, {dropped_invalid} malformed)"
+        )));
+    }
+    let structured_content = match structured.flatten() {
+        None => None,
+        Some((at, end)) => {
+            let raw = text.get(at..end).ok_or(Unsure)?;
+            Some(serde_json::from_str::<Box<RawValue>>(raw).map_err(|_| Unsure)?)
+        }
+    };
+    Ok(Ok(CallAnswer::Complete(CallResult {
+        content,
+        dropped_unknown,
+        dropped_invalid,
+        structured_content,
+        is_error: is_error.flatten().unwrap_or(false),
+    })))
+}
+
+/// A member of the result's own level may be given once (serde's derived reading refuses a
+/// second one).
+fn once<T>(slot: &Option<T>) -> Sure<()> {
+    if slot.is_some() {
+        Err(Unsure)
+    } else {
+        Ok(())
+    }
+}
+
+/// A string member of a block or resource: absent (`None`), `null` (`Some(None)`) or a string.
+type Field = Option<Option<String>>;
+
+/// What a string member's value came to.
+enum Value {
+    Null,
+    Str(String),
+    /// Not a string nor `null`: the block is malformed.
+    Other,
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn expect(&self, i: usize, c: u8) -> Sure<()> {
+        if self.b.get(i) == Some(&c) {
+            Ok(())
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    fn word(&self, i: usize, w: &[u8]) -> Sure<usize> {
+        if self.b.get(i..i + w.len()) == Some(w) {
+            Ok(i + w.len())
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    fn is_null(&self, i: usize) -> bool {
+        self.b.get(i..i + 4) == Some(b"null")
+    }
+
+    /// The key at `i` (a string without escapes) and where its value starts.
+    fn key(&self, i: usize) -> Sure<(&'a [u8], usize)> {
+        self.expect(i, b'"')?;
+        let (end, escaped) = json::string(self.b, i, false).ok_or(Unsure)?;
+        if escaped {
+            return Err(Unsure);
+        }
+        let key = self.b.get(i + 1..end - 1).ok_or(Unsure)?;
+        let colon = ws(self.b, end);
+        self.expect(colon, b':')?;
+        Ok((key, ws(self.b, colon + 1)))
+    }
+
+    /// `content` at `i`: `null` (`None`) or an array of blocks. Returns where it ends.
+    fn content(&self, i: usize) -> Sure<(Option<Blocks>, usize)> {
+        if self.is_null(i) {
+            return Ok((None, i + 4));
+        }
+        self.expect(i, b'[')?;
+        let mut blocks = Blocks {
+            content: Vec::new(),
+            dropped_unknown: 0,
+            dropped_invalid: 0,
+            total: 0,
+        };
+        let mut i = ws(self.b, i + 1);
+        if self.b.get(i) == Some(&b']') {
+            return Ok((Some(blocks), i + 1));
+        }
+        loop {
+            let (block, end) = self.block(i)?;
+            blocks.total += 1;
+            match block {
+                Block::Ok(c) => blocks.content.push(c),
+                Block::Unknown => blocks.dropped_unknown += 1,
+                Block::Invalid => blocks.dropped_invalid += 1,
+            }
+            i = ws(self.b, end);
+            match self.b.get(i) {
+                Some(b',') => i = ws(self.b, i + 1),
+                Some(b']') => return Ok((Some(blocks), i + 1)),
+                _ => return Err(Unsure),
+            }
+        }
+    }
+
+    /// One content block at `i`, and where it ends.
+    fn block(&self, i: usize) -> Sure<(Block, usize)> {
+        match self.b.get(i) {
+            Some(b'{') => {}
+            // Positional: serde reads an array as the fields in order.
+            Some(b'[') | None => return Err(Unsure),
+            // Any other value is not a block.
+            Some(_) => return Ok((Block::Invalid, json::skip(self.b, i).ok_or(Unsure)?)),
+        }
+        let (mut ty, mut text, mut data, mut mime_type, mut uri, mut name): (
+            Field,
+            Field,
+            Field,
+            Field,
+            Field,
+            Field,
+        ) = (None, None, None, None, None, None);
+        let mut resource: Option<Option<ResourceWire>> = None;
+        let mut ok = true;
+        let end = self.object(i, |key, at| {
+            let slot = match key {
+                b"type" => &mut ty,
+                b"text" => &mut text,
+                b"data" => &mut data,
+                b"mimeType" => &mut mime_type,
+                b"uri" => &mut uri,
+                b"name" => &mut name,
+                b"resource" => {
+                    if !ok || resource.is_some() {
+                        ok = false;
+                        return json::skip(self.b, at).ok_or(Unsure);
+                    }
+                    return match self.b.get(at) {
+                        Some(b'{') => {
+                            let (r, end) = self.resource(at)?;
+                            match r {
+                                Some(r) => resource = Some(Some(r)),
+                                None => ok = false,
+                            }
+                            Ok(end)
+                        }
+                        Some(b'[') | None => Err(Unsure),
+                        Some(b'n') if self.is_null(at) => {
+                            resource = Some(None);
+                            Ok(at + 4)
+                        }
+                        Some(_) => {
+                            ok = false;
+                            json::skip(self.b, at).ok_or(Unsure)
+                        }
+                    };
+                }
+                _ => return json::skip(self.b, at).ok_or(Unsure),
+            };
+            self.field(slot, &mut ok, at)
+        })?;
+        // `type` is required and may not be null.
+        let ty = match ty {
+            Some(Some(t)) if ok => t,
+            _ => return Ok((Block::Invalid, end)),
+        };
+        let wire = BlockWire {
+            ty,
+            text: text.flatten(),
+            data: data.flatten(),
+            mime_type: mime_type.flatten(),
+            uri: uri.flatten(),
+            name: name.flatten(),
+            resource: resource.flatten(),
+        };
+        Ok((block_of(wire), end))
+    }
+
+    /// A block's `resource` object at `i`: `None` if malformed. Returns where it ends.
+    fn resource(&self, i: usize) -> Sure<(Option<ResourceWire>, usize)> {
+        let (mut uri, mut mime_type, mut text, mut blob): (Field, Field, Field, Field) =
+            (None, None, None, None);
+        let mut ok = true;
+        let end = self.object(i, |key, at| {
+            let slot = match key {
+                b"uri" => &mut uri,
+                b"mimeType" => &mut mime_type,
+                b"text" => &mut text,
+                b"blob" => &mut blob,
+                _ => return json::skip(self.b, at).ok_or(Unsure),
+            };
+            self.field(slot, &mut ok, at)
+        })?;
+        // `uri` is required and may not be null.
+        let uri = match uri {
+            Some(Some(u)) if ok => u,
+            _ => return Ok((None, end)),
+        };
+        let r = ResourceWire {
+            uri,
+            mime_type: mime_type.flatten(),
+            text: text.flatten(),
+            blob: blob.flatten(),
+        };
+        Ok((Some(r), end))
+    }
+
+    /// Walks the object at `i` (its `{`), calling `member(key, value_start)` for each member,
+    /// which returns where the value ends. Returns where the object ends.
+    fn object(&self, i: usize, mut member: impl FnMut(&[u8], usize) -> Sure<usize>) -> Sure<usize> {
+        let mut i = ws(self.b, i + 1);
+        if self.b.get(i) == Some(&b'}') {
+            return Ok(i + 1);
+        }
+        loop {
+            let (key, at) = self.key(i)?;
+            let end = member(key, at)?;
+            i = ws(self.b, end);
+            match self.b.get(i) {
+                Some(b',') => i = ws(self.b, i + 1),
+                Some(b'}') => return Ok(i + 1),
+                _ => return Err(Unsure),
+            }
+        }
+    }
+
+    /// A string member at `at` into `slot`; a repeated member or one that is neither a string
+    /// nor `null` clears `ok` (once it is clear, values are only checked). Returns where the value
+    /// ends.
+    fn field(&self, slot: &mut Field, ok: &mut bool, at: usize) -> Sure<usize> {
+        if !*ok || slot.is_some() {
+            *ok = false;
+            return json::skip(self.b, at).ok_or(Unsure);
+        }
+        let (value, end) = self.value(at)?;
+        match value {
+            Value::Null => *slot = Some(None),
+            Value::Str(s) => *slot = Some(Some(s)),
+            Value::Other => *ok = false,
+        }
+        Ok(end)
+    }
+
+    /// The value at `i` for a string member: decoded if it is a string.
+    fn value(&self, i: usize) -> Sure<(Value, usize)> {
+        match self.b.get(i) {
+            Some(b'"') => {
+                // Lone surrogates make serde refuse the block, which it reads as malformed;
+                // rare enough to leave to it.
+                let (s, end) = decode(self.text, i).ok_or(Unsure)?;
+                Ok((Value::Str(s), end))
+            }
+            Some(b'n') if self.is_null(i) => Ok((Value::Null, i + 4)),
+            Some(_) => Ok((Value::Other, json::skip(self.b, i).ok_or(Unsure)?)),
+            None => Err(Unsure),
+        }
+    }
+}
+
+/// Four hex digits at `i` of `b`.
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let mut v = 0;
+    for &d in b.get(i..i + 4)? {
+        v = (v << 4) | (d as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Where the string whose opening quote is at `i` seems to end: the first quote after it that
+/// an even run of backslashes precedes, found with `memchr` and not checked (only a bound for the
+/// capacity of the decoded string; [`decode`] checks). Each run of backslashes is counted once,
+/// by the quote that follows it: linear.
+fn end_bound(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while let Some(p) = b.get(j..).and_then(|rest| memchr::memchr(b'"', rest)) {
+        let k = j + p;
+        let before = b.get(i + 1..k).unwrap_or_default();
+        let run = before.iter().rev().take_while(|&&c| c == b'\\').count();
+        if run % 2 == 0 {
+            return k;
+        }
+        j = k + 1;
+    }
+    b.len()
+}
+
+/// Decodes the JSON string whose opening quote is at `i` of `text`, checking it as serde_json
+/// does when it decodes one (no raw control bytes, valid escapes, no lone surrogates): `None`
+/// where it is not such a string. Returns the string and the index after its closing quote.
+///
+/// One pass over the string's bytes checks them (a word at a time) and copies them once into a
+/// buffer sized beforehand from where the string ends ([`end_bound`], plus one word), which
+/// becomes the `String`: the decoded text is never moved after it is written.
+fn decode(text: &str, i: usize) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(end_bound(b, i).saturating_sub(i + 1) + 8);
+    let mut j = i + 1;
+    loop {
+        // Copy up to the next quote, backslash or control byte.
+        let k = loop {
+            let Some(word) = b.get(j..j + 8) else {
+                let tail = b.get(j..)?;
+                let n = tail
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+                out.extend_from_slice(tail.get(..n)?);
+                break j + n;
+            };
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let m = json::specials(u64::from_le_bytes(w));
+            if m == 0 {
+                out.extend_from_slice(&w);
+                j += 8;
+                continue;
+            }
+            // The whole word (no call to copy a few bytes), then only the bytes before the
+            // special one kept: the buffer has a word of room beyond the bound for this.
+            let n = (m.trailing_zeros() / 8) as usize;
+            let kept = out.len() + n;
+            out.extend_from_slice(&w);
+            out.truncate(kept);
+            break j + n;
+        };
+        match *b.get(k)? {
+            b'"' => {
+                // Runs between ASCII bytes of a `str`: UTF-8 already; checked again, as `forbid
+                // (unsafe_code)` wants, at a few instructions per byte.
+                let s = String::from_utf8(out).ok()?;
+                return Some((s, k + 1));
+            }
+            b'\\' => {}
+            _ => return None,
+        }
+        let c = match *b.get(k + 1)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let v = hex4(b, k + 2)?;
+                j = k + 6;
+                let code = match v {
+                    0xD800..=0xDBFF => {
+                        if b.get(j..j + 2) != Some(b"\\u") {
+                            return None;
+                        }
+                        let low = hex4(b, j + 2)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        j += 6;
+                        0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    0xDC00..=0xDFFF => return None,
+                    _ => v,
+                };
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut utf8).as_bytes());
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(c);
+        j = k + 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_strings_as_serde_json() {
+        for t in [
+            r#""plain""#,
+            r#""""#,
+            r#""a\"b\\c\/d\b\f\n\r\t""#,
+            r#""\u00e9\ud83d\ude00x""#,
+            r#""é \"q\" 😀""#,
+            r#""\\""#,
+            r#""ends with escape\n""#,
+        ] {
+            let doc = format!("{t} ,");
+            let theirs: String = serde_json::from_str(t).unwrap();
+            assert_eq!(decode(&doc, 0), Some((theirs, t.len())), "{t}");
+        }
+        for bad in [
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\x""#,
+            r#""\u12""#,
+            "\"raw \u{1}\"",
+            r#""unterminated"#,
+            r#""ends in \"#,
+        ] {
+            assert_eq!(decode(bad, 0), None, "{bad:?}");
+            assert!(serde_json::from_str::<String>(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_capacity_bound_covers_the_decoded_string() {
+        let t = r#""a\"b\\" rest"#;
+        assert_eq!(end_bound(t.as_bytes(), 0), 7);
+        let (s, end) = decode(t, 0).unwrap();
+        assert_eq!((s.as_str(), end), ("a\"b\\", 8));
+        assert!(s.capacity() >= s.len());
+        // Malformed input gives some bound, never a panic.
+        assert_eq!(end_bound(b"\"\\", 0), 2);
+    }
+}
