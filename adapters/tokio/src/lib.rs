@@ -25,8 +25,10 @@
 //! starting on the socket just dialled. [`Session::http_version`] says which.
 //! [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
 //! [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
-//! speaks HTTP/2 in clear text to `http` endpoints. A client that records speaks HTTP/1.1, and an
-//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
+//! speaks HTTP/2 in clear text to `http` endpoints. A client that records gives each HTTP/2
+//! session a socket of its own, recorded as an HTTP/2 transcript
+//! ([`ClientBuilder::record_to`](mcp_sansio_net::ClientBuilder::record_to)); an origin with an
+//! idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
 //! by one task that writes what the connection sends and feeds it what it reads.
 //!
 //! ```no_run
