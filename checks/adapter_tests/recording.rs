@@ -161,6 +161,31 @@ pub fn check_h2(sink: &Memory, scheme: &str) -> Transcript {
     t
 }
 
+/// The transcript of an HTTP/2 session (two listings) whose first socket the server sent GOAWAY
+/// on after the first answer: the second listing ran on a fresh socket, so the transcript opens
+/// two sockets, and it replays (as recorded, byte by byte, merged) with the same outcome and
+/// writes.
+pub fn check_h2_fresh_socket(sink: &Memory) {
+    let (text, t) = replays(sink);
+    assert_eq!(text.matches(" open ").count(), 2, "two sockets: {text}");
+    let writes = t.h2_writes();
+    for socket in [1, 2] {
+        assert!(
+            writes.iter().any(|(s, _)| *s == socket),
+            "writes on {socket}"
+        );
+    }
+    let outcome = t.outcome();
+    let lists = outcome
+        .iter()
+        .filter(|e| e.get("tools_listed").is_some())
+        .count();
+    assert_eq!(lists, 2, "{outcome:?}");
+    let r = replay(&t, Split::Merged).unwrap();
+    assert_eq!(r.recording.outcome(), outcome);
+    r.check(&t).unwrap();
+}
+
 /// Declares the recording tests of an adapter whose `Client` and `Config` are in scope:
 /// `#[$test]` is its test attribute, `async` is present when its operations are futures,
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing), and `$modern` /

@@ -464,3 +464,27 @@ async fn each_session_of_a_recording_client_has_its_own_h2_socket_and_transcript
         }
     }
 }
+
+#[tokio::test]
+async fn a_recorded_session_moved_to_a_fresh_socket_by_goaway_replays() {
+    let server = Server::start_with(
+        None,
+        Behaviour {
+            goaway_first: true,
+            ..Behaviour::default()
+        },
+    );
+    let sink = Arc::new(recording::Memory::default());
+    let client: Client = recording::recording_h2_client(sink.clone(), Vec::new(), true);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let mut session = client.connect(config(&url)).await.unwrap();
+    assert_eq!(session.list_tools().await.unwrap().tools.len(), 1);
+    assert_eq!(session.list_tools().await.unwrap().tools.len(), 1);
+    session.close().await.unwrap();
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        2,
+        "a fresh socket after GOAWAY"
+    );
+    recording::check_h2_fresh_socket(&sink);
+}
