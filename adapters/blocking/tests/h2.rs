@@ -1,6 +1,7 @@
 //! HTTP/2 through the blocking adapter, against the in-test HTTP/2 server on 127.0.0.1 (the
 //! core's own frame codec and HPACK): ALPN `h2` over TLS, h2c with prior knowledge, the switch
-//! that forces HTTP/1.1, and one socket shared by every session of a client.
+//! that forces HTTP/1.1, one socket shared by every session of a client, and recorded HTTP/2
+//! sessions (checks shared with the tokio adapter in `checks/adapter_tests/recording.rs`).
 
 #[path = "../../net/tests/h2_server/mod.rs"]
 mod h2_server;

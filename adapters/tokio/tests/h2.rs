@@ -1,6 +1,7 @@
 //! HTTP/2 through the tokio adapter, against a scripted HTTP/2 server on 127.0.0.1 (the core's
 //! own frame codec and HPACK, from the core's test support): ALPN `h2` over TLS, h2c with prior
-//! knowledge, and the switch that forces HTTP/1.1.
+//! knowledge, the switch that forces HTTP/1.1, and recorded HTTP/2 sessions (checks shared with
+//! the blocking adapter in `checks/adapter_tests/recording.rs`).
 
 #[path = "../../net/tests/h2_server/mod.rs"]
 mod h2_server;
