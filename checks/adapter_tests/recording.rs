@@ -28,10 +28,30 @@ impl TranscriptSink for Memory {
     }
 }
 
+impl Memory {
+    /// The text of every session, finished, in session order.
+    pub fn texts(&self) -> Vec<String> {
+        let texts = self.texts.lock().unwrap();
+        assert!(texts.values().all(|(_, finished)| *finished));
+        texts.values().map(|(t, _)| t.clone()).collect()
+    }
+}
+
 /// A client of either adapter that allows loopback and records to `sink`.
 pub fn recording_client<C: BuildClient>(sink: Arc<Memory>) -> C {
     ClientBuilder::<C>::new()
         .policy(AddressPolicy::strict().allow_loopback(true))
+        .record_to(sink)
+        .build()
+}
+
+/// [`recording_client`] forced to HTTP/1.1 ([`ClientBuilder::http1_only`]) and offered HTTP/2
+/// with prior knowledge, which forcing HTTP/1.1 overrides.
+pub fn recording_http1_client<C: BuildClient>(sink: Arc<Memory>) -> C {
+    ClientBuilder::<C>::new()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .http1_only(true)
+        .h2_prior_knowledge(true)
         .record_to(sink)
         .build()
 }
@@ -89,6 +109,83 @@ pub fn check_dropped(sink: &Memory) {
     assert_eq!(t.outcome().len(), 1);
 }
 
+/// A client of either adapter that allows loopback, trusts `roots`, speaks HTTP/2 with prior
+/// knowledge to `http` endpoints when `h2c`, and records to `sink`.
+pub fn recording_h2_client<C: BuildClient>(
+    sink: Arc<Memory>,
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    h2c: bool,
+) -> C {
+    ClientBuilder::<C>::new()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .add_root_certificates(roots)
+        .h2_prior_knowledge(h2c)
+        .record_to(sink)
+        .build()
+}
+
+/// The transcript of an HTTP/2 session with a bearer token (list, call `echo`, close) against
+/// the in-test HTTP/2 server (`adapters/net/tests/h2_server`), whose requests had `:scheme`
+/// `scheme`: it carries `config http 2`, replays as recorded, byte by byte, in 3-byte pieces
+/// and merged, with the same outcome and the same written frames (after redaction), and the
+/// token never appears in it.
+pub fn check_h2(sink: &Memory, scheme: &str) -> Transcript {
+    let (text, t) = replays(sink);
+    assert!(
+        text.contains(&format!("config http 2 {scheme}\n")),
+        "{text}"
+    );
+    let setup = t.config.http2.as_ref().expect("an HTTP/2 transcript");
+    assert_eq!(setup.scheme, scheme);
+    assert!(text.contains("config bearer-token <redacted>"));
+    assert!(text.contains("Bearer <redacted>"), "the redacted header");
+    assert!(!text.contains("tok-s3cr3t"));
+    assert!(t.sends().is_empty(), "no HTTP/1.1 request");
+    let writes = t.h2_writes();
+    assert!(!writes.is_empty());
+    assert!(writes.iter().all(|(socket, _)| *socket == 1), "one socket");
+    let outcome = t.outcome();
+    assert!(outcome[0].get("connected").is_some(), "{outcome:?}");
+    assert_eq!(
+        outcome[1]["tools_listed"]["tools"],
+        serde_json::json!(["echo"])
+    );
+    assert_eq!(outcome[2]["call_finished"]["content"][0]["text"], "hi");
+    assert_eq!(outcome.last().unwrap(), "closed");
+    for split in [Split::Pieces(3), Split::Merged] {
+        let r = replay(&t, split).unwrap();
+        assert_eq!(r.events, t.events(), "events, {split:?}");
+        assert_eq!(r.recording.outcome(), outcome, "outcome, {split:?}");
+        r.check(&t).unwrap();
+    }
+    t
+}
+
+/// The transcript of an HTTP/2 session (two listings) whose first socket the server sent GOAWAY
+/// on after the first answer: the second listing ran on a fresh socket, so the transcript opens
+/// two sockets, and it replays (as recorded, byte by byte, merged) with the same outcome and
+/// writes.
+pub fn check_h2_fresh_socket(sink: &Memory) {
+    let (text, t) = replays(sink);
+    assert_eq!(text.matches(" open ").count(), 2, "two sockets: {text}");
+    let writes = t.h2_writes();
+    for socket in [1, 2] {
+        assert!(
+            writes.iter().any(|(s, _)| *s == socket),
+            "writes on {socket}"
+        );
+    }
+    let outcome = t.outcome();
+    let lists = outcome
+        .iter()
+        .filter(|e| e.get("tools_listed").is_some())
+        .count();
+    assert_eq!(lists, 2, "{outcome:?}");
+    let r = replay(&t, Split::Merged).unwrap();
+    assert_eq!(r.recording.outcome(), outcome);
+    r.check(&t).unwrap();
+}
+
 /// Declares the recording tests of an adapter whose `Client` and `Config` are in scope:
 /// `#[$test]` is its test attribute, `async` is present when its operations are futures,
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing), and `$modern` /
@@ -106,6 +203,21 @@ macro_rules! recording_tests {
             s.call_tool("echo", br#"{"text":"hi"}"#)$($wait)*.unwrap();
             s.close()$($wait)*.unwrap();
             check_modern(&sink);
+        }
+
+        #[$test]
+        $($async)? fn a_session_forced_to_http1_is_recorded_as_http1() {
+            let server = $modern;
+            let sink = Arc::new(Memory::default());
+            let client: Client = recording_http1_client(sink.clone());
+            let config = Config::new(&server.url()).unwrap().with_bearer_token("tok-s3cr3t");
+            let mut s = client.connect(config)$($wait)*.unwrap();
+            assert_eq!(s.http_version(), "HTTP/1.1");
+            s.list_tools()$($wait)*.unwrap();
+            s.call_tool("echo", br#"{"text":"hi"}"#)$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            check_modern(&sink);
+            assert!(sink.texts()[0].lines().all(|l| !l.starts_with("config http 2")));
         }
 
         #[$test]

@@ -95,6 +95,43 @@ impl Session {
     }
 }
 
+/// The driver of a session of a client that records: an HTTP/2 socket of its own, recorded
+/// ([`Shared::h2_recorded`]), or HTTP/1.1 if the server chooses it. The session joins before the
+/// socket's reader starts, so that its transcript holds every byte read.
+fn recorded_driver(
+    shared: &Arc<Shared<Stream>>,
+    config: Config,
+    target: &Arc<Target>,
+    scheme: &'static str,
+    wake: Waker,
+) -> Result<SessionDriver, Error> {
+    let (stream, address) = dial_socket(shared, target, true)?;
+    let wire = match Wire::from_stream(stream, scheme == "http") {
+        Ok(wire) => wire,
+        Err(stream) => {
+            // The server chose HTTP/1.1: the socket serves the first exchange.
+            shared.park(&target.origin, address, stream);
+            return SessionDriver::new(shared, config);
+        }
+    };
+    let io = BlockingH2::new(shared, target.clone());
+    let Some(conn) = shared.h2_recorded(scheme, &config.budgets, Arc::new(io.clone())) else {
+        return SessionDriver::new(shared, config);
+    };
+    let mut joined = None;
+    io.attach(conn.clone(), 0, wire, || {
+        joined = Some(SessionDriver::join_h2(shared, config, conn, wake));
+    })?;
+    match joined {
+        Some(Ok(Some(driver))) => Ok(driver),
+        Some(Err(e)) => Err(e),
+        Some(Ok(None)) | None => Err(Error::Transport(TransportError {
+            kind: TransportErrorKind::Connect,
+            message: "the recorded HTTP/2 connection closed before the session joined it".into(),
+        })),
+    }
+}
+
 /// The session's driver: a work item of the origin's shared HTTP/2 connection (joined, or dialled
 /// and registered when there is none and the server negotiates HTTP/2), or an HTTP/1.1 session
 /// ([`Shared::h2_scheme`] decides whether to try HTTP/2). The session is woken on `tx`.
@@ -113,6 +150,9 @@ fn driver(
     let wake: Waker = Arc::new(move || {
         let _ = wake_tx.send(Msg::H2);
     });
+    if shared.records() {
+        return recorded_driver(shared, config, target, scheme, wake);
+    }
     // A connection shut between the look-up and the join is looked up again (a few times).
     for _ in 0..4 {
         let lead = match shared.h2_route(&origin, wake.clone()) {

@@ -1,9 +1,14 @@
 //! HTTP/2 through the blocking adapter, against the in-test HTTP/2 server on 127.0.0.1 (the
 //! core's own frame codec and HPACK): ALPN `h2` over TLS, h2c with prior knowledge, the switch
-//! that forces HTTP/1.1, and one socket shared by every session of a client.
+//! that forces HTTP/1.1, one socket shared by every session of a client, and recorded HTTP/2
+//! sessions (checks shared with the tokio adapter in `checks/adapter_tests/recording.rs`).
 
 #[path = "../../net/tests/h2_server/mod.rs"]
 mod h2_server;
+
+#[allow(unused_macros)]
+#[path = "../../../checks/adapter_tests/recording.rs"]
+mod recording;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -292,4 +297,108 @@ fn a_call_that_times_out_resets_only_its_stream_and_the_socket_serves_on() {
         server.frames_on(1, is_goaway).is_empty(),
         "the socket stays open"
     );
+}
+
+/// A recorded HTTP/2 session with a bearer token: list, call `echo`, close.
+fn recorded_session(client: &Client, url: &str) {
+    let mut cfg = config(url).with_bearer_token("tok-s3cr3t");
+    cfg.budgets.request_time = Duration::from_secs(10);
+    let mut session = client.connect(cfg).unwrap();
+    assert_eq!(session.http_version(), "HTTP/2");
+    assert_eq!(session.list_tools().unwrap().tools.len(), 1);
+    assert_eq!(session.call_tool("echo", b"{}").unwrap().content.len(), 1);
+    session.close().unwrap();
+}
+
+#[test]
+fn a_recording_client_records_an_alpn_h2_session_that_replays() {
+    let (ca, server_config) = tls_server(&[b"h2", b"http/1.1"]);
+    let server = Server::start(Some(server_config));
+    let sink = Arc::new(recording::Memory::default());
+    let client: Client = recording::recording_h2_client(sink.clone(), vec![ca], false);
+    let url = format!("https://127.0.0.1:{}/mcp", server.port);
+    recorded_session(&client, &url);
+    assert_eq!(server.methods(), ["tools/list", "tools/call"]);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    let t = recording::check_h2(&sink, "https");
+    assert!(t.to_text().contains(":authority: 127.0.0.1:"));
+    // The session's socket was its own: none is left shared for the origin.
+    assert_eq!(client.h2_connections(), 0);
+}
+
+#[test]
+fn a_recording_client_records_an_h2c_session_that_replays() {
+    let server = Server::start(None);
+    let sink = Arc::new(recording::Memory::default());
+    let client: Client = recording::recording_h2_client(sink.clone(), Vec::new(), true);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    recorded_session(&client, &url);
+    assert_eq!(
+        server.requests.lock().unwrap()[0].header(":scheme"),
+        Some("http")
+    );
+    recording::check_h2(&sink, "http");
+}
+
+#[test]
+fn each_session_of_a_recording_client_has_its_own_h2_socket_and_transcript() {
+    let server = Server::start(None);
+    let sink = Arc::new(recording::Memory::default());
+    let client: Client = recording::recording_h2_client(sink.clone(), Vec::new(), true);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let mut a = client.connect(config(&url)).unwrap();
+    let mut b = client.connect(config(&url)).unwrap();
+    assert_eq!(a.list_tools().unwrap().tools.len(), 1);
+    assert_eq!(b.list_tools().unwrap().tools.len(), 1);
+    a.close().unwrap();
+    b.close().unwrap();
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        2,
+        "a socket per session"
+    );
+    let texts = sink.texts();
+    assert_eq!(texts.len(), 2);
+    for text in texts {
+        let t = mcp_sansio_transcript::Transcript::parse(&text).unwrap();
+        assert!(t.config.http2.is_some());
+        let outcome = t.outcome();
+        assert_eq!(
+            outcome[1]["tools_listed"]["tools"],
+            serde_json::json!(["echo"])
+        );
+        for split in [
+            mcp_sansio_transcript::Split::Recorded,
+            mcp_sansio_transcript::Split::BYTE_BY_BYTE,
+        ] {
+            mcp_sansio_transcript::replay(&t, split)
+                .unwrap()
+                .check(&t)
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_recorded_session_moved_to_a_fresh_socket_by_goaway_replays() {
+    let server = Server::start_with(
+        None,
+        Behaviour {
+            goaway_first: true,
+            ..Behaviour::default()
+        },
+    );
+    let sink = Arc::new(recording::Memory::default());
+    let client: Client = recording::recording_h2_client(sink.clone(), Vec::new(), true);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let mut session = client.connect(config(&url)).unwrap();
+    assert_eq!(session.list_tools().unwrap().tools.len(), 1);
+    assert_eq!(session.list_tools().unwrap().tools.len(), 1);
+    session.close().unwrap();
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        2,
+        "a fresh socket after GOAWAY"
+    );
+    recording::check_h2_fresh_socket(&sink);
 }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use mcp_sansio::Config;
 use mcp_sansio_blocking::Client;
-use recording::{check_dropped, check_legacy, check_modern, recording_client, Memory};
+use recording::{
+    check_dropped, check_legacy, check_modern, recording_client, recording_http1_client, Memory,
+};
 use support::{legacy, modern, Server};
 
 recording_tests!(

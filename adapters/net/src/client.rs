@@ -15,7 +15,7 @@ use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
 use crate::dial::effective_dial_timeout;
-use crate::h2share::{SharedH2, Waker};
+use crate::h2share::{H2Io, SharedH2, Waker};
 use crate::{
     vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
     DEFAULT_DIAL_TIMEOUT,
@@ -108,8 +108,8 @@ impl<S> Shared<S> {
 
     /// The scheme of the HTTP/2 connection a new session of `endpoint` (whose origin is
     /// `origin`) uses, if any: `https` (ALPN decides, when the socket is dialled) unless HTTP/1.1
-    /// is forced (by [`ClientBuilder::http1_only`] or by recording) or an HTTP/1.1 socket of the
-    /// origin is idle in the pool; `http` with prior knowledge only when the client was built for
+    /// is forced ([`ClientBuilder::http1_only`]) or an HTTP/1.1 socket of the origin is idle in
+    /// the pool; `http` with prior knowledge only when the client was built for
     /// it ([`ClientBuilder::h2_prior_knowledge`]). `None`: HTTP/1.1.
     pub fn h2_scheme(&self, endpoint: &Endpoint, origin: &str) -> Option<&'static str> {
         if self.http1_only {
@@ -126,6 +126,35 @@ impl<S> Shared<S> {
             Scheme::Http if self.h2c => Some("http"),
             _ => None,
         }
+    }
+
+    /// Whether the client records its sessions ([`ClientBuilder::record_to`]): each HTTP/2
+    /// session then gets a connection of its own from [`h2_recorded`](Self::h2_recorded)
+    /// instead of joining or registering the origin's shared one.
+    pub fn records(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// A recorded HTTP/2 connection for one session of a client that records, over a socket
+    /// just opened with `scheme` and served through `io` ([`SharedH2::new_recorded`], with the
+    /// client's sink and the session's number); `None` if the client does not record. It is not
+    /// registered for the origin: no other session joins it. Join it
+    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) before its socket's reader
+    /// starts.
+    pub fn h2_recorded(
+        &self,
+        scheme: &'static str,
+        budgets: &mcp_sansio::Budgets,
+        io: Arc<dyn H2Io>,
+    ) -> Option<Arc<SharedH2>> {
+        let sink = self.sink.clone()?;
+        Some(SharedH2::new_recorded(
+            scheme,
+            budgets,
+            io,
+            sink,
+            self.next_session(),
+        ))
     }
 
     /// The live shared HTTP/2 connection of `origin`, if there is one: a new session joins it
@@ -382,8 +411,8 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: both adapters
     /// offer ALPN `h2` then `http/1.1` and speak HTTP/2 where the server chooses it, every
     /// session of the client to one origin sharing one HTTP/2 socket
-    /// ([`SharedH2`]). A client that records ([`record_to`](Self::record_to))
-    /// speaks HTTP/1.1 too.
+    /// ([`SharedH2`]). A client that records ([`record_to`](Self::record_to)) negotiates
+    /// HTTP/2 the same way, each of its sessions on an HTTP/2 socket of its own.
     pub fn http1_only(mut self, on: bool) -> Self {
         self.http1_only = on;
         self
@@ -399,6 +428,15 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// Records every session of the client to `sink`: one transcript per session (connect to
     /// close or drop), written as it goes, that replays against the core exactly. Secrets are
     /// redacted before the sink sees them. Default: no recording.
+    ///
+    /// Recording does not change the HTTP version: an HTTP/1.1 session is recorded as HTTP/1.1
+    /// exchanges, an HTTP/2 session (ALPN `h2`, or [`h2_prior_knowledge`](Self::h2_prior_knowledge))
+    /// as an HTTP/2 transcript (`config http 2`) of the frames on its sockets. A transcript is
+    /// one session's view, so a client that records gives **each HTTP/2 session a socket of its
+    /// own** (and a fresh one when the server sends GOAWAY): its sessions do not share the
+    /// origin's HTTP/2 socket as those of a client that does not record do. That recorded
+    /// session moves to a fresh socket as soon as it is open, as its replay does. See
+    /// `docs/transcripts.md`.
     pub fn record_to(mut self, sink: Arc<dyn TranscriptSink>) -> Self {
         self.sink = Some(sink);
         self
@@ -413,7 +451,7 @@ impl<C: BuildClient> ClientBuilder<C> {
                 crate::client_config_with_extra_roots(&self.extra_roots)
             }
         });
-        let http1_only = self.http1_only || self.sink.is_some();
+        let http1_only = self.http1_only;
         C::from_shared(Arc::new(Shared {
             policy: self.policy,
             resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),

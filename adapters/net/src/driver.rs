@@ -201,8 +201,8 @@ impl SessionDriver {
     /// HTTP/2 connection `conn` (from [`Shared::h2_connection`], or just opened and
     /// [registered](Shared::h2_register)); `wake` is called whenever the session has events to
     /// handle (the adapter then pumps). `Ok(None)` if `conn` was shut meanwhile: dial again.
-    /// Such a session is not recorded (transcripts record HTTP/1.1 exchanges): a client that
-    /// records speaks HTTP/1.1.
+    /// A session of a client that records joins a connection of its own
+    /// ([`Shared::h2_recorded`]), which records it as an HTTP/2 transcript.
     pub fn join_h2<S>(
         shared: &Shared<S>,
         mut config: Config,
@@ -256,6 +256,29 @@ impl SessionDriver {
             Core::Http1(c) => f(c),
             Core::Http2(h) => {
                 let _ = h.conn.with(h.member, f);
+            }
+        }
+    }
+
+    /// Starts an operation: records `op` (when recording) and runs `f` on the session's
+    /// connection with the instant it is recorded at. An HTTP/2 session's connection records and
+    /// runs it under its lock, at its own instant.
+    fn begin(
+        &mut self,
+        op: impl FnOnce() -> RecordedOperation,
+        f: impl FnOnce(&mut Connection, Instant),
+    ) {
+        let now = self.now();
+        match &mut self.core {
+            Core::Http1(_) => {
+                self.record_op(now, op);
+                if let Core::Http1(c) = &mut self.core {
+                    f(c, now);
+                }
+            }
+            Core::Http2(h) => {
+                let op = h.conn.is_recorded().then(op);
+                let _ = h.conn.start(h.member, op, f);
             }
         }
     }
@@ -345,30 +368,28 @@ impl SessionDriver {
 
     /// Starts `op`; [`pump`](Self::pump) until it returns the result.
     pub fn start(&mut self, op: Start<'_>) {
-        let now = self.now();
         self.outcome = None;
         let operation = match op {
             Start::Connect => {
-                self.record_op(now, || RecordedOperation::Connect);
-                self.on_conn(|c| c.connect(now));
+                self.begin(|| RecordedOperation::Connect, |c, now| c.connect(now));
                 Operation::Connect
             }
             Start::ListTools => {
-                self.record_op(now, || RecordedOperation::ListTools);
-                self.on_conn(|c| c.list_tools(now));
+                self.begin(|| RecordedOperation::ListTools, |c, now| c.list_tools(now));
                 Operation::ListTools
             }
             Start::CallTool { name, arguments } => {
-                self.record_op(now, || RecordedOperation::CallTool {
-                    name: name.to_owned(),
-                    arguments: arguments.to_vec(),
-                });
-                self.on_conn(|c| c.call_tool(now, name, arguments));
+                self.begin(
+                    || RecordedOperation::CallTool {
+                        name: name.to_owned(),
+                        arguments: arguments.to_vec(),
+                    },
+                    |c, now| c.call_tool(now, name, arguments),
+                );
                 Operation::CallTool
             }
             Start::Close => {
-                self.record_op(now, || RecordedOperation::Close);
-                self.on_conn(|c| c.close(now));
+                self.begin(|| RecordedOperation::Close, |c, now| c.close(now));
                 Operation::Close
             }
         };
@@ -484,9 +505,11 @@ impl SessionDriver {
             } => observer.progress(progress, total, message.as_deref()),
             Event::InputRequired { requests } => {
                 let answer = observer.input_required(&requests);
-                let now = self.now();
-                self.record_op(now, || RecordedOperation::ProvideInput(answer.clone()));
-                self.on_conn(|c| c.provide_input(now, answer.as_deref()));
+                let recorded = answer.clone();
+                self.begin(
+                    || RecordedOperation::ProvideInput(recorded),
+                    |c, now| c.provide_input(now, answer.as_deref()),
+                );
             }
             Event::ExchangeFinished { exchange, reusable } => {
                 queued.retain(|t| t.exchange != exchange);
@@ -602,6 +625,9 @@ impl SessionDriver {
     /// Ends the recording: the transcript is flushed and closed.
     pub fn end_recording(&mut self) {
         self.recording = None;
+        if let Core::Http2(h) = &self.core {
+            h.conn.end_recording();
+        }
     }
 }
 

@@ -38,8 +38,22 @@
 //! closed with GOAWAY(NO_ERROR) ([`SharedH2::close`]): the GOAWAY is written, then the socket
 //! closed.
 //!
-//! Recording clients speak HTTP/1.1 and never get here. The two points where bytes cross a
-//! socket are [`SharedH2::feed`] (bytes read) and the private `write` (bytes written).
+//! # Recording
+//!
+//! A transcript is one work item's view of its sockets, so a client that records gives each
+//! session a connection of its own ([`SharedH2::new_recorded`]), never shared and never
+//! registered for the origin. The session's [`H2Recording`] lives here, under the lock, and
+//! hears every call at the points `mcp_sansio_transcript::h2` documents: the socket opened,
+//! every piece of bytes the core wrote and every read fed to it (with the instant it was given),
+//! end of stream, failures, dial errors, timeouts, operations ([`SharedH2::start`]) and events.
+//! Every call under the lock uses one instant, for the input and for the drain after it, as a
+//! replay does. A recorded connection moves its work item to a fresh socket as soon as that
+//! socket is open (the streams left on the old socket are reset), as its replay does; the
+//! frames written for the connection itself when the session leaves (the resets of its streams,
+//! GOAWAY) are not recorded: the recording ends when the session leaves.
+//!
+//! The two points where bytes cross a socket are [`SharedH2::feed`] (bytes read) and the
+//! private `write` (bytes written).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -49,6 +63,7 @@ use mcp_sansio::internals::h2::frame::Frame;
 use mcp_sansio::internals::h2::{H2Config, H2Socket, Reason, WorkId};
 use mcp_sansio::internals::wire::Codec;
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
+use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::client::lock;
 use crate::driver::Report;
@@ -104,6 +119,10 @@ struct State {
     shut: bool,
     /// Since when no session is on the connection (it is idle), on the adapter's clock.
     idle_since: Option<std::time::Instant>,
+    /// The sink and session number of a recorded connection, until its session joins.
+    record_to: Option<(Arc<dyn TranscriptSink>, u64)>,
+    /// The recording of the session of a recorded connection, from its join to its leave.
+    rec: Option<H2Recording>,
 }
 
 impl State {
@@ -119,6 +138,8 @@ impl State {
 /// one origin. See the module docs.
 pub struct SharedH2 {
     scheme: &'static str,
+    /// Whether the connection is one session's, recorded ([`SharedH2::new_recorded`]).
+    recorded: bool,
     h2: H2Config,
     zero: std::time::Instant,
     io: Arc<dyn H2Io>,
@@ -144,9 +165,34 @@ impl SharedH2 {
     /// of the first session's configuration); each work item keeps its own budgets. Nothing is
     /// written before a session [`join`](Self::join)s.
     pub fn new(scheme: &'static str, budgets: &Budgets, io: Arc<dyn H2Io>) -> Arc<SharedH2> {
+        SharedH2::make(scheme, budgets, io, None)
+    }
+
+    /// A connection like [`new`](Self::new) for one session only, recorded as session `session`
+    /// of `sink` (an HTTP/2 transcript, `config http 2`): the first session to
+    /// [`join`](Self::join) is recorded from its first socket, opened at the connection's clock
+    /// zero; no other session may join. Join it before its socket's reader starts, so that the
+    /// transcript holds every byte read. See the module docs.
+    pub fn new_recorded(
+        scheme: &'static str,
+        budgets: &Budgets,
+        io: Arc<dyn H2Io>,
+        sink: Arc<dyn TranscriptSink>,
+        session: u64,
+    ) -> Arc<SharedH2> {
+        SharedH2::make(scheme, budgets, io, Some((sink, session)))
+    }
+
+    fn make(
+        scheme: &'static str,
+        budgets: &Budgets,
+        io: Arc<dyn H2Io>,
+        record_to: Option<(Arc<dyn TranscriptSink>, u64)>,
+    ) -> Arc<SharedH2> {
         let h2 = H2Config::from_budgets(budgets);
         Arc::new(SharedH2 {
             scheme,
+            recorded: record_to.is_some(),
             zero: std::time::Instant::now(),
             state: Mutex::new(State {
                 socket: H2Socket::new(Instant::ZERO, h2.clone(), scheme),
@@ -160,6 +206,8 @@ impl SharedH2 {
                 last_member: 0,
                 shut: false,
                 idle_since: None,
+                record_to,
+                rec: None,
             }),
             h2,
             io,
@@ -185,6 +233,11 @@ impl SharedH2 {
     /// The generation of the socket serving now (0 for the first).
     pub fn generation(&self) -> u64 {
         lock(&self.state).generation
+    }
+
+    /// Whether the connection is one session's, recorded ([`new_recorded`](Self::new_recorded)).
+    pub fn is_recorded(&self) -> bool {
+        self.recorded
     }
 
     /// Sessions on the connection now.
@@ -213,7 +266,8 @@ impl SharedH2 {
         if healthy && since.elapsed() <= idle_timeout {
             return true;
         }
-        self.shut(&mut st);
+        let now = self.now();
+        self.shut(&mut st, now);
         false
     }
 
@@ -228,7 +282,8 @@ impl SharedH2 {
     pub fn close(self: &Arc<Self>) {
         let mut st = lock(&self.state);
         if !st.shut {
-            self.shut(&mut st);
+            let now = self.now();
+            self.shut(&mut st, now);
         }
     }
 
@@ -238,14 +293,26 @@ impl SharedH2 {
     }
 
     /// Adds a session with `config` as a work item; `wake` is called whenever its inbox gets
-    /// events. `Ok(None)` if the connection was shut meanwhile (dial a new one).
+    /// events. `Ok(None)` if the connection was shut meanwhile, or is recorded and already
+    /// has its session (dial a new one). On a recorded connection, the recording of the session
+    /// starts here, with `config`.
     pub fn join(self: &Arc<Self>, config: Config, wake: Waker) -> Result<Option<Member>, Error> {
-        let conn = Connection::with_codec(config, Codec::Http2)?;
+        let conn = Connection::with_codec(config.clone(), Codec::Http2)?;
         let mut st = lock(&self.state);
         if st.shut {
             return Ok(None);
         }
         st.idle_since = None;
+        if self.recorded {
+            let Some((sink, session)) = st.record_to.take() else {
+                return Ok(None);
+            };
+            let mut rec =
+                H2Recording::new(&config, &self.h2, self.scheme, Instant::ZERO, sink, session);
+            // The first socket was made at the clock zero.
+            rec.recorder().socket_opened(Instant::ZERO);
+            st.rec = Some(rec);
+        }
         st.last_member += 1;
         let member = Member(st.last_member);
         let work = st.socket.add(conn);
@@ -265,30 +332,40 @@ impl SharedH2 {
     /// (see [`reusable`](Self::reusable)); one that failed, is going away or is being replaced
     /// is closed with GOAWAY(NO_ERROR).
     pub fn leave(self: &Arc<Self>, member: Member) {
-        let now = self.now();
         let mut st = lock(&self.state);
+        let now = self.now();
         let Some(item) = st.items.remove(&member) else {
             return;
         };
+        // The recording ends with the session: what leaving writes is the connection's.
+        st.rec = None;
         let _ = st.socket.remove(now, item.work);
         st.pending.retain(|(m, _)| *m != member);
-        let healthy = !st.socket.is_closed()
+        // A recorded connection serves its one session only: it is closed when that leaves.
+        let healthy = !self.recorded
+            && !st.socket.is_closed()
             && st.socket.client().goaway().is_none()
             && st.next.is_none()
             && st.dialling.is_none();
         if st.items.is_empty() && !healthy {
-            self.shut(&mut st);
+            self.shut(&mut st, now);
         } else {
             if st.items.is_empty() {
                 st.idle_since = Some(std::time::Instant::now());
             }
-            self.drain(&mut st);
+            self.drain(&mut st, now);
         }
     }
 
+    /// Ends the recording of a recorded connection's session (it is flushed and finished);
+    /// nothing more is recorded. Does nothing on a connection that is not recorded.
+    pub fn end_recording(&self) {
+        let rec = lock(&self.state).rec.take();
+        drop(rec);
+    }
+
     /// Writes what is queued and GOAWAY(NO_ERROR), then closes every socket.
-    fn shut(&self, st: &mut State) {
-        let now = self.now();
+    fn shut(&self, st: &mut State, now: Instant) {
         st.shut = true;
         st.pending.clear();
         let generation = st.generation;
@@ -323,10 +400,28 @@ impl SharedH2 {
         member: Member,
         f: impl FnOnce(&mut Connection) -> R,
     ) -> Option<R> {
+        self.start(member, None, |c, _| f(c))
+    }
+
+    /// Starts an operation on session `member`'s connection: `f` is given the connection and
+    /// now, the instant the operation `op` is recorded at (on a recorded connection); then
+    /// the connection drains at that instant.
+    pub fn start<R>(
+        self: &Arc<Self>,
+        member: Member,
+        op: Option<RecordedOperation>,
+        f: impl FnOnce(&mut Connection, Instant) -> R,
+    ) -> Option<R> {
         let mut st = lock(&self.state);
+        let now = self.now();
         let work = st.items.get(&member)?.work;
-        let r = f(st.socket.connection_mut(work)?);
-        self.drain(&mut st);
+        let st = &mut *st;
+        let conn = st.socket.connection_mut(work)?;
+        if let (Some(rec), Some(op)) = (&mut st.rec, op) {
+            rec.recorder().operation(now, op);
+        }
+        let r = f(conn, now);
+        self.drain(st, now);
         Some(r)
     }
 
@@ -340,7 +435,8 @@ impl SharedH2 {
     /// Drains the connection and takes the events in session `member`'s inbox.
     pub fn take_events(self: &Arc<Self>, member: Member) -> Vec<Event> {
         let mut st = lock(&self.state);
-        self.drain(&mut st);
+        let now = self.now();
+        self.drain(&mut st, now);
         st.items
             .get_mut(&member)
             .map(|i| i.inbox.drain(..).collect())
@@ -371,44 +467,64 @@ impl SharedH2 {
 
     /// The clock reached [`poll_timeout`](Self::poll_timeout).
     pub fn handle_timeout(self: &Arc<Self>) {
-        let now = self.now();
         let mut st = lock(&self.state);
+        let now = self.now();
+        if let Some(rec) = &mut st.rec {
+            rec.recorder().timeout(now);
+        }
         st.socket.handle_timeout(now);
         if let Some(next) = &mut st.next {
             next.socket.handle_timeout(now);
         }
-        self.drain(&mut st);
+        self.drain(&mut st, now);
     }
 
     /// What the reader of socket `generation` read. Reports of a socket already replaced are
     /// ignored. One of the two points where bytes cross an HTTP/2 socket (the other writes).
     pub fn feed(self: &Arc<Self>, generation: u64, report: Report) {
-        let now = self.now();
         let mut st = lock(&self.state);
-        let socket = if st.generation == generation {
-            &mut st.socket
+        let now = self.now();
+        let st = &mut *st;
+        // Only the serving socket is recorded (a recorded connection has no other).
+        let (socket, rec) = if st.generation == generation {
+            (&mut st.socket, st.rec.as_mut())
         } else {
             match &mut st.next {
-                Some(n) if n.generation == generation => &mut n.socket,
+                Some(n) if n.generation == generation => (&mut n.socket, None),
                 _ => return,
             }
         };
+        let rec = rec.map(H2Recording::recorder);
         match report {
             // A connection error fails every stream: each work item hears of it through its
             // exchanges, and its next request asks for a fresh socket.
             Report::Bytes(bytes) => {
+                if let Some(rec) = rec {
+                    rec.read(now, &bytes);
+                }
                 let _ = socket.handle_bytes(now, &bytes);
             }
-            Report::Eof | Report::Failed(_) => socket.handle_eof(now),
+            Report::Eof => {
+                if let Some(rec) = rec {
+                    rec.eof(now);
+                }
+                socket.handle_eof(now);
+            }
+            Report::Failed(e) => {
+                if let Some(rec) = rec {
+                    rec.failure(now, &e);
+                }
+                socket.handle_eof(now);
+            }
         }
-        self.drain(&mut st);
+        self.drain(st, now);
     }
 
     /// The fresh socket `generation` asked for with [`H2Io::dial`] is open (`Ok`), or could not
     /// be opened: the requests waiting for it then fail with the error.
     pub fn dialled(self: &Arc<Self>, generation: u64, result: Result<(), TransportError>) {
-        let now = self.now();
         let mut st = lock(&self.state);
+        let now = self.now();
         if st.dialling != Some(generation) {
             self.io.close(generation);
             return;
@@ -420,10 +536,22 @@ impl SharedH2 {
                     socket: H2Socket::new(now, self.h2.clone(), self.scheme),
                     generation,
                 });
+                if self.recorded {
+                    // A recorded session moves at once, as its replay does.
+                    self.switch(&mut st, now);
+                    if let Some(rec) = &mut st.rec {
+                        rec.recorder().socket_opened(now);
+                    }
+                }
             }
-            Err(e) => fail_pending(&mut st, now, &e),
+            Err(e) => {
+                if let Some(rec) = &mut st.rec {
+                    rec.recorder().dial_error(now, &e);
+                }
+                fail_pending(&mut st, now, &e);
+            }
         }
-        self.drain(&mut st);
+        self.drain(&mut st, now);
     }
 
     /// Bytes for socket `generation`: the one point where bytes are written to an HTTP/2
@@ -435,14 +563,20 @@ impl SharedH2 {
     /// Moves everything that can move: socket bytes out, requests for a fresh socket into the
     /// waiting list, events into inboxes, work items to a fresh socket; then wakes the sessions
     /// whose inbox got events.
-    fn drain(self: &Arc<Self>, st: &mut State) {
+    /// Everything happens at `now`, the instant of the input that came before (as a replay
+    /// drains). A recorded connection records what the core wrote and the events, then writes
+    /// the text recorded to its sink.
+    fn drain(self: &Arc<Self>, st: &mut State, now: Instant) {
         let mut woken = BTreeSet::new();
         loop {
-            let now = self.now();
             let mut any = false;
             let generation = st.generation;
             while let Some(bytes) = st.socket.poll_transmit(now) {
                 any = true;
+                // Bytes dropped on a closing socket were written by the core all the same.
+                if let Some(rec) = &mut st.rec {
+                    rec.recorder().wrote(now, &bytes);
+                }
                 if !st.closing {
                     self.write(generation, bytes);
                 }
@@ -460,6 +594,9 @@ impl SharedH2 {
             while let Some((work, event)) = st.socket.poll_event(now) {
                 any = true;
                 let Some(m) = st.member(work) else { continue };
+                if let Some(rec) = &mut st.rec {
+                    rec.recorder().event(&event);
+                }
                 if let Event::ExchangeAbandoned { exchange }
                 | Event::ExchangeFinished { exchange, .. } = &event
                 {
@@ -501,6 +638,9 @@ impl SharedH2 {
             if !any {
                 break;
             }
+        }
+        if let Some(rec) = &mut st.rec {
+            rec.flush();
         }
         for m in woken {
             if let Some(item) = st.items.get(&m) {

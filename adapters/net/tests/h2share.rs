@@ -264,3 +264,174 @@ fn a_failed_dial_fails_the_waiting_requests_of_every_session() {
         );
     }
 }
+
+/// A transcript sink keeping the text of each session and whether it was finished.
+#[derive(Default)]
+struct Texts(Mutex<std::collections::BTreeMap<u64, (String, bool)>>);
+
+impl mcp_sansio_transcript::TranscriptSink for Texts {
+    fn write(&self, session: u64, text: &str) {
+        let mut t = self.0.lock().unwrap();
+        let entry = t.entry(session).or_default();
+        assert!(!entry.1, "text after finish");
+        entry.0.push_str(text);
+    }
+    fn finish(&self, session: u64) {
+        self.0.lock().unwrap().entry(session).or_default().1 = true;
+    }
+}
+
+impl Texts {
+    /// The finished transcript of session `n`, parsed, after checking that it replays with the
+    /// same events and writes as recorded, byte by byte and in 5-byte pieces.
+    fn replayed(&self, n: u64) -> (String, mcp_sansio_transcript::Transcript) {
+        use mcp_sansio_transcript::{replay, Split, Transcript};
+        let (text, finished) = self.0.lock().unwrap().get(&n).cloned().unwrap();
+        assert!(finished, "the session's transcript is finished");
+        let t = Transcript::parse(&text).unwrap();
+        for split in [Split::Recorded, Split::BYTE_BY_BYTE, Split::Pieces(5)] {
+            let r = replay(&t, split).unwrap();
+            assert_eq!(r.events, t.events(), "{split:?}\n{text}");
+            r.check(&t).unwrap();
+        }
+        (text, t)
+    }
+}
+
+/// Starts `op` on a recorded connection, as the session driver does.
+fn start(conn: &Arc<SharedH2>, m: Member, op: mcp_sansio_transcript::RecordedOperation) {
+    conn.start(m, Some(op.clone()), |c, now| op.apply(c, now))
+        .unwrap();
+}
+
+/// The frames of `bytes` (whole frames, after the preface if any).
+fn frames_of(bytes: &[u8]) -> Vec<Frame> {
+    let mut rest = bytes.strip_prefix(PREFACE).unwrap_or(bytes);
+    let mut decoder = FrameDecoder::new();
+    let mut frames = Vec::new();
+    while let Some(Decoded { frame, .. }) = decoder.decode(&mut rest).unwrap() {
+        frames.push(frame);
+    }
+    assert!(rest.is_empty(), "whole frames");
+    frames
+}
+
+/// Whether `bytes` (whole frames, after the preface if any) hold a GOAWAY frame.
+fn has_goaway(bytes: &[u8]) -> bool {
+    frames_of(bytes)
+        .iter()
+        .any(|f| matches!(f, Frame::GoAway { .. }))
+}
+
+#[test]
+fn a_recorded_connection_records_its_one_session_across_a_fresh_socket() {
+    use mcp_sansio_transcript::RecordedOperation;
+    let io = Arc::new(Recorder::default());
+    let sink = Arc::new(Texts::default());
+    let conn = SharedH2::new_recorded("https", &Budgets::default(), io.clone(), sink.clone(), 7);
+    assert!(conn.is_recorded());
+    let (_, wake) = counter();
+    let cfg = config().with_bearer_token("tok-s3cr3t");
+    let m = conn.join(cfg, wake).unwrap().unwrap();
+    let (_, wake) = counter();
+    assert!(
+        conn.join(config(), wake).unwrap().is_none(),
+        "a recorded connection takes one session"
+    );
+    start(&conn, m, RecordedOperation::Connect);
+    start(&conn, m, RecordedOperation::ListTools);
+    let mut server = H2Peer::default();
+    let mut reply = hello();
+    reply.extend(answer(&mut server, &io.take(0)));
+    reply.extend(frame(Frame::GoAway {
+        last_stream_id: 1,
+        reason: Reason::NO_ERROR,
+        debug: Vec::new(),
+    }));
+    // Two reads, as a socket may deliver them.
+    let (first, second) = reply.split_at(reply.len() / 2);
+    conn.feed(0, Report::Bytes(first.to_vec()));
+    conn.feed(0, Report::Bytes(second.to_vec()));
+    assert!(listed(&conn.take_events(m)));
+
+    // The next listing waits for a fresh socket; once it is open the session moves at once.
+    start(&conn, m, RecordedOperation::ListTools);
+    assert_eq!(*io.dials.lock().unwrap(), [1]);
+    conn.dialled(1, Ok(()));
+    assert_eq!(conn.generation(), 1);
+    let mut fresh = H2Peer::default();
+    let mut reply = hello();
+    reply.extend(answer(&mut fresh, &io.take(1)));
+    conn.feed(1, Report::Bytes(reply));
+    assert!(listed(&conn.take_events(m)));
+    // A read of the replaced socket is not the session's any more.
+    conn.feed(0, Report::Eof);
+    start(&conn, m, RecordedOperation::Close);
+    let _ = conn.take_events(m);
+    conn.leave(m);
+    assert!(conn.is_shut());
+    assert!(has_goaway(&io.take(1)), "leaving wrote GOAWAY(NO_ERROR)");
+
+    let (text, t) = sink.replayed(7);
+    assert!(text.contains("config http 2 https\n"), "{text}");
+    assert!(!text.contains("tok-s3cr3t"));
+    assert!(text.contains("Bearer <redacted>"));
+    assert_eq!(text.matches(" open ").count(), 2, "two sockets: {text}");
+    assert!(!text.contains(" eof 1"), "the replaced socket is not read");
+    let writes = t.h2_writes();
+    assert!(writes.iter().any(|(s, _)| *s == 1));
+    assert!(writes.iter().any(|(s, _)| *s == 2));
+    let on_second: Vec<u8> = writes
+        .iter()
+        .filter(|(s, _)| *s == 2)
+        .flat_map(|(_, b)| b.clone())
+        .collect();
+    assert!(
+        frames_of(&on_second)
+            .iter()
+            .any(|f| matches!(f, Frame::Headers { .. })),
+        "the second listing's request"
+    );
+    assert!(
+        !has_goaway(&on_second),
+        "what leaving writes is the connection's, not the session's"
+    );
+    let outcome = t.outcome();
+    let lists = outcome
+        .iter()
+        .filter(|e| e.get("tools_listed").is_some())
+        .count();
+    assert_eq!(lists, 2, "{outcome:?}");
+}
+
+#[test]
+fn a_recorded_connection_records_a_failed_dial() {
+    use mcp_sansio_transcript::RecordedOperation;
+    let io = Arc::new(Recorder::default());
+    let sink = Arc::new(Texts::default());
+    let conn = SharedH2::new_recorded("http", &Budgets::default(), io.clone(), sink.clone(), 1);
+    let (_, wake) = counter();
+    let m = conn.join(config(), wake).unwrap().unwrap();
+    start(&conn, m, RecordedOperation::Connect);
+    conn.feed(0, Report::Bytes(hello()));
+    conn.feed(0, Report::Eof);
+    start(&conn, m, RecordedOperation::ListTools);
+    assert_eq!(*io.dials.lock().unwrap(), [1]);
+    let e = mcp_sansio::TransportError {
+        kind: mcp_sansio::TransportErrorKind::Connect,
+        message: "refused".into(),
+    };
+    conn.dialled(1, Err(e));
+    let events = conn.take_events(m);
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Failed { .. })),
+        "{events:?}"
+    );
+    conn.end_recording();
+    let (text, t) = sink.replayed(1);
+    assert!(text.contains("config http 2 http\n"), "{text}");
+    assert!(text.contains("dial-error"), "{text}");
+    assert!(text.contains("eof"), "{text}");
+    assert!(t.outcome().iter().any(|e| e.get("failed").is_some()));
+    drop(conn);
+}

@@ -26,8 +26,10 @@
 //! starting on the socket just dialled. [`Session::http_version`] says which.
 //! [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
 //! [`ClientBuilder::h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge)
-//! speaks HTTP/2 in clear text to `http` endpoints. A client that records speaks HTTP/1.1, and an
-//! origin with an idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
+//! speaks HTTP/2 in clear text to `http` endpoints. A client that records gives each HTTP/2
+//! session a socket of its own, recorded as an HTTP/2 transcript
+//! ([`ClientBuilder::record_to`](mcp_sansio_net::ClientBuilder::record_to)); an origin with an
+//! idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
 //! by one task that writes what the connection sends and feeds it what it reads.
 //!
 //! ```no_run
@@ -173,6 +175,9 @@ impl Client {
         };
         let n = notify.clone();
         let wake: Waker = Arc::new(move || n.notify_one());
+        if self.shared.records() {
+            return self.recorded_driver(config, scheme, wake).await;
+        }
         // A connection shut between the look-up and the join is looked up again (a few times).
         for _ in 0..4 {
             let lead = match self.shared.h2_route(&origin, wake.clone()) {
@@ -219,6 +224,40 @@ impl Client {
             message: "the origin's HTTP/2 connection kept closing before the session joined it"
                 .into(),
         }))
+    }
+
+    /// The driver of a session of a client that records: an HTTP/2 socket of its own, recorded
+    /// ([`Shared::h2_recorded`]), or HTTP/1.1 if the server chooses it. The session joins before
+    /// the socket's reader starts, so that its transcript holds every byte read.
+    async fn recorded_driver(
+        &self,
+        config: Config,
+        scheme: &'static str,
+        wake: Waker,
+    ) -> Result<SessionDriver, Error> {
+        let origin = config.endpoint.origin();
+        let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
+        if scheme == "https" && !stream.is_h2() {
+            // The server chose HTTP/1.1: the socket serves the first exchange.
+            self.shared.park(&origin, address, stream);
+            return SessionDriver::new(&self.shared, config);
+        }
+        let io = TokioH2::new(&self.shared, &config.endpoint);
+        let Some(conn) = self
+            .shared
+            .h2_recorded(scheme, &config.budgets, Arc::new(io.clone()))
+        else {
+            return SessionDriver::new(&self.shared, config);
+        };
+        let joined = SessionDriver::join_h2(&self.shared, config, conn.clone(), wake)?;
+        io.attach(conn, 0, stream);
+        joined.ok_or_else(|| {
+            Error::Transport(TransportError {
+                kind: TransportErrorKind::Connect,
+                message: "the recorded HTTP/2 connection closed before the session joined it"
+                    .into(),
+            })
+        })
     }
 
     /// Live shared HTTP/2 connections of this client (one per origin at most).

@@ -38,9 +38,11 @@ OPTIONS:
                               127.0.0.1 port of its own, then list or call
     --token-file FILE         with --oauth: keep the credentials in FILE between runs (created
                               with mode 0600; it holds secrets)
-    --record FILE             write a transcript of the session to FILE (secrets redacted);
-                              `cargo test`'s replay reads it back (see docs/transcripts.md);
-                              with --oauth the authorization goes to FILE.auth
+    --record FILE             write a transcript of the session to FILE (secrets redacted),
+                              over HTTP/1.1 or HTTP/2 alike (an HTTP/2 session on a socket of
+                              its own); `cargo test`'s replay reads it back (see
+                              docs/transcripts.md); with --oauth the authorization goes to
+                              FILE.auth
     -h, --help                print this help
     -V, --version             print the version
 

@@ -203,3 +203,57 @@ fn http1_offers_no_h2_and_h2c_speaks_http2_in_clear_text() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn record_over_h2c_writes_an_http2_transcript_that_replays() {
+    use mcp_sansio_transcript::{replay, Split, Transcript};
+    let server = H2Server::start(None);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let dir = std::env::temp_dir().join(format!("mcp-probe-h2-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("h2c.transcript");
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+        .args(["--json", "--h2c", "--allow-loopback", "--record"])
+        .arg(&file)
+        .args(["call", &url, "echo", "{}"])
+        .env("MCP_BEARER_TOKEN", "h2-s3cret-token")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = json(&o);
+    assert_eq!(doc["http_version"], "HTTP/2");
+    assert_eq!(doc["content"][0]["text"], "hi");
+    assert_eq!(server.methods(), ["server/discover", "tools/call"]);
+    assert_eq!(
+        server.requests.lock().unwrap()[0].header("authorization"),
+        Some("Bearer h2-s3cret-token"),
+        "the token was sent"
+    );
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("config http 2 http\n"), "{text}");
+    assert!(!text.contains("h2-s3cret-token"), "the token is redacted");
+    assert!(text.contains("Bearer <redacted>"));
+    let transcript = Transcript::parse(&text).unwrap();
+    let outcome = transcript.outcome();
+    assert!(
+        outcome
+            .iter()
+            .any(|e| e["call_finished"]["content"][0]["text"] == "hi"),
+        "{outcome:?}"
+    );
+    // The recorded HTTP/2 session replays against the core with the same outcome and the same
+    // frames written, whole and one byte at a time.
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&transcript, split).unwrap();
+        assert!(r.sends.is_empty(), "no HTTP/1.1 request");
+        assert_eq!(r.recording.outcome(), outcome, "{split:?}");
+        r.check(&transcript).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
