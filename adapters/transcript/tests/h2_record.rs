@@ -94,28 +94,7 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
             if r.rpc_method() != "tools/call" {
                 return modern_server(peer, r, socket);
             }
-            let sid = r.stream;
-            let token = r.json()["params"]["_meta"]["progressToken"].clone();
-            let progress = format!(
-                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1,"total":2}}}}"#
-            );
-            let mut out = peer.headers(
-                sid,
-                &[(":status", "200"), ("content-type", "text/event-stream")],
-                false,
-            );
-            out.extend(data(
-                sid,
-                format!("id: 1\ndata: {progress}\n\n").as_bytes(),
-                false,
-            ));
-            let done = result(r.rpc_id(), CALL_OK);
-            out.extend(data(
-                sid,
-                format!("id: 2\ndata: {done}\n\n").as_bytes(),
-                true,
-            ));
-            out
+            peer.progress_then_result(r, CALL_OK)
         }),
     );
     s.read_size = 64;
