@@ -209,13 +209,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
         |peer, r| {
             let sid = r.stream;
             match r.rpc_method().as_str() {
-                "initialize" => peer.json(
-                    sid,
-                    &result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
-                    ),
-                ),
+                "initialize" => peer.legacy_initialize(r),
                 "notifications/initialized" | "notifications/cancelled" => {
                     peer.response(sid, 202, "", b"")
                 }

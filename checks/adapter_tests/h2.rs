@@ -1,11 +1,18 @@
 //! The HTTP/2 tests of both adapters, against the in-test HTTP/2 server on 127.0.0.1
 //! (`adapters/net/tests/h2_server`, the core's own frame codec and HPACK): ALPN `h2` over TLS,
 //! h2c with prior knowledge, the switch that forces HTTP/1.1, one socket shared by every session
-//! of a client, and recorded HTTP/2 sessions. An adapter's `tests/h2.rs` declares
-//! `mod h2_server` and `mod recording` (`checks/adapter_tests/recording.rs`) at its root,
-//! includes this file by `#[path]` (with `#[macro_use]`) and declares the tests with
+//! of a client, and recorded HTTP/2 sessions (checked with `recording.rs`). An adapter's
+//! `tests/h2.rs` includes this file by `#[path]` (with `#[macro_use]`), brings its
+//! [`h2_server`] and [`recording`] modules into scope, and declares the tests with
 //! [`h2_tests!`], giving only how its runtime drives a session and runs sessions side by side.
 #![allow(dead_code)]
+
+#[path = "../../adapters/net/tests/h2_server/mod.rs"]
+pub mod h2_server;
+
+#[allow(unused_macros)]
+#[path = "recording.rs"]
+pub mod recording;
 
 use std::sync::Arc;
 
@@ -44,18 +51,16 @@ pub fn loopback<C: BuildClient>() -> ClientBuilder<C> {
 
 /// A TLS server offering `h2` and `http/1.1` that behaves as `b`, a client of either adapter
 /// trusting it, and the endpoint's URL.
-pub fn tls_setup<C: BuildClient>(
-    b: crate::h2_server::Behaviour,
-) -> (crate::h2_server::Server, C, String) {
+pub fn tls_setup<C: BuildClient>(b: h2_server::Behaviour) -> (h2_server::Server, C, String) {
     let (ca, server_config) = tls_server(&[b"h2", b"http/1.1"]);
-    let server = crate::h2_server::Server::start_with(Some(server_config), b);
+    let server = h2_server::Server::start_with(Some(server_config), b);
     let client = loopback::<C>().add_root_certificates([ca]).build();
     let url = format!("https://127.0.0.1:{}/mcp", server.port);
     (server, client, url)
 }
 
-/// Declares the HTTP/2 tests of an adapter whose `Client` is in scope (with `mod h2_server` and
-/// `mod recording` at the test crate's root): `#[$test]` is its test attribute and
+/// Declares the HTTP/2 tests of an adapter whose `Client` is in scope, with this file's
+/// `h2_server` and `recording` modules: `#[$test]` is its test attribute and
 /// `#[$threaded]` the one of tests whose sessions run side by side while the test waits on the
 /// server; `async` is present when its operations are futures; `[$($wait)*]` is what waits for
 /// an operation (`.await`, or nothing); `$spawn($($task)* { .. })` runs a block beside the test

@@ -216,6 +216,16 @@ impl H2Peer {
         self.response(sid, 200, "application/json", body.as_bytes())
     }
 
+    /// The answer of the legacy `initialize` request `r`: a JSON result choosing protocol
+    /// version 2025-06-18, with no capabilities.
+    pub fn legacy_initialize(&mut self, r: &SeenRequest) -> Vec<u8> {
+        let body = result(
+            r.rpc_id(),
+            r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
+        );
+        self.json(r.stream, &body)
+    }
+
     /// The answer of the call `r` by an event stream on its stream: a progress notification for
     /// the call's progress token (1 of 2, event id 1), then the call's result `done` (event id
     /// 2), which ends the stream; in two DATA frames after the HEADERS.

@@ -4,22 +4,16 @@
 //! `checks/adapter_tests/recording.rs`); this file says only how tokio drives a session and runs
 //! sessions side by side, and holds the tests of the tokio adapter alone.
 
-#[path = "../../net/tests/h2_server/mod.rs"]
-mod h2_server;
-
-#[allow(unused_macros)]
-#[path = "../../../checks/adapter_tests/recording.rs"]
-mod recording;
-
 #[macro_use]
 #[path = "../../../checks/adapter_tests/h2.rs"]
 mod h2;
 
+use h2::recording;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use h2_server::{config, is_cancel, is_goaway, Behaviour};
+use h2::h2_server::{self, config, is_cancel, is_goaway, Behaviour};
 use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio_tokio::Client;
 

@@ -260,13 +260,7 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
         Box::new(|peer: &mut H2Peer, r: &SeenRequest, _| {
             let sid = r.stream;
             match r.rpc_method().as_str() {
-                "initialize" => peer.json(
-                    sid,
-                    &result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
-                    ),
-                ),
+                "initialize" => peer.legacy_initialize(r),
                 "tools/call" => Vec::new(),
                 _ => peer.response(sid, 202, "", b""),
             }
