@@ -216,6 +216,25 @@ impl H2Peer {
         self.response(sid, 200, "application/json", body.as_bytes())
     }
 
+    /// A 200 response of `content_type` that carries the legacy session id `session`, its
+    /// `body` in one DATA frame after the HEADERS.
+    pub fn with_session(
+        &mut self,
+        sid: u32,
+        content_type: &str,
+        session: &str,
+        body: &[u8],
+    ) -> Vec<u8> {
+        let fields = [
+            (":status", "200"),
+            ("content-type", content_type),
+            ("mcp-session-id", session),
+        ];
+        let mut out = self.headers(sid, &fields, false);
+        out.extend(data(sid, body, true));
+        out
+    }
+
     /// The answer of the legacy `initialize` request `r`: a JSON result choosing protocol
     /// version 2025-06-18, with no capabilities.
     pub fn legacy_initialize(&mut self, r: &SeenRequest) -> Vec<u8> {

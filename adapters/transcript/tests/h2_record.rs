@@ -14,7 +14,7 @@ mod h2session;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use h2server::{data, result, rst, H2Peer, SeenRequest};
+use h2server::{result, rst, H2Peer, SeenRequest};
 use h2session::Session;
 use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::{Config, Era, EraHint, TransportError, TransportErrorKind};
@@ -115,17 +115,7 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
                         r.rpc_id(),
                         r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"h2-legacy","version":"1"}}"#,
                     );
-                    let mut out = peer.headers(
-                        sid,
-                        &[
-                            (":status", "200"),
-                            ("content-type", "application/json"),
-                            ("mcp-session-id", "sess-h2-1"),
-                        ],
-                        false,
-                    );
-                    out.extend(data(sid, body.as_bytes(), true));
-                    out
+                    peer.with_session(sid, "application/json", "sess-h2-1", body.as_bytes())
                 }
                 "notifications/initialized" => peer.response(sid, 202, "", b""),
                 "tools/list" => {
