@@ -7,7 +7,7 @@ mod h2server;
 
 use std::time::Duration;
 
-use h2server::{data, drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
+use h2server::{drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
 use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::internals::h2::{H2Config, H2Error, H2Socket, WorkId};
 use mcp_sansio::internals::wire::Codec;
@@ -116,17 +116,7 @@ fn legacy_session_over_http2_keeps_its_session_id() {
                         r.rpc_id(),
                         r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
                     );
-                    let mut out = peer.headers(
-                        sid,
-                        &[
-                            (":status", "200"),
-                            ("content-type", "application/json"),
-                            ("mcp-session-id", "sess-1"),
-                        ],
-                        false,
-                    );
-                    out.extend(data(sid, body.as_bytes(), true));
-                    out
+                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
                 }
                 "notifications/initialized" => peer.response(sid, 202, "", b""),
                 "tools/list" => {
@@ -175,30 +165,7 @@ fn an_event_stream_on_a_stream_delivers_progress_then_the_result() {
             split,
             hello(),
             LONG,
-            |peer, r| {
-                let sid = r.stream;
-                let token = r.json()["params"]["_meta"]["progressToken"].clone();
-                let progress = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1,"total":2}}}}"#
-                );
-                let mut out = peer.headers(
-                    sid,
-                    &[(":status", "200"), ("content-type", "text/event-stream")],
-                    false,
-                );
-                out.extend(data(
-                    sid,
-                    format!("id: 1\ndata: {progress}\n\n").as_bytes(),
-                    false,
-                ));
-                let done = result(r.rpc_id(), CALL_OK);
-                out.extend(data(
-                    sid,
-                    format!("id: 2\ndata: {done}\n\n").as_bytes(),
-                    true,
-                ));
-                out
-            },
+            |peer, r| peer.progress_then_result(r, CALL_OK),
         );
         assert!(run.socket_errors.is_empty());
         seen.push(ops(&run));
@@ -232,13 +199,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
         |peer, r| {
             let sid = r.stream;
             match r.rpc_method().as_str() {
-                "initialize" => peer.json(
-                    sid,
-                    &result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
-                    ),
-                ),
+                "initialize" => peer.legacy_initialize(r),
                 "notifications/initialized" | "notifications/cancelled" => {
                     peer.response(sid, 202, "", b"")
                 }
@@ -494,17 +455,7 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
         let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
             let sid = r.stream;
             let sse = |peer: &mut H2Peer, text: String| {
-                let mut out = peer.headers(
-                    sid,
-                    &[
-                        (":status", "200"),
-                        ("content-type", "text/event-stream"),
-                        ("mcp-session-id", "sess-1"),
-                    ],
-                    false,
-                );
-                out.extend(data(sid, text.as_bytes(), true));
-                out
+                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
             };
             match r.rpc_method().as_str() {
                 "initialize" => sse(

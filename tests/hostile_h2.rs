@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use h2_catalogue::{scenarios, H2Cause, H2Op, H2Scenario};
 use h2server::{drive_metered, H2Peer, Split};
-use mcp_sansio::internals::h2::{H2Config, H2Error, H2Socket};
+use mcp_sansio::internals::h2::{H2Config, H2Socket};
 use mcp_sansio::internals::wire::Codec;
-use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Error, ErrorKind, Event, Instant};
+use mcp_sansio::{Budgets, Connection, Error, ErrorKind, Event, Instant};
 
 // ---------------------------------------------------------------------------------------------
 // Memory: a counting allocator, per thread, switched on only while the client runs.
@@ -100,12 +100,7 @@ struct Outcome {
 }
 
 fn run(sc: &H2Scenario, split: Split) -> Outcome {
-    let mut config = Config::new("https://mcp.example.com/mcp").unwrap();
-    config.budgets = sc.budgets.clone();
-    config.era_hint = Some(EraHint {
-        era: Era::Modern,
-        version: "2026-07-28".into(),
-    });
+    let config = sc.config("https://mcp.example.com/mcp");
     let mut now = Instant::ZERO;
     CURRENT.with(|c| c.set(0));
     PEAK.with(|p| p.set(0));
@@ -174,41 +169,6 @@ fn run(sc: &H2Scenario, split: Split) -> Outcome {
     }
 }
 
-/// Whether `error` is the cause `expect` names, with the configured limit of a budget.
-fn matches_cause(error: &Error, expect: H2Cause, b: &Budgets) -> bool {
-    let h2 = match error {
-        Error::H2(e) => Some(e),
-        _ => None,
-    };
-    match expect {
-        H2Cause::Budget(budget) => error
-            .budget()
-            .is_some_and(|x| x.budget == budget && x.limit == b.limit(budget)),
-        H2Cause::Limit(limit) => {
-            matches!(h2, Some(H2Error::Limit { limit: l, .. }) if *l == limit)
-        }
-        H2Cause::Protocol(reason) => matches!(
-            h2,
-            Some(e @ (H2Error::Protocol { .. } | H2Error::Frame(_))) if e.reason() == reason
-        ),
-        H2Cause::HeaderList => matches!(
-            h2,
-            Some(H2Error::Hpack(
-                mcp_sansio::internals::h2::HpackError::HeaderListTooLarge { .. }
-            ))
-        ),
-        H2Cause::Compression => matches!(
-            h2,
-            Some(e @ H2Error::Hpack(_)) if e.reason() == mcp_sansio::internals::h2::Reason::COMPRESSION_ERROR
-        ),
-        H2Cause::Malformed => matches!(h2, Some(H2Error::Malformed { .. })),
-        H2Cause::ContentLength => matches!(h2, Some(H2Error::ContentLength { .. })),
-        H2Cause::Reset(reason) => matches!(h2, Some(H2Error::Reset { reason: r }) if *r == reason),
-        H2Cause::GoAway => matches!(h2, Some(H2Error::GoAway { .. })),
-        H2Cause::SettingsTimeout => matches!(h2, Some(H2Error::SettingsTimeout { ms: 10_000 })),
-    }
-}
-
 #[test]
 fn every_hostile_http2_scenario_ends_in_its_typed_error() {
     let all = scenarios();
@@ -226,7 +186,7 @@ fn every_hostile_http2_scenario_ends_in_its_typed_error() {
                     if e.kind() != ErrorKind::ConnectionFailed {
                         problems.push(format!("{tag}: kind {} ({e})", e.kind()));
                     }
-                    if !matches_cause(e, sc.expect, &sc.budgets) {
+                    if !sc.expect.matches(e, &sc.budgets) {
                         problems.push(format!("{tag}: expected {:?}, got {e:?}", sc.expect));
                     }
                 }
@@ -272,7 +232,7 @@ fn a_wrong_expectation_is_noticed() {
     let o = run(&sc, Split::Whole);
     assert!(o.peak > 0, "the client's memory is measured");
     let e = o.error.expect("fails");
-    assert!(matches_cause(&e, sc.expect, &sc.budgets));
+    assert!(sc.expect.matches(&e, &sc.budgets));
     sc.expect = H2Cause::SettingsTimeout;
-    assert!(!matches_cause(&e, sc.expect, &sc.budgets));
+    assert!(!sc.expect.matches(&e, &sc.budgets));
 }

@@ -167,6 +167,16 @@ pub fn check_h2(sink: &Memory, scheme: &str) -> Transcript {
 /// writes.
 pub fn check_h2_fresh_socket(sink: &Memory) {
     let (text, t) = replays(sink);
+    check_two_sockets(&text, &t);
+    let r = replay(&t, Split::Merged).unwrap();
+    assert_eq!(r.recording.outcome(), t.outcome());
+    r.check(&t).unwrap();
+}
+
+/// The transcript `t` (whose text is `text`) of an HTTP/2 session of two listings moved to a
+/// fresh socket after the first: it opens two sockets, writes on both, and its outcome has the
+/// two listings.
+pub fn check_two_sockets(text: &str, t: &Transcript) {
     assert_eq!(text.matches(" open ").count(), 2, "two sockets: {text}");
     let writes = t.h2_writes();
     for socket in [1, 2] {
@@ -181,9 +191,6 @@ pub fn check_h2_fresh_socket(sink: &Memory) {
         .filter(|e| e.get("tools_listed").is_some())
         .count();
     assert_eq!(lists, 2, "{outcome:?}");
-    let r = replay(&t, Split::Merged).unwrap();
-    assert_eq!(r.recording.outcome(), outcome);
-    r.check(&t).unwrap();
 }
 
 /// Declares the recording tests of an adapter whose `Client` and `Config` are in scope:

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use mcp_sansio::internals::h2::frame::{Frame, Priority, Reason};
-use mcp_sansio::internals::h2::H2Limit;
-use mcp_sansio::{Budget, Budgets};
+use mcp_sansio::internals::h2::{H2Error, H2Limit, HpackError};
+use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error};
 
 use crate::h2server::{data, frame, hello, rst, H2Peer, SeenRequest};
 
@@ -49,6 +49,45 @@ pub enum H2Cause {
     SettingsTimeout,
 }
 
+impl H2Cause {
+    /// Whether `error` is the cause this names, with its configured limit in `b` for a budget.
+    pub fn matches(self, error: &Error, b: &Budgets) -> bool {
+        let h2 = match error {
+            Error::H2(e) => Some(e),
+            _ => None,
+        };
+        match self {
+            H2Cause::Budget(budget) => error
+                .budget()
+                .is_some_and(|x| x.budget == budget && x.limit == b.limit(budget)),
+            H2Cause::Limit(limit) => {
+                matches!(h2, Some(H2Error::Limit { limit: l, .. }) if *l == limit)
+            }
+            H2Cause::Protocol(reason) => matches!(
+                h2,
+                Some(e @ (H2Error::Protocol { .. } | H2Error::Frame(_))) if e.reason() == reason
+            ),
+            H2Cause::HeaderList => matches!(
+                h2,
+                Some(H2Error::Hpack(HpackError::HeaderListTooLarge { .. }))
+            ),
+            H2Cause::Compression => matches!(
+                h2,
+                Some(e @ H2Error::Hpack(_)) if e.reason() == Reason::COMPRESSION_ERROR
+            ),
+            H2Cause::Malformed => matches!(h2, Some(H2Error::Malformed { .. })),
+            H2Cause::ContentLength => matches!(h2, Some(H2Error::ContentLength { .. })),
+            H2Cause::Reset(reason) => {
+                matches!(h2, Some(H2Error::Reset { reason: r }) if *r == reason)
+            }
+            H2Cause::GoAway => matches!(h2, Some(H2Error::GoAway { .. })),
+            H2Cause::SettingsTimeout => {
+                matches!(h2, Some(H2Error::SettingsTimeout { ms: 10_000 }))
+            }
+        }
+    }
+}
+
 /// One hostile HTTP/2 server.
 #[derive(Clone, Debug)]
 pub struct H2Scenario {
@@ -68,6 +107,20 @@ pub struct H2Scenario {
     pub requests: usize,
     /// Virtual time the run may take at most.
     pub within: Duration,
+}
+
+impl H2Scenario {
+    /// The configuration of the scenario's work item, to `url`: the scenario's budgets and a
+    /// modern era hint, so the work item connects without a request.
+    pub fn config(&self, url: &str) -> Config {
+        let mut config = Config::new(url).unwrap();
+        config.budgets = self.budgets.clone();
+        config.era_hint = Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        });
+        config
+    }
 }
 
 /// The budgets of the HTTP/2 catalogue: those of the HTTP/1.1 catalogue.

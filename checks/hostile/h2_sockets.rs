@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::{H2Error, H2Limit, HpackError, Reason};
-use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error, ErrorKind};
+use mcp_sansio::internals::h2::H2Limit;
+use mcp_sansio::{Budget, Config, Error, ErrorKind};
 
 use crate::h2_catalogue::{H2Cause, H2Scenario};
 use crate::h2server::H2Peer;
@@ -50,13 +50,7 @@ pub fn limit(sc: &H2Scenario) -> Duration {
 
 /// The configuration of the scenario's work item, to the server on `port` (h2c, modern hint).
 pub fn config(sc: &H2Scenario, port: u16) -> Config {
-    let mut config = Config::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-    config.budgets = sc.budgets.clone();
-    config.era_hint = Some(EraHint {
-        era: Era::Modern,
-        version: "2026-07-28".into(),
-    });
-    config
+    sc.config(&format!("http://127.0.0.1:{port}/mcp"))
 }
 
 /// Starts the scenario's server on a free port; counts the requests it saw on every socket.
@@ -97,39 +91,6 @@ pub fn serve(sc: &H2Scenario) -> (u16, Arc<AtomicUsize>) {
     (port, seen)
 }
 
-/// Whether `error` is the cause `expect` names, with the configured limit of a budget.
-pub fn matches_cause(error: &Error, expect: H2Cause, b: &Budgets) -> bool {
-    let h2 = match error {
-        Error::H2(e) => Some(e),
-        _ => None,
-    };
-    match expect {
-        H2Cause::Budget(budget) => error
-            .budget()
-            .is_some_and(|x| x.budget == budget && x.limit == b.limit(budget)),
-        H2Cause::Limit(limit) => {
-            matches!(h2, Some(H2Error::Limit { limit: l, .. }) if *l == limit)
-        }
-        H2Cause::Protocol(reason) => matches!(
-            h2,
-            Some(e @ (H2Error::Protocol { .. } | H2Error::Frame(_))) if e.reason() == reason
-        ),
-        H2Cause::HeaderList => matches!(
-            h2,
-            Some(H2Error::Hpack(HpackError::HeaderListTooLarge { .. }))
-        ),
-        H2Cause::Compression => matches!(
-            h2,
-            Some(e @ H2Error::Hpack(_)) if e.reason() == Reason::COMPRESSION_ERROR
-        ),
-        H2Cause::Malformed => matches!(h2, Some(H2Error::Malformed { .. })),
-        H2Cause::ContentLength => matches!(h2, Some(H2Error::ContentLength { .. })),
-        H2Cause::Reset(reason) => matches!(h2, Some(H2Error::Reset { reason: r }) if *r == reason),
-        H2Cause::GoAway => matches!(h2, Some(H2Error::GoAway { .. })),
-        H2Cause::SettingsTimeout => matches!(h2, Some(H2Error::SettingsTimeout { ms: 10_000 })),
-    }
-}
-
 /// What went wrong with the scenario's run, if anything: `result` is the operation's result
 /// (`Ok(Some(problem))` for a problem found before it, such as the wrong HTTP version), `seen`
 /// the requests the server saw.
@@ -153,7 +114,7 @@ pub fn judge(
         {
             None
         }
-        Err(e) if !matches_cause(&e, sc.expect, &sc.budgets) => {
+        Err(e) if !sc.expect.matches(&e, &sc.budgets) => {
             Some(format!("{tag}: expected {:?}, got {e:?}", sc.expect))
         }
         Err(_) if seen != sc.requests => Some(format!(

@@ -215,6 +215,63 @@ impl H2Peer {
     pub fn json(&mut self, sid: u32, body: &str) -> Vec<u8> {
         self.response(sid, 200, "application/json", body.as_bytes())
     }
+
+    /// A 200 response of `content_type` that carries the legacy session id `session`, its
+    /// `body` in one DATA frame after the HEADERS.
+    pub fn with_session(
+        &mut self,
+        sid: u32,
+        content_type: &str,
+        session: &str,
+        body: &[u8],
+    ) -> Vec<u8> {
+        let fields = [
+            (":status", "200"),
+            ("content-type", content_type),
+            ("mcp-session-id", session),
+        ];
+        let mut out = self.headers(sid, &fields, false);
+        out.extend(data(sid, body, true));
+        out
+    }
+
+    /// The answer of the legacy `initialize` request `r`: a JSON result choosing protocol
+    /// version 2025-06-18, with no capabilities.
+    pub fn legacy_initialize(&mut self, r: &SeenRequest) -> Vec<u8> {
+        let body = result(
+            r.rpc_id(),
+            r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
+        );
+        self.json(r.stream, &body)
+    }
+
+    /// The answer of the call `r` by an event stream on its stream: a progress notification for
+    /// the call's progress token (1 of 2, event id 1), then the call's result `done` (event id
+    /// 2), which ends the stream; in two DATA frames after the HEADERS.
+    pub fn progress_then_result(&mut self, r: &SeenRequest, done: &str) -> Vec<u8> {
+        let sid = r.stream;
+        let token = r.json()["params"]["_meta"]["progressToken"].clone();
+        let progress = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1,"total":2}}}}"#
+        );
+        let mut out = self.headers(
+            sid,
+            &[(":status", "200"), ("content-type", "text/event-stream")],
+            false,
+        );
+        out.extend(data(
+            sid,
+            format!("id: 1\ndata: {progress}\n\n").as_bytes(),
+            false,
+        ));
+        let done = result(r.rpc_id(), done);
+        out.extend(data(
+            sid,
+            format!("id: 2\ndata: {done}\n\n").as_bytes(),
+            true,
+        ));
+        out
+    }
 }
 
 /// One frame, encoded.

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::escape::escape;
 use crate::h2::{H2Recorder, H2Setup, H2Writes};
 use crate::model::{Record, Transcript};
-use crate::replay::{Mismatch, Replay, Split};
+use crate::replay::{timed_entries, Mismatch, Replay, Split};
 use crate::summary::event_summary;
 
 /// Replays an HTTP/2 transcript (`setup` is its `config http 2`).
@@ -32,28 +32,7 @@ pub(crate) fn replay_h2(
         events: Vec::new(),
         recorder,
     };
-    let entries = &transcript.entries;
-    let mut i = 0;
-    while i < entries.len() {
-        let entry = &entries[i];
-        let mut at = Instant::ZERO + entry.at;
-        let mut record = entry.record.clone();
-        if let (Split::Merged, Record::H2Read { socket, bytes }) = (split, &mut record) {
-            while let Some(next) = entries.get(i + 1) {
-                match &next.record {
-                    Record::H2Read {
-                        socket: s,
-                        bytes: b,
-                    } if s == socket => {
-                        bytes.extend_from_slice(b);
-                        at = Instant::ZERO + next.at;
-                        i += 1;
-                    }
-                    _ => break,
-                }
-            }
-        }
-        i += 1;
+    for (at, record) in timed_entries(&transcript.entries, split, true) {
         d.advance(at);
         d.apply(record, split);
     }

@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use crate::escape::escape;
 use crate::h2replay::{check_writes, replay_h2};
-use crate::model::{Record, Sent, Transcript};
+use crate::model::{Entry, Record, Sent, Transcript};
 use crate::recorder::Recorder;
 use crate::redact::redact_request;
 use crate::summary::{event_summary, is_lifecycle};
@@ -223,28 +223,7 @@ pub fn replay(transcript: &Transcript, split: Split) -> Result<Replay, ConfigErr
         events: Vec::new(),
         recorder,
     };
-    let entries = &transcript.entries;
-    let mut i = 0;
-    while i < entries.len() {
-        let entry = &entries[i];
-        let mut at = Instant::ZERO + entry.at;
-        let mut record = entry.record.clone();
-        if let (Split::Merged, Record::Recv { exchange, bytes }) = (split, &mut record) {
-            while let Some(next) = entries.get(i + 1) {
-                match &next.record {
-                    Record::Recv {
-                        exchange: e,
-                        bytes: b,
-                    } if e == exchange => {
-                        bytes.extend_from_slice(b);
-                        at = Instant::ZERO + next.at;
-                        i += 1;
-                    }
-                    _ => break,
-                }
-            }
-        }
-        i += 1;
+    for (at, record) in timed_entries(&transcript.entries, split, false) {
         d.advance(at);
         d.apply(record, split);
     }
@@ -266,6 +245,45 @@ struct Driver {
     sends: Vec<Sent>,
     events: Vec<Value>,
     recorder: Recorder,
+}
+
+/// The entries of a transcript in order, each with the instant it happened at. With
+/// [`Split::Merged`], a run of adjacent reads of one exchange (of one socket when `h2`: an
+/// HTTP/2 replay merges `H2Read`s, an HTTP/1.1 replay `Recv`s) is one read, at the instant of
+/// its last piece.
+pub(crate) fn timed_entries(entries: &[Entry], split: Split, h2: bool) -> Vec<(Instant, Record)> {
+    let mut out: Vec<(Instant, Record)> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let at = Instant::ZERO + entry.at;
+        if split == Split::Merged {
+            if let Some((last_at, last)) = out.last_mut() {
+                let joined = match (last, &entry.record) {
+                    (
+                        Record::Recv { exchange, bytes },
+                        Record::Recv {
+                            exchange: e,
+                            bytes: b,
+                        },
+                    ) if !h2 && e == exchange => Some((bytes, b)),
+                    (
+                        Record::H2Read { socket, bytes },
+                        Record::H2Read {
+                            socket: s,
+                            bytes: b,
+                        },
+                    ) if h2 && s == socket => Some((bytes, b)),
+                    _ => None,
+                };
+                if let Some((bytes, b)) = joined {
+                    bytes.extend_from_slice(b);
+                    *last_at = at;
+                    continue;
+                }
+            }
+        }
+        out.push((at, entry.record.clone()));
+    }
+    out
 }
 
 impl Driver {

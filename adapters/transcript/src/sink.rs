@@ -31,19 +31,40 @@ pub trait TranscriptSink: Send + Sync {
     }
 }
 
+/// One session's place in a [`TranscriptSink`]: the sink and the session's number. Dropping it
+/// finishes the session.
+struct SinkSession {
+    sink: Arc<dyn TranscriptSink>,
+    session: u64,
+}
+
+impl SinkSession {
+    /// Writes `text`, if any, to the sink as the session's next piece.
+    fn write(&self, text: String) {
+        if !text.is_empty() {
+            self.sink.write(self.session, &text);
+        }
+    }
+}
+
+impl Drop for SinkSession {
+    fn drop(&mut self) {
+        self.sink.finish(self.session);
+    }
+}
+
 /// A [`Recorder`] bound to a [`TranscriptSink`]: what an adapter holds next to a connection when
 /// recording is on. [`flush`](Recording::flush) writes what was recorded since the last flush;
 /// dropping it flushes and finishes the session.
 pub struct Recording {
     recorder: Recorder,
-    sink: Arc<dyn TranscriptSink>,
-    session: u64,
+    out: SinkSession,
 }
 
 impl std::fmt::Debug for Recording {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recording")
-            .field("session", &self.session)
+            .field("session", &self.out.session)
             .finish_non_exhaustive()
     }
 }
@@ -58,8 +79,7 @@ impl Recording {
     ) -> Recording {
         Recording {
             recorder: Recorder::new(config, start),
-            sink,
-            session,
+            out: SinkSession { sink, session },
         }
     }
 
@@ -70,22 +90,19 @@ impl Recording {
 
     /// The session number given to the sink.
     pub fn session(&self) -> u64 {
-        self.session
+        self.out.session
     }
 
     /// Writes what was recorded since the last flush to the sink.
     pub fn flush(&mut self) {
-        let text = self.recorder.take_text();
-        if !text.is_empty() {
-            self.sink.write(self.session, &text);
-        }
+        self.out.write(self.recorder.take_text());
     }
 }
 
 impl Drop for Recording {
+    /// Flushes; the session is finished when its [`SinkSession`] drops, right after.
     fn drop(&mut self) {
         self.flush();
-        self.sink.finish(self.session);
     }
 }
 
@@ -95,14 +112,13 @@ impl Drop for Recording {
 /// flushes and finishes the session.
 pub struct H2Recording {
     recorder: H2Recorder,
-    sink: Arc<dyn TranscriptSink>,
-    session: u64,
+    out: SinkSession,
 }
 
 impl std::fmt::Debug for H2Recording {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("H2Recording")
-            .field("session", &self.session)
+            .field("session", &self.out.session)
             .finish_non_exhaustive()
     }
 }
@@ -120,8 +136,7 @@ impl H2Recording {
     ) -> H2Recording {
         H2Recording {
             recorder: H2Recorder::new(config, h2, scheme, start),
-            sink,
-            session,
+            out: SinkSession { sink, session },
         }
     }
 
@@ -132,22 +147,19 @@ impl H2Recording {
 
     /// The session number given to the sink.
     pub fn session(&self) -> u64 {
-        self.session
+        self.out.session
     }
 
     /// Writes what was recorded since the last flush to the sink.
     pub fn flush(&mut self) {
-        let text = self.recorder.take_text();
-        if !text.is_empty() {
-            self.sink.write(self.session, &text);
-        }
+        self.out.write(self.recorder.take_text());
     }
 }
 
 impl Drop for H2Recording {
+    /// Flushes; the session is finished when its [`SinkSession`] drops, right after.
     fn drop(&mut self) {
         self.flush();
-        self.sink.finish(self.session);
     }
 }
 

@@ -14,7 +14,7 @@ mod h2session;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use h2server::{data, result, rst, H2Peer, SeenRequest};
+use h2server::{result, rst, H2Peer, SeenRequest};
 use h2session::Session;
 use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::{Config, Era, EraHint, TransportError, TransportErrorKind};
@@ -94,28 +94,7 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
             if r.rpc_method() != "tools/call" {
                 return modern_server(peer, r, socket);
             }
-            let sid = r.stream;
-            let token = r.json()["params"]["_meta"]["progressToken"].clone();
-            let progress = format!(
-                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1,"total":2}}}}"#
-            );
-            let mut out = peer.headers(
-                sid,
-                &[(":status", "200"), ("content-type", "text/event-stream")],
-                false,
-            );
-            out.extend(data(
-                sid,
-                format!("id: 1\ndata: {progress}\n\n").as_bytes(),
-                false,
-            ));
-            let done = result(r.rpc_id(), CALL_OK);
-            out.extend(data(
-                sid,
-                format!("id: 2\ndata: {done}\n\n").as_bytes(),
-                true,
-            ));
-            out
+            peer.progress_then_result(r, CALL_OK)
         }),
     );
     s.read_size = 64;
@@ -136,17 +115,7 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
                         r.rpc_id(),
                         r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"h2-legacy","version":"1"}}"#,
                     );
-                    let mut out = peer.headers(
-                        sid,
-                        &[
-                            (":status", "200"),
-                            ("content-type", "application/json"),
-                            ("mcp-session-id", "sess-h2-1"),
-                        ],
-                        false,
-                    );
-                    out.extend(data(sid, body.as_bytes(), true));
-                    out
+                    peer.with_session(sid, "application/json", "sess-h2-1", body.as_bytes())
                 }
                 "notifications/initialized" => peer.response(sid, 202, "", b""),
                 "tools/list" => {
@@ -281,13 +250,7 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
         Box::new(|peer: &mut H2Peer, r: &SeenRequest, _| {
             let sid = r.stream;
             match r.rpc_method().as_str() {
-                "initialize" => peer.json(
-                    sid,
-                    &result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
-                    ),
-                ),
+                "initialize" => peer.legacy_initialize(r),
                 "tools/call" => Vec::new(),
                 _ => peer.response(sid, 202, "", b""),
             }

@@ -98,6 +98,16 @@ fn probe(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Checks that the probe exited with `code`, showing its stderr when it did not.
+fn exits(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
@@ -127,22 +137,12 @@ fn list_and_call_over_alpn_h2_report_http2() {
     let ca = ca.to_str().unwrap();
     let common = ["--json", "--allow-loopback", "--ca-cert", ca];
     let o = probe(&[&common[..], &["list", &url]].concat());
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exits(&o, 0);
     let doc = json(&o);
     assert_eq!(doc["http_version"], "HTTP/2");
     assert_eq!(doc["tools"][0]["name"], "echo");
     let o = probe(&[&common[..], &["call", &url, "echo", "{}"]].concat());
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exits(&o, 0);
     let doc = json(&o);
     assert_eq!(doc["http_version"], "HTTP/2");
     assert_eq!(doc["content"][0]["text"], "hi");
@@ -165,24 +165,14 @@ fn http1_offers_no_h2_and_h2c_speaks_http2_in_clear_text() {
     let ca = ca.to_str().unwrap();
     let args = ["--json", "--http1", "--allow-loopback", "--ca-cert", ca];
     let o = probe(&[&args[..], &["list", &url]].concat());
-    assert_eq!(
-        o.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exits(&o, 3);
     assert_eq!(json(&o)["error"]["type"], "mcp_connection_failed_error");
     assert!(server.methods().is_empty());
 
     let plain = H2Server::start(None);
     let url = format!("http://127.0.0.1:{}/mcp", plain.port);
     let o = probe(&["--json", "--h2c", "--allow-loopback", "list", &url]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exits(&o, 0);
     assert_eq!(json(&o)["http_version"], "HTTP/2");
     let seen = plain.requests.lock().unwrap();
     assert_eq!(seen[0].header(":scheme"), Some("http"));
@@ -196,12 +186,7 @@ fn http1_offers_no_h2_and_h2c_speaks_http2_in_clear_text() {
         "list",
         &url,
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exits(&o, 3);
 }
 
 #[test]
@@ -219,12 +204,7 @@ fn record_over_h2c_writes_an_http2_transcript_that_replays() {
         .env("MCP_BEARER_TOKEN", "h2-s3cret-token")
         .output()
         .expect("the binary runs");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exits(&o, 0);
     let doc = json(&o);
     assert_eq!(doc["http_version"], "HTTP/2");
     assert_eq!(doc["content"][0]["text"], "hi");

@@ -74,15 +74,7 @@ impl Session {
 
     /// Starts an operation (recorded), then runs until nothing moves.
     pub fn op(&mut self, op: RecordedOperation) {
-        let now = self.now;
-        self.rec.operation(now, op.clone());
-        op.apply(
-            self.socket
-                .connection_mut(self.work)
-                .expect("the work item"),
-            now,
-        );
-        self.drain();
+        self.start(op);
         self.run();
     }
 
