@@ -76,6 +76,40 @@ pub trait Io {
     fn finish(&mut self, exchange: ExchangeId, reusable: bool);
     /// The core abandoned `exchange`: close its socket at once.
     fn abandon(&mut self, exchange: ExchangeId);
+    /// Called before the [`read_on`](Io::read_on) calls of a pump with how many bytes the
+    /// session may still read (its byte budget's remainder); an adapter sizes its next reads by
+    /// it ([`read_size`]). Does nothing by default.
+    fn read_allowance(&mut self, bytes_left: u64) {
+        let _ = bytes_left;
+    }
+}
+
+/// The smallest read an adapter asks of a socket: the first read of an exchange, and every read
+/// while the previous one did not fill its buffer.
+pub const READ_MIN: usize = 16 * 1024;
+
+/// The largest read an adapter asks of a socket.
+pub const READ_MAX: usize = 256 * 1024;
+
+/// The largest read worth asking when the session may still read `bytes_left` bytes: a quarter of
+/// that, within [`READ_MIN`] and [`READ_MAX`]. A read buffer (and the copy of what it read) so
+/// stays a small part of the byte budget, while a large response moves in a few large reads
+/// rather than hundreds of small ones, each a hand-off between the socket and the session.
+pub fn read_size(bytes_left: u64) -> usize {
+    let quarter = usize::try_from(bytes_left / 4).unwrap_or(usize::MAX);
+    quarter.clamp(READ_MIN, READ_MAX)
+}
+
+/// The next read's size for a socket whose previous read asked `size` bytes and got `got`: four
+/// times larger when it filled its buffer (more is waiting), within `cap` ([`read_size`]) and
+/// never under [`READ_MIN`].
+pub fn next_read_size(size: usize, got: usize, cap: usize) -> usize {
+    let want = if got >= size {
+        size.saturating_mul(4)
+    } else {
+        size
+    };
+    want.min(cap).max(READ_MIN)
 }
 
 /// What the adapter waits for before pumping again.
@@ -313,6 +347,14 @@ impl SessionDriver {
         }
     }
 
+    /// Raw bytes the session may still read (its byte budget's remainder).
+    pub fn bytes_left(&self) -> u64 {
+        match &self.core {
+            Core::Http1(c) => c.bytes_left(),
+            Core::Http2(h) => h.conn.read(h.member, Connection::bytes_left).unwrap_or(0),
+        }
+    }
+
     /// The shared HTTP/2 connection the session's exchanges run on, if it speaks HTTP/2.
     pub fn h2_connection(&self) -> Option<&Arc<SharedH2>> {
         match &self.core {
@@ -429,6 +471,9 @@ impl SessionDriver {
         }
         if let Some(r) = &mut self.recording {
             r.flush();
+        }
+        if !self.fed.is_empty() {
+            io.read_allowance(self.bytes_left());
         }
         for id in std::mem::take(&mut self.fed) {
             if self.live.contains(&id) {
