@@ -472,13 +472,13 @@ impl SessionDriver {
         if let Some(r) = &mut self.recording {
             r.flush();
         }
-        if !self.fed.is_empty() {
+        let mut fed = std::mem::take(&mut self.fed);
+        fed.retain(|id| self.live.contains(id));
+        if !fed.is_empty() {
             io.read_allowance(self.bytes_left());
         }
-        for id in std::mem::take(&mut self.fed) {
-            if self.live.contains(&id) {
-                io.read_on(id);
-            }
+        for id in fed {
+            io.read_on(id);
         }
         let outcome = self.outcome.take();
         if outcome.is_some() {
