@@ -432,18 +432,18 @@ impl Job {
         }
         // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one
         // ask four times more, within what the session's byte budget allows (Cmd::Continue).
+        // Each read fills a new buffer's spare capacity, and that buffer is the report: what was
+        // read is not copied again before the core has it.
         let mut size = READ_MIN;
         let mut got = 0;
-        let mut buf = vec![0u8; size];
+        let mut buf: Vec<u8> = Vec::with_capacity(size);
         let mut waiting = false;
         loop {
             tokio::select! {
                 cmd = self.cmd.recv() => match cmd {
                     Some(Cmd::Continue(cap)) => {
                         size = next_read_size(size, got, cap);
-                        if buf.len() < size {
-                            buf.resize(size, 0);
-                        }
+                        buf = Vec::with_capacity(size);
                         waiting = false;
                     }
                     Some(Cmd::Park) => {
@@ -452,12 +452,13 @@ impl Job {
                     }
                     None => return,
                 },
-                read = stream.read(&mut buf[..size]), if !waiting => {
+                // Cancel-safe: a read that did not complete read nothing into `buf`.
+                read = stream.read_buf(&mut buf), if !waiting => {
                     let report = match read {
                         Ok(0) => Report::Eof,
                         Ok(n) => {
                             got = n;
-                            Report::Bytes(buf[..n].to_vec())
+                            Report::Bytes(std::mem::take(&mut buf))
                         }
                         Err(e) => Report::Failed(io_error(&e)),
                     };
