@@ -150,6 +150,15 @@ impl<'a> Start<'a> {
     }
 }
 
+std::thread_local! {
+    /// The body buffer last taken back from a session that ran an operation on this thread
+    /// ([`Connection::take_body_buffer`]), given to the next operation that starts on it: a
+    /// large tool result then fills pages already provided rather than new ones. At most one
+    /// buffer per thread, no larger than the largest call answer a session of this thread read
+    /// (within its byte budget).
+    static BODY_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// The session's connection: alone (HTTP/1.1, one socket per exchange) or as a work item of
 /// the origin's shared HTTP/2 connection.
 enum Core {
@@ -389,6 +398,12 @@ impl SessionDriver {
     pub fn start(&mut self, op: Start<'_>) {
         let now = self.now();
         self.outcome = None;
+        if let Core::Http1(c) = &mut self.core {
+            let buf = BODY_BUFFER.take();
+            if buf.capacity() > 0 {
+                c.give_body_buffer(buf);
+            }
+        }
         let operation = match op {
             Start::Connect => {
                 self.record_op(now, || RecordedOperation::Connect);
@@ -482,6 +497,12 @@ impl SessionDriver {
         }
         let outcome = self.outcome.take();
         if outcome.is_some() {
+            if let Core::Http1(c) = &mut self.core {
+                let buf = c.take_body_buffer();
+                if buf.capacity() > 0 {
+                    BODY_BUFFER.set(buf);
+                }
+            }
             self.running = None;
         }
         outcome
