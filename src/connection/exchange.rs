@@ -2,7 +2,33 @@
 
 use super::*;
 
+/// Whether a body of `len` bytes is collected in a spare buffer of `capacity`: it fits, and uses
+/// enough of it that the buffer is kept as it is once complete (the test of
+/// `list::message_buffer`, which otherwise shrinks it, a copy).
+fn fits_spare(capacity: usize, len: usize) -> bool {
+    capacity >= len && capacity - len <= len / 8
+}
+
 impl Connection {
+    /// Gives the connection an empty buffer to collect a JSON response body in: the next body
+    /// whose announced `Content-Length` fits its capacity, and fills most of it, is collected
+    /// there rather than in a new allocation (whose pages the system must then provide afresh,
+    /// a cost that dominates for bodies of megabytes). What `buf` holds is cleared. A buffer
+    /// given while another is kept replaces it. The byte budget is charged exactly as without
+    /// it.
+    pub fn give_body_buffer(&mut self, mut buf: Vec<u8>) {
+        buf.clear();
+        self.spare = buf;
+    }
+
+    /// Takes back an empty buffer for [`give_body_buffer`](Self::give_body_buffer) (of this or
+    /// another connection): that of the last JSON body whose message was handled and is held by
+    /// nothing else (a tool call's answer; a listed page's tools keep theirs), or the one given
+    /// and not used. Empty (no allocation) if there is none.
+    pub fn take_body_buffer(&mut self) -> Vec<u8> {
+        core::mem::take(&mut self.spare)
+    }
+
     /// Response bytes arrived for `exchange`, in any split.
     pub fn handle_bytes(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
         let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
@@ -243,7 +269,13 @@ impl Connection {
             Body::Discard
         };
         if let (Body::Json(buf), Some(n)) = (&mut ex.body, head.content_length) {
-            buf.reserve(usize::try_from(n).unwrap_or(0));
+            // The decoder refused a length beyond the byte budget before this head.
+            let n = usize::try_from(n).unwrap_or(0);
+            if fits_spare(self.spare.capacity(), n) {
+                *buf = core::mem::take(&mut self.spare);
+            } else {
+                buf.reserve(n);
+            }
         }
         Flow::Continue
     }
@@ -423,6 +455,10 @@ impl Connection {
                     self.on_json_response(now, status, &buf);
                     self.message = None;
                     self.decoded_call = None;
+                    // Nothing holds a call's body any more: kept for the next one.
+                    if let Ok(unique) = buf.try_into_mut() {
+                        self.give_body_buffer(unique.into());
+                    }
                 } else {
                     match parse_message(&buf) {
                         Ok(Message::Error { error, .. }) => {

@@ -401,6 +401,8 @@ pub struct Connection {
     /// The answer to the pending `tools/call`, decoded with its message in one pass, while that
     /// message is handled (taken by `on_call_result`).
     decoded_call: Option<Result<crate::call::CallAnswer, String>>,
+    /// An empty buffer for the next JSON body that fits it ([`Connection::give_body_buffer`]).
+    spare: Vec<u8>,
     exchanges: Vec<Exchange>,
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -435,6 +437,7 @@ impl Connection {
             pending: None,
             message: None,
             decoded_call: None,
+            spare: Vec::new(),
             exchanges: Vec::new(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),

@@ -36,11 +36,9 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+use mcp_sansio_net::driver::{next_read_size, read_size, READ_MIN};
 use mcp_sansio_net::{Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
-
-/// Bytes requested from the socket per read.
-const READ_SIZE: usize = 16 * 1024;
 
 /// A socket of an exchange: plain TCP or TLS over TCP.
 pub enum Stream {
@@ -127,8 +125,8 @@ impl Target {
 
 /// What the session asks of a worker parked after a [`Report::Bytes`].
 enum Command {
-    /// Read once more.
-    Read,
+    /// Read once more, at most this many bytes ([`read_size`] of the session's byte budget).
+    Read(usize),
     /// End and return the socket (the core declared it reusable).
     Release,
 }
@@ -187,6 +185,8 @@ pub(crate) struct Workers {
     reports_tx: Sender<Msg>,
     reports: Receiver<Msg>,
     open: HashMap<ExchangeId, Open>,
+    /// The largest read the next [`Command::Read`] allows ([`Io::read_allowance`]).
+    read_cap: usize,
 }
 
 /// What wakes a waiting session.
@@ -211,6 +211,7 @@ impl Workers {
             reports_tx,
             reports,
             open: HashMap::new(),
+            read_cap: READ_MIN,
         }
     }
 
@@ -269,7 +270,7 @@ impl Io for Workers {
 
     fn read_on(&mut self, exchange: ExchangeId) {
         if let Some(open) = self.open.get_mut(&exchange) {
-            if open.parked && open.commands.send(Command::Read).is_ok() {
+            if open.parked && open.commands.send(Command::Read(self.read_cap)).is_ok() {
                 open.parked = false;
             }
         }
@@ -294,6 +295,10 @@ impl Io for Workers {
         if let Some(open) = self.open.remove(&exchange) {
             open.close();
         }
+    }
+
+    fn read_allowance(&mut self, bytes_left: u64) {
+        self.read_cap = read_size(bytes_left);
     }
 }
 
@@ -328,20 +333,28 @@ fn run(job: Job) -> Released {
             return None;
         }
     };
-    let mut buf = vec![0u8; READ_SIZE];
+    // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one ask
+    // four times more, within what the session's byte budget allows (Command::Read).
+    let mut size = READ_MIN;
+    let mut buf = vec![0u8; size];
     loop {
-        let r = match stream.read(&mut buf) {
-            Ok(0) => Report::Eof,
-            Ok(n) => Report::Bytes(buf[..n].to_vec()),
+        let (r, got) = match stream.read(&mut buf[..size]) {
+            Ok(0) => (Report::Eof, 0),
+            Ok(n) => (Report::Bytes(buf[..n].to_vec()), n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => Report::Failed(io_error(&e)),
+            Err(e) => (Report::Failed(io_error(&e)), 0),
         };
         let more = matches!(r, Report::Bytes(_));
         if !report(r) || !more {
             return None;
         }
         match job.commands.recv() {
-            Ok(Command::Read) => {}
+            Ok(Command::Read(cap)) => {
+                size = next_read_size(size, got, cap);
+                if buf.len() < size {
+                    buf.resize(size, 0);
+                }
+            }
             Ok(Command::Release) => return Some((stream, address)),
             Err(_) => return None, // the session closed the exchange
         }

@@ -76,6 +76,40 @@ pub trait Io {
     fn finish(&mut self, exchange: ExchangeId, reusable: bool);
     /// The core abandoned `exchange`: close its socket at once.
     fn abandon(&mut self, exchange: ExchangeId);
+    /// Called before the [`read_on`](Io::read_on) calls of a pump with how many bytes the
+    /// session may still read (its byte budget's remainder); an adapter sizes its next reads by
+    /// it ([`read_size`]). Does nothing by default.
+    fn read_allowance(&mut self, bytes_left: u64) {
+        let _ = bytes_left;
+    }
+}
+
+/// The smallest read an adapter asks of a socket: the first read of an exchange, and every read
+/// while the previous one did not fill its buffer.
+pub const READ_MIN: usize = 16 * 1024;
+
+/// The largest read an adapter asks of a socket.
+pub const READ_MAX: usize = 256 * 1024;
+
+/// The largest read worth asking when the session may still read `bytes_left` bytes: a quarter of
+/// that, within [`READ_MIN`] and [`READ_MAX`]. A read buffer (and the copy of what it read) so
+/// stays a small part of the byte budget, while a large response moves in a few large reads
+/// rather than hundreds of small ones, each a hand-off between the socket and the session.
+pub fn read_size(bytes_left: u64) -> usize {
+    let quarter = usize::try_from(bytes_left / 4).unwrap_or(usize::MAX);
+    quarter.clamp(READ_MIN, READ_MAX)
+}
+
+/// The next read's size for a socket whose previous read asked `size` bytes and got `got`: four
+/// times larger when it filled its buffer (more is waiting), within `cap` ([`read_size`]) and
+/// never under [`READ_MIN`].
+pub fn next_read_size(size: usize, got: usize, cap: usize) -> usize {
+    let want = if got >= size {
+        size.saturating_mul(4)
+    } else {
+        size
+    };
+    want.min(cap).max(READ_MIN)
 }
 
 /// What the adapter waits for before pumping again.
@@ -114,6 +148,15 @@ impl<'a> Start<'a> {
     pub fn call(name: &'a str, arguments: &'a [u8]) -> Start<'a> {
         Start::CallTool { name, arguments }
     }
+}
+
+std::thread_local! {
+    /// The body buffer last taken back from a session that ran an operation on this thread
+    /// ([`Connection::take_body_buffer`]), given to the next operation that starts on it: a
+    /// large tool result then fills pages already provided rather than new ones. At most one
+    /// buffer per thread, no larger than the largest call answer a session of this thread read
+    /// (within its byte budget).
+    static BODY_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// The session's connection: alone (HTTP/1.1, one socket per exchange) or as a work item of
@@ -336,6 +379,14 @@ impl SessionDriver {
         }
     }
 
+    /// Raw bytes the session may still read (its byte budget's remainder).
+    pub fn bytes_left(&self) -> u64 {
+        match &self.core {
+            Core::Http1(c) => c.bytes_left(),
+            Core::Http2(h) => h.conn.read(h.member, Connection::bytes_left).unwrap_or(0),
+        }
+    }
+
     /// The shared HTTP/2 connection the session's exchanges run on, if it speaks HTTP/2.
     pub fn h2_connection(&self) -> Option<&Arc<SharedH2>> {
         match &self.core {
@@ -369,6 +420,12 @@ impl SessionDriver {
     /// Starts `op`; [`pump`](Self::pump) until it returns the result.
     pub fn start(&mut self, op: Start<'_>) {
         self.outcome = None;
+        if let Core::Http1(c) = &mut self.core {
+            let buf = BODY_BUFFER.take();
+            if buf.capacity() > 0 {
+                c.give_body_buffer(buf);
+            }
+        }
         let operation = match op {
             Start::Connect => {
                 self.begin(|| RecordedOperation::Connect, |c, now| c.connect(now));
@@ -451,13 +508,22 @@ impl SessionDriver {
         if let Some(r) = &mut self.recording {
             r.flush();
         }
-        for id in std::mem::take(&mut self.fed) {
-            if self.live.contains(&id) {
-                io.read_on(id);
-            }
+        let mut fed = std::mem::take(&mut self.fed);
+        fed.retain(|id| self.live.contains(id));
+        if !fed.is_empty() {
+            io.read_allowance(self.bytes_left());
+        }
+        for id in fed {
+            io.read_on(id);
         }
         let outcome = self.outcome.take();
         if outcome.is_some() {
+            if let Core::Http1(c) = &mut self.core {
+                let buf = c.take_body_buffer();
+                if buf.capacity() > 0 {
+                    BODY_BUFFER.set(buf);
+                }
+            }
             self.running = None;
         }
         outcome

@@ -36,6 +36,8 @@ struct Recorded {
     calls: Vec<Call>,
     /// Started and not yet answered: (exchange, JSON-RPC or HTTP method, JSON-RPC id).
     waiting: Vec<(ExchangeId, String, u64)>,
+    /// What each `read_allowance` said, with the number of `read_on` calls made before it.
+    allowances: Vec<(u64, usize)>,
 }
 
 impl Io for Recorded {
@@ -65,6 +67,14 @@ impl Io for Recorded {
     }
     fn abandon(&mut self, exchange: ExchangeId) {
         self.calls.push(Call::Abandon(exchange.0));
+    }
+    fn read_allowance(&mut self, bytes_left: u64) {
+        let reads = self
+            .calls
+            .iter()
+            .filter(|c| matches!(c, Call::ReadOn(_)))
+            .count();
+        self.allowances.push((bytes_left, reads));
     }
 }
 
@@ -248,4 +258,57 @@ fn an_exchange_that_cannot_start_fails_the_operation() {
         Some(Err(Error::Transport(e))) => assert_eq!(e.message, "no thread"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn reads_are_sized_from_what_the_byte_budget_leaves() {
+    use mcp_sansio_net::driver::{next_read_size, read_size, READ_MAX, READ_MIN};
+    // A quarter of what is left, within the bounds.
+    assert_eq!(read_size(0), READ_MIN);
+    assert_eq!(read_size(4 * READ_MIN as u64 - 4), READ_MIN);
+    assert_eq!(read_size(400_000), 100_000);
+    assert_eq!(read_size(4 * READ_MAX as u64 + 4), READ_MAX);
+    assert_eq!(read_size(u64::MAX), READ_MAX);
+    // A read that filled its buffer lets the next ask four times more, within the cap.
+    assert_eq!(next_read_size(READ_MIN, READ_MIN, READ_MAX), 4 * READ_MIN);
+    assert_eq!(
+        next_read_size(4 * READ_MIN, 4 * READ_MIN, READ_MAX),
+        READ_MAX
+    );
+    assert_eq!(next_read_size(READ_MAX, READ_MAX, READ_MAX), READ_MAX);
+    assert_eq!(next_read_size(READ_MIN, READ_MIN, 20_000), 20_000);
+    // One that did not fill it keeps its size; a smaller cap shrinks it, never under READ_MIN.
+    assert_eq!(next_read_size(4 * READ_MIN, 100, READ_MAX), 4 * READ_MIN);
+    assert_eq!(next_read_size(READ_MAX, READ_MAX, READ_MIN), READ_MIN);
+    assert_eq!(next_read_size(READ_MAX, 1, 0), READ_MIN);
+}
+
+#[test]
+fn the_byte_budget_left_is_told_before_each_read_on() {
+    let c = client();
+    let mut io = Recorded::default();
+    let config = Config::new(URL).unwrap();
+    let budget = config.budgets.response_bytes;
+    let mut d = SessionDriver::new(&c.0, config).unwrap();
+    d.start(Start::Connect);
+    assert!(d.pump(&mut io, &mut NoObserver).is_none());
+    assert!(io.allowances.is_empty(), "nothing was fed yet");
+    let (id, method, rpc_id) = io.waiting.remove(0);
+    let response = answer(&method, rpc_id, true);
+    let (first, rest) = response.split_at(response.len() / 2);
+    d.feed(id, Report::Bytes(first.to_vec()));
+    assert!(d.pump(&mut io, &mut NoObserver).is_none());
+    let left = budget - first.len() as u64;
+    assert_eq!(d.bytes_left(), left);
+    // Told once, before the one read_on of the pump.
+    assert_eq!(io.allowances, [(left, 0)]);
+    assert_eq!(io.calls.last(), Some(&Call::ReadOn(id.0)));
+    d.feed(id, Report::Bytes(rest.to_vec()));
+    assert!(matches!(
+        d.pump(&mut io, &mut NoObserver),
+        Some(Ok(Completion::Connected))
+    ));
+    // The exchange finished: it reads no more, and nothing more is told.
+    assert_eq!(io.allowances.len(), 1);
+    assert_eq!(d.bytes_left(), budget - response.len() as u64);
 }

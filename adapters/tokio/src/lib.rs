@@ -111,6 +111,7 @@ pub use mcp_sansio_net::{
 pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
+use mcp_sansio_net::driver::{next_read_size, read_size, READ_MIN};
 use mcp_sansio_net::{
     AsyncIo, H2Io, H2Route, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake,
     Waker,
@@ -156,6 +157,7 @@ impl Client {
             tx,
             rx,
             notify,
+            read_cap: READ_MIN,
         };
         let mut session = Session { driver, io };
         session
@@ -307,8 +309,8 @@ async fn sleep_or_pend(until: Option<tokio::time::Instant>) {
 
 /// What the session tells an exchange task.
 enum Cmd {
-    /// Read on.
-    Continue,
+    /// Read on, at most this many bytes ([`read_size`] of the session's byte budget).
+    Continue(usize),
     /// The response is complete and the socket reusable: park it in the pool.
     Park,
 }
@@ -332,6 +334,8 @@ struct Tasks {
     rx: mpsc::UnboundedReceiver<(ExchangeId, Report)>,
     /// Notified when the shared HTTP/2 connection has events for the session.
     notify: Arc<Notify>,
+    /// The largest read the next [`Cmd::Continue`] allows ([`Io::read_allowance`]).
+    read_cap: usize,
 }
 
 impl Io for Tasks {
@@ -342,7 +346,7 @@ impl Io for Tasks {
 
     fn read_on(&mut self, exchange: ExchangeId) {
         if let Some(task) = self.tasks.get(&exchange) {
-            let _ = task.cmd.send(Cmd::Continue);
+            let _ = task.cmd.send(Cmd::Continue(self.read_cap));
         }
     }
 
@@ -363,6 +367,10 @@ impl Io for Tasks {
         if let Some(task) = self.tasks.remove(&exchange) {
             task.handle.abort();
         }
+    }
+
+    fn read_allowance(&mut self, bytes_left: u64) {
+        self.read_cap = read_size(bytes_left);
     }
 }
 
@@ -461,22 +469,36 @@ impl Job {
             let _ = self.out.send((id, Report::Failed(io_error(&e))));
             return;
         }
-        let mut buf = vec![0u8; READ_CHUNK];
+        // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one
+        // ask four times more, within what the session's byte budget allows (Cmd::Continue).
+        // Each read fills a new buffer's spare capacity, and that buffer is the report: what was
+        // read is not copied again before the core has it.
+        let mut size = READ_MIN;
+        let mut got = 0;
+        let mut buf: Vec<u8> = Vec::with_capacity(size);
         let mut waiting = false;
         loop {
             tokio::select! {
                 cmd = self.cmd.recv() => match cmd {
-                    Some(Cmd::Continue) => waiting = false,
+                    Some(Cmd::Continue(cap)) => {
+                        size = next_read_size(size, got, cap);
+                        buf = Vec::with_capacity(size);
+                        waiting = false;
+                    }
                     Some(Cmd::Park) => {
                         self.shared.park(&self.origin, address, stream);
                         return;
                     }
                     None => return,
                 },
-                read = stream.read(&mut buf), if !waiting => {
+                // Cancel-safe: a read that did not complete read nothing into `buf`.
+                read = stream.read_buf(&mut buf), if !waiting => {
                     let report = match read {
                         Ok(0) => Report::Eof,
-                        Ok(n) => Report::Bytes(buf[..n].to_vec()),
+                        Ok(n) => {
+                            got = n;
+                            Report::Bytes(std::mem::take(&mut buf))
+                        }
                         Err(e) => Report::Failed(io_error(&e)),
                     };
                     let more = matches!(report, Report::Bytes(_));

@@ -1,0 +1,131 @@
+//! A body buffer given to a connection (`give_body_buffer`) collects a JSON body that fits it
+//! and comes back (`take_body_buffer`) once a call's answer is handled; the answer, the bytes
+//! charged and the events are those of a connection without it, in any split.
+
+mod support;
+
+use mcp_sansio::{Config, Era, EraHint, Event};
+use support::*;
+
+/// A connection that took a modern era hint (connected without a request).
+fn modern_hinted(split: Split) -> Harness {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, split);
+    h.connect();
+    h.take_events();
+    h
+}
+
+/// A call result of one text block of `len` bytes with escapes in it.
+fn text_result(len: usize) -> String {
+    let text: String = "ab\\\"cd\\n".repeat(len / 8 + 1);
+    format!(r#"{{"content":[{{"type":"text","text":"{text}"}}],"isError":false}}"#)
+}
+
+/// The body of the call's answer (its `Content-Length`).
+fn answer_body(id: u64) -> String {
+    result_msg(id, &text_result(40_000))
+}
+
+/// Calls on `h` (given `buf` first, if any) and answers with the body of [`answer_body`];
+/// returns the completion event, the bytes read and the buffer taken back after.
+fn call(h: &mut Harness, buf: Option<Vec<u8>>) -> (String, u64, Vec<u8>) {
+    if let Some(buf) = buf {
+        h.conn.give_body_buffer(buf);
+    }
+    h.call("echo", "{}");
+    let r = h.next();
+    h.feed(r.exchange, &json_response(200, &answer_body(r.rpc_id())));
+    let event = h.single_event();
+    assert!(matches!(event, Event::CallFinished(_)), "{event:?}");
+    (
+        format!("{event:?}"),
+        h.conn.bytes_read(),
+        h.conn.take_body_buffer(),
+    )
+}
+
+fn body_len() -> usize {
+    // Every harness numbers its first call's JSON-RPC id alike.
+    let mut h = modern_hinted(Split::Whole);
+    h.call("echo", "{}");
+    answer_body(h.next().rpc_id()).len()
+}
+
+#[test]
+fn a_fitting_buffer_collects_the_body_and_comes_back() {
+    let len = body_len();
+    for split in [Split::Whole, Split::Bytes, Split::Chunks(7)] {
+        let (plain, plain_read, taken) = call(&mut modern_hinted(split), None);
+        // Without a buffer given, the call's own body buffer comes back, exactly its size.
+        assert_eq!(taken.capacity(), len);
+        assert!(taken.is_empty());
+
+        for capacity in [len, len + len / 8] {
+            let mut given = Vec::with_capacity(capacity);
+            given.extend_from_slice(b"stale bytes are cleared");
+            let at = given.as_ptr();
+            let (event, read, back) = call(&mut modern_hinted(split), Some(given));
+            assert_eq!(event, plain, "the same answer with the buffer");
+            assert_eq!(read, plain_read, "the same bytes charged");
+            assert_eq!(back.as_ptr(), at, "the given buffer collected the body");
+            assert_eq!(back.capacity(), capacity);
+            assert!(back.is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_buffer_that_does_not_fit_is_not_used() {
+    let len = body_len();
+    // Too small, or so large that the body would leave most of it unused.
+    for capacity in [len - 1, len + len / 8 + 1, 4 * len] {
+        let given = Vec::with_capacity(capacity);
+        let at = given.as_ptr();
+        let (plain, plain_read, _) = call(&mut modern_hinted(Split::Whole), None);
+        let (event, read, back) = call(&mut modern_hinted(Split::Whole), Some(given));
+        assert_eq!(event, plain);
+        assert_eq!(read, plain_read);
+        // What comes back is the body's own buffer, the given one was dropped.
+        assert_ne!(back.as_ptr(), at);
+        assert_eq!(back.capacity(), len);
+    }
+}
+
+#[test]
+fn the_buffer_serves_the_next_call_of_the_connection() {
+    let mut h = modern_hinted(Split::Chunks(1000));
+    let (first, _, back) = call(&mut h, None);
+    let at = back.as_ptr();
+    let (second, _, again) = call(&mut h, Some(back));
+    assert_eq!(
+        again.as_ptr(),
+        at,
+        "the second body filled the first one's buffer"
+    );
+    // The same answer (the ids differ only in the request; the results are equal).
+    assert_eq!(first, second);
+}
+
+#[test]
+fn a_listed_page_keeps_its_buffer() {
+    let page = r#"{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}"#;
+    let mut h = modern_hinted(Split::Bytes);
+    h.list();
+    let r = h.next();
+    let body = result_msg(r.rpc_id(), page);
+    let given = Vec::with_capacity(body.len());
+    h.conn.give_body_buffer(given);
+    h.feed(r.exchange, &json_response(200, &body));
+    let Event::ToolsListed(catalog) = h.single_event() else {
+        panic!("listed");
+    };
+    // The page's tools hold the buffer the page was collected in: nothing comes back.
+    assert_eq!(h.conn.take_body_buffer().capacity(), 0);
+    assert_eq!(catalog.tools[0].name(), "t");
+}
