@@ -644,7 +644,9 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
           "`valgrind --tool=callgrind --toggle-collect='*measure_*'` (checks/bench/harness/src/bin/core-call.rs). "
           "The answer is read in one pass (src/jsonrpc.rs `parse_message_for_call`, src/call/pass.rs): the "
           "envelope's scanner hands the `result` to the call reader where it starts, and each text is decoded "
-          "straight into its final `String`, copied once.")
+          "straight into its final `String`, copied once. Hand-measured notes on where the rest of the "
+          "`big` work item's wall time goes (reads, hand-offs, fresh pages) are in "
+          "[performance.md](performance.md).")
         w("")
         w("| what | instructions | × serde_json Value |")
         w("|---|---:|---:|")
