@@ -409,8 +409,9 @@ pub fn core_memory_bound(b: &Budgets, listed: bool) -> i64 {
     factor * b.response_bytes as i64 + 256 * 1024
 }
 
-/// What an adapter may hold on top of the core: its read buffers (16 KiB per exchange), its
-/// runtime's task and timer state, socket addresses and thread handles.
+/// What an adapter may hold on top of the core: its read buffers (16 KiB per exchange at first,
+/// growing to at most a quarter of the byte budget left, so at most 64 KiB at the catalogue's
+/// 256 KiB budgets), its runtime's task and timer state, socket addresses and thread handles.
 pub const ADAPTER_ALLOWANCE: i64 = 256 * 1024;
 
 // ---------------------------------------------------------------------------------------------
