@@ -100,7 +100,7 @@ impl Recording {
 }
 
 impl Drop for Recording {
-    /// Flushes; the session is finished when its [`SinkSession`] drops, right after.
+    /// Flushes; the session is finished when its `SinkSession` drops, right after.
     fn drop(&mut self) {
         self.flush();
     }
@@ -157,7 +157,7 @@ impl H2Recording {
 }
 
 impl Drop for H2Recording {
-    /// Flushes; the session is finished when its [`SinkSession`] drops, right after.
+    /// Flushes; the session is finished when its `SinkSession` drops, right after.
     fn drop(&mut self) {
         self.flush();
     }
