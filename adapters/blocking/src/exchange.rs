@@ -13,8 +13,18 @@
 //! it reads again only when the driver says [`Io::read_on`], which it does only after it fed the
 //! previous bytes to the core *and* drained the core's outputs. When the core declares the
 //! exchange finished, the worker is therefore parked on its command channel, not inside `read`:
-//! no byte that follows the response can be taken by a stale reader, and [`Command::Release`]
-//! hands the socket back (as the thread's result) for the pool.
+//! no byte that follows the response can be taken by a stale reader. A parked worker leaves its
+//! socket in the exchange's [`Slot`] (it takes it back only on [`Command::Read`]), so the session
+//! takes a reusable socket from there and parks it in the pool itself, without waiting on the
+//! worker.
+//!
+//! # Worker threads are reused
+//!
+//! A worker whose exchange ended with its socket handed back is idle: the session keeps it (up to
+//! [`IDLE_WORKERS`]) and gives it the next exchange rather than starting a thread per exchange
+//! (a listing of many pages is as many exchanges, one after the other). A worker of an exchange
+//! that was closed or abandoned is never reused: it may still be inside `connect` or `read`, and
+//! it ends on its own once its socket is shut and its job done.
 //!
 //! A pooled socket whose write or first read fails is reported as failed like any other: the
 //! core decides to send once more on a fresh socket, and the recording shows it.
@@ -123,19 +133,24 @@ impl Target {
     }
 }
 
-/// What the session asks of a worker parked after a [`Report::Bytes`].
+/// Idle worker threads a session keeps for its next exchanges.
+const IDLE_WORKERS: usize = 2;
+
+/// What the session asks of a worker parked after a [`Report::Bytes`]. Dropping the command
+/// channel ends the exchange (the session took the socket from the [`Slot`], or closed it).
 enum Command {
     /// Read once more, at most this many bytes ([`read_size`] of the session's byte budget).
     Read(usize),
-    /// End and return the socket (the core declared it reusable).
-    Release,
 }
 
-/// The socket handle through which the session closes an exchange.
+/// The socket handle through which the session closes an exchange, and the socket itself while
+/// the worker is parked.
 #[derive(Default)]
 struct Slot {
     handle: Option<TcpStream>,
     cancelled: bool,
+    /// The exchange's socket while its worker waits for a command after a [`Report::Bytes`].
+    held: Option<(Stream, SocketAddr)>,
 }
 
 /// Marks the exchange of `slot` closed and shuts its socket down, unblocking its worker.
@@ -145,6 +160,7 @@ fn cancel(slot: &Mutex<Slot>) {
     if let Some(h) = s.handle.take() {
         let _ = h.shutdown(Shutdown::Both);
     }
+    s.held = None;
 }
 
 /// Publishes `tcp`'s close handle; false if the exchange was cancelled meanwhile.
@@ -158,20 +174,49 @@ fn publish(slot: &Mutex<Slot>, tcp: &TcpStream) -> Result<bool, TransportError> 
     Ok(true)
 }
 
-/// What a released worker returns: its socket and the address it was dialled to.
-type Released = Option<(Stream, SocketAddr)>;
+/// A worker thread: it runs the jobs sent to it, one after the other, until its job channel
+/// is dropped.
+struct Worker {
+    jobs: Sender<Job>,
+    _thread: JoinHandle<()>,
+}
+
+impl Worker {
+    fn spawn() -> Result<Worker, TransportError> {
+        let (jobs, jobs_rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("mcp-exchange".into())
+            .spawn(move || {
+                while let Ok(job) = jobs_rx.recv() {
+                    run(job);
+                }
+            })
+            .map_err(|e| {
+                io_error(&io::Error::new(
+                    e.kind(),
+                    format!("cannot start the exchange thread: {e}"),
+                ))
+            })?;
+        Ok(Worker {
+            jobs,
+            _thread: thread,
+        })
+    }
+}
 
 /// An exchange whose worker is running.
 struct Open {
     commands: Sender<Command>,
-    worker: JoinHandle<Released>,
+    worker: Worker,
     slot: Arc<Mutex<Slot>>,
     /// The worker sent bytes and waits for a command (it is not inside `read`).
     parked: bool,
+    /// Bytes reported so far.
+    read: usize,
 }
 
 impl Open {
-    /// Closes the socket; the worker ends on its own.
+    /// Closes the socket; the worker ends on its own (and is not reused).
     fn close(self) {
         cancel(&self.slot);
         drop(self.commands);
@@ -185,8 +230,13 @@ pub(crate) struct Workers {
     reports_tx: Sender<Msg>,
     reports: Receiver<Msg>,
     open: HashMap<ExchangeId, Open>,
+    /// Workers whose last exchange handed its socket back, ready for the next one.
+    idle: Vec<Worker>,
     /// The largest read the next [`Command::Read`] allows ([`Io::read_allowance`]).
     read_cap: usize,
+    /// Bytes the last exchange that handed its socket back read: the next exchange's first
+    /// read asks that much (within [`read_first`]).
+    expect: usize,
 }
 
 /// What wakes a waiting session.
@@ -211,7 +261,9 @@ impl Workers {
             reports_tx,
             reports,
             open: HashMap::new(),
+            idle: Vec::new(),
             read_cap: READ_MIN,
+            expect: 0,
         }
     }
 
@@ -226,9 +278,10 @@ impl Workers {
             // The session holds a sender: the channel never disconnects.
             None => self.reports.recv().ok()?,
         };
-        if let Msg::Report(id, Report::Bytes(_)) = &got {
+        if let Msg::Report(id, Report::Bytes(b)) = &got {
             if let Some(open) = self.open.get_mut(id) {
                 open.parked = true;
+                open.read = open.read.saturating_add(b.len());
             }
         }
         Some(got)
@@ -239,7 +292,7 @@ impl Io for Workers {
     fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
         let slot = Arc::new(Mutex::new(Slot::default()));
         let (commands, commands_rx) = mpsc::channel();
-        let job = Job {
+        let mut job = Job {
             shared: self.shared.clone(),
             target: self.target.clone(),
             exchange: t.exchange,
@@ -248,21 +301,31 @@ impl Io for Workers {
             slot: slot.clone(),
             reports: self.reports_tx.clone(),
             commands: commands_rx,
+            first: read_first(self.expect, self.read_cap),
         };
-        let worker = std::thread::Builder::new()
-            .name("mcp-exchange".into())
-            .spawn(move || run(job))
-            .map_err(|e| {
-                io_error(&io::Error::new(
-                    e.kind(),
-                    format!("cannot start the exchange thread: {e}"),
-                ))
-            })?;
+        // An idle worker takes the job; one whose thread ended meanwhile gives it back.
+        let worker = loop {
+            let (worker, reused) = match self.idle.pop() {
+                Some(worker) => (worker, true),
+                None => (Worker::spawn()?, false),
+            };
+            match worker.jobs.send(job) {
+                Ok(()) => break worker,
+                // A reused worker's thread ended: try the next one.
+                Err(mpsc::SendError(back)) if reused => job = back,
+                Err(_) => {
+                    return Err(io_error(&io::Error::other(
+                        "the exchange thread ended before its first job",
+                    )))
+                }
+            }
+        };
         let open = Open {
             commands,
             worker,
             slot,
             parked: false,
+            read: 0,
         };
         self.open.insert(t.exchange, open);
         Ok(())
@@ -283,11 +346,16 @@ impl Io for Workers {
         if !(reusable && open.parked) {
             return open.close();
         }
-        // The worker is parked on its command channel: releasing it returns the socket.
-        if open.commands.send(Command::Release).is_ok() {
-            if let Ok(Some((stream, address))) = open.worker.join() {
-                self.shared.park(&self.target.origin, address, stream);
-            }
+        // The worker is parked on its command channel and left the socket in the slot: take it,
+        // then end the job (the worker's command channel closes) and keep the worker.
+        let held = lock(&open.slot).held.take();
+        drop(open.commands);
+        if let Some((stream, address)) = held {
+            self.shared.park(&self.target.origin, address, stream);
+        }
+        self.expect = open.read;
+        if self.idle.len() < IDLE_WORKERS {
+            self.idle.push(open.worker);
         }
     }
 
@@ -320,22 +388,31 @@ struct Job {
     slot: Arc<Mutex<Slot>>,
     reports: Sender<Msg>,
     commands: Receiver<Command>,
+    /// The size of the first read ([`read_first`]).
+    first: usize,
 }
 
-/// The worker's body.
-fn run(job: Job) -> Released {
+/// The first read of an exchange: as much as the session's last reusable exchange read (a page
+/// of a listing is usually followed by a page of about the same size), within [`READ_MIN`] and
+/// the session's read allowance `cap` ([`read_size`]).
+pub(crate) fn read_first(expect: usize, cap: usize) -> usize {
+    expect.min(cap).max(READ_MIN)
+}
+
+/// The worker's body for one exchange.
+fn run(job: Job) {
     let report = |r: Report| job.reports.send(Msg::Report(job.exchange, r)).is_ok();
-    let (mut stream, address) = match open(&job) {
+    let (mut stream, mut address) = match open(&job) {
         Ok(Some(s)) => s,
-        Ok(None) => return None, // cancelled while dialling
+        Ok(None) => return, // cancelled while dialling
         Err(e) => {
             report(Report::Failed(e));
-            return None;
+            return;
         }
     };
-    // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one ask
-    // four times more, within what the session's byte budget allows (Command::Read).
-    let mut size = READ_MIN;
+    // The first read asks `job.first` bytes; each read that fills its buffer lets the next one
+    // ask four times more, within what the session's byte budget allows (Command::Read).
+    let mut size = job.first;
     let mut buf = vec![0u8; size];
     loop {
         let (r, got) = match stream.read(&mut buf[..size]) {
@@ -344,9 +421,20 @@ fn run(job: Job) -> Released {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => (Report::Failed(io_error(&e)), 0),
         };
-        let more = matches!(r, Report::Bytes(_));
-        if !report(r) || !more {
-            return None;
+        if !matches!(r, Report::Bytes(_)) {
+            report(r);
+            return;
+        }
+        // Parked: the socket waits in the slot, where the session may take it for the pool.
+        {
+            let mut slot = lock(&job.slot);
+            if slot.cancelled {
+                return;
+            }
+            slot.held = Some((stream, address));
+        }
+        if !report(r) {
+            return;
         }
         match job.commands.recv() {
             Ok(Command::Read(cap)) => {
@@ -354,9 +442,13 @@ fn run(job: Job) -> Released {
                 if buf.len() < size {
                     buf.resize(size, 0);
                 }
+                match lock(&job.slot).held.take() {
+                    Some(s) => (stream, address) = s,
+                    None => return, // closed meanwhile
+                }
             }
-            Ok(Command::Release) => return Some((stream, address)),
-            Err(_) => return None, // the session closed the exchange
+            // The session took the socket for the pool, or closed the exchange.
+            Err(_) => return,
         }
     }
 }
@@ -476,4 +568,24 @@ fn handshake(
     tcp.set_read_timeout(None).map_err(|e| io_error(&e))?;
     tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
     Ok(StreamOwned::new(conn, tcp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_sansio_net::driver::READ_MAX;
+
+    #[test]
+    fn the_first_read_asks_what_the_last_exchange_read_within_the_allowance() {
+        // Nothing read yet, or little: the smallest read.
+        assert_eq!(read_first(0, READ_MAX), READ_MIN);
+        assert_eq!(read_first(100, READ_MAX), READ_MIN);
+        // A page of 80 KiB: the next first read asks 80 KiB.
+        assert_eq!(read_first(80 * 1024, READ_MAX), 80 * 1024);
+        // Never beyond the allowance, however much was read.
+        assert_eq!(read_first(10 << 20, READ_MAX), READ_MAX);
+        assert_eq!(read_first(80 * 1024, 32 * 1024), 32 * 1024);
+        // An allowance under the smallest read still reads READ_MIN (as every first read did).
+        assert_eq!(read_first(80 * 1024, 1), READ_MIN);
+    }
 }
