@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
-use mcp_sansio_net::driver::{next_read_size, read_size, READ_MIN};
+use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
@@ -392,13 +392,6 @@ struct Job {
     first: usize,
 }
 
-/// The first read of an exchange: as much as the session's last reusable exchange read (a page
-/// of a listing is usually followed by a page of about the same size), within [`READ_MIN`] and
-/// the session's read allowance `cap` ([`read_size`]).
-pub(crate) fn read_first(expect: usize, cap: usize) -> usize {
-    expect.min(cap).max(READ_MIN)
-}
-
 /// The worker's body for one exchange.
 fn run(job: Job) {
     let report = |r: Report| job.reports.send(Msg::Report(job.exchange, r)).is_ok();
@@ -568,24 +561,4 @@ fn handshake(
     tcp.set_read_timeout(None).map_err(|e| io_error(&e))?;
     tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
     Ok(StreamOwned::new(conn, tcp))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use mcp_sansio_net::driver::READ_MAX;
-
-    #[test]
-    fn the_first_read_asks_what_the_last_exchange_read_within_the_allowance() {
-        // Nothing read yet, or little: the smallest read.
-        assert_eq!(read_first(0, READ_MAX), READ_MIN);
-        assert_eq!(read_first(100, READ_MAX), READ_MIN);
-        // A page of 80 KiB: the next first read asks 80 KiB.
-        assert_eq!(read_first(80 * 1024, READ_MAX), 80 * 1024);
-        // Never beyond the allowance, however much was read.
-        assert_eq!(read_first(10 << 20, READ_MAX), READ_MAX);
-        assert_eq!(read_first(80 * 1024, 32 * 1024), 32 * 1024);
-        // An allowance under the smallest read still reads READ_MIN (as every first read did).
-        assert_eq!(read_first(80 * 1024, 1), READ_MIN);
-    }
 }

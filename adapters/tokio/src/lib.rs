@@ -56,9 +56,11 @@
 //!
 //! One tokio task serves one exchange: it opens or takes the socket, writes the request and
 //! forwards what it reads, one read at a time, waiting for the session to feed it to the core
-//! before reading again (so no response is buffered ahead of the core's budgets). When the core
-//! declares the response complete and the socket reusable, the task parks the socket in the
-//! client's pool; in every other case the socket is closed. A parked socket is taken again only
+//! before reading again (so no response is buffered ahead of the core's budgets); while it waits, it
+//! leaves the socket where the session can take it. When the core declares the response complete
+//! and the socket reusable, the session takes the socket and parks it in the client's pool at once
+//! (the next exchange finds it there); in every other case the task is aborted and the socket
+//! closed. A parked socket is taken again only
 //! if the server has not closed it and it holds no unasked bytes. A [`Session`] that is dropped
 //! aborts its tasks, which closes their sockets; the core never lets the socket of the `DELETE`
 //! that ends a legacy session back into the pool.
@@ -111,7 +113,7 @@ pub use mcp_sansio_net::{
 pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
-use mcp_sansio_net::driver::{next_read_size, read_size, READ_MIN};
+use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{
     AsyncIo, H2Io, H2Route, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake,
     Waker,
@@ -152,12 +154,12 @@ impl Client {
             origin: driver.origin().to_owned(),
             endpoint: Arc::new(driver.config().endpoint.clone()),
             tasks: HashMap::new(),
-            parking: Vec::new(),
             queued: Vec::new(),
             tx,
             rx,
             notify,
             read_cap: READ_MIN,
+            expect: 0,
         };
         let mut session = Session { driver, io };
         session
@@ -307,17 +309,24 @@ async fn sleep_or_pend(until: Option<tokio::time::Instant>) {
 // ---------------------------------------------------------------------------------------------
 // Exchanges
 
-/// What the session tells an exchange task.
+/// What the session tells an exchange task waiting after a [`Report::Bytes`]. The task ends
+/// when the session drops its sender (or aborts it).
 enum Cmd {
     /// Read on, at most this many bytes ([`read_size`] of the session's byte budget).
     Continue(usize),
-    /// The response is complete and the socket reusable: park it in the pool.
-    Park,
 }
 
-struct Task<C = Cmd> {
-    cmd: mpsc::UnboundedSender<C>,
+/// An exchange's socket while its task waits for a [`Cmd`] after a [`Report::Bytes`]: the task
+/// leaves it here, so that the session parks a reusable socket in the pool itself, at once,
+/// without a hand-off to the task and back.
+type Held = Arc<Mutex<Option<(SocketAddr, Stream)>>>;
+
+struct Task {
+    cmd: mpsc::UnboundedSender<Cmd>,
     handle: JoinHandle<()>,
+    held: Held,
+    /// Bytes reported so far.
+    read: usize,
 }
 
 /// The exchanges of one session, one tokio task each.
@@ -326,8 +335,6 @@ struct Tasks {
     origin: String,
     endpoint: Arc<Endpoint>,
     tasks: HashMap<ExchangeId, Task>,
-    /// Tasks parking their sockets in the pool.
-    parking: Vec<JoinHandle<()>>,
     /// Requests of the last pump, started by [`Tasks::launch`].
     queued: Vec<Transmit>,
     tx: mpsc::UnboundedSender<(ExchangeId, Report)>,
@@ -336,6 +343,9 @@ struct Tasks {
     notify: Arc<Notify>,
     /// The largest read the next [`Cmd::Continue`] allows ([`Io::read_allowance`]).
     read_cap: usize,
+    /// Bytes the last exchange whose socket was parked read: the next exchange's first read
+    /// asks that much ([`read_first`]).
+    expect: usize,
 }
 
 impl Io for Tasks {
@@ -355,10 +365,17 @@ impl Io for Tasks {
         let Some(task) = self.tasks.remove(&exchange) else {
             return;
         };
-        if reusable && task.cmd.send(Cmd::Park).is_ok() {
-            self.parking.push(task.handle);
+        // A task that reported bytes and waits for a command left its socket in `held`; one
+        // that is still reading or writing has it, and is aborted with it (the socket closes).
+        let held = if reusable {
+            lock(&task.held).take()
         } else {
-            task.handle.abort();
+            None
+        };
+        task.handle.abort();
+        if let Some((address, stream)) = held {
+            self.shared.park(&self.origin, address, stream);
+            self.expect = task.read;
         }
     }
 
@@ -375,14 +392,12 @@ impl Io for Tasks {
 }
 
 impl AsyncIo for Tasks {
-    /// Starts the queued exchanges; one that may take a pooled socket waits until the sockets
-    /// being parked are in the pool.
+    /// Starts the queued exchanges (every socket handed back is already in the pool: the
+    /// session parks it in [`Io::finish`]).
     async fn launch(&mut self) {
-        if self.queued.iter().any(|t| !t.fresh_socket) {
-            self.settle().await;
-        }
         for t in std::mem::take(&mut self.queued) {
             let (cmd, cmd_rx) = mpsc::unbounded_channel();
+            let held = Held::default();
             let job = Job {
                 shared: self.shared.clone(),
                 origin: self.origin.clone(),
@@ -392,18 +407,22 @@ impl AsyncIo for Tasks {
                 fresh: t.fresh_socket,
                 out: self.tx.clone(),
                 cmd: cmd_rx,
+                held: held.clone(),
+                first: read_first(self.expect, self.read_cap),
             };
             let handle = tokio::spawn(job.run());
-            self.tasks.insert(t.exchange, Task { cmd, handle });
+            let task = Task {
+                cmd,
+                handle,
+                held,
+                read: 0,
+            };
+            self.tasks.insert(t.exchange, task);
         }
     }
 
-    /// Waits until every parking task has parked its socket.
-    async fn settle(&mut self) {
-        for handle in self.parking.drain(..) {
-            let _ = handle.await;
-        }
-    }
+    /// Nothing to wait for: [`Io::finish`] parks a reusable socket in the pool itself.
+    async fn settle(&mut self) {}
 
     /// The next wake-up: a task's report, events of the shared HTTP/2 connection, or the
     /// deadline (first when several are due).
@@ -414,7 +433,12 @@ impl AsyncIo for Tasks {
             () = sleep_or_pend(until) => Wake::Timeout,
             () = self.notify.notified() => Wake::H2,
             // The session holds a sender, so the channel never closes.
-            Some((id, report)) = self.rx.recv() => Wake::Report(id, report),
+            Some((id, report)) = self.rx.recv() => {
+                if let (Report::Bytes(b), Some(task)) = (&report, self.tasks.get_mut(&id)) {
+                    task.read = task.read.saturating_add(b.len());
+                }
+                Wake::Report(id, report)
+            }
         }
     }
 }
@@ -423,9 +447,6 @@ impl Tasks {
     fn abort_all(&mut self) {
         for (_, task) in self.tasks.drain() {
             task.handle.abort();
-        }
-        for handle in self.parking.drain(..) {
-            handle.abort();
         }
     }
 }
@@ -445,6 +466,9 @@ struct Job {
     fresh: bool,
     out: mpsc::UnboundedSender<(ExchangeId, Report)>,
     cmd: mpsc::UnboundedReceiver<Cmd>,
+    held: Held,
+    /// The first read's size ([`read_first`]).
+    first: usize,
 }
 
 impl Job {
@@ -455,7 +479,7 @@ impl Job {
         } else {
             self.shared.take_idle(&self.origin, Stream::is_idle)
         };
-        let (address, mut stream) = match pooled {
+        let (mut address, mut stream) = match pooled {
             Some(s) => s,
             None => match dial(&self.shared, &self.endpoint, false).await {
                 Ok(s) => s,
@@ -469,44 +493,37 @@ impl Job {
             let _ = self.out.send((id, Report::Failed(io_error(&e))));
             return;
         }
-        // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one
+        // The first read asks `first` bytes; each read that fills its buffer lets the next one
         // ask four times more, within what the session's byte budget allows (Cmd::Continue).
         // Each read fills a new buffer's spare capacity, and that buffer is the report: what was
-        // read is not copied again before the core has it.
-        let mut size = READ_MIN;
-        let mut got = 0;
-        let mut buf: Vec<u8> = Vec::with_capacity(size);
-        let mut waiting = false;
+        // read is not copied again before the core has it. The session sends a command only
+        // after a report, and ends the task by dropping its sender or aborting it.
+        let mut size = self.first;
         loop {
-            tokio::select! {
-                cmd = self.cmd.recv() => match cmd {
-                    Some(Cmd::Continue(cap)) => {
-                        size = next_read_size(size, got, cap);
-                        buf = Vec::with_capacity(size);
-                        waiting = false;
-                    }
-                    Some(Cmd::Park) => {
-                        self.shared.park(&self.origin, address, stream);
-                        return;
-                    }
-                    None => return,
-                },
-                // Cancel-safe: a read that did not complete read nothing into `buf`.
-                read = stream.read_buf(&mut buf), if !waiting => {
-                    let report = match read {
-                        Ok(0) => Report::Eof,
-                        Ok(n) => {
-                            got = n;
-                            Report::Bytes(std::mem::take(&mut buf))
-                        }
-                        Err(e) => Report::Failed(io_error(&e)),
-                    };
-                    let more = matches!(report, Report::Bytes(_));
-                    waiting = true;
-                    if self.out.send((id, report)).is_err() || !more {
-                        return;
+            let mut buf: Vec<u8> = Vec::with_capacity(size);
+            let (report, got) = match stream.read_buf(&mut buf).await {
+                Ok(0) => (Report::Eof, 0),
+                Ok(n) => (Report::Bytes(buf), n),
+                Err(e) => (Report::Failed(io_error(&e)), 0),
+            };
+            if !matches!(report, Report::Bytes(_)) {
+                let _ = self.out.send((id, report));
+                return;
+            }
+            // Waiting: the socket stays in `held`, where the session may park it.
+            *lock(&self.held) = Some((address, stream));
+            if self.out.send((id, report)).is_err() {
+                return;
+            }
+            match self.cmd.recv().await {
+                Some(Cmd::Continue(cap)) => {
+                    size = next_read_size(size, got, cap);
+                    match lock(&self.held).take() {
+                        Some(s) => (address, stream) = s,
+                        None => return,
                     }
                 }
+                None => return,
             }
         }
     }
