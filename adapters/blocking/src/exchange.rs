@@ -232,6 +232,8 @@ pub(crate) struct Workers {
     open: HashMap<ExchangeId, Open>,
     /// Workers whose last exchange handed its socket back, ready for the next one.
     idle: Vec<Worker>,
+    /// The exchange the session drives on its own thread, if any.
+    inline: Option<Inline>,
     /// The largest read the next [`Command::Read`] allows ([`Io::read_allowance`]).
     read_cap: usize,
     /// Bytes the last exchange that handed its socket back read: the next exchange's first
@@ -262,6 +264,7 @@ impl Workers {
             reports,
             open: HashMap::new(),
             idle: Vec::new(),
+            inline: None,
             read_cap: READ_MIN,
             expect: 0,
         }
@@ -270,6 +273,13 @@ impl Workers {
     /// The next report, waiting at most `timeout` (`None`: until one comes); `None` when the
     /// time ran out.
     pub(crate) fn recv(&mut self, timeout: Option<Duration>) -> Option<Msg> {
+        if self.inline.as_ref().is_some_and(|i| i.phase == Phase::Go) {
+            // Late reports of closed workers go first (the driver ignores them).
+            if let Ok(got) = self.reports.try_recv() {
+                return Some(got);
+            }
+            return self.drive_inline(timeout);
+        }
         let got = match timeout {
             Some(t) => match self.reports.recv_timeout(t) {
                 Ok(r) => r,
@@ -286,31 +296,124 @@ impl Workers {
         }
         Some(got)
     }
-}
 
-impl Io for Workers {
-    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
+    /// Moves the inline exchange's bytes on the session's thread until it has a report, or
+    /// `None` once `timeout` passed (never, when `None`). The socket's timeouts are what is left
+    /// of `timeout`, so the session ends its wait at the core's deadline as it does on the
+    /// channel.
+    fn drive_inline(&mut self, timeout: Option<Duration>) -> Option<Msg> {
+        let due = timeout.map(|t| Instant::now() + t);
+        let inline = self.inline.as_mut()?;
+        loop {
+            let left = match due {
+                Some(due) => {
+                    let left = due.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    Some(left)
+                }
+                None => None,
+            };
+            let step = inline.set_timeouts(left).and_then(|()| inline.step());
+            let report = match step {
+                Ok(Some(report)) => report,
+                Ok(None) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => {
+                    inline.phase = Phase::Ended;
+                    Report::Failed(io_error(&e))
+                }
+            };
+            return Some(Msg::Report(inline.exchange, report));
+        }
+    }
+
+    /// Hands the inline exchange to a worker thread (another exchange starts): it goes on from
+    /// where it is. A worker that cannot start fails the exchange.
+    fn demote(&mut self, inline: Inline) {
+        let exchange = inline.exchange;
+        if inline.phase == Phase::Ended {
+            return; // its end is reported; the socket is not reusable
+        }
+        if let Err(e) = self.demote_to_worker(inline) {
+            let _ = self
+                .reports_tx
+                .send(Msg::Report(exchange, Report::Failed(e)));
+        }
+    }
+
+    fn demote_to_worker(&mut self, mut inline: Inline) -> Result<(), TransportError> {
+        inline.set_timeouts(None).map_err(|e| io_error(&e))?;
+        let parked = inline.phase == Phase::Parked;
+        let request = inline
+            .request
+            .split_off(inline.written.min(inline.request.len()));
+        let resume = Resume {
+            stream: inline.stream,
+            address: inline.address,
+            parked,
+            got: inline.got,
+            flush: !request.is_empty() || inline.flush,
+        };
+        let exchange = inline.exchange;
+        let (job, commands, slot) = self.job(exchange, request, false, inline.size, Some(resume));
+        let worker = self.worker_for(job)?;
+        let open = Open {
+            commands,
+            worker,
+            slot,
+            parked,
+            read: inline.read,
+        };
+        self.open.insert(exchange, open);
+        Ok(())
+    }
+
+    /// A job for a worker, with its command channel and slot.
+    fn job(
+        &self,
+        exchange: ExchangeId,
+        request: Vec<u8>,
+        fresh: bool,
+        first: usize,
+        resume: Option<Resume>,
+    ) -> (Job, Sender<Command>, Arc<Mutex<Slot>>) {
         let slot = Arc::new(Mutex::new(Slot::default()));
         let (commands, commands_rx) = mpsc::channel();
-        let mut job = Job {
+        let job = Job {
             shared: self.shared.clone(),
             target: self.target.clone(),
-            exchange: t.exchange,
-            request: t.bytes,
-            fresh: t.fresh_socket,
+            exchange,
+            request,
+            fresh,
             slot: slot.clone(),
             reports: self.reports_tx.clone(),
             commands: commands_rx,
-            first: read_first(self.expect, self.read_cap),
+            first,
+            resume,
         };
-        // An idle worker takes the job; one whose thread ended meanwhile gives it back.
-        let worker = loop {
+        (job, commands, slot)
+    }
+
+    /// Gives `job` to an idle worker, or to a new one.
+    fn worker_for(&mut self, mut job: Job) -> Result<Worker, TransportError> {
+        loop {
             let (worker, reused) = match self.idle.pop() {
                 Some(worker) => (worker, true),
                 None => (Worker::spawn()?, false),
             };
             match worker.jobs.send(job) {
-                Ok(()) => break worker,
+                Ok(()) => return Ok(worker),
                 // A reused worker's thread ended: try the next one.
                 Err(mpsc::SendError(back)) if reused => job = back,
                 Err(_) => {
@@ -319,7 +422,121 @@ impl Io for Workers {
                     )))
                 }
             }
-        };
+        }
+    }
+}
+
+/// Where an inline exchange is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Writing the request, or reading: the session moves its bytes when it waits.
+    Go,
+    /// Bytes reported: waiting for [`Io::read_on`] or [`Io::finish`].
+    Parked,
+    /// Its end (EOF or a failure) reported.
+    Ended,
+}
+
+/// The exchange the session drives on its own thread: started on an idle pooled socket while no
+/// other exchange of the session was open. No hand-off to a worker and back per read; if another
+/// exchange starts, it moves to a worker ([`Workers::demote`]).
+struct Inline {
+    exchange: ExchangeId,
+    stream: Stream,
+    address: SocketAddr,
+    request: Vec<u8>,
+    /// Bytes of `request` written.
+    written: usize,
+    /// The request is written but not yet flushed.
+    flush: bool,
+    phase: Phase,
+    /// The next read's size.
+    size: usize,
+    /// What the last read got.
+    got: usize,
+    /// Bytes reported so far.
+    read: usize,
+    buf: Vec<u8>,
+}
+
+impl Inline {
+    fn set_timeouts(&self, left: Option<Duration>) -> io::Result<()> {
+        let tcp = self.stream.tcp();
+        tcp.set_read_timeout(left)?;
+        tcp.set_write_timeout(left)
+    }
+
+    /// One write, flush or read; `Some` once there is something to report.
+    fn step(&mut self) -> io::Result<Option<Report>> {
+        if self.written < self.request.len() {
+            let n = self.stream.write(&self.request[self.written..])?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.written += n;
+            self.flush = self.written == self.request.len();
+            return Ok(None);
+        }
+        if self.flush {
+            self.stream.flush()?;
+            self.flush = false;
+            return Ok(None);
+        }
+        if self.buf.len() < self.size {
+            self.buf.resize(self.size, 0);
+        }
+        let n = self.stream.read(&mut self.buf[..self.size])?;
+        if n == 0 {
+            self.phase = Phase::Ended;
+            return Ok(Some(Report::Eof));
+        }
+        self.got = n;
+        self.read = self.read.saturating_add(n);
+        self.phase = Phase::Parked;
+        Ok(Some(Report::Bytes(self.buf[..n].to_vec())))
+    }
+}
+
+/// Where a worker takes over an exchange the session drove inline.
+struct Resume {
+    stream: Stream,
+    address: SocketAddr,
+    /// Bytes were reported: wait for a command before reading.
+    parked: bool,
+    /// What the last read got.
+    got: usize,
+    /// Write what is left of the request (possibly nothing) and flush first.
+    flush: bool,
+}
+
+impl Io for Workers {
+    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
+        if let Some(inline) = self.inline.take() {
+            self.demote(inline);
+        } else if !t.fresh_socket && self.open.is_empty() {
+            if let Some((address, stream)) =
+                self.shared.take_idle(&self.target.origin, Stream::is_idle)
+            {
+                let size = read_first(self.expect, self.read_cap);
+                self.inline = Some(Inline {
+                    exchange: t.exchange,
+                    stream,
+                    address,
+                    request: t.bytes,
+                    written: 0,
+                    flush: true,
+                    phase: Phase::Go,
+                    size,
+                    got: 0,
+                    read: 0,
+                    buf: Vec::new(),
+                });
+                return Ok(());
+            }
+        }
+        let first = read_first(self.expect, self.read_cap);
+        let (job, commands, slot) = self.job(t.exchange, t.bytes, t.fresh_socket, first, None);
+        let worker = self.worker_for(job)?;
         let open = Open {
             commands,
             worker,
@@ -332,6 +549,13 @@ impl Io for Workers {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
+        if let Some(inline) = self.inline.as_mut().filter(|i| i.exchange == exchange) {
+            if inline.phase == Phase::Parked {
+                inline.size = next_read_size(inline.size, inline.got, self.read_cap);
+                inline.phase = Phase::Go;
+            }
+            return;
+        }
         if let Some(open) = self.open.get_mut(&exchange) {
             if open.parked && open.commands.send(Command::Read(self.read_cap)).is_ok() {
                 open.parked = false;
@@ -340,6 +564,18 @@ impl Io for Workers {
     }
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
+        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+            let Some(inline) = self.inline.take() else {
+                return;
+            };
+            // Pooled sockets carry no timeouts (a worker's reads wait without one).
+            if reusable && inline.phase == Phase::Parked && inline.set_timeouts(None).is_ok() {
+                self.expect = inline.read;
+                self.shared
+                    .park(&self.target.origin, inline.address, inline.stream);
+            }
+            return;
+        }
         let Some(open) = self.open.remove(&exchange) else {
             return;
         };
@@ -360,6 +596,10 @@ impl Io for Workers {
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
+        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+            self.inline = None;
+            return;
+        }
         if let Some(open) = self.open.remove(&exchange) {
             open.close();
         }
@@ -390,12 +630,20 @@ struct Job {
     commands: Receiver<Command>,
     /// The size of the first read ([`read_first`]).
     first: usize,
+    /// The exchange was driven inline until now: its socket, and where it is.
+    resume: Option<Resume>,
 }
 
 /// The worker's body for one exchange.
-fn run(job: Job) {
+fn run(mut job: Job) {
+    let resume = job.resume.take();
     let report = |r: Report| job.reports.send(Msg::Report(job.exchange, r)).is_ok();
-    let (mut stream, mut address) = match open(&job) {
+    let (mut parked, mut got) = resume.as_ref().map_or((false, 0), |r| (r.parked, r.got));
+    let opened = match resume {
+        Some(r) => resumed(&job, r),
+        None => open(&job),
+    };
+    let (mut stream, mut address) = match opened {
         Ok(Some(s)) => s,
         Ok(None) => return, // cancelled while dialling
         Err(e) => {
@@ -408,7 +656,32 @@ fn run(job: Job) {
     let mut size = job.first;
     let mut buf = vec![0u8; size];
     loop {
-        let (r, got) = match stream.read(&mut buf[..size]) {
+        if parked {
+            // Taken over after the session reported bytes: wait for the command first.
+            parked = false;
+            {
+                let mut slot = lock(&job.slot);
+                if slot.cancelled {
+                    return;
+                }
+                slot.held = Some((stream, address));
+            }
+            match job.commands.recv() {
+                Ok(Command::Read(cap)) => {
+                    size = next_read_size(size, got, cap);
+                    if buf.len() < size {
+                        buf.resize(size, 0);
+                    }
+                    match lock(&job.slot).held.take() {
+                        Some(s) => (stream, address) = s,
+                        None => return,
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+        let r;
+        (r, got) = match stream.read(&mut buf[..size]) {
             Ok(0) => (Report::Eof, 0),
             Ok(n) => (Report::Bytes(buf[..n].to_vec()), n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -444,6 +717,22 @@ fn run(job: Job) {
             Err(_) => return,
         }
     }
+}
+
+/// The socket of an exchange the session drove inline, published for closing, with what is
+/// left of the request written.
+fn resumed(job: &Job, r: Resume) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
+    let mut stream = r.stream;
+    if !publish(&job.slot, stream.tcp())? {
+        return Ok(None);
+    }
+    if r.flush {
+        stream
+            .write_all(&job.request)
+            .and_then(|()| stream.flush())
+            .map_err(|e| io_error(&e))?;
+    }
+    Ok(Some((stream, r.address)))
 }
 
 /// A pooled socket (when allowed and still idle) or a newly dialled one, with the request written.
