@@ -304,30 +304,39 @@ impl Workers {
     fn drive_inline(&mut self, timeout: Option<Duration>) -> Option<Msg> {
         let due = timeout.map(|t| Instant::now() + t);
         let inline = self.inline.as_mut()?;
+        // The timeouts are set again only after one ran out (a socket timeout may end a little
+        // before `due`).
+        let mut set = false;
         loop {
-            let left = match due {
-                Some(due) => {
-                    let left = due.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return None;
+            if !set {
+                let left = match due {
+                    Some(due) => {
+                        let left = due.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            return None;
+                        }
+                        Some(left)
                     }
-                    Some(left)
+                    None => None,
+                };
+                set = true;
+                if let Err(e) = inline.set_timeouts(left) {
+                    inline.phase = Phase::Ended;
+                    return Some(Msg::Report(inline.exchange, Report::Failed(io_error(&e))));
                 }
-                None => None,
-            };
-            let step = inline.set_timeouts(left).and_then(|()| inline.step());
-            let report = match step {
+            }
+            let report = match inline.step() {
                 Ok(Some(report)) => report,
                 Ok(None) => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e)
                     if matches!(
                         e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) =>
                 {
-                    continue
+                    set = false;
+                    continue;
                 }
                 Err(e) => {
                     inline.phase = Phase::Ended;
