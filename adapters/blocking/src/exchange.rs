@@ -860,3 +860,118 @@ fn handshake(
     tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
     Ok(StreamOwned::new(conn, tcp))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_sansio::Config;
+    use mcp_sansio_net::AddressPolicy;
+    use std::net::TcpListener;
+
+    fn transmit(id: u64, bytes: &[u8], fresh_socket: bool) -> Transmit {
+        Transmit {
+            exchange: ExchangeId(id),
+            bytes: bytes.to_vec(),
+            request: None,
+            fresh_socket,
+        }
+    }
+
+    fn expect_bytes(workers: &mut Workers, id: u64, want: &[u8]) {
+        match workers.recv(Some(Duration::from_secs(10))) {
+            Some(Msg::Report(got, Report::Bytes(b))) => {
+                assert_eq!(got, ExchangeId(id));
+                assert_eq!(b, want);
+            }
+            other => panic!("expected bytes of exchange {id}, got {:?}", other.is_some()),
+        }
+    }
+
+    /// The inline exchange moves to a worker when a second one starts, parked where it was: it
+    /// reads on when told, and its socket goes back to the pool when it finishes.
+    #[test]
+    fn an_inline_exchange_moves_to_a_worker_when_another_starts() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = crate::Client::builder()
+            .policy(AddressPolicy::strict().allow_loopback(true))
+            .build();
+        let shared = client.shared.clone();
+        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
+        let origin = config.endpoint.origin();
+        let target = Arc::new(Target::new(&config.endpoint, &origin));
+        // An idle socket in the pool; the server's end answers from its own thread.
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (mut first, _) = listener.accept().unwrap();
+        shared.park(&origin, addr, Stream::Plain(pooled));
+        let server = std::thread::spawn(move || {
+            let mut req = [0u8; 4];
+            first.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"one!");
+            first.write_all(b"A").unwrap();
+            // The second exchange dials a socket of its own.
+            let (mut second, _) = listener.accept().unwrap();
+            second.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"two!");
+            second.write_all(b"B").unwrap();
+            first.write_all(b"C").unwrap();
+            // Hold both sockets until the client is done with them.
+            let mut rest = [0u8; 1];
+            let _ = second.read(&mut rest);
+            first
+        });
+        let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
+
+        workers.start(transmit(1, b"one!", false)).unwrap();
+        assert!(
+            workers.inline.is_some(),
+            "a pooled socket, no other exchange: inline"
+        );
+        assert_eq!(shared.idle_sockets(), 0);
+        expect_bytes(&mut workers, 1, b"A");
+
+        workers.start(transmit(2, b"two!", true)).unwrap();
+        assert!(workers.inline.is_none(), "moved to a worker");
+        assert_eq!(workers.open.len(), 2);
+        expect_bytes(&mut workers, 2, b"B");
+        workers.read_on(ExchangeId(1));
+        expect_bytes(&mut workers, 1, b"C");
+
+        workers.finish(ExchangeId(1), true);
+        assert_eq!(
+            shared.idle_sockets(),
+            1,
+            "the moved exchange's socket is pooled"
+        );
+        workers.abandon(ExchangeId(2));
+        let _first = server.join().unwrap();
+    }
+
+    /// An inline exchange whose server never answers ends its wait when the time runs out.
+    #[test]
+    fn an_inline_exchange_waits_no_longer_than_asked() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = crate::Client::builder()
+            .policy(AddressPolicy::strict().allow_loopback(true))
+            .build();
+        let shared = client.shared.clone();
+        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
+        let origin = config.endpoint.origin();
+        let target = Arc::new(Target::new(&config.endpoint, &origin));
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (_silent, _) = listener.accept().unwrap();
+        shared.park(&origin, addr, Stream::Plain(pooled));
+        let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
+        workers.start(transmit(1, b"one!", false)).unwrap();
+        assert!(workers.inline.is_some());
+        let start = Instant::now();
+        assert!(workers.recv(Some(Duration::from_millis(200))).is_none());
+        let waited = start.elapsed();
+        assert!(waited >= Duration::from_millis(200), "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        // Not reusable: the socket is closed, not pooled.
+        workers.finish(ExchangeId(1), true);
+        assert_eq!(shared.idle_sockets(), 0);
+    }
+}
