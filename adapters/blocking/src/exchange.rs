@@ -7,7 +7,17 @@
 //! to wait on several sockets at once. So each exchange gets a worker thread that owns its socket
 //! and reports to the session over one [`std::sync::mpsc`] channel as `(ExchangeId, Report)`; the
 //! session waits on that channel with `recv_timeout` until the core's next deadline, so every
-//! deadline is kept by the session, never by a socket timeout.
+//! deadline is kept by the session.
+//!
+//! # The inline exchange
+//!
+//! While a session has only one exchange open and it runs on an idle pooled socket (the pages of
+//! a listing, the calls of a warm session), the session moves its bytes itself ([`Inline`]): it
+//! writes the request and reads when it waits, with the socket's read and write timeouts set to
+//! what is left before the core's next deadline (set again after one runs out, so the wait ends
+//! at the deadline as on the channel), and reads again only after [`Io::read_on`], as a worker
+//! does. When another exchange starts, the inline one is handed to a worker thread where it is
+//! ([`Resume`]); its socket's timeouts are cleared before it goes to a worker or to the pool.
 //!
 //! The worker dials (or takes a pooled socket), writes the request and reads **once**; after that
 //! it reads again only when the driver says [`Io::read_on`], which it does only after it fed the
