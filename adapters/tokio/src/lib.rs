@@ -60,7 +60,11 @@
 //! leaves the socket where the session can take it. When the core declares the response complete
 //! and the socket reusable, the session takes the socket and parks it in the client's pool at once
 //! (the next exchange finds it there); in every other case the task is aborted and the socket
-//! closed. A parked socket is taken again only
+//! closed.
+//! A session's only live exchange, on an idle pooled socket (the pages of a listing, the calls of
+//! a warm session), needs no task: the session writes the request and reads inside its own
+//! future, under the same rules (one read at a time, only when the core has taken the previous
+//! bytes), and hands the exchange to a task if another exchange starts meanwhile. A parked socket is taken again only
 //! if the server has not closed it and it holds no unasked bytes. A [`Session`] that is dropped
 //! aborts its tasks, which closes their sockets; the core never lets the socket of the `DELETE`
 //! that ends a legacy session back into the pool.
