@@ -7,14 +7,34 @@
 //! to wait on several sockets at once. So each exchange gets a worker thread that owns its socket
 //! and reports to the session over one [`std::sync::mpsc`] channel as `(ExchangeId, Report)`; the
 //! session waits on that channel with `recv_timeout` until the core's next deadline, so every
-//! deadline is kept by the session, never by a socket timeout.
+//! deadline is kept by the session.
+//!
+//! # The inline exchange
+//!
+//! While a session has only one exchange open and it runs on an idle pooled socket (the pages of
+//! a listing, the calls of a warm session), the session moves its bytes itself ([`Inline`]): it
+//! writes the request and reads when it waits, with the socket's read and write timeouts set to
+//! what is left before the core's next deadline (set again after one runs out, so the wait ends
+//! at the deadline as on the channel), and reads again only after [`Io::read_on`], as a worker
+//! does. When another exchange starts, the inline one is handed to a worker thread where it is
+//! ([`Resume`]); its socket's timeouts are cleared before it goes to a worker or to the pool.
 //!
 //! The worker dials (or takes a pooled socket), writes the request and reads **once**; after that
 //! it reads again only when the driver says [`Io::read_on`], which it does only after it fed the
 //! previous bytes to the core *and* drained the core's outputs. When the core declares the
 //! exchange finished, the worker is therefore parked on its command channel, not inside `read`:
-//! no byte that follows the response can be taken by a stale reader, and [`Command::Release`]
-//! hands the socket back (as the thread's result) for the pool.
+//! no byte that follows the response can be taken by a stale reader. A parked worker leaves its
+//! socket in the exchange's [`Slot`] (it takes it back only on [`Command::Read`]), so the session
+//! takes a reusable socket from there and parks it in the pool itself, without waiting on the
+//! worker.
+//!
+//! # Worker threads are reused
+//!
+//! A worker whose exchange ended with its socket handed back is idle: the session keeps it (up to
+//! [`IDLE_WORKERS`]) and gives it the next exchange rather than starting a thread per exchange
+//! (a listing of many pages is as many exchanges, one after the other). A worker of an exchange
+//! that was closed or abandoned is never reused: it may still be inside `connect` or `read`, and
+//! it ends on its own once its socket is shut and its job done.
 //!
 //! A pooled socket whose write or first read fails is reported as failed like any other: the
 //! core decides to send once more on a fresh socket, and the recording shows it.
@@ -36,7 +56,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
-use mcp_sansio_net::driver::{next_read_size, read_size, READ_MIN};
+use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
@@ -123,19 +143,24 @@ impl Target {
     }
 }
 
-/// What the session asks of a worker parked after a [`Report::Bytes`].
+/// Idle worker threads a session keeps for its next exchanges.
+const IDLE_WORKERS: usize = 2;
+
+/// What the session asks of a worker parked after a [`Report::Bytes`]. Dropping the command
+/// channel ends the exchange (the session took the socket from the [`Slot`], or closed it).
 enum Command {
     /// Read once more, at most this many bytes ([`read_size`] of the session's byte budget).
     Read(usize),
-    /// End and return the socket (the core declared it reusable).
-    Release,
 }
 
-/// The socket handle through which the session closes an exchange.
+/// The socket handle through which the session closes an exchange, and the socket itself while
+/// the worker is parked.
 #[derive(Default)]
 struct Slot {
     handle: Option<TcpStream>,
     cancelled: bool,
+    /// The exchange's socket while its worker waits for a command after a [`Report::Bytes`].
+    held: Option<(Stream, SocketAddr)>,
 }
 
 /// Marks the exchange of `slot` closed and shuts its socket down, unblocking its worker.
@@ -145,6 +170,7 @@ fn cancel(slot: &Mutex<Slot>) {
     if let Some(h) = s.handle.take() {
         let _ = h.shutdown(Shutdown::Both);
     }
+    s.held = None;
 }
 
 /// Publishes `tcp`'s close handle; false if the exchange was cancelled meanwhile.
@@ -158,20 +184,49 @@ fn publish(slot: &Mutex<Slot>, tcp: &TcpStream) -> Result<bool, TransportError> 
     Ok(true)
 }
 
-/// What a released worker returns: its socket and the address it was dialled to.
-type Released = Option<(Stream, SocketAddr)>;
+/// A worker thread: it runs the jobs sent to it, one after the other, until its job channel
+/// is dropped.
+struct Worker {
+    jobs: Sender<Job>,
+    _thread: JoinHandle<()>,
+}
+
+impl Worker {
+    fn spawn() -> Result<Worker, TransportError> {
+        let (jobs, jobs_rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("mcp-exchange".into())
+            .spawn(move || {
+                while let Ok(job) = jobs_rx.recv() {
+                    run(job);
+                }
+            })
+            .map_err(|e| {
+                io_error(&io::Error::new(
+                    e.kind(),
+                    format!("cannot start the exchange thread: {e}"),
+                ))
+            })?;
+        Ok(Worker {
+            jobs,
+            _thread: thread,
+        })
+    }
+}
 
 /// An exchange whose worker is running.
 struct Open {
     commands: Sender<Command>,
-    worker: JoinHandle<Released>,
+    worker: Worker,
     slot: Arc<Mutex<Slot>>,
     /// The worker sent bytes and waits for a command (it is not inside `read`).
     parked: bool,
+    /// Bytes reported so far.
+    read: usize,
 }
 
 impl Open {
-    /// Closes the socket; the worker ends on its own.
+    /// Closes the socket; the worker ends on its own (and is not reused).
     fn close(self) {
         cancel(&self.slot);
         drop(self.commands);
@@ -185,8 +240,15 @@ pub(crate) struct Workers {
     reports_tx: Sender<Msg>,
     reports: Receiver<Msg>,
     open: HashMap<ExchangeId, Open>,
+    /// Workers whose last exchange handed its socket back, ready for the next one.
+    idle: Vec<Worker>,
+    /// The exchange the session drives on its own thread, if any.
+    inline: Option<Inline>,
     /// The largest read the next [`Command::Read`] allows ([`Io::read_allowance`]).
     read_cap: usize,
+    /// Bytes the last exchange that handed its socket back read: the next exchange's first
+    /// read asks that much (within [`read_first`]).
+    expect: usize,
 }
 
 /// What wakes a waiting session.
@@ -211,13 +273,23 @@ impl Workers {
             reports_tx,
             reports,
             open: HashMap::new(),
+            idle: Vec::new(),
+            inline: None,
             read_cap: READ_MIN,
+            expect: 0,
         }
     }
 
     /// The next report, waiting at most `timeout` (`None`: until one comes); `None` when the
     /// time ran out.
     pub(crate) fn recv(&mut self, timeout: Option<Duration>) -> Option<Msg> {
+        if self.inline.as_ref().is_some_and(|i| i.phase == Phase::Go) {
+            // Late reports of closed workers go first (the driver ignores them).
+            if let Ok(got) = self.reports.try_recv() {
+                return Some(got);
+            }
+            return self.drive_inline(timeout);
+        }
         let got = match timeout {
             Some(t) => match self.reports.recv_timeout(t) {
                 Ok(r) => r,
@@ -226,49 +298,283 @@ impl Workers {
             // The session holds a sender: the channel never disconnects.
             None => self.reports.recv().ok()?,
         };
-        if let Msg::Report(id, Report::Bytes(_)) = &got {
+        if let Msg::Report(id, Report::Bytes(b)) = &got {
             if let Some(open) = self.open.get_mut(id) {
                 open.parked = true;
+                open.read = open.read.saturating_add(b.len());
             }
         }
         Some(got)
     }
-}
 
-impl Io for Workers {
-    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
+    /// Moves the inline exchange's bytes on the session's thread until it has a report, or
+    /// `None` once `timeout` passed (never, when `None`). The socket's timeouts are what is left
+    /// of `timeout`, so the session ends its wait at the core's deadline as it does on the
+    /// channel.
+    fn drive_inline(&mut self, timeout: Option<Duration>) -> Option<Msg> {
+        let due = timeout.map(|t| Instant::now() + t);
+        let inline = self.inline.as_mut()?;
+        // The timeouts are set again only after one ran out (a socket timeout may end a little
+        // before `due`).
+        let mut set = false;
+        loop {
+            if !set {
+                let left = match due {
+                    Some(due) => {
+                        let left = due.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            return None;
+                        }
+                        Some(left)
+                    }
+                    None => None,
+                };
+                set = true;
+                if let Err(e) = inline.set_timeouts(left) {
+                    inline.phase = Phase::Ended;
+                    return Some(Msg::Report(inline.exchange, Report::Failed(io_error(&e))));
+                }
+            }
+            let report = match inline.step() {
+                Ok(Some(report)) => report,
+                Ok(None) => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    set = false;
+                    continue;
+                }
+                Err(e) => {
+                    inline.phase = Phase::Ended;
+                    Report::Failed(io_error(&e))
+                }
+            };
+            return Some(Msg::Report(inline.exchange, report));
+        }
+    }
+
+    /// Hands the inline exchange to a worker thread (another exchange starts): it goes on from
+    /// where it is. A worker that cannot start fails the exchange.
+    fn demote(&mut self, inline: Inline) {
+        let exchange = inline.exchange;
+        if inline.phase == Phase::Ended {
+            return; // its end is reported; the socket is not reusable
+        }
+        if let Err(e) = self.demote_to_worker(inline) {
+            let _ = self
+                .reports_tx
+                .send(Msg::Report(exchange, Report::Failed(e)));
+        }
+    }
+
+    fn demote_to_worker(&mut self, mut inline: Inline) -> Result<(), TransportError> {
+        inline.set_timeouts(None).map_err(|e| io_error(&e))?;
+        let parked = inline.phase == Phase::Parked;
+        let request = inline
+            .request
+            .split_off(inline.written.min(inline.request.len()));
+        let resume = Resume {
+            stream: inline.stream,
+            address: inline.address,
+            parked,
+            got: inline.got,
+            flush: !request.is_empty() || inline.flush,
+        };
+        let exchange = inline.exchange;
+        let (job, commands, slot) = self.job(exchange, request, false, inline.size, Some(resume));
+        let worker = self.worker_for(job)?;
+        let open = Open {
+            commands,
+            worker,
+            slot,
+            parked,
+            read: inline.read,
+        };
+        self.open.insert(exchange, open);
+        Ok(())
+    }
+
+    /// A job for a worker, with its command channel and slot.
+    fn job(
+        &self,
+        exchange: ExchangeId,
+        request: Vec<u8>,
+        fresh: bool,
+        first: usize,
+        resume: Option<Resume>,
+    ) -> (Job, Sender<Command>, Arc<Mutex<Slot>>) {
         let slot = Arc::new(Mutex::new(Slot::default()));
         let (commands, commands_rx) = mpsc::channel();
         let job = Job {
             shared: self.shared.clone(),
             target: self.target.clone(),
-            exchange: t.exchange,
-            request: t.bytes,
-            fresh: t.fresh_socket,
+            exchange,
+            request,
+            fresh,
             slot: slot.clone(),
             reports: self.reports_tx.clone(),
             commands: commands_rx,
+            first,
+            resume,
         };
-        let worker = std::thread::Builder::new()
-            .name("mcp-exchange".into())
-            .spawn(move || run(job))
-            .map_err(|e| {
-                io_error(&io::Error::new(
-                    e.kind(),
-                    format!("cannot start the exchange thread: {e}"),
-                ))
-            })?;
+        (job, commands, slot)
+    }
+
+    /// Gives `job` to an idle worker, or to a new one.
+    fn worker_for(&mut self, mut job: Job) -> Result<Worker, TransportError> {
+        loop {
+            let (worker, reused) = match self.idle.pop() {
+                Some(worker) => (worker, true),
+                None => (Worker::spawn()?, false),
+            };
+            match worker.jobs.send(job) {
+                Ok(()) => return Ok(worker),
+                // A reused worker's thread ended: try the next one.
+                Err(mpsc::SendError(back)) if reused => job = back,
+                Err(_) => {
+                    return Err(io_error(&io::Error::other(
+                        "the exchange thread ended before its first job",
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// Where an inline exchange is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Writing the request, or reading: the session moves its bytes when it waits.
+    Go,
+    /// Bytes reported: waiting for [`Io::read_on`] or [`Io::finish`].
+    Parked,
+    /// Its end (EOF or a failure) reported.
+    Ended,
+}
+
+/// The exchange the session drives on its own thread: started on an idle pooled socket while no
+/// other exchange of the session was open. No hand-off to a worker and back per read; if another
+/// exchange starts, it moves to a worker ([`Workers::demote`]).
+struct Inline {
+    exchange: ExchangeId,
+    stream: Stream,
+    address: SocketAddr,
+    request: Vec<u8>,
+    /// Bytes of `request` written.
+    written: usize,
+    /// The request is written but not yet flushed.
+    flush: bool,
+    phase: Phase,
+    /// The next read's size.
+    size: usize,
+    /// What the last read got.
+    got: usize,
+    /// Bytes reported so far.
+    read: usize,
+    buf: Vec<u8>,
+}
+
+impl Inline {
+    fn set_timeouts(&self, left: Option<Duration>) -> io::Result<()> {
+        let tcp = self.stream.tcp();
+        tcp.set_read_timeout(left)?;
+        tcp.set_write_timeout(left)
+    }
+
+    /// One write, flush or read; `Some` once there is something to report.
+    fn step(&mut self) -> io::Result<Option<Report>> {
+        if self.written < self.request.len() {
+            let n = self.stream.write(&self.request[self.written..])?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.written += n;
+            self.flush = self.written == self.request.len();
+            return Ok(None);
+        }
+        if self.flush {
+            self.stream.flush()?;
+            self.flush = false;
+            return Ok(None);
+        }
+        if self.buf.len() < self.size {
+            self.buf.resize(self.size, 0);
+        }
+        let n = self.stream.read(&mut self.buf[..self.size])?;
+        if n == 0 {
+            self.phase = Phase::Ended;
+            return Ok(Some(Report::Eof));
+        }
+        self.got = n;
+        self.read = self.read.saturating_add(n);
+        self.phase = Phase::Parked;
+        Ok(Some(Report::Bytes(self.buf[..n].to_vec())))
+    }
+}
+
+/// Where a worker takes over an exchange the session drove inline.
+struct Resume {
+    stream: Stream,
+    address: SocketAddr,
+    /// Bytes were reported: wait for a command before reading.
+    parked: bool,
+    /// What the last read got.
+    got: usize,
+    /// Write what is left of the request (possibly nothing) and flush first.
+    flush: bool,
+}
+
+impl Io for Workers {
+    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
+        if let Some(inline) = self.inline.take() {
+            self.demote(inline);
+        } else if !t.fresh_socket && self.open.is_empty() {
+            if let Some((address, stream)) =
+                self.shared.take_idle(&self.target.origin, Stream::is_idle)
+            {
+                let size = read_first(self.expect, self.read_cap);
+                self.inline = Some(Inline {
+                    exchange: t.exchange,
+                    stream,
+                    address,
+                    request: t.bytes,
+                    written: 0,
+                    flush: true,
+                    phase: Phase::Go,
+                    size,
+                    got: 0,
+                    read: 0,
+                    buf: Vec::new(),
+                });
+                return Ok(());
+            }
+        }
+        let first = read_first(self.expect, self.read_cap);
+        let (job, commands, slot) = self.job(t.exchange, t.bytes, t.fresh_socket, first, None);
+        let worker = self.worker_for(job)?;
         let open = Open {
             commands,
             worker,
             slot,
             parked: false,
+            read: 0,
         };
         self.open.insert(t.exchange, open);
         Ok(())
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
+        if let Some(inline) = self.inline.as_mut().filter(|i| i.exchange == exchange) {
+            if inline.phase == Phase::Parked {
+                inline.size = next_read_size(inline.size, inline.got, self.read_cap);
+                inline.phase = Phase::Go;
+            }
+            return;
+        }
         if let Some(open) = self.open.get_mut(&exchange) {
             if open.parked && open.commands.send(Command::Read(self.read_cap)).is_ok() {
                 open.parked = false;
@@ -277,21 +583,42 @@ impl Io for Workers {
     }
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
+        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+            let Some(inline) = self.inline.take() else {
+                return;
+            };
+            // Pooled sockets carry no timeouts (a worker's reads wait without one).
+            if reusable && inline.phase == Phase::Parked && inline.set_timeouts(None).is_ok() {
+                self.expect = inline.read;
+                self.shared
+                    .park(&self.target.origin, inline.address, inline.stream);
+            }
+            return;
+        }
         let Some(open) = self.open.remove(&exchange) else {
             return;
         };
         if !(reusable && open.parked) {
             return open.close();
         }
-        // The worker is parked on its command channel: releasing it returns the socket.
-        if open.commands.send(Command::Release).is_ok() {
-            if let Ok(Some((stream, address))) = open.worker.join() {
-                self.shared.park(&self.target.origin, address, stream);
-            }
+        // The worker is parked on its command channel and left the socket in the slot: take it,
+        // then end the job (the worker's command channel closes) and keep the worker.
+        let held = lock(&open.slot).held.take();
+        drop(open.commands);
+        if let Some((stream, address)) = held {
+            self.shared.park(&self.target.origin, address, stream);
+        }
+        self.expect = open.read;
+        if self.idle.len() < IDLE_WORKERS {
+            self.idle.push(open.worker);
         }
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
+        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+            self.inline = None;
+            return;
+        }
         if let Some(open) = self.open.remove(&exchange) {
             open.close();
         }
@@ -320,33 +647,79 @@ struct Job {
     slot: Arc<Mutex<Slot>>,
     reports: Sender<Msg>,
     commands: Receiver<Command>,
+    /// The size of the first read ([`read_first`]).
+    first: usize,
+    /// The exchange was driven inline until now: its socket, and where it is.
+    resume: Option<Resume>,
 }
 
-/// The worker's body.
-fn run(job: Job) -> Released {
+/// The worker's body for one exchange.
+fn run(mut job: Job) {
+    let resume = job.resume.take();
     let report = |r: Report| job.reports.send(Msg::Report(job.exchange, r)).is_ok();
-    let (mut stream, address) = match open(&job) {
+    let (mut parked, mut got) = resume.as_ref().map_or((false, 0), |r| (r.parked, r.got));
+    let opened = match resume {
+        Some(r) => resumed(&job, r),
+        None => open(&job),
+    };
+    let (mut stream, mut address) = match opened {
         Ok(Some(s)) => s,
-        Ok(None) => return None, // cancelled while dialling
+        Ok(None) => return, // cancelled while dialling
         Err(e) => {
             report(Report::Failed(e));
-            return None;
+            return;
         }
     };
-    // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one ask
-    // four times more, within what the session's byte budget allows (Command::Read).
-    let mut size = READ_MIN;
+    // The first read asks `job.first` bytes; each read that fills its buffer lets the next one
+    // ask four times more, within what the session's byte budget allows (Command::Read).
+    let mut size = job.first;
     let mut buf = vec![0u8; size];
     loop {
-        let (r, got) = match stream.read(&mut buf[..size]) {
+        if parked {
+            // Taken over after the session reported bytes: wait for the command first.
+            parked = false;
+            {
+                let mut slot = lock(&job.slot);
+                if slot.cancelled {
+                    return;
+                }
+                slot.held = Some((stream, address));
+            }
+            match job.commands.recv() {
+                Ok(Command::Read(cap)) => {
+                    size = next_read_size(size, got, cap);
+                    if buf.len() < size {
+                        buf.resize(size, 0);
+                    }
+                    match lock(&job.slot).held.take() {
+                        Some(s) => (stream, address) = s,
+                        None => return,
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+        let r;
+        (r, got) = match stream.read(&mut buf[..size]) {
             Ok(0) => (Report::Eof, 0),
             Ok(n) => (Report::Bytes(buf[..n].to_vec()), n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => (Report::Failed(io_error(&e)), 0),
         };
-        let more = matches!(r, Report::Bytes(_));
-        if !report(r) || !more {
-            return None;
+        if !matches!(r, Report::Bytes(_)) {
+            report(r);
+            return;
+        }
+        // Parked: the socket waits in the slot, where the session may take it for the pool.
+        {
+            let mut slot = lock(&job.slot);
+            if slot.cancelled {
+                return;
+            }
+            slot.held = Some((stream, address));
+        }
+        if !report(r) {
+            return;
         }
         match job.commands.recv() {
             Ok(Command::Read(cap)) => {
@@ -354,11 +727,31 @@ fn run(job: Job) -> Released {
                 if buf.len() < size {
                     buf.resize(size, 0);
                 }
+                match lock(&job.slot).held.take() {
+                    Some(s) => (stream, address) = s,
+                    None => return, // closed meanwhile
+                }
             }
-            Ok(Command::Release) => return Some((stream, address)),
-            Err(_) => return None, // the session closed the exchange
+            // The session took the socket for the pool, or closed the exchange.
+            Err(_) => return,
         }
     }
+}
+
+/// The socket of an exchange the session drove inline, published for closing, with what is
+/// left of the request written.
+fn resumed(job: &Job, r: Resume) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
+    let mut stream = r.stream;
+    if !publish(&job.slot, stream.tcp())? {
+        return Ok(None);
+    }
+    if r.flush {
+        stream
+            .write_all(&job.request)
+            .and_then(|()| stream.flush())
+            .map_err(|e| io_error(&e))?;
+    }
+    Ok(Some((stream, r.address)))
 }
 
 /// A pooled socket (when allowed and still idle) or a newly dialled one, with the request written.
@@ -476,4 +869,119 @@ fn handshake(
     tcp.set_read_timeout(None).map_err(|e| io_error(&e))?;
     tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
     Ok(StreamOwned::new(conn, tcp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_sansio::Config;
+    use mcp_sansio_net::AddressPolicy;
+    use std::net::TcpListener;
+
+    fn transmit(id: u64, bytes: &[u8], fresh_socket: bool) -> Transmit {
+        Transmit {
+            exchange: ExchangeId(id),
+            bytes: bytes.to_vec(),
+            request: None,
+            fresh_socket,
+        }
+    }
+
+    fn expect_bytes(workers: &mut Workers, id: u64, want: &[u8]) {
+        match workers.recv(Some(Duration::from_secs(10))) {
+            Some(Msg::Report(got, Report::Bytes(b))) => {
+                assert_eq!(got, ExchangeId(id));
+                assert_eq!(b, want);
+            }
+            other => panic!("expected bytes of exchange {id}, got {:?}", other.is_some()),
+        }
+    }
+
+    /// The inline exchange moves to a worker when a second one starts, parked where it was: it
+    /// reads on when told, and its socket goes back to the pool when it finishes.
+    #[test]
+    fn an_inline_exchange_moves_to_a_worker_when_another_starts() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = crate::Client::builder()
+            .policy(AddressPolicy::strict().allow_loopback(true))
+            .build();
+        let shared = client.shared.clone();
+        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
+        let origin = config.endpoint.origin();
+        let target = Arc::new(Target::new(&config.endpoint, &origin));
+        // An idle socket in the pool; the server's end answers from its own thread.
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (mut first, _) = listener.accept().unwrap();
+        shared.park(&origin, addr, Stream::Plain(pooled));
+        let server = std::thread::spawn(move || {
+            let mut req = [0u8; 4];
+            first.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"one!");
+            first.write_all(b"A").unwrap();
+            // The second exchange dials a socket of its own.
+            let (mut second, _) = listener.accept().unwrap();
+            second.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"two!");
+            second.write_all(b"B").unwrap();
+            first.write_all(b"C").unwrap();
+            // Hold both sockets until the client is done with them.
+            let mut rest = [0u8; 1];
+            let _ = second.read(&mut rest);
+            first
+        });
+        let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
+
+        workers.start(transmit(1, b"one!", false)).unwrap();
+        assert!(
+            workers.inline.is_some(),
+            "a pooled socket, no other exchange: inline"
+        );
+        assert_eq!(shared.idle_sockets(), 0);
+        expect_bytes(&mut workers, 1, b"A");
+
+        workers.start(transmit(2, b"two!", true)).unwrap();
+        assert!(workers.inline.is_none(), "moved to a worker");
+        assert_eq!(workers.open.len(), 2);
+        expect_bytes(&mut workers, 2, b"B");
+        workers.read_on(ExchangeId(1));
+        expect_bytes(&mut workers, 1, b"C");
+
+        workers.finish(ExchangeId(1), true);
+        assert_eq!(
+            shared.idle_sockets(),
+            1,
+            "the moved exchange's socket is pooled"
+        );
+        workers.abandon(ExchangeId(2));
+        let _first = server.join().unwrap();
+    }
+
+    /// An inline exchange whose server never answers ends its wait when the time runs out.
+    #[test]
+    fn an_inline_exchange_waits_no_longer_than_asked() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = crate::Client::builder()
+            .policy(AddressPolicy::strict().allow_loopback(true))
+            .build();
+        let shared = client.shared.clone();
+        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
+        let origin = config.endpoint.origin();
+        let target = Arc::new(Target::new(&config.endpoint, &origin));
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (_silent, _) = listener.accept().unwrap();
+        shared.park(&origin, addr, Stream::Plain(pooled));
+        let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
+        workers.start(transmit(1, b"one!", false)).unwrap();
+        assert!(workers.inline.is_some());
+        let start = Instant::now();
+        assert!(workers.recv(Some(Duration::from_millis(200))).is_none());
+        let waited = start.elapsed();
+        assert!(waited >= Duration::from_millis(200), "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        // Not reusable: the socket is closed, not pooled.
+        workers.finish(ExchangeId(1), true);
+        assert_eq!(shared.idle_sockets(), 0);
+    }
 }

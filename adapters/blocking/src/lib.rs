@@ -20,11 +20,14 @@
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
 //! - the era negotiated with an origin is offered as a hint to the next connect to it.
 //!
-//! Each exchange runs on its own worker thread that owns the socket and reads only when the
-//! session asks, so that a socket handed back to the pool never has a stale reader (the source of
-//! the private `exchange` module explains the design). The session waits on the workers' reports
-//! with a timeout at the core's next deadline, so every operation ends within its budgets plus
-//! thread wake-up latency; a worker stuck in a TCP connect is left to end within the dial timeout.
+//! Each exchange runs on a worker thread that owns the socket and reads only when the session
+//! asks, so that a socket handed back to the pool never has a stale reader (the source of the
+//! private `exchange` module explains the design); worker threads are reused for the session's
+//! next exchanges. The session waits on the workers' reports with a timeout at the core's next
+//! deadline, so every operation ends within its budgets plus thread wake-up latency; a worker
+//! stuck in a TCP connect is left to end within the dial timeout. The only open exchange of a
+//! session, on an idle pooled socket, is moved by the session's own thread (its socket timeouts
+//! set to the core's next deadline), and handed to a worker if another exchange starts.
 //!
 //! # Example
 //!

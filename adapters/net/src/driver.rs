@@ -112,6 +112,14 @@ pub fn next_read_size(size: usize, got: usize, cap: usize) -> usize {
     want.min(cap).max(READ_MIN)
 }
 
+/// The first read of an exchange: as much as the session's last exchange whose socket went back
+/// to the pool read in all, `expect` (a page of a listing is usually followed by a page of about
+/// the same size, read then in one read rather than several), within [`READ_MIN`] and the
+/// session's read allowance `cap` ([`read_size`]).
+pub fn read_first(expect: usize, cap: usize) -> usize {
+    expect.min(cap).max(READ_MIN)
+}
+
 /// What the adapter waits for before pumping again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
@@ -727,5 +735,26 @@ impl SessionDriver {
 fn mismatch() -> Error {
     Error::Misuse {
         reason: "the operation ended with another operation's result",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_read_asks_what_the_last_exchange_read_within_the_allowance() {
+        // Nothing read yet, or little: the smallest read.
+        assert_eq!(read_first(0, READ_MAX), READ_MIN);
+        assert_eq!(read_first(100, READ_MAX), READ_MIN);
+        // After a page of 80 KiB, the next first read asks 80 KiB.
+        assert_eq!(read_first(80 * 1024, READ_MAX), 80 * 1024);
+        // Never beyond the allowance, however much was read.
+        assert_eq!(read_first(10 << 20, READ_MAX), READ_MAX);
+        assert_eq!(read_first(80 * 1024, 32 * 1024), 32 * 1024);
+        // An allowance under the smallest read still reads READ_MIN (as every first read did).
+        assert_eq!(read_first(80 * 1024, 1), READ_MIN);
+        // The allowance follows the byte budget: a quarter of what is left.
+        assert_eq!(read_first(80 * 1024, read_size(200 * 1024)), 50 * 1024);
     }
 }

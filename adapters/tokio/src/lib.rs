@@ -56,9 +56,15 @@
 //!
 //! One tokio task serves one exchange: it opens or takes the socket, writes the request and
 //! forwards what it reads, one read at a time, waiting for the session to feed it to the core
-//! before reading again (so no response is buffered ahead of the core's budgets). When the core
-//! declares the response complete and the socket reusable, the task parks the socket in the
-//! client's pool; in every other case the socket is closed. A parked socket is taken again only
+//! before reading again (so no response is buffered ahead of the core's budgets); while it waits, it
+//! leaves the socket where the session can take it. When the core declares the response complete
+//! and the socket reusable, the session takes the socket and parks it in the client's pool at once
+//! (the next exchange finds it there); in every other case the task is aborted and the socket
+//! closed.
+//! A session's only live exchange, on an idle pooled socket (the pages of a listing, the calls of
+//! a warm session), needs no task: the session writes the request and reads inside its own
+//! future, under the same rules (one read at a time, only when the core has taken the previous
+//! bytes), and hands the exchange to a task if another exchange starts meanwhile. A parked socket is taken again only
 //! if the server has not closed it and it holds no unasked bytes. A [`Session`] that is dropped
 //! aborts its tasks, which closes their sockets; the core never lets the socket of the `DELETE`
 //! that ends a legacy session back into the pool.
@@ -111,7 +117,7 @@ pub use mcp_sansio_net::{
 pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
-use mcp_sansio_net::driver::{next_read_size, read_size, READ_MIN};
+use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{
     AsyncIo, H2Io, H2Route, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake,
     Waker,
@@ -152,12 +158,13 @@ impl Client {
             origin: driver.origin().to_owned(),
             endpoint: Arc::new(driver.config().endpoint.clone()),
             tasks: HashMap::new(),
-            parking: Vec::new(),
             queued: Vec::new(),
             tx,
             rx,
             notify,
             read_cap: READ_MIN,
+            expect: 0,
+            inline: None,
         };
         let mut session = Session { driver, io };
         session
@@ -307,17 +314,24 @@ async fn sleep_or_pend(until: Option<tokio::time::Instant>) {
 // ---------------------------------------------------------------------------------------------
 // Exchanges
 
-/// What the session tells an exchange task.
+/// What the session tells an exchange task waiting after a [`Report::Bytes`]. The task ends
+/// when the session drops its sender (or aborts it).
 enum Cmd {
     /// Read on, at most this many bytes ([`read_size`] of the session's byte budget).
     Continue(usize),
-    /// The response is complete and the socket reusable: park it in the pool.
-    Park,
 }
 
-struct Task<C = Cmd> {
-    cmd: mpsc::UnboundedSender<C>,
+/// An exchange's socket while its task waits for a [`Cmd`] after a [`Report::Bytes`]: the task
+/// leaves it here, so that the session parks a reusable socket in the pool itself, at once,
+/// without a hand-off to the task and back.
+type Held = Arc<Mutex<Option<(SocketAddr, Stream)>>>;
+
+struct Task {
+    cmd: mpsc::UnboundedSender<Cmd>,
     handle: JoinHandle<()>,
+    held: Held,
+    /// Bytes reported so far.
+    read: usize,
 }
 
 /// The exchanges of one session, one tokio task each.
@@ -326,8 +340,6 @@ struct Tasks {
     origin: String,
     endpoint: Arc<Endpoint>,
     tasks: HashMap<ExchangeId, Task>,
-    /// Tasks parking their sockets in the pool.
-    parking: Vec<JoinHandle<()>>,
     /// Requests of the last pump, started by [`Tasks::launch`].
     queued: Vec<Transmit>,
     tx: mpsc::UnboundedSender<(ExchangeId, Report)>,
@@ -336,6 +348,104 @@ struct Tasks {
     notify: Arc<Notify>,
     /// The largest read the next [`Cmd::Continue`] allows ([`Io::read_allowance`]).
     read_cap: usize,
+    /// Bytes the last exchange whose socket was parked read: the next exchange's first read
+    /// asks that much ([`read_first`]).
+    expect: usize,
+    /// The exchange the session drives in its own future, if any.
+    inline: Option<Inline>,
+}
+
+/// Where an inline exchange is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Writing the request, or reading: the session moves its bytes while it waits.
+    Go,
+    /// Bytes reported: waiting for [`Io::read_on`] or [`Io::finish`].
+    Parked,
+    /// Its end (EOF or a failure) reported.
+    Ended,
+}
+
+/// The exchange the session drives in its own future ([`AsyncIo::next`]): started on an idle
+/// pooled socket while no other exchange of the session was open, it costs no task and no
+/// hand-off per read. If another exchange starts, it moves to a task where it is.
+struct Inline {
+    exchange: ExchangeId,
+    stream: Stream,
+    address: SocketAddr,
+    request: Vec<u8>,
+    /// Bytes of `request` written.
+    written: usize,
+    /// The request is written but not yet flushed.
+    flush: bool,
+    phase: Phase,
+    /// The next read's size.
+    size: usize,
+    /// What the last read got.
+    got: usize,
+    /// Bytes reported so far.
+    read: usize,
+}
+
+impl Inline {
+    /// One write, flush or read; `Some` once there is something to report. Cancel-safe: a
+    /// write or read that did not complete moved no byte.
+    async fn step(&mut self) -> io::Result<Option<Report>> {
+        if self.written < self.request.len() {
+            let n = self.stream.write(&self.request[self.written..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.written += n;
+            self.flush = self.written == self.request.len();
+            return Ok(None);
+        }
+        if self.flush {
+            self.stream.flush().await?;
+            self.flush = false;
+            return Ok(None);
+        }
+        let mut buf: Vec<u8> = Vec::with_capacity(self.size);
+        let n = self.stream.read_buf(&mut buf).await?;
+        if n == 0 {
+            self.phase = Phase::Ended;
+            return Ok(Some(Report::Eof));
+        }
+        self.got = n;
+        self.read = self.read.saturating_add(n);
+        self.phase = Phase::Parked;
+        Ok(Some(Report::Bytes(buf)))
+    }
+}
+
+/// The inline exchange's next report; never, without one that may move bytes.
+async fn drive(inline: Option<&mut Inline>) -> (ExchangeId, Report) {
+    let Some(inline) = inline else {
+        return std::future::pending().await;
+    };
+    loop {
+        match inline.step().await {
+            Ok(Some(report)) => return (inline.exchange, report),
+            Ok(None) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                inline.phase = Phase::Ended;
+                return (inline.exchange, Report::Failed(io_error(&e)));
+            }
+        }
+    }
+}
+
+/// Where a task takes over an exchange the session drove inline.
+struct Resume {
+    stream: Stream,
+    address: SocketAddr,
+    /// Bytes were reported: wait for a command before reading.
+    parked: bool,
+    /// What the last read got.
+    got: usize,
+    /// Write what is left of the request (possibly nothing) and flush first.
+    flush: bool,
 }
 
 impl Io for Tasks {
@@ -345,6 +455,13 @@ impl Io for Tasks {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
+        if let Some(inline) = self.inline.as_mut().filter(|i| i.exchange == exchange) {
+            if inline.phase == Phase::Parked {
+                inline.size = next_read_size(inline.size, inline.got, self.read_cap);
+                inline.phase = Phase::Go;
+            }
+            return;
+        }
         if let Some(task) = self.tasks.get(&exchange) {
             let _ = task.cmd.send(Cmd::Continue(self.read_cap));
         }
@@ -352,18 +469,38 @@ impl Io for Tasks {
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
         self.queued.retain(|t| t.exchange != exchange);
+        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+            if let Some(inline) = self.inline.take() {
+                if reusable && inline.phase == Phase::Parked {
+                    self.expect = inline.read;
+                    self.shared
+                        .park(&self.origin, inline.address, inline.stream);
+                }
+            }
+            return;
+        }
         let Some(task) = self.tasks.remove(&exchange) else {
             return;
         };
-        if reusable && task.cmd.send(Cmd::Park).is_ok() {
-            self.parking.push(task.handle);
+        // A task that reported bytes and waits for a command left its socket in `held`; one
+        // that is still reading or writing has it, and is aborted with it (the socket closes).
+        let held = if reusable {
+            lock(&task.held).take()
         } else {
-            task.handle.abort();
+            None
+        };
+        task.handle.abort();
+        if let Some((address, stream)) = held {
+            self.shared.park(&self.origin, address, stream);
+            self.expect = task.read;
         }
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
         self.queued.retain(|t| t.exchange != exchange);
+        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+            self.inline = None;
+        }
         if let Some(task) = self.tasks.remove(&exchange) {
             task.handle.abort();
         }
@@ -375,57 +512,123 @@ impl Io for Tasks {
 }
 
 impl AsyncIo for Tasks {
-    /// Starts the queued exchanges; one that may take a pooled socket waits until the sockets
-    /// being parked are in the pool.
+    /// Starts the queued exchanges (every socket handed back is already in the pool: the
+    /// session parks it in [`Io::finish`]).
     async fn launch(&mut self) {
-        if self.queued.iter().any(|t| !t.fresh_socket) {
-            self.settle().await;
-        }
         for t in std::mem::take(&mut self.queued) {
-            let (cmd, cmd_rx) = mpsc::unbounded_channel();
-            let job = Job {
-                shared: self.shared.clone(),
-                origin: self.origin.clone(),
-                endpoint: self.endpoint.clone(),
-                exchange: t.exchange,
-                request: t.bytes,
-                fresh: t.fresh_socket,
-                out: self.tx.clone(),
-                cmd: cmd_rx,
-            };
-            let handle = tokio::spawn(job.run());
-            self.tasks.insert(t.exchange, Task { cmd, handle });
+            if let Some(inline) = self.inline.take() {
+                // Another exchange starts: the inline one moves to a task.
+                self.demote(inline);
+            } else if !t.fresh_socket && self.tasks.is_empty() {
+                let pooled = self.shared.take_idle(&self.origin, Stream::is_idle);
+                if let Some((address, stream)) = pooled {
+                    self.inline = Some(Inline {
+                        exchange: t.exchange,
+                        stream,
+                        address,
+                        request: t.bytes,
+                        written: 0,
+                        flush: true,
+                        phase: Phase::Go,
+                        size: read_first(self.expect, self.read_cap),
+                        got: 0,
+                        read: 0,
+                    });
+                    continue;
+                }
+            }
+            let first = read_first(self.expect, self.read_cap);
+            self.spawn(t.exchange, t.bytes, t.fresh_socket, first, None);
         }
     }
 
-    /// Waits until every parking task has parked its socket.
-    async fn settle(&mut self) {
-        for handle in self.parking.drain(..) {
-            let _ = handle.await;
-        }
-    }
+    /// Nothing to wait for: [`Io::finish`] parks a reusable socket in the pool itself.
+    async fn settle(&mut self) {}
 
     /// The next wake-up: a task's report, events of the shared HTTP/2 connection, or the
     /// deadline (first when several are due).
     async fn next(&mut self, until: Option<StdInstant>) -> Wake {
         let until = until.map(tokio::time::Instant::from_std);
+        let inline = self.inline.as_mut().filter(|i| i.phase == Phase::Go);
         tokio::select! {
             biased;
             () = sleep_or_pend(until) => Wake::Timeout,
             () = self.notify.notified() => Wake::H2,
+            (id, report) = drive(inline) => Wake::Report(id, report),
             // The session holds a sender, so the channel never closes.
-            Some((id, report)) = self.rx.recv() => Wake::Report(id, report),
+            Some((id, report)) = self.rx.recv() => {
+                if let (Report::Bytes(b), Some(task)) = (&report, self.tasks.get_mut(&id)) {
+                    task.read = task.read.saturating_add(b.len());
+                }
+                Wake::Report(id, report)
+            }
         }
     }
 }
 
 impl Tasks {
+    /// Starts a task for an exchange (`resume`: one the session drove inline until now).
+    fn spawn(
+        &mut self,
+        exchange: ExchangeId,
+        request: Vec<u8>,
+        fresh: bool,
+        first: usize,
+        resume: Option<Resume>,
+    ) {
+        let (cmd, cmd_rx) = mpsc::unbounded_channel();
+        let held = Held::default();
+        let job = Job {
+            shared: self.shared.clone(),
+            origin: self.origin.clone(),
+            endpoint: self.endpoint.clone(),
+            exchange,
+            request,
+            fresh,
+            out: self.tx.clone(),
+            cmd: cmd_rx,
+            held: held.clone(),
+            first,
+            resume,
+        };
+        let handle = tokio::spawn(job.run());
+        let task = Task {
+            cmd,
+            handle,
+            held,
+            read: 0,
+        };
+        self.tasks.insert(exchange, task);
+    }
+
+    /// Hands the inline exchange to a task, where it is: request partly written, reading, or
+    /// waiting for [`Io::read_on`]. One whose end was reported is dropped (its socket closes).
+    fn demote(&mut self, mut inline: Inline) {
+        if inline.phase == Phase::Ended {
+            return;
+        }
+        let parked = inline.phase == Phase::Parked;
+        let request = inline
+            .request
+            .split_off(inline.written.min(inline.request.len()));
+        let resume = Resume {
+            stream: inline.stream,
+            address: inline.address,
+            parked,
+            got: inline.got,
+            flush: !request.is_empty() || inline.flush,
+        };
+        let exchange = inline.exchange;
+        self.spawn(exchange, request, false, inline.size, Some(resume));
+        if let Some(task) = self.tasks.get_mut(&exchange) {
+            task.read = inline.read;
+        }
+    }
+
     fn abort_all(&mut self) {
+        self.inline = None;
         for (_, task) in self.tasks.drain() {
             task.handle.abort();
-        }
-        for handle in self.parking.drain(..) {
-            handle.abort();
         }
     }
 }
@@ -445,68 +648,91 @@ struct Job {
     fresh: bool,
     out: mpsc::UnboundedSender<(ExchangeId, Report)>,
     cmd: mpsc::UnboundedReceiver<Cmd>,
+    held: Held,
+    /// The first read's size ([`read_first`]).
+    first: usize,
+    /// The exchange was driven inline until now: its socket, and where it is.
+    resume: Option<Resume>,
 }
 
 impl Job {
     async fn run(mut self) {
         let id = self.exchange;
-        let pooled = if self.fresh {
-            None
-        } else {
-            self.shared.take_idle(&self.origin, Stream::is_idle)
-        };
-        let (address, mut stream) = match pooled {
-            Some(s) => s,
-            None => match dial(&self.shared, &self.endpoint, false).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = self.out.send((id, Report::Failed(e)));
+        let (mut address, mut stream, mut parked, mut got) = match self.resume.take() {
+            Some(r) => {
+                let mut stream = r.stream;
+                if r.flush {
+                    if let Err(e) = write_request(&mut stream, &self.request).await {
+                        let _ = self.out.send((id, Report::Failed(io_error(&e))));
+                        return;
+                    }
+                }
+                (r.address, stream, r.parked, r.got)
+            }
+            None => {
+                let pooled = if self.fresh {
+                    None
+                } else {
+                    self.shared.take_idle(&self.origin, Stream::is_idle)
+                };
+                let (address, mut stream) = match pooled {
+                    Some(s) => s,
+                    None => match dial(&self.shared, &self.endpoint, false).await {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = self.out.send((id, Report::Failed(e)));
+                            return;
+                        }
+                    },
+                };
+                if let Err(e) = write_request(&mut stream, &self.request).await {
+                    let _ = self.out.send((id, Report::Failed(io_error(&e))));
                     return;
                 }
-            },
+                (address, stream, false, 0)
+            }
         };
-        if let Err(e) = write_request(&mut stream, &self.request).await {
-            let _ = self.out.send((id, Report::Failed(io_error(&e))));
-            return;
-        }
-        // The first read asks READ_MIN bytes; each read that fills its buffer lets the next one
+        // The first read asks `first` bytes; each read that fills its buffer lets the next one
         // ask four times more, within what the session's byte budget allows (Cmd::Continue).
         // Each read fills a new buffer's spare capacity, and that buffer is the report: what was
-        // read is not copied again before the core has it.
-        let mut size = READ_MIN;
-        let mut got = 0;
-        let mut buf: Vec<u8> = Vec::with_capacity(size);
-        let mut waiting = false;
+        // read is not copied again before the core has it. The session sends a command only
+        // after a report, and ends the task by dropping its sender or aborting it.
+        let mut size = self.first;
         loop {
-            tokio::select! {
-                cmd = self.cmd.recv() => match cmd {
-                    Some(Cmd::Continue(cap)) => {
-                        size = next_read_size(size, got, cap);
-                        buf = Vec::with_capacity(size);
-                        waiting = false;
-                    }
-                    Some(Cmd::Park) => {
-                        self.shared.park(&self.origin, address, stream);
-                        return;
-                    }
-                    None => return,
-                },
-                // Cancel-safe: a read that did not complete read nothing into `buf`.
-                read = stream.read_buf(&mut buf), if !waiting => {
-                    let report = match read {
-                        Ok(0) => Report::Eof,
-                        Ok(n) => {
-                            got = n;
-                            Report::Bytes(std::mem::take(&mut buf))
-                        }
-                        Err(e) => Report::Failed(io_error(&e)),
-                    };
-                    let more = matches!(report, Report::Bytes(_));
-                    waiting = true;
-                    if self.out.send((id, report)).is_err() || !more {
-                        return;
+            // A task that takes over a parked inline exchange waits for a command first.
+            let report = if parked {
+                parked = false;
+                None
+            } else {
+                let mut buf: Vec<u8> = Vec::with_capacity(size);
+                let report;
+                (report, got) = match stream.read_buf(&mut buf).await {
+                    Ok(0) => (Report::Eof, 0),
+                    Ok(n) => (Report::Bytes(buf), n),
+                    Err(e) => (Report::Failed(io_error(&e)), 0),
+                };
+                if !matches!(report, Report::Bytes(_)) {
+                    let _ = self.out.send((id, report));
+                    return;
+                }
+                Some(report)
+            };
+            // Waiting: the socket stays in `held`, where the session may park it.
+            *lock(&self.held) = Some((address, stream));
+            if let Some(report) = report {
+                if self.out.send((id, report)).is_err() {
+                    return;
+                }
+            }
+            match self.cmd.recv().await {
+                Some(Cmd::Continue(cap)) => {
+                    size = next_read_size(size, got, cap);
+                    match lock(&self.held).take() {
+                        Some(s) => (address, stream) = s,
+                        None => return,
                     }
                 }
+                None => return,
             }
         }
     }
@@ -694,5 +920,139 @@ async fn dial(
         Ok(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
         Ok(Err(e)) => Err(tls_error(e.to_string())),
         Err(_) => Err(deadline.expired()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_sansio::Transmit;
+    use std::io::{Read, Write};
+
+    fn tasks(client: &Client, url: &str) -> Tasks {
+        let config = Config::new(url).unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        Tasks {
+            shared: client.shared.clone(),
+            origin: config.endpoint.origin(),
+            endpoint: Arc::new(config.endpoint.clone()),
+            tasks: HashMap::new(),
+            queued: Vec::new(),
+            tx,
+            rx,
+            notify: Arc::new(Notify::new()),
+            read_cap: READ_MIN,
+            expect: 0,
+            inline: None,
+        }
+    }
+
+    fn transmit(id: u64, bytes: &[u8], fresh_socket: bool) -> Transmit {
+        Transmit {
+            exchange: ExchangeId(id),
+            bytes: bytes.to_vec(),
+            request: None,
+            fresh_socket,
+        }
+    }
+
+    async fn expect_bytes(io: &mut Tasks, id: u64, want: &[u8]) {
+        let until = StdInstant::now() + Duration::from_secs(10);
+        match io.next(Some(until)).await {
+            Wake::Report(got, Report::Bytes(b)) => {
+                assert_eq!(got, ExchangeId(id));
+                assert_eq!(b, want);
+            }
+            other => panic!("expected bytes of exchange {id}, got {other:?}"),
+        }
+    }
+
+    fn client() -> Client {
+        Client::builder()
+            .policy(AddressPolicy::strict().allow_loopback(true))
+            .build()
+    }
+
+    /// The inline exchange moves to a task when a second one starts, parked where it was: it
+    /// reads on when told, and its socket goes back to the pool when it finishes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_inline_exchange_moves_to_a_task_when_another_starts() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = client();
+        let mut io = tasks(&client, &format!("http://{addr}/mcp"));
+        let pooled = std::net::TcpStream::connect(addr).unwrap();
+        let (mut first, _) = listener.accept().unwrap();
+        pooled.set_nonblocking(true).unwrap();
+        let pooled = TcpStream::from_std(pooled).unwrap();
+        client.shared.park(&io.origin, addr, Stream::Plain(pooled));
+        let server = std::thread::spawn(move || {
+            let mut req = [0u8; 4];
+            first.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"one!");
+            first.write_all(b"A").unwrap();
+            let (mut second, _) = listener.accept().unwrap();
+            second.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"two!");
+            second.write_all(b"B").unwrap();
+            first.write_all(b"C").unwrap();
+            let mut rest = [0u8; 1];
+            let _ = second.read(&mut rest);
+            first
+        });
+
+        io.start(transmit(1, b"one!", false)).unwrap();
+        io.launch().await;
+        assert!(
+            io.inline.is_some(),
+            "a pooled socket, no other exchange: inline"
+        );
+        assert!(io.tasks.is_empty());
+        expect_bytes(&mut io, 1, b"A").await;
+
+        io.start(transmit(2, b"two!", true)).unwrap();
+        io.launch().await;
+        assert!(io.inline.is_none(), "moved to a task");
+        assert_eq!(io.tasks.len(), 2);
+        expect_bytes(&mut io, 2, b"B").await;
+        io.read_on(ExchangeId(1));
+        expect_bytes(&mut io, 1, b"C").await;
+
+        io.finish(ExchangeId(1), true);
+        assert_eq!(
+            client.idle_sockets(),
+            1,
+            "the moved exchange's socket is pooled"
+        );
+        io.abandon(ExchangeId(2));
+        let _first = tokio::task::spawn_blocking(move || server.join().unwrap())
+            .await
+            .unwrap();
+    }
+
+    /// An inline exchange whose server never answers ends its wait at the deadline, and its
+    /// socket is not pooled.
+    #[tokio::test]
+    async fn an_inline_exchange_waits_no_longer_than_asked() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = client();
+        let mut io = tasks(&client, &format!("http://{addr}/mcp"));
+        let pooled = std::net::TcpStream::connect(addr).unwrap();
+        let (_silent, _) = listener.accept().unwrap();
+        pooled.set_nonblocking(true).unwrap();
+        let pooled = TcpStream::from_std(pooled).unwrap();
+        client.shared.park(&io.origin, addr, Stream::Plain(pooled));
+        io.start(transmit(1, b"one!", false)).unwrap();
+        io.launch().await;
+        assert!(io.inline.is_some());
+        let start = StdInstant::now();
+        let wake = io.next(Some(start + Duration::from_millis(200))).await;
+        assert!(matches!(wake, Wake::Timeout), "{wake:?}");
+        let waited = start.elapsed();
+        assert!(waited >= Duration::from_millis(200), "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        io.finish(ExchangeId(1), true);
+        assert_eq!(client.idle_sockets(), 0);
     }
 }
