@@ -57,7 +57,7 @@ use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
-use mcp_sansio_net::{Io, Report, Shared};
+use mcp_sansio_net::{InlineExchange, InlinePhase, InlineStep, Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
 /// A socket of an exchange: plain TCP or TLS over TCP.
@@ -283,7 +283,11 @@ impl Workers {
     /// The next report, waiting at most `timeout` (`None`: until one comes); `None` when the
     /// time ran out.
     pub(crate) fn recv(&mut self, timeout: Option<Duration>) -> Option<Msg> {
-        if self.inline.as_ref().is_some_and(|i| i.phase == Phase::Go) {
+        if self
+            .inline
+            .as_ref()
+            .is_some_and(|i| i.state.phase() == InlinePhase::Go)
+        {
             // Late reports of closed workers go first (the driver ignores them).
             if let Ok(got) = self.reports.try_recv() {
                 return Some(got);
@@ -331,8 +335,9 @@ impl Workers {
                 };
                 set = true;
                 if let Err(e) = inline.set_timeouts(left) {
-                    inline.phase = Phase::Ended;
-                    return Some(Msg::Report(inline.exchange, Report::Failed(io_error(&e))));
+                    inline.state.failed();
+                    let failed = Report::Failed(io_error(&e));
+                    return Some(Msg::Report(inline.state.exchange(), failed));
                 }
             }
             let report = match inline.step() {
@@ -349,19 +354,19 @@ impl Workers {
                     continue;
                 }
                 Err(e) => {
-                    inline.phase = Phase::Ended;
+                    inline.state.failed();
                     Report::Failed(io_error(&e))
                 }
             };
-            return Some(Msg::Report(inline.exchange, report));
+            return Some(Msg::Report(inline.state.exchange(), report));
         }
     }
 
     /// Hands the inline exchange to a worker thread (another exchange starts): it goes on from
     /// where it is. A worker that cannot start fails the exchange.
     fn demote(&mut self, inline: Inline) {
-        let exchange = inline.exchange;
-        if inline.phase == Phase::Ended {
+        let exchange = inline.state.exchange();
+        if inline.state.phase() == InlinePhase::Ended {
             return; // its end is reported; the socket is not reusable
         }
         if let Err(e) = self.demote_to_worker(inline) {
@@ -371,28 +376,28 @@ impl Workers {
         }
     }
 
-    fn demote_to_worker(&mut self, mut inline: Inline) -> Result<(), TransportError> {
+    fn demote_to_worker(&mut self, inline: Inline) -> Result<(), TransportError> {
         inline.set_timeouts(None).map_err(|e| io_error(&e))?;
-        let parked = inline.phase == Phase::Parked;
-        let request = inline
-            .request
-            .split_off(inline.written.min(inline.request.len()));
+        let Some(over) = inline.state.hand_over() else {
+            return Ok(());
+        };
         let resume = Resume {
             stream: inline.stream,
             address: inline.address,
-            parked,
-            got: inline.got,
-            flush: !request.is_empty() || inline.flush,
+            parked: over.parked,
+            got: over.got,
+            flush: over.flush,
         };
-        let exchange = inline.exchange;
-        let (job, commands, slot) = self.job(exchange, request, false, inline.size, Some(resume));
+        let exchange = over.exchange;
+        let (job, commands, slot) =
+            self.job(exchange, over.request, false, over.size, Some(resume));
         let worker = self.worker_for(job)?;
         let open = Open {
             commands,
             worker,
             slot,
-            parked,
-            read: inline.read,
+            parked: over.parked,
+            read: over.read,
         };
         self.open.insert(exchange, open);
         Ok(())
@@ -445,36 +450,13 @@ impl Workers {
     }
 }
 
-/// Where an inline exchange is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Writing the request, or reading: the session moves its bytes when it waits.
-    Go,
-    /// Bytes reported: waiting for [`Io::read_on`] or [`Io::finish`].
-    Parked,
-    /// Its end (EOF or a failure) reported.
-    Ended,
-}
-
 /// The exchange the session drives on its own thread: started on an idle pooled socket while no
 /// other exchange of the session was open. No hand-off to a worker and back per read; if another
 /// exchange starts, it moves to a worker ([`Workers::demote`]).
 struct Inline {
-    exchange: ExchangeId,
+    state: InlineExchange,
     stream: Stream,
     address: SocketAddr,
-    request: Vec<u8>,
-    /// Bytes of `request` written.
-    written: usize,
-    /// The request is written but not yet flushed.
-    flush: bool,
-    phase: Phase,
-    /// The next read's size.
-    size: usize,
-    /// What the last read got.
-    got: usize,
-    /// Bytes reported so far.
-    read: usize,
     buf: Vec<u8>,
 }
 
@@ -487,32 +469,29 @@ impl Inline {
 
     /// One write, flush or read; `Some` once there is something to report.
     fn step(&mut self) -> io::Result<Option<Report>> {
-        if self.written < self.request.len() {
-            let n = self.stream.write(&self.request[self.written..])?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
+        match self.state.next() {
+            InlineStep::Write(bytes) => {
+                let n = self.stream.write(bytes)?;
+                self.state.wrote(n)?;
+                Ok(None)
             }
-            self.written += n;
-            self.flush = self.written == self.request.len();
-            return Ok(None);
+            InlineStep::Flush => {
+                self.stream.flush()?;
+                self.state.flushed();
+                Ok(None)
+            }
+            InlineStep::Read(size) => {
+                if self.buf.len() < size {
+                    self.buf.resize(size, 0);
+                }
+                let n = self.stream.read(&mut self.buf[..size])?;
+                Ok(Some(if self.state.read(n) {
+                    Report::Eof
+                } else {
+                    Report::Bytes(self.buf[..n].to_vec())
+                }))
+            }
         }
-        if self.flush {
-            self.stream.flush()?;
-            self.flush = false;
-            return Ok(None);
-        }
-        if self.buf.len() < self.size {
-            self.buf.resize(self.size, 0);
-        }
-        let n = self.stream.read(&mut self.buf[..self.size])?;
-        if n == 0 {
-            self.phase = Phase::Ended;
-            return Ok(Some(Report::Eof));
-        }
-        self.got = n;
-        self.read = self.read.saturating_add(n);
-        self.phase = Phase::Parked;
-        Ok(Some(Report::Bytes(self.buf[..n].to_vec())))
     }
 }
 
@@ -538,16 +517,9 @@ impl Io for Workers {
             {
                 let size = read_first(self.expect, self.read_cap);
                 self.inline = Some(Inline {
-                    exchange: t.exchange,
+                    state: InlineExchange::new(t.exchange, t.bytes, size),
                     stream,
                     address,
-                    request: t.bytes,
-                    written: 0,
-                    flush: true,
-                    phase: Phase::Go,
-                    size,
-                    got: 0,
-                    read: 0,
                     buf: Vec::new(),
                 });
                 return Ok(());
@@ -568,11 +540,12 @@ impl Io for Workers {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
-        if let Some(inline) = self.inline.as_mut().filter(|i| i.exchange == exchange) {
-            if inline.phase == Phase::Parked {
-                inline.size = next_read_size(inline.size, inline.got, self.read_cap);
-                inline.phase = Phase::Go;
-            }
+        if let Some(inline) = self
+            .inline
+            .as_mut()
+            .filter(|i| i.state.exchange() == exchange)
+        {
+            inline.state.read_on(self.read_cap);
             return;
         }
         if let Some(open) = self.open.get_mut(&exchange) {
@@ -583,13 +556,20 @@ impl Io for Workers {
     }
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
-        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+        if self
+            .inline
+            .as_ref()
+            .is_some_and(|i| i.state.exchange() == exchange)
+        {
             let Some(inline) = self.inline.take() else {
                 return;
             };
             // Pooled sockets carry no timeouts (a worker's reads wait without one).
-            if reusable && inline.phase == Phase::Parked && inline.set_timeouts(None).is_ok() {
-                self.expect = inline.read;
+            if reusable
+                && inline.state.phase() == InlinePhase::Parked
+                && inline.set_timeouts(None).is_ok()
+            {
+                self.expect = inline.state.bytes_read();
                 self.shared
                     .park(&self.target.origin, inline.address, inline.stream);
             }
@@ -615,7 +595,11 @@ impl Io for Workers {
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
-        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+        if self
+            .inline
+            .as_ref()
+            .is_some_and(|i| i.state.exchange() == exchange)
+        {
             self.inline = None;
             return;
         }

@@ -119,8 +119,8 @@ pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{
-    AsyncIo, H2Io, H2Route, Io, NoObserver, Report, SessionDriver, Shared, SharedH2, Start, Wake,
-    Waker,
+    AsyncIo, H2Io, H2Route, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
+    SessionDriver, Shared, SharedH2, Start, Wake, Waker,
 };
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -355,66 +355,40 @@ struct Tasks {
     inline: Option<Inline>,
 }
 
-/// Where an inline exchange is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Writing the request, or reading: the session moves its bytes while it waits.
-    Go,
-    /// Bytes reported: waiting for [`Io::read_on`] or [`Io::finish`].
-    Parked,
-    /// Its end (EOF or a failure) reported.
-    Ended,
-}
-
 /// The exchange the session drives in its own future ([`AsyncIo::next`]): started on an idle
 /// pooled socket while no other exchange of the session was open, it costs no task and no
 /// hand-off per read. If another exchange starts, it moves to a task where it is.
 struct Inline {
-    exchange: ExchangeId,
+    state: InlineExchange,
     stream: Stream,
     address: SocketAddr,
-    request: Vec<u8>,
-    /// Bytes of `request` written.
-    written: usize,
-    /// The request is written but not yet flushed.
-    flush: bool,
-    phase: Phase,
-    /// The next read's size.
-    size: usize,
-    /// What the last read got.
-    got: usize,
-    /// Bytes reported so far.
-    read: usize,
 }
 
 impl Inline {
     /// One write, flush or read; `Some` once there is something to report. Cancel-safe: a
     /// write or read that did not complete moved no byte.
     async fn step(&mut self) -> io::Result<Option<Report>> {
-        if self.written < self.request.len() {
-            let n = self.stream.write(&self.request[self.written..]).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
+        match self.state.next() {
+            InlineStep::Write(bytes) => {
+                let n = self.stream.write(bytes).await?;
+                self.state.wrote(n)?;
+                Ok(None)
             }
-            self.written += n;
-            self.flush = self.written == self.request.len();
-            return Ok(None);
+            InlineStep::Flush => {
+                self.stream.flush().await?;
+                self.state.flushed();
+                Ok(None)
+            }
+            InlineStep::Read(size) => {
+                let mut buf: Vec<u8> = Vec::with_capacity(size);
+                let n = self.stream.read_buf(&mut buf).await?;
+                Ok(Some(if self.state.read(n) {
+                    Report::Eof
+                } else {
+                    Report::Bytes(buf)
+                }))
+            }
         }
-        if self.flush {
-            self.stream.flush().await?;
-            self.flush = false;
-            return Ok(None);
-        }
-        let mut buf: Vec<u8> = Vec::with_capacity(self.size);
-        let n = self.stream.read_buf(&mut buf).await?;
-        if n == 0 {
-            self.phase = Phase::Ended;
-            return Ok(Some(Report::Eof));
-        }
-        self.got = n;
-        self.read = self.read.saturating_add(n);
-        self.phase = Phase::Parked;
-        Ok(Some(Report::Bytes(buf)))
     }
 }
 
@@ -425,12 +399,12 @@ async fn drive(inline: Option<&mut Inline>) -> (ExchangeId, Report) {
     };
     loop {
         match inline.step().await {
-            Ok(Some(report)) => return (inline.exchange, report),
+            Ok(Some(report)) => return (inline.state.exchange(), report),
             Ok(None) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
-                inline.phase = Phase::Ended;
-                return (inline.exchange, Report::Failed(io_error(&e)));
+                inline.state.failed();
+                return (inline.state.exchange(), Report::Failed(io_error(&e)));
             }
         }
     }
@@ -455,11 +429,12 @@ impl Io for Tasks {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
-        if let Some(inline) = self.inline.as_mut().filter(|i| i.exchange == exchange) {
-            if inline.phase == Phase::Parked {
-                inline.size = next_read_size(inline.size, inline.got, self.read_cap);
-                inline.phase = Phase::Go;
-            }
+        if let Some(inline) = self
+            .inline
+            .as_mut()
+            .filter(|i| i.state.exchange() == exchange)
+        {
+            inline.state.read_on(self.read_cap);
             return;
         }
         if let Some(task) = self.tasks.get(&exchange) {
@@ -469,10 +444,14 @@ impl Io for Tasks {
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
         self.queued.retain(|t| t.exchange != exchange);
-        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+        if self
+            .inline
+            .as_ref()
+            .is_some_and(|i| i.state.exchange() == exchange)
+        {
             if let Some(inline) = self.inline.take() {
-                if reusable && inline.phase == Phase::Parked {
-                    self.expect = inline.read;
+                if reusable && inline.state.phase() == InlinePhase::Parked {
+                    self.expect = inline.state.bytes_read();
                     self.shared
                         .park(&self.origin, inline.address, inline.stream);
                 }
@@ -498,7 +477,11 @@ impl Io for Tasks {
 
     fn abandon(&mut self, exchange: ExchangeId) {
         self.queued.retain(|t| t.exchange != exchange);
-        if self.inline.as_ref().is_some_and(|i| i.exchange == exchange) {
+        if self
+            .inline
+            .as_ref()
+            .is_some_and(|i| i.state.exchange() == exchange)
+        {
             self.inline = None;
         }
         if let Some(task) = self.tasks.remove(&exchange) {
@@ -522,17 +505,11 @@ impl AsyncIo for Tasks {
             } else if !t.fresh_socket && self.tasks.is_empty() {
                 let pooled = self.shared.take_idle(&self.origin, Stream::is_idle);
                 if let Some((address, stream)) = pooled {
+                    let size = read_first(self.expect, self.read_cap);
                     self.inline = Some(Inline {
-                        exchange: t.exchange,
+                        state: InlineExchange::new(t.exchange, t.bytes, size),
                         stream,
                         address,
-                        request: t.bytes,
-                        written: 0,
-                        flush: true,
-                        phase: Phase::Go,
-                        size: read_first(self.expect, self.read_cap),
-                        got: 0,
-                        read: 0,
                     });
                     continue;
                 }
@@ -549,7 +526,10 @@ impl AsyncIo for Tasks {
     /// deadline (first when several are due).
     async fn next(&mut self, until: Option<StdInstant>) -> Wake {
         let until = until.map(tokio::time::Instant::from_std);
-        let inline = self.inline.as_mut().filter(|i| i.phase == Phase::Go);
+        let inline = self
+            .inline
+            .as_mut()
+            .filter(|i| i.state.phase() == InlinePhase::Go);
         tokio::select! {
             biased;
             () = sleep_or_pend(until) => Wake::Timeout,
@@ -603,25 +583,21 @@ impl Tasks {
 
     /// Hands the inline exchange to a task, where it is: request partly written, reading, or
     /// waiting for [`Io::read_on`]. One whose end was reported is dropped (its socket closes).
-    fn demote(&mut self, mut inline: Inline) {
-        if inline.phase == Phase::Ended {
+    fn demote(&mut self, inline: Inline) {
+        let Some(over) = inline.state.hand_over() else {
             return;
-        }
-        let parked = inline.phase == Phase::Parked;
-        let request = inline
-            .request
-            .split_off(inline.written.min(inline.request.len()));
+        };
         let resume = Resume {
             stream: inline.stream,
             address: inline.address,
-            parked,
-            got: inline.got,
-            flush: !request.is_empty() || inline.flush,
+            parked: over.parked,
+            got: over.got,
+            flush: over.flush,
         };
-        let exchange = inline.exchange;
-        self.spawn(exchange, request, false, inline.size, Some(resume));
+        let exchange = over.exchange;
+        self.spawn(exchange, over.request, false, over.size, Some(resume));
         if let Some(task) = self.tasks.get_mut(&exchange) {
-            task.read = inline.read;
+            task.read = over.read;
         }
     }
 
