@@ -37,6 +37,20 @@ fn socket_with(configs: Vec<Config>) -> (H2Socket, Vec<WorkId>) {
     (s, works)
 }
 
+/// Moves work item `old` from `s` to a fresh socket, with the request `s` could not send.
+fn onto_a_fresh_socket(
+    s: &mut H2Socket,
+    now: Instant,
+    old: WorkId,
+    transmit: mcp_sansio::Transmit,
+) -> H2Socket {
+    let conn = s.remove(now, old).unwrap();
+    let mut fresh = H2Socket::new(now, H2Config::default(), "https");
+    let work = fresh.add(conn);
+    fresh.resend(work, transmit);
+    fresh
+}
+
 /// A modern server: lists one tool, answers every call.
 fn modern(peer: &mut H2Peer, r: &SeenRequest) -> Vec<u8> {
     match r.rpc_method().as_str() {
@@ -279,10 +293,7 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
         assert!(!s.is_closed(), "a refused stream leaves the socket usable");
         let (old, transmit) = run.fresh.into_iter().next().unwrap();
         assert!(transmit.fresh_socket);
-        let conn = s.remove(now, old).unwrap();
-        let mut s2 = H2Socket::new(now, H2Config::default(), "https");
-        let w2 = s2.add(conn);
-        s2.resend(w2, transmit);
+        let mut s2 = onto_a_fresh_socket(&mut s, now, old, transmit);
         let mut peer2 = H2Peer::default();
         let run2 = drive(
             &mut s2,
@@ -590,10 +601,7 @@ fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
     );
     assert_eq!(run.fresh.len(), 1, "the call asks for a fresh socket");
     let (old, transmit) = run.fresh.into_iter().next().unwrap();
-    let conn = s.remove(now, old).unwrap();
-    let mut s2 = H2Socket::new(now, H2Config::default(), "https");
-    let w2 = s2.add(conn);
-    s2.resend(w2, transmit);
+    let mut s2 = onto_a_fresh_socket(&mut s, now, old, transmit);
     let mut peer2 = H2Peer::default();
     let run2 = drive(
         &mut s2,

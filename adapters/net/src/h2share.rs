@@ -116,13 +116,22 @@ struct State {
     pending: Vec<(Member, Transmit)>,
     items: BTreeMap<Member, Item>,
     last_member: u64,
-    shut: bool,
-    /// Since when no session is on the connection (it is idle), on the adapter's clock.
-    idle_since: Option<std::time::Instant>,
+    life: Life,
     /// The sink and session number of a recorded connection, until its session joins.
     record_to: Option<(Arc<dyn TranscriptSink>, u64)>,
     /// The recording of the session of a recorded connection, from its join to its leave.
     rec: Option<H2Recording>,
+}
+
+/// Whether the connection serves sessions, waits idle for the next one, or is closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Life {
+    /// Sessions are on it (or the first is about to join).
+    Serving,
+    /// No session is on it since this instant of the adapter's clock; the next may join.
+    Idle(std::time::Instant),
+    /// Closed: no session joins any more.
+    Shut,
 }
 
 impl State {
@@ -204,8 +213,7 @@ impl SharedH2 {
                 pending: Vec::new(),
                 items: BTreeMap::new(),
                 last_member: 0,
-                shut: false,
-                idle_since: None,
+                life: Life::Serving,
                 record_to,
                 rec: None,
             }),
@@ -248,7 +256,7 @@ impl SharedH2 {
     /// Whether the connection was closed ([`close`](Self::close), or it could not stay idle): a
     /// new session dials again.
     pub fn is_shut(&self) -> bool {
-        lock(&self.state).shut
+        lock(&self.state).life == Life::Shut
     }
 
     /// Whether a new session may join: the connection is not closed and, when no session is on
@@ -256,11 +264,10 @@ impl SharedH2 {
     /// away. An idle connection that may not be reused is closed here (GOAWAY(NO_ERROR)).
     pub fn reusable(self: &Arc<Self>, idle_timeout: Duration) -> bool {
         let mut st = lock(&self.state);
-        if st.shut {
-            return false;
-        }
-        let Some(since) = st.idle_since else {
-            return true;
+        let since = match st.life {
+            Life::Shut => return false,
+            Life::Serving => return true,
+            Life::Idle(since) => since,
         };
         let healthy = !st.socket.is_closed() && st.socket.client().goaway().is_none();
         if healthy && since.elapsed() <= idle_timeout {
@@ -274,14 +281,14 @@ impl SharedH2 {
     /// Whether no session is on the connection and it waits, open, for the next one.
     pub fn is_idle(&self) -> bool {
         let st = lock(&self.state);
-        !st.shut && st.idle_since.is_some()
+        matches!(st.life, Life::Idle(_))
     }
 
     /// Closes the connection: what is queued is written, then GOAWAY(NO_ERROR), then every
     /// socket is closed. Sessions still on it hear of it as a closed socket.
     pub fn close(self: &Arc<Self>) {
         let mut st = lock(&self.state);
-        if !st.shut {
+        if st.life != Life::Shut {
             let now = self.now();
             self.shut(&mut st, now);
         }
@@ -299,10 +306,10 @@ impl SharedH2 {
     pub fn join(self: &Arc<Self>, config: Config, wake: Waker) -> Result<Option<Member>, Error> {
         let conn = Connection::with_codec(config.clone(), Codec::Http2)?;
         let mut st = lock(&self.state);
-        if st.shut {
+        if st.life == Life::Shut {
             return Ok(None);
         }
-        st.idle_since = None;
+        st.life = Life::Serving;
         if self.recorded {
             let Some((sink, session)) = st.record_to.take() else {
                 return Ok(None);
@@ -351,7 +358,7 @@ impl SharedH2 {
             self.shut(&mut st, now);
         } else {
             if st.items.is_empty() {
-                st.idle_since = Some(std::time::Instant::now());
+                st.life = Life::Idle(std::time::Instant::now());
             }
             self.drain(&mut st, now);
         }
@@ -366,7 +373,7 @@ impl SharedH2 {
 
     /// Writes what is queued and GOAWAY(NO_ERROR), then closes every socket.
     fn shut(&self, st: &mut State, now: Instant) {
-        st.shut = true;
+        st.life = Life::Shut;
         st.pending.clear();
         let generation = st.generation;
         while let Some(bytes) = st.socket.poll_transmit(now) {
@@ -629,7 +636,11 @@ impl SharedH2 {
                 self.switch(st, now);
                 any = true;
             }
-            if !st.pending.is_empty() && st.dialling.is_none() && st.next.is_none() && !st.shut {
+            if !st.pending.is_empty()
+                && st.dialling.is_none()
+                && st.next.is_none()
+                && st.life != Life::Shut
+            {
                 st.last_generation += 1;
                 let g = st.last_generation;
                 st.dialling = Some(g);
