@@ -45,13 +45,8 @@ struct Level<'a> {
     want: Want,
     /// Whether the member being read pushed its key onto [`SchemaCheck::path`].
     pushed: bool,
-    /// Where this object's keys start in [`SchemaCheck::keys`].
-    keys_from: usize,
-    /// The keys, once there are more than [`LINEAR_KEYS`].
-    set: Option<BTreeSet<&'a [u8]>>,
-    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
-    /// only the others are searched for.
-    bloom: u64,
+    /// The keys seen so far, if an object.
+    keys: KeySet<'a>,
     /// A schema object's annotation (its text) and `type` (`Some(None)`: not one of the three).
     name: Option<&'a str>,
     kind: Option<Option<ParamKind>>,
@@ -59,10 +54,92 @@ struct Level<'a> {
     slot: usize,
 }
 
+/// The keys of one open object, for finding a duplicate.
+struct KeySet<'a> {
+    /// Where this object's keys start in [`SchemaCheck::keys`].
+    from: usize,
+    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
+    /// only the others are searched for.
+    bloom: u64,
+    /// The keys, once there are more than [`LINEAR_KEYS`].
+    set: Option<BTreeSet<&'a [u8]>>,
+}
+
+impl<'a> KeySet<'a> {
+    fn new(from: usize) -> Self {
+        KeySet {
+            from,
+            bloom: 0,
+            set: None,
+        }
+    }
+
+    /// Adds `key`, which starts at `start` of `b`, to this object's keys (`keys` holds those of
+    /// every open object); `false` if the object already has it.
+    #[inline(always)]
+    fn insert(
+        &mut self,
+        keys: &mut Vec<(u64, &'a [u8])>,
+        b: &[u8],
+        start: usize,
+        key: &'a [u8],
+    ) -> bool {
+        if let Some(set) = &mut self.set {
+            return set.insert(key);
+        }
+        let print = fingerprint(b, start, key.len());
+        let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+        if self.bloom & bit != 0
+            && keys
+                .get(self.from..)
+                .unwrap_or_default()
+                .iter()
+                .any(|&(p, k)| p == print && k == key)
+        {
+            return false;
+        }
+        self.bloom |= bit;
+        keys.push((print, key));
+        if keys.len() - self.from > LINEAR_KEYS {
+            self.set = Some(keys.drain(self.from..).map(|(_, k)| k).collect());
+        }
+        true
+    }
+}
+
+/// One open container of [`SchemaCheck::plain`].
+struct Open<'a> {
+    object: bool,
+    keys: KeySet<'a>,
+}
+
+/// What the member being read is, for [`SchemaCheck::plain`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Member {
+    /// Anything but a `type`.
+    Other,
+    /// The root's `type`.
+    RootType,
+    /// A `type` below the root.
+    Type,
+    /// An `x-mcp-header`: the plain reading stops there.
+    Annotation,
+}
+
+/// What [`SchemaCheck::plain`] found.
+enum Plain {
+    /// The schema, accepted.
+    Facts(SchemaFacts),
+    /// An `x-mcp-header` key: the schema needs the full walk.
+    Annotated,
+}
+
 /// The check, with buffers reused from schema to schema.
 #[derive(Default)]
 pub(crate) struct SchemaCheck<'a> {
     levels: Vec<Level<'a>>,
+    /// The open containers of [`Self::plain`].
+    opens: Vec<Open<'a>>,
     /// The keys of the open objects, innermost last, each with its [`fingerprint`].
     keys: Vec<(u64, &'a [u8])>,
     /// The `properties` keys from the root to the schema object being read.
@@ -115,7 +192,141 @@ impl<'a> SchemaCheck<'a> {
     }
 
     /// Checks the schema object starting at `i` in `b`.
-    pub(crate) fn run(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
+    ///
+    /// Most schemas carry no annotation: they are read by [`Self::plain`], which keeps no path
+    /// and looks at no `type` but the root's. A schema with an `x-mcp-header` key anywhere is
+    /// read again from its start by [`Self::walk`], which finds the parameters.
+    pub(crate) fn run(&mut self, b: &'a [u8], i: usize) -> Option<SchemaFacts> {
+        match self.plain(b, i)? {
+            Plain::Facts(facts) => {
+                self.found.clear();
+                Some(facts)
+            }
+            Plain::Annotated => self.walk(b, i),
+        }
+    }
+
+    /// Checks the schema object starting at `i` in `b` as [`Self::walk`] does, as long as it has
+    /// no `x-mcp-header` key: well-formed, no duplicate keys, no deeper than [`MAX_DEPTH`], no
+    /// key written with escapes, the root's `type` noted. A `type` below the root whose value is
+    /// a string with escapes gives up, as the walk may.
+    fn plain(&mut self, b: &'a [u8], mut i: usize) -> Option<Plain> {
+        self.opens.clear();
+        self.keys.clear();
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        let mut root_object = false;
+        // What the member whose value starts at `i` is (`Other` in an array).
+        let mut member = Member::Other;
+        loop {
+            // A value starts at `i`, nested in `opens.len()` containers.
+            if self.opens.len() > MAX_DEPTH {
+                return None;
+            }
+            match *b.get(i)? {
+                open @ (b'{' | b'[') => {
+                    let object = open == b'{';
+                    i = ws(b, i + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if b.get(i) == Some(&close) {
+                        i += 1;
+                    } else {
+                        self.opens.push(Open {
+                            object,
+                            keys: KeySet::new(self.keys.len()),
+                        });
+                        member = Member::Other;
+                        if object {
+                            (i, member) = self.plain_key(b, i)?;
+                            if member == Member::Annotation {
+                                return Some(Plain::Annotated);
+                            }
+                        }
+                        continue;
+                    }
+                }
+                b'"' => {
+                    let (end, escaped) = string(b, i, true)?;
+                    match member {
+                        Member::Other => {}
+                        Member::RootType => {
+                            root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
+                        }
+                        Member::Type if escaped => return None,
+                        Member::Type | Member::Annotation => {}
+                    }
+                    i = end;
+                }
+                _ => i = scalar(b, i, true)?,
+            }
+            // After a value: a comma, or the end of containers.
+            loop {
+                let Some(top) = self.opens.last() else {
+                    return Some(Plain::Facts(SchemaFacts {
+                        end: i,
+                        root_object,
+                    }));
+                };
+                let object = top.object;
+                i = ws(b, i);
+                match b.get(i) {
+                    Some(b',') => {
+                        i = ws(b, i + 1);
+                        member = Member::Other;
+                        if object {
+                            (i, member) = self.plain_key(b, i)?;
+                            if member == Member::Annotation {
+                                return Some(Plain::Annotated);
+                            }
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {
+                        let open = self.opens.pop()?;
+                        self.keys.truncate(open.keys.from);
+                        i += 1;
+                    }
+                    Some(b']') if !object => {
+                        self.opens.pop();
+                        i += 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object and its
+    /// colon; returns where its value starts and what the member is. An `x-mcp-header` key
+    /// stops the plain reading there ([`Member::Annotation`], its colon not read).
+    #[inline(always)]
+    fn plain_key(&mut self, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (end, escaped) = string(b, i, true)?;
+        if escaped {
+            return None;
+        }
+        let key = b.get(i + 1..end - 1)?;
+        let root = self.opens.len() == 1;
+        let open = self.opens.last_mut()?;
+        if !open.keys.insert(&mut self.keys, b, i + 1, key) {
+            return None;
+        }
+        let member = match key {
+            b"type" if root => Member::RootType,
+            b"type" => Member::Type,
+            _ if key == KEYWORD.as_bytes() => return Some((end, Member::Annotation)),
+            _ => Member::Other,
+        };
+        let i = ws(b, end);
+        (b.get(i) == Some(&b':')).then(|| (ws(b, i + 1), member))
+    }
+
+    /// Checks the schema object starting at `i` in `b`, finding its parameters.
+    fn walk(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
         self.levels.clear();
         self.keys.clear();
         self.path.clear();
@@ -156,9 +367,7 @@ impl<'a> SchemaCheck<'a> {
                             child: Place::Other,
                             want: Want::Nothing,
                             pushed: false,
-                            keys_from: self.keys.len(),
-                            set: None,
-                            bloom: 0,
+                            keys: KeySet::new(self.keys.len()),
                             name: None,
                             kind: None,
                             slot: self.found.len(),
@@ -221,7 +430,7 @@ impl<'a> SchemaCheck<'a> {
                     }
                     Some(b'}') if object => {
                         let level = self.levels.pop()?;
-                        self.keys.truncate(level.keys_from);
+                        self.keys.truncate(level.keys.from);
                         if let Some(name) = level.name {
                             self.annotation(name, level.kind, level.slot)?;
                         }
@@ -282,32 +491,9 @@ impl<'a> SchemaCheck<'a> {
         }
         let key = b.get(i + 1..end - 1)?;
         let root = self.levels.len() == 1;
-        let keys = &mut self.keys;
         let level = self.levels.last_mut()?;
-        match &mut level.set {
-            Some(set) => {
-                if !set.insert(key) {
-                    return None;
-                }
-            }
-            None => {
-                let from = level.keys_from;
-                let print = fingerprint(b, i + 1, key.len());
-                let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
-                if level.bloom & bit != 0
-                    && keys
-                        .get(from..)?
-                        .iter()
-                        .any(|&(p, k)| p == print && k == key)
-                {
-                    return None;
-                }
-                level.bloom |= bit;
-                keys.push((print, key));
-                if keys.len() - from > LINEAR_KEYS {
-                    level.set = Some(keys.drain(from..).map(|(_, k)| k).collect());
-                }
-            }
+        if !level.keys.insert(&mut self.keys, b, i + 1, key) {
+            return None;
         }
         (level.child, level.want) = match level.place {
             Place::Properties => {

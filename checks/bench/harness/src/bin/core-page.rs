@@ -145,6 +145,34 @@ fn main() {
             );
             black_box(v);
         }
+        "time" => {
+            // Wall per page, median of 201 pages, each on a fresh connection: the core's share
+            // of a listed page, next to `from_slice::<Value>` of the same body.
+            let median = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let (mut sansio, mut value) = (Vec::new(), Vec::new());
+            let body = page_body(last, 1);
+            for _ in 0..201 {
+                let mut conn = listing_connection();
+                let t = conn.poll_transmit().expect("a page request");
+                let response = http(&page_body(last, request_id(&t.bytes)));
+                let start = std::time::Instant::now();
+                let catalog = measure_sansio(&mut conn, t.exchange, &response);
+                sansio.push(start.elapsed().as_secs_f64() * 1e3);
+                black_box(catalog.expect("listed"));
+                let start = std::time::Instant::now();
+                let v = measure_value(&body);
+                value.push(start.elapsed().as_secs_f64() * 1e3);
+                black_box(v);
+            }
+            println!(
+                "{{\"sansio_ms\":{:.4},\"value_ms\":{:.4}}}",
+                median(sansio),
+                median(value)
+            );
+        }
         "retained" => {
             // Counted from before the connection exists to after it is dropped: what is left
             // is the catalog.
