@@ -244,6 +244,54 @@ def measure(server, key, work, n, par, reps, era, procs, timeout=900, exclude_wa
     }
 
 
+def measure_alternating(server, keys, work, reps, eras, procs, timeout=900):
+    """Like `measure` for several contenders at once: `procs` rounds, each running one process of
+    every contender in turn, so that load from elsewhere during the run weighs on them alike. The
+    server's counters are taken around each process and summed per contender."""
+    acc = {k: {"ms": [], "rss": [], "check": set(), "stats": {}} for k in keys}
+    for _ in range(procs):
+        for key in keys:
+            a = acc[key]
+            server.reset()
+            out, maxrss, _ = run_once(CONTENDERS[key][1] + [server.url, work, "1", "1", str(reps), eras[key]], timeout)
+            for k, v in server.stats().items():
+                a["stats"][k] = a["stats"].get(k, 0) + v
+            a["ms"] += out["ms"]
+            a["rss"].append(maxrss)
+            a["check"].add(out["check"])
+    rows = []
+    items = procs * (1 + reps)
+    for key in keys:
+        a = acc[key]
+        rows.append({
+            "contender": key, "label": CONTENDERS[key][0], "work": work, "n": 1, "par": 1,
+            "era": eras[key], "mode": server.mode,
+            "ms": statistics.median(a["ms"]), "ms_all": a["ms"], "rss_kib": statistics.median(a["rss"]),
+            "check": sorted(a["check"]), "requests": a["stats"]["requests"] / items,
+            "connections": a["stats"]["connections"] / items, "stats": a["stats"], "items": items,
+            "alternating": procs,
+        })
+    return rows
+
+
+def try_measure_alternating(results, server, keys, work, reps, eras, procs):
+    """`measure_alternating`, falling back to one contender at a time (`try_measure`) if a process
+    fails, so that the failure is reported for that contender alone."""
+    try:
+        rows = measure_alternating(server, keys, work, reps, eras, procs)
+    except Exception as e:  # retried contender by contender, failures reported there
+        print(f"  alternating rounds failed ({str(e)[-200:]}); one contender at a time", flush=True)
+        for key in keys:
+            try_measure(results, server, key, work, 1, 1, reps, eras[key], procs)
+        return
+    for r in rows:
+        results.append(r)
+        print(f"  {r['label']:<32} {r['work']:<6} n=1     par=1    era={r['era']:<7} "
+              f"{r['ms']:9.2f} ms  rss {r['rss_kib'] / 1024:7.1f} MiB  req/item {r['requests']:.2f}  "
+              f"conn/item {r['connections']:.3f}  check {r['check']}  ({r['alternating']} alternating rounds)",
+              flush=True)
+
+
 def try_measure(results, *a, **kw):
     try:
         r = measure(*a, **kw)
@@ -398,9 +446,15 @@ def main():
     try:
         # Which era each contender runs in the side-by-side tables: its default.
         default_era = {"raw": "modern", "tokio": "hint", "blocking": "hint", "rmcp": "legacy", "ts": "legacy", "py": "modern"}
+        # The raw floor and this crate's adapters, whose ratios are targets, run in alternating
+        # rounds; the other contenders one after another.
+        floor_keys = [k for k in ("raw", "tokio", "blocking") if k in only]
+        rounds = 2 if q else 7
         print("== list all pages, JSON responses", flush=True)
+        if floor_keys:
+            try_measure_alternating(results, json_srv, floor_keys, "list", 2 if q else 4, default_era, rounds)
         for key in CONTENDERS:
-            if key in only:
+            if key in only and key not in floor_keys:
                 try_measure(results, json_srv, key, "list", 1, 1, 2 if q else 4, default_era[key], procs)
         print("== list all pages, SSE responses", flush=True)
         for key in CONTENDERS:
@@ -411,8 +465,10 @@ def main():
             if key in only:
                 try_measure(results, json_srv, key, "small", 1, 1, 5 if q else 30, default_era[key], procs)
         print("== call big (4 MiB)", flush=True)
+        if floor_keys:
+            try_measure_alternating(results, json_srv, floor_keys, "big", 2 if q else 5, default_era, rounds)
         for key in CONTENDERS:
-            if key in only:
+            if key in only and key not in floor_keys:
                 try_measure(results, json_srv, key, "big", 1, 1, 2 if q else 5, default_era[key], procs)
         print("== sequential work items (connect + call small + close)", flush=True)
         seq_n = 100 if q else 1000
@@ -516,7 +572,9 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
       "`tools/list` pages of about 80 KiB of realistic schemas (8 MB in all), `small` (echoes 5 bytes) "
       "and `big` (4 MiB of text). It answers both eras unless noted.")
     w("- Each contender runs as its own process: one warm-up work item, then timed rounds. A work item is "
-      "connect, the work, close. Wall time is the median round; peak RSS is the process's own maximum resident set as GNU "
+      "connect, the work, close. Wall time is the median round. For the list-all (JSON) and `big` rows, the raw floor "
+      "and this crate's two adapters run in alternating rounds (7 rounds, one process of each per round; 2 in a quick run), "
+      "so that load from elsewhere weighs on the floor and on this crate alike; peak RSS is the process's own maximum resident set as GNU "
       "`time -f %M` reports it (runtime included: a Node or Python interpreter costs tens of MiB before any work).")
     w("- Contenders run in their default era: this crate with the adapters' era hints (learnt on the warm-up "
       "item: no `server/discover` afterwards), rmcp and the TypeScript SDK with `initialize` (the TypeScript "
