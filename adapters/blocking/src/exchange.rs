@@ -249,6 +249,9 @@ pub(crate) struct Workers {
     /// Bytes the last exchange that handed its socket back read: the next exchange's first
     /// read asks that much (within [`read_first`]).
     expect: usize,
+    /// The inline exchanges' read buffer, kept from one to the next (at most the largest read
+    /// allowed, [`read_size`]).
+    read_buf: Vec<u8>,
 }
 
 /// What wakes a waiting session.
@@ -275,6 +278,7 @@ impl Workers {
             open: HashMap::new(),
             idle: Vec::new(),
             inline: None,
+            read_buf: Vec::new(),
             read_cap: READ_MIN,
             expect: 0,
         }
@@ -520,7 +524,7 @@ impl Io for Workers {
                     state: InlineExchange::new(t.exchange, t.bytes, size),
                     stream,
                     address,
-                    buf: Vec::new(),
+                    buf: core::mem::take(&mut self.read_buf),
                 });
                 return Ok(());
             }
@@ -561,9 +565,10 @@ impl Io for Workers {
             .as_ref()
             .is_some_and(|i| i.state.exchange() == exchange)
         {
-            let Some(inline) = self.inline.take() else {
+            let Some(mut inline) = self.inline.take() else {
                 return;
             };
+            self.read_buf = core::mem::take(&mut inline.buf);
             // Pooled sockets carry no timeouts (a worker's reads wait without one).
             if reusable
                 && inline.state.phase() == InlinePhase::Parked
