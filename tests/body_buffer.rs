@@ -129,3 +129,113 @@ fn a_listed_page_keeps_its_buffer() {
     assert_eq!(h.conn.take_body_buffer().capacity(), 0);
     assert_eq!(catalog.tools[0].name(), "t");
 }
+
+/// Bytes given away (`handle_owned_bytes`): the same events and bytes charged as `handle_bytes`
+/// in every split; a body that arrives whole in them is kept there, not copied.
+mod owned {
+    use super::*;
+    use mcp_sansio::Catalog;
+
+    /// Two pages: the first points to the second with a cursor.
+    fn page(cursor: Option<&str>, tool: &str) -> String {
+        let next = cursor.map_or(String::new(), |c| format!(r#","nextCursor":"{c}""#));
+        format!(
+            r#"{{"tools":[{{"name":"{tool}","description":"d\nx","inputSchema":{{"type":"object","properties":{{"a":{{"type":"string"}}}}}}}}]{next}}}"#
+        )
+    }
+
+    /// Lists two pages on a fresh connection, feeding each response in pieces of `piece` bytes
+    /// (each piece a `Vec` of `spare` times its length in capacity), owned or borrowed. Returns
+    /// the events, the bytes read, and each response's buffer address range when fed whole.
+    fn list(
+        owned: bool,
+        piece: usize,
+        spare: usize,
+    ) -> (String, u64, Catalog, Vec<(usize, usize)>) {
+        let mut h = modern_hinted(Split::Whole);
+        h.list();
+        let mut events = Vec::new();
+        let mut ranges = Vec::new();
+        let mut catalog = None;
+        for (n, cursor) in [(0, Some("p2")), (1, None)] {
+            let r = h.next();
+            let body = result_msg(r.rpc_id(), &page(cursor, &format!("t{n}")));
+            let response = json_response(200, &body);
+            for chunk in response.chunks(piece.max(1)) {
+                if owned {
+                    let mut v = Vec::with_capacity(chunk.len() * spare);
+                    v.extend_from_slice(chunk);
+                    if chunk.len() == response.len() {
+                        ranges.push((v.as_ptr() as usize, v.len()));
+                    }
+                    h.conn.handle_owned_bytes(h.now, r.exchange, v);
+                } else {
+                    h.conn.handle_bytes(h.now, r.exchange, chunk);
+                }
+            }
+            h.drain();
+            for e in h.take_events() {
+                if let Event::ToolsListed(c) = &e {
+                    catalog = Some(c.clone());
+                }
+                events.push(format!("{e:?}"));
+            }
+        }
+        (
+            events.join("\n"),
+            h.conn.bytes_read(),
+            catalog.expect("listed"),
+            ranges,
+        )
+    }
+
+    /// Whether `s` lies inside one of `ranges`.
+    fn inside(s: &str, ranges: &[(usize, usize)]) -> bool {
+        let p = s.as_ptr() as usize;
+        ranges
+            .iter()
+            .any(|&(start, len)| p >= start && p + s.len() <= start + len)
+    }
+
+    #[test]
+    fn owned_bytes_give_the_same_events_and_charges_in_every_split() {
+        let (events, read, _, _) = list(false, usize::MAX, 1);
+        for piece in [usize::MAX, 1, 2, 3, 7, 64] {
+            for spare in [1, 4] {
+                let (e, r, _, _) = list(true, piece, spare);
+                assert_eq!(e, events, "piece {piece}, spare {spare}");
+                assert_eq!(r, read, "piece {piece}, spare {spare}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_that_arrives_whole_is_kept_where_it_arrived() {
+        let (_, _, catalog, ranges) = list(true, usize::MAX, 1);
+        assert_eq!(ranges.len(), 2);
+        assert_eq!(catalog.tools.len(), 2);
+        for tool in &catalog.tools {
+            assert!(inside(tool.input_schema(), &ranges), "{}", tool.name());
+        }
+    }
+
+    #[test]
+    fn a_buffer_with_much_spare_room_or_a_split_page_is_copied() {
+        // Four times its length in capacity: kept, it would hold three times the page.
+        let (_, _, catalog, ranges) = list(true, usize::MAX, 4);
+        assert_eq!(ranges.len(), 2);
+        for tool in &catalog.tools {
+            assert!(!inside(tool.input_schema(), &ranges), "{}", tool.name());
+        }
+        // In pieces: collected in a buffer of its own, as by `handle_bytes`.
+        let (_, _, catalog, _) = list(true, 64, 1);
+        let (_, _, borrowed, _) = list(false, 64, 1);
+        let schemas = |c: &Catalog| {
+            c.tools
+                .iter()
+                .map(|t| t.input_schema().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(schemas(&catalog), schemas(&borrowed));
+    }
+}

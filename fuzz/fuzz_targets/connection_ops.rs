@@ -5,7 +5,8 @@
 //! errors and clock advances. After every op all outputs are drained. Checked: no panic, the byte
 //! ledger stays within its budget, every budget error names the configured limit, a bounded
 //! number of transmits and events per op, termination within bounded virtual time once the
-//! caller stops answering, and identical events when every feed is split into single bytes.
+//! caller stops answering, and identical events when every feed is split into single bytes
+//! (borrowed, `handle_bytes`) as when fed in two pieces (given away, `handle_owned_bytes`).
 #![no_main]
 
 use std::time::Duration;
@@ -371,7 +372,8 @@ impl Driver {
                 if piece.is_empty() || !self.live.iter().any(|l| l.id == id) {
                     continue;
                 }
-                self.conn.handle_bytes(self.now, id, piece);
+                // Given away: a body that arrives whole in a piece is kept there.
+                self.conn.handle_owned_bytes(self.now, id, piece.to_vec());
                 self.drain();
             }
         }

@@ -2,11 +2,21 @@
 
 use super::*;
 
+use bytes::Bytes;
+
 /// Whether a body of `len` bytes is collected in a spare buffer of `capacity`: it fits, and uses
 /// enough of it that the buffer is kept as it is once complete (the test of
 /// `list::message_buffer`, which otherwise shrinks it, a copy).
 fn fits_spare(capacity: usize, len: usize) -> bool {
     capacity >= len && capacity - len <= len / 8
+}
+
+/// `inner` as a slice of `outer`, if it lies within it (it does when the decoder took it from
+/// `outer`'s bytes).
+fn slice_of(outer: &Bytes, inner: &[u8]) -> Option<Bytes> {
+    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    let end = start.checked_add(inner.len())?;
+    (end <= outer.len()).then(|| outer.slice(start..end))
 }
 
 impl Connection {
@@ -31,6 +41,30 @@ impl Connection {
 
     /// Response bytes arrived for `exchange`, in any split.
     pub fn handle_bytes(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+        self.handle_input(now, exchange, bytes, None);
+    }
+
+    /// [`handle_bytes`](Self::handle_bytes) for bytes the caller gives away, with the same
+    /// events, bytes charged and answers in any split. A JSON body that arrives whole in `bytes`
+    /// is kept where it is rather than copied: a listed page's tools then share `bytes` itself.
+    /// That holds when `bytes` has no more spare capacity than an eighth of its length, so that a
+    /// catalog never holds more than its pages' bytes; otherwise the body is copied as by
+    /// `handle_bytes`.
+    pub fn handle_owned_bytes(&mut self, now: Instant, exchange: ExchangeId, bytes: Vec<u8>) {
+        let keep = bytes.capacity() - bytes.len() <= bytes.len() / 8;
+        let source = Bytes::from(bytes);
+        self.handle_input(now, exchange, &source, keep.then_some(&source));
+    }
+
+    /// Decodes `bytes` for `exchange`; `source`, if any, owns them (a body that arrives whole in
+    /// them may be kept as a slice of it).
+    fn handle_input(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        bytes: &[u8],
+        source: Option<&Bytes>,
+    ) {
         let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
             return;
         };
@@ -67,7 +101,9 @@ impl Connection {
             let flow = match decoded.event {
                 None => Flow::Continue,
                 Some(ResponseEvent::Head { head, .. }) => self.on_head(&mut ex, head),
-                Some(ResponseEvent::Body { bytes, .. }) => self.on_body(now, &mut ex, bytes),
+                Some(ResponseEvent::Body { bytes, .. }) => {
+                    self.on_body(now, &mut ex, bytes, source)
+                }
                 Some(ResponseEvent::End { reusable, .. }) => {
                     let reusable = reusable && input.is_empty();
                     return self.on_end(now, ex, reusable);
@@ -124,7 +160,7 @@ impl Connection {
         }
         let flow = match event {
             ResponseEvent::Head { head, .. } => self.on_head(&mut ex, head),
-            ResponseEvent::Body { bytes, .. } => self.on_body(now, &mut ex, bytes),
+            ResponseEvent::Body { bytes, .. } => self.on_body(now, &mut ex, bytes, None),
             ResponseEvent::End { reusable, .. } => return self.on_end(now, ex, reusable),
         };
         if let Flow::Continue = flow {
@@ -268,23 +304,48 @@ impl Connection {
         } else {
             Body::Discard
         };
-        if let (Body::Json(buf), Some(n)) = (&mut ex.body, head.content_length) {
-            // The decoder refused a length beyond the byte budget before this head.
-            let n = usize::try_from(n).unwrap_or(0);
-            if fits_spare(self.spare.capacity(), n) {
-                *buf = core::mem::take(&mut self.spare);
-            } else {
-                buf.reserve(n);
-            }
-        }
+        // The decoder refused a length beyond the byte budget before this head.
+        ex.announced = head.content_length.and_then(|n| usize::try_from(n).ok());
         Flow::Continue
     }
 
-    pub(super) fn on_body(&mut self, now: Instant, ex: &mut Exchange, bytes: &[u8]) -> Flow {
+    /// Body bytes of `ex`; `source`, if any, owns them ([`Self::handle_owned_bytes`]).
+    pub(super) fn on_body(
+        &mut self,
+        now: Instant,
+        ex: &mut Exchange,
+        bytes: &[u8],
+        source: Option<&Bytes>,
+    ) -> Flow {
         match &mut ex.body {
             Body::Pending | Body::Discard => Flow::Continue,
             Body::Json(buf) => {
+                if buf.is_empty() {
+                    // The first bytes: where the body is collected.
+                    if let Some(n) = ex.announced {
+                        if let Some(whole) = source
+                            .filter(|_| n == bytes.len())
+                            .and_then(|s| slice_of(s, bytes))
+                        {
+                            ex.body = Body::Whole(whole);
+                            return Flow::Continue;
+                        }
+                        if fits_spare(self.spare.capacity(), n) {
+                            *buf = core::mem::take(&mut self.spare);
+                        } else {
+                            buf.reserve(n);
+                        }
+                    }
+                }
                 buf.extend_from_slice(bytes);
+                Flow::Continue
+            }
+            Body::Whole(whole) => {
+                // Not after a body announced whole; collected as any other if it were.
+                let mut buf = Vec::with_capacity(whole.len() + bytes.len());
+                buf.extend_from_slice(whole);
+                buf.extend_from_slice(bytes);
+                ex.body = Body::Json(buf);
                 Flow::Continue
             }
             Body::Sse(_) => self.feed_sse(now, ex, bytes),
@@ -446,43 +507,37 @@ impl Connection {
             reusable: reusable && !ends_session,
         });
         self.detach_exchange(ex.id);
-        match body {
-            Body::Json(buf) => {
-                if (200..300).contains(&status) {
-                    // Kept while the message is handled: a listed page's tools share it.
-                    let buf = list::message_buffer(buf);
-                    self.message = Some(buf.clone());
-                    self.on_json_response(now, status, &buf);
-                    self.message = None;
-                    self.decoded_call = None;
-                    // Nothing holds a call's body any more: kept for the next one.
-                    if let Ok(unique) = buf.try_into_mut() {
-                        self.give_body_buffer(unique.into());
-                    }
-                } else {
-                    match parse_message(&buf) {
-                        Ok(Message::Error { error, .. }) => {
-                            self.on_outcome(now, Outcome::RpcError { status, error })
-                        }
-                        _ => self.on_outcome(now, Outcome::Status(status)),
-                    }
-                }
-            }
-            Body::Sse(_) => {
-                // The stream ended without the response.
-                self.stream_incomplete(now, &ex);
-            }
+        let buf = match body {
+            Body::Json(buf) => list::message_buffer(buf),
+            Body::Whole(buf) => buf,
+            // The stream ended without the response.
+            Body::Sse(_) => return self.stream_incomplete(now, &ex),
             Body::Discard | Body::Pending => {
-                if (200..300).contains(&status) {
-                    let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
-                    if expects_body {
-                        self.on_outcome(now, Outcome::Status(status));
-                    } else {
-                        self.on_outcome(now, Outcome::Accepted);
-                    }
+                let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
+                let outcome = if (200..300).contains(&status) && !expects_body {
+                    Outcome::Accepted
                 } else {
-                    self.on_outcome(now, Outcome::Status(status));
+                    Outcome::Status(status)
+                };
+                return self.on_outcome(now, outcome);
+            }
+        };
+        if (200..300).contains(&status) {
+            // Kept while the message is handled: a listed page's tools share it.
+            self.message = Some(buf.clone());
+            self.on_json_response(now, status, &buf);
+            self.message = None;
+            self.decoded_call = None;
+            // Nothing holds a call's body any more: kept for the next one.
+            if let Ok(unique) = buf.try_into_mut() {
+                self.give_body_buffer(unique.into());
+            }
+        } else {
+            match parse_message(&buf) {
+                Ok(Message::Error { error, .. }) => {
+                    self.on_outcome(now, Outcome::RpcError { status, error })
                 }
+                _ => self.on_outcome(now, Outcome::Status(status)),
             }
         }
     }
@@ -631,6 +686,7 @@ impl Connection {
             role,
             decoder: self.codec.decoder(self.limits),
             body: Body::Pending,
+            announced: None,
             deadline,
             received: false,
             fresh,
@@ -674,6 +730,9 @@ pub(super) enum Body {
     Pending,
     /// A JSON body, collected whole.
     Json(Vec<u8>),
+    /// A JSON body that arrived whole in bytes given away ([`Connection::handle_owned_bytes`]):
+    /// a slice of them, not copied.
+    Whole(Bytes),
     /// An event stream, decoded as it comes.
     Sse(SseDecoder),
     /// Read (and charged) but not kept.
@@ -686,6 +745,8 @@ pub(super) struct Exchange {
     pub(super) role: Role,
     pub(super) decoder: ResponseDecoder,
     pub(super) body: Body,
+    /// The body length the head announced (`Content-Length`), once the head is in.
+    pub(super) announced: Option<usize>,
     pub(super) deadline: Instant,
     pub(super) received: bool,
     pub(super) fresh: bool,

@@ -667,7 +667,7 @@ impl SessionDriver {
                     r.bytes(now, exchange, &bytes);
                 }
                 self.fed.insert(exchange);
-                self.on_conn(|c| c.handle_bytes(now, exchange, &bytes));
+                self.on_conn(|c| c.handle_owned_bytes(now, exchange, bytes));
             }
             Report::Eof => {
                 if let Some(r) = self.rec() {
