@@ -17,7 +17,20 @@
 //! what is left before the core's next deadline (set again after one runs out, so the wait ends
 //! at the deadline as on the channel), and reads again only after [`Io::read_on`], as a worker
 //! does. When another exchange starts, the inline one is handed to a worker thread where it is
-//! ([`Resume`]); its socket's timeouts are cleared before it goes to a worker or to the pool.
+//! ([`Resume`]); its socket's timeouts are cleared before it goes to a worker.
+//!
+//! Few system calls per warm exchange: a [`Stream`] remembers the timeouts its socket carries.
+//! An inline exchange parks its socket in the pool with them; whoever hands a pooled socket to a
+//! worker (the session when it moves the inline exchange, a worker when it takes one from the
+//! pool) clears them first, so a worker's reads never stop early. The next inline exchange keeps
+//! the timeout it finds when that is no longer than what is left before the deadline and at
+//! most a sixteenth shorter ([`Stream::bound_wait`]; it sets them a thirty-second short, so the
+//! next pages, whose deadlines are as far away, find them fitting): a read never waits past the
+//! deadline, and one that ends early makes the wait set the exact rest, as before. The pool's
+//! idle check is one peek that does not wait (`MSG_PEEK | MSG_DONTWAIT` on Unix; elsewhere the
+//! socket is non-blocking for the peek only), in the same blocking mode the exchange needs, so a
+//! socket with unread bytes or a closed peer is still never reused. A warm page thus costs its
+//! write, its reads and that peek.
 //!
 //! The worker dials (or takes a pooled socket), writes the request and reads **once**; after that
 //! it reads again only when the driver says [`Io::read_on`], which it does only after it fed the
@@ -60,66 +73,184 @@ use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{InlineExchange, InlinePhase, InlineStep, Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
-/// A socket of an exchange: plain TCP or TLS over TCP.
-pub enum Stream {
+/// A socket of an exchange: plain TCP or TLS over TCP, with the timeouts it carries.
+pub struct Stream {
+    conn: Conn,
+    /// The read and write timeouts set on the socket (the adapter always sets both alike).
+    timeouts: Timeouts,
+}
+
+/// The connection under a [`Stream`].
+pub(crate) enum Conn {
     /// `http`.
     Plain(TcpStream),
     /// `https`.
     Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
 }
 
+/// What a [`Stream`] knows of its socket's read and write timeouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timeouts {
+    /// None: a read or write waits until it can go on.
+    Cleared,
+    /// Both are this long.
+    Set(Duration),
+    /// Setting them failed half-way: set them again before relying on them.
+    Unknown,
+}
+
 impl Stream {
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Stream::Plain(s) => s,
-            Stream::Tls(s) => &s.sock,
+    /// A newly dialled plain socket (it carries no timeouts).
+    pub(crate) fn plain(tcp: TcpStream) -> Stream {
+        Stream {
+            conn: Conn::Plain(tcp),
+            timeouts: Timeouts::Cleared,
         }
     }
 
-    /// Whether a pooled socket may serve a new request ([`still_idle`]).
+    /// A TLS socket whose handshake cleared the timeouts it used.
+    fn tls(tls: StreamOwned<ClientConnection, TcpStream>) -> Stream {
+        Stream {
+            conn: Conn::Tls(Box::new(tls)),
+            timeouts: Timeouts::Cleared,
+        }
+    }
+
+    /// The connection of a newly dialled stream (it carries no timeouts) if it speaks HTTP/2
+    /// (`h2c`: a plain socket); otherwise the stream back.
+    pub(crate) fn into_h2(self, h2c: bool) -> Result<Conn, Stream> {
+        match self.conn {
+            Conn::Plain(tcp) if h2c => Ok(Conn::Plain(tcp)),
+            Conn::Tls(s) if mcp_sansio_net::tls::is_h2(s.conn.alpn_protocol()) => Ok(Conn::Tls(s)),
+            conn => Err(Stream {
+                conn,
+                timeouts: self.timeouts,
+            }),
+        }
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        match &self.conn {
+            Conn::Plain(s) => s,
+            Conn::Tls(s) => &s.sock,
+        }
+    }
+
+    /// Sets both timeouts to `to`, unless the socket is known to carry exactly that already.
+    fn set_timeouts(&mut self, to: Option<Duration>) -> io::Result<()> {
+        let want = to.map_or(Timeouts::Cleared, Timeouts::Set);
+        if self.timeouts == want {
+            return Ok(());
+        }
+        self.timeouts = Timeouts::Unknown;
+        let tcp = self.tcp();
+        tcp.set_read_timeout(to)?;
+        tcp.set_write_timeout(to)?;
+        self.timeouts = want;
+        Ok(())
+    }
+
+    /// Clears the timeouts an inline exchange may have left, so that a worker's reads and writes
+    /// wait without end (no system call when there are none).
+    fn clear_timeouts(&mut self) -> io::Result<()> {
+        self.set_timeouts(None)
+    }
+
+    /// Bounds one read or write by `left` (`None`: no bound) before an inline exchange waits.
+    ///
+    /// A timeout the socket already carries is kept when it is no longer than `left` and at
+    /// most a sixteenth shorter: a read it ends early only makes the waiting loop set the exact
+    /// rest ([`Stream::set_timeouts`]), and nothing ever waits past `left`. A timeout set here is
+    /// a thirty-second shorter than `left`, so that the next exchanges, whose deadlines are as
+    /// far away give or take the time a page takes, find it fitting as it is.
+    fn bound_wait(&mut self, left: Option<Duration>) -> io::Result<()> {
+        match (self.timeouts, left) {
+            (Timeouts::Cleared, None) => Ok(()),
+            (Timeouts::Set(t), Some(l)) if fits(t, l) => Ok(()),
+            (_, None) => self.set_timeouts(None),
+            (_, Some(l)) => self.set_timeouts(Some(l - l / 32)),
+        }
+    }
+
+    /// Whether a pooled socket may serve a new request ([`still_idle`]): no decrypted bytes
+    /// wait and a peek that does not wait finds the socket open and quiet.
     pub(crate) fn is_idle(&mut self) -> bool {
         let mut b = [0u8; 1];
-        let (tls, buffered) = match self {
-            Stream::Plain(_) => (false, false),
-            Stream::Tls(s) => (
+        let (tls, buffered) = match &mut self.conn {
+            Conn::Plain(_) => (false, false),
+            Conn::Tls(s) => (
                 true,
                 !matches!(s.conn.reader().read(&mut b), Err(e) if e.kind() == io::ErrorKind::WouldBlock),
             ),
         };
-        let tcp = self.tcp();
-        if tcp.set_nonblocking(true).is_err() {
-            return false;
-        }
-        let peek = match tcp.peek(&mut b) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Peek::Quiet,
-            Ok(0) | Err(_) => Peek::Closed,
-            Ok(_) => Peek::Bytes,
-        };
-        tcp.set_nonblocking(false).is_ok() && still_idle(tls, buffered, peek)
+        still_idle(tls, buffered, peek_now(self.tcp()))
     }
+}
+
+/// Whether a socket's timeout `t` may bound a wait of at most `left` ([`Stream::bound_wait`]).
+fn fits(t: Duration, left: Duration) -> bool {
+    t <= left && t >= left - left / 16
+}
+
+/// A peek at `tcp` that does not wait: one `recv(MSG_PEEK | MSG_DONTWAIT)`, the socket stays in
+/// blocking mode.
+#[cfg(unix)]
+fn peek_now(tcp: &TcpStream) -> Peek {
+    use rustix::io::Errno;
+    use rustix::net::{recv, RecvFlags};
+    let mut b = [0u8; 1];
+    loop {
+        return match recv(tcp, &mut b[..], RecvFlags::PEEK | RecvFlags::DONTWAIT) {
+            Ok((_, 0)) => Peek::Closed,
+            Ok(_) => Peek::Bytes,
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN) => Peek::Quiet,
+            #[allow(unreachable_patterns)] // EWOULDBLOCK is EAGAIN where they are the same
+            Err(Errno::WOULDBLOCK) => Peek::Quiet,
+            Err(_) => Peek::Closed,
+        };
+    }
+}
+
+/// A peek at `tcp` that does not wait: the socket is non-blocking for the peek only.
+#[cfg(not(unix))]
+fn peek_now(tcp: &TcpStream) -> Peek {
+    let mut b = [0u8; 1];
+    if tcp.set_nonblocking(true).is_err() {
+        return Peek::Closed;
+    }
+    let peek = match tcp.peek(&mut b) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Peek::Quiet,
+        Ok(0) | Err(_) => Peek::Closed,
+        Ok(_) => Peek::Bytes,
+    };
+    if tcp.set_nonblocking(false).is_err() {
+        return Peek::Closed;
+    }
+    peek
 }
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
+        match &mut self.conn {
+            Conn::Plain(s) => s.read(buf),
+            Conn::Tls(s) => s.read(buf),
         }
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
+        match &mut self.conn {
+            Conn::Plain(s) => s.write(buf),
+            Conn::Tls(s) => s.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Plain(s) => s.flush(),
-            Stream::Tls(s) => s.flush(),
+        match &mut self.conn {
+            Conn::Plain(s) => s.flush(),
+            Conn::Tls(s) => s.flush(),
         }
     }
 }
@@ -316,15 +447,16 @@ impl Workers {
     }
 
     /// Moves the inline exchange's bytes on the session's thread until it has a report, or
-    /// `None` once `timeout` passed (never, when `None`). The socket's timeouts are what is left
-    /// of `timeout`, so the session ends its wait at the core's deadline as it does on the
-    /// channel.
+    /// `None` once `timeout` passed (never, when `None`). The socket's timeouts are at most what
+    /// is left of `timeout` ([`Stream::bound_wait`]), then exactly what is left after one ran
+    /// out, so the session ends its wait at the core's deadline as it does on the channel.
     fn drive_inline(&mut self, timeout: Option<Duration>) -> Option<Msg> {
         let due = timeout.map(|t| Instant::now() + t);
         let inline = self.inline.as_mut()?;
         // The timeouts are set again only after one ran out (a socket timeout may end a little
-        // before `due`).
+        // before `due`): then to exactly what is left.
         let mut set = false;
+        let mut first = true;
         loop {
             if !set {
                 let left = match due {
@@ -338,7 +470,13 @@ impl Workers {
                     None => None,
                 };
                 set = true;
-                if let Err(e) = inline.set_timeouts(left) {
+                let bounded = if first {
+                    inline.stream.bound_wait(left)
+                } else {
+                    inline.stream.set_timeouts(left)
+                };
+                first = false;
+                if let Err(e) = bounded {
                     inline.state.failed();
                     let failed = Report::Failed(io_error(&e));
                     return Some(Msg::Report(inline.state.exchange(), failed));
@@ -380,8 +518,8 @@ impl Workers {
         }
     }
 
-    fn demote_to_worker(&mut self, inline: Inline) -> Result<(), TransportError> {
-        inline.set_timeouts(None).map_err(|e| io_error(&e))?;
+    fn demote_to_worker(&mut self, mut inline: Inline) -> Result<(), TransportError> {
+        inline.stream.clear_timeouts().map_err(|e| io_error(&e))?;
         let Some(over) = inline.state.hand_over() else {
             return Ok(());
         };
@@ -465,12 +603,6 @@ struct Inline {
 }
 
 impl Inline {
-    fn set_timeouts(&self, left: Option<Duration>) -> io::Result<()> {
-        let tcp = self.stream.tcp();
-        tcp.set_read_timeout(left)?;
-        tcp.set_write_timeout(left)
-    }
-
     /// One write, flush or read; `Some` once there is something to report.
     fn step(&mut self) -> io::Result<Option<Report>> {
         match self.state.next() {
@@ -569,11 +701,9 @@ impl Io for Workers {
                 return;
             };
             self.read_buf = core::mem::take(&mut inline.buf);
-            // Pooled sockets carry no timeouts (a worker's reads wait without one).
-            if reusable
-                && inline.state.phase() == InlinePhase::Parked
-                && inline.set_timeouts(None).is_ok()
-            {
+            // The socket is pooled with its timeouts: the next inline exchange bounds its waits
+            // anyway, and a worker that takes it clears them first (`open`).
+            if reusable && inline.state.phase() == InlinePhase::Parked {
                 self.expect = inline.state.bytes_read();
                 self.shared
                     .park(&self.target.origin, inline.address, inline.stream);
@@ -751,7 +881,9 @@ fn open(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
         job.shared.take_idle(&job.target.origin, Stream::is_idle)
     };
     let (mut stream, address) = match pooled {
-        Some((address, stream)) => {
+        Some((address, mut stream)) => {
+            // An inline exchange may have left timeouts: a worker's reads wait without one.
+            stream.clear_timeouts().map_err(|e| io_error(&e))?;
             if !publish(&job.slot, stream.tcp())? {
                 return Ok(None);
             }
@@ -824,11 +956,11 @@ fn dial_with(
     }
     let _ = tcp.set_nodelay(true);
     if !target.tls {
-        return Ok(Some((Stream::Plain(tcp), address)));
+        return Ok(Some((Stream::plain(tcp), address)));
     }
     let config = if h2 { &shared.tls_h2 } else { &shared.tls };
     let tls = handshake(config, &target.host, tcp, &deadline)?;
-    Ok(Some((Stream::Tls(Box::new(tls)), address)))
+    Ok(Some((Stream::tls(tls), address)))
 }
 
 /// The TLS handshake within what is left of the dial deadline.
@@ -902,7 +1034,7 @@ mod tests {
         // An idle socket in the pool; the server's end answers from its own thread.
         let pooled = TcpStream::connect(addr).unwrap();
         let (mut first, _) = listener.accept().unwrap();
-        shared.park(&origin, addr, Stream::Plain(pooled));
+        shared.park(&origin, addr, Stream::plain(pooled));
         let server = std::thread::spawn(move || {
             let mut req = [0u8; 4];
             first.read_exact(&mut req).unwrap();
@@ -960,7 +1092,7 @@ mod tests {
         let target = Arc::new(Target::new(&config.endpoint, &origin));
         let pooled = TcpStream::connect(addr).unwrap();
         let (_silent, _) = listener.accept().unwrap();
-        shared.park(&origin, addr, Stream::Plain(pooled));
+        shared.park(&origin, addr, Stream::plain(pooled));
         let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
         workers.start(transmit(1, b"one!", false)).unwrap();
         assert!(workers.inline.is_some());
@@ -972,5 +1104,244 @@ mod tests {
         // Not reusable: the socket is closed, not pooled.
         workers.finish(ExchangeId(1), true);
         assert_eq!(shared.idle_sockets(), 0);
+    }
+
+    /// A client that may dial loopback, with the target of a listener's address.
+    fn loopback() -> (TcpListener, Arc<Shared<Stream>>, String, Arc<Target>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = crate::Client::builder()
+            .policy(AddressPolicy::strict().allow_loopback(true))
+            .build();
+        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
+        let origin = config.endpoint.origin();
+        let target = Arc::new(Target::new(&config.endpoint, &origin));
+        (listener, client.shared.clone(), origin, target)
+    }
+
+    /// The timeouts of the pooled socket of `origin` (taken and parked again).
+    fn pooled_timeouts(shared: &Shared<Stream>, origin: &str) -> Timeouts {
+        let (address, stream) = shared.take_idle(origin, |_| true).expect("a pooled socket");
+        let timeouts = stream.timeouts;
+        shared.park(origin, address, stream);
+        timeouts
+    }
+
+    /// A bound is kept only while it is no longer than what is left and not much shorter; the
+    /// socket carries what the stream records.
+    #[test]
+    fn a_wait_bound_is_kept_only_while_it_fits() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut s = Stream::plain(TcpStream::connect(listener.local_addr().unwrap()).unwrap());
+        let _peer = listener.accept().unwrap();
+        let carries = |s: &Stream| {
+            let tcp = s.tcp();
+            (tcp.read_timeout().unwrap(), tcp.write_timeout().unwrap())
+        };
+        assert_eq!(carries(&s), (None, None));
+
+        let ten = Duration::from_secs(10);
+        s.bound_wait(Some(ten)).unwrap();
+        let Timeouts::Set(t) = s.timeouts else {
+            panic!("no timeout set: {:?}", s.timeouts);
+        };
+        assert!(t < ten && fits(t, ten), "{t:?}");
+        let (read, write) = carries(&s);
+        assert!(read.is_some() && read == write, "{read:?} {write:?}");
+
+        // The next waits, as long give or take a little, keep it.
+        for left in [ten, ten - Duration::from_millis(5), ten - ten / 32] {
+            s.bound_wait(Some(left)).unwrap();
+            assert_eq!(s.timeouts, Timeouts::Set(t), "{left:?}");
+        }
+        // Shorter than the bound: set again, never longer than what is left.
+        let short = t - Duration::from_nanos(1);
+        s.bound_wait(Some(short)).unwrap();
+        let Timeouts::Set(t2) = s.timeouts else {
+            panic!("{:?}", s.timeouts);
+        };
+        assert!(t2 <= short && fits(t2, short), "{t2:?}");
+        // Much longer than the bound: set again (the wait would end far too early).
+        s.bound_wait(Some(ten * 2)).unwrap();
+        assert!(matches!(s.timeouts, Timeouts::Set(t3) if fits(t3, ten * 2)));
+        // No deadline: cleared, on the socket too.
+        s.bound_wait(None).unwrap();
+        assert_eq!(s.timeouts, Timeouts::Cleared);
+        assert_eq!(carries(&s), (None, None));
+        // An exact rest is set as asked.
+        let rest = Duration::from_millis(7);
+        s.set_timeouts(Some(rest)).unwrap();
+        assert_eq!(s.timeouts, Timeouts::Set(rest));
+        s.clear_timeouts().unwrap();
+        assert_eq!(carries(&s), (None, None));
+    }
+
+    /// `fits` never lets a bound exceed what is left, for bounds set as `bound_wait` sets them.
+    #[test]
+    fn a_bound_that_fits_is_never_longer_than_what_is_left() {
+        for ms in [1u64, 2, 31, 32, 33, 999, 1_000, 30_000, 86_400_000] {
+            let left = Duration::from_millis(ms);
+            let set = left - left / 32;
+            assert!(fits(set, left), "{left:?}");
+            assert!(!fits(left + Duration::from_nanos(1), left), "{left:?}");
+            assert!(!fits(left / 2, left), "{left:?}");
+            // A little later the same bound still fits, until the rest is shorter than it.
+            assert!(fits(set, left - left / 64), "{left:?}");
+            assert!(!fits(set, set - Duration::from_nanos(1)), "{left:?}");
+        }
+    }
+
+    /// A socket an inline exchange parked with its timeouts, then taken by a worker, waits past
+    /// the old timeout for a slow answer.
+    #[test]
+    fn a_worker_waits_past_a_timeout_an_inline_exchange_left() {
+        let (listener, shared, origin, target) = loopback();
+        let addr = listener.local_addr().unwrap();
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (mut first, _) = listener.accept().unwrap();
+        shared.park(&origin, addr, Stream::plain(pooled));
+        let slow = Duration::from_millis(700);
+        let server = std::thread::spawn(move || {
+            let mut req = [0u8; 4];
+            first.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"one!");
+            first.write_all(b"A").unwrap();
+            // The second exchange dials a socket of its own and gets no answer.
+            let (mut second, _) = listener.accept().unwrap();
+            second.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"two!");
+            // The third takes the pooled socket from a worker thread: answer it late.
+            first.read_exact(&mut req).unwrap();
+            assert_eq!(&req, b"thr!");
+            std::thread::sleep(slow);
+            first.write_all(b"C").unwrap();
+            let mut rest = [0u8; 1];
+            let _ = first.read(&mut rest);
+            second
+        });
+        let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
+
+        workers.start(transmit(1, b"one!", false)).unwrap();
+        assert!(workers.inline.is_some());
+        match workers.recv(Some(Duration::from_millis(300))) {
+            Some(Msg::Report(ExchangeId(1), Report::Bytes(b))) => assert_eq!(b, b"A"),
+            _ => panic!("expected the first answer"),
+        }
+        workers.finish(ExchangeId(1), true);
+        assert_eq!(shared.idle_sockets(), 1);
+        let Timeouts::Set(left_over) = pooled_timeouts(&shared, &origin) else {
+            panic!("the inline exchange parked its socket with its timeouts");
+        };
+        assert!(left_over < slow / 2, "{left_over:?}");
+
+        workers.start(transmit(2, b"two!", true)).unwrap();
+        workers.start(transmit(3, b"thr!", false)).unwrap();
+        assert!(
+            workers.inline.is_none(),
+            "another exchange is open: a worker"
+        );
+        let start = Instant::now();
+        match workers.recv(Some(Duration::from_secs(10))) {
+            Some(Msg::Report(ExchangeId(3), Report::Bytes(b))) => assert_eq!(b, b"C"),
+            Some(Msg::Report(id, Report::Failed(e))) => panic!("exchange {id:?} failed: {e:?}"),
+            _ => panic!("expected the third answer"),
+        }
+        assert!(start.elapsed() > left_over, "{:?}", start.elapsed());
+        assert_eq!(
+            shared.idle_sockets(),
+            0,
+            "the worker took the pooled socket"
+        );
+        workers.abandon(ExchangeId(3));
+        workers.abandon(ExchangeId(2));
+        drop(server.join().unwrap());
+    }
+
+    /// The next inline exchange on the same socket keeps the timeouts the previous one left.
+    #[test]
+    fn warm_inline_exchanges_keep_the_timeouts_they_find() {
+        let (listener, shared, origin, target) = loopback();
+        let addr = listener.local_addr().unwrap();
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (mut server_end, _) = listener.accept().unwrap();
+        shared.park(&origin, addr, Stream::plain(pooled));
+        let server = std::thread::spawn(move || {
+            let mut req = [0u8; 4];
+            for answer in [b"A", b"B", b"C"] {
+                server_end.read_exact(&mut req).unwrap();
+                server_end.write_all(answer).unwrap();
+            }
+            server_end
+        });
+        let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
+        let mut kept = None;
+        for (id, answer) in [(1, b"A"), (2, b"B"), (3, b"C")] {
+            workers.start(transmit(id, b"req!", false)).unwrap();
+            assert!(workers.inline.is_some(), "exchange {id} inline");
+            expect_bytes(&mut workers, id, answer);
+            workers.finish(ExchangeId(id), true);
+            let t = pooled_timeouts(&shared, &origin);
+            assert!(matches!(t, Timeouts::Set(_)), "{t:?}");
+            // Ten-second waits, a few microseconds apart: the first bound fits them all.
+            assert_eq!(*kept.get_or_insert(t), t, "exchange {id}");
+        }
+        drop(server.join().unwrap());
+    }
+
+    /// A pooled socket that received bytes or the end of the stream while idle is not reused;
+    /// a quiet one is, still blocking, and its check does not wait for its timeouts.
+    #[test]
+    fn a_pooled_socket_with_bytes_or_eof_is_not_reused() {
+        let (listener, shared, origin, _) = loopback();
+        let addr = listener.local_addr().unwrap();
+        let park = |timeouts: Option<Duration>| {
+            let tcp = TcpStream::connect(addr).unwrap();
+            let mut s = Stream::plain(tcp);
+            s.set_timeouts(timeouts).unwrap();
+            shared.park(&origin, addr, s);
+            listener.accept().unwrap().0
+        };
+        let wait = |peer_end: &TcpStream| {
+            // Let the bytes or the FIN arrive.
+            std::thread::sleep(Duration::from_millis(50));
+            let _ = peer_end;
+        };
+
+        let mut talks = park(Some(Duration::from_secs(5)));
+        talks.write_all(b"x").unwrap();
+        wait(&talks);
+        assert!(shared.take_idle(&origin, Stream::is_idle).is_none());
+        assert_eq!(shared.idle_sockets(), 0, "dropped, not parked again");
+
+        let closes = park(None);
+        closes.shutdown(Shutdown::Write).unwrap();
+        wait(&closes);
+        assert!(shared.take_idle(&origin, Stream::is_idle).is_none());
+
+        let _quiet = park(Some(Duration::from_secs(5)));
+        let start = Instant::now();
+        let (_, mut taken) = shared
+            .take_idle(&origin, Stream::is_idle)
+            .expect("a quiet socket is reused");
+        assert!(start.elapsed() < Duration::from_secs(1), "the check waited");
+        // Still blocking: a read waits for its timeout rather than failing at once.
+        taken
+            .set_timeouts(Some(Duration::from_millis(100)))
+            .unwrap();
+        let start = Instant::now();
+        let mut b = [0u8; 1];
+        let err = taken.read(&mut b).unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
+            "{err:?}"
+        );
+        assert!(
+            start.elapsed() >= Duration::from_millis(90),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

@@ -24,7 +24,7 @@ use mcp_sansio_net::dial::{io_error, tls_error};
 use mcp_sansio_net::{H2Io, Report, Shared, SharedH2};
 use rustls::ClientConnection;
 
-use crate::exchange::{dial_socket, Stream, Target};
+use crate::exchange::{dial_socket, Conn, Stream, Target};
 
 /// Bytes queued for writing above which the reader stops reading.
 pub(crate) const WRITE_BACKLOG: usize = 64 * 1024;
@@ -47,14 +47,13 @@ pub(crate) enum Wire {
 impl Wire {
     /// The HTTP/2 socket of `stream`, if it speaks HTTP/2 (`h2c`: a plain socket).
     pub(crate) fn from_stream(stream: Stream, h2c: bool) -> Result<Wire, Stream> {
-        match stream {
-            Stream::Plain(tcp) if h2c => Ok(Wire::Plain(tcp)),
-            Stream::Tls(s) if mcp_sansio_net::tls::is_h2(s.conn.alpn_protocol()) => {
+        Ok(match stream.into_h2(h2c)? {
+            Conn::Plain(tcp) => Wire::Plain(tcp),
+            Conn::Tls(s) => {
                 let s = *s;
-                Ok(Wire::Tls(Box::new(Mutex::new(s.conn)), s.sock))
+                Wire::Tls(Box::new(Mutex::new(s.conn)), s.sock)
             }
-            other => Err(other),
-        }
+        })
     }
 
     fn tcp(&self) -> &TcpStream {
