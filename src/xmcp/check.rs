@@ -107,6 +107,27 @@ impl<'a> KeySet<'a> {
     }
 }
 
+/// Reads the key whose opening quote is at `i` of `b`, an object's next key: one without escapes
+/// that `set` (whose keys `keys` holds) does not have yet, which it then has. Returns the key and
+/// the index after its closing quote.
+#[inline(always)]
+fn new_key<'a>(
+    set: &mut KeySet<'a>,
+    keys: &mut Vec<(u64, &'a [u8])>,
+    b: &'a [u8],
+    i: usize,
+) -> Option<(&'a [u8], usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let (end, escaped) = string(b, i, true)?;
+    if escaped {
+        return None;
+    }
+    let key = b.get(i + 1..end - 1)?;
+    set.insert(keys, b, i + 1, key).then_some((key, end))
+}
+
 /// One open container of [`SchemaCheck::plain`].
 struct Open<'a> {
     object: bool,
@@ -302,19 +323,8 @@ impl<'a> SchemaCheck<'a> {
     /// stops the plain reading there ([`Member::Annotation`], its colon not read).
     #[inline(always)]
     fn plain_key(&mut self, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
-        let (end, escaped) = string(b, i, true)?;
-        if escaped {
-            return None;
-        }
-        let key = b.get(i + 1..end - 1)?;
         let root = self.opens.len() == 1;
-        let open = self.opens.last_mut()?;
-        if !open.keys.insert(&mut self.keys, b, i + 1, key) {
-            return None;
-        }
+        let (key, end) = new_key(&mut self.opens.last_mut()?.keys, &mut self.keys, b, i)?;
         let member = match key {
             b"type" if root => Member::RootType,
             b"type" => Member::Type,
@@ -482,19 +492,9 @@ impl<'a> SchemaCheck<'a> {
     /// starts.
     #[inline(always)]
     fn key(&mut self, b: &'a [u8], i: usize) -> Option<usize> {
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
-        let (end, escaped) = string(b, i, true)?;
-        if escaped {
-            return None;
-        }
-        let key = b.get(i + 1..end - 1)?;
         let root = self.levels.len() == 1;
         let level = self.levels.last_mut()?;
-        if !level.keys.insert(&mut self.keys, b, i + 1, key) {
-            return None;
-        }
+        let (key, end) = new_key(&mut level.keys, &mut self.keys, b, i)?;
         (level.child, level.want) = match level.place {
             Place::Properties => {
                 self.path.push(key);

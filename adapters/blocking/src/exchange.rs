@@ -1022,28 +1022,11 @@ mod tests {
     /// reads on when told, and its socket goes back to the pool when it finishes.
     #[test]
     fn an_inline_exchange_moves_to_a_worker_when_another_starts() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let client = crate::Client::builder()
-            .policy(AddressPolicy::strict().allow_loopback(true))
-            .build();
-        let shared = client.shared.clone();
-        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
-        let origin = config.endpoint.origin();
-        let target = Arc::new(Target::new(&config.endpoint, &origin));
+        let (listener, shared, origin, target) = loopback();
         // An idle socket in the pool; the server's end answers from its own thread.
-        let pooled = TcpStream::connect(addr).unwrap();
-        let (mut first, _) = listener.accept().unwrap();
-        shared.park(&origin, addr, Stream::plain(pooled));
+        let mut first = pool_one(&listener, &shared, &origin);
         let server = std::thread::spawn(move || {
-            let mut req = [0u8; 4];
-            first.read_exact(&mut req).unwrap();
-            assert_eq!(&req, b"one!");
-            first.write_all(b"A").unwrap();
-            // The second exchange dials a socket of its own.
-            let (mut second, _) = listener.accept().unwrap();
-            second.read_exact(&mut req).unwrap();
-            assert_eq!(&req, b"two!");
+            let mut second = answer_one_then_take_two(&mut first, &listener);
             second.write_all(b"B").unwrap();
             first.write_all(b"C").unwrap();
             // Hold both sockets until the client is done with them.
@@ -1081,18 +1064,8 @@ mod tests {
     /// An inline exchange whose server never answers ends its wait when the time runs out.
     #[test]
     fn an_inline_exchange_waits_no_longer_than_asked() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let client = crate::Client::builder()
-            .policy(AddressPolicy::strict().allow_loopback(true))
-            .build();
-        let shared = client.shared.clone();
-        let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
-        let origin = config.endpoint.origin();
-        let target = Arc::new(Target::new(&config.endpoint, &origin));
-        let pooled = TcpStream::connect(addr).unwrap();
-        let (_silent, _) = listener.accept().unwrap();
-        shared.park(&origin, addr, Stream::plain(pooled));
+        let (listener, shared, origin, target) = loopback();
+        let _silent = pool_one(&listener, &shared, &origin);
         let mut workers = Workers::new(shared.clone(), target, mpsc::channel());
         workers.start(transmit(1, b"one!", false)).unwrap();
         assert!(workers.inline.is_some());
@@ -1104,6 +1077,29 @@ mod tests {
         // Not reusable: the socket is closed, not pooled.
         workers.finish(ExchangeId(1), true);
         assert_eq!(shared.idle_sockets(), 0);
+    }
+
+    /// Parks a socket connected to `listener` in the pool of `origin`; returns the server's end.
+    fn pool_one(listener: &TcpListener, shared: &Shared<Stream>, origin: &str) -> TcpStream {
+        let addr = listener.local_addr().unwrap();
+        let pooled = TcpStream::connect(addr).unwrap();
+        let (server_end, _) = listener.accept().unwrap();
+        shared.park(origin, addr, Stream::plain(pooled));
+        server_end
+    }
+
+    /// What a server does first when two exchanges share the pooled socket `first` with one of
+    /// their own: it answers `one!` on `first` with `A`, then takes the second socket and reads
+    /// `two!` from it.
+    fn answer_one_then_take_two(first: &mut TcpStream, listener: &TcpListener) -> TcpStream {
+        let mut req = [0u8; 4];
+        first.read_exact(&mut req).unwrap();
+        assert_eq!(&req, b"one!");
+        first.write_all(b"A").unwrap();
+        let (mut second, _) = listener.accept().unwrap();
+        second.read_exact(&mut req).unwrap();
+        assert_eq!(&req, b"two!");
+        second
     }
 
     /// A client that may dial loopback, with the target of a listener's address.
@@ -1196,21 +1192,13 @@ mod tests {
     #[test]
     fn a_worker_waits_past_a_timeout_an_inline_exchange_left() {
         let (listener, shared, origin, target) = loopback();
-        let addr = listener.local_addr().unwrap();
-        let pooled = TcpStream::connect(addr).unwrap();
-        let (mut first, _) = listener.accept().unwrap();
-        shared.park(&origin, addr, Stream::plain(pooled));
+        let mut first = pool_one(&listener, &shared, &origin);
         let slow = Duration::from_millis(700);
         let server = std::thread::spawn(move || {
-            let mut req = [0u8; 4];
-            first.read_exact(&mut req).unwrap();
-            assert_eq!(&req, b"one!");
-            first.write_all(b"A").unwrap();
             // The second exchange dials a socket of its own and gets no answer.
-            let (mut second, _) = listener.accept().unwrap();
-            second.read_exact(&mut req).unwrap();
-            assert_eq!(&req, b"two!");
+            let second = answer_one_then_take_two(&mut first, &listener);
             // The third takes the pooled socket from a worker thread: answer it late.
+            let mut req = [0u8; 4];
             first.read_exact(&mut req).unwrap();
             assert_eq!(&req, b"thr!");
             std::thread::sleep(slow);
@@ -1261,10 +1249,7 @@ mod tests {
     #[test]
     fn warm_inline_exchanges_keep_the_timeouts_they_find() {
         let (listener, shared, origin, target) = loopback();
-        let addr = listener.local_addr().unwrap();
-        let pooled = TcpStream::connect(addr).unwrap();
-        let (mut server_end, _) = listener.accept().unwrap();
-        shared.park(&origin, addr, Stream::plain(pooled));
+        let mut server_end = pool_one(&listener, &shared, &origin);
         let server = std::thread::spawn(move || {
             let mut req = [0u8; 4];
             for answer in [b"A", b"B", b"C"] {
