@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
-use crate::json::{scalar, string, ws};
+use crate::json::{scalar, specials, string, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
@@ -128,11 +128,126 @@ fn new_key<'a>(
     set.insert(keys, b, i + 1, key).then_some((key, end))
 }
 
-/// One open container of [`SchemaCheck::plain`].
-struct Open<'a> {
+/// One open container of [`SchemaCheck::plain`]; the innermost one is kept out of
+/// [`SchemaCheck::opens`], in a local of the walk.
+#[derive(Clone, Copy)]
+struct Open {
     object: bool,
-    keys: KeySet<'a>,
+    /// Where this object's keys start in [`SchemaCheck::keys`].
+    from: usize,
+    /// One bit per key fingerprint seen (a Bloom filter), as in [`KeySet`].
+    bloom: u64,
+    /// Whether this object's keys moved to the innermost set of [`SchemaCheck::sets`].
+    spilled: bool,
 }
+
+impl Open {
+    fn new(object: bool, from: usize) -> Self {
+        Open {
+            object,
+            from,
+            bloom: 0,
+            spilled: false,
+        }
+    }
+}
+
+/// The eight bytes at `j` of `b` as a little-endian word, if there are that many.
+#[inline(always)]
+fn word_at(b: &[u8], j: usize) -> Option<u64> {
+    let w: [u8; 8] = b.get(j..j.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(w))
+}
+
+/// Where the string whose contents start at `j` ends, if its closing quote is among the eight
+/// bytes of `w` (read at `j`) with nothing special before it: the quote's offset from `j`.
+/// `Err(())` if something else special comes first (an escape or a control byte).
+#[inline(always)]
+fn quote_in(w: u64) -> Result<Option<usize>, ()> {
+    let m = specials(w);
+    if m == 0 {
+        return Ok(None);
+    }
+    let bit = m.trailing_zeros();
+    if (w >> (bit - 7)) as u8 == b'"' {
+        Ok(Some((bit / 8) as usize))
+    } else {
+        Err(())
+    }
+}
+
+/// Reads the key whose opening quote is at `i` of `b`: one without escapes. Returns its
+/// [`fingerprint`], the key and the index after its closing quote. Keys shorter than 16 bytes
+/// are found and fingerprinted from the words they are read in.
+#[inline(always)]
+fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
+    let j = i + 1;
+    if let Some(w) = word_at(b, j) {
+        match quote_in(w) {
+            Ok(Some(len)) => {
+                let print = (w & ((1u64 << (8 * len)) - 1)) ^ ((len as u64) << 56);
+                return Some((print, b.get(j..j + len)?, j + len + 1));
+            }
+            Ok(None) => {
+                if let Some(w2) = word_at(b, j + 8) {
+                    match quote_in(w2) {
+                        Ok(Some(n)) => {
+                            let len = 8 + n;
+                            let print = w ^ ((len as u64) << 56);
+                            return Some((print, b.get(j..j + len)?, j + len + 1));
+                        }
+                        Ok(None) => {}
+                        Err(()) => return None,
+                    }
+                }
+            }
+            Err(()) => return None,
+        }
+    }
+    let (end, escaped) = string(b, i, true)?;
+    if escaped {
+        return None;
+    }
+    let key = b.get(j..end - 1)?;
+    Some((fingerprint(b, j, key.len()), key, end))
+}
+
+/// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), a short
+/// one from the word it is read in.
+#[inline(always)]
+fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    if let Some(w) = word_at(b, i + 1) {
+        if let Ok(Some(len)) = quote_in(w) {
+            return Some((i + len + 2, false));
+        }
+    }
+    string(b, i, true)
+}
+
+/// The [`fingerprint`] of `key`, at most eight bytes long.
+const fn short_print(key: &[u8]) -> u64 {
+    let mut v = 0u64;
+    let mut n = 0;
+    while n < key.len() && n < 8 {
+        v |= (key[n] as u64) << (8 * n);
+        n += 1;
+    }
+    v ^ ((key.len() as u64) << 56)
+}
+
+/// The fingerprint of `type`.
+const TYPE_PRINT: u64 = short_print(b"type");
+/// The fingerprint of [`KEYWORD`].
+const KEYWORD_PRINT: u64 = {
+    let k = KEYWORD.as_bytes();
+    let mut v = 0u64;
+    let mut n = 0;
+    while n < 8 {
+        v |= (k[n] as u64) << (8 * n);
+        n += 1;
+    }
+    v ^ ((k.len() as u64) << 56)
+};
 
 /// What the member being read is, for [`SchemaCheck::plain`].
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -159,8 +274,11 @@ enum Plain {
 #[derive(Default)]
 pub(crate) struct SchemaCheck<'a> {
     levels: Vec<Level<'a>>,
-    /// The open containers of [`Self::plain`].
-    opens: Vec<Open<'a>>,
+    /// The open containers of [`Self::plain`] but the innermost.
+    opens: Vec<Open>,
+    /// The keys of the objects of [`Self::plain`] that have more than [`LINEAR_KEYS`],
+    /// innermost last.
+    sets: Vec<BTreeSet<&'a [u8]>>,
     /// The keys of the open objects, innermost last, each with its [`fingerprint`].
     keys: Vec<(u64, &'a [u8])>,
     /// The `properties` keys from the root to the schema object being read.
@@ -234,41 +352,32 @@ impl<'a> SchemaCheck<'a> {
     fn plain(&mut self, b: &'a [u8], mut i: usize) -> Option<Plain> {
         self.opens.clear();
         self.keys.clear();
+        self.sets.clear();
         if b.get(i) != Some(&b'{') {
             return None;
         }
         let mut root_object = false;
+        // The innermost open container, and how many are open (`top` is meaningless at 0).
+        let mut top = Open::new(true, 0);
+        let mut depth = 1usize;
+        i = ws(b, i + 1);
+        if b.get(i) == Some(&b'}') {
+            return Some(Plain::Facts(SchemaFacts {
+                end: i + 1,
+                root_object,
+            }));
+        }
         // What the member whose value starts at `i` is (`Other` in an array).
-        let mut member = Member::Other;
+        let mut member;
+        (i, member) = self.plain_key(&mut top, depth, b, i)?;
+        if member == Member::Annotation {
+            return Some(Plain::Annotated);
+        }
         loop {
-            // A value starts at `i`, nested in `opens.len()` containers.
-            if self.opens.len() > MAX_DEPTH {
-                return None;
-            }
+            // A value starts at `i`, nested in `depth` containers.
             match *b.get(i)? {
-                open @ (b'{' | b'[') => {
-                    let object = open == b'{';
-                    i = ws(b, i + 1);
-                    let close = if object { b'}' } else { b']' };
-                    if b.get(i) == Some(&close) {
-                        i += 1;
-                    } else {
-                        self.opens.push(Open {
-                            object,
-                            keys: KeySet::new(self.keys.len()),
-                        });
-                        member = Member::Other;
-                        if object {
-                            (i, member) = self.plain_key(b, i)?;
-                            if member == Member::Annotation {
-                                return Some(Plain::Annotated);
-                            }
-                        }
-                        continue;
-                    }
-                }
                 b'"' => {
-                    let (end, escaped) = string(b, i, true)?;
+                    let (end, escaped) = value_string(b, i)?;
                     match member {
                         Member::Other => {}
                         Member::RootType => {
@@ -279,60 +388,126 @@ impl<'a> SchemaCheck<'a> {
                     }
                     i = end;
                 }
+                open @ (b'{' | b'[') => {
+                    let object = open == b'{';
+                    i = ws(b, i + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if b.get(i) == Some(&close) {
+                        i += 1;
+                    } else {
+                        // Its first value would sit deeper than allowed.
+                        if depth >= MAX_DEPTH {
+                            return None;
+                        }
+                        self.opens.push(top);
+                        top = Open::new(object, self.keys.len());
+                        depth += 1;
+                        member = Member::Other;
+                        if object {
+                            (i, member) = self.plain_key(&mut top, depth, b, i)?;
+                            if member == Member::Annotation {
+                                return Some(Plain::Annotated);
+                            }
+                        }
+                        continue;
+                    }
+                }
                 _ => i = scalar(b, i, true)?,
             }
             // After a value: a comma, or the end of containers.
             loop {
-                let Some(top) = self.opens.last() else {
-                    return Some(Plain::Facts(SchemaFacts {
-                        end: i,
-                        root_object,
-                    }));
-                };
-                let object = top.object;
                 i = ws(b, i);
                 match b.get(i) {
                     Some(b',') => {
                         i = ws(b, i + 1);
                         member = Member::Other;
-                        if object {
-                            (i, member) = self.plain_key(b, i)?;
+                        if top.object {
+                            (i, member) = self.plain_key(&mut top, depth, b, i)?;
                             if member == Member::Annotation {
                                 return Some(Plain::Annotated);
                             }
                         }
                         break;
                     }
-                    Some(b'}') if object => {
-                        let open = self.opens.pop()?;
-                        self.keys.truncate(open.keys.from);
-                        i += 1;
+                    Some(b'}') if top.object => {
+                        self.keys.truncate(top.from);
+                        if top.spilled {
+                            self.sets.pop();
+                        }
                     }
-                    Some(b']') if !object => {
-                        self.opens.pop();
-                        i += 1;
-                    }
+                    Some(b']') if !top.object => {}
                     _ => return None,
+                }
+                i += 1;
+                depth -= 1;
+                match self.opens.pop() {
+                    Some(outer) => top = outer,
+                    None => {
+                        return Some(Plain::Facts(SchemaFacts {
+                            end: i,
+                            root_object,
+                        }))
+                    }
                 }
             }
         }
     }
 
-    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object and its
-    /// colon; returns where its value starts and what the member is. An `x-mcp-header` key
-    /// stops the plain reading there ([`Member::Annotation`], its colon not read).
+    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`,
+    /// nested in `depth` containers, and its colon; returns where its value starts and what the
+    /// member is. An `x-mcp-header` key stops the plain reading there ([`Member::Annotation`],
+    /// its colon not read).
     #[inline(always)]
-    fn plain_key(&mut self, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
-        let root = self.opens.len() == 1;
-        let (key, end) = new_key(&mut self.opens.last_mut()?.keys, &mut self.keys, b, i)?;
-        let member = match key {
-            b"type" if root => Member::RootType,
-            b"type" => Member::Type,
-            _ if key == KEYWORD.as_bytes() => return Some((end, Member::Annotation)),
-            _ => Member::Other,
+    fn plain_key(
+        &mut self,
+        top: &mut Open,
+        depth: usize,
+        b: &'a [u8],
+        i: usize,
+    ) -> Option<(usize, Member)> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (print, key, end) = read_key(b, i)?;
+        if top.spilled {
+            if !self.sets.last_mut()?.insert(key) {
+                return None;
+            }
+        } else {
+            let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+            if top.bloom & bit != 0
+                && self
+                    .keys
+                    .get(top.from..)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|&(p, k)| p == print && k == key)
+            {
+                return None;
+            }
+            top.bloom |= bit;
+            self.keys.push((print, key));
+            if self.keys.len() - top.from > LINEAR_KEYS {
+                let set = self.keys.drain(top.from..).map(|(_, k)| k).collect();
+                self.sets.push(set);
+                top.spilled = true;
+            }
+        }
+        let member = if print == TYPE_PRINT {
+            if depth == 1 {
+                Member::RootType
+            } else {
+                Member::Type
+            }
+        } else if print == KEYWORD_PRINT && key == KEYWORD.as_bytes() {
+            return Some((end, Member::Annotation));
+        } else {
+            Member::Other
         };
         let i = ws(b, end);
-        (b.get(i) == Some(&b':')).then(|| (ws(b, i + 1), member))
+        (b.get(i) == Some(&b':'))
+            .then(|| ws(b, i + 1))
+            .map(|i| (i, member))
     }
 
     /// Checks the schema object starting at `i` in `b`, finding its parameters.
