@@ -155,8 +155,7 @@ impl Open {
 /// The eight bytes at `j` of `b` as a little-endian word, if there are that many.
 #[inline(always)]
 fn word_at(b: &[u8], j: usize) -> Option<u64> {
-    let w: [u8; 8] = b.get(j..j.checked_add(8)?)?.try_into().ok()?;
-    Some(u64::from_le_bytes(w))
+    Some(u64::from_le_bytes(*b.get(j..)?.first_chunk::<8>()?))
 }
 
 /// Where the string whose contents start at `j` ends, if its closing quote is among the eight
