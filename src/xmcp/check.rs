@@ -129,26 +129,26 @@ fn new_key<'a>(
 }
 
 /// One open container of [`SchemaCheck::plain`]; the innermost one is kept out of
-/// [`SchemaCheck::opens`], in a local of the walk.
+/// [`SchemaCheck::opens`], in a local of the walk. Two words, so that it stays in registers.
 #[derive(Clone, Copy)]
 struct Open {
-    object: bool,
-    /// Where this object's keys start in [`SchemaCheck::keys`].
+    /// Where this object's keys start in [`SchemaCheck::keys`]; [`ARRAY`] for an array.
     from: usize,
-    /// One bit per key fingerprint seen (a Bloom filter), as in [`KeySet`].
+    /// One bit per key fingerprint seen (a Bloom filter), as in [`KeySet`]; all ones once the
+    /// object's keys moved to the innermost set of [`SchemaCheck::sets`] (at most
+    /// [`LINEAR_KEYS`] keys cannot set all 64 bits).
     bloom: u64,
-    /// Whether this object's keys moved to the innermost set of [`SchemaCheck::sets`].
-    spilled: bool,
 }
 
+/// [`Open::from`] of an array.
+const ARRAY: usize = usize::MAX;
+
+/// [`Open::bloom`] of an object whose keys are in an ordered set.
+const SPILLED: u64 = u64::MAX;
+
 impl Open {
-    fn new(object: bool, from: usize) -> Self {
-        Open {
-            object,
-            from,
-            bloom: 0,
-            spilled: false,
-        }
+    fn object(self) -> bool {
+        self.from != ARRAY
     }
 }
 
@@ -356,9 +356,8 @@ impl<'a> SchemaCheck<'a> {
             return None;
         }
         let mut root_object = false;
-        // The innermost open container, and how many are open (`top` is meaningless at 0).
-        let mut top = Open::new(true, 0);
-        let mut depth = 1usize;
+        // The innermost open container; the others are in `opens`.
+        let mut top = Open { from: 0, bloom: 0 };
         i = ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
             return Some(Plain::Facts(SchemaFacts {
@@ -368,12 +367,12 @@ impl<'a> SchemaCheck<'a> {
         }
         // What the member whose value starts at `i` is (`Other` in an array).
         let mut member;
-        (i, member) = self.plain_key(&mut top, depth, b, i)?;
+        (i, member) = self.plain_key(&mut top, b, i)?;
         if member == Member::Annotation {
             return Some(Plain::Annotated);
         }
         loop {
-            // A value starts at `i`, nested in `depth` containers.
+            // A value starts at `i`, nested in `opens.len() + 1` containers.
             match *b.get(i)? {
                 b'"' => {
                     let (end, escaped) = value_string(b, i)?;
@@ -395,15 +394,17 @@ impl<'a> SchemaCheck<'a> {
                         i += 1;
                     } else {
                         // Its first value would sit deeper than allowed.
-                        if depth >= MAX_DEPTH {
+                        if self.opens.len() + 1 >= MAX_DEPTH {
                             return None;
                         }
                         self.opens.push(top);
-                        top = Open::new(object, self.keys.len());
-                        depth += 1;
+                        top = Open {
+                            from: if object { self.keys.len() } else { ARRAY },
+                            bloom: 0,
+                        };
                         member = Member::Other;
                         if object {
-                            (i, member) = self.plain_key(&mut top, depth, b, i)?;
+                            (i, member) = self.plain_key(&mut top, b, i)?;
                             if member == Member::Annotation {
                                 return Some(Plain::Annotated);
                             }
@@ -420,25 +421,24 @@ impl<'a> SchemaCheck<'a> {
                     Some(b',') => {
                         i = ws(b, i + 1);
                         member = Member::Other;
-                        if top.object {
-                            (i, member) = self.plain_key(&mut top, depth, b, i)?;
+                        if top.object() {
+                            (i, member) = self.plain_key(&mut top, b, i)?;
                             if member == Member::Annotation {
                                 return Some(Plain::Annotated);
                             }
                         }
                         break;
                     }
-                    Some(b'}') if top.object => {
+                    Some(b'}') if top.object() => {
                         self.keys.truncate(top.from);
-                        if top.spilled {
+                        if top.bloom == SPILLED {
                             self.sets.pop();
                         }
                     }
-                    Some(b']') if !top.object => {}
+                    Some(b']') if !top.object() => {}
                     _ => return None,
                 }
                 i += 1;
-                depth -= 1;
                 match self.opens.pop() {
                     Some(outer) => top = outer,
                     None => {
@@ -453,47 +453,41 @@ impl<'a> SchemaCheck<'a> {
     }
 
     /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`,
-    /// nested in `depth` containers, and its colon; returns where its value starts and what the
-    /// member is. An `x-mcp-header` key stops the plain reading there ([`Member::Annotation`],
-    /// its colon not read).
+    /// and its colon; returns where its value starts and what the member is. An `x-mcp-header`
+    /// key stops the plain reading there ([`Member::Annotation`], its colon not read).
     #[inline(always)]
-    fn plain_key(
-        &mut self,
-        top: &mut Open,
-        depth: usize,
-        b: &'a [u8],
-        i: usize,
-    ) -> Option<(usize, Member)> {
+    fn plain_key(&mut self, top: &mut Open, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
         if b.get(i) != Some(&b'"') {
             return None;
         }
         let (print, key, end) = read_key(b, i)?;
-        if top.spilled {
-            if !self.sets.last_mut()?.insert(key) {
-                return None;
-            }
-        } else {
-            let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
-            if top.bloom & bit != 0
-                && self
-                    .keys
-                    .get(top.from..)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|&(p, k)| p == print && k == key)
+        let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+        if top.bloom & bit != 0 {
+            if top.bloom == SPILLED {
+                if !self.sets.last_mut()?.insert(key) {
+                    return None;
+                }
+            } else if self
+                .keys
+                .get(top.from..)
+                .unwrap_or_default()
+                .iter()
+                .any(|&(p, k)| p == print && k == key)
             {
                 return None;
             }
+        }
+        if top.bloom != SPILLED {
             top.bloom |= bit;
             self.keys.push((print, key));
             if self.keys.len() - top.from > LINEAR_KEYS {
                 let set = self.keys.drain(top.from..).map(|(_, k)| k).collect();
                 self.sets.push(set);
-                top.spilled = true;
+                top.bloom = SPILLED;
             }
         }
         let member = if print == TYPE_PRINT {
-            if depth == 1 {
+            if self.opens.is_empty() {
                 Member::RootType
             } else {
                 Member::Type
@@ -687,5 +681,82 @@ impl<'a> SchemaCheck<'a> {
         };
         let i = ws(b, end);
         (b.get(i) == Some(&b':')).then(|| ws(b, i + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the check makes of `s`: the end and whether the root's `type` is `"object"`.
+    fn check(s: &str) -> Option<(usize, bool)> {
+        let mut c = SchemaCheck::default();
+        c.run(s.as_bytes(), 0).map(|f| (f.end, f.root_object))
+    }
+
+    /// `count` distinct keys `len` bytes long (at least 3), alike but for their last bytes.
+    fn keys(len: usize, count: usize) -> Vec<String> {
+        (0..count)
+            .map(|n| format!("{}{n:03}", "k".repeat(len - 3)))
+            .collect()
+    }
+
+    fn object(keys: &[String]) -> String {
+        let members: Vec<String> = keys.iter().map(|k| format!(r#""{k}":1"#)).collect();
+        format!(r#"{{"type":"object",{}}}"#, members.join(","))
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_every_length_and_count() {
+        for len in [3, 7, 8, 9, 15, 16, 17, 40] {
+            for count in [1, 2, 4, 15, 16, 17, 30] {
+                let mut ks = keys(len, count);
+                let fine = object(&ks);
+                assert_eq!(check(&fine), Some((fine.len(), true)), "{fine}");
+                assert_eq!(super::super::scan(&fine).map(|(_, r)| r), Some(true));
+                // The same keys nested, after a key of the parent that has the same name.
+                let nested = format!(r#"{{"{}":{fine},"x":[{fine},{fine}]}}"#, ks[0]);
+                assert_eq!(check(&nested), Some((nested.len(), false)), "{nested}");
+                for at in [0, count / 2, count - 1] {
+                    ks.push(ks[at].clone());
+                    let twice = object(&ks);
+                    assert_eq!(check(&twice), None, "{twice}");
+                    assert_eq!(super::super::scan(&twice).map(|(_, r)| r), None);
+                    let deep = format!(r#"{{"a":[1,{twice}]}}"#);
+                    assert_eq!(check(&deep), None, "{deep}");
+                    ks.pop();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keys_and_strings_at_the_end_of_the_input() {
+        // No eight bytes after the opening quote: the word reads fall back to the scanner.
+        for s in [
+            r#"{"a":1}"#,
+            r#"{"type":"object"}"#,
+            r#"{"abcdefghij":"x"}"#,
+        ] {
+            assert_eq!(check(s).map(|(end, _)| end), Some(s.len()), "{s}");
+        }
+        assert_eq!(check(r#"{"type":"object"}"#), Some((17, true)));
+        for s in [r#"{"a":1,"a":2}"#, r#"{"a"#, r#"{"a":"x"#, r#"{"a\n":1}"#] {
+            assert_eq!(check(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_control_bytes_in_short_words() {
+        // A key with an escape gives up; a value with one is read on.
+        assert_eq!(check(r#"{"t\u0079pe":"object"}"#), None);
+        let s = r#"{"type":"obj\u0065ct","d":"a\"b"}"#;
+        assert_eq!(check(s), Some((s.len(), false)));
+        assert_eq!(check(r#"{"p":{"type":"str\u0069ng"}}"#), None);
+        assert_eq!(check("{\"a\":\"x\x01y\",\"b\":1}"), None);
+        assert_eq!(check("{\"a\x01\":1,\"bbbbbbbbbbbb\":1}"), None);
+        assert_eq!(check(r#"{"a":"\ud800"}"#), None);
+        let s = r#"{"a":"\ud83d\ude00","bbbbbbbbbbb":1e400}"#;
+        assert_eq!(check(s), Some((s.len(), false)));
     }
 }
