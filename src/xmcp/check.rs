@@ -372,7 +372,8 @@ impl<'a> SchemaCheck<'a> {
             return Some(Plain::Annotated);
         }
         loop {
-            // A value starts at `i`, nested in `opens.len() + 1` containers.
+            // A value starts at `i` (perhaps after whitespace), nested in `opens.len() + 1`
+            // containers.
             match *b.get(i)? {
                 b'"' => {
                     let (end, escaped) = value_string(b, i)?;
@@ -412,14 +413,21 @@ impl<'a> SchemaCheck<'a> {
                         continue;
                     }
                 }
+                b' ' | b'\n' | b'\r' | b'\t' => {
+                    i = ws(b, i);
+                    continue;
+                }
                 _ => i = scalar(b, i, true)?,
             }
             // After a value: a comma, or the end of containers.
             loop {
-                i = ws(b, i);
                 match b.get(i) {
+                    Some(b' ' | b'\n' | b'\r' | b'\t') => {
+                        i = ws(b, i);
+                        continue;
+                    }
                     Some(b',') => {
-                        i = ws(b, i + 1);
+                        i += 1;
                         member = Member::Other;
                         if top.object() {
                             (i, member) = self.plain_key(&mut top, b, i)?;
@@ -453,13 +461,20 @@ impl<'a> SchemaCheck<'a> {
     }
 
     /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`,
-    /// and its colon; returns where its value starts and what the member is. An `x-mcp-header`
+    /// and its colon; returns where its value (or the whitespace before it) starts and what the
+    /// member is. An `x-mcp-header`
     /// key stops the plain reading there ([`Member::Annotation`], its colon not read).
     #[inline(always)]
     fn plain_key(&mut self, top: &mut Open, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
+        let i = if b.get(i) == Some(&b'"') {
+            i
+        } else {
+            let i = ws(b, i);
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            i
+        };
         let (print, key, end) = read_key(b, i)?;
         let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
         if top.bloom & bit != 0 {
@@ -497,10 +512,12 @@ impl<'a> SchemaCheck<'a> {
         } else {
             Member::Other
         };
+        // Where the value starts, or whitespace before it.
+        if b.get(end) == Some(&b':') {
+            return Some((end + 1, member));
+        }
         let i = ws(b, end);
-        (b.get(i) == Some(&b':'))
-            .then(|| ws(b, i + 1))
-            .map(|i| (i, member))
+        (b.get(i) == Some(&b':')).then_some((i + 1, member))
     }
 
     /// Checks the schema object starting at `i` in `b`, finding its parameters.
@@ -727,6 +744,34 @@ mod tests {
                     ks.pop();
                 }
             }
+        }
+    }
+
+    #[test]
+    fn whitespace_anywhere_between_tokens() {
+        let compact = r#"{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"bbbbbbbbbbbb":{"type":"integer","minimum":-1.5e3},"c":[true,false,null,{},[],{"d":[1]}]},"required":["a"]}"#;
+        assert_eq!(check(compact), Some((compact.len(), true)));
+        for space in [" ", "\n", "\r\n\t ", "\t\t\t\t\t\t\t\t\t"] {
+            // Around every structural byte outside strings.
+            let mut spaced = String::new();
+            let mut in_string = false;
+            for c in compact.chars() {
+                if c == '"' {
+                    in_string = !in_string;
+                }
+                if !in_string && matches!(c, '{' | '}' | '[' | ']' | ':' | ',') {
+                    spaced.push_str(space);
+                    spaced.push(c);
+                    spaced.push_str(space);
+                } else {
+                    spaced.push(c);
+                }
+            }
+            let spaced = spaced.trim_start();
+            let end = spaced.trim_end().len();
+            assert_eq!(check(spaced), Some((end, true)), "{spaced:?}");
+            let twice = spaced.replacen(r#""a""#, r#""c""#, 1);
+            assert_eq!(check(&twice), None, "{twice:?}");
         }
     }
 
