@@ -92,6 +92,17 @@ pub(crate) fn specials(w: u64) -> u64 {
     zero(quote) | zero(backslash) | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
 }
 
+/// [`specials`] of `w`, and a mark on the high bit of the first byte of `w` that is `"` (marks
+/// after the first may be spurious). A first special byte that is a quote is marked in both.
+#[inline(always)]
+pub(crate) fn specials_and_quotes(w: u64) -> (u64, u64) {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let quotes = zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = zero(w ^ (ONES * u64::from(b'\\')));
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    (quotes | backslash | control, quotes)
+}
+
 /// The index of the first `"`, `\` or control byte at or after `j`.
 #[inline(always)]
 fn next_special(b: &[u8], mut j: usize) -> Option<usize> {

@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
-use crate::json::{scalar, specials, string, ws};
+use crate::json::{scalar, specials_and_quotes, string, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
@@ -159,20 +159,24 @@ fn word_at(b: &[u8], j: usize) -> Option<u64> {
 }
 
 /// Where the string whose contents start at `j` ends, if its closing quote is among the eight
-/// bytes of `w` (read at `j`) with nothing special before it: the quote's offset from `j`.
-/// `Err(())` if something else special comes first (an escape or a control byte).
+/// bytes of `w` (read at `j`) with nothing special before it: the quote's offset from `j`, and
+/// a mask of the bytes before it. `Err(())` if something else special comes first (an escape
+/// or a control byte).
 #[inline(always)]
-fn quote_in(w: u64) -> Result<Option<usize>, ()> {
-    let m = specials(w);
+fn quote_in(w: u64) -> Result<Option<(usize, u64)>, ()> {
+    let (m, quotes) = specials_and_quotes(w);
     if m == 0 {
         return Ok(None);
     }
-    let bit = m.trailing_zeros();
-    if (w >> (bit - 7)) as u8 == b'"' {
-        Ok(Some((bit / 8) as usize))
-    } else {
-        Err(())
+    // The high bit of the first special byte, exact in both marks.
+    let first = m & m.wrapping_neg();
+    if quotes & first == 0 {
+        return Err(());
     }
+    Ok(Some((
+        (first.trailing_zeros() / 8) as usize,
+        (first >> 7) - 1,
+    )))
 }
 
 /// Reads the key whose opening quote is at `i` of `b`: one without escapes. Returns its
@@ -181,25 +185,24 @@ fn quote_in(w: u64) -> Result<Option<usize>, ()> {
 #[inline(always)]
 fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
     let j = i + 1;
-    if let Some(w) = word_at(b, j) {
+    let rest = b.get(j..)?;
+    if let Some(words) = rest.first_chunk::<16>() {
+        let (w1, w2) = words.split_at(8);
+        let w = u64::from_le_bytes(w1.try_into().ok()?);
         match quote_in(w) {
-            Ok(Some(len)) => {
-                let print = (w & ((1u64 << (8 * len)) - 1)) ^ ((len as u64) << 56);
-                return Some((print, b.get(j..j + len)?, j + len + 1));
+            Ok(Some((len, below))) => {
+                let print = (w & below) ^ ((len as u64) << 56);
+                return Some((print, w1.get(..len)?, j + len + 1));
             }
-            Ok(None) => {
-                if let Some(w2) = word_at(b, j + 8) {
-                    match quote_in(w2) {
-                        Ok(Some(n)) => {
-                            let len = 8 + n;
-                            let print = w ^ ((len as u64) << 56);
-                            return Some((print, b.get(j..j + len)?, j + len + 1));
-                        }
-                        Ok(None) => {}
-                        Err(()) => return None,
-                    }
+            Ok(None) => match quote_in(u64::from_le_bytes(w2.try_into().ok()?)) {
+                Ok(Some((n, _))) => {
+                    let len = 8 + n;
+                    let print = w ^ ((len as u64) << 56);
+                    return Some((print, words.get(..len)?, j + len + 1));
                 }
-            }
+                Ok(None) => {}
+                Err(()) => return None,
+            },
             Err(()) => return None,
         }
     }
@@ -216,7 +219,7 @@ fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
 #[inline(always)]
 fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     if let Some(w) = word_at(b, i + 1) {
-        if let Ok(Some(len)) = quote_in(w) {
+        if let Ok(Some((len, _))) = quote_in(w) {
             return Some((i + len + 2, false));
         }
     }
