@@ -135,7 +135,13 @@ fn next_special(b: &[u8], mut j: usize) -> Option<usize> {
 /// and whether the string has escapes.
 #[inline(always)]
 pub(crate) fn string(b: &[u8], i: usize, strict: bool) -> Option<(usize, bool)> {
-    let mut j = i + 1;
+    string_from(b, i + 1, strict)
+}
+
+/// [`string`] for a string whose contents up to `j` are known to hold no `"`, `\` or control
+/// byte: scans from `j`.
+#[inline(always)]
+pub(crate) fn string_from(b: &[u8], mut j: usize, strict: bool) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
         let k = next_special(b, j)?;

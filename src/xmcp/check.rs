@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
-use crate::json::{scalar, specials_and_quotes, string, ws};
+use crate::json::{scalar, specials_and_quotes, string, string_from, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
@@ -200,7 +200,11 @@ fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
                     let print = w ^ ((len as u64) << 56);
                     return Some((print, words.get(..len)?, j + len + 1));
                 }
-                Ok(None) => {}
+                Ok(None) => {
+                    let (end, escaped) = string_from(b, j + 16, true)?;
+                    let key = b.get(j..end - 1)?;
+                    return (!escaped).then_some((w ^ ((key.len() as u64) << 56), key, end));
+                }
                 Err(()) => return None,
             },
             Err(()) => return None,
@@ -219,8 +223,10 @@ fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
 #[inline(always)]
 fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     if let Some(w) = word_at(b, i + 1) {
-        if let Ok(Some((len, _))) = quote_in(w) {
-            return Some((i + len + 2, false));
+        match quote_in(w) {
+            Ok(Some((len, _))) => return Some((i + len + 2, false)),
+            Ok(None) => return string_from(b, i + 9, true),
+            Err(()) => {}
         }
     }
     string(b, i, true)
