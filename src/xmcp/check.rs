@@ -486,29 +486,11 @@ impl<'a> SchemaCheck<'a> {
         };
         let (print, key, end) = read_key(b, i)?;
         let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
-        if top.bloom & bit != 0 {
-            if top.bloom == SPILLED {
-                if !self.sets.last_mut()?.insert(key) {
-                    return None;
-                }
-            } else if self
-                .keys
-                .get(top.from..)
-                .unwrap_or_default()
-                .iter()
-                .any(|&(p, k)| p == print && k == key)
-            {
-                return None;
-            }
-        }
-        if top.bloom != SPILLED {
+        if top.bloom & bit == 0 {
             top.bloom |= bit;
             self.keys.push((print, key));
-            if self.keys.len() - top.from > LINEAR_KEYS {
-                let set = self.keys.drain(top.from..).map(|(_, k)| k).collect();
-                self.sets.push(set);
-                top.bloom = SPILLED;
-            }
+        } else if !self.add_colliding(top, print, key) {
+            return None;
         }
         let member = if print == TYPE_PRINT {
             if self.opens.is_empty() {
@@ -527,6 +509,29 @@ impl<'a> SchemaCheck<'a> {
         }
         let i = ws(b, end);
         (b.get(i) == Some(&b':')).then_some((i + 1, member))
+    }
+
+    /// Adds `key` (its [`fingerprint`] `print`) to the keys of `top`, an object whose Bloom bits
+    /// have the key's bit already; `false` if it has the key. The keys move to an ordered set
+    /// once more than [`LINEAR_KEYS`] would be searched (with 64 bits, by the 65th key).
+    #[inline(always)]
+    fn add_colliding(&mut self, top: &mut Open, print: u64, key: &'a [u8]) -> bool {
+        if top.bloom == SPILLED {
+            return self.sets.last_mut().is_some_and(|set| set.insert(key));
+        }
+        let mine = self.keys.get(top.from..).unwrap_or_default();
+        if mine.len() > LINEAR_KEYS {
+            let mut set: BTreeSet<&'a [u8]> = self.keys.drain(top.from..).map(|(_, k)| k).collect();
+            let fresh = set.insert(key);
+            self.sets.push(set);
+            top.bloom = SPILLED;
+            return fresh;
+        }
+        if mine.iter().any(|&(p, k)| p == print && k == key) {
+            return false;
+        }
+        self.keys.push((print, key));
+        true
     }
 
     /// Checks the schema object starting at `i` in `b`, finding its parameters.
@@ -735,7 +740,7 @@ mod tests {
     #[test]
     fn duplicate_keys_are_found_at_every_length_and_count() {
         for len in [3, 7, 8, 9, 15, 16, 17, 40] {
-            for count in [1, 2, 4, 15, 16, 17, 30] {
+            for count in [1, 2, 4, 15, 16, 17, 30, 65, 300] {
                 let mut ks = keys(len, count);
                 let fine = object(&ks);
                 assert_eq!(check(&fine), Some((fine.len(), true)), "{fine}");
