@@ -152,6 +152,16 @@ impl Open {
     }
 }
 
+/// The open containers of [`SchemaCheck::plain`] around the innermost one: room for as many as
+/// [`MAX_DEPTH`] allows, so that a full stack is the depth limit.
+struct Opens([Open; MAX_DEPTH - 1]);
+
+impl Default for Opens {
+    fn default() -> Self {
+        Opens([Open { from: 0, bloom: 0 }; MAX_DEPTH - 1])
+    }
+}
+
 /// The eight bytes at `j` of `b` as a little-endian word, if there are that many.
 #[inline(always)]
 fn word_at(b: &[u8], j: usize) -> Option<u64> {
@@ -282,8 +292,8 @@ enum Plain {
 #[derive(Default)]
 pub(crate) struct SchemaCheck<'a> {
     levels: Vec<Level<'a>>,
-    /// The open containers of [`Self::plain`] but the innermost.
-    opens: Vec<Open>,
+    /// The open containers of [`Self::plain`] but the innermost, outermost first.
+    opens: Opens,
     /// The keys of the objects of [`Self::plain`] that have more than [`LINEAR_KEYS`],
     /// innermost last.
     sets: Vec<BTreeSet<&'a [u8]>>,
@@ -358,15 +368,15 @@ impl<'a> SchemaCheck<'a> {
     /// key written with escapes, the root's `type` noted. A `type` below the root whose value is
     /// a string with escapes gives up, as the walk may.
     fn plain(&mut self, b: &'a [u8], mut i: usize) -> Option<Plain> {
-        self.opens.clear();
         self.keys.clear();
         self.sets.clear();
         if b.get(i) != Some(&b'{') {
             return None;
         }
         let mut root_object = false;
-        // The innermost open container; the others are in `opens`.
+        // The innermost open container; the `outer` others are in `opens`.
         let mut top = Open { from: 0, bloom: 0 };
+        let mut outer = 0usize;
         i = ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
             return Some(Plain::Facts(SchemaFacts {
@@ -376,13 +386,12 @@ impl<'a> SchemaCheck<'a> {
         }
         // What the member whose value starts at `i` is (`Other` in an array).
         let mut member;
-        (i, member) = self.plain_key(&mut top, b, i)?;
+        (i, member) = self.plain_key(&mut top, outer, b, i)?;
         if member == Member::Annotation {
             return Some(Plain::Annotated);
         }
         loop {
-            // A value starts at `i` (perhaps after whitespace), nested in `opens.len() + 1`
-            // containers.
+            // A value starts at `i` (perhaps after whitespace), nested in `outer + 1` containers.
             match *b.get(i)? {
                 b'"' => {
                     let (end, escaped) = value_string(b, i)?;
@@ -403,18 +412,16 @@ impl<'a> SchemaCheck<'a> {
                     if b.get(i) == Some(&close) {
                         i += 1;
                     } else {
-                        // Its first value would sit deeper than allowed.
-                        if self.opens.len() + 1 >= MAX_DEPTH {
-                            return None;
-                        }
-                        self.opens.push(top);
+                        // No room: its first value would sit deeper than allowed.
+                        *self.opens.0.get_mut(outer)? = top;
+                        outer += 1;
                         top = Open {
                             from: if object { self.keys.len() } else { ARRAY },
                             bloom: 0,
                         };
                         member = Member::Other;
                         if object {
-                            (i, member) = self.plain_key(&mut top, b, i)?;
+                            (i, member) = self.plain_key(&mut top, outer, b, i)?;
                             if member == Member::Annotation {
                                 return Some(Plain::Annotated);
                             }
@@ -439,7 +446,7 @@ impl<'a> SchemaCheck<'a> {
                         i += 1;
                         member = Member::Other;
                         if top.object() {
-                            (i, member) = self.plain_key(&mut top, b, i)?;
+                            (i, member) = self.plain_key(&mut top, outer, b, i)?;
                             if member == Member::Annotation {
                                 return Some(Plain::Annotated);
                             }
@@ -456,25 +463,30 @@ impl<'a> SchemaCheck<'a> {
                     _ => return None,
                 }
                 i += 1;
-                match self.opens.pop() {
-                    Some(outer) => top = outer,
-                    None => {
-                        return Some(Plain::Facts(SchemaFacts {
-                            end: i,
-                            root_object,
-                        }))
-                    }
+                if outer == 0 {
+                    return Some(Plain::Facts(SchemaFacts {
+                        end: i,
+                        root_object,
+                    }));
                 }
+                outer -= 1;
+                top = *self.opens.0.get(outer)?;
             }
         }
     }
 
-    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`,
-    /// and its colon; returns where its value (or the whitespace before it) starts and what the
+    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`
+    /// (inside `outer` other containers), and its colon; returns where its value (or the whitespace before it) starts and what the
     /// member is. An `x-mcp-header`
     /// key stops the plain reading there ([`Member::Annotation`], its colon not read).
     #[inline(always)]
-    fn plain_key(&mut self, top: &mut Open, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
+    fn plain_key(
+        &mut self,
+        top: &mut Open,
+        outer: usize,
+        b: &'a [u8],
+        i: usize,
+    ) -> Option<(usize, Member)> {
         let i = if b.get(i) == Some(&b'"') {
             i
         } else {
@@ -493,7 +505,7 @@ impl<'a> SchemaCheck<'a> {
             return None;
         }
         let member = if print == TYPE_PRINT {
-            if self.opens.is_empty() {
+            if outer == 0 {
                 Member::RootType
             } else {
                 Member::Type
@@ -786,6 +798,27 @@ mod tests {
             assert_eq!(check(spaced), Some((end, true)), "{spaced:?}");
             let twice = spaced.replacen(r#""a""#, r#""c""#, 1);
             assert_eq!(check(&twice), None, "{twice:?}");
+        }
+    }
+
+    #[test]
+    fn nesting_up_to_the_depth_limit() {
+        // The root and `n` arrays around a number, or around an empty array (which opens no
+        // container to read a value in).
+        for n in MAX_DEPTH - 4..MAX_DEPTH + 4 {
+            let full = format!(r#"{{"a":{}1{}}}"#, "[".repeat(n), "]".repeat(n));
+            let fits = n < MAX_DEPTH;
+            assert_eq!(check(&full).is_some(), fits, "{n} around a number");
+            assert_eq!(
+                super::super::scan(&full).is_some(),
+                fits,
+                "{n} around a number"
+            );
+            let empty = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+            let fits = n <= MAX_DEPTH;
+            assert_eq!(check(&empty).is_some(), fits, "{n} around nothing");
+            let objects = format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+            assert_eq!(check(&objects).is_some(), n <= MAX_DEPTH, "{n} objects");
         }
     }
 
