@@ -77,7 +77,7 @@ fn escape(b: &[u8], i: usize, strict: bool) -> Option<usize> {
 /// Bytes of a string looked at a word at a time before `memchr` takes over: most keys and
 /// values of a schema are shorter, and for them eight bytes per step cost less than setting up a
 /// vector search.
-const SHORT: usize = 32;
+const SHORT: usize = 48;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
