@@ -162,12 +162,6 @@ impl Default for Opens {
     }
 }
 
-/// The eight bytes at `j` of `b` as a little-endian word, if there are that many.
-#[inline(always)]
-fn word_at(b: &[u8], j: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(*b.get(j..)?.first_chunk::<8>()?))
-}
-
 /// Where the string whose contents start at `j` ends, if its closing quote is among the eight
 /// bytes of `w` (read at `j`) with nothing special before it: the quote's offset from `j`, and
 /// a mask of the bytes before it. `Err(())` if something else special comes first (an escape
@@ -228,14 +222,19 @@ fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
     Some((fingerprint(b, j, key.len()), key, end))
 }
 
-/// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), a short
-/// one from the word it is read in.
+/// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), one
+/// shorter than 16 bytes from the two words it is read in.
 #[inline(always)]
 fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    if let Some(w) = word_at(b, i + 1) {
-        match quote_in(w) {
+    if let Some(words) = b.get(i + 1..).and_then(<[u8]>::first_chunk::<16>) {
+        let (w1, w2) = words.split_at(8);
+        match quote_in(u64::from_le_bytes(w1.try_into().ok()?)) {
             Ok(Some((len, _))) => return Some((i + len + 2, false)),
-            Ok(None) => return string_from(b, i + 9, true),
+            Ok(None) => match quote_in(u64::from_le_bytes(w2.try_into().ok()?)) {
+                Ok(Some((len, _))) => return Some((i + len + 10, false)),
+                Ok(None) => return string_from(b, i + 17, true),
+                Err(()) => return string_from(b, i + 9, true),
+            },
             Err(()) => {}
         }
     }
@@ -819,6 +818,41 @@ mod tests {
             assert_eq!(check(&empty).is_some(), fits, "{n} around nothing");
             let objects = format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
             assert_eq!(check(&objects).is_some(), n <= MAX_DEPTH, "{n} objects");
+        }
+    }
+
+    #[test]
+    fn word_reads_agree_with_the_scanner() {
+        // Strings of every length around the word sizes, plain or with one escape or control
+        // byte anywhere, followed by little or much input.
+        let specials = [
+            "",
+            "\\n",
+            "\\\"",
+            "\x01",
+            "\\ud800",
+            "\\ud83d\\ude00",
+            "\\x",
+        ];
+        for len in 0..40 {
+            for special in specials {
+                for at in 0..=len {
+                    let body: String = (0..len)
+                        .map(|n| char::from(b'a' + (n % 26) as u8))
+                        .collect();
+                    let (head, tail) = body.split_at(at);
+                    for after in [":1}", ":1,\"kkkkkkkkkkkkkkkkkkkkkkk\":2}"] {
+                        let text = format!("\"{head}{special}{tail}\"{after}");
+                        let b = text.as_bytes();
+                        assert_eq!(value_string(b, 0), string(b, 0, true), "{text:?}");
+                        let theirs = string(b, 0, true).and_then(|(end, escaped)| {
+                            let key = b.get(1..end - 1)?;
+                            (!escaped).then(|| (fingerprint(b, 1, key.len()), key, end))
+                        });
+                        assert_eq!(read_key(b, 0), theirs, "{text:?}");
+                    }
+                }
+            }
         }
     }
 
