@@ -135,8 +135,9 @@ struct Open {
     /// Where this object's keys start in [`SchemaCheck::keys`]; [`ARRAY`] for an array.
     from: usize,
     /// One bit per key fingerprint seen (a Bloom filter), as in [`KeySet`]; all ones once the
-    /// object's keys moved to the innermost set of [`SchemaCheck::sets`] (at most
-    /// [`LINEAR_KEYS`] keys cannot set all 64 bits).
+    /// object's keys moved to the innermost set of [`SchemaCheck::sets`]. Sixty-four keys with
+    /// a bit each set all ones too, but they are in [`SchemaCheck::keys`]: see
+    /// [`SchemaCheck::spilled`].
     bloom: u64,
 }
 
@@ -454,7 +455,7 @@ impl<'a> SchemaCheck<'a> {
                     }
                     Some(b'}') if top.object() => {
                         self.keys.truncate(top.from);
-                        if top.bloom == SPILLED {
+                        if self.spilled(top) {
                             self.sets.pop();
                         }
                     }
@@ -522,12 +523,19 @@ impl<'a> SchemaCheck<'a> {
         (b.get(i) == Some(&b':')).then_some((i + 1, member))
     }
 
+    /// Whether the keys of `top`, an object, are in the innermost set of [`Self::sets`]: its
+    /// Bloom bits are all ones, and its keys are not in [`Self::keys`] (where they are when
+    /// sixty-four keys set a bit each).
+    fn spilled(&self, top: Open) -> bool {
+        top.bloom == SPILLED && self.keys.len() == top.from
+    }
+
     /// Adds `key` (its [`fingerprint`] `print`) to the keys of `top`, an object whose Bloom bits
     /// have the key's bit already; `false` if it has the key. The keys move to an ordered set
     /// once more than [`LINEAR_KEYS`] would be searched (with 64 bits, by the 65th key).
     #[inline(always)]
     fn add_colliding(&mut self, top: &mut Open, print: u64, key: &'a [u8]) -> bool {
-        if top.bloom == SPILLED {
+        if self.spilled(*top) {
             return self.sets.last_mut().is_some_and(|set| set.insert(key));
         }
         let mine = self.keys.get(top.from..).unwrap_or_default();
@@ -768,6 +776,51 @@ mod tests {
                     assert_eq!(check(&deep), None, "{deep}");
                     ks.pop();
                 }
+            }
+        }
+    }
+
+    /// The Bloom bit of a short key, as [`SchemaCheck::plain_key`] finds it.
+    fn bloom_bit(key: &str) -> u32 {
+        (short_print(key.as_bytes()).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as u32
+    }
+
+    #[test]
+    fn sixty_four_keys_that_set_every_bloom_bit() {
+        // One key per bit: the object's Bloom bits end up all set with no collision.
+        let mut by_bit: Vec<Option<String>> = vec![None; 64];
+        for n in 0.. {
+            let key = format!("k{n}");
+            let bit = bloom_bit(&key) as usize;
+            if by_bit[bit].is_none() {
+                by_bit[bit] = Some(key);
+            }
+            if by_bit.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        let full: Vec<String> = by_bit.into_iter().flatten().collect();
+        let members = |ks: &[String]| -> String {
+            let m: Vec<String> = ks.iter().map(|k| format!(r#""{k}":1"#)).collect();
+            m.join(",")
+        };
+        let many: Vec<String> = (0..70).map(|n| format!("parent{n}")).collect();
+        for extra in [full[0].clone(), full[63].clone(), "fresh".to_owned()] {
+            let dup = extra != "fresh";
+            let mut ks = full.clone();
+            ks.push(extra.clone());
+            let alone = format!("{{{}}}", members(&ks));
+            assert_eq!(check(&alone).is_none(), dup, "{extra} alone");
+            // Inside an object whose keys moved to an ordered set, then more of its keys.
+            for after in ["parent3", "other"] {
+                let nested = format!(
+                    r#"{{{},"child":{{{}}},"{after}":2}}"#,
+                    members(&many),
+                    members(&ks)
+                );
+                let refused = dup || after == "parent3";
+                assert_eq!(check(&nested).is_none(), refused, "{extra} then {after}");
+                assert_eq!(super::super::scan(&nested).is_none(), refused);
             }
         }
     }
