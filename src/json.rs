@@ -77,7 +77,7 @@ fn escape(b: &[u8], i: usize, strict: bool) -> Option<usize> {
 /// Bytes of a string looked at a word at a time before `memchr` takes over: most keys and
 /// values of a schema are shorter, and for them eight bytes per step cost less than setting up a
 /// vector search.
-const SHORT: usize = 32;
+const SHORT: usize = 48;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -90,6 +90,17 @@ pub(crate) fn specials(w: u64) -> u64 {
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     zero(quote) | zero(backslash) | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
+}
+
+/// [`specials`] of `w`, and a mark on the high bit of the first byte of `w` that is `"` (marks
+/// after the first may be spurious). A first special byte that is a quote is marked in both.
+#[inline(always)]
+pub(crate) fn specials_and_quotes(w: u64) -> (u64, u64) {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let quotes = zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = zero(w ^ (ONES * u64::from(b'\\')));
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    (quotes | backslash | control, quotes)
 }
 
 /// The index of the first `"`, `\` or control byte at or after `j`.
@@ -124,7 +135,13 @@ fn next_special(b: &[u8], mut j: usize) -> Option<usize> {
 /// and whether the string has escapes.
 #[inline(always)]
 pub(crate) fn string(b: &[u8], i: usize, strict: bool) -> Option<(usize, bool)> {
-    let mut j = i + 1;
+    string_from(b, i + 1, strict)
+}
+
+/// [`string`] for a string whose contents up to `j` are known to hold no `"`, `\` or control
+/// byte: scans from `j`.
+#[inline(always)]
+pub(crate) fn string_from(b: &[u8], mut j: usize, strict: bool) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
         let k = next_special(b, j)?;

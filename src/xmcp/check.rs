@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
-use crate::json::{scalar, string, ws};
+use crate::json::{scalar, specials_and_quotes, string, string_from, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
@@ -128,11 +128,144 @@ fn new_key<'a>(
     set.insert(keys, b, i + 1, key).then_some((key, end))
 }
 
-/// One open container of [`SchemaCheck::plain`].
-struct Open<'a> {
-    object: bool,
-    keys: KeySet<'a>,
+/// One open container of [`SchemaCheck::plain`]; the innermost one is kept out of
+/// [`SchemaCheck::opens`], in a local of the walk. Two words, so that it stays in registers.
+#[derive(Clone, Copy)]
+struct Open {
+    /// Where this object's keys start in [`SchemaCheck::keys`]; [`ARRAY`] for an array.
+    from: usize,
+    /// One bit per key fingerprint seen (a Bloom filter), as in [`KeySet`]; all ones once the
+    /// object's keys moved to the innermost set of [`SchemaCheck::sets`]. Sixty-four keys with
+    /// a bit each set all ones too, but they are in [`SchemaCheck::keys`]: see
+    /// [`SchemaCheck::spilled`].
+    bloom: u64,
 }
+
+/// [`Open::from`] of an array.
+const ARRAY: usize = usize::MAX;
+
+/// [`Open::bloom`] of an object whose keys are in an ordered set.
+const SPILLED: u64 = u64::MAX;
+
+impl Open {
+    fn object(self) -> bool {
+        self.from != ARRAY
+    }
+}
+
+/// The open containers of [`SchemaCheck::plain`] around the innermost one: room for as many as
+/// [`MAX_DEPTH`] allows, so that a full stack is the depth limit.
+struct Opens([Open; MAX_DEPTH - 1]);
+
+impl Default for Opens {
+    fn default() -> Self {
+        Opens([Open { from: 0, bloom: 0 }; MAX_DEPTH - 1])
+    }
+}
+
+/// Where the string whose contents start at `j` ends, if its closing quote is among the eight
+/// bytes of `w` (read at `j`) with nothing special before it: the quote's offset from `j`, and
+/// a mask of the bytes before it. `Err(())` if something else special comes first (an escape
+/// or a control byte).
+#[inline(always)]
+fn quote_in(w: u64) -> Result<Option<(usize, u64)>, ()> {
+    let (m, quotes) = specials_and_quotes(w);
+    if m == 0 {
+        return Ok(None);
+    }
+    // The high bit of the first special byte, exact in both marks.
+    let first = m & m.wrapping_neg();
+    if quotes & first == 0 {
+        return Err(());
+    }
+    Ok(Some((
+        (first.trailing_zeros() / 8) as usize,
+        (first >> 7) - 1,
+    )))
+}
+
+/// Reads the key whose opening quote is at `i` of `b`: one without escapes. Returns its
+/// [`fingerprint`], the key and the index after its closing quote. Keys shorter than 16 bytes
+/// are found and fingerprinted from the words they are read in.
+#[inline(always)]
+fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
+    let j = i + 1;
+    let rest = b.get(j..)?;
+    if let Some(words) = rest.first_chunk::<16>() {
+        let (w1, w2) = words.split_at(8);
+        let w = u64::from_le_bytes(w1.try_into().ok()?);
+        match quote_in(w) {
+            Ok(Some((len, below))) => {
+                let print = (w & below) ^ ((len as u64) << 56);
+                return Some((print, w1.get(..len)?, j + len + 1));
+            }
+            Ok(None) => match quote_in(u64::from_le_bytes(w2.try_into().ok()?)) {
+                Ok(Some((n, _))) => {
+                    let len = 8 + n;
+                    let print = w ^ ((len as u64) << 56);
+                    return Some((print, words.get(..len)?, j + len + 1));
+                }
+                Ok(None) => {
+                    let (end, escaped) = string_from(b, j + 16, true)?;
+                    let key = b.get(j..end - 1)?;
+                    return (!escaped).then_some((w ^ ((key.len() as u64) << 56), key, end));
+                }
+                Err(()) => return None,
+            },
+            Err(()) => return None,
+        }
+    }
+    let (end, escaped) = string(b, i, true)?;
+    if escaped {
+        return None;
+    }
+    let key = b.get(j..end - 1)?;
+    Some((fingerprint(b, j, key.len()), key, end))
+}
+
+/// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), one
+/// shorter than 16 bytes from the two words it is read in.
+#[inline(always)]
+fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    if let Some(words) = b.get(i + 1..).and_then(<[u8]>::first_chunk::<16>) {
+        let (w1, w2) = words.split_at(8);
+        match quote_in(u64::from_le_bytes(w1.try_into().ok()?)) {
+            Ok(Some((len, _))) => return Some((i + len + 2, false)),
+            Ok(None) => match quote_in(u64::from_le_bytes(w2.try_into().ok()?)) {
+                Ok(Some((len, _))) => return Some((i + len + 10, false)),
+                Ok(None) => return string_from(b, i + 17, true),
+                Err(()) => return string_from(b, i + 9, true),
+            },
+            Err(()) => {}
+        }
+    }
+    string(b, i, true)
+}
+
+/// The [`fingerprint`] of `key`, at most eight bytes long.
+const fn short_print(key: &[u8]) -> u64 {
+    let mut v = 0u64;
+    let mut n = 0;
+    while n < key.len() && n < 8 {
+        v |= (key[n] as u64) << (8 * n);
+        n += 1;
+    }
+    v ^ ((key.len() as u64) << 56)
+}
+
+/// The fingerprint of `type`.
+const TYPE_PRINT: u64 = short_print(b"type");
+/// The fingerprint of [`KEYWORD`].
+const KEYWORD_PRINT: u64 = {
+    let k = KEYWORD.as_bytes();
+    let mut v = 0u64;
+    let mut n = 0;
+    while n < 8 {
+        v |= (k[n] as u64) << (8 * n);
+        n += 1;
+    }
+    v ^ ((k.len() as u64) << 56)
+};
 
 /// What the member being read is, for [`SchemaCheck::plain`].
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -159,8 +292,11 @@ enum Plain {
 #[derive(Default)]
 pub(crate) struct SchemaCheck<'a> {
     levels: Vec<Level<'a>>,
-    /// The open containers of [`Self::plain`].
-    opens: Vec<Open<'a>>,
+    /// The open containers of [`Self::plain`] but the innermost, outermost first.
+    opens: Opens,
+    /// The keys of the objects of [`Self::plain`] that have more than [`LINEAR_KEYS`],
+    /// innermost last.
+    sets: Vec<BTreeSet<&'a [u8]>>,
     /// The keys of the open objects, innermost last, each with its [`fingerprint`].
     keys: Vec<(u64, &'a [u8])>,
     /// The `properties` keys from the root to the schema object being read.
@@ -232,43 +368,33 @@ impl<'a> SchemaCheck<'a> {
     /// key written with escapes, the root's `type` noted. A `type` below the root whose value is
     /// a string with escapes gives up, as the walk may.
     fn plain(&mut self, b: &'a [u8], mut i: usize) -> Option<Plain> {
-        self.opens.clear();
         self.keys.clear();
+        self.sets.clear();
         if b.get(i) != Some(&b'{') {
             return None;
         }
         let mut root_object = false;
+        // The innermost open container; the `outer` others are in `opens`.
+        let mut top = Open { from: 0, bloom: 0 };
+        let mut outer = 0usize;
+        i = ws(b, i + 1);
+        if b.get(i) == Some(&b'}') {
+            return Some(Plain::Facts(SchemaFacts {
+                end: i + 1,
+                root_object,
+            }));
+        }
         // What the member whose value starts at `i` is (`Other` in an array).
-        let mut member = Member::Other;
+        let mut member;
+        (i, member) = self.plain_key(&mut top, outer, b, i)?;
+        if member == Member::Annotation {
+            return Some(Plain::Annotated);
+        }
         loop {
-            // A value starts at `i`, nested in `opens.len()` containers.
-            if self.opens.len() > MAX_DEPTH {
-                return None;
-            }
+            // A value starts at `i` (perhaps after whitespace), nested in `outer + 1` containers.
             match *b.get(i)? {
-                open @ (b'{' | b'[') => {
-                    let object = open == b'{';
-                    i = ws(b, i + 1);
-                    let close = if object { b'}' } else { b']' };
-                    if b.get(i) == Some(&close) {
-                        i += 1;
-                    } else {
-                        self.opens.push(Open {
-                            object,
-                            keys: KeySet::new(self.keys.len()),
-                        });
-                        member = Member::Other;
-                        if object {
-                            (i, member) = self.plain_key(b, i)?;
-                            if member == Member::Annotation {
-                                return Some(Plain::Annotated);
-                            }
-                        }
-                        continue;
-                    }
-                }
                 b'"' => {
-                    let (end, escaped) = string(b, i, true)?;
+                    let (end, escaped) = value_string(b, i)?;
                     match member {
                         Member::Other => {}
                         Member::RootType => {
@@ -279,60 +405,152 @@ impl<'a> SchemaCheck<'a> {
                     }
                     i = end;
                 }
+                open @ (b'{' | b'[') => {
+                    let object = open == b'{';
+                    i = ws(b, i + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if b.get(i) == Some(&close) {
+                        i += 1;
+                    } else {
+                        // No room: its first value would sit deeper than allowed.
+                        *self.opens.0.get_mut(outer)? = top;
+                        outer += 1;
+                        top = Open {
+                            from: if object { self.keys.len() } else { ARRAY },
+                            bloom: 0,
+                        };
+                        member = Member::Other;
+                        if object {
+                            (i, member) = self.plain_key(&mut top, outer, b, i)?;
+                            if member == Member::Annotation {
+                                return Some(Plain::Annotated);
+                            }
+                        }
+                        continue;
+                    }
+                }
+                b' ' | b'\n' | b'\r' | b'\t' => {
+                    i = ws(b, i);
+                    continue;
+                }
                 _ => i = scalar(b, i, true)?,
             }
             // After a value: a comma, or the end of containers.
             loop {
-                let Some(top) = self.opens.last() else {
-                    return Some(Plain::Facts(SchemaFacts {
-                        end: i,
-                        root_object,
-                    }));
-                };
-                let object = top.object;
-                i = ws(b, i);
                 match b.get(i) {
+                    Some(b' ' | b'\n' | b'\r' | b'\t') => {
+                        i = ws(b, i);
+                        continue;
+                    }
                     Some(b',') => {
-                        i = ws(b, i + 1);
+                        i += 1;
                         member = Member::Other;
-                        if object {
-                            (i, member) = self.plain_key(b, i)?;
+                        if top.object() {
+                            (i, member) = self.plain_key(&mut top, outer, b, i)?;
                             if member == Member::Annotation {
                                 return Some(Plain::Annotated);
                             }
                         }
                         break;
                     }
-                    Some(b'}') if object => {
-                        let open = self.opens.pop()?;
-                        self.keys.truncate(open.keys.from);
-                        i += 1;
+                    Some(b'}') if top.object() => {
+                        self.keys.truncate(top.from);
+                        if self.spilled(top) {
+                            self.sets.pop();
+                        }
                     }
-                    Some(b']') if !object => {
-                        self.opens.pop();
-                        i += 1;
-                    }
+                    Some(b']') if !top.object() => {}
                     _ => return None,
                 }
+                i += 1;
+                if outer == 0 {
+                    return Some(Plain::Facts(SchemaFacts {
+                        end: i,
+                        root_object,
+                    }));
+                }
+                outer -= 1;
+                top = *self.opens.0.get(outer)?;
             }
         }
     }
 
-    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object and its
-    /// colon; returns where its value starts and what the member is. An `x-mcp-header` key
-    /// stops the plain reading there ([`Member::Annotation`], its colon not read).
+    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`
+    /// (inside `outer` other containers), and its colon; returns where its value (or the whitespace before it) starts and what the
+    /// member is. An `x-mcp-header`
+    /// key stops the plain reading there ([`Member::Annotation`], its colon not read).
     #[inline(always)]
-    fn plain_key(&mut self, b: &'a [u8], i: usize) -> Option<(usize, Member)> {
-        let root = self.opens.len() == 1;
-        let (key, end) = new_key(&mut self.opens.last_mut()?.keys, &mut self.keys, b, i)?;
-        let member = match key {
-            b"type" if root => Member::RootType,
-            b"type" => Member::Type,
-            _ if key == KEYWORD.as_bytes() => return Some((end, Member::Annotation)),
-            _ => Member::Other,
+    fn plain_key(
+        &mut self,
+        top: &mut Open,
+        outer: usize,
+        b: &'a [u8],
+        i: usize,
+    ) -> Option<(usize, Member)> {
+        let i = if b.get(i) == Some(&b'"') {
+            i
+        } else {
+            let i = ws(b, i);
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            i
         };
+        let (print, key, end) = read_key(b, i)?;
+        let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+        if top.bloom & bit == 0 {
+            top.bloom |= bit;
+            self.keys.push((print, key));
+        } else if !self.add_colliding(top, print, key) {
+            return None;
+        }
+        let member = if print == TYPE_PRINT {
+            if outer == 0 {
+                Member::RootType
+            } else {
+                Member::Type
+            }
+        } else if print == KEYWORD_PRINT && key == KEYWORD.as_bytes() {
+            return Some((end, Member::Annotation));
+        } else {
+            Member::Other
+        };
+        // Where the value starts, or whitespace before it.
+        if b.get(end) == Some(&b':') {
+            return Some((end + 1, member));
+        }
         let i = ws(b, end);
-        (b.get(i) == Some(&b':')).then(|| (ws(b, i + 1), member))
+        (b.get(i) == Some(&b':')).then_some((i + 1, member))
+    }
+
+    /// Whether the keys of `top`, an object, are in the innermost set of [`Self::sets`]: its
+    /// Bloom bits are all ones, and its keys are not in [`Self::keys`] (where they are when
+    /// sixty-four keys set a bit each).
+    fn spilled(&self, top: Open) -> bool {
+        top.bloom == SPILLED && self.keys.len() == top.from
+    }
+
+    /// Adds `key` (its [`fingerprint`] `print`) to the keys of `top`, an object whose Bloom bits
+    /// have the key's bit already; `false` if it has the key. The keys move to an ordered set
+    /// once more than [`LINEAR_KEYS`] would be searched (with 64 bits, by the 65th key).
+    #[inline(always)]
+    fn add_colliding(&mut self, top: &mut Open, print: u64, key: &'a [u8]) -> bool {
+        if self.spilled(*top) {
+            return self.sets.last_mut().is_some_and(|set| set.insert(key));
+        }
+        let mine = self.keys.get(top.from..).unwrap_or_default();
+        if mine.len() > LINEAR_KEYS {
+            let mut set: BTreeSet<&'a [u8]> = self.keys.drain(top.from..).map(|(_, k)| k).collect();
+            let fresh = set.insert(key);
+            self.sets.push(set);
+            top.bloom = SPILLED;
+            return fresh;
+        }
+        if mine.iter().any(|&(p, k)| p == print && k == key) {
+            return false;
+        }
+        self.keys.push((print, key));
+        true
     }
 
     /// Checks the schema object starting at `i` in `b`, finding its parameters.
@@ -513,5 +731,211 @@ impl<'a> SchemaCheck<'a> {
         };
         let i = ws(b, end);
         (b.get(i) == Some(&b':')).then(|| ws(b, i + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the check makes of `s`: the end and whether the root's `type` is `"object"`.
+    fn check(s: &str) -> Option<(usize, bool)> {
+        let mut c = SchemaCheck::default();
+        c.run(s.as_bytes(), 0).map(|f| (f.end, f.root_object))
+    }
+
+    /// `count` distinct keys `len` bytes long (at least 3), alike but for their last bytes.
+    fn keys(len: usize, count: usize) -> Vec<String> {
+        (0..count)
+            .map(|n| format!("{}{n:03}", "k".repeat(len - 3)))
+            .collect()
+    }
+
+    fn object(keys: &[String]) -> String {
+        let members: Vec<String> = keys.iter().map(|k| format!(r#""{k}":1"#)).collect();
+        format!(r#"{{"type":"object",{}}}"#, members.join(","))
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_every_length_and_count() {
+        for len in [3, 7, 8, 9, 15, 16, 17, 40] {
+            for count in [1, 2, 4, 15, 16, 17, 30, 65, 300] {
+                let mut ks = keys(len, count);
+                let fine = object(&ks);
+                assert_eq!(check(&fine), Some((fine.len(), true)), "{fine}");
+                assert_eq!(super::super::scan(&fine).map(|(_, r)| r), Some(true));
+                // The same keys nested, after a key of the parent that has the same name.
+                let nested = format!(r#"{{"{}":{fine},"x":[{fine},{fine}]}}"#, ks[0]);
+                assert_eq!(check(&nested), Some((nested.len(), false)), "{nested}");
+                for at in [0, count / 2, count - 1] {
+                    ks.push(ks[at].clone());
+                    let twice = object(&ks);
+                    assert_eq!(check(&twice), None, "{twice}");
+                    assert_eq!(super::super::scan(&twice).map(|(_, r)| r), None);
+                    let deep = format!(r#"{{"a":[1,{twice}]}}"#);
+                    assert_eq!(check(&deep), None, "{deep}");
+                    ks.pop();
+                }
+            }
+        }
+    }
+
+    /// The Bloom bit of a short key, as [`SchemaCheck::plain_key`] finds it.
+    fn bloom_bit(key: &str) -> u32 {
+        (short_print(key.as_bytes()).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as u32
+    }
+
+    #[test]
+    fn sixty_four_keys_that_set_every_bloom_bit() {
+        // One key per bit: the object's Bloom bits end up all set with no collision.
+        let mut by_bit: Vec<Option<String>> = vec![None; 64];
+        for n in 0.. {
+            let key = format!("k{n}");
+            let bit = bloom_bit(&key) as usize;
+            if by_bit[bit].is_none() {
+                by_bit[bit] = Some(key);
+            }
+            if by_bit.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        let full: Vec<String> = by_bit.into_iter().flatten().collect();
+        let members = |ks: &[String]| -> String {
+            let m: Vec<String> = ks.iter().map(|k| format!(r#""{k}":1"#)).collect();
+            m.join(",")
+        };
+        let many: Vec<String> = (0..70).map(|n| format!("parent{n}")).collect();
+        for extra in [full[0].clone(), full[63].clone(), "fresh".to_owned()] {
+            let dup = extra != "fresh";
+            let mut ks = full.clone();
+            ks.push(extra.clone());
+            let alone = format!("{{{}}}", members(&ks));
+            assert_eq!(check(&alone).is_none(), dup, "{extra} alone");
+            // Inside an object whose keys moved to an ordered set, then more of its keys.
+            for after in ["parent3", "other"] {
+                let nested = format!(
+                    r#"{{{},"child":{{{}}},"{after}":2}}"#,
+                    members(&many),
+                    members(&ks)
+                );
+                let refused = dup || after == "parent3";
+                assert_eq!(check(&nested).is_none(), refused, "{extra} then {after}");
+                assert_eq!(super::super::scan(&nested).is_none(), refused);
+            }
+        }
+    }
+
+    #[test]
+    fn whitespace_anywhere_between_tokens() {
+        let compact = r#"{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"bbbbbbbbbbbb":{"type":"integer","minimum":-1.5e3},"c":[true,false,null,{},[],{"d":[1]}]},"required":["a"]}"#;
+        assert_eq!(check(compact), Some((compact.len(), true)));
+        for space in [" ", "\n", "\r\n\t ", "\t\t\t\t\t\t\t\t\t"] {
+            // Around every structural byte outside strings.
+            let mut spaced = String::new();
+            let mut in_string = false;
+            for c in compact.chars() {
+                if c == '"' {
+                    in_string = !in_string;
+                }
+                if !in_string && matches!(c, '{' | '}' | '[' | ']' | ':' | ',') {
+                    spaced.push_str(space);
+                    spaced.push(c);
+                    spaced.push_str(space);
+                } else {
+                    spaced.push(c);
+                }
+            }
+            let spaced = spaced.trim_start();
+            let end = spaced.trim_end().len();
+            assert_eq!(check(spaced), Some((end, true)), "{spaced:?}");
+            let twice = spaced.replacen(r#""a""#, r#""c""#, 1);
+            assert_eq!(check(&twice), None, "{twice:?}");
+        }
+    }
+
+    #[test]
+    fn nesting_up_to_the_depth_limit() {
+        // The root and `n` arrays around a number, or around an empty array (which opens no
+        // container to read a value in).
+        for n in MAX_DEPTH - 4..MAX_DEPTH + 4 {
+            let full = format!(r#"{{"a":{}1{}}}"#, "[".repeat(n), "]".repeat(n));
+            let fits = n < MAX_DEPTH;
+            assert_eq!(check(&full).is_some(), fits, "{n} around a number");
+            assert_eq!(
+                super::super::scan(&full).is_some(),
+                fits,
+                "{n} around a number"
+            );
+            let empty = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+            let fits = n <= MAX_DEPTH;
+            assert_eq!(check(&empty).is_some(), fits, "{n} around nothing");
+            let objects = format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+            assert_eq!(check(&objects).is_some(), n <= MAX_DEPTH, "{n} objects");
+        }
+    }
+
+    #[test]
+    fn word_reads_agree_with_the_scanner() {
+        // Strings of every length around the word sizes, plain or with one escape or control
+        // byte anywhere, followed by little or much input.
+        let specials = [
+            "",
+            "\\n",
+            "\\\"",
+            "\x01",
+            "\\ud800",
+            "\\ud83d\\ude00",
+            "\\x",
+        ];
+        for len in 0..40 {
+            for special in specials {
+                for at in 0..=len {
+                    let body: String = (0..len)
+                        .map(|n| char::from(b'a' + (n % 26) as u8))
+                        .collect();
+                    let (head, tail) = body.split_at(at);
+                    for after in [":1}", ":1,\"kkkkkkkkkkkkkkkkkkkkkkk\":2}"] {
+                        let text = format!("\"{head}{special}{tail}\"{after}");
+                        let b = text.as_bytes();
+                        assert_eq!(value_string(b, 0), string(b, 0, true), "{text:?}");
+                        let theirs = string(b, 0, true).and_then(|(end, escaped)| {
+                            let key = b.get(1..end - 1)?;
+                            (!escaped).then(|| (fingerprint(b, 1, key.len()), key, end))
+                        });
+                        assert_eq!(read_key(b, 0), theirs, "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keys_and_strings_at_the_end_of_the_input() {
+        // No eight bytes after the opening quote: the word reads fall back to the scanner.
+        for s in [
+            r#"{"a":1}"#,
+            r#"{"type":"object"}"#,
+            r#"{"abcdefghij":"x"}"#,
+        ] {
+            assert_eq!(check(s).map(|(end, _)| end), Some(s.len()), "{s}");
+        }
+        assert_eq!(check(r#"{"type":"object"}"#), Some((17, true)));
+        for s in [r#"{"a":1,"a":2}"#, r#"{"a"#, r#"{"a":"x"#, r#"{"a\n":1}"#] {
+            assert_eq!(check(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_control_bytes_in_short_words() {
+        // A key with an escape gives up; a value with one is read on.
+        assert_eq!(check(r#"{"t\u0079pe":"object"}"#), None);
+        let s = r#"{"type":"obj\u0065ct","d":"a\"b"}"#;
+        assert_eq!(check(s), Some((s.len(), false)));
+        assert_eq!(check(r#"{"p":{"type":"str\u0069ng"}}"#), None);
+        assert_eq!(check("{\"a\":\"x\x01y\",\"b\":1}"), None);
+        assert_eq!(check("{\"a\x01\":1,\"bbbbbbbbbbbb\":1}"), None);
+        assert_eq!(check(r#"{"a":"\ud800"}"#), None);
+        let s = r#"{"a":"\ud83d\ude00","bbbbbbbbbbb":1e400}"#;
+        assert_eq!(check(s), Some((s.len(), false)));
     }
 }
