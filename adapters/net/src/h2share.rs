@@ -117,10 +117,28 @@ struct State {
     items: BTreeMap<Member, Item>,
     last_member: u64,
     life: Life,
-    /// The sink and session number of a recorded connection, until its session joins.
-    record_to: Option<(Arc<dyn TranscriptSink>, u64)>,
-    /// The recording of the session of a recorded connection, from its join to its leave.
-    rec: Option<H2Recording>,
+    recording: Recording,
+}
+
+/// What a recorded connection records (a connection that is not recorded is always `Off`).
+enum Recording {
+    /// Nothing: not recorded, or its session's recording is over.
+    Off,
+    /// The sink and session number of the recording, until its session joins.
+    Awaiting(Arc<dyn TranscriptSink>, u64),
+    /// The session's recording, from its join to its leave (boxed: the state is kept per
+    /// connection, and most connections record nothing).
+    On(Box<H2Recording>),
+}
+
+impl Recording {
+    /// The recording under way, if any.
+    fn on(&mut self) -> Option<&mut H2Recording> {
+        match self {
+            Recording::On(rec) => Some(rec),
+            Recording::Off | Recording::Awaiting(..) => None,
+        }
+    }
 }
 
 /// Whether the connection serves sessions, waits idle for the next one, or is closed.
@@ -214,8 +232,10 @@ impl SharedH2 {
                 items: BTreeMap::new(),
                 last_member: 0,
                 life: Life::Serving,
-                record_to,
-                rec: None,
+                recording: match record_to {
+                    Some((sink, session)) => Recording::Awaiting(sink, session),
+                    None => Recording::Off,
+                },
             }),
             h2,
             io,
@@ -311,14 +331,19 @@ impl SharedH2 {
         }
         st.life = Life::Serving;
         if self.recorded {
-            let Some((sink, session)) = st.record_to.take() else {
-                return Ok(None);
+            // One session only: a recording already under way stays as it is.
+            let (sink, session) = match core::mem::replace(&mut st.recording, Recording::Off) {
+                Recording::Awaiting(sink, session) => (sink, session),
+                other => {
+                    st.recording = other;
+                    return Ok(None);
+                }
             };
             let mut rec =
                 H2Recording::new(&config, &self.h2, self.scheme, Instant::ZERO, sink, session);
             // The first socket was made at the clock zero.
             rec.recorder().socket_opened(Instant::ZERO);
-            st.rec = Some(rec);
+            st.recording = Recording::On(Box::new(rec));
         }
         st.last_member += 1;
         let member = Member(st.last_member);
@@ -345,7 +370,7 @@ impl SharedH2 {
             return;
         };
         // The recording ends with the session: what leaving writes is the connection's.
-        st.rec = None;
+        st.recording = Recording::Off;
         let _ = st.socket.remove(now, item.work);
         st.pending.retain(|(m, _)| *m != member);
         // A recorded connection serves its one session only: it is closed when that leaves.
@@ -367,7 +392,7 @@ impl SharedH2 {
     /// Ends the recording of a recorded connection's session (it is flushed and finished);
     /// nothing more is recorded. Does nothing on a connection that is not recorded.
     pub fn end_recording(&self) {
-        let rec = lock(&self.state).rec.take();
+        let rec = core::mem::replace(&mut lock(&self.state).recording, Recording::Off);
         drop(rec);
     }
 
@@ -424,7 +449,7 @@ impl SharedH2 {
         let work = st.items.get(&member)?.work;
         let st = &mut *st;
         let conn = st.socket.connection_mut(work)?;
-        if let (Some(rec), Some(op)) = (&mut st.rec, op) {
+        if let (Some(rec), Some(op)) = (st.recording.on(), op) {
             rec.recorder().operation(now, op);
         }
         let r = f(conn, now);
@@ -476,7 +501,7 @@ impl SharedH2 {
     pub fn handle_timeout(self: &Arc<Self>) {
         let mut st = lock(&self.state);
         let now = self.now();
-        if let Some(rec) = &mut st.rec {
+        if let Some(rec) = st.recording.on() {
             rec.recorder().timeout(now);
         }
         st.socket.handle_timeout(now);
@@ -494,7 +519,7 @@ impl SharedH2 {
         let st = &mut *st;
         // Only the serving socket is recorded (a recorded connection has no other).
         let (socket, rec) = if st.generation == generation {
-            (&mut st.socket, st.rec.as_mut())
+            (&mut st.socket, st.recording.on())
         } else {
             match &mut st.next {
                 Some(n) if n.generation == generation => (&mut n.socket, None),
@@ -546,13 +571,13 @@ impl SharedH2 {
                 if self.recorded {
                     // A recorded session moves at once, as its replay does.
                     self.switch(&mut st, now);
-                    if let Some(rec) = &mut st.rec {
+                    if let Some(rec) = st.recording.on() {
                         rec.recorder().socket_opened(now);
                     }
                 }
             }
             Err(e) => {
-                if let Some(rec) = &mut st.rec {
+                if let Some(rec) = st.recording.on() {
                     rec.recorder().dial_error(now, &e);
                 }
                 fail_pending(&mut st, now, &e);
@@ -581,7 +606,7 @@ impl SharedH2 {
             while let Some(bytes) = st.socket.poll_transmit(now) {
                 any = true;
                 // Bytes dropped on a closing socket were written by the core all the same.
-                if let Some(rec) = &mut st.rec {
+                if let Some(rec) = st.recording.on() {
                     rec.recorder().wrote(now, &bytes);
                 }
                 if !st.closing {
@@ -601,7 +626,7 @@ impl SharedH2 {
             while let Some((work, event)) = st.socket.poll_event(now) {
                 any = true;
                 let Some(m) = st.member(work) else { continue };
-                if let Some(rec) = &mut st.rec {
+                if let Some(rec) = st.recording.on() {
                     rec.recorder().event(&event);
                 }
                 if let Event::ExchangeAbandoned { exchange }
@@ -650,7 +675,7 @@ impl SharedH2 {
                 break;
             }
         }
-        if let Some(rec) = &mut st.rec {
+        if let Some(rec) = st.recording.on() {
             rec.flush();
         }
         for m in woken {
