@@ -1,5 +1,7 @@
 //! The authorization tests of both adapters: `AuthSession` authorizes once on a 401 and retries
-//! the operation, steps up on a 403 `insufficient_scope`, and never authorizes on a plain 403. An
+//! the operation, steps up on a 403 `insufficient_scope`, and never authorizes on a plain 403;
+//! the session it replaces after authorizing is ended (a legacy session's `DELETE`) once the new
+//! one is connected, even when that `DELETE` is refused, and kept when the new one fails. An
 //! adapter's `tests/auth.rs` includes the protected server (`adapters/net/tests/auth_server`) as
 //! `auth_server` and this file by `#[path]` (with `#[macro_use]`), and declares the tests with
 //! [`auth_tests!`], giving only how its runtime drives a session.
@@ -9,7 +11,7 @@ use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
 use mcp_sansio_net::auth::{AuthHttp, Authorization};
 use mcp_sansio_net::AddressPolicy;
 
-use crate::auth_server::{AuthServer, Browser};
+use crate::auth_server::{AuthServer, Browser, Seen};
 
 /// The policy of the tests: loopback allowed.
 pub fn policy() -> AddressPolicy {
@@ -51,6 +53,20 @@ impl Bearer for Option<&Authorization> {
     }
 }
 
+/// The positions in `seen` of the requests with this HTTP method and JSON-RPC method (`None`:
+/// any or no body) that carried legacy session `sid`.
+pub fn requests(seen: &[Seen], method: &str, rpc: Option<&str>, sid: &str) -> Vec<usize> {
+    seen.iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            s.method == method
+                && s.header("mcp-session-id") == Some(sid)
+                && rpc.is_none_or(|m| s.rpc_method().as_deref() == Some(m))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Declares the authorization tests of an adapter whose `Client` and `AuthSession` are in scope:
 /// `#[$test]` is its test attribute, `async` is present when its operations are futures and
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
@@ -75,7 +91,100 @@ macro_rules! auth_tests {
             assert_eq!(server.authorization_scopes(), ["read", "read write"]);
             assert!(!server.bearer_leaked_to_authorization_server());
             assert_eq!(Bearer::token(&s.authorization()), Some("tok-2"));
+            // Replacing a modern (sessionless) session sends nothing to end it.
+            assert_eq!(server.count("DELETE", "/mcp"), 0);
             s.close()$($wait)*.unwrap();
+        }
+
+        #[$test]
+        $($async)? fn a_legacy_session_replaced_after_authorizing_is_ended_once_the_new_one_connects() {
+            let server = AuthServer::start(Mode::Legacy);
+            let client = Client::builder().policy(policy()).build();
+            let b = browser();
+            let opened = b.opened.clone();
+            let config = Config::new(&server.url()).unwrap();
+            let mut s = AuthSession::connect(&client, config, authorization(&server, b))$($wait)*
+                .unwrap();
+            assert_eq!(s.session().session_id(), Some("sess-1"));
+            // tools/call needs `write`: the 403 insufficient_scope authorizes again, a new session
+            // is connected and the call retried on it.
+            let r = s.call_tool("echo", b"{}")$($wait)*.unwrap();
+            assert!(!r.is_error);
+            assert_eq!(opened.load(Ordering::SeqCst), 2);
+            assert_eq!(s.session().session_id(), Some("sess-2"));
+            let seen = server.seen();
+            let deleted = auth::requests(&seen, "DELETE", None, "sess-1");
+            assert_eq!(deleted.len(), 1, "{seen:?}");
+            // Ended with the token it was opened with.
+            let delete = &seen[deleted[0]];
+            assert_eq!(delete.header("authorization"), Some("Bearer tok-1"));
+            // The new session was connected (its `initialized` sent) before the old one was ended.
+            let initialized =
+                auth::requests(&seen, "POST", Some("notifications/initialized"), "sess-2");
+            assert_eq!(initialized.len(), 1, "{seen:?}");
+            assert!(initialized[0] < deleted[0], "{seen:?}");
+            // The call refused on the old session was retried on the new one, after the DELETE.
+            assert_eq!(auth::requests(&seen, "POST", Some("tools/call"), "sess-1").len(), 1);
+            let retried = auth::requests(&seen, "POST", Some("tools/call"), "sess-2");
+            assert_eq!(retried.len(), 1, "{seen:?}");
+            assert!(deleted[0] < retried[0], "{seen:?}");
+            assert_eq!(server.live_sessions(), ["sess-2"]);
+            s.close()$($wait)*.unwrap();
+            assert!(server.live_sessions().is_empty());
+            assert_eq!(server.count("DELETE", "/mcp"), 2);
+        }
+
+        #[$test]
+        $($async)? fn a_refused_delete_of_the_replaced_session_does_not_fail_the_retry() {
+            // Each authorization revokes the earlier tokens: the old session's DELETE gets a 401.
+            let server = AuthServer::start(Mode::LegacyRevoking);
+            let client = Client::builder().policy(policy()).build();
+            let b = browser();
+            let opened = b.opened.clone();
+            let config = Config::new(&server.url()).unwrap();
+            let mut s = AuthSession::connect(&client, config, authorization(&server, b))$($wait)*
+                .unwrap();
+            let r = s.call_tool("echo", b"{}")$($wait)*.unwrap();
+            assert!(!r.is_error);
+            // The refused DELETE started no third authorization.
+            assert_eq!(opened.load(Ordering::SeqCst), 2);
+            assert_eq!(s.session().session_id(), Some("sess-2"));
+            let seen = server.seen();
+            let deleted = auth::requests(&seen, "DELETE", None, "sess-1");
+            assert_eq!(deleted.len(), 1, "{seen:?}");
+            assert_eq!(seen[deleted[0]].header("authorization"), Some("Bearer tok-1"));
+            let retried = auth::requests(&seen, "POST", Some("tools/call"), "sess-2");
+            assert_eq!(retried.len(), 1, "{seen:?}");
+            assert!(deleted[0] < retried[0], "{seen:?}");
+            // The server refused to end it: it is still live there.
+            assert_eq!(server.live_sessions(), ["sess-1", "sess-2"]);
+            let catalog = s.list_tools()$($wait)*.unwrap();
+            assert_eq!(catalog.tools[0].name(), "echo");
+            s.close()$($wait)*.unwrap();
+            assert_eq!(server.live_sessions(), ["sess-1"]);
+        }
+
+        #[$test]
+        $($async)? fn when_the_new_session_fails_to_connect_the_old_one_is_kept_and_not_ended() {
+            let server = AuthServer::start(Mode::LegacyOneSession);
+            let client = Client::builder().policy(policy()).build();
+            let b = browser();
+            let opened = b.opened.clone();
+            let config = Config::new(&server.url()).unwrap();
+            let mut s = AuthSession::connect(&client, config, authorization(&server, b))$($wait)*
+                .unwrap();
+            let e = s.call_tool("echo", b"{}")$($wait)*.unwrap_err();
+            assert!(
+                matches!(e, AuthSessionError::Mcp(Error::HttpStatus { status: 500 })),
+                "{e:?}"
+            );
+            assert_eq!(opened.load(Ordering::SeqCst), 2);
+            assert_eq!(s.session().session_id(), Some("sess-1"));
+            assert_eq!(server.count("DELETE", "/mcp"), 0);
+            assert_eq!(server.live_sessions(), ["sess-1"]);
+            // Closing the kept session ends it.
+            s.close()$($wait)*.unwrap();
+            assert!(server.live_sessions().is_empty());
         }
 
         #[$test]

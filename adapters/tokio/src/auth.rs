@@ -5,6 +5,13 @@
 //! operation. A plain 403 never triggers authorization; a second refusal after authorizing is
 //! returned as it is.
 //!
+//! When it connects again, the new session is connected first; only once it is connected is
+//! the session it replaces ended with [`Session::close`] (`DELETE` with the session id of a
+//! legacy session; nothing on the wire for a modern one). That close is best effort: its error
+//! is ignored, since the server may no longer accept the old token, and it waits no longer than
+//! the close budget before the operation is retried. If the new connection fails, the old
+//! session is kept as it was and the error returned.
+//!
 //! The authorization's own requests go through an [`AuthHttp`] built with the same address
 //! policy, resolver and TLS configuration as the [`Client`]; they run on the runtime's blocking
 //! pool, as name resolution does. Without an [`AuthSession`] nothing changes: a 401 is the
@@ -112,7 +119,8 @@ impl AuthSession {
         }
     }
 
-    /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back.
+    /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back. The new
+    /// session is connected first; the old one is then ended, best effort.
     async fn recover(&mut self, e: Error) -> Result<(), AuthSessionError> {
         let Some((status, challenge)) = authorization_needed(&e) else {
             return Err(e.into());
@@ -126,7 +134,11 @@ impl AuthSession {
         if let Some(token) = self.auth.as_ref().and_then(|a| a.bearer()) {
             self.config.bearer_token = token.to_owned();
         }
-        self.session = self.client.connect(self.config.clone()).await?;
+        mcp_sansio_net::replace_authorized_session!(
+            self.session,
+            self.client.connect(self.config.clone()),
+            [.await]
+        );
         Ok(())
     }
 

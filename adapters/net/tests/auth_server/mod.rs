@@ -3,12 +3,15 @@
 //! with `#[path]`). The MCP endpoint answers 401 with `resource_metadata` until it sees a token
 //! the token endpoint issued; `tools/call` needs the `write` scope (403 `insufficient_scope`
 //! otherwise). The authorization endpoint redirects at once; the token endpoint checks PKCE.
+//! In the legacy modes the MCP endpoint speaks the legacy era instead: `server/discover` is an
+//! unknown method, `initialize` gives a new `Mcp-Session-Id` (`sess-1`, `sess-2`…), every other
+//! request must carry a live one, and `DELETE` ends it.
 //! [`Browser`] plays the user agent: it GETs the authorization URL through an [`AuthHttp`] and
 //! returns the query of the redirect.
 
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,6 +34,23 @@ pub enum Mode {
     TokenRedirect,
     /// The authorization-server metadata is 70 000 bytes long.
     HugeMetadata,
+    /// The MCP endpoint is a legacy-era server with sessions.
+    Legacy,
+    /// As [`Mode::Legacy`], and every token issued by an authorization revokes the tokens
+    /// issued before it (a request bearing one is answered 401).
+    LegacyRevoking,
+    /// As [`Mode::Legacy`], but only the first `initialize` succeeds: the others are answered
+    /// 500.
+    LegacyOneSession,
+}
+
+impl Mode {
+    fn legacy(self) -> bool {
+        matches!(
+            self,
+            Mode::Legacy | Mode::LegacyRevoking | Mode::LegacyOneSession
+        )
+    }
 }
 
 /// A request the server received.
@@ -46,6 +66,19 @@ pub struct Seen {
     pub body: String,
 }
 
+impl Seen {
+    /// The value of header `name`, if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(self, name)
+    }
+
+    /// The JSON-RPC method of the body, if it is a JSON-RPC message.
+    pub fn rpc_method(&self) -> Option<String> {
+        let msg: serde_json::Value = serde_json::from_str(&self.body).ok()?;
+        msg["method"].as_str().map(str::to_owned)
+    }
+}
+
 #[derive(Default)]
 struct State {
     challenge: Option<String>,
@@ -53,6 +86,12 @@ struct State {
     scope: String,
     /// Issued tokens and their scopes.
     tokens: BTreeMap<String, String>,
+    /// Tokens no longer accepted ([`Mode::LegacyRevoking`]).
+    revoked: BTreeSet<String>,
+    /// Legacy sessions issued so far.
+    sessions_issued: usize,
+    /// Legacy sessions not ended.
+    live: BTreeSet<String>,
     seen: Vec<Seen>,
 }
 
@@ -196,6 +235,11 @@ impl AuthServer {
             .collect()
     }
 
+    /// The legacy sessions given and not ended with `DELETE`, in order.
+    pub fn live_sessions(&self) -> Vec<String> {
+        self.state.lock().unwrap().live.iter().cloned().collect()
+    }
+
     /// Whether any request outside `/mcp` carried a Bearer token.
     pub fn bearer_leaked_to_authorization_server(&self) -> bool {
         self.seen().iter().any(|s| {
@@ -281,7 +325,13 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 );
             }
             let token = header(s, "authorization").and_then(|v| v.strip_prefix("Bearer "));
-            let scope = token.and_then(|t| state.lock().unwrap().tokens.get(t).cloned());
+            let scope = token.and_then(|t| {
+                let st = state.lock().unwrap();
+                if st.revoked.contains(t) {
+                    return None;
+                }
+                st.tokens.get(t).cloned()
+            });
             let Some(scope) = scope else {
                 return response(
                     401,
@@ -294,6 +344,11 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             };
             let msg: serde_json::Value = serde_json::from_str(&s.body).unwrap_or_default();
             let id = msg["id"].clone();
+            if mode.legacy() {
+                if let Some(answer) = legacy_session(s, &msg, mode, state) {
+                    return answer;
+                }
+            }
             let result = match msg["method"].as_str().unwrap_or("") {
                 "server/discover" => serde_json::from_str::<serde_json::Value>(DISCOVER).unwrap(),
                 "tools/list" => {
@@ -387,6 +442,10 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 return json(400, serde_json::json!({"error": "invalid_grant"}));
             }
             let token = format!("tok-{}", st.tokens.len() + 1);
+            if mode == Mode::LegacyRevoking {
+                let earlier: Vec<String> = st.tokens.keys().cloned().collect();
+                st.revoked.extend(earlier);
+            }
             let scope = st.scope.clone();
             st.tokens.insert(token.clone(), scope.clone());
             json(
@@ -396,6 +455,59 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
         }
         _ => json(404, serde_json::json!({"error": "not_found"})),
     }
+}
+
+/// The legacy era's session handling of an authorized request: the answer to `server/discover`
+/// (an unknown method), `initialize` (a new session) and `DELETE` (the session ends), or to a
+/// request without a live session (404); `None` for a request of a live session, answered as in
+/// the modern era.
+fn legacy_session(
+    s: &Seen,
+    msg: &serde_json::Value,
+    mode: Mode,
+    state: &Mutex<State>,
+) -> Option<Vec<u8>> {
+    let mut st = state.lock().unwrap();
+    let method = msg["method"].as_str().unwrap_or("");
+    if s.method == "POST" && method == "server/discover" {
+        let error = serde_json::json!({"code": -32601, "message": "Method not found"});
+        return Some(json(
+            400,
+            serde_json::json!({"jsonrpc":"2.0","id":msg["id"],"error":error}),
+        ));
+    }
+    if s.method == "POST" && method == "initialize" {
+        if mode == Mode::LegacyOneSession && st.sessions_issued > 0 {
+            return Some(response(500, &[], ""));
+        }
+        st.sessions_issued += 1;
+        let sid = format!("sess-{}", st.sessions_issued);
+        st.live.insert(sid.clone());
+        let result = serde_json::json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "protected", "version": "1"},
+        });
+        let body = serde_json::json!({"jsonrpc":"2.0","id":msg["id"],"result":result}).to_string();
+        return Some(response(
+            200,
+            &[
+                ("content-type", "application/json".into()),
+                ("mcp-session-id", sid),
+            ],
+            &body,
+        ));
+    }
+    let live = header(s, "mcp-session-id").filter(|sid| st.live.contains(*sid));
+    let Some(sid) = live else {
+        return Some(response(404, &[], ""));
+    };
+    if s.method == "DELETE" {
+        let sid = sid.to_owned();
+        st.live.remove(&sid);
+        return Some(response(200, &[], ""));
+    }
+    None
 }
 
 /// The user agent of the tests: GETs the authorization URL through `http` (no redirect
