@@ -196,16 +196,21 @@ pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
     Some(i)
 }
 
-/// Scans `true`, `false` or `null` at `i`; returns the index after it.
+/// Scans `true`, `false` or `null` at `i`; returns the index after it. The first four bytes
+/// are compared as one word.
 #[inline(always)]
 fn literal(b: &[u8], i: usize) -> Option<usize> {
-    let word: &[u8] = match b.get(i)? {
-        b't' => b"true",
-        b'f' => b"false",
-        b'n' => b"null",
-        _ => return None,
-    };
-    (b.get(i..i + word.len())? == word).then_some(i + word.len())
+    const TRUE: u32 = u32::from_le_bytes(*b"true");
+    const NULL: u32 = u32::from_le_bytes(*b"null");
+    const FALS: u32 = u32::from_le_bytes(*b"fals");
+    let four = u32::from_le_bytes(*b.get(i..)?.first_chunk::<4>()?);
+    if four == TRUE || four == NULL {
+        Some(i + 4)
+    } else if four == FALS && b.get(i + 4) == Some(&b'e') {
+        Some(i + 5)
+    } else {
+        None
+    }
 }
 
 /// Scans a scalar (string, number or literal) at `i`, `strict` as in [`string`]. Returns the
@@ -470,6 +475,34 @@ mod tests {
         ] {
             let full = skips(bad).is_some_and(|end| ws(bad.as_bytes(), end) == bad.len());
             assert!(!full, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn literals_are_read_whole_and_only_whole() {
+        // Every literal, each cut short, each with one byte changed, alone and followed by more.
+        for word in ["true", "false", "null"] {
+            for cut in 0..=word.len() {
+                for change in 0..=cut {
+                    let mut text = word.as_bytes()[..cut].to_vec();
+                    if let Some(c) = text.get_mut(change) {
+                        *c ^= 0x20;
+                    }
+                    for tail in ["", "]", "e"] {
+                        let mut t = text.clone();
+                        t.extend_from_slice(tail.as_bytes());
+                        let starts = t.starts_with(word.as_bytes());
+                        let got = scalar(&t, 0, true);
+                        assert_eq!(got, starts.then_some(word.len()), "{t:?}");
+                        let framed = [b"{\"a\":".as_slice(), &t, b"}"].concat();
+                        assert_eq!(
+                            skip(&framed, 0) == Some(framed.len()),
+                            t == word.as_bytes(),
+                            "{framed:?}"
+                        );
+                    }
+                }
+            }
         }
     }
 
