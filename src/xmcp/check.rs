@@ -395,13 +395,12 @@ impl<'a> SchemaCheck<'a> {
             match *b.get(i)? {
                 b'"' => {
                     let (end, escaped) = value_string(b, i)?;
-                    match member {
-                        Member::Other => {}
-                        Member::RootType => {
-                            root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
+                    if escaped {
+                        if member == Member::Type {
+                            return None;
                         }
-                        Member::Type if escaped => return None,
-                        Member::Type | Member::Annotation => {}
+                    } else if member == Member::RootType {
+                        root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
                     }
                     i = end;
                 }
