@@ -105,30 +105,34 @@ pub(crate) fn specials_and_quotes(w: u64) -> (u64, u64) {
 
 /// The index of the first `"`, `\` or control byte at or after `j`.
 #[inline(always)]
-fn next_special(b: &[u8], mut j: usize) -> Option<usize> {
-    let short_end = j + SHORT;
-    while j < short_end {
-        let Some(word) = b.get(j..j + 8) else {
-            // The last few bytes, one by one.
-            let tail = b.get(j..)?;
-            return tail
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                .map(|p| j + p);
-        };
+fn next_special(b: &[u8], j: usize) -> Option<usize> {
+    let rest = b.get(j..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut at = j;
+    for word in words.by_ref().take(SHORT / 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(word);
         let m = specials(u64::from_le_bytes(w));
         if m != 0 {
-            return Some(j + (m.trailing_zeros() / 8) as usize);
+            return Some(at + (m.trailing_zeros() / 8) as usize);
         }
-        j += 8;
+        at += 8;
     }
-    let k = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
-    if has_control(b.get(j..k)?) {
-        return b.get(j..k)?.iter().position(|&c| c < 0x20).map(|p| j + p);
+    if at - j < SHORT {
+        // Fewer than eight bytes left: one by one.
+        return words
+            .remainder()
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+            .map(|p| at + p);
     }
-    Some(k)
+    let tail = b.get(at..)?;
+    let k = memchr::memchr2(b'"', b'\\', tail)?;
+    let before = tail.get(..k)?;
+    if has_control(before) {
+        return before.iter().position(|&c| c < 0x20).map(|p| at + p);
+    }
+    Some(at + k)
 }
 
 /// Scans the string whose opening quote is at `i`. Returns the index after the closing quote
@@ -475,6 +479,50 @@ mod tests {
         ] {
             let full = skips(bad).is_some_and(|end| ws(bad.as_bytes(), end) == bad.len());
             assert!(!full, "{bad:?}");
+        }
+    }
+
+    /// [`string`], byte by byte.
+    fn string_by_bytes(b: &[u8], i: usize, strict: bool) -> Option<(usize, bool)> {
+        let mut j = i + 1;
+        let mut escaped = false;
+        loop {
+            match *b.get(j)? {
+                b'"' => return Some((j + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    j = escape(b, j + 1, strict)?;
+                }
+                c if c < 0x20 => return None,
+                _ => j += 1,
+            }
+        }
+    }
+
+    #[test]
+    fn strings_of_every_length_with_a_special_byte_anywhere() {
+        // Past the words read one by one and into the memchr search; the input ends at the
+        // string's end or a few bytes after it.
+        for len in 0..=130 {
+            for at in 0..=len {
+                for special in [&b"\\n"[..], b"\x01", b"\x1f", b"\"", b"\\u00e9", b"\\ud800"] {
+                    for after in [&b""[..], b"\"", b",\"ab\"", b"\"}}}}}}}}}}"] {
+                        let mut t = vec![b'"'];
+                        t.extend(core::iter::repeat_n(b'a', at));
+                        t.extend_from_slice(special);
+                        t.extend(core::iter::repeat_n(b'x', len - at));
+                        t.extend_from_slice(after);
+                        for strict in [true, false] {
+                            assert_eq!(
+                                string(&t, 0, strict),
+                                string_by_bytes(&t, 0, strict),
+                                "{:?} {strict}",
+                                String::from_utf8_lossy(&t)
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 
