@@ -84,23 +84,16 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// A mark on the high bit of the first byte of `w` (little-endian) that is `"`, `\` or below
 /// 0x20 (marks after the first may be spurious; the first is exact).
+///
+/// A byte is `"` or below 0x20 exactly when, with its bit 1 flipped, it is below 0x21 (`"`
+/// becomes 0x20 and the bytes below 0x20 stay there), so two tests "below n" cover the three
+/// kinds: bytes below 0x21 after the flip, and bytes below 1 after an exclusive or with `\`.
 #[inline(always)]
 pub(crate) fn specials(w: u64) -> u64 {
-    let quote = w ^ (ONES * u64::from(b'"'));
-    let backslash = w ^ (ONES * u64::from(b'\\'));
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    zero(quote) | zero(backslash) | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
-}
-
-/// [`specials`] of `w`, and a mark on the high bit of the first byte of `w` that is `"` (marks
-/// after the first may be spurious). A first special byte that is a quote is marked in both.
-#[inline(always)]
-pub(crate) fn specials_and_quotes(w: u64) -> (u64, u64) {
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let quotes = zero(w ^ (ONES * u64::from(b'"')));
-    let backslash = zero(w ^ (ONES * u64::from(b'\\')));
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    (quotes | backslash | control, quotes)
+    let quote_or_control = (w ^ (ONES * 0x02)).wrapping_sub(ONES * 0x21);
+    let backslash = (w ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES);
+    // Neither exclusive or touches a high bit: `!w` stands for both.
+    (quote_or_control | backslash) & !w & HIGHS
 }
 
 /// The index of the first `"`, `\` or control byte at or after `j`.
@@ -479,6 +472,32 @@ mod tests {
         ] {
             let full = skips(bad).is_some_and(|end| ws(bad.as_bytes(), end) == bad.len());
             assert!(!full, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn specials_marks_the_first_special_byte_exactly() {
+        let special = |c: u8| c == b'"' || c == b'\\' || c < 0x20;
+        // Any two bytes at any two places of a word of plain bytes.
+        for filler in [b'a', b' ', b'#', 0x7f, 0xa2, 0xff] {
+            for p1 in 0..8 {
+                for p2 in p1 + 1..8 {
+                    for c1 in 0..=255u8 {
+                        for c2 in 0..=255u8 {
+                            let mut w = [filler; 8];
+                            w[p1] = c1;
+                            w[p2] = c2;
+                            let m = specials(u64::from_le_bytes(w));
+                            let first = w.iter().position(|&c| special(c));
+                            let got = (m != 0).then(|| (m.trailing_zeros() / 8) as usize);
+                            assert_eq!(got, first, "{w:?}");
+                            if m != 0 {
+                                assert_eq!(m.trailing_zeros() % 8, 7, "{w:?}");
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

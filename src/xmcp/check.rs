@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
-use crate::json::{scalar, specials_and_quotes, string, string_from, ws};
+use crate::json::{scalar, specials, string, string_from, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
@@ -169,19 +169,16 @@ impl Default for Opens {
 /// or a control byte).
 #[inline(always)]
 fn quote_in(w: u64) -> Result<Option<(usize, u64)>, ()> {
-    let (m, quotes) = specials_and_quotes(w);
+    let m = specials(w);
     if m == 0 {
         return Ok(None);
     }
-    // The high bit of the first special byte, exact in both marks.
-    let first = m & m.wrapping_neg();
-    if quotes & first == 0 {
+    // The first special byte starts at bit `at`.
+    let at = m.trailing_zeros() & !7;
+    if (w >> at) as u8 != b'"' {
         return Err(());
     }
-    Ok(Some((
-        (first.trailing_zeros() / 8) as usize,
-        (first >> 7) - 1,
-    )))
+    Ok(Some(((at / 8) as usize, (1u64 << at) - 1)))
 }
 
 /// Reads the key whose opening quote is at `i` of `b`: one without escapes. Returns its
