@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
-use crate::json::{scalar, specials_and_quotes, string, string_from, ws};
+use crate::json::{scalar, specials, string, string_from, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
 #[derive(Clone, Copy, Debug)]
@@ -169,19 +169,16 @@ impl Default for Opens {
 /// or a control byte).
 #[inline(always)]
 fn quote_in(w: u64) -> Result<Option<(usize, u64)>, ()> {
-    let (m, quotes) = specials_and_quotes(w);
+    let m = specials(w);
     if m == 0 {
         return Ok(None);
     }
-    // The high bit of the first special byte, exact in both marks.
-    let first = m & m.wrapping_neg();
-    if quotes & first == 0 {
+    // The first special byte starts at bit `at`.
+    let at = m.trailing_zeros() & !7;
+    if (w >> at) as u8 != b'"' {
         return Err(());
     }
-    Ok(Some((
-        (first.trailing_zeros() / 8) as usize,
-        (first >> 7) - 1,
-    )))
+    Ok(Some(((at / 8) as usize, (1u64 << at) - 1)))
 }
 
 /// Reads the key whose opening quote is at `i` of `b`: one without escapes. Returns its
@@ -192,28 +189,7 @@ fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
     let j = i + 1;
     let rest = b.get(j..)?;
     if let Some(words) = rest.first_chunk::<16>() {
-        let (w1, w2) = words.split_at(8);
-        let w = u64::from_le_bytes(w1.try_into().ok()?);
-        match quote_in(w) {
-            Ok(Some((len, below))) => {
-                let print = (w & below) ^ ((len as u64) << 56);
-                return Some((print, w1.get(..len)?, j + len + 1));
-            }
-            Ok(None) => match quote_in(u64::from_le_bytes(w2.try_into().ok()?)) {
-                Ok(Some((n, _))) => {
-                    let len = 8 + n;
-                    let print = w ^ ((len as u64) << 56);
-                    return Some((print, words.get(..len)?, j + len + 1));
-                }
-                Ok(None) => {
-                    let (end, escaped) = string_from(b, j + 16, true)?;
-                    let key = b.get(j..end - 1)?;
-                    return (!escaped).then_some((w ^ ((key.len() as u64) << 56), key, end));
-                }
-                Err(()) => return None,
-            },
-            Err(()) => return None,
-        }
+        return key_in_words(b, j, words);
     }
     let (end, escaped) = string(b, i, true)?;
     if escaped {
@@ -221,6 +197,31 @@ fn read_key(b: &[u8], i: usize) -> Option<(u64, &[u8], usize)> {
     }
     let key = b.get(j..end - 1)?;
     Some((fingerprint(b, j, key.len()), key, end))
+}
+
+/// [`read_key`] for a key whose contents start at `j` of `b` with the sixteen bytes `words`.
+#[inline(always)]
+fn key_in_words<'a>(b: &'a [u8], j: usize, words: &'a [u8; 16]) -> Option<(u64, &'a [u8], usize)> {
+    let (w1, w2) = words.split_at(8);
+    let w = u64::from_le_bytes(w1.try_into().ok()?);
+    match quote_in(w).ok()? {
+        Some((len, below)) => {
+            let print = (w & below) ^ ((len as u64) << 56);
+            Some((print, w1.get(..len)?, j + len + 1))
+        }
+        None => match quote_in(u64::from_le_bytes(w2.try_into().ok()?)).ok()? {
+            Some((n, _)) => {
+                let len = 8 + n;
+                let print = w ^ ((len as u64) << 56);
+                Some((print, words.get(..len)?, j + len + 1))
+            }
+            None => {
+                let (end, escaped) = string_from(b, j + 16, true)?;
+                let key = b.get(j..end - 1)?;
+                (!escaped).then_some((w ^ ((key.len() as u64) << 56), key, end))
+            }
+        },
+    }
 }
 
 /// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), one
@@ -395,13 +396,12 @@ impl<'a> SchemaCheck<'a> {
             match *b.get(i)? {
                 b'"' => {
                     let (end, escaped) = value_string(b, i)?;
-                    match member {
-                        Member::Other => {}
-                        Member::RootType => {
-                            root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
+                    if escaped {
+                        if member == Member::Type {
+                            return None;
                         }
-                        Member::Type if escaped => return None,
-                        Member::Type | Member::Annotation => {}
+                    } else if member == Member::RootType {
+                        root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
                     }
                     i = end;
                 }
@@ -487,16 +487,20 @@ impl<'a> SchemaCheck<'a> {
         b: &'a [u8],
         i: usize,
     ) -> Option<(usize, Member)> {
-        let i = if b.get(i) == Some(&b'"') {
-            i
-        } else {
-            let i = ws(b, i);
-            if b.get(i) != Some(&b'"') {
-                return None;
+        // The opening quote and the key's first sixteen bytes in one read, or whitespace first.
+        let (print, key, end) = match b.get(i..).and_then(<[u8]>::first_chunk::<17>) {
+            Some(chunk) if chunk[0] == b'"' => {
+                let (_, words) = chunk.split_first_chunk::<1>()?;
+                key_in_words(b, i + 1, words.first_chunk::<16>()?)?
             }
-            i
+            _ => {
+                let i = ws(b, i);
+                if b.get(i) != Some(&b'"') {
+                    return None;
+                }
+                read_key(b, i)?
+            }
         };
-        let (print, key, end) = read_key(b, i)?;
         let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
         if top.bloom & bit == 0 {
             top.bloom |= bit;
@@ -903,6 +907,41 @@ mod tests {
                             (!escaped).then(|| (fingerprint(b, 1, key.len()), key, end))
                         });
                         assert_eq!(read_key(b, 0), theirs, "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keys_read_with_their_opening_quote() {
+        // Keys of every length around the word sizes after `{` and after `,`, with or without
+        // whitespace before them, plain or with an escape or control byte anywhere, the input
+        // ending right after the schema or a while later.
+        for len in 0..24 {
+            for special in ["", "\\n", "\x01"] {
+                for at in 0..=len {
+                    let body: String = (0..len)
+                        .map(|n| char::from(b'b' + (n % 24) as u8))
+                        .collect();
+                    let (head, tail) = body.split_at(at);
+                    let key = format!("{head}{special}{tail}");
+                    for space in ["", " ", "\n\t "] {
+                        for (s, repeated) in [
+                            (format!("{{{space}\"{key}\":1}}"), false),
+                            (
+                                format!("{{\"a\":[{{{space}\"{key}\":2}}],{space}\"{key}\":1}}"),
+                                false,
+                            ),
+                            (format!("{{{space}\"{key}\":1,{space}\"{key}\":2}}"), true),
+                        ] {
+                            let fine = special.is_empty() && !repeated;
+                            for pad in ["", "                    "] {
+                                let text = format!("{s}{pad}");
+                                let want = fine.then_some((s.len(), false));
+                                assert_eq!(check(&text), want, "{text:?}");
+                            }
+                        }
                     }
                 }
             }
