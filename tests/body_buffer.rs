@@ -4,22 +4,8 @@
 
 mod support;
 
-use mcp_sansio::{Config, Era, EraHint, Event};
+use mcp_sansio::Event;
 use support::*;
-
-/// A connection that took a modern era hint (connected without a request).
-fn modern_hinted(split: Split) -> Harness {
-    let config = Config::new("http://127.0.0.1:9/mcp")
-        .unwrap()
-        .with_era_hint(Some(EraHint {
-            era: Era::Modern,
-            version: "2026-07-28".into(),
-        }));
-    let mut h = Harness::new(config, split);
-    h.connect();
-    h.take_events();
-    h
-}
 
 /// A call result of one text block of `len` bytes with escapes in it.
 fn text_result(len: usize) -> String {

@@ -202,14 +202,7 @@ fn answered_now(body: &str, split: Split, sse: bool) -> Answer {
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
     config.input_hook = true;
     config.client_capabilities = r#"{"elicitation":{}}"#.into();
-    let mut h = Harness::new(config, split);
-    h.connect();
-    let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
-    );
-    h.take_events();
+    let mut h = modern_with(config, split);
     h.call("t", "{}");
     let r = h.next();
     let body = body.replace("\"ID\"", &r.rpc_id().to_string());

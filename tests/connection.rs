@@ -508,20 +508,6 @@ fn modern_hint_makes_zero_extra_round_trips() {
     assert_eq!(h.sent.len(), 1, "one request for one call");
 }
 
-/// A connection that took a modern era hint (connected without a request).
-fn modern_hinted(split: Split) -> Harness {
-    let config = Config::new("http://127.0.0.1:9/mcp")
-        .unwrap()
-        .with_era_hint(Some(EraHint {
-            era: Era::Modern,
-            version: "2026-07-28".into(),
-        }));
-    let mut h = Harness::new(config, split);
-    h.connect();
-    h.take_events();
-    h
-}
-
 /// Lists on a modern-hinted connection whose server is legacy: the listing's 400 re-negotiates,
 /// the probe gets 404, and `initialize` (returned) is outstanding.
 fn list_until_legacy_initialize(h: &mut Harness) -> SentRequest {

@@ -6,18 +6,6 @@ use mcp_sansio::Budget;
 use mcp_sansio::{Config, Error, ErrorKind, Event};
 use support::*;
 
-fn modern_with(config: Config, split: Split) -> Harness {
-    let mut h = Harness::new(config, split);
-    h.connect();
-    let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
-    );
-    assert!(matches!(h.single_event(), Event::Connected { .. }));
-    h
-}
-
 fn hooked() -> Config {
     let mut c = Config::new("http://127.0.0.1:9/mcp").unwrap();
     c.input_hook = true;

@@ -37,14 +37,7 @@ fn list_one_page_split(page: &str, budgets: Option<Budgets>, split: Split) -> mc
 
 /// Connects with `config` and lists one page.
 fn list_with(config: Config, page: &str, split: Split) -> mcp_sansio::Catalog {
-    let mut h = Harness::new(config, split);
-    h.connect();
-    let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
-    );
-    h.take_events();
+    let mut h = modern_with(config, split);
     h.list();
     let r = h.next();
     h.feed(

@@ -321,6 +321,20 @@ pub fn modern(split: Split) -> Harness {
     modern_with(Config::new("http://127.0.0.1:9/mcp").unwrap(), split)
 }
 
+/// A connection that took a modern era hint (connected without a request).
+pub fn modern_hinted(split: Split) -> Harness {
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(mcp_sansio::EraHint {
+            era: mcp_sansio::Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, split);
+    h.connect();
+    h.take_events();
+    h
+}
+
 /// A connection with `config` that completed the modern probe.
 pub fn modern_with(config: Config, split: Split) -> Harness {
     let mut h = Harness::new(config, split);
