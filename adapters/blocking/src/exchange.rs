@@ -523,13 +523,7 @@ impl Workers {
         let Some(over) = inline.state.hand_over() else {
             return Ok(());
         };
-        let resume = Resume {
-            stream: inline.stream,
-            address: inline.address,
-            parked: over.parked,
-            got: over.got,
-            flush: over.flush,
-        };
+        let resume = Resume::new(inline.stream, inline.address, &over);
         let exchange = over.exchange;
         let (job, commands, slot) =
             self.job(exchange, over.request, false, over.size, Some(resume));
@@ -632,16 +626,7 @@ impl Inline {
 }
 
 /// Where a worker takes over an exchange the session drove inline.
-struct Resume {
-    stream: Stream,
-    address: SocketAddr,
-    /// Bytes were reported: wait for a command before reading.
-    parked: bool,
-    /// What the last read got.
-    got: usize,
-    /// Write what is left of the request (possibly nothing) and flush first.
-    flush: bool,
-}
+type Resume = mcp_sansio_net::Resume<Stream>;
 
 impl Io for Workers {
     fn start(&mut self, t: Transmit) -> Result<(), TransportError> {

@@ -8,6 +8,7 @@
 //! says where a task or thread takes over.
 
 use std::io;
+use std::net::SocketAddr;
 
 use mcp_sansio::ExchangeId;
 
@@ -34,6 +35,35 @@ pub enum InlineStep<'a> {
     Flush,
     /// Read at most this many bytes (then [`InlineExchange::read`]).
     Read(usize),
+}
+
+/// Where a task or thread takes over an inline exchange: the socket (`S`) and address of the
+/// exchange, and what it must do first ([`HandOver`]).
+#[derive(Debug)]
+pub struct Resume<S> {
+    /// The exchange's socket.
+    pub stream: S,
+    /// Where it is connected.
+    pub address: SocketAddr,
+    /// Bytes were reported: wait for a command before reading.
+    pub parked: bool,
+    /// What the last read got.
+    pub got: usize,
+    /// Write what is left of the request (possibly nothing) and flush first.
+    pub flush: bool,
+}
+
+impl<S> Resume<S> {
+    /// The exchange `over` hands over, on `stream` connected to `address`.
+    pub fn new(stream: S, address: SocketAddr, over: &HandOver) -> Self {
+        Resume {
+            stream,
+            address,
+            parked: over.parked,
+            got: over.got,
+            flush: over.flush,
+        }
+    }
 }
 
 /// Where a task or thread takes over an inline exchange ([`InlineExchange::hand_over`]).

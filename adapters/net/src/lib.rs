@@ -43,7 +43,7 @@ pub use async_run::{AsyncIo, Wake};
 pub use client::{BuildClient, ClientBuilder, H2DialLead, H2Route, Shared};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use h2share::{H2Io, Member, SharedH2, Waker};
-pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep};
+pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep, Resume};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};

@@ -411,16 +411,7 @@ async fn drive(inline: Option<&mut Inline>) -> (ExchangeId, Report) {
 }
 
 /// Where a task takes over an exchange the session drove inline.
-struct Resume {
-    stream: Stream,
-    address: SocketAddr,
-    /// Bytes were reported: wait for a command before reading.
-    parked: bool,
-    /// What the last read got.
-    got: usize,
-    /// Write what is left of the request (possibly nothing) and flush first.
-    flush: bool,
-}
+type Resume = mcp_sansio_net::Resume<Stream>;
 
 impl Io for Tasks {
     fn start(&mut self, transmit: Transmit) -> Result<(), TransportError> {
@@ -587,13 +578,7 @@ impl Tasks {
         let Some(over) = inline.state.hand_over() else {
             return;
         };
-        let resume = Resume {
-            stream: inline.stream,
-            address: inline.address,
-            parked: over.parked,
-            got: over.got,
-            flush: over.flush,
-        };
+        let resume = Resume::new(inline.stream, inline.address, &over);
         let exchange = over.exchange;
         self.spawn(exchange, over.request, false, over.size, Some(resume));
         if let Some(task) = self.tasks.get_mut(&exchange) {
