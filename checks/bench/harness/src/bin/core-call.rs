@@ -15,52 +15,20 @@
 use std::hint::black_box;
 
 use bench_harness::catalog;
+use bench_harness::fixture::{hinted_connection, http_json, median, request_id, rpc_body};
 use mcp_sansio::{CallResult, ContentBlock};
-use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+use mcp_sansio::{Connection, Event, Instant};
 
 /// The JSON-RPC body answering request `id` with the `big` tool's result.
 fn call_body(id: u64) -> Vec<u8> {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}",
-        catalog::call_result(&catalog::big_text(), true)
-    )
-    .into_bytes()
-}
-
-fn http(body: &[u8]) -> Vec<u8> {
-    let mut r = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(body);
-    r
+    rpc_body(id, &catalog::call_result(&catalog::big_text(), true))
 }
 
 /// A modern connection (from a hint: no request) with the call to `big` in flight.
 fn calling_connection() -> Connection {
-    let config = Config::new("http://127.0.0.1:1/mcp")
-        .expect("endpoint")
-        .with_era_hint(Some(EraHint {
-            era: Era::Modern,
-            version: mcp_sansio::MODERN_VERSION.into(),
-        }));
-    let mut conn = Connection::new(config).expect("config");
-    conn.connect(Instant::ZERO);
-    while conn.poll_event().is_some() {}
+    let mut conn = hinted_connection();
     conn.call_tool(Instant::ZERO, "big", b"{}");
     conn
-}
-
-/// The JSON-RPC id of the request in `bytes`.
-fn request_id(bytes: &[u8]) -> u64 {
-    let start = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("head")
-        + 4;
-    let v: serde_json::Value = serde_json::from_slice(&bytes[start..]).expect("json body");
-    v["id"].as_u64().expect("id")
 }
 
 #[inline(never)]
@@ -92,7 +60,7 @@ fn main() {
         "sansio" => {
             let mut conn = calling_connection();
             let t = conn.poll_transmit().expect("the call request");
-            let response = http(&call_body(request_id(&t.bytes)));
+            let response = http_json(&call_body(request_id(&t.bytes)));
             let result = measure_sansio(&mut conn, t.exchange, &response).expect("finished");
             let text = match result.content.first() {
                 Some(ContentBlock::Text { text }) => text.len(),
@@ -112,17 +80,13 @@ fn main() {
             black_box(v);
         }
         "time" => {
-            let median = |mut v: Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             let mut sansio = Vec::new();
             let mut value = Vec::new();
             let body = call_body(1);
             for _ in 0..21 {
                 let mut conn = calling_connection();
                 let t = conn.poll_transmit().expect("the call request");
-                let response = http(&call_body(request_id(&t.bytes)));
+                let response = http_json(&call_body(request_id(&t.bytes)));
                 let start = std::time::Instant::now();
                 let result = measure_sansio(&mut conn, t.exchange, &response);
                 sansio.push(start.elapsed().as_secs_f64() * 1e3);

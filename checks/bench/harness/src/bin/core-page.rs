@@ -11,52 +11,20 @@
 use std::hint::black_box;
 
 use bench_harness::catalog;
+use bench_harness::fixture::{hinted_connection, http_json, median, request_id, rpc_body};
 use mcp_sansio::Catalog;
-use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
+use mcp_sansio::{Connection, Event, Instant};
 
 /// The JSON-RPC body answering request `id` with page `page`.
 fn page_body(page: usize, id: u64) -> Vec<u8> {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}",
-        catalog::page_result(page, true)
-    )
-    .into_bytes()
-}
-
-fn http(body: &[u8]) -> Vec<u8> {
-    let mut r = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(body);
-    r
+    rpc_body(id, &catalog::page_result(page, true))
 }
 
 /// A modern connection (from a hint: no request) with a listing started.
 fn listing_connection() -> Connection {
-    let config = Config::new("http://127.0.0.1:1/mcp")
-        .expect("endpoint")
-        .with_era_hint(Some(EraHint {
-            era: Era::Modern,
-            version: mcp_sansio::MODERN_VERSION.into(),
-        }));
-    let mut conn = Connection::new(config).expect("config");
-    conn.connect(Instant::ZERO);
-    while conn.poll_event().is_some() {}
+    let mut conn = hinted_connection();
     conn.list_tools(Instant::ZERO);
     conn
-}
-
-/// The JSON-RPC id of the request in `bytes`.
-fn request_id(bytes: &[u8]) -> u64 {
-    let start = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("head")
-        + 4;
-    let v: serde_json::Value = serde_json::from_slice(&bytes[start..]).expect("json body");
-    v["id"].as_u64().expect("id")
 }
 
 #[inline(never)]
@@ -125,7 +93,7 @@ fn main() {
         "sansio" => {
             let mut conn = listing_connection();
             let t = conn.poll_transmit().expect("a page request");
-            let response = http(&page_body(last, request_id(&t.bytes)));
+            let response = http_json(&page_body(last, request_id(&t.bytes)));
             let catalog = measure_sansio(&mut conn, t.exchange, &response).expect("listed");
             assert!(catalog.refused.is_empty(), "{:?}", catalog.refused.first());
             println!(
@@ -148,16 +116,12 @@ fn main() {
         "time" => {
             // Wall per page, median of 201 pages, each on a fresh connection: the core's share
             // of a listed page, next to `from_slice::<Value>` of the same body.
-            let median = |mut v: Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             let (mut sansio, mut value) = (Vec::new(), Vec::new());
             let body = page_body(last, 1);
             for _ in 0..201 {
                 let mut conn = listing_connection();
                 let t = conn.poll_transmit().expect("a page request");
-                let response = http(&page_body(last, request_id(&t.bytes)));
+                let response = http_json(&page_body(last, request_id(&t.bytes)));
                 let start = std::time::Instant::now();
                 let catalog = measure_sansio(&mut conn, t.exchange, &response);
                 sansio.push(start.elapsed().as_secs_f64() * 1e3);
@@ -184,7 +148,7 @@ fn main() {
             let mut page = 0;
             let catalog = loop {
                 let t = conn.poll_transmit().expect("a page request");
-                let response = http(&page_body(page, request_id(&t.bytes)));
+                let response = http_json(&page_body(page, request_id(&t.bytes)));
                 let listed = measure_sansio(&mut conn, t.exchange, &response);
                 drop(response);
                 drop(t);
