@@ -244,6 +244,18 @@ def measure(server, key, work, n, par, reps, era, procs, timeout=900, exclude_wa
     }
 
 
+def profile_table(w, title, prof, total):
+    """Writes a callgrind profile (function, inclusive instructions) as a table, with each
+    function's share of `total`."""
+    w(f"{title} (inclusive counts from the same callgrind run):")
+    w("")
+    w("| core function | instructions | share |")
+    w("|---|---:|---:|")
+    for fn, ir in prof:
+        w(f"| `{fn}` | {ir:,} | {ir / total * 100:.0f}% |")
+    w("")
+
+
 def measure_alternating(server, keys, work, reps, eras, procs, timeout=900):
     """Like `measure` for several contenders at once: `procs` rounds, each running one process of
     every contender in turn, so that load from elsewhere during the run weighs on them alike. The
@@ -659,13 +671,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
         w("")
         prof = core.get("profile") or []
         if prof:
-            w("Where the core's instructions go on that page (inclusive counts from the same callgrind run):")
-            w("")
-            w("| core function | instructions | share |")
-            w("|---|---:|---:|")
-            for fn, ir in prof:
-                w(f"| `{fn}` | {ir:,} | {ir / s['instructions'] * 100:.0f}% |")
-            w("")
+            profile_table(w, "Where the core's instructions go on that page", prof, s["instructions"])
             for fn, ir in prof:
                 if fn in FIXES:
                     w(f"- `{fn}`: {FIXES[fn]}")
@@ -713,13 +719,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
         w("")
         prof = call.get("profile") or []
         if prof:
-            w("Where the core's instructions go (inclusive counts from the same callgrind run):")
-            w("")
-            w("| core function | instructions | share |")
-            w("|---|---:|---:|")
-            for fn, ir in prof:
-                w(f"| `{fn}` | {ir:,} | {ir / s['instructions'] * 100:.0f}% |")
-            w("")
+            profile_table(w, "Where the core's instructions go", prof, s["instructions"])
     w("## Idle connections")
     w("")
     if idle.get("failed"):
