@@ -230,6 +230,25 @@ fn peek_now(tcp: &TcpStream) -> Peek {
     peek
 }
 
+impl Stream {
+    /// Reads at most `size` bytes into a buffer of its own, which the session then gives to the
+    /// core as it is ([`Connection::handle_owned_bytes`](mcp_sansio::Connection)): on a plain
+    /// socket the kernel writes straight into the buffer's spare capacity, so a page is neither
+    /// zeroed first nor copied after.
+    fn read_fresh(&mut self, size: usize) -> io::Result<Vec<u8>> {
+        #[cfg(unix)]
+        if let Conn::Plain(tcp) = &self.conn {
+            let mut bytes = Vec::with_capacity(size);
+            rustix::io::read(tcp, rustix::buffer::spare_capacity(&mut bytes))?;
+            return Ok(bytes);
+        }
+        let mut bytes = vec![0; size];
+        let n = self.read(&mut bytes)?;
+        bytes.truncate(n);
+        Ok(bytes)
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.conn {
@@ -380,9 +399,6 @@ pub(crate) struct Workers {
     /// Bytes the last exchange that handed its socket back read: the next exchange's first
     /// read asks that much (within [`read_first`]).
     expect: usize,
-    /// The inline exchanges' read buffer, kept from one to the next (at most the largest read
-    /// allowed, [`read_size`]).
-    read_buf: Vec<u8>,
 }
 
 /// What wakes a waiting session.
@@ -409,7 +425,6 @@ impl Workers {
             open: HashMap::new(),
             idle: Vec::new(),
             inline: None,
-            read_buf: Vec::new(),
             read_cap: READ_MIN,
             expect: 0,
         }
@@ -593,7 +608,6 @@ struct Inline {
     state: InlineExchange,
     stream: Stream,
     address: SocketAddr,
-    buf: Vec<u8>,
 }
 
 impl Inline {
@@ -611,14 +625,11 @@ impl Inline {
                 Ok(None)
             }
             InlineStep::Read(size) => {
-                if self.buf.len() < size {
-                    self.buf.resize(size, 0);
-                }
-                let n = self.stream.read(&mut self.buf[..size])?;
-                Ok(Some(if self.state.read(n) {
+                let bytes = self.stream.read_fresh(size)?;
+                Ok(Some(if self.state.read(bytes.len()) {
                     Report::Eof
                 } else {
-                    Report::Bytes(self.buf[..n].to_vec())
+                    Report::Bytes(bytes)
                 }))
             }
         }
@@ -641,7 +652,6 @@ impl Io for Workers {
                     state: InlineExchange::new(t.exchange, t.bytes, size),
                     stream,
                     address,
-                    buf: core::mem::take(&mut self.read_buf),
                 });
                 return Ok(());
             }
@@ -682,10 +692,9 @@ impl Io for Workers {
             .as_ref()
             .is_some_and(|i| i.state.exchange() == exchange)
         {
-            let Some(mut inline) = self.inline.take() else {
+            let Some(inline) = self.inline.take() else {
                 return;
             };
-            self.read_buf = core::mem::take(&mut inline.buf);
             // The socket is pooled with its timeouts: the next inline exchange bounds its waits
             // anyway, and a worker that takes it clears them first (`open`).
             if reusable && inline.state.phase() == InlinePhase::Parked {
@@ -777,7 +786,6 @@ fn run(mut job: Job) {
     // The first read asks `job.first` bytes; each read that fills its buffer lets the next one
     // ask four times more, within what the session's byte budget allows (Command::Read).
     let mut size = job.first;
-    let mut buf = vec![0u8; size];
     loop {
         if parked {
             // Taken over after the session reported bytes: wait for the command first.
@@ -792,9 +800,6 @@ fn run(mut job: Job) {
             match job.commands.recv() {
                 Ok(Command::Read(cap)) => {
                     size = next_read_size(size, got, cap);
-                    if buf.len() < size {
-                        buf.resize(size, 0);
-                    }
                     match lock(&job.slot).held.take() {
                         Some(s) => (stream, address) = s,
                         None => return,
@@ -804,9 +809,12 @@ fn run(mut job: Job) {
             }
         }
         let r;
-        (r, got) = match stream.read(&mut buf[..size]) {
-            Ok(0) => (Report::Eof, 0),
-            Ok(n) => (Report::Bytes(buf[..n].to_vec()), n),
+        (r, got) = match stream.read_fresh(size) {
+            Ok(bytes) if bytes.is_empty() => (Report::Eof, 0),
+            Ok(bytes) => {
+                let n = bytes.len();
+                (Report::Bytes(bytes), n)
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => (Report::Failed(io_error(&e)), 0),
         };
@@ -828,9 +836,6 @@ fn run(mut job: Job) {
         match job.commands.recv() {
             Ok(Command::Read(cap)) => {
                 size = next_read_size(size, got, cap);
-                if buf.len() < size {
-                    buf.resize(size, 0);
-                }
                 match lock(&job.slot).held.take() {
                     Some(s) => (stream, address) = s,
                     None => return, // closed meanwhile
