@@ -454,16 +454,33 @@ fn end_bound(b: &[u8], i: usize) -> usize {
     b.len()
 }
 
+/// How far [`room`] looks for the end of a string.
+const LOOK_AHEAD: usize = 4096;
+
+/// Room for the decoded contents of the string whose opening quote is at `i` of `b`, which are
+/// never longer than the string as written. A string that ends within [`LOOK_AHEAD`] bytes gets
+/// what [`end_bound`] finds there; a longer one gets the rest of the input, so that it is not
+/// searched twice (the allocator hands out untouched pages, which cost nothing until written,
+/// and [`decode`] gives back what was not used).
+fn room(b: &[u8], i: usize) -> usize {
+    let near = b.get(..i.saturating_add(1 + LOOK_AHEAD)).unwrap_or(b);
+    match end_bound(near, i) {
+        end if end < near.len() => end - (i + 1),
+        _ => b.len().saturating_sub(i + 1),
+    }
+}
+
 /// Decodes the JSON string whose opening quote is at `i` of `text`, checking it as serde_json
 /// does when it decodes one (no raw control bytes, valid escapes, no lone surrogates): `None`
 /// where it is not such a string. Returns the string and the index after its closing quote.
 ///
 /// One pass over the string's bytes checks them (a word at a time) and copies them once into a
-/// buffer sized beforehand from where the string ends ([`end_bound`], plus one word), which
-/// becomes the `String`: the decoded text is never moved after it is written.
+/// buffer sized beforehand ([`room`], plus one word), which becomes the `String`: the decoded
+/// text is not copied after it is written (a buffer sized from the rest of the input is shrunk
+/// where it is, which the allocator does without a copy).
 fn decode(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(end_bound(b, i).saturating_sub(i + 1) + 8);
+    let mut out: Vec<u8> = Vec::with_capacity(room(b, i) + 8);
     let mut j = i + 1;
     loop {
         // Copy up to the next quote, backslash or control byte.
@@ -494,6 +511,9 @@ fn decode(text: &str, i: usize) -> Option<(String, usize)> {
         };
         match *b.get(k)? {
             b'"' => {
+                if out.capacity() - out.len() > out.len() / 8 + 8 {
+                    out.shrink_to_fit();
+                }
                 // Runs between ASCII bytes of a `str`: UTF-8 already; checked again, as `forbid
                 // (unsafe_code)` wants, at a few instructions per byte.
                 let s = String::from_utf8(out).ok()?;
@@ -583,5 +603,51 @@ mod tests {
         assert!(s.capacity() >= s.len());
         // Malformed input gives some bound, never a panic.
         assert_eq!(end_bound(b"\"\\", 0), 2);
+    }
+
+    #[test]
+    fn long_strings_are_sized_from_the_rest_and_give_back_what_they_do_not_use() {
+        let tail = format!(", \"{}\"", "y".repeat(64 * 1024));
+        for len in [
+            1,
+            LOOK_AHEAD - 3,
+            LOOK_AHEAD - 2,
+            LOOK_AHEAD - 1,
+            LOOK_AHEAD,
+            LOOK_AHEAD + 1,
+            3 * LOOK_AHEAD + 5,
+        ] {
+            // Escaped quotes, backslashes and newlines throughout, so that the look-ahead ends
+            // anywhere in an escape.
+            let written: String = (0..len)
+                .map(|n| match n % 7 {
+                    0 => "\\\"",
+                    3 => "\\n",
+                    5 => "\\\\",
+                    _ => "x",
+                })
+                .collect();
+            let t = format!("\"{written}\"");
+            let doc = format!("{t}{tail}");
+            let theirs: String = serde_json::from_str(&t).unwrap();
+            let (s, end) = decode(&doc, 0).unwrap();
+            assert_eq!((s.as_str(), end), (theirs.as_str(), t.len()), "{len}");
+            assert!(
+                s.capacity() <= s.len() + s.len() / 8 + 8,
+                "{len}: {} for {}",
+                s.capacity(),
+                s.len()
+            );
+            // The closing quote, at `t.len() - 1`, is found only within the look-ahead.
+            let expected = if t.len() - 1 < 1 + LOOK_AHEAD {
+                t.len() - 2
+            } else {
+                doc.len() - 1
+            };
+            assert_eq!(room(doc.as_bytes(), 0), expected, "{len}");
+        }
+        // A string left open never gets more than the rest of the input.
+        assert_eq!(room(b"\"abc", 0), 3);
+        assert_eq!(decode("\"abc", 0), None);
     }
 }
