@@ -231,21 +231,24 @@ fn peek_now(tcp: &TcpStream) -> Peek {
 }
 
 impl Stream {
-    /// Reads at most `size` bytes into a buffer of its own, which the session then gives to the
-    /// core as it is ([`Connection::handle_owned_bytes`](mcp_sansio::Connection)): on a plain
-    /// socket the kernel writes straight into the buffer's spare capacity, so a page is neither
-    /// zeroed first nor copied after.
-    fn read_fresh(&mut self, size: usize) -> io::Result<Vec<u8>> {
+    /// Reads at most `size` bytes into a buffer of their own, which the session then gives to
+    /// the core as it is ([`Connection::handle_owned_bytes`](mcp_sansio::Connection)). On a
+    /// plain socket the kernel writes straight into the buffer's spare capacity, so a page is
+    /// neither zeroed first nor copied after. Otherwise (TLS, where a read gives what a record
+    /// or a few held) the bytes are read into `scratch`, kept by the caller from read to read,
+    /// and copied out at their length.
+    fn read_fresh(&mut self, size: usize, scratch: &mut Vec<u8>) -> io::Result<Vec<u8>> {
         #[cfg(unix)]
         if let Conn::Plain(tcp) = &self.conn {
             let mut bytes = Vec::with_capacity(size);
             rustix::io::read(tcp, rustix::buffer::spare_capacity(&mut bytes))?;
             return Ok(bytes);
         }
-        let mut bytes = vec![0; size];
-        let n = self.read(&mut bytes)?;
-        bytes.truncate(n);
-        Ok(bytes)
+        if scratch.len() < size {
+            scratch.resize(size, 0);
+        }
+        let n = self.read(&mut scratch[..size])?;
+        Ok(scratch[..n].to_vec())
     }
 }
 
@@ -399,6 +402,9 @@ pub(crate) struct Workers {
     /// Bytes the last exchange that handed its socket back read: the next exchange's first
     /// read asks that much (within [`read_first`]).
     expect: usize,
+    /// The inline exchanges' scratch buffer for TLS reads ([`Stream::read_fresh`]), kept from
+    /// one to the next; empty while they are plain.
+    scratch: Vec<u8>,
 }
 
 /// What wakes a waiting session.
@@ -427,6 +433,7 @@ impl Workers {
             inline: None,
             read_cap: READ_MIN,
             expect: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -608,6 +615,8 @@ struct Inline {
     state: InlineExchange,
     stream: Stream,
     address: SocketAddr,
+    /// [`Workers::scratch`], lent for the exchange.
+    scratch: Vec<u8>,
 }
 
 impl Inline {
@@ -625,7 +634,7 @@ impl Inline {
                 Ok(None)
             }
             InlineStep::Read(size) => {
-                let bytes = self.stream.read_fresh(size)?;
+                let bytes = self.stream.read_fresh(size, &mut self.scratch)?;
                 Ok(Some(if self.state.read(bytes.len()) {
                     Report::Eof
                 } else {
@@ -652,6 +661,7 @@ impl Io for Workers {
                     state: InlineExchange::new(t.exchange, t.bytes, size),
                     stream,
                     address,
+                    scratch: core::mem::take(&mut self.scratch),
                 });
                 return Ok(());
             }
@@ -692,9 +702,10 @@ impl Io for Workers {
             .as_ref()
             .is_some_and(|i| i.state.exchange() == exchange)
         {
-            let Some(inline) = self.inline.take() else {
+            let Some(mut inline) = self.inline.take() else {
                 return;
             };
+            self.scratch = core::mem::take(&mut inline.scratch);
             // The socket is pooled with its timeouts: the next inline exchange bounds its waits
             // anyway, and a worker that takes it clears them first (`open`).
             if reusable && inline.state.phase() == InlinePhase::Parked {
@@ -786,6 +797,7 @@ fn run(mut job: Job) {
     // The first read asks `job.first` bytes; each read that fills its buffer lets the next one
     // ask four times more, within what the session's byte budget allows (Command::Read).
     let mut size = job.first;
+    let mut scratch = Vec::new();
     loop {
         if parked {
             // Taken over after the session reported bytes: wait for the command first.
@@ -809,7 +821,7 @@ fn run(mut job: Job) {
             }
         }
         let r;
-        (r, got) = match stream.read_fresh(size) {
+        (r, got) = match stream.read_fresh(size, &mut scratch) {
             Ok(bytes) if bytes.is_empty() => (Report::Eof, 0),
             Ok(bytes) => {
                 let n = bytes.len();
