@@ -623,7 +623,8 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     w("- Each contender runs as its own process: one warm-up work item, then timed rounds. A work item is "
       "connect, the work, close. Wall time is the median round. For the list-all (JSON) and `big` rows, the raw floor "
       "and this crate's two adapters run in alternating rounds (7 rounds, one process of each per round; 2 in a quick run), "
-      "so that load from elsewhere weighs on the floor and on this crate alike; peak RSS is the process's own maximum resident set as GNU "
+      "so that load from elsewhere weighs on the floor and on this crate alike; the list-all ones run a second time "
+      "with the server and the clients on one CPU, where the target on the floor ratio is judged (see that table); peak RSS is the process's own maximum resident set as GNU "
       "`time -f %M` reports it (runtime included: a Node or Python interpreter costs tens of MiB before any work).")
     w("- Contenders run in their default era: this crate with the adapters' era hints (learnt on the warm-up "
       "item: no `server/discover` afterwards), rmcp and the TypeScript SDK with `initialize` (the TypeScript "
