@@ -484,7 +484,7 @@ def main():
     json_srv = Server("json", "both")
     sse_srv = Server("sse", "both")
     legacy_srv = Server("json", "legacy")
-    # The floor comparison again with the server and the clients on one CPU: see `one_cpu_note`.
+    # The floor comparison again with the server and the clients on one CPU: see ONE_CPU_NOTE.
     pinned_srv = Server("json", "both", one_cpu()) if {"raw", "tokio"} <= only else None
     results = []
     started = time.time()
@@ -799,11 +799,15 @@ def targets(w, ok, core, h2=()):
     tp, rawp = find("tokio", "list", pinned=True), find("raw", "list", pinned=True)
     if tp and rawp:
         x = tp["ms"] / rawp["ms"]
-        free = f"; {t['ms'] / raw['ms']:.2f}× with free placement" if t and raw else ""
+        also = []
+        bp = find("blocking", "list", pinned=True)
+        if bp:
+            also.append(f"blocking adapter {bp['ms'] / rawp['ms']:.2f}×")
+        if t and raw:
+            also.append(f"{t['ms'] / raw['ms']:.2f}× with free placement")
+        shown = f"{x:.2f}×" + (f" ({'; '.join(also)})" if also else "")
         rows.append(("warm list-all work item (era hint, pooled): ≤ 3× the raw-socket floor's wall, "
-                     "server and clients on one CPU",
-                     f"{x:.2f}× (blocking adapter {find('blocking', 'list', pinned=True)['ms'] / rawp['ms']:.2f}×{free})"
-                     if find("blocking", "list", pinned=True) else f"{x:.2f}×{free}", "met" if x <= 3 else "missed"))
+                     "server and clients on one CPU", shown, "met" if x <= 3 else "missed"))
     elif t and raw:
         x = t["ms"] / raw["ms"]
         rows.append(("warm list-all work item (era hint, pooled): ≤ 3× the raw-socket floor's wall",
