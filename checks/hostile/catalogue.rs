@@ -105,6 +105,19 @@ const DISCOVER_OK: &str =
     r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}"#;
 const CALL_OK: &str = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;
 
+/// A call result of `count` text blocks, each `bytes` long as written, with an escaped quote
+/// and a newline every 40 bytes: each is longer than the call reader looks ahead for a string's
+/// end, so each is given the rest of the answer as room, then gives back what it did not use.
+fn long_texts(count: usize, bytes: usize) -> String {
+    let line = format!("{}\\\"q\\\"\\n", "x".repeat(32));
+    let text = line.repeat(bytes / line.len() + 1);
+    let block = format!(r#"{{"type":"text","text":"{text}"}}"#);
+    format!(
+        r#"{{"content":[{}],"isError":false}}"#,
+        vec![block; count].join(",")
+    )
+}
+
 fn tool(name: &str) -> String {
     format!(r#"{{"name":"{name}","inputSchema":{{"type":"object"}}}}"#)
 }
@@ -741,6 +754,12 @@ fn sse() -> Vec<Scenario> {
                 always(When::Http("GET"), vec![respond(405, &[], "")]),
             ],
             fail(CF, Cause::Status(405)),
+        ),
+        call(
+            "many_texts_longer_than_the_look_ahead",
+            c,
+            vec![ok(&long_texts(120, 6 * 1024))],
+            Expect::Called { blocks: 120, unknown: 0, invalid: 0 },
         ),
         call(
             "bom_then_result",
