@@ -23,7 +23,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
-use mcp_sansio::ProtocolError;
 use mcp_sansio::{Budgets, Config, Era, EraHint, Error};
 
 use crate::hostile::script::{Rule, Server, Step};
@@ -155,34 +154,6 @@ pub enum Outcome {
     },
 }
 
-/// Whether `e` is the failure `cause` names.
-pub fn cause_matches(cause: Cause, e: &Error) -> bool {
-    use mcp_sansio::SseError;
-    match cause {
-        Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
-        Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
-        Cause::Sse => matches!(e, Error::Sse(s) if !matches!(s, SseError::Budget(_))),
-        Cause::Eof => matches!(e, Error::UnexpectedEof { .. }),
-        Cause::Redirect => matches!(e, Error::Redirect { .. }),
-        Cause::Auth(s) => matches!(e, Error::Authentication { status, .. } if *status == s),
-        Cause::Status(s) => matches!(e, Error::HttpStatus { status } if *status == s),
-        Cause::SessionExpired => matches!(e, Error::SessionExpired),
-        Cause::NoMutualVersion => matches!(e, Error::NoMutualVersion { .. }),
-        Cause::Rpc(c) => matches!(e, Error::Rpc(r) if r.code == c),
-        Cause::InvalidAnswer => matches!(e, Error::InvalidAnswer { .. }),
-        Cause::Malformed => matches!(e, Error::Protocol(ProtocolError::MalformedMessage { .. })),
-        Cause::Batch => matches!(e, Error::Protocol(ProtocolError::Batch)),
-        Cause::WrongId => matches!(e, Error::Protocol(ProtocolError::WrongId { .. })),
-        Cause::ContentType => matches!(
-            e,
-            Error::Protocol(ProtocolError::UnexpectedContentType { .. })
-        ),
-        Cause::StreamEnded => matches!(e, Error::Protocol(ProtocolError::StreamEnded { .. })),
-        Cause::InvalidSession => matches!(e, Error::Protocol(ProtocolError::InvalidSession { .. })),
-        Cause::PaginationLoop => matches!(e, Error::Protocol(ProtocolError::PaginationLoop { .. })),
-    }
-}
-
 /// Checks `outcome` against what scenario `s` (already [`scaled`]) expects.
 pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
     match (&s.expect, outcome) {
@@ -191,7 +162,7 @@ pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
             if e.kind() != *kind {
                 return Err(format!("kind {} instead of {kind}: {e:?}", e.kind()));
             }
-            if !cause_matches(*cause, e) {
+            if !cause.matches(e) {
                 return Err(format!("cause {cause:?} expected, got {e:?}"));
             }
             if let Error::Rpc(rpc) = e {

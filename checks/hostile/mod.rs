@@ -12,7 +12,7 @@ pub mod script;
 
 pub mod socket;
 
-use mcp_sansio::{Budget, Budgets, ErrorKind};
+use mcp_sansio::{Budget, Budgets, Error, ErrorKind, ProtocolError};
 use script::Rule;
 
 /// What the client has done before the operation.
@@ -79,6 +79,42 @@ pub enum Cause {
     InvalidSession,
     /// `ProtocolError::PaginationLoop`.
     PaginationLoop,
+}
+
+impl Cause {
+    /// Whether `e` is the failure this cause names.
+    pub fn matches(self, e: &Error) -> bool {
+        use mcp_sansio::SseError;
+        match self {
+            Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
+            Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
+            Cause::Sse => matches!(e, Error::Sse(s) if !matches!(s, SseError::Budget(_))),
+            Cause::Eof => matches!(e, Error::UnexpectedEof { .. }),
+            Cause::Redirect => matches!(e, Error::Redirect { .. }),
+            Cause::Auth(s) => matches!(e, Error::Authentication { status, .. } if *status == s),
+            Cause::Status(s) => matches!(e, Error::HttpStatus { status } if *status == s),
+            Cause::SessionExpired => matches!(e, Error::SessionExpired),
+            Cause::NoMutualVersion => matches!(e, Error::NoMutualVersion { .. }),
+            Cause::Rpc(c) => matches!(e, Error::Rpc(r) if r.code == c),
+            Cause::InvalidAnswer => matches!(e, Error::InvalidAnswer { .. }),
+            Cause::Malformed => {
+                matches!(e, Error::Protocol(ProtocolError::MalformedMessage { .. }))
+            }
+            Cause::Batch => matches!(e, Error::Protocol(ProtocolError::Batch)),
+            Cause::WrongId => matches!(e, Error::Protocol(ProtocolError::WrongId { .. })),
+            Cause::ContentType => matches!(
+                e,
+                Error::Protocol(ProtocolError::UnexpectedContentType { .. })
+            ),
+            Cause::StreamEnded => matches!(e, Error::Protocol(ProtocolError::StreamEnded { .. })),
+            Cause::InvalidSession => {
+                matches!(e, Error::Protocol(ProtocolError::InvalidSession { .. }))
+            }
+            Cause::PaginationLoop => {
+                matches!(e, Error::Protocol(ProtocolError::PaginationLoop { .. }))
+            }
+        }
+    }
 }
 
 /// What the operation must end with.
