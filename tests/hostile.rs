@@ -9,78 +9,17 @@
 #[path = "../checks/hostile/mod.rs"]
 mod hostile;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "../checks/hostile/counting.rs"]
+mod counting;
+
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
+use counting::counted;
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{Expect, Input, Op, Scenario, Setup};
 use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant};
-
-// ---------------------------------------------------------------------------------------------
-// Memory: a counting allocator with per-thread counters, so tests running in parallel threads
-// do not see each other's allocations.
-
-struct Counting;
-
-thread_local! {
-    static ON: Cell<bool> = const { Cell::new(false) };
-    static CURRENT: Cell<i64> = const { Cell::new(0) };
-    static PEAK: Cell<i64> = const { Cell::new(0) };
-}
-
-fn count(delta: i64) {
-    let _ = ON.try_with(|on| {
-        if on.get() {
-            let _ = CURRENT.try_with(|c| {
-                let now = c.get() + delta;
-                c.set(now);
-                let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
-            });
-        }
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as i64));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as i64 - layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Counts the allocations of this thread made by `f` (the runner's own work is not counted).
-fn counted<T>(f: impl FnOnce() -> T) -> T {
-    ON.with(|o| o.set(true));
-    let t = f();
-    ON.with(|o| o.set(false));
-    t
-}
-
-fn reset_memory() {
-    CURRENT.with(|c| c.set(0));
-    PEAK.with(|p| p.set(0));
-}
-
-fn peak_memory() -> i64 {
-    PEAK.with(|p| p.get())
-}
 
 /// What a connection may hold at its peak while it reads a hostile answer.
 ///
@@ -384,7 +323,7 @@ fn config_for(s: &Scenario) -> Config {
 fn run(s: &Scenario, split: Split) -> Report {
     let config = config_for(s);
     let server = Server::new(s.rules.clone());
-    reset_memory();
+    counting::reset();
     let conn = counted(|| Connection::new(config).expect("valid config"));
     let mut d = Driver {
         conn,
@@ -426,7 +365,7 @@ fn run(s: &Scenario, split: Split) -> Report {
     };
     counted(|| drop(d));
     Report {
-        peak: peak_memory(),
+        peak: counting::peak(),
         ..report
     }
 }

@@ -16,65 +16,18 @@ mod h2server;
 #[path = "../checks/hostile/h2.rs"]
 mod h2_catalogue;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "../checks/hostile/counting.rs"]
+mod counting;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
+use counting::meter;
 use h2_catalogue::{scenarios, H2Cause, H2Op, H2Scenario};
 use h2server::{drive_metered, H2Peer, Split};
 use mcp_sansio::internals::h2::{H2Config, H2Socket};
 use mcp_sansio::internals::wire::Codec;
 use mcp_sansio::{Budgets, Connection, Error, ErrorKind, Event, Instant};
-
-// ---------------------------------------------------------------------------------------------
-// Memory: a counting allocator, per thread, switched on only while the client runs.
-
-struct Counting;
-
-thread_local! {
-    static ON: Cell<bool> = const { Cell::new(false) };
-    static CURRENT: Cell<i64> = const { Cell::new(0) };
-    static PEAK: Cell<i64> = const { Cell::new(0) };
-}
-
-fn count(delta: i64) {
-    let _ = ON.try_with(|on| {
-        if on.get() {
-            let _ = CURRENT.try_with(|c| {
-                let now = c.get() + delta;
-                c.set(now);
-                let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
-            });
-        }
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as i64));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as i64 - layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-fn meter(on: bool) {
-    ON.with(|o| o.set(on));
-}
 
 /// Client memory a scenario may hold at its peak. Allocations the client makes and the server
 /// frees (the bytes it writes, events) count as held, so this over-estimates: three times the
@@ -102,8 +55,7 @@ struct Outcome {
 fn run(sc: &H2Scenario, split: Split) -> Outcome {
     let config = sc.config("https://mcp.example.com/mcp");
     let mut now = Instant::ZERO;
-    CURRENT.with(|c| c.set(0));
-    PEAK.with(|p| p.set(0));
+    counting::reset();
     meter(true);
     let h2 = H2Config::from_budgets(&sc.budgets);
     let mut socket = H2Socket::new(now, h2.clone(), "https");
@@ -164,7 +116,7 @@ fn run(sc: &H2Scenario, split: Split) -> Outcome {
         ended: now,
         requests,
         bytes_read,
-        peak: PEAK.with(Cell::get),
+        peak: counting::peak(),
         steps,
     }
 }
