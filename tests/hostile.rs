@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use counting::counted;
 use hostile::script::{parse_request, render, Server, Step};
-use hostile::{Expect, Input, Op, Scenario, Setup};
-use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
-use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Error, Event, ExchangeId, Instant};
+use hostile::{verify, Input, Op, Outcome, Scenario, Setup};
+use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
 /// What a connection may hold at its peak while it reads a hostile answer.
 ///
@@ -63,23 +62,6 @@ struct Task {
     ready_at: Instant,
     /// A trickle's wait before its next piece is done.
     waited: bool,
-}
-
-/// How an operation ended.
-#[derive(Debug, Clone, PartialEq)]
-enum Outcome {
-    Failed(Error),
-    Connected,
-    Closed,
-    Listed {
-        tools: usize,
-        refused: usize,
-    },
-    Called {
-        blocks: usize,
-        unknown: usize,
-        invalid: usize,
-    },
 }
 
 struct Report {
@@ -388,55 +370,7 @@ fn check(s: &Scenario) -> Result<(), String> {
     for split in SPLITS {
         let r = run(s, split);
         let at = format!("{} ({split:?})", s.name);
-        match (&s.expect, &r.outcome) {
-            (Expect::Fail(kind, cause), Outcome::Failed(e)) => {
-                if e.kind() != *kind {
-                    return Err(format!("{at}: kind {} instead of {kind}: {e:?}", e.kind()));
-                }
-                if !cause.matches(e) {
-                    return Err(format!("{at}: cause {cause:?} expected, got {e:?}"));
-                }
-                if let Error::Rpc(rpc) = e {
-                    let data = rpc.data.as_ref().map_or(0, String::len);
-                    if rpc.message.len() > MAX_ERROR_MESSAGE || data > MAX_ERROR_DATA {
-                        return Err(format!("{at}: error texts are not truncated"));
-                    }
-                }
-                if let Error::InvalidAnswer { reason, .. } = e {
-                    if reason.len() > 512 {
-                        return Err(format!("{at}: reason of {} bytes", reason.len()));
-                    }
-                }
-                if let Some(b) = e.budget() {
-                    let limit = s.budgets.limit(b.budget);
-                    if b.limit != limit {
-                        return Err(format!("{at}: {b} names limit {} not {limit}", b.limit));
-                    }
-                }
-            }
-            (Expect::Connected, Outcome::Connected) => {}
-            (Expect::Closed, Outcome::Closed) => {}
-            (
-                Expect::Listed { tools, refused },
-                Outcome::Listed {
-                    tools: t,
-                    refused: f,
-                },
-            ) if tools == t && refused == f => {}
-            (
-                Expect::Called {
-                    blocks,
-                    unknown,
-                    invalid,
-                },
-                Outcome::Called {
-                    blocks: b,
-                    unknown: u,
-                    invalid: i,
-                },
-            ) if blocks == b && unknown == u && invalid == i => {}
-            (want, got) => return Err(format!("{at}: expected {want:?}, got {got:?}")),
-        }
+        verify(s, &r.outcome).map_err(|e| format!("{at}: {e}"))?;
         let took = r.ended.saturating_since(r.started);
         let limit = time_limit(&s.op, &s.budgets);
         if took > limit {

@@ -22,11 +22,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
-use mcp_sansio::{Budgets, Config, Era, EraHint, Error};
+use mcp_sansio::{Budgets, Config, Era, EraHint};
 
 use crate::hostile::script::{Rule, Server, Step};
-use crate::hostile::{Cause, Expect, Input, Op, Scenario, Setup};
+use crate::hostile::{verify, Cause, Expect, Input, Op, Outcome, Scenario, Setup};
 
 // ---------------------------------------------------------------------------------------------
 // Time
@@ -124,84 +123,6 @@ pub fn input_answer(s: &Scenario) -> Option<Vec<u8>> {
 
 // ---------------------------------------------------------------------------------------------
 // Outcomes
-
-/// How an operation ended, in the catalogue's terms.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// It failed with this error.
-    Failed(Error),
-    /// The setup before the operation failed (a scenario with a setup must connect).
-    SetupFailed(Error),
-    /// Connect succeeded.
-    Connected,
-    /// Close succeeded.
-    Closed,
-    /// A listing.
-    Listed {
-        /// Usable tools.
-        tools: usize,
-        /// Refused entries.
-        refused: usize,
-    },
-    /// A call.
-    Called {
-        /// Blocks kept.
-        blocks: usize,
-        /// Unknown blocks dropped.
-        unknown: usize,
-        /// Invalid blocks dropped.
-        invalid: usize,
-    },
-}
-
-/// Checks `outcome` against what scenario `s` (already [`scaled`]) expects.
-pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
-    match (&s.expect, outcome) {
-        (_, Outcome::SetupFailed(e)) => Err(format!("setup failed: {e:?}")),
-        (Expect::Fail(kind, cause), Outcome::Failed(e)) => {
-            if e.kind() != *kind {
-                return Err(format!("kind {} instead of {kind}: {e:?}", e.kind()));
-            }
-            if !cause.matches(e) {
-                return Err(format!("cause {cause:?} expected, got {e:?}"));
-            }
-            if let Error::Rpc(rpc) = e {
-                let data = rpc.data.as_ref().map_or(0, String::len);
-                if rpc.message.len() > MAX_ERROR_MESSAGE || data > MAX_ERROR_DATA {
-                    return Err("error texts are not truncated".into());
-                }
-            }
-            if let Some(b) = e.budget() {
-                let limit = s.budgets.limit(b.budget);
-                if b.limit != limit {
-                    return Err(format!("{b} names limit {} not {limit}", b.limit));
-                }
-            }
-            Ok(())
-        }
-        (Expect::Connected, Outcome::Connected) | (Expect::Closed, Outcome::Closed) => Ok(()),
-        (
-            Expect::Listed { tools, refused },
-            Outcome::Listed {
-                tools: t,
-                refused: f,
-            },
-        ) if tools == t && refused == f => Ok(()),
-        (
-            Expect::Called {
-                blocks,
-                unknown,
-                invalid,
-            },
-            Outcome::Called {
-                blocks: b,
-                unknown: u,
-                invalid: i,
-            },
-        ) if blocks == b && unknown == u && invalid == i => Ok(()),
-        (want, got) => Err(format!("expected {want:?}, got {got:?}")),
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The socket server

@@ -12,6 +12,7 @@ pub mod script;
 
 pub mod socket;
 
+use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
 use mcp_sansio::{Budget, Budgets, Error, ErrorKind, ProtocolError};
 use script::Rule;
 
@@ -186,4 +187,89 @@ pub fn test_budgets() -> Budgets {
     b.pages = 20;
     b.responses_per_request = 4;
     b
+}
+
+/// How an operation ended, in the catalogue's terms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It failed with this error.
+    Failed(Error),
+    /// The setup before the operation failed (a scenario with a setup must connect).
+    SetupFailed(Error),
+    /// Connect succeeded.
+    Connected,
+    /// Close succeeded.
+    Closed,
+    /// A listing.
+    Listed {
+        /// Usable tools.
+        tools: usize,
+        /// Refused entries.
+        refused: usize,
+    },
+    /// A call.
+    Called {
+        /// Blocks kept.
+        blocks: usize,
+        /// Unknown blocks dropped.
+        unknown: usize,
+        /// Invalid blocks dropped.
+        invalid: usize,
+    },
+}
+
+/// Checks `outcome` against what scenario `s` expects (with the budgets it ran with): the kind and
+/// cause of a failure, error texts truncated, the budget named with its configured limit, the
+/// tools or blocks of a success.
+pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
+    match (&s.expect, outcome) {
+        (_, Outcome::SetupFailed(e)) => Err(format!("setup failed: {e:?}")),
+        (Expect::Fail(kind, cause), Outcome::Failed(e)) => {
+            if e.kind() != *kind {
+                return Err(format!("kind {} instead of {kind}: {e:?}", e.kind()));
+            }
+            if !cause.matches(e) {
+                return Err(format!("cause {cause:?} expected, got {e:?}"));
+            }
+            if let Error::Rpc(rpc) = e {
+                let data = rpc.data.as_ref().map_or(0, String::len);
+                if rpc.message.len() > MAX_ERROR_MESSAGE || data > MAX_ERROR_DATA {
+                    return Err("error texts are not truncated".into());
+                }
+            }
+            if let Error::InvalidAnswer { reason, .. } = e {
+                if reason.len() > 512 {
+                    return Err(format!("reason of {} bytes", reason.len()));
+                }
+            }
+            if let Some(b) = e.budget() {
+                let limit = s.budgets.limit(b.budget);
+                if b.limit != limit {
+                    return Err(format!("{b} names limit {} not {limit}", b.limit));
+                }
+            }
+            Ok(())
+        }
+        (Expect::Connected, Outcome::Connected) | (Expect::Closed, Outcome::Closed) => Ok(()),
+        (
+            Expect::Listed { tools, refused },
+            Outcome::Listed {
+                tools: t,
+                refused: f,
+            },
+        ) if tools == t && refused == f => Ok(()),
+        (
+            Expect::Called {
+                blocks,
+                unknown,
+                invalid,
+            },
+            Outcome::Called {
+                blocks: b,
+                unknown: u,
+                invalid: i,
+            },
+        ) if blocks == b && unknown == u && invalid == i => Ok(()),
+        (want, got) => Err(format!("expected {want:?}, got {got:?}")),
+    }
 }

@@ -22,8 +22,8 @@ mod operate;
 
 use std::time::{Duration, Instant};
 
-use adapter_run::{config_for, input_answer, measure, start, Outcome, Run};
-use hostile::{Op, Scenario};
+use adapter_run::{config_for, input_answer, measure, start, Run};
+use hostile::{Op, Outcome, Scenario};
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_tokio::Client;
 use operate::Answer;
