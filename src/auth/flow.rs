@@ -140,6 +140,34 @@ struct Run {
     meta: Option<ServerMetadata>,
 }
 
+impl Run {
+    /// A run that ends by `deadline`, has made no exchange and learnt nothing yet.
+    fn new(deadline: Instant) -> Run {
+        Run {
+            deadline,
+            exchanges: 0,
+            status: 0,
+            challenge_scopes: Vec::new(),
+            secrets: None,
+            candidates: Vec::new(),
+            next: 0,
+            last_status: None,
+            resource: None,
+            issuer: None,
+            meta: None,
+        }
+    }
+
+    /// A run with the authorization server `issuer` already known: a refresh, or the redemption
+    /// of a code.
+    fn with_issuer(deadline: Instant, issuer: String) -> Run {
+        Run {
+            issuer: Some(issuer),
+            ..Run::new(deadline)
+        }
+    }
+}
+
 /// The sans-IO OAuth 2.1 client: see the [module docs](crate::auth).
 pub struct Authorizer {
     config: AuthConfig,
@@ -315,17 +343,11 @@ impl Authorizer {
         let candidates =
             resource_metadata_candidates(&self.server, bearer.resource_metadata.as_deref());
         self.run = Some(Run {
-            deadline: after(now, self.config.limits.time),
-            exchanges: 0,
             status,
             challenge_scopes: bearer.scope,
             secrets: Some(secrets),
             candidates,
-            next: 0,
-            last_status: None,
-            resource: None,
-            issuer: None,
-            meta: None,
+            ..Run::new(after(now, self.config.limits.time))
         });
         self.step(now, |s, now| {
             s.fetch_next_candidate(now, Purpose::ResourceMetadata)
@@ -343,19 +365,10 @@ impl Authorizer {
         let issuer = self.store.current.clone().ok_or(AuthError::Misuse {
             reason: "no current authorization server",
         })?;
-        self.run = Some(Run {
-            deadline: after(now, self.config.limits.time),
-            exchanges: 0,
-            status: 0,
-            challenge_scopes: Vec::new(),
-            secrets: None,
-            candidates: Vec::new(),
-            next: 0,
-            last_status: None,
-            resource: None,
-            issuer: Some(issuer.clone()),
-            meta: None,
-        });
+        self.run = Some(Run::with_issuer(
+            after(now, self.config.limits.time),
+            issuer.clone(),
+        ));
         match self.refresh_request(now, &issuer) {
             Ok(true) => Ok(()),
             Ok(false) => {
@@ -408,19 +421,10 @@ impl Authorizer {
                 return;
             }
         };
-        self.run = Some(Run {
-            deadline: after(now, self.config.limits.time),
-            exchanges: 0,
-            status: 0,
-            challenge_scopes: Vec::new(),
-            secrets: None,
-            candidates: Vec::new(),
-            next: 0,
-            last_status: None,
-            resource: None,
-            issuer: Some(pending.issuer.clone()),
-            meta: None,
-        });
+        self.run = Some(Run::with_issuer(
+            after(now, self.config.limits.time),
+            pending.issuer.clone(),
+        ));
         let mut grant = vec![
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
