@@ -477,7 +477,7 @@ fn room(b: &[u8], i: usize) -> usize {
 /// One pass over the string's bytes checks them (a word at a time) and copies them once into a
 /// buffer sized beforehand ([`room`], plus one word), which becomes the `String`: the decoded
 /// text is not copied after it is written (a buffer sized from the rest of the input is shrunk
-/// where it is, which the allocator does without a copy).
+/// with `shrink_to_fit`, which the system allocators shrink in place).
 fn decode(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(room(b, i) + 8);
