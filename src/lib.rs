@@ -115,7 +115,7 @@ pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
 };
 pub use http1::{Http1Error, RequestError};
-pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule};
+pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};
 pub use sse::SseError;
 pub use time::Instant;
 pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind};

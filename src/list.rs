@@ -205,15 +205,30 @@ pub struct RefusedTool {
     pub reason: RefusalReason,
 }
 
+/// How many refused entries a [`Catalog`] keeps with their name and reason; the others are only
+/// counted ([`Catalog::refused_beyond`]). An entry can be refused for as little as the three bytes
+/// of `{},`, and a kept refusal costs tens of bytes: without this cap, a page of empty entries
+/// would cost about twenty times its size.
+pub const MAX_REFUSALS_KEPT: usize = 1024;
+
 /// The result of a whole listing.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Catalog {
     /// The usable tools, in server order.
     pub tools: Vec<Tool>,
-    /// The entries refused, in server order.
+    /// The entries refused, in server order: the first [`MAX_REFUSALS_KEPT`].
     pub refused: Vec<RefusedTool>,
+    /// Entries refused after the first [`MAX_REFUSALS_KEPT`]: counted, not kept.
+    pub refused_beyond: usize,
     /// Pages fetched.
     pub pages: u32,
+}
+
+impl Catalog {
+    /// How many entries were refused in all, kept or not.
+    pub fn refused_count(&self) -> usize {
+        self.refused.len() + self.refused_beyond
+    }
 }
 
 /// Which tool names a catalog accepts.

@@ -269,7 +269,7 @@ fn outcome_of(op: &Op, e: &Event) -> Option<Outcome> {
         Event::Closed => Some(Outcome::Closed),
         Event::ToolsListed(c) => Some(Outcome::Listed {
             tools: c.tools.len(),
-            refused: c.refused.len(),
+            refused: c.refused_count(),
         }),
         Event::CallFinished(r) => Some(Outcome::Called {
             blocks: r.content.len(),

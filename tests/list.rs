@@ -117,6 +117,33 @@ fn an_empty_listing_is_a_valid_empty_catalog() {
 }
 
 #[test]
+fn refusals_past_the_first_thousand_are_counted_not_kept() {
+    let extra = 5;
+    for escaped in [false, true] {
+        // Refused entries, the good tool between them, more refused; an escaped member name sends
+        // the page to the serde reading, which must keep and count the same.
+        let mut entries =
+            vec![r#"{"name":"bad name"}"#.to_owned(); mcp_sansio::MAX_REFUSALS_KEPT - 1];
+        entries.push(r#"{"name":"good","inputSchema":{"type":"object"}}"#.to_owned());
+        entries.extend(vec!["{}".to_owned(); 1 + extra]);
+        let key = if escaped { "t\\u006fols" } else { "tools" };
+        let page = format!(r#"{{"{key}":[{}]}}"#, entries.join(","));
+        let c = list_one_page_split(&page, None, Split::Whole);
+        assert_eq!(c.tools.len(), 1, "{escaped}");
+        assert_eq!(c.tools[0].name(), "good");
+        assert_eq!(c.refused.len(), mcp_sansio::MAX_REFUSALS_KEPT, "{escaped}");
+        assert_eq!(c.refused_beyond, extra, "{escaped}");
+        assert_eq!(c.refused_count(), mcp_sansio::MAX_REFUSALS_KEPT + extra);
+        // The kept ones are the first, with their places in the listing.
+        let last = c.refused.last().unwrap();
+        assert_eq!(last.index, mcp_sansio::MAX_REFUSALS_KEPT);
+        assert_eq!(last.reason, RefusalReason::NameMissing);
+        assert_eq!(c.refused[0].name.as_deref(), Some("bad name"));
+        assert_eq!(list_one_page_split(&page, None, Split::Chunks(7)), c);
+    }
+}
+
+#[test]
 fn a_hundred_thousand_tiny_tools_within_budget() {
     let tools: Vec<String> = (0..100_000)
         .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))

@@ -1118,6 +1118,35 @@ fn catalog() -> Vec<Scenario> {
                 refused: 12,
             },
         ),
+        list(
+            // An escaped member name sends the page to the serde reading, which must not keep
+            // a list of the entries either.
+            "three_hundred_thousand_empty_entries_read_the_serde_way",
+            c,
+            vec![always(
+                When::Rpc("tools/list"),
+                vec![ok(&format!(
+                    r#"{{"tool\u0073":[{}]}}"#,
+                    vec!["{}"; 300_000].join(",")
+                ))],
+            )],
+            Expect::Listed {
+                tools: 0,
+                refused: 300_000,
+            },
+        ),
+        list(
+            "three_hundred_thousand_empty_entries",
+            c,
+            vec![always(
+                When::Rpc("tools/list"),
+                vec![ok(&page(&vec!["{}".to_owned(); 300_000], None))],
+            )],
+            Expect::Listed {
+                tools: 0,
+                refused: 300_000,
+            },
+        ),
         with_budgets(
             list(
                 "hundred_thousand_tiny_tools",

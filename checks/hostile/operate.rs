@@ -57,7 +57,7 @@ macro_rules! hostile_socket_test {
                 Op::List => match session.list_tools()$($wait)* {
                     Ok(c) => Outcome::Listed {
                         tools: c.tools.len(),
-                        refused: c.refused.len(),
+                        refused: c.refused_count(),
                     },
                     Err(e) => Outcome::Failed(e),
                 },

@@ -9,8 +9,11 @@ use core::hash::BuildHasher;
 
 use bytes::Bytes;
 
-use super::wire::{parse_page, NameWire, SchemaHead, ToolWire};
-use super::{Catalog, Extra, RefusalReason, RefusedTool, Span, Tool, ToolNameRule, MAX_TOOL_NAME};
+use super::wire::{read_page, NameWire, SchemaHead, ToolWire};
+use super::{
+    Catalog, Extra, RefusalReason, RefusedTool, Span, Tool, ToolNameRule, MAX_REFUSALS_KEPT,
+    MAX_TOOL_NAME,
+};
 
 /// The names a listing has accepted so far, to find duplicates in linear time: a table from a
 /// 32-bit hash of a name to the last tool with that hash, chained through earlier tools with the
@@ -123,6 +126,16 @@ pub(crate) enum PageError {
 }
 
 /// One page being added: the buffer the tools will share and where the `result` sits in it.
+/// How far a listing had got before a page, so that a page the one pass gave up on can be read
+/// again from there.
+#[derive(Clone, Copy)]
+struct Marks {
+    tools: usize,
+    refused: usize,
+    refused_beyond: usize,
+    entries: usize,
+}
+
 struct PageCtx<'a> {
     page: &'a Arc<Bytes>,
     rule: ToolNameRule,
@@ -173,11 +186,12 @@ impl Listing<'_> {
         }
         let page = Arc::new(page);
         let ctx = PageCtx { page: &page, rule };
-        let marks = (
-            self.catalog.tools.len(),
-            self.catalog.refused.len(),
-            *self.entries,
-        );
+        let marks = Marks {
+            tools: self.catalog.tools.len(),
+            refused: self.catalog.refused.len(),
+            refused_beyond: self.catalog.refused_beyond,
+            entries: *self.entries,
+        };
         match self.fast_page(&ctx, offset, offset + res.len()) {
             Ok(cursor) => return Ok(cursor),
             Err(Unsure) => self.rollback(marks),
@@ -213,22 +227,25 @@ impl Listing<'_> {
         };
         let page = Arc::new(page);
         let ctx = PageCtx { page: &page, rule };
-        let wire = parse_page(result.get()).map_err(PageError::Invalid)?;
         let b: &[u8] = &page;
-        for entry in wire.entries {
-            let Some(start) = offset_in(&page, entry.get().as_bytes()) else {
-                continue;
-            };
-            self.entry(&ctx, b, start, start + entry.get().len());
-        }
-        Ok(wire.next_cursor)
+        let read = read_page(result.get(), |entry| {
+            if let Some(start) = offset_in(&page, entry.get().as_bytes()) {
+                self.entry(&ctx, b, start, start + entry.get().len());
+            }
+        });
+        read.map_err(|e| {
+            // Entries read before the error are not the listing's.
+            self.rollback(marks);
+            PageError::Invalid(e)
+        })
     }
 
-    fn rollback(&mut self, (tools, refused, entries): (usize, usize, usize)) {
-        self.names.truncate(&self.catalog.tools, tools);
-        self.catalog.tools.truncate(tools);
-        self.catalog.refused.truncate(refused);
-        *self.entries = entries;
+    fn rollback(&mut self, marks: Marks) {
+        self.names.truncate(&self.catalog.tools, marks.tools);
+        self.catalog.tools.truncate(marks.tools);
+        self.catalog.refused.truncate(marks.refused);
+        self.catalog.refused_beyond = marks.refused_beyond;
+        *self.entries = marks.entries;
     }
 
     /// Reads the page object at `start..end` of the page buffer in one pass.
@@ -368,11 +385,15 @@ impl Listing<'_> {
     }
 
     fn refuse(&mut self, name: Option<&str>, reason: RefusalReason) {
-        self.catalog.refused.push(RefusedTool {
-            index: *self.entries,
-            name: name.map(|n| crate::error::truncated(n, MAX_TOOL_NAME * 2)),
-            reason,
-        });
+        if self.catalog.refused.len() < MAX_REFUSALS_KEPT {
+            self.catalog.refused.push(RefusedTool {
+                index: *self.entries,
+                name: name.map(|n| crate::error::truncated(n, MAX_TOOL_NAME * 2)),
+                reason,
+            });
+        } else {
+            self.catalog.refused_beyond += 1;
+        }
         *self.entries += 1;
     }
 

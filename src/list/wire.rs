@@ -7,19 +7,9 @@ use alloc::borrow::Cow;
 use core::fmt;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-
-#[derive(Deserialize)]
-pub(super) struct PageWire<'a> {
-    #[serde(borrow)]
-    tools: Vec<&'a RawValue>,
-    #[serde(rename = "nextCursor", default)]
-    next_cursor: Option<String>,
-    #[serde(rename = "resultType", default)]
-    result_type: Option<&'a str>,
-}
 
 #[derive(Deserialize)]
 pub(super) struct ToolWire<'a> {
@@ -89,26 +79,216 @@ pub(super) struct SchemaHead<'a> {
     pub(super) ty: Option<&'a RawValue>,
 }
 
-/// One page: its entries, and the cursor of the next page if any.
-pub(super) struct Page<'a> {
-    pub(super) entries: Vec<&'a RawValue>,
-    pub(super) next_cursor: Option<String>,
+/// The members of a page the serde reading knows (any other is read and ignored).
+#[derive(Deserialize)]
+#[serde(field_identifier)]
+enum PageField {
+    #[serde(rename = "tools")]
+    Tools,
+    #[serde(rename = "nextCursor")]
+    NextCursor,
+    #[serde(rename = "resultType")]
+    ResultType,
+    #[serde(other)]
+    Other,
 }
 
-/// Parses a `tools/list` result the serde way.
-pub(super) fn parse_page(result: &str) -> Result<Page<'_>, String> {
-    let wire: PageWire<'_> = serde_json::from_str(result).map_err(|e| e.to_string())?;
-    match wire.result_type {
-        None | Some("complete") => {}
-        Some(other) => {
-            return Err(format!(
-                "unexpected resultType {:?}",
-                crate::error::truncated(other, 64)
-            ))
+/// What a page's struct is called in serde's messages (as a derived reader would name it).
+const PAGE: &str = "PageWire";
+
+/// Reads a page object, handing each entry of its `tools` to `entry` as the entry is read: no
+/// list of the entries is built, so that a page of tiny entries costs no memory per entry here.
+/// Reads what a derived `Deserialize` of `{tools: Vec<&RawValue>, nextCursor: Option<String>,
+/// resultType: Option<&str>}` (the last two defaulted) reads, and refuses what it refuses with the
+/// same messages; an error may come after some entries were handed on.
+struct PageSeed<F>(F);
+
+/// The `tools` array of [`PageSeed`].
+struct EntriesSeed<'f, F>(&'f mut F);
+
+impl<'de, F: FnMut(&'de RawValue)> DeserializeSeed<'de> for EntriesSeed<'_, F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for EntriesSeed<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(entry) = seq.next_element::<&'de RawValue>()? {
+            (self.0)(entry);
+        }
+        Ok(())
+    }
+}
+
+/// A page's cursor and `resultType`, as [`PageSeed`] read them.
+type PageEnd<'de> = (Option<String>, Option<&'de str>);
+
+impl<'de, F: FnMut(&'de RawValue)> DeserializeSeed<'de> for PageSeed<F> {
+    type Value = PageEnd<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_struct(PAGE, &["tools", "nextCursor", "resultType"], self)
+    }
+}
+
+impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
+    type Value = PageEnd<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "struct {PAGE}")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let expected = "struct PageWire with 3 elements";
+        if seq.next_element_seed(EntriesSeed(&mut self.0))?.is_none() {
+            return Err(serde::de::Error::invalid_length(0, &expected));
+        }
+        let next = seq.next_element::<Option<String>>()?.unwrap_or_default();
+        let result_type = seq.next_element::<Option<&'de str>>()?.unwrap_or_default();
+        Ok((next, result_type))
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut tools, mut next, mut result_type) = (false, None, None);
+        while let Some(field) = map.next_key::<PageField>()? {
+            match field {
+                PageField::Tools => {
+                    if tools {
+                        return Err(serde::de::Error::duplicate_field("tools"));
+                    }
+                    map.next_value_seed(EntriesSeed(&mut self.0))?;
+                    tools = true;
+                }
+                PageField::NextCursor => {
+                    if next.is_some() {
+                        return Err(serde::de::Error::duplicate_field("nextCursor"));
+                    }
+                    next = Some(map.next_value::<Option<String>>()?);
+                }
+                PageField::ResultType => {
+                    if result_type.is_some() {
+                        return Err(serde::de::Error::duplicate_field("resultType"));
+                    }
+                    result_type = Some(map.next_value::<Option<&'de str>>()?);
+                }
+                PageField::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        if !tools {
+            return Err(serde::de::Error::missing_field("tools"));
+        }
+        Ok((next.flatten(), result_type.flatten()))
+    }
+}
+
+/// Reads a `tools/list` result the serde way, handing each of its entries to `entry` as it is
+/// read, and returns the cursor of the next page. After an error, some entries may have been
+/// handed on already.
+pub(super) fn read_page<'a>(
+    result: &'a str,
+    entry: impl FnMut(&'a RawValue),
+) -> Result<Option<String>, String> {
+    let mut de = serde_json::Deserializer::from_str(result);
+    let (next_cursor, result_type) = PageSeed(entry)
+        .deserialize(&mut de)
+        .and_then(|end| de.end().map(|()| end))
+        .map_err(|e| e.to_string())?;
+    match result_type {
+        None | Some("complete") => Ok(next_cursor),
+        Some(other) => Err(format!(
+            "unexpected resultType {:?}",
+            crate::error::truncated(other, 64)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page as a derived reader reads it: what [`read_page`] must agree with.
+    #[derive(Deserialize)]
+    struct PageWire<'a> {
+        #[serde(borrow)]
+        tools: Vec<&'a RawValue>,
+        #[serde(rename = "nextCursor", default)]
+        next_cursor: Option<String>,
+        #[serde(rename = "resultType", default)]
+        result_type: Option<&'a str>,
+    }
+
+    fn derived(text: &str) -> Result<(Vec<String>, Option<String>), String> {
+        let wire: PageWire<'_> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        match wire.result_type {
+            None | Some("complete") => {}
+            Some(other) => {
+                return Err(format!(
+                    "unexpected resultType {:?}",
+                    crate::error::truncated(other, 64)
+                ))
+            }
+        }
+        let entries = wire.tools.iter().map(|e| e.get().to_owned()).collect();
+        Ok((entries, wire.next_cursor))
+    }
+
+    fn streamed(text: &str) -> Result<(Vec<String>, Option<String>), String> {
+        let mut entries = Vec::new();
+        let next = read_page(text, |e| entries.push(e.get().to_owned()))?;
+        Ok((entries, next))
+    }
+
+    #[test]
+    fn reads_and_refuses_pages_as_a_derived_reader_does() {
+        let pages = [
+            r#"{"tools":[]}"#,
+            r#"{"tools":[{},1,"x",null,[2]],"nextCursor":"c"}"#,
+            r#"{"nextCursor":"c","resultType":"complete","tools":[{"a":1}]}"#,
+            r#"{"tools":[],"nextCursor":null,"resultType":null}"#,
+            r#"{"t\u006fols":[{}],"next\u0043ursor":"c\u0032"}"#,
+            r#"{"tools":[{}],"extra":{"deep":[[[]]]},"ttlMs":5}"#,
+            r#"{"tools":[{}],"tools":[]}"#,
+            r#"{"tools":[],"t\u006fols":[]}"#,
+            r#"{"tools":[],"nextCursor":"a","nextCursor":"b"}"#,
+            r#"{"tools":[],"resultType":"a","resultType":"b"}"#,
+            r#"{"tools":[],"resultType":"other"}"#,
+            r#"{"tools":[],"resultType":"compl\u0065te"}"#,
+            r#"{"nextCursor":"c"}"#,
+            r#"{}"#,
+            r#"{"tools":null}"#,
+            r#"{"tools":{}}"#,
+            r#"{"tools":[],"nextCursor":5}"#,
+            r#"{"tools":[1,]}"#,
+            r#"{"tools":[]} x"#,
+            r#"{"tools":[]}  "#,
+            r#"[]"#,
+            r#"[[{}]]"#,
+            r#"[[{}],"c"]"#,
+            r#"[[{}],"c","complete"]"#,
+            r#"[[{}],"c","complete",4]"#,
+            r#"[[{}],null,"other"]"#,
+            r#"[null]"#,
+            r#"17"#,
+            r#""page""#,
+            r#"null"#,
+            "",
+            r#"{"tools":[{"name":"a"}"#,
+        ];
+        for page in pages {
+            assert_eq!(streamed(page), derived(page), "{page}");
         }
     }
-    Ok(Page {
-        entries: wire.tools,
-        next_cursor: wire.next_cursor,
-    })
+
+    #[test]
+    fn hands_on_each_entry_as_it_is_read() {
+        // The entries before a duplicate `tools` are handed on, then the page is refused.
+        let mut seen = 0;
+        let r = read_page(r#"{"tools":[{},{}],"tools":[]}"#, |_| seen += 1);
+        assert_eq!(seen, 2);
+        assert!(r.unwrap_err().contains("duplicate field `tools`"));
+    }
 }

@@ -18,13 +18,20 @@ pub fn event_summary(event: &Event) -> Value {
             "server": server_info.as_ref().map(|s| json!({"name": s.name, "version": s.version})),
             "from_hint": from_hint,
         }}),
-        Event::ToolsListed(catalog) => json!({"tools_listed": {
-            "pages": catalog.pages,
-            "tools": catalog.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
-            "refused": catalog.refused.iter().map(|r| json!({
-                "index": r.index, "name": r.name, "reason": r.reason.to_string(),
-            })).collect::<Vec<_>>(),
-        }}),
+        Event::ToolsListed(catalog) => {
+            let mut listed = json!({
+                "pages": catalog.pages,
+                "tools": catalog.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+                "refused": catalog.refused.iter().map(|r| json!({
+                    "index": r.index, "name": r.name, "reason": r.reason.to_string(),
+                })).collect::<Vec<_>>(),
+            });
+            // Only where some refusals were not kept, so that older summaries stay as they were.
+            if catalog.refused_beyond > 0 {
+                listed["refused_beyond"] = json!(catalog.refused_beyond);
+            }
+            json!({ "tools_listed": listed })
+        }
         Event::CallFinished(result) => {
             let structured = result
                 .structured_content

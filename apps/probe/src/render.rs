@@ -28,7 +28,8 @@ pub fn catalog_json(version: &str, http_version: &str, catalog: &Catalog) -> Val
         .iter()
         .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()}))
         .collect();
-    json!({"protocol_version": version, "http_version": http_version, "tools": tools, "refused": refused})
+    json!({"protocol_version": version, "http_version": http_version, "tools": tools, "refused": refused,
+           "refused_beyond": catalog.refused_beyond})
 }
 
 /// The `--json` document of a call result.
@@ -130,8 +131,8 @@ pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &
             one_line(t.input_schema(), 100)
         ));
     }
-    if !catalog.refused.is_empty() {
-        out.push_str(&format!("{} entries refused:\n", catalog.refused.len()));
+    if catalog.refused_count() > 0 {
+        out.push_str(&format!("{} entries refused:\n", catalog.refused_count()));
         for r in &catalog.refused {
             out.push_str(&format!(
                 "  #{} {}: {}\n",
@@ -141,6 +142,13 @@ pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &
                     .map(|n| one_line(n, 64))
                     .unwrap_or_else(|| "(no name)".into()),
                 one_line(&r.reason.to_string(), 200)
+            ));
+        }
+        if catalog.refused_beyond > 0 {
+            out.push_str(&format!(
+                "  and {} more, not kept (the first {} are)\n",
+                catalog.refused_beyond,
+                catalog.refused.len()
             ));
         }
     }
