@@ -119,15 +119,20 @@ fn an_empty_listing_is_a_valid_empty_catalog() {
 #[test]
 fn refusals_past_the_first_thousand_are_counted_not_kept() {
     let extra = 5;
-    for escaped in [false, true] {
-        // Refused entries, the good tool between them, more refused; an escaped member name sends
-        // the page to the serde reading, which must keep and count the same.
+    for escaped in [0, 1, 2] {
+        // Refused entries, the good tool between them, more refused. An escaped member name sends
+        // the page to the serde reading, which must keep and count the same: before the entries
+        // (1), or after them (2), once the one pass has read them all and must forget them.
         let mut entries =
             vec![r#"{"name":"bad name"}"#.to_owned(); mcp_sansio::MAX_REFUSALS_KEPT - 1];
         entries.push(r#"{"name":"good","inputSchema":{"type":"object"}}"#.to_owned());
         entries.extend(vec!["{}".to_owned(); 1 + extra]);
-        let key = if escaped { "t\\u006fols" } else { "tools" };
-        let page = format!(r#"{{"{key}":[{}]}}"#, entries.join(","));
+        let tools = entries.join(",");
+        let page = match escaped {
+            0 => format!(r#"{{"tools":[{tools}]}}"#),
+            1 => format!(r#"{{"t\u006fols":[{tools}]}}"#),
+            _ => format!(r#"{{"tools":[{tools}],"next\u0043ursor":null}}"#),
+        };
         let c = list_one_page_split(&page, None, Split::Whole);
         assert_eq!(c.tools.len(), 1, "{escaped}");
         assert_eq!(c.tools[0].name(), "good");
