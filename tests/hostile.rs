@@ -17,29 +17,8 @@ use std::time::Duration;
 
 use counting::counted;
 use hostile::script::{parse_request, render, Server, Step};
-use hostile::{verify, Input, Op, Outcome, Scenario, Setup};
+use hostile::{memory_bound, verify, Input, Op, Outcome, Scenario, Setup};
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
-
-/// What a connection may hold at its peak while it reads a hostile answer.
-///
-/// A message is buffered whole before it is parsed (a JSON body, or one SSE event), at most the
-/// byte budget, in a `Vec` that grows by doubling: up to 2x the budget. Parsing borrows from that
-/// buffer and keeps only bounded pieces (versions, cursors, messages, all truncated) — except a
-/// catalog, see [`CATALOG_FACTOR`]. On top, a fixed 256 KiB covers the connection itself, its
-/// queues, the decoders' line buffers and the request it is sending.
-fn memory_bound(b: &Budgets, outcome: &Outcome) -> i64 {
-    let factor = match outcome {
-        Outcome::Listed { .. } => CATALOG_FACTOR,
-        _ => 3,
-    };
-    factor * b.response_bytes as i64 + 256 * 1024
-}
-
-/// A catalog is retained: every tool's name, description and schema are copied out of the page
-/// buffer, plus a fixed cost per tool (its `Tool` value and allocations, about 200 bytes). The
-/// smallest accepted tool is about 45 raw bytes, so a page of tiny tools retains about 5x its raw
-/// bytes (`hundred_thousand_tiny_tools` measures 4.8x); 6x leaves room for `Vec` growth.
-const CATALOG_FACTOR: i64 = 6;
 
 // ---------------------------------------------------------------------------------------------
 // The runner

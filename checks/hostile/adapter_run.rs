@@ -25,7 +25,7 @@ use std::time::Duration;
 use mcp_sansio::{Budgets, Config, Era, EraHint};
 
 use crate::hostile::script::{Rule, Server, Step};
-use crate::hostile::{verify, Cause, Expect, Input, Op, Outcome, Scenario, Setup};
+use crate::hostile::{memory_bound, verify, Cause, Expect, Input, Op, Outcome, Scenario, Setup};
 
 // ---------------------------------------------------------------------------------------------
 // Time
@@ -294,13 +294,6 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, i64) {
     (t, PEAK.load(Ordering::SeqCst))
 }
 
-/// The core's bound while reading a hostile answer (docs/guarantees.md): 3 × `response_bytes`
-/// + 256 KiB, 6 × when a catalog is retained.
-pub fn core_memory_bound(b: &Budgets, listed: bool) -> i64 {
-    let factor = if listed { 6 } else { 3 };
-    factor * b.response_bytes as i64 + 256 * 1024
-}
-
 /// What an adapter may hold on top of the core: its read buffers (16 KiB per exchange at first,
 /// growing to at most a quarter of the byte budget left, so at most 64 KiB at the catalogue's
 /// 256 KiB budgets), its runtime's task and timer state, socket addresses and thread handles.
@@ -414,8 +407,7 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
     for s in all.iter().filter(|s| memory_scenario(s)) {
         let r = run(s, true);
         measured += 1;
-        let listed = matches!(r.outcome, Outcome::Listed { .. });
-        let bound = core_memory_bound(&s.budgets, listed) + ADAPTER_ALLOWANCE;
+        let bound = memory_bound(&s.budgets, &r.outcome) + ADAPTER_ALLOWANCE;
         let ratio = r.peak as f64 / s.budgets.response_bytes as f64;
         if report {
             eprintln!(

@@ -273,3 +273,24 @@ pub fn verify(s: &Scenario, outcome: &Outcome) -> Result<(), String> {
         (want, got) => Err(format!("expected {want:?}, got {got:?}")),
     }
 }
+
+/// What a connection may hold at its peak while it reads a hostile answer (docs/guarantees.md).
+///
+/// A message is buffered whole before it is parsed (a JSON body, or one SSE event), at most the
+/// byte budget, in a `Vec` that grows by doubling: up to 2x the budget. Parsing borrows from that
+/// buffer and keeps only bounded pieces (versions, cursors, messages, all truncated) — except a
+/// catalog, see [`CATALOG_FACTOR`]. On top, a fixed 256 KiB covers the connection itself, its
+/// queues, the decoders' line buffers and the request it is sending.
+pub fn memory_bound(b: &Budgets, outcome: &Outcome) -> i64 {
+    let factor = match outcome {
+        Outcome::Listed { .. } => CATALOG_FACTOR,
+        _ => 3,
+    };
+    factor * b.response_bytes as i64 + 256 * 1024
+}
+
+/// A catalog is retained: its tools are spans into the page buffers, kept whole, plus 40 bytes a
+/// tool and allocations for what had to be decoded and for header parameters; the smallest
+/// accepted tool is about 45 raw bytes (`hundred_thousand_tiny_tools` measures about 2.5x the
+/// bytes it read). 6x leaves room for `Vec` growth and header parameters.
+pub const CATALOG_FACTOR: i64 = 6;
