@@ -14,7 +14,6 @@
 //! It declares the binary's global allocator, so it cannot be included by `tests/hostile.rs`.
 #![allow(dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
@@ -234,8 +233,6 @@ impl Running {
 // Memory: a counting allocator. Counting is global (an adapter reads on threads or tasks of its
 // own) while [`measure`] is on; the server's threads never count.
 
-struct Counting;
-
 static MEASURING: AtomicBool = AtomicBool::new(false);
 static CURRENT: AtomicI64 = AtomicI64::new(0);
 static PEAK: AtomicI64 = AtomicI64::new(0);
@@ -260,27 +257,7 @@ fn count(delta: i64) {
     PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
-// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as i64));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as i64 - layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+include!("forward_alloc.rs");
 
 /// Runs `f` with counting on and returns its value and the peak of bytes allocated and not yet
 /// freed meanwhile, by every thread but the server's. Only one measure may run at a time, with

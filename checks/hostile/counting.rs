@@ -5,10 +5,7 @@
 //! Included with `#[path]` by a test crate, which then uses it as its global allocator.
 #![allow(dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-
-struct Counting;
 
 thread_local! {
     static ON: Cell<bool> = const { Cell::new(false) };
@@ -28,27 +25,7 @@ fn count(delta: i64) {
     });
 }
 
-// SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as i64));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as i64 - layout.size() as i64);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+include!("forward_alloc.rs");
 
 /// Switches counting this thread's allocations on or off.
 pub fn meter(on: bool) {
