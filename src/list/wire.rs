@@ -95,6 +95,8 @@ enum PageField {
 
 /// What a page's struct is called in serde's messages (as a derived reader would name it).
 const PAGE: &str = "PageWire";
+/// What serde's messages expect of a page written as an array: its three members in order.
+const PAGE_AS_ARRAY: &str = "struct PageWire with 3 elements";
 
 /// Reads a page object, handing each entry of its `tools` to `entry` as the entry is read: no
 /// list of the entries is built, so that a page of tiny entries costs no memory per entry here.
@@ -142,9 +144,8 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
         write!(f, "struct {PAGE}")
     }
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let expected = "struct PageWire with 3 elements";
         if seq.next_element_seed(EntriesSeed(&mut self.0))?.is_none() {
-            return Err(serde::de::Error::invalid_length(0, &expected));
+            return Err(serde::de::Error::invalid_length(0, &PAGE_AS_ARRAY));
         }
         let next = seq.next_element::<Option<String>>()?.unwrap_or_default();
         let result_type = seq.next_element::<Option<&'de str>>()?.unwrap_or_default();
