@@ -6,6 +6,7 @@
 
 mod args;
 mod demo;
+mod inert;
 mod oauth;
 mod render;
 
@@ -85,7 +86,7 @@ fn usage_error(json: bool, message: &str) -> ExitCode {
     if json {
         println!(
             "{}",
-            render::error_json(ErrorKind::ConnectionFailed, message)
+            inert::json(&render::error_json(ErrorKind::ConnectionFailed, message))
         );
     }
     ExitCode::from(2)
@@ -173,9 +174,9 @@ fn failed(json: bool, error: &AuthSessionError) -> ExitCode {
     let message = error.to_string();
     let (code, kind) = oauth::classify(error);
     if json {
-        println!("{}", render::error_json(kind, &message));
+        println!("{}", inert::json(&render::error_json(kind, &message)));
     } else {
-        eprintln!("mcp-probe: {} ({})", message, kind.code());
+        eprintln!("mcp-probe: {} ({})", inert::line(&message), kind.code());
     }
     ExitCode::from(code)
 }
@@ -192,11 +193,11 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
     if o.json {
         println!(
             "{}",
-            render::catalog_json(
+            inert::json(&render::catalog_json(
                 session.session().version(),
                 session.session().http_version(),
                 &catalog
-            )
+            ))
         );
     } else {
         let s = session.session();
@@ -234,7 +235,10 @@ async fn call(
     if o.json {
         println!(
             "{}",
-            render::call_json(session.session().http_version(), &result)
+            inert::json(&render::call_json(
+                session.session().http_version(),
+                &result
+            ))
         );
     } else {
         print!("{}", render::call_text(&result));

@@ -173,7 +173,7 @@ struct LoopbackAgent {
 impl AuthHook for LoopbackAgent {
     fn open_user_agent(&mut self, url: &str) -> Result<String, String> {
         eprintln!("mcp-probe: the server requires authorization; open this URL in a browser:");
-        eprintln!("  {url}");
+        eprintln!("  {}", crate::inert::line(url));
         if open_browser(url) {
             eprintln!("mcp-probe: (a browser was asked to open it)");
         }

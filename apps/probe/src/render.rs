@@ -6,6 +6,8 @@ use mcp_sansio::{CallResult, ContentBlock, ResourceContents};
 use mcp_sansio::{Error, ErrorKind};
 use serde_json::{json, Value};
 
+use crate::inert;
+
 fn raw_to_value(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or(Value::Null)
 }
@@ -94,11 +96,14 @@ pub fn exit_code(error: &Error) -> u8 {
     }
 }
 
+/// One line of at most `max` characters: controls become spaces, and what else could act on a
+/// terminal (bidirectional overrides) is escaped ([`inert::line`]).
 fn one_line(s: &str, max: usize) -> String {
     let flat: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
+    let flat = inert::line(&flat).into_owned();
     if flat.chars().count() <= max {
         flat
     } else {
@@ -111,7 +116,7 @@ fn one_line(s: &str, max: usize) -> String {
 pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &Catalog) -> String {
     let mut out = format!("protocol {version} ({era})");
     if let Some(s) = server {
-        out.push_str(&format!(", server {s}"));
+        out.push_str(&format!(", server {}", one_line(&s, 200)));
     }
     out.push_str(&format!(
         "\n{} tool{} in {} page{}:\n",
@@ -164,26 +169,32 @@ pub fn call_text(result: &CallResult) -> String {
     for b in &result.content {
         match b {
             ContentBlock::Text { text } => {
-                out.push_str(text);
+                let text = inert::text(text);
+                out.push_str(&text);
                 if !text.ends_with('\n') {
                     out.push('\n');
                 }
             }
-            ContentBlock::Image { data, mime_type } => {
-                out.push_str(&format!("[image {mime_type}, {} bytes]\n", data.len()))
-            }
-            ContentBlock::Audio { data, mime_type } => {
-                out.push_str(&format!("[audio {mime_type}, {} bytes]\n", data.len()))
-            }
+            ContentBlock::Image { data, mime_type } => out.push_str(&format!(
+                "[image {}, {} bytes]\n",
+                inert::line(mime_type),
+                data.len()
+            )),
+            ContentBlock::Audio { data, mime_type } => out.push_str(&format!(
+                "[audio {}, {} bytes]\n",
+                inert::line(mime_type),
+                data.len()
+            )),
             ContentBlock::Resource {
                 uri,
                 mime_type,
                 contents,
             } => {
-                let mt = mime_type.as_deref().unwrap_or("unknown type");
+                let mt = inert::line(mime_type.as_deref().unwrap_or("unknown type"));
+                let uri = inert::line(uri);
                 match contents {
                     ResourceContents::Text(t) => {
-                        out.push_str(&format!("[resource {uri} ({mt})]\n{t}\n"))
+                        out.push_str(&format!("[resource {uri} ({mt})]\n{}\n", inert::text(t)))
                     }
                     ResourceContents::Blob(b) => {
                         out.push_str(&format!("[resource {uri} ({mt}), {} bytes]\n", b.len()))
@@ -195,14 +206,15 @@ pub fn call_text(result: &CallResult) -> String {
                 name,
                 mime_type,
             } => {
-                let mt = mime_type.as_deref().unwrap_or("unknown type");
+                let mt = inert::line(mime_type.as_deref().unwrap_or("unknown type"));
+                let (name, uri) = (inert::line(name), inert::line(uri));
                 out.push_str(&format!("[link {name}: {uri} ({mt})]\n"))
             }
             _ => out.push_str("[a content block of a kind not shown]\n"),
         }
     }
     if let Some(s) = &result.structured_content {
-        out.push_str(&format!("structured content: {}\n", s.get()));
+        out.push_str(&format!("structured content: {}\n", inert::line(s.get())));
     }
     let dropped = result.dropped_invalid + result.dropped_unknown;
     if dropped > 0 {
