@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 /// Whether `c` must not reach a terminal as itself (line feeds and tabs aside: see [`text`]).
 fn dangerous(c: char) -> bool {
@@ -58,21 +59,71 @@ pub fn line(s: &str) -> Cow<'_, str> {
 /// A JSON document as one line of text whose strings hold no control or bidirectional
 /// character as itself: each is written as a `\uXXXX` escape, which decodes to the same string.
 pub fn json(value: &serde_json::Value) -> String {
-    let written = value.to_string();
-    // Outside strings a JSON document is ASCII without controls, so every dangerous character
-    // left is inside a string, where `\uXXXX` means the same character.
-    if !written.chars().any(dangerous) {
-        return written;
-    }
-    let mut out = String::with_capacity(written.len() + 16);
-    for c in written.chars() {
-        if dangerous(c) {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        } else {
-            out.push(c);
+    let mut out = JsonWriter::new(Vec::with_capacity(256));
+    // Writing into a `Vec` cannot fail, and serde_json writes valid UTF-8.
+    let _ = serde_json::to_writer(&mut out, value);
+    String::from_utf8(out.into_inner()).unwrap_or_default()
+}
+
+/// Writes serialized JSON to `W` with every dangerous character of its strings written as a
+/// `\uXXXX` escape, whatever pieces the serializer writes it in; see [`json`].
+pub struct JsonWriter<W> {
+    inner: W,
+    /// The start of a character whose other bytes have not been written yet.
+    partial: Vec<u8>,
+}
+
+impl<W: std::io::Write> JsonWriter<W> {
+    /// A writer to `inner`.
+    pub fn new(inner: W) -> JsonWriter<W> {
+        JsonWriter {
+            inner,
+            partial: Vec::new(),
         }
     }
-    out
+
+    /// The writer inside, once the document is written.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+
+    /// Writes `bytes`, which hold whole characters only.
+    fn write_whole(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let text = String::from_utf8_lossy(bytes);
+        let mut clean = 0;
+        for (at, c) in text.char_indices() {
+            if dangerous(c) {
+                self.inner.write_all(&text.as_bytes()[clean..at])?;
+                write!(self.inner, "\\u{:04x}", c as u32)?;
+                clean = at + c.len_utf8();
+            }
+        }
+        self.inner.write_all(&text.as_bytes()[clean..])
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut bytes = std::mem::take(&mut self.partial);
+        bytes.extend_from_slice(buf);
+        // Keep back a character cut at the end of this piece, for the next one.
+        let whole = match std::str::from_utf8(&bytes) {
+            Ok(_) => bytes.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => bytes.len(),
+        };
+        self.write_whole(&bytes[..whole])?;
+        self.partial = bytes.split_off(whole);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.partial.is_empty() {
+            let rest = std::mem::take(&mut self.partial);
+            self.write_whole(&rest)?;
+        }
+        self.inner.flush()
+    }
 }
 
 #[cfg(test)]
@@ -101,5 +152,25 @@ mod tests {
         assert!(!printed.chars().any(|c| c.is_control()), "{printed}");
         let back: serde_json::Value = serde_json::from_str(&printed).unwrap();
         assert_eq!(back, doc);
+    }
+
+    #[test]
+    fn the_json_writer_escapes_characters_cut_between_writes() {
+        let doc = serde_json::json!({"m": "a\u{9b}b\u{202e}c\u{e9}\u{1f600}\u{7f}"});
+        let whole = json(&doc);
+        let bytes = doc.to_string().into_bytes();
+        for split in 1..bytes.len() {
+            let mut w = JsonWriter::new(Vec::new());
+            w.write_all(&bytes[..split]).unwrap();
+            w.write_all(&bytes[split..]).unwrap();
+            w.flush().unwrap();
+            assert_eq!(
+                String::from_utf8(w.into_inner()).unwrap(),
+                whole,
+                "split at {split}"
+            );
+        }
+        // é and 😀 are kept as they are; C1, the override and DEL are escaped.
+        assert_eq!(whole, "{\"m\":\"a\\u009bb\\u202ec\u{e9}\u{1f600}\\u007f\"}");
     }
 }
