@@ -19,7 +19,6 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 /// Whether `c` must not reach a terminal as itself (line feeds and tabs aside: see [`text`]).
 fn dangerous(c: char) -> bool {
@@ -129,6 +128,7 @@ impl<W: std::io::Write> std::io::Write for JsonWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write as _;
 
     #[test]
     fn control_sequences_and_overrides_are_shown_not_interpreted() {
