@@ -748,10 +748,13 @@ impl ClientConnection {
     }
 
     fn charge_socket(&mut self, n: usize) -> Result<(), H2Error> {
-        self.socket_charged = self.socket_charged.saturating_add(n as u64);
+        let before = self.socket.left;
         if self.socket.take(n as u64) {
+            self.socket_charged = self.socket_charged.saturating_add(n as u64);
             Ok(())
         } else {
+            // The charge that crosses empties the allowance: what it had left counts as used.
+            self.socket_charged = self.socket_charged.saturating_add(before);
             Err(H2Error::Budget(BudgetExceeded::new(
                 Budget::H2SocketBytes,
                 self.config.socket_bytes,
