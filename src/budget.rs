@@ -40,7 +40,9 @@ pub enum Budget {
     /// The deadline of closing a connection.
     CloseTime,
     /// Raw bytes an HTTP/2 socket receives that no stream owns (stream-0 frames, frames for
-    /// streams already closed or reset), across every work item sharing the socket.
+    /// streams already closed or reset), across every work item sharing the socket: an allowance
+    /// of this many bytes that each completed stream refills by 1/256 of it (plus 32 bytes per
+    /// DATA frame of its request body), never above the limit.
     H2SocketBytes,
 }
 
@@ -177,7 +179,8 @@ pub struct Budgets {
     pub close_time: Duration,
     /// Longest wait a server's SSE `retry:` may ask for before a resumption. Default 10 s.
     pub max_retry_wait: Duration,
-    /// Raw bytes per HTTP/2 socket that no stream owns (see [`Budget::H2SocketBytes`]). Default 1 MiB.
+    /// Raw bytes per HTTP/2 socket that no stream owns, refilled as streams complete (see
+    /// [`Budget::H2SocketBytes`]). Default 1 MiB.
     pub h2_socket_bytes: u64,
 }
 

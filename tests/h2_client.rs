@@ -761,6 +761,218 @@ fn the_socket_ledger_charges_stream_0_frames_and_ends_in_enhance_your_calm() {
     assert!(matches!(&events(&mut c)[..], [StreamEvent::Failed { error, .. }] if *error == want));
 }
 
+fn ping(n: u64) -> Vec<u8> {
+    enc(Frame::Ping {
+        ack: false,
+        data: n.to_be_bytes(),
+    })
+}
+
+/// Opens a stream for `request()` (one DATA frame of body) and completes it: HEADERS, then
+/// DATA with END_STREAM. Returns the stream and the response's input.
+fn one_exchange(c: &mut ClientConnection, s: &mut Server) -> Vec<u8> {
+    let StreamId(id) = c.open_stream(&request(), 1 << 20).unwrap();
+    s.read(c);
+    let mut input = s.headers(id, &[(":status", "200")], false);
+    input.extend(data(id, b"{}", true));
+    input
+}
+
+/// The ledger of octets no stream owns is an allowance: a completed stream gives back
+/// `socket_refill` octets plus 32 per DATA frame of its request body, never above `socket_bytes`.
+#[test]
+fn the_socket_ledger_refills_by_its_share_as_streams_complete() {
+    let mut config = H2Config::default();
+    config.socket_bytes = 1000;
+    config.socket_refill = 100;
+    let (mut c, mut s) = ready(config);
+    // The server's SETTINGS (one setting) and its acknowledgement: 15 + 9 octets.
+    assert_eq!(c.socket_bytes_left(), 1000 - 24);
+    for i in 0..40 {
+        c.handle_bytes(T0, &ping(i)).unwrap();
+    }
+    s.read(&mut c);
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17);
+    // A completed stream whose request went in one DATA frame: 100 + 32 back.
+    let answer = one_exchange(&mut c, &mut s);
+    c.handle_bytes(T0, &answer).unwrap();
+    assert!(matches!(
+        events(&mut c).last(),
+        Some(StreamEvent::End { .. })
+    ));
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 132);
+    // A stream that fails or is cancelled gives nothing back.
+    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    s.read(&mut c);
+    c.cancel(id);
+    s.read(&mut c);
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 132);
+    // Never above its capacity.
+    for _ in 0..10 {
+        let answer = one_exchange(&mut c, &mut s);
+        c.handle_bytes(T0, &answer).unwrap();
+    }
+    assert_eq!(c.socket_bytes_left(), 1000);
+    assert_eq!(c.error(), None);
+    // All charged, refills aside.
+    assert_eq!(c.socket_bytes_used(), 24 + 40 * 17);
+}
+
+/// A server that never completes a stream cannot live on the refill: PINGs dripped one per
+/// second of caller time still end at `socket_bytes`, with the stream open failed.
+#[test]
+fn a_slow_drip_that_does_no_useful_work_still_ends_at_the_socket_ledger() {
+    let mut config = H2Config::default();
+    config.socket_bytes = 1000;
+    config.socket_refill = 100;
+    let (mut c, mut s) = ready(config);
+    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    s.read(&mut c);
+    let mut now = T0;
+    let mut dripped = 0;
+    let err = loop {
+        now = now + Duration::from_secs(1);
+        match c.handle_bytes(now, &ping(dripped)) {
+            Ok(()) => dripped += 1,
+            Err(e) => break e,
+        }
+        s.read(&mut c);
+        assert!(dripped < 1000, "the drip is never ended");
+    };
+    // (1000 - 24) / 17 PINGs fit; the next one ends the socket.
+    assert_eq!(dripped, (1000 - 24) / 17);
+    let want = H2Error::Budget(BudgetExceeded::new(Budget::H2SocketBytes, 1000));
+    assert_eq!(err, want);
+    assert_eq!(
+        events(&mut c),
+        vec![StreamEvent::Failed {
+            stream: id,
+            error: want,
+            raw: 0
+        }]
+    );
+}
+
+/// A server that answers every request and adds stream-less octets up to the refill lives, and
+/// is bounded per unit of useful work: octets no stream owns ≤ `socket_bytes` + each completed
+/// stream's share. One PING more per answer than the share ends it, after a number of answers
+/// bounded by `socket_bytes` over the excess.
+#[test]
+fn a_drip_just_under_the_refill_is_bounded_per_completed_stream_and_one_over_it_ends() {
+    let mut config = H2Config::default();
+    config.socket_bytes = 1000;
+    config.socket_refill = 100;
+    // Each completed stream gives back 100 + 32 (one DATA frame of body). The server gives the
+    // connection window back (13 octets) and adds 7 PINGs (119 octets): exactly the share. With
+    // 8 PINGs it is 17 octets over.
+    let window_back = enc(Frame::WindowUpdate {
+        stream_id: 0,
+        increment: request().body.len() as u32,
+    });
+    for (pings, lives) in [(7u64, true), (8, false)] {
+        let (mut c, mut s) = ready(config.clone());
+        let mut completed = 0u64;
+        let mut result = Ok(());
+        while completed < 2_000 {
+            let mut input = one_exchange(&mut c, &mut s);
+            input.extend(&window_back);
+            for i in 0..pings {
+                input.extend(ping(i));
+            }
+            result = c.handle_bytes(T0, &input);
+            s.read(&mut c);
+            if result.is_err() {
+                break;
+            }
+            assert!(matches!(
+                events(&mut c).last(),
+                Some(StreamEvent::End { .. })
+            ));
+            completed += 1;
+            assert!(c.socket_bytes_used() <= 1000 + completed * 132);
+        }
+        if lives {
+            assert_eq!(result, Ok(()));
+            assert_eq!(completed, 2_000);
+        } else {
+            assert_eq!(
+                result,
+                Err(H2Error::Budget(BudgetExceeded::new(
+                    Budget::H2SocketBytes,
+                    1000
+                )))
+            );
+            // 17 octets over per answer: the 976 octets left after SETTINGS last 57 answers.
+            assert!(completed <= 1000 / 17, "{completed}");
+            assert!(completed >= (1000 - 24 - 149) / 17, "{completed}");
+        }
+    }
+}
+
+/// The counts of empty DATA, PRIORITY and unknown-type frames are allowances of 100 that get one
+/// frame back per completed stream: a server sending one now and then lives, a flood without
+/// completed streams still ends at 101.
+#[test]
+fn the_frame_counts_refill_by_one_per_completed_stream() {
+    type Odd = fn(u32) -> Vec<u8>;
+    let kinds: [(H2Limit, Odd); 3] = [
+        (H2Limit::EmptyDataFrames, |sid| data(sid, b"", false)),
+        (H2Limit::PriorityFrames, |sid| {
+            enc(Frame::Priority {
+                stream_id: sid,
+                priority: mcp_sansio::internals::h2::frame::Priority {
+                    exclusive: false,
+                    dependency: 0,
+                    weight: 16,
+                },
+            })
+        }),
+        (H2Limit::UnknownFrames, |_| {
+            enc(Frame::Unknown {
+                kind: 0x0b,
+                flags: 0,
+                stream_id: 0,
+                payload: vec![],
+            })
+        }),
+    ];
+    for (limit, odd) in kinds {
+        let (mut c, mut s) = ready(H2Config::default());
+        // 100 on one stream, then the stream completes: one back.
+        let StreamId(a) = c.open_stream(&request(), 1 << 20).unwrap();
+        s.read(&mut c);
+        let mut input = s.headers(a, &[(":status", "200")], false);
+        for _ in 0..100 {
+            input.extend(odd(a));
+        }
+        input.extend(data(a, b"{}", true));
+        c.handle_bytes(T0, &input).unwrap();
+        // One more fits, the next does not.
+        let StreamId(b) = c.open_stream(&request(), 1 << 20).unwrap();
+        s.read(&mut c);
+        let head = s.headers(b, &[(":status", "200")], false);
+        c.handle_bytes(T0, &head).unwrap();
+        c.handle_bytes(T0, &odd(b)).unwrap();
+        assert_eq!(
+            c.handle_bytes(T0, &odd(b)),
+            Err(H2Error::Limit { limit, max: 100 }),
+            "{limit}"
+        );
+        // One per completed stream, for as long as the server behaves.
+        let (mut c, mut s) = ready(H2Config::default());
+        for _ in 0..1000 {
+            let StreamId(id) = c.open_stream(&request(), 1 << 20).unwrap();
+            s.read(&mut c);
+            let mut input = s.headers(id, &[(":status", "200")], false);
+            input.extend(odd(id));
+            input.extend(data(id, b"{}", true));
+            c.handle_bytes(T0, &input).unwrap();
+            s.read(&mut c);
+        }
+        assert_eq!(c.error(), None, "{limit}");
+    }
+}
+
 #[test]
 fn a_ping_flood_the_caller_does_not_drain_hits_the_control_output_bound() {
     let (mut c, _) = ready(H2Config::default());
@@ -1102,6 +1314,8 @@ fn the_config_follows_the_work_item_budgets() {
     b.informational_responses = 2;
     let c = H2Config::from_budgets(&b);
     assert_eq!(c.socket_bytes, 4321);
+    assert_eq!(c.socket_refill, 4321 / 256);
+    assert_eq!(H2Config::default().socket_refill, 4096);
     assert_eq!(c.header_block_bytes, 1000);
     assert_eq!(c.header_list.max_fields, 7);
     assert_eq!(c.informational_responses, 2);

@@ -593,6 +593,34 @@ pub fn scenarios() -> Vec<H2Scenario> {
     );
     ledger.budgets.h2_socket_bytes = 4096;
     v.push(ledger);
+    // A drip that lives on useful work: every listing page is answered (a completed stream gives
+    // the socket's ledger back 1/256 of it, 16 octets, plus 32 for the request's DATA frame), but
+    // each answer carries 20 PINGs (340 octets) before its end. The ledger drains by 292 octets
+    // a page and ends the socket long before the listing's page budget.
+    let mut drip = s(
+        "ping_drip_with_every_page",
+        H2Op::List,
+        |p, r| {
+            let id = r.rpc_id();
+            let page = format!(
+                r#"{{"tools":[{{"name":"t{id}","inputSchema":{{"type":"object"}}}}],"nextCursor":"c{id}"}}"#
+            );
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{page}}}"#);
+            let mut out = head_200(p, r.stream);
+            out.extend(repeat(20, |i| {
+                frame(Frame::Ping {
+                    ack: false,
+                    data: (i as u64).to_be_bytes(),
+                })
+            }));
+            out.extend(data(r.stream, body.as_bytes(), true));
+            out
+        },
+        H2Cause::Budget(Budget::H2SocketBytes),
+        14,
+    );
+    drip.budgets.h2_socket_bytes = 4096;
+    v.push(drip);
     // A header list over our advertised 65536 octets, in a block the block budget allows.
     let mut list = s(
         "header_list_over_our_size",

@@ -37,14 +37,25 @@ pub const DEFAULT_WINDOW: u32 = 65_535;
 const MAX_WINDOW: i64 = (1 << 31) - 1;
 /// How many of our most recently reset streams are remembered (their late frames are ignored).
 const RESET_MEMORY: usize = 64;
+/// Octets of the socket's allowance a completed stream gives back per DATA frame of its request
+/// body: room for the WINDOW_UPDATEs (13 octets each, stream and connection) a server may send,
+/// late, for that frame.
+pub const WINDOW_UPDATE_CREDIT: u64 = 32;
+/// The share of `socket_bytes` a completed stream gives back by default (1/256: 4 KiB of 1 MiB).
+pub const SOCKET_REFILL_SHARE: u64 = 256;
 
 /// Limits of one HTTP/2 connection. Every field is a finite number; see the module docs of
 /// the `h2` module docs for what each bounds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct H2Config {
-    /// Raw octets no stream owns, per socket. Default 1 MiB.
+    /// Raw octets no stream owns, per socket: the capacity of an allowance that refills as
+    /// streams complete (see [`socket_refill`](Self::socket_refill)). Default 1 MiB.
     pub socket_bytes: u64,
+    /// Octets a stream gives back to the socket's allowance when its response completes
+    /// (END_STREAM received), plus [`WINDOW_UPDATE_CREDIT`] per DATA frame of its request body;
+    /// the allowance never holds more than `socket_bytes`. Default `socket_bytes` / 256 (4 KiB).
+    pub socket_refill: u64,
     /// Control output queued and not yet taken. Default 64 KiB.
     pub control_output_bytes: usize,
     /// Streams at once, at most (further capped by the server). Default 8.
@@ -59,11 +70,13 @@ pub struct H2Config {
     pub max_continuations: u32,
     /// Limits of one decoded header list. Default 65536 octets, 128 fields.
     pub header_list: DecodeLimits,
-    /// Empty DATA frames (no payload, no END_STREAM) per socket. Default 100.
+    /// Empty DATA frames (no payload, no END_STREAM) per socket: the capacity of an allowance
+    /// that gets one frame back per completed stream. Default 100.
     pub empty_data_frames: u32,
-    /// PRIORITY frames per socket. Default 100.
+    /// PRIORITY frames per socket, an allowance refilled like `empty_data_frames`. Default 100.
     pub priority_frames: u32,
-    /// Frames of unknown type per socket. Default 100.
+    /// Frames of unknown type per socket, an allowance refilled like `empty_data_frames`.
+    /// Default 100.
     pub unknown_frames: u32,
     /// 1xx responses per stream before the final one. Default 16.
     pub informational_responses: u32,
@@ -75,6 +88,7 @@ impl Default for H2Config {
     fn default() -> Self {
         H2Config {
             socket_bytes: 1024 * 1024,
+            socket_refill: 1024 * 1024 / SOCKET_REFILL_SHARE,
             control_output_bytes: 64 * 1024,
             max_streams: 8,
             connection_window: 2 * 1024 * 1024,
@@ -93,12 +107,13 @@ impl Default for H2Config {
 
 impl H2Config {
     /// The connection limits that follow from a work item's [`Budgets`]: the per-socket ledger
-    /// (`h2_socket_bytes`), the raw header block (`header_block_bytes`), the header count
+    /// (`h2_socket_bytes`, refilled by 1/256 of it per completed stream), the raw header block (`header_block_bytes`), the header count
     /// (`header_count`) and the 1xx count (`informational_responses`); the rest are defaults.
     pub fn from_budgets(b: &Budgets) -> Self {
         let d = H2Config::default();
         H2Config {
             socket_bytes: b.h2_socket_bytes,
+            socket_refill: b.h2_socket_bytes / SOCKET_REFILL_SHARE,
             header_block_bytes: b.header_block_bytes,
             header_list: DecodeLimits {
                 max_fields: b.header_count,
@@ -248,6 +263,8 @@ struct Stream {
     send_window: i64,
     body: Vec<u8>,
     body_sent: usize,
+    /// DATA frames of the request body written.
+    data_frames_sent: u64,
     local_closed: bool,
 }
 
@@ -277,6 +294,41 @@ enum Target {
     Ignored,
 }
 
+/// A per-socket allowance that refills with useful work: it starts full at `capacity`, each
+/// charge takes from it, each completed stream gives some back (never above `capacity`). A
+/// charge larger than what is left fails and leaves it empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Allowance {
+    capacity: u64,
+    left: u64,
+}
+
+impl Allowance {
+    const fn full(capacity: u64) -> Self {
+        Allowance {
+            capacity,
+            left: capacity,
+        }
+    }
+
+    fn take(&mut self, n: u64) -> bool {
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                true
+            }
+            None => {
+                self.left = 0;
+                false
+            }
+        }
+    }
+
+    fn refill(&mut self, n: u64) {
+        self.left = self.left.saturating_add(n).min(self.capacity);
+    }
+}
+
 /// A sans-IO HTTP/2 client connection. See the module docs.
 #[derive(Debug)]
 pub struct ClientConnection {
@@ -290,7 +342,9 @@ pub struct ClientConnection {
     streams: Vec<Stream>,
     next_stream_id: u32,
     reset: VecDeque<u32>,
-    socket: ByteLedger,
+    /// Octets no stream owns: what is left of the socket's allowance, and all ever charged.
+    socket: Allowance,
+    socket_charged: u64,
     assembly: Option<Assembly>,
     // Server settings.
     got_settings: bool,
@@ -304,10 +358,10 @@ pub struct ClientConnection {
     conn_send_window: i64,
     /// DATA octets queued in events, not yet taken by the caller.
     conn_undelivered: usize,
-    // Counters.
-    empty_data: u32,
-    priority_frames: u32,
-    unknown_frames: u32,
+    // Frame allowances.
+    empty_data: Allowance,
+    priority_frames: Allowance,
+    unknown_frames: Allowance,
     goaway: Option<(u32, Reason)>,
     error: Option<H2Error>,
 }
@@ -343,7 +397,11 @@ impl ClientConnection {
         ClientConnection {
             decoder: Decoder::new(config.header_list),
             settings_deadline: Some(now + config.settings_timeout),
-            socket: ByteLedger::new(config.socket_bytes),
+            socket: Allowance::full(config.socket_bytes),
+            socket_charged: 0,
+            empty_data: Allowance::full(config.empty_data_frames.into()),
+            priority_frames: Allowance::full(config.priority_frames.into()),
+            unknown_frames: Allowance::full(config.unknown_frames.into()),
             config,
             frames: FrameDecoder::new(),
             encoder: Encoder::new(),
@@ -361,9 +419,6 @@ impl ClientConnection {
             conn_recv_window: conn_window,
             conn_send_window: i64::from(DEFAULT_WINDOW),
             conn_undelivered: 0,
-            empty_data: 0,
-            priority_frames: 0,
-            unknown_frames: 0,
             goaway: None,
             error: None,
         }
@@ -403,9 +458,15 @@ impl ClientConnection {
         self.goaway
     }
 
-    /// Raw octets charged to the per-socket ledger so far.
+    /// Raw octets charged to the per-socket ledger so far, in all (refills do not lower it).
     pub fn socket_bytes_used(&self) -> u64 {
-        self.socket.used()
+        self.socket_charged
+    }
+
+    /// What the per-socket ledger has left now: at most `socket_bytes`, lowered by every octet
+    /// no stream owns, raised by every stream that completes.
+    pub fn socket_bytes_left(&self) -> u64 {
+        self.socket.left
     }
 
     /// Opens a stream for `request`. `allowance` is what the work item's byte budget has left:
@@ -495,6 +556,7 @@ impl ClientConnection {
             send_window: self.peer_initial_window,
             body: request.body.clone(),
             body_sent: 0,
+            data_frames_sent: 0,
             local_closed: end_stream,
         };
         let target = stream.target_window(self.config.max_stream_window);
@@ -686,12 +748,28 @@ impl ClientConnection {
     }
 
     fn charge_socket(&mut self, n: usize) -> Result<(), H2Error> {
-        self.socket.charge(n).map_err(|_| {
-            H2Error::Budget(BudgetExceeded::new(
+        let before = self.socket.left;
+        if self.socket.take(n as u64) {
+            self.socket_charged = self.socket_charged.saturating_add(n as u64);
+            Ok(())
+        } else {
+            // The charge that crosses empties the allowance: what it had left counts as used.
+            self.socket_charged = self.socket_charged.saturating_add(before);
+            Err(H2Error::Budget(BudgetExceeded::new(
                 Budget::H2SocketBytes,
                 self.config.socket_bytes,
-            ))
-        })
+            )))
+        }
+    }
+
+    /// A stream completed (its response ended): the socket's allowances get their share back.
+    fn refill(&mut self, data_frames_sent: u64) {
+        let credit = data_frames_sent.saturating_mul(WINDOW_UPDATE_CREDIT);
+        self.socket
+            .refill(self.config.socket_refill.saturating_add(credit));
+        self.empty_data.refill(1);
+        self.priority_frames.refill(1);
+        self.unknown_frames.refill(1);
     }
 
     /// Charges a frame to stream `i`: `Ok(false)` if its allowance is spent (the stream failed).
@@ -710,15 +788,15 @@ impl ClientConnection {
         }
     }
 
-    fn count(counter: &mut u32, max: u32, limit: H2Limit) -> Result<(), H2Error> {
-        *counter += 1;
-        if *counter > max {
-            return Err(H2Error::Limit {
+    fn count(allowance: &mut Allowance, limit: H2Limit) -> Result<(), H2Error> {
+        if allowance.take(1) {
+            Ok(())
+        } else {
+            Err(H2Error::Limit {
                 limit,
-                max: u64::from(max),
-            });
+                max: allowance.capacity,
+            })
         }
-        Ok(())
     }
 
     fn protocol(what: &'static str) -> H2Error {
@@ -795,6 +873,7 @@ impl ClientConnection {
                 }
                 .encode(&mut self.out);
                 s.body_sent += n;
+                s.data_frames_sent += 1;
                 s.send_window -= n as i64;
                 self.conn_send_window -= n as i64;
                 if end {

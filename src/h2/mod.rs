@@ -15,14 +15,21 @@
 //!   frames and frames for streams already closed or reset to a per-socket ledger of 1 MiB
 //!   ([`Budget::H2SocketBytes`](crate::budget::Budget::H2SocketBytes)); its exhaustion sends
 //!   GOAWAY(ENHANCE_YOUR_CALM) and fails every stream;
+//! - the per-socket ledger and frame counts are rates, not lifetime totals: each is an
+//!   allowance that starts full and gets a share back whenever a stream's response completes
+//!   (END_STREAM received): the ledger `socket_refill` octets (1/256 of it, 4 KiB) plus 32 per
+//!   DATA frame of the request body, each frame count one frame; never above its figure. So a
+//!   server's stream-less octets stay within `socket_bytes` + the shares of the streams it
+//!   completed, a server that completes nothing ends at the figure, and one whose chatter stays
+//!   within the shares keeps the socket for as long as it serves;
 //! - at most one frame is held (9 + 16384 octets; a larger frame is refused from its header);
 //! - one header block: raw octets at most `header_block_bytes` (64 KiB), at most 8 CONTINUATION
 //!   frames, no other frame in between; decoded list at most 65536 octets and 128 fields, checked
 //!   before copying ([`hpack`]);
 //! - control output we owe the server (SETTINGS and PING acknowledgements, WINDOW_UPDATE,
 //!   RST_STREAM) at most 64 KiB queued and not yet taken by the caller;
-//! - at most 32 settings per SETTINGS frame, 100 empty DATA frames, 100 PRIORITY frames and 100
-//!   frames of unknown type per socket;
+//! - at most 32 settings per SETTINGS frame; 100 empty DATA frames, 100 PRIORITY frames and 100
+//!   frames of unknown type per socket, each count refilled by one per completed stream;
 //! - receive windows: per stream at most min(256 KiB, what the stream's allowance has left), per
 //!   connection 2 MiB; windows are reopened only as the caller takes DATA out
 //!   ([`ClientConnection::poll_event`]), so undelivered data is bounded by the windows;

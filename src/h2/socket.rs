@@ -11,7 +11,8 @@ use crate::connection::{Connection, Event, ExchangeId, Transmit};
 use crate::time::Instant;
 use crate::wire::{self, ResponseEvent, ResponseHead, WireError};
 
-/// A work item of an [`H2Socket`]: an index, stable while the item stays.
+/// A work item of an [`H2Socket`]: an index, stable while the item stays (a removed item's
+/// index may be given to a later item).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorkId(pub usize);
 
@@ -152,9 +153,35 @@ impl H2Socket {
     /// Adds a work item. Its exchanges become streams of this socket; a connection built for
     /// HTTP/1.1 ([`Codec::Http1`](crate::wire::Codec::Http1)) has nothing to send here and its requests come out of
     /// [`poll_fresh`](Self::poll_fresh).
+    ///
+    /// The slot of a work item that was [`remove`](Self::remove)d is used again once nothing
+    /// of it is left to hand out (no event or request of it waiting in this socket), so a socket
+    /// that serves sessions coming and going holds as many slots as it ever had work items at
+    /// once (see [`work_slots`](Self::work_slots)).
     pub fn add(&mut self, connection: Connection) -> WorkId {
-        self.items.push(Some(connection));
-        WorkId(self.items.len() - 1)
+        let free = (0..self.items.len()).find(|&i| {
+            self.items[i].is_none()
+                && !self.fresh.iter().any(|(w, _)| w.0 == i)
+                && !self.events.iter().any(|(w, _)| w.0 == i)
+                && !self.waiting.iter().any(|(w, _)| *w == i)
+                && !self.routes.iter().any(|r| r.work == i)
+        });
+        match free {
+            Some(i) => {
+                self.items[i] = Some(connection);
+                WorkId(i)
+            }
+            None => {
+                self.items.push(Some(connection));
+                WorkId(self.items.len() - 1)
+            }
+        }
+    }
+
+    /// Work item slots held: those of the items here and of removed items whose slot is not
+    /// yet free again.
+    pub fn work_slots(&self) -> usize {
+        self.items.len()
     }
 
     /// The work item `work`, if it is here.

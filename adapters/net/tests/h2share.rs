@@ -430,3 +430,61 @@ fn a_recorded_connection_records_a_failed_dial() {
     assert!(t.outcome().iter().any(|e| e.get("failed").is_some()));
     drop(conn);
 }
+
+/// Sessions of a client come and go for a long time over one socket whose server chats as
+/// long-lived servers do: every answer is followed by two PINGs and the window the request used,
+/// given back late on its (closed) stream and on the connection (77 octets). The socket's
+/// per-socket bounds refill as the listings complete, so 20,000 sessions (half again what the
+/// 1 MiB ledger would allow as a lifetime total) go through with no failure, no dial and no
+/// socket closed.
+#[test]
+fn twenty_thousand_sessions_come_and_go_over_one_socket_with_a_chatty_server() {
+    const SESSIONS: usize = 20_000;
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::new("https", &Budgets::default(), io.clone());
+    let mut server = H2Peer::default();
+    let mut first = true;
+    let mut chatter = 0u64;
+    let mut previous: Option<Member> = None;
+    for n in 0..SESSIONS {
+        let (m, _) = session(&conn);
+        // The session before leaves only now: two overlap, as sessions of a busy client do.
+        if let Some(p) = previous.take() {
+            conn.leave(p);
+        }
+        list(&conn, m);
+        let sent = io.take(0);
+        let mut reply = if first { hello() } else { Vec::new() };
+        first = false;
+        for req in server.read(&sent) {
+            reply.extend(server.json(req.stream, &result(req.rpc_id(), TOOLS)));
+            let used = req.body.len().max(1) as u32;
+            let before = reply.len();
+            for stream_id in [req.stream, 0] {
+                reply.extend(frame(Frame::WindowUpdate {
+                    stream_id,
+                    increment: used,
+                }));
+            }
+            for k in 0..2u64 {
+                reply.extend(frame(Frame::Ping {
+                    ack: false,
+                    data: (2 * n as u64 + k).to_be_bytes(),
+                }));
+            }
+            chatter += (reply.len() - before) as u64;
+        }
+        conn.feed(0, Report::Bytes(reply));
+        let events = conn.take_events(m);
+        assert!(listed(&events), "session {n}: {events:?}");
+        previous = Some(m);
+        // The peer's history is not needed: keep the run's memory flat.
+        server.frames.clear();
+        server.requests.clear();
+    }
+    assert!(chatter > 1 << 20, "{chatter} octets of chatter");
+    assert_eq!(conn.generation(), 0);
+    assert!(io.dials.lock().unwrap().is_empty());
+    assert!(io.closes.lock().unwrap().is_empty());
+    assert!(!conn.is_shut());
+}

@@ -100,11 +100,16 @@ fn satz(v: u64) -> usize {
 }
 
 /// Every field of [`H2Config`], by its transcript name.
-pub(crate) const H2_FIELDS: [H2Field; 14] = [
+pub(crate) const H2_FIELDS: [H2Field; 15] = [
     (
         "socket_bytes",
         |c| c.socket_bytes,
         |c, v| c.socket_bytes = v,
+    ),
+    (
+        "socket_refill",
+        |c| c.socket_refill,
+        |c, v| c.socket_refill = v,
     ),
     (
         "control_output_bytes",

@@ -52,16 +52,10 @@ impl ClientConnection {
                 stream_id,
                 increment,
             } => self.on_window_update(stream_id, increment, active),
-            Frame::Priority { .. } => Self::count(
-                &mut self.priority_frames,
-                self.config.priority_frames,
-                H2Limit::PriorityFrames,
-            ),
-            Frame::Unknown { .. } => Self::count(
-                &mut self.unknown_frames,
-                self.config.unknown_frames,
-                H2Limit::UnknownFrames,
-            ),
+            Frame::Priority { .. } => {
+                Self::count(&mut self.priority_frames, H2Limit::PriorityFrames)
+            }
+            Frame::Unknown { .. } => Self::count(&mut self.unknown_frames, H2Limit::UnknownFrames),
             Frame::PushPromise { .. } => Err(Self::protocol("PUSH_PROMISE while push is disabled")),
             Frame::RstStream { stream_id, reason } => {
                 if !self.is_ours(stream_id) {
@@ -95,11 +89,7 @@ impl ClientConnection {
                     });
                 }
                 if flow == 0 && !end_stream {
-                    Self::count(
-                        &mut self.empty_data,
-                        self.config.empty_data_frames,
-                        H2Limit::EmptyDataFrames,
-                    )?;
+                    Self::count(&mut self.empty_data, H2Limit::EmptyDataFrames)?;
                 }
                 match active {
                     Some(i) => self.on_data(i, end_stream, data, flow),
@@ -388,6 +378,8 @@ impl ClientConnection {
             }
         }
         let s = self.streams.remove(i);
+        // Useful work done: the socket's allowances get their share back.
+        self.refill(s.data_frames_sent);
         if !s.local_closed {
             // The response is complete before our body: stop sending it (RFC 9113 §8.1).
             self.queue_control(Frame::RstStream {
