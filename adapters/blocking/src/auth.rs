@@ -13,14 +13,24 @@
 //! session is kept as it was and the error returned.
 //!
 //! The authorization's own requests go through an [`AuthHttp`] built with the same address
-//! policy, resolver and TLS configuration as the [`Client`], on the calling thread. Without an
-//! [`AuthSession`] nothing changes: a 401 is the `mcp_authentication_failed_error` it always
-//! was.
+//! policy, resolver and TLS configuration as the [`Client`], on the calling thread, and take the
+//! MCP traffic's path to the network: resolve and vet once, dial a vetted address within the
+//! deadline, TLS driven by hand with the same configuration, the core's HTTP/1.1 codec, every raw
+//! byte counted, and one deadline ([`AuthHttp::timeout`]) checked around every socket
+//! operation, so a server that trickles its handshake or its body is cut off at that deadline.
+//!
+//! After it connected, a session opens the user agent at most [`MAX_STEP_UPS`] more times (a
+//! server can otherwise ask for a new authorization on every operation, alternating acceptance
+//! and 403 `insufficient_scope`): the next authorization that would open it fails with
+//! [`AuthorizeError::UserAgentLimit`] before opening it.
+//!
+//! Without an [`AuthSession`] nothing changes: a 401 is the `mcp_authentication_failed_error` it
+//! always was.
 
 use mcp_sansio::{CallResult, Catalog, Config, Error};
 use mcp_sansio_net::auth::authorization_needed;
 pub use mcp_sansio_net::auth::{
-    AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError,
+    AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
 
 use crate::{CallObserver, Client, Session};
@@ -72,6 +82,7 @@ impl AuthSession {
             }
         };
         auth.accepted();
+        auth.limit_user_agent(Some(MAX_STEP_UPS));
         Ok(AuthSession {
             client: client.clone(),
             config,

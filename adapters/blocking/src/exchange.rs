@@ -68,8 +68,9 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
-use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+use mcp_sansio_net::dial::{connect_blocking, io_error, still_idle, DialDeadline, Peek};
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
+use mcp_sansio_net::wire::handshake_blocking;
 use mcp_sansio_net::{InlineExchange, InlinePhase, InlineStep, Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
@@ -933,65 +934,17 @@ fn dial_with(
 ) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
     let addresses = shared.vetted(&target.host, target.port)?;
     let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
-    let mut failures = Vec::new();
-    let mut connected = None;
-    for (i, &address) in addresses.iter().enumerate() {
-        let Some(share) = deadline.share(Instant::now(), addresses.len() - i) else {
-            break;
-        };
-        match TcpStream::connect_timeout(&address, share) {
-            Ok(s) => {
-                connected = Some((s, address));
-                break;
-            }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                failures.push(format!("{address}: timed out"));
-            }
-            Err(e) => failures.push(format!("{address}: {e}")),
-        }
-    }
-    let Some((tcp, address)) = connected else {
-        return Err(deadline.failed(Instant::now(), &failures));
-    };
+    let (mut tcp, address) = connect_blocking(&addresses, &deadline)?;
     if !publish(&tcp)? {
         return Ok(None);
     }
-    let _ = tcp.set_nodelay(true);
     if !target.tls {
         return Ok(Some((Stream::plain(tcp), address)));
     }
     let config = if h2 { &shared.tls_h2 } else { &shared.tls };
-    let tls = handshake(config, &target.host, tcp, &deadline)?;
-    Ok(Some((Stream::tls(tls), address)))
-}
-
-/// The TLS handshake within what is left of the dial deadline.
-fn handshake(
-    config: &Arc<rustls::ClientConfig>,
-    host: &str,
-    mut tcp: TcpStream,
-    deadline: &DialDeadline,
-) -> Result<StreamOwned<ClientConnection, TcpStream>, TransportError> {
-    let name = server_name(host)?;
-    let mut conn =
-        ClientConnection::new(config.clone(), name).map_err(|e| tls_error(e.to_string()))?;
-    while conn.is_handshaking() {
-        let left = deadline
-            .left(Instant::now())
-            .ok_or_else(|| deadline.expired())?;
-        tcp.set_read_timeout(Some(left)).map_err(|e| io_error(&e))?;
-        tcp.set_write_timeout(Some(left))
-            .map_err(|e| io_error(&e))?;
-        if let Err(e) = conn.complete_io(&mut tcp) {
-            return Err(match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => deadline.expired(),
-                _ => tls_error(e.to_string()),
-            });
-        }
-    }
-    tcp.set_read_timeout(None).map_err(|e| io_error(&e))?;
-    tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
-    Ok(StreamOwned::new(conn, tcp))
+    // Driven by hand: the deadline is checked around every read and write of the handshake.
+    let conn = handshake_blocking(config, &target.host, &mut tcp, &deadline)?;
+    Ok(Some((Stream::tls(StreamOwned::new(conn, tcp)), address)))
 }
 
 #[cfg(test)]

@@ -1,46 +1,56 @@
 //! Authorization over the guard: the HTTP runner for the core's authorization requests
-//! ([`AuthHttp`]) and the synchronous driver of an [`Authorizer`] ([`Authorization`]) that both
-//! adapters use.
+//! ([`AuthHttp`]) and the driver of an [`Authorizer`] ([`Authorization`]) that both adapters use.
 //!
 //! Every request of an authorization (protected-resource and authorization-server metadata,
-//! registration, token) is chosen by a server the client does not trust, so it goes through the
-//! same guard as the MCP traffic: the host is resolved once and only the addresses the
+//! registration, token) is chosen by a server the client does not trust, so it takes the same
+//! path to the network as the MCP traffic: the host is resolved once and only the addresses the
 //! [`AddressPolicy`] admits are dialled, `https` uses the same rustls configuration (with any
 //! extra roots), the HTTP/1.1 request is encoded and the response decoded by the core, no
-//! redirect is ever followed (a 3xx is handed to the core, which refuses it), at most
-//! [`AuthRequest::max_response_bytes`] plus one byte of body is read (the core refuses the
-//! excess), and the whole exchange has a deadline.
+//! redirect is ever followed (a 3xx is handed to the core, which refuses it), and at most
+//! [`AuthRequest::max_response_bytes`] plus one byte of body is kept (the core refuses the
+//! excess). The whole exchange — dial, TLS handshake, request and response — has one deadline
+//! ([`AuthHttp::timeout`]), checked around every socket operation, and one byte limit on what
+//! is read from the socket, TLS records included: rustls is driven by hand
+//! ([`crate::wire::AuthWire`]), so a server that trickles its handshake or streams records
+//! without end is cut off at the deadline or the limit, whichever comes first.
 //!
-//! [`Authorization`] runs one authorization to its end on the calling thread: it asks the
-//! [`AuthHook`] to open the user agent, and loads and saves the [`CredentialStore`] through it.
-//! The tokio adapter runs it on a blocking thread. [`Authorization::record_to`] records every
-//! exchange of its authorizations (secrets redacted) as an authorization transcript
-//! (`mcp_sansio_transcript::auth`, format in `docs/transcripts.md`).
+//! [`Authorization`] runs one authorization to its end: it asks the [`AuthHook`] to open the
+//! user agent, and loads and saves the [`CredentialStore`] through it. The blocking adapter runs
+//! it on the calling thread ([`Authorization::authorize`]); the tokio adapter drives the same
+//! steps ([`Authorization::next_step`]) with the exchanges on its runtime, under the same
+//! deadline, and only the embedder's user agent (which blocks by contract) on its blocking pool.
+//! [`Authorization::record_to`] records every exchange of its authorizations (secrets
+//! redacted) as an authorization transcript (`mcp_sansio_transcript::auth`, format in
+//! `docs/transcripts.md`).
 
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant as StdInstant};
 
 use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
     Authorizer, BearerChallenge, BearerErrorCode, CredentialStore, HttpMethod,
 };
-use mcp_sansio::internals::{ByteLedger, Method, Request, ResponseDecoder, ResponseEvent};
+use mcp_sansio::internals::{Method, Request};
 use mcp_sansio::{Endpoint, Instant, Scheme, TransportError, TransportErrorKind};
-use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use rustls::ClientConfig;
 
 use mcp_sansio_transcript::{AuthRecorder, AuthRecording, TranscriptSink};
 
-use crate::policy::{parse_literal_host, AddressPolicy};
+use crate::dial::{connect_blocking, DialDeadline};
+use crate::policy::AddressPolicy;
 use crate::resolve::{vetted_addresses, Resolve, SystemResolver};
+use crate::wire::{run_blocking, AuthWire};
 
 /// Default deadline of one authorization exchange (dial, request and response).
 pub const DEFAULT_AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Bytes of response head and framing allowed on top of the body limit.
-const HEAD_ALLOWANCE: usize = 64 * 1024;
+/// How many times an authorizing session (`AuthSession` of either adapter) may open the user
+/// agent after it connected: the step-up authorizations (403 `insufficient_scope`) and new
+/// authorizations (401) a server asks for over the session's life. A server that alternates
+/// acceptance and refusal would otherwise send the user to the browser on every operation; the
+/// authorization that would pass the limit fails with [`AuthorizeError::UserAgentLimit`] before
+/// the user agent opens. Silent ones (a refresh) are not counted.
+pub const MAX_STEP_UPS: u32 = 4;
 
 /// Sends authorization requests through the address guard: see the [module docs](self).
 #[derive(Clone)]
@@ -58,6 +68,18 @@ impl std::fmt::Debug for AuthHttp {
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
+}
+
+/// One authorization exchange ready to run on a socket ([`AuthHttp::prepare`]): where to dial,
+/// and the exchange's bytes.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The host to resolve (or the IP literal).
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// The exchange: the request's bytes and the response's decoding.
+    pub wire: AuthWire,
 }
 
 impl AuthHttp {
@@ -81,11 +103,16 @@ impl AuthHttp {
         )
     }
 
-    /// Sets the deadline of one exchange (dial, request and response).
+    /// Sets the deadline of one exchange (dial, TLS handshake, request and response).
     #[must_use]
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = d;
         self
+    }
+
+    /// The deadline of one exchange.
+    pub fn exchange_timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The address policy.
@@ -93,15 +120,41 @@ impl AuthHttp {
         &self.policy
     }
 
-    /// Performs `req`: see the [module docs](self). A 3xx answer is returned as it is (never
-    /// followed); a body longer than `req.max_response_bytes` is cut one byte past the limit, so
-    /// the core sees the excess and refuses it.
-    pub fn send(&self, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+    /// Resolves `host` once and keeps the addresses the policy admits ([`vetted_addresses`]).
+    /// Blocks (name resolution).
+    pub fn vetted(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<std::net::SocketAddr>, TransportError> {
+        Ok(vetted_addresses(
+            self.resolver.as_ref(),
+            &self.policy,
+            host,
+            port,
+        )?)
+    }
+
+    /// The error of an exchange that ran out of its deadline.
+    pub fn expired(&self) -> TransportError {
+        TransportError {
+            kind: TransportErrorKind::Io,
+            message: format!(
+                "the authorization exchange timed out after {} ms (dial, TLS handshake, request \
+                 and response)",
+                self.timeout.as_millis()
+            ),
+        }
+    }
+
+    /// `req` as an exchange to run on a socket: the request encoded by the core (with
+    /// `Connection: close`), TLS set up with this runner's configuration for `https`.
+    pub fn prepare(&self, req: &AuthRequest) -> Result<Prepared, TransportError> {
         let method = match req.method {
             HttpMethod::Get => Method::Get,
             HttpMethod::Post => Method::Post,
         };
-        self.exchange(
+        self.prepare_with(
             method,
             &req.endpoint,
             &req.headers,
@@ -110,26 +163,14 @@ impl AuthHttp {
         )
     }
 
-    /// A `GET` of `endpoint` with these headers, under the same guard and bounds as
-    /// [`AuthHttp::send`]: what a headless user agent does with an authorization URL.
-    pub fn get(
-        &self,
-        endpoint: &Endpoint,
-        headers: &[(String, String)],
-        max_response_bytes: usize,
-    ) -> Result<AuthResponse, TransportError> {
-        self.exchange(Method::Get, endpoint, headers, &[], max_response_bytes)
-    }
-
-    fn exchange(
+    fn prepare_with(
         &self,
         method: Method,
         endpoint: &Endpoint,
         headers: &[(String, String)],
         body: &[u8],
         max_body: usize,
-    ) -> Result<AuthResponse, TransportError> {
-        let deadline = StdInstant::now() + self.timeout;
+    ) -> Result<Prepared, TransportError> {
         let mut headers = headers.to_vec();
         headers.push(("Connection".into(), "close".into()));
         let request = Request {
@@ -140,176 +181,57 @@ impl AuthHttp {
             body: body.to_vec(),
         }
         .encode()
-        .map_err(|e| io_error(format!("request not encodable: {e}")))?;
-        let mut stream = self.dial(endpoint, deadline)?;
-        stream
-            .write_all(&request)
-            .and_then(|()| stream.flush())
-            .map_err(|e| io_error(e.to_string()))?;
-        read_response(&mut stream, deadline, max_body)
-    }
-
-    fn dial(&self, endpoint: &Endpoint, deadline: StdInstant) -> Result<Stream, TransportError> {
-        let host = endpoint.host();
-        let addresses =
-            vetted_addresses(self.resolver.as_ref(), &self.policy, host, endpoint.port())?;
-        let mut failures = Vec::new();
-        let mut tcp = None;
-        for address in addresses {
-            let left = remaining(deadline)?;
-            match TcpStream::connect_timeout(&address, left) {
-                Ok(s) => {
-                    tcp = Some(s);
-                    break;
-                }
-                Err(e) => failures.push(format!("{address}: {e}")),
-            }
-        }
-        let tcp = tcp.ok_or_else(|| TransportError {
-            kind: TransportErrorKind::Connect,
-            message: failures.join("; "),
+        .map_err(|e| TransportError {
+            kind: TransportErrorKind::Io,
+            message: format!("request not encodable: {e}"),
         })?;
-        let _ = tcp.set_nodelay(true);
-        set_timeouts(&tcp, deadline)?;
-        if endpoint.scheme() == Scheme::Http {
-            return Ok(Stream::Plain(tcp));
-        }
-        let tls_error = |message: String| TransportError {
-            kind: TransportErrorKind::Tls,
-            message,
+        let wire = match endpoint.scheme() {
+            Scheme::Http => AuthWire::plain(request, max_body),
+            Scheme::Https => AuthWire::tls(&self.tls, endpoint.host(), request, max_body)?,
         };
-        let name = match parse_literal_host(host) {
-            Some(ip) => ServerName::IpAddress(ip.into()),
-            None => ServerName::try_from(host.to_owned())
-                .map_err(|e| tls_error(format!("server name {host:?}: {e}")))?,
-        };
-        let mut conn =
-            ClientConnection::new(self.tls.clone(), name).map_err(|e| tls_error(e.to_string()))?;
-        let mut tcp = tcp;
-        while conn.is_handshaking() {
-            conn.complete_io(&mut tcp)
-                .map_err(|e| tls_error(e.to_string()))?;
-        }
-        Ok(Stream::Tls(Box::new(StreamOwned::new(conn, tcp))))
-    }
-}
-
-enum Stream {
-    Plain(TcpStream),
-    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
-}
-
-impl Stream {
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Stream::Plain(s) => s,
-            Stream::Tls(s) => &s.sock,
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
-        }
+        Ok(Prepared {
+            host: endpoint.host().to_owned(),
+            port: endpoint.port(),
+            wire,
+        })
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Plain(s) => s.flush(),
-            Stream::Tls(s) => s.flush(),
-        }
+    /// Performs `req` on the calling thread: see the [module docs](self). A 3xx answer is
+    /// returned as it is (never followed); a body longer than `req.max_response_bytes` is cut
+    /// one byte past the limit, so the core sees the excess and refuses it.
+    pub fn send(&self, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+        let start = StdInstant::now();
+        let prepared = self.prepare(req)?;
+        self.run(start, prepared)
     }
-}
 
-fn io_error(message: String) -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Io,
-        message,
+    /// A `GET` of `endpoint` with these headers, under the same guard and bounds as
+    /// [`AuthHttp::send`]: what a headless user agent does with an authorization URL.
+    pub fn get(
+        &self,
+        endpoint: &Endpoint,
+        headers: &[(String, String)],
+        max_response_bytes: usize,
+    ) -> Result<AuthResponse, TransportError> {
+        let start = StdInstant::now();
+        let prepared =
+            self.prepare_with(Method::Get, endpoint, headers, &[], max_response_bytes)?;
+        self.run(start, prepared)
     }
-}
 
-fn remaining(deadline: StdInstant) -> Result<Duration, TransportError> {
-    let left = deadline.saturating_duration_since(StdInstant::now());
-    if left.is_zero() {
-        return Err(io_error(
-            "the authorization exchange deadline passed".into(),
-        ));
-    }
-    Ok(left)
-}
-
-fn set_timeouts(tcp: &TcpStream, deadline: StdInstant) -> Result<(), TransportError> {
-    let left = remaining(deadline)?;
-    tcp.set_read_timeout(Some(left))
-        .and_then(|()| tcp.set_write_timeout(Some(left)))
-        .map_err(|e| io_error(e.to_string()))
-}
-
-/// Reads one response with the core's decoder: head, then at most `max_body + 1` body bytes.
-fn read_response(
-    stream: &mut Stream,
-    deadline: StdInstant,
-    max_body: usize,
-) -> Result<AuthResponse, TransportError> {
-    let mut decoder = ResponseDecoder::new(Default::default());
-    let limit = max_body.saturating_add(1).saturating_add(HEAD_ALLOWANCE);
-    let mut ledger = ByteLedger::new(limit as u64);
-    let mut response = AuthResponse::default();
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut eof = false;
-    let mut pending: Vec<u8> = Vec::new();
-    loop {
-        // Decode everything buffered.
-        let mut at = 0;
-        loop {
-            let d = decoder
-                .decode(&pending[at..], &mut ledger)
-                .map_err(|e| io_error(format!("response: {e}")))?;
-            at += d.consumed;
-            match d.event {
-                Some(ResponseEvent::Head(h)) => {
-                    response.status = h.status;
-                    response.headers = h.headers;
-                }
-                Some(ResponseEvent::Body(b)) => {
-                    let room = max_body.saturating_add(1) - response.body.len();
-                    response.body.extend_from_slice(&b[..b.len().min(room)]);
-                    if response.body.len() > max_body {
-                        return Ok(response);
-                    }
-                }
-                Some(ResponseEvent::End { .. }) => return Ok(response),
-                None if d.consumed == 0 => break,
-                None => {}
+    /// Resolves, vets and dials as the blocking adapter's MCP dial does, then runs the exchange,
+    /// all within one deadline counted from `start`.
+    fn run(&self, start: StdInstant, mut p: Prepared) -> Result<AuthResponse, TransportError> {
+        let deadline = DialDeadline::new(start, self.timeout);
+        let addresses = self.vetted(&p.host, p.port)?;
+        let (mut tcp, _) = connect_blocking(&addresses, &deadline).map_err(|e| {
+            if deadline.left(StdInstant::now()).is_none() {
+                self.expired()
+            } else {
+                e
             }
-        }
-        pending.drain(..at);
-        if eof {
-            return match decoder.finish() {
-                Ok(_) => Ok(response),
-                Err(e) => Err(io_error(format!("response: {e}"))),
-            };
-        }
-        set_timeouts(stream.tcp(), deadline)?;
-        match stream.read(&mut buf) {
-            Ok(0) => eof = true,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => eof = true,
-            Err(e) => return Err(io_error(e.to_string())),
-        }
+        })?;
+        run_blocking(&mut p.wire, &mut tcp, deadline.at(), || self.expired())
     }
 }
 
@@ -349,6 +271,17 @@ pub enum AuthorizeError {
     /// The authorization stopped without an outcome (nothing left to send or wait for).
     #[error("authorization failed: the authorization stopped without an outcome")]
     Stalled,
+    /// The authorization would open the user agent once more than allowed
+    /// ([`Authorization::limit_user_agent`]): an authorizing session asks the user at most
+    /// `limit` times after it connected, however often the server asks for more scopes.
+    #[error(
+        "authorization refused: the server asked for a new authorization in the user agent \
+         more than {limit} times after the session connected (the step-up limit)"
+    )]
+    UserAgentLimit {
+        /// The limit that was reached.
+        limit: u32,
+    },
 }
 
 /// Whether an MCP answer of `status` with this `WWW-Authenticate` value calls for
@@ -384,15 +317,49 @@ pub fn random_secrets() -> Result<AuthSecrets, AuthorizeError> {
     Ok(AuthSecrets::from_random_bytes(&bytes))
 }
 
-/// An [`Authorizer`] with its runner and hook: runs an authorization on the calling thread. Its
-/// timeline is the wall clock, so token expiry survives a round trip through the hook's store.
+/// The embedder's hook, shared between an [`Authorization`] and whoever opens the user agent on
+/// its behalf (the tokio adapter does it on its blocking pool, since the hook blocks).
+pub type SharedHook = Arc<Mutex<Box<dyn AuthHook>>>;
+
+/// Locks the hook (a hook that panicked earlier is used as it is).
+pub fn lock_hook(hook: &SharedHook) -> MutexGuard<'_, Box<dyn AuthHook>> {
+    hook.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What an authorization needs next from whoever drives it ([`Authorization::next_step`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AuthStep {
+    /// Send this request ([`AuthHttp::send`], or the same exchange run asynchronously with
+    /// [`AuthHttp::prepare`]) and report its outcome with [`Authorization::response`].
+    Send(AuthRequest),
+    /// Open the user agent at this URL with the hook ([`Authorization::hook`]) and report with
+    /// [`Authorization::user_agent`].
+    OpenUserAgent(String),
+    /// The authorization ended: a token is held ([`Authorization::bearer`]), or why not.
+    Done(Result<(), AuthorizeError>),
+}
+
+/// An [`Authorizer`] with its runner and hook. [`Authorization::authorize`] and
+/// [`Authorization::refresh`] run an authorization on the calling thread; an async adapter
+/// drives the same steps itself ([`Authorization::begin_authorize`],
+/// [`Authorization::next_step`]). Its timeline is the wall clock, so token expiry survives a
+/// round trip through the hook's store.
 pub struct Authorization {
     authorizer: Authorizer,
     http: AuthHttp,
-    hook: Box<dyn AuthHook>,
+    hook: SharedHook,
     config: AuthConfig,
     stored: bool,
     recording: Option<AuthRecording>,
+    /// The core was asked once to check its deadlines with nothing to do.
+    idle: bool,
+    /// How the user agent failed, reported by the next step.
+    failure: Option<AuthorizeError>,
+    /// How many more times the user agent may be opened (`None`: no limit).
+    user_agent_left: Option<u32>,
+    /// The limit it counts down from.
+    user_agent_limit: u32,
 }
 
 impl std::fmt::Debug for Authorization {
@@ -420,10 +387,14 @@ impl Authorization {
         Ok(Authorization {
             authorizer,
             http,
-            hook,
+            hook: Arc::new(Mutex::new(hook)),
             config,
             stored,
             recording: None,
+            idle: false,
+            failure: None,
+            user_agent_left: None,
+            user_agent_limit: 0,
         })
     }
 
@@ -470,6 +441,25 @@ impl Authorization {
         &self.authorizer
     }
 
+    /// The runner of the authorization's requests.
+    pub fn http(&self) -> &AuthHttp {
+        &self.http
+    }
+
+    /// The embedder's hook (it opens the user agent and keeps the credentials).
+    pub fn hook(&self) -> SharedHook {
+        self.hook.clone()
+    }
+
+    /// From now on, the user agent may be opened at most `n` more times (`None`: no limit); an
+    /// authorization that would open it once more fails with [`AuthorizeError::UserAgentLimit`]
+    /// before opening it. An authorizing session uses it to bound the step-up authorizations a
+    /// server can ask for.
+    pub fn limit_user_agent(&mut self, n: Option<u32>) {
+        self.user_agent_left = n;
+        self.user_agent_limit = n.unwrap_or(0);
+    }
+
     /// The MCP server accepted a request with the current token.
     pub fn accepted(&mut self) {
         self.authorizer.accepted();
@@ -482,21 +472,39 @@ impl Authorization {
         self.authorizer.token_expired(self.now())
     }
 
-    /// Refreshes the current tokens (when a refresh token is held).
+    /// Refreshes the current tokens (when a refresh token is held), on the calling thread.
     pub fn refresh(&mut self) -> Result<(), AuthorizeError> {
+        self.begin_refresh()?;
+        self.drive()
+    }
+
+    /// Starts a refresh of the current tokens; drive it with [`Authorization::next_step`].
+    pub fn begin_refresh(&mut self) -> Result<(), AuthorizeError> {
         let now = self.now();
         let result = self.authorizer.start_refresh(now);
         self.record(|r| r.refresh(now, result.as_ref().copied()));
         if result.is_err() {
             self.flush();
         }
-        result?;
-        self.drive()
+        self.idle = false;
+        Ok(result?)
     }
 
     /// The MCP server answered `status` with this `WWW-Authenticate` value: authorizes (once)
-    /// and returns when a token is held ([`Authorization::bearer`]) or the authorization failed.
+    /// on the calling thread and returns when a token is held ([`Authorization::bearer`]) or
+    /// the authorization failed.
     pub fn authorize(
+        &mut self,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> Result<(), AuthorizeError> {
+        self.begin_authorize(status, www_authenticate)?;
+        self.drive()
+    }
+
+    /// Starts the authorization [`Authorization::authorize`] runs; drive it with
+    /// [`Authorization::next_step`].
+    pub fn begin_authorize(
         &mut self,
         status: u16,
         www_authenticate: Option<&str>,
@@ -511,36 +519,41 @@ impl Authorization {
         if result.is_err() {
             self.flush();
         }
-        result?;
-        self.drive()
+        self.idle = false;
+        Ok(result?)
     }
 
+    /// Runs the steps on the calling thread: requests with [`AuthHttp::send`], the user agent
+    /// with the hook.
     fn drive(&mut self) -> Result<(), AuthorizeError> {
-        let result = self.drive_inner();
-        self.flush();
-        result
+        loop {
+            match self.next_step() {
+                AuthStep::Send(req) => {
+                    let result = self.http.send(&req);
+                    self.response(&req, result);
+                }
+                AuthStep::OpenUserAgent(url) => {
+                    let result = lock_hook(&self.hook).open_user_agent(&url);
+                    self.user_agent(result);
+                }
+                AuthStep::Done(result) => return result,
+            }
+        }
     }
 
-    fn drive_inner(&mut self) -> Result<(), AuthorizeError> {
-        let mut idle = false;
+    /// What the authorization started with [`Authorization::begin_authorize`] or
+    /// [`Authorization::begin_refresh`] needs next.
+    pub fn next_step(&mut self) -> AuthStep {
+        if let Some(e) = self.failure.take() {
+            self.flush();
+            return AuthStep::Done(Err(e));
+        }
         loop {
             if let Some(req) = self.authorizer.poll_request() {
-                idle = false;
+                self.idle = false;
                 let sent_at = self.now();
                 self.record(|r| r.request(sent_at, &req));
-                let result = self.http.send(&req);
-                let now = self.now();
-                match result {
-                    Ok(resp) => {
-                        self.record(|r| r.response(now, req.id, &resp));
-                        self.authorizer.handle_response(now, req.id, resp)
-                    }
-                    Err(e) => {
-                        self.record(|r| r.transport_error(now, req.id, &e));
-                        self.authorizer.handle_transport_error(now, req.id, e)
-                    }
-                }
-                continue;
+                return AuthStep::Send(req);
             }
             let event = self.authorizer.poll_event();
             if let Some(ev) = &event {
@@ -548,42 +561,78 @@ impl Authorization {
             }
             match event {
                 Some(AuthEvent::OpenUserAgent { url, .. }) => {
-                    idle = false;
-                    match self.hook.open_user_agent(&url) {
-                        Ok(query) => {
+                    self.idle = false;
+                    match &mut self.user_agent_left {
+                        Some(0) => {
                             let now = self.now();
-                            self.record(|r| r.callback(now, &query));
-                            self.authorizer.handle_callback(now, &query);
-                        }
-                        Err(e) => {
-                            let now = self.now();
-                            self.record(|r| r.user_agent_error(now, &e));
+                            self.record(|r| r.cancel(now));
                             self.authorizer.cancel();
-                            return Err(AuthorizeError::UserAgent(e));
+                            self.flush();
+                            return AuthStep::Done(Err(AuthorizeError::UserAgentLimit {
+                                limit: self.user_agent_limit,
+                            }));
                         }
+                        Some(n) => *n -= 1,
+                        None => {}
                     }
+                    return AuthStep::OpenUserAgent(url);
                 }
                 Some(AuthEvent::Authorized { .. }) => {
-                    self.hook.save(self.authorizer.store());
-                    return Ok(());
+                    lock_hook(&self.hook).save(self.authorizer.store());
+                    self.flush();
+                    return AuthStep::Done(Ok(()));
                 }
                 Some(AuthEvent::Failed(e)) => {
-                    self.hook.save(self.authorizer.store());
-                    return Err(e.into());
+                    lock_hook(&self.hook).save(self.authorizer.store());
+                    self.flush();
+                    return AuthStep::Done(Err(e.into()));
                 }
-                None if !idle => {
+                None if !self.idle => {
                     // Nothing to send or report: let the core check its deadlines once.
                     let now = self.now();
                     self.record(|r| r.timeout(now));
                     self.authorizer.handle_timeout(now);
-                    idle = true;
+                    self.idle = true;
                 }
                 None => {
                     let now = self.now();
                     self.record(|r| r.cancel(now));
                     self.authorizer.cancel();
-                    return Err(AuthorizeError::Stalled);
+                    self.flush();
+                    return AuthStep::Done(Err(AuthorizeError::Stalled));
                 }
+            }
+        }
+    }
+
+    /// The outcome of the request of [`AuthStep::Send`].
+    pub fn response(&mut self, req: &AuthRequest, result: Result<AuthResponse, TransportError>) {
+        let now = self.now();
+        match result {
+            Ok(resp) => {
+                self.record(|r| r.response(now, req.id, &resp));
+                self.authorizer.handle_response(now, req.id, resp);
+            }
+            Err(e) => {
+                self.record(|r| r.transport_error(now, req.id, &e));
+                self.authorizer.handle_transport_error(now, req.id, e);
+            }
+        }
+    }
+
+    /// What the user agent of [`AuthStep::OpenUserAgent`] gave: the query of the redirect, or
+    /// why it failed (the authorization then ends with [`AuthorizeError::UserAgent`]).
+    pub fn user_agent(&mut self, result: Result<String, String>) {
+        let now = self.now();
+        match result {
+            Ok(query) => {
+                self.record(|r| r.callback(now, &query));
+                self.authorizer.handle_callback(now, &query);
+            }
+            Err(e) => {
+                self.record(|r| r.user_agent_error(now, &e));
+                self.authorizer.cancel();
+                self.failure = Some(AuthorizeError::UserAgent(e));
             }
         }
     }

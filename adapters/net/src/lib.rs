@@ -23,6 +23,9 @@
 //! - [`h2share`]: that shared HTTP/2 connection ([`SharedH2`]): the core's HTTP/2 socket, its
 //!   work items and their inboxes, moved to a fresh socket when it goes away;
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
+//! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
+//!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
+//!   blocking dial, both under a deadline checked around every socket operation;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -38,6 +41,7 @@ pub mod policy;
 pub mod pool;
 pub mod resolve;
 pub mod tls;
+pub mod wire;
 
 pub use async_run::{AsyncIo, Wake};
 pub use client::{BuildClient, ClientBuilder, H2DialLead, H2Route, Shared};

@@ -13,9 +13,21 @@
 //! session is kept as it was and the error returned.
 //!
 //! The authorization's own requests go through an [`AuthHttp`] built with the same address
-//! policy, resolver and TLS configuration as the [`Client`]; they run on the runtime's blocking
-//! pool, as name resolution does. Without an [`AuthSession`] nothing changes: a 401 is the
-//! `mcp_authentication_failed_error` it always was.
+//! policy, resolver and TLS configuration as the [`Client`], and take the MCP traffic's path to
+//! the network on the runtime: the name is resolved and vetted on the blocking pool as the MCP
+//! dial does, then the vetted address is dialled and the exchange (TLS driven by hand, every raw
+//! byte counted, the core's HTTP/1.1 codec) runs as a task-free future under the exchange's
+//! deadline ([`AuthHttp::timeout`]), so a server that trickles its handshake or its body is cut
+//! off at that deadline and dropping the operation cancels the exchange. Only the embedder's
+//! [`AuthHook::open_user_agent`], which blocks by contract, runs on the blocking pool.
+//!
+//! After it connected, a session opens the user agent at most [`MAX_STEP_UPS`] more times (a
+//! server can otherwise ask for a new authorization on every operation, alternating acceptance
+//! and 403 `insufficient_scope`): the next authorization that would open it fails with
+//! [`AuthorizeError::UserAgentLimit`] before opening it.
+//!
+//! Without an [`AuthSession`] nothing changes: a 401 is the `mcp_authentication_failed_error` it
+//! always was.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -45,11 +57,17 @@
 //! # Ok(()) }
 //! ```
 
-use mcp_sansio::{CallResult, Catalog, Config, Error};
-use mcp_sansio_net::auth::authorization_needed;
+use std::time::Instant as StdInstant;
+
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
+use mcp_sansio_net::auth::{authorization_needed, lock_hook, AuthStep, Prepared};
 pub use mcp_sansio_net::auth::{
-    AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError,
+    AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
+use mcp_sansio_net::dial::{io_error, DialDeadline};
+use mcp_sansio_net::wire::WIRE_READ;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{CallObserver, Client, Session};
 
@@ -58,49 +76,48 @@ use crate::{CallObserver, Client, Session};
 pub struct AuthSession {
     client: Client,
     config: Config,
-    auth: Option<Authorization>,
+    auth: Authorization,
     session: Session,
 }
 
 impl AuthSession {
-    /// Connects with `config`, sending the stored token if `auth` holds one; on a 401 (or 403
-    /// `insufficient_scope`) authorizes once and connects again.
+    /// Connects with `config`, sending the stored token if `auth` holds one (refreshed first
+    /// when it has expired); on a 401 (or 403 `insufficient_scope`) authorizes once and
+    /// connects again.
     pub async fn connect(
         client: &Client,
         mut config: Config,
         mut auth: Authorization,
     ) -> Result<AuthSession, AuthSessionError> {
-        if auth.bearer().is_some() && auth.token_expired() {
+        if auth.bearer().is_some() && auth.token_expired() && auth.begin_refresh().is_ok() {
             // A failed refresh is not fatal: the server's 401 starts a full authorization.
-            auth = refresh(auth).await?;
+            let _ = drive(&mut auth).await;
         }
         if let Some(token) = auth.bearer() {
             config.bearer_token = token.to_owned();
         }
-        let first = client.connect(config.clone()).await;
-        let (session, auth) = match first {
-            Ok(s) => (s, auth),
+        let session = match client.connect(config.clone()).await {
+            Ok(s) => s,
             Err(e) => {
                 let Some((status, challenge)) = authorization_needed(&e) else {
                     return Err(e.into());
                 };
-                let (auth, r) = authorize(auth, status, challenge).await;
-                r?;
-                let auth = auth.ok_or(AuthorizeError::Stalled)?;
+                auth.begin_authorize(status, challenge.as_deref())?;
+                drive(&mut auth).await?;
                 if let Some(token) = auth.bearer() {
                     config.bearer_token = token.to_owned();
                 }
-                (client.connect(config.clone()).await?, auth)
+                client.connect(config.clone()).await?
             }
         };
-        let mut s = AuthSession {
+        auth.accepted();
+        auth.limit_user_agent(Some(MAX_STEP_UPS));
+        Ok(AuthSession {
             client: client.clone(),
             config,
-            auth: Some(auth),
+            auth,
             session,
-        };
-        s.accepted();
-        Ok(s)
+        })
     }
 
     /// The session in use (it changes when the session authorizes again).
@@ -110,13 +127,11 @@ impl AuthSession {
 
     /// The authorization (its credentials, to save elsewhere).
     pub fn authorization(&self) -> Option<&Authorization> {
-        self.auth.as_ref()
+        Some(&self.auth)
     }
 
     fn accepted(&mut self) {
-        if let Some(a) = &mut self.auth {
-            a.accepted();
-        }
+        self.auth.accepted();
     }
 
     /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back. The new
@@ -125,13 +140,9 @@ impl AuthSession {
         let Some((status, challenge)) = authorization_needed(&e) else {
             return Err(e.into());
         };
-        let Some(auth) = self.auth.take() else {
-            return Err(e.into());
-        };
-        let (auth, r) = authorize(auth, status, challenge).await;
-        self.auth = auth;
-        r?;
-        if let Some(token) = self.auth.as_ref().and_then(|a| a.bearer()) {
+        self.auth.begin_authorize(status, challenge.as_deref())?;
+        drive(&mut self.auth).await?;
+        if let Some(token) = self.auth.bearer() {
             self.config.bearer_token = token.to_owned();
         }
         mcp_sansio_net::replace_authorized_session!(
@@ -202,31 +213,70 @@ impl AuthSession {
     }
 }
 
-/// Runs one authorization on the blocking pool (its I/O and the user agent block); gives the
-/// authorization back with the outcome (`None` only if the blocking task panicked).
-async fn authorize(
-    mut auth: Authorization,
-    status: u16,
-    challenge: Option<String>,
-) -> (Option<Authorization>, Result<(), AuthSessionError>) {
-    let joined = tokio::task::spawn_blocking(move || {
-        let r = auth.authorize(status, challenge.as_deref());
-        (auth, r)
-    })
-    .await;
-    match joined {
-        Ok((auth, r)) => (Some(auth), r.map_err(Into::into)),
-        Err(_) => (None, Err(AuthorizeError::Stalled.into())),
+/// Drives the authorization `auth` started to its end: every request through [`send`], the
+/// user agent (the embedder's blocking hook) on the blocking pool.
+async fn drive(auth: &mut Authorization) -> Result<(), AuthorizeError> {
+    loop {
+        match auth.next_step() {
+            AuthStep::Send(req) => {
+                let http = auth.http().clone();
+                let result = send(&http, &req).await;
+                auth.response(&req, result);
+            }
+            AuthStep::OpenUserAgent(url) => {
+                let hook = auth.hook();
+                let result =
+                    tokio::task::spawn_blocking(move || lock_hook(&hook).open_user_agent(&url))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("the user agent hook failed: {e}")));
+                auth.user_agent(result);
+            }
+            AuthStep::Done(result) => return result,
+            _ => return Err(AuthorizeError::Stalled),
+        }
     }
 }
 
-/// Refreshes the tokens on the blocking pool; a failed refresh leaves the tokens as they were
-/// (the server's 401 then starts a full authorization).
-async fn refresh(mut auth: Authorization) -> Result<Authorization, AuthSessionError> {
-    tokio::task::spawn_blocking(move || {
-        let _ = auth.refresh();
-        auth
-    })
-    .await
-    .map_err(|_| AuthorizeError::Stalled.into())
+/// One authorization exchange on the runtime, within [`AuthHttp::exchange_timeout`] counted
+/// from its start: resolved and vetted as the MCP dial does, the vetted address dialled, then
+/// the exchange's bytes moved (TLS handshake and records included) until its response.
+pub async fn send(http: &AuthHttp, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+    let deadline = DialDeadline::new(StdInstant::now(), http.exchange_timeout());
+    let prepared = http.prepare(req)?;
+    let exchange = run(http, prepared, &deadline);
+    match tokio::time::timeout_at(deadline.at().into(), exchange).await {
+        Ok(result) => result,
+        Err(_) => Err(http.expired()),
+    }
+}
+
+async fn run(
+    http: &AuthHttp,
+    mut p: Prepared,
+    deadline: &DialDeadline,
+) -> Result<AuthResponse, TransportError> {
+    let guard = http.clone();
+    let (host, port) = (p.host.clone(), p.port);
+    let vetted = crate::vet(move || guard.vetted(&host, port)).await?;
+    let (_, mut tcp) = crate::connect(&vetted, deadline).await?;
+    let mut buf = vec![0u8; WIRE_READ];
+    loop {
+        while !p.wire.outgoing().is_empty() {
+            let n = tcp
+                .write(p.wire.outgoing())
+                .await
+                .map_err(|e| io_error(&e))?;
+            if n == 0 {
+                return Err(io_error(&std::io::ErrorKind::WriteZero.into()));
+            }
+            p.wire.sent(n);
+        }
+        let n = tcp.read(&mut buf).await.map_err(|e| io_error(&e))?;
+        if n == 0 {
+            return p.wire.closed();
+        }
+        if let Some(response) = p.wire.incoming(&buf[..n])? {
+            return Ok(response);
+        }
+    }
 }

@@ -831,6 +831,43 @@ async fn write_request(stream: &mut Stream, request: &[u8]) -> io::Result<()> {
     stream.flush().await
 }
 
+/// Resolves and vets with `vetted` on the blocking pool (name resolution blocks): the first step
+/// of every dial, the MCP traffic's and the authorization's.
+pub(crate) async fn vet(
+    vetted: impl FnOnce() -> Result<Vec<SocketAddr>, TransportError> + Send + 'static,
+) -> Result<Vec<SocketAddr>, TransportError> {
+    tokio::task::spawn_blocking(vetted)
+        .await
+        .map_err(|e| TransportError {
+            kind: TransportErrorKind::Resolve,
+            message: e.to_string(),
+        })?
+}
+
+/// Connects to the first of the vetted `addresses` that accepts within its share of `deadline`
+/// ([`DialDeadline::share`]): the TCP part of every dial, the MCP traffic's and the
+/// authorization's.
+pub(crate) async fn connect(
+    addresses: &[SocketAddr],
+    deadline: &DialDeadline,
+) -> Result<(SocketAddr, TcpStream), TransportError> {
+    let mut failures = Vec::new();
+    for (i, &address) in addresses.iter().enumerate() {
+        let Some(share) = deadline.share(StdInstant::now(), addresses.len() - i) else {
+            break;
+        };
+        match tokio::time::timeout(share, TcpStream::connect(address)).await {
+            Ok(Ok(s)) => {
+                let _ = s.set_nodelay(true);
+                return Ok((address, s));
+            }
+            Ok(Err(e)) => failures.push(format!("{address}: {e}")),
+            Err(_) => failures.push(format!("{address}: timed out")),
+        }
+    }
+    Err(deadline.failed(StdInstant::now(), &failures))
+}
+
 /// Resolves and vets the endpoint's host (on the blocking pool), then dials the admitted
 /// addresses in order within one deadline that also covers the TLS handshake.
 /// With `h2`, TLS offers ALPN `h2` first ([`Stream::is_h2`] tells what was chosen).
@@ -842,32 +879,9 @@ async fn dial(
     let host = endpoint.host().to_owned();
     let port = endpoint.port();
     let guard = shared.clone();
-    let vetted = tokio::task::spawn_blocking(move || guard.vetted(&host, port))
-        .await
-        .map_err(|e| TransportError {
-            kind: TransportErrorKind::Resolve,
-            message: e.to_string(),
-        })??;
+    let vetted = vet(move || guard.vetted(&host, port)).await?;
     let deadline = DialDeadline::new(StdInstant::now(), shared.dial_timeout);
-    let mut failures = Vec::new();
-    let mut tcp = None;
-    for (i, &address) in vetted.iter().enumerate() {
-        let Some(share) = deadline.share(StdInstant::now(), vetted.len() - i) else {
-            break;
-        };
-        match tokio::time::timeout(share, TcpStream::connect(address)).await {
-            Ok(Ok(s)) => {
-                tcp = Some((address, s));
-                break;
-            }
-            Ok(Err(e)) => failures.push(format!("{address}: {e}")),
-            Err(_) => failures.push(format!("{address}: timed out")),
-        }
-    }
-    let Some((address, tcp)) = tcp else {
-        return Err(deadline.failed(StdInstant::now(), &failures));
-    };
-    let _ = tcp.set_nodelay(true);
+    let (address, tcp) = connect(&vetted, &deadline).await?;
     if endpoint.scheme() == Scheme::Http {
         return Ok((address, Stream::Plain(tcp)));
     }

@@ -42,6 +42,9 @@ pub enum Mode {
     /// As [`Mode::Legacy`], but only the first `initialize` succeeds: the others are answered
     /// 500.
     LegacyOneSession,
+    /// Every `tools/call` needs one more scope than the last accepted one had (`c1`, then `c2`…):
+    /// each call is refused 403 `insufficient_scope` once, then accepted after a step-up.
+    EscalatingScope,
 }
 
 impl Mode {
@@ -90,6 +93,8 @@ struct State {
     revoked: BTreeSet<String>,
     /// Legacy sessions issued so far.
     sessions_issued: usize,
+    /// Calls accepted so far ([`Mode::EscalatingScope`]).
+    calls_accepted: usize,
     /// Legacy sessions not ended.
     live: BTreeSet<String>,
     seen: Vec<Seen>,
@@ -353,6 +358,22 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 "server/discover" => serde_json::from_str::<serde_json::Value>(DISCOVER).unwrap(),
                 "tools/list" => {
                     serde_json::json!({"tools":[{"name":"echo","inputSchema":{"type":"object"}}]})
+                }
+                "tools/call" if mode == Mode::EscalatingScope => {
+                    let mut st = state.lock().unwrap();
+                    let want = format!("c{}", st.calls_accepted + 1);
+                    if !scope.split(' ').any(|x| x == want) {
+                        return response(
+                            403,
+                            &[(
+                                "www-authenticate",
+                                format!("Bearer error=\"insufficient_scope\", scope=\"read {want}\", resource_metadata=\"{prm}\""),
+                            )],
+                            "",
+                        );
+                    }
+                    st.calls_accepted += 1;
+                    serde_json::json!({"content":[{"type":"text","text":"ok"}],"isError":false})
                 }
                 "tools/call" => {
                     if !scope.split(' ').any(|x| x == "write") {
