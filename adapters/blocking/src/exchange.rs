@@ -257,9 +257,34 @@ impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.conn {
             Conn::Plain(s) => s.read(buf),
-            Conn::Tls(s) => s.read(buf),
+            Conn::Tls(s) => tls_read(&mut s.conn, &mut s.sock, buf),
         }
     }
+}
+
+/// Reads plaintext with at most one read of the socket: rustls' own `Stream::read` goes on
+/// reading for as long as no whole record has come, so a server trickling one record a byte at a
+/// time would hold it past any deadline, each byte within the socket's timeout. Here a socket
+/// read that completes no record returns `WouldBlock`, and the caller looks at its deadline
+/// before reading again (a worker, whose socket has no timeout, just reads again: the session
+/// closes the socket at the deadline).
+fn tls_read(
+    conn: &mut ClientConnection,
+    sock: &mut TcpStream,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    match conn.reader().read(buf) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+        done => return done,
+    }
+    while conn.wants_write() {
+        conn.write_tls(sock)?;
+    }
+    conn.read_tls(sock)?;
+    conn.process_new_packets()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    // After the end of the stream the reader says whether it was clean (`Ok(0)`) or not.
+    conn.reader().read(buf)
 }
 
 impl Write for Stream {
@@ -828,7 +853,15 @@ fn run(mut job: Job) {
                 let n = bytes.len();
                 (Report::Bytes(bytes), n)
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // A TLS read that completed no record yet (`tls_read`): read on.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                continue
+            }
             Err(e) => (Report::Failed(io_error(&e)), 0),
         };
         if !matches!(r, Report::Bytes(_)) {
