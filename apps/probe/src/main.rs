@@ -231,15 +231,16 @@ async fn call(
         Ok(r) => r,
         Err(e) => return failed(o.json, &e),
     };
-    if o.json {
-        println!(
-            "{}",
-            render::call_json(session.session().http_version(), &result)
-        );
+    // Written as it is rendered, through one buffer: a result of many small pieces is never
+    // built whole a second time.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = if o.json {
+        render::write_call_json(&mut out, session.session().http_version(), &result)
     } else {
-        print!("{}", render::call_text(&result));
-    }
-    let _ = std::io::stdout().flush();
+        render::write_call_text(&mut out, &result)
+    };
+    let _ = out.flush();
+    drop(out);
     let _ = session.close().await;
     ExitCode::SUCCESS
 }
