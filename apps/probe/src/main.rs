@@ -190,14 +190,11 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
         Err(e) => return failed(o.json, &e),
     };
     if o.json {
-        println!(
-            "{}",
-            render::catalog_json(
-                session.session().version(),
-                session.session().http_version(),
-                &catalog
-            )
-        );
+        // Written as it is rendered: a catalog of many small tools is never built twice.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let s = session.session();
+        let _ = render::write_catalog_json(&mut out, s.version(), s.http_version(), &catalog)
+            .and_then(|()| out.flush());
     } else {
         let s = session.session();
         let server = s.server_info().map(|s| format!("{} {}", s.name, s.version));

@@ -2,36 +2,86 @@
 
 use std::io::Write;
 
-use mcp_sansio::Catalog;
 use mcp_sansio::{CallResult, ContentBlock, ResourceContents};
+use mcp_sansio::{Catalog, RefusedTool, Tool};
 use mcp_sansio::{Error, ErrorKind};
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-fn raw_to_value(raw: &str) -> Value {
-    serde_json::from_str(raw).unwrap_or(Value::Null)
+/// Writes the `--json` document of a listing to `out`, one tool at a time: nothing the size of
+/// the catalog is built (each input schema is written as the server sent it).
+pub fn write_catalog_json(
+    out: &mut impl Write,
+    version: &str,
+    http_version: &str,
+    catalog: &Catalog,
+) -> std::io::Result<()> {
+    let doc = CatalogDoc {
+        version,
+        http_version,
+        catalog,
+    };
+    serde_json::to_writer(&mut *out, &doc)?;
+    out.write_all(b"\n")
 }
 
-/// The `--json` document of a listing.
-pub fn catalog_json(version: &str, http_version: &str, catalog: &Catalog) -> Value {
-    let tools: Vec<Value> = catalog
-        .tools
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name(),
-                "description": t.description(),
-                "input_schema": raw_to_value(t.input_schema()),
-            })
-        })
-        .collect();
-    let refused: Vec<Value> = catalog
-        .refused
-        .iter()
-        .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()}))
-        .collect();
-    json!({"protocol_version": version, "http_version": http_version, "tools": tools, "refused": refused,
-           "refused_beyond": catalog.refused_beyond})
+/// The `--json` document of a listing, keys in the order a `serde_json::Value` has them.
+struct CatalogDoc<'a> {
+    version: &'a str,
+    http_version: &'a str,
+    catalog: &'a Catalog,
+}
+
+impl Serialize for CatalogDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let c = self.catalog;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("http_version", self.http_version)?;
+        m.serialize_entry("protocol_version", self.version)?;
+        m.serialize_entry("refused", &Refused(&c.refused))?;
+        m.serialize_entry("refused_beyond", &c.refused_beyond)?;
+        m.serialize_entry("tools", &Tools(&c.tools))?;
+        m.end()
+    }
+}
+
+/// The tools of the document.
+struct Tools<'a>(&'a [Tool]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(ToolDoc))
+    }
+}
+
+/// One tool of the document.
+struct ToolDoc<'a>(&'a Tool);
+
+impl Serialize for ToolDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        // A listed schema is one JSON object; a tool built by hand that breaks that is `null`.
+        let schema = serde_json::from_str::<&RawValue>(t.input_schema()).ok();
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("description", &t.description())?;
+        m.serialize_entry("input_schema", &schema)?;
+        m.serialize_entry("name", t.name())?;
+        m.end()
+    }
+}
+
+/// The refused entries of the document.
+struct Refused<'a>(&'a [RefusedTool]);
+
+impl Serialize for Refused<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.0
+                .iter()
+                .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()})),
+        )
+    }
 }
 
 /// Writes the `--json` document of a call result to `out`, one block at a time: nothing the

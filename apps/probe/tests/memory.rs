@@ -183,6 +183,18 @@ fn answers_of_tiny_pieces_stay_within_the_memory_rule() {
             ),
             0,
         ),
+        // A catalog is retained: its bound is the catalog's (6 x the budget).
+        (
+            "list_twenty_thousand_tiny_tools",
+            format!(
+                r#"{{"tools":[{}]}}"#,
+                (0..20_000)
+                    .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            0,
+        ),
         // A tool with more header parameters than a tool may have is refused, none kept.
         (
             "list_a_tool_with_twenty_thousand_header_parameters",
@@ -213,6 +225,12 @@ fn answers_of_tiny_pieces_stay_within_the_memory_rule() {
                 "{name:<45} json {json:<5} printed {printed:>8} peak {peak:>10} above {above:>9} ({:.2}x)",
                 above as f64 / BUDGET as f64
             );
+            // The catalog a listing retains has its own factor (docs/guarantees.md).
+            let bound = if name.contains("tiny_tools") {
+                6 * BUDGET + 256 * 1024
+            } else {
+                bound
+            };
             if above > bound {
                 over.push(format!("{name} (json {json}): {above} > {bound}"));
             }
