@@ -44,7 +44,21 @@ pub enum Budget {
     /// of this many bytes that each completed stream refills by 1/256 of it (plus 32 bytes per
     /// DATA frame of its request body), never above the limit.
     H2SocketBytes,
+    /// Content blocks one call result keeps. Not configured on its own: one block per
+    /// [`CONTENT_BLOCK_BYTES`] of the byte budget (see [`Budgets::content_blocks`]).
+    ContentBlocks,
 }
+
+/// Bytes of the byte budget that pay for one kept content block of a call result: a block
+/// holds about a hundred bytes however few it took on the wire (26 for
+/// `{"type":"text","text":""},`), so a result may keep at most one block per this many bytes of
+/// [`Budgets::response_bytes`] (32 768 with the default 8 MiB). Its blocks then hold less than
+/// half the byte budget, and a result of any shape stays within the memory bound of
+/// docs/guarantees.md.
+pub const CONTENT_BLOCK_BYTES: u64 = 256;
+
+/// The fewest content blocks a result may keep, however small the byte budget.
+const MIN_CONTENT_BLOCKS: u64 = 16;
 
 impl Budget {
     /// A stable, snake_case name for logs and metrics.
@@ -64,6 +78,7 @@ impl Budget {
             Budget::CallTime => "call_time_ms",
             Budget::CloseTime => "close_time_ms",
             Budget::H2SocketBytes => "h2_socket_bytes",
+            Budget::ContentBlocks => "content_blocks",
         }
     }
 
@@ -235,7 +250,21 @@ impl Budgets {
             Budget::CallTime => ms(self.call_time),
             Budget::CloseTime => ms(self.close_time),
             Budget::H2SocketBytes => self.h2_socket_bytes,
+            Budget::ContentBlocks => self.content_blocks(),
         }
+    }
+
+    /// How many content blocks one call result may keep ([`Budget::ContentBlocks`]): one per
+    /// [`CONTENT_BLOCK_BYTES`] of [`Budgets::response_bytes`], at least 16. Blocks dropped as of
+    /// unknown type or malformed are counted, not kept, and do not count here.
+    ///
+    /// ```
+    /// use mcp_sansio::Budgets;
+    ///
+    /// assert_eq!(Budgets::default().content_blocks(), 32_768);
+    /// ```
+    pub fn content_blocks(&self) -> u64 {
+        (self.response_bytes / CONTENT_BLOCK_BYTES).max(MIN_CONTENT_BLOCKS)
     }
 }
 
@@ -310,6 +339,8 @@ mod tests {
             (Budget::CallTime, 12),
             (Budget::CloseTime, 13),
             (Budget::H2SocketBytes, 15),
+            // Derived from the byte budget, at least 16.
+            (Budget::ContentBlocks, 16),
         ];
         for (budget, limit) in expected {
             assert_eq!(b.limit(budget), limit, "{budget}");

@@ -209,12 +209,13 @@ pub(crate) fn parse_message_for_page(
 pub(crate) fn parse_message_for_call(
     bytes: &[u8],
     expected: RequestId,
-) -> Result<(Message<'_>, Option<Result<crate::call::CallAnswer, String>>), ProtocolError> {
+    max_blocks: usize,
+) -> Result<(Message<'_>, Option<crate::call::Answer>), ProtocolError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'[') {
         let mut answer = None;
         let fast = fast_response_with(bytes, &mut |text, at| {
-            let (decoded, end) = crate::call::pass::read_at(text, at).ok()?;
+            let (decoded, end) = crate::call::pass::read_at(text, at, max_blocks).ok()?;
             answer = Some(decoded);
             Some(end)
         });
@@ -485,7 +486,7 @@ mod tests {
 
     #[test]
     fn a_call_answer_is_decoded_with_its_message_only_when_sure() {
-        let decoded = |m: &str| match parse_message_for_call(m.as_bytes(), 1) {
+        let decoded = |m: &str| match parse_message_for_call(m.as_bytes(), 1, usize::MAX) {
             Ok((Message::Result { result, .. }, d)) => Some((result.get().to_owned(), d.is_some())),
             _ => None,
         };

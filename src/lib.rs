@@ -103,7 +103,7 @@ mod time;
 mod wire;
 mod xmcp;
 
-pub use budget::{Budget, BudgetExceeded, Budgets};
+pub use budget::{Budget, BudgetExceeded, Budgets, CONTENT_BLOCK_BYTES};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
@@ -118,7 +118,7 @@ pub use http1::{Http1Error, RequestError};
 pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};
 pub use sse::SseError;
 pub use time::Instant;
-pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind};
+pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind, MAX_HEADER_PARAMS};
 
 /// **Not public API.** The internals that the fuzz targets, benchmarks and tests of this
 /// repository exercise directly: the decoders, the request encoder, the byte ledger and a few

@@ -36,6 +36,12 @@ const PREFIX: &str = "Mcp-Param-";
 /// The deepest JSON nesting accepted in an `inputSchema`; deeper schemas are refused.
 pub const MAX_DEPTH: usize = 64;
 
+/// Most `x-mcp-header` parameters one tool may have. Each is a header on every call of the tool
+/// (and servers refuse requests with too many headers: this crate reads at most 128 per
+/// response by default), and each is kept with the tool: a tool with more is refused
+/// ([`HeaderRefusal::TooMany`]).
+pub const MAX_HEADER_PARAMS: usize = 64;
+
 /// The largest integer magnitude sent as a header value: 2^53 − 1.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
@@ -253,6 +259,9 @@ impl Walk {
                 at,
             });
         }
+        if self.found.len() >= MAX_HEADER_PARAMS {
+            return Err(HeaderRefusal::TooMany);
+        }
         self.found.push(HeaderParam {
             path: path.to_vec(),
             name: name.clone(),
@@ -314,6 +323,8 @@ struct Scan<'de> {
     keys: Vec<Cow<'de, str>>,
     /// Whether the root object's `type` is `"object"` written without escapes.
     root_object: bool,
+    /// Whether a parameter beyond [`MAX_HEADER_PARAMS`] was found (the scan stops there).
+    too_many: bool,
 }
 
 /// An object key, borrowed from the input unless it has escapes.
@@ -431,6 +442,10 @@ impl<'de> Node<'_, 'de> {
         }
         let lower = name.to_ascii_lowercase();
         if !self.scan.seen.insert(lower) {
+            return Err(refuse());
+        }
+        if self.scan.found.len() >= MAX_HEADER_PARAMS {
+            self.scan.too_many = true;
             return Err(refuse());
         }
         let param = HeaderParam {
@@ -570,12 +585,20 @@ fn map_is_sorted() -> bool {
 /// the root object's `type` is `"object"` written without escapes. `None` if the schema is
 /// refused; the tree walk then gives the reason.
 pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
+    scan_or_refuse(input_schema).ok()
+}
+
+/// [`scan`], and the refusal it settles on its own when it refuses: a schema with more than
+/// [`MAX_HEADER_PARAMS`] parameters, found without building the schema (`Err(None)`: the tree
+/// walk gives the reason).
+fn scan_or_refuse(input_schema: &str) -> Result<(Vec<HeaderParam>, bool), Option<HeaderRefusal>> {
     let mut scan = Scan {
         found: Vec::new(),
         seen: BTreeSet::new(),
         path: Vec::new(),
         keys: Vec::new(),
         root_object: false,
+        too_many: false,
     };
     let mut de = serde_json::Deserializer::from_str(input_schema);
     let root = Node {
@@ -584,8 +607,11 @@ pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
         place: Place::Schema,
         want: Want::Nothing,
     };
-    root.deserialize(&mut de).ok()?;
-    de.end().ok()?;
+    let read = root.deserialize(&mut de).and_then(|_| de.end());
+    if scan.too_many {
+        return Err(Some(HeaderRefusal::TooMany));
+    }
+    read.map_err(|_| None)?;
     let Scan {
         mut found,
         root_object,
@@ -594,7 +620,7 @@ pub(crate) fn scan(input_schema: &str) -> Option<(Vec<HeaderParam>, bool)> {
     if found.len() > 1 && map_is_sorted() {
         found.sort_by(|a, b| a.path.cmp(&b.path));
     }
-    Some((found, root_object))
+    Ok((found, root_object))
 }
 
 /// Finds and validates every x-mcp-header annotation of an inputSchema (raw JSON text).
@@ -616,9 +642,10 @@ pub fn header_params(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefus
             }
         }
     }
-    match scan(input_schema) {
-        Some((found, _)) => Ok(found),
-        None => walk(input_schema),
+    match scan_or_refuse(input_schema) {
+        Ok((found, _)) => Ok(found),
+        Err(Some(refusal)) => Err(refusal),
+        Err(None) => walk(input_schema),
     }
 }
 
@@ -699,6 +726,8 @@ pub enum HeaderRefusal {
         /// The property path of the second, keys joined with `.`.
         at: String,
     },
+    /// The schema has more than [`MAX_HEADER_PARAMS`] parameters.
+    TooMany,
 }
 
 impl fmt::Display for HeaderRefusal {
@@ -729,6 +758,10 @@ impl fmt::Display for HeaderRefusal {
             HeaderRefusal::Duplicate { name, at } => write!(
                 f,
                 "{KEYWORD} {name:?} on property {at:?} duplicates another (case-insensitively)"
+            ),
+            HeaderRefusal::TooMany => write!(
+                f,
+                "inputSchema has more than {MAX_HEADER_PARAMS} {KEYWORD} parameters"
             ),
         }
     }

@@ -189,6 +189,41 @@ fn duplicate_keys_and_bad_json_refused() {
     refused("");
 }
 
+/// A schema of `n` annotated string properties, the keys of the first written with an escape when
+/// `escaped` (which leaves the schema to the tree walk).
+fn many_params(n: usize, escaped: bool) -> String {
+    let props: Vec<String> = (0..n)
+        .map(|i| {
+            let key = if escaped && i == 0 { r"p\u0030" } else { "p" };
+            format!(r#""{key}{i}":{{"type":"string","x-mcp-header":"P{i}"}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"type":"object","properties":{{{}}}}}"#,
+        props.join(",")
+    )
+}
+
+#[test]
+fn more_header_parameters_than_the_cap_refused() {
+    use mcp_sansio::{HeaderRefusal, MAX_HEADER_PARAMS};
+    for escaped in [false, true] {
+        let at_cap = header_params(&many_params(MAX_HEADER_PARAMS, escaped)).unwrap();
+        assert_eq!(at_cap.len(), MAX_HEADER_PARAMS);
+        for n in [MAX_HEADER_PARAMS + 1, 20_000] {
+            assert_eq!(
+                header_params(&many_params(n, escaped)),
+                Err(HeaderRefusal::TooMany),
+                "{n} escaped {escaped}"
+            );
+        }
+    }
+    assert_eq!(
+        refused(&many_params(MAX_HEADER_PARAMS + 1, false)),
+        "inputSchema has more than 64 x-mcp-header parameters"
+    );
+}
+
 fn params() -> Vec<HeaderParam> {
     vec![
         param(&["region"], "Region", ParamKind::String),
@@ -500,20 +535,24 @@ fn the_depth_limit_from_a_table() {
 #[test]
 fn many_keys_and_many_annotations() {
     use mcp_sansio::HeaderRefusal;
-    // Wide objects take the hashed duplicate search; a duplicate far apart is still found.
+    // Wide objects take the hashed duplicate search; a duplicate far apart is still found. As
+    // many annotations as a tool may have, among 200 properties.
     let props: Vec<String> = (0..200)
-        .map(|i| format!(r#""p{i}":{{"type":"string","x-mcp-header":"H{i}"}}"#))
+        .map(|i| match i % 3 {
+            0 if i < 192 => format!(r#""p{i}":{{"type":"string","x-mcp-header":"H{i}"}}"#),
+            _ => format!(r#""p{i}":{{"type":"string"}}"#),
+        })
         .collect();
     let schema = format!(
         r#"{{"type":"object","properties":{{{}}}}}"#,
         props.join(",")
     );
     let got = header_params(&schema).unwrap();
-    assert_eq!(got.len(), 200);
+    assert_eq!(got.len(), mcp_sansio::MAX_HEADER_PARAMS);
     let mut names: Vec<&str> = got.iter().map(|p| p.name.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), 200);
+    assert_eq!(names.len(), mcp_sansio::MAX_HEADER_PARAMS);
     let dup = format!(
         r#"{{"type":"object","properties":{{{},"p3":{{}}}}}}"#,
         props.join(",")

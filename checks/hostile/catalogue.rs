@@ -241,6 +241,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(pagination());
     v.extend(catalog());
     v.extend(content());
+    v.extend(tiny_blocks());
     v.extend(input_required());
     v.extend(negotiation());
     v.extend(statuses());
@@ -1102,6 +1103,13 @@ fn catalog() -> Vec<Scenario> {
         "17".to_owned(),
         "null".to_owned(),
     ];
+    let many_params = format!(
+        r#"{{"name":"many","inputSchema":{{"type":"object","properties":{{{}}}}}}}"#,
+        (0..20_000)
+            .map(|i| format!(r#""p{i}":{{"type":"string","x-mcp-header":"P{i}"}}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
     let tiny: Vec<String> = (0..100_000)
         .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))
         .collect();
@@ -1163,6 +1171,20 @@ fn catalog() -> Vec<Scenario> {
             |b| b.response_bytes = Budgets::default().response_bytes,
         ),
         list(
+            // Each parameter is a header on every call: a tool with more than
+            // `MAX_HEADER_PARAMS` is refused, and none of them is kept.
+            "a_tool_with_twenty_thousand_header_parameters",
+            c,
+            vec![always(
+                When::Rpc("tools/list"),
+                vec![ok(&page(&[many_params.clone(), tool("ok")], None))],
+            )],
+            Expect::Listed {
+                tools: 1,
+                refused: 1,
+            },
+        ),
+        list(
             "deeply_nested_schema",
             c,
             vec![always(
@@ -1202,6 +1224,130 @@ fn catalog() -> Vec<Scenario> {
             c,
             vec![always(When::Rpc("tools/list"), vec![ok("[]")])],
             fail(SA, Cause::InvalidAnswer),
+        ),
+    ]
+}
+
+/// A call result of `count` copies of `block` (after `first`, if given), its `content` member
+/// named `key` as written.
+fn blocks(key: &str, first: Option<&str>, block: &str, count: usize) -> String {
+    let mut all: Vec<&str> = first.into_iter().collect();
+    all.extend(std::iter::repeat_n(block, count));
+    format!(r#"{{"{key}":[{}],"isError":false}}"#, all.join(","))
+}
+
+/// The smallest blocks of each kind a result keeps, and ones it only counts, in answers near the
+/// 1 MiB test byte budget: a block holds far more than its bytes on the wire, so a result keeps
+/// at most one per `CONTENT_BLOCK_BYTES` of the byte budget (4 096 here).
+fn tiny_blocks() -> Vec<Scenario> {
+    let c = "content";
+    let cap = test_budgets().content_blocks() as usize;
+    const EMPTY_TEXT: &str = r#"{"type":"text","text":""}"#;
+    vec![
+        call(
+            "forty_thousand_empty_text_blocks",
+            c,
+            vec![ok(&blocks("content", None, EMPTY_TEXT, 40_000))],
+            budget(Budget::ContentBlocks),
+        ),
+        call(
+            // An escaped member name sends the result to the serde reading, which must keep no
+            // list of the blocks either.
+            "forty_thousand_empty_text_blocks_read_the_serde_way",
+            c,
+            vec![ok(&blocks(r"con\u0074ent", None, EMPTY_TEXT, 40_000))],
+            budget(Budget::ContentBlocks),
+        ),
+        call(
+            "empty_text_blocks_up_to_the_cap",
+            c,
+            vec![ok(&blocks("content", None, EMPTY_TEXT, cap))],
+            Expect::Called {
+                blocks: cap,
+                unknown: 0,
+                invalid: 0,
+            },
+        ),
+        call(
+            "twenty_five_thousand_empty_image_blocks",
+            c,
+            vec![ok(&blocks(
+                "content",
+                None,
+                r#"{"type":"image","data":"","mimeType":""}"#,
+                25_000,
+            ))],
+            budget(Budget::ContentBlocks),
+        ),
+        call(
+            "eighteen_thousand_tiny_resource_blocks",
+            c,
+            vec![ok(&blocks(
+                "content",
+                None,
+                r#"{"type":"resource","resource":{"uri":"u","text":"t"}}"#,
+                18_000,
+            ))],
+            budget(Budget::ContentBlocks),
+        ),
+        call(
+            "sixteen_thousand_tiny_resource_links",
+            c,
+            vec![ok(&blocks(
+                "content",
+                None,
+                r#"{"type":"resource_link","uri":"u","name":"n","mimeType":"m"}"#,
+                16_000,
+            ))],
+            budget(Budget::ContentBlocks),
+        ),
+        call(
+            // Dropped blocks are counted, not kept: any number of them is fine.
+            "seventy_thousand_unknown_blocks_read_the_serde_way",
+            c,
+            vec![ok(&blocks(
+                r"con\u0074ent",
+                Some(r#"{"type":"text","text":"kept"}"#),
+                r#"{"type":"x"}"#,
+                70_000,
+            ))],
+            Expect::Called {
+                blocks: 1,
+                unknown: 70_000,
+                invalid: 0,
+            },
+        ),
+        call(
+            "sixty_thousand_malformed_blocks",
+            c,
+            vec![ok(&blocks(
+                "content",
+                Some(r#"{"type":"text","text":"kept"}"#),
+                r#"{"type":"text"}"#,
+                60_000,
+            ))],
+            Expect::Called {
+                blocks: 1,
+                unknown: 0,
+                invalid: 60_000,
+            },
+        ),
+        call(
+            // `_meta` and annotations are skipped, never kept.
+            "a_block_with_eighty_thousand_meta_keys",
+            c,
+            vec![ok(&format!(
+                r#"{{"content":[{{"type":"text","text":"kept","annotations":{{"priority":1}},"_meta":{{{}}}}}]}}"#,
+                (0..80_000)
+                    .map(|i| format!(r#""k{i}":0"#))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))],
+            Expect::Called {
+                blocks: 1,
+                unknown: 0,
+                invalid: 0,
+            },
         ),
     ]
 }

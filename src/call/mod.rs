@@ -90,6 +90,31 @@ pub(crate) enum CallAnswer {
     },
 }
 
+/// Why a `tools/call` answer gives no [`CallAnswer`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum AnswerError {
+    /// The answer is not a usable result: the reason.
+    Invalid(String),
+    /// Its result keeps more content blocks than the limit it was read with
+    /// ([`crate::Budget::ContentBlocks`]).
+    TooManyBlocks,
+}
+
+impl From<String> for AnswerError {
+    fn from(reason: String) -> Self {
+        AnswerError::Invalid(reason)
+    }
+}
+
+impl From<&str> for AnswerError {
+    fn from(reason: &str) -> Self {
+        AnswerError::Invalid(reason.into())
+    }
+}
+
+/// What reading a `tools/call` answer gives.
+pub(crate) type Answer = Result<CallAnswer, AnswerError>;
+
 #[derive(Deserialize)]
 struct BlockWire {
     #[serde(rename = "type")]
@@ -182,7 +207,7 @@ fn block_of(w: BlockWire) -> Block {
 #[derive(Deserialize)]
 struct CallWire<'a> {
     #[serde(default, borrow)]
-    content: Option<Vec<&'a RawValue>>,
+    content: Option<Elements<'a>>,
     #[serde(rename = "structuredContent", default, borrow)]
     structured_content: Option<&'a RawValue>,
     #[serde(rename = "isError", default)]
@@ -210,34 +235,132 @@ struct Blocks {
     dropped_unknown: usize,
     dropped_invalid: usize,
     total: usize,
+    /// More blocks were usable than the result may keep: the others were not read.
+    over: bool,
 }
 
-/// Parses a `tools/call` result the checking way: serde reads the result into raw blocks, then
-/// each block into [`BlockWire`]. The decision whenever the one pass ([`pass::read`]) is not sure,
-/// and the reference it follows.
-pub(crate) fn parse_call_result(result: crate::jsonrpc::RawJson<'_>) -> Result<CallAnswer, String> {
-    parse_call_result_two_step(result)
-}
-
-/// Reads the result into raw blocks, then each block into [`BlockWire`].
-fn parse_call_result_two_step(result: crate::jsonrpc::RawJson<'_>) -> Result<CallAnswer, String> {
-    let wire: CallWire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
-    let blocks = wire.content.map(|raw_blocks| {
-        let mut b = Blocks {
+impl Blocks {
+    fn new() -> Self {
+        Blocks {
             content: Vec::new(),
             dropped_unknown: 0,
             dropped_invalid: 0,
-            total: raw_blocks.len(),
-        };
-        for raw in &raw_blocks {
-            match parse_block(raw) {
-                Block::Ok(c) => b.content.push(c),
-                Block::Unknown => b.dropped_unknown += 1,
-                Block::Invalid => b.dropped_invalid += 1,
+            total: 0,
+            over: false,
+        }
+    }
+
+    /// Counts `block`, keeping it if usable; `false` once it is a usable block beyond the
+    /// first `max_blocks` (it is not kept, and the result will be refused).
+    fn add(&mut self, block: Block, max_blocks: usize) -> bool {
+        self.total += 1;
+        match block {
+            Block::Ok(_) if self.content.len() >= max_blocks => {
+                self.over = true;
+                return false;
+            }
+            Block::Ok(c) => self.content.push(c),
+            Block::Unknown => self.dropped_unknown += 1,
+            Block::Invalid => self.dropped_invalid += 1,
+        }
+        true
+    }
+}
+
+/// The elements of `content` as serde reads an array of raw values (the same errors as a
+/// `Vec<&RawValue>`), but without keeping them: their number and the text from the first to the
+/// end of the last, from which they are read one at a time afterwards.
+struct Elements<'a> {
+    count: usize,
+    first: Option<&'a str>,
+    last: Option<&'a str>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Elements<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Elements<'de>;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Elements<'de>, A::Error> {
+                let mut e = Elements {
+                    count: 0,
+                    first: None,
+                    last: None,
+                };
+                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                    e.count += 1;
+                    e.first.get_or_insert(raw.get());
+                    e.last = Some(raw.get());
+                }
+                Ok(e)
             }
         }
-        b
-    });
+        deserializer.deserialize_seq(Visit)
+    }
+}
+
+/// Where `part`, a slice of `whole`, starts in it.
+fn offset_in(whole: &str, part: &str) -> Option<usize> {
+    (part.as_ptr() as usize)
+        .checked_sub(whole.as_ptr() as usize)
+        .filter(|&at| at + part.len() <= whole.len())
+}
+
+/// Reads the elements of `content` (in `text`, the result they were read from) one at a time
+/// into blocks, keeping at most `max_blocks` usable ones.
+fn read_elements(text: &str, e: &Elements<'_>, max_blocks: usize) -> Result<Blocks, AnswerError> {
+    let mut blocks = Blocks::new();
+    let (Some(first), Some(last)) = (e.first, e.last) else {
+        return Ok(blocks);
+    };
+    let lost = || AnswerError::Invalid("content blocks could not be read again".into());
+    let start = offset_in(text, first).ok_or_else(lost)?;
+    let end = offset_in(text, last).ok_or_else(lost)? + last.len();
+    let b = text.as_bytes();
+    let mut i = start;
+    for n in 0..e.count {
+        // serde has read each element as a raw value: the scanner that ignores values as it
+        // does delimits them exactly.
+        let stop = crate::json::skip(b, i)
+            .filter(|&stop| stop <= end)
+            .ok_or_else(lost)?;
+        let raw: &RawValue =
+            serde_json::from_str(text.get(i..stop).ok_or_else(lost)?).map_err(|_| lost())?;
+        if !blocks.add(parse_block(raw), max_blocks) {
+            break;
+        }
+        if n + 1 < e.count {
+            i = crate::json::ws(b, stop);
+            if b.get(i) != Some(&b',') {
+                return Err(lost());
+            }
+            i = crate::json::ws(b, i + 1);
+        }
+    }
+    Ok(blocks)
+}
+
+/// Parses a `tools/call` result the checking way: serde reads the result, then each block into
+/// [`BlockWire`]; at most `max_blocks` usable blocks are kept. The decision whenever the one
+/// pass ([`pass::read_at`]) is not sure, and the reference it follows.
+pub(crate) fn parse_call_result(result: crate::jsonrpc::RawJson<'_>, max_blocks: usize) -> Answer {
+    parse_call_result_two_step(result, max_blocks)
+}
+
+/// Reads the result, then each block into [`BlockWire`].
+fn parse_call_result_two_step(result: crate::jsonrpc::RawJson<'_>, max_blocks: usize) -> Answer {
+    let text = result.get();
+    let wire: CallWire<'_> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let blocks = match &wire.content {
+        Some(e) => Some(read_elements(text, e, max_blocks)?),
+        None => None,
+    };
     answer(
         wire.result_type,
         wire.input_requests,
@@ -255,7 +378,11 @@ fn answer(
     structured_content: Option<&RawValue>,
     is_error: Option<bool>,
     blocks: Option<Blocks>,
-) -> Result<CallAnswer, String> {
+) -> Answer {
+    // Past the limit nothing else counts: the reading stopped there.
+    if blocks.as_ref().is_some_and(|b| b.over) {
+        return Err(AnswerError::TooManyBlocks);
+    }
     match result_type {
         None | Some("complete") => {}
         Some("input_required") => {
@@ -277,18 +404,22 @@ fn answer(
                 state: state.map(|s| s.to_owned()),
             });
         }
-        Some(other) => return Err(format!("unexpected resultType {:?}", truncated(other, 64))),
+        Some(other) => {
+            return Err(format!("unexpected resultType {:?}", truncated(other, 64)).into())
+        }
     }
     let Blocks {
         content,
         dropped_unknown,
         dropped_invalid,
         total,
+        ..
     } = blocks.ok_or("content is missing or not an array")?;
     if content.is_empty() && total > 0 {
         return Err(format!(
             "every content block was dropped ({dropped_unknown} of unknown type, {dropped_invalid} malformed)"
-        ));
+        )
+        .into());
     }
     Ok(CallAnswer::Complete(CallResult {
         content,
@@ -326,9 +457,17 @@ mod tests {
     /// Whether the one pass is sure of `result`, asserting that it then reads it as the
     /// two-step reading does.
     fn same(result: &str) -> bool {
+        same_with(result, usize::MAX)
+    }
+
+    /// [`same`] keeping at most `max_blocks` usable blocks.
+    fn same_with(result: &str, max_blocks: usize) -> bool {
         let raw: Box<RawValue> = serde_json::from_str(result).expect("valid JSON");
-        let two = format!("{:?}", parse_call_result_two_step((&*raw).into()));
-        match pass::read(raw.get()) {
+        let two = format!(
+            "{:?}",
+            parse_call_result_two_step((&*raw).into(), max_blocks)
+        );
+        match pass::read(raw.get(), max_blocks) {
             Ok(one) => {
                 assert_eq!(format!("{one:?}"), two, "{result}");
                 true
@@ -395,6 +534,39 @@ mod tests {
         for block in unsure {
             assert!(!same(&with_block(block)), "read in two steps: {block}");
         }
+    }
+
+    #[test]
+    fn both_readings_keep_at_most_the_blocks_allowed_and_refuse_the_result_past_them() {
+        let text = r#"{"type":"text","text":"a"}"#;
+        let unknown = r#"{"type":"x"}"#;
+        let with =
+            |blocks: &[&str], tail: &str| format!(r#"{{"content":[{}]{tail}}}"#, blocks.join(","));
+        let over = |r: &str, max: usize| {
+            let raw: Box<RawValue> = serde_json::from_str(r).unwrap();
+            matches!(
+                parse_call_result_two_step((&*raw).into(), max),
+                Err(AnswerError::TooManyBlocks)
+            )
+        };
+        // Three usable blocks and any number of dropped ones fit a limit of three.
+        let three = with(&[text, unknown, text, "7", text, unknown], "");
+        assert!(same_with(&three, 3) && !over(&three, 3));
+        // A fourth is refused, whatever follows it or comes after `content`.
+        let lone = r#"{"type":"text","text":"\ud800"}"#;
+        for tail in ["", r#","resultType":"bogus""#, r#","isError":true"#] {
+            let four = with(&[text, text, text, text, "[1,2]", lone], tail);
+            assert!(same_with(&four, 3), "{four}");
+            assert!(over(&four, 3), "{four}");
+        }
+        // The serde reading decides where the one pass is unsure, and refuses the same.
+        let escaped = format!(r#"{{"con\u0074ent":[{}]}}"#, [text; 4].join(","));
+        assert!(!same_with(&escaped, 3));
+        assert!(over(&escaped, 3));
+        assert!(!over(&escaped, 4));
+        // What serde refuses before `content` is read is refused as before.
+        let first = format!(r#"{{"isError":"yes","content":[{}]}}"#, [text; 4].join(","));
+        assert!(!over(&first, 3));
     }
 
     #[test]

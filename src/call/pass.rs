@@ -20,7 +20,8 @@ use crate::prelude::*;
 
 use serde_json::value::RawValue;
 
-use super::{block_of, Block, BlockWire, Blocks, CallAnswer, CallResult, ResourceWire};
+use super::ResourceWire;
+use super::{block_of, Answer, AnswerError, Block, BlockWire, Blocks, CallAnswer, CallResult};
 use crate::error::truncated;
 use crate::json::{self, ws};
 
@@ -33,8 +34,8 @@ type Sure<T> = Result<T, Unsure>;
 /// Reads the `tools/call` result `text` (one JSON value, whitespace around it allowed). `Ok` is
 /// exactly what the serde reading gives for that result; [`Unsure`] leaves the decision to it.
 #[cfg(test)]
-pub(crate) fn read(text: &str) -> Sure<Result<CallAnswer, String>> {
-    let (answer, end) = read_at(text, ws(text.as_bytes(), 0))?;
+pub(crate) fn read(text: &str, max_blocks: usize) -> Sure<Answer> {
+    let (answer, end) = read_at(text, ws(text.as_bytes(), 0), max_blocks)?;
     if ws(text.as_bytes(), end) != text.len() {
         return Err(Unsure);
     }
@@ -43,10 +44,16 @@ pub(crate) fn read(text: &str) -> Sure<Result<CallAnswer, String>> {
 
 /// Reads the `tools/call` result that starts at `at` in `text` (a whole message), checking it
 /// as JSON; returns the answer, exactly as the serde reading gives it for that result, and where
-/// the result ends. [`Unsure`] leaves the decision to the serde reading.
-pub(crate) fn read_at(text: &str, at: usize) -> Sure<(Result<CallAnswer, String>, usize)> {
+/// the result ends; at most `max_blocks` usable blocks are kept (past them, the other blocks
+/// are only checked and the answer is [`AnswerError::TooManyBlocks`]). [`Unsure`] leaves the
+/// decision to the serde reading.
+pub(crate) fn read_at(text: &str, at: usize, max_blocks: usize) -> Sure<(Answer, usize)> {
     let b = text.as_bytes();
-    let r = Reader { text, b };
+    let r = Reader {
+        text,
+        b,
+        max_blocks,
+    };
     let mut i = at;
     r.expect(i, b'{')?;
     i = ws(b, i + 1);
@@ -139,7 +146,11 @@ fn decide(
     structured: Option<Option<(usize, usize)>>,
     is_error: Option<Option<bool>>,
     result_type: Option<Option<&str>>,
-) -> Sure<Result<CallAnswer, String>> {
+) -> Sure<Answer> {
+    // Past the limit nothing else counts: the serde reading stops there too.
+    if matches!(&content, Some(Some(b)) if b.over) {
+        return Ok(Err(AnswerError::TooManyBlocks));
+    }
     match result_type.flatten() {
         None | Some("complete") => {}
         Some("input_required") => return Err(Unsure),
@@ -147,7 +158,8 @@ fn decide(
             return Ok(Err(format!(
                 "unexpected resultType {:?}",
                 truncated(other, 64)
-            )))
+            )
+            .into()))
         }
     }
     let Some(Blocks {
@@ -155,6 +167,7 @@ fn decide(
         dropped_unknown,
         dropped_invalid,
         total,
+        ..
     }) = content.flatten()
     else {
         return Ok(Err("content is missing or not an array".into()));
@@ -162,7 +175,8 @@ fn decide(
     if content.is_empty() && total > 0 {
         return Ok(Err(format!(
             "every content block was dropped ({dropped_unknown} of unknown type, {dropped_invalid} malformed)"
-        )));
+        )
+        .into()));
     }
     let structured_content = match structured.flatten() {
         None => None,
@@ -204,6 +218,8 @@ enum Value {
 struct Reader<'a> {
     text: &'a str,
     b: &'a [u8],
+    /// The most usable blocks a result keeps.
+    max_blocks: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -246,24 +262,20 @@ impl<'a> Reader<'a> {
             return Ok((None, i + 4));
         }
         self.expect(i, b'[')?;
-        let mut blocks = Blocks {
-            content: Vec::new(),
-            dropped_unknown: 0,
-            dropped_invalid: 0,
-            total: 0,
-        };
+        let mut blocks = Blocks::new();
         let mut i = ws(self.b, i + 1);
         if self.b.get(i) == Some(&b']') {
             return Ok((Some(blocks), i + 1));
         }
         loop {
-            let (block, end) = self.block(i)?;
-            blocks.total += 1;
-            match block {
-                Block::Ok(c) => blocks.content.push(c),
-                Block::Unknown => blocks.dropped_unknown += 1,
-                Block::Invalid => blocks.dropped_invalid += 1,
-            }
+            let end = if blocks.over {
+                // Past the limit: only checked, as serde checks what follows.
+                json::skip(self.b, i).ok_or(Unsure)?
+            } else {
+                let (block, end) = self.block(i)?;
+                blocks.add(block, self.max_blocks);
+                end
+            };
             i = ws(self.b, end);
             match self.b.get(i) {
                 Some(b',') => i = ws(self.b, i + 1),

@@ -72,7 +72,7 @@ impl Connection {
         // Decoded with its message in one pass, or else read here the checking way.
         let answer = match self.decoded_call.take() {
             Some(answer) => answer,
-            None => call::parse_call_result(result),
+            None => call::parse_call_result(result, self.max_content_blocks()),
         };
         let (requests, state) = match answer {
             Ok(CallAnswer::Complete(r)) => {
@@ -81,7 +81,14 @@ impl Connection {
                 return;
             }
             Ok(CallAnswer::InputRequired { requests, state }) => (requests, state),
-            Err(reason) => return self.fail_op(invalid_answer("tools/call", reason)),
+            Err(call::AnswerError::Invalid(reason)) => {
+                return self.fail_op(invalid_answer("tools/call", reason))
+            }
+            Err(call::AnswerError::TooManyBlocks) => {
+                let limit = self.config.budgets.content_blocks();
+                let e = BudgetExceeded::new(Budget::ContentBlocks, limit);
+                return self.fail_op(Error::Budget(e));
+            }
         };
         let input_hook = self.config.input_hook;
         let limit = self.config.budgets.responses_per_request;
@@ -117,6 +124,11 @@ impl Connection {
                 self.fail_op(invalid_answer("tools/call", reason))
             }
         }
+    }
+
+    /// How many usable content blocks a call result may keep ([`Budget::ContentBlocks`]).
+    pub(super) fn max_content_blocks(&self) -> usize {
+        usize::try_from(self.config.budgets.content_blocks()).unwrap_or(usize::MAX)
     }
 
     /// The listing after a header mismatch is complete: call once more with the tool's headers.

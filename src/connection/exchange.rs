@@ -414,7 +414,9 @@ impl Connection {
                 crate::jsonrpc::parse_message_for_page(body, p.id)
             }
             Some(p) if matches!(p.step, Step::Call) => {
-                let (message, decoded) = crate::jsonrpc::parse_message_for_call(body, p.id)?;
+                let max_blocks = self.max_content_blocks();
+                let (message, decoded) =
+                    crate::jsonrpc::parse_message_for_call(body, p.id, max_blocks)?;
                 self.decoded_call = decoded;
                 Ok(message)
             }

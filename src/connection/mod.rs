@@ -400,7 +400,7 @@ pub struct Connection {
     message: Option<bytes::Bytes>,
     /// The answer to the pending `tools/call`, decoded with its message in one pass, while that
     /// message is handled (taken by `on_call_result`).
-    decoded_call: Option<Result<crate::call::CallAnswer, String>>,
+    decoded_call: Option<crate::call::Answer>,
     /// An empty buffer for the next JSON body that fits it ([`Connection::give_body_buffer`]).
     spare: Vec<u8>,
     exchanges: Vec<Exchange>,

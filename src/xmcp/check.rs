@@ -9,8 +9,8 @@
 
 use crate::prelude::*;
 
-use super::MAX_DEPTH;
 use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
+use super::{MAX_DEPTH, MAX_HEADER_PARAMS};
 use crate::json::{scalar, specials, string, string_from, ws};
 
 /// What [`SchemaCheck::run`] learnt about a schema it accepts.
@@ -693,6 +693,10 @@ impl<'a> SchemaCheck<'a> {
             return None;
         }
         if !self.seen.insert(name.to_ascii_lowercase()) {
+            return None;
+        }
+        // Past the cap the serde scan gives the reason.
+        if self.found.len() >= MAX_HEADER_PARAMS {
             return None;
         }
         let param = HeaderParam {

@@ -56,7 +56,8 @@ pub fn line(s: &str) -> Cow<'_, str> {
 }
 
 /// A JSON document as one line of text whose strings hold no control or bidirectional
-/// character as itself: each is written as a `\uXXXX` escape, which decodes to the same string.
+/// character as itself: each is written as a `\uXXXX` escape, which decodes to the same string
+/// ([`JsonWriter`]).
 pub fn json(value: &serde_json::Value) -> String {
     let mut out = JsonWriter::new(Vec::with_capacity(256));
     // Writing into a `Vec` cannot fail, and serde_json writes valid UTF-8.
@@ -87,13 +88,23 @@ impl<W: std::io::Write> JsonWriter<W> {
     }
 
     /// Writes `bytes`, which hold whole characters only.
+    ///
+    /// A JSON string holds no raw C0 control (serde_json escapes them, and a raw value taken
+    /// from a server was checked to be JSON), so a raw line feed, carriage return or tab is
+    /// whitespace between tokens: the line feed that ends the document is kept, the others
+    /// become spaces, which JSON reads the same. Every other dangerous character is inside a
+    /// string and becomes a `\uXXXX` escape.
     fn write_whole(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let text = String::from_utf8_lossy(bytes);
         let mut clean = 0;
         for (at, c) in text.char_indices() {
-            if dangerous(c) {
+            if dangerous(c) && c != '\n' {
                 self.inner.write_all(&text.as_bytes()[clean..at])?;
-                write!(self.inner, "\\u{:04x}", c as u32)?;
+                if c == '\r' || c == '\t' {
+                    self.inner.write_all(b" ")?;
+                } else {
+                    write!(self.inner, "\\u{:04x}", c as u32)?;
+                }
                 clean = at + c.len_utf8();
             }
         }
@@ -172,5 +183,19 @@ mod tests {
         }
         // é and 😀 are kept as they are; C1, the override and DEL are escaped.
         assert_eq!(whole, "{\"m\":\"a\\u009bb\\u202ec\u{e9}\u{1f600}\\u007f\"}");
+    }
+
+    #[test]
+    fn whitespace_between_tokens_stays_json() {
+        // A raw value as a server may send it: a carriage return and a tab between tokens.
+        let raw = "{\"a\":\r\t[1,\"\\u001b\u{202e}\"]}\n";
+        let mut w = JsonWriter::new(Vec::new());
+        w.write_all(raw.as_bytes()).unwrap();
+        w.flush().unwrap();
+        let out = String::from_utf8(w.into_inner()).unwrap();
+        assert_eq!(out, "{\"a\":  [1,\"\\u001b\\u202e\"]}\n");
+        let a: serde_json::Value = serde_json::from_str(raw).unwrap();
+        let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(a, b);
     }
 }

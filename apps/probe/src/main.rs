@@ -191,14 +191,12 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
         Err(e) => return failed(o.json, &e),
     };
     if o.json {
-        println!(
-            "{}",
-            inert::json(&render::catalog_json(
-                session.session().version(),
-                session.session().http_version(),
-                &catalog
-            ))
-        );
+        // Written as it is rendered: a catalog of many small tools is never built twice; every
+        // string a server chose is written inert.
+        let mut out = inert::JsonWriter::new(std::io::BufWriter::new(std::io::stdout().lock()));
+        let s = session.session();
+        let _ = render::write_catalog_json(&mut out, s.version(), s.http_version(), &catalog)
+            .and_then(|()| out.flush());
     } else {
         let s = session.session();
         let server = s.server_info().map(|s| format!("{} {}", s.name, s.version));
@@ -232,18 +230,18 @@ async fn call(
         Ok(r) => r,
         Err(e) => return failed(o.json, &e),
     };
-    if o.json {
-        println!(
-            "{}",
-            inert::json(&render::call_json(
-                session.session().http_version(),
-                &result
-            ))
-        );
+    // Written as it is rendered, through one buffer: a result of many small pieces is never
+    // built whole a second time. Every string a server chose is written inert.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = if o.json {
+        let mut json = inert::JsonWriter::new(&mut out);
+        render::write_call_json(&mut json, session.session().http_version(), &result)
+            .and_then(|()| json.flush())
     } else {
-        print!("{}", render::call_text(&result));
-    }
-    let _ = std::io::stdout().flush();
+        render::write_call_text(&mut out, &result)
+    };
+    let _ = out.flush();
+    drop(out);
     let _ = session.close().await;
     ExitCode::SUCCESS
 }

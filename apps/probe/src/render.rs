@@ -1,82 +1,204 @@
 //! Rendering results and errors, as JSON documents or as readable text.
 
-use base64::Engine as _;
-use mcp_sansio::Catalog;
+use std::io::Write;
+
 use mcp_sansio::{CallResult, ContentBlock, ResourceContents};
+use mcp_sansio::{Catalog, RefusedTool, Tool};
 use mcp_sansio::{Error, ErrorKind};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::inert;
 
-fn raw_to_value(raw: &str) -> Value {
-    serde_json::from_str(raw).unwrap_or(Value::Null)
+/// Writes the `--json` document of a listing to `out`, one tool at a time: nothing the size of
+/// the catalog is built (each input schema is written as the server sent it).
+pub fn write_catalog_json(
+    out: &mut impl Write,
+    version: &str,
+    http_version: &str,
+    catalog: &Catalog,
+) -> std::io::Result<()> {
+    let doc = CatalogDoc {
+        version,
+        http_version,
+        catalog,
+    };
+    serde_json::to_writer(&mut *out, &doc)?;
+    out.write_all(b"\n")
 }
 
-/// The `--json` document of a listing.
-pub fn catalog_json(version: &str, http_version: &str, catalog: &Catalog) -> Value {
-    let tools: Vec<Value> = catalog
-        .tools
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name(),
-                "description": t.description(),
-                "input_schema": raw_to_value(t.input_schema()),
-            })
-        })
-        .collect();
-    let refused: Vec<Value> = catalog
-        .refused
-        .iter()
-        .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()}))
-        .collect();
-    json!({"protocol_version": version, "http_version": http_version, "tools": tools, "refused": refused,
-           "refused_beyond": catalog.refused_beyond})
+/// The `--json` document of a listing, keys in the order a `serde_json::Value` has them.
+struct CatalogDoc<'a> {
+    version: &'a str,
+    http_version: &'a str,
+    catalog: &'a Catalog,
 }
 
-/// The `--json` document of a call result.
-pub fn call_json(http_version: &str, result: &CallResult) -> Value {
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let content: Vec<Value> = result
-        .content
-        .iter()
-        .filter_map(|b| {
-            Some(match b {
-            ContentBlock::Text { text } => json!({"type": "text", "text": text}),
-            ContentBlock::Image { data, mime_type } => {
-                json!({"type": "image", "data": b64.encode(data), "mime_type": mime_type})
+impl Serialize for CatalogDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let c = self.catalog;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("http_version", self.http_version)?;
+        m.serialize_entry("protocol_version", self.version)?;
+        m.serialize_entry("refused", &Refused(&c.refused))?;
+        m.serialize_entry("refused_beyond", &c.refused_beyond)?;
+        m.serialize_entry("tools", &Tools(&c.tools))?;
+        m.end()
+    }
+}
+
+/// The tools of the document.
+struct Tools<'a>(&'a [Tool]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(ToolDoc))
+    }
+}
+
+/// One tool of the document.
+struct ToolDoc<'a>(&'a Tool);
+
+impl Serialize for ToolDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        // A listed schema is one JSON object; a tool built by hand that breaks that is `null`.
+        let schema = serde_json::from_str::<&RawValue>(t.input_schema()).ok();
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("description", &t.description())?;
+        m.serialize_entry("input_schema", &schema)?;
+        m.serialize_entry("name", t.name())?;
+        m.end()
+    }
+}
+
+/// The refused entries of the document.
+struct Refused<'a>(&'a [RefusedTool]);
+
+impl Serialize for Refused<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.0
+                .iter()
+                .map(|r| json!({"index": r.index, "name": r.name, "reason": r.reason.to_string()})),
+        )
+    }
+}
+
+/// Writes the `--json` document of a call result to `out`, one block at a time: nothing the
+/// size of the result is built (base64 is encoded as it is written, structured content is
+/// written as the server sent it).
+pub fn write_call_json(
+    out: &mut impl Write,
+    http_version: &str,
+    result: &CallResult,
+) -> std::io::Result<()> {
+    serde_json::to_writer(
+        &mut *out,
+        &CallDoc {
+            http_version,
+            result,
+        },
+    )?;
+    out.write_all(b"\n")
+}
+
+/// The `--json` document of a call result, keys in the order a `serde_json::Value` has them.
+struct CallDoc<'a> {
+    http_version: &'a str,
+    result: &'a CallResult,
+}
+
+impl Serialize for CallDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("content", &Blocks(&self.result.content))?;
+        m.serialize_entry("http_version", self.http_version)?;
+        m.serialize_entry("is_error", &self.result.is_error)?;
+        if let Some(raw) = &self.result.structured_content {
+            m.serialize_entry("structured_content", raw)?;
+        }
+        m.end()
+    }
+}
+
+/// The content blocks of the document; a block kind added to the core later is not part of its
+/// contract and is left out.
+struct Blocks<'a>(&'a [ContentBlock]);
+
+impl Serialize for Blocks<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().filter_map(|b| match b {
+            ContentBlock::Text { .. }
+            | ContentBlock::Image { .. }
+            | ContentBlock::Audio { .. }
+            | ContentBlock::Resource { .. }
+            | ContentBlock::ResourceLink { .. } => Some(Block(b)),
+            _ => None,
+        }))
+    }
+}
+
+/// One content block of the document.
+struct Block<'a>(&'a ContentBlock);
+
+/// Bytes written as standard base64 while they are serialized.
+struct Base64<'a>(&'a [u8]);
+
+impl Serialize for Base64<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let engine = &base64::engine::general_purpose::STANDARD;
+        s.collect_str(&base64::display::Base64Display::new(self.0, engine))
+    }
+}
+
+impl Serialize for Block<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match self.0 {
+            ContentBlock::Text { text } => {
+                m.serialize_entry("text", text)?;
+                m.serialize_entry("type", "text")?;
             }
-            ContentBlock::Audio { data, mime_type } => {
-                json!({"type": "audio", "data": b64.encode(data), "mime_type": mime_type})
+            ContentBlock::Image { data, mime_type } | ContentBlock::Audio { data, mime_type } => {
+                let kind = match self.0 {
+                    ContentBlock::Image { .. } => "image",
+                    _ => "audio",
+                };
+                m.serialize_entry("data", &Base64(data))?;
+                m.serialize_entry("mime_type", mime_type)?;
+                m.serialize_entry("type", kind)?;
             }
             ContentBlock::Resource {
                 uri,
                 mime_type,
                 contents,
-            } => match contents {
-                ResourceContents::Text(text) => {
-                    json!({"type": "resource", "uri": uri, "mime_type": mime_type, "text": text})
+            } => {
+                if let ResourceContents::Blob(data) = contents {
+                    m.serialize_entry("data", &Base64(data))?;
                 }
-                ResourceContents::Blob(data) => {
-                    json!({"type": "resource", "uri": uri, "mime_type": mime_type, "data": b64.encode(data)})
+                m.serialize_entry("mime_type", mime_type)?;
+                if let ResourceContents::Text(text) = contents {
+                    m.serialize_entry("text", text)?;
                 }
-            },
+                m.serialize_entry("type", "resource")?;
+                m.serialize_entry("uri", uri)?;
+            }
             ContentBlock::ResourceLink {
                 uri,
                 name,
                 mime_type,
-            } => json!({"type": "resource_link", "uri": uri, "mime_type": mime_type, "name": name}),
-            // A block kind added to the core later: not part of this document's contract.
-            _ => return None,
-            })
-        })
-        .collect();
-    let mut doc =
-        json!({"content": content, "is_error": result.is_error, "http_version": http_version});
-    if let Some(s) = &result.structured_content {
-        doc["structured_content"] = raw_to_value(s.get());
+            } => {
+                m.serialize_entry("mime_type", mime_type)?;
+                m.serialize_entry("name", name)?;
+                m.serialize_entry("type", "resource_link")?;
+                m.serialize_entry("uri", uri)?;
+            }
+            _ => {}
+        }
+        m.end()
     }
-    doc
 }
 
 /// The `--json` document of an error of `kind`.
@@ -162,29 +284,38 @@ pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &
 
 /// A readable call result.
 pub fn call_text(result: &CallResult) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing to a `Vec` does not fail.
+    let _ = write_call_text(&mut out, result);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Writes a readable call result to `out`, one block at a time.
+pub fn write_call_text(out: &mut impl Write, result: &CallResult) -> std::io::Result<()> {
     if result.is_error {
-        out.push_str("the tool reported an error:\n");
+        out.write_all(b"the tool reported an error:\n")?;
     }
     for b in &result.content {
         match b {
             ContentBlock::Text { text } => {
                 let text = inert::text(text);
-                out.push_str(&text);
+                out.write_all(text.as_bytes())?;
                 if !text.ends_with('\n') {
-                    out.push('\n');
+                    out.write_all(b"\n")?;
                 }
             }
-            ContentBlock::Image { data, mime_type } => out.push_str(&format!(
-                "[image {}, {} bytes]\n",
+            ContentBlock::Image { data, mime_type } => writeln!(
+                out,
+                "[image {}, {} bytes]",
                 inert::line(mime_type),
                 data.len()
-            )),
-            ContentBlock::Audio { data, mime_type } => out.push_str(&format!(
-                "[audio {}, {} bytes]\n",
+            )?,
+            ContentBlock::Audio { data, mime_type } => writeln!(
+                out,
+                "[audio {}, {} bytes]",
                 inert::line(mime_type),
                 data.len()
-            )),
+            )?,
             ContentBlock::Resource {
                 uri,
                 mime_type,
@@ -194,10 +325,10 @@ pub fn call_text(result: &CallResult) -> String {
                 let uri = inert::line(uri);
                 match contents {
                     ResourceContents::Text(t) => {
-                        out.push_str(&format!("[resource {uri} ({mt})]\n{}\n", inert::text(t)))
+                        writeln!(out, "[resource {uri} ({mt})]\n{}", inert::text(t))?
                     }
                     ResourceContents::Blob(b) => {
-                        out.push_str(&format!("[resource {uri} ({mt}), {} bytes]\n", b.len()))
+                        writeln!(out, "[resource {uri} ({mt}), {} bytes]", b.len())?
                     }
                 }
             }
@@ -208,19 +339,21 @@ pub fn call_text(result: &CallResult) -> String {
             } => {
                 let mt = inert::line(mime_type.as_deref().unwrap_or("unknown type"));
                 let (name, uri) = (inert::line(name), inert::line(uri));
-                out.push_str(&format!("[link {name}: {uri} ({mt})]\n"))
+                writeln!(out, "[link {name}: {uri} ({mt})]")?
             }
-            _ => out.push_str("[a content block of a kind not shown]\n"),
+            _ => out.write_all(b"[a content block of a kind not shown]\n")?,
         }
     }
     if let Some(s) = &result.structured_content {
-        out.push_str(&format!("structured content: {}\n", inert::line(s.get())));
+        out.write_all(b"structured content: ")?;
+        out.write_all(inert::line(s.get()).as_bytes())?;
+        out.write_all(b"\n")?;
     }
     let dropped = result.dropped_invalid + result.dropped_unknown;
     if dropped > 0 {
-        out.push_str(&format!("({dropped} content blocks dropped)\n"));
+        writeln!(out, "({dropped} content blocks dropped)")?;
     }
-    out
+    Ok(())
 }
 
 /// A progress bar line: `[#####-----] 2/4 message`.
