@@ -114,16 +114,28 @@ impl<W: std::io::Write> JsonWriter<W> {
 
 impl<W: std::io::Write> std::io::Write for JsonWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut bytes = std::mem::take(&mut self.partial);
-        bytes.extend_from_slice(buf);
-        // Keep back a character cut at the end of this piece, for the next one.
-        let whole = match std::str::from_utf8(&bytes) {
-            Ok(_) => bytes.len(),
+        let mut rest = buf;
+        // First the character cut at the end of the last piece, completed from this one.
+        while !self.partial.is_empty() && !rest.is_empty() {
+            self.partial.push(rest[0]);
+            rest = &rest[1..];
+            match std::str::from_utf8(&self.partial) {
+                Err(e) if e.error_len().is_none() && self.partial.len() < 4 => continue,
+                _ => {
+                    let whole = std::mem::take(&mut self.partial);
+                    self.write_whole(&whole)?;
+                }
+            }
+        }
+        // Then the whole characters of this piece, written from it without a copy; a character
+        // cut at its end waits for the next piece.
+        let whole = match std::str::from_utf8(rest) {
+            Ok(_) => rest.len(),
             Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(_) => bytes.len(),
+            Err(_) => rest.len(),
         };
-        self.write_whole(&bytes[..whole])?;
-        self.partial = bytes.split_off(whole);
+        self.write_whole(&rest[..whole])?;
+        self.partial.extend_from_slice(&rest[whole..]);
         Ok(buf.len())
     }
 
