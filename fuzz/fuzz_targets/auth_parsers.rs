@@ -65,7 +65,7 @@ fn decoders(mode: u8, data: &[u8]) {
     let server = Endpoint::parse(SERVER).expect("server URL");
     match mode {
         1 => {
-            if let Ok(m) = decode_resource_metadata(data, &server, SERVER, POLICY) {
+            if let Ok(m) = decode_resource_metadata(data, &server, SERVER, POLICY, false) {
                 assert!(resource_matches(&m.resource, &server));
                 assert!(!m.authorization_servers.is_empty());
                 for s in &m.authorization_servers {
