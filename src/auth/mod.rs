@@ -92,7 +92,8 @@ pub mod token;
 mod wire;
 
 pub use challenge::{
-    bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge, ChallengeError,
+    bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge,
+    ChallengeError, MAX_CHALLENGE_BYTES,
 };
 pub use client::{
     ApplicationType, ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod,
