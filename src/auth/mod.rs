@@ -29,9 +29,13 @@
 //!    are keyed by issuer: a new authorization server is registered with anew and never sees
 //!    another server's client ID.
 //! 5. [`AuthEvent::OpenUserAgent`] gives the authorization URL (PKCE S256, `state`, `scope`
-//!    chosen as [`scope`] says, and `resource` verbatim from the metadata) and the
+//!    chosen as [`scope`] says, `resource` verbatim from the metadata, and the redirect URI of
+//!    that authorization server: [`Authorizer::redirect_uri_for`]) and the
 //!    [`PendingAuthorization`], which is serialisable. The embedder opens the URL and gives the
-//!    redirect's query to [`Authorizer::handle_callback`]: `state` must match, `iss` must be the
+//!    redirect's target to [`Authorizer::handle_redirect`] (or, having checked its path against
+//!    the pending redirect URI itself, its query to [`Authorizer::handle_callback`]): the path
+//!    must be that authorization server's redirect URI (mix-up defence, RFC 9700 §4.4.2: each
+//!    server that does not advertise `iss` gets its own), `state` must match, `iss` must be the
 //!    issuer when present (and present when advertised, RFC 9207).
 //! 6. The code is redeemed at the token endpoint with `client_secret_basic`,
 //!    `client_secret_post` or `none`; the answer must be a header-safe `Bearer` token.
