@@ -268,3 +268,43 @@ fn a_connection_that_trickles_does_not_hold_the_callback_listener() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_answer_on_another_authorization_servers_callback_path_stops_the_authorization() {
+    // The authorization server does not send `iss`: its redirect URI has a path of its own.
+    // An answer with the right state arriving on the plain callback path (where an honest
+    // server's answer would come back after a mix-up) is refused, and no code is redeemed.
+    let h = oauth::start_without_iss(oauth::modern_answer);
+    let (dir, file) = temp_file("mixup");
+    let tf = file.to_str().unwrap();
+    let mut child = spawn(&[
+        "--allow-loopback",
+        "--oauth",
+        "--token-file",
+        tf,
+        "list",
+        &h.url(),
+    ]);
+    let url = authorization_url(&mut child).expect("an authorization URL");
+    let (_, location) = get(&url, Duration::from_secs(10));
+    let location = location.expect("a redirect");
+    let (own, query) = location.split_once('?').unwrap();
+    assert!(
+        own.contains("/callback/"),
+        "a redirect URI of its own: {own}"
+    );
+    let elsewhere = format!("{}?{query}", own.rsplit_once('/').unwrap().0);
+    let (status, _) = get(&elsewhere, Duration::from_secs(10));
+    let code = child.wait().unwrap().code();
+    assert!(!status.contains(" 200 "), "{status}");
+    assert_eq!(code, Some(4));
+    assert_eq!(
+        h.requests()
+            .iter()
+            .filter(|r| r.head.starts_with("POST /token"))
+            .count(),
+        0,
+        "the code was redeemed"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
