@@ -6,7 +6,7 @@ use mcp_sansio::auth::client::{
 };
 use mcp_sansio::auth::form::{encode, parse_query, QueryError};
 use mcp_sansio::auth::metadata::{
-    decode_resource_metadata, decode_server_metadata, resource_matches,
+    decode_resource_metadata, decode_server_metadata, resource_designates, resource_matches,
     resource_metadata_candidates, server_metadata_candidates,
 };
 use mcp_sansio::auth::scope::{select_scopes, split_scopes, step_up_scopes};
@@ -147,11 +147,12 @@ fn resource_matching_table() {
     let server = ep("https://mcp.example/api/mcp");
     let table: &[(&str, bool)] = &[
         ("https://mcp.example/api/mcp", true),
-        ("https://mcp.example/api/mcp/", true),
+        ("https://mcp.example/api/mcp/", false),
         ("https://MCP.EXAMPLE:443/api/mcp", true),
-        ("https://mcp.example/api", true),
-        ("https://mcp.example/", true),
-        ("https://mcp.example", true),
+        ("HTTPS://mcp.example/api/mcp", true),
+        ("https://mcp.example/api", false),
+        ("https://mcp.example/", false),
+        ("https://mcp.example", false),
         ("https://mcp.example/ap", false),
         ("https://mcp.example/api/mcp/more", false),
         ("https://mcp.example/other", false),
@@ -166,6 +167,29 @@ fn resource_matching_table() {
     ];
     for (resource, want) in table {
         assert_eq!(resource_matches(resource, &server), *want, "{resource}");
+        // Away from the root well-known URL, designating is matching exactly.
+        assert_eq!(
+            resource_designates(resource, &server, false),
+            *want,
+            "{resource}"
+        );
+    }
+    // At the root well-known URL, the origin (the identifier that URL is built from) too; no
+    // other prefix.
+    for (resource, want) in [
+        ("https://mcp.example", true),
+        ("https://MCP.example:443/", true),
+        ("https://mcp.example/api", false),
+        ("https://mcp.example/api/", false),
+        ("https://mcp.example/#x", false),
+        ("https://other.example", false),
+        ("https://mcp.example/api/mcp", true),
+    ] {
+        assert_eq!(
+            resource_designates(resource, &server, true),
+            want,
+            "{resource}"
+        );
     }
 }
 
@@ -184,6 +208,7 @@ fn resource_metadata_is_checked() {
         &server,
         url,
         STRICT,
+        false,
     )
     .expect("ok");
     assert_eq!(ok.resource, "https://mcp.example/mcp");
@@ -193,6 +218,7 @@ fn resource_metadata_is_checked() {
         &server,
         url,
         STRICT,
+        false,
     );
     assert!(matches!(mismatch, Err(AuthError::ResourceMismatch { .. })));
     assert_eq!(
@@ -213,6 +239,7 @@ fn resource_metadata_is_checked() {
             &server,
             url,
             policy,
+            false,
         );
         assert!(
             matches!(
@@ -229,19 +256,32 @@ fn resource_metadata_is_checked() {
         &prm("http://127.0.0.1:3000/mcp", &["http://localhost:9000"]),
         &loop_server,
         "http://127.0.0.1:3000/mcp",
-        LOOPBACK
+        LOOPBACK,
+        false
     )
     .is_ok());
     assert!(matches!(
-        decode_resource_metadata(&prm("https://mcp.example/mcp", &[]), &server, url, STRICT),
+        decode_resource_metadata(
+            &prm("https://mcp.example/mcp", &[]),
+            &server,
+            url,
+            STRICT,
+            false
+        ),
         Err(AuthError::NoAuthorizationServer)
     ));
     assert!(matches!(
-        decode_resource_metadata(b"{\"authorization_servers\":[]}", &server, url, STRICT),
+        decode_resource_metadata(
+            b"{\"authorization_servers\":[]}",
+            &server,
+            url,
+            STRICT,
+            false
+        ),
         Err(AuthError::Document { .. })
     ));
     assert!(matches!(
-        decode_resource_metadata(b"<html>", &server, url, STRICT),
+        decode_resource_metadata(b"<html>", &server, url, STRICT, false),
         Err(AuthError::Document { .. })
     ));
 }
@@ -251,7 +291,7 @@ fn oversized_metadata_is_refused() {
     let server = ep("https://mcp.example/mcp");
     let mut big = prm("https://mcp.example/mcp", &["https://auth.example"]);
     big.extend(std::iter::repeat_n(b' ', MAX_BODY_BYTES));
-    let r = decode_resource_metadata(&big, &server, "https://mcp.example/mcp", STRICT);
+    let r = decode_resource_metadata(&big, &server, "https://mcp.example/mcp", STRICT, false);
     assert_eq!(
         r,
         Err(AuthError::Budget {

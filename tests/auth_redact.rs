@@ -140,7 +140,7 @@ proptest! {
         let matches_plain = resource_matches(&plain, &server);
         let matches_elsewhere = resource_matches(&elsewhere, &server);
         prop_assert!(matches_same);
-        prop_assert!(matches_root);
+        prop_assert_eq!(matches_root, path.is_empty());
         prop_assert!(!matches_plain);
         prop_assert!(other == host || !matches_elsewhere);
     }

@@ -3,7 +3,7 @@
 //! callback query, and the `Authorizer` fed arbitrary answers. None panics; every accepted value
 //! keeps the invariants the flow relies on (bounded challenges, a matching resource, the exact
 //! issuer, header-safe tokens, policy-checked URLs, no Bearer token on any request, termination
-//! within the exchange bound).
+//! within the exchange bound, tokens bound to the server they were obtained for).
 //!
 //! Input: the first byte picks the parser; the rest is its input (for the flow, answers
 //! separated by `0xff`, each a status byte and a body).
@@ -14,7 +14,7 @@ use mcp_sansio::auth::challenge::{MAX_CHALLENGES, MAX_PARAMS};
 use mcp_sansio::auth::client::decode_registration;
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::metadata::{
-    decode_resource_metadata, decode_server_metadata, resource_matches,
+    decode_resource_metadata, decode_server_metadata, resource_designates, resource_matches,
 };
 use mcp_sansio::auth::token::{decode_token_response, is_header_safe};
 use mcp_sansio::auth::{
@@ -65,8 +65,11 @@ fn decoders(mode: u8, data: &[u8]) {
     let server = Endpoint::parse(SERVER).expect("server URL");
     match mode {
         1 => {
-            if let Ok(m) = decode_resource_metadata(data, &server, SERVER, POLICY) {
-                assert!(resource_matches(&m.resource, &server));
+            // The last byte says whether the document came from the root well-known URL.
+            let at_root = data.last().is_some_and(|b| b & 1 == 1);
+            if let Ok(m) = decode_resource_metadata(data, &server, SERVER, POLICY, at_root) {
+                assert!(resource_designates(&m.resource, &server, at_root));
+                assert!(at_root || resource_matches(&m.resource, &server));
                 assert!(!m.authorization_servers.is_empty());
                 for s in &m.authorization_servers {
                     assert!(POLICY.check("as", s).is_ok());
@@ -160,7 +163,12 @@ fn flow(data: &[u8]) {
                 if query.starts_with('s') {
                     query = format!("state={}&{}", pending.secrets.state(), &query[1..]);
                 }
-                az.handle_callback(now, &query);
+                // A query starting with `/` is a whole redirect target (path checked).
+                if query.starts_with('/') {
+                    az.handle_redirect(now, &query);
+                } else {
+                    az.handle_callback(now, &query);
+                }
             }
         }
         if !moved {
@@ -170,6 +178,15 @@ fn flow(data: &[u8]) {
     assert!(az.poll_request().is_none(), "the flow did not settle");
     if let Some(b) = az.bearer() {
         assert!(is_header_safe(b));
+    }
+    // Whatever was obtained is bound to this server: another server's authorizer given the
+    // same store has nothing to send.
+    let other = AuthConfig::new(
+        "http://127.0.0.1:3001/mcp",
+        ClientSettings::new("fuzz", "http://127.0.0.1:5/cb"),
+    );
+    if let Ok(other) = Authorizer::new(other) {
+        assert!(other.with_store(az.store().clone()).bearer().is_none());
     }
 }
 

@@ -177,6 +177,12 @@ pub enum AuthError {
     /// The authorization response's `state` is not the one sent.
     #[error("authorization response: state does not match")]
     StateMismatch,
+    /// The authorization response came back to a redirect URI that is not the one of the
+    /// authorization server the request was sent to (mix-up defence, RFC 9700 §4.4.2).
+    #[error(
+        "authorization response: it came back to the redirect URI of another authorization server"
+    )]
+    RedirectMismatch,
     /// The authorization response's `iss` is absent where required or names another issuer
     /// (RFC 9207).
     #[error("authorization response: {reason}")]

@@ -13,8 +13,9 @@ use crate::auth::client::{
 };
 use crate::auth::error::{AuthBudget, AuthError, Purpose};
 use crate::auth::metadata::{
-    check_issuer, decode_resource_metadata, decode_server_metadata, resource_metadata_candidates,
-    server_metadata_candidates, ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES,
+    check_issuer, decode_resource_metadata, decode_server_metadata, resource_designates,
+    resource_metadata_candidates, server_metadata_candidates, ResourceMetadata, ServerMetadata,
+    UrlPolicy, MAX_BODY_BYTES,
 };
 use crate::auth::scope::{select_scopes, step_up_scopes};
 use crate::auth::token::{
@@ -79,27 +80,79 @@ impl AuthConfig {
     }
 }
 
-/// What the client holds for one authorization server.
+/// What the client holds for one authorization server: how it identifies itself there. Tokens
+/// are not kept here but per protected resource ([`ResourceCredentials`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IssuerCredentials {
     /// The client's credentials with this server.
     pub client: Option<ClientCredentials>,
-    /// The tokens it issued.
-    pub tokens: Option<TokenSet>,
     /// Its token endpoint (for refreshing without rediscovery).
     pub token_endpoint: Option<String>,
-    /// The resource indicator the tokens were asked for.
-    pub resource: Option<String>,
+    /// The redirect URI the client registered there, when it registered itself (absent:
+    /// [`ClientSettings::redirect_uri`]).
+    #[serde(default)]
+    pub redirect_uri: Option<String>,
 }
 
-/// Credentials keyed by issuer, and which issuer the MCP server currently uses. Serialisable so
-/// an embedder can keep it in its vault; it holds secrets.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Tokens issued for one protected resource (one MCP server) by one authorization server. They
+/// are sent to that server only, and refreshed only at that authorization server, for that
+/// resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceCredentials {
+    /// The authorization server (issuer) that issued them.
+    pub issuer: String,
+    /// The resource indicator (RFC 8707) they were asked for, sent again on refresh.
+    pub resource: String,
+    /// The tokens.
+    pub tokens: TokenSet,
+}
+
+/// Credentials bound to where they belong: client registrations keyed by authorization server
+/// (issuer), tokens keyed by protected resource ([`resource_key`] of the MCP server's URL), each
+/// naming its issuer. One store serves many servers without crossing them: an [`Authorizer`]
+/// sends only the tokens stored under its own server's key, and refreshes them only at the
+/// issuer that issued them. Serialisable so an embedder can keep it in its vault; it holds
+/// secrets.
+///
+/// A store of the earlier format (version 1: tokens per issuer, with a `current` issuer) loads
+/// as this one with its client registrations and without its tokens, which were not bound to a
+/// server: the next authorization reuses the registrations and asks for new tokens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CredentialStore {
-    /// Per issuer.
+    /// The format version: [`CredentialStore::FORMAT_VERSION`]; absent (0) in the earlier format.
+    #[serde(default)]
+    pub version: u32,
+    /// Client registrations, per issuer.
+    #[serde(default)]
     pub issuers: BTreeMap<String, IssuerCredentials>,
-    /// The issuer whose access token is sent to the MCP server.
-    pub current: Option<String>,
+    /// Tokens, per protected resource ([`resource_key`] of the MCP server's URL).
+    #[serde(default)]
+    pub resources: BTreeMap<String, ResourceCredentials>,
+}
+
+impl Default for CredentialStore {
+    fn default() -> Self {
+        CredentialStore {
+            version: CredentialStore::FORMAT_VERSION,
+            issuers: BTreeMap::new(),
+            resources: BTreeMap::new(),
+        }
+    }
+}
+
+impl CredentialStore {
+    /// The format this version writes (2: tokens keyed by resource).
+    pub const FORMAT_VERSION: u32 = 2;
+}
+
+/// The key of a protected resource in a [`CredentialStore`]: the URL normalised as RFC 3986
+/// §6.2.2–6.2.3 says for scheme and host case and the default port, an empty path as `/`
+/// (`https://MCP.example:443` and `https://mcp.example/` have the same key); path and query
+/// are kept exactly.
+pub fn resource_key(server: &Endpoint) -> String {
+    let mut key = server.origin();
+    key.push_str(server.target());
+    key
 }
 
 /// What an [`Authorizer`] tells its caller.
@@ -172,6 +225,8 @@ impl Run {
 pub struct Authorizer {
     config: AuthConfig,
     server: Endpoint,
+    /// [`resource_key`] of the server: where its tokens are stored.
+    key: String,
     store: CredentialStore,
     run: Option<Run>,
     awaiting: Option<(AuthRequestId, Purpose)>,
@@ -190,7 +245,10 @@ impl core::fmt::Debug for Authorizer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Authorizer")
             .field("server", &self.config.server_url)
-            .field("current_issuer", &self.store.current)
+            .field(
+                "issuer",
+                &self.store.resources.get(&self.key).map(|r| &r.issuer),
+            )
             .field("busy", &self.is_busy())
             .field("attempts", &self.attempts)
             .finish_non_exhaustive()
@@ -205,6 +263,31 @@ fn after(now: Instant, d: Duration) -> Instant {
     Instant::from_duration(now.as_duration().saturating_add(d))
 }
 
+/// `base` with a path segment derived from `issuer` (SHA-256, 12 base64url characters) appended
+/// to its path.
+fn per_issuer_redirect(base: &str, issuer: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(issuer.as_bytes());
+    let tag = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..9]);
+    let (path, query) = match base.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (base, None),
+    };
+    let sep = if path.ends_with('/') { "" } else { "/" };
+    match query {
+        Some(q) => format!("{path}{sep}{tag}?{q}"),
+        None => format!("{path}{sep}{tag}"),
+    }
+}
+
+/// The path of a redirect URI (without its query); empty when it does not parse.
+fn redirect_path(uri: &str) -> String {
+    Endpoint::parse(uri)
+        .map(|e| e.target().split('?').next().unwrap_or("").to_owned())
+        .unwrap_or_default()
+}
+
 impl Authorizer {
     /// An authorizer for the MCP server at `config.server_url`, with no stored credentials.
     pub fn new(config: AuthConfig) -> Result<Self, AuthError> {
@@ -216,9 +299,11 @@ impl Authorizer {
                 what: "exchange and attempt limits must be at least 1",
             });
         }
+        let key = resource_key(&server);
         Ok(Authorizer {
             config,
             server,
+            key,
             store: CredentialStore::default(),
             run: None,
             awaiting: None,
@@ -233,8 +318,10 @@ impl Authorizer {
         })
     }
 
-    /// Starts from credentials saved earlier.
-    pub fn with_store(mut self, store: CredentialStore) -> Self {
+    /// Starts from credentials saved earlier (a store of the earlier format keeps its client
+    /// registrations only: see [`CredentialStore`]).
+    pub fn with_store(mut self, mut store: CredentialStore) -> Self {
+        store.version = CredentialStore::FORMAT_VERSION;
         self.store = store;
         self
     }
@@ -244,11 +331,11 @@ impl Authorizer {
         &self.store
     }
 
-    /// The access token to send to the MCP server (`Authorization: Bearer …`), if any.
+    /// The access token to send to the MCP server (`Authorization: Bearer …`), if any: only a
+    /// token issued for this server (stored under its [`resource_key`]), never one of another
+    /// server in the same store.
     pub fn bearer(&self) -> Option<&str> {
-        let issuer = self.store.current.as_ref()?;
-        let tokens = self.store.issuers.get(issuer)?.tokens.as_ref()?;
-        Some(tokens.access_token.as_str())
+        Some(self.current_tokens()?.access_token.as_str())
     }
 
     /// Whether the current access token has expired at `now` (false when it has no expiry).
@@ -259,8 +346,7 @@ impl Authorizer {
     }
 
     fn current_tokens(&self) -> Option<&TokenSet> {
-        let issuer = self.store.current.as_ref()?;
-        self.store.issuers.get(issuer)?.tokens.as_ref()
+        Some(&self.store.resources.get(&self.key)?.tokens)
     }
 
     /// Whether an authorization is in progress (network part or waiting for the callback).
@@ -355,16 +441,22 @@ impl Authorizer {
         Ok(())
     }
 
-    /// Refreshes the current issuer's tokens (for example when [`Authorizer::token_expired`]).
+    /// Refreshes this server's tokens at the issuer that issued them, for the resource they were
+    /// issued for (for example when [`Authorizer::token_expired`]).
     pub fn start_refresh(&mut self, now: Instant) -> Result<(), AuthError> {
         if self.is_busy() {
             return Err(AuthError::Misuse {
                 reason: "an authorization is already in progress",
             });
         }
-        let issuer = self.store.current.clone().ok_or(AuthError::Misuse {
-            reason: "no current authorization server",
-        })?;
+        let issuer = self
+            .store
+            .resources
+            .get(&self.key)
+            .map(|r| r.issuer.clone())
+            .ok_or(AuthError::Misuse {
+                reason: "no tokens for this server",
+            })?;
         self.run = Some(Run::with_issuer(
             after(now, self.config.limits.time),
             issuer.clone(),
@@ -374,7 +466,7 @@ impl Authorizer {
             Ok(false) => {
                 self.run = None;
                 Err(AuthError::Misuse {
-                    reason: "no refresh token for the current authorization server",
+                    reason: "no refresh token for this server",
                 })
             }
             Err(e) => {
@@ -395,8 +487,53 @@ impl Authorizer {
         self.config
             .policy
             .check("token endpoint", &pending.token_endpoint)?;
+        if let Some(r) = &pending.resource {
+            if !resource_designates(r, &self.server, true) {
+                return Err(AuthError::ResourceMismatch {
+                    resource: crate::error::truncated(r, 256),
+                    server: self.config.server_url.clone(),
+                });
+            }
+        }
         self.pending = Some((pending, after(now, self.config.limits.callback_time)));
         Ok(())
+    }
+
+    /// The user agent came back with the request target `target` (`/path?query`): the path
+    /// must be the one of the redirect URI of the authorization server the request went to
+    /// (each authorization server that does not send `iss` gets its own, see
+    /// [`Authorizer::redirect_uri_for`]), else the authorization fails with
+    /// [`AuthError::RedirectMismatch`] and no code is redeemed; then as
+    /// [`Authorizer::handle_callback`] with the query.
+    pub fn handle_redirect(&mut self, now: Instant, target: &str) {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let expected = self
+            .pending
+            .as_ref()
+            .map(|(p, _)| redirect_path(&p.redirect_uri));
+        if let Some(expected) = expected {
+            if path != expected && self.pending.as_ref().is_none_or(|(_, d)| now < *d) {
+                self.pending = None;
+                self.events
+                    .push_back(AuthEvent::Failed(AuthError::RedirectMismatch));
+                return;
+            }
+        }
+        self.handle_callback(now, query);
+    }
+
+    /// The redirect URI used with the authorization server `issuer`: the configured one
+    /// ([`ClientSettings::redirect_uri`]) when the server sends `iss` (RFC 9207) or when the
+    /// client is pre-registered or uses its metadata document; otherwise the configured one with
+    /// a path segment derived from the issuer added (`…/callback/<12 characters>`), so that an
+    /// answer meant for one authorization server cannot complete an authorization started with
+    /// another (RFC 9700 §4.4.2.2).
+    pub fn redirect_uri_for(&self, issuer: &str, iss_parameter_supported: bool) -> String {
+        let base = &self.config.client.redirect_uri;
+        if iss_parameter_supported {
+            return base.clone();
+        }
+        per_issuer_redirect(base, issuer)
     }
 
     /// The user agent came back to the redirect URI with `query` (the part after `?`): check it
@@ -595,15 +732,24 @@ impl Authorizer {
         })
     }
 
-    /// Sends a refresh request for `issuer` if it has a refresh token; `false` if it has none.
+    /// Sends a refresh request when this server holds tokens from `issuer` with a refresh token,
+    /// at `issuer`'s token endpoint and for the resource they were issued for; `false`
+    /// otherwise. Tokens of another server, or from another issuer, are never refreshed here.
     fn refresh_request(&mut self, _now: Instant, issuer: &str) -> Result<bool, AuthError> {
+        let Some(bound) = self.store.resources.get(&self.key) else {
+            return Ok(false);
+        };
+        if bound.issuer != issuer {
+            return Ok(false);
+        }
+        let Some(refresh) = bound.tokens.refresh_token.clone() else {
+            return Ok(false);
+        };
+        let resource = bound.resource.clone();
         let Some(creds) = self.store.issuers.get(issuer) else {
             return Ok(false);
         };
-        let (Some(client), Some(tokens)) = (&creds.client, &creds.tokens) else {
-            return Ok(false);
-        };
-        let Some(refresh) = tokens.refresh_token.clone() else {
+        let Some(client) = creds.client.clone() else {
             return Ok(false);
         };
         let token_endpoint = match self.run.as_ref().and_then(|r| r.meta.as_ref()) {
@@ -613,15 +759,11 @@ impl Authorizer {
                 None => return Ok(false),
             },
         };
-        let resource = creds.resource.clone();
-        let client = client.clone();
-        let mut grant = vec![
+        let grant = [
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh.as_str()),
+            ("resource", resource.as_str()),
         ];
-        if let Some(r) = &resource {
-            grant.push(("resource", r.as_str()));
-        }
         let (headers, body) = token_request(&client, &grant);
         self.send(
             Purpose::Refresh,
@@ -639,15 +781,26 @@ impl Authorizer {
         let meta = run.meta.clone().ok_or(AuthError::Misuse {
             reason: "no authorization-server metadata",
         })?;
-        if self
-            .store
-            .issuers
-            .get(&issuer)
-            .is_some_and(|c| c.client.is_some())
-        {
-            return self.authorize(now);
-        }
+        let wanted = self.redirect_uri_for(&issuer, meta.iss_parameter_supported);
         let settings = &self.config.client;
+        if let Some(stored) = self.store.issuers.get(&issuer) {
+            if let Some(client) = &stored.client {
+                // Pre-registered credentials and the metadata document keep the configured
+                // redirect URI; a registration of our own is reused if it has the one wanted.
+                let given = settings
+                    .pre_registered
+                    .iter()
+                    .any(|p| p.credentials.client_id == client.client_id)
+                    || settings.metadata_document_url.as_ref() == Some(&client.client_id);
+                let registered = stored
+                    .redirect_uri
+                    .as_deref()
+                    .unwrap_or(&settings.redirect_uri);
+                if given || registered == wanted {
+                    return self.authorize(now);
+                }
+            }
+        }
         let pre = settings
             .pre_registered
             .iter()
@@ -668,14 +821,18 @@ impl Authorizer {
             None
         };
         if let Some(client) = client {
-            self.store.issuers.entry(issuer).or_default().client = Some(client);
+            let entry = self.store.issuers.entry(issuer).or_default();
+            entry.client = Some(client);
+            entry.redirect_uri = None;
             return self.authorize(now);
         }
         let Some(endpoint) = meta.registration_endpoint.clone() else {
             return Err(AuthError::NoRegistration { issuer });
         };
         let method = registration_auth_method(&meta)?;
-        let body = self.config.client.registration_body(method);
+        let mut settings = self.config.client.clone();
+        settings.redirect_uri = wanted;
+        let body = settings.registration_body(method);
         let headers = vec![
             ("Content-Type".to_owned(), "application/json".to_owned()),
             ("Accept".to_owned(), "application/json".to_owned()),
@@ -707,14 +864,15 @@ impl Authorizer {
         let secrets = run.secrets.ok_or(AuthError::Misuse {
             reason: "no secrets for an authorization",
         })?;
-        let client = self
-            .store
-            .issuers
-            .get(&issuer)
+        let stored = self.store.issuers.get(&issuer);
+        let client = stored
             .and_then(|c| c.client.clone())
             .ok_or(AuthError::NoRegistration {
                 issuer: issuer.clone(),
             })?;
+        let redirect_uri = stored
+            .and_then(|c| c.redirect_uri.clone())
+            .unwrap_or_else(|| self.config.client.redirect_uri.clone());
         let server_scopes = meta.scopes_supported.as_deref();
         let scopes = if run.status == 403 {
             let previous = if self.last_scopes.is_empty() {
@@ -736,7 +894,7 @@ impl Authorizer {
         let url = authorization_url(
             &meta.authorization_endpoint,
             &client.client_id,
-            &self.config.client.redirect_uri,
+            &redirect_uri,
             &secrets,
             &scopes,
             resource.as_deref(),
@@ -746,7 +904,7 @@ impl Authorizer {
             iss_parameter_supported: meta.iss_parameter_supported,
             token_endpoint: meta.token_endpoint,
             client,
-            redirect_uri: self.config.client.redirect_uri.clone(),
+            redirect_uri,
             resource,
             scopes: scopes.clone(),
             secrets,

@@ -114,20 +114,33 @@ pub fn server_metadata_candidates(issuer: &Endpoint) -> Vec<String> {
     }
 }
 
-/// Whether the resource identifier `resource` designates the server at `server`: the same
-/// origin (scheme, host, port, normalised), and a path that is the server's path or a prefix of
-/// it ending at a segment boundary (`https://h/` and `https://h/mcp` both designate
-/// `https://h/mcp`; `https://h/mc` does not).
+/// Whether the resource identifier `resource` is the server at `server`: the same URL after
+/// RFC 3986 normalisation of scheme and host case, the default port and an empty path (`/`),
+/// path and query otherwise compared exactly (RFC 9728 §3.3). A prefix of the server's path
+/// (`https://h/` for `https://h/mcp`) is not the server; nor is a URL with a fragment.
 pub fn resource_matches(resource: &str, server: &Endpoint) -> bool {
     let Ok(r) = Endpoint::parse(resource) else {
         return false;
     };
-    if resource.contains('#') || r.origin() != server.origin() {
-        return false;
+    !resource.contains('#')
+        && crate::auth::flow::resource_key(&r) == crate::auth::flow::resource_key(server)
+}
+
+/// Whether protected-resource metadata naming `resource` designates `server`:
+/// [`resource_matches`], or, for a document fetched at the root well-known URL
+/// (`at_root_well_known`), the server's origin alone (`https://h` or `https://h/`), which is the
+/// identifier that URL is built from (RFC 9728 §3.1, §3.3).
+pub fn resource_designates(resource: &str, server: &Endpoint, at_root_well_known: bool) -> bool {
+    if resource_matches(resource, server) {
+        return true;
     }
-    let rp = path_of(r.target());
-    let sp = path_of(server.target());
-    sp == rp || (sp.starts_with(rp) && sp.as_bytes().get(rp.len()) == Some(&b'/'))
+    let Ok(r) = Endpoint::parse(resource) else {
+        return false;
+    };
+    at_root_well_known
+        && !resource.contains('#')
+        && r.target() == "/"
+        && r.origin() == server.origin()
 }
 
 #[derive(Deserialize)]
@@ -174,18 +187,20 @@ fn missing(purpose: Purpose, field: &str) -> AuthError {
 }
 
 /// Decodes protected-resource metadata and checks it: `resource` present and designating
-/// `server` ([`resource_matches`]), at least one authorization server, every one a URL the
-/// policy allows, at most [`MAX_AUTHORIZATION_SERVERS`].
+/// `server` ([`resource_designates`]; `at_root_well_known` when the document was fetched at the
+/// root well-known URL), at least one authorization server, every one a URL the policy allows,
+/// at most [`MAX_AUTHORIZATION_SERVERS`].
 pub fn decode_resource_metadata(
     body: &[u8],
     server: &Endpoint,
     server_url: &str,
     policy: UrlPolicy,
+    at_root_well_known: bool,
 ) -> Result<ResourceMetadata, AuthError> {
     let purpose = Purpose::ResourceMetadata;
     let raw: RawResourceMetadata = document(purpose, body)?;
     let resource = raw.resource.ok_or_else(|| missing(purpose, "resource"))?;
-    if !resource_matches(&resource, server) {
+    if !resource_designates(&resource, server, at_root_well_known) {
         return Err(AuthError::ResourceMismatch {
             resource: truncated(&resource, 256),
             server: server_url.to_owned(),

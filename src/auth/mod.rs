@@ -9,24 +9,33 @@
 //! 1. [`Authorizer::handle_challenge`] parses the `WWW-Authenticate` values
 //!    ([`challenge`]) and fetches the protected-resource metadata (RFC 9728) from its
 //!    candidate URLs in order: the challenge's `resource_metadata`, the well-known URL with the
-//!    server's path inserted, the root well-known URL. The metadata's `resource` must designate
-//!    the server (same origin, a path that is the server's or a segment prefix of it), or the
+//!    server's path inserted, the root well-known URL. The metadata's `resource` must be the
+//!    server's URL exactly (RFC 9728 §3.3; RFC 3986 normalisation of scheme and host case,
+//!    default port and empty path only), or, for a document fetched at the root well-known
+//!    URL, the server's origin (the identifier that URL is built from); otherwise the
 //!    authorization stops before anything is sent to an authorization server.
 //! 2. The first of its `authorization_servers` is the issuer; its metadata is fetched from the
 //!    RFC 8414 / OpenID candidate URLs in the specification's order (path insertion for issuers
 //!    with a path). Its `issuer` must equal the issuer byte for byte (RFC 8414 §3.3), and it must
 //!    list `S256` in `code_challenge_methods_supported`.
-//! 3. With a refresh token from that same issuer (and no refresh since the server last accepted
-//!    a token), the tokens are refreshed (rotated when a new refresh token comes).
+//! 3. When this server holds tokens from that same issuer with a refresh token (and no refresh
+//!    since the server last accepted a token), they are refreshed, with the resource they were
+//!    issued for (rotated when a new refresh token comes). Tokens are bound to the server they
+//!    were issued for ([`CredentialStore`], keyed by [`resource_key`]): a token of another
+//!    server is never sent nor refreshed, whatever this server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
 //!    pre-registered ones, else its client ID metadata document (where the server sets
 //!    `client_id_metadata_document_supported`), else dynamic registration (RFC 7591). Credentials
 //!    are keyed by issuer: a new authorization server is registered with anew and never sees
 //!    another server's client ID.
 //! 5. [`AuthEvent::OpenUserAgent`] gives the authorization URL (PKCE S256, `state`, `scope`
-//!    chosen as [`scope`] says, and `resource` verbatim from the metadata) and the
+//!    chosen as [`scope`] says, `resource` verbatim from the metadata, and the redirect URI of
+//!    that authorization server: [`Authorizer::redirect_uri_for`]) and the
 //!    [`PendingAuthorization`], which is serialisable. The embedder opens the URL and gives the
-//!    redirect's query to [`Authorizer::handle_callback`]: `state` must match, `iss` must be the
+//!    redirect's target to [`Authorizer::handle_redirect`] (or, having checked its path against
+//!    the pending redirect URI itself, its query to [`Authorizer::handle_callback`]): the path
+//!    must be that authorization server's redirect URI (mix-up defence, RFC 9700 §4.4.2: each
+//!    server that does not advertise `iss` gets its own), `state` must match, `iss` must be the
 //!    issuer when present (and present when advertised, RFC 9207).
 //! 6. The code is redeemed at the token endpoint with `client_secret_basic`,
 //!    `client_secret_post` or `none`; the answer must be a header-safe `Bearer` token.
@@ -87,13 +96,17 @@ pub mod token;
 mod wire;
 
 pub use challenge::{
-    bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge, ChallengeError,
+    bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge,
+    ChallengeError, MAX_CHALLENGE_BYTES,
 };
 pub use client::{
     ApplicationType, ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod,
 };
 pub use error::{AuthBudget, AuthError, Purpose};
-pub use flow::{AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, IssuerCredentials};
+pub use flow::{
+    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
+    IssuerCredentials, ResourceCredentials,
+};
 pub use metadata::{ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
 pub use token::{pkce_challenge, AuthSecrets, PendingAuthorization, TokenSet};
 pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};

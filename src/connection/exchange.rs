@@ -264,10 +264,11 @@ impl Connection {
             return Flow::Stop;
         }
         if status == 401 || status == 403 {
-            let challenge = head
-                .header("www-authenticate")
-                .map(|v| truncated_bytes(v, 1024));
-            self.fail_exchange(ex.id, Error::Authentication { status, challenge });
+            let error = match www_authenticate(&head) {
+                Ok(challenge) => Error::Authentication { status, challenge },
+                Err(e) => Error::Auth(crate::auth::AuthError::Challenge(e)),
+            };
+            self.fail_exchange(ex.id, error);
             return Flow::Stop;
         }
         if (300..400).contains(&status) {
@@ -759,4 +760,27 @@ pub(super) enum Flow {
     Continue,
     /// The exchange's part is over (the exchange was removed or abandoned).
     Stop,
+}
+
+/// Every `WWW-Authenticate` field of `head`, in order, joined with `", "` (one list, as RFC 9110
+/// §5.3 combines field lines), never cut: the Bearer challenge is found by the authorization
+/// wherever it is. Past [`MAX_CHALLENGE_BYTES`](crate::auth::MAX_CHALLENGE_BYTES) together, the
+/// answer is refused ([`ChallengeError::TooLong`](crate::auth::ChallengeError::TooLong)).
+fn www_authenticate(head: &ResponseHead) -> Result<Option<String>, crate::auth::ChallengeError> {
+    let limit = crate::auth::MAX_CHALLENGE_BYTES;
+    let mut joined: Option<Vec<u8>> = None;
+    for (name, value) in &head.headers {
+        if !name.eq_ignore_ascii_case("www-authenticate") {
+            continue;
+        }
+        let out = joined.get_or_insert_with(Vec::new);
+        if !out.is_empty() {
+            out.extend_from_slice(b", ");
+        }
+        if out.len().saturating_add(value.len()) > limit {
+            return Err(crate::auth::ChallengeError::TooLong { limit });
+        }
+        out.extend_from_slice(value);
+    }
+    Ok(joined.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }

@@ -191,10 +191,8 @@ fn an_authorization_runs_to_a_token_and_saves_it() {
 
     // Expired in the store: refreshed (and rotated) without the user agent.
     let mut expired = store;
-    for creds in expired.issuers.values_mut() {
-        if let Some(t) = &mut creds.tokens {
-            t.expires_at_ms = Some(1);
-        }
+    for bound in expired.resources.values_mut() {
+        bound.tokens.expires_at_ms = Some(1);
     }
     let mut third = Browser::new(loopback_http());
     third.stored = Some(expired);

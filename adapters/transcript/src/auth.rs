@@ -106,7 +106,8 @@ pub fn redact_auth_json(body: &[u8]) -> Option<Vec<u8>> {
 
 /// A request or response body redacted by its content type: a form body
 /// (`application/x-www-form-urlencoded`) as a form, anything else that parses as JSON as JSON;
-/// another body is kept as it is (the core accepts only JSON and form bodies).
+/// another (non-empty) body is recorded as `<N bytes>`, never verbatim, since it cannot be
+/// redacted field by field.
 pub fn redact_auth_body(content_type: Option<&str>, body: &[u8]) -> Vec<u8> {
     let form = content_type.is_some_and(|c| {
         c.trim_start()
@@ -118,7 +119,12 @@ pub fn redact_auth_body(content_type: Option<&str>, body: &[u8]) -> Vec<u8> {
             return redact_auth_form(text).into_bytes();
         }
     }
-    redact_auth_json(body).unwrap_or_else(|| body.to_vec())
+    if body.is_empty() {
+        return Vec::new();
+    }
+    // A body that reads neither as a form nor as JSON cannot be redacted field by field: only
+    // its length is recorded (a token answer with `1e400` in some field is not a `Value`).
+    redact_auth_json(body).unwrap_or_else(|| format!("<{} bytes>", body.len()).into_bytes())
 }
 
 /// A header value redacted by its name: `Authorization` keeps only its scheme
@@ -1172,7 +1178,7 @@ mod tests {
             assert_eq!(String::from_utf8(via_body).unwrap(), after);
         }
         assert_eq!(redact_auth_json(b"not json"), None);
-        assert_eq!(redact_auth_body(None, b"<html>"), b"<html>".to_vec());
+        assert_eq!(redact_auth_body(None, b"<html>"), b"<6 bytes>".to_vec());
         assert_eq!(
             redact_auth_body(
                 Some("application/x-www-form-urlencoded; charset=utf-8"),

@@ -34,6 +34,11 @@ const CALLBACK_TIME: Duration = Duration::from_secs(600);
 /// The most bytes read of a callback request head.
 const MAX_CALLBACK_HEAD: usize = 8 * 1024;
 
+/// How long one connection to the callback listener may take to send its request head and
+/// receive the answer: a local process that connects and trickles (or sends nothing) is dropped
+/// after this, and the listener accepts the next connection.
+pub const CALLBACK_CONNECTION_TIME: Duration = Duration::from_secs(5);
+
 /// The most bytes read of a token file.
 const MAX_TOKEN_FILE: u64 = 1024 * 1024;
 
@@ -178,7 +183,8 @@ impl AuthHook for LoopbackAgent {
             eprintln!("mcp-probe: (a browser was asked to open it)");
         }
         eprintln!("mcp-probe: waiting for the browser to come back to the callback…");
-        receive_callback(&self.listener, Instant::now() + CALLBACK_TIME)
+        let expected = redirect_path(url).unwrap_or_else(|| "/callback".to_owned());
+        receive_callback(&self.listener, Instant::now() + CALLBACK_TIME, &expected)
     }
 
     fn load(&mut self) -> Option<CredentialStore> {
@@ -235,17 +241,52 @@ fn open_browser(url: &str) -> bool {
     }
 }
 
-/// Accepts connections on `listener` until one is a `GET /callback?…`; returns its query.
-/// Other requests are answered 404. Fails at `deadline`.
-fn receive_callback(listener: &TcpListener, deadline: Instant) -> Result<String, String> {
+/// The path of the `redirect_uri` of the authorization URL `url`: where the answer of that
+/// authorization server must come back (the core gives each authorization server that does not
+/// send `iss` its own, RFC 9700 §4.4.2).
+fn redirect_path(url: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    let pairs = mcp_sansio::auth::form::parse_query(query).ok()?;
+    let uri = pairs.into_iter().find(|(k, _)| k == "redirect_uri")?.1;
+    let e = mcp_sansio::Endpoint::parse(&uri).ok()?;
+    Some(e.target().split('?').next().unwrap_or("/").to_owned())
+}
+
+/// What a connection to the callback listener brought.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Callback {
+    /// The redirect to the expected path, with this query.
+    Query(String),
+    /// A redirect to the callback of another authorization server: refused (mix-up).
+    OtherServer,
+    /// Anything else (answered 404).
+    Other,
+}
+
+/// Accepts connections on `listener` until one is a `GET` of `expected` (the redirect URI's
+/// path) with a query; returns that query. A redirect to the callback path of another
+/// authorization server fails the wait; other requests are answered 404. Each connection has
+/// [`CALLBACK_CONNECTION_TIME`]. Fails at `deadline`.
+fn receive_callback(
+    listener: &TcpListener,
+    deadline: Instant,
+    expected: &str,
+) -> Result<String, String> {
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("callback listener: {e}"))?;
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
-                if let Some(query) = serve_callback(stream) {
-                    return Ok(query);
+                let until = deadline.min(Instant::now() + CALLBACK_CONNECTION_TIME);
+                match serve_callback(stream, until, expected) {
+                    Callback::Query(q) => return Ok(q),
+                    Callback::OtherServer => {
+                        return Err("the authorization response came back to the redirect URI \
+                            of another authorization server"
+                            .into())
+                    }
+                    Callback::Other => {}
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -259,44 +300,71 @@ fn receive_callback(listener: &TcpListener, deadline: Instant) -> Result<String,
     }
 }
 
-/// The query of a `GET /callback?…` request line, if `head` starts with one.
-pub fn callback_query(head: &str) -> Option<String> {
-    let line = head.lines().next()?;
+/// What the request head `head` is, for a callback expected at path `expected`: its query when
+/// it is a `GET` of `expected` with one; [`Callback::OtherServer`] for a `GET` with a query of
+/// another path under the same first segment (another authorization server's callback).
+pub fn classify_callback(head: &str, expected: &str) -> Callback {
+    let Some(line) = head.lines().next() else {
+        return Callback::Other;
+    };
     let mut parts = line.split(' ');
-    let (method, target) = (parts.next()?, parts.next()?);
+    let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
+        return Callback::Other;
+    };
     if method != "GET" {
-        return None;
+        return Callback::Other;
     }
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    (path == "/callback" && !query.is_empty()).then(|| query.to_owned())
+    if query.is_empty() {
+        return Callback::Other;
+    }
+    if path == expected {
+        return Callback::Query(query.to_owned());
+    }
+    let first = |p: &str| p.split('/').nth(1).map(str::to_owned);
+    if first(path).is_some() && first(path) == first(expected) {
+        return Callback::OtherServer;
+    }
+    Callback::Other
 }
 
-fn serve_callback(mut stream: TcpStream) -> Option<String> {
+/// Reads one request head until `until` (the connection's deadline, whatever the peer sends or
+/// withholds) and answers it.
+fn serve_callback(mut stream: TcpStream, until: Instant, expected: &str) -> Callback {
     let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_CALLBACK_HEAD {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return Callback::Other;
+        }
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => head.extend_from_slice(&buf[..n]),
         }
     }
-    let query = callback_query(&String::from_utf8_lossy(&head));
-    let (status, text) = match &query {
-        Some(_) => (
+    let got = classify_callback(&String::from_utf8_lossy(&head), expected);
+    let (status, text) = match &got {
+        Callback::Query(_) => (
             "200 OK",
             "mcp-probe received the authorization; you can close this window.",
         ),
-        None => ("404 Not Found", "not the authorization callback"),
+        Callback::OtherServer => (
+            "400 Bad Request",
+            "this answer belongs to another authorization server; the authorization was stopped",
+        ),
+        Callback::Other => ("404 Not Found", "not the authorization callback"),
     };
+    let left = until.saturating_duration_since(Instant::now());
+    let _ = stream.set_write_timeout(Some(left.max(Duration::from_millis(100))));
     let _ = write!(
         stream,
         "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
         text.len()
     );
     let _ = stream.flush();
-    query
+    got
 }
 
 fn load_store(path: &Path) -> Result<Option<CredentialStore>, String> {
@@ -313,13 +381,23 @@ fn load_store(path: &Path) -> Result<Option<CredentialStore>, String> {
         return Err("it is larger than 1 MiB".into());
     }
     // The serde error names a position, never the content.
-    serde_json::from_slice(&text).map(Some).map_err(|e| {
+    let store: CredentialStore = serde_json::from_slice(&text).map_err(|e| {
         format!(
             "not a credential file (line {}, column {})",
             e.line(),
             e.column()
         )
-    })
+    })?;
+    // An earlier format (no version) loads with its registrations and without its tokens,
+    // which were not bound to a server; a later one is not understood.
+    if store.version > CredentialStore::FORMAT_VERSION {
+        return Err(format!(
+            "it has format {}; this mcp-probe reads format {} and earlier",
+            store.version,
+            CredentialStore::FORMAT_VERSION
+        ));
+    }
+    Ok(Some(store))
 }
 
 /// Writes `store` to `path` through a temporary file created with mode 0600, then renamed.
@@ -356,6 +434,39 @@ mod tests {
     }
 
     #[test]
+    fn the_answer_of_another_authorization_server_is_told_apart() {
+        let head = |t: &str| format!("GET {t} HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(
+            classify_callback(&head("/callback/abc?code=c&state=s"), "/callback/abc"),
+            Callback::Query("code=c&state=s".into())
+        );
+        assert_eq!(
+            classify_callback(&head("/callback/xyz?code=c&state=s"), "/callback/abc"),
+            Callback::OtherServer
+        );
+        assert_eq!(
+            classify_callback(&head("/callback?code=c&state=s"), "/callback/abc"),
+            Callback::OtherServer
+        );
+        assert_eq!(
+            classify_callback(&head("/favicon.ico?x=1"), "/callback/abc"),
+            Callback::Other
+        );
+        assert_eq!(
+            redirect_path("https://as/authorize?client_id=a&redirect_uri=http%3A%2F%2F127.0.0.1%3A5%2Fcallback%2Fabc&state=s")
+                .as_deref(),
+            Some("/callback/abc")
+        );
+    }
+
+    fn callback_query(head: &str) -> Option<String> {
+        match classify_callback(head, "/callback") {
+            Callback::Query(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    #[test]
     fn only_a_get_of_the_callback_path_with_a_query_is_the_callback() {
         assert_eq!(
             callback_query("GET /callback?code=c&state=s HTTP/1.1\r\nHost: x\r\n\r\n").as_deref(),
@@ -377,10 +488,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("tokens.json");
-        let store = CredentialStore {
-            current: Some("https://as.example".into()),
-            ..Default::default()
-        };
+        let mut store = CredentialStore::default();
+        store
+            .issuers
+            .insert("https://as.example".into(), Default::default());
         save_store(&path, &store).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);

@@ -201,8 +201,8 @@ fn oauth_authorizes_lists_and_keeps_the_tokens_in_a_private_file() {
     // An expired token in the file is refreshed first, still without a browser.
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&token_file).unwrap()).unwrap();
-    for creds in doc["issuers"].as_object_mut().unwrap().values_mut() {
-        creds["tokens"]["expires_at_ms"] = 1.into();
+    for bound in doc["resources"].as_object_mut().unwrap().values_mut() {
+        bound["tokens"]["expires_at_ms"] = 1.into();
     }
     std::fs::write(&token_file, doc.to_string()).unwrap();
     let tokens_before = token_requests(&server);
@@ -221,7 +221,7 @@ fn oauth_authorizes_lists_and_keeps_the_tokens_in_a_private_file() {
     assert_eq!(authorize_requests(&server), 1);
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&token_file).unwrap()).unwrap();
-    let expiry = saved["issuers"]
+    let expiry = saved["resources"]
         .as_object()
         .unwrap()
         .values()

@@ -39,11 +39,23 @@ impl Authorizer {
     }
 
     fn on_resource_metadata(&mut self, now: Instant, body: &[u8]) -> Result<(), AuthError> {
+        // The identifier the document must name depends on where it was fetched (RFC 9728
+        // §3.3): the server's URL, or its origin at the root well-known URL.
+        let root = format!(
+            "{}/.well-known/oauth-protected-resource",
+            self.server.origin()
+        );
+        let at_root = self
+            .run
+            .as_ref()
+            .and_then(|r| r.next.checked_sub(1).and_then(|i| r.candidates.get(i)))
+            .is_some_and(|u| *u == root);
         let prm = decode_resource_metadata(
             body,
             &self.server,
             &self.config.server_url,
             self.config.policy,
+            at_root,
         )?;
         let issuer = prm
             .authorization_servers
@@ -87,7 +99,10 @@ impl Authorizer {
         })?;
         let requested = registration_auth_method(&meta)?;
         let client = decode_registration(&r.body, &meta, requested)?;
-        self.store.issuers.entry(issuer).or_default().client = Some(client);
+        let redirect_uri = self.redirect_uri_for(&issuer, meta.iss_parameter_supported);
+        let entry = self.store.issuers.entry(issuer).or_default();
+        entry.client = Some(client);
+        entry.redirect_uri = Some(redirect_uri);
         self.authorize(now)
     }
 
@@ -111,10 +126,19 @@ impl Authorizer {
             .entry(pending.issuer.clone())
             .or_default();
         entry.client = Some(pending.client);
-        entry.tokens = Some(tokens);
         entry.token_endpoint = Some(pending.token_endpoint);
-        entry.resource = pending.resource;
-        self.store.current = Some(pending.issuer.clone());
+        // Bound to this server: sent to it only, refreshed for it only.
+        let resource = pending
+            .resource
+            .unwrap_or_else(|| self.config.server_url.clone());
+        self.store.resources.insert(
+            self.key.clone(),
+            ResourceCredentials {
+                issuer: pending.issuer.clone(),
+                resource,
+                tokens,
+            },
+        );
         self.run = None;
         self.events.push_back(AuthEvent::Authorized {
             issuer: pending.issuer,
@@ -130,9 +154,21 @@ impl Authorizer {
             if error == "invalid_client" {
                 if let Some(entry) = self.store.issuers.get_mut(issuer) {
                     entry.client = None;
-                    entry.tokens = None;
                 }
+                self.forget_tokens_from(issuer);
             }
+        }
+    }
+
+    /// Forgets this server's tokens if `issuer` issued them.
+    fn forget_tokens_from(&mut self, issuer: &str) {
+        if self
+            .store
+            .resources
+            .get(&self.key)
+            .is_some_and(|r| r.issuer == issuer)
+        {
+            self.store.resources.remove(&self.key);
         }
     }
 
@@ -141,32 +177,35 @@ impl Authorizer {
         let issuer = run.issuer.clone().unwrap_or_default();
         let in_challenge = run.meta.is_some();
         let meta_endpoint = run.meta.as_ref().map(|m| m.token_endpoint.clone());
-        let resource = run.resource.as_ref().map(|r| r.resource.clone());
-        let entry = self.store.issuers.entry(issuer.clone()).or_default();
-        let previous = entry.tokens.clone();
-        let prev_scopes = previous
-            .as_ref()
-            .map(|t| t.scopes.clone())
-            .unwrap_or_default();
-        let prev_refresh = previous.as_ref().and_then(|t| t.refresh_token.clone());
+        let previous = self
+            .store
+            .resources
+            .get(&self.key)
+            .filter(|b| b.issuer == issuer)
+            .map(|b| b.tokens.clone())
+            .ok_or(AuthError::Misuse {
+                reason: "no tokens of this server to refresh",
+            })?;
         match decode_token_response(
             Purpose::Refresh,
             r.status,
             &r.body,
-            &prev_scopes,
-            prev_refresh.as_deref(),
+            &previous.scopes,
+            previous.refresh_token.as_deref(),
             ms(now),
         ) {
             Ok(tokens) => {
                 let scopes = tokens.scopes.clone();
-                entry.tokens = Some(tokens);
+                if let Some(bound) = self.store.resources.get_mut(&self.key) {
+                    bound.tokens = tokens;
+                }
                 if let Some(t) = meta_endpoint {
-                    entry.token_endpoint = Some(t);
+                    self.store
+                        .issuers
+                        .entry(issuer.clone())
+                        .or_default()
+                        .token_endpoint = Some(t);
                 }
-                if resource.is_some() {
-                    entry.resource = resource;
-                }
-                self.store.current = Some(issuer.clone());
                 self.refreshed = true;
                 self.run = None;
                 self.events
@@ -176,7 +215,7 @@ impl Authorizer {
             Err(e @ AuthError::TokenError { .. }) => {
                 // The refresh token (or the client) is no longer good: forget it; within a
                 // challenge, authorize anew.
-                entry.tokens = None;
+                self.forget_tokens_from(&issuer);
                 self.forget_rejected_client(&issuer, &e);
                 if in_challenge {
                     self.identify_client(now)

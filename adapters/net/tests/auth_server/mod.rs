@@ -45,6 +45,9 @@ pub enum Mode {
     /// Every `tools/call` needs one more scope than the last accepted one had (`c1`, then `c2`…):
     /// each call is refused 403 `insufficient_scope` once, then accepted after a step-up.
     EscalatingScope,
+    /// A hostile resource ([`AuthServer::start_naming`]): its protected-resource metadata names
+    /// another server's authorization server, so it never accepts a token (it issues none).
+    NamesAnotherAuthorizationServer,
 }
 
 impl Mode {
@@ -84,6 +87,8 @@ impl Seen {
 
 #[derive(Default)]
 struct State {
+    /// The authorization server the protected-resource metadata names, when not this one.
+    foreign_issuer: Option<String>,
     challenge: Option<String>,
     /// Scope asked for by the last authorization request.
     scope: String,
@@ -201,6 +206,32 @@ impl AuthServer {
             stop,
             accepted,
         }
+    }
+
+    /// A hostile resource whose protected-resource metadata names `issuer` (another server's
+    /// authorization server) as its own ([`Mode::NamesAnotherAuthorizationServer`]).
+    pub fn start_naming(issuer: &str) -> AuthServer {
+        let s = AuthServer::start(Mode::NamesAnotherAuthorizationServer);
+        s.state.lock().unwrap().foreign_issuer = Some(issuer.to_owned());
+        s
+    }
+
+    /// How many refresh grants the token endpoint received.
+    pub fn refresh_grants(&self) -> usize {
+        self.seen()
+            .iter()
+            .filter(|s| s.target == "/token" && s.body.contains("grant_type=refresh_token"))
+            .count()
+    }
+
+    /// Whether any request to the MCP endpoint carried a Bearer token.
+    pub fn saw_a_bearer(&self) -> bool {
+        self.seen().iter().any(|s| {
+            s.target.starts_with("/mcp")
+                && s.head
+                    .to_ascii_lowercase()
+                    .contains("authorization: bearer")
+        })
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -395,10 +426,18 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 serde_json::json!({"jsonrpc":"2.0","id":id,"result":result}),
             )
         }
-        ("GET", "/.well-known/oauth-protected-resource/mcp") => json(
-            200,
-            serde_json::json!({"resource": format!("{base}/mcp"), "authorization_servers": [base], "scopes_supported": ["read", "write"]}),
-        ),
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+            let issuer = state
+                .lock()
+                .unwrap()
+                .foreign_issuer
+                .clone()
+                .unwrap_or_else(|| base.to_owned());
+            json(
+                200,
+                serde_json::json!({"resource": format!("{base}/mcp"), "authorization_servers": [issuer], "scopes_supported": ["read", "write"]}),
+            )
+        }
         ("GET", "/.well-known/oauth-authorization-server") => {
             let mut doc = serde_json::json!({
                 "issuer": base,

@@ -92,6 +92,16 @@ fn json(status: u16, body: serde_json::Value) -> Reply {
 
 /// Starts the server. `mcp_answer` answers MCP requests that carry the issued token.
 pub fn start(mcp_answer: fn(&Req) -> Reply) -> Server {
+    start_with(mcp_answer, true)
+}
+
+/// As [`start`], with an authorization server that neither advertises nor sends `iss`
+/// (RFC 9207).
+pub fn start_without_iss(mcp_answer: fn(&Req) -> Reply) -> Server {
+    start_with(mcp_answer, false)
+}
+
+fn start_with(mcp_answer: fn(&Req) -> Reply, iss: bool) -> Server {
     let base: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
     let seen = Arc::new(Mutex::new(Seen::default()));
     let b = base.clone();
@@ -131,7 +141,7 @@ pub fn start(mcp_answer: fn(&Req) -> Reply) -> Server {
                     "grant_types_supported": ["authorization_code", "refresh_token"],
                     "code_challenge_methods_supported": ["S256"],
                     "token_endpoint_auth_methods_supported": ["none"],
-                    "authorization_response_iss_parameter_supported": true,
+                    "authorization_response_iss_parameter_supported": iss,
                 }),
             ),
             ("POST", "/register") => json(
@@ -143,11 +153,11 @@ pub fn start(mcp_answer: fn(&Req) -> Reply) -> Server {
                 seen.lock().unwrap().challenge = q.get("code_challenge").cloned();
                 let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
                 let state = q.get("state").cloned().unwrap_or_default();
-                let location = format!(
-                    "{redirect}?code={CODE}&state={}&iss={}",
-                    percent_encode(&state),
-                    percent_encode(&base)
-                );
+                let mut location =
+                    format!("{redirect}?code={CODE}&state={}", percent_encode(&state));
+                if iss {
+                    location.push_str(&format!("&iss={}", percent_encode(&base)));
+                }
                 Reply::Send(
                     format!(
                         "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
