@@ -129,8 +129,23 @@ struct BlockWire {
     uri: Option<String>,
     #[serde(default)]
     name: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     resource: Option<ResourceWire>,
+}
+
+/// An optional member that must be a JSON object: serde's derived reading of a struct would
+/// also take an array, its members by position, which no MCP schema allows.
+fn object<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    use serde::de::Error as _;
+    match Option::<Box<RawValue>>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get())
+            .map(Some)
+            .map_err(D::Error::custom),
+        Some(_) => Err(D::Error::custom("not a JSON object")),
+    }
 }
 
 #[derive(Deserialize)]
@@ -163,6 +178,10 @@ fn decode_b64(s: &str) -> Option<Vec<u8>> {
 }
 
 fn parse_block(raw: &RawValue) -> Block {
+    // A block is a JSON object, never read by position from an array.
+    if !raw.get().starts_with('{') {
+        return Block::Invalid;
+    }
     let Ok(w) = serde_json::from_str::<BlockWire>(raw.get()) else {
         return Block::Invalid;
     };
@@ -212,8 +231,9 @@ struct CallWire<'a> {
     structured_content: Option<&'a RawValue>,
     #[serde(rename = "isError", default)]
     is_error: Option<bool>,
+    /// Borrowed unless written with escapes (`"compl\u0065te"` is `complete` too).
     #[serde(rename = "resultType", default, borrow)]
-    result_type: Option<&'a str>,
+    result_type: Option<alloc::borrow::Cow<'a, str>>,
     #[serde(rename = "inputRequests", default, borrow)]
     input_requests: Option<&'a RawValue>,
     #[serde(rename = "requestState", default, borrow)]
@@ -356,13 +376,17 @@ pub(crate) fn parse_call_result(result: crate::jsonrpc::RawJson<'_>, max_blocks:
 /// Reads the result, then each block into [`BlockWire`].
 fn parse_call_result_two_step(result: crate::jsonrpc::RawJson<'_>, max_blocks: usize) -> Answer {
     let text = result.get();
+    // A result is a JSON object, never read by position from an array.
+    if !text.trim_start().starts_with('{') {
+        return Err("the result is not a JSON object".into());
+    }
     let wire: CallWire<'_> = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let blocks = match &wire.content {
         Some(e) => Some(read_elements(text, e, max_blocks)?),
         None => None,
     };
     answer(
-        wire.result_type,
+        wire.result_type.as_deref(),
         wire.input_requests,
         wire.request_state,
         wire.structured_content,
@@ -534,6 +558,45 @@ mod tests {
         for block in unsure {
             assert!(!same(&with_block(block)), "read in two steps: {block}");
         }
+    }
+
+    /// The two-step reading of `result`, as text.
+    fn two_step(result: &str) -> String {
+        let raw: Box<RawValue> = serde_json::from_str(result).expect("valid JSON");
+        format!(
+            "{:?}",
+            parse_call_result_two_step((&*raw).into(), usize::MAX)
+        )
+    }
+
+    #[test]
+    fn blocks_resources_and_results_written_as_arrays_are_not_read_positionally() {
+        // A content block, an embedded resource and a result are JSON objects (MCP schema);
+        // serde's derived reading would take `["text","x"]` as a text block `x`.
+        let r = two_step(r#"{"content":[{"type":"text","text":"ok"},["text","positional"]]}"#);
+        assert!(
+            r.contains("dropped_invalid: 1") && !r.contains("positional"),
+            "{r}"
+        );
+        let r = two_step(
+            r#"{"content":[{"type":"text","text":"ok"},{"type":"resource","resource":["u",null,"t"]}]}"#,
+        );
+        assert!(r.contains("dropped_invalid: 1"), "{r}");
+        let r = two_step(r#"{"content":[["text","positional"]]}"#);
+        assert!(r.contains("every content block was dropped"), "{r}");
+        let r = two_step(r#"[[{"type":"text","text":"ok"}]]"#);
+        assert!(r.starts_with("Err(Invalid("), "{r}");
+    }
+
+    #[test]
+    fn an_escaped_result_type_is_read_as_the_string_it_spells() {
+        // `"compl\u0065te"` is the JSON string `complete`.
+        let r = two_step(r#"{"resultType":"compl\u0065te","content":[]}"#);
+        assert!(r.starts_with("Ok(Complete("), "{r}");
+        let r = two_step(r#"{"resultType":"input_requir\u0065d","requestState":"s"}"#);
+        assert!(r.starts_with("Ok(InputRequired {"), "{r}");
+        let r = two_step(r#"{"resultType":"oth\u0065r","content":[]}"#);
+        assert!(r.contains(r#"unexpected resultType \"other\""#), "{r}");
     }
 
     #[test]

@@ -491,6 +491,11 @@ impl Listing<'_> {
 
     /// The serde reading of one entry (`text` is a slice of the page buffer).
     fn serde_entry(&mut self, ctx: &PageCtx<'_>, b: &[u8], text: &str) {
+        // A tool is a JSON object, never read by position from an array.
+        if !text.trim_start().starts_with('{') {
+            let detail = "not a JSON object".into();
+            return self.refuse(None, RefusalReason::NotAToolObject { detail });
+        }
         let wire: ToolWire<'_> = match serde_json::from_str(text) {
             Ok(w) => w,
             Err(e) => {

@@ -95,8 +95,6 @@ enum PageField {
 
 /// What a page's struct is called in serde's messages (as a derived reader would name it).
 const PAGE: &str = "PageWire";
-/// What serde's messages expect of a page written as an array: its three members in order.
-const PAGE_AS_ARRAY: &str = "struct PageWire with 3 elements";
 
 /// Reads a page object, handing each entry of its `tools` to `entry` as the entry is read: no
 /// list of the entries is built, so that a page of tiny entries costs no memory per entry here.
@@ -129,7 +127,7 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for EntriesSeed<'_, F> {
 }
 
 /// A page's cursor and `resultType`, as [`PageSeed`] read them.
-type PageEnd<'de> = (Option<String>, Option<&'de str>);
+type PageEnd<'de> = (Option<String>, Option<Cow<'de, str>>);
 
 impl<'de, F: FnMut(&'de RawValue)> DeserializeSeed<'de> for PageSeed<F> {
     type Value = PageEnd<'de>;
@@ -143,14 +141,8 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "struct {PAGE}")
     }
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
-        if seq.next_element_seed(EntriesSeed(&mut self.0))?.is_none() {
-            return Err(serde::de::Error::invalid_length(0, &PAGE_AS_ARRAY));
-        }
-        let next = seq.next_element::<Option<String>>()?.unwrap_or_default();
-        let result_type = seq.next_element::<Option<&'de str>>()?.unwrap_or_default();
-        Ok((next, result_type))
-    }
+    // A page written as an array is refused: a page is a JSON object (the MCP schema), which
+    // serde's derived reading would also take by position from an array.
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut tools, mut next, mut result_type) = (false, None, None);
         while let Some(field) = map.next_key::<PageField>()? {
@@ -172,7 +164,7 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
                     if result_type.is_some() {
                         return Err(serde::de::Error::duplicate_field("resultType"));
                     }
-                    result_type = Some(map.next_value::<Option<&'de str>>()?);
+                    result_type = Some(map.next_value::<Option<Cow<'de, str>>>()?);
                 }
                 PageField::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
@@ -198,7 +190,8 @@ pub(super) fn read_page<'a>(
         .deserialize(&mut de)
         .and_then(|end| de.end().map(|()| end))
         .map_err(|e| e.to_string())?;
-    match result_type {
+    // Borrowed unless written with escapes (`"compl\u0065te"` is `complete` too).
+    match result_type.as_deref() {
         None | Some("complete") => Ok(next_cursor),
         Some(other) => Err(format!(
             "unexpected resultType {:?}",
@@ -257,7 +250,6 @@ mod tests {
             r#"{"tools":[],"nextCursor":"a","nextCursor":"b"}"#,
             r#"{"tools":[],"resultType":"a","resultType":"b"}"#,
             r#"{"tools":[],"resultType":"other"}"#,
-            r#"{"tools":[],"resultType":"compl\u0065te"}"#,
             r#"{"nextCursor":"c"}"#,
             r#"{}"#,
             r#"{"tools":null}"#,
@@ -266,13 +258,6 @@ mod tests {
             r#"{"tools":[1,]}"#,
             r#"{"tools":[]} x"#,
             r#"{"tools":[]}  "#,
-            r#"[]"#,
-            r#"[[{}]]"#,
-            r#"[[{}],"c"]"#,
-            r#"[[{}],"c","complete"]"#,
-            r#"[[{}],"c","complete",4]"#,
-            r#"[[{}],null,"other"]"#,
-            r#"[null]"#,
             r#"17"#,
             r#""page""#,
             r#"null"#,
@@ -282,6 +267,21 @@ mod tests {
         for page in pages {
             assert_eq!(streamed(page), derived(page), "{page}");
         }
+    }
+
+    #[test]
+    fn refuses_pages_written_as_arrays_and_reads_an_escaped_result_type() {
+        for page in [r#"[[{}]]"#, r#"[[{}],"c","complete"]"#] {
+            assert!(derived(page).is_ok(), "{page}");
+        }
+        for page in [r#"[[{}]]"#, r#"[[{}],"c","complete"]"#, "[]", "[null]"] {
+            assert!(streamed(page).is_err(), "{page}");
+        }
+        let page = r#"{"tools":[{}],"resultType":"compl\u0065te","nextCursor":"c"}"#;
+        assert_eq!(
+            streamed(page),
+            Ok((vec!["{}".to_owned()], Some("c".to_owned())))
+        );
     }
 
     #[test]
