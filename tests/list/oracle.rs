@@ -18,7 +18,8 @@
 // - a schema is read whole where annotations are checked: duplicate keys, strings that are no
 //   text, nesting past serde_json's limit make it invalid JSON; values nested deeper than 64
 //   are too deep; numbers of any size are kept, except where the schema is read by serde_json
-//   (an escaped key or annotation value), where a number beyond `f64` is the reason;
+//   (an escaped key or annotation value, or a `type` below the root written with escapes where
+//   the in-place check leaves it to serde_json), where a number beyond `f64` is the reason;
 // - where several rules are broken, the crate may name any of them: the reference gives the
 //   set of reasons it may name.
 //
@@ -70,9 +71,8 @@ pub fn reason(crate_reason: &str) -> String {
     if crate_reason.starts_with(NOT_JSON) {
         return NOT_JSON.into();
     }
-    if crate_reason.starts_with("invalid x-mcp-header: x-mcp-header value ")
-        && crate_reason.ends_with(" is not a string")
-    {
+    // The value is printed in the reason, which a long value cuts before its end.
+    if crate_reason.starts_with("invalid x-mcp-header: x-mcp-header value ") {
         return "invalid x-mcp-header: x-mcp-header value is not a string".into();
     }
     if let (Some(at), true) = (
@@ -162,6 +162,11 @@ struct Annotations<'s> {
     found: Vec<(HeaderParam, String)>,
     broken: Vec<String>,
     escaped_value: bool,
+    /// Where an `x-mcp-header` value starts, the first in the text.
+    first_annotation: Option<usize>,
+    /// Below the root, every `type` whose string value is written with escapes: where its
+    /// value starts, and whether its object is reached from the root only through `properties`.
+    escaped_types: Vec<(usize, bool)>,
 }
 
 impl Annotations<'_> {
@@ -177,6 +182,18 @@ impl Annotations<'_> {
             Json::Object(ms) => {
                 for m in ms {
                     let key = m.key.0.clone().unwrap_or_default();
+                    if key == "x-mcp-header" {
+                        let at = m.value.start;
+                        self.first_annotation =
+                            Some(self.first_annotation.map_or(at, |f| f.min(at)));
+                    }
+                    if key == "type"
+                        && depth > 0
+                        && matches!(m.value.value, Json::String(_))
+                        && m.value.text(self.input).contains('\\')
+                    {
+                        self.escaped_types.push((m.value.start, path.is_some()));
+                    }
                     if key == "x-mcp-header" {
                         self.annotation(ms, &m.value, path.as_deref());
                     }
@@ -270,6 +287,8 @@ pub fn header_params(input: &str, schema: &Node) -> Result<Vec<HeaderParam>, Vec
         found: Vec::new(),
         broken: Vec::new(),
         escaped_value: false,
+        first_annotation: None,
+        escaped_types: Vec::new(),
     };
     a.node(schema, 0, Some(Vec::new()));
     // Case-insensitively equal names: either may be the one named.
@@ -300,7 +319,16 @@ pub fn header_params(input: &str, schema: &Node) -> Result<Vec<HeaderParam>, Vec
     if duplicate_keys(schema) || schema.has_lone_surrogate() || schema.depth() > 127 {
         a.broken.push(not_json());
     }
-    let read_by_serde = !a.broken.is_empty() || escaped_key(schema) || a.escaped_value;
+    // The crate's in-place check also leaves to serde_json a `type` below the root written with
+    // escapes (its module docs): on any object before the first annotation in the text (while
+    // it still reads the schema as one without annotations), on an object reached through
+    // `properties` once it reads the annotations.
+    let escaped_type = a.escaped_types.iter().any(|&(at, on_path)| {
+        a.first_annotation.is_none_or(|first| at < first)
+            || (a.first_annotation.is_some() && on_path)
+    });
+    let read_by_serde =
+        !a.broken.is_empty() || escaped_key(schema) || a.escaped_value || escaped_type;
     if huge(schema) && read_by_serde {
         a.broken.push(not_json());
     }
