@@ -338,7 +338,7 @@ mod tests {
             q.wait_backlog();
             r.store(true, Ordering::SeqCst);
         });
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(
             !released.load(Ordering::SeqCst),
             "over the cap: the reader waits"
