@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Run the MCP conformance client suite against mcp-conformance-client and compare the failing
-# scenarios with apps/conformance/baseline.txt.
+# Run the MCP conformance client suite against mcp-conformance-client and judge each run against
+# the committed lists: apps/conformance/expected-REVISION.txt (the scenarios that must run) and
+# apps/conformance/baseline.txt (the failures allowed).
 #
 #   bash scripts/conformance.sh                 # both requirement sets
 #   bash scripts/conformance.sh 2026-07-28      # one of them
 #
 # Runs, for each revision, `conformance client --requirements REVISION` (every scenario of the
-# frozen set, each at its own wire version, scored or not). Fails on a failing scenario the
-# baseline does not list; warns on a baseline entry that covers no failing scenario (fails
-# instead with CONFORMANCE_STRICT_BASELINE=1). Prints one summary line per revision.
+# frozen set, each at its own wire version, scored or not), then scripts/conformance-verdict.py,
+# which fails the run when: the suite did not complete (an exit status other than 0 or 1, e.g.
+# killed at CONFORMANCE_TTL), or its exit status disagrees with its report (1 exactly when a
+# scored scenario failed); the scenarios announced, reported and listed in the expected file
+# differ in number or in any name (a scenario missing from the run fails); a scenario reports no
+# check; a failing scenario no baseline entry covers; a baseline entry covers a scenario that now
+# passes, or none at all. Prints one summary line per revision.
 #
 # Environment:
 #   MCP_CONFORMANCE_DIR       install folder (default ${TMPDIR:-/tmp}/mcp-sansio-conformance)
@@ -16,6 +21,8 @@
 #   CONFORMANCE_TIMEOUT_MS    per-client timeout given to the suite (default 120000)
 #   CONFORMANCE_TTL           bound on each whole suite run, seconds (default 900)
 #   CONFORMANCE_BASELINE      the expected failures (default apps/conformance/baseline.txt)
+#   CONFORMANCE_EXPECTED_DIR  folder of the expected-REVISION.txt lists (default apps/conformance)
+#   CONFORMANCE_STRICT_BASELINE  1 (default): a stale baseline entry fails the run; 0: it warns
 #   MCP_CONFORMANCE_CLIENT    a client binary to test instead of building mcp-conformance-client
 # The suite's mock servers listen on all interfaces of this machine while a run lasts.
 set -euo pipefail
@@ -27,6 +34,8 @@ OUT="${CONFORMANCE_OUT:-$ROOT/target/conformance}"
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT_MS:-120000}"
 TTL="${CONFORMANCE_TTL:-900}"
 BASELINE="${CONFORMANCE_BASELINE:-$ROOT/apps/conformance/baseline.txt}"
+EXPECTED_DIR="${CONFORMANCE_EXPECTED_DIR:-$ROOT/apps/conformance}"
+STRICT="${CONFORMANCE_STRICT_BASELINE:-1}"
 revisions=("$@")
 [ ${#revisions[@]} -eq 0 ] && revisions=(2026-07-28 2025-11-25)
 
@@ -47,11 +56,6 @@ fi
 [ -x "$client" ] || { echo "conformance.sh: no client binary at $client" >&2; exit 1; }
 case "$client" in *" "*) echo "conformance.sh: the suite splits its --command on spaces; $client has one" >&2; exit 1 ;; esac
 
-# baseline_patterns REVISION: the patterns of that revision, one a line.
-baseline_patterns() {
-  awk -v rev="$1" '$0 !~ /^[[:space:]]*(#|$)/ && $1 == rev { print $2 }' "$BASELINE"
-}
-
 status=0
 summaries=()
 for rev in "${revisions[@]}"; do
@@ -66,45 +70,23 @@ for rev in "${revisions[@]}"; do
   suite_rc=$?
   set -e
   cat "$dir/summary.txt"
-  # Scenario lines of the summary and of the "Not scored" block: "✓ name: …" / "✗ name …".
-  mapfile -t passed < <(sed -n 's/^ *✓ \([^ :]*\).*/\1/p' "$dir/summary.txt" | sort -u)
-  mapfile -t failed < <(sed -n 's/^ *✗ \([^ :]*\).*/\1/p' "$dir/summary.txt" | sort -u)
-  total=$(( ${#passed[@]} + ${#failed[@]} ))
-  if [ "$total" -eq 0 ]; then
-    echo "conformance.sh: $rev: no scenario results (suite exit $suite_rc); see $dir/stderr.txt" >&2
-    tail -n 20 "$dir/stderr.txt" >&2 || true
+  expected="$EXPECTED_DIR/expected-$rev.txt"
+  if [ ! -f "$expected" ]; then
+    echo "conformance.sh: $rev: no list of expected scenarios at $expected" >&2
     status=1
-    summaries+=("conformance $rev: 0/0 scenarios passed (suite did not run)")
+    summaries+=("conformance $rev: no expected list; FAILED")
     continue
   fi
-  mapfile -t patterns < <(baseline_patterns "$rev")
-  unexpected=()
-  expected=0
-  for s in "${failed[@]}"; do
-    hit=""
-    for p in "${patterns[@]}"; do
-      # shellcheck disable=SC2053  # the pattern is a glob on purpose
-      [[ "$s" == $p ]] && { hit=1; break; }
-    done
-    if [ -n "$hit" ]; then expected=$((expected + 1)); else unexpected+=("$s"); fi
-  done
-  for p in "${patterns[@]}"; do
-    used=""
-    for s in "${failed[@]}"; do
-      # shellcheck disable=SC2053
-      [[ "$s" == $p ]] && { used=1; break; }
-    done
-    if [ -z "$used" ]; then
-      echo "conformance.sh: $rev: baseline entry '$p' covers no failing scenario (stale?)" >&2
-      [ "${CONFORMANCE_STRICT_BASELINE:-0}" = 1 ] && status=1
-    fi
-  done
-  for s in "${unexpected[@]}"; do
-    echo "conformance.sh: $rev: UNEXPECTED FAILURE: $s (see $dir/results)" >&2
+  set +e
+  line="$(python3 "$ROOT/scripts/conformance-verdict.py" "$rev" "$dir/summary.txt" "$suite_rc" \
+    "$expected" "$BASELINE" "$STRICT")"
+  verdict_rc=$?
+  set -e
+  if [ "$verdict_rc" -ne 0 ]; then
     status=1
-  done
-  checks="$(sed -n 's/^Total: //p' "$dir/summary.txt" | head -n1)"
-  summaries+=("conformance $rev: ${#passed[@]}/$total scenarios passed, $expected expected failures (baseline), ${#unexpected[@]} unexpected; checks: ${checks:-?}")
+    [ "$suite_rc" -eq 0 ] || [ "$suite_rc" -eq 1 ] || tail -n 20 "$dir/stderr.txt" >&2 || true
+  fi
+  summaries+=("${line:-conformance $rev: verdict failed (exit $verdict_rc); FAILED}")
 done
 printf '%s\n' "${summaries[@]}"
 exit "$status"

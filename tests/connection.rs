@@ -1259,6 +1259,91 @@ fn server_requests_on_a_legacy_stream_are_refused_without_blocking() {
     assert_eq!(body["error"]["code"], -32601);
 }
 
+/// The refusals the connection sent since the last look: (server request id, JSON-RPC answer).
+fn refusals_sent(h: &mut Harness) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    while h.has_outstanding() {
+        let r = h.next();
+        assert_eq!(r.method, "POST", "only refusals are sent after the result");
+        let body = r.json();
+        assert!(
+            body.get("method").is_none(),
+            "a response, not a request: {body}"
+        );
+        out.push((body["id"].as_str().unwrap_or_default().to_owned(), body));
+        h.feed(r.exchange, &empty_response(202));
+    }
+    out
+}
+
+/// A legacy call's event stream carrying `n` server requests, then the call's result.
+fn stream_with_server_requests(call_id: u64, n: usize) -> String {
+    const METHODS: [&str; 4] = [
+        "sampling/createMessage",
+        "ping",
+        "elicitation/create",
+        "roots/list",
+    ];
+    let mut stream = String::new();
+    for i in 1..=n {
+        let method = METHODS[(i - 1) % METHODS.len()];
+        stream.push_str(&format!(
+            "id: {i}\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"srv-{i}\",\"method\":\"{method}\",\"params\":{{}}}}\n\n"
+        ));
+    }
+    stream.push_str(&format!(
+        "id: {}\ndata: {}\n\n",
+        n + 1,
+        result_msg(call_id, CALL_OK)
+    ));
+    stream
+}
+
+#[test]
+fn server_requests_are_refused_up_to_four_per_logical_request_and_later_ones_ignored() {
+    // MAX_REFUSALS_PER_REQUEST (4): a legacy server that sends many requests in one answer gets
+    // four refusals (a `ping` answered with an empty result), the rest are ignored; the count is
+    // per logical request, so the next call of the same session gets four again.
+    for split in SPLITS {
+        let mut h = legacy(split, "2025-11-25");
+        for (call, sent_by_server) in [(1, 4), (2, 9), (3, 5), (4, 1)] {
+            h.call("ask", "{}");
+            let r = h.next();
+            let stream = stream_with_server_requests(r.rpc_id(), sent_by_server);
+            let head = if call == 1 {
+                vec![("mcp-session-id", "sess-1")]
+            } else {
+                vec![]
+            };
+            h.feed(r.exchange, &sse_response(&head, &stream, false));
+            assert!(
+                matches!(h.single_event(), Event::CallFinished(_)),
+                "call {call} ({split:?})"
+            );
+            let refused = refusals_sent(&mut h);
+            let ids: Vec<&str> = refused.iter().map(|(id, _)| id.as_str()).collect();
+            let want: Vec<String> = (1..=sent_by_server.min(4))
+                .map(|i| format!("srv-{i}"))
+                .collect();
+            assert_eq!(
+                ids, want,
+                "call {call} ({split:?}): the first four, in order"
+            );
+            for (id, body) in &refused {
+                if id == "srv-2" {
+                    assert_eq!(body["result"], serde_json::json!({}), "{id}: ping answered");
+                } else {
+                    assert_eq!(body["error"]["code"], -32601, "{id}: refused");
+                }
+            }
+            assert!(
+                !h.has_outstanding(),
+                "call {call} ({split:?}): nothing more sent"
+            );
+        }
+    }
+}
+
 #[test]
 fn byte_budget_covers_every_exchange() {
     let mut budgets = mcp_sansio::Budgets::default();

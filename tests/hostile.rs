@@ -18,7 +18,7 @@ use std::time::Duration;
 use counting::counted;
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{memory_bound, verify, Input, Op, Outcome, Scenario, Setup};
-use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
+use mcp_sansio::{Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
 // ---------------------------------------------------------------------------------------------
 // The runner
@@ -50,6 +50,8 @@ struct Report {
     steps: u64,
     bytes_read: u64,
     peak: i64,
+    /// When each request of the run was sent, in order (virtual time).
+    sent: Vec<Instant>,
 }
 
 struct Driver {
@@ -63,6 +65,8 @@ struct Driver {
     input: Input,
     /// Events seen while feeding, not yet looked at.
     pending: Vec<Event>,
+    /// When each request was sent.
+    sent: Vec<Instant>,
 }
 
 impl Driver {
@@ -72,6 +76,7 @@ impl Driver {
         while let Some(t) = counted(|| self.conn.poll_transmit()) {
             let req = parse_request(&t.bytes).expect("the core sends well-formed requests");
             let steps = self.server.answer(&req);
+            self.sent.push(self.now);
             self.live.insert(t.exchange);
             self.tasks.push(Task {
                 exchange: t.exchange,
@@ -296,6 +301,7 @@ fn run(s: &Scenario, split: Split) -> Report {
         steps: 0,
         input: s.input.clone(),
         pending: Vec::new(),
+        sent: Vec::new(),
     };
     counted(|| d.conn.connect(Instant::ZERO));
     let connected = d.run_until(|e| match e {
@@ -303,7 +309,12 @@ fn run(s: &Scenario, split: Split) -> Report {
         Event::Failed { error, .. } => Some(Outcome::Failed(error.clone())),
         _ => None,
     });
-    let started = d.now;
+    // A connect starts at zero; another operation once the setup connected.
+    let started = if s.op == Op::Connect {
+        Instant::ZERO
+    } else {
+        d.now
+    };
     let outcome = if s.op == Op::Connect {
         connected
     } else {
@@ -323,6 +334,7 @@ fn run(s: &Scenario, split: Split) -> Report {
         bytes_read: d.conn.bytes_read(),
         peak: 0,
         outcome,
+        sent: std::mem::take(&mut d.sent),
     };
     counted(|| drop(d));
     Report {
@@ -343,6 +355,57 @@ fn time_limit(op: &Op, b: &Budgets) -> Duration {
     }
 }
 
+/// Checks when an operation ended against its deadlines, in virtual time, with no tolerance: it
+/// never ends after `started + time_limit`, and one that fails on a time budget ends exactly at
+/// the deadline of that budget: `started + limit` for the aggregate budgets of a listing, a call
+/// or a close (`ListTime`, `CallTime`, `CloseTime`), and `sent + request_time` for one of the
+/// requests of the run for `RequestTime` (each handshake, page or close exchange has its own).
+fn check_deadline(s: &Scenario, r: &Report) -> Result<(), String> {
+    let took = r.ended.saturating_since(r.started);
+    let limit = time_limit(&s.op, &s.budgets);
+    if took > limit {
+        return Err(format!("took {took:?} of virtual time, limit {limit:?}"));
+    }
+    let Outcome::Failed(error) = &r.outcome else {
+        return Ok(());
+    };
+    let Some(exceeded) = error.budget() else {
+        return Ok(());
+    };
+    let b = &s.budgets;
+    let at = |d: Duration| r.started + d;
+    match exceeded.budget {
+        Budget::ListTime => exact(r.ended, at(b.list_time), "list_time"),
+        Budget::CallTime => exact(r.ended, at(b.call_time), "call_time"),
+        Budget::CloseTime => exact(r.ended, at(b.close_time), "close_time"),
+        Budget::RequestTime => {
+            if r.sent
+                .iter()
+                .any(|&t| t >= r.started && t + b.request_time == r.ended)
+            {
+                Ok(())
+            } else {
+                Err(format!(
+                    "failed on request_time at {:?}, not at the deadline of any request sent \
+                     during the operation (sent at {:?}, request_time {:?})",
+                    r.ended, r.sent, b.request_time
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+fn exact(ended: Instant, deadline: Instant, budget: &str) -> Result<(), String> {
+    if ended == deadline {
+        Ok(())
+    } else {
+        Err(format!(
+            "failed on {budget} at {ended:?}, its deadline is {deadline:?} (tolerance 0)"
+        ))
+    }
+}
+
 /// Runs one scenario in every split and checks everything; returns a failure description.
 fn check(s: &Scenario) -> Result<(), String> {
     let mut first: Option<(Outcome, Instant)> = None;
@@ -350,13 +413,8 @@ fn check(s: &Scenario) -> Result<(), String> {
         let r = run(s, split);
         let at = format!("{} ({split:?})", s.name);
         verify(s, &r.outcome).map_err(|e| format!("{at}: {e}"))?;
+        check_deadline(s, &r).map_err(|e| format!("{at}: {e}"))?;
         let took = r.ended.saturating_since(r.started);
-        let limit = time_limit(&s.op, &s.budgets);
-        if took > limit {
-            return Err(format!(
-                "{at}: took {took:?} of virtual time, limit {limit:?}"
-            ));
-        }
         if r.bytes_read > s.budgets.response_bytes {
             return Err(format!(
                 "{at}: read {} bytes, budget {}",

@@ -454,5 +454,117 @@ macro_rules! h2_tests {
             );
             recording::check_h2_fresh_socket(&sink);
         }
+
+        #[$test]
+        $($async)? fn a_server_that_stops_reading_fails_the_socket_at_the_write_stall() {
+            // The server opens the socket with windows as wide as HTTP/2 allows, then never
+            // reads: a call whose body is far larger than the socket buffers stalls the write.
+            // With a write stall of 500 ms the socket fails within seconds with a transport
+            // error, not at the call's budget (30 s).
+            let server = h2::StallingServer::start();
+            let url = format!("http://127.0.0.1:{}/mcp", server.port);
+            let client: Client = h2::loopback()
+                .h2_prior_knowledge(true)
+                .write_stall(Duration::from_millis(500))
+                .build();
+            let mut cfg = h2_server::config(&url);
+            cfg.budgets.call_time = Duration::from_secs(30);
+            let mut session = client.connect(cfg)$($wait)*.unwrap();
+            let args = format!(r#"{{"pad":"{}"}}"#, "x".repeat(h2::STALLING_BODY));
+            let started = std::time::Instant::now();
+            let e = session.call_tool("echo", args.as_bytes())$($wait)*.unwrap_err();
+            let took = started.elapsed();
+            assert_eq!(e.budget(), None, "a transport error, not a budget: {e:?}");
+            assert_eq!(e.kind(), mcp_sansio::ErrorKind::ConnectionFailed, "{e:?}");
+            assert!(
+                took < Duration::from_secs(10),
+                "failed after {took:?}, the write stall is 500 ms"
+            );
+            assert!(server.read_nothing_more(), "the server stopped reading");
+        }
     };
+}
+
+/// Bytes of padding in the call of `a_server_that_stops_reading_fails_the_socket_at_the_write_stall`:
+/// far more than a loopback socket's send and receive buffers hold together.
+pub const STALLING_BODY: usize = 48 << 20;
+
+/// An HTTP/2 server on 127.0.0.1 that accepts one connection, sends its SETTINGS (a stream window
+/// of 2^31 - 1), a connection WINDOW_UPDATE to 2^31 - 1 and a SETTINGS acknowledgement, after
+/// reading only the client's first bytes, and then never reads again. Stopped and joined on drop.
+pub struct StallingServer {
+    /// Its port.
+    pub port: u16,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<bool>>,
+}
+
+impl StallingServer {
+    /// Starts it.
+    pub fn start() -> StallingServer {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let mut socket = loop {
+                match listener.accept() {
+                    Ok((s, _)) => break s,
+                    Err(_)
+                        if std::time::Instant::now() < deadline && stopped.try_recv().is_err() =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    Err(_) => return false,
+                }
+            };
+            socket.set_nonblocking(false).unwrap();
+            socket
+                .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                .unwrap();
+            // The client's preface (24 octets) and the header of its SETTINGS, at least.
+            let mut first = vec![0u8; 33];
+            if socket.read_exact(&mut first).is_err() {
+                return false;
+            }
+            let mut out = Vec::new();
+            // SETTINGS: INITIAL_WINDOW_SIZE (4) = 2^31 - 1.
+            out.extend_from_slice(&[0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 4, 0x7f, 0xff, 0xff, 0xff]);
+            // WINDOW_UPDATE on stream 0: 65 535 + 0x7fff0000 = 2^31 - 1.
+            out.extend_from_slice(&[0, 0, 4, 8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]);
+            // SETTINGS acknowledgement.
+            out.extend_from_slice(&[0, 0, 0, 4, 1, 0, 0, 0, 0]);
+            if socket.write_all(&out).is_err() {
+                return false;
+            }
+            // Never read again; hold the socket until the test ends.
+            let _ = stopped.recv_timeout(std::time::Duration::from_secs(120));
+            true
+        });
+        StallingServer {
+            port,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Whether the server got its connection and, reading nothing past the client's first
+    /// octets, held it until now. Stops the server.
+    pub fn read_nothing_more(mut self) -> bool {
+        self.stop.take();
+        self.thread
+            .take()
+            .is_some_and(|t| t.join().unwrap_or(false))
+    }
+}
+
+impl Drop for StallingServer {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

@@ -16,7 +16,6 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::Duration;
 
 use mcp_sansio::TransportError;
 use mcp_sansio_net::client::lock;
@@ -28,10 +27,6 @@ use crate::exchange::{dial_socket, Conn, Stream, Target};
 
 /// Bytes queued for writing above which the reader stops reading.
 pub(crate) const WRITE_BACKLOG: usize = 64 * 1024;
-
-/// A write that makes no progress for this long fails the socket (a server that stops reading
-/// cannot hold the writer, and with it the socket, forever).
-pub(crate) const WRITE_STALL: Duration = Duration::from_secs(30);
 
 /// Bytes read at a time.
 const READ_SIZE: usize = 16 * 1024;
@@ -214,7 +209,15 @@ impl BlockingH2 {
         wire: Wire,
         before_reading: impl FnOnce(),
     ) -> Result<(), TransportError> {
-        let _ = wire.tcp().set_write_timeout(Some(WRITE_STALL));
+        // A write that makes no progress for the client's `write_stall` (30 s by default) fails
+        // the socket: a server that stops reading cannot hold the writer, and with it the
+        // socket, forever.
+        let stall = self
+            .0
+            .shared
+            .upgrade()
+            .map_or(mcp_sansio_net::DEFAULT_WRITE_STALL, |s| s.write_stall);
+        let _ = wire.tcp().set_write_timeout(Some(stall));
         let wire = Arc::new(wire);
         let queue = Arc::new(Queue::default());
         lock(&self.0.queues).insert(generation, queue.clone());
@@ -335,7 +338,7 @@ mod tests {
             q.wait_backlog();
             r.store(true, Ordering::SeqCst);
         });
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(
             !released.load(Ordering::SeqCst),
             "over the cap: the reader waits"

@@ -51,6 +51,9 @@ pub struct Shared<S> {
     pub h2c: bool,
     /// The deadline of one dial, TCP and TLS together (never zero).
     pub dial_timeout: Duration,
+    /// How long a write to an HTTP/2 socket may wait on the server before the socket fails
+    /// ([`ClientBuilder::write_stall`]).
+    pub write_stall: Duration,
     pool: Mutex<IdlePool<S>>,
     /// The shared HTTP/2 connection of each origin, and the origins being dialled.
     h2: Arc<Mutex<H2Book>>,
@@ -310,6 +313,7 @@ pub struct ClientBuilder<C> {
     tls: Option<Arc<rustls::ClientConfig>>,
     extra_roots: Vec<CertificateDer<'static>>,
     dial_timeout: Duration,
+    write_stall: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
     http1_only: bool,
@@ -346,6 +350,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             tls: None,
             extra_roots: Vec::new(),
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
+            write_stall: crate::DEFAULT_WRITE_STALL,
             pool_limits: PoolLimits::default(),
             era_hints: true,
             http1_only: false,
@@ -392,6 +397,19 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// request budget bounds the whole exchange anyway.
     pub fn dial_timeout(mut self, d: Duration) -> Self {
         self.dial_timeout = effective_dial_timeout(d);
+        self
+    }
+
+    /// How long a write to an HTTP/2 socket may wait on a server that stopped reading before
+    /// the socket fails, failing every stream on it. Default [`crate::DEFAULT_WRITE_STALL`]
+    /// (30 s); zero means the default. The blocking adapter fails a write that makes no progress
+    /// for this long; the tokio adapter one that has not finished within it.
+    pub fn write_stall(mut self, d: Duration) -> Self {
+        self.write_stall = if d.is_zero() {
+            crate::DEFAULT_WRITE_STALL
+        } else {
+            d
+        };
         self
     }
 
@@ -460,6 +478,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             http1_only,
             h2c: self.h2c && !http1_only,
             dial_timeout: self.dial_timeout,
+            write_stall: self.write_stall,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),
             h2: Arc::new(Mutex::new(H2Book::new(self.pool_limits.idle_timeout))),
             hints: Arc::new(HintBook {

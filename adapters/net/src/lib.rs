@@ -59,3 +59,7 @@ pub use tls::{
 /// Default deadline of one dial (TCP connect and TLS handshake), as the issue of the adapters and
 /// the core's request budget both set it.
 pub const DEFAULT_DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Default time a write to an HTTP/2 socket may wait on the server (which stopped reading)
+/// before the socket fails: a server that stops reading cannot hold the socket forever.
+pub const DEFAULT_WRITE_STALL: std::time::Duration = std::time::Duration::from_secs(30);

@@ -128,10 +128,6 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 
-/// A write to an HTTP/2 socket that does not finish within this fails the socket (a server that
-/// stops reading cannot hold the socket's task forever).
-const WRITE_STALL: Duration = Duration::from_secs(30);
-
 /// Bytes read from a socket at a time.
 const READ_CHUNK: usize = 16 * 1024;
 
@@ -731,9 +727,14 @@ impl TokioH2 {
     fn attach(&self, conn: Arc<SharedH2>, generation: u64, stream: Stream) {
         let (tx, rx) = mpsc::unbounded_channel();
         lock(&self.0.writers).insert(generation, tx);
+        let stall = self
+            .0
+            .shared
+            .upgrade()
+            .map_or(mcp_sansio_net::DEFAULT_WRITE_STALL, |s| s.write_stall);
         self.0
             .runtime
-            .spawn(h2_socket(stream, rx, conn, generation));
+            .spawn(h2_socket(stream, rx, conn, generation, stall));
     }
 
     fn close_socket(&self, generation: u64) {
@@ -778,26 +779,31 @@ impl H2Io for TokioH2 {
             let (tx, rx) = mpsc::unbounded_channel();
             lock(&inner.writers).insert(generation, tx);
             conn.dialled(generation, Ok(()));
-            h2_socket(stream, rx, conn, generation).await;
+            let stall = shared.write_stall;
+            drop(shared);
+            h2_socket(stream, rx, conn, generation, stall).await;
         });
     }
 }
 
 /// The task of HTTP/2 socket `generation`: writes what the connection sends, in order, and
 /// feeds every read to the connection, until either side closes. While a write waits for the
-/// server, nothing is read.
+/// server, nothing is read; a write that has not finished within `stall` (the client's
+/// `write_stall`, 30 s by default) fails the socket, so a server that stops reading cannot hold
+/// the task forever.
 async fn h2_socket(
     mut stream: Stream,
     mut writes: mpsc::UnboundedReceiver<Vec<u8>>,
     conn: Arc<SharedH2>,
     generation: u64,
+    stall: Duration,
 ) {
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         tokio::select! {
             bytes = writes.recv() => match bytes {
                 Some(bytes) => {
-                    let written = tokio::time::timeout(WRITE_STALL, write_request(&mut stream, &bytes))
+                    let written = tokio::time::timeout(stall, write_request(&mut stream, &bytes))
                         .await
                         .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::TimedOut, "the server stopped reading")));
                     if let Err(e) = written {
