@@ -2,29 +2,46 @@
 //! exchange on a pooled socket is driven on the session's own thread (inline), where only the
 //! socket's timeouts and the deadline checks between reads bound a wait: the adapter reads TLS
 //! one socket read at a time and looks at the deadline between reads even while no plaintext
-//! has come out yet (a TLS record is decrypted only once it is whole).
+//! has come out yet (a TLS record is decrypted only once it is whole). The tokio twin is
+//! `adapters/tokio/tests/tls_deadline.rs`.
 
-#[path = "../../../checks/adapter_tests/tls_trickle.rs"]
-mod tls_trickle;
+#[path = "../../net/tests/trickle/mod.rs"]
+mod trickle;
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mcp_sansio::{Budget, Config};
 use mcp_sansio_blocking::{AddressPolicy, Client};
+use rustls::pki_types::CertificateDer;
+use trickle::{Trickle, Trickler};
 
 const REQUEST_TIME: Duration = Duration::from_secs(1);
 const GRACE: Duration = Duration::from_secs(4);
 
+/// A self-signed certificate for 127.0.0.1 and its PKCS#8 key, both DER.
+fn certificate() -> (Vec<u8>, Vec<u8>) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    (cert.der().to_vec(), key.serialize_der())
+}
+
 #[test]
 fn a_tls_record_trickled_byte_by_byte_on_a_pooled_socket_ends_the_exchange_at_its_deadline() {
-    let (server, cert) = tls_trickle::start();
-    let url = format!("https://127.0.0.1:{}/mcp", server.port);
+    let (cert, key) = certificate();
+    let server = Trickler::start(Trickle::PooledTlsBody {
+        cert: cert.clone(),
+        key,
+    });
+    let url = format!("https://127.0.0.1:{}/mcp", server.port());
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let client = Client::builder()
             .policy(AddressPolicy::strict().allow_loopback(true))
-            .add_root_certificates(vec![cert])
+            .add_root_certificates(vec![CertificateDer::from(cert)])
             .build();
         let mut config = Config::new(&url).unwrap();
         config.budgets.request_time = REQUEST_TIME;

@@ -2,24 +2,40 @@
 //! listing on the pooled socket ends at its request time (reads are futures under the
 //! deadline). The blocking adapter's twin is `adapters/blocking/tests/tls_deadline.rs`.
 
-#[path = "../../../checks/adapter_tests/tls_trickle.rs"]
-mod tls_trickle;
+#[path = "../../net/tests/trickle/mod.rs"]
+mod trickle;
 
 use std::time::{Duration, Instant};
 
 use mcp_sansio::{Budget, Config};
 use mcp_sansio_tokio::{AddressPolicy, Client};
+use rustls::pki_types::CertificateDer;
+use trickle::{Trickle, Trickler};
 
 const REQUEST_TIME: Duration = Duration::from_secs(1);
 const GRACE: Duration = Duration::from_secs(4);
 
+/// A self-signed certificate for 127.0.0.1 and its PKCS#8 key, both DER.
+fn certificate() -> (Vec<u8>, Vec<u8>) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    (cert.der().to_vec(), key.serialize_der())
+}
+
 #[tokio::test]
 async fn a_tls_record_trickled_byte_by_byte_on_a_pooled_socket_ends_the_exchange_at_its_deadline() {
-    let (server, cert) = tls_trickle::start();
-    let url = format!("https://127.0.0.1:{}/mcp", server.port);
+    let (cert, key) = certificate();
+    let server = Trickler::start(Trickle::PooledTlsBody {
+        cert: cert.clone(),
+        key,
+    });
+    let url = format!("https://127.0.0.1:{}/mcp", server.port());
     let client = Client::builder()
         .policy(AddressPolicy::strict().allow_loopback(true))
-        .add_root_certificates(vec![cert])
+        .add_root_certificates(vec![CertificateDer::from(cert)])
         .build();
     let mut config = Config::new(&url).unwrap();
     config.budgets.request_time = REQUEST_TIME;

@@ -5,6 +5,10 @@
 //!   16 KiB, then one byte of it per interval — a handshake that never completes;
 //! - [`Trickle::TlsBody`]: a complete TLS handshake, then a response whose single TLS record
 //!   (head and an 8,000-byte body) is written one byte per interval;
+//! - [`Trickle::PooledTlsBody`]: a complete TLS handshake, `server/discover` answered at once on
+//!   a connection kept alive, then the answer to the next request (a listing page) written as
+//!   TLS records one byte per interval: the client's pooled socket waits on a record that
+//!   completes only after minutes;
 //!
 //! and [`Challenger`], a plain MCP endpoint that answers every request 401 with a
 //! `resource_metadata` URL (the trickling server's).
@@ -28,6 +32,14 @@ pub enum Trickle {
     /// A TLS response record written one byte at a time, with this certificate (DER) and its
     /// PKCS#8 key (DER).
     TlsBody {
+        /// The certificate.
+        cert: Vec<u8>,
+        /// Its key.
+        key: Vec<u8>,
+    },
+    /// `server/discover` answered, then the next answer's TLS records written one byte at a
+    /// time, with this certificate (DER) and its PKCS#8 key (DER).
+    PooledTlsBody {
         /// The certificate.
         cert: Vec<u8>,
         /// Its key.
@@ -66,6 +78,7 @@ impl Trickler {
                 std::thread::spawn(move || match how {
                     Trickle::Handshake => handshake(tcp, &sp),
                     Trickle::TlsBody { cert, key } => tls_body(tcp, cert, key, &sp),
+                    Trickle::PooledTlsBody { cert, key } => pooled_tls_body(tcp, cert, key, &sp),
                 });
             }
         });
@@ -127,21 +140,37 @@ fn handshake(mut tcp: TcpStream, stop: &AtomicBool) {
     );
 }
 
-fn tls_body(mut tcp: TcpStream, cert: Vec<u8>, key: Vec<u8>, stop: &AtomicBool) {
+/// A TLS server connection speaking HTTP/1.1 with `cert` and its `key` (both DER).
+fn server_connection(cert: Vec<u8>, key: Vec<u8>) -> Option<rustls::ServerConnection> {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-    let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .unwrap()
+        .ok()?
         .with_no_client_auth()
         .with_single_cert(
             vec![CertificateDer::from(cert)],
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key)),
         )
-        .unwrap();
+        .ok()?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let Ok(mut conn) = rustls::ServerConnection::new(Arc::new(config)) else {
+    rustls::ServerConnection::new(Arc::new(config)).ok()
+}
+
+/// Writes every TLS record `conn` has to send one byte per [`INTERVAL`].
+fn trickle_records(conn: &mut rustls::ServerConnection, tcp: &mut TcpStream, stop: &AtomicBool) {
+    let mut records = Vec::new();
+    while conn.wants_write() {
+        if conn.write_tls(&mut records).is_err() {
+            return;
+        }
+    }
+    trickle(tcp, records, stop);
+}
+
+fn tls_body(mut tcp: TcpStream, cert: Vec<u8>, key: Vec<u8>, stop: &AtomicBool) {
+    let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+    let Some(mut conn) = server_connection(cert, key) else {
         return;
     };
     // The handshake, then the request head.
@@ -166,13 +195,71 @@ fn tls_body(mut tcp: TcpStream, cert: Vec<u8>, key: Vec<u8>, stop: &AtomicBool) 
     if conn.writer().write_all(&answer).is_err() {
         return;
     }
-    let mut records = Vec::new();
-    while conn.wants_write() {
-        if conn.write_tls(&mut records).is_err() {
-            return;
+    trickle_records(&mut conn, &mut tcp, stop);
+}
+
+/// One request read from `tls`, head and body.
+fn request(tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                return Some(String::from_utf8_lossy(&buf[..end + 4 + length]).into_owned());
+            }
+        }
+        match tls.read(&mut b) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&b[..n]),
         }
     }
-    trickle(&mut tcp, records, stop);
+}
+
+/// A JSON answer to the request `request` with `result`, its JSON-RPC id copied.
+fn answer(request: &str, result: &str) -> Vec<u8> {
+    let id: String = request
+        .split_once("\"id\":")
+        .map(|(_, rest)| rest.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap_or_else(|| "0".into());
+    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+fn pooled_tls_body(tcp: TcpStream, cert: Vec<u8>, key: Vec<u8>, stop: &AtomicBool) {
+    const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}"#;
+    let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
+    let Some(conn) = server_connection(cert, key) else {
+        return;
+    };
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    while let Some(request) = request(&mut tls) {
+        if request.contains("\"server/discover\"") {
+            if tls.write_all(&answer(&request, DISCOVER)).is_err() {
+                return;
+            }
+            continue;
+        }
+        let page = format!(r#"{{"tools":[],"pad":"{}"}}"#, " ".repeat(8000));
+        if tls
+            .conn
+            .writer()
+            .write_all(&answer(&request, &page))
+            .is_err()
+        {
+            return;
+        }
+        trickle_records(&mut tls.conn, &mut tls.sock, stop);
+    }
 }
 
 /// A plain MCP endpoint on 127.0.0.1 answering every request 401 with
