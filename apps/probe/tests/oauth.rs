@@ -4,55 +4,12 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Output};
 use std::time::Duration;
 
-use support::oauth::{self, ACCESS_TOKEN, CODE, REFRESH_TOKEN};
+use support::oauth::{self, get, spawn, ACCESS_TOKEN, CODE, REFRESH_TOKEN};
 use support::{Reply, Req};
-
-fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .env_remove("BROWSER")
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs")
-}
-
-/// A GET of an `http://127.0.0.1:PORT/...` URL; returns the status line and the `Location`.
-fn get(url: &str) -> (String, Option<String>) {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (authority, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut s = TcpStream::connect(authority).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut b = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match s.read(&mut b) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&b[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let status = head.lines().next().unwrap_or("").to_owned();
-    let location = head.lines().find_map(|l| {
-        let (n, v) = l.split_once(':')?;
-        n.eq_ignore_ascii_case("location")
-            .then(|| v.trim().to_owned())
-    });
-    (status, location)
-}
 
 /// Plays the browser: reads stderr until the authorization URL, GETs it, follows its redirect
 /// to the callback. Returns the stderr read so far.
@@ -72,12 +29,12 @@ fn play_browser(child: &mut Child) -> String {
     };
     assert!(url.contains("code_challenge_method=S256"), "{url}");
     assert!(url.contains("resource="), "{url}");
-    let (status, location) = get(&url);
+    let (status, location) = get(&url, Duration::from_secs(10));
     assert!(status.contains(" 302 "), "{status}");
     let callback = location.expect("a Location");
     assert!(callback.starts_with("http://127.0.0.1:"), "{callback}");
     assert!(callback.contains(CODE));
-    let (status, _) = get(&callback);
+    let (status, _) = get(&callback, Duration::from_secs(10));
     assert!(status.contains(" 200 "), "{status}");
     lines.read_to_string(&mut seen).unwrap();
     seen

@@ -7,55 +7,13 @@ mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use support::oauth::{self, pairs, ACCESS_TOKEN};
+use support::oauth::{self, get, pairs, spawn, ACCESS_TOKEN};
 use support::{json_response, Reply, Req, Server};
-
-fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .env_remove("BROWSER")
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs")
-}
-
-/// A GET of an `http://127.0.0.1:PORT/...` URL; the status line and the `Location`.
-fn get(url: &str, wait: Duration) -> (String, Option<String>) {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (authority, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut s = TcpStream::connect(authority).unwrap();
-    s.set_read_timeout(Some(wait)).unwrap();
-    write!(
-        s,
-        "GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut b = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match s.read(&mut b) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&b[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let status = head.lines().next().unwrap_or("").to_owned();
-    let location = head.lines().find_map(|l| {
-        let (n, v) = l.split_once(':')?;
-        n.eq_ignore_ascii_case("location")
-            .then(|| v.trim().to_owned())
-    });
-    (status, location)
-}
 
 /// Reads the probe's stderr until it prints an authorization URL (returned) or ends (`None`);
 /// the rest of stderr is drained by a thread that ends with the probe.

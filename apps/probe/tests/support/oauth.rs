@@ -5,7 +5,11 @@
 //! endpoint that checks the PKCE verifier against the challenge it was shown.
 
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use super::{json_response, modern, Reply, Req, Server};
 
@@ -206,4 +210,49 @@ fn start_with(mcp_answer: fn(&Req) -> Reply, iss: bool) -> Server {
 /// The modern MCP answers of the shared support.
 pub fn modern_answer(req: &Req) -> Reply {
     modern(req)
+}
+
+/// Starts `mcp-probe` with `args`, its stdout and stderr piped, with no token in its environment
+/// and no browser it could open.
+pub fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+        .args(args)
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("BROWSER")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs")
+}
+
+/// A browser's GET of an `http://127.0.0.1:PORT/...` URL, waiting at most `wait` for each read;
+/// returns the status line and the `Location`.
+pub fn get(url: &str, wait: Duration) -> (String, Option<String>) {
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (authority, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut s = TcpStream::connect(authority).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match s.read(&mut b) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&b[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let status = head.lines().next().unwrap_or("").to_owned();
+    let location = head.lines().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.eq_ignore_ascii_case("location")
+            .then(|| v.trim().to_owned())
+    });
+    (status, location)
 }
