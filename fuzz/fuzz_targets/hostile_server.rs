@@ -44,10 +44,11 @@ fn budgets() -> Budgets {
     b
 }
 
-/// Client memory a run may hold at its peak: three times the byte budget (a body buffer, a
-/// decoded copy, growth) and 256 KiB of fixed structures.
+/// Client memory a run may hold at its peak: the rule of docs/guarantees.md for a work item that
+/// keeps its catalog (the listing is retained for the call), six times the byte budget, and
+/// 256 KiB of fixed structures.
 fn memory_bound(b: &Budgets) -> i64 {
-    3 * b.response_bytes as i64 + 256 * 1024
+    6 * b.response_bytes as i64 + 256 * 1024
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
