@@ -1,16 +1,20 @@
 //! Fuzzes the HTTP/2 frame decoder and the client connection with arbitrary server bytes.
 //!
-//! Input layout: 2 configuration bytes (piece size, allowance in KiB), then the bytes the server
+//! Input layout: 2 configuration bytes (piece size in the low 5 bits and the number of streams,
+//! one to eight, in the high 3 bits of the first; allowance in KiB), then the bytes the server
 //! sends. Frames: decoded whole, in pieces and one byte at a time, the three must agree; every
-//! frame re-encodes to a frame that decodes to itself. Connection: a client with one open stream
-//! is fed the server's SETTINGS and then the bytes, whole and in pieces (drained only at the end):
-//! events, output and errors must agree, the socket ledger and the stream's allowance must hold, and what the client
-//! buffers must stay bounded.
+//! frame re-encodes to a frame that decodes to itself. Connection: a client with that many open
+//! streams (ids 1, 3, 5, …, opened after the server's SETTINGS, which allow eight) is fed
+//! the bytes, whole and in pieces (drained only at the end): events, output and errors must
+//! agree, the socket ledger and every stream's allowance must hold, and what the client buffers
+//! must stay bounded.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE};
 use mcp_sansio::internals::h2::client::WINDOW_UPDATE_CREDIT;
+use mcp_sansio::internals::h2::frame::{
+    Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE,
+};
 use mcp_sansio::internals::h2::{ClientConnection, H2Config, H2Error, Request, StreamEvent};
 use mcp_sansio::Instant;
 
@@ -35,7 +39,7 @@ fn frames(input: &[u8], piece: usize) -> (Vec<Decoded>, Option<FrameError>) {
 
 type Outcome = (Vec<StreamEvent>, Vec<u8>, Option<H2Error>, u64);
 
-fn connection(input: &[u8], piece: usize, allowance: u64) -> Outcome {
+fn connection(input: &[u8], piece: usize, streams: usize, allowance: u64) -> Outcome {
     let mut config = H2Config::default();
     config.socket_bytes = 64 * 1024;
     let mut c = ClientConnection::new(Instant::ZERO, config);
@@ -47,17 +51,23 @@ fn connection(input: &[u8], piece: usize, allowance: u64) -> Outcome {
         headers: vec![("content-type".into(), "application/json".into())],
         body: b"{}".to_vec(),
     };
-    c.open_stream(&request, allowance).expect("the first stream opens");
     let mut events = Vec::new();
     let mut out = Vec::new();
     let mut err = None;
     let mut settings = Vec::new();
     Frame::Settings {
         ack: false,
-        settings: vec![(3, 4)],
+        settings: vec![(3, 8)],
     }
     .encode(&mut settings);
-    for chunk in std::iter::once(&settings[..]).chain(input.chunks(piece)) {
+    // Before the server's SETTINGS the client opens one stream; after them, as many as allowed.
+    c.handle_bytes(Instant::ZERO, &settings)
+        .expect("SETTINGS are accepted");
+    let mut opened = Vec::new();
+    for _ in 0..streams {
+        opened.push(c.open_stream(&request, allowance).expect("a stream opens"));
+    }
+    for chunk in input.chunks(piece) {
         // Nothing is drained between pieces: when the caller takes events decides when windows
         // reopen, so both runs keep the same schedule and must then agree exactly.
         if let Err(e) = c.handle_bytes(Instant::ZERO, chunk) {
@@ -78,18 +88,23 @@ fn connection(input: &[u8], piece: usize, allowance: u64) -> Outcome {
     let share = H2Config::default().socket_refill + WINDOW_UPDATE_CREDIT;
     assert!(c.socket_bytes_left() <= 64 * 1024);
     assert!(c.socket_bytes_used() <= 64 * 1024 + completed * share);
-    let stream_raw: u64 = events
-        .iter()
-        .map(|e| match e {
-            StreamEvent::Informational { raw, .. }
-            | StreamEvent::Head { raw, .. }
-            | StreamEvent::Data { raw, .. }
-            | StreamEvent::End { raw, .. }
-            | StreamEvent::Failed { raw, .. } => *raw,
-        })
-        .sum();
     // A stream's frames never exceed its allowance by more than the frame that crossed it.
-    assert!(stream_raw <= allowance + (HEADER_LEN + MAX_FRAME_SIZE) as u64);
+    for id in &opened {
+        let stream_raw: u64 = events
+            .iter()
+            .filter(|e| e.stream() == *id)
+            .map(|e| match e {
+                StreamEvent::Informational { raw, .. }
+                | StreamEvent::Head { raw, .. }
+                | StreamEvent::Data { raw, .. }
+                | StreamEvent::End { raw, .. }
+                | StreamEvent::Failed { raw, .. } => *raw,
+            })
+            .sum();
+        assert!(stream_raw <= allowance + (HEADER_LEN + MAX_FRAME_SIZE) as u64);
+    }
+    // Events only for the streams opened.
+    assert!(events.iter().all(|e| opened.contains(&e.stream())));
     (events, out, err, c.socket_bytes_used())
 }
 
@@ -98,6 +113,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let piece = usize::from(data[0]) % 32 + 1;
+    let streams = usize::from(data[0] >> 5) + 1;
     let allowance = u64::from(data[1]) * 1024 + 1;
     let input = &data[2..];
 
@@ -114,7 +130,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again[0].frame, d.frame);
     }
 
-    let a = connection(input, input.len().max(1), allowance);
-    let b = connection(input, piece, allowance);
+    let a = connection(input, input.len().max(1), streams, allowance);
+    let b = connection(input, piece, streams, allowance);
     assert_eq!(a, b);
 });

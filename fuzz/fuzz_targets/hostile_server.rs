@@ -13,13 +13,19 @@
 //!
 //! Checked, for the whole input fed in one piece and in pieces of the chosen size: no panic;
 //! every operation ends, by result or error, within a bounded number of steps and within its
-//! time budget in virtual time; the bytes read never pass the byte budget; every budget error
+//! time budget in virtual time; the bytes read never pass the byte budget; the client's memory
+//! (a counting allocator, counting only the client's own work) stays within a bound of the
+//! budgets ([`memory_bound`]); every budget error
 //! names its configured limit; and both runs report the same events at the same instants (the
 //! `reusable` flag of a finished exchange aside: see `drain`).
 #![no_main]
 
+#[path = "../../checks/hostile/counting.rs"]
+mod counting;
+
 use std::time::Duration;
 
+use counting::counted;
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
@@ -36,6 +42,13 @@ fn budgets() -> Budgets {
     b.pages = 5;
     b.responses_per_request = 4;
     b
+}
+
+/// Client memory a run may hold at its peak: the rule of docs/guarantees.md for a work item that
+/// keeps its catalog (the listing is retained for the call), six times the byte budget, and
+/// 256 KiB of fixed structures.
+fn memory_bound(b: &Budgets) -> i64 {
+    6 * b.response_bytes as i64 + 256 * 1024
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -126,7 +139,7 @@ impl<'a> Run<'a> {
     /// Drains outputs; returns whether a terminal event for the running operation came.
     fn drain(&mut self) -> bool {
         let mut terminal = false;
-        while let Some(t) = self.conn.poll_transmit() {
+        while let Some(t) = counted(|| self.conn.poll_transmit()) {
             if let Some(id) = rpc_id(&t.bytes) {
                 self.last_id = id;
             }
@@ -140,8 +153,10 @@ impl<'a> Run<'a> {
                 id: self.last_id.clone(),
                 ready_at: self.now,
             });
+            // What the client allocated and the caller frees is freed while counted.
+            counted(move || drop(t));
         }
-        while let Some(e) = self.conn.poll_event() {
+        while let Some(e) = counted(|| self.conn.poll_event()) {
             match &e {
                 Event::ExchangeFinished { exchange, .. }
                 | Event::ExchangeAbandoned { exchange } => {
@@ -151,8 +166,8 @@ impl<'a> Run<'a> {
                 Event::InputRequired { .. } => {
                     let answer: &[u8] = br#"{"a":{"action":"decline"}}"#;
                     let now = self.now;
-                    self.conn
-                        .provide_input(now, self.input_hook.then_some(answer));
+                    let hook = self.input_hook;
+                    counted(|| self.conn.provide_input(now, hook.then_some(answer)));
                 }
                 Event::Failed { error, .. } => {
                     if let Some(b) = error.budget() {
@@ -179,6 +194,13 @@ impl<'a> Run<'a> {
                 }
                 _ => self.log.push(format!("{} {:?}", self.now, e)),
             }
+            counted(move || drop(e));
+            let bound = memory_bound(&self.budgets);
+            assert!(
+                counting::peak() <= bound,
+                "peak memory {} over {bound}",
+                counting::peak()
+            );
         }
         terminal
     }
@@ -204,11 +226,11 @@ impl<'a> Run<'a> {
                 let exchange = task.exchange;
                 match part {
                     Part::Wait => task.ready_at = now + WAIT,
-                    Part::Close => self.conn.handle_eof(now, exchange),
+                    Part::Close => counted(|| self.conn.handle_eof(now, exchange)),
                     Part::Bytes(b) => {
                         let bytes = substitute(b, &task.id);
                         for p in bytes.chunks(self.piece) {
-                            self.conn.handle_bytes(now, exchange, p);
+                            counted(|| self.conn.handle_bytes(now, exchange, p));
                         }
                     }
                 }
@@ -231,7 +253,7 @@ impl<'a> Run<'a> {
                 "the operation outlived its time budget"
             );
             let now = self.now;
-            self.conn.handle_timeout(now);
+            counted(|| self.conn.handle_timeout(now));
         }
     }
 }
@@ -257,8 +279,9 @@ fn run(data: &[u8], whole: bool) -> Vec<String> {
         config.client_capabilities = r#"{"elicitation":{}}"#.into();
     }
     let b = config.budgets.clone();
+    counting::reset();
     let mut r = Run {
-        conn: Connection::new(config).unwrap(),
+        conn: counted(|| Connection::new(config).unwrap()),
         budgets: b.clone(),
         replies: replies(&data[3..]),
         served: 0,
@@ -271,20 +294,20 @@ fn run(data: &[u8], whole: bool) -> Vec<String> {
         input_hook,
     };
     let now = r.now;
-    r.conn.connect(now);
+    counted(|| r.conn.connect(now));
     r.until_done(b.request_time * 4);
     if ops & 1 != 0 {
         let now = r.now;
-        r.conn.list_tools(now);
+        counted(|| r.conn.list_tools(now));
         r.until_done(b.list_time);
     }
     if ops & 2 != 0 {
         let now = r.now;
-        r.conn.call_tool(now, "t", br#"{"x":1}"#);
+        counted(|| r.conn.call_tool(now, "t", br#"{"x":1}"#));
         r.until_done(b.call_time);
     }
     let now = r.now;
-    r.conn.close(now);
+    counted(|| r.conn.close(now));
     r.until_done(b.close_time);
     assert!(!r.conn.is_busy(), "closed but still busy");
     r.log
