@@ -12,6 +12,11 @@
 //! - the property is reached from the root only through `properties` keys; an annotation anywhere
 //!   else (under `items`, `anyOf`, `$defs`, ...) is refused;
 //! - the schema nests no deeper than [`MAX_DEPTH`] and has no duplicate object keys.
+//!
+//! Only schemas carry annotations. The values of `default`, `const`, `enum` and `examples` are
+//! instance data: an `x-mcp-header` key in them is data, never an annotation and never refused.
+//! The keys of `properties` (off the path too), `patternProperties`, `$defs`, `definitions` and
+//! `dependentSchemas` are names: a definition named `x-mcp-header` is a name.
 use crate::prelude::*;
 
 use alloc::borrow::Cow;
@@ -156,25 +161,24 @@ struct Walk {
 }
 
 impl Walk {
-    /// Walks `node`; `path` is `Some` while `node` is reached only through `properties` keys
-    /// (the root is `Some(&[])`).
-    fn node(
-        &mut self,
-        node: &Value,
-        depth: usize,
-        path: Option<&[String]>,
-    ) -> Result<(), HeaderRefusal> {
+    /// Walks `node`, which sits at `at` (the root is `At::Schema(&[])`).
+    fn node(&mut self, node: &Value, depth: usize, at: At<'_>) -> Result<(), HeaderRefusal> {
         if depth > MAX_DEPTH {
             return Err(HeaderRefusal::TooDeep);
         }
         match node {
             Value::Array(items) => {
+                let item_at = if matches!(at, At::Data) {
+                    At::Data
+                } else {
+                    At::Other
+                };
                 for item in items {
-                    self.node(item, depth + 1, None)?;
+                    self.node(item, depth + 1, item_at)?;
                 }
                 Ok(())
             }
-            Value::Object(map) => self.object(map, depth, path),
+            Value::Object(map) => self.object(map, depth, at),
             _ => Ok(()),
         }
     }
@@ -183,8 +187,23 @@ impl Walk {
         &mut self,
         map: &Map<String, Value>,
         depth: usize,
-        path: Option<&[String]>,
+        at: At<'_>,
     ) -> Result<(), HeaderRefusal> {
+        let path = match at {
+            At::Schema(path) => Some(path),
+            At::Other => None,
+            At::Names | At::Data => {
+                let child = if matches!(at, At::Data) {
+                    At::Data
+                } else {
+                    At::Other
+                };
+                for value in map.values() {
+                    self.node(value, depth + 1, child)?;
+                }
+                return Ok(());
+            }
+        };
         if let Some(annotation) = map.get(KEYWORD) {
             self.annotation(map, annotation, path)?;
         }
@@ -197,10 +216,17 @@ impl Walk {
                     for (name, sub) in props {
                         let mut sub_path = path.to_vec();
                         sub_path.push(name.clone());
-                        self.node(sub, depth + 2, Some(&sub_path))?;
+                        self.node(sub, depth + 2, At::Schema(&sub_path))?;
                     }
                 }
-                _ => self.node(value, depth + 1, None)?,
+                (key, _, _) => {
+                    let at = match member_place(key.as_bytes()) {
+                        Place::Data => At::Data,
+                        Place::Names => At::Names,
+                        _ => At::Other,
+                    };
+                    self.node(value, depth + 1, at)?;
+                }
             }
         }
         Ok(())
@@ -271,6 +297,45 @@ impl Walk {
     }
 }
 
+/// Where a value sits in the schema, for the tree walk.
+#[derive(Clone, Copy)]
+enum At<'p> {
+    /// Reached from the root only through `properties` keys, with those keys.
+    Schema(&'p [String]),
+    /// A map of names to schemas elsewhere (see [`Place::Names`]).
+    Names,
+    /// Instance data (see [`Place::Data`]).
+    Data,
+    /// Anywhere else.
+    Other,
+}
+
+/// Keywords whose value is instance data, a value the schema describes rather than a schema:
+/// an `x-mcp-header` key inside them is data, not an annotation.
+const DATA_KEYWORDS: [&[u8]; 4] = [b"default", b"const", b"enum", b"examples"];
+
+/// Keywords whose value maps names to schemas (besides `properties`): their keys are names,
+/// not keywords.
+const NAMES_KEYWORDS: [&[u8]; 4] = [
+    b"patternProperties",
+    b"$defs",
+    b"definitions",
+    b"dependentSchemas",
+];
+
+/// Where the value of the member `key` of a schema object that is not on the `properties` path
+/// sits: instance data, a map of names, or another schema ([`Place::Other`]). On the path, the
+/// caller handles `properties`, `type` and the annotation first.
+fn member_place(key: &[u8]) -> Place {
+    if DATA_KEYWORDS.contains(&key) {
+        Place::Data
+    } else if key == b"properties" || NAMES_KEYWORDS.contains(&key) {
+        Place::Names
+    } else {
+        Place::Other
+    }
+}
+
 /// Where a value sits in the schema, for the streaming scan.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -280,8 +345,15 @@ enum Place {
     /// The value of `properties` in a [`Place::Schema`] object: if an object, each of its values
     /// is a [`Place::Schema`] one level down the path.
     Properties,
-    /// Anywhere else: an object here must not carry `x-mcp-header`.
+    /// Anywhere else: an object here is a schema that must not carry `x-mcp-header`.
     Other,
+    /// The value of a keyword that maps names to schemas (`properties` off the path,
+    /// `patternProperties`, `$defs`, `definitions`, `dependentSchemas`): its keys are names
+    /// (`x-mcp-header` among them is a name), its values [`Place::Other`] schemas.
+    Names,
+    /// Instance data: the value of `default`, `const`, `enum` or `examples`, and everything in
+    /// it. Its keys are data: an `x-mcp-header` key here is neither an annotation nor refused.
+    Data,
 }
 
 /// What the scan reports about a value besides walking it.
@@ -503,8 +575,13 @@ impl<'de> Visitor<'de> for Node<'_, 'de> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Seen, A::Error> {
+        let item = if self.place == Place::Data {
+            Place::Data
+        } else {
+            Place::Other
+        };
         while seq
-            .next_element_seed(self.child(Place::Other, Want::Nothing))?
+            .next_element_seed(self.child(item, Want::Nothing))?
             .is_some()
         {}
         Ok(Seen::No)
@@ -525,9 +602,16 @@ impl<'de> Visitor<'de> for Node<'_, 'de> {
                     map.next_value_seed(self.child(Place::Schema, Want::Nothing))?;
                     self.scan.path.pop();
                 }
+                Place::Data => {
+                    map.next_value_seed(self.child(Place::Data, Want::Nothing))?;
+                }
+                Place::Names => {
+                    map.next_value_seed(self.child(Place::Other, Want::Nothing))?;
+                }
                 Place::Other if key == KEYWORD => return Err(refuse()),
                 Place::Other => {
-                    map.next_value_seed(self.child(Place::Other, Want::Nothing))?;
+                    let place = member_place(key.as_bytes());
+                    map.next_value_seed(self.child(place, Want::Nothing))?;
                 }
                 Place::Schema => match key.as_ref() {
                     KEYWORD => match map.next_value_seed(self.child(Place::Other, Want::Text))? {
@@ -546,8 +630,9 @@ impl<'de> Visitor<'de> for Node<'_, 'de> {
                     "properties" => {
                         map.next_value_seed(self.child(Place::Properties, Want::Nothing))?;
                     }
-                    _ => {
-                        map.next_value_seed(self.child(Place::Other, Want::Nothing))?;
+                    other => {
+                        let place = member_place(other.as_bytes());
+                        map.next_value_seed(self.child(place, Want::Nothing))?;
                     }
                 },
             }
@@ -660,7 +745,7 @@ fn walk(input_schema: &str) -> Result<Vec<HeaderParam>, HeaderRefusal> {
         found: Vec::new(),
         seen: BTreeSet::new(),
     };
-    walk.node(&schema, 0, Some(&[]))?;
+    walk.node(&schema, 0, At::Schema(&[]))?;
     Ok(walk.found)
 }
 

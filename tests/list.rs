@@ -590,6 +590,9 @@ mod generated {
         r#""\u0061""#,
         r#""b""#,
         r#""B""#,
+        r#""default""#,
+        r#""enum""#,
+        r#""$defs""#,
     ];
 
     /// Leaves of a schema: `type` names, header names good and bad, other scalars.

@@ -345,8 +345,33 @@ fn extraction_integer_written_as_float() {
 #[test]
 fn encoding_plain() {
     assert_eq!(encode_header_value("us-west1"), "us-west1");
-    assert_eq!(encode_header_value("a b\tc"), "a b\tc");
+    assert_eq!(encode_header_value("a b c"), "a b c");
     assert_eq!(encode_header_value("=?base64?x"), "=?base64?x");
+}
+
+/// The 2026-07-28 transport (Request Metadata, value encoding): "When a value cannot be safely
+/// represented as a plain ASCII header value (e.g., it contains non-ASCII characters, control
+/// characters, or has leading/trailing whitespace), clients MUST use Base64 encoding". A tab is
+/// a control character (0x09), inside a value too; a space inside is not.
+#[test]
+fn a_control_character_anywhere_is_sent_in_the_base64_form() {
+    assert_eq!(encode_header_value("a\tb"), "=?base64?YQli?=");
+    assert_eq!(encode_header_value("a b\tc"), "=?base64?YSBiCWM=?=");
+    for c in (0u8..0x20).chain([0x7f]) {
+        let value = format!("x{}y", c as char);
+        let sent = encode_header_value(&value);
+        let inner = sent
+            .strip_prefix("=?base64?")
+            .and_then(|s| s.strip_suffix("?="))
+            .unwrap_or_else(|| panic!("{c:#x} sent plain: {sent:?}"));
+        assert_eq!(
+            base64::Engine::decode(&base64::engine::general_purpose::STANDARD, inner).unwrap(),
+            value.as_bytes(),
+            "{c:#x}"
+        );
+    }
+    // The opposite case: visible ASCII with inner spaces stays plain.
+    assert_eq!(encode_header_value("New York 1"), "New York 1");
 }
 
 #[test]
@@ -622,6 +647,84 @@ mod float_integers {
                 Some(n) => prop_assert_eq!(got, Ok(pairs(&[("Mcp-Param-Count", &n.to_string())]))),
                 None => prop_assert!(got.unwrap_err().contains("integer"), "{}", text),
             }
+        }
+    }
+}
+
+/// `schema` as written, and with a root member whose key has an escape, which the in-place check
+/// leaves to the serde reading: both readings must give `want`.
+fn both_readings(schema: &str) -> [(String, Result<Vec<HeaderParam>, String>); 2] {
+    let escaped = schema.replacen('{', r#"{"\u0024comment":"read by serde","#, 1);
+    [schema.to_owned(), escaped].map(|s| {
+        let got = header_params(&s).map_err(|e| e.to_string());
+        (s, got)
+    })
+}
+
+/// The 2026-07-28 tools page (x-mcp-header): servers designate parameters "using an
+/// `x-mcp-header` extension property in the parameter's schema within the tool's
+/// `inputSchema`". The values of `default`, `const`, `enum` and `examples` are instance data,
+/// not schemas: an `x-mcp-header` key there is a value the property may take, neither an
+/// annotation nor a reason to refuse the tool.
+#[test]
+fn an_x_mcp_header_key_inside_instance_data_is_data() {
+    for (schema, want) in [
+        (
+            r#"{"type":"object","default":{"x-mcp-header":"X"},"properties":{"a":{"type":"object","default":{"x-mcp-header":"Y"}}}}"#,
+            vec![],
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A","examples":[{"x-mcp-header":"A"}],"const":{"x-mcp-header":7}}}}"#,
+            vec![param(&["a"], "A", ParamKind::String)],
+        ),
+        (
+            r#"{"type":"object","properties":{"o":{"type":"object","enum":[[{"x-mcp-header":"E","properties":{"b":{"x-mcp-header":"B"}}}]]}}}"#,
+            vec![],
+        ),
+        // Data below a schema that is off the `properties` path is still data.
+        (
+            r#"{"type":"object","items":{"default":{"x-mcp-header":"I"}},"anyOf":[{"examples":[{"x-mcp-header":"J"}]}]}"#,
+            vec![],
+        ),
+    ] {
+        for (s, got) in both_readings(schema) {
+            assert_eq!(got, Ok(want.clone()), "{s}");
+        }
+    }
+}
+
+/// The opposite cases: a property *named* `default` (or `enum`) is a schema, and so is every
+/// schema of a map of names such as `$defs`; an annotation there follows the rules as before.
+/// A definition named `x-mcp-header` is a name, not an annotation.
+#[test]
+fn schemas_named_like_data_keywords_are_still_schemas() {
+    for (schema, want) in [
+        (
+            r#"{"type":"object","properties":{"default":{"type":"string","x-mcp-header":"D"},"enum":{"type":"integer","x-mcp-header":"E"}}}"#,
+            Ok(vec![
+                param(&["default"], "D", ParamKind::String),
+                param(&["enum"], "E", ParamKind::Integer),
+            ]),
+        ),
+        (
+            r#"{"type":"object","$defs":{"x-mcp-header":{"type":"string"}},"properties":{"a":{"type":"string","x-mcp-header":"A"}}}"#,
+            Ok(vec![param(&["a"], "A", ParamKind::String)]),
+        ),
+        (
+            r#"{"type":"object","$defs":{"default":{"type":"string","x-mcp-header":"D"}}}"#,
+            Err(r#"x-mcp-header "D" is not reached only through `properties`"#.to_owned()),
+        ),
+        (
+            r#"{"type":"object","items":{"properties":{"default":{"type":"string","x-mcp-header":"D"}}}}"#,
+            Err(r#"x-mcp-header "D" is not reached only through `properties`"#.to_owned()),
+        ),
+    ] {
+        for (s, got) in both_readings(schema) {
+            let got = got.map(|mut p| {
+                p.sort_by(|a, b| a.path.cmp(&b.path));
+                p
+            });
+            assert_eq!(got, want, "{s}");
         }
     }
 }

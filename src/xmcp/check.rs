@@ -9,7 +9,8 @@
 
 use crate::prelude::*;
 
-use super::{is_token, map_is_sorted, HeaderParam, ParamKind, Place, KEYWORD, LINEAR_KEYS};
+use super::LINEAR_KEYS;
+use super::{is_token, map_is_sorted, member_place, HeaderParam, ParamKind, Place, KEYWORD};
 use super::{MAX_DEPTH, MAX_HEADER_PARAMS};
 use crate::json::{scalar, specials, string, string_from, ws};
 
@@ -595,8 +596,16 @@ impl<'a> SchemaCheck<'a> {
                     } else {
                         self.levels.push(Level {
                             object,
-                            place: if object { place } else { Place::Other },
-                            child: Place::Other,
+                            place: if object || place == Place::Data {
+                                place
+                            } else {
+                                Place::Other
+                            },
+                            child: if place == Place::Data {
+                                Place::Data
+                            } else {
+                                Place::Other
+                            },
                             want: Want::Nothing,
                             pushed: false,
                             keys: KeySet::new(self.keys.len()),
@@ -727,14 +736,16 @@ impl<'a> SchemaCheck<'a> {
                 level.pushed = true;
                 (Place::Schema, Want::Nothing)
             }
+            Place::Data => (Place::Data, Want::Nothing),
+            Place::Names => (Place::Other, Want::Nothing),
             Place::Other if key == KEYWORD.as_bytes() => return None,
-            Place::Other => (Place::Other, Want::Nothing),
+            Place::Other => (member_place(key), Want::Nothing),
             Place::Schema => match key {
                 b"x-mcp-header" => (Place::Other, Want::Text),
                 b"type" if root => (Place::Other, Want::RootType),
                 b"type" => (Place::Other, Want::Kind),
                 b"properties" => (Place::Properties, Want::Nothing),
-                _ => (Place::Other, Want::Nothing),
+                _ => (member_place(key), Want::Nothing),
             },
         };
         let i = ws(b, end);

@@ -9,16 +9,18 @@ use super::{HeaderParam, ParamKind, MAX_SAFE_INTEGER, PREFIX};
 
 /// The SEP-2243 header value encoding (also used for Mcp-Name).
 ///
-/// The value is sent as-is if it is non-empty, every byte is visible ASCII (0x21–0x7E), space or
-/// tab, it neither starts nor ends with space or tab, and it does not look like the encoded form
-/// (`=?base64?...?=`). Otherwise it is sent as `=?base64?<base64 of its UTF-8>?=`.
+/// The value is sent as-is if it is non-empty, every byte is visible ASCII (0x21–0x7E) or space,
+/// it neither starts nor ends with a space, and it does not look like the encoded form
+/// (`=?base64?...?=`). Otherwise it is sent as `=?base64?<base64 of its UTF-8>?=`. A tab is a
+/// control character: the specification asks for the encoded form for a value that "contains
+/// non-ASCII characters, control characters, or has leading/trailing whitespace", so a value
+/// with a tab anywhere is encoded although a header field could carry it.
 pub fn encode_header_value(value: &str) -> String {
     let bytes = value.as_bytes();
-    let is_ws = |b: &u8| *b == b' ' || *b == b'\t';
     let allowed = bytes
         .iter()
-        .all(|&b| (0x21..=0x7E).contains(&b) || b == b' ' || b == b'\t');
-    let padded = bytes.first().is_some_and(is_ws) || bytes.last().is_some_and(is_ws);
+        .all(|&b| (0x21..=0x7E).contains(&b) || b == b' ');
+    let padded = bytes.first() == Some(&b' ') || bytes.last() == Some(&b' ');
     let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
     let plain = !bytes.is_empty() && allowed && !padded && !sentinel;
     if plain {

@@ -169,19 +169,46 @@ struct Annotations<'s> {
     escaped_types: Vec<(usize, bool)>,
 }
 
+/// Where a schema value sits, by the JSON Schema keywords around it.
+#[derive(Clone)]
+enum Spot {
+    /// Reached from the root only through `properties` keys (these).
+    Path(Vec<String>),
+    /// A schema anywhere else.
+    Elsewhere,
+    /// A map from names to schemas (`properties` off the path, `patternProperties`, `$defs`,
+    /// `definitions`, `dependentSchemas`): its keys are names.
+    Names,
+    /// Instance data (`default`, `const`, `enum`, `examples` and what is in them): no schema,
+    /// so no annotation and no rule.
+    Data,
+}
+
 impl Annotations<'_> {
-    /// `path`: `Some` while `node` is reached from the root only through `properties` keys.
-    fn node(&mut self, node: &Node, depth: usize, path: Option<Vec<String>>) {
+    fn node(&mut self, node: &Node, depth: usize, spot: Spot) {
         if depth > 64 {
             self.broken
                 .push("invalid x-mcp-header: inputSchema nests deeper than 64 levels".into());
             return;
         }
         match &node.value {
-            Json::Array(items) => items.iter().for_each(|i| self.node(i, depth + 1, None)),
+            Json::Array(items) => {
+                let inner = match spot {
+                    Spot::Data => Spot::Data,
+                    _ => Spot::Elsewhere,
+                };
+                items
+                    .iter()
+                    .for_each(|i| self.node(i, depth + 1, inner.clone()))
+            }
             Json::Object(ms) => {
+                let path = match &spot {
+                    Spot::Path(p) => Some(p.clone()),
+                    _ => None,
+                };
                 for m in ms {
                     let key = m.key.0.clone().unwrap_or_default();
+                    // What the crate's in-place check notices whatever the key means here.
                     if key == "x-mcp-header" {
                         let at = m.value.start;
                         self.first_annotation =
@@ -194,22 +221,40 @@ impl Annotations<'_> {
                     {
                         self.escaped_types.push((m.value.start, path.is_some()));
                     }
+                    let child = match &spot {
+                        Spot::Data => {
+                            self.node(&m.value, depth + 1, Spot::Data);
+                            continue;
+                        }
+                        Spot::Names => {
+                            self.node(&m.value, depth + 1, Spot::Elsewhere);
+                            continue;
+                        }
+                        Spot::Path(_) | Spot::Elsewhere => match key.as_str() {
+                            "default" | "const" | "enum" | "examples" => Spot::Data,
+                            "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                                Spot::Names
+                            }
+                            "properties" if path.is_none() => Spot::Names,
+                            _ => Spot::Elsewhere,
+                        },
+                    };
                     if key == "x-mcp-header" {
                         self.annotation(ms, &m.value, path.as_deref());
                     }
                     match (&path, &m.value.value) {
                         (Some(p), Json::Object(props)) if key == "properties" => {
                             if depth + 1 > 64 {
-                                self.node(&m.value, depth + 1, None);
+                                self.node(&m.value, depth + 1, Spot::Elsewhere);
                                 continue;
                             }
                             for prop in props {
                                 let mut sub = p.clone();
                                 sub.push(prop.key.0.clone().unwrap_or_default());
-                                self.node(&prop.value, depth + 2, Some(sub));
+                                self.node(&prop.value, depth + 2, Spot::Path(sub));
                             }
                         }
-                        _ => self.node(&m.value, depth + 1, None),
+                        _ => self.node(&m.value, depth + 1, child),
                     }
                 }
             }
@@ -290,7 +335,7 @@ pub fn header_params(input: &str, schema: &Node) -> Result<Vec<HeaderParam>, Vec
         first_annotation: None,
         escaped_types: Vec::new(),
     };
-    a.node(schema, 0, Some(Vec::new()));
+    a.node(schema, 0, Spot::Path(Vec::new()));
     // Case-insensitively equal names: either may be the one named.
     let found = std::mem::take(&mut a.found);
     for (p, at) in &found {
