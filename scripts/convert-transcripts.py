@@ -16,8 +16,8 @@ pages, content blocks from the recorded results, error codes and messages from t
 errors. See docs/transcripts.md for the format.
 
 Usage: scripts/convert-transcripts.py RECORDINGS_DIR OUT_DIR
-  (in this repository: scripts/convert-transcripts.py adapters/transcript/tests/transcripts/recorded \
-  adapters/transcript/tests/transcripts)
+  (in this repository: scripts/convert-transcripts.py crates/transcript/tests/transcripts/recorded \
+  crates/transcript/tests/transcripts)
 """
 
 import base64
@@ -667,7 +667,7 @@ def convert(path, out_dir):
     rec = [json.loads(line) for line in open(path, encoding="utf-8")]
     label = "%s (%s), %s flow" % (peer, config, flow)
     source = (
-        "converted from adapters/transcript/tests/transcripts/recorded/%s.jsonl"
+        "converted from crates/transcript/tests/transcripts/recorded/%s.jsonl"
         " by scripts/convert-transcripts.py" % stem
     )
     written = []

@@ -2,7 +2,7 @@
 """Writes the seed corpus of the `hostile_server` fuzz target from recorded transcripts.
 
 Usage: scripts/fuzz-seeds.py TRANSCRIPTS_DIR [OUT_DIR]
-  (in this repository: scripts/fuzz-seeds.py adapters/transcript/tests/transcripts/recorded)
+  (in this repository: scripts/fuzz-seeds.py crates/transcript/tests/transcripts/recorded)
 
 TRANSCRIPTS_DIR holds `*.jsonl` transcripts (one exchange per line: request method and body,
 response status line, headers and de-chunked body). OUT_DIR defaults to

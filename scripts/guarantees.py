@@ -9,8 +9,8 @@ path the column names. An identifier passes when it is:
 
 1. a test in the JUnit report of the nextest run (`--junit`; its name is the last `::` segment of
    a test case): every test case of that name must have passed (not failed, not skipped);
-2. a scenario of the hostile catalogues (a name in checks/hostile/catalogue.rs or
-   checks/hostile/h2.rs). The runners (tests/hostile.rs, tests/hostile_h2.rs and the adapters'
+2. a scenario of the hostile catalogues (a name in checks/support/src/hostile/catalogue.rs or
+   checks/support/src/hostile/h2.rs). The runners (tests/hostile.rs, tests/hostile_h2.rs and the adapters'
    hostile_sockets.rs and hostile_h2_sockets.rs) run every scenario of their catalogue in tests
    that fail when any scenario fails, and those runner tests are themselves checked to have
    passed (`RUNNERS`) when a report is given: a scenario named in the catalogue ran;
@@ -32,7 +32,7 @@ import xml.etree.ElementTree as ET
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EVIDENCE = {"checked by", "test", "tests", "scenario", "scenarios"}
-CATALOGUES = ["checks/hostile/catalogue.rs", "checks/hostile/h2.rs"]
+CATALOGUES = ["checks/support/src/hostile/catalogue.rs", "checks/support/src/hostile/h2.rs"]
 # The tests that run the catalogues: each fails when any scenario of its catalogue fails.
 RUNNERS = [
     "header_abuse",

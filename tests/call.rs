@@ -191,6 +191,7 @@ fn a_big_escaped_text_arrives_whole_in_every_split_and_framing() {
 // The crate's reading (its one pass, and the serde reading it leaves hard inputs to) against
 // a reference written from the specification (tests/call/oracle.rs).
 
+// The reference lives in this test's own folder, which a crate root does not search for `mod`.
 #[path = "call/oracle.rs"]
 mod oracle;
 

@@ -2,8 +2,7 @@
 //! socket ([`H2Socket`]), against a scripted server written with the crate's own frame codec and
 //! HPACK, whole and in 1- and 3-byte pieces.
 
-#[path = "support/h2server.rs"]
-mod h2server;
+use mcp_sansio_test_support::h2server;
 
 use std::time::Duration;
 

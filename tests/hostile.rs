@@ -1,4 +1,5 @@
-//! The hostile-server catalogue (`checks/hostile/`) run against the core in virtual time.
+//! The hostile-server catalogue (`checks/support/src/hostile/`) run against the core in virtual
+//! time.
 //!
 //! For every scenario and every split (whole, then 3-byte pieces) the runner checks: the error
 //! kind and its cause (the named budget with its configured limit), that the operation ended
@@ -6,11 +7,12 @@
 //! bytes read stayed within the byte budget, that retained memory stayed within
 //! [`memory_bound`], and that both splits ended the same way.
 
-#[path = "../checks/hostile/mod.rs"]
-mod hostile;
+use mcp_sansio_test_support::hostile;
+use mcp_sansio_test_support::hostile::counting;
 
-#[path = "../checks/hostile/counting.rs"]
-mod counting;
+/// Allocations counted per thread while the runner meters them.
+#[global_allocator]
+static ALLOC: counting::Counting = counting::Counting;
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;

@@ -1,5 +1,5 @@
-//! The hostile catalogue's HTTP/2 mode (`checks/hostile/h2.rs`) run against the core in virtual
-//! time: a work item connected from a modern era hint runs its operation as a stream of an
+//! The hostile catalogue's HTTP/2 mode (`checks/support/src/hostile/h2.rs`) run against the core in
+//! virtual time: a work item connected from a modern era hint runs its operation as a stream of an
 //! `H2Socket` whose server misbehaves.
 //!
 //! For every scenario and every split (whole, then 3-byte pieces) the runner checks: the error
@@ -10,14 +10,13 @@
 //! splits ended the same way. A request the server never processed moves its work item to a
 //! fresh socket, as an embedder would, at most twice.
 
-#[path = "support/h2server.rs"]
-mod h2server;
+use mcp_sansio_test_support::h2server;
+use mcp_sansio_test_support::hostile::counting;
+use mcp_sansio_test_support::hostile::h2 as h2_catalogue;
 
-#[path = "../checks/hostile/h2.rs"]
-mod h2_catalogue;
-
-#[path = "../checks/hostile/counting.rs"]
-mod counting;
+/// Allocations counted per thread while the runner meters them.
+#[global_allocator]
+static ALLOC: counting::Counting = counting::Counting;
 
 use std::collections::HashSet;
 use std::time::Duration;

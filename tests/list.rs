@@ -428,6 +428,7 @@ fn escapes_and_hostile_values_in_names_and_schemas() {
 // The crate's reading (its one pass, and the serde reading it leaves hard entries to) against
 // a reference written from the specification (tests/list/oracle.rs).
 
+// The reference lives in this test's own folder, which a crate root does not search for `mod`.
 #[path = "list/oracle.rs"]
 mod oracle;
 

@@ -394,7 +394,7 @@ enum Want {
 }
 
 /// Schemas and what `header_params` gives for each, written by hand from the rules in
-/// `src/xmcp.rs` (not computed by another implementation of them).
+/// `src/xmcp/mod.rs` (not computed by another implementation of them).
 const REFUSALS: &[(&str, Want)] = &[
     (r#"{"type":"object"}"#, Want::Params(&[])),
     // Numbers are kept as written, whatever their size.

@@ -19,11 +19,12 @@
 //! bound of the budgets; and both runs report the same events at the same instants.
 #![no_main]
 
-#[path = "../../tests/support/h2server.rs"]
-mod h2server;
+use mcp_sansio_test_support::h2server;
+use mcp_sansio_test_support::hostile::counting;
 
-#[path = "../../checks/hostile/counting.rs"]
-mod counting;
+/// Allocations counted per thread while the target meters them.
+#[global_allocator]
+static ALLOC: counting::Counting = counting::Counting;
 
 use std::time::Duration;
 

@@ -20,8 +20,11 @@
 //! `reusable` flag of a finished exchange aside: see `drain`).
 #![no_main]
 
-#[path = "../../checks/hostile/counting.rs"]
-mod counting;
+use mcp_sansio_test_support::hostile::counting;
+
+/// Allocations counted per thread while the target meters them.
+#[global_allocator]
+static ALLOC: counting::Counting = counting::Counting;
 
 use std::time::Duration;
 

@@ -19,12 +19,11 @@
 // - `input_required` needs a non-empty `inputRequests` object or a `requestState` string; an
 //   empty map is the same as none (load shedding).
 //
-// It parses with its own JSON reader (`json_tree.rs`) and shares no code with the crate: only
+// It parses with its own JSON reader (`json_tree` of the test-support crate) and shares no code with the crate: only
 // the public result types.
 #![allow(dead_code)]
 
-#[path = "json_tree.rs"]
-pub mod json_tree;
+pub use mcp_sansio_test_support::json_tree;
 
 use json_tree::{Json, Member, Node, Str};
 use mcp_sansio::{ContentBlock, ResourceContents};

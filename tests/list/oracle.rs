@@ -23,12 +23,11 @@
 // - where several rules are broken, the crate may name any of them: the reference gives the
 //   set of reasons it may name.
 //
-// It parses with its own JSON reader (`tests/call/json_tree.rs`) and shares no code with the
+// It parses with its own JSON reader (`json_tree` of the test-support crate) and shares no code with the
 // crate: only the public result types.
 #![allow(dead_code)]
 
-#[path = "../call/json_tree.rs"]
-pub mod json_tree;
+pub use mcp_sansio_test_support::json_tree;
 
 use json_tree::{Json, Member, Node, Str};
 use mcp_sansio::{HeaderParam, ParamKind};

@@ -4,8 +4,7 @@
 //! when the server trickles its TLS handshake (rustls is driven by hand, the deadline checked
 //! around every read and write).
 
-#[path = "../../net/tests/trickle/mod.rs"]
-mod trickle;
+use mcp_sansio_test_support::trickle;
 
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};

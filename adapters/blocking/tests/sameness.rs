@@ -1,12 +1,9 @@
-//! The sameness table (`checks/sameness/`) through the blocking adapter: the outcome, the
-//! requests on the wire and transcripts that replay. The tokio adapter's `tests/sameness.rs` runs
-//! the table through both adapters and compares them.
+//! The sameness table (`checks/support/src/sameness/`) through the blocking adapter: the outcome,
+//! the requests on the wire and transcripts that replay. The tokio adapter's `tests/sameness.rs`
+//! runs the table through both adapters and compares them.
 
-#[path = "../../../checks/sameness/mod.rs"]
-mod sameness;
-
-#[path = "../../../checks/sameness/run_blocking.rs"]
-mod run_blocking;
+use mcp_sansio_test_support::sameness;
+use mcp_sansio_test_support::sameness::run_blocking;
 
 #[test]
 fn the_blocking_adapter_follows_the_table() {

@@ -1,15 +1,11 @@
-//! Step-up authorizations are bounded per session on the blocking adapter's `AuthSession`: a server that
-//! refuses every call once with 403 `insufficient_scope` (a new scope each time) and accepts it
-//! after the step-up sends the user to the browser at most `MAX_STEP_UPS` times after the
-//! session connected; the next step-up fails with `AuthorizeError::UserAgentLimit` before the
-//! user agent opens, for the rest of the session.
+//! Step-up authorizations are bounded per session on the blocking adapter's `AuthSession`: a server
+//! that refuses every call once with 403 `insufficient_scope` (a new scope each time) and accepts
+//! it after the step-up sends the user to the browser at most `MAX_STEP_UPS` times after the
+//! session connected; the next step-up fails with `AuthorizeError::UserAgentLimit` before the user
+//! agent opens, for the rest of the session.
 
-#[path = "../../net/tests/auth_server/mod.rs"]
-mod auth_server;
-
-#[allow(unused_macros)]
-#[path = "../../../checks/adapter_tests/auth.rs"]
-mod auth;
+use mcp_sansio_test_support::adapter_tests::auth;
+use mcp_sansio_test_support::auth_server;
 
 use std::sync::atomic::Ordering;
 

@@ -5,8 +5,7 @@
 //! has come out yet (a TLS record is decrypted only once it is whole). The tokio twin is
 //! `adapters/tokio/tests/tls_deadline.rs`.
 
-#[path = "../../net/tests/trickle/mod.rs"]
-mod trickle;
+use mcp_sansio_test_support::trickle;
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};

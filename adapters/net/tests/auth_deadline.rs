@@ -3,8 +3,7 @@
 //! [`AuthHttp::timeout`] (plus a grace for a loaded machine), through the runner and through the
 //! synchronous driver.
 
-#[path = "trickle/mod.rs"]
-mod trickle;
+use mcp_sansio_test_support::trickle;
 
 use std::sync::mpsc;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The guarded runner of authorization requests and the synchronous driver, against loopback
 //! servers.
 
-mod auth_server;
+use mcp_sansio_test_support::auth_server;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener};

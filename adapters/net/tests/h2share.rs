@@ -4,11 +4,8 @@
 //! drained, per-session inboxes and wake-ups, an idle socket kept for the next session and closed
 //! with GOAWAY(NO_ERROR) past its idle timeout.
 
-#[path = "../../../tests/support/h2server.rs"]
-mod h2server;
-#[allow(unused_macros)]
-#[path = "../../../checks/adapter_tests/recording.rs"]
-mod recording;
+use mcp_sansio_test_support::adapter_tests::recording;
+use mcp_sansio_test_support::h2server;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

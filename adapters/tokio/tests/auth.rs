@@ -1,13 +1,10 @@
 //! `AuthSession` on tokio: a 401 authorizes once and the operation is retried; a 403
-//! `insufficient_scope` steps up; a plain 403 never authorizes. The tests are shared with the
-//! other adapter (`checks/adapter_tests/auth.rs`); this file says only how tokio drives them.
+//! `insufficient_scope` steps up; a plain 403 never authorizes. The tests are shared with the other
+//! adapter (`checks/support/src/adapter_tests/auth.rs`); this file says only how tokio drives them.
 
-#[path = "../../net/tests/auth_server/mod.rs"]
-mod auth_server;
-
-#[macro_use]
-#[path = "../../../checks/adapter_tests/auth.rs"]
-mod auth;
+use mcp_sansio_test_support::adapter_tests::auth;
+use mcp_sansio_test_support::auth_server;
+use mcp_sansio_test_support::auth_tests;
 
 use std::sync::atomic::Ordering;
 

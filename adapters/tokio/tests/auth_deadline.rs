@@ -4,8 +4,7 @@
 //! a current-thread one shut down with a short timeout, so a blocking task left behind cannot
 //! hold the test either.
 
-#[path = "../../net/tests/trickle/mod.rs"]
-mod trickle;
+use mcp_sansio_test_support::trickle;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

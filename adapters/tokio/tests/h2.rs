@@ -1,12 +1,11 @@
-//! HTTP/2 through the tokio adapter, against the in-test HTTP/2 server on 127.0.0.1 (the core's
-//! own frame codec and HPACK). The tests are shared with the blocking adapter
-//! (`checks/adapter_tests/h2.rs`, with the recording checks of
-//! `checks/adapter_tests/recording.rs`); this file says only how tokio drives a session and runs
-//! sessions side by side, and holds the tests of the tokio adapter alone.
+//! HTTP/2 through the tokio adapter, against the in-test HTTP/2 server on 127.0.0.1 (the core's own
+//! frame codec and HPACK). The tests are shared with the blocking adapter
+//! (`checks/support/src/adapter_tests/h2.rs`, with the recording checks of
+//! `checks/support/src/adapter_tests/recording.rs`); this file says only how tokio drives a session
+//! and runs sessions side by side, and holds the tests of the tokio adapter alone.
 
-#[macro_use]
-#[path = "../../../checks/adapter_tests/h2.rs"]
-mod h2;
+use mcp_sansio_test_support::adapter_tests::h2;
+use mcp_sansio_test_support::h2_tests;
 
 use h2::recording;
 use std::sync::atomic::Ordering;

@@ -1,19 +1,13 @@
-//! The hostile catalogue's HTTP/2 mode (`checks/hostile/h2.rs`) over real 127.0.0.1 sockets
-//! through the tokio adapter, speaking HTTP/2 with prior knowledge, as the blocking adapter's
-//! `hostile_h2_sockets` does (the runner is `checks/hostile/h2_sockets.rs`): each scenario's
-//! server plays its prelude and answers on every socket it accepts (a retry opens a new one),
-//! and the operation must end in the scenario's typed error, of kind `ConnectionFailed`, within
-//! the scenario's time (at most `LONGEST`) plus a grace. All scenarios run at once, one task
+//! The hostile catalogue's HTTP/2 mode (`checks/support/src/hostile/h2.rs`) over real 127.0.0.1
+//! sockets through the tokio adapter, speaking HTTP/2 with prior knowledge, as the blocking
+//! adapter's `hostile_h2_sockets` does (the runner is `checks/support/src/hostile/h2_sockets.rs`):
+//! each scenario's server plays its prelude and answers on every socket it accepts (a retry opens a
+//! new one), and the operation must end in the scenario's typed error, of kind `ConnectionFailed`,
+//! within the scenario's time (at most `LONGEST`) plus a grace. All scenarios run at once, one task
 //! each; a control-output flood may end at its shortened deadline instead (see the runner).
 
-#[path = "../../../tests/support/h2server.rs"]
-mod h2server;
-
-#[path = "../../../checks/hostile/h2.rs"]
-mod h2_catalogue;
-
-#[path = "../../../checks/hostile/h2_sockets.rs"]
-mod h2_sockets;
+use mcp_sansio_test_support::hostile::h2 as h2_catalogue;
+use mcp_sansio_test_support::hostile::h2_sockets;
 
 use std::sync::atomic::Ordering;
 

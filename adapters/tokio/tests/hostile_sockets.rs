@@ -1,4 +1,4 @@
-//! The hostile-server catalogue (`checks/hostile/`) against the tokio adapter over real
+//! The hostile-server catalogue (`checks/support/src/hostile/`) against the tokio adapter over real
 //! 127.0.0.1 sockets.
 //!
 //! Every scenario runs with its time budgets and its server's timing divided by
@@ -10,15 +10,14 @@
 //! run once more one at a time under a counting allocator: the peak must stay within the core's
 //! bound of docs/guarantees.md plus [`adapter_run::ADAPTER_ALLOWANCE`].
 
-#[path = "../../../checks/hostile/mod.rs"]
-mod hostile;
+use mcp_sansio_test_support::hostile;
+use mcp_sansio_test_support::hostile::adapter_run;
+use mcp_sansio_test_support::hostile::operate;
+use mcp_sansio_test_support::hostile_socket_test;
 
-#[path = "../../../checks/hostile/adapter_run.rs"]
-mod adapter_run;
-
-#[macro_use]
-#[path = "../../../checks/hostile/operate.rs"]
-mod operate;
+/// Allocations counted, but for the server's threads, while [`adapter_run::measure`] is on.
+#[global_allocator]
+static ALLOC: adapter_run::Counting = adapter_run::Counting;
 
 use std::time::{Duration, Instant};
 

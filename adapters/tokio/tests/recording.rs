@@ -1,12 +1,11 @@
 //! Sessions recorded to a transcript sink, then replayed against the core. The tests and their
-//! checks are shared with the blocking adapter (`checks/adapter_tests/recording.rs`); this file
-//! says only how tokio drives a session.
+//! checks are shared with the blocking adapter (`checks/support/src/adapter_tests/recording.rs`);
+//! this file says only how tokio drives a session.
 
 mod support;
 
-#[macro_use]
-#[path = "../../../checks/adapter_tests/recording.rs"]
-mod recording;
+use mcp_sansio_test_support::adapter_tests::recording;
+use mcp_sansio_test_support::recording_tests;
 
 use std::sync::Arc;
 

@@ -1,16 +1,11 @@
-//! The sameness table (`checks/sameness/`) through both adapters: each run is checked against the
-//! table (outcome, requests on the wire, transcripts that replay), then the two runs against each
-//! other (the same outcome, the same requests on the same connections, the same transcripts,
-//! timing aside).
+//! The sameness table (`checks/support/src/sameness/`) through both adapters: each run is checked
+//! against the table (outcome, requests on the wire, transcripts that replay), then the two runs
+//! against each other (the same outcome, the same requests on the same connections, the same
+//! transcripts, timing aside).
 
-#[path = "../../../checks/sameness/mod.rs"]
-mod sameness;
-
-#[path = "../../../checks/sameness/run_blocking.rs"]
-mod run_blocking;
-
-#[path = "../../../checks/sameness/run_tokio.rs"]
-mod run_tokio;
+use mcp_sansio_test_support::sameness;
+use mcp_sansio_test_support::sameness::run_blocking;
+use mcp_sansio_test_support::sameness::run_tokio;
 
 #[test]
 fn both_adapters_behave_the_same() {

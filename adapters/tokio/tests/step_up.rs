@@ -4,12 +4,8 @@
 //! session connected; the next step-up fails with `AuthorizeError::UserAgentLimit` before the
 //! user agent opens, for the rest of the session.
 
-#[path = "../../net/tests/auth_server/mod.rs"]
-mod auth_server;
-
-#[allow(unused_macros)]
-#[path = "../../../checks/adapter_tests/auth.rs"]
-mod auth;
+use mcp_sansio_test_support::adapter_tests::auth;
+use mcp_sansio_test_support::auth_server;
 
 use std::sync::atomic::Ordering;
 

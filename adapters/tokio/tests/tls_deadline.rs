@@ -2,8 +2,7 @@
 //! listing on the pooled socket ends at its request time (reads are futures under the
 //! deadline). The blocking adapter's twin is `adapters/blocking/tests/tls_deadline.rs`.
 
-#[path = "../../net/tests/trickle/mod.rs"]
-mod trickle;
+use mcp_sansio_test_support::trickle;
 
 use std::time::{Duration, Instant};
 

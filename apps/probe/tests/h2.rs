@@ -2,8 +2,7 @@
 //! HPACK, from the core's test support), over TLS with ALPN `h2` and in clear text with prior
 //! knowledge; `http_version` in the JSON documents; `--http1`.
 
-#[path = "../../../tests/support/h2server.rs"]
-mod h2server;
+use mcp_sansio_test_support::h2server;
 mod support;
 
 use std::io::{Read, Write};

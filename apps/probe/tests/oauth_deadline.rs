@@ -2,8 +2,7 @@
 //! trickles its TLS handshake or a TLS record of its body: exit 4 with the JSON error document,
 //! not a process still running long after the deadline.
 
-#[path = "../../../adapters/net/tests/trickle/mod.rs"]
-mod trickle;
+use mcp_sansio_test_support::trickle;
 
 use std::io::Read;
 use std::process::{Command, Stdio};

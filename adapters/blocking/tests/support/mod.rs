@@ -284,9 +284,8 @@ fn read_request<S: Read>(s: &mut S, buf: &mut Vec<u8>, conn: usize) -> Option<Re
 // ---------------------------------------------------------------------------------------------
 // Canned answers
 
-#[path = "../../../../checks/adapter_tests/canned.rs"]
-mod canned;
 pub use canned::*;
+use mcp_sansio_test_support::adapter_tests::canned;
 
 /// A modern server: discover, two tools, every call answers "hi".
 pub fn modern(req: &Req) -> Reply {

@@ -274,9 +274,8 @@ async fn read_request<S: AsyncRead + Unpin>(
 // ---------------------------------------------------------------------------------------------
 // Canned answers (the shapes of a 2026-07-28 server)
 
-#[path = "../../../../checks/adapter_tests/canned.rs"]
-mod canned;
 pub use canned::*;
+use mcp_sansio_test_support::adapter_tests::canned;
 
 /// The answer of a well-behaved modern server with tools `echo` and `add`.
 pub fn mcp(req: &Req) -> Reply {

@@ -1,9 +1,9 @@
-// A plain JSON reader (RFC 8259) for the reference readings of `tests/call/oracle.rs` and
-// `tests/list/oracle.rs`: written for them, sharing nothing with the crate under test. It keeps
-// what a reference needs to apply MCP's rules itself: every member of an object in order
-// (duplicates included), the text of every value as written (to compare raw JSON byte for byte),
-// numbers unevaluated, and for every string both whether it decodes to Unicode text (a lone
-// surrogate escape does not) and the text it decodes to.
+//! A plain JSON reader (RFC 8259) for the reference readings of `tests/call/oracle.rs` and
+//! `tests/list/oracle.rs`: written for them, sharing nothing with the crate under test. It keeps
+//! what a reference needs to apply MCP's rules itself: every member of an object in order
+//! (duplicates included), the text of every value as written (to compare raw JSON byte for byte),
+//! numbers unevaluated, and for every string both whether it decodes to Unicode text (a lone
+//! surrogate escape does not) and the text it decodes to.
 #![allow(dead_code)]
 
 /// A JSON value and where it sits in the input.

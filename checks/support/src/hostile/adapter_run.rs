@@ -2,16 +2,9 @@
 //! socket server per scenario with its threads counted and stopped, the checks of an outcome, and
 //! a counting allocator for the memory bound.
 //!
-//! An adapter's test includes this file next to the catalogue:
-//!
-//! ```ignore
-//! #[path = "../../../checks/hostile/mod.rs"]
-//! mod hostile;
-//! #[path = "../../../checks/hostile/adapter_run.rs"]
-//! mod adapter_run;
-//! ```
-//!
-//! It declares the binary's global allocator, so it cannot be included by `tests/hostile.rs`.
+//! An adapter's test uses this module next to the catalogue and declares its [`Counting`]
+//! allocator (global counting, not the per-thread one of [`super::counting`]) the binary's
+//! global allocator: `#[global_allocator] static ALLOC: Counting = Counting;`.
 #![allow(dead_code)]
 
 use std::cell::Cell;

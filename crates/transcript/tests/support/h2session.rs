@@ -1,5 +1,5 @@
-//! Records HTTP/2 sessions of the core against the scripted HTTP/2 peer
-//! (`tests/support/h2server.rs` of the core) in virtual time, the way a driver records a live
+//! Records HTTP/2 sessions of the core against the scripted HTTP/2 peer of the test-support crate
+//! (`checks/support/src/h2server.rs`) in virtual time, the way a driver records a live
 //! one: one work item on an `H2Socket`, moved to a fresh socket when the core asks for one, every
 //! call reported to an `H2Recorder`, every output drained after every input.
 #![allow(dead_code)]

@@ -1,8 +1,10 @@
-// The global allocator of the file that includes this one with `include!`: every call goes to
+// The counting allocator of the file that includes this one with `include!`: every call goes to
 // the system allocator unchanged, and each change in the bytes held is told to `count(delta)`,
-// which the including file defines (and decides there what counts).
+// which the including file defines (and decides there what counts). The test crate that counts
+// declares it its global allocator (`#[global_allocator] static ALLOC: Counting = Counting;`).
 
-struct Counting;
+/// The counting allocator: the system allocator, with every change in the bytes held counted.
+pub struct Counting;
 
 // SAFETY: every call is forwarded unchanged to the system allocator; the wrapper only counts.
 unsafe impl std::alloc::GlobalAlloc for Counting {
@@ -22,6 +24,3 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
         unsafe { std::alloc::GlobalAlloc::realloc(&std::alloc::System, ptr, layout, new_size) }
     }
 }
-
-#[global_allocator]
-static ALLOC: Counting = Counting;

@@ -2,7 +2,8 @@
 //! counters, so that tests running in parallel threads do not see each other's allocations, and
 //! counting only while switched on, so that the runner's own work is not counted.
 //!
-//! Included with `#[path]` by a test crate, which then uses it as its global allocator.
+//! A test crate that uses it declares [`Counting`] its global allocator:
+//! `#[global_allocator] static ALLOC: Counting = Counting;`.
 #![allow(dead_code)]
 
 use std::cell::Cell;

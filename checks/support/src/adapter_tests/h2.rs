@@ -1,18 +1,14 @@
 //! The HTTP/2 tests of both adapters, against the in-test HTTP/2 server on 127.0.0.1
-//! (`adapters/net/tests/h2_server`, the core's own frame codec and HPACK): ALPN `h2` over TLS,
-//! h2c with prior knowledge, the switch that forces HTTP/1.1, one socket shared by every session
-//! of a client, and recorded HTTP/2 sessions (checked with `recording.rs`). An adapter's
-//! `tests/h2.rs` includes this file by `#[path]` (with `#[macro_use]`), brings its
-//! [`h2_server`] and [`recording`] modules into scope, and declares the tests with
-//! [`h2_tests!`], giving only how its runtime drives a session and runs sessions side by side.
+//! ([`crate::h2_server`], the core's own frame codec and HPACK): ALPN `h2` over TLS, h2c with prior
+//! knowledge, the switch that forces HTTP/1.1, one socket shared by every session of a client, and
+//! recorded HTTP/2 sessions (checked with `recording.rs`). An adapter's `tests/h2.rs` brings this
+//! module (as `h2`) and its [`h2_server`] and [`recording`] modules into scope, and declares the
+//! tests with [`crate::h2_tests!`], giving only how its runtime drives a session and runs sessions
+//! side by side.
 #![allow(dead_code)]
 
-#[path = "../../adapters/net/tests/h2_server/mod.rs"]
-pub mod h2_server;
-
-#[allow(unused_macros)]
-#[path = "recording.rs"]
-pub mod recording;
+pub use super::recording;
+pub use crate::h2_server;
 
 use std::sync::Arc;
 
@@ -59,13 +55,14 @@ pub fn tls_setup<C: BuildClient>(b: h2_server::Behaviour) -> (h2_server::Server,
     (server, client, url)
 }
 
-/// Declares the HTTP/2 tests of an adapter whose `Client` is in scope, with this file's
+/// Declares the HTTP/2 tests of an adapter whose `Client` is in scope, with this module's
 /// `h2_server` and `recording` modules: `#[$test]` is its test attribute and
 /// `#[$threaded]` the one of tests whose sessions run side by side while the test waits on the
 /// server; `async` is present when its operations are futures; `[$($wait)*]` is what waits for
 /// an operation (`.await`, or nothing); `$spawn($($task)* { .. })` runs a block beside the test
 /// and `$($joined)*` waits for it, giving a `Result`; `$sleep` pauses (waited with
 /// `$($wait)*`).
+#[macro_export]
 macro_rules! h2_tests {
     (
         #[$test:meta] #[$threaded:meta] $($async:ident)? [$($wait:tt)*]
@@ -485,8 +482,9 @@ macro_rules! h2_tests {
     };
 }
 
-/// Bytes of padding in the call of `a_server_that_stops_reading_fails_the_socket_at_the_write_stall`:
-/// far more than a loopback socket's send and receive buffers hold together.
+/// Bytes of padding in the call of
+/// `a_server_that_stops_reading_fails_the_socket_at_the_write_stall`: far more than a loopback
+/// socket's send and receive buffers hold together.
 pub const STALLING_BODY: usize = 48 << 20;
 
 /// An HTTP/2 server on 127.0.0.1 that accepts one connection, sends its SETTINGS (a stream window

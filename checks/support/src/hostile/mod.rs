@@ -3,10 +3,23 @@
 //!
 //! The catalogue is data ([`Scenario`] values built from [`script`] steps): `tests/hostile.rs`
 //! runs it against the core in virtual time, and [`socket::serve`] plays the same scripts on
-//! real sockets for an adapter runner.
+//! real sockets for an adapter runner ([`adapter_run`], with the operation of `operate`). Its
+//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`counting`] is the per-thread
+//! counting allocator of the in-memory runners.
 #![allow(dead_code)]
 
+pub mod adapter_run;
+
 pub mod catalogue;
+
+pub mod counting;
+
+pub mod h2;
+
+pub mod h2_sockets;
+
+#[cfg(feature = "net")]
+pub mod operate;
 
 pub mod script;
 

@@ -2,15 +2,16 @@
 //! the requests its server must see and the outcome its operations must come to, and (where both
 //! adapters run in one test) against each other's transcripts, timing aside.
 //!
-//! An adapter's test includes this file and supplies a [`Runner`]:
-//!
-//! ```ignore
-//! #[path = "../../../checks/sameness/mod.rs"]
-//! mod sameness;
-//! ```
+//! An adapter's test uses this module and supplies a [`Runner`] (the blocking adapter's is
+//! `run_blocking`, the tokio adapter's `run_tokio`).
 //!
 //! Only `std`, `serde_json`, `mcp_sansio` and `mcp_sansio_transcript`: both adapters have them.
 #![allow(dead_code)]
+
+#[cfg(feature = "blocking")]
+pub mod run_blocking;
+#[cfg(feature = "tokio")]
+pub mod run_tokio;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

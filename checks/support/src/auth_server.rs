@@ -1,6 +1,6 @@
 //! A protected MCP server and its authorization server on one loopback port, shared by the
-//! authorization tests of mcp-sansio-net, mcp-sansio-tokio and mcp-sansio-blocking (included
-//! with `#[path]`). The MCP endpoint answers 401 with `resource_metadata` until it sees a token
+//! authorization tests of mcp-sansio-net, mcp-sansio-tokio and mcp-sansio-blocking (through the
+//! test-support crate). The MCP endpoint answers 401 with `resource_metadata` until it sees a token
 //! the token endpoint issued; `tools/call` needs the `write` scope (403 `insufficient_scope`
 //! otherwise). The authorization endpoint redirects at once; the token endpoint checks PKCE.
 //! In the legacy modes the MCP endpoint speaks the legacy era instead: `server/discover` is an

@@ -1,13 +1,14 @@
-//! The token-binding tests of both adapters: with one credential store, a token obtained for
-//! one MCP server is never sent to another, and a hostile server that names the first server's
+//! The token-binding tests of both adapters: with one credential store, a token obtained for one
+//! MCP server is never sent to another, and a hostile server that names the first server's
 //! authorization server as its own gets no refresh of the first server's token. An adapter's
-//! `tests/auth_binding.rs` includes the protected server (`adapters/net/tests/auth_server`) as
-//! `auth_server`, the shared helpers (`checks/adapter_tests/auth.rs`) as `auth` and this file by
-//! `#[path]` (with `#[macro_use]`), and declares the tests with [`auth_binding_tests!`].
+//! `tests/auth_binding.rs` brings the protected server ([`crate::auth_server`]) and the shared
+//! helpers ([`super::auth`]) into scope, and declares the tests with
+//! [`crate::auth_binding_tests!`].
 
 /// Declares the token-binding tests of an adapter whose `Client` and `AuthSession` are in scope:
 /// `#[$test]` is its test attribute, `async` is present when its operations are futures and
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
+#[macro_export]
 macro_rules! auth_binding_tests {
     (#[$test:meta] $($async:ident)? [$($wait:tt)*]) => {
         /// Authorizes against a fresh server A and gives it with the store saved.

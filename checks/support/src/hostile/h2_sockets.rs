@@ -1,7 +1,7 @@
 //! Running the HTTP/2 catalogue (`h2.rs`) over real 127.0.0.1 sockets: the scenario's server on
 //! every socket it accepts, the flood deadline, and the verdict on an operation's result. An
-//! adapter's test includes this file next to `tests/support/h2server.rs` (as `h2server`) and
-//! `h2.rs` (as `h2_catalogue`), and runs each scenario's operation its own way.
+//! adapter's test uses this module with the scripted peer ([`crate::h2server`]) and the catalogue
+//! ([`super::h2`]), and runs each scenario's operation its own way.
 //!
 //! One difference with virtual time is checked for what it is: an adapter writes the
 //! acknowledgements of a SETTINGS or PING flood as fast as it reads the flood, so the queued
@@ -18,7 +18,7 @@ use std::time::Duration;
 use mcp_sansio::internals::h2::H2Limit;
 use mcp_sansio::{Budget, Config, Error, ErrorKind};
 
-use crate::h2_catalogue::{H2Cause, H2Scenario};
+use super::h2::{H2Cause, H2Scenario};
 use crate::h2server::H2Peer;
 
 /// The longest wall time a scenario's operation is given (most scenarios end at once; their

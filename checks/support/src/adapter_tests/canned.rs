@@ -1,5 +1,5 @@
 //! Canned HTTP answers of the adapters' in-test servers, shared by both adapters' `support`
-//! modules (each includes this file by `#[path]`): the bytes a well-behaved modern or legacy
+//! modules (each re-exports this module): the bytes a well-behaved modern or legacy
 //! server sends, and the pieces they are made of.
 #![allow(dead_code)]
 

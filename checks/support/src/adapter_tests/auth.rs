@@ -1,10 +1,10 @@
-//! The authorization tests of both adapters: `AuthSession` authorizes once on a 401 and retries
-//! the operation, steps up on a 403 `insufficient_scope`, and never authorizes on a plain 403;
-//! the session it replaces after authorizing is ended (a legacy session's `DELETE`) once the new
-//! one is connected, even when that `DELETE` is refused, and kept when the new one fails. An
-//! adapter's `tests/auth.rs` includes the protected server (`adapters/net/tests/auth_server`) as
-//! `auth_server` and this file by `#[path]` (with `#[macro_use]`), and declares the tests with
-//! [`auth_tests!`], giving only how its runtime drives a session.
+//! The authorization tests of both adapters: `AuthSession` authorizes once on a 401 and retries the
+//! operation, steps up on a 403 `insufficient_scope`, and never authorizes on a plain 403; the
+//! session it replaces after authorizing is ended (a legacy session's `DELETE`) once the new one is
+//! connected, even when that `DELETE` is refused, and kept when the new one fails. An adapter's
+//! `tests/auth.rs` brings the protected server ([`crate::auth_server`]) and this module (as `auth`)
+//! into scope, and declares the tests with [`crate::auth_tests!`], giving only how its runtime
+//! drives a session.
 #![allow(dead_code)]
 
 use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
@@ -70,6 +70,7 @@ pub fn requests(seen: &[Seen], method: &str, rpc: Option<&str>, sid: &str) -> Ve
 /// Declares the authorization tests of an adapter whose `Client` and `AuthSession` are in scope:
 /// `#[$test]` is its test attribute, `async` is present when its operations are futures and
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
+#[macro_export]
 macro_rules! auth_tests {
     (#[$test:meta] $($async:ident)? [$($wait:tt)*]) => {
         #[$test]

@@ -1,6 +1,6 @@
 //! The recording tests of both adapters: sessions recorded to a transcript sink, then replayed
-//! against the core. An adapter's `tests/recording.rs` includes this file by `#[path]` (with
-//! `#[macro_use]`) and declares the tests with [`recording_tests!`], giving only how its runtime
+//! against the core. An adapter's `tests/recording.rs` brings this module (as `recording`) into
+//! scope and declares the tests with [`crate::recording_tests!`], giving only how its runtime
 //! drives a session.
 #![allow(dead_code)]
 
@@ -125,7 +125,7 @@ pub fn recording_h2_client<C: BuildClient>(
 }
 
 /// The transcript of an HTTP/2 session with a bearer token (list, call `echo`, close) against
-/// the in-test HTTP/2 server (`adapters/net/tests/h2_server`), whose requests had `:scheme`
+/// the in-test HTTP/2 server (`checks/support/src/h2_server.rs`), whose requests had `:scheme`
 /// `scheme`: it carries `config http 2`, replays as recorded, byte by byte, in 3-byte pieces
 /// and merged, with the same outcome and the same written frames (after redaction), and the
 /// token never appears in it.
@@ -197,6 +197,7 @@ pub fn check_two_sockets(text: &str, t: &Transcript) {
 /// `#[$test]` is its test attribute, `async` is present when its operations are futures,
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing), and `$modern` /
 /// `$legacy` start a modern and a legacy in-test server.
+#[macro_export]
 macro_rules! recording_tests {
     (#[$test:meta] $($async:ident)? [$($wait:tt)*] modern: $modern:expr, legacy: $legacy:expr) => {
         #[$test]

@@ -1,7 +1,7 @@
 //! The operation of a hostile scenario through an adapter's public API, shared by both adapters'
-//! `tests/hostile_sockets.rs`: each includes this file by `#[path]` (with `#[macro_use]`) next to
-//! `hostile` and `adapter_run`, and declares `operate` and the test with [`hostile_socket_test!`], giving only how its
-//! runtime waits for an operation.
+//! `tests/hostile_sockets.rs`: each brings this module (as `operate`) into scope next to `hostile`
+//! and `adapter_run`, and declares `operate` and the test with [`crate::hostile_socket_test!`],
+//! giving only how its runtime waits for an operation.
 #![allow(dead_code)]
 
 use mcp_sansio_net::CallObserver;
@@ -22,6 +22,7 @@ pub const WORKERS: usize = 12;
 /// scope, `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` and the test that plays
 /// the catalogue with `run`: `async` is present when its operations are futures and
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
+#[macro_export]
 macro_rules! hostile_socket_test {
     ($($async:ident)? [$($wait:tt)*]) => {
         #[test]

@@ -6,21 +6,21 @@
 //! the same text as the file (run with `MCP_TRANSCRIPT_BLESS=1` to write the files after a
 //! change of the core or of the format, then review the diff).
 
-#[path = "../../../tests/support/h2server.rs"]
-mod h2server;
-#[path = "support/h2session.rs"]
-mod h2session;
+use mcp_sansio_test_support::h2server;
+mod support {
+    pub mod h2session;
+}
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use h2server::{result, rst, H2Peer, SeenRequest};
-use h2session::Session;
 use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::{Config, Era, EraHint, TransportError, TransportErrorKind};
 use mcp_sansio_transcript::{
     replay, H2Writes, Mismatch, Record, RecordedOperation, Split, Transcript, REDACTED,
 };
+use support::h2session::Session;
 
 const URL: &str = "https://mcp.example.com:8443/mcp";
 const TOKEN: &str = "h2-s3cr3t-bearer-token";

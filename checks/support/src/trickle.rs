@@ -1,5 +1,5 @@
 //! Loopback servers that hold a client with bytes that come too slowly, shared by the deadline
-//! tests of mcp-sansio-net, both adapters and `mcp-probe` (included with `#[path]`):
+//! tests of mcp-sansio-net, both adapters and `mcp-probe` (through the test-support crate):
 //!
 //! - [`Trickle::Handshake`]: after the ClientHello, a TLS handshake record header announcing
 //!   16 KiB, then one byte of it per interval — a handshake that never completes;

@@ -1,10 +1,8 @@
 //! The in-test HTTP/2 server of both adapters' HTTP/2 tests, on 127.0.0.1 sockets (TLS with ALPN,
-//! or h2c), written with the core's frame codec and HPACK (`tests/support/h2server.rs`). An
-//! adapter's test includes this module by `#[path]`.
+//! or h2c), written with the core's frame codec and HPACK (the scripted peer, [`h2server`]).
 #![allow(dead_code)]
 
-#[path = "../../../../tests/support/h2server.rs"]
-pub mod h2server;
+pub use crate::h2server;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -1,0 +1,12 @@
+//! The tests both adapters declare, each as a macro an adapter's test file invokes, and the
+//! canned answers of the adapters' in-test servers.
+
+#[cfg(feature = "net")]
+pub mod auth;
+#[cfg(feature = "net")]
+pub mod auth_binding;
+pub mod canned;
+#[cfg(feature = "net")]
+pub mod h2;
+#[cfg(feature = "net")]
+pub mod recording;
