@@ -1,8 +1,8 @@
 //! Redaction of authorization secrets, and properties of the form codec and resource matching.
 
 use mcp_sansio::auth::form::{decode, encode, encode_pairs, parse_query};
-use mcp_sansio::auth::metadata::resource_matches;
 use mcp_sansio::auth::redact;
+use mcp_sansio::auth::resource_matches;
 use mcp_sansio::auth::{
     AuthConfig, AuthResponse, AuthSecrets, Authorizer, ClientCredentials, ClientSettings,
     PreRegistered, TokenAuthMethod,
