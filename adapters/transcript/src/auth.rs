@@ -12,14 +12,14 @@
 //! - [`AuthTranscript::to_text`] and [`AuthTranscript::parse`] write and read the text.
 //! - [`replay_auth`] drives a fresh [`Authorizer`] from a transcript; [`AuthReplay::check`]
 //!   compares it with the transcript.
-//! - [`redact_auth_form`], [`redact_auth_url`], [`redact_auth_json`], [`redact_auth_body`] and
-//!   [`redact_auth_header`] are the redaction applied to everything recorded.
+//! - Everything recorded is redacted by the core's one policy, [`mcp_sansio::auth::redact`]
+//!   (URLs, headers by name, form and JSON bodies), like the connection transcripts.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sansio::auth::redact::SECRET_NAMES;
+use mcp_sansio::auth::redact;
 use mcp_sansio::auth::{
     AuthConfig, AuthError, AuthEvent, AuthLimits, AuthRequest, AuthRequestId, AuthResponse,
     AuthSecrets, Authorizer, ClientSettings, UrlPolicy,
@@ -43,104 +43,8 @@ pub const PENDING_STATE: &str = "<pending-state>";
 /// The byte a replay fills its 64 "random" bytes with: the replay's `state` and PKCE verifier.
 pub const REPLAY_RANDOM_BYTE: u8 = 0x5a;
 
-/// Parameter names redacted on top of the core's secrets ([`SECRET_NAMES`]): values derived
-/// from a random secret, which differ between a recording and its replay.
-pub const DERIVED_NAMES: &[&str] = &["code_challenge", "nonce"];
-
-fn is_redacted_name(name: &str) -> bool {
-    SECRET_NAMES
-        .iter()
-        .chain(DERIVED_NAMES)
-        .any(|s| s.eq_ignore_ascii_case(name))
-}
-
 fn decoded_name(raw: &str) -> String {
     mcp_sansio::auth::form::decode(raw).unwrap_or_else(|_| raw.to_owned())
-}
-
-/// A form body or query (without its `?`) with the value of every secret parameter (the
-/// core's [`SECRET_NAMES`]: tokens, codes, client secrets, verifiers, `state`…) and of every
-/// derived one ([`DERIVED_NAMES`]) replaced by `<redacted>`. Names are compared after
-/// percent-decoding, ASCII case ignored; every other byte is kept.
-pub fn redact_auth_form(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, part) in text.split('&').enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        match part.split_once('=') {
-            Some((name, _)) if is_redacted_name(&decoded_name(name)) => {
-                out.push_str(name);
-                out.push('=');
-                out.push_str(REDACTED);
-            }
-            _ => out.push_str(part),
-        }
-    }
-    out
-}
-
-/// A URL with its query and fragment redacted as forms ([`redact_auth_form`]): the callback
-/// and `Location` URLs carry `code` and `state` there.
-pub fn redact_auth_url(url: &str) -> String {
-    let (before_fragment, fragment) = match url.split_once('#') {
-        Some((b, f)) => (b, Some(f)),
-        None => (url, None),
-    };
-    let mut out = match before_fragment.split_once('?') {
-        Some((base, query)) => format!("{base}?{}", redact_auth_form(query)),
-        None => before_fragment.to_owned(),
-    };
-    if let Some(f) = fragment {
-        out.push('#');
-        out.push_str(&redact_auth_form(f));
-    }
-    out
-}
-
-/// A JSON document with every member named in [`SECRET_NAMES`] (at any depth) given the value
-/// `"<redacted>"`, written compactly; `None` if `body` is not JSON.
-pub fn redact_auth_json(body: &[u8]) -> Option<Vec<u8>> {
-    mcp_sansio::auth::redact::json(body)
-}
-
-/// A request or response body redacted by its content type: a form body
-/// (`application/x-www-form-urlencoded`) as a form, anything else that parses as JSON as JSON;
-/// another (non-empty) body is recorded as `<N bytes>`, never verbatim, since it cannot be
-/// redacted field by field.
-pub fn redact_auth_body(content_type: Option<&str>, body: &[u8]) -> Vec<u8> {
-    let form = content_type.is_some_and(|c| {
-        c.trim_start()
-            .to_ascii_lowercase()
-            .starts_with("application/x-www-form-urlencoded")
-    });
-    if form {
-        if let Ok(text) = std::str::from_utf8(body) {
-            return redact_auth_form(text).into_bytes();
-        }
-    }
-    if body.is_empty() {
-        return Vec::new();
-    }
-    // A body that reads neither as a form nor as JSON cannot be redacted field by field: only
-    // its length is recorded (a token answer with `1e400` in some field is not a `Value`).
-    redact_auth_json(body).unwrap_or_else(|| format!("<{} bytes>", body.len()).into_bytes())
-}
-
-/// A header value redacted by its name: `Authorization` keeps only its scheme
-/// (`Basic <redacted>`), `Location` and `Content-Location` are redacted as URLs, `Cookie` and
-/// `Set-Cookie` become `<redacted>`; other values are kept.
-pub fn redact_auth_header(name: &str, value: &[u8]) -> Vec<u8> {
-    let lower = name.to_ascii_lowercase();
-    let text = || String::from_utf8_lossy(value).into_owned();
-    match lower.as_str() {
-        "authorization" | "proxy-authorization" => {
-            mcp_sansio::auth::redact::authorization(&text()).into_bytes()
-        }
-        "location" | "content-location" => redact_auth_url(&text()).into_bytes(),
-        "cookie" | "set-cookie" => REDACTED.as_bytes().to_vec(),
-        _ => value.to_vec(),
-    }
 }
 
 fn content_type<'a, V: AsRef<[u8]> + 'a>(
@@ -155,15 +59,15 @@ fn content_type<'a, V: AsRef<[u8]> + 'a>(
 /// The recorded form of a request: `METHOD URL`, the headers, an empty line and the body, lines
 /// ending in CRLF, every secret redacted.
 pub fn auth_request_bytes(req: &AuthRequest) -> Vec<u8> {
-    let mut out = format!("{} {}\r\n", req.method.as_str(), redact_auth_url(&req.url)).into_bytes();
+    let mut out = format!("{} {}\r\n", req.method.as_str(), redact::url(&req.url)).into_bytes();
     for (n, v) in &req.headers {
         out.extend_from_slice(n.as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(&redact_auth_header(n, v.as_bytes()));
+        out.extend_from_slice(&redact::header(n, v.as_bytes()));
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(&redact_auth_body(
+    out.extend_from_slice(&redact::body(
         content_type(&req.headers).as_deref(),
         &req.body,
     ));
@@ -177,11 +81,11 @@ pub fn auth_response_bytes(resp: &AuthResponse) -> Vec<u8> {
     for (n, v) in &resp.headers {
         out.extend_from_slice(n.as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(&redact_auth_header(n, v));
+        out.extend_from_slice(&redact::header(n, v));
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(&redact_auth_body(
+    out.extend_from_slice(&redact::body(
         content_type(&resp.headers).as_deref(),
         &resp.body,
     ));
@@ -222,7 +126,7 @@ fn response_from_bytes(status: u16, bytes: &[u8]) -> AuthResponse {
 pub fn auth_event_summary(event: &AuthEvent) -> Value {
     match event {
         AuthEvent::OpenUserAgent { url, .. } => {
-            json!({"open_user_agent": {"url": redact_auth_url(url)}})
+            json!({"open_user_agent": {"url": redact::url(url)}})
         }
         AuthEvent::Authorized { issuer, scopes } => {
             json!({"authorized": {"issuer": issuer, "scopes": scopes}})
@@ -261,7 +165,7 @@ impl AuthTranscriptConfig {
             }
         }
         AuthTranscriptConfig {
-            server_url: crate::redact_url(&config.server_url),
+            server_url: redact::url(&config.server_url),
             client,
             allow_loopback_http: config.policy.allow_loopback_http,
             limits: config.limits,
@@ -666,7 +570,7 @@ fn redact_callback(query: &str, pending_state: Option<&str>) -> String {
                     out.push_str(REDACTED);
                 }
             }
-            _ => out.push_str(&redact_auth_form(part)),
+            _ => out.push_str(&redact::form(part)),
         }
     }
     out
@@ -1142,7 +1046,7 @@ mod tests {
             ("", ""),
         ];
         for (before, after) in table {
-            assert_eq!(redact_auth_form(before), after, "{before}");
+            assert_eq!(redact::form(before), after, "{before}");
         }
     }
 
@@ -1171,16 +1075,16 @@ mod tests {
             ),
         ];
         for (before, after) in table {
-            let got = redact_auth_json(before.as_bytes()).unwrap();
+            let got = redact::json(before.as_bytes()).unwrap();
             assert_eq!(String::from_utf8(got).unwrap(), after, "{before}");
             // The same through the body dispatcher, as JSON.
-            let via_body = redact_auth_body(Some("application/json"), before.as_bytes());
+            let via_body = redact::body(Some("application/json"), before.as_bytes());
             assert_eq!(String::from_utf8(via_body).unwrap(), after);
         }
-        assert_eq!(redact_auth_json(b"not json"), None);
-        assert_eq!(redact_auth_body(None, b"<html>"), b"<6 bytes>".to_vec());
+        assert_eq!(redact::json(b"not json"), None);
+        assert_eq!(redact::body(None, b"<html>"), b"<6 bytes>".to_vec());
         assert_eq!(
-            redact_auth_body(
+            redact::body(
                 Some("application/x-www-form-urlencoded; charset=utf-8"),
                 b"access_token=a&x=1"
             ),
@@ -1206,21 +1110,21 @@ mod tests {
             ("https://as/.well-known/x", "https://as/.well-known/x"),
         ];
         for (before, after) in table {
-            assert_eq!(redact_auth_url(before), after, "{before}");
+            assert_eq!(redact::url(before), after, "{before}");
         }
         assert_eq!(
-            redact_auth_header("Location", b"http://cb?code=c&state=s"),
+            redact::header("Location", b"http://cb?code=c&state=s"),
             b"http://cb?code=<redacted>&state=<redacted>".to_vec()
         );
         assert_eq!(
-            redact_auth_header("authorization", b"Basic Y2xpZW50OnNlY3JldA=="),
+            redact::header("authorization", b"Basic Y2xpZW50OnNlY3JldA=="),
             b"Basic <redacted>".to_vec()
         );
         assert_eq!(
-            redact_auth_header("Set-Cookie", b"sid=1"),
+            redact::header("Set-Cookie", b"sid=1"),
             b"<redacted>".to_vec()
         );
-        assert_eq!(redact_auth_header("Content-Type", b"a/b"), b"a/b".to_vec());
+        assert_eq!(redact::header("Content-Type", b"a/b"), b"a/b".to_vec());
     }
 
     #[test]
