@@ -1,19 +1,14 @@
 //! Discovery and the pieces of the flow, one by one: candidate URLs, resource and issuer
 //! matching, the URL policy, PKCE, scope selection, registration and token decoding.
 
-use mcp_sansio::auth::client::{
-    auth_method_for_secret, decode_registration, registration_auth_method,
-};
 use mcp_sansio::auth::form::{encode, parse_query, QueryError};
-use mcp_sansio::auth::metadata::{
-    decode_resource_metadata, decode_server_metadata, resource_designates, resource_matches,
-    resource_metadata_candidates, server_metadata_candidates,
-};
-use mcp_sansio::auth::scope::{select_scopes, split_scopes, step_up_scopes};
-use mcp_sansio::auth::token::{authorization_url, decode_token_response, is_header_safe};
 use mcp_sansio::auth::{
-    pkce_challenge, AuthBudget, AuthError, AuthSecrets, ClientCredentials, Purpose, ServerMetadata,
-    TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
+    auth_method_for_secret, authorization_url, decode_registration, decode_resource_metadata,
+    decode_server_metadata, decode_token_response, is_header_safe, pkce_challenge,
+    registration_auth_method, resource_designates, resource_matches, resource_metadata_candidates,
+    select_scopes, server_metadata_candidates, split_scopes, step_up_scopes, AuthBudget, AuthError,
+    AuthSecrets, ClientCredentials, Purpose, ServerMetadata, TokenAuthMethod, UrlPolicy,
+    MAX_BODY_BYTES,
 };
 use mcp_sansio::ErrorKind;
 use mcp_sansio::{Endpoint, EndpointError};

@@ -1,8 +1,8 @@
 //! Redaction of authorization secrets, and properties of the form codec and resource matching.
 
 use mcp_sansio::auth::form::{decode, encode, encode_pairs, parse_query};
-use mcp_sansio::auth::metadata::resource_matches;
 use mcp_sansio::auth::redact;
+use mcp_sansio::auth::resource_matches;
 use mcp_sansio::auth::{
     AuthConfig, AuthResponse, AuthSecrets, Authorizer, ClientCredentials, ClientSettings,
     PreRegistered, TokenAuthMethod,
@@ -15,16 +15,16 @@ use proptest::prelude::*;
 fn form_and_url_redaction() {
     assert_eq!(
         redact::form("grant_type=authorization_code&code=abc&code_verifier=v&client_id=c&client_secret=s"),
-        "grant_type=authorization_code&code=%3Credacted%3E&code_verifier=%3Credacted%3E&client_id=c&client_secret=%3Credacted%3E"
+        "grant_type=authorization_code&code=<redacted>&code_verifier=<redacted>&client_id=c&client_secret=<redacted>"
     );
     assert_eq!(
         redact::url("http://127.0.0.1:1/cb?code=xyz&state=st&iss=https%3A%2F%2Fa"),
-        "http://127.0.0.1:1/cb?code=%3Credacted%3E&state=%3Credacted%3E&iss=https%3A%2F%2Fa"
+        "http://127.0.0.1:1/cb?code=<redacted>&state=<redacted>&iss=https%3A%2F%2Fa"
     );
     // Encoded names are recognised; malformed parts are kept as they are.
     assert_eq!(
         redact::form("?c%6Fde=1&%zz=2&x"),
-        "?c%6Fde=%3Credacted%3E&%zz=2&x"
+        "?c%6Fde=<redacted>&%zz=2&x"
     );
     assert_eq!(redact::url("https://a/b"), "https://a/b");
 }

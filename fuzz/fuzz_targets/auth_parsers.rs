@@ -10,13 +10,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::auth::challenge::{MAX_CHALLENGES, MAX_PARAMS};
-use mcp_sansio::auth::client::decode_registration;
+use mcp_sansio::auth::{MAX_CHALLENGES, MAX_PARAMS};
+use mcp_sansio::auth::decode_registration;
 use mcp_sansio::auth::form::parse_query;
-use mcp_sansio::auth::metadata::{
+use mcp_sansio::auth::{
     decode_resource_metadata, decode_server_metadata, resource_designates, resource_matches,
 };
-use mcp_sansio::auth::token::{decode_token_response, is_header_safe};
+use mcp_sansio::auth::{decode_token_response, is_header_safe};
 use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientSettings,
     Purpose, ServerMetadata, TokenAuthMethod, UrlPolicy,

@@ -7,7 +7,7 @@
 //! answers 401 (or 403 `insufficient_scope`):
 //!
 //! 1. [`Authorizer::handle_challenge`] parses the `WWW-Authenticate` values
-//!    ([`challenge`]) and fetches the protected-resource metadata (RFC 9728) from its
+//!    ([`parse_challenges`], [`BearerChallenge`]) and fetches the protected-resource metadata (RFC 9728) from its
 //!    candidate URLs in order: the challenge's `resource_metadata`, the well-known URL with the
 //!    server's path inserted, the root well-known URL. The metadata's `resource` must be the
 //!    server's URL exactly (RFC 9728 §3.3; RFC 3986 normalisation of scheme and host case,
@@ -29,7 +29,7 @@
 //!    are keyed by issuer: a new authorization server is registered with anew and never sees
 //!    another server's client ID.
 //! 5. [`AuthEvent::OpenUserAgent`] gives the authorization URL (PKCE S256, `state`, `scope`
-//!    chosen as [`scope`] says, `resource` verbatim from the metadata, and the redirect URI of
+//!    chosen as [`select_scopes`] and [`step_up_scopes`] say, `resource` verbatim from the metadata, and the redirect URI of
 //!    that authorization server: [`Authorizer::redirect_uri_for`]) and the
 //!    [`PendingAuthorization`], which is serialisable. The embedder opens the URL and gives the
 //!    redirect's target to [`Authorizer::handle_redirect`] (or, having checked its path against
@@ -80,33 +80,54 @@
 //!   agent; at most [`AuthLimits::max_attempts`] user-agent round trips until the MCP server
 //!   accepts a token ([`Authorizer::accepted`]). At most 3 candidate URLs for each metadata
 //!   document; the `WWW-Authenticate` values, queries, scopes and client values are bounded too
-//!   ([`challenge::MAX_CHALLENGE_BYTES`], [`form::MAX_QUERY_BYTES`], [`scope::MAX_SCOPES`]).
+//!   ([`MAX_CHALLENGE_BYTES`], [`form::MAX_QUERY_BYTES`], [`MAX_SCOPES`]).
 //! - No request carries the MCP bearer token; token endpoints see only client authentication.
 //! - Tokens are header-safe (visible ASCII); secrets never appear in errors or `Debug` output.
 
-pub mod challenge;
-pub mod client;
+//!
+//! # Layout
+//!
+//! Every item is exported once, here, except two layers that stand on their own and are used
+//! by adapters and transcripts as such: [`form`] (`application/x-www-form-urlencoded`, bounded)
+//! and [`redact`] (which values are secrets, and how they are hidden in what is recorded or
+//! shown).
+
+mod challenge;
+mod client;
 mod error;
 mod flow;
 pub mod form;
-pub mod metadata;
+mod metadata;
 pub mod redact;
-pub mod scope;
-pub mod token;
+mod scope;
+mod token;
 mod wire;
 
 pub use challenge::{
     bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge,
-    ChallengeError, MAX_CHALLENGE_BYTES,
+    ChallengeError, MAX_CHALLENGES, MAX_CHALLENGE_BYTES, MAX_PARAMS,
 };
 pub use client::{
-    ApplicationType, ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod,
+    auth_method_for_secret, decode_registration, registration_auth_method, ApplicationType,
+    ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod, MAX_CLIENT_VALUE_LEN,
 };
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
     resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
     IssuerCredentials, ResourceCredentials,
 };
-pub use metadata::{ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
-pub use token::{pkce_challenge, AuthSecrets, PendingAuthorization, TokenSet};
+pub use metadata::{
+    check_issuer, decode_resource_metadata, decode_server_metadata, is_loopback,
+    resource_designates, resource_matches, resource_metadata_candidates,
+    server_metadata_candidates, ResourceMetadata, ServerMetadata, UrlPolicy,
+    MAX_AUTHORIZATION_SERVERS, MAX_BODY_BYTES,
+};
+pub use scope::{
+    clean_scopes, is_scope_token, join_scopes, select_scopes, split_scopes, step_up_scopes,
+    MAX_SCOPES, MAX_SCOPE_LEN, OFFLINE_ACCESS,
+};
+pub use token::{
+    authorization_url, decode_token_response, is_header_safe, parse_callback, pkce_challenge,
+    token_request, AuthSecrets, PendingAuthorization, TokenSet, MAX_CODE_LEN, MAX_TOKEN_LEN,
+};
 pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};

@@ -1,9 +1,30 @@
-//! Redaction of authorization secrets for logs and transcripts: tokens, codes, client secrets,
-//! PKCE verifiers and `state` values are replaced by `<redacted>` in form bodies, queries and
-//! JSON documents, and in `Authorization` header values.
+//! The redaction policy: which values are secrets, and how they are hidden in logs and
+//! transcripts. It is the one policy of the workspace: the authorization's own
+//! [`AuthRequest::redacted_text`](crate::auth::AuthRequest::redacted_text) and the transcripts
+//! (of MCP sessions and of authorizations) apply these functions and nothing else.
+//!
+//! What is a secret:
+//!
+//! - A parameter of a query, a fragment or a form body ([`is_secret_param`]) whose name,
+//!   percent-decoded and compared without regard to ASCII case, is one of [`SECRET_NAMES`]
+//!   (tokens, codes, verifiers, client secrets, `state`…) or [`DERIVED_NAMES`] (values derived
+//!   from a secret), or contains one of [`SECRET_MARKERS`] (`api_key`, `X-Amz-Signature`,
+//!   `session_id`…: an MCP server's URL names its parameters as it likes) and is not one of the
+//!   public OAuth names [`PUBLIC_NAMES`]. A harmless parameter that happens to match
+//!   (`country_code`) loses its value, never the reverse.
+//! - A member of a JSON document, at any depth, named in [`SECRET_NAMES`] or [`DERIVED_NAMES`]
+//!   ([`is_secret_name`]). Markers do not apply there: the members of the documents exchanged
+//!   (`token_endpoint`, `authorization_servers`…) name public values.
+//! - The credentials of an `Authorization` (or `Proxy-Authorization`) header value
+//!   ([`authorization`]; the scheme `Basic` or `Bearer` is kept), the values of `Cookie` and
+//!   `Set-Cookie`, and the query of a `Location` or `Content-Location` ([`header`]).
+//! - A body that is neither a form nor JSON: only its length is shown ([`body`]).
+//!
+//! A secret value becomes [`REDACTED`], written as is (not percent-encoded), so that a
+//! recording shows where a secret was; every other byte is kept.
 use crate::prelude::*;
 
-use crate::auth::form::{decode, encode_into};
+use crate::auth::form::decode;
 
 /// The text that replaces a secret.
 pub const REDACTED: &str = "<redacted>";
@@ -25,45 +46,105 @@ pub const SECRET_NAMES: &[&str] = &[
     "password",
 ];
 
-fn is_secret(name: &str) -> bool {
-    SECRET_NAMES.iter().any(|s| s.eq_ignore_ascii_case(name))
+/// Names whose values are derived from a secret (and differ between a recording and its
+/// replay): redacted as the secrets are.
+pub const DERIVED_NAMES: &[&str] = &["code_challenge", "nonce"];
+
+/// Parts of a parameter's name that mark its value as a secret, compared without regard to
+/// ASCII case.
+pub const SECRET_MARKERS: &[&str] = &[
+    "token",
+    "key",
+    "secret",
+    "pass",
+    "auth",
+    "sig",
+    "credential",
+    "code",
+    "session",
+];
+
+/// OAuth parameter names that contain a marker but name public values.
+pub const PUBLIC_NAMES: &[&str] = &["code_challenge_method", "token_type", "token_type_hint"];
+
+fn listed(list: &[&str], name: &[u8]) -> bool {
+    list.iter().any(|s| s.as_bytes().eq_ignore_ascii_case(name))
 }
 
-/// A form body or query (with or without its leading `?`) with every secret value replaced. The
-/// other pairs are kept byte for byte; the structure (order, `&`, `=`) is kept.
-pub fn form(text: &str) -> String {
-    let (prefix, rest) = match text.strip_prefix('?') {
-        Some(r) => ("?", r),
-        None => ("", text),
+/// Whether a JSON member (or a parameter) of this name holds a secret: one of [`SECRET_NAMES`]
+/// or [`DERIVED_NAMES`], ASCII case ignored.
+pub fn is_secret_name(name: &str) -> bool {
+    listed(SECRET_NAMES, name.as_bytes()) || listed(DERIVED_NAMES, name.as_bytes())
+}
+
+/// Whether a query, fragment or form parameter of this (raw) name holds a secret: its name,
+/// percent-decoded when it decodes, is a secret name ([`is_secret_name`]) or contains one of
+/// [`SECRET_MARKERS`] without being one of [`PUBLIC_NAMES`].
+pub fn is_secret_param(name: &[u8]) -> bool {
+    let decoded = core::str::from_utf8(name).ok().and_then(|n| decode(n).ok());
+    let name = decoded.as_deref().map_or(name, str::as_bytes);
+    if listed(SECRET_NAMES, name) || listed(DERIVED_NAMES, name) {
+        return true;
+    }
+    !listed(PUBLIC_NAMES, name)
+        && SECRET_MARKERS.iter().any(|m| {
+            name.windows(m.len())
+                .any(|w| w.eq_ignore_ascii_case(m.as_bytes()))
+        })
+}
+
+/// A query, fragment or form body (with or without a leading `?`) as bytes, with the value of
+/// every secret parameter ([`is_secret_param`]) replaced by [`REDACTED`]. Parameters are
+/// separated by `&`; one without `=` has no value and is kept, as is every other byte.
+pub fn query(text: &[u8]) -> Vec<u8> {
+    let (prefix, rest) = match text.strip_prefix(b"?") {
+        Some(r) => (&b"?"[..], r),
+        None => (&b""[..], text),
     };
-    let mut out = String::with_capacity(text.len());
-    out.push_str(prefix);
-    for (i, part) in rest.split('&').enumerate() {
+    let mut out = Vec::with_capacity(text.len());
+    out.extend_from_slice(prefix);
+    for (i, param) in rest.split(|b| *b == b'&').enumerate() {
         if i > 0 {
-            out.push('&');
+            out.push(b'&');
         }
-        match part.split_once('=') {
-            Some((name, _)) if decode(name).is_ok_and(|n| is_secret(&n)) => {
-                out.push_str(name);
-                out.push('=');
-                encode_into(&mut out, REDACTED);
+        match param.iter().position(|b| *b == b'=') {
+            Some(eq) if is_secret_param(&param[..eq]) => {
+                out.extend_from_slice(&param[..=eq]);
+                out.extend_from_slice(REDACTED.as_bytes());
             }
-            _ => out.push_str(part),
+            _ => out.extend_from_slice(param),
         }
     }
     out
 }
 
-/// A URL with the secrets of its query redacted ([`form`]); the rest is kept.
-pub fn url(text: &str) -> String {
-    match text.split_once('?') {
-        Some((base, query)) => format!("{base}?{}", form(query)),
-        None => text.to_owned(),
-    }
+/// [`query`] of a text: a form body or query, with or without its leading `?`.
+pub fn form(text: &str) -> String {
+    // Split at ASCII bytes only and given ASCII: still UTF-8.
+    String::from_utf8_lossy(&query(text.as_bytes())).into_owned()
 }
 
-/// A JSON document with the value of every member named in [`SECRET_NAMES`] (at any depth)
-/// replaced by the string `<redacted>`; `None` if it is not JSON.
+/// A URL (or request target) with its query and its fragment redacted as parameters
+/// ([`form`]): callback and `Location` URLs carry `code` and `state` there, MCP server URLs
+/// their keys. Everything before the `?` is kept.
+pub fn url(text: &str) -> String {
+    let (before_fragment, fragment) = match text.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (text, None),
+    };
+    let mut out = match before_fragment.split_once('?') {
+        Some((base, q)) => format!("{base}?{}", form(q)),
+        None => before_fragment.to_owned(),
+    };
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(&form(f));
+    }
+    out
+}
+
+/// A JSON document with the value of every member named a secret ([`is_secret_name`], at any
+/// depth) replaced by the string `<redacted>`, written compactly; `None` if it is not JSON.
 pub fn json(body: &[u8]) -> Option<Vec<u8>> {
     let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
     redact_value(&mut v, 0);
@@ -77,7 +158,7 @@ fn redact_value(v: &mut serde_json::Value, depth: usize) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, val) in map.iter_mut() {
-                if is_secret(k) {
+                if is_secret_name(k) {
                     *val = serde_json::Value::String(REDACTED.to_owned());
                 } else {
                     redact_value(val, depth + 1);
@@ -94,7 +175,7 @@ fn redact_value(v: &mut serde_json::Value, depth: usize) {
 }
 
 /// An `Authorization` header value with its credentials replaced: `Basic <redacted>`,
-/// `Bearer <redacted>`, or `<redacted>` for anything else.
+/// `Bearer <redacted>` (the scheme as written), or `<redacted>` for anything else.
 pub fn authorization(value: &str) -> String {
     match value.split_once(' ') {
         Some((scheme, _))
@@ -104,4 +185,53 @@ pub fn authorization(value: &str) -> String {
         }
         _ => REDACTED.to_owned(),
     }
+}
+
+/// [`authorization`] of a header value as bytes; one that is not UTF-8 is `<redacted>` whole.
+pub fn authorization_bytes(value: &[u8]) -> Vec<u8> {
+    match core::str::from_utf8(value) {
+        Ok(text) => authorization(text).into_bytes(),
+        Err(_) => REDACTED.as_bytes().to_vec(),
+    }
+}
+
+/// A header value redacted by its name: `Authorization` and `Proxy-Authorization` keep only
+/// their scheme ([`authorization`]), `Location` and `Content-Location` are redacted as URLs
+/// ([`url`]), `Cookie` and `Set-Cookie` become `<redacted>`; other values are kept.
+pub fn header(name: &str, value: &[u8]) -> Vec<u8> {
+    let text = || String::from_utf8_lossy(value).into_owned();
+    if name.eq_ignore_ascii_case("authorization")
+        || name.eq_ignore_ascii_case("proxy-authorization")
+    {
+        authorization_bytes(value)
+    } else if name.eq_ignore_ascii_case("location") || name.eq_ignore_ascii_case("content-location")
+    {
+        url(&text()).into_bytes()
+    } else if name.eq_ignore_ascii_case("cookie") || name.eq_ignore_ascii_case("set-cookie") {
+        REDACTED.as_bytes().to_vec()
+    } else {
+        value.to_vec()
+    }
+}
+
+/// A request or response body redacted by its content type: a form body
+/// (`application/x-www-form-urlencoded`) as a form ([`form`]), anything else that parses as
+/// JSON as JSON ([`json`]); another non-empty body is shown as `<N bytes>`, never verbatim,
+/// since it cannot be redacted field by field (a token answer with `1e400` in some field is
+/// not JSON that can be rewritten).
+pub fn body(content_type: Option<&str>, body: &[u8]) -> Vec<u8> {
+    let is_form = content_type.is_some_and(|c| {
+        c.trim_start()
+            .get(..33)
+            .is_some_and(|p| p.eq_ignore_ascii_case("application/x-www-form-urlencoded"))
+    });
+    if is_form {
+        if let Ok(text) = core::str::from_utf8(body) {
+            return form(text).into_bytes();
+        }
+    }
+    if body.is_empty() {
+        return Vec::new();
+    }
+    json(body).unwrap_or_else(|| format!("<{} bytes>", body.len()).into_bytes())
 }

@@ -62,27 +62,18 @@ impl AuthRequest {
         use crate::auth::redact;
         let mut out = format!("{} {}\n", self.method.as_str(), redact::url(&self.url));
         for (n, v) in &self.headers {
-            let v = if n.eq_ignore_ascii_case("authorization") {
-                redact::authorization(v)
-            } else {
-                v.clone()
-            };
-            out.push_str(&format!("{n}: {v}\n"));
+            let v = redact::header(n, v.as_bytes());
+            out.push_str(&format!("{n}: {}\n", String::from_utf8_lossy(&v)));
         }
         if !self.body.is_empty() {
-            let form = self.headers.iter().any(|(n, v)| {
-                n.eq_ignore_ascii_case("content-type")
-                    && v.starts_with("application/x-www-form-urlencoded")
-            });
-            let body = match (form, core::str::from_utf8(&self.body)) {
-                (true, Ok(text)) => redact::form(text),
-                _ => match redact::json(&self.body) {
-                    Some(j) => String::from_utf8_lossy(&j).into_owned(),
-                    None => format!("<{} bytes>", self.body.len()),
-                },
-            };
+            let content_type = self
+                .headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| v.as_str());
+            let body = redact::body(content_type, &self.body);
             out.push('\n');
-            out.push_str(&body);
+            out.push_str(&String::from_utf8_lossy(&body));
         }
         out
     }

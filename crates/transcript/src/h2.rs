@@ -44,7 +44,7 @@
 //! block the client wrote ([`H2WriteRedactor`]): the value of `authorization`, of any literal
 //! marked never-indexed, and of any field whose name is Huffman-coded becomes `Bearer <redacted>`
 //! (a bearer credential) or `<redacted>`; the query of `:path` is redacted like an HTTP/1.1
-//! request target ([`redact_url`](crate::redact_url)). The block is then framed again (one HEADERS frame, followed
+//! request target ([`redact::url`](mcp_sansio::auth::redact::url)). The block is then framed again (one HEADERS frame, followed
 //! by CONTINUATION frames if it is longer than 16384 octets, with the same END_STREAM flag and
 //! no padding or priority), so the recorded frames stay valid HTTP/2 whose lengths are those of
 //! the redacted block. A replay redacts what its own core wrote with the same rule before it

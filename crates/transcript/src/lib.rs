@@ -11,10 +11,10 @@
 //! and [`Transcript::parse`] reads back.
 //!
 //! Recording is pure (no clock, no IO) and cheap: the recorder appends to a vector. Secrets never
-//! reach a transcript: the value of every `Authorization` request header is replaced by
-//! `Bearer <redacted>` (or `<redacted>`) when it is recorded, and so is the value of every query
-//! parameter whose name marks a secret (`api_key`, `access_token`…), see [`redact_request`] and
-//! [`redact_url`].
+//! reach a transcript: the credentials of every `Authorization` request header are replaced by
+//! `<redacted>` when it is recorded, and so is the value of every query parameter whose name
+//! marks a secret (`api_key`, `access_token`…), see [`redact_request`]. What is a secret is the
+//! core's one policy, [`mcp_sansio::auth::redact`], which authorization transcripts apply too.
 //!
 //! Events are recorded as JSON summaries ([`event_summary`]) that keep what a caller sees: the
 //! era and version, tool names, content blocks (text in full, binary data by size), the error
@@ -87,9 +87,8 @@ pub mod summary;
 pub mod write;
 
 pub use auth::{
-    auth_event_summary, auth_request_bytes, auth_response_bytes, redact_auth_body,
-    redact_auth_form, redact_auth_header, redact_auth_json, redact_auth_url, replay_auth,
-    AuthEntry, AuthMismatch, AuthRecord, AuthRecorder, AuthRecording, AuthReplay, AuthReplayError,
+    auth_event_summary, auth_request_bytes, auth_response_bytes, replay_auth, AuthEntry,
+    AuthMismatch, AuthRecord, AuthRecorder, AuthRecording, AuthReplay, AuthReplayError,
     AuthTranscript, AuthTranscriptConfig, AUTH_MAGIC,
 };
 pub use escape::{escape, unescape};
@@ -97,15 +96,16 @@ pub use h2::{redact_header_block, H2Recorder, H2Setup, H2WriteRedactor, H2Writes
 pub use model::{Entry, Record, RecordedOperation, Sent, Transcript, TranscriptConfig};
 pub use parse::{ParseError, ParseErrorKind};
 pub use recorder::Recorder;
-pub use redact::{is_secret_param, redact_query, redact_request, redact_url};
+pub use redact::redact_request;
 pub use replay::{replay, Mismatch, Replay, Split};
 pub use sink::{H2Recording, Recording, TranscriptFile, TranscriptSink};
 pub use summary::{event_summary, is_lifecycle};
 
 /// The first line of every transcript.
 pub const MAGIC: &str = "mcp-transcript 1";
-/// What replaces a secret in a transcript.
-pub const REDACTED: &str = "<redacted>";
+/// What replaces a secret in a transcript: the core's ([`mcp_sansio::auth::redact`], the one
+/// redaction policy).
+pub use mcp_sansio::auth::redact::REDACTED;
 /// The bearer token a replay configures when the recorded connection had one: requests then carry
 /// `Authorization: Bearer <redacted>` after redaction, like the recorded ones.
 pub const REPLAY_TOKEN: &str = "replay-token";

@@ -10,9 +10,9 @@ use mcp_sansio::{Tool, ToolNameRule};
 use serde_json::Value;
 
 use crate::h2::H2Setup;
-use crate::redact::redact_url;
 use crate::summary::is_lifecycle;
 use crate::{REDACTED, REPLAY_SECRET, REPLAY_TOKEN};
+use mcp_sansio::auth::redact::url as redact_url;
 
 /// A request as transcripts and replays compare it: its exchange, whether the core asked for a
 /// fresh socket, and its bytes after redaction.
@@ -188,7 +188,7 @@ pub enum Record {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TranscriptConfig {
     /// The endpoint URL, with the values of secret query parameters redacted
-    /// ([`redact_url`]).
+    /// ([`redact::url`](mcp_sansio::auth::redact::url)).
     pub url: String,
     /// The client name and version sent to the server.
     pub client_info: ClientInfo,

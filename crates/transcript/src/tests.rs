@@ -7,6 +7,7 @@ use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
 
 use crate::*;
+use mcp_sansio::auth::redact;
 
 fn sample() -> Transcript {
     let config = Config::new("http://127.0.0.1:8080/mcp")
@@ -80,7 +81,8 @@ fn secrets_are_redacted() {
     );
     assert_eq!(
         r,
-        b"GET / HTTP/1.1\r\nauthorization: <redacted>\r\nX: y\r\n\r\nAuthorization: body".to_vec()
+        b"GET / HTTP/1.1\r\nauthorization: Basic <redacted>\r\nX: y\r\n\r\nAuthorization: body"
+            .to_vec()
     );
 }
 
@@ -264,13 +266,14 @@ fn secret_query_values_are_redacted_in_urls_and_request_lines() {
         redact_request(b"GET /mcp HTTP/1.1\r\n"),
         b"GET /mcp HTTP/1.1\r\n"
     );
+    // The fragment is redacted like the query (the core's policy, as for callback URLs).
     assert_eq!(
-        redact_url("https://h/mcp?client_secret=s&page=2#apikey=frag"),
-        "https://h/mcp?client_secret=<redacted>&page=2#apikey=frag"
+        redact::url("https://h/mcp?client_secret=s&page=2#apikey=frag"),
+        "https://h/mcp?client_secret=<redacted>&page=2#apikey=<redacted>"
     );
-    assert_eq!(redact_url("https://h/mcp"), "https://h/mcp");
-    assert!(is_secret_param(b"X-Amz-Signature") && is_secret_param(b"PASSWORD"));
-    assert!(!is_secret_param(b"region") && !is_secret_param(b"page"));
+    assert_eq!(redact::url("https://h/mcp"), "https://h/mcp");
+    assert!(redact::is_secret_param(b"X-Amz-Signature") && redact::is_secret_param(b"PASSWORD"));
+    assert!(!redact::is_secret_param(b"region") && !redact::is_secret_param(b"page"));
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! length, never verbatim: a token answer with a number `serde_json` refuses (`1e400`) in an
 //! unknown field would otherwise be stored with its tokens in the clear.
 
+use mcp_sansio::auth::redact::body as redact_auth_body;
 use mcp_sansio::auth::AuthResponse;
-use mcp_sansio_transcript::{auth_response_bytes, redact_auth_body};
+use mcp_sansio_transcript::auth_response_bytes;
 
 const TOKEN_ANSWER: &str = r#"{"access_token":"secret-at-9f2c","token_type":"Bearer","refresh_token":"secret-rt-77e1","x":1e400}"#;
 

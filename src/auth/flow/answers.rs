@@ -1,14 +1,21 @@
 //! The answer handlers of the [`Authorizer`]: what each kind of answer from the authorization
-//! server or the resource's metadata endpoint moves the state machine to.
+//! server or the resource's metadata endpoint moves the authorization to. Each takes the step
+//! that awaited the answer and gives the next one back.
 use super::*;
 
 impl Authorizer {
+    /// The answer to the request `step` awaits.
     pub(super) fn on_response(
         &mut self,
         now: Instant,
-        purpose: Purpose,
+        step: Progress,
         r: AuthResponse,
-    ) -> Result<(), AuthError> {
+    ) -> Result<Progress, AuthError> {
+        let Some((_, purpose)) = step.awaiting() else {
+            return Err(AuthError::Misuse {
+                reason: "no request is awaited",
+            });
+        };
         if (300..400).contains(&r.status) {
             return Err(AuthError::Redirect {
                 purpose,
@@ -21,35 +28,87 @@ impl Authorizer {
                 limit: MAX_BODY_BYTES as u64,
             });
         }
-        match purpose {
-            Purpose::ResourceMetadata | Purpose::ServerMetadata
-                if !(200..300).contains(&r.status) =>
-            {
-                if let Some(run) = self.run.as_mut() {
-                    run.last_status = Some(r.status);
-                }
-                self.fetch_next_candidate(now, purpose)
+        let found = (200..300).contains(&r.status);
+        match step {
+            Progress::ResourceMetadata {
+                flight,
+                challenge,
+                mut candidates,
+            } if !found => {
+                candidates.last_status = Some(r.status);
+                let flight = self.fetch_candidate(flight.budget, purpose, &mut candidates)?;
+                Ok(Progress::ResourceMetadata {
+                    flight,
+                    challenge,
+                    candidates,
+                })
             }
-            Purpose::ResourceMetadata => self.on_resource_metadata(now, &r.body),
-            Purpose::ServerMetadata => self.on_server_metadata(now, &r.body),
-            Purpose::Registration => self.on_registration(now, r),
-            Purpose::Token => self.on_token(now, r),
-            Purpose::Refresh => self.on_refresh(now, r),
+            Progress::ResourceMetadata {
+                flight,
+                challenge,
+                candidates,
+            } => self.on_resource_metadata(flight.budget, challenge, &candidates, &r.body),
+            Progress::ServerMetadata {
+                flight,
+                challenge,
+                resource,
+                issuer,
+                mut candidates,
+            } if !found => {
+                candidates.last_status = Some(r.status);
+                let flight = self.fetch_candidate(flight.budget, purpose, &mut candidates)?;
+                Ok(Progress::ServerMetadata {
+                    flight,
+                    challenge,
+                    resource,
+                    issuer,
+                    candidates,
+                })
+            }
+            Progress::ServerMetadata {
+                flight,
+                challenge,
+                resource,
+                issuer,
+                ..
+            } => {
+                let meta = decode_server_metadata(&r.body, &issuer, self.config.policy)?;
+                let found = Discovered {
+                    challenge,
+                    resource: *resource,
+                    issuer,
+                    meta,
+                };
+                self.on_server_metadata(now, flight.budget, Box::new(found))
+            }
+            Progress::Registering { found, .. } => self.on_registration(now, found, r),
+            Progress::Redeeming { pending, .. } => self.on_token(now, *pending, r),
+            Progress::Refreshing { flight, refresh } => {
+                self.on_refresh(now, flight.budget, refresh, r)
+            }
+            Progress::Idle
+            | Progress::AwaitingCode { .. }
+            | Progress::Authorized
+            | Progress::Failed => Err(AuthError::Misuse {
+                reason: "no request is awaited",
+            }),
         }
     }
 
-    fn on_resource_metadata(&mut self, now: Instant, body: &[u8]) -> Result<(), AuthError> {
+    fn on_resource_metadata(
+        &mut self,
+        budget: Budget,
+        challenge: Challenge,
+        candidates: &Candidates,
+        body: &[u8],
+    ) -> Result<Progress, AuthError> {
         // The identifier the document must name depends on where it was fetched (RFC 9728
         // §3.3): the server's URL, or its origin at the root well-known URL.
         let root = format!(
             "{}/.well-known/oauth-protected-resource",
             self.server.origin()
         );
-        let at_root = self
-            .run
-            .as_ref()
-            .and_then(|r| r.next.checked_sub(1).and_then(|i| r.candidates.get(i)))
-            .is_some_and(|u| *u == root);
+        let at_root = candidates.last_tried().is_some_and(|u| *u == root);
         let prm = decode_resource_metadata(
             body,
             &self.server,
@@ -63,53 +122,65 @@ impl Authorizer {
             .cloned()
             .ok_or(AuthError::NoAuthorizationServer)?;
         let issuer_endpoint = check_issuer(self.config.policy, &issuer)?;
-        let run = self.run_mut()?;
-        run.candidates = server_metadata_candidates(&issuer_endpoint);
-        run.next = 0;
-        run.last_status = None;
-        run.resource = Some(prm);
-        run.issuer = Some(issuer);
-        self.fetch_next_candidate(now, Purpose::ServerMetadata)
+        let mut candidates = Candidates::new(server_metadata_candidates(&issuer_endpoint));
+        let flight = self.fetch_candidate(budget, Purpose::ServerMetadata, &mut candidates)?;
+        Ok(Progress::ServerMetadata {
+            flight,
+            challenge,
+            resource: Box::new(prm),
+            issuer,
+            candidates,
+        })
     }
 
-    fn on_server_metadata(&mut self, now: Instant, body: &[u8]) -> Result<(), AuthError> {
-        let issuer = self.run_mut()?.issuer.clone().unwrap_or_default();
-        let meta = decode_server_metadata(body, &issuer, self.config.policy)?;
-        let run = self.run_mut()?;
-        run.meta = Some(meta);
-        let status = run.status;
+    fn on_server_metadata(
+        &mut self,
+        now: Instant,
+        budget: Budget,
+        found: Box<Discovered>,
+    ) -> Result<Progress, AuthError> {
         // A 401 with a refresh token from this same server: refresh once before the user agent.
-        if status == 401 && !self.refreshed && self.refresh_request(now, &issuer)? {
-            return Ok(());
+        if found.challenge.kind == ChallengeKind::Unauthorized
+            && self.refresh == RefreshAllowance::Available
+        {
+            let endpoint = found.meta.token_endpoint.clone();
+            if let Some(flight) = self.refresh_request(budget, &found.issuer, Some(&endpoint))? {
+                return Ok(Progress::Refreshing {
+                    flight,
+                    refresh: Refresh::Challenge(found),
+                });
+            }
         }
-        self.identify_client(now)
+        self.identify_client(now, budget, found)
     }
 
-    fn on_registration(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
+    fn on_registration(
+        &mut self,
+        now: Instant,
+        found: Box<Discovered>,
+        r: AuthResponse,
+    ) -> Result<Progress, AuthError> {
         if !(200..300).contains(&r.status) {
             return Err(AuthError::HttpStatus {
                 purpose: Purpose::Registration,
                 status: r.status,
             });
         }
-        let run = self.run_mut()?;
-        let issuer = run.issuer.clone().unwrap_or_default();
-        let meta = run.meta.clone().ok_or(AuthError::Misuse {
-            reason: "no authorization-server metadata",
-        })?;
-        let requested = registration_auth_method(&meta)?;
-        let client = decode_registration(&r.body, &meta, requested)?;
-        let redirect_uri = self.redirect_uri_for(&issuer, meta.iss_parameter_supported);
-        let entry = self.store.issuers.entry(issuer).or_default();
+        let requested = registration_auth_method(&found.meta)?;
+        let client = decode_registration(&r.body, &found.meta, requested)?;
+        let redirect_uri = self.redirect_uri_for(&found.issuer, found.meta.iss_parameter_supported);
+        let entry = self.store.issuers.entry(found.issuer.clone()).or_default();
         entry.client = Some(client);
         entry.redirect_uri = Some(redirect_uri);
-        self.authorize(now)
+        self.authorize(now, *found)
     }
 
-    fn on_token(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
-        let pending = self.pending_token.take().ok_or(AuthError::Misuse {
-            reason: "no token request in progress",
-        })?;
+    fn on_token(
+        &mut self,
+        now: Instant,
+        pending: PendingAuthorization,
+        r: AuthResponse,
+    ) -> Result<Progress, AuthError> {
         let tokens = decode_token_response(
             Purpose::Token,
             r.status,
@@ -139,12 +210,11 @@ impl Authorizer {
                 tokens,
             },
         );
-        self.run = None;
         self.events.push_back(AuthEvent::Authorized {
             issuer: pending.issuer,
             scopes,
         });
-        Ok(())
+        Ok(Progress::Authorized)
     }
 
     /// An `invalid_client` answer means the stored registration is no longer good: forget it,
@@ -172,11 +242,14 @@ impl Authorizer {
         }
     }
 
-    fn on_refresh(&mut self, now: Instant, r: AuthResponse) -> Result<(), AuthError> {
-        let run = self.run_mut()?;
-        let issuer = run.issuer.clone().unwrap_or_default();
-        let in_challenge = run.meta.is_some();
-        let meta_endpoint = run.meta.as_ref().map(|m| m.token_endpoint.clone());
+    fn on_refresh(
+        &mut self,
+        now: Instant,
+        budget: Budget,
+        refresh: Refresh,
+        r: AuthResponse,
+    ) -> Result<Progress, AuthError> {
+        let issuer = refresh.issuer().to_owned();
         let previous = self
             .store
             .resources
@@ -199,28 +272,26 @@ impl Authorizer {
                 if let Some(bound) = self.store.resources.get_mut(&self.key) {
                     bound.tokens = tokens;
                 }
-                if let Some(t) = meta_endpoint {
+                if let Refresh::Challenge(found) = &refresh {
                     self.store
                         .issuers
                         .entry(issuer.clone())
                         .or_default()
-                        .token_endpoint = Some(t);
+                        .token_endpoint = Some(found.meta.token_endpoint.clone());
                 }
-                self.refreshed = true;
-                self.run = None;
+                self.refresh = RefreshAllowance::Spent;
                 self.events
                     .push_back(AuthEvent::Authorized { issuer, scopes });
-                Ok(())
+                Ok(Progress::Authorized)
             }
             Err(e @ AuthError::TokenError { .. }) => {
                 // The refresh token (or the client) is no longer good: forget it; within a
                 // challenge, authorize anew.
                 self.forget_tokens_from(&issuer);
                 self.forget_rejected_client(&issuer, &e);
-                if in_challenge {
-                    self.identify_client(now)
-                } else {
-                    Err(e)
+                match refresh {
+                    Refresh::Challenge(found) => self.identify_client(now, budget, found),
+                    Refresh::Asked { .. } => Err(e),
                 }
             }
             Err(e) => Err(e),

@@ -28,6 +28,12 @@ use crate::error::TransportError;
 use crate::time::Instant;
 
 mod answers;
+mod progress;
+
+use progress::{
+    Budget, Candidates, Challenge, ChallengeKind, Discovered, InFlight, Progress, Refresh,
+    RefreshAllowance,
+};
 
 /// The bounds of authorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,50 +183,6 @@ pub enum AuthEvent {
     Failed(AuthError),
 }
 
-/// The network part of one authorization in progress.
-struct Run {
-    deadline: Instant,
-    exchanges: u32,
-    /// 401 (authorize or refresh) or 403 (step-up); 0 for a refresh the caller asked for.
-    status: u16,
-    challenge_scopes: Vec<String>,
-    secrets: Option<AuthSecrets>,
-    candidates: Vec<String>,
-    next: usize,
-    last_status: Option<u16>,
-    resource: Option<ResourceMetadata>,
-    issuer: Option<String>,
-    meta: Option<ServerMetadata>,
-}
-
-impl Run {
-    /// A run that ends by `deadline`, has made no exchange and learnt nothing yet.
-    fn new(deadline: Instant) -> Run {
-        Run {
-            deadline,
-            exchanges: 0,
-            status: 0,
-            challenge_scopes: Vec::new(),
-            secrets: None,
-            candidates: Vec::new(),
-            next: 0,
-            last_status: None,
-            resource: None,
-            issuer: None,
-            meta: None,
-        }
-    }
-
-    /// A run with the authorization server `issuer` already known: a refresh, or the redemption
-    /// of a code.
-    fn with_issuer(deadline: Instant, issuer: String) -> Run {
-        Run {
-            issuer: Some(issuer),
-            ..Run::new(deadline)
-        }
-    }
-}
-
 /// The sans-IO OAuth 2.1 client: see the [module docs](crate::auth).
 pub struct Authorizer {
     config: AuthConfig,
@@ -228,16 +190,15 @@ pub struct Authorizer {
     /// [`resource_key`] of the server: where its tokens are stored.
     key: String,
     store: CredentialStore,
-    run: Option<Run>,
-    awaiting: Option<(AuthRequestId, Purpose)>,
-    pending: Option<(PendingAuthorization, Instant)>,
-    /// The authorization whose code is being redeemed.
-    pending_token: Option<PendingAuthorization>,
+    /// Where the authorization stands (moved by [`Authorizer::enter`] only).
+    progress: Progress,
     outbox: VecDeque<AuthRequest>,
     events: VecDeque<AuthEvent>,
     next_id: u64,
+    /// User-agent round trips since the server last accepted a token.
     attempts: u32,
-    refreshed: bool,
+    refresh: RefreshAllowance,
+    /// The scopes asked for last (the base of a step-up).
     last_scopes: Vec<String>,
 }
 
@@ -250,6 +211,7 @@ impl core::fmt::Debug for Authorizer {
                 &self.store.resources.get(&self.key).map(|r| &r.issuer),
             )
             .field("busy", &self.is_busy())
+            .field("progress", &self.progress.name())
             .field("attempts", &self.attempts)
             .finish_non_exhaustive()
     }
@@ -305,15 +267,12 @@ impl Authorizer {
             server,
             key,
             store: CredentialStore::default(),
-            run: None,
-            awaiting: None,
-            pending: None,
-            pending_token: None,
+            progress: Progress::Idle,
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             next_id: 0,
             attempts: 0,
-            refreshed: false,
+            refresh: RefreshAllowance::Available,
             last_scopes: Vec::new(),
         })
     }
@@ -351,22 +310,19 @@ impl Authorizer {
 
     /// Whether an authorization is in progress (network part or waiting for the callback).
     pub fn is_busy(&self) -> bool {
-        self.run.is_some() || self.pending.is_some()
+        self.progress.is_busy()
     }
 
     /// The MCP server accepted a request with the current token: the attempt count starts over.
     pub fn accepted(&mut self) {
         self.attempts = 0;
-        self.refreshed = false;
+        self.refresh = RefreshAllowance::Available;
     }
 
     /// Abandons any authorization in progress (nothing is reported).
     pub fn cancel(&mut self) {
-        self.run = None;
-        self.awaiting = None;
-        self.pending = None;
-        self.pending_token = None;
         self.outbox.clear();
+        self.enter(Ok(Progress::Idle));
     }
 
     /// The MCP server answered `status` with these `WWW-Authenticate` values: authorize.
@@ -401,9 +357,11 @@ impl Authorizer {
         let bearer = bearer
             .map(BearerChallenge::from_challenge)
             .unwrap_or_default();
-        match status {
-            401 => {}
-            403 if bearer.error == Some(BearerErrorCode::InsufficientScope) => {}
+        let kind = match status {
+            401 => ChallengeKind::Unauthorized,
+            403 if bearer.error == Some(BearerErrorCode::InsufficientScope) => {
+                ChallengeKind::InsufficientScope
+            }
             403 => {
                 return Err(AuthError::NotAuthorizable {
                     status,
@@ -416,7 +374,7 @@ impl Authorizer {
                     reason: "only 401 and 403 call for authorization",
                 })
             }
-        }
+        };
         if self.attempts >= self.config.limits.max_attempts {
             return Err(AuthError::Budget {
                 budget: AuthBudget::Attempts,
@@ -426,18 +384,24 @@ impl Authorizer {
         if let Some(url) = &bearer.resource_metadata {
             self.config.policy.check("resource_metadata URL", url)?;
         }
-        let candidates =
-            resource_metadata_candidates(&self.server, bearer.resource_metadata.as_deref());
-        self.run = Some(Run {
-            status,
-            challenge_scopes: bearer.scope,
-            secrets: Some(secrets),
-            candidates,
-            ..Run::new(after(now, self.config.limits.time))
-        });
-        self.step(now, |s, now| {
-            s.fetch_next_candidate(now, Purpose::ResourceMetadata)
-        });
+        let challenge = Challenge {
+            kind,
+            scopes: bearer.scope,
+            secrets,
+        };
+        let mut candidates = Candidates::new(resource_metadata_candidates(
+            &self.server,
+            bearer.resource_metadata.as_deref(),
+        ));
+        let budget = Budget::new(after(now, self.config.limits.time));
+        let next = self
+            .fetch_candidate(budget, Purpose::ResourceMetadata, &mut candidates)
+            .map(|flight| Progress::ResourceMetadata {
+                flight,
+                challenge,
+                candidates,
+            });
+        self.enter(next);
         Ok(())
     }
 
@@ -457,23 +421,17 @@ impl Authorizer {
             .ok_or(AuthError::Misuse {
                 reason: "no tokens for this server",
             })?;
-        self.run = Some(Run::with_issuer(
-            after(now, self.config.limits.time),
-            issuer.clone(),
-        ));
-        match self.refresh_request(now, &issuer) {
-            Ok(true) => Ok(()),
-            Ok(false) => {
-                self.run = None;
-                Err(AuthError::Misuse {
-                    reason: "no refresh token for this server",
-                })
-            }
-            Err(e) => {
-                self.run = None;
-                Err(e)
-            }
-        }
+        let budget = Budget::new(after(now, self.config.limits.time));
+        let Some(flight) = self.refresh_request(budget, &issuer, None)? else {
+            return Err(AuthError::Misuse {
+                reason: "no refresh token for this server",
+            });
+        };
+        self.enter(Ok(Progress::Refreshing {
+            flight,
+            refresh: Refresh::Asked { issuer },
+        }));
+        Ok(())
     }
 
     /// Continues an authorization persisted as `pending` (from [`AuthEvent::OpenUserAgent`]);
@@ -495,7 +453,10 @@ impl Authorizer {
                 });
             }
         }
-        self.pending = Some((pending, after(now, self.config.limits.callback_time)));
+        self.enter(Ok(Progress::AwaitingCode {
+            pending: Box::new(pending),
+            deadline: after(now, self.config.limits.callback_time),
+        }));
         Ok(())
     }
 
@@ -507,15 +468,9 @@ impl Authorizer {
     /// [`Authorizer::handle_callback`] with the query.
     pub fn handle_redirect(&mut self, now: Instant, target: &str) {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
-        let expected = self
-            .pending
-            .as_ref()
-            .map(|(p, _)| redirect_path(&p.redirect_uri));
-        if let Some(expected) = expected {
-            if path != expected && self.pending.as_ref().is_none_or(|(_, d)| now < *d) {
-                self.pending = None;
-                self.events
-                    .push_back(AuthEvent::Failed(AuthError::RedirectMismatch));
+        if let Progress::AwaitingCode { pending, deadline } = &self.progress {
+            if path != redirect_path(&pending.redirect_uri) && now < *deadline {
+                self.enter(Err(AuthError::RedirectMismatch));
                 return;
             }
         }
@@ -539,29 +494,34 @@ impl Authorizer {
     /// The user agent came back to the redirect URI with `query` (the part after `?`): check it
     /// and redeem the code.
     pub fn handle_callback(&mut self, now: Instant, query: &str) {
-        if self.pending.as_ref().is_some_and(|(_, d)| now >= *d) {
+        if self.progress.callback_deadline().is_some_and(|d| now >= d) {
             // Too late: reported once, as the callback deadline.
             self.handle_timeout(now);
             return;
         }
         self.handle_timeout(now);
-        let Some((pending, _)) = self.pending.take() else {
+        if !matches!(self.progress, Progress::AwaitingCode { .. }) {
+            // A stray callback: reported, and whatever is in progress goes on.
             self.events.push_back(AuthEvent::Failed(AuthError::Misuse {
                 reason: "no authorization is waiting for a callback",
             }));
             return;
+        }
+        let Progress::AwaitingCode { pending, .. } = self.take_progress() else {
+            return;
         };
-        let code = match parse_callback(&pending, query) {
-            Ok(code) => code,
-            Err(e) => {
-                self.events.push_back(AuthEvent::Failed(e));
-                return;
-            }
-        };
-        self.run = Some(Run::with_issuer(
-            after(now, self.config.limits.time),
-            pending.issuer.clone(),
-        ));
+        let next = self.redeem(now, pending, query);
+        self.enter(next);
+    }
+
+    /// Checks the callback's `query` against `pending` and sends the code to the token endpoint.
+    fn redeem(
+        &mut self,
+        now: Instant,
+        pending: Box<PendingAuthorization>,
+        query: &str,
+    ) -> Result<Progress, AuthError> {
+        let code = parse_callback(&pending, query)?;
         let mut grant = vec![
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
@@ -572,13 +532,16 @@ impl Authorizer {
             grant.push(("resource", r.as_str()));
         }
         let (headers, body) = token_request(&pending.client, &grant);
-        let url = pending.token_endpoint.clone();
-        let result = self.send(Purpose::Token, HttpMethod::Post, &url, headers, body);
-        // Keep what the token answer needs.
-        self.pending_token = Some(pending);
-        if let Err(e) = result {
-            self.fail(e);
-        }
+        let budget = Budget::new(after(now, self.config.limits.time));
+        let flight = self.send(
+            budget,
+            Purpose::Token,
+            HttpMethod::Post,
+            &pending.token_endpoint,
+            headers,
+            body,
+        )?;
+        Ok(Progress::Redeeming { flight, pending })
     }
 
     /// The next request to send, if any.
@@ -593,31 +556,24 @@ impl Authorizer {
 
     /// When [`Authorizer::handle_timeout`] must be called next, if anything is waiting.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let a = self.run.as_ref().map(|r| r.deadline);
-        let b = self.pending.as_ref().map(|(_, d)| *d);
-        match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.progress
+            .network_deadline()
+            .or(self.progress.callback_deadline())
     }
 
     /// Time passed: a deadline that has passed fails the authorization.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.run.as_ref().is_some_and(|r| now >= r.deadline) {
-            let limit = self.config.limits.time.as_millis();
-            self.fail(AuthError::Budget {
-                budget: AuthBudget::Time,
-                limit: u64::try_from(limit).unwrap_or(u64::MAX),
-            });
-        }
-        if self.pending.as_ref().is_some_and(|(_, d)| now >= *d) {
-            self.pending = None;
-            let limit = self.config.limits.callback_time.as_millis();
-            self.events.push_back(AuthEvent::Failed(AuthError::Budget {
-                budget: AuthBudget::CallbackTime,
-                limit: u64::try_from(limit).unwrap_or(u64::MAX),
-            }));
-        }
+        let (budget, limit) = if self.progress.network_deadline().is_some_and(|d| now >= d) {
+            (AuthBudget::Time, self.config.limits.time)
+        } else if self.progress.callback_deadline().is_some_and(|d| now >= d) {
+            (AuthBudget::CallbackTime, self.config.limits.callback_time)
+        } else {
+            return;
+        };
+        self.enter(Err(AuthError::Budget {
+            budget,
+            limit: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+        }));
     }
 
     /// The transport failed for request `id` (nothing usable arrived).
@@ -628,12 +584,12 @@ impl Authorizer {
         error: TransportError,
     ) {
         self.handle_timeout(now);
-        if let Some((want, purpose)) = self.awaiting {
+        if let Some((want, purpose)) = self.progress.awaiting() {
             if want == id {
-                self.fail(AuthError::Transport {
+                self.enter(Err(AuthError::Transport {
                     purpose,
                     source: error,
-                });
+                }));
             }
         }
     }
@@ -641,38 +597,25 @@ impl Authorizer {
     /// The answer to request `id`. An answer to a request that is not awaited is ignored.
     pub fn handle_response(&mut self, now: Instant, id: AuthRequestId, response: AuthResponse) {
         self.handle_timeout(now);
-        let Some((want, purpose)) = self.awaiting else {
-            return;
-        };
-        if want != id {
+        if self.progress.awaiting().is_none_or(|(want, _)| want != id) {
             return;
         }
-        self.awaiting = None;
-        self.step(now, |s, now| s.on_response(now, purpose, response));
+        let step = self.take_progress();
+        let next = self.on_response(now, step, response);
+        self.enter(next);
     }
 
-    fn step(&mut self, now: Instant, f: impl FnOnce(&mut Self, Instant) -> Result<(), AuthError>) {
-        if let Err(e) = f(self, now) {
-            self.fail(e);
-        }
-    }
-
-    fn fail(&mut self, e: AuthError) {
-        self.run = None;
-        self.awaiting = None;
-        self.pending_token = None;
-        self.outbox.clear();
-        self.events.push_back(AuthEvent::Failed(e));
-    }
-
+    /// Sends a request within the network part `budget`: the URL must pass the policy and the
+    /// part must have an exchange left.
     fn send(
         &mut self,
+        mut budget: Budget,
         purpose: Purpose,
         method: HttpMethod,
         url: &str,
         headers: Vec<(String, String)>,
         body: Vec<u8>,
-    ) -> Result<(), AuthError> {
+    ) -> Result<InFlight, AuthError> {
         let what = match purpose {
             Purpose::ResourceMetadata => "protected-resource metadata URL",
             Purpose::ServerMetadata => "authorization-server metadata URL",
@@ -681,19 +624,15 @@ impl Authorizer {
         };
         let endpoint = self.config.policy.check(what, url)?;
         let limit = self.config.limits.max_exchanges;
-        let run = self.run.as_mut().ok_or(AuthError::Misuse {
-            reason: "no authorization in progress",
-        })?;
-        if run.exchanges >= limit {
+        if budget.exchanges >= limit {
             return Err(AuthError::Budget {
                 budget: AuthBudget::Exchanges,
                 limit: u64::from(limit),
             });
         }
-        run.exchanges += 1;
+        budget.exchanges += 1;
         let id = AuthRequestId(self.next_id);
         self.next_id += 1;
-        self.awaiting = Some((id, purpose));
         self.outbox.push_back(AuthRequest {
             id,
             purpose,
@@ -704,59 +643,58 @@ impl Authorizer {
             body,
             max_response_bytes: MAX_BODY_BYTES,
         });
-        Ok(())
+        Ok(InFlight { budget, id })
     }
 
-    fn get(&mut self, purpose: Purpose, url: &str) -> Result<(), AuthError> {
-        let headers = vec![("Accept".to_owned(), "application/json".to_owned())];
-        self.send(purpose, HttpMethod::Get, url, headers, Vec::new())
-    }
-
-    fn fetch_next_candidate(&mut self, _now: Instant, purpose: Purpose) -> Result<(), AuthError> {
-        let run = self.run.as_mut().ok_or(AuthError::Misuse {
-            reason: "no authorization in progress",
-        })?;
-        let Some(url) = run.candidates.get(run.next).cloned() else {
+    /// Fetches the next of `candidates`; [`AuthError::NotFound`] when none is left.
+    fn fetch_candidate(
+        &mut self,
+        budget: Budget,
+        purpose: Purpose,
+        candidates: &mut Candidates,
+    ) -> Result<InFlight, AuthError> {
+        let Some(url) = candidates.urls.get(candidates.tried).cloned() else {
             return Err(AuthError::NotFound {
                 purpose,
-                last_status: run.last_status,
+                last_status: candidates.last_status,
             });
         };
-        run.next += 1;
-        self.get(purpose, &url)
-    }
-
-    fn run_mut(&mut self) -> Result<&mut Run, AuthError> {
-        self.run.as_mut().ok_or(AuthError::Misuse {
-            reason: "no authorization in progress",
-        })
+        candidates.tried += 1;
+        let headers = vec![("Accept".to_owned(), "application/json".to_owned())];
+        self.send(budget, purpose, HttpMethod::Get, &url, headers, Vec::new())
     }
 
     /// Sends a refresh request when this server holds tokens from `issuer` with a refresh token,
-    /// at `issuer`'s token endpoint and for the resource they were issued for; `false`
-    /// otherwise. Tokens of another server, or from another issuer, are never refreshed here.
-    fn refresh_request(&mut self, _now: Instant, issuer: &str) -> Result<bool, AuthError> {
+    /// at the token endpoint `discovered` (else the one stored for `issuer`) and for the resource
+    /// they were issued for; `None` otherwise. Tokens of another server, or from another issuer,
+    /// are never refreshed here.
+    fn refresh_request(
+        &mut self,
+        budget: Budget,
+        issuer: &str,
+        discovered: Option<&str>,
+    ) -> Result<Option<InFlight>, AuthError> {
         let Some(bound) = self.store.resources.get(&self.key) else {
-            return Ok(false);
+            return Ok(None);
         };
         if bound.issuer != issuer {
-            return Ok(false);
+            return Ok(None);
         }
         let Some(refresh) = bound.tokens.refresh_token.clone() else {
-            return Ok(false);
+            return Ok(None);
         };
         let resource = bound.resource.clone();
         let Some(creds) = self.store.issuers.get(issuer) else {
-            return Ok(false);
+            return Ok(None);
         };
         let Some(client) = creds.client.clone() else {
-            return Ok(false);
+            return Ok(None);
         };
-        let token_endpoint = match self.run.as_ref().and_then(|r| r.meta.as_ref()) {
-            Some(m) => m.token_endpoint.clone(),
+        let token_endpoint = match discovered {
+            Some(t) => t.to_owned(),
             None => match &creds.token_endpoint {
                 Some(t) => t.clone(),
-                None => return Ok(false),
+                None => return Ok(None),
             },
         };
         let grant = [
@@ -765,25 +703,30 @@ impl Authorizer {
             ("resource", resource.as_str()),
         ];
         let (headers, body) = token_request(&client, &grant);
-        self.send(
+        let flight = self.send(
+            budget,
             Purpose::Refresh,
             HttpMethod::Post,
             &token_endpoint,
             headers,
             body,
         )?;
-        Ok(true)
+        Ok(Some(flight))
     }
 
-    fn identify_client(&mut self, now: Instant) -> Result<(), AuthError> {
-        let run = self.run_mut()?;
-        let issuer = run.issuer.clone().unwrap_or_default();
-        let meta = run.meta.clone().ok_or(AuthError::Misuse {
-            reason: "no authorization-server metadata",
-        })?;
-        let wanted = self.redirect_uri_for(&issuer, meta.iss_parameter_supported);
+    /// The client identifies itself with the discovered authorization server: stored or given
+    /// credentials go straight to the user agent, else it registers.
+    fn identify_client(
+        &mut self,
+        now: Instant,
+        budget: Budget,
+        found: Box<Discovered>,
+    ) -> Result<Progress, AuthError> {
+        let issuer = found.issuer.as_str();
+        let meta = &found.meta;
+        let wanted = self.redirect_uri_for(issuer, meta.iss_parameter_supported);
         let settings = &self.config.client;
-        if let Some(stored) = self.store.issuers.get(&issuer) {
+        if let Some(stored) = self.store.issuers.get(issuer) {
             if let Some(client) = &stored.client {
                 // Pre-registered credentials and the metadata document keep the configured
                 // redirect URI; a registration of our own is reused if it has the one wanted.
@@ -797,14 +740,14 @@ impl Authorizer {
                     .as_deref()
                     .unwrap_or(&settings.redirect_uri);
                 if given || registered == wanted {
-                    return self.authorize(now);
+                    return self.authorize(now, *found);
                 }
             }
         }
         let pre = settings
             .pre_registered
             .iter()
-            .find(|p| p.issuer.as_deref() == Some(issuer.as_str()))
+            .find(|p| p.issuer.as_deref() == Some(issuer))
             .or_else(|| settings.pre_registered.iter().find(|p| p.issuer.is_none()));
         let client = if let Some(p) = pre {
             Some(p.credentials.clone())
@@ -821,15 +764,17 @@ impl Authorizer {
             None
         };
         if let Some(client) = client {
-            let entry = self.store.issuers.entry(issuer).or_default();
+            let entry = self.store.issuers.entry(issuer.to_owned()).or_default();
             entry.client = Some(client);
             entry.redirect_uri = None;
-            return self.authorize(now);
+            return self.authorize(now, *found);
         }
         let Some(endpoint) = meta.registration_endpoint.clone() else {
-            return Err(AuthError::NoRegistration { issuer });
+            return Err(AuthError::NoRegistration {
+                issuer: found.issuer,
+            });
         };
-        let method = registration_auth_method(&meta)?;
+        let method = registration_auth_method(meta)?;
         let mut settings = self.config.client.clone();
         settings.redirect_uri = wanted;
         let body = settings.registration_body(method);
@@ -837,33 +782,31 @@ impl Authorizer {
             ("Content-Type".to_owned(), "application/json".to_owned()),
             ("Accept".to_owned(), "application/json".to_owned()),
         ];
-        self.send(
+        let flight = self.send(
+            budget,
             Purpose::Registration,
             HttpMethod::Post,
             &endpoint,
             headers,
             body,
-        )
+        )?;
+        Ok(Progress::Registering { flight, found })
     }
 
-    fn authorize(&mut self, now: Instant) -> Result<(), AuthError> {
-        let run = self.run.take().ok_or(AuthError::Misuse {
-            reason: "no authorization in progress",
-        })?;
-        self.awaiting = None;
+    /// The network part is over: the user agent goes to the authorization endpoint.
+    fn authorize(&mut self, now: Instant, found: Discovered) -> Result<Progress, AuthError> {
         if self.attempts >= self.config.limits.max_attempts {
             return Err(AuthError::Budget {
                 budget: AuthBudget::Attempts,
                 limit: u64::from(self.config.limits.max_attempts),
             });
         }
-        let issuer = run.issuer.unwrap_or_default();
-        let meta = run.meta.ok_or(AuthError::Misuse {
-            reason: "no authorization-server metadata",
-        })?;
-        let secrets = run.secrets.ok_or(AuthError::Misuse {
-            reason: "no secrets for an authorization",
-        })?;
+        let Discovered {
+            challenge,
+            resource,
+            issuer,
+            meta,
+        } = found;
         let stored = self.store.issuers.get(&issuer);
         let client = stored
             .and_then(|c| c.client.clone())
@@ -874,32 +817,33 @@ impl Authorizer {
             .and_then(|c| c.redirect_uri.clone())
             .unwrap_or_else(|| self.config.client.redirect_uri.clone());
         let server_scopes = meta.scopes_supported.as_deref();
-        let scopes = if run.status == 403 {
-            let previous = if self.last_scopes.is_empty() {
-                self.current_tokens()
-                    .map(|t| t.scopes.clone())
-                    .unwrap_or_default()
-            } else {
-                self.last_scopes.clone()
-            };
-            step_up_scopes(&previous, &run.challenge_scopes, server_scopes)
-        } else {
-            let prm_scopes = run
-                .resource
-                .as_ref()
-                .and_then(|r| r.scopes_supported.as_deref());
-            select_scopes(&run.challenge_scopes, prm_scopes, server_scopes)
+        let scopes = match challenge.kind {
+            ChallengeKind::InsufficientScope => {
+                let previous = if self.last_scopes.is_empty() {
+                    self.current_tokens()
+                        .map(|t| t.scopes.clone())
+                        .unwrap_or_default()
+                } else {
+                    self.last_scopes.clone()
+                };
+                step_up_scopes(&previous, &challenge.scopes, server_scopes)
+            }
+            ChallengeKind::Unauthorized => select_scopes(
+                &challenge.scopes,
+                resource.scopes_supported.as_deref(),
+                server_scopes,
+            ),
         };
-        let resource = run.resource.map(|r| r.resource);
+        let resource = Some(resource.resource);
         let url = authorization_url(
             &meta.authorization_endpoint,
             &client.client_id,
             &redirect_uri,
-            &secrets,
+            &challenge.secrets,
             &scopes,
             resource.as_deref(),
         );
-        let pending = PendingAuthorization {
+        let pending = Box::new(PendingAuthorization {
             issuer,
             iss_parameter_supported: meta.iss_parameter_supported,
             token_endpoint: meta.token_endpoint,
@@ -907,19 +851,18 @@ impl Authorizer {
             redirect_uri,
             resource,
             scopes: scopes.clone(),
-            secrets,
+            secrets: challenge.secrets,
             authorization_url: url.clone(),
-        };
+        });
         self.attempts += 1;
         self.last_scopes = scopes;
-        self.pending = Some((
-            pending.clone(),
-            after(now, self.config.limits.callback_time),
-        ));
         self.events.push_back(AuthEvent::OpenUserAgent {
             url,
-            pending: Box::new(pending),
+            pending: pending.clone(),
         });
-        Ok(())
+        Ok(Progress::AwaitingCode {
+            pending,
+            deadline: after(now, self.config.limits.callback_time),
+        })
     }
 }

@@ -4,8 +4,7 @@
 use mcp_sansio::internals::h2::client::PREFACE;
 use mcp_sansio::internals::h2::frame::{flag, kind};
 
-use crate::redact::redact_url;
-use crate::REDACTED;
+use mcp_sansio::auth::redact::{self, REDACTED};
 
 /// A frame header: (type, flags, stream id, payload length).
 pub(super) fn header(b: &[u8]) -> Option<(u8, u8, u32, usize)> {
@@ -140,16 +139,14 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
         };
         out.extend_from_slice(&b[..n]);
         if secret {
-            let bearer =
-                !huffman && value.len() >= 7 && value[..7].eq_ignore_ascii_case(b"bearer ");
-            let mut v = Vec::new();
-            if bearer {
-                v.extend_from_slice(&value[..7]);
-            }
-            v.extend_from_slice(REDACTED.as_bytes());
+            let v = if huffman {
+                REDACTED.as_bytes().to_vec()
+            } else {
+                redact::authorization_bytes(value)
+            };
             write_str(&mut out, &v);
         } else if path && !huffman {
-            let v = redact_url(&String::from_utf8_lossy(value));
+            let v = redact::url(&String::from_utf8_lossy(value));
             write_str(&mut out, v.as_bytes());
         } else {
             out.extend_from_slice(&b[n..n + taken]);
@@ -330,9 +327,12 @@ mod tests {
         // A block without secrets is kept octet for octet.
         let plain = block(&[(":method", "GET"), ("accept", "text/event-stream")]);
         assert_eq!(redact_header_block(&plain), plain);
-        // A non-bearer credential loses its scheme too.
+        // A basic credential keeps its scheme, as everywhere (the core's policy); another
+        // scheme is hidden whole.
         let basic = redact_header_block(&block(&[("authorization", "Basic dXNlcjpwYXNz")]));
-        assert_eq!(decoded(&basic)[0].1, "<redacted>");
+        assert_eq!(decoded(&basic)[0].1, "Basic <redacted>");
+        let other = redact_header_block(&block(&[("authorization", "Digest a=b")]));
+        assert_eq!(decoded(&other)[0].1, "<redacted>");
     }
 
     #[test]
