@@ -108,7 +108,7 @@ fn drive_to(state: &str) -> Harness {
     for input in inputs {
         apply(&mut h, input);
     }
-    assert_eq!(h.conn.state_name(), base(state), "reaching {state}");
+    assert_eq!(h.conn.state().name(), base(state), "reaching {state}");
     h.take_events();
     h
 }
@@ -241,7 +241,7 @@ fn every_row_of_the_transition_table_holds() {
         let mut h = drive_to(&row.state);
         let (sent, events) = (h.sent.len(), h.events.len());
         apply(&mut h, &row.input);
-        let next = h.conn.state_name();
+        let next = h.conn.state().name();
         let output = output_since(&h, sent, events);
         if next != row.next || output != row.output {
             wrong.push(format!(
