@@ -12,6 +12,10 @@ mod hostile;
 #[path = "../checks/hostile/counting.rs"]
 mod counting;
 
+/// Every state change of a scenario is checked against the transition table.
+#[path = "support/table.rs"]
+mod table;
+
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
@@ -67,11 +71,13 @@ struct Driver {
     pending: Vec<Event>,
     /// When each request was sent.
     sent: Vec<Instant>,
+    table: table::TableCheck,
 }
 
 impl Driver {
     /// Sends requests to the server and returns the events.
     fn drain(&mut self) -> Vec<Event> {
+        self.table.observe(&self.conn);
         let mut events = Vec::new();
         while let Some(t) = counted(|| self.conn.poll_transmit()) {
             let req = parse_request(&t.bytes).expect("the core sends well-formed requests");
@@ -97,7 +103,8 @@ impl Driver {
                     let now = self.now;
                     match self.input {
                         Input::Answer(a) => {
-                            counted(|| self.conn.provide_input(now, Some(a.as_bytes())))
+                            counted(|| self.conn.provide_input(now, Some(a.as_bytes())));
+                            self.table.observe(&self.conn);
                         }
                         Input::NoHook => panic!("input requested without a hook"),
                     }
@@ -302,6 +309,7 @@ fn run(s: &Scenario, split: Split) -> Report {
         input: s.input.clone(),
         pending: Vec::new(),
         sent: Vec::new(),
+        table: table::TableCheck::default(),
     };
     counted(|| d.conn.connect(Instant::ZERO));
     let connected = d.run_until(|e| match e {
