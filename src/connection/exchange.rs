@@ -70,7 +70,7 @@ impl Connection {
         };
         let mut ex = self.exchanges.swap_remove(idx);
         if !bytes.is_empty() {
-            ex.received = true;
+            ex.heard = Heard::Something;
         }
         let mut input = bytes;
         // Runs until the decoder makes no progress: with the input used up it may still owe the
@@ -130,7 +130,7 @@ impl Connection {
             return;
         };
         let mut ex = self.exchanges.swap_remove(idx);
-        ex.received = true;
+        ex.heard = Heard::Something;
         let raw = match &event {
             ResponseEvent::Head { raw, .. }
             | ResponseEvent::Body { raw, .. }
@@ -206,7 +206,7 @@ impl Connection {
         match ex.decoder.finish() {
             Ok(_) => self.on_end(now, ex, false),
             Err(e) => {
-                if !ex.received {
+                if ex.heard != Heard::Something {
                     return self.exchange_broken(
                         now,
                         ex,
@@ -277,6 +277,12 @@ impl Connection {
             return Flow::Stop;
         }
         let content_type = head.content_type();
+        // The decoder refused a length beyond the byte budget before this head.
+        let announced = head.content_length.and_then(|n| usize::try_from(n).ok());
+        let json = || Body::Json {
+            buf: Vec::new(),
+            announced,
+        };
         let is_json = content_type.as_deref() == Some("application/json");
         let is_sse = content_type.as_deref() == Some("text/event-stream");
         let expects_body = self.machine.req().is_some_and(|p| p.step.expects_body());
@@ -291,7 +297,7 @@ impl Connection {
                     .min(self.ledger.remaining());
                 Body::Sse(SseDecoder::new(cap))
             } else if is_json && !matches!(ex.role, Role::Resume { .. }) {
-                Body::Json(Vec::new())
+                json()
             } else {
                 let e = ProtocolError::UnexpectedContentType {
                     status,
@@ -301,12 +307,10 @@ impl Connection {
                 return Flow::Stop;
             }
         } else if is_json {
-            Body::Json(Vec::new())
+            json()
         } else {
             Body::Discard
         };
-        // The decoder refused a length beyond the byte budget before this head.
-        ex.announced = head.content_length.and_then(|n| usize::try_from(n).ok());
         Flow::Continue
     }
 
@@ -320,10 +324,10 @@ impl Connection {
     ) -> Flow {
         match &mut ex.body {
             Body::Pending | Body::Discard => Flow::Continue,
-            Body::Json(buf) => {
+            Body::Json { buf, announced } => {
                 if buf.is_empty() {
                     // The first bytes: where the body is collected.
-                    if let Some(n) = ex.announced {
+                    if let Some(n) = *announced {
                         if let Some(whole) = source
                             .filter(|_| n == bytes.len())
                             .and_then(|s| slice_of(s, bytes))
@@ -346,7 +350,10 @@ impl Connection {
                 let mut buf = Vec::with_capacity(whole.len() + bytes.len());
                 buf.extend_from_slice(whole);
                 buf.extend_from_slice(bytes);
-                ex.body = Body::Json(buf);
+                ex.body = Body::Json {
+                    buf,
+                    announced: None,
+                };
                 Flow::Continue
             }
             Body::Sse(_) => self.feed_sse(now, ex, bytes),
@@ -506,7 +513,7 @@ impl Connection {
         });
         self.detach_exchange(ex.id);
         let buf = match body {
-            Body::Json(buf) => list::message_buffer(buf),
+            Body::Json { buf, .. } => list::message_buffer(buf),
             Body::Whole(buf) => buf,
             // The stream ended without the response.
             Body::Sse(_) => return self.stream_incomplete(now, &ex),
@@ -617,8 +624,7 @@ impl Connection {
             .push_back(Event::ExchangeAbandoned { exchange: ex.id });
         self.detach_exchange(ex.id);
         // A pooled socket the server closed before answering: send once more on a fresh socket.
-        let stale = !ex.received
-            && !ex.fresh
+        let stale = ex.heard == Heard::NothingOnPooled
             && matches!(
                 &error,
                 Error::UnexpectedEof { .. }
@@ -695,10 +701,12 @@ impl Connection {
             role,
             decoder: self.codec.decoder(self.limits),
             body: Body::Pending,
-            announced: None,
             deadline,
-            received: false,
-            fresh,
+            heard: if fresh {
+                Heard::NothingOnFresh
+            } else {
+                Heard::NothingOnPooled
+            },
             last_event_id,
             retry,
         });
@@ -739,8 +747,12 @@ impl Role {
 pub(super) enum Body {
     /// Waiting for the head.
     Pending,
-    /// A JSON body, collected whole.
-    Json(Vec<u8>),
+    /// A JSON body, collected whole; `announced` is the length the head gave
+    /// (`Content-Length`), if any.
+    Json {
+        buf: Vec<u8>,
+        announced: Option<usize>,
+    },
     /// A JSON body that arrived whole in bytes given away ([`Connection::handle_owned_bytes`]):
     /// a slice of them, not copied.
     Whole(Bytes),
@@ -750,17 +762,26 @@ pub(super) enum Body {
     Discard,
 }
 
+/// What an exchange's socket has brought so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Heard {
+    /// Nothing, on a pooled socket: if it ends now, the server closed the idle socket before
+    /// reading the request, which may go once more on a fresh one.
+    NothingOnPooled,
+    /// Nothing, on a socket opened for this exchange.
+    NothingOnFresh,
+    /// Response bytes (or, over HTTP/2, events).
+    Something,
+}
+
 #[derive(Debug)]
 pub(super) struct Exchange {
     pub(super) id: ExchangeId,
     pub(super) role: Role,
     pub(super) decoder: ResponseDecoder,
     pub(super) body: Body,
-    /// The body length the head announced (`Content-Length`), once the head is in.
-    pub(super) announced: Option<usize>,
     pub(super) deadline: Instant,
-    pub(super) received: bool,
-    pub(super) fresh: bool,
+    pub(super) heard: Heard,
     /// The last event id its event stream carried (a resumption's starts at the one it
     /// resumes from): where a `GET` resumes it if it breaks.
     pub(super) last_event_id: Option<String>,

@@ -481,8 +481,7 @@ impl Machine {
         };
     }
 
-    /// The same state with its next request `req`: a listing's next page, a call's next round
-    /// sent at once, the one retry of `server/discover`.
+    /// The same state with its next request `req`: a listing's next page.
     pub(super) fn again(&mut self, next: Pending) {
         if let Some(req) = self.state.req_mut() {
             *req = next;
