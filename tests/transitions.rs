@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use mcp_sansio::internals::h2::{H2Error, Reason};
 use mcp_sansio::internals::wire::WireError;
-use mcp_sansio::{Config, Era, EraHint, Event};
+use mcp_sansio::{Config, ConnectionState, Era, EraHint, Event};
 use support::table::{base, rows};
 use support::*;
 
@@ -238,22 +238,29 @@ fn every_state_the_table_reaches_has_rows_of_its_own() {
             row.next
         );
     }
-    for state in [
-        "Unconnected",
-        "Discovering",
-        "Initializing",
-        "Confirming",
-        "Ready",
-        "Listing",
-        "Relisting",
-        "Calling",
-        "AwaitingInput",
-        "Backoff",
-        "Resuming",
-        "Closing",
-        "Dead",
-        "Closed",
-    ] {
-        assert!(from.contains(state), "{state} has no row");
-    }
+    // The table's states are exactly those of the connection.
+    let states: BTreeSet<&str> = [
+        ConnectionState::Unconnected,
+        ConnectionState::Discovering,
+        ConnectionState::Initializing,
+        ConnectionState::Confirming,
+        ConnectionState::Ready,
+        ConnectionState::Listing,
+        ConnectionState::Relisting,
+        ConnectionState::Calling,
+        ConnectionState::AwaitingInput,
+        ConnectionState::Backoff,
+        ConnectionState::Resuming,
+        ConnectionState::Closing,
+        ConnectionState::Dead,
+        ConnectionState::Closed,
+    ]
+    .into_iter()
+    .map(ConnectionState::name)
+    .collect();
+    assert_eq!(states.len(), 14);
+    assert_eq!(
+        from, states,
+        "the states with rows are the connection's states"
+    );
 }

@@ -30,7 +30,8 @@
 //! routing for several connections on one socket and documents that run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
-//! every transition.
+//! every transition. The protocol state is one enum, and every transition is made in one module
+//! (`state.rs`); the other modules read the state and ask it to move.
 use crate::prelude::*;
 
 use alloc::collections::{BTreeSet, VecDeque};
@@ -336,7 +337,8 @@ impl Deadline {
 ///    once from the probe, reports [`Event::Connected`] again, and restarts the operation within
 ///    its own budget. A negotiation that fails leaves the connection unconnected.
 ///
-/// Every state change is listed in the [transition table](#transitions) below.
+/// Every state change is listed in the [transition table](#transitions) below;
+/// [`state`](Self::state) names the state the connection is in.
 ///
 #[doc = include_str!("transitions.md")]
 #[derive(Debug)]
