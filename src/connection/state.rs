@@ -4,13 +4,15 @@
 //! The rest of the connection reads the state ([`Machine::get`] and the accessors below) and
 //! changes the data a state carries (a listing's catalog, a call's rounds, the pending request's
 //! counters), but only the methods of this module move it from one variant to another: the
-//! field is private to this module. Each method names the transition it makes; together they are
-//! the rows of the [transition table](Connection#transitions), which `tests/transitions.rs`
-//! checks both ways (every row holds, and every state change a scripted session makes is a row).
+//! field is private to this module. Each method names the transition it makes; together they make
+//! the rows of the [transition table](Connection#transitions), which the tests check both ways:
+//! `tests/transitions.rs` drives every row, and `tests/support/table.rs` checks that every state
+//! change of every scripted session is a pair of states some row names.
 //!
 //! The request a state waits on is its [`Pending`]: the negotiation steps, a listing's page, a
-//! call's round and the `DELETE` of a close each carry one; the states that wait on the embedder
-//! or on time ([`State::AwaitingInput`], [`State::Backoff`], [`State::Resuming`]) carry none.
+//! call's round and the `DELETE` of a close each carry one. [`State::AwaitingInput`] and
+//! [`State::Backoff`] wait on the embedder or on time and carry none; [`State::Resuming`] keeps
+//! the state it interrupted, request included, and returns to it when the `GET` is sent.
 
 use super::*;
 
@@ -621,5 +623,81 @@ impl Machine {
     /// Any state → Closed.
     pub(super) fn closed(&mut self) {
         self.state = State::Closed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(step: Step) -> Pending {
+        let budgets = crate::budget::Budgets::default();
+        Pending {
+            step,
+            id: 1,
+            progress_token: 1,
+            exchange: None,
+            responses: 0,
+            stalled: 0,
+            deadline: Deadline::new(Instant::ZERO, &budgets, Budget::ListTime),
+            retried_fresh: false,
+            refusals: 0,
+        }
+    }
+
+    fn deadline() -> Deadline {
+        Deadline::new(
+            Instant::ZERO,
+            &crate::budget::Budgets::default(),
+            Budget::ListTime,
+        )
+    }
+
+    #[test]
+    fn a_resumption_returns_to_the_state_it_interrupted() {
+        let mut m = Machine::new();
+        m.connect_from_hint();
+        assert_eq!(m.name(), ConnectionState::Ready);
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
+        m.suspend("ev-1".into(), None, Instant::ZERO);
+        assert_eq!(m.name(), ConnectionState::Resuming);
+        assert_eq!(m.operation(), Some(Operation::ListTools));
+        assert!(m.req().is_some(), "the interrupted request is kept");
+        assert_eq!(m.resume(), Some(("ev-1".into(), None)));
+        assert_eq!(m.name(), ConnectionState::Listing);
+        assert_eq!(m.resume(), None, "only a resumption resumes");
+        assert_eq!(m.name(), ConnectionState::Listing);
+    }
+
+    #[test]
+    fn a_re_negotiation_carries_the_operation_it_interrupted() {
+        let mut m = Machine::new();
+        m.connect_from_hint();
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
+        m.discover(req(Step::Discover {
+            attempt: 0,
+            version: "v".into(),
+        }));
+        assert_eq!(m.name(), ConnectionState::Discovering);
+        assert_eq!(m.operation(), Some(Operation::ListTools));
+        m.initialize(req(Step::initialize()));
+        assert_eq!(m.operation(), Some(Operation::ListTools));
+        assert!(matches!(m.connected(), Then::List { .. }));
+        assert_eq!(m.name(), ConnectionState::Ready);
+        // A failed negotiation leaves nothing negotiated; a failed operation leaves it ready.
+        m.discover(req(Step::Discover {
+            attempt: 0,
+            version: "v".into(),
+        }));
+        m.fail(None);
+        assert_eq!(m.name(), ConnectionState::Unconnected);
+        m.connect_from_hint();
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
+        m.fail(None);
+        assert_eq!(m.name(), ConnectionState::Ready);
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
+        m.fail(Some(Error::Closed));
+        assert_eq!(m.name(), ConnectionState::Dead);
+        assert_eq!(m.operation(), None);
     }
 }
