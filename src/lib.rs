@@ -107,8 +107,8 @@ pub use budget::{Budget, BudgetExceeded, Budgets, CONTENT_BLOCK_BYTES};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
-    Completion, Connection, EraHints, Event, ExchangeId, Operation, ServerInfo, Transmit,
-    MAX_ERA_HINTS,
+    Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
+    Transmit, MAX_ERA_HINTS,
 };
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{

@@ -14,6 +14,10 @@ use mcp_sansio_test_support::hostile::counting;
 #[global_allocator]
 static ALLOC: counting::Counting = counting::Counting;
 
+/// Every state change of a scenario is checked against the transition table.
+#[path = "support/table.rs"]
+mod table;
+
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
@@ -69,11 +73,13 @@ struct Driver {
     pending: Vec<Event>,
     /// When each request was sent.
     sent: Vec<Instant>,
+    table: table::TableCheck,
 }
 
 impl Driver {
     /// Sends requests to the server and returns the events.
     fn drain(&mut self) -> Vec<Event> {
+        self.table.observe(&self.conn);
         let mut events = Vec::new();
         while let Some(t) = counted(|| self.conn.poll_transmit()) {
             let req = parse_request(&t.bytes).expect("the core sends well-formed requests");
@@ -99,7 +105,8 @@ impl Driver {
                     let now = self.now;
                     match self.input {
                         Input::Answer(a) => {
-                            counted(|| self.conn.provide_input(now, Some(a.as_bytes())))
+                            counted(|| self.conn.provide_input(now, Some(a.as_bytes())));
+                            self.table.observe(&self.conn);
                         }
                         Input::NoHook => panic!("input requested without a hook"),
                     }
@@ -304,6 +311,7 @@ fn run(s: &Scenario, split: Split) -> Report {
         input: s.input.clone(),
         pending: Vec::new(),
         sent: Vec::new(),
+        table: table::TableCheck::default(),
     };
     counted(|| d.conn.connect(Instant::ZERO));
     let connected = d.run_until(|e| match e {

@@ -1,7 +1,8 @@
 //! Walks the transition table of the connection's docs (`src/connection/transitions.md`): for
 //! every row, drives a connection into the row's state, applies the input, and checks the next
 //! state and the output. A row whose state, input or output this test does not know fails it, so
-//! the table cannot name what the code does not do.
+//! the table cannot name what the code does not do. The other direction (the code makes no
+//! transition the table lacks) is checked by every scripted session: `support::table::TableCheck`.
 
 mod support;
 
@@ -9,59 +10,9 @@ use std::collections::BTreeSet;
 
 use mcp_sansio::internals::h2::{H2Error, Reason};
 use mcp_sansio::internals::wire::WireError;
-use mcp_sansio::{Config, Era, EraHint, Event};
+use mcp_sansio::{Config, ConnectionState, Era, EraHint, Event};
+use support::table::{base, rows};
 use support::*;
-
-const TABLE: &str = include_str!("../src/connection/transitions.md");
-
-/// One row of the table.
-#[derive(Debug)]
-struct Row {
-    state: String,
-    input: String,
-    next: String,
-    output: Vec<String>,
-}
-
-fn rows() -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut in_table = false;
-    for line in TABLE.lines() {
-        let line = line.trim();
-        if !line.starts_with('|') {
-            in_table = false;
-            continue;
-        }
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        assert_eq!(cells.len(), 4, "a row has four cells: {line}");
-        if cells[0] == "state" {
-            assert_eq!(cells, ["state", "input", "next state", "output"]);
-            in_table = true;
-            continue;
-        }
-        if cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
-            continue;
-        }
-        assert!(in_table, "a row outside the table: {line}");
-        let output = cells[3]
-            .split(',')
-            .map(|t| t.trim().trim_matches('`').to_owned())
-            .filter(|t| !t.is_empty())
-            .collect();
-        rows.push(Row {
-            state: cells[0].to_owned(),
-            input: cells[1].to_owned(),
-            next: cells[2].to_owned(),
-            output,
-        });
-    }
-    rows
-}
-
-/// A state without its qualifier: `Listing (legacy)` is `Listing`.
-fn base(state: &str) -> &str {
-    state.split(" (").next().unwrap_or(state).trim()
-}
 
 fn config(hint: Option<Era>) -> Config {
     let mut c = Config::new("http://127.0.0.1:9/mcp").unwrap();
@@ -95,12 +46,23 @@ fn drive_to(state: &str) -> Harness {
         "Listing (legacy)" => ("Ready (legacy)", &["`list_tools`"]),
         "Listing (modern hint)" => ("Unconnected (modern hint)", &["`connect`", "`list_tools`"]),
         "Resuming" => ("Listing (legacy)", &["stream ends after an event id"]),
+        "Resuming (a call)" => ("Calling (legacy)", &["stream ends after an event id"]),
+        "Discovering (re-negotiating a listing)" => ("Listing (modern hint)", &["`400`"]),
+        "Confirming (re-negotiating a listing)" => (
+            "Discovering (re-negotiating a listing)",
+            &["`404`", "`result`"],
+        ),
         "Calling" => ("Ready", &["`call_tool`"]),
+        "Calling (legacy)" => ("Ready (legacy)", &["`call_tool`"]),
+        "Calling (modern hint)" => ("Unconnected (modern hint)", &["`connect`", "`call_tool`"]),
+        "Relisting (modern hint)" => ("Calling (modern hint)", &["`-32020`"]),
+        "Discovering (re-negotiating a re-listing)" => ("Relisting (modern hint)", &["`400`"]),
         "AwaitingInput" => ("Calling", &["`input_required` with requests"]),
         "Backoff" => ("Calling", &["`input_required` without requests, twice"]),
         "Relisting" => ("Calling", &["`-32020`"]),
         "Closing" => ("Ready (legacy)", &["`close`"]),
         "Dead" => ("Listing", &["`timeout`"]),
+        "Dead (legacy)" => ("Listing (legacy)", &["`timeout`"]),
         "Closed" => ("Ready", &["`close`"]),
         other => panic!("the test cannot reach state {other:?}"),
     };
@@ -108,7 +70,7 @@ fn drive_to(state: &str) -> Harness {
     for input in inputs {
         apply(&mut h, input);
     }
-    assert_eq!(h.conn.state_name(), base(state), "reaching {state}");
+    assert_eq!(h.conn.state().name(), base(state), "reaching {state}");
     h.take_events();
     h
 }
@@ -158,6 +120,14 @@ fn apply(h: &mut Harness, input: &str) {
             };
             json_response(200, &result_msg(r.rpc_id(), &result))
         }),
+        "`result` without the called tool" => answer(h, |r| {
+            let page = tools_page(&["other"], None);
+            json_response(200, &result_msg(r.rpc_id(), &page))
+        }),
+        "the operation's deadline passes" => {
+            let far = h.now + std::time::Duration::from_secs(24 * 3600);
+            h.advance_to(far);
+        }
         "`result` with a cursor" => answer(h, |r| {
             let page = tools_page(&["a"], Some("next"));
             json_response(200, &result_msg(r.rpc_id(), &page))
@@ -241,7 +211,7 @@ fn every_row_of_the_transition_table_holds() {
         let mut h = drive_to(&row.state);
         let (sent, events) = (h.sent.len(), h.events.len());
         apply(&mut h, &row.input);
-        let next = h.conn.state_name();
+        let next = h.conn.state().name();
         let output = output_since(&h, sent, events);
         if next != row.next || output != row.output {
             wrong.push(format!(
@@ -268,22 +238,29 @@ fn every_state_the_table_reaches_has_rows_of_its_own() {
             row.next
         );
     }
-    for state in [
-        "Unconnected",
-        "Discovering",
-        "Initializing",
-        "Confirming",
-        "Ready",
-        "Listing",
-        "Relisting",
-        "Calling",
-        "AwaitingInput",
-        "Backoff",
-        "Resuming",
-        "Closing",
-        "Dead",
-        "Closed",
-    ] {
-        assert!(from.contains(state), "{state} has no row");
-    }
+    // The table's states are exactly those of the connection.
+    let states: BTreeSet<&str> = [
+        ConnectionState::Unconnected,
+        ConnectionState::Discovering,
+        ConnectionState::Initializing,
+        ConnectionState::Confirming,
+        ConnectionState::Ready,
+        ConnectionState::Listing,
+        ConnectionState::Relisting,
+        ConnectionState::Calling,
+        ConnectionState::AwaitingInput,
+        ConnectionState::Backoff,
+        ConnectionState::Resuming,
+        ConnectionState::Closing,
+        ConnectionState::Dead,
+        ConnectionState::Closed,
+    ]
+    .into_iter()
+    .map(ConnectionState::name)
+    .collect();
+    assert_eq!(states.len(), 14);
+    assert_eq!(
+        from, states,
+        "the states with rows are the connection's states"
+    );
 }

@@ -52,20 +52,18 @@ impl Connection {
             }
         };
         let deadline = Deadline::new(now, &self.config.budgets, Budget::CallTime);
-        self.op = Op::Call {
-            state: CallState {
-                name: name.to_owned(),
-                arguments,
-                input_responses: None,
-                request_state: None,
-                rounds: 0,
-                phase: CallPhase::InFlight,
-                param_headers,
-                relisted: false,
-            },
-            deadline,
+        let call = CallState {
+            name: name.to_owned(),
+            arguments,
+            input_responses: None,
+            request_state: None,
+            rounds: 0,
+            param_headers,
+            relisted: false,
         };
-        self.start_request(now, Step::Call, Some(deadline));
+        let req = self.new_request(now, Step::Call, Some(deadline));
+        self.machine.start_call(req, call, deadline);
+        self.send_pending(now, false, None);
     }
 
     pub(super) fn on_call_result(&mut self, now: Instant, result: RawJson<'_>) {
@@ -76,7 +74,7 @@ impl Connection {
         };
         let (requests, state) = match answer {
             Ok(CallAnswer::Complete(r)) => {
-                self.op = Op::Idle;
+                self.machine.finish();
                 self.events.push_back(Event::CallFinished(r));
                 return;
             }
@@ -92,7 +90,7 @@ impl Connection {
         };
         let input_hook = self.config.input_hook;
         let limit = self.config.budgets.responses_per_request;
-        let Op::Call { state: call, .. } = &mut self.op else {
+        let Some(call) = self.machine.call_mut() else {
             return;
         };
         // Every round is a response spent on the one logical call.
@@ -109,11 +107,11 @@ impl Connection {
                 if wait.is_zero() {
                     self.send_call_round(now);
                 } else {
-                    call.phase = CallPhase::Backoff(now + wait);
+                    self.machine.back_off(now + wait);
                 }
             }
             Some(requests) if input_hook => {
-                call.phase = CallPhase::AwaitingInput;
+                self.machine.await_input();
                 self.events.push_back(Event::InputRequired { requests });
             }
             Some(requests) => {
@@ -131,49 +129,40 @@ impl Connection {
         usize::try_from(self.config.budgets.content_blocks()).unwrap_or(usize::MAX)
     }
 
-    /// The listing after a header mismatch is complete: call once more with the tool's headers.
-    pub(super) fn resume_call(
-        &mut self,
-        now: Instant,
-        pending: (CallState, crate::error::RpcError),
-        catalog: &Catalog,
-        deadline: Deadline,
-    ) {
-        let (mut call, error) = pending;
+    /// The listing after a header mismatch is complete: call once more with the tool's headers
+    /// (on the call's `deadline`), or fail with the error the call got if the tool is not listed.
+    pub(super) fn resume_call(&mut self, now: Instant, deadline: Deadline) {
+        let Some((catalog, call, error)) = self.machine.relisting() else {
+            return;
+        };
         let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
-            self.op = Op::Call {
-                state: call,
-                deadline,
-            };
+            let error = error.clone();
             return self.fail_op(Error::Rpc(error));
         };
         match crate::xmcp::header_values(tool.header_params(), &call.arguments) {
             Ok(h) => call.param_headers = h,
             Err(reason) => {
-                self.op = Op::Call {
-                    state: call,
-                    deadline,
-                };
                 let e = Error::Config(ConfigError::InvalidArguments { reason });
                 return self.fail_op(e);
             }
         }
-        self.op = Op::Call {
-            state: call,
-            deadline,
-        };
-        self.start_request(now, Step::Call, Some(deadline));
+        let req = self.new_request(now, Step::Call, Some(deadline));
+        self.machine.call_after_relist(req);
+        self.send_pending(now, false, None);
     }
 
     /// Sends the next round of the running call (after load shedding or with input responses).
     pub(super) fn send_call_round(&mut self, now: Instant) {
-        let Op::Call { state, deadline } = &mut self.op else {
+        let Some(deadline) = self.machine.deadline() else {
             return;
         };
-        state.rounds += 1;
-        state.phase = CallPhase::InFlight;
-        let deadline = *deadline;
-        self.start_request(now, Step::Call, Some(deadline));
+        let Some(call) = self.machine.call_mut() else {
+            return;
+        };
+        call.rounds += 1;
+        let req = self.new_request(now, Step::Call, Some(deadline));
+        self.machine.next_round(req);
+        self.send_pending(now, false, None);
     }
 
     /// Answers the input requests of the running tool call ([`Event::InputRequired`]):
@@ -181,8 +170,7 @@ impl Connection {
     /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
     /// declines: the call fails as an answer this client cannot fulfil.
     pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
-        let waiting =
-            matches!(&self.op, Op::Call { state, .. } if state.phase == CallPhase::AwaitingInput);
+        let waiting = matches!(self.machine.get(), State::AwaitingInput { .. });
         if !waiting {
             let error = Error::Misuse {
                 reason: "no tool call is waiting for input",
@@ -203,8 +191,8 @@ impl Connection {
                 return self.fail_op(error);
             }
         };
-        if let Op::Call { state, .. } = &mut self.op {
-            state.input_responses = Some(responses);
+        if let Some(call) = self.machine.call_mut() {
+            call.input_responses = Some(responses);
         }
         self.send_call_round(now);
     }
@@ -224,23 +212,11 @@ pub(super) struct CallState {
     pub(super) request_state: Option<Box<RawValue>>,
     /// Rounds sent after the first (input_required retries).
     pub(super) rounds: u32,
-    /// Where the call is between its rounds.
-    pub(super) phase: CallPhase,
     /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
     pub(super) param_headers: Vec<(String, String)>,
-    /// Whether the tools were listed once after a header mismatch (never twice).
+    /// Whether the tools were listed once after a header mismatch (never twice): a per-call
+    /// budget, like `rounds`, not a state of the table.
     pub(super) relisted: bool,
-}
-
-/// Where a tool call is between its rounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum CallPhase {
-    /// A round is on the wire.
-    InFlight,
-    /// Waiting for the embedder to answer input requests ([`Connection::provide_input`]).
-    AwaitingInput,
-    /// Load shedding: the next round is sent at this instant.
-    Backoff(Instant),
 }
 
 /// The wait before load-shedding retry `round` (none before the first retry, then 100 ms

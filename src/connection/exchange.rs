@@ -70,7 +70,7 @@ impl Connection {
         };
         let mut ex = self.exchanges.swap_remove(idx);
         if !bytes.is_empty() {
-            ex.received = true;
+            ex.heard = Heard::Something;
         }
         let mut input = bytes;
         // Runs until the decoder makes no progress: with the input used up it may still owe the
@@ -130,7 +130,7 @@ impl Connection {
             return;
         };
         let mut ex = self.exchanges.swap_remove(idx);
-        ex.received = true;
+        ex.heard = Heard::Something;
         let raw = match &event {
             ResponseEvent::Head { raw, .. }
             | ResponseEvent::Body { raw, .. }
@@ -206,7 +206,7 @@ impl Connection {
         match ex.decoder.finish() {
             Ok(_) => self.on_end(now, ex, false),
             Err(e) => {
-                if !ex.received {
+                if ex.heard != Heard::Something {
                     return self.exchange_broken(
                         now,
                         ex,
@@ -277,9 +277,15 @@ impl Connection {
             return Flow::Stop;
         }
         let content_type = head.content_type();
+        // The decoder refused a length beyond the byte budget before this head.
+        let announced = head.content_length.and_then(|n| usize::try_from(n).ok());
+        let json = || Body::Json {
+            buf: Vec::new(),
+            announced,
+        };
         let is_json = content_type.as_deref() == Some("application/json");
         let is_sse = content_type.as_deref() == Some("text/event-stream");
-        let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
+        let expects_body = self.machine.req().is_some_and(|p| p.step.expects_body());
         ex.body = if (200..300).contains(&status) {
             if !expects_body || status == 202 || status == 204 {
                 Body::Discard
@@ -291,7 +297,7 @@ impl Connection {
                     .min(self.ledger.remaining());
                 Body::Sse(SseDecoder::new(cap))
             } else if is_json && !matches!(ex.role, Role::Resume { .. }) {
-                Body::Json(Vec::new())
+                json()
             } else {
                 let e = ProtocolError::UnexpectedContentType {
                     status,
@@ -301,12 +307,10 @@ impl Connection {
                 return Flow::Stop;
             }
         } else if is_json {
-            Body::Json(Vec::new())
+            json()
         } else {
             Body::Discard
         };
-        // The decoder refused a length beyond the byte budget before this head.
-        ex.announced = head.content_length.and_then(|n| usize::try_from(n).ok());
         Flow::Continue
     }
 
@@ -320,10 +324,10 @@ impl Connection {
     ) -> Flow {
         match &mut ex.body {
             Body::Pending | Body::Discard => Flow::Continue,
-            Body::Json(buf) => {
+            Body::Json { buf, announced } => {
                 if buf.is_empty() {
                     // The first bytes: where the body is collected.
-                    if let Some(n) = ex.announced {
+                    if let Some(n) = *announced {
                         if let Some(whole) = source
                             .filter(|_| n == bytes.len())
                             .and_then(|s| slice_of(s, bytes))
@@ -346,7 +350,10 @@ impl Connection {
                 let mut buf = Vec::with_capacity(whole.len() + bytes.len());
                 buf.extend_from_slice(whole);
                 buf.extend_from_slice(bytes);
-                ex.body = Body::Json(buf);
+                ex.body = Body::Json {
+                    buf,
+                    announced: None,
+                };
                 Flow::Continue
             }
             Body::Sse(_) => self.feed_sse(now, ex, bytes),
@@ -372,20 +379,14 @@ impl Connection {
                         break;
                     }
                 }
-                Some(SseItem::Retry(ms)) => {
-                    if let Some(p) = &mut self.pending {
-                        p.retry = Some(Duration::from_millis(ms));
-                    }
-                }
+                Some(SseItem::Retry(ms)) => ex.retry = Some(Duration::from_millis(ms)),
                 Some(SseItem::Event(event)) => {
                     if let Some(id) = event.id {
-                        if let Some(p) = &mut self.pending {
-                            p.last_event_id = if id.is_empty() {
-                                None
-                            } else {
-                                Some(truncated(&id, 1024))
-                            };
-                        }
+                        ex.last_event_id = if id.is_empty() {
+                            None
+                        } else {
+                            Some(truncated(&id, 1024))
+                        };
                     }
                     if event.data.is_empty() {
                         continue;
@@ -410,7 +411,7 @@ impl Connection {
     /// kept in `decoded_call` for `on_call_result`), anything else by the general message parser.
     fn parse_answer<'a>(&mut self, body: &'a [u8]) -> Result<Message<'a>, ProtocolError> {
         self.decoded_call = None;
-        match &self.pending {
+        match self.machine.req() {
             Some(p) if matches!(p.step, Step::ListPage { .. }) => {
                 crate::jsonrpc::parse_message_for_page(body, p.id)
             }
@@ -440,9 +441,10 @@ impl Connection {
                 return Flow::Stop;
             }
         };
-        let Some(p) = &mut self.pending else {
+        let Some(p) = self.machine.req_mut() else {
             return Flow::Continue;
         };
+        let expected = p.id;
         match msg {
             Message::Notification { method, params } => {
                 if method == "notifications/progress" {
@@ -464,9 +466,9 @@ impl Connection {
                 Flow::Continue
             }
             Message::Result { id, .. } | Message::Error { id: Some(id), .. }
-                if !id_matches(id, p.id) =>
+                if !id_matches(id, expected) =>
             {
-                let e = wrong_id(p.id, id);
+                let e = wrong_id(expected, id);
                 self.fail_exchange(ex.id, e);
                 Flow::Stop
             }
@@ -502,8 +504,8 @@ impl Connection {
         // The socket of the `DELETE` that ends a session is never pooled: the server may tie the
         // connection to the session it just ended, and nothing of this connection follows it.
         let ends_session = self
-            .pending
-            .as_ref()
+            .machine
+            .req()
             .is_some_and(|p| matches!(p.step, Step::Delete));
         self.events.push_back(Event::ExchangeFinished {
             exchange: ex.id,
@@ -511,12 +513,12 @@ impl Connection {
         });
         self.detach_exchange(ex.id);
         let buf = match body {
-            Body::Json(buf) => list::message_buffer(buf),
+            Body::Json { buf, .. } => list::message_buffer(buf),
             Body::Whole(buf) => buf,
             // The stream ended without the response.
             Body::Sse(_) => return self.stream_incomplete(now, &ex),
             Body::Discard | Body::Pending => {
-                let expects_body = self.pending.as_ref().is_some_and(|p| p.step.expects_body());
+                let expects_body = self.machine.req().is_some_and(|p| p.step.expects_body());
                 let outcome = if (200..300).contains(&status) && !expects_body {
                     Outcome::Accepted
                 } else {
@@ -546,7 +548,7 @@ impl Connection {
     }
 
     pub(super) fn on_json_response(&mut self, now: Instant, status: u16, body: &[u8]) {
-        let Some(p) = &self.pending else { return };
+        let Some(p) = self.machine.req() else { return };
         let expected = p.id;
         match self.parse_answer(body) {
             Ok(Message::Request { id, .. }) => self.fail_op(wrong_id(expected, id)),
@@ -593,7 +595,7 @@ impl Connection {
         ex.body = Body::Discard;
         ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
         self.on_outcome(now, outcome);
-        if matches!(self.lifecycle, Lifecycle::Closed) {
+        if matches!(self.machine.get(), State::Closed) {
             // Closing dropped every other exchange: this one goes too.
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
@@ -604,9 +606,9 @@ impl Connection {
 
     /// Exchange `id` no longer carries the pending request.
     pub(super) fn detach_exchange(&mut self, id: ExchangeId) {
-        if let Some(p) = &mut self.pending {
-            if p.attempt == Attempt::OnExchange(id) {
-                p.attempt = Attempt::Detached;
+        if let Some(p) = self.machine.req_mut() {
+            if p.exchange == Some(id) {
+                p.exchange = None;
             }
         }
     }
@@ -622,8 +624,7 @@ impl Connection {
             .push_back(Event::ExchangeAbandoned { exchange: ex.id });
         self.detach_exchange(ex.id);
         // A pooled socket the server closed before answering: send once more on a fresh socket.
-        let stale = !ex.received
-            && !ex.fresh
+        let stale = ex.heard == Heard::NothingOnPooled
             && matches!(
                 &error,
                 Error::UnexpectedEof { .. }
@@ -638,15 +639,14 @@ impl Connection {
             ex.decoder.status().is_none() && matches!(&error, Error::H2(e) if e.never_processed());
         let stale = stale || never_processed;
         if stale {
-            if let Some(p) = &mut self.pending {
+            if let Some(p) = self.machine.req_mut() {
                 if !p.retried_fresh {
                     p.retried_fresh = true;
-                    let step = p.step.clone();
-                    let resume_from = match ex.role {
-                        Role::Resume { from } => Some(from),
+                    let resume = match ex.role {
+                        Role::Resume { from } => Some((from, ex.retry)),
                         _ => None,
                     };
-                    return self.send_pending(now, step, true, resume_from);
+                    return self.send_pending(now, true, resume);
                 }
             }
         }
@@ -676,10 +676,22 @@ impl Connection {
         self.fail_op(error);
     }
 
-    pub(super) fn new_exchange(&mut self, now: Instant, role: Role, fresh: bool) -> ExchangeId {
+    /// A new exchange for `role`, on a fresh socket if `fresh`; a resumption's stream starts
+    /// at the event it resumes from, with the `retry` its predecessor announced.
+    pub(super) fn new_exchange(
+        &mut self,
+        now: Instant,
+        role: Role,
+        fresh: bool,
+        retry: Option<Duration>,
+    ) -> ExchangeId {
         self.next_exchange += 1;
         let id = ExchangeId(self.next_exchange);
-        let deadline = match (&role, &self.pending) {
+        let last_event_id = match &role {
+            Role::Resume { from } => Some(from.clone()),
+            _ => None,
+        };
+        let deadline = match (&role, self.machine.req()) {
             (Role::Request | Role::Resume { .. }, Some(p)) => p.deadline.at,
             (Role::Request | Role::Resume { .. }, None) => now + self.config.budgets.request_time,
             (Role::Drain { .. } | Role::Background, _) => now + self.config.budgets.close_time,
@@ -689,10 +701,14 @@ impl Connection {
             role,
             decoder: self.codec.decoder(self.limits),
             body: Body::Pending,
-            announced: None,
             deadline,
-            received: false,
-            fresh,
+            heard: if fresh {
+                Heard::NothingOnFresh
+            } else {
+                Heard::NothingOnPooled
+            },
+            last_event_id,
+            retry,
         });
         id
     }
@@ -731,8 +747,12 @@ impl Role {
 pub(super) enum Body {
     /// Waiting for the head.
     Pending,
-    /// A JSON body, collected whole.
-    Json(Vec<u8>),
+    /// A JSON body, collected whole; `announced` is the length the head gave
+    /// (`Content-Length`), if any.
+    Json {
+        buf: Vec<u8>,
+        announced: Option<usize>,
+    },
     /// A JSON body that arrived whole in bytes given away ([`Connection::handle_owned_bytes`]):
     /// a slice of them, not copied.
     Whole(Bytes),
@@ -742,17 +762,31 @@ pub(super) enum Body {
     Discard,
 }
 
+/// What an exchange's socket has brought so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Heard {
+    /// Nothing, on a pooled socket: if it ends now, the server closed the idle socket before
+    /// reading the request, which may go once more on a fresh one.
+    NothingOnPooled,
+    /// Nothing, on a socket opened for this exchange.
+    NothingOnFresh,
+    /// Response bytes (or, over HTTP/2, events).
+    Something,
+}
+
 #[derive(Debug)]
 pub(super) struct Exchange {
     pub(super) id: ExchangeId,
     pub(super) role: Role,
     pub(super) decoder: ResponseDecoder,
     pub(super) body: Body,
-    /// The body length the head announced (`Content-Length`), once the head is in.
-    pub(super) announced: Option<usize>,
     pub(super) deadline: Instant,
-    pub(super) received: bool,
-    pub(super) fresh: bool,
+    pub(super) heard: Heard,
+    /// The last event id its event stream carried (a resumption's starts at the one it
+    /// resumes from): where a `GET` resumes it if it breaks.
+    pub(super) last_event_id: Option<String>,
+    /// The stream's last `retry:` field (or its predecessor's): the wait before resuming it.
+    pub(super) retry: Option<Duration>,
 }
 
 /// What a processing step decided about the current exchange.

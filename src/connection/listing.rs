@@ -12,16 +12,18 @@ impl Connection {
             });
         }
         let deadline = Deadline::new(now, &self.config.budgets, Budget::ListTime);
-        let state = ListState::new(None);
-        self.op = Op::List { state, deadline };
-        self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
+        let req = self.new_request(now, Step::ListPage { cursor: None }, Some(deadline));
+        self.machine.start_list(req, deadline);
+        self.send_pending(now, false, None);
     }
 
     pub(super) fn on_page(&mut self, now: Instant, result: RawJson<'_>) {
-        let Op::List { state, deadline } = &mut self.op else {
+        let Some(deadline) = self.machine.deadline() else {
             return;
         };
-        let deadline = *deadline;
+        let Some(state) = self.machine.list_mut() else {
+            return;
+        };
         let name_rule = self.config.tool_names;
         let next_cursor = match list::add_page(
             &mut state.catalog,
@@ -40,10 +42,6 @@ impl Connection {
         state.catalog.pages += 1;
         match next_cursor {
             None => {
-                let Op::List { state, deadline } = core::mem::replace(&mut self.op, Op::Idle)
-                else {
-                    return;
-                };
                 self.listed_headers = state
                     .catalog
                     .tools
@@ -51,9 +49,11 @@ impl Connection {
                     .filter(|t| !t.header_params().is_empty())
                     .map(|t| (t.name().to_owned(), t.header_params().to_vec()))
                     .collect();
-                match state.for_call {
-                    None => self.events.push_back(Event::ToolsListed(state.catalog)),
-                    Some(pending) => self.resume_call(now, *pending, &state.catalog, deadline),
+                if matches!(self.machine.get(), State::Relisting { .. }) {
+                    return self.resume_call(now, deadline);
+                }
+                if let Some(list) = self.machine.finish() {
+                    self.events.push_back(Event::ToolsListed(list.catalog));
                 }
             }
             Some(cursor) => {
@@ -66,34 +66,25 @@ impl Connection {
                     let e = Error::Protocol(ProtocolError::PaginationLoop { cursor });
                     return self.fail_op(e);
                 }
-                self.start_request(
-                    now,
-                    Step::ListPage {
-                        cursor: Some(cursor),
-                    },
-                    Some(deadline),
-                );
+                let step = Step::ListPage {
+                    cursor: Some(cursor),
+                };
+                let req = self.new_request(now, step, Some(deadline));
+                self.machine.again(req);
+                self.send_pending(now, false, None);
             }
         }
     }
 
     /// Lists the tools inside the running call's budget, to recover from a header mismatch.
     pub(super) fn relist_for_call(&mut self, now: Instant, error: crate::error::RpcError) {
-        let Op::Call {
-            mut state,
-            deadline,
-        } = core::mem::replace(&mut self.op, Op::Idle)
-        else {
+        let Some(deadline) = self.machine.deadline() else {
             return;
         };
-        state.relisted = true;
-        let list = ListState::new(Some(Box::new((state, error))));
-        self.op = Op::List {
-            state: list,
-            deadline,
-        };
         // The listing runs on the call's deadline (and reports the call's budget).
-        self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
+        let req = self.new_request(now, Step::ListPage { cursor: None }, Some(deadline));
+        self.machine.relist(req, error);
+        self.send_pending(now, false, None);
     }
 }
 
@@ -106,20 +97,17 @@ pub(super) struct ListState {
     pub(super) names: list::Names,
     /// The catalog so far.
     pub(super) catalog: Catalog,
-    /// A call waiting for this listing (after a header mismatch), with the error it got.
-    pub(super) for_call: Option<Box<(CallState, crate::error::RpcError)>>,
     /// Entries seen so far, kept or refused.
     pub(super) entries: usize,
 }
 
 impl ListState {
-    pub(super) fn new(for_call: Option<Box<(CallState, crate::error::RpcError)>>) -> Self {
+    pub(super) fn new() -> Self {
         ListState {
             seen: BTreeSet::new(),
             names: list::Names::default(),
             catalog: Catalog::default(),
             entries: 0,
-            for_call,
         }
     }
 }

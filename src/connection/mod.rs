@@ -30,7 +30,8 @@
 //! routing for several connections on one socket and documents that run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
-//! every transition.
+//! every transition. The protocol state is one enum, and every transition is made in one module
+//! (`state.rs`); the other modules read the state and ask it to move.
 use crate::prelude::*;
 
 use alloc::collections::{BTreeSet, VecDeque};
@@ -64,9 +65,11 @@ mod negotiation;
 mod outcome;
 mod request;
 mod resumption;
+mod state;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
-use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*};
+pub use self::state::ConnectionState;
+use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*, state::*};
 
 /// The JSON-RPC error codes that only a modern server sends; after one of them the client never
 /// falls back to the legacy handshake.
@@ -195,39 +198,6 @@ pub enum Event {
     },
 }
 
-/// Whether the connection can still work.
-#[derive(Debug)]
-enum Lifecycle {
-    /// Operations may start.
-    Open,
-    /// A connection failure ended it: every later operation fails with this error; only
-    /// [`close`](Connection::close) remains useful.
-    Dead(Error),
-    /// Closed: nothing more will be sent.
-    Closed,
-}
-
-/// The operation running, with its own state.
-#[derive(Debug)]
-enum Op {
-    /// None: another may start.
-    Idle,
-    /// Negotiating; `then` is the operation a re-negotiation restarts once connected.
-    Connect { then: Option<Box<Op>> },
-    /// Listing tools (for the caller, or for the call it carries).
-    List {
-        state: ListState,
-        deadline: Deadline,
-    },
-    /// Calling a tool.
-    Call {
-        state: CallState,
-        deadline: Deadline,
-    },
-    /// Ending a legacy session with `DELETE`.
-    Close,
-}
-
 /// An aggregate deadline and the budget it enforces.
 #[derive(Clone, Copy, Debug)]
 struct Deadline {
@@ -253,20 +223,6 @@ impl Deadline {
     /// The error reported when it expires.
     fn exceeded(&self) -> BudgetExceeded {
         BudgetExceeded::new(self.budget, duration_ms(self.limit))
-    }
-}
-
-impl Op {
-    fn operation(&self) -> Option<Operation> {
-        match self {
-            Op::Idle => None,
-            Op::Connect { then: None } => Some(Operation::Connect),
-            Op::Connect { then: Some(op) } => op.operation(),
-            Op::List { state, .. } if state.for_call.is_some() => Some(Operation::CallTool),
-            Op::List { .. } => Some(Operation::ListTools),
-            Op::Call { .. } => Some(Operation::CallTool),
-            Op::Close => Some(Operation::Close),
-        }
     }
 }
 
@@ -381,7 +337,8 @@ impl Op {
 ///    once from the probe, reports [`Event::Connected`] again, and restarts the operation within
 ///    its own budget. A negotiation that fails leaves the connection unconnected.
 ///
-/// Every state change is listed in the [transition table](#transitions) below.
+/// Every state change is listed in the [transition table](#transitions) below;
+/// [`state`](Self::state) names the state the connection is in.
 ///
 #[doc = include_str!("transitions.md")]
 #[derive(Debug)]
@@ -391,11 +348,10 @@ pub struct Connection {
     /// The wire every exchange runs on (below the [`crate::wire`] boundary).
     codec: Codec,
     limits: ResponseLimits,
-    lifecycle: Lifecycle,
+    /// The protocol state: every transition is made by [`Machine`] (`state.rs`).
+    machine: Machine,
     session: Session,
     hint: Hint,
-    op: Op,
-    pending: Option<Pending>,
     /// The buffer of the message being handled, if it is one (a listed page's tools share it).
     message: Option<bytes::Bytes>,
     /// The answer to the pending `tools/call`, decoded with its message in one pass, while that
@@ -430,11 +386,9 @@ impl Connection {
             codec,
             limits: ResponseLimits::from_budgets(&config.budgets),
             config,
-            lifecycle: Lifecycle::Open,
+            machine: Machine::new(),
             session: Session::None,
             hint: Hint::Settled,
-            op: Op::Idle,
-            pending: None,
             message: None,
             decoded_call: None,
             spare: Vec::new(),
@@ -502,38 +456,14 @@ impl Connection {
 
     /// Whether an operation is running.
     pub fn is_busy(&self) -> bool {
-        !matches!(self.op, Op::Idle)
+        self.machine.operation().is_some()
     }
 
-    /// The name of the current state, as the [transition table](Connection#transitions)
-    /// spells it. For tests of the table; not a stable interface.
-    #[doc(hidden)]
-    pub fn state_name(&self) -> &'static str {
-        if let Some(p) = &self.pending {
-            if matches!(p.attempt, Attempt::ResumeAt(_)) {
-                return "Resuming";
-            }
-        }
-        match (&self.lifecycle, &self.op) {
-            (Lifecycle::Closed, _) => "Closed",
-            (_, Op::Close) => "Closing",
-            (_, Op::Connect { .. }) => match self.pending.as_ref().map(|p| &p.step) {
-                Some(Step::Discover { .. }) => "Discovering",
-                Some(Step::Initialize { .. }) => "Initializing",
-                Some(Step::Initialized { .. }) => "Confirming",
-                _ => "Connecting",
-            },
-            (_, Op::List { state, .. }) if state.for_call.is_some() => "Relisting",
-            (_, Op::List { .. }) => "Listing",
-            (_, Op::Call { state, .. }) => match state.phase {
-                CallPhase::InFlight => "Calling",
-                CallPhase::AwaitingInput => "AwaitingInput",
-                CallPhase::Backoff(_) => "Backoff",
-            },
-            (Lifecycle::Dead(_), Op::Idle) => "Dead",
-            (Lifecycle::Open, Op::Idle) if self.session == Session::None => "Unconnected",
-            (Lifecycle::Open, Op::Idle) => "Ready",
-        }
+    /// The state of the connection, as the [transition table](Connection#transitions) names it.
+    /// An observation only (the machine is driven by the operations and inputs, never by
+    /// setting it): for logs, diagnostics and tests of the table.
+    pub fn state(&self) -> ConnectionState {
+        self.machine.name()
     }
 
     /// Negotiates the protocol: the probe, the one retry, the legacy fallback and the era hint are
@@ -554,7 +484,6 @@ impl Connection {
                 error,
             });
         }
-        self.op = Op::Connect { then: None };
         match self.config.era_hint.clone() {
             Some(EraHint {
                 era: Era::Modern,
@@ -564,7 +493,7 @@ impl Connection {
                     version: version.clone(),
                 };
                 self.hint = Hint::Unproven;
-                self.op = Op::Idle;
+                self.machine.connect_from_hint();
                 self.events.push_back(Event::Connected {
                     era: Era::Modern,
                     version,
@@ -576,7 +505,7 @@ impl Connection {
                 era: Era::Legacy, ..
             }) => {
                 self.hint = Hint::Unproven;
-                self.start_request(now, Step::initialize(), None);
+                self.start_initialize(now);
             }
             None => self.start_probe(now),
         }
@@ -586,19 +515,17 @@ impl Connection {
     /// A running operation fails with [`Error::Closed`]. A legacy session is ended with `DELETE`,
     /// bounded by the close budget; [`Event::Closed`] follows in every case.
     pub fn close(&mut self, now: Instant) {
-        if let Some(operation) = self.op.operation() {
-            if !matches!(self.op, Op::Close) {
-                self.abandon_main();
-                self.op = Op::Idle;
-                self.events.push_back(Event::Failed {
-                    operation,
-                    error: Error::Closed,
-                });
-            } else {
-                return; // already closing
-            }
+        if matches!(self.machine.get(), State::Closing { .. }) {
+            return; // already closing
         }
-        if matches!(self.lifecycle, Lifecycle::Closed) {
+        if let Some(operation) = self.machine.operation() {
+            self.abandon_main();
+            self.events.push_back(Event::Failed {
+                operation,
+                error: Error::Closed,
+            });
+        }
+        if matches!(self.machine.get(), State::Closed) {
             self.events.push_back(Event::Closed);
             return;
         }
@@ -610,34 +537,31 @@ impl Connection {
             }
         );
         if has_session && self.ledger.remaining() > 0 {
-            self.op = Op::Close;
             let deadline = Deadline::new(now, &self.config.budgets, Budget::CloseTime);
-            self.start_request(now, Step::Delete, Some(deadline));
+            let req = self.new_request(now, Step::Delete, Some(deadline));
+            self.machine.closing(req);
+            self.send_pending(now, false, None);
         } else {
             self.finish_close();
         }
     }
 
     fn check_can_start(&self) -> Result<(), Error> {
-        if matches!(self.lifecycle, Lifecycle::Closed) {
-            return Err(Error::Misuse {
+        match self.machine.get() {
+            State::Closed => Err(Error::Misuse {
                 reason: "the connection is closed",
-            });
-        }
-        if self.is_busy() {
-            return Err(Error::Misuse {
+            }),
+            State::Dead(e) => Err(e.clone()),
+            _ if self.is_busy() => Err(Error::Misuse {
                 reason: "another operation is running",
-            });
+            }),
+            _ => Ok(()),
         }
-        if let Lifecycle::Dead(e) = &self.lifecycle {
-            return Err(e.clone());
-        }
-        Ok(())
     }
 
     fn check_connected(&self) -> Result<(), Error> {
         self.check_can_start()?;
-        if self.session == Session::None {
+        if matches!(self.machine.get(), State::Unconnected) {
             return Err(Error::Misuse {
                 reason: "not connected",
             });
@@ -666,21 +590,14 @@ impl Connection {
         for ex in &self.exchanges {
             consider(ex.deadline);
         }
-        match &self.op {
-            Op::List { deadline, .. } => consider(deadline.at),
-            Op::Call { deadline, state } => {
-                consider(deadline.at);
-                if let CallPhase::Backoff(t) = state.phase {
-                    consider(t);
-                }
-            }
-            _ => {}
+        if let Some(deadline) = self.machine.deadline() {
+            consider(deadline.at);
         }
-        if let Some(p) = &self.pending {
+        if let Some(p) = self.machine.req() {
             consider(p.deadline.at);
-            if let Attempt::ResumeAt(t) = p.attempt {
-                consider(t);
-            }
+        }
+        if let Some(t) = self.machine.wait_until() {
+            consider(t);
         }
         next
     }
@@ -698,24 +615,23 @@ impl Connection {
                 i += 1;
             }
         }
-        let Some(p) = &self.pending else {
+        let Some(p) = self.machine.req() else {
             // Waiting on the embedder (input requests): only the operation's deadline runs.
             // Waiting on a load-shedding backoff: the retry when it is due.
-            if let Op::Call { deadline, state } = &self.op {
+            if let Some(deadline) = self.machine.deadline() {
                 if deadline.at <= now {
                     let error = deadline.exceeded();
                     self.fail_op(Error::Budget(error));
-                } else if matches!(state.phase, CallPhase::Backoff(t) if t <= now) {
+                } else if matches!(self.machine.get(), State::Backoff { at, .. } if *at <= now) {
                     self.send_call_round(now);
                 }
             }
             return;
         };
-        let exchange_deadline = match p.attempt {
-            Attempt::OnExchange(x) => self.exchanges.iter().find(|e| e.id == x),
-            Attempt::Detached | Attempt::ResumeAt(_) => None,
-        }
-        .map(|e| e.deadline);
+        let exchange_deadline = p
+            .exchange
+            .and_then(|x| self.exchanges.iter().find(|e| e.id == x))
+            .map(|e| e.deadline);
         if p.deadline.at <= now || exchange_deadline.is_some_and(|d| d <= now) {
             let error = if p.deadline.at <= now {
                 p.deadline.exceeded()
@@ -728,7 +644,7 @@ impl Connection {
             self.timed_out(now, error);
             return;
         }
-        if matches!(p.attempt, Attempt::ResumeAt(t) if t <= now) {
+        if matches!(self.machine.get(), State::Resuming { at, .. } if *at <= now) {
             self.send_resume(now);
         }
     }

@@ -16,7 +16,7 @@ impl Connection {
                         .iter()
                         .any(|v| self.config.legacy_versions.contains(v))
                     {
-                        self.start_request(now, Step::initialize(), None);
+                        self.start_initialize(now);
                     } else {
                         self.fail_op(self.no_mutual(&d.supported, true));
                     }
@@ -32,14 +32,13 @@ impl Connection {
                 let supported = supported_versions(error.data);
                 match self.best_modern(&supported) {
                     Some(v) if attempt == 0 => {
-                        self.start_request(
-                            now,
-                            Step::Discover {
-                                attempt: 1,
-                                version: v,
-                            },
-                            None,
-                        );
+                        let step = Step::Discover {
+                            attempt: 1,
+                            version: v,
+                        };
+                        let req = self.new_request(now, step, None);
+                        self.machine.discover(req);
+                        self.send_pending(now, false, None);
                     }
                     _ => self.fail_op(self.no_mutual(&supported, false)),
                 }
@@ -50,7 +49,7 @@ impl Connection {
                 if self.config.legacy_versions.is_empty() {
                     return self.fail_op(Error::HttpStatus { status });
                 }
-                self.start_request(now, Step::initialize(), None);
+                self.start_initialize(now);
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status) => {
                 self.fail_op(Error::HttpStatus { status })
@@ -76,7 +75,9 @@ impl Connection {
                         version,
                         session_id,
                     };
-                    self.start_request(now, Step::Initialized { server_info }, None);
+                    let req = self.new_request(now, Step::Initialized { server_info }, None);
+                    self.machine.confirm(req);
+                    self.send_pending(now, false, None);
                 }
                 Err(reason) => self.fail_op(invalid_answer("initialize", reason)),
             },
@@ -127,10 +128,6 @@ impl Connection {
             Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
             Session::None => return,
         };
-        let then = match core::mem::replace(&mut self.op, Op::Idle) {
-            Op::Connect { then } => then,
-            _ => None,
-        };
         self.hint = Hint::Settled;
         self.events.push_back(Event::Connected {
             era,
@@ -138,53 +135,58 @@ impl Connection {
             server_info,
             from_hint: false,
         });
-        if let Some(op) = then {
-            self.restart(now, *op);
-        }
+        let then = self.machine.connected();
+        self.restart(now, then);
     }
 
     /// Re-negotiates once after an era hint proved wrong, then restarts the operation.
     pub(super) fn renegotiate(&mut self, now: Instant) {
         self.hint = Hint::Settled;
         self.session = Session::None;
-        let op = core::mem::replace(&mut self.op, Op::Idle);
-        let then = match op {
-            Op::Connect { then } => then,
-            Op::Idle | Op::Close => None,
-            other => Some(Box::new(other)),
-        };
-        self.op = Op::Connect { then };
         self.start_probe(now);
     }
 
-    pub(super) fn restart(&mut self, now: Instant, op: Op) {
-        match op {
-            Op::List { state, deadline } => {
-                // From the first page again, still for the call it may carry.
-                let state = ListState::new(state.for_call);
-                self.op = Op::List { state, deadline };
-                self.start_request(now, Step::ListPage { cursor: None }, Some(deadline));
+    /// Restarts the operation a re-negotiation interrupted, within its own deadline: a listing
+    /// from its first page (still for the call it may run for), a call's round again.
+    pub(super) fn restart(&mut self, now: Instant, then: Then) {
+        let step = match &then {
+            Then::Report => return,
+            Then::List { .. } | Then::Relist { .. } => Step::ListPage { cursor: None },
+            Then::Call { .. } => Step::Call,
+        };
+        let deadline = match &then {
+            Then::Report => return,
+            Then::List { deadline }
+            | Then::Relist { deadline, .. }
+            | Then::Call { deadline, .. } => *deadline,
+        };
+        let req = self.new_request(now, step, Some(deadline));
+        self.machine.restart(then, req);
+        self.send_pending(now, false, None);
+    }
+
+    /// Sends `server/discover` offering the newest modern version (or `initialize` if none is
+    /// offered), for the caller's `connect` or a re-negotiation.
+    pub(super) fn start_probe(&mut self, now: Instant) {
+        match self.config.modern_versions.first().cloned() {
+            Some(version) => {
+                let step = Step::Discover {
+                    attempt: 0,
+                    version,
+                };
+                let req = self.new_request(now, step, None);
+                self.machine.discover(req);
+                self.send_pending(now, false, None);
             }
-            Op::Call { state, deadline } => {
-                self.op = Op::Call { state, deadline };
-                self.start_request(now, Step::Call, Some(deadline));
-            }
-            _ => {}
+            None => self.start_initialize(now),
         }
     }
 
-    pub(super) fn start_probe(&mut self, now: Instant) {
-        match self.config.modern_versions.first().cloned() {
-            Some(version) => self.start_request(
-                now,
-                Step::Discover {
-                    attempt: 0,
-                    version,
-                },
-                None,
-            ),
-            None => self.start_request(now, Step::initialize(), None),
-        }
+    /// Sends `initialize`.
+    pub(super) fn start_initialize(&mut self, now: Instant) {
+        let req = self.new_request(now, Step::initialize(), None);
+        self.machine.initialize(req);
+        self.send_pending(now, false, None);
     }
 
     /// Legacy sessions: record the id from `initialize`, then insist it never changes.
@@ -193,7 +195,7 @@ impl Connection {
             return Ok(());
         };
         let invalid = |reason| Error::Protocol(ProtocolError::InvalidSession { reason });
-        match (&self.session, self.pending.as_mut().map(|p| &mut p.step)) {
+        match (&self.session, self.machine.req_mut().map(|p| &mut p.step)) {
             (Session::Modern { .. }, _) => Ok(()), // modern servers have no sessions: ignored
             (_, Some(Step::Initialize { session_id })) => {
                 if raw.is_empty()

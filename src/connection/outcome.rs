@@ -4,12 +4,22 @@ use super::*;
 
 impl Connection {
     pub(super) fn on_outcome(&mut self, now: Instant, outcome: Outcome<'_>) {
-        let Some(p) = self.pending.take() else { return };
-        match p.step {
-            Step::Discover { attempt, .. } => self.on_discover(now, attempt, outcome),
-            Step::Initialize { session_id } => self.on_initialize(now, session_id, outcome),
+        // The request stays with its state (attached to no exchange) until the outcome moves it.
+        let Some(p) = self.machine.req() else { return };
+        match &p.step {
+            Step::Discover { attempt, .. } => {
+                let attempt = *attempt;
+                self.on_discover(now, attempt, outcome)
+            }
+            Step::Initialize { session_id } => {
+                let session_id = session_id.clone();
+                self.on_initialize(now, session_id, outcome)
+            }
             Step::Initialized { server_info } => match outcome {
-                Outcome::Accepted | Outcome::Result(_) => self.connected(now, server_info),
+                Outcome::Accepted | Outcome::Result(_) => {
+                    let server_info = server_info.clone();
+                    self.connected(now, server_info)
+                }
                 Outcome::RpcError { status, error } => {
                     self.fail_op(Error::Rpc(error.to_owned_error(status)))
                 }
@@ -17,11 +27,12 @@ impl Connection {
             },
             Step::Delete => self.finish_close(),
             Step::ListPage { .. } | Step::Call => {
+                let is_call = matches!(p.step, Step::Call);
                 let rpc_failure = match outcome {
                     Outcome::Result(result) => {
                         // An answer in the era the connection assumed: the hint, if any, was right.
                         self.hint = Hint::Settled;
-                        return if matches!(p.step, Step::Call) {
+                        return if is_call {
                             self.on_call_result(now, result)
                         } else {
                             self.on_page(now, result)
@@ -47,8 +58,8 @@ impl Connection {
                 // A header mismatch on a call made without the tool's schema: list once to
                 // learn its x-mcp-header parameters, then call once more.
                 if let Ok((_, HEADER_MISMATCH, rpc)) = &rpc_failure {
-                    if let Op::Call { state, .. } = &self.op {
-                        if !state.relisted && matches!(self.session, Session::Modern { .. }) {
+                    if let Some(call) = self.machine.call() {
+                        if !call.relisted && matches!(self.session, Session::Modern { .. }) {
                             return self.relist_for_call(now, rpc.clone());
                         }
                     }
@@ -68,36 +79,31 @@ impl Connection {
     }
 
     /// Ends the running operation with `error`: its exchange is abandoned, a failed negotiation
-    /// leaves no session, and a connection failure makes the connection [`Lifecycle::Dead`].
+    /// leaves no session, and a connection failure makes the connection [`State::Dead`].
     pub(super) fn fail_op(&mut self, error: Error) {
         self.abandon_main();
-        self.pending = None;
-        let op = core::mem::replace(&mut self.op, Op::Idle);
-        if matches!(op, Op::Close) {
+        if matches!(self.machine.get(), State::Closing { .. }) {
             return self.finish_close();
         }
-        if matches!(op, Op::Connect { .. }) {
+        let Some(operation) = self.machine.operation() else {
+            return;
+        };
+        if self.machine.is_negotiating() {
             // A negotiation that failed (for itself or for the operation it runs for) leaves no
             // session behind, not even the id recorded from `initialize`'s head.
             self.session = Session::None;
         }
-        let Some(operation) = op.operation() else {
-            return;
-        };
-        if matches!(
+        let dead = matches!(
             error.kind(),
             crate::error::ErrorKind::ConnectionFailed
                 | crate::error::ErrorKind::AuthenticationFailed
-        ) && !matches!(error, Error::Misuse { .. } | Error::Config(_))
-            && matches!(self.lifecycle, Lifecycle::Open)
-        {
-            self.lifecycle = Lifecycle::Dead(error.clone());
-        }
+        ) && !matches!(error, Error::Misuse { .. } | Error::Config(_));
+        self.machine.fail(dead.then(|| error.clone()));
         self.events.push_back(Event::Failed { operation, error });
     }
 
     pub(super) fn timed_out(&mut self, now: Instant, error: BudgetExceeded) {
-        let cancel = match (&self.pending, &self.session) {
+        let cancel = match (self.machine.req(), &self.session) {
             (Some(p), Session::Legacy { .. })
                 if matches!(p.step, Step::ListPage { .. } | Step::Call) =>
             {
@@ -117,25 +123,22 @@ impl Connection {
     }
 
     pub(super) fn abandon_main(&mut self) {
-        if let Some(p) = self.pending.take() {
-            if let Attempt::OnExchange(x) = p.attempt {
-                if let Some(idx) = self.exchanges.iter().position(|e| e.id == x) {
-                    self.exchanges.swap_remove(idx);
-                    self.events
-                        .push_back(Event::ExchangeAbandoned { exchange: x });
-                }
+        if let Some(x) = self.machine.req_mut().and_then(|p| p.exchange.take()) {
+            if let Some(idx) = self.exchanges.iter().position(|e| e.id == x) {
+                self.exchanges.swap_remove(idx);
+                self.events
+                    .push_back(Event::ExchangeAbandoned { exchange: x });
             }
         }
     }
 
     pub(super) fn finish_close(&mut self) {
         self.abandon_main();
-        self.op = Op::Idle;
         for ex in core::mem::take(&mut self.exchanges) {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
         }
-        self.lifecycle = Lifecycle::Closed;
+        self.machine.closed();
         self.events.push_back(Event::Closed);
     }
 }

@@ -3,27 +3,30 @@
 use super::*;
 
 impl Connection {
-    /// Starts a new logical request. `aggregate` is the operation's deadline, if it has one;
-    /// otherwise the request has its own ([`Budget::RequestTime`]). A listing run inside a call
-    /// carries the call's deadline, so it reports the call's budget and limit.
-    pub(super) fn start_request(&mut self, now: Instant, step: Step, aggregate: Option<Deadline>) {
+    /// A new logical request of `step`, for the caller to hand to the state it enters.
+    /// `aggregate` is the operation's deadline, if it has one; otherwise the request has its own
+    /// ([`Budget::RequestTime`]). A listing run inside a call carries the call's deadline, so it
+    /// reports the call's budget and limit.
+    pub(super) fn new_request(
+        &mut self,
+        now: Instant,
+        step: Step,
+        aggregate: Option<Deadline>,
+    ) -> Pending {
         let deadline = aggregate
             .unwrap_or_else(|| Deadline::new(now, &self.config.budgets, Budget::RequestTime));
         let id = self.next_request_id();
-        self.pending = Some(Pending {
-            step: step.clone(),
+        Pending {
+            step,
             id,
             progress_token: id,
-            attempt: Attempt::Detached,
+            exchange: None,
             responses: 0,
             stalled: 0,
-            last_event_id: None,
-            retry: None,
             deadline,
             retried_fresh: false,
             refusals: 0,
-        });
-        self.send_pending(now, step, false, None);
+        }
     }
 
     pub(super) fn next_request_id(&mut self) -> u64 {
@@ -31,16 +34,17 @@ impl Connection {
         self.next_id
     }
 
-    /// Sends (or re-sends) the pending request, as a `GET` resumption after event `resume_from`
-    /// if given.
+    /// Sends (or re-sends) the request the state waits on, on a fresh socket if `fresh`; as a
+    /// `GET` resumption if `resume` names the last event id (and the stream's `retry:`).
     pub(super) fn send_pending(
         &mut self,
         now: Instant,
-        step: Step,
         fresh: bool,
-        resume_from: Option<String>,
+        resume: Option<(String, Option<Duration>)>,
     ) {
-        let Some(p) = &mut self.pending else { return };
+        let Some(p) = self.machine.req_mut() else {
+            return;
+        };
         p.responses += 1;
         if p.responses > self.config.budgets.responses_per_request {
             let limit = u64::from(self.config.budgets.responses_per_request);
@@ -49,8 +53,9 @@ impl Connection {
                 limit,
             )));
         }
-        let (id, token) = (p.id, p.progress_token);
-        let request = if let Some(from) = &resume_from {
+        let Some(p) = self.machine.req() else { return };
+        let is_call = matches!(p.step, Step::Call);
+        let request = if let Some((from, _)) = &resume {
             let mut headers = self.base_headers(None, false);
             headers.retain(|(n, _)| n != "Accept" && n != "Content-Type");
             headers.push(("Accept".into(), "text/event-stream".into()));
@@ -58,7 +63,7 @@ impl Connection {
             self.gets_sent += 1;
             self.request(Method::Get, headers, Vec::new())
         } else {
-            match self.build_step(&step, id, token) {
+            match self.build_step(&p.step, p.id, p.progress_token) {
                 Ok(r) => r,
                 Err(e) => return self.fail_op(e),
             }
@@ -67,21 +72,21 @@ impl Connection {
         if let Err(e) = self.codec.encode_into(&request, &mut bytes) {
             return self.fail_op(Error::Request(e));
         }
-        let role = match resume_from {
-            Some(from) => Role::Resume { from },
-            None => Role::Request,
+        let (role, retry) = match resume {
+            Some((from, retry)) => (Role::Resume { from }, retry),
+            None => (Role::Request, None),
         };
-        let exchange = self.new_exchange(now, role, fresh);
+        let exchange = self.new_exchange(now, role, fresh, retry);
         let request = (self.codec == Codec::Http2).then_some(request);
         // A tool call's only limit is the call budget; every other request also has its own.
-        if !matches!(step, Step::Call) {
+        if !is_call {
             let own = now + self.config.budgets.request_time;
             if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
                 ex.deadline = ex.deadline.min(own);
             }
         }
-        if let Some(p) = &mut self.pending {
-            p.attempt = Attempt::OnExchange(exchange);
+        if let Some(p) = self.machine.req_mut() {
+            p.exchange = Some(exchange);
         }
         self.transmits.push_back(Transmit {
             exchange,
@@ -99,7 +104,7 @@ impl Connection {
         if self.codec.encode_into(&request, &mut bytes).is_err() {
             return;
         }
-        let exchange = self.new_exchange(now, Role::Background, false);
+        let exchange = self.new_exchange(now, Role::Background, false, None);
         let request = (self.codec == Codec::Http2).then_some(request);
         self.transmits.push_back(Transmit {
             exchange,
@@ -261,7 +266,7 @@ impl Connection {
                 w.finish();
             }
             Step::Call => {
-                let Op::Call { state, .. } = &self.op else {
+                let Some(state) = self.machine.call() else {
                     return Err(Error::Misuse {
                         reason: "no call is running",
                     });
@@ -337,29 +342,21 @@ impl Step {
     }
 }
 
-/// Where the pending request's response is coming from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Attempt {
-    /// No exchange carries it now (the last one ended or broke; an outcome is being decided).
-    Detached,
-    /// This exchange carries it.
-    OnExchange(ExchangeId),
-    /// A legacy stream broke: it is resumed with a `GET` at this instant.
-    ResumeAt(Instant),
-}
-
-/// One logical request: possibly several exchanges (resumptions, re-issues).
+/// One logical request: possibly several exchanges (resumptions, re-issues, one re-send on a
+/// fresh socket).
 #[derive(Debug)]
 pub(super) struct Pending {
     pub(super) step: Step,
     pub(super) id: u64,
     pub(super) progress_token: u64,
-    pub(super) attempt: Attempt,
+    /// The exchange carrying its response now; `None` between the end (or break) of one and the
+    /// next, while an outcome is decided or a resumption waits.
+    pub(super) exchange: Option<ExchangeId>,
     pub(super) responses: u32,
     pub(super) stalled: u32,
-    pub(super) last_event_id: Option<String>,
-    pub(super) retry: Option<Duration>,
     pub(super) deadline: Deadline,
+    /// Whether it was re-sent on a fresh socket (at most once per request: a budget, like
+    /// `responses` and `refusals`, not a state of the table).
     pub(super) retried_fresh: bool,
     pub(super) refusals: u32,
 }

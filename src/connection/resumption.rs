@@ -5,60 +5,52 @@ use super::*;
 impl Connection {
     /// A stream of the main request ended without its response.
     pub(super) fn stream_incomplete(&mut self, now: Instant, ex: &Exchange) {
-        let Some(p) = &mut self.pending else { return };
-        match &self.session {
-            Session::Modern { .. } => {
-                // A broken modern stream loses the request: re-issue it with a new id.
-                let step = p.step.clone();
-                self.reissue(now, step);
-            }
-            _ => {
-                let Some(last) = p.last_event_id.clone() else {
-                    let e = ProtocolError::StreamEnded {
-                        reason: "the stream carried no event id",
-                    };
-                    return self.fail_op(Error::Protocol(e));
-                };
-                // A resumption that brought no later event id made no progress.
-                if matches!(&ex.role, Role::Resume { from } if *from == last) {
-                    p.stalled += 1;
-                    if p.stalled > self.config.budgets.stalled_resumptions {
-                        let limit = u64::from(self.config.budgets.stalled_resumptions);
-                        return self.fail_op(Error::Budget(BudgetExceeded::new(
-                            Budget::StalledResumptions,
-                            limit,
-                        )));
-                    }
-                } else {
-                    p.stalled = 0;
-                }
-                let wait = p
-                    .retry
-                    .unwrap_or(DEFAULT_RETRY_WAIT)
-                    .min(self.config.budgets.max_retry_wait);
-                p.attempt = Attempt::ResumeAt(now + wait);
-            }
+        let Some(p) = self.machine.req_mut() else {
+            return;
+        };
+        if let Session::Modern { .. } = &self.session {
+            // A broken modern stream loses the request: re-issue it with a new id.
+            return self.reissue(now);
         }
+        let Some(last) = ex.last_event_id.clone() else {
+            let e = ProtocolError::StreamEnded {
+                reason: "the stream carried no event id",
+            };
+            return self.fail_op(Error::Protocol(e));
+        };
+        // A resumption that brought no later event id made no progress.
+        if matches!(&ex.role, Role::Resume { from } if *from == last) {
+            p.stalled += 1;
+            if p.stalled > self.config.budgets.stalled_resumptions {
+                let limit = u64::from(self.config.budgets.stalled_resumptions);
+                return self.fail_op(Error::Budget(BudgetExceeded::new(
+                    Budget::StalledResumptions,
+                    limit,
+                )));
+            }
+        } else {
+            p.stalled = 0;
+        }
+        let wait = ex
+            .retry
+            .unwrap_or(DEFAULT_RETRY_WAIT)
+            .min(self.config.budgets.max_retry_wait);
+        self.machine.suspend(last, ex.retry, now + wait);
     }
 
     /// A modern re-issue: same request, new id.
-    pub(super) fn reissue(&mut self, now: Instant, step: Step) {
+    pub(super) fn reissue(&mut self, now: Instant) {
         let id = self.next_request_id();
-        if let Some(p) = &mut self.pending {
+        if let Some(p) = self.machine.req_mut() {
             p.id = id;
         }
-        self.send_pending(now, step, false, None);
+        self.send_pending(now, false, None);
     }
 
     /// The wait before resuming is over: `GET` the stream from the last event id.
     pub(super) fn send_resume(&mut self, now: Instant) {
-        let (step, from) = match &mut self.pending {
-            Some(p) => {
-                p.attempt = Attempt::Detached;
-                (p.step.clone(), p.last_event_id.clone())
-            }
-            None => return,
-        };
-        self.send_pending(now, step, false, from);
+        if let Some(resume) = self.machine.resume() {
+            self.send_pending(now, false, Some(resume));
+        }
     }
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use mcp_sansio::{Config, Connection, Event, ExchangeId, Instant, Transmit};
 
+pub mod table;
+
 /// How response bytes are fed to the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Split {
@@ -99,6 +101,8 @@ pub struct Harness {
     pub events: Vec<Event>,
     pub abandoned: Vec<ExchangeId>,
     pub finished: Vec<(ExchangeId, bool)>,
+    /// Every state change is checked against the transition table as the outputs are drained.
+    pub table: table::TableCheck,
 }
 
 impl Harness {
@@ -112,6 +116,7 @@ impl Harness {
             events: Vec::new(),
             abandoned: Vec::new(),
             finished: Vec::new(),
+            table: table::TableCheck::default(),
         }
     }
 
@@ -121,6 +126,7 @@ impl Harness {
 
     /// Drains every output.
     pub fn drain(&mut self) {
+        self.table.observe(&self.conn);
         while let Some(t) = self.conn.poll_transmit() {
             let r = parse_request(&t);
             self.sent.push(r.clone());
