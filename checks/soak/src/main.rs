@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! soak [--items N] [--concurrency C] [--blocking-items M] [--blocking-concurrency T]
-//!      [--tolerance-ms MS]
+//!      [--tolerance-ms MS] [--markdown FILE]
 //! ```
+//!
+//! With `--markdown`, the figures also replace those of the `## Soak` section of `FILE`
+//! (`docs/benchmarks.md`, from `scripts/soak.sh`), under its `### Figures` heading, preceded by
+//! the `SOAK_RUN_NOTE` environment variable's text if set.
 //!
 //! The servers run in a child process (`soak serve`, see [`serve`]), so that what is measured
 //! is the client's process alone. Then:
@@ -24,7 +28,9 @@
 //!   cause ([`hostile::verify`] for HTTP/1.1, the HTTP/2 catalogue's cause for HTTP/2, see
 //!   [`h2_verdict`] for the one widening a shared socket brings);
 //! - every work item ends within its deadline (the sum of the budgets of the operations it ran)
-//!   plus the tolerance (`--tolerance-ms`, default 1,000 ms);
+//!   plus the tolerance (`--tolerance-ms`, default 1,000 ms), and an operation that fails on a
+//!   time budget ends no sooner than the budget's limit and no later than the limit plus the
+//!   tolerance;
 //! - the process's open file descriptors, once each client is dropped, come back to the count
 //!   before it was built (within [`FD_SETTLE`]);
 //! - the peak resident memory stays under `rss_start + C × per_item` ([`memory_limit_kib`]).
@@ -90,6 +96,7 @@ struct Args {
     blocking_items: usize,
     blocking_concurrency: usize,
     tolerance: Duration,
+    markdown: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -99,6 +106,7 @@ fn args() -> Result<Args, String> {
         blocking_items: usize::MAX,
         blocking_concurrency: 16,
         tolerance: Duration::from_millis(1000),
+        markdown: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -113,6 +121,9 @@ fn args() -> Result<Args, String> {
             "--blocking-items" => a.blocking_items = value()?,
             "--blocking-concurrency" => a.blocking_concurrency = value()?.max(1),
             "--tolerance-ms" => a.tolerance = Duration::from_millis(value()? as u64),
+            "--markdown" => {
+                a.markdown = Some(it.next().ok_or("--markdown needs a file")?);
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -130,7 +141,7 @@ fn main() {
     let args = match args() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("soak: {e}\nusage: soak [--items N] [--concurrency C] [--blocking-items M] [--blocking-concurrency T] [--tolerance-ms MS]");
+            eprintln!("soak: {e}\nusage: soak [--items N] [--concurrency C] [--blocking-items M] [--blocking-concurrency T] [--tolerance-ms MS] [--markdown FILE]");
             std::process::exit(2);
         }
     };
@@ -150,6 +161,7 @@ fn main() {
     let fds_start = measure::open_fds();
     let rss_start = measure::rss_kib();
     let mut problems = Vec::new();
+    let mut md = String::new();
 
     println!(
         "soak: {} kinds of server on 127.0.0.1 (a child process), client process RSS {rss_start} KiB, {fds_start} open descriptors",
@@ -157,7 +169,6 @@ fn main() {
     );
 
     // 1. tokio: one client, h2c for `http` endpoints.
-    let kinds = tokio_kinds;
     let client: mcp_sansio_tokio::Client = builder(&servers).h2_prior_knowledge(true).build();
     let started = Instant::now();
     let results = rt.block_on(run_tokio(&client, &tokio_plans, &args));
@@ -167,21 +178,24 @@ fn main() {
     let open = measure::open_fds();
     drop(client);
     let (fds_after, settled) = measure::settle_fds(fds_start, FD_SETTLE);
-    report(
-        "tokio",
-        &args.items,
-        args.concurrency,
+    RunReport {
+        run: "tokio",
+        items: args.items,
+        concurrency: args.concurrency.min(args.items),
         wall,
-        &kinds,
-        &results,
-        args.tolerance,
-        &mut problems,
-    );
-    println!(
-        "  descriptors: {fds_start} before the client, {open} with it after the run ({pooled} idle pooled sockets, {h2} HTTP/2 connections), {fds_after} {:.0} ms after it was dropped",
+        kinds: &tokio_kinds,
+        results: &results,
+        tolerance: args.tolerance,
+    }
+    .report(&mut md, &mut problems);
+    let fds = format!(
+        "{fds_start} before the client, {open} with it after the run ({pooled} idle pooled sockets, {h2} HTTP/2 connections), {fds_after} {:.0} ms after it was dropped",
         settled.as_secs_f64() * 1e3
     );
-    println!("  peak RSS so far {} KiB", measure::peak_rss_kib());
+    println!("  descriptors: {fds}");
+    md.push_str(&format!("Open descriptors: {fds}.\n\n"));
+    let tokio_peak = measure::peak_rss_kib();
+    println!("  peak RSS so far {tokio_peak} KiB");
     if fds_after != fds_start {
         problems.push(format!(
             "tokio: {fds_after} descriptors open after the client was dropped, {fds_start} before"
@@ -190,7 +204,6 @@ fn main() {
 
     // 2. blocking: one client, HTTP/1.1 in clear text.
     if args.blocking_items > 0 {
-        let kinds = blocking_kinds;
         let client: mcp_sansio_blocking::Client = builder(&servers).build();
         let started = Instant::now();
         let results = run_blocking(&client, &blocking_plans, &args);
@@ -198,20 +211,22 @@ fn main() {
         let open = measure::open_fds();
         drop(client);
         let (fds_after, settled) = measure::settle_fds(fds_start, FD_SETTLE);
-        report(
-            "blocking",
-            &args.blocking_items,
-            args.blocking_concurrency,
+        RunReport {
+            run: "blocking",
+            items: args.blocking_items,
+            concurrency: args.blocking_concurrency.min(args.blocking_items),
             wall,
-            &kinds,
-            &results,
-            args.tolerance,
-            &mut problems,
-        );
-        println!(
-            "  descriptors: {fds_start} before the client, {open} with it after the run, {fds_after} {:.0} ms after it was dropped",
+            kinds: &blocking_kinds,
+            results: &results,
+            tolerance: args.tolerance,
+        }
+        .report(&mut md, &mut problems);
+        let fds = format!(
+            "{fds_start} before the client, {open} with it after the run, {fds_after} {:.0} ms after it was dropped",
             settled.as_secs_f64() * 1e3
         );
+        println!("  descriptors: {fds}");
+        md.push_str(&format!("Open descriptors: {fds}.\n\n"));
         if fds_after != fds_start {
             problems.push(format!(
                 "blocking: {fds_after} descriptors open after the client was dropped, {fds_start} before"
@@ -221,18 +236,44 @@ fn main() {
     drop(rt);
 
     let peak = measure::peak_rss_kib();
-    let concurrency = args.concurrency.max(args.blocking_concurrency);
+    // The most work items ever in flight at once, in either run.
+    let concurrency = args
+        .concurrency
+        .min(args.items)
+        .max(args.blocking_concurrency.min(args.blocking_items))
+        .max(1);
     let limit = memory_limit_kib(rss_start, concurrency);
+    let per_item = peak.saturating_sub(rss_start) as f64 / concurrency as f64;
     println!(
-        "peak RSS {peak} KiB ({:.1} MiB); limit {limit} KiB = {rss_start} at the start + {concurrency} items at once × {} KiB; {:.0} KiB above the start per item in flight",
+        "peak RSS {peak} KiB ({:.1} MiB; {tokio_peak} KiB in the tokio run); limit {limit} KiB = {rss_start} at the start + {concurrency} items at once × {} KiB; {per_item:.0} KiB above the start per item in flight",
         peak as f64 / 1024.0,
         per_item_kib(),
-        peak.saturating_sub(rss_start) as f64 / concurrency as f64
     );
+    md.push_str(&format!(
+        "Peak RSS of the client process: **{:.1} MiB** ({:.1} MiB by the end of the tokio run), from {:.1} MiB before the first client: {per_item:.0} KiB per work item in flight. Limit checked: {:.1} MiB = the start + {concurrency} items at once × {} KiB.\n",
+        peak as f64 / 1024.0,
+        tokio_peak as f64 / 1024.0,
+        rss_start as f64 / 1024.0,
+        limit as f64 / 1024.0,
+        per_item_kib(),
+    ));
     if peak > limit {
         problems.push(format!("peak RSS {peak} KiB over the limit {limit} KiB"));
     }
     drop(servers);
+    if let Some(path) = &args.markdown {
+        let verdict = if problems.is_empty() {
+            "Every check held.".to_owned()
+        } else {
+            format!(
+                "**{} checks failed**: {}.",
+                problems.len(),
+                problems.join("; ")
+            )
+        };
+        md.push_str(&format!("\n{verdict}\n"));
+        write_section(path, &md);
+    }
     if problems.is_empty() {
         println!("soak: every check held");
     } else {
@@ -242,6 +283,41 @@ fn main() {
         }
         std::process::exit(1);
     }
+}
+
+/// Puts `figures` in the `## Soak` section of the Markdown file at `path`, after the section's
+/// fixed text (everything up to its `### Figures` heading), replacing the figures there; the
+/// section is added at the end if there is none.
+fn write_section(path: &str, figures: &str) {
+    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+    let start = doc.find("\n## Soak\n").map(|i| i + 1);
+    let (before, section, after) = match start {
+        Some(i) => {
+            let end = doc[i + 1..]
+                .find("\n## ")
+                .map_or(doc.len(), |j| i + 1 + j + 1);
+            (&doc[..i], &doc[i..end], &doc[end..])
+        }
+        None => (doc.as_str(), "", ""),
+    };
+    let fixed = match section.find("\n### Figures\n") {
+        Some(j) => &section[..j + 1],
+        None if section.is_empty() => "## Soak\n\n",
+        None => section,
+    };
+    let mut out = String::from(before);
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    out.push_str(fixed);
+    out.push_str("### Figures\n\n");
+    out.push_str(&std::env::var("SOAK_RUN_NOTE").map_or(String::new(), |n| format!("{n}\n\n")));
+    out.push_str(figures);
+    if !after.is_empty() {
+        out.push('\n');
+        out.push_str(after);
+    }
+    std::fs::write(path, out).unwrap_or_else(|e| panic!("write {path}: {e}"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,6 +512,8 @@ struct ItemResult {
     deadline: Duration,
     /// `ok`, or the error's kind and cause.
     outcome: String,
+    /// The limit of the time budget its operation failed on, and the time the operation took.
+    timed: Option<(Duration, Duration)>,
     /// What was wrong with it, if anything.
     problem: Option<String>,
 }
@@ -450,6 +528,11 @@ fn describe(e: &Error) -> String {
             let cut = debug
                 .find([',', '"'])
                 .map_or(debug.as_str(), |i| &debug[..i]);
+            // A field name left open at the cut (`Http(Malformed { what:`) goes too.
+            let cut = match cut.rsplit_once(" { ") {
+                Some((head, field)) if field.ends_with(':') => head,
+                _ => cut,
+            };
             cut.trim_end_matches([' ', '{', '(']).to_owned()
         }
     };
@@ -513,83 +596,127 @@ fn h2_verdict(sc: &h2_catalogue::H2Scenario, e: &Error) -> Option<String> {
     Some(format!("expected {:?}, got {e:?}", sc.expect))
 }
 
-/// Declares `$name(client, plan) -> (outcome, problem)`, the body of a work item, for a client
-/// whose operations are waited with `$($wait)*` (`.await`, or nothing).
+/// How a work item ended, before its deadline is checked.
+struct Ended {
+    /// `ok`, or the error's kind and cause.
+    outcome: String,
+    /// What was wrong with the outcome, if anything.
+    problem: Option<String>,
+    /// For an operation that failed on a time budget: the budget's limit and the time the
+    /// operation took.
+    timed: Option<(Duration, Duration)>,
+}
+
+impl Ended {
+    fn new(outcome: impl Into<String>, problem: Option<String>) -> Ended {
+        Ended {
+            outcome: outcome.into(),
+            problem,
+            timed: None,
+        }
+    }
+
+    /// The ending of an operation that took `took` and failed with `e` (judged `problem`).
+    fn failed(e: &Error, problem: Option<String>, took: Duration) -> Ended {
+        use mcp_sansio::Budget::{CallTime, CloseTime, ListTime, RequestTime};
+        let timed = e
+            .budget()
+            .filter(|b| matches!(b.budget, RequestTime | ListTime | CallTime | CloseTime))
+            .map(|b| (Duration::from_millis(b.limit), took));
+        Ended {
+            outcome: describe(e),
+            problem,
+            timed,
+        }
+    }
+}
+
+/// Declares `$name(client, plan) -> Ended`, the body of a work item, for a client whose
+/// operations are waited with `$($wait)*` (`.await`, or nothing).
 macro_rules! work_item {
     ($name:ident, $client:ty, $($async:ident)? [$($wait:tt)*]) => {
-        $($async)? fn $name(client: &$client, plan: Plan) -> (String, Option<String>) {
+        $($async)? fn $name(client: &$client, plan: Plan) -> Ended {
             match plan {
                 Plan::Good { config, wire, tool, args } => {
                     let mut session = match client.connect(config)$($wait)* {
                         Ok(s) => s,
-                        Err(e) => return (describe(&e), Some(format!("connect: {e}"))),
+                        Err(e) => return Ended::new(describe(&e), Some(format!("connect: {e}"))),
                     };
                     if session.http_version() != wire.http_version() {
-                        return (
-                            "wrong HTTP version".into(),
-                            Some(format!("spoke {}", session.http_version())),
-                        );
+                        let spoke = format!("spoke {}", session.http_version());
+                        return Ended::new("wrong HTTP version", Some(spoke));
                     }
                     match session.list_tools()$($wait)* {
                         Ok(c) if c.tools.iter().any(|t| t.name() == tool) => {}
-                        Ok(_) => return ("listing".into(), Some(format!("no tool {tool}"))),
-                        Err(e) => return (describe(&e), Some(format!("list: {e}"))),
+                        Ok(_) => return Ended::new("listing", Some(format!("no tool {tool}"))),
+                        Err(e) => return Ended::new(describe(&e), Some(format!("list: {e}"))),
                     }
                     match session.call_tool(tool, args.as_bytes())$($wait)* {
                         Ok(r) if !r.is_error && !r.content.is_empty() => {}
-                        Ok(r) => return ("call".into(), Some(format!("call result {r:?}"))),
-                        Err(e) => return (describe(&e), Some(format!("call: {e}"))),
+                        Ok(r) => return Ended::new("call", Some(format!("call result {r:?}"))),
+                        Err(e) => return Ended::new(describe(&e), Some(format!("call: {e}"))),
                     }
                     match session.close()$($wait)* {
-                        Ok(()) => ("ok".into(), None),
-                        Err(e) => (describe(&e), Some(format!("close: {e}"))),
+                        Ok(()) => Ended::new("ok", None),
+                        Err(e) => Ended::new(describe(&e), Some(format!("close: {e}"))),
                     }
                 }
                 Plan::H1(s, wire, config) => {
+                    let started = Instant::now();
                     let connected = client.connect(config)$($wait)*;
-                    let outcome = match (&s.op, connected) {
-                        (Op::Connect, Ok(_)) => Outcome::Connected,
-                        (Op::Connect, Err(e)) => Outcome::Failed(e),
-                        (_, Err(e)) => Outcome::SetupFailed(e),
-                        (Op::List, Ok(mut session)) => match session.list_tools()$($wait)* {
-                            Ok(c) => Outcome::Listed {
-                                tools: c.tools.len(),
-                                refused: c.refused_count(),
-                            },
-                            Err(e) => Outcome::Failed(e),
-                        },
+                    let connect_took = started.elapsed();
+                    let started = Instant::now();
+                    let (outcome, took) = match (&s.op, connected) {
+                        (Op::Connect, Ok(_)) => (Outcome::Connected, connect_took),
+                        (Op::Connect, Err(e)) => (Outcome::Failed(e), connect_took),
+                        (_, Err(e)) => (Outcome::SetupFailed(e), connect_took),
+                        (Op::List, Ok(mut session)) => {
+                            let outcome = match session.list_tools()$($wait)* {
+                                Ok(c) => Outcome::Listed {
+                                    tools: c.tools.len(),
+                                    refused: c.refused_count(),
+                                },
+                                Err(e) => Outcome::Failed(e),
+                            };
+                            (outcome, started.elapsed())
+                        }
                         (Op::Call(args), Ok(mut session)) => {
-                            match session.call_tool("t", args.as_bytes())$($wait)* {
+                            let outcome = match session.call_tool("t", args.as_bytes())$($wait)* {
                                 Ok(r) => Outcome::Called {
                                     blocks: r.content.len(),
                                     unknown: r.dropped_unknown,
                                     invalid: r.dropped_invalid,
                                 },
                                 Err(e) => Outcome::Failed(e),
-                            }
+                            };
+                            (outcome, started.elapsed())
                         }
-                        (Op::Close, Ok(session)) => match session.close()$($wait)* {
-                            Ok(()) => Outcome::Closed,
-                            Err(e) => Outcome::Failed(e),
-                        },
+                        (Op::Close, Ok(session)) => {
+                            let outcome = match session.close()$($wait)* {
+                                Ok(()) => Outcome::Closed,
+                                Err(e) => Outcome::Failed(e),
+                            };
+                            (outcome, started.elapsed())
+                        }
                     };
-                    let label = match &outcome {
-                        Outcome::Failed(e) | Outcome::SetupFailed(e) => describe(e),
-                        other => format!("{other:?}"),
-                    };
-                    (label, h1_verdict(&s, wire, &outcome))
+                    let problem = h1_verdict(&s, wire, &outcome);
+                    match &outcome {
+                        Outcome::Failed(e) | Outcome::SetupFailed(e) => {
+                            Ended::failed(e, problem, took)
+                        }
+                        other => Ended::new(format!("{other:?}"), problem),
+                    }
                 }
                 Plan::H2(sc, config) => {
                     let mut session = match client.connect(config)$($wait)* {
                         Ok(s) => s,
-                        Err(e) => return (describe(&e), Some(format!("connect: {e}"))),
+                        Err(e) => return Ended::new(describe(&e), Some(format!("connect: {e}"))),
                     };
                     if session.http_version() != "HTTP/2" {
-                        return (
-                            "wrong HTTP version".into(),
-                            Some(format!("spoke {}", session.http_version())),
-                        );
+                        let spoke = format!("spoke {}", session.http_version());
+                        return Ended::new("wrong HTTP version", Some(spoke));
                     }
+                    let started = Instant::now();
                     let result = match sc.op {
                         h2_catalogue::H2Op::List => session.list_tools()$($wait)*.map(|_| ()),
                         h2_catalogue::H2Op::Call(n) => {
@@ -597,9 +724,10 @@ macro_rules! work_item {
                             session.call_tool("t", args.as_bytes())$($wait)*.map(|_| ())
                         }
                     };
+                    let took = started.elapsed();
                     match result {
-                        Ok(()) => ("ok".into(), Some("did not fail".into())),
-                        Err(e) => (describe(&e), h2_verdict(&sc, &e)),
+                        Ok(()) => Ended::new("ok", Some("did not fail".into())),
+                        Err(e) => Ended::failed(&e, h2_verdict(&sc, &e), took),
                     }
                 }
             }
@@ -610,26 +738,39 @@ macro_rules! work_item {
 work_item!(tokio_item, mcp_sansio_tokio::Client, async[.await]);
 work_item!(blocking_item, mcp_sansio_blocking::Client, []);
 
-/// Runs one item and times it.
+/// Judges how one item ended, in `took` against its `deadline`: the item must end within its
+/// deadline plus `tolerance`, and an operation that failed on a time budget must have ended no
+/// sooner than the budget's limit and no later than the limit plus `tolerance`.
 fn finish(
     kind: usize,
     deadline: Duration,
     took: Duration,
-    (outcome, problem): (String, Option<String>),
+    ended: Ended,
     tolerance: Duration,
 ) -> ItemResult {
-    let problem = match problem {
-        Some(p) => Some(p),
-        None if took > deadline + tolerance => Some(format!(
+    let problem = if let Some(p) = ended.problem {
+        Some(p)
+    } else if took > deadline + tolerance {
+        Some(format!(
             "took {took:?}, over its deadline {deadline:?} + {tolerance:?}"
-        )),
-        None => None,
+        ))
+    } else {
+        match ended.timed {
+            Some((limit, op)) if op < limit => Some(format!(
+                "failed on a {limit:?} budget after {op:?}, before its deadline"
+            )),
+            Some((limit, op)) if op > limit + tolerance => Some(format!(
+                "failed on a {limit:?} budget after {op:?}, over it + {tolerance:?}"
+            )),
+            _ => None,
+        }
     };
     ItemResult {
         kind,
         took,
         deadline,
-        outcome,
+        outcome: ended.outcome,
+        timed: ended.timed,
         problem,
     }
 }
@@ -703,69 +844,125 @@ fn run_blocking(
 // ---------------------------------------------------------------------------------------------
 // Figures
 
-#[allow(clippy::too_many_arguments)]
-fn report(
-    run: &str,
-    items: &usize,
+/// One run's figures, printed and written as Markdown.
+struct RunReport<'a> {
+    run: &'a str,
+    items: usize,
     concurrency: usize,
     wall: Duration,
-    kinds: &[Kind],
-    results: &[ItemResult],
+    kinds: &'a [Kind],
+    results: &'a [ItemResult],
     tolerance: Duration,
-    problems: &mut Vec<String>,
-) {
-    println!(
-        "{run}: {} items ({items} asked), {concurrency} at once, {} kinds, wall {:.2} s ({:.0} items/s); tolerance {} ms",
-        results.len(),
-        kinds.len(),
-        wall.as_secs_f64(),
-        results.len() as f64 / wall.as_secs_f64(),
-        tolerance.as_millis()
-    );
-    if results.len() != *items {
-        problems.push(format!("{run}: {} items ended of {items}", results.len()));
-    }
-    println!(
-        "  {:<40} {:>5}  {:>9} {:>9}  outcomes",
-        "kind", "items", "slowest", "deadline"
-    );
-    for (k, kind) in kinds.iter().enumerate() {
-        let mine: Vec<&ItemResult> = results.iter().filter(|r| r.kind == k).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
-        for r in &mine {
-            *outcomes.entry(r.outcome.as_str()).or_default() += 1;
-        }
-        let slowest = mine.iter().map(|r| r.took).max().unwrap_or_default();
-        let outcomes: Vec<String> = outcomes.iter().map(|(o, n)| format!("{n}× {o}")).collect();
+}
+
+impl RunReport<'_> {
+    /// Prints the figures, adds them to `md` as Markdown and every failed check to `problems`.
+    fn report(&self, md: &mut String, problems: &mut Vec<String>) {
+        let (run, results, kinds) = (self.run, self.results, self.kinds);
+        let rate = results.len() as f64 / self.wall.as_secs_f64();
         println!(
-            "  {:<40} {:>5}  {:>7.0}ms {:>7.0}ms  {}",
-            kind.label(),
-            mine.len(),
-            slowest.as_secs_f64() * 1e3,
-            mine[0].deadline.as_secs_f64() * 1e3,
-            outcomes.join(", ")
+            "{run}: {} items ({} asked), {} at once, {} kinds, wall {:.2} s ({rate:.0} items/s); tolerance {} ms",
+            results.len(),
+            self.items,
+            self.concurrency,
+            kinds.len(),
+            self.wall.as_secs_f64(),
+            self.tolerance.as_millis()
         );
-        for r in mine.iter().filter(|r| r.problem.is_some()) {
+        if results.len() != self.items {
             problems.push(format!(
-                "{run}: {} (after {:?}): {}",
-                kind.label(),
-                r.took,
-                r.problem.as_deref().unwrap_or_default()
+                "{run}: {} items ended of {}",
+                results.len(),
+                self.items
             ));
         }
+        println!(
+            "  {:<40} {:>5}  {:>9} {:>9}  outcomes",
+            "kind", "items", "slowest", "deadline"
+        );
+        let mut table = String::from(
+            "| server / wire | items | outcomes | slowest item | its deadline |\n|---|---|---|---|---|\n",
+        );
+        for (k, kind) in kinds.iter().enumerate() {
+            let mine: Vec<&ItemResult> = results.iter().filter(|r| r.kind == k).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
+            for r in &mine {
+                *outcomes.entry(r.outcome.as_str()).or_default() += 1;
+            }
+            let slowest = mine.iter().map(|r| r.took).max().unwrap_or_default();
+            let deadline = mine[0].deadline;
+            let text: Vec<String> = outcomes.iter().map(|(o, n)| format!("{n}× {o}")).collect();
+            println!(
+                "  {:<40} {:>5}  {:>7.0}ms {:>7.0}ms  {}",
+                kind.label(),
+                mine.len(),
+                slowest.as_secs_f64() * 1e3,
+                deadline.as_secs_f64() * 1e3,
+                text.join(", ")
+            );
+            let cells: Vec<String> = outcomes
+                .iter()
+                .map(|(o, n)| format!("{n} × `{o}`"))
+                .collect();
+            table.push_str(&format!(
+                "| `{}` | {} | {} | {:.0} ms | {} s |\n",
+                kind.label(),
+                mine.len(),
+                cells.join("; "),
+                slowest.as_secs_f64() * 1e3,
+                deadline.as_secs()
+            ));
+            for r in mine.iter().filter(|r| r.problem.is_some()) {
+                problems.push(format!(
+                    "{run}: {} (after {:?}): {}",
+                    kind.label(),
+                    r.took,
+                    r.problem.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+        let good = results.iter().filter(|r| kinds[r.kind].good()).count();
+        let overrun = results
+            .iter()
+            .map(|r| r.took.saturating_sub(r.deadline))
+            .max()
+            .unwrap_or_default();
+        let timed: Vec<(Duration, Duration)> = results.iter().filter_map(|r| r.timed).collect();
+        let late = timed
+            .iter()
+            .map(|(limit, took)| took.saturating_sub(*limit))
+            .max()
+            .unwrap_or_default();
+        let early = timed
+            .iter()
+            .map(|(limit, took)| limit.saturating_sub(*took))
+            .max()
+            .unwrap_or_default();
+        let hostile = results.len() - good;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "  {good} items against well-behaved servers, {hostile} against hostile ones; largest overrun of an item's deadline {:.0} ms",
+            ms(overrun)
+        );
+        println!(
+            "  {} operations failed on a time budget: the latest ended {:.0} ms after the budget's limit, the earliest {:.0} ms before it",
+            timed.len(),
+            ms(late),
+            ms(early)
+        );
+        md.push_str(&format!(
+            "**{run}**: {} work items ({good} against well-behaved servers, {hostile} against hostile ones), {} at once, in {:.2} s ({rate:.0} items/s). Largest overrun of an item's deadline: {:.0} ms (tolerance {} ms). {} operations failed on a time budget; each ended between the budget's limit and {:.0} ms after it (earliest: {:.0} ms before the limit).\n\n{table}\n",
+            results.len(),
+            self.concurrency,
+            self.wall.as_secs_f64(),
+            ms(overrun),
+            self.tolerance.as_millis(),
+            timed.len(),
+            ms(late),
+            ms(early),
+        ));
     }
-    let good = results.iter().filter(|r| kinds[r.kind].good()).count();
-    let overrun = results
-        .iter()
-        .map(|r| r.took.saturating_sub(r.deadline))
-        .max()
-        .unwrap_or_default();
-    println!(
-        "  {good} items against well-behaved servers, {} against hostile ones; largest overrun of a deadline {:.0} ms",
-        results.len() - good,
-        overrun.as_secs_f64() * 1e3
-    );
 }
