@@ -141,7 +141,8 @@ impl<S> Shared<S> {
     /// HTTP/1.1 too, instead of dialling for HTTP/2 again one after another.
     pub fn chose_http1(&self, origin: &str) {
         let mut book = lock(&self.h2);
-        book.http1.insert(origin.to_owned(), std::time::Instant::now());
+        book.http1
+            .insert(origin.to_owned(), std::time::Instant::now());
     }
 
     /// Whether the client records its sessions ([`ClientBuilder::record_to`]): each HTTP/2
