@@ -235,7 +235,8 @@ fn main() {
     }
     drop(rt);
 
-    let peak = measure::peak_rss_kib();
+    // The kernel's high-water mark is read from counters it syncs lazily: the larger reading.
+    let peak = measure::peak_rss_kib().max(tokio_peak);
     // The most work items ever in flight at once, in either run.
     let concurrency = args
         .concurrency
@@ -529,6 +530,7 @@ fn describe(e: &Error) -> String {
                 .find([',', '"'])
                 .map_or(debug.as_str(), |i| &debug[..i]);
             // A field name left open at the cut (`Http(Malformed { what:`) goes too.
+            let cut = cut.trim_end();
             let cut = match cut.rsplit_once(" { ") {
                 Some((head, field)) if field.ends_with(':') => head,
                 _ => cut,
