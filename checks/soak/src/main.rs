@@ -25,8 +25,8 @@
 //!
 //! - every work item ends with the outcome of its kind: success (with the HTTP version of its
 //!   wire) against a well-behaved server; against a hostile one, the catalogue's error kind and
-//!   cause ([`hostile::verify`] for HTTP/1.1, the HTTP/2 catalogue's cause for HTTP/2, see
-//!   [`h2_verdict`] for the one widening a shared socket brings);
+//!   cause ([`h1_verdict`]: [`hostile::verify`], with the one difference TLS makes; the HTTP/2
+//!   catalogue's cause for HTTP/2, [`h2_verdict`]);
 //! - every work item ends within its deadline (the sum of the budgets of the operations it ran)
 //!   plus the tolerance (`--tolerance-ms`, default 1,000 ms), and an operation that fails on a
 //!   time budget ends no sooner than the budget's limit and no later than the limit plus the
@@ -566,18 +566,10 @@ fn h1_verdict(s: &hostile::Scenario, wire: Wire, outcome: &Outcome) -> Option<St
     }
 }
 
-/// The verdict on a hostile HTTP/2 item's error. The catalogue's cause is what one work item
-/// alone on its socket gets; here every item of the kind shares the origin's one HTTP/2 socket,
-/// so two more endings are right, and only for the scenarios where they can happen:
-///
-/// - an over-budget body (`one_byte_data_with_padding`): the stream is reset at its byte budget,
-///   but the frames the server had already written for it arrive after the reset and are
-///   charged to the socket's own ledger (`Budget::H2SocketBytes`); with many such streams the
-///   ledger runs out and fails the socket, and with it every item on it, in that budget;
-/// - a connection error (`data_on_stream_zero`): it fails every stream on the socket with the
-///   same error, which each item reports.
-///
-/// Every one must still be of kind `ConnectionFailed`.
+/// The verdict on a hostile HTTP/2 item's error: of kind `ConnectionFailed`, with the HTTP/2
+/// catalogue's cause (with the configured limit for a budget). The catalogue's cause is what one
+/// work item alone on its socket gets; here every item of the kind shares the origin's one
+/// HTTP/2 socket, and must still end in it.
 fn h2_verdict(sc: &h2_catalogue::H2Scenario, e: &Error) -> Option<String> {
     if e.kind() != kinds::H2_KIND {
         return Some(format!(
@@ -587,12 +579,6 @@ fn h2_verdict(sc: &h2_catalogue::H2Scenario, e: &Error) -> Option<String> {
         ));
     }
     if sc.expect.matches(e, &sc.budgets) {
-        return None;
-    }
-    let shared_ledger = sc.name == "one_byte_data_with_padding"
-        && e.budget()
-            .is_some_and(|b| b.budget == mcp_sansio::Budget::H2SocketBytes);
-    if shared_ledger {
         return None;
     }
     Some(format!("expected {:?}, got {e:?}", sc.expect))
