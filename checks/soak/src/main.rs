@@ -6,9 +6,9 @@
 //!      [--tolerance-ms MS] [--markdown FILE]
 //! ```
 //!
-//! With `--markdown`, the figures also replace those of the `## Soak` section of `FILE`
-//! (`docs/benchmarks.md`, from `scripts/soak.sh`), under its `### Figures` heading, preceded by
-//! the `SOAK_RUN_NOTE` environment variable's text if set.
+//! With `--markdown`, the run also writes the `## Soak` section of `FILE` (`docs/benchmarks.md`,
+//! from `scripts/soak.sh --write`): the fixed text of `checks/soak/section.md`, then the figures
+//! under `### Figures`, preceded by the `SOAK_RUN_NOTE` environment variable's text if set.
 //!
 //! The servers run in a child process (`soak serve`, see [`serve`]), so that what is measured
 //! is the client's process alone. Then:
@@ -286,31 +286,27 @@ fn main() {
     }
 }
 
-/// Puts `figures` in the `## Soak` section of the Markdown file at `path`, after the section's
-/// fixed text (everything up to its `### Figures` heading), replacing the figures there; the
-/// section is added at the end if there is none.
+/// The fixed text of the `## Soak` section: what runs and what is checked.
+const SECTION: &str = include_str!("../section.md");
+
+/// Writes the `## Soak` section of the Markdown file at `path` ([`SECTION`], then `figures`
+/// under `### Figures`), in place of the one there (up to the next `## ` heading), or at the end.
 fn write_section(path: &str, figures: &str) {
     let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-    let start = doc.find("\n## Soak\n").map(|i| i + 1);
-    let (before, section, after) = match start {
+    let (before, after) = match doc.find("\n## Soak\n") {
         Some(i) => {
             let end = doc[i + 1..]
                 .find("\n## ")
                 .map_or(doc.len(), |j| i + 1 + j + 1);
-            (&doc[..i], &doc[i..end], &doc[end..])
+            (&doc[..i + 1], &doc[end..])
         }
-        None => (doc.as_str(), "", ""),
-    };
-    let fixed = match section.find("\n### Figures\n") {
-        Some(j) => &section[..j + 1],
-        None if section.is_empty() => "## Soak\n\n",
-        None => section,
+        None => (doc.as_str(), ""),
     };
     let mut out = String::from(before);
     if !out.ends_with("\n\n") {
         out.push('\n');
     }
-    out.push_str(fixed);
+    out.push_str(SECTION);
     out.push_str("### Figures\n\n");
     out.push_str(&std::env::var("SOAK_RUN_NOTE").map_or(String::new(), |n| format!("{n}\n\n")));
     out.push_str(figures);
