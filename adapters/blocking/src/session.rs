@@ -180,8 +180,10 @@ fn driver(
         let wire = match Wire::from_stream(stream, scheme == "http") {
             Ok(wire) => wire,
             Err(stream) => {
-                // The server chose HTTP/1.1: the socket serves the first exchange.
+                // The server chose HTTP/1.1: the socket serves the first exchange, and the
+                // sessions waiting on this dial speak HTTP/1.1 too.
                 shared.park(&origin, address, stream);
+                shared.chose_http1(&origin);
                 drop(lead);
                 return SessionDriver::new(shared, config);
             }

@@ -347,6 +347,28 @@ fn tls_with_a_trusted_certificate_works() {
     assert_eq!(server.accepted(), 1, "TLS sockets are pooled too");
 }
 
+/// Sessions connecting at once to an `https` origin whose server chooses HTTP/1.1 (here: no
+/// ALPN) and closes every connection unanswered, so that no socket is ever parked: one dials for
+/// HTTP/2, the others wait on its dial, and once it learns HTTP/1.1 they all take HTTP/1.1 and
+/// meet the server's close, rather than dialling for HTTP/2 again one after another until some
+/// give up with "the origin's HTTP/2 connection kept closing" (a `Connect` error).
+#[test]
+fn sessions_waiting_on_a_dial_that_chose_http1_take_http1() {
+    let (server_tls, client_tls) = tls_pair("mcp.test");
+    let server = Server::start_tls(server_tls, |_| Reply::SendAndClose(Vec::new()));
+    let client = tls_client(client_tls);
+    let url = format!("https://mcp.test:{}/mcp", server.addr.port());
+    let errors: Vec<Error> = std::thread::scope(|s| {
+        let sessions: Vec<_> = (0..32)
+            .map(|_| s.spawn(|| client.connect(config(&url)).unwrap_err()))
+            .collect();
+        sessions.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for e in errors {
+        assert_eq!(transport_kind(&e), Some(TransportErrorKind::Io), "{e}");
+    }
+}
+
 #[test]
 fn tls_verifies_a_host_with_a_trailing_dot_without_its_dot() {
     let (server_tls, client_tls) = tls_pair("mcp.test");

@@ -111,9 +111,10 @@ impl<S> Shared<S> {
 
     /// The scheme of the HTTP/2 connection a new session of `endpoint` (whose origin is
     /// `origin`) uses, if any: `https` (ALPN decides, when the socket is dialled) unless HTTP/1.1
-    /// is forced ([`ClientBuilder::http1_only`]) or an HTTP/1.1 socket of the origin is idle in
-    /// the pool; `http` with prior knowledge only when the client was built for
-    /// it ([`ClientBuilder::h2_prior_knowledge`]). `None`: HTTP/1.1.
+    /// is forced ([`ClientBuilder::http1_only`]), an HTTP/1.1 socket of the origin is idle in
+    /// the pool, or the origin's TLS handshake chose HTTP/1.1 within the pool's idle timeout
+    /// ([`chose_http1`](Self::chose_http1)); `http` with prior knowledge only when the client
+    /// was built for it ([`ClientBuilder::h2_prior_knowledge`]). `None`: HTTP/1.1.
     pub fn h2_scheme(&self, endpoint: &Endpoint, origin: &str) -> Option<&'static str> {
         if self.http1_only {
             return None;
@@ -125,10 +126,23 @@ impl<S> Shared<S> {
             });
         }
         match endpoint.scheme() {
-            Scheme::Https if !self.has_idle(origin) => Some("https"),
+            Scheme::Https if !self.has_idle(origin) && !lock(&self.h2).chose_http1(origin) => {
+                Some("https")
+            }
             Scheme::Http if self.h2c => Some("http"),
             _ => None,
         }
+    }
+
+    /// Notes that the TLS handshake of `origin`'s HTTP/2 dial chose HTTP/1.1 (ALPN): for the
+    /// pool's idle timeout, new sessions of the origin speak HTTP/1.1 without trying HTTP/2
+    /// ([`h2_scheme`](Self::h2_scheme)), even once its HTTP/1.1 sockets are all in use. Call it
+    /// before dropping the [`H2DialLead`]: the sessions that waited on the dial then take
+    /// HTTP/1.1 too, instead of dialling for HTTP/2 again one after another.
+    pub fn chose_http1(&self, origin: &str) {
+        let mut book = lock(&self.h2);
+        book.http1
+            .insert(origin.to_owned(), std::time::Instant::now());
     }
 
     /// Whether the client records its sessions ([`ClientBuilder::record_to`]): each HTTP/2
@@ -229,6 +243,8 @@ impl<S> Shared<S> {
 pub(crate) struct H2Book {
     conns: HashMap<String, Arc<SharedH2>>,
     dialling: HashMap<String, Vec<Waker>>,
+    /// When the TLS handshake of each origin's HTTP/2 dial last chose HTTP/1.1.
+    http1: HashMap<String, std::time::Instant>,
     /// How long a connection no session is on stays open for the next one (the pool's).
     idle_timeout: Duration,
 }
@@ -246,7 +262,20 @@ impl H2Book {
         H2Book {
             conns: HashMap::new(),
             dialling: HashMap::new(),
+            http1: HashMap::new(),
             idle_timeout,
+        }
+    }
+
+    /// Whether `origin`'s TLS handshake chose HTTP/1.1 within the idle timeout.
+    fn chose_http1(&mut self, origin: &str) -> bool {
+        match self.http1.get(origin) {
+            Some(at) if at.elapsed() <= self.idle_timeout => true,
+            Some(_) => {
+                self.http1.remove(origin);
+                false
+            }
+            None => false,
         }
     }
 

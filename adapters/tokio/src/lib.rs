@@ -206,8 +206,10 @@ impl Client {
             };
             let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
             if scheme == "https" && !stream.is_h2() {
-                // The server chose HTTP/1.1: the socket serves the first exchange.
+                // The server chose HTTP/1.1: the socket serves the first exchange, and the
+                // sessions waiting on this dial speak HTTP/1.1 too.
                 self.shared.park(&origin, address, stream);
+                self.shared.chose_http1(&origin);
                 drop(lead);
                 return SessionDriver::new(&self.shared, config);
             }

@@ -14,6 +14,14 @@ use support::*;
 
 /// A self-signed certificate for `names` and a server presenting it.
 async fn tls_server(names: &[&str]) -> (Server, CertificateDer<'static>) {
+    tls_server_with(names, mcp).await
+}
+
+/// A self-signed certificate for `names` and a server presenting it that answers with `handler`.
+async fn tls_server_with(
+    names: &[&str],
+    handler: impl Fn(&Req) -> Reply + Send + Sync + 'static,
+) -> (Server, CertificateDer<'static>) {
     let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     let rcgen::CertifiedKey { cert, key_pair } = rcgen::generate_simple_self_signed(names).unwrap();
     let der = cert.der().clone();
@@ -27,7 +35,7 @@ async fn tls_server(names: &[&str]) -> (Server, CertificateDer<'static>) {
         .unwrap();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    (Server::start_tls(acceptor, mcp).await, der)
+    (Server::start_tls(acceptor, handler).await, der)
 }
 
 /// A loopback client that trusts exactly `root` and knows `localhost`.
@@ -133,4 +141,35 @@ async fn added_root_certificates_are_trusted_besides_the_webpki_roots() {
     assert_eq!(s.list_tools().await.unwrap().tools.len(), 2);
     s.close().await.unwrap();
     assert_eq!(server.methods(), ["server/discover", "tools/list"]);
+}
+
+/// Sessions connecting at once to an `https` origin whose server chooses HTTP/1.1 (ALPN) and
+/// closes every connection unanswered, so that no socket is ever parked: one dials for HTTP/2,
+/// the others wait on its dial, and once it learns HTTP/1.1 they all take HTTP/1.1 and meet the
+/// server's close, rather than dialling for HTTP/2 again one after another until some give up
+/// with "the origin's HTTP/2 connection kept closing" (a `Connect` error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_waiting_on_a_dial_that_chose_http1_take_http1() {
+    let (server, root) = tls_server_with(&["127.0.0.1"], |_| Reply::Close).await;
+    let client = trusting(Some(root));
+    let url = format!("https://127.0.0.1:{}/mcp", server.port());
+    let tasks: Vec<_> = (0..32)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { client.connect(Config::new(&url).unwrap()).await })
+        })
+        .collect();
+    for t in tasks {
+        let e = t.await.unwrap().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Transport(TransportError {
+                    kind: TransportErrorKind::Io,
+                    ..
+                })
+            ),
+            "{e}"
+        );
+    }
 }
