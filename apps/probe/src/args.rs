@@ -14,8 +14,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 /// The usage lines of the top-level help.
 const USAGE: &str = "\
 mcp-probe [OPTIONS] list <URL>
-       mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]    (arguments default to {})
-       mcp-probe demo                                            (embedded loopback server, no network)
+       mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]  (arguments default to {})
+       mcp-probe demo                                          (loopback servers, no network)
        mcp-probe completions <SHELL>";
 
 /// What the top-level help says after the options.
@@ -138,23 +138,25 @@ pub struct Options {
     /// Print one JSON document on stdout
     #[arg(long)]
     pub json: bool,
-    /// Allow loopback addresses (127.0.0.0/8, ::1), refused by default; private and other
-    /// non-public ranges are always refused
-    #[arg(long)]
+    /// Allow loopback addresses (127.0.0.0/8, ::1), refused by default;
+    /// private and other non-public ranges are always refused
+    #[arg(verbatim_doc_comment, long)]
     pub allow_loopback: bool,
-    /// Seconds to open one connection: TCP connect and TLS handshake (decimals ok; default 30)
-    #[arg(long, value_name = "S", value_parser = seconds)]
+    /// Seconds to open one connection: TCP connect and TLS handshake
+    /// (decimals ok; default 30)
+    #[arg(verbatim_doc_comment, long, value_name = "S", value_parser = seconds)]
     pub dial_timeout: Option<Duration>,
-    /// Seconds for each exchange but a tool call: the handshake (server/discover, initialize),
-    /// each tools/list page, the closing DELETE (default 30)
-    #[arg(long, value_name = "S", value_parser = seconds)]
+    /// Seconds for each exchange but a tool call: the handshake
+    /// (server/discover, initialize), each tools/list page, the closing
+    /// DELETE (default 30)
+    #[arg(verbatim_doc_comment, long, value_name = "S", value_parser = seconds)]
     pub request_timeout: Option<Duration>,
     /// Seconds for a whole listing, every page together (default 120)
     #[arg(long, value_name = "S", value_parser = seconds)]
     pub list_timeout: Option<Duration>,
-    /// Seconds for a whole tool call, re-sends included (default 120); the only limit of a
-    /// tools/call request, however long the tool runs
-    #[arg(long, value_name = "S", value_parser = seconds)]
+    /// Seconds for a whole tool call, re-sends included (default 120);
+    /// the only limit of a tools/call request, however long the tool runs
+    #[arg(verbatim_doc_comment, long, value_name = "S", value_parser = seconds)]
     pub call_timeout: Option<Duration>,
     /// Bytes read per connection at most
     #[arg(long, value_name = "N", value_parser = count::<u64>)]
@@ -165,30 +167,31 @@ pub struct Options {
     /// tools/list pages at most
     #[arg(long, value_name = "N", value_parser = count::<u32>)]
     pub max_pages: Option<u32>,
-    /// Write a transcript of the session to FILE (secrets redacted), over HTTP/1.1 or HTTP/2
-    /// alike (an HTTP/2 session on a socket of its own); with --oauth the authorization goes to
-    /// FILE.auth
-    #[arg(long, value_name = "FILE", value_parser = file)]
+    /// Write a transcript of the session to FILE (secrets redacted), over
+    /// HTTP/1.1 or HTTP/2 alike (an HTTP/2 session on a socket of its
+    /// own); with --oauth the authorization goes to FILE.auth
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub record: Option<PathBuf>,
-    /// Also trust the PEM certificate(s) in FILE as roots, for a server behind a private
-    /// certificate authority (repeatable)
-    #[arg(long = "ca-cert", value_name = "FILE", value_parser = file)]
+    /// Also trust the PEM certificate(s) in FILE as roots, for a server
+    /// behind a private certificate authority (repeatable)
+    #[arg(verbatim_doc_comment, long = "ca-cert", value_name = "FILE", value_parser = file)]
     pub ca_certs: Vec<PathBuf>,
-    /// When the server asks (401, or 403 insufficient_scope), authorize with OAuth 2.1: print
-    /// the authorization URL, receive the redirect on a 127.0.0.1 port of its own, then list or
-    /// call
-    #[arg(long)]
+    /// When the server asks (401, or 403 insufficient_scope), authorize
+    /// with OAuth 2.1: print the authorization URL, receive the redirect
+    /// on a 127.0.0.1 port of its own, then list or call
+    #[arg(verbatim_doc_comment, long)]
     pub oauth: bool,
-    /// With --oauth: keep the credentials in FILE between runs (created with mode 0600; it
-    /// holds secrets)
-    #[arg(long, value_name = "FILE", value_parser = file)]
+    /// With --oauth: keep the credentials in FILE between runs (created
+    /// with mode 0600; it holds secrets)
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub token_file: Option<PathBuf>,
-    /// Speak HTTP/1.1 only (TLS offers ALPN http/1.1 alone); by default HTTP/2 is spoken to an
-    /// https server that chooses it (ALPN h2)
-    #[arg(long)]
+    /// Speak HTTP/1.1 only (TLS offers ALPN http/1.1 alone); by default
+    /// HTTP/2 is spoken to an https server that chooses it (ALPN h2)
+    #[arg(verbatim_doc_comment, long)]
     pub http1: bool,
-    /// Speak HTTP/2 with prior knowledge (clear text) to an http:// URL, for testing
-    #[arg(long)]
+    /// Speak HTTP/2 with prior knowledge (clear text) to an http:// URL,
+    /// for testing
+    #[arg(verbatim_doc_comment, long)]
     pub h2c: bool,
     /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
     #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
