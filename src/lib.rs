@@ -1,6 +1,79 @@
 //! mcp-sansio: a sans-IO MCP (Model Context Protocol) client core for the Streamable HTTP
 //! transport, built for servers that are hostile until their answers are checked.
 //!
+//! Connect, list the tools, call one, close: the [`Connection`] says what to send and is told
+//! what came back. Here a canned server stands in for the network; an adapter
+//! (`mcp-sansio-tokio`, `mcp-sansio-blocking`) does the same with sockets and a clock.
+//!
+//! ```
+//! use mcp_sansio::{Config, Connection, Event, Instant};
+//!
+//! // A server of the 2026-07-28 revision: answers each JSON-RPC request by its method.
+//! fn server(request: &[u8]) -> Vec<u8> {
+//!     let start = request.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+//!     let request: serde_json::Value = serde_json::from_slice(&request[start..]).unwrap();
+//!     let result = match request["method"].as_str().unwrap() {
+//!         "server/discover" => r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}"#,
+//!         "tools/list" => r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#,
+//!         "tools/call" => r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#,
+//!         other => panic!("unexpected {other}"),
+//!     };
+//!     let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, request["id"]);
+//!     format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
+//!         .into_bytes()
+//! }
+//!
+//! // The run loop: send what the connection asks, feed back what arrives (in any split),
+//! // collect its events, until it has nothing more to send.
+//! fn run(conn: &mut Connection, now: Instant) -> Vec<Event> {
+//!     let mut events = Vec::new();
+//!     loop {
+//!         let mut sent = false;
+//!         while let Some(t) = conn.poll_transmit() {
+//!             // An adapter writes `t.bytes` on a socket for `t.exchange` and reads the answer.
+//!             for piece in server(&t.bytes).chunks(5) {
+//!                 conn.handle_bytes(now, t.exchange, piece);
+//!             }
+//!             sent = true;
+//!         }
+//!         events.extend(core::iter::from_fn(|| conn.poll_event()));
+//!         if !sent {
+//!             // Idle: an adapter now waits for bytes or until `conn.poll_timeout()`.
+//!             return events;
+//!         }
+//!     }
+//! }
+//!
+//! let mut conn = Connection::new(Config::new("http://127.0.0.1:8080/mcp")?)?;
+//! let now = Instant::ZERO; // an adapter reads its monotonic clock here
+//!
+//! conn.connect(now);
+//! let connected = run(&mut conn, now).into_iter().find_map(|e| match e {
+//!     Event::Connected { version, .. } => Some(version),
+//!     Event::Failed { error, .. } => panic!("{error} ({})", error.kind()),
+//!     _ => None, // ExchangeFinished / ExchangeAbandoned: pool or close the socket
+//! });
+//! assert_eq!(connected.as_deref(), Some("2026-07-28"));
+//!
+//! conn.list_tools(now);
+//! let catalog = run(&mut conn, now).into_iter().find_map(|e| match e {
+//!     Event::ToolsListed(catalog) => Some(catalog),
+//!     _ => None,
+//! });
+//! assert_eq!(catalog.unwrap().tools[0].name(), "echo");
+//!
+//! conn.call_tool(now, "echo", br#"{"text":"hi"}"#);
+//! let result = run(&mut conn, now).into_iter().find_map(|e| match e {
+//!     Event::CallFinished(result) => Some(result),
+//!     _ => None,
+//! });
+//! assert!(!result.unwrap().is_error);
+//!
+//! conn.close(now);
+//! assert!(run(&mut conn, now).iter().any(|e| matches!(e, Event::Closed)));
+//! # Ok::<(), Box<dyn core::error::Error>>(())
+//! ```
+//!
 //! The core is **deterministic**: it reads no clock, opens no socket, spawns no thread and draws
 //! no random number. Time is an argument ([`Instant`], on a timeline the caller defines), requests
 //! come out as bytes ([`Transmit`]), and response bytes go in, in any split. The same inputs at
@@ -10,48 +83,11 @@
 //! # The run loop
 //!
 //! Start an operation, then drain the outputs until they are empty, then feed what the network
-//! and the clock bring; after every input, drain again. An adapter does exactly this with real
-//! sockets; here a canned server answers instead.
-//!
-//! ```
-//! use mcp_sansio::{Config, Connection, Event, Instant};
-//!
-//! // A server that answers `server/discover` like a 2026-07-28 server.
-//! fn server(request: &[u8]) -> Vec<u8> {
-//!     assert!(request.starts_with(b"POST /mcp HTTP/1.1\r\n"));
-//!     let body = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}"#;
-//!     format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
-//!         .into_bytes()
-//! }
-//!
-//! let config = Config::new("http://127.0.0.1:8080/mcp")?;
-//! let mut conn = Connection::new(config)?;
-//! let now = Instant::ZERO; // an adapter reads its monotonic clock here
-//! conn.connect(now);
-//! let mut connected = None;
-//! loop {
-//!     let mut fed = false;
-//!     while let Some(t) = conn.poll_transmit() {
-//!         // Send `t.bytes` on a socket for `t.exchange`; feed what comes back, in any split.
-//!         for piece in server(&t.bytes).chunks(5) {
-//!             conn.handle_bytes(now, t.exchange, piece);
-//!         }
-//!         fed = true;
-//!     }
-//!     while let Some(event) = conn.poll_event() {
-//!         match event {
-//!             Event::Connected { version, .. } => connected = Some(version),
-//!             Event::Failed { error, .. } => panic!("{} ({})", error, error.kind()),
-//!             _ => {} // ExchangeFinished / ExchangeAbandoned: pool or close the socket
-//!         }
-//!     }
-//!     if !fed {
-//!         break; // idle: an adapter would now wait for bytes or `conn.poll_timeout()`
-//!     }
-//! }
-//! assert_eq!(connected.as_deref(), Some("2026-07-28"));
-//! # Ok::<(), Box<dyn core::error::Error>>(())
-//! ```
+//! and the clock bring; after every input, drain again, as `run` does above. An adapter does
+//! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket,
+//! the end of a response is [`Connection::handle_eof`], a failed socket
+//! [`Connection::handle_transport_error`], and [`Connection::poll_timeout`] says when to call
+//! [`Connection::handle_timeout`].
 //!
 //! # What is public
 //!

@@ -1,6 +1,28 @@
 //! A blocking adapter for the [`mcp_sansio`] MCP client core, on `std::net` sockets and threads
 //! (no async runtime).
 //!
+//! Connect, list the tools, call one, close (the same program on tokio: `mcp-sansio-tokio`; on
+//! smol: the `mcp-sansio-smol-example` crate of the repository):
+//!
+//! ```no_run
+//! use mcp_sansio::Config;
+//! use mcp_sansio_blocking::Client;
+//!
+//! fn main() -> Result<(), mcp_sansio::Error> {
+//!     let client = Client::new(); // strict address policy, system resolver, webpki roots, pool
+//!     let config = Config::new("https://mcp.example.com/mcp")?.with_bearer_token("secret");
+//!     let mut session = client.connect(config)?;
+//!     println!("{} ({})", session.version(), session.era());
+//!     let catalog = session.list_tools()?;
+//!     for tool in &catalog.tools {
+//!         println!("{}", tool.name());
+//!     }
+//!     let result = session.call_tool("echo", br#"{"text":"hi"}"#)?;
+//!     println!("error: {}, {} blocks", result.is_error, result.content.len());
+//!     session.close()
+//! }
+//! ```
+//!
 //! The core decides everything about the protocol and [`mcp_sansio_net`]'s session driver runs
 //! it (recording, the clock, era hints, how an operation ends, which socket goes back to the
 //! pool); this crate only moves the bytes on `std::net` sockets:
@@ -28,25 +50,6 @@
 //! stuck in a TCP connect is left to end within the dial timeout. The only open exchange of a
 //! session, on an idle pooled socket, is moved by the session's own thread (its socket timeouts
 //! set to the core's next deadline), and handed to a worker if another exchange starts.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use mcp_sansio::Config;
-//! use mcp_sansio_blocking::Client;
-//!
-//! let client = Client::new(); // public addresses only, system resolver, webpki roots
-//! let mut session = client.connect(Config::new("https://mcp.example.com/mcp")?)?;
-//! println!("{} ({})", session.version(), session.era());
-//! let catalog = session.list_tools()?;
-//! for tool in &catalog.tools {
-//!     println!("{}", tool.name());
-//! }
-//! let result = session.call_tool("echo", br#"{"text":"hi"}"#)?;
-//! println!("error: {}, {} blocks", result.is_error, result.content.len());
-//! session.close()?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

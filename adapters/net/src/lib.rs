@@ -1,5 +1,30 @@
 //! What the mcp-sansio adapters share: the session driver and the network guard.
 //!
+//! To connect, list the tools, call one and close, use an adapter built on this crate:
+//! `mcp-sansio-tokio` (async), `mcp-sansio-blocking` (threads), or see the repository's
+//! `mcp-sansio-smol-example`, a third runtime in under 400 lines. What they share starts here, at
+//! the guard that every dial goes through: a host is resolved once and only the addresses the
+//! policy admits are dialled.
+//!
+//! ```
+//! use std::net::IpAddr;
+//! use mcp_sansio_net::{vetted_addresses, AddressPolicy, StaticResolver};
+//!
+//! let public: IpAddr = "93.184.215.14".parse()?;
+//! let metadata: IpAddr = "169.254.169.254".parse()?;
+//! let resolver = StaticResolver::new()
+//!     .with("mcp.example.com", &[metadata, public])
+//!     .with("internal.example.com", &[metadata]);
+//! let policy = AddressPolicy::strict(); // public addresses only
+//! // The metadata address is dropped, the public one kept: only it is dialled.
+//! let admitted = vetted_addresses(&resolver, &policy, "mcp.example.com", 443)?;
+//! assert_eq!(admitted, [std::net::SocketAddr::new(public, 443)]);
+//! // A host with no admitted address is refused before any socket is opened.
+//! let refused = vetted_addresses(&resolver, &policy, "internal.example.com", 443).unwrap_err();
+//! assert!(refused.to_string().contains("169.254.169.254"), "{refused}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The core makes every protocol decision; an adapter moves bytes, reads the clock and guards the
 //! dial. This crate is everything both adapters share, so that the tokio and the blocking adapter
 //! behave the same (refuse the same addresses, send the same requests, record the same

@@ -1,6 +1,29 @@
 //! The tokio adapter of mcp-sansio: an MCP client for the Streamable HTTP transport, for servers
 //! that are hostile until their answers are checked.
 //!
+//! Connect, list the tools, call one, close (the same program on threads:
+//! `mcp-sansio-blocking`; on smol: the `mcp-sansio-smol-example` crate of the repository):
+//!
+//! ```no_run
+//! use mcp_sansio::Config;
+//! use mcp_sansio_tokio::Client;
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), mcp_sansio::Error> {
+//!     let client = Client::new(); // strict address policy, system resolver, webpki roots, pool
+//!     let config = Config::new("https://mcp.example.com/mcp")?.with_bearer_token("secret");
+//!     let mut session = client.connect(config).await?;
+//!     println!("{} ({})", session.version(), session.era());
+//!     let catalog = session.list_tools().await?;
+//!     for tool in &catalog.tools {
+//!         println!("{}", tool.name());
+//!     }
+//!     let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
+//!     println!("error: {}, {} blocks", result.is_error, result.content.len());
+//!     session.close().await
+//! }
+//! ```
+//!
 //! The protocol lives in the sans-IO core ([`mcp_sansio::Connection`]): negotiation, requests,
 //! every budget and every deadline; [`mcp_sansio_net`]'s session driver runs it (recording, the
 //! clock, era hints, how an operation ends, which socket goes back to the pool), the same for
@@ -31,26 +54,6 @@
 //! ([`ClientBuilder::record_to`](mcp_sansio_net::ClientBuilder::record_to)); an origin with an
 //! idle HTTP/1.1 socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served
 //! by one task that writes what the connection sends and feeds it what it reads.
-//!
-//! ```no_run
-//! use mcp_sansio::Config;
-//! use mcp_sansio_tokio::Client;
-//!
-//! # async fn run() -> Result<(), mcp_sansio::Error> {
-//! let client = Client::new(); // strict address policy, system resolver, webpki roots
-//! let config = Config::new("https://mcp.example.com/mcp")?.with_bearer_token("secret");
-//! let mut session = client.connect(config).await?;
-//! println!("{} speaks {}", session.server_info().map_or("?", |i| &i.name), session.version());
-//! let catalog = session.list_tools().await?;
-//! for tool in &catalog.tools {
-//!     println!("tool {}", tool.name());
-//! }
-//! let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
-//! println!("error: {}, {} content blocks", result.is_error, result.content.len());
-//! session.close().await?;
-//! # Ok(())
-//! # }
-//! ```
 //!
 //! # Sockets
 //!

@@ -1,79 +1,114 @@
-//! Command-line parsing (hand-written: a few options, strict errors, exit code 2).
+//! Command-line parsing, by clap's derive: the help of every subcommand and the completion
+//! scripts are generated from the definitions below.
+//!
+//! The options of `list` and `call` may stand before the subcommand or after it (`mcp-probe
+//! --json list URL` and `mcp-probe list URL --json` are the same); given on both sides they are
+//! read in the order written. Every usage error exits with 2.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// The help text.
-pub const HELP: &str = "\
-mcp-probe: list and call the tools of an MCP server (Streamable HTTP, every era)
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
-USAGE:
-    mcp-probe [OPTIONS] list <URL>
-    mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]    (arguments default to {})
-    mcp-probe demo                                            (embedded loopback server, no network)
+/// The usage lines of the top-level help.
+const USAGE: &str = "\
+mcp-probe [OPTIONS] list <URL>
+       mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]  (arguments default to {})
+       mcp-probe demo                                          (loopback servers, no network)
+       mcp-probe completions <SHELL>";
 
-OPTIONS:
-    --json                    print one JSON document on stdout
-    --allow-loopback          allow loopback addresses (127.0.0.0/8, ::1); refused by default
-                              (private and other non-public ranges are always refused)
-    --dial-timeout S          seconds to open one connection: TCP connect and TLS handshake
-                              (decimals ok; default 30)
-    --request-timeout S       seconds for each exchange but a tool call: the handshake
-                              (server/discover, initialize), each tools/list page, the closing
-                              DELETE (default 30)
-    --list-timeout S          seconds for a whole listing, every page together (default 120)
-    --call-timeout S          seconds for a whole tool call, re-sends included (default 120);
-                              the only limit of a tools/call request, however long the tool runs
-    --ca-cert FILE            also trust the PEM certificate(s) in FILE as roots, for a server
-                              behind a private certificate authority (repeatable)
-    --http1                   speak HTTP/1.1 only (TLS offers ALPN http/1.1 alone); by default
-                              HTTP/2 is spoken to an https server that chooses it (ALPN h2)
-    --h2c                     speak HTTP/2 with prior knowledge (clear text) to an http:// URL,
-                              for testing
-    --max-response-bytes N    bytes read per connection at most
-    --max-header-bytes N      bytes of one response header block at most
-    --max-pages N             tools/list pages at most
-    --oauth                   when the server asks (401, or 403 insufficient_scope), authorize
-                              with OAuth 2.1: print the authorization URL (a browser is opened
-                              only when one is obviously available), receive the redirect on a
-                              127.0.0.1 port of its own, then list or call
-    --token-file FILE         with --oauth: keep the credentials in FILE between runs (created
-                              with mode 0600; it holds secrets)
-    --record FILE             write a transcript of the session to FILE (secrets redacted),
-                              over HTTP/1.1 or HTTP/2 alike (an HTTP/2 session on a socket of
-                              its own); `cargo test`'s replay reads it back (see
-                              docs/transcripts.md); with --oauth the authorization goes to
-                              FILE.auth
-    -h, --help                print this help
-    -V, --version             print the version
+/// What the top-level help says after the options.
+const AFTER_HELP: &str = "\
+Environment:
+  MCP_BEARER_TOKEN  sent as `Authorization: Bearer ...` when set (never taken from argv)
 
-ENVIRONMENT:
-    MCP_BEARER_TOKEN          sent as `Authorization: Bearer ...` when set (never taken from argv)
+Exit codes:
+  0  success (a tool result with is_error true is a success)
+  2  usage or configuration error
+  3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
+  4  authentication failed (HTTP 401 or 403)
+  5  the server answered and refused (JSON-RPC error, unusable answer)
 
-EXIT CODES:
-    0  success (a tool result with is_error true is a success)
-    2  usage or configuration error
-    3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
-    4  authentication failed (HTTP 401 or 403)
-    5  the server answered and refused (JSON-RPC error, unusable answer)
+JSON output (--json):
+  list:  {\"protocol_version\", \"http_version\", \"tools\": [{\"name\", \"description\",
+          \"input_schema\"}], \"refused\": [{\"index\", \"name\", \"reason\"}]}
+  call:  {\"content\": [...], \"is_error\": bool, \"http_version\", \"structured_content\"?}
+  http_version is \"HTTP/2\" or \"HTTP/1.1\": what the session's exchanges ran on.
+  error: {\"error\": {\"type\", \"message\"}}, type one of mcp_connection_failed_error,
+         mcp_authentication_failed_error, mcp_server_answered_error.
+  Usage and configuration errors (exit 2) are written to stderr as text; with --json they are
+  also printed on stdout as an error document of type mcp_connection_failed_error.
 
-JSON OUTPUT (--json):
-    list:  {\"protocol_version\", \"http_version\", \"tools\": [{\"name\", \"description\",
-            \"input_schema\"}], \"refused\": [{\"index\", \"name\", \"reason\"}]}
-    call:  {\"content\": [...], \"is_error\": bool, \"http_version\", \"structured_content\"?}
-    http_version is \"HTTP/2\" or \"HTTP/1.1\": what the session's exchanges ran on.
-    error: {\"error\": {\"type\", \"message\"}}, type one of mcp_connection_failed_error,
-           mcp_authentication_failed_error, mcp_server_answered_error.
-    Usage and configuration errors (exit 2) are written to stderr as text; with --json they are
-    also printed on stdout as an error document of type mcp_connection_failed_error.
-";
+`mcp-probe <COMMAND> --help` shows the options of one command.";
+
+/// What `list` and `call` say after their options.
+const COMMAND_AFTER_HELP: &str = "\
+Environment:
+  MCP_BEARER_TOKEN  sent as `Authorization: Bearer ...` when set (never taken from argv)
+
+`mcp-probe --help` lists the exit codes and the JSON documents.";
+
+/// The whole command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-probe",
+    version,
+    about = "mcp-probe: list and call the tools of an MCP server (Streamable HTTP, every era)",
+    override_usage = USAGE,
+    after_help = AFTER_HELP,
+    subcommand_required = true,
+    arg_required_else_help = false,
+    disable_help_subcommand = true,
+    args_override_self = true
+)]
+struct Cli {
+    /// The options written before the subcommand.
+    #[command(flatten)]
+    options: Options,
+    /// The subcommand.
+    #[command(subcommand)]
+    command: Sub,
+}
+
+/// The subcommands, as clap reads them.
+#[derive(Debug, Subcommand)]
+enum Sub {
+    /// List the tools of a server, every page
+    #[command(after_help = COMMAND_AFTER_HELP, args_override_self = true)]
+    List {
+        /// The MCP endpoint (http:// or https://)
+        url: String,
+        /// The options written after the subcommand.
+        #[command(flatten)]
+        options: Options,
+    },
+    /// Call one tool of a server
+    #[command(after_help = COMMAND_AFTER_HELP, args_override_self = true)]
+    Call {
+        /// The MCP endpoint (http:// or https://)
+        url: String,
+        /// The name of the tool
+        tool: String,
+        /// The arguments, one JSON object, sent byte for byte
+        #[arg(value_name = "ARGUMENTS_JSON", default_value = "{}")]
+        arguments: String,
+        /// The options written after the subcommand.
+        #[command(flatten)]
+        options: Options,
+    },
+    /// Run the embedded demonstration: loopback servers, no network, no options
+    Demo,
+    /// Print the completion script of a shell on stdout
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
 
 /// What to do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
-    /// Print the help.
-    Help,
-    /// Print the version.
-    Version,
     /// List the tools of a server.
     List {
         /// The endpoint.
@@ -90,188 +125,207 @@ pub enum Command {
     },
     /// Run the embedded demonstration.
     Demo,
+    /// Print the completion script of a shell.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// The options common to `list` and `call`.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct Options {
-    /// `--json`.
+    /// Print one JSON document on stdout
+    #[arg(long)]
     pub json: bool,
-    /// `--allow-loopback`.
+    /// Allow loopback addresses (127.0.0.0/8, ::1), refused by default;
+    /// private and other non-public ranges are always refused
+    #[arg(verbatim_doc_comment, long)]
     pub allow_loopback: bool,
-    /// `--dial-timeout`.
+    /// Seconds to open one connection: TCP connect and TLS handshake
+    /// (decimals ok; default 30)
+    #[arg(verbatim_doc_comment, long, value_name = "S", value_parser = seconds)]
     pub dial_timeout: Option<Duration>,
-    /// `--request-timeout`.
+    /// Seconds for each exchange but a tool call: the handshake
+    /// (server/discover, initialize), each tools/list page, the closing
+    /// DELETE (default 30)
+    #[arg(verbatim_doc_comment, long, value_name = "S", value_parser = seconds)]
     pub request_timeout: Option<Duration>,
-    /// `--list-timeout`.
+    /// Seconds for a whole listing, every page together (default 120)
+    #[arg(long, value_name = "S", value_parser = seconds)]
     pub list_timeout: Option<Duration>,
-    /// `--call-timeout`.
+    /// Seconds for a whole tool call, re-sends included (default 120);
+    /// the only limit of a tools/call request, however long the tool runs
+    #[arg(verbatim_doc_comment, long, value_name = "S", value_parser = seconds)]
     pub call_timeout: Option<Duration>,
-    /// `--max-response-bytes`.
+    /// Bytes read per connection at most
+    #[arg(long, value_name = "N", value_parser = count::<u64>)]
     pub max_response_bytes: Option<u64>,
-    /// `--max-header-bytes`.
+    /// Bytes of one response header block at most
+    #[arg(long, value_name = "N", value_parser = count::<usize>)]
     pub max_header_bytes: Option<usize>,
-    /// `--max-pages`.
+    /// tools/list pages at most
+    #[arg(long, value_name = "N", value_parser = count::<u32>)]
     pub max_pages: Option<u32>,
-    /// `--record`.
-    pub record: Option<std::path::PathBuf>,
-    /// `--ca-cert`, in the order given.
-    pub ca_certs: Vec<std::path::PathBuf>,
-    /// `--oauth`.
+    /// Write a transcript of the session to FILE (secrets redacted), over
+    /// HTTP/1.1 or HTTP/2 alike (an HTTP/2 session on a socket of its
+    /// own); with --oauth the authorization goes to FILE.auth
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub record: Option<PathBuf>,
+    /// Also trust the PEM certificate(s) in FILE as roots, for a server
+    /// behind a private certificate authority (repeatable)
+    #[arg(verbatim_doc_comment, long = "ca-cert", value_name = "FILE", value_parser = file)]
+    pub ca_certs: Vec<PathBuf>,
+    /// When the server asks (401, or 403 insufficient_scope), authorize
+    /// with OAuth 2.1: print the authorization URL, receive the redirect
+    /// on a 127.0.0.1 port of its own, then list or call
+    #[arg(verbatim_doc_comment, long)]
     pub oauth: bool,
-    /// `--token-file`.
-    pub token_file: Option<std::path::PathBuf>,
-    /// `--http1`.
+    /// With --oauth: keep the credentials in FILE between runs (created
+    /// with mode 0600; it holds secrets)
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub token_file: Option<PathBuf>,
+    /// Speak HTTP/1.1 only (TLS offers ALPN http/1.1 alone); by default
+    /// HTTP/2 is spoken to an https server that chooses it (ALPN h2)
+    #[arg(verbatim_doc_comment, long)]
     pub http1: bool,
-    /// `--h2c`.
+    /// Speak HTTP/2 with prior knowledge (clear text) to an http:// URL,
+    /// for testing
+    #[arg(verbatim_doc_comment, long)]
     pub h2c: bool,
+    /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
+    #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
+    pub bearer_token: Option<Option<String>>,
 }
 
-fn seconds(flag: &str, v: &str) -> Result<Duration, String> {
+impl Options {
+    /// These options, then `later` (written after them): a flag given on either side is set, a
+    /// value given later replaces an earlier one, certificates add up in order.
+    fn then(mut self, later: Options) -> Options {
+        self.json |= later.json;
+        self.allow_loopback |= later.allow_loopback;
+        self.oauth |= later.oauth;
+        self.http1 |= later.http1;
+        self.h2c |= later.h2c;
+        self.dial_timeout = later.dial_timeout.or(self.dial_timeout);
+        self.request_timeout = later.request_timeout.or(self.request_timeout);
+        self.list_timeout = later.list_timeout.or(self.list_timeout);
+        self.call_timeout = later.call_timeout.or(self.call_timeout);
+        self.max_response_bytes = later.max_response_bytes.or(self.max_response_bytes);
+        self.max_header_bytes = later.max_header_bytes.or(self.max_header_bytes);
+        self.max_pages = later.max_pages.or(self.max_pages);
+        self.record = later.record.or(self.record);
+        self.token_file = later.token_file.or(self.token_file);
+        self.ca_certs.extend(later.ca_certs);
+        self.bearer_token = later.bearer_token.or(self.bearer_token);
+        self
+    }
+}
+
+fn seconds(v: &str) -> Result<Duration, String> {
     match v.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
-        _ => Err(format!(
-            "{flag} expects a number of seconds above 0 and at most 86400, got {v:?}"
-        )),
+        _ => Err("expects a number of seconds above 0 and at most 86400".into()),
     }
 }
 
-fn count<T: std::str::FromStr + PartialOrd + Default>(flag: &str, v: &str) -> Result<T, String> {
+fn count<T: std::str::FromStr + PartialOrd + Default>(v: &str) -> Result<T, String> {
     match v.parse::<T>() {
         Ok(n) if n > T::default() => Ok(n),
-        _ => Err(format!("{flag} expects a positive integer, got {v:?}")),
+        _ => Err("expects a positive integer".into()),
     }
 }
 
-/// Parses the arguments after the program name.
-pub fn parse(args: &[String]) -> Result<(Options, Command), String> {
-    let mut o = Options::default();
-    let mut positional: Vec<&str> = Vec::new();
-    let mut i = 0;
-    let mut only_positional = false;
-    while i < args.len() {
-        let a = args[i].as_str();
-        i += 1;
-        if only_positional || !a.starts_with("--") && a != "-h" && a != "-V" {
-            positional.push(a);
-            continue;
-        }
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) => (f, Some(v.to_owned())),
-            None => (a, None),
-        };
-        let mut value = || -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            let v = args
-                .get(i)
-                .ok_or_else(|| format!("{flag} expects a value"))?;
-            i += 1;
-            Ok(v.clone())
-        };
-        match flag {
-            "--" => only_positional = true,
-            "-h" | "--help" => return Ok((o, Command::Help)),
-            "-V" | "--version" => return Ok((o, Command::Version)),
-            "--json" => o.json = true,
-            "--allow-loopback" => o.allow_loopback = true,
-            "--oauth" => o.oauth = true,
-            "--http1" => o.http1 = true,
-            "--h2c" => o.h2c = true,
-            "--token-file" => {
-                let v = value()?;
-                if v.is_empty() {
-                    return Err("--token-file expects a file name".into());
-                }
-                o.token_file = Some(v.into());
-            }
-            "--dial-timeout" => o.dial_timeout = Some(seconds(flag, &value()?)?),
-            "--request-timeout" => o.request_timeout = Some(seconds(flag, &value()?)?),
-            "--list-timeout" => o.list_timeout = Some(seconds(flag, &value()?)?),
-            "--call-timeout" => o.call_timeout = Some(seconds(flag, &value()?)?),
-            "--max-response-bytes" => o.max_response_bytes = Some(count(flag, &value()?)?),
-            "--max-header-bytes" => o.max_header_bytes = Some(count(flag, &value()?)?),
-            "--max-pages" => o.max_pages = Some(count(flag, &value()?)?),
-            "--record" => {
-                let v = value()?;
-                if v.is_empty() {
-                    return Err("--record expects a file name".into());
-                }
-                o.record = Some(v.into());
-            }
-            "--ca-cert" => {
-                let v = value()?;
-                if v.is_empty() {
-                    return Err("--ca-cert expects a file name".into());
-                }
-                o.ca_certs.push(v.into());
-            }
-            "--bearer-token" | "--token" => {
-                return Err(
-                    "the bearer token is read from MCP_BEARER_TOKEN, never from the command line"
-                        .into(),
-                )
-            }
-            _ => return Err(format!("unknown option {flag}")),
-        }
-        if inline.is_some()
-            && matches!(
-                flag,
-                "--json" | "--allow-loopback" | "--oauth" | "--http1" | "--h2c"
-            )
-        {
-            return Err(format!("{flag} takes no value"));
-        }
+fn file(v: &str) -> Result<PathBuf, String> {
+    if v.is_empty() {
+        return Err("expects a file name".into());
     }
-    let command = match positional.as_slice() {
-        ["list", url] => Command::List {
-            url: (*url).to_owned(),
-        },
-        ["call", url, tool] => Command::Call {
-            url: (*url).to_owned(),
-            tool: (*tool).to_owned(),
-            arguments: "{}".to_owned(),
-        },
-        ["call", url, tool, arguments] => Command::Call {
-            url: (*url).to_owned(),
-            tool: (*tool).to_owned(),
-            arguments: (*arguments).to_owned(),
-        },
-        ["demo"] => Command::Demo,
-        [] => return Err("a command is required: list, call or demo".into()),
-        ["list", ..] => return Err("list expects exactly one URL".into()),
-        ["call", ..] => {
-            return Err("call expects a URL, a tool name and optional JSON arguments".into())
-        }
-        ["demo", ..] => return Err("demo takes no arguments".into()),
-        [other, ..] => return Err(format!("unknown command {other:?}")),
+    Ok(v.into())
+}
+
+/// The clap definition of the command line (for the help and the completion scripts).
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// A usage error found after clap read the arguments.
+fn usage(message: &str) -> clap::Error {
+    Cli::command().error(ErrorKind::ArgumentConflict, message)
+}
+
+/// Parses the arguments after the program name. The error is clap's: a request for the help
+/// or the version (exit 0), or a usage error (exit 2).
+pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
+    let cli =
+        Cli::try_parse_from(std::iter::once("mcp-probe".to_owned()).chain(args.iter().cloned()))?;
+    let before = cli.options;
+    let (o, command) = match cli.command {
+        Sub::List { url, options } => (before.then(options), Command::List { url }),
+        Sub::Call {
+            url,
+            tool,
+            arguments,
+            options,
+        } => (
+            before.then(options),
+            Command::Call {
+                url,
+                tool,
+                arguments,
+            },
+        ),
+        Sub::Demo => (before, Command::Demo),
+        Sub::Completions { shell } => (before, Command::Completions { shell }),
     };
+    if o.bearer_token.is_some() {
+        return Err(usage(
+            "the bearer token is read from MCP_BEARER_TOKEN, never from the command line",
+        ));
+    }
+    match &command {
+        Command::Demo if o != Options::default() => return Err(usage("demo takes no options")),
+        Command::Completions { .. } if o != Options::default() => {
+            return Err(usage("completions takes no options"))
+        }
+        _ => {}
+    }
     if o.http1 && o.h2c {
-        return Err("--http1 and --h2c exclude each other".into());
+        return Err(usage("--http1 and --h2c exclude each other"));
     }
     if o.h2c {
         if let Command::List { url } | Command::Call { url, .. } = &command {
             if !url.starts_with("http://") {
-                return Err("--h2c speaks clear-text HTTP/2 to an http:// URL only".into());
+                return Err(usage(
+                    "--h2c speaks clear-text HTTP/2 to an http:// URL only",
+                ));
             }
         }
     }
     if o.token_file.is_some() && !o.oauth {
-        return Err("--token-file needs --oauth".into());
-    }
-    if command == Command::Demo && o != Options::default() {
-        return Err("demo takes no options".into());
+        return Err(usage("--token-file needs --oauth"));
     }
     Ok((o, command))
+}
+
+/// The message of a usage error on one line, without clap's `error: ` prefix, usage and hint.
+pub fn message(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let first = rendered.split("\n\n").next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    first.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn p(args: &[&str]) -> Result<(Options, Command), String> {
+    fn p(args: &[&str]) -> Result<(Options, Command), clap::Error> {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        command().debug_assert();
     }
 
     #[test]
@@ -291,13 +345,7 @@ mod tests {
         assert!(o.json);
         assert_eq!(o.list_timeout, Some(Duration::from_millis(1500)));
         assert_eq!(o.request_timeout, Some(Duration::from_secs(2)));
-        assert_eq!(
-            o.ca_certs,
-            [
-                std::path::PathBuf::from("a.pem"),
-                std::path::PathBuf::from("b.pem")
-            ]
-        );
+        assert_eq!(o.ca_certs, [PathBuf::from("a.pem"), PathBuf::from("b.pem")]);
         assert_eq!(
             c,
             Command::List {
@@ -324,10 +372,52 @@ mod tests {
         assert!(
             matches!(p(&["call", "u", "t"]).unwrap().1, Command::Call { arguments, .. } if arguments == "{}")
         );
-        assert_eq!(p(&["--help"]).unwrap().1, Command::Help);
+        assert_eq!(p(&["--help"]).unwrap_err().kind(), ErrorKind::DisplayHelp);
+        assert_eq!(p(&["-V"]).unwrap_err().kind(), ErrorKind::DisplayVersion);
         let (o, _) = p(&["--oauth", "--token-file", "t.json", "list", "u"]).unwrap();
         assert!(o.oauth);
-        assert_eq!(o.token_file, Some(std::path::PathBuf::from("t.json")));
+        assert_eq!(o.token_file, Some(PathBuf::from("t.json")));
+        assert_eq!(
+            p(&["completions", "bash"]).unwrap().1,
+            Command::Completions {
+                shell: clap_complete::Shell::Bash
+            }
+        );
+    }
+
+    #[test]
+    fn options_on_both_sides_are_read_in_order() {
+        let (o, _) = p(&[
+            "--ca-cert",
+            "a.pem",
+            "--max-pages",
+            "2",
+            "--oauth",
+            "list",
+            "u",
+            "--ca-cert",
+            "b.pem",
+            "--max-pages",
+            "5",
+            "--json",
+        ])
+        .unwrap();
+        assert_eq!(o.ca_certs, [PathBuf::from("a.pem"), PathBuf::from("b.pem")]);
+        assert_eq!(o.max_pages, Some(5));
+        assert!(o.oauth && o.json);
+        // Given twice on one side, the last value stands.
+        let (o, _) = p(&[
+            "--max-pages",
+            "2",
+            "--max-pages",
+            "7",
+            "--json",
+            "--json",
+            "list",
+            "u",
+        ])
+        .unwrap();
+        assert_eq!(o.max_pages, Some(7));
     }
 
     #[test]
@@ -338,6 +428,7 @@ mod tests {
         assert!(o.h2c && !o.http1);
         for bad in [
             &["--http1", "--h2c", "list", "http://x/mcp"][..],
+            &["--http1", "list", "http://x/mcp", "--h2c"],
             &["--h2c", "list", "https://x/mcp"],
             &["--http1=yes", "list", "https://x/mcp"],
             &["--h2c", "demo"],
@@ -351,6 +442,8 @@ mod tests {
         for bad in [
             &["list"][..],
             &["list", "a", "b"],
+            &["call", "u"],
+            &["call", "u", "t", "{}", "extra"],
             &["frobnicate"],
             &["--dial-timeout", "-1", "list", "u"],
             &["--dial-timeout", "nan", "list", "u"],
@@ -361,14 +454,22 @@ mod tests {
             &["--ca-cert"],
             &["--nope", "list", "u"],
             &["--token", "x", "list", "u"],
+            &["list", "u", "--bearer-token"],
             &["--json=1", "list", "u"],
             &["--json", "demo"],
+            &["demo", "x"],
+            &["--json", "completions", "bash"],
+            &["completions", "tcsh"],
             &["--token-file", "t.json", "list", "u"],
             &["--oauth", "--token-file", "", "list", "u"],
             &["--oauth=1", "list", "u"],
             &[],
         ] {
-            assert!(p(bad).is_err(), "{bad:?}");
+            let e = p(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+            assert!(!message(&e).is_empty(), "{bad:?}");
         }
+        let e = p(&["--token", "x", "list", "u"]).unwrap_err();
+        assert!(message(&e).contains("MCP_BEARER_TOKEN"), "{}", message(&e));
     }
 }

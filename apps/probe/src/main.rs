@@ -27,18 +27,15 @@ fn main() -> ExitCode {
     let json_wanted = argv.iter().any(|a| a == "--json");
     let (options, command) = match args::parse(&argv) {
         Ok(p) => p,
-        Err(message) => return usage_error(json_wanted, &message),
+        Err(e) => return clap_error(json_wanted, &e),
     };
     match command {
-        Command::Help => {
-            print!("{}", args::HELP);
-            ExitCode::SUCCESS
-        }
-        Command::Version => {
-            println!("mcp-probe {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
         Command::Demo => runtime().block_on(demo::run()),
+        Command::Completions { shell } => {
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut args::command(), "mcp-probe", &mut out);
+            ExitCode::SUCCESS
+        }
         Command::List { url } => {
             let config = match config(&url, &options) {
                 Ok(c) => c,
@@ -78,6 +75,27 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("a tokio runtime")
+}
+
+/// Prints what clap says: the help or the version on stdout (exit 0), or a usage error on
+/// stderr, and then also as the JSON document with `--json` (exit 2).
+fn clap_error(json: bool, e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+    if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let _ = e.print();
+    if json {
+        println!(
+            "{}",
+            inert::json(&render::error_json(
+                ErrorKind::ConnectionFailed,
+                &args::message(e)
+            ))
+        );
+    }
+    ExitCode::from(2)
 }
 
 /// Reports a usage or configuration error: text on stderr, and the JSON document with `--json`.

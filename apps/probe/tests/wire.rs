@@ -168,14 +168,21 @@ fn help_says_which_flag_bounds_what() {
     let o = probe(&["--help"]);
     assert_eq!(code(&o), 0);
     let help = String::from_utf8(o.stdout).unwrap();
-    for needle in [
-        "--dial-timeout S          seconds to open one connection",
-        "--request-timeout S       seconds for each exchange",
-        "--list-timeout S          seconds for a whole listing",
-        "--call-timeout S          seconds for a whole tool call",
-        "--ca-cert FILE",
+    for (flag, says) in [
+        ("--dial-timeout <S>", "seconds to open one connection"),
+        ("--request-timeout <S>", "seconds for each exchange"),
+        ("--list-timeout <S>", "seconds for a whole listing"),
+        ("--call-timeout <S>", "seconds for a whole tool call"),
+        ("--ca-cert <FILE>", "also trust the pem certificate"),
     ] {
-        assert!(help.contains(needle), "{needle:?} missing from\n{help}");
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(flag))
+            .unwrap_or_else(|| panic!("{flag:?} missing from\n{help}"));
+        assert!(
+            line.to_lowercase().contains(says),
+            "{flag:?} does not say {says:?}: {line}"
+        );
     }
 }
 

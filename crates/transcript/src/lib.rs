@@ -1,6 +1,39 @@
 //! Transcripts of [`mcp_sansio`] connections: a faithful, replayable record of everything a
 //! [`Connection`](mcp_sansio::Connection) was told and everything it answered.
 //!
+//! Record a session (here a connect that a server refuses with a 503), write it as text, read it
+//! back and replay it against a fresh connection; adapters record through
+//! `ClientBuilder::record_to`, and `mcp-probe --record FILE` from the command line:
+//!
+//! ```
+//! use mcp_sansio::{Config, Connection, Instant};
+//! use mcp_sansio_transcript::{replay, RecordedOperation, Recorder, Split, Transcript};
+//!
+//! let config = Config::new("http://127.0.0.1:8080/mcp")?.with_bearer_token("secret");
+//! let now = Instant::ZERO;
+//! let mut rec = Recorder::new(&config, now);
+//! let mut conn = Connection::new(config)?;
+//! rec.operation(now, RecordedOperation::Connect);
+//! conn.connect(now);
+//! let t = conn.poll_transmit().expect("a discovery request");
+//! rec.transmit(now, &t);
+//! let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
+//! rec.bytes(now, t.exchange, answer);
+//! conn.handle_bytes(now, t.exchange, answer);
+//! while let Some(event) = conn.poll_event() {
+//!     rec.event(&event);
+//! }
+//! let text = rec.finish().to_text();
+//! assert!(text.contains("> Authorization: Bearer <redacted>\\r\\n"));
+//! assert!(!text.contains("secret"));
+//! let transcript = Transcript::parse(&text)?;
+//! assert_eq!(transcript.outcome()[0]["failed"]["error"], "unexpected HTTP status 503");
+//! // The recording replays against a fresh connection, here one byte at a time.
+//! let again = replay(&transcript, Split::Pieces(1))?;
+//! again.check(&transcript)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The core knows nothing of transcripts: a recorder observes it from outside, through the calls
 //! an adapter already makes. An adapter holds a [`Recorder`] next to its connection and reports to
 //! it what it does: the operations it starts ([`Recorder::operation`]), every
@@ -41,35 +74,6 @@
 //!   an HTTP/2 session a fresh `H2Socket` per recorded socket), with a [`Split`] parameter
 //!   (as recorded, fixed piece sizes, byte by byte, adjacent pieces merged), and
 //!   [`Replay::check`], which compares a replay with its transcript.
-//!
-//! ```
-//! use mcp_sansio::{Config, Connection, Instant};
-//! use mcp_sansio_transcript::{replay, RecordedOperation, Recorder, Split, Transcript};
-//!
-//! let config = Config::new("http://127.0.0.1:8080/mcp")?.with_bearer_token("secret");
-//! let now = Instant::ZERO;
-//! let mut rec = Recorder::new(&config, now);
-//! let mut conn = Connection::new(config)?;
-//! rec.operation(now, RecordedOperation::Connect);
-//! conn.connect(now);
-//! let t = conn.poll_transmit().expect("a discovery request");
-//! rec.transmit(now, &t);
-//! let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
-//! rec.bytes(now, t.exchange, answer);
-//! conn.handle_bytes(now, t.exchange, answer);
-//! while let Some(event) = conn.poll_event() {
-//!     rec.event(&event);
-//! }
-//! let text = rec.finish().to_text();
-//! assert!(text.contains("> Authorization: Bearer <redacted>\\r\\n"));
-//! assert!(!text.contains("secret"));
-//! let transcript = Transcript::parse(&text)?;
-//! assert_eq!(transcript.outcome()[0]["failed"]["error"], "unexpected HTTP status 503");
-//! // The recording replays against a fresh connection, here one byte at a time.
-//! let again = replay(&transcript, Split::Pieces(1))?;
-//! again.check(&transcript)?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
