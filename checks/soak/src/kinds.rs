@@ -61,7 +61,7 @@ pub enum Behaviour {
     Demo,
     /// The demo server speaking the legacy era only (`initialize`, a session, `DELETE`).
     DemoLegacy,
-    /// The in-test HTTP/2 server (`adapters/net/tests/h2_server`).
+    /// The in-test HTTP/2 server (`checks/support/src/h2_server.rs`).
     H2Good,
     /// A hostile HTTP/1.1 server of the catalogue, by name.
     H1Hostile(&'static str),
