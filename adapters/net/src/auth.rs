@@ -480,6 +480,7 @@ impl Authorization {
 
     /// Starts a refresh of the current tokens; drive it with [`Authorization::next_step`].
     pub fn begin_refresh(&mut self) -> Result<(), AuthorizeError> {
+        crate::trace::trace_info!(auth = "refresh", "authorization: token refresh starts");
         let now = self.now();
         let result = self.authorizer.start_refresh(now);
         self.record(|r| r.refresh(now, result.as_ref().copied()));
@@ -509,6 +510,7 @@ impl Authorization {
         status: u16,
         www_authenticate: Option<&str>,
     ) -> Result<(), AuthorizeError> {
+        crate::trace::trace_info!(status, "authorization: the server asks for a token");
         let secrets = random_secrets()?;
         let values: Vec<&[u8]> = www_authenticate.map(str::as_bytes).into_iter().collect();
         let now = self.now();
@@ -553,6 +555,11 @@ impl Authorization {
                 self.idle = false;
                 let sent_at = self.now();
                 self.record(|r| r.request(sent_at, &req));
+                crate::trace::trace_info!(
+                    auth = purpose_name(req.purpose),
+                    auth_origin = %crate::trace::origin_field(&req.endpoint),
+                    "authorization step"
+                );
                 return AuthStep::Send(req);
             }
             let event = self.authorizer.poll_event();
@@ -575,14 +582,20 @@ impl Authorization {
                         Some(n) => *n -= 1,
                         None => {}
                     }
+                    crate::trace::trace_info!(
+                        auth = "user_agent",
+                        "authorization: the user agent opens"
+                    );
                     return AuthStep::OpenUserAgent(url);
                 }
                 Some(AuthEvent::Authorized { .. }) => {
+                    crate::trace::trace_info!(auth = "authorized", "authorization: token held");
                     lock_hook(&self.hook).save(self.authorizer.store());
                     self.flush();
                     return AuthStep::Done(Ok(()));
                 }
                 Some(AuthEvent::Failed(e)) => {
+                    crate::trace::trace_info!(auth = "failed", "authorization failed");
                     lock_hook(&self.hook).save(self.authorizer.store());
                     self.flush();
                     return AuthStep::Done(Err(e.into()));
@@ -691,4 +704,18 @@ macro_rules! replace_authorized_session {
         let old = ::core::mem::replace(&mut $session, fresh);
         let _ = old.close() $($wait)*;
     }};
+}
+
+/// The name of an authorization step in traces: what the request is for.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {
+    use mcp_sansio::auth::Purpose;
+    match purpose {
+        Purpose::ResourceMetadata => "discovery: protected-resource metadata",
+        Purpose::ServerMetadata => "discovery: authorization-server metadata",
+        Purpose::Registration => "registration",
+        Purpose::Token => "token exchange",
+        Purpose::Refresh => "token refresh",
+        _ => "other",
+    }
 }

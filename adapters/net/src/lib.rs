@@ -66,6 +66,7 @@ pub mod policy;
 pub mod pool;
 pub mod resolve;
 pub mod tls;
+pub mod trace;
 pub mod wire;
 
 pub use async_run::{AsyncIo, Wake};
