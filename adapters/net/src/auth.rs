@@ -356,6 +356,8 @@ pub struct Authorization {
     idle: bool,
     /// How the user agent failed, reported by the next step.
     failure: Option<AuthorizeError>,
+    /// The span of the running authorization (feature `tracing`).
+    trace: crate::trace::AuthTrace,
     /// How many more times the user agent may be opened (`None`: no limit).
     user_agent_left: Option<u32>,
     /// The limit it counts down from.
@@ -393,6 +395,7 @@ impl Authorization {
             recording: None,
             idle: false,
             failure: None,
+            trace: crate::trace::AuthTrace::default(),
             user_agent_left: None,
             user_agent_limit: 0,
         })
@@ -480,11 +483,12 @@ impl Authorization {
 
     /// Starts a refresh of the current tokens; drive it with [`Authorization::next_step`].
     pub fn begin_refresh(&mut self) -> Result<(), AuthorizeError> {
-        crate::trace::trace_info!(auth = "refresh", "authorization: token refresh starts");
+        self.trace.begin("refresh", None);
         let now = self.now();
         let result = self.authorizer.start_refresh(now);
         self.record(|r| r.refresh(now, result.as_ref().copied()));
         if result.is_err() {
+            self.trace.end(false);
             self.flush();
         }
         self.idle = false;
@@ -510,7 +514,7 @@ impl Authorization {
         status: u16,
         www_authenticate: Option<&str>,
     ) -> Result<(), AuthorizeError> {
-        crate::trace::trace_info!(status, "authorization: the server asks for a token");
+        self.trace.begin("challenge", Some(status));
         let secrets = random_secrets()?;
         let values: Vec<&[u8]> = www_authenticate.map(str::as_bytes).into_iter().collect();
         let now = self.now();
@@ -519,6 +523,7 @@ impl Authorization {
             .handle_challenge(now, status, &values, secrets);
         self.record(|r| r.challenge(now, status, www_authenticate, result.as_ref().copied()));
         if result.is_err() {
+            self.trace.end(false);
             self.flush();
         }
         self.idle = false;
@@ -546,6 +551,14 @@ impl Authorization {
     /// What the authorization started with [`Authorization::begin_authorize`] or
     /// [`Authorization::begin_refresh`] needs next.
     pub fn next_step(&mut self) -> AuthStep {
+        let step = self.step();
+        if let AuthStep::Done(result) = &step {
+            self.trace.end(result.is_ok());
+        }
+        step
+    }
+
+    fn step(&mut self) -> AuthStep {
         if let Some(e) = self.failure.take() {
             self.flush();
             return AuthStep::Done(Err(e));
@@ -555,11 +568,8 @@ impl Authorization {
                 self.idle = false;
                 let sent_at = self.now();
                 self.record(|r| r.request(sent_at, &req));
-                crate::trace::trace_info!(
-                    auth = purpose_name(req.purpose),
-                    auth_origin = %crate::trace::origin_field(&req.endpoint),
-                    "authorization step"
-                );
+                self.trace
+                    .step(purpose_name(req.purpose), Some(&req.endpoint));
                 return AuthStep::Send(req);
             }
             let event = self.authorizer.poll_event();
@@ -582,20 +592,15 @@ impl Authorization {
                         Some(n) => *n -= 1,
                         None => {}
                     }
-                    crate::trace::trace_info!(
-                        auth = "user_agent",
-                        "authorization: the user agent opens"
-                    );
+                    self.trace.step("user agent", None);
                     return AuthStep::OpenUserAgent(url);
                 }
                 Some(AuthEvent::Authorized { .. }) => {
-                    crate::trace::trace_info!(auth = "authorized", "authorization: token held");
                     lock_hook(&self.hook).save(self.authorizer.store());
                     self.flush();
                     return AuthStep::Done(Ok(()));
                 }
                 Some(AuthEvent::Failed(e)) => {
-                    crate::trace::trace_info!(auth = "failed", "authorization failed");
                     lock_hook(&self.hook).save(self.authorizer.store());
                     self.flush();
                     return AuthStep::Done(Err(e.into()));

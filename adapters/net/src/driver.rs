@@ -549,7 +549,8 @@ impl SessionDriver {
         }
         let outcome = self.outcome.take();
         if let Some(o) = &outcome {
-            self.trace.end(o, self.era, &self.version, self.bytes_read());
+            self.trace
+                .end(o, self.era, &self.version, self.bytes_read());
             if let Core::Http1(c) = &mut self.core {
                 let buf = c.take_body_buffer();
                 if buf.capacity() > 0 {
@@ -615,10 +616,8 @@ impl SessionDriver {
             Event::ExchangeFinished { exchange, reusable } => {
                 queued.retain(|t| t.exchange != exchange);
                 if self.live.remove(&exchange) {
-                    self.trace.exchange_end(
-                        exchange,
-                        if reusable { "reusable" } else { "finished" },
-                    );
+                    self.trace
+                        .exchange_end(exchange, if reusable { "reusable" } else { "finished" });
                     io.finish(exchange, reusable);
                 }
             }
@@ -661,7 +660,8 @@ impl SessionDriver {
         }
         let outcome = self.outcome.take();
         if let Some(o) = &outcome {
-            self.trace.end(o, self.era, &self.version, self.bytes_read());
+            self.trace
+                .end(o, self.era, &self.version, self.bytes_read());
             self.running = None;
         }
         outcome

@@ -28,27 +28,23 @@ use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, 
 /// The target of every span and event of this crate: filter on it (`mcp_sansio=debug`).
 pub const TARGET: &str = "mcp_sansio";
 
-/// An INFO event of target [`TARGET`] (nothing without the feature: the arguments are not even
-/// evaluated).
-#[cfg(feature = "tracing")]
-macro_rules! trace_info {
-    ($($t:tt)*) => { tracing::info!(target: $crate::trace::TARGET, $($t)*) };
-}
-/// An INFO event of target [`TARGET`] (nothing without the feature: the arguments are not even
-/// evaluated).
-#[cfg(not(feature = "tracing"))]
-macro_rules! trace_info {
-    ($($t:tt)*) => {};
-}
-pub(crate) use trace_info;
-
 /// `scheme://host:port` of `endpoint`, the port always written, never the path or the query.
 pub fn origin_field(endpoint: &Endpoint) -> String {
     let host = endpoint.host();
     if host.contains(':') && !host.starts_with('[') {
-        format!("{}://[{}]:{}", endpoint.scheme().as_str(), host, endpoint.port())
+        format!(
+            "{}://[{}]:{}",
+            endpoint.scheme().as_str(),
+            host,
+            endpoint.port()
+        )
     } else {
-        format!("{}://{}:{}", endpoint.scheme().as_str(), host, endpoint.port())
+        format!(
+            "{}://{}:{}",
+            endpoint.scheme().as_str(),
+            host,
+            endpoint.port()
+        )
     }
 }
 
@@ -75,6 +71,63 @@ pub(crate) struct Entered {
     _entered: Option<tracing::span::EnteredSpan>,
 }
 
+/// The span of an authorization (or a refresh) and the events of its steps.
+#[derive(Default)]
+pub(crate) struct AuthTrace {
+    #[cfg(feature = "tracing")]
+    span: Option<tracing::Span>,
+}
+
+#[cfg(not(feature = "tracing"))]
+#[allow(clippy::unused_self)]
+impl AuthTrace {
+    #[inline]
+    pub(crate) fn begin(&mut self, _: &'static str, _: Option<u16>) {}
+    #[inline]
+    pub(crate) fn step(&self, _: &'static str, _: Option<&Endpoint>) {}
+    #[inline]
+    pub(crate) fn end(&mut self, _: bool) {}
+}
+
+#[cfg(feature = "tracing")]
+impl AuthTrace {
+    /// An authorization starts: `trigger` is `challenge` (with the MCP server's `status`) or
+    /// `refresh`.
+    pub(crate) fn begin(&mut self, trigger: &'static str, status: Option<u16>) {
+        self.span = Some(tracing::info_span!(
+            target: TARGET,
+            "authorize",
+            trigger,
+            status,
+            outcome = tracing::field::Empty,
+        ));
+    }
+
+    /// A step: its name and, for a request, the origin it goes to.
+    pub(crate) fn step(&self, step: &'static str, to: Option<&Endpoint>) {
+        let parent = self.span.as_ref().and_then(Span::id);
+        match to {
+            Some(e) => tracing::info!(
+                target: TARGET,
+                parent: parent,
+                auth = step,
+                auth_origin = %origin_field(e),
+                "authorization step"
+            ),
+            None => {
+                tracing::info!(target: TARGET, parent: parent, auth = step, "authorization step")
+            }
+        }
+    }
+
+    /// The authorization ended: a token is held (`ok`) or not.
+    pub(crate) fn end(&mut self, ok: bool) {
+        if let Some(span) = self.span.take() {
+            span.record("outcome", if ok { "ok" } else { "failed" });
+        }
+    }
+}
+
 #[cfg(not(feature = "tracing"))]
 #[allow(clippy::unused_self)]
 impl SessionTrace {
@@ -99,11 +152,13 @@ impl SessionTrace {
 }
 
 #[cfg(feature = "tracing")]
+use tracing::Span;
+
+#[cfg(feature = "tracing")]
 mod on {
     use std::collections::BTreeMap;
 
     use tracing::field::Empty;
-    use tracing::Span;
 
     use super::*;
 
