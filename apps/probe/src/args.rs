@@ -392,6 +392,14 @@ mod tests {
     }
 
     #[test]
+    fn verbose_is_read_on_either_side_short_or_long() {
+        assert!(!p(&["list", "u"]).unwrap().0.verbose);
+        assert!(p(&["-v", "list", "u"]).unwrap().0.verbose);
+        assert!(p(&["list", "u", "--verbose"]).unwrap().0.verbose);
+        assert!(p(&["call", "u", "t", "-v"]).unwrap().0.verbose);
+    }
+
+    #[test]
     fn options_on_both_sides_are_read_in_order() {
         let (o, _) = p(&[
             "--ca-cert",
