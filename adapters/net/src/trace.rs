@@ -10,15 +10,21 @@
 //!   error kind's code, e.g. `mcp_connection_failed_error`) and `budget` (the budget that ended
 //!   it, when one did);
 //! - inside it one span per HTTP/1.1 exchange, named `exchange` (level DEBUG), with `exchange`
-//!   (its id), `method` (HTTP), `rpc` (the JSON-RPC method it carries, or `response` for the
-//!   client's answer to a server request), `fresh_socket`, `bytes_read` and `outcome`
+//!   (its id), `method` (HTTP), `rpc` (the JSON-RPC method it carries; `refusal` or `response`
+//!   for the client's answer to a server request), `fresh_socket`, `bytes_read` and `outcome`
 //!   (`finished`, `reusable` or `abandoned`); exchanges over HTTP/2 are streams of the origin's
 //!   shared connection and have no span of their own;
+//! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
+//!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
+//!   server's 401 or 403) and `outcome` (`ok` or `failed`);
 //! - events (level INFO) for a retry, a re-negotiation, a resumption of a broken event stream, a
 //!   server request refused, a call waiting before its next round, input requests declined, and
-//!   each authorization step (`auth` names the step: discovery of the protected resource's or
-//!   the authorization server's metadata, registration, token exchange or refresh; `auth_origin`
-//!   the authorization server's origin).
+//!   each authorization step, inside `authorize` (`auth` names the step: discovery of the
+//!   protected resource's or the authorization server's metadata, registration, the user agent,
+//!   token exchange or refresh; `auth_origin` the origin the request goes to).
+//!
+//! `docs/tracing.md` of the repository lists them with examples; the tokio adapter's crate docs
+//! show a `tracing-subscriber` set-up.
 //!
 //! Never a token, a secret, an authorization code, a PKCE verifier, a URL's path or query, tool
 //! arguments or results: names, ids, counts and kinds only.
@@ -222,13 +228,12 @@ mod on {
             st.exchanges.clear();
             st.sent.clear();
             st.bytes_at_start = bytes_read;
-            let origin = origin_field(endpoint);
             macro_rules! op_span {
                 ($name:literal, $tool:expr) => {
                     tracing::info_span!(
                         target: TARGET,
                         $name,
-                        origin = %origin,
+                        origin = %origin_field(endpoint),
                         http_version,
                         era = Empty,
                         protocol_version = Empty,
@@ -259,7 +264,8 @@ mod on {
         pub(crate) fn transmit(&mut self, t: &Transmit) {
             let st = &mut self.on;
             let Some(op) = &st.op else { return };
-            if op.is_disabled() && !tracing::enabled!(target: TARGET, tracing::Level::INFO) {
+            if op.is_disabled() {
+                // Nobody listens: not even the request is looked at.
                 return;
             }
             let (method, rpc) = classify(t);
