@@ -356,6 +356,8 @@ pub struct Authorization {
     idle: bool,
     /// How the user agent failed, reported by the next step.
     failure: Option<AuthorizeError>,
+    /// The span of the running authorization (feature `tracing`).
+    trace: crate::trace::AuthTrace,
     /// How many more times the user agent may be opened (`None`: no limit).
     user_agent_left: Option<u32>,
     /// The limit it counts down from.
@@ -393,6 +395,7 @@ impl Authorization {
             recording: None,
             idle: false,
             failure: None,
+            trace: crate::trace::AuthTrace::default(),
             user_agent_left: None,
             user_agent_limit: 0,
         })
@@ -480,10 +483,12 @@ impl Authorization {
 
     /// Starts a refresh of the current tokens; drive it with [`Authorization::next_step`].
     pub fn begin_refresh(&mut self) -> Result<(), AuthorizeError> {
+        self.trace.begin("refresh", None);
         let now = self.now();
         let result = self.authorizer.start_refresh(now);
         self.record(|r| r.refresh(now, result.as_ref().copied()));
         if result.is_err() {
+            self.trace.end(false);
             self.flush();
         }
         self.idle = false;
@@ -509,6 +514,7 @@ impl Authorization {
         status: u16,
         www_authenticate: Option<&str>,
     ) -> Result<(), AuthorizeError> {
+        self.trace.begin("challenge", Some(status));
         let secrets = random_secrets()?;
         let values: Vec<&[u8]> = www_authenticate.map(str::as_bytes).into_iter().collect();
         let now = self.now();
@@ -517,6 +523,7 @@ impl Authorization {
             .handle_challenge(now, status, &values, secrets);
         self.record(|r| r.challenge(now, status, www_authenticate, result.as_ref().copied()));
         if result.is_err() {
+            self.trace.end(false);
             self.flush();
         }
         self.idle = false;
@@ -544,6 +551,14 @@ impl Authorization {
     /// What the authorization started with [`Authorization::begin_authorize`] or
     /// [`Authorization::begin_refresh`] needs next.
     pub fn next_step(&mut self) -> AuthStep {
+        let step = self.step();
+        if let AuthStep::Done(result) = &step {
+            self.trace.end(result.is_ok());
+        }
+        step
+    }
+
+    fn step(&mut self) -> AuthStep {
         if let Some(e) = self.failure.take() {
             self.flush();
             return AuthStep::Done(Err(e));
@@ -553,6 +568,8 @@ impl Authorization {
                 self.idle = false;
                 let sent_at = self.now();
                 self.record(|r| r.request(sent_at, &req));
+                self.trace
+                    .step(purpose_name(req.purpose), Some(&req.endpoint));
                 return AuthStep::Send(req);
             }
             let event = self.authorizer.poll_event();
@@ -575,6 +592,7 @@ impl Authorization {
                         Some(n) => *n -= 1,
                         None => {}
                     }
+                    self.trace.step("user agent", None);
                     return AuthStep::OpenUserAgent(url);
                 }
                 Some(AuthEvent::Authorized { .. }) => {
@@ -691,4 +709,18 @@ macro_rules! replace_authorized_session {
         let old = ::core::mem::replace(&mut $session, fresh);
         let _ = old.close() $($wait)*;
     }};
+}
+
+/// The name of an authorization step in traces: what the request is for.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {
+    use mcp_sansio::auth::Purpose;
+    match purpose {
+        Purpose::ResourceMetadata => "discovery: protected-resource metadata",
+        Purpose::ServerMetadata => "discovery: authorization-server metadata",
+        Purpose::Registration => "registration",
+        Purpose::Token => "token exchange",
+        Purpose::Refresh => "token refresh",
+        _ => "other",
+    }
 }

@@ -28,6 +28,7 @@ use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
 use crate::client::{lock, HintBook, Shared};
 use crate::h2share::{Member, SharedH2, Waker};
+use crate::trace::{OpKind, SessionTrace};
 
 /// Receives what a running tool call reports before it finishes. Every method does nothing by
 /// default (and declines input requests).
@@ -208,6 +209,8 @@ pub struct SessionDriver {
     era: Era,
     server_info: Option<ServerInfo>,
     recording: Option<Box<Recording>>,
+    /// The spans of the running operation and its exchanges (feature `tracing`).
+    trace: SessionTrace,
 }
 
 impl std::fmt::Debug for SessionDriver {
@@ -298,6 +301,7 @@ impl SessionDriver {
             era: Era::Modern,
             server_info: None,
             recording,
+            trace: SessionTrace::default(),
         }
     }
 
@@ -428,6 +432,20 @@ impl SessionDriver {
     /// Starts `op`; [`pump`](Self::pump) until it returns the result.
     pub fn start(&mut self, op: Start<'_>) {
         self.outcome = None;
+        let http_version = self.http_version();
+        let bytes_read = self.bytes_read();
+        let config = match &self.core {
+            Core::Http1(c) => c.config(),
+            Core::Http2(h) => &h.config,
+        };
+        let kind = match op {
+            Start::Connect => OpKind::Connect,
+            Start::ListTools => OpKind::List,
+            Start::CallTool { name, .. } => OpKind::Call { tool: name },
+            Start::Close => OpKind::Close,
+        };
+        self.trace
+            .start(kind, &config.endpoint, http_version, bytes_read);
         if let Core::Http1(c) = &mut self.core {
             let buf = BODY_BUFFER.take();
             if buf.capacity() > 0 {
@@ -474,6 +492,7 @@ impl SessionDriver {
         io: &mut dyn Io,
         observer: &mut dyn CallObserver,
     ) -> Option<Result<Completion, Error>> {
+        let _entered = self.trace.enter();
         if matches!(self.core, Core::Http2(_)) {
             return self.pump_h2(io, observer);
         }
@@ -503,6 +522,7 @@ impl SessionDriver {
             }
             for t in queued {
                 let id = t.exchange;
+                self.trace.transmit(&t);
                 self.live.insert(id);
                 if let Err(e) = io.start(t) {
                     self.feed(id, Report::Failed(e));
@@ -524,8 +544,13 @@ impl SessionDriver {
         for id in fed {
             io.read_on(id);
         }
+        if let Core::Http1(c) = &self.core {
+            self.trace.state(Some(c.state()));
+        }
         let outcome = self.outcome.take();
-        if outcome.is_some() {
+        if let Some(o) = &outcome {
+            self.trace
+                .end(o, self.era, &self.version, self.bytes_read());
             if let Core::Http1(c) = &mut self.core {
                 let buf = c.take_body_buffer();
                 if buf.capacity() > 0 {
@@ -579,6 +604,9 @@ impl SessionDriver {
             } => observer.progress(progress, total, message.as_deref()),
             Event::InputRequired { requests } => {
                 let answer = observer.input_required(&requests);
+                if answer.is_none() {
+                    self.trace.declined();
+                }
                 let recorded = answer.clone();
                 self.begin(
                     || RecordedOperation::ProvideInput(recorded),
@@ -588,12 +616,15 @@ impl SessionDriver {
             Event::ExchangeFinished { exchange, reusable } => {
                 queued.retain(|t| t.exchange != exchange);
                 if self.live.remove(&exchange) {
+                    self.trace
+                        .exchange_end(exchange, if reusable { "reusable" } else { "finished" });
                     io.finish(exchange, reusable);
                 }
             }
             Event::ExchangeAbandoned { exchange } => {
                 queued.retain(|t| t.exchange != exchange);
                 if self.live.remove(&exchange) {
+                    self.trace.exchange_end(exchange, "abandoned");
                     io.abandon(exchange);
                 }
             }
@@ -624,9 +655,13 @@ impl SessionDriver {
                 .conn
                 .read(h.member, |c| c.session_id().map(str::to_owned))
                 .flatten();
+            let state = h.conn.read(h.member, Connection::state);
+            self.trace.state(state);
         }
         let outcome = self.outcome.take();
-        if outcome.is_some() {
+        if let Some(o) = &outcome {
+            self.trace
+                .end(o, self.era, &self.version, self.bytes_read());
             self.running = None;
         }
         outcome
@@ -666,6 +701,7 @@ impl SessionDriver {
                 if let Some(r) = self.rec() {
                     r.bytes(now, exchange, &bytes);
                 }
+                self.trace.bytes(exchange, bytes.len());
                 self.fed.insert(exchange);
                 self.on_conn(|c| c.handle_owned_bytes(now, exchange, bytes));
             }

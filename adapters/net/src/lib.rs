@@ -52,6 +52,8 @@
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
+//! - [`trace`]: the `tracing` spans of operations, exchanges and authorizations (feature
+//!   `tracing`; without it nothing of `tracing` is compiled in).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -66,6 +68,7 @@ pub mod policy;
 pub mod pool;
 pub mod resolve;
 pub mod tls;
+pub mod trace;
 pub mod wire;
 
 pub use async_run::{AsyncIo, Wake};

@@ -193,6 +193,11 @@ pub struct Options {
     /// for testing
     #[arg(verbatim_doc_comment, long)]
     pub h2c: bool,
+    /// Print the session's tracing spans and events on stderr (origin,
+    /// era, versions, exchanges, bytes, outcome; never a secret);
+    /// RUST_LOG, when set, chooses what is printed instead
+    #[arg(verbatim_doc_comment, short, long)]
+    pub verbose: bool,
     /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
     #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
     pub bearer_token: Option<Option<String>>,
@@ -207,6 +212,7 @@ impl Options {
         self.oauth |= later.oauth;
         self.http1 |= later.http1;
         self.h2c |= later.h2c;
+        self.verbose |= later.verbose;
         self.dial_timeout = later.dial_timeout.or(self.dial_timeout);
         self.request_timeout = later.request_timeout.or(self.request_timeout);
         self.list_timeout = later.list_timeout.or(self.list_timeout);
@@ -383,6 +389,14 @@ mod tests {
                 shell: clap_complete::Shell::Bash
             }
         );
+    }
+
+    #[test]
+    fn verbose_is_read_on_either_side_short_or_long() {
+        assert!(!p(&["list", "u"]).unwrap().0.verbose);
+        assert!(p(&["-v", "list", "u"]).unwrap().0.verbose);
+        assert!(p(&["list", "u", "--verbose"]).unwrap().0.verbose);
+        assert!(p(&["call", "u", "t", "-v"]).unwrap().0.verbose);
     }
 
     #[test]

@@ -37,6 +37,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::List { url } => {
+            init_tracing(options.verbose);
             let config = match config(&url, &options) {
                 Ok(c) => c,
                 Err(m) => return usage_error(options.json, &m),
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
             tool,
             arguments,
         } => {
+            init_tracing(options.verbose);
             if let Err(m) = check_arguments(&arguments) {
                 return usage_error(options.json, &m);
             }
@@ -68,6 +70,30 @@ fn main() -> ExitCode {
             recorded(recording.as_deref(), code)
         }
     }
+}
+
+/// With `-v`, or when `RUST_LOG` is set, prints the session's spans (when they close, with
+/// every field) and events on stderr: `RUST_LOG` chooses what (tracing-subscriber's env filter),
+/// `-v` alone everything of the library (`mcp_sansio=debug`). Otherwise nothing is installed and
+/// stderr is unchanged.
+fn init_tracing(verbose: bool) {
+    use tracing_subscriber::fmt::format::FmtSpan;
+    use tracing_subscriber::EnvFilter;
+    let env = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let filter = match env {
+        Some(directives) => EnvFilter::builder().parse_lossy(directives),
+        None if verbose => EnvFilter::new(format!("{}=debug", mcp_sansio_net::trace::TARGET)),
+        None => return,
+    };
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_span_events(FmtSpan::CLOSE)
+        .try_init();
 }
 
 fn runtime() -> tokio::runtime::Runtime {

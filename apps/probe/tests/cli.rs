@@ -11,7 +11,10 @@ fn probe(args: &[&str]) -> Output {
 
 fn probe_env(args: &[&str], token: Option<&str>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mcp-probe"));
-    c.args(args).env_remove("MCP_BEARER_TOKEN");
+    // RUST_LOG would print the library's spans on stderr, which these tests read.
+    c.args(args)
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("RUST_LOG");
     if let Some(t) = token {
         c.env("MCP_BEARER_TOKEN", t);
     }
@@ -313,6 +316,58 @@ fn progress_is_shown_on_stderr() {
     assert_eq!(code(&o), 0);
     assert!(o.stderr.is_empty());
     assert_eq!(json(&o)["content"][0]["text"], "done after 2 steps");
+}
+
+#[test]
+fn verbose_prints_the_spans_of_the_work_item_on_stderr_and_no_secret() {
+    let s = DemoServer::start(Options::default().bearer_token("tok-verbose-123")).unwrap();
+    let url = s.url();
+    let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
+    let secret_text = "argument-text-never-printed-93c1";
+    let arguments = format!(r#"{{"text":"{secret_text}"}}"#);
+    let o = probe_env(
+        &["-v", "--allow-loopback", "call", &url, "echo", &arguments],
+        Some("tok-verbose-123"),
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // The result is printed on stdout as without -v.
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("{secret_text}\n")
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    // One line per span as it closes: the connect, the call (with its tool and outcome), their
+    // exchanges, the close.
+    for needle in [
+        "connect{",
+        "call{",
+        "close{",
+        "exchange{",
+        &format!("origin=http://127.0.0.1:{port}"),
+        "tool=\"echo\"",
+        "rpc=\"tools/call\"",
+        "outcome=\"ok\"",
+        "protocol_version=\"2026-07-28\"",
+        "http_version=\"HTTP/1.1\"",
+    ] {
+        assert!(err.contains(needle), "{needle} not in\n{err}");
+    }
+    assert!(!err.contains(secret_text), "{err}");
+    assert!(!err.contains("tok-verbose-123"), "{err}");
+    // RUST_LOG chooses instead: an unrelated target prints nothing.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcp-probe"));
+    let o = c
+        .args(["-v", "--allow-loopback", "call", &url, "echo", &arguments])
+        .env("MCP_BEARER_TOKEN", "tok-verbose-123")
+        .env("RUST_LOG", "some_other_crate=trace")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]

@@ -10,3 +10,5 @@ pub mod canned;
 pub mod h2;
 #[cfg(feature = "net")]
 pub mod recording;
+#[cfg(feature = "tracing")]
+pub mod tracing;

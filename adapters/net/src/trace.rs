@@ -1,0 +1,410 @@
+//! The `tracing` spans and events of a session (feature `tracing`; without it every type here is
+//! empty and every method does nothing, and no `tracing` code is compiled in).
+//!
+//! Every span and event has the target [`TARGET`]:
+//!
+//! - one span per operation, named `connect`, `list`, `call` or `close` (level INFO), with
+//!   `origin` (`scheme://host:port`, never the path or its query), `http_version`, `era`,
+//!   `protocol_version`, `bytes_read` (raw bytes the operation read), `pages` (a listing),
+//!   `tools` (tools a listing kept), `tool` (the name a call called), `outcome` (`ok` or the
+//!   error kind's code, e.g. `mcp_connection_failed_error`) and `budget` (the budget that ended
+//!   it, when one did);
+//! - inside it one span per HTTP/1.1 exchange, named `exchange` (level DEBUG), with `exchange`
+//!   (its id), `method` (HTTP), `rpc` (the JSON-RPC method it carries; `refusal` or `response`
+//!   for the client's answer to a server request), `fresh_socket`, `bytes_read` and `outcome`
+//!   (`finished`, `reusable` or `abandoned`); exchanges over HTTP/2 are streams of the origin's
+//!   shared connection and have no span of their own;
+//! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
+//!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
+//!   server's 401 or 403) and `outcome` (`ok` or `failed`);
+//! - events (level INFO) for a retry, a re-negotiation, a resumption of a broken event stream, a
+//!   server request refused, a call waiting before its next round, input requests declined, and
+//!   each authorization step, inside `authorize` (`auth` names the step: discovery of the
+//!   protected resource's or the authorization server's metadata, registration, the user agent,
+//!   token exchange or refresh; `auth_origin` the origin the request goes to).
+//!
+//! `docs/tracing.md` of the repository lists them with examples; the tokio adapter's crate docs
+//! show a `tracing-subscriber` set-up.
+//!
+//! Never a token, a secret, an authorization code, a PKCE verifier, a URL's path or query, tool
+//! arguments or results: names, ids, counts and kinds only.
+
+use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, Transmit};
+
+/// The target of every span and event of this crate: filter on it (`mcp_sansio=debug`).
+pub const TARGET: &str = "mcp_sansio";
+
+/// `scheme://host:port` of `endpoint`, the port always written, never the path or the query.
+pub fn origin_field(endpoint: &Endpoint) -> String {
+    let host = endpoint.host();
+    if host.contains(':') && !host.starts_with('[') {
+        format!(
+            "{}://[{}]:{}",
+            endpoint.scheme().as_str(),
+            host,
+            endpoint.port()
+        )
+    } else {
+        format!(
+            "{}://{}:{}",
+            endpoint.scheme().as_str(),
+            host,
+            endpoint.port()
+        )
+    }
+}
+
+/// What an operation's span starts with.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+pub(crate) enum OpKind<'a> {
+    Connect,
+    List,
+    Call { tool: &'a str },
+    Close,
+}
+
+/// The span of the running operation and of its open exchanges.
+#[derive(Default)]
+pub(crate) struct SessionTrace {
+    #[cfg(feature = "tracing")]
+    on: on::State,
+}
+
+/// The running operation's span, entered while it is held.
+pub(crate) struct Entered {
+    #[cfg(feature = "tracing")]
+    _entered: Option<tracing::span::EnteredSpan>,
+}
+
+/// The span of an authorization (or a refresh) and the events of its steps.
+#[derive(Default)]
+pub(crate) struct AuthTrace {
+    #[cfg(feature = "tracing")]
+    span: Option<tracing::Span>,
+}
+
+#[cfg(not(feature = "tracing"))]
+#[allow(clippy::unused_self)]
+impl AuthTrace {
+    #[inline]
+    pub(crate) fn begin(&mut self, _: &'static str, _: Option<u16>) {}
+    #[inline]
+    pub(crate) fn step(&self, _: &'static str, _: Option<&Endpoint>) {}
+    #[inline]
+    pub(crate) fn end(&mut self, _: bool) {}
+}
+
+#[cfg(feature = "tracing")]
+impl AuthTrace {
+    /// An authorization starts: `trigger` is `challenge` (with the MCP server's `status`) or
+    /// `refresh`.
+    pub(crate) fn begin(&mut self, trigger: &'static str, status: Option<u16>) {
+        self.span = Some(tracing::info_span!(
+            target: TARGET,
+            "authorize",
+            trigger,
+            status,
+            outcome = tracing::field::Empty,
+        ));
+    }
+
+    /// A step: its name and, for a request, the origin it goes to.
+    pub(crate) fn step(&self, step: &'static str, to: Option<&Endpoint>) {
+        let parent = self.span.as_ref().and_then(Span::id);
+        match to {
+            Some(e) => tracing::info!(
+                target: TARGET,
+                parent: parent,
+                auth = step,
+                auth_origin = %origin_field(e),
+                "authorization step"
+            ),
+            None => {
+                tracing::info!(target: TARGET, parent: parent, auth = step, "authorization step")
+            }
+        }
+    }
+
+    /// The authorization ended: a token is held (`ok`) or not.
+    pub(crate) fn end(&mut self, ok: bool) {
+        if let Some(span) = self.span.take() {
+            span.record("outcome", if ok { "ok" } else { "failed" });
+        }
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+#[allow(clippy::unused_self)]
+impl SessionTrace {
+    #[inline]
+    pub(crate) fn start(&mut self, _: OpKind<'_>, _: &Endpoint, _: &'static str, _: u64) {}
+    #[inline]
+    pub(crate) fn enter(&self) -> Entered {
+        Entered {}
+    }
+    #[inline]
+    pub(crate) fn transmit(&mut self, _: &Transmit) {}
+    #[inline]
+    pub(crate) fn bytes(&mut self, _: ExchangeId, _: usize) {}
+    #[inline]
+    pub(crate) fn exchange_end(&mut self, _: ExchangeId, _: &'static str) {}
+    #[inline]
+    pub(crate) fn state(&mut self, _: Option<ConnectionState>) {}
+    #[inline]
+    pub(crate) fn declined(&self) {}
+    #[inline]
+    pub(crate) fn end(&mut self, _: &Result<Completion, Error>, _: Era, _: &str, _: u64) {}
+}
+
+#[cfg(feature = "tracing")]
+use tracing::Span;
+
+#[cfg(feature = "tracing")]
+mod on {
+    use std::collections::BTreeMap;
+
+    use tracing::field::Empty;
+
+    use super::*;
+
+    /// The spans and what they count.
+    #[derive(Default)]
+    pub(super) struct State {
+        op: Option<Span>,
+        /// Raw bytes read when the operation started.
+        bytes_at_start: u64,
+        /// Open exchanges: their span and the bytes read on them.
+        exchanges: BTreeMap<ExchangeId, (Span, u64)>,
+        /// The JSON-RPC methods sent during the operation, and how often.
+        sent: BTreeMap<String, u32>,
+        /// The connection's state as of the last pump.
+        last: Option<ConnectionState>,
+    }
+
+    /// The HTTP method and the JSON-RPC method (or `response`) of a request.
+    fn classify(t: &Transmit) -> (String, Option<String>) {
+        let (method, body): (String, &[u8]) = match &t.request {
+            Some(r) => (r.method.as_str().to_owned(), &r.body),
+            None => {
+                let bytes = &t.bytes;
+                let method = bytes
+                    .iter()
+                    .position(|&b| b == b' ')
+                    .map(|n| String::from_utf8_lossy(&bytes[..n]).into_owned())
+                    .unwrap_or_default();
+                let body = bytes
+                    .windows(4)
+                    .position(|w| w == b"\r\n\r\n")
+                    .map_or(&[][..], |n| &bytes[n + 4..]);
+                (method, body)
+            }
+        };
+        if body.is_empty() {
+            return (method, None);
+        }
+        let members: BTreeMap<&str, &serde_json::value::RawValue> =
+            match serde_json::from_slice(body) {
+                Ok(m) => m,
+                Err(_) => return (method, None),
+            };
+        let rpc = match members.get("method") {
+            Some(m) => serde_json::from_str::<String>(m.get()).ok(),
+            None if members.contains_key("error") => Some("refusal".to_owned()),
+            None => Some("response".to_owned()),
+        };
+        (method, rpc)
+    }
+
+    impl SessionTrace {
+        pub(crate) fn start(
+            &mut self,
+            op: OpKind<'_>,
+            endpoint: &Endpoint,
+            http_version: &'static str,
+            bytes_read: u64,
+        ) {
+            let st = &mut self.on;
+            st.exchanges.clear();
+            st.sent.clear();
+            st.bytes_at_start = bytes_read;
+            macro_rules! op_span {
+                ($name:literal, $tool:expr) => {
+                    tracing::info_span!(
+                        target: TARGET,
+                        $name,
+                        origin = %origin_field(endpoint),
+                        http_version,
+                        era = Empty,
+                        protocol_version = Empty,
+                        tool = $tool,
+                        pages = Empty,
+                        tools = Empty,
+                        bytes_read = Empty,
+                        outcome = Empty,
+                        budget = Empty,
+                    )
+                };
+            }
+            let span = match op {
+                OpKind::Connect => op_span!("connect", Empty),
+                OpKind::List => op_span!("list", Empty),
+                OpKind::Call { tool } => op_span!("call", tool),
+                OpKind::Close => op_span!("close", Empty),
+            };
+            st.op = Some(span);
+        }
+
+        pub(crate) fn enter(&self) -> Entered {
+            Entered {
+                _entered: self.on.op.as_ref().map(|s| s.clone().entered()),
+            }
+        }
+
+        pub(crate) fn transmit(&mut self, t: &Transmit) {
+            let st = &mut self.on;
+            let Some(op) = &st.op else { return };
+            if op.is_disabled() {
+                // Nobody listens: not even the request is looked at.
+                return;
+            }
+            let (method, rpc) = classify(t);
+            let id = t.exchange.0;
+            let span = tracing::debug_span!(
+                target: TARGET,
+                parent: op,
+                "exchange",
+                exchange = id,
+                method = %method,
+                rpc = rpc.as_deref(),
+                fresh_socket = t.fresh_socket,
+                bytes_read = Empty,
+                outcome = Empty,
+            );
+            if t.fresh_socket {
+                tracing::info!(
+                    target: TARGET,
+                    parent: op,
+                    exchange = id,
+                    reason = "pooled socket closed before answering",
+                    "retry on a fresh socket"
+                );
+            }
+            match rpc.as_deref() {
+                _ if method == "GET" => tracing::info!(
+                    target: TARGET,
+                    parent: op,
+                    exchange = id,
+                    "resumption of the event stream"
+                ),
+                Some("refusal") => tracing::info!(
+                    target: TARGET,
+                    parent: op,
+                    exchange = id,
+                    "server request refused"
+                ),
+                Some(m @ ("tools/call" | "initialize" | "server/discover")) if !t.fresh_socket => {
+                    let n = st.sent.entry(m.to_owned()).or_insert(0);
+                    *n += 1;
+                    if *n > 1 {
+                        tracing::info!(
+                            target: TARGET,
+                            parent: op,
+                            exchange = id,
+                            rpc = m,
+                            attempt = *n,
+                            "retry"
+                        );
+                    }
+                }
+                _ => {}
+            }
+            st.exchanges.insert(t.exchange, (span, 0));
+        }
+
+        pub(crate) fn bytes(&mut self, exchange: ExchangeId, n: usize) {
+            if let Some((_, read)) = self.on.exchanges.get_mut(&exchange) {
+                *read += n as u64;
+            }
+        }
+
+        pub(crate) fn exchange_end(&mut self, exchange: ExchangeId, outcome: &'static str) {
+            if let Some((span, read)) = self.on.exchanges.remove(&exchange) {
+                span.record("bytes_read", read);
+                span.record("outcome", outcome);
+            }
+        }
+
+        pub(crate) fn state(&mut self, now: Option<ConnectionState>) {
+            let st = &mut self.on;
+            let Some(now) = now else { return };
+            let before = st.last.replace(now);
+            if before == Some(now) {
+                return;
+            }
+            let Some(op) = &st.op else { return };
+            let from = before.map_or("", ConnectionState::name);
+            match now {
+                ConnectionState::Discovering | ConnectionState::Initializing
+                    if !matches!(
+                        before,
+                        None | Some(
+                            ConnectionState::Unconnected
+                                | ConnectionState::Discovering
+                                | ConnectionState::Initializing
+                        )
+                    ) =>
+                {
+                    tracing::info!(target: TARGET, parent: op, from, "re-negotiation");
+                }
+                ConnectionState::Backoff => {
+                    tracing::info!(target: TARGET, parent: op, "backoff before the next round");
+                }
+                ConnectionState::Relisting => {
+                    tracing::info!(target: TARGET, parent: op, "relisting: the tool's headers did not match");
+                }
+                _ => {}
+            }
+        }
+
+        pub(crate) fn declined(&self) {
+            if let Some(op) = &self.on.op {
+                tracing::info!(target: TARGET, parent: op, "input requests declined");
+            }
+        }
+
+        pub(crate) fn end(
+            &mut self,
+            outcome: &Result<Completion, Error>,
+            era: Era,
+            version: &str,
+            bytes_read: u64,
+        ) {
+            let st = &mut self.on;
+            let Some(op) = st.op.take() else { return };
+            for (_, (span, read)) in std::mem::take(&mut st.exchanges) {
+                span.record("bytes_read", read);
+            }
+            if !version.is_empty() {
+                op.record("era", era.as_str());
+                op.record("protocol_version", version);
+            }
+            op.record("bytes_read", bytes_read.saturating_sub(st.bytes_at_start));
+            match outcome {
+                Ok(c) => {
+                    op.record("outcome", "ok");
+                    if let Completion::Listed(catalog) = c {
+                        op.record("pages", catalog.pages);
+                        op.record("tools", catalog.tools.len());
+                    }
+                }
+                Err(e) => {
+                    op.record("outcome", e.kind().code());
+                    if let Some(b) = e.budget() {
+                        op.record("budget", b.budget.name());
+                    }
+                }
+            }
+        }
+    }
+}

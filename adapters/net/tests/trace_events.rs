@@ -1,0 +1,174 @@
+//! The events of the session driver's `tracing` spans (feature `tracing`), over an in-memory
+//! [`Io`]: a call made from a modern era hint meets a legacy server, which refuses it with a 400;
+//! the driver's span of the call then holds the re-negotiation, the call sent again (a retry),
+//! and the refusal of the request the server sent in the call's event stream, and never the
+//! call's arguments or result.
+
+use std::sync::Arc;
+
+use mcp_sansio::{Completion, Config, ExchangeId, Transmit, TransportError};
+use mcp_sansio_net::{
+    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start,
+};
+use mcp_sansio_test_support::adapter_tests::tracing::install;
+
+struct TestClient(Arc<Shared<()>>);
+
+impl BuildClient for TestClient {
+    type Socket = ();
+    fn from_shared(shared: Arc<Shared<()>>) -> Self {
+        TestClient(shared)
+    }
+}
+
+/// Requests started and not yet answered: (exchange, JSON-RPC or HTTP method, JSON-RPC id).
+#[derive(Default)]
+struct Waiting(Vec<(ExchangeId, String, u64)>);
+
+impl Io for Waiting {
+    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
+        let text = String::from_utf8_lossy(&t.bytes).into_owned();
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let method = v["method"].as_str().unwrap_or("?").to_owned();
+        self.0
+            .push((t.exchange, method, v["id"].as_u64().unwrap_or(0)));
+        Ok(())
+    }
+    fn read_on(&mut self, _: ExchangeId) {}
+    fn finish(&mut self, _: ExchangeId, _: bool) {}
+    fn abandon(&mut self, _: ExchangeId) {}
+}
+
+fn response(status: u16, content_type: &str, headers: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\n{headers}content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+const ARGUMENT: &str = "argument-never-traced-51d0";
+const RESULT: &str = "result-never-traced-a7e2";
+
+/// A modern server when `modern`; otherwise a legacy one that refuses modern calls with a 400
+/// and answers a call with an event stream holding a request of its own, then the result.
+fn answer(method: &str, id: u64, modern: bool, calls: &mut u32) -> Vec<u8> {
+    let result = |r: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#);
+    let json = |status, headers, body: &str| response(status, "application/json", headers, body);
+    match (method, modern) {
+        ("server/discover", true) => json(
+            200,
+            "",
+            &result(r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#),
+        ),
+        ("server/discover", false) => json(404, "", ""),
+        ("initialize", _) => json(
+            200,
+            "mcp-session-id: s\r\n",
+            &result(r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#),
+        ),
+        ("tools/call", false) => {
+            *calls += 1;
+            if *calls == 1 {
+                return json(400, "", "");
+            }
+            let request =
+                r#"{"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{}}"#;
+            let done = result(&format!(
+                r#"{{"content":[{{"type":"text","text":"{RESULT}"}}],"isError":false}}"#
+            ));
+            let stream = format!("data: {request}\n\ndata: {done}\n\n");
+            response(200, "text/event-stream", "", &stream)
+        }
+        _ => json(202, "", ""),
+    }
+}
+
+fn run(d: &mut SessionDriver, op: Start<'_>, modern: bool) -> Completion {
+    let mut io = Waiting::default();
+    let mut calls = 0;
+    d.start(op);
+    loop {
+        if let Some(r) = d.pump(&mut io, &mut NoObserver) {
+            return r.unwrap();
+        }
+        let (id, method, rpc_id) = io.0.remove(0);
+        d.feed(
+            id,
+            Report::Bytes(answer(&method, rpc_id, modern, &mut calls)),
+        );
+    }
+}
+
+#[test]
+fn a_call_that_re_negotiates_reports_it_the_retry_and_the_refusal_in_its_span() {
+    let capture = install();
+    let client = ClientBuilder::<TestClient>::new().build();
+    let url = "http://127.0.0.1:9/mcp?key=query-never-traced";
+    // A modern server teaches the client a modern era hint.
+    let mut d = SessionDriver::new(&client.0, Config::new(url).unwrap()).unwrap();
+    run(&mut d, Start::Connect, true);
+    // The next session connects from the hint; the server is legacy now.
+    let mut d = SessionDriver::new(&client.0, Config::new(url).unwrap()).unwrap();
+    run(&mut d, Start::Connect, false);
+    let arguments = format!(r#"{{"q":"{ARGUMENT}"}}"#);
+    let called = run(&mut d, Start::call("t", arguments.as_bytes()), false);
+    assert!(matches!(called, Completion::Called(r) if !r.is_error));
+
+    let c = capture.0.lock().unwrap();
+    let dump = format!("{:#?}\n{:#?}", c.spans, c.events);
+    let call = c
+        .spans
+        .iter()
+        .position(|s| s.name == "call")
+        .expect("a call span");
+    let fields = &c.spans[call].fields;
+    assert_eq!(fields["tool"], "t", "{dump}");
+    assert_eq!(fields["outcome"], "ok", "{dump}");
+    assert_eq!(fields["era"], "legacy", "{dump}");
+    assert_eq!(fields["protocol_version"], "2025-06-18", "{dump}");
+    assert_eq!(fields["origin"], "http://127.0.0.1:9", "{dump}");
+    // Its exchanges, in order: the refused call, the new negotiation, the call again, the refusal
+    // of the server's request.
+    let rpcs: Vec<&str> = c
+        .spans
+        .iter()
+        .filter(|s| s.parent == Some(call))
+        .map(|s| s.fields.get("rpc").map_or("-", String::as_str))
+        .collect();
+    assert_eq!(
+        rpcs,
+        [
+            "tools/call",
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/call",
+            "refusal"
+        ],
+        "{dump}"
+    );
+    // Its events.
+    let events: Vec<&str> = c
+        .events
+        .iter()
+        .filter(|e| e.span == Some(call))
+        .map(|e| e.fields["message"].as_str())
+        .collect();
+    assert_eq!(
+        events,
+        ["re-negotiation", "retry", "server request refused"],
+        "{dump}"
+    );
+    let renegotiation = c
+        .events
+        .iter()
+        .find(|e| e.fields["message"] == "re-negotiation");
+    assert_eq!(renegotiation.unwrap().fields["from"], "Calling", "{dump}");
+    let retry = c.events.iter().find(|e| e.fields["message"] == "retry");
+    assert_eq!(retry.unwrap().fields["attempt"], "2", "{dump}");
+    for secret in [ARGUMENT, RESULT, "query-never-traced", "/mcp"] {
+        assert!(!dump.contains(secret), "{secret} in\n{dump}");
+    }
+}
