@@ -337,6 +337,11 @@ fn legacy_fallback_handshake_and_session_headers() {
     }
 }
 
+/// Streamable HTTP (2026-07-28), backward compatibility: the client falls back to `initialize`
+/// when "the response body is not a recognized modern JSON-RPC error". A bare 404, 405 or 400,
+/// a legacy server's "no valid session id" error, and a `-32601` answered with 200 (as legacy
+/// stateless servers answer unknown methods) are not; a 404 *with* `-32601` is (see
+/// `a_404_with_method_not_found_to_discover_stays_modern`).
 #[test]
 fn any_other_4xx_means_legacy() {
     for response in [
@@ -345,6 +350,14 @@ fn any_other_4xx_means_legacy() {
         empty_response(400),
         json_response(
             404,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Not Found"}}"#,
+        ),
+        json_response(
+            400,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#,
+        ),
+        json_response(
+            200,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
         ),
     ] {
@@ -360,6 +373,230 @@ fn any_other_4xx_means_legacy() {
             String::from_utf8_lossy(&response)
         );
     }
+}
+
+/// Streamable HTTP (2026-07-28): a server that does not implement a method "MUST respond with
+/// 404 Not Found and a JSON-RPC error with code -32601 … The JSON-RPC error body distinguishes
+/// this case from a 404 returned by a legacy … server". `server/discover` is optional for clients
+/// ("Clients MAY call it"), so the connection stays modern: connected with the version it
+/// offered, no server info and nothing discovered, and no `initialize` is sent.
+#[test]
+fn a_404_with_method_not_found_to_discover_stays_modern() {
+    for split in SPLITS {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", split);
+        h.connect();
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "server/discover");
+        h.feed(
+            r.exchange,
+            &json_response(
+                404,
+                &error_msg(r.rpc_id(), -32601, "Method not found", None),
+            ),
+        );
+        match h.single_event() {
+            Event::Connected {
+                era,
+                version,
+                server_info,
+                from_hint,
+                ..
+            } => {
+                assert_eq!(era, Era::Modern);
+                assert_eq!(version, "2026-07-28", "the version offered");
+                assert!(server_info.is_none());
+                assert!(!from_hint);
+            }
+            other => panic!("expected Connected, got {other:?}"),
+        }
+        assert!(!h.has_outstanding(), "no initialize");
+        assert_eq!(h.conn.session_id(), None);
+        // Modern requests follow.
+        h.list();
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/list");
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2026-07-28"));
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+        );
+        assert!(matches!(h.single_event(), Event::ToolsListed(_)));
+    }
+}
+
+/// The project's reading of versioning (2026-07-28) "re-probe if the cached assumption later
+/// fails" for a server that answered `server/discover` with 404 + `-32601`: if the next modern
+/// request gets a 4xx that is not a recognised modern error (a legacy server's "no valid session
+/// id"), the connection falls back to `initialize` once and restarts the operation; a second
+/// such answer fails the operation instead of looping.
+#[test]
+fn a_modern_assumption_without_discover_falls_back_to_initialize_once() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            404,
+            &error_msg(r.rpc_id(), -32601, "Method not found", None),
+        ),
+    );
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            era: Era::Modern,
+            ..
+        }
+    ));
+    h.list();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    let no_session = |id| {
+        json_response(
+            400,
+            &error_msg(
+                id,
+                -32000,
+                "Bad Request: No valid session ID provided",
+                None,
+            ),
+        )
+    };
+    h.feed(r.exchange, &no_session(r.rpc_id()));
+    let r = h.next();
+    assert_eq!(
+        r.rpc_method(),
+        "initialize",
+        "falls back, not discover again"
+    );
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "s-1")],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "notifications/initialized");
+    h.feed(r.exchange, &empty_response(202));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    assert_eq!(r.header("Mcp-Session-Id"), Some("s-1"));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+    );
+    let events = h.take_events();
+    assert!(
+        matches!(
+            events[0],
+            Event::Connected {
+                era: Era::Legacy,
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    assert!(matches!(events[1], Event::ToolsListed(_)), "{events:?}");
+
+    // Bounded: after the fallback the era is settled; the same answer now fails the listing.
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            404,
+            &error_msg(r.rpc_id(), -32601, "Method not found", None),
+        ),
+    );
+    h.take_events();
+    h.list();
+    let r = h.next();
+    // A recognised modern error is the modern server's answer: no fallback.
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let (op, _) = failed(h.single_event());
+    assert_eq!(op, Operation::ListTools);
+    assert!(!h.has_outstanding(), "a modern error does not fall back");
+}
+
+/// Versioning (2026-07-28): clients cache the era per origin, "re-probing if the cached
+/// assumption later fails". A connection started from a modern hint whose first request meets
+/// a legacy server's 4xx body (`-32000` "No valid session ID") probes again, once, and restarts
+/// the operation; the opposite case, a modern error (`-32020`), is the server's answer and fails
+/// the operation without a probe.
+#[test]
+fn a_modern_hint_that_meets_a_legacy_error_body_re_probes_once() {
+    let mut h = modern_hinted(Split::Whole);
+    h.list();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    h.feed(
+        r.exchange,
+        &json_response(
+            400,
+            &error_msg(
+                r.rpc_id(),
+                -32000,
+                "Bad Request: No valid session ID provided",
+                None,
+            ),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "server/discover", "probes again");
+    // The probe finds a legacy server.
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25"))),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    // The same legacy error again: settled now, so the listing fails (no third probe).
+    h.feed(
+        r.exchange,
+        &json_response(
+            400,
+            &error_msg(
+                r.rpc_id(),
+                -32000,
+                "Bad Request: No valid session ID provided",
+                None,
+            ),
+        ),
+    );
+    let events = h.take_events();
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Failed {
+                operation: Operation::ListTools,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    assert!(!h.has_outstanding());
+
+    let mut h = modern_hinted(Split::Whole);
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let (op, _) = failed(h.single_event());
+    assert_eq!(op, Operation::ListTools);
+    assert!(!h.has_outstanding(), "a modern error does not re-probe");
 }
 
 #[test]

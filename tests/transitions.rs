@@ -45,6 +45,9 @@ fn drive_to(state: &str) -> Harness {
         "Listing" => ("Ready", &["`list_tools`"]),
         "Listing (legacy)" => ("Ready (legacy)", &["`list_tools`"]),
         "Listing (modern hint)" => ("Unconnected (modern hint)", &["`connect`", "`list_tools`"]),
+        "Listing (discover unimplemented)" => {
+            ("Discovering", &["`404` with `-32601`", "`list_tools`"])
+        }
         "Resuming" => ("Listing (legacy)", &["stream ends after an event id"]),
         "Resuming (a call)" => ("Calling (legacy)", &["stream ends after an event id"]),
         "Discovering (re-negotiating a listing)" => ("Listing (modern hint)", &["`400`"]),
@@ -144,6 +147,16 @@ fn apply(h: &mut Harness, input: &str) {
         "`400`" => answer(h, |_| empty_response(400)),
         "`401`" => answer(h, |_| empty_response(401)),
         "`404`" => answer(h, |_| empty_response(404)),
+        "`404` with `-32601`" => answer(h, |r| {
+            json_response(
+                404,
+                &error_msg(r.rpc_id(), -32601, "Method not found", None),
+            )
+        }),
+        "`400` with `-32000`" => answer(h, |r| {
+            let body = error_msg(r.rpc_id(), -32000, "Bad Request: No valid session ID", None);
+            json_response(400, &body)
+        }),
         "`input_required` with requests" => answer(h, |r| {
             let result = r#"{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}},"requestState":"s"}"#;
             json_response(200, &result_msg(r.rpc_id(), result))

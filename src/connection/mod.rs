@@ -327,13 +327,20 @@ impl Deadline {
 /// 2. **One retry**: a `-32022` (unsupported version) error whose `data.supported` names a
 ///    mutual version is retried once with it, never twice. `-32021` and `-32020` are modern
 ///    failures: they fail the connect and never fall back.
-/// 3. **Legacy fallback**: any other 4xx (or a 200 without a usable result) means a legacy
+/// 3. **Discover unimplemented**: a 404 carrying JSON-RPC `-32601` is a modern server that does
+///    not implement `server/discover` (clients need not call it): the connection is connected in
+///    the modern era with the version it offered, no server info and nothing discovered. If the
+///    next request then gets a 4xx without a recognised modern error (`-32020`, `-32021`, or 404
+///    with `-32601`), the server was legacy after all: the connection falls back to `initialize`
+///    once and restarts the operation.
+/// 4. **Legacy fallback**: any other 4xx (or a 200 without a usable result) means a legacy
 ///    server: `initialize` offering the first of [`Config::legacy_versions`], then
 ///    `notifications/initialized`; the `Mcp-Session-Id` of `initialize`'s answer is kept and must
 ///    never change.
-/// 4. **Era hint**: with [`Config::era_hint`] a modern hint connects at once, without a request
+/// 5. **Era hint**: with [`Config::era_hint`] a modern hint connects at once, without a request
 ///    ([`Event::Connected`] with `from_hint`), and a legacy hint skips the probe. If the first
-///    request then shows the hint was wrong (a 4xx, or `-32022`), the connection re-negotiates
+///    request then shows the hint was wrong (a 4xx without a recognised modern error, such as a
+///    legacy server's `-32000` "no valid session id", or `-32022`), the connection re-negotiates
 ///    once from the probe, reports [`Event::Connected`] again, and restarts the operation within
 ///    its own budget. A negotiation that fails leaves the connection unconnected.
 ///

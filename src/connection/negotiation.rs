@@ -4,7 +4,13 @@
 use super::*;
 
 impl Connection {
-    pub(super) fn on_discover(&mut self, now: Instant, attempt: u8, outcome: Outcome<'_>) {
+    pub(super) fn on_discover(
+        &mut self,
+        now: Instant,
+        attempt: u8,
+        offered: String,
+        outcome: Outcome<'_>,
+    ) {
         match outcome {
             Outcome::Result(result) => match parse_discover(result) {
                 Ok(d) => {
@@ -41,6 +47,17 @@ impl Connection {
                         self.send_pending(now, false, None);
                     }
                     _ => self.fail_op(self.no_mutual(&supported, false)),
+                }
+            }
+            // A modern server that does not implement `server/discover` (clients need not call
+            // it): the body tells it from a legacy server's 404. Connected in the modern era with
+            // the version offered and nothing discovered; if the next request shows a legacy
+            // server after all, the connection falls back to `initialize` once.
+            Outcome::RpcError { status: 404, error } if error.code == METHOD_NOT_FOUND => {
+                self.session = Session::Modern { version: offered };
+                self.connected(now, None);
+                if !self.config.legacy_versions.is_empty() && self.session != Session::None {
+                    self.hint = Hint::Undiscovered;
                 }
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status)
@@ -139,11 +156,17 @@ impl Connection {
         self.restart(now, then);
     }
 
-    /// Re-negotiates once after an era hint proved wrong, then restarts the operation.
+    /// Re-negotiates once after an era hint proved wrong, then restarts the operation: from the
+    /// probe, or straight to `initialize` when the probe already found no `server/discover`.
     pub(super) fn renegotiate(&mut self, now: Instant) {
+        let undiscovered = self.hint == Hint::Undiscovered;
         self.hint = Hint::Settled;
         self.session = Session::None;
-        self.start_probe(now);
+        if undiscovered {
+            self.start_initialize(now);
+        } else {
+            self.start_probe(now);
+        }
     }
 
     /// Restarts the operation a re-negotiation interrupted, within its own deadline: a listing
@@ -220,12 +243,22 @@ impl Connection {
 /// `-32022`: unsupported protocol version.
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// `-32021`: the server requires a client capability this client did not declare.
+pub(super) const MISSING_CAPABILITY: i64 = -32021;
+
+/// `-32601`: method not found (a modern server answers it with HTTP 404).
+pub(super) const METHOD_NOT_FOUND: i64 = -32601;
+
 /// Whether the negotiated era may still prove wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Hint {
     /// Taken from the era hint and not yet confirmed by an answer: a wrong-era answer
     /// re-negotiates, once.
     Unproven,
+    /// Modern, because `server/discover` was answered 404 with `-32601` (a modern server that
+    /// does not implement it) and nothing has confirmed it since: a wrong-era answer falls back
+    /// to `initialize`, once.
+    Undiscovered,
     /// Negotiated by request, confirmed by an answer, or re-negotiated already: never
     /// re-negotiated.
     Settled,

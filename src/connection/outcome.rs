@@ -7,9 +7,9 @@ impl Connection {
         // The request stays with its state (attached to no exchange) until the outcome moves it.
         let Some(p) = self.machine.req() else { return };
         match &p.step {
-            Step::Discover { attempt, .. } => {
-                let attempt = *attempt;
-                self.on_discover(now, attempt, outcome)
+            Step::Discover { attempt, version } => {
+                let (attempt, version) = (*attempt, version.clone());
+                self.on_discover(now, attempt, version, outcome)
             }
             Step::Initialize { session_id } => {
                 let session_id = session_id.clone();
@@ -44,15 +44,22 @@ impl Connection {
                         Ok((status, error.code, error.to_owned_error(status)))
                     }
                 };
-                // The hint may have been wrong: re-negotiate once.
+                // The era assumed may have been wrong (a cached hint, or a modern server that
+                // did not implement `server/discover`): re-negotiate once. A 4xx without a
+                // recognised modern body is a legacy server's answer (a legacy server asked
+                // without a session says `-32000`, "no valid session id"), and so is a
+                // `-32022` refusing the version.
                 let wrong_era = match &rpc_failure {
                     Err(Error::HttpStatus { status }) => (400..500).contains(status),
                     Ok((status, code, _)) => {
-                        (400..500).contains(status) && *code == UNSUPPORTED_VERSION
+                        (400..500).contains(status)
+                            && *code != MISSING_CAPABILITY
+                            && *code != HEADER_MISMATCH
+                            && !(*status == 404 && *code == METHOD_NOT_FOUND)
                     }
                     Err(_) => false,
                 };
-                if self.hint == Hint::Unproven && wrong_era {
+                if self.hint != Hint::Settled && wrong_era {
                     return self.renegotiate(now);
                 }
                 // A header mismatch on a call made without the tool's schema: list once to
