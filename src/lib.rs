@@ -149,6 +149,7 @@ pub use connection::{
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
+    MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
 };
 pub use http1::{Http1Error, RequestError};
 pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};

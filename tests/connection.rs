@@ -269,12 +269,16 @@ fn missing_capability_and_header_mismatch_are_modern_failures() {
         );
         let (_, e) = failed(h.single_event());
         match &e {
-            Error::Rpc(rpc) => {
+            Error::Rpc(rpc) | Error::MissingClientCapability { rpc, .. } => {
                 assert_eq!(rpc.code, code);
                 assert_eq!(rpc.status, 400);
             }
             e => panic!("{e:?}"),
         }
+        assert_eq!(
+            matches!(e, Error::MissingClientCapability { .. }),
+            code == -32021
+        );
         assert_eq!(h.sent.len(), 1);
     }
 }
@@ -1464,14 +1468,126 @@ fn session_id_change_is_an_error() {
     );
 }
 
+/// Answers a legacy `initialize` with session id `id` and its `notifications/initialized`.
+fn new_legacy_session(h: &mut Harness, id: &str) {
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize", "a new session");
+    assert_eq!(
+        r.header("Mcp-Session-Id"),
+        None,
+        "initialize carries no session id"
+    );
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", id)],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "notifications/initialized");
+    assert_eq!(r.header("Mcp-Session-Id"), Some(id));
+    h.feed(r.exchange, &empty_response(202));
+}
+
+/// Streamable HTTP (2025-11-25), session management: "When a client receives HTTP 404 in
+/// response to a request containing an `Mcp-Session-Id`, it MUST start a new session by sending
+/// a new `InitializeRequest` without a session ID attached." The operation restarts in the new
+/// session, once: a second expiry in the same operation fails it with `SessionExpired`.
 #[test]
-fn legacy_404_means_the_session_expired() {
-    let mut h = legacy(Split::Whole, "2025-11-25");
+fn legacy_404_starts_a_new_session_once_per_operation() {
+    for (op, expiries) in [("list", 1), ("call", 1), ("list", 2), ("call", 2)] {
+        let mut h = legacy(Split::Whole, "2025-11-25");
+        match op {
+            "list" => h.list(),
+            _ => h.call("echo", "{}"),
+        }
+        let r = h.next();
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-1"));
+        h.feed(r.exchange, &empty_response(404));
+        new_legacy_session(&mut h, "sess-2");
+        let r = h.next();
+        assert_eq!(
+            r.rpc_method(),
+            if op == "list" {
+                "tools/list"
+            } else {
+                "tools/call"
+            },
+            "the operation restarts"
+        );
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-2"));
+        if expiries == 1 {
+            let result = if op == "list" {
+                tools_page(&["echo"], None)
+            } else {
+                CALL_OK.to_owned()
+            };
+            h.feed(
+                r.exchange,
+                &json_response(200, &result_msg(r.rpc_id(), &result)),
+            );
+            let events = h.take_events();
+            assert!(
+                matches!(
+                    events[0],
+                    Event::Connected {
+                        era: Era::Legacy,
+                        ..
+                    }
+                ),
+                "{events:?}"
+            );
+            assert!(
+                matches!(events[1], Event::ToolsListed(_) | Event::CallFinished(_)),
+                "{events:?}"
+            );
+            assert_eq!(h.conn.session_id(), Some("sess-2"));
+            // The next operation may start a new session again: the bound is per operation.
+            h.list();
+            let r = h.next();
+            h.feed(r.exchange, &empty_response(404));
+            new_legacy_session(&mut h, "sess-3");
+            assert_eq!(h.next().header("Mcp-Session-Id"), Some("sess-3"));
+        } else {
+            h.feed(r.exchange, &empty_response(404));
+            let events = h.take_events();
+            let Some(Event::Failed { error, .. }) = events.last() else {
+                panic!("{events:?}")
+            };
+            assert_eq!(*error, Error::SessionExpired);
+            assert!(!h.has_outstanding(), "no third session");
+        }
+    }
+}
+
+/// The opposite case: only a 404 to a request *carrying* `Mcp-Session-Id` is a session expiry.
+/// A legacy server that assigned no session answers 404 for another reason: the operation fails
+/// with that status and no new session is started.
+#[test]
+fn a_404_without_a_session_id_is_not_a_session_expiry() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25"))),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    h.take_events();
+    assert_eq!(h.conn.session_id(), None);
     h.list();
     let r = h.next();
+    assert_eq!(r.header("Mcp-Session-Id"), None);
     h.feed(r.exchange, &empty_response(404));
     let (_, e) = failed(h.single_event());
-    assert_eq!(e, Error::SessionExpired);
+    assert_eq!(e, Error::HttpStatus { status: 404 });
+    assert!(!h.has_outstanding(), "no new session");
 }
 
 #[test]

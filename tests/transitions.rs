@@ -48,6 +48,15 @@ fn drive_to(state: &str) -> Harness {
         "Listing (discover unimplemented)" => {
             ("Discovering", &["`404` with `-32601`", "`list_tools`"])
         }
+        "Listing (legacy, in a new session)" => {
+            ("Listing (legacy)", &["`404`", "`result`", "`result`"])
+        }
+        "Confirming (a new session for a call)" => ("Calling (legacy)", &["`404`", "`result`"]),
+        "Ready (legacy, no session id)" => (
+            "Initializing",
+            &["`result` without a session id", "`result`"],
+        ),
+        "Listing (legacy, no session id)" => ("Ready (legacy, no session id)", &["`list_tools`"]),
         "Resuming" => ("Listing (legacy)", &["stream ends after an event id"]),
         "Resuming (a call)" => ("Calling (legacy)", &["stream ends after an event id"]),
         "Discovering (re-negotiating a listing)" => ("Listing (modern hint)", &["`400`"]),
@@ -122,6 +131,9 @@ fn apply(h: &mut Harness, input: &str) {
                 other => panic!("no result for {other}"),
             };
             json_response(200, &result_msg(r.rpc_id(), &result))
+        }),
+        "`result` without a session id" => answer(h, |r| {
+            json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")))
         }),
         "`result` without the called tool" => answer(h, |r| {
             let page = tools_page(&["other"], None);

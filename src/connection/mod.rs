@@ -336,7 +336,10 @@ impl Deadline {
 /// 4. **Legacy fallback**: any other 4xx (or a 200 without a usable result) means a legacy
 ///    server: `initialize` offering the first of [`Config::legacy_versions`], then
 ///    `notifications/initialized`; the `Mcp-Session-Id` of `initialize`'s answer is kept and must
-///    never change.
+///    never change. A 404 to a request carrying it means the server ended the session: the
+///    operation starts a new one (`initialize` again, [`Event::Connected`] again) and restarts
+///    in it within its own deadline, once; a second 404 fails it with [`Error::SessionExpired`].
+///    A 404 to a request without a session id is only a status.
 /// 5. **Era hint**: with [`Config::era_hint`] a modern hint connects at once, without a request
 ///    ([`Event::Connected`] with `from_hint`), and a legacy hint skips the probe. If the first
 ///    request then shows the hint was wrong (a 4xx without a recognised modern error, such as a
@@ -375,6 +378,17 @@ pub struct Connection {
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+    /// The recoveries the running operation has used (each at most once per operation).
+    retries: Retries,
+}
+
+/// The recoveries an operation may make once each; reset when an operation starts.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Retries {
+    /// A new legacy session was started after the server ended the last one.
+    new_session: bool,
+    /// The protocol was re-negotiated after a `-32022` refused the version negotiated.
+    renegotiated: bool,
 }
 
 impl Connection {
@@ -406,6 +420,7 @@ impl Connection {
             next_id: 0,
             gets_sent: 0,
             listed_headers: Vec::new(),
+            retries: Retries::default(),
         })
     }
 

@@ -31,7 +31,7 @@ impl Connection {
             },
             Outcome::RpcError { status, error } if MODERN_ERROR_CODES.contains(&error.code) => {
                 if error.code != UNSUPPORTED_VERSION {
-                    return self.fail_op(Error::Rpc(error.to_owned_error(status)));
+                    return self.fail_op(error.to_error(status));
                 }
                 // One retry, even with the version just refused when the server lists it as
                 // supported (a deployment mid-upgrade answers both ways); never a second.
@@ -104,7 +104,7 @@ impl Connection {
                 if modern && self.hint == Hint::Unproven {
                     return self.renegotiate(now);
                 }
-                self.fail_op(Error::Rpc(error.to_owned_error(status)))
+                self.fail_op(error.to_error(status))
             }
             Outcome::Status(status) => {
                 if self.hint == Hint::Unproven && (400..500).contains(&status) {
@@ -167,6 +167,14 @@ impl Connection {
         } else {
             self.start_probe(now);
         }
+    }
+
+    /// Starts a new legacy session for the running operation after the server ended the last
+    /// one: `initialize` again (the old id is forgotten), then the operation restarts within its
+    /// own deadline.
+    pub(super) fn new_session(&mut self, now: Instant) {
+        self.session = Session::None;
+        self.start_initialize(now);
     }
 
     /// Restarts the operation a re-negotiation interrupted, within its own deadline: a listing

@@ -20,9 +20,7 @@ impl Connection {
                     let server_info = server_info.clone();
                     self.connected(now, server_info)
                 }
-                Outcome::RpcError { status, error } => {
-                    self.fail_op(Error::Rpc(error.to_owned_error(status)))
-                }
+                Outcome::RpcError { status, error } => self.fail_op(error.to_error(status)),
                 Outcome::Status(status) => self.fail_op(status_error(status)),
             },
             Step::Delete => self.finish_close(),
@@ -41,7 +39,7 @@ impl Connection {
                     Outcome::Accepted => Err(Error::HttpStatus { status: 202 }),
                     Outcome::Status(status) => Err(status_error(status)),
                     Outcome::RpcError { status, error } => {
-                        Ok((status, error.code, error.to_owned_error(status)))
+                        Ok((status, error.code, error.to_owned_error(status), error.data))
                     }
                 };
                 // The era assumed may have been wrong (a cached hint, or a modern server that
@@ -51,7 +49,7 @@ impl Connection {
                 // `-32022` refusing the version.
                 let wrong_era = match &rpc_failure {
                     Err(Error::HttpStatus { status }) => (400..500).contains(status),
-                    Ok((status, code, _)) => {
+                    Ok((status, code, _, _)) => {
                         (400..500).contains(status)
                             && *code != MISSING_CAPABILITY
                             && *code != HEADER_MISMATCH
@@ -62,9 +60,28 @@ impl Connection {
                 if self.hint != Hint::Settled && wrong_era {
                     return self.renegotiate(now);
                 }
+                // A `-32022` refusing the version negotiated: the server changed its versions
+                // (a deployment mid-upgrade). Re-negotiate once per operation, then fail.
+                if let Ok((400..=499, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
+                    if !self.retries.renegotiated {
+                        self.retries.renegotiated = true;
+                        return self.renegotiate(now);
+                    }
+                }
+                // A legacy session the server ended (404 to a request carrying its id): the
+                // client "MUST start a new session", once per operation, and the operation
+                // restarts in it; a second expiry fails the operation.
+                let not_found = matches!(
+                    rpc_failure,
+                    Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
+                );
+                if not_found && self.session_id().is_some() && !self.retries.new_session {
+                    self.retries.new_session = true;
+                    return self.new_session(now);
+                }
                 // A header mismatch on a call made without the tool's schema: list once to
                 // learn its x-mcp-header parameters, then call once more.
-                if let Ok((_, HEADER_MISMATCH, rpc)) = &rpc_failure {
+                if let Ok((_, HEADER_MISMATCH, rpc, _)) = &rpc_failure {
                     if let Some(call) = self.machine.call() {
                         if !call.relisted && matches!(self.session, Session::Modern { .. }) {
                             return self.relist_for_call(now, rpc.clone());
@@ -72,12 +89,15 @@ impl Connection {
                     }
                 }
                 let error = match rpc_failure {
-                    Ok((404, _, _)) | Err(Error::HttpStatus { status: 404 })
+                    Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
                         if self.session_id().is_some() =>
                     {
                         Error::SessionExpired
                     }
-                    Ok((_, _, e)) => Error::Rpc(e),
+                    Ok((_, MISSING_CAPABILITY, e, data)) => {
+                        crate::error::missing_capability(data, e)
+                    }
+                    Ok((_, _, e, _)) => Error::Rpc(e),
                     Err(e) => e,
                 };
                 self.fail_op(error);
