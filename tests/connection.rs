@@ -283,6 +283,143 @@ fn missing_capability_and_header_mismatch_are_modern_failures() {
     }
 }
 
+/// Schema (2026-07-28): `MissingRequiredClientCapabilityError`, code `-32021`, carries
+/// `data.requiredCapabilities`, "the capabilities the server requires". The error is typed and
+/// names them (bounded: at most 16 names of at most 64 bytes, the raw JSON only up to 1 KiB); the
+/// opposite case, a `-32021` without `data`, is the same typed error naming nothing, and another
+/// code stays a plain JSON-RPC error.
+#[test]
+fn missing_client_capability_is_typed_and_names_the_capabilities() {
+    let answer = |data: Option<&str>, code: i64| {
+        let mut h = modern(Split::Whole);
+        h.list();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(
+                400,
+                &error_msg(r.rpc_id(), code, "Missing capability", data),
+            ),
+        );
+        let (op, e) = failed(h.single_event());
+        assert_eq!(op, Operation::ListTools);
+        assert_eq!(e.kind(), ErrorKind::ServerAnswered);
+        assert!(!h.has_outstanding(), "no retry, no fallback");
+        // The connection is still usable: the server answered.
+        h.list();
+        assert_eq!(h.next().rpc_method(), "tools/list");
+        e
+    };
+    let e = answer(
+        Some(r#"{"requiredCapabilities":{"elicitation":{"url":{}},"sampling":{}}}"#),
+        -32021,
+    );
+    let Error::MissingClientCapability { required, raw, rpc } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(required, &["elicitation", "sampling"]);
+    assert_eq!(
+        raw.as_deref(),
+        Some(r#"{"elicitation":{"url":{}},"sampling":{}}"#)
+    );
+    assert_eq!((rpc.code, rpc.status), (-32021, 400));
+    let message = e.to_string();
+    assert!(
+        message.contains("elicitation, sampling"),
+        "the message names them: {message}"
+    );
+
+    let e = answer(None, -32021);
+    assert!(
+        matches!(&e, Error::MissingClientCapability { required, raw: None, .. } if required.is_empty()),
+        "{e:?}"
+    );
+
+    // Bounded: many long names.
+    let many: Vec<String> = (0..200)
+        .map(|i| format!(r#""{}{i}":{{}}"#, "x".repeat(100)))
+        .collect();
+    let data = format!(r#"{{"requiredCapabilities":{{{}}}}}"#, many.join(","));
+    let Error::MissingClientCapability { required, raw, .. } = answer(Some(&data), -32021) else {
+        panic!("typed")
+    };
+    assert_eq!(required.len(), mcp_sansio::MAX_REQUIRED_CAPABILITIES);
+    assert!(required
+        .iter()
+        .all(|n| n.len() == mcp_sansio::MAX_CAPABILITY_NAME));
+    assert_eq!(raw, None, "too large to keep raw");
+
+    let e = answer(Some(r#"{"requiredCapabilities":{"sampling":{}}}"#), -32602);
+    assert!(matches!(e, Error::Rpc(_)), "{e:?}");
+}
+
+/// Versioning (2026-07-28): on `-32022` the client "SHOULD pick a mutually supported version
+/// from `supported` and retry". After connecting, a `-32022` re-negotiates (from the probe) once
+/// per operation and restarts the operation; the opposite case, a second `-32022` in the same
+/// operation, fails it instead of looping. The next operation may re-negotiate again.
+#[test]
+fn unsupported_version_after_connecting_re_negotiates_once_per_operation() {
+    let refuse = |h: &mut Harness| {
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/list");
+        let data = r#"{"supported":["2026-07-28"],"requested":"2026-07-28"}"#;
+        h.feed(
+            r.exchange,
+            &json_response(
+                400,
+                &error_msg(r.rpc_id(), -32022, "Unsupported", Some(data)),
+            ),
+        );
+    };
+    let discover = |h: &mut Harness| {
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "server/discover", "re-negotiates");
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+        );
+    };
+    let mut h = modern(Split::Whole);
+    h.list();
+    refuse(&mut h);
+    discover(&mut h);
+    refuse(&mut h);
+    let events = h.take_events();
+    assert!(
+        matches!(
+            events[0],
+            Event::Connected {
+                era: Era::Modern,
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    let Some(Event::Failed {
+        error: Error::Rpc(rpc),
+        ..
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(rpc.code, -32022);
+    assert!(!h.has_outstanding(), "no second re-negotiation");
+    h.list();
+    refuse(&mut h);
+    discover(&mut h);
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+    );
+    let events = h.take_events();
+    assert!(
+        matches!(events.last(), Some(Event::ToolsListed(_))),
+        "{events:?}"
+    );
+}
+
 #[test]
 fn legacy_fallback_handshake_and_session_headers() {
     for split in SPLITS {

@@ -57,6 +57,9 @@ fn drive_to(state: &str) -> Harness {
             &["`result` without a session id", "`result`"],
         ),
         "Listing (legacy, no session id)" => ("Ready (legacy, no session id)", &["`list_tools`"]),
+        "Listing (re-negotiated after `-32022`)" => {
+            ("Listing", &["`-32022` naming a mutual version", "`result`"])
+        }
         "Resuming" => ("Listing (legacy)", &["stream ends after an event id"]),
         "Resuming (a call)" => ("Calling (legacy)", &["stream ends after an event id"]),
         "Discovering (re-negotiating a listing)" => ("Listing (modern hint)", &["`400`"]),
