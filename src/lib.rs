@@ -144,7 +144,7 @@ pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, MAX_ERA_HINTS,
+    Transmit, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_INSTRUCTIONS_BYTES,
 };
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{

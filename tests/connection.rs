@@ -67,11 +67,15 @@ fn modern_probe_sends_discover_with_meta_and_headers() {
                 version,
                 server_info,
                 from_hint,
+                capabilities,
+                instructions,
             } => {
                 assert_eq!(era, Era::Modern);
                 assert_eq!(version, "2026-07-28");
                 assert_eq!(server_info.unwrap().name, "srv");
                 assert!(!from_hint);
+                assert_eq!(capabilities.unwrap().get(), r#"{"tools":{}}"#);
+                assert_eq!(instructions, None, "none sent");
             }
             e => panic!("{e:?}"),
         }
@@ -478,6 +482,103 @@ fn legacy_fallback_handshake_and_session_headers() {
     }
 }
 
+/// Discover (2026-07-28): `DiscoverResult` carries `capabilities: ServerCapabilities` (required)
+/// and `instructions?: string`. Both are reported with `Connected`: the capabilities as raw JSON
+/// bytes (kept only up to `MAX_CAPABILITIES_BYTES`, never cut), the instructions cut to
+/// `MAX_INSTRUCTIONS_BYTES` on a character boundary. The opposite cases: a hint, and a server
+/// without `server/discover`, report neither; legacy `initialize`'s are reported the same way.
+#[test]
+fn discover_capabilities_and_instructions_come_with_connected() {
+    let connected = |result: &str| {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Chunks(7));
+        h.connect();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), result)),
+        );
+        match h.single_event() {
+            Event::Connected {
+                capabilities,
+                instructions,
+                ..
+            } => (capabilities.map(|c| c.get().to_owned()), instructions),
+            e => panic!("{e:?}"),
+        }
+    };
+    let caps = r#"{"tools":{"listChanged":true},"logging":{}}"#;
+    let result = format!(
+        r#"{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{caps},"instructions":"Use the echo tool.","ttlMs":0,"cacheScope":"public"}}"#
+    );
+    assert_eq!(
+        connected(&result),
+        (Some(caps.to_owned()), Some("Use the echo tool.".to_owned()))
+    );
+    // Bounded: long instructions are cut on a character boundary; huge capabilities are dropped.
+    let long = "é".repeat(mcp_sansio::MAX_INSTRUCTIONS_BYTES);
+    let big = format!(
+        r#"{{"experimental":{{"x":"{}"}}}}"#,
+        "a".repeat(mcp_sansio::MAX_CAPABILITIES_BYTES)
+    );
+    let result = format!(
+        r#"{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{big},"instructions":"{long}","ttlMs":0,"cacheScope":"public"}}"#
+    );
+    let (caps, instructions) = connected(&result);
+    assert_eq!(caps, None, "larger than the cap: not kept");
+    let instructions = instructions.unwrap();
+    assert_eq!(instructions.len(), mcp_sansio::MAX_INSTRUCTIONS_BYTES);
+    assert!(long.starts_with(&instructions));
+
+    // A hint reports neither.
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            capabilities: None,
+            instructions: None,
+            ..
+        }
+    ));
+
+    // Legacy `initialize`'s are reported too.
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            200,
+            &result_msg(
+                r.rpc_id(),
+                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"},"instructions":"legacy"}"#,
+            ),
+        ),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    match h.single_event() {
+        Event::Connected {
+            era: Era::Legacy,
+            capabilities,
+            instructions,
+            ..
+        } => {
+            assert_eq!(capabilities.unwrap().get(), r#"{"tools":{}}"#);
+            assert_eq!(instructions.as_deref(), Some("legacy"));
+        }
+        e => panic!("{e:?}"),
+    }
+}
+
 /// Streamable HTTP (2026-07-28), backward compatibility: the client falls back to `initialize`
 /// when "the response body is not a recognized modern JSON-RPC error". A bare 404, 405 or 400,
 /// a legacy server's "no valid session id" error, and a `-32601` answered with 200 (as legacy
@@ -541,11 +642,16 @@ fn a_404_with_method_not_found_to_discover_stays_modern() {
                 version,
                 server_info,
                 from_hint,
-                ..
+                capabilities,
+                instructions,
             } => {
                 assert_eq!(era, Era::Modern);
                 assert_eq!(version, "2026-07-28", "the version offered");
                 assert!(server_info.is_none());
+                assert!(
+                    capabilities.is_none() && instructions.is_none(),
+                    "nothing discovered"
+                );
                 assert!(!from_hint);
             }
             other => panic!("expected Connected, got {other:?}"),

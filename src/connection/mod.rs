@@ -71,6 +71,12 @@ pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
 pub use self::state::ConnectionState;
 use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*, state::*};
 
+/// Bytes of the server's `capabilities` kept raw in [`Event::Connected`] (larger: not kept).
+pub const MAX_CAPABILITIES_BYTES: usize = 16 * 1024;
+
+/// Bytes of the server's `instructions` kept in [`Event::Connected`] (the rest is cut).
+pub const MAX_INSTRUCTIONS_BYTES: usize = 8 * 1024;
+
 /// The JSON-RPC error codes that only a modern server sends; after one of them the client never
 /// falls back to the legacy handshake.
 pub const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
@@ -152,6 +158,15 @@ pub enum Event {
         server_info: Option<ServerInfo>,
         /// Whether this was taken from the era hint without a request.
         from_hint: bool,
+        /// The server's `capabilities` (`ServerCapabilities`) from `server/discover`'s answer (or
+        /// legacy `initialize`'s), as raw JSON bytes: absent when taken from a hint, when
+        /// `server/discover` is not implemented (404 with `-32601`), when the server sent none
+        /// or `null`, and when larger than [`MAX_CAPABILITIES_BYTES`] (never cut: cut JSON is not
+        /// JSON).
+        capabilities: Option<Box<RawValue>>,
+        /// The server's `instructions` from the same answer, cut to
+        /// [`MAX_INSTRUCTIONS_BYTES`] on a character boundary. Untrusted text from the server.
+        instructions: Option<String>,
     },
     /// A listing finished.
     ToolsListed(Catalog),
@@ -521,6 +536,8 @@ impl Connection {
                     version,
                     server_info: None,
                     from_hint: true,
+                    capabilities: None,
+                    instructions: None,
                 });
             }
             Some(EraHint {

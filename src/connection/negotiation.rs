@@ -16,7 +16,7 @@ impl Connection {
                 Ok(d) => {
                     if let Some(v) = self.best_modern(&d.supported) {
                         self.session = Session::Modern { version: v };
-                        self.connected(now, d.server_info);
+                        self.connected(now, d.server);
                     } else if d
                         .supported
                         .iter()
@@ -55,7 +55,7 @@ impl Connection {
             // server after all, the connection falls back to `initialize` once.
             Outcome::RpcError { status: 404, error } if error.code == METHOD_NOT_FOUND => {
                 self.session = Session::Modern { version: offered };
-                self.connected(now, None);
+                self.connected(now, Announced::default());
                 if !self.config.legacy_versions.is_empty() && self.session != Session::None {
                     self.hint = Hint::Undiscovered;
                 }
@@ -84,7 +84,7 @@ impl Connection {
     ) {
         match outcome {
             Outcome::Result(result) => match parse_initialize(result) {
-                Ok((version, server_info)) => {
+                Ok((version, server)) => {
                     if !self.config.legacy_versions.contains(&version) {
                         return self.fail_op(self.no_mutual(&[version], false));
                     }
@@ -92,7 +92,7 @@ impl Connection {
                         version,
                         session_id,
                     };
-                    let req = self.new_request(now, Step::Initialized { server_info }, None);
+                    let req = self.new_request(now, Step::Initialized { server }, None);
                     self.machine.confirm(req);
                     self.send_pending(now, false, None);
                 }
@@ -139,7 +139,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn connected(&mut self, now: Instant, server_info: Option<ServerInfo>) {
+    pub(super) fn connected(&mut self, now: Instant, server: Announced) {
         let (era, version) = match &self.session {
             Session::Modern { version } => (Era::Modern, version.clone()),
             Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
@@ -149,8 +149,10 @@ impl Connection {
         self.events.push_back(Event::Connected {
             era,
             version,
-            server_info,
+            server_info: server.server_info,
             from_hint: false,
+            capabilities: server.capabilities,
+            instructions: server.instructions,
         });
         let then = self.machine.connected();
         self.restart(now, then);
@@ -288,7 +290,34 @@ pub(super) enum Session {
 
 pub(super) struct Discovered {
     pub(super) supported: Vec<String>,
+    pub(super) server: Announced,
+}
+
+/// What the server said of itself while negotiating (`server/discover`'s or `initialize`'s
+/// answer), reported with [`Event::Connected`].
+#[derive(Clone, Debug, Default)]
+pub(super) struct Announced {
     pub(super) server_info: Option<ServerInfo>,
+    /// `capabilities`, raw, if at most [`MAX_CAPABILITIES_BYTES`].
+    pub(super) capabilities: Option<Box<RawValue>>,
+    /// `instructions`, cut to [`MAX_INSTRUCTIONS_BYTES`].
+    pub(super) instructions: Option<String>,
+}
+
+impl Announced {
+    fn new(
+        server_info: Option<ServerInfo>,
+        capabilities: Option<&RawValue>,
+        instructions: Option<alloc::borrow::Cow<'_, str>>,
+    ) -> Announced {
+        Announced {
+            server_info,
+            capabilities: capabilities
+                .filter(|c| c.get() != "null" && c.get().len() <= MAX_CAPABILITIES_BYTES)
+                .map(|c| c.to_owned()),
+            instructions: instructions.map(|i| truncated(&i, MAX_INSTRUCTIONS_BYTES)),
+        }
+    }
 }
 
 pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> {
@@ -298,6 +327,10 @@ pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> 
         supported: Vec<String>,
         #[serde(rename = "serverInfo", default)]
         server_info: Option<ServerInfo>,
+        #[serde(default, borrow)]
+        capabilities: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        instructions: Option<alloc::borrow::Cow<'a, str>>,
         #[serde(rename = "resultType", default, borrow)]
         result_type: Option<&'a str>,
         #[serde(rename = "_meta", default)]
@@ -315,22 +348,25 @@ pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> 
     let server_info = w.meta.and_then(|m| m.server_info).or(w.server_info);
     Ok(Discovered {
         supported: w.supported,
-        server_info,
+        server: Announced::new(server_info, w.capabilities, w.instructions),
     })
 }
 
-pub(super) fn parse_initialize(
-    result: RawJson<'_>,
-) -> Result<(String, Option<ServerInfo>), String> {
+pub(super) fn parse_initialize(result: RawJson<'_>) -> Result<(String, Announced), String> {
     #[derive(Deserialize)]
-    struct Wire {
+    struct Wire<'a> {
         #[serde(rename = "protocolVersion")]
         protocol_version: String,
         #[serde(rename = "serverInfo", default)]
         server_info: Option<ServerInfo>,
+        #[serde(default, borrow)]
+        capabilities: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        instructions: Option<alloc::borrow::Cow<'a, str>>,
     }
-    let w: Wire = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
-    Ok((w.protocol_version, w.server_info))
+    let w: Wire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+    let server = Announced::new(w.server_info, w.capabilities, w.instructions);
+    Ok((w.protocol_version, server))
 }
 
 /// Versions kept from a -32022 error's `data.supported`.

@@ -15,10 +15,10 @@ impl Connection {
                 let session_id = session_id.clone();
                 self.on_initialize(now, session_id, outcome)
             }
-            Step::Initialized { server_info } => match outcome {
+            Step::Initialized { server } => match outcome {
                 Outcome::Accepted | Outcome::Result(_) => {
-                    let server_info = server_info.clone();
-                    self.connected(now, server_info)
+                    let server = server.clone();
+                    self.connected(now, server)
                 }
                 Outcome::RpcError { status, error } => self.fail_op(error.to_error(status)),
                 Outcome::Status(status) => self.fail_op(status_error(status)),

@@ -320,8 +320,8 @@ pub(super) enum Step {
     Discover { attempt: u8, version: String },
     /// `initialize`; `session_id` is what its answer's head assigned.
     Initialize { session_id: Option<String> },
-    /// `notifications/initialized`, carrying the server info `initialize` reported.
-    Initialized { server_info: Option<ServerInfo> },
+    /// `notifications/initialized`, carrying what `initialize`'s answer said of the server.
+    Initialized { server: Announced },
     /// One `tools/list` page.
     ListPage { cursor: Option<String> },
     /// `tools/call` (of the running call).

@@ -552,6 +552,7 @@ impl SessionDriver {
             version,
             server_info,
             from_hint,
+            ..
         } = &event
         {
             self.era = *era;
