@@ -1805,6 +1805,35 @@ fn legacy_404_starts_a_new_session_once_per_operation() {
     }
 }
 
+/// The new session a legacy operation starts after its session expired counts against the
+/// operation's own budget: an `initialize` that never answers ends the listing at its
+/// `list_time` deadline (shorter here than `request_time`), reporting `list_time`.
+#[test]
+fn a_new_session_runs_within_the_operations_deadline() {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.budgets.list_time = Duration::from_secs(10);
+    config.budgets.request_time = Duration::from_secs(30);
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400));
+    new_legacy_session(&mut h, "sess-1");
+    h.take_events();
+    let started = h.now;
+    h.list();
+    let r = h.next();
+    h.advance(Duration::from_secs(4));
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    // Never answered.
+    assert!(h.advance_to_timeout());
+    assert_eq!(h.now, started + Duration::from_secs(10));
+    let (operation, error) = failed(h.single_event());
+    assert_eq!(operation, Operation::ListTools);
+    assert_eq!(budget_of(&error), Budget::ListTime);
+}
+
 /// The opposite case: only a 404 to a request *carrying* `Mcp-Session-Id` is a session expiry.
 /// A legacy server that assigned no session answers 404 for another reason: the operation fails
 /// with that status and no new session is started.
