@@ -58,6 +58,9 @@ impl Connection {
                     Err(_) => false,
                 };
                 if self.hint != Hint::Settled && wrong_era {
+                    if let Ok((_, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
+                        self.retries.renegotiated = true; // that was the operation's one
+                    }
                     return self.renegotiate(now);
                 }
                 // A `-32022` refusing the version negotiated: the server changed its versions
