@@ -232,8 +232,9 @@ pub enum Error {
         /// The status.
         status: u16,
     },
-    /// The legacy session ended on the server (HTTP 404 with a session id).
-    #[error("the server ended the session (HTTP 404)")]
+    /// The legacy session ended on the server (HTTP 404 to a request carrying its id) again
+    /// after the operation had started a new session for the first such answer.
+    #[error("the server ended the session (HTTP 404), also the new one started for the operation")]
     SessionExpired,
     /// No protocol version is spoken by both sides.
     #[error("no mutual protocol version: we offer {ours:?}, the server supports {theirs:?}")]
@@ -246,6 +247,24 @@ pub enum Error {
     /// The server answered with a JSON-RPC error.
     #[error("{0}")]
     Rpc(RpcError),
+    /// The server requires client capabilities this client did not declare: JSON-RPC `-32021`
+    /// (MissingRequiredClientCapability, 2026-07-28), whose `data.requiredCapabilities` names
+    /// them. The request cannot succeed until the client declares them.
+    #[error(
+        "the server requires client capabilities this client did not declare: {} ({rpc})",
+        required.join(", ")
+    )]
+    MissingClientCapability {
+        /// The names of the required capabilities (the keys of `data.requiredCapabilities`), in
+        /// the server's order: at most [`MAX_REQUIRED_CAPABILITIES`], each truncated to
+        /// [`MAX_CAPABILITY_NAME`] bytes.
+        required: Vec<String>,
+        /// The raw JSON of `data.requiredCapabilities`, if it fits in
+        /// [`MAX_REQUIRED_CAPABILITIES_BYTES`] (absent otherwise, and when the server sent none).
+        raw: Option<String>,
+        /// The JSON-RPC error itself (message and `data` truncated as for [`Error::Rpc`]).
+        rpc: RpcError,
+    },
     /// The server's answer arrived but cannot be used.
     #[error("unusable answer to {method}: {reason}")]
     InvalidAnswer {
@@ -274,7 +293,9 @@ impl Error {
         match self {
             Error::Authentication { .. } => ErrorKind::AuthenticationFailed,
             Error::Auth(e) => e.kind(),
-            Error::Rpc(_) | Error::InvalidAnswer { .. } => ErrorKind::ServerAnswered,
+            Error::Rpc(_) | Error::MissingClientCapability { .. } | Error::InvalidAnswer { .. } => {
+                ErrorKind::ServerAnswered
+            }
             _ => ErrorKind::ConnectionFailed,
         }
     }
@@ -288,6 +309,71 @@ impl Error {
             Error::H2(e) => e.budget(),
             _ => None,
         }
+    }
+}
+
+/// Capability names kept in [`Error::MissingClientCapability::required`].
+pub const MAX_REQUIRED_CAPABILITIES: usize = 16;
+
+/// Bytes kept of each capability name in [`Error::MissingClientCapability::required`].
+pub const MAX_CAPABILITY_NAME: usize = 64;
+
+/// Bytes of `data.requiredCapabilities` kept raw in [`Error::MissingClientCapability::raw`].
+pub const MAX_REQUIRED_CAPABILITIES_BYTES: usize = 1024;
+
+/// The `-32021` error the server answered with, typed: the names of `data.requiredCapabilities`
+/// (bounded) and its raw JSON if small enough.
+pub(crate) fn missing_capability(
+    data: Option<&serde_json::value::RawValue>,
+    rpc: RpcError,
+) -> Error {
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+    use serde::Deserialize;
+
+    /// The names of an object's members: the first [`MAX_REQUIRED_CAPABILITIES`] kept.
+    struct Names(Vec<String>);
+    impl<'de> Deserialize<'de> for Names {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Names;
+                fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("an object of capabilities")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Names, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(k) = a.next_key::<alloc::borrow::Cow<'de, str>>()? {
+                        a.next_value::<IgnoredAny>()?;
+                        if out.len() < MAX_REQUIRED_CAPABILITIES {
+                            out.push(truncated(&k, MAX_CAPABILITY_NAME));
+                        }
+                    }
+                    Ok(Names(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
+    #[derive(Deserialize)]
+    struct Data<'a> {
+        #[serde(rename = "requiredCapabilities", borrow, default)]
+        required: Option<&'a serde_json::value::RawValue>,
+    }
+    let raw = data
+        .and_then(|d| serde_json::from_str::<Data<'_>>(d.get()).ok())
+        .and_then(|d| d.required);
+    let required = raw
+        .and_then(|r| serde_json::from_str::<Names>(r.get()).ok())
+        .map(|n| n.0)
+        .unwrap_or_default();
+    Error::MissingClientCapability {
+        required,
+        raw: raw
+            .map(|r| r.get())
+            .filter(|r| r.len() <= MAX_REQUIRED_CAPABILITIES_BYTES)
+            .map(str::to_owned),
+        rpc,
     }
 }
 

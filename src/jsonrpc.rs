@@ -73,6 +73,17 @@ pub(crate) struct ErrorObject<'a> {
 }
 
 impl ErrorObject<'_> {
+    /// The typed error this answer is: [`Error::MissingClientCapability`] for `-32021`,
+    /// [`Error::Rpc`] otherwise.
+    pub(crate) fn to_error(&self, status: u16) -> crate::error::Error {
+        let rpc = self.to_owned_error(status);
+        if self.code == -32021 {
+            crate::error::missing_capability(self.data, rpc)
+        } else {
+            crate::error::Error::Rpc(rpc)
+        }
+    }
+
     /// A bounded, owned copy that records the HTTP status it came with.
     pub(crate) fn to_owned_error(&self, status: u16) -> RpcError {
         RpcError {

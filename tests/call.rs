@@ -72,6 +72,34 @@ fn every_content_type_in_server_order() {
     }
 }
 
+/// Schema (2026-07-28): `CallToolResult.structuredContent?` is "an optional JSON value" of any
+/// type, and `null` is a JSON value: a result carrying `"structuredContent": null` keeps it
+/// (`Some("null")`), distinct from a result without the member (`None`), on every split.
+#[test]
+fn structured_content_null_is_a_value_distinct_from_absent() {
+    for split in SPLITS {
+        for (result, expected) in [
+            (r#"{"content":[],"structuredContent":null}"#, Some("null")),
+            (
+                r#"{"content":[],"structuredContent" : null }"#,
+                Some("null"),
+            ),
+            (r#"{"content":[],"structuredContent":0}"#, Some("0")),
+            (r#"{"content":[],"structuredContent":"s"}"#, Some(r#""s""#)),
+            (r#"{"content":[]}"#, None),
+        ] {
+            let Event::CallFinished(r) = call_answer(result, split) else {
+                panic!("{result}")
+            };
+            assert_eq!(
+                r.structured_content.as_deref().map(|v| v.get()),
+                expected,
+                "{result}"
+            );
+        }
+    }
+}
+
 #[test]
 fn all_dropped_is_an_unusable_answer() {
     for result in [

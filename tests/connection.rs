@@ -67,11 +67,15 @@ fn modern_probe_sends_discover_with_meta_and_headers() {
                 version,
                 server_info,
                 from_hint,
+                capabilities,
+                instructions,
             } => {
                 assert_eq!(era, Era::Modern);
                 assert_eq!(version, "2026-07-28");
                 assert_eq!(server_info.unwrap().name, "srv");
                 assert!(!from_hint);
+                assert_eq!(capabilities.unwrap().get(), r#"{"tools":{}}"#);
+                assert_eq!(instructions, None, "none sent");
             }
             e => panic!("{e:?}"),
         }
@@ -269,14 +273,155 @@ fn missing_capability_and_header_mismatch_are_modern_failures() {
         );
         let (_, e) = failed(h.single_event());
         match &e {
-            Error::Rpc(rpc) => {
+            Error::Rpc(rpc) | Error::MissingClientCapability { rpc, .. } => {
                 assert_eq!(rpc.code, code);
                 assert_eq!(rpc.status, 400);
             }
             e => panic!("{e:?}"),
         }
+        assert_eq!(
+            matches!(e, Error::MissingClientCapability { .. }),
+            code == -32021
+        );
         assert_eq!(h.sent.len(), 1);
     }
+}
+
+/// Schema (2026-07-28): `MissingRequiredClientCapabilityError`, code `-32021`, carries
+/// `data.requiredCapabilities`, "the capabilities the server requires". The error is typed and
+/// names them (bounded: at most 16 names of at most 64 bytes, the raw JSON only up to 1 KiB); the
+/// opposite case, a `-32021` without `data`, is the same typed error naming nothing, and another
+/// code stays a plain JSON-RPC error.
+#[test]
+fn missing_client_capability_is_typed_and_names_the_capabilities() {
+    let answer = |data: Option<&str>, code: i64| {
+        let mut h = modern(Split::Whole);
+        h.list();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(
+                400,
+                &error_msg(r.rpc_id(), code, "Missing capability", data),
+            ),
+        );
+        let (op, e) = failed(h.single_event());
+        assert_eq!(op, Operation::ListTools);
+        assert_eq!(e.kind(), ErrorKind::ServerAnswered);
+        assert!(!h.has_outstanding(), "no retry, no fallback");
+        // The connection is still usable: the server answered.
+        h.list();
+        assert_eq!(h.next().rpc_method(), "tools/list");
+        e
+    };
+    let e = answer(
+        Some(r#"{"requiredCapabilities":{"elicitation":{"url":{}},"sampling":{}}}"#),
+        -32021,
+    );
+    let Error::MissingClientCapability { required, raw, rpc } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(required, &["elicitation", "sampling"]);
+    assert_eq!(
+        raw.as_deref(),
+        Some(r#"{"elicitation":{"url":{}},"sampling":{}}"#)
+    );
+    assert_eq!((rpc.code, rpc.status), (-32021, 400));
+    let message = e.to_string();
+    assert!(
+        message.contains("elicitation, sampling"),
+        "the message names them: {message}"
+    );
+
+    let e = answer(None, -32021);
+    assert!(
+        matches!(&e, Error::MissingClientCapability { required, raw: None, .. } if required.is_empty()),
+        "{e:?}"
+    );
+
+    // Bounded: many long names.
+    let many: Vec<String> = (0..200)
+        .map(|i| format!(r#""{}{i}":{{}}"#, "x".repeat(100)))
+        .collect();
+    let data = format!(r#"{{"requiredCapabilities":{{{}}}}}"#, many.join(","));
+    let Error::MissingClientCapability { required, raw, .. } = answer(Some(&data), -32021) else {
+        panic!("typed")
+    };
+    assert_eq!(required.len(), mcp_sansio::MAX_REQUIRED_CAPABILITIES);
+    assert!(required
+        .iter()
+        .all(|n| n.len() == mcp_sansio::MAX_CAPABILITY_NAME));
+    assert_eq!(raw, None, "too large to keep raw");
+
+    let e = answer(Some(r#"{"requiredCapabilities":{"sampling":{}}}"#), -32602);
+    assert!(matches!(e, Error::Rpc(_)), "{e:?}");
+}
+
+/// Versioning (2026-07-28): on `-32022` the client "SHOULD pick a mutually supported version
+/// from `supported` and retry". After connecting, a `-32022` re-negotiates (from the probe) once
+/// per operation and restarts the operation; the opposite case, a second `-32022` in the same
+/// operation, fails it instead of looping. The next operation may re-negotiate again.
+#[test]
+fn unsupported_version_after_connecting_re_negotiates_once_per_operation() {
+    let refuse = |h: &mut Harness| {
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/list");
+        let data = r#"{"supported":["2026-07-28"],"requested":"2026-07-28"}"#;
+        h.feed(
+            r.exchange,
+            &json_response(
+                400,
+                &error_msg(r.rpc_id(), -32022, "Unsupported", Some(data)),
+            ),
+        );
+    };
+    let discover = |h: &mut Harness| {
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "server/discover", "re-negotiates");
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+        );
+    };
+    let mut h = modern(Split::Whole);
+    h.list();
+    refuse(&mut h);
+    discover(&mut h);
+    refuse(&mut h);
+    let events = h.take_events();
+    assert!(
+        matches!(
+            events[0],
+            Event::Connected {
+                era: Era::Modern,
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    let Some(Event::Failed {
+        error: Error::Rpc(rpc),
+        ..
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(rpc.code, -32022);
+    assert!(!h.has_outstanding(), "no second re-negotiation");
+    h.list();
+    refuse(&mut h);
+    discover(&mut h);
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+    );
+    let events = h.take_events();
+    assert!(
+        matches!(events.last(), Some(Event::ToolsListed(_))),
+        "{events:?}"
+    );
 }
 
 #[test]
@@ -337,6 +482,108 @@ fn legacy_fallback_handshake_and_session_headers() {
     }
 }
 
+/// Discover (2026-07-28): `DiscoverResult` carries `capabilities: ServerCapabilities` (required)
+/// and `instructions?: string`. Both are reported with `Connected`: the capabilities as raw JSON
+/// bytes (kept only up to `MAX_CAPABILITIES_BYTES`, never cut), the instructions cut to
+/// `MAX_INSTRUCTIONS_BYTES` on a character boundary. The opposite cases: a hint, and a server
+/// without `server/discover`, report neither; legacy `initialize`'s are reported the same way.
+#[test]
+fn discover_capabilities_and_instructions_come_with_connected() {
+    let connected = |result: &str| {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Chunks(7));
+        h.connect();
+        let r = h.next();
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), result)),
+        );
+        match h.single_event() {
+            Event::Connected {
+                capabilities,
+                instructions,
+                ..
+            } => (capabilities.map(|c| c.get().to_owned()), instructions),
+            e => panic!("{e:?}"),
+        }
+    };
+    let caps = r#"{"tools":{"listChanged":true},"logging":{}}"#;
+    let result = format!(
+        r#"{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{caps},"instructions":"Use the echo tool.","ttlMs":0,"cacheScope":"public"}}"#
+    );
+    assert_eq!(
+        connected(&result),
+        (Some(caps.to_owned()), Some("Use the echo tool.".to_owned()))
+    );
+    // Bounded: long instructions are cut on a character boundary; huge capabilities are dropped.
+    let long = "é".repeat(mcp_sansio::MAX_INSTRUCTIONS_BYTES);
+    let big = format!(
+        r#"{{"experimental":{{"x":"{}"}}}}"#,
+        "a".repeat(mcp_sansio::MAX_CAPABILITIES_BYTES)
+    );
+    let result = format!(
+        r#"{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{big},"instructions":"{long}","ttlMs":0,"cacheScope":"public"}}"#
+    );
+    let (caps, instructions) = connected(&result);
+    assert_eq!(caps, None, "larger than the cap: not kept");
+    let instructions = instructions.unwrap();
+    assert_eq!(instructions.len(), mcp_sansio::MAX_INSTRUCTIONS_BYTES);
+    assert!(long.starts_with(&instructions));
+
+    // A hint reports neither.
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_era_hint(Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        }));
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            capabilities: None,
+            instructions: None,
+            ..
+        }
+    ));
+
+    // Legacy `initialize`'s are reported too.
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            200,
+            &result_msg(
+                r.rpc_id(),
+                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"},"instructions":"legacy"}"#,
+            ),
+        ),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    match h.single_event() {
+        Event::Connected {
+            era: Era::Legacy,
+            capabilities,
+            instructions,
+            ..
+        } => {
+            assert_eq!(capabilities.unwrap().get(), r#"{"tools":{}}"#);
+            assert_eq!(instructions.as_deref(), Some("legacy"));
+        }
+        e => panic!("{e:?}"),
+    }
+}
+
+/// Streamable HTTP (2026-07-28), backward compatibility: the client falls back to `initialize`
+/// when "the response body is not a recognized modern JSON-RPC error". A bare 404, 405 or 400,
+/// a legacy server's "no valid session id" error, and a `-32601` answered with 200 (as legacy
+/// stateless servers answer unknown methods) are not; a 404 *with* `-32601` is (see
+/// `a_404_with_method_not_found_to_discover_stays_modern`).
 #[test]
 fn any_other_4xx_means_legacy() {
     for response in [
@@ -345,6 +592,14 @@ fn any_other_4xx_means_legacy() {
         empty_response(400),
         json_response(
             404,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Not Found"}}"#,
+        ),
+        json_response(
+            400,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#,
+        ),
+        json_response(
+            200,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
         ),
     ] {
@@ -360,6 +615,235 @@ fn any_other_4xx_means_legacy() {
             String::from_utf8_lossy(&response)
         );
     }
+}
+
+/// Streamable HTTP (2026-07-28): a server that does not implement a method "MUST respond with
+/// 404 Not Found and a JSON-RPC error with code -32601 … The JSON-RPC error body distinguishes
+/// this case from a 404 returned by a legacy … server". `server/discover` is optional for clients
+/// ("Clients MAY call it"), so the connection stays modern: connected with the version it
+/// offered, no server info and nothing discovered, and no `initialize` is sent.
+#[test]
+fn a_404_with_method_not_found_to_discover_stays_modern() {
+    for split in SPLITS {
+        let mut h = Harness::for_url("http://127.0.0.1:9/mcp", split);
+        h.connect();
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "server/discover");
+        h.feed(
+            r.exchange,
+            &json_response(
+                404,
+                &error_msg(r.rpc_id(), -32601, "Method not found", None),
+            ),
+        );
+        match h.single_event() {
+            Event::Connected {
+                era,
+                version,
+                server_info,
+                from_hint,
+                capabilities,
+                instructions,
+            } => {
+                assert_eq!(era, Era::Modern);
+                assert_eq!(version, "2026-07-28", "the version offered");
+                assert!(server_info.is_none());
+                assert!(
+                    capabilities.is_none() && instructions.is_none(),
+                    "nothing discovered"
+                );
+                assert!(!from_hint);
+            }
+            other => panic!("expected Connected, got {other:?}"),
+        }
+        assert!(!h.has_outstanding(), "no initialize");
+        assert_eq!(h.conn.session_id(), None);
+        // Modern requests follow.
+        h.list();
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/list");
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2026-07-28"));
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+        );
+        assert!(matches!(h.single_event(), Event::ToolsListed(_)));
+    }
+}
+
+/// The project's reading of versioning (2026-07-28) "re-probe if the cached assumption later
+/// fails" for a server that answered `server/discover` with 404 + `-32601`: if the next modern
+/// request gets a 4xx that is not a recognised modern error (a legacy server's "no valid session
+/// id"), the connection falls back to `initialize` once and restarts the operation; a second
+/// such answer fails the operation instead of looping.
+#[test]
+fn a_modern_assumption_without_discover_falls_back_to_initialize_once() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            404,
+            &error_msg(r.rpc_id(), -32601, "Method not found", None),
+        ),
+    );
+    assert!(matches!(
+        h.single_event(),
+        Event::Connected {
+            era: Era::Modern,
+            ..
+        }
+    ));
+    h.list();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    let no_session = |id| {
+        json_response(
+            400,
+            &error_msg(
+                id,
+                -32000,
+                "Bad Request: No valid session ID provided",
+                None,
+            ),
+        )
+    };
+    h.feed(r.exchange, &no_session(r.rpc_id()));
+    let r = h.next();
+    assert_eq!(
+        r.rpc_method(),
+        "initialize",
+        "falls back, not discover again"
+    );
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "s-1")],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "notifications/initialized");
+    h.feed(r.exchange, &empty_response(202));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list", "the listing restarts");
+    assert_eq!(r.header("Mcp-Session-Id"), Some("s-1"));
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None))),
+    );
+    let events = h.take_events();
+    assert!(
+        matches!(
+            events[0],
+            Event::Connected {
+                era: Era::Legacy,
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    assert!(matches!(events[1], Event::ToolsListed(_)), "{events:?}");
+
+    // Bounded: after the fallback the era is settled; the same answer now fails the listing.
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(
+            404,
+            &error_msg(r.rpc_id(), -32601, "Method not found", None),
+        ),
+    );
+    h.take_events();
+    h.list();
+    let r = h.next();
+    // A recognised modern error is the modern server's answer: no fallback.
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let (op, _) = failed(h.single_event());
+    assert_eq!(op, Operation::ListTools);
+    assert!(!h.has_outstanding(), "a modern error does not fall back");
+}
+
+/// Versioning (2026-07-28): clients cache the era per origin, "re-probing if the cached
+/// assumption later fails". A connection started from a modern hint whose first request meets
+/// a legacy server's 4xx body (`-32000` "No valid session ID") probes again, once, and restarts
+/// the operation; the opposite case, a modern error (`-32020`), is the server's answer and fails
+/// the operation without a probe.
+#[test]
+fn a_modern_hint_that_meets_a_legacy_error_body_re_probes_once() {
+    let mut h = modern_hinted(Split::Whole);
+    h.list();
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    h.feed(
+        r.exchange,
+        &json_response(
+            400,
+            &error_msg(
+                r.rpc_id(),
+                -32000,
+                "Bad Request: No valid session ID provided",
+                None,
+            ),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "server/discover", "probes again");
+    // The probe finds a legacy server.
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25"))),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "tools/list");
+    // The same legacy error again: settled now, so the listing fails (no third probe).
+    h.feed(
+        r.exchange,
+        &json_response(
+            400,
+            &error_msg(
+                r.rpc_id(),
+                -32000,
+                "Bad Request: No valid session ID provided",
+                None,
+            ),
+        ),
+    );
+    let events = h.take_events();
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Failed {
+                operation: Operation::ListTools,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    assert!(!h.has_outstanding());
+
+    let mut h = modern_hinted(Split::Whole);
+    h.list();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None)),
+    );
+    let (op, _) = failed(h.single_event());
+    assert_eq!(op, Operation::ListTools);
+    assert!(!h.has_outstanding(), "a modern error does not re-probe");
 }
 
 #[test]
@@ -1227,14 +1711,155 @@ fn session_id_change_is_an_error() {
     );
 }
 
+/// Answers a legacy `initialize` with session id `id` and its `notifications/initialized`.
+fn new_legacy_session(h: &mut Harness, id: &str) {
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize", "a new session");
+    assert_eq!(
+        r.header("Mcp-Session-Id"),
+        None,
+        "initialize carries no session id"
+    );
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", id)],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "notifications/initialized");
+    assert_eq!(r.header("Mcp-Session-Id"), Some(id));
+    h.feed(r.exchange, &empty_response(202));
+}
+
+/// Streamable HTTP (2025-11-25), session management: "When a client receives HTTP 404 in
+/// response to a request containing an `Mcp-Session-Id`, it MUST start a new session by sending
+/// a new `InitializeRequest` without a session ID attached." The operation restarts in the new
+/// session, once: a second expiry in the same operation fails it with `SessionExpired`.
 #[test]
-fn legacy_404_means_the_session_expired() {
-    let mut h = legacy(Split::Whole, "2025-11-25");
+fn legacy_404_starts_a_new_session_once_per_operation() {
+    for (op, expiries) in [("list", 1), ("call", 1), ("list", 2), ("call", 2)] {
+        let mut h = legacy(Split::Whole, "2025-11-25");
+        match op {
+            "list" => h.list(),
+            _ => h.call("echo", "{}"),
+        }
+        let r = h.next();
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-1"));
+        h.feed(r.exchange, &empty_response(404));
+        new_legacy_session(&mut h, "sess-2");
+        let r = h.next();
+        assert_eq!(
+            r.rpc_method(),
+            if op == "list" {
+                "tools/list"
+            } else {
+                "tools/call"
+            },
+            "the operation restarts"
+        );
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-2"));
+        if expiries == 1 {
+            let result = if op == "list" {
+                tools_page(&["echo"], None)
+            } else {
+                CALL_OK.to_owned()
+            };
+            h.feed(
+                r.exchange,
+                &json_response(200, &result_msg(r.rpc_id(), &result)),
+            );
+            let events = h.take_events();
+            assert!(
+                matches!(
+                    events[0],
+                    Event::Connected {
+                        era: Era::Legacy,
+                        ..
+                    }
+                ),
+                "{events:?}"
+            );
+            assert!(
+                matches!(events[1], Event::ToolsListed(_) | Event::CallFinished(_)),
+                "{events:?}"
+            );
+            assert_eq!(h.conn.session_id(), Some("sess-2"));
+            // The next operation may start a new session again: the bound is per operation.
+            h.list();
+            let r = h.next();
+            h.feed(r.exchange, &empty_response(404));
+            new_legacy_session(&mut h, "sess-3");
+            assert_eq!(h.next().header("Mcp-Session-Id"), Some("sess-3"));
+        } else {
+            h.feed(r.exchange, &empty_response(404));
+            let events = h.take_events();
+            let Some(Event::Failed { error, .. }) = events.last() else {
+                panic!("{events:?}")
+            };
+            assert_eq!(*error, Error::SessionExpired);
+            assert!(!h.has_outstanding(), "no third session");
+        }
+    }
+}
+
+/// The new session a legacy operation starts after its session expired counts against the
+/// operation's own budget: an `initialize` that never answers ends the listing at its
+/// `list_time` deadline (shorter here than `request_time`), reporting `list_time`.
+#[test]
+fn a_new_session_runs_within_the_operations_deadline() {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.budgets.list_time = Duration::from_secs(10);
+    config.budgets.request_time = Duration::from_secs(30);
+    let mut h = Harness::new(config, Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400));
+    new_legacy_session(&mut h, "sess-1");
+    h.take_events();
+    let started = h.now;
     h.list();
     let r = h.next();
+    h.advance(Duration::from_secs(4));
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    // Never answered.
+    assert!(h.advance_to_timeout());
+    assert_eq!(h.now, started + Duration::from_secs(10));
+    let (operation, error) = failed(h.single_event());
+    assert_eq!(operation, Operation::ListTools);
+    assert_eq!(budget_of(&error), Budget::ListTime);
+}
+
+/// The opposite case: only a 404 to a request *carrying* `Mcp-Session-Id` is a session expiry.
+/// A legacy server that assigned no session answers 404 for another reason: the operation fails
+/// with that status and no new session is started.
+#[test]
+fn a_404_without_a_session_id_is_not_a_session_expiry() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(400));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25"))),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    h.take_events();
+    assert_eq!(h.conn.session_id(), None);
+    h.list();
+    let r = h.next();
+    assert_eq!(r.header("Mcp-Session-Id"), None);
     h.feed(r.exchange, &empty_response(404));
     let (_, e) = failed(h.single_event());
-    assert_eq!(e, Error::SessionExpired);
+    assert_eq!(e, Error::HttpStatus { status: 404 });
+    assert!(!h.has_outstanding(), "no new session");
 }
 
 #[test]

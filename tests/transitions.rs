@@ -45,6 +45,21 @@ fn drive_to(state: &str) -> Harness {
         "Listing" => ("Ready", &["`list_tools`"]),
         "Listing (legacy)" => ("Ready (legacy)", &["`list_tools`"]),
         "Listing (modern hint)" => ("Unconnected (modern hint)", &["`connect`", "`list_tools`"]),
+        "Listing (discover unimplemented)" => {
+            ("Discovering", &["`404` with `-32601`", "`list_tools`"])
+        }
+        "Listing (legacy, in a new session)" => {
+            ("Listing (legacy)", &["`404`", "`result`", "`result`"])
+        }
+        "Confirming (a new session for a call)" => ("Calling (legacy)", &["`404`", "`result`"]),
+        "Ready (legacy, no session id)" => (
+            "Initializing",
+            &["`result` without a session id", "`result`"],
+        ),
+        "Listing (legacy, no session id)" => ("Ready (legacy, no session id)", &["`list_tools`"]),
+        "Listing (re-negotiated after `-32022`)" => {
+            ("Listing", &["`-32022` naming a mutual version", "`result`"])
+        }
         "Resuming" => ("Listing (legacy)", &["stream ends after an event id"]),
         "Resuming (a call)" => ("Calling (legacy)", &["stream ends after an event id"]),
         "Discovering (re-negotiating a listing)" => ("Listing (modern hint)", &["`400`"]),
@@ -120,6 +135,9 @@ fn apply(h: &mut Harness, input: &str) {
             };
             json_response(200, &result_msg(r.rpc_id(), &result))
         }),
+        "`result` without a session id" => answer(h, |r| {
+            json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")))
+        }),
         "`result` without the called tool" => answer(h, |r| {
             let page = tools_page(&["other"], None);
             json_response(200, &result_msg(r.rpc_id(), &page))
@@ -144,6 +162,16 @@ fn apply(h: &mut Harness, input: &str) {
         "`400`" => answer(h, |_| empty_response(400)),
         "`401`" => answer(h, |_| empty_response(401)),
         "`404`" => answer(h, |_| empty_response(404)),
+        "`404` with `-32601`" => answer(h, |r| {
+            json_response(
+                404,
+                &error_msg(r.rpc_id(), -32601, "Method not found", None),
+            )
+        }),
+        "`400` with `-32000`" => answer(h, |r| {
+            let body = error_msg(r.rpc_id(), -32000, "Bad Request: No valid session ID", None);
+            json_response(400, &body)
+        }),
         "`input_required` with requests" => answer(h, |r| {
             let result = r#"{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}},"requestState":"s"}"#;
             json_response(200, &result_msg(r.rpc_id(), result))

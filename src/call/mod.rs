@@ -70,7 +70,9 @@ pub struct CallResult {
     pub dropped_unknown: usize,
     /// Blocks dropped because they were malformed (invalid base64, missing fields).
     pub dropped_invalid: usize,
-    /// The raw JSON of `structuredContent`, if any.
+    /// The raw JSON of `structuredContent`, kept byte for byte whenever the member is present:
+    /// `null` included, which is a value distinct from an absent member (in 2026-07-28
+    /// `structuredContent` may be any JSON value). `None` only when the result has no such member.
     pub structured_content: Option<Box<RawValue>>,
     /// Whether the tool reported an error.
     pub is_error: bool,
@@ -227,7 +229,13 @@ fn block_of(w: BlockWire) -> Block {
 struct CallWire<'a> {
     #[serde(default, borrow)]
     content: Option<Elements<'a>>,
-    #[serde(rename = "structuredContent", default, borrow)]
+    /// Present (even `null`) or absent: `Option`'s own reading would take `null` for absent.
+    #[serde(
+        rename = "structuredContent",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
     structured_content: Option<&'a RawValue>,
     #[serde(rename = "isError", default)]
     is_error: Option<bool>,
@@ -238,6 +246,11 @@ struct CallWire<'a> {
     input_requests: Option<&'a RawValue>,
     #[serde(rename = "requestState", default, borrow)]
     request_state: Option<&'a RawValue>,
+}
+
+/// A member that is present, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 fn not_null(raw: Option<&RawValue>) -> Option<&RawValue> {
@@ -449,7 +462,7 @@ fn answer(
         content,
         dropped_unknown,
         dropped_invalid,
-        structured_content: not_null(structured_content).map(|v| v.to_owned()),
+        structured_content: structured_content.map(|v| v.to_owned()),
         is_error: is_error.unwrap_or(false),
     }))
 }

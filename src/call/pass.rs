@@ -78,7 +78,8 @@ pub(crate) fn read_at(text: &str, at: usize, max_blocks: usize) -> Sure<(Answer,
                 b"structuredContent" => {
                     once(&structured)?;
                     let end = json::skip(b, at).ok_or(Unsure)?;
-                    structured = Some((!r.is_null(at)).then_some((at, end)));
+                    // `null` is a value, kept like any other (distinct from absent).
+                    structured = Some(Some((at, end)));
                     end
                 }
                 b"isError" => {

@@ -61,6 +61,7 @@ impl Connection {
             param_headers,
             relisted: false,
         };
+        self.retries = Retries::default();
         let req = self.new_request(now, Step::Call, Some(deadline));
         self.machine.start_call(req, call, deadline);
         self.send_pending(now, false, None);

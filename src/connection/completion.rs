@@ -144,6 +144,8 @@ mod tests {
             version: version.to_owned(),
             server_info: None,
             from_hint,
+            capabilities: None,
+            instructions: None,
         }
     }
 

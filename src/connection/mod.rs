@@ -71,6 +71,12 @@ pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
 pub use self::state::ConnectionState;
 use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*, state::*};
 
+/// Bytes of the server's `capabilities` kept raw in [`Event::Connected`] (larger: not kept).
+pub const MAX_CAPABILITIES_BYTES: usize = 16 * 1024;
+
+/// Bytes of the server's `instructions` kept in [`Event::Connected`] (the rest is cut).
+pub const MAX_INSTRUCTIONS_BYTES: usize = 8 * 1024;
+
 /// The JSON-RPC error codes that only a modern server sends; after one of them the client never
 /// falls back to the legacy handshake.
 pub const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
@@ -152,6 +158,15 @@ pub enum Event {
         server_info: Option<ServerInfo>,
         /// Whether this was taken from the era hint without a request.
         from_hint: bool,
+        /// The server's `capabilities` (`ServerCapabilities`) from `server/discover`'s answer (or
+        /// legacy `initialize`'s), as raw JSON bytes: absent when taken from a hint, when
+        /// `server/discover` is not implemented (404 with `-32601`), when the server sent none
+        /// or `null`, and when larger than [`MAX_CAPABILITIES_BYTES`] (never cut: cut JSON is not
+        /// JSON).
+        capabilities: Option<Box<RawValue>>,
+        /// The server's `instructions` from the same answer, cut to
+        /// [`MAX_INSTRUCTIONS_BYTES`] on a character boundary. Untrusted text from the server.
+        instructions: Option<String>,
     },
     /// A listing finished.
     ToolsListed(Catalog),
@@ -327,13 +342,23 @@ impl Deadline {
 /// 2. **One retry**: a `-32022` (unsupported version) error whose `data.supported` names a
 ///    mutual version is retried once with it, never twice. `-32021` and `-32020` are modern
 ///    failures: they fail the connect and never fall back.
-/// 3. **Legacy fallback**: any other 4xx (or a 200 without a usable result) means a legacy
+/// 3. **Discover unimplemented**: a 404 carrying JSON-RPC `-32601` is a modern server that does
+///    not implement `server/discover` (clients need not call it): the connection is connected in
+///    the modern era with the version it offered, no server info and nothing discovered. If the
+///    next request then gets a 4xx without a recognised modern error (`-32020`, `-32021`, or 404
+///    with `-32601`), the server was legacy after all: the connection falls back to `initialize`
+///    once and restarts the operation.
+/// 4. **Legacy fallback**: any other 4xx (or a 200 without a usable result) means a legacy
 ///    server: `initialize` offering the first of [`Config::legacy_versions`], then
 ///    `notifications/initialized`; the `Mcp-Session-Id` of `initialize`'s answer is kept and must
-///    never change.
-/// 4. **Era hint**: with [`Config::era_hint`] a modern hint connects at once, without a request
+///    never change. A 404 to a request carrying it means the server ended the session: the
+///    operation starts a new one (`initialize` again, [`Event::Connected`] again) and restarts
+///    in it within its own deadline, once; a second 404 fails it with [`Error::SessionExpired`].
+///    A 404 to a request without a session id is only a status.
+/// 5. **Era hint**: with [`Config::era_hint`] a modern hint connects at once, without a request
 ///    ([`Event::Connected`] with `from_hint`), and a legacy hint skips the probe. If the first
-///    request then shows the hint was wrong (a 4xx, or `-32022`), the connection re-negotiates
+///    request then shows the hint was wrong (a 4xx without a recognised modern error, such as a
+///    legacy server's `-32000` "no valid session id", or `-32022`), the connection re-negotiates
 ///    once from the probe, reports [`Event::Connected`] again, and restarts the operation within
 ///    its own budget. A negotiation that fails leaves the connection unconnected.
 ///
@@ -368,6 +393,17 @@ pub struct Connection {
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+    /// The recoveries the running operation has used (each at most once per operation).
+    retries: Retries,
+}
+
+/// The recoveries an operation may make once each; reset when an operation starts.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Retries {
+    /// A new legacy session was started after the server ended the last one.
+    new_session: bool,
+    /// The protocol was re-negotiated after a `-32022` refused the version negotiated.
+    renegotiated: bool,
 }
 
 impl Connection {
@@ -399,6 +435,7 @@ impl Connection {
             next_id: 0,
             gets_sent: 0,
             listed_headers: Vec::new(),
+            retries: Retries::default(),
         })
     }
 
@@ -499,6 +536,8 @@ impl Connection {
                     version,
                     server_info: None,
                     from_hint: true,
+                    capabilities: None,
+                    instructions: None,
                 });
             }
             Some(EraHint {

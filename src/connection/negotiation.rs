@@ -4,13 +4,19 @@
 use super::*;
 
 impl Connection {
-    pub(super) fn on_discover(&mut self, now: Instant, attempt: u8, outcome: Outcome<'_>) {
+    pub(super) fn on_discover(
+        &mut self,
+        now: Instant,
+        attempt: u8,
+        offered: String,
+        outcome: Outcome<'_>,
+    ) {
         match outcome {
             Outcome::Result(result) => match parse_discover(result) {
                 Ok(d) => {
                     if let Some(v) = self.best_modern(&d.supported) {
                         self.session = Session::Modern { version: v };
-                        self.connected(now, d.server_info);
+                        self.connected(now, d.server);
                     } else if d
                         .supported
                         .iter()
@@ -25,7 +31,7 @@ impl Connection {
             },
             Outcome::RpcError { status, error } if MODERN_ERROR_CODES.contains(&error.code) => {
                 if error.code != UNSUPPORTED_VERSION {
-                    return self.fail_op(Error::Rpc(error.to_owned_error(status)));
+                    return self.fail_op(error.to_error(status));
                 }
                 // One retry, even with the version just refused when the server lists it as
                 // supported (a deployment mid-upgrade answers both ways); never a second.
@@ -41,6 +47,17 @@ impl Connection {
                         self.send_pending(now, false, None);
                     }
                     _ => self.fail_op(self.no_mutual(&supported, false)),
+                }
+            }
+            // A modern server that does not implement `server/discover` (clients need not call
+            // it): the body tells it from a legacy server's 404. Connected in the modern era with
+            // the version offered and nothing discovered; if the next request shows a legacy
+            // server after all, the connection falls back to `initialize` once.
+            Outcome::RpcError { status: 404, error } if error.code == METHOD_NOT_FOUND => {
+                self.session = Session::Modern { version: offered };
+                self.connected(now, Announced::default());
+                if !self.config.legacy_versions.is_empty() && self.session != Session::None {
+                    self.hint = Hint::Undiscovered;
                 }
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status)
@@ -67,7 +84,7 @@ impl Connection {
     ) {
         match outcome {
             Outcome::Result(result) => match parse_initialize(result) {
-                Ok((version, server_info)) => {
+                Ok((version, server)) => {
                     if !self.config.legacy_versions.contains(&version) {
                         return self.fail_op(self.no_mutual(&[version], false));
                     }
@@ -75,7 +92,7 @@ impl Connection {
                         version,
                         session_id,
                     };
-                    let req = self.new_request(now, Step::Initialized { server_info }, None);
+                    let req = self.new_request(now, Step::Initialized { server }, None);
                     self.machine.confirm(req);
                     self.send_pending(now, false, None);
                 }
@@ -87,7 +104,7 @@ impl Connection {
                 if modern && self.hint == Hint::Unproven {
                     return self.renegotiate(now);
                 }
-                self.fail_op(Error::Rpc(error.to_owned_error(status)))
+                self.fail_op(error.to_error(status))
             }
             Outcome::Status(status) => {
                 if self.hint == Hint::Unproven && (400..500).contains(&status) {
@@ -122,7 +139,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn connected(&mut self, now: Instant, server_info: Option<ServerInfo>) {
+    pub(super) fn connected(&mut self, now: Instant, server: Announced) {
         let (era, version) = match &self.session {
             Session::Modern { version } => (Era::Modern, version.clone()),
             Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
@@ -132,18 +149,34 @@ impl Connection {
         self.events.push_back(Event::Connected {
             era,
             version,
-            server_info,
+            server_info: server.server_info,
             from_hint: false,
+            capabilities: server.capabilities,
+            instructions: server.instructions,
         });
         let then = self.machine.connected();
         self.restart(now, then);
     }
 
-    /// Re-negotiates once after an era hint proved wrong, then restarts the operation.
+    /// Re-negotiates once after an era hint proved wrong, then restarts the operation: from the
+    /// probe, or straight to `initialize` when the probe already found no `server/discover`.
     pub(super) fn renegotiate(&mut self, now: Instant) {
+        let undiscovered = self.hint == Hint::Undiscovered;
         self.hint = Hint::Settled;
         self.session = Session::None;
-        self.start_probe(now);
+        if undiscovered {
+            self.start_initialize(now);
+        } else {
+            self.start_probe(now);
+        }
+    }
+
+    /// Starts a new legacy session for the running operation after the server ended the last
+    /// one: `initialize` again (the old id is forgotten), then the operation restarts within its
+    /// own deadline.
+    pub(super) fn new_session(&mut self, now: Instant) {
+        self.session = Session::None;
+        self.start_initialize(now);
     }
 
     /// Restarts the operation a re-negotiation interrupted, within its own deadline: a listing
@@ -220,12 +253,22 @@ impl Connection {
 /// `-32022`: unsupported protocol version.
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// `-32021`: the server requires a client capability this client did not declare.
+pub(super) const MISSING_CAPABILITY: i64 = -32021;
+
+/// `-32601`: method not found (a modern server answers it with HTTP 404).
+pub(super) const METHOD_NOT_FOUND: i64 = -32601;
+
 /// Whether the negotiated era may still prove wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Hint {
     /// Taken from the era hint and not yet confirmed by an answer: a wrong-era answer
     /// re-negotiates, once.
     Unproven,
+    /// Modern, because `server/discover` was answered 404 with `-32601` (a modern server that
+    /// does not implement it) and nothing has confirmed it since: a wrong-era answer falls back
+    /// to `initialize`, once.
+    Undiscovered,
     /// Negotiated by request, confirmed by an answer, or re-negotiated already: never
     /// re-negotiated.
     Settled,
@@ -247,7 +290,34 @@ pub(super) enum Session {
 
 pub(super) struct Discovered {
     pub(super) supported: Vec<String>,
+    pub(super) server: Announced,
+}
+
+/// What the server said of itself while negotiating (`server/discover`'s or `initialize`'s
+/// answer), reported with [`Event::Connected`].
+#[derive(Clone, Debug, Default)]
+pub(super) struct Announced {
     pub(super) server_info: Option<ServerInfo>,
+    /// `capabilities`, raw, if at most [`MAX_CAPABILITIES_BYTES`].
+    pub(super) capabilities: Option<Box<RawValue>>,
+    /// `instructions`, cut to [`MAX_INSTRUCTIONS_BYTES`].
+    pub(super) instructions: Option<String>,
+}
+
+impl Announced {
+    fn new(
+        server_info: Option<ServerInfo>,
+        capabilities: Option<&RawValue>,
+        instructions: Option<alloc::borrow::Cow<'_, str>>,
+    ) -> Announced {
+        Announced {
+            server_info,
+            capabilities: capabilities
+                .filter(|c| c.get() != "null" && c.get().len() <= MAX_CAPABILITIES_BYTES)
+                .map(|c| c.to_owned()),
+            instructions: instructions.map(|i| truncated(&i, MAX_INSTRUCTIONS_BYTES)),
+        }
+    }
 }
 
 pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> {
@@ -257,6 +327,10 @@ pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> 
         supported: Vec<String>,
         #[serde(rename = "serverInfo", default)]
         server_info: Option<ServerInfo>,
+        #[serde(default, borrow)]
+        capabilities: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        instructions: Option<alloc::borrow::Cow<'a, str>>,
         #[serde(rename = "resultType", default, borrow)]
         result_type: Option<&'a str>,
         #[serde(rename = "_meta", default)]
@@ -274,22 +348,25 @@ pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> 
     let server_info = w.meta.and_then(|m| m.server_info).or(w.server_info);
     Ok(Discovered {
         supported: w.supported,
-        server_info,
+        server: Announced::new(server_info, w.capabilities, w.instructions),
     })
 }
 
-pub(super) fn parse_initialize(
-    result: RawJson<'_>,
-) -> Result<(String, Option<ServerInfo>), String> {
+pub(super) fn parse_initialize(result: RawJson<'_>) -> Result<(String, Announced), String> {
     #[derive(Deserialize)]
-    struct Wire {
+    struct Wire<'a> {
         #[serde(rename = "protocolVersion")]
         protocol_version: String,
         #[serde(rename = "serverInfo", default)]
         server_info: Option<ServerInfo>,
+        #[serde(default, borrow)]
+        capabilities: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        instructions: Option<alloc::borrow::Cow<'a, str>>,
     }
-    let w: Wire = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
-    Ok((w.protocol_version, w.server_info))
+    let w: Wire<'_> = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+    let server = Announced::new(w.server_info, w.capabilities, w.instructions);
+    Ok((w.protocol_version, server))
 }
 
 /// Versions kept from a -32022 error's `data.supported`.

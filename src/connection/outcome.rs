@@ -7,22 +7,20 @@ impl Connection {
         // The request stays with its state (attached to no exchange) until the outcome moves it.
         let Some(p) = self.machine.req() else { return };
         match &p.step {
-            Step::Discover { attempt, .. } => {
-                let attempt = *attempt;
-                self.on_discover(now, attempt, outcome)
+            Step::Discover { attempt, version } => {
+                let (attempt, version) = (*attempt, version.clone());
+                self.on_discover(now, attempt, version, outcome)
             }
             Step::Initialize { session_id } => {
                 let session_id = session_id.clone();
                 self.on_initialize(now, session_id, outcome)
             }
-            Step::Initialized { server_info } => match outcome {
+            Step::Initialized { server } => match outcome {
                 Outcome::Accepted | Outcome::Result(_) => {
-                    let server_info = server_info.clone();
-                    self.connected(now, server_info)
+                    let server = server.clone();
+                    self.connected(now, server)
                 }
-                Outcome::RpcError { status, error } => {
-                    self.fail_op(Error::Rpc(error.to_owned_error(status)))
-                }
+                Outcome::RpcError { status, error } => self.fail_op(error.to_error(status)),
                 Outcome::Status(status) => self.fail_op(status_error(status)),
             },
             Step::Delete => self.finish_close(),
@@ -41,23 +39,52 @@ impl Connection {
                     Outcome::Accepted => Err(Error::HttpStatus { status: 202 }),
                     Outcome::Status(status) => Err(status_error(status)),
                     Outcome::RpcError { status, error } => {
-                        Ok((status, error.code, error.to_owned_error(status)))
+                        Ok((status, error.code, error.to_owned_error(status), error.data))
                     }
                 };
-                // The hint may have been wrong: re-negotiate once.
+                // The era assumed may have been wrong (a cached hint, or a modern server that
+                // did not implement `server/discover`): re-negotiate once. A 4xx without a
+                // recognised modern body is a legacy server's answer (a legacy server asked
+                // without a session says `-32000`, "no valid session id"), and so is a
+                // `-32022` refusing the version.
                 let wrong_era = match &rpc_failure {
                     Err(Error::HttpStatus { status }) => (400..500).contains(status),
-                    Ok((status, code, _)) => {
-                        (400..500).contains(status) && *code == UNSUPPORTED_VERSION
+                    Ok((status, code, _, _)) => {
+                        (400..500).contains(status)
+                            && *code != MISSING_CAPABILITY
+                            && *code != HEADER_MISMATCH
+                            && !(*status == 404 && *code == METHOD_NOT_FOUND)
                     }
                     Err(_) => false,
                 };
-                if self.hint == Hint::Unproven && wrong_era {
+                if self.hint != Hint::Settled && wrong_era {
+                    if let Ok((_, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
+                        self.retries.renegotiated = true; // that was the operation's one
+                    }
                     return self.renegotiate(now);
+                }
+                // A `-32022` refusing the version negotiated: the server changed its versions
+                // (a deployment mid-upgrade). Re-negotiate once per operation, then fail.
+                if let Ok((400..=499, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
+                    if !self.retries.renegotiated {
+                        self.retries.renegotiated = true;
+                        return self.renegotiate(now);
+                    }
+                }
+                // A legacy session the server ended (404 to a request carrying its id): the
+                // client "MUST start a new session", once per operation, and the operation
+                // restarts in it; a second expiry fails the operation.
+                let not_found = matches!(
+                    rpc_failure,
+                    Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
+                );
+                if not_found && self.session_id().is_some() && !self.retries.new_session {
+                    self.retries.new_session = true;
+                    return self.new_session(now);
                 }
                 // A header mismatch on a call made without the tool's schema: list once to
                 // learn its x-mcp-header parameters, then call once more.
-                if let Ok((_, HEADER_MISMATCH, rpc)) = &rpc_failure {
+                if let Ok((_, HEADER_MISMATCH, rpc, _)) = &rpc_failure {
                     if let Some(call) = self.machine.call() {
                         if !call.relisted && matches!(self.session, Session::Modern { .. }) {
                             return self.relist_for_call(now, rpc.clone());
@@ -65,12 +92,15 @@ impl Connection {
                     }
                 }
                 let error = match rpc_failure {
-                    Ok((404, _, _)) | Err(Error::HttpStatus { status: 404 })
+                    Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
                         if self.session_id().is_some() =>
                     {
                         Error::SessionExpired
                     }
-                    Ok((_, _, e)) => Error::Rpc(e),
+                    Ok((_, MISSING_CAPABILITY, e, data)) => {
+                        crate::error::missing_capability(data, e)
+                    }
+                    Ok((_, _, e, _)) => Error::Rpc(e),
                     Err(e) => e,
                 };
                 self.fail_op(error);

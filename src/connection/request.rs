@@ -5,7 +5,9 @@ use super::*;
 impl Connection {
     /// A new logical request of `step`, for the caller to hand to the state it enters.
     /// `aggregate` is the operation's deadline, if it has one; otherwise the request has its own
-    /// ([`Budget::RequestTime`]). A listing run inside a call carries the call's deadline, so it
+    /// ([`Budget::RequestTime`]), cut to the running operation's deadline when a negotiation
+    /// runs for it (a re-negotiation, a new legacy session): the operation's recoveries count
+    /// against its own budget. A listing run inside a call carries the call's deadline, so it
     /// reports the call's budget and limit.
     pub(super) fn new_request(
         &mut self,
@@ -13,8 +15,13 @@ impl Connection {
         step: Step,
         aggregate: Option<Deadline>,
     ) -> Pending {
-        let deadline = aggregate
-            .unwrap_or_else(|| Deadline::new(now, &self.config.budgets, Budget::RequestTime));
+        let deadline = aggregate.unwrap_or_else(|| {
+            let own = Deadline::new(now, &self.config.budgets, Budget::RequestTime);
+            match self.machine.deadline() {
+                Some(op) if op.at < own.at => op,
+                _ => own,
+            }
+        });
         let id = self.next_request_id();
         Pending {
             step,
@@ -320,8 +327,8 @@ pub(super) enum Step {
     Discover { attempt: u8, version: String },
     /// `initialize`; `session_id` is what its answer's head assigned.
     Initialize { session_id: Option<String> },
-    /// `notifications/initialized`, carrying the server info `initialize` reported.
-    Initialized { server_info: Option<ServerInfo> },
+    /// `notifications/initialized`, carrying what `initialize`'s answer said of the server.
+    Initialized { server: Announced },
     /// One `tools/list` page.
     ListPage { cursor: Option<String> },
     /// `tools/call` (of the running call).

@@ -104,6 +104,16 @@ pub(super) enum Then {
 }
 
 impl Then {
+    /// The deadline of the operation a re-negotiation runs for (none for the caller's connect).
+    fn deadline(&self) -> Option<Deadline> {
+        match self {
+            Then::Report => None,
+            Then::List { deadline }
+            | Then::Relist { deadline, .. }
+            | Then::Call { deadline, .. } => Some(*deadline),
+        }
+    }
+
     fn operation(&self) -> Operation {
         match self {
             Then::Report => Operation::Connect,
@@ -238,6 +248,9 @@ impl State {
 
     fn deadline(&self) -> Option<Deadline> {
         match self {
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => then.deadline(),
             State::Listing { deadline, .. }
             | State::Relisting { deadline, .. }
             | State::Calling { deadline, .. }
@@ -337,7 +350,8 @@ impl Machine {
         self.state.req_mut()
     }
 
-    /// The running operation's aggregate deadline (a listing's, or a call's).
+    /// The running operation's aggregate deadline (a listing's, or a call's, also while a
+    /// re-negotiation or a new session runs for it).
     pub(super) fn deadline(&self) -> Option<Deadline> {
         self.state.deadline()
     }

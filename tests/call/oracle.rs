@@ -304,7 +304,12 @@ fn call_result(node: &Node, input: &str) -> Answer {
     Answer::Complete {
         content,
         dropped: (unknown, malformed),
-        structured: get(&m, "structuredContent").map(|n| n.text(input).to_owned()),
+        // Present is kept whatever its value: `structuredContent` may be any JSON value
+        // (2026-07-28 schema), and `null` is one, distinct from an absent member.
+        structured: m
+            .iter()
+            .find(|(k, _)| *k == "structuredContent")
+            .map(|(_, n)| n.text(input).to_owned()),
         is_error,
     }
 }

@@ -577,6 +577,7 @@ impl SessionDriver {
             version,
             server_info,
             from_hint,
+            ..
         } = &event
         {
             self.era = *era;

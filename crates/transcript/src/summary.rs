@@ -12,6 +12,7 @@ pub fn event_summary(event: &Event) -> Value {
             version,
             server_info,
             from_hint,
+            ..
         } => json!({"connected": {
             "era": era_name(*era),
             "version": version,

@@ -1676,9 +1676,26 @@ fn negotiation() -> Vec<Scenario> {
             )],
             fail(CF, Cause::InvalidSession),
         ),
+        // The server ends every session it starts: the client starts one new session for the
+        // listing (a second `initialize`, answered with `sess-2`), then fails on the next 404.
         legacy_list(
             "session_expired",
-            vec![always(When::Rpc("tools/list"), vec![respond(404, &[], "")])],
+            vec![
+                always(When::Rpc("tools/list"), vec![respond(404, &[], "")]),
+                always(
+                    When::Rpc("initialize"),
+                    vec![respond(
+                        200,
+                        &[
+                            ("content-type", "application/json"),
+                            ("mcp-session-id", "sess-2"),
+                        ],
+                        result(
+                            r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}"#,
+                        ),
+                    )],
+                ),
+            ],
             fail(CF, Cause::SessionExpired),
         ),
         sc(
