@@ -132,6 +132,9 @@ pub struct H2Socket {
     events: VecDeque<(WorkId, Event)>,
     /// Whether a stream was ever opened (a fresh socket has none).
     used: bool,
+    /// The requests that opened a stream, kept for [`poll_opened`](Self::poll_opened) when
+    /// [`report_opened`](Self::report_opened) asked for them (`None`: dropped).
+    opened: Option<VecDeque<(WorkId, StreamId, Transmit)>>,
 }
 
 impl H2Socket {
@@ -147,6 +150,7 @@ impl H2Socket {
             fresh: VecDeque::new(),
             events: VecDeque::new(),
             used: false,
+            opened: None,
         }
     }
 
@@ -165,6 +169,11 @@ impl H2Socket {
                 && !self.events.iter().any(|(w, _)| w.0 == i)
                 && !self.waiting.iter().any(|(w, _)| *w == i)
                 && !self.routes.iter().any(|r| r.work == i)
+                && !self
+                    .opened
+                    .iter()
+                    .flatten()
+                    .any(|(w, _, _)| w.0 == i)
         });
         match free {
             Some(i) => {
@@ -248,6 +257,21 @@ impl H2Socket {
     #[must_use]
     pub fn poll_fresh(&mut self) -> Option<(WorkId, Transmit)> {
         self.fresh.pop_front()
+    }
+
+    /// Whether the requests that open a stream are kept for [`poll_opened`](Self::poll_opened)
+    /// (off by default: they are dropped once sent). Whoever turns it on must drain
+    /// `poll_opened` after every input, as it drains the events.
+    pub fn report_opened(&mut self, on: bool) {
+        self.opened = on.then(VecDeque::new);
+    }
+
+    /// The next request that opened a stream, with its work item and its stream, in the
+    /// order they opened (only while [`report_opened`](Self::report_opened) is on): what an
+    /// observer needs to follow each exchange over the socket.
+    #[must_use]
+    pub fn poll_opened(&mut self) -> Option<(WorkId, StreamId, Transmit)> {
+        self.opened.as_mut()?.pop_front()
     }
 
     /// The next event of a work item.
@@ -350,6 +374,9 @@ impl H2Socket {
                             exchange: t.exchange,
                             carried: 0,
                         });
+                        if let Some(opened) = &mut self.opened {
+                            opened.push_back((WorkId(w), stream, t));
+                        }
                     }
                     Err(OpenError::NoSlot { .. }) => {
                         self.waiting.push_front((w, t));

@@ -446,6 +446,9 @@ impl SessionDriver {
         };
         self.trace
             .start(kind, &config.endpoint, http_version, bytes_read);
+        if let Core::Http2(h) = &self.core {
+            h.conn.trace_parent(h.member, &self.trace);
+        }
         if let Core::Http1(c) = &mut self.core {
             let buf = BODY_BUFFER.take();
             if buf.capacity() > 0 {

@@ -67,6 +67,7 @@ use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::client::lock;
 use crate::driver::Report;
+use crate::trace::{H2Trace, SessionTrace};
 
 /// Wakes a session whose inbox got events. It must not block (it is called under the lock).
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
@@ -94,6 +95,8 @@ struct Item {
     work: WorkId,
     inbox: VecDeque<Event>,
     wake: Waker,
+    /// The spans of its exchanges (feature `tracing`).
+    trace: H2Trace,
 }
 
 /// A fresh socket, open, waiting for the old one to drain.
@@ -222,7 +225,7 @@ impl SharedH2 {
             recorded: record_to.is_some(),
             zero: std::time::Instant::now(),
             state: Mutex::new(State {
-                socket: H2Socket::new(Instant::ZERO, h2.clone(), scheme),
+                socket: opening(H2Socket::new(Instant::ZERO, h2.clone(), scheme)),
                 generation: 0,
                 closing: false,
                 last_generation: 0,
@@ -354,6 +357,7 @@ impl SharedH2 {
                 work,
                 inbox: VecDeque::new(),
                 wake,
+                trace: H2Trace::default(),
             },
         );
         Ok(Some(member))
@@ -455,6 +459,14 @@ impl SharedH2 {
         let r = f(conn, now);
         self.drain(st, now);
         Some(r)
+    }
+
+    /// The operation `trace` runs (feature `tracing`) is the parent of the exchange spans of
+    /// session `member` from now on.
+    pub(crate) fn trace_parent(&self, member: Member, trace: &SessionTrace) {
+        if let Some(item) = lock(&self.state).items.get_mut(&member) {
+            item.trace.parent(trace);
+        }
     }
 
     /// Reads session `member`'s connection.
@@ -565,7 +577,7 @@ impl SharedH2 {
         match result {
             Ok(()) => {
                 st.next = Some(Next {
-                    socket: H2Socket::new(now, self.h2.clone(), self.scheme),
+                    socket: opening(H2Socket::new(now, self.h2.clone(), self.scheme)),
                     generation,
                 });
                 if self.recorded {
@@ -617,6 +629,13 @@ impl SharedH2 {
                 st.closing = true;
                 self.io.close(generation);
             }
+            while let Some((work, stream, t)) = st.socket.poll_opened() {
+                let read = st.socket.connection(work).map_or(0, Connection::bytes_read);
+                let Some(m) = st.member(work) else { continue };
+                if let Some(item) = st.items.get_mut(&m) {
+                    item.trace.opened(&t, stream.0, read);
+                }
+            }
             while let Some((work, t)) = st.socket.poll_fresh() {
                 any = true;
                 if let Some(m) = st.member(work) {
@@ -634,6 +653,14 @@ impl SharedH2 {
                 {
                     let x = *exchange;
                     st.pending.retain(|(mm, t)| !(*mm == m && t.exchange == x));
+                    let outcome = match &event {
+                        Event::ExchangeAbandoned { .. } => "abandoned",
+                        _ => "finished",
+                    };
+                    let read = st.socket.connection(work).map_or(0, Connection::bytes_read);
+                    if let Some(item) = st.items.get_mut(&m) {
+                        item.trace.end(x, outcome, read);
+                    }
                 }
                 if let Some(item) = st.items.get_mut(&m) {
                     item.inbox.push_back(event);
@@ -709,6 +736,13 @@ impl SharedH2 {
             self.io.close(old_generation);
         }
     }
+}
+
+/// `socket`, reporting the requests that open its streams when their spans are made (feature
+/// `tracing`).
+fn opening(mut socket: H2Socket) -> H2Socket {
+    socket.report_opened(cfg!(feature = "tracing"));
+    socket
 }
 
 /// Fails every request waiting for a fresh socket with `e`.

@@ -12,8 +12,10 @@
 //! - inside it one span per HTTP/1.1 exchange, named `exchange` (level DEBUG), with `exchange`
 //!   (its id), `method` (HTTP), `rpc` (the JSON-RPC method it carries; `refusal` or `response`
 //!   for the client's answer to a server request), `fresh_socket`, `bytes_read` and `outcome`
-//!   (`finished`, `reusable` or `abandoned`); exchanges over HTTP/2 are streams of the origin's
-//!   shared connection and have no span of their own;
+//!   (`finished`, `reusable` or `abandoned`); over HTTP/2 the shared connection
+//!   ([`SharedH2`](crate::h2share::SharedH2)) makes the span of each stream it opens
+//!   ([`H2Trace`]), with `stream` (its HTTP/2 stream id) instead of `fresh_socket`, and
+//!   `bytes_read` the raw bytes the session read while the stream was open;
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
 //!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
 //!   server's 401 or 403) and `outcome` (`ok` or `failed`);
@@ -134,6 +136,66 @@ impl AuthTrace {
     }
 }
 
+/// The exchange spans of one session on a shared HTTP/2 connection: made when a request opens
+/// a stream, ended by the exchange's event, children of the operation span the driver handed
+/// over ([`parent`](Self::parent)), wherever the connection is drained.
+#[derive(Default)]
+pub(crate) struct H2Trace {
+    #[cfg(feature = "tracing")]
+    parent: Option<Span>,
+    /// Open exchanges: their span and the session's bytes read when the stream opened.
+    #[cfg(feature = "tracing")]
+    exchanges: std::collections::BTreeMap<ExchangeId, (Span, u64)>,
+}
+
+#[cfg(not(feature = "tracing"))]
+#[allow(clippy::unused_self)]
+impl H2Trace {
+    #[inline]
+    pub(crate) fn parent(&mut self, _: &SessionTrace) {}
+    #[inline]
+    pub(crate) fn opened(&mut self, _: &Transmit, _: u32, _: u64) {}
+    #[inline]
+    pub(crate) fn end(&mut self, _: ExchangeId, _: &'static str, _: u64) {}
+}
+
+#[cfg(feature = "tracing")]
+impl H2Trace {
+    /// The operation `trace` runs now is the parent of the exchanges opened from here on.
+    pub(crate) fn parent(&mut self, trace: &SessionTrace) {
+        self.parent.clone_from(&trace.on.op);
+    }
+
+    /// Request `t` opened stream `stream`; the session had read `bytes_read` raw bytes.
+    pub(crate) fn opened(&mut self, t: &Transmit, stream: u32, bytes_read: u64) {
+        let Some(op) = &self.parent else { return };
+        if op.is_disabled() {
+            return;
+        }
+        let (method, rpc) = on::classify(t);
+        let span = tracing::debug_span!(
+            target: TARGET,
+            parent: op,
+            "exchange",
+            exchange = t.exchange.0,
+            method = %method,
+            rpc = rpc.as_deref(),
+            stream,
+            bytes_read = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        self.exchanges.insert(t.exchange, (span, bytes_read));
+    }
+
+    /// Exchange `exchange` ended with `outcome`; the session has read `bytes_read` raw bytes.
+    pub(crate) fn end(&mut self, exchange: ExchangeId, outcome: &'static str, bytes_read: u64) {
+        if let Some((span, at_open)) = self.exchanges.remove(&exchange) {
+            span.record("bytes_read", bytes_read.saturating_sub(at_open));
+            span.record("outcome", outcome);
+        }
+    }
+}
+
 #[cfg(not(feature = "tracing"))]
 #[allow(clippy::unused_self)]
 impl SessionTrace {
@@ -171,7 +233,7 @@ mod on {
     /// The spans and what they count.
     #[derive(Default)]
     pub(super) struct State {
-        op: Option<Span>,
+        pub(super) op: Option<Span>,
         /// Raw bytes read when the operation started.
         bytes_at_start: u64,
         /// Open exchanges: their span and the bytes read on them.
@@ -183,7 +245,7 @@ mod on {
     }
 
     /// The HTTP method and the JSON-RPC method (or `response`) of a request.
-    fn classify(t: &Transmit) -> (String, Option<String>) {
+    pub(super) fn classify(t: &Transmit) -> (String, Option<String>) {
         let (method, body): (String, &[u8]) = match &t.request {
             Some(r) => (r.method.as_str().to_owned(), &r.body),
             None => {
