@@ -354,3 +354,108 @@ macro_rules! tracing_tests {
         }
     };
 }
+
+/// A value the URL's query carries, which no span or event may carry.
+pub const QUERY_SECRET: &str = "query-secret-never-traced-c41b";
+
+/// The URL of the HTTP/2 session of [`crate::tracing_h2_tests!`] on `port`: h2c, with a query
+/// holding [`QUERY_SECRET`].
+pub fn h2_url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/mcp?key={QUERY_SECRET}")
+}
+
+/// Checks what `capture` holds after the HTTP/2 session of [`crate::tracing_h2_tests!`] (a
+/// listing and a call over h2c, from a modern era hint, then a close): the listing and the call
+/// each hold one exchange span with its id, HTTP method, JSON-RPC method, an odd stream id (a
+/// client's), its bytes (those of its operation, the only exchange) and `finished`; no argument,
+/// query or path appears anywhere.
+pub fn check_h2(capture: &Capturing, port: u16) {
+    let c = capture.0.lock().unwrap();
+    let mut dump = String::new();
+    for (i, sp) in c.spans.iter().enumerate() {
+        writeln!(
+            dump,
+            "span {i} {} parent={:?} {:?}",
+            sp.name, sp.parent, sp.fields
+        )
+        .unwrap();
+    }
+    for e in &c.events {
+        writeln!(dump, "event span={:?} {:?}", e.span, e.fields).unwrap();
+    }
+    let field = |i: usize, name: &str| c.spans[i].fields.get(name).map(String::as_str);
+    let roots: Vec<usize> = (0..c.spans.len())
+        .filter(|&i| c.spans[i].parent.is_none())
+        .collect();
+    let names: Vec<&str> = roots.iter().map(|&i| c.spans[i].name.as_str()).collect();
+    assert_eq!(names, ["connect", "list", "call", "close"], "{dump}");
+    let origin = format!("http://127.0.0.1:{port}");
+    for &r in &roots {
+        assert_eq!(field(r, "origin"), Some(origin.as_str()), "{dump}");
+        assert_eq!(field(r, "http_version"), Some("HTTP/2"), "{dump}");
+        assert_eq!(field(r, "outcome"), Some("ok"), "{dump}");
+    }
+    let exchanges = |op: usize| -> Vec<usize> {
+        (0..c.spans.len())
+            .filter(|&i| c.spans[i].parent == Some(op))
+            .collect()
+    };
+    let mut ids = Vec::new();
+    let mut streams = Vec::new();
+    for (op, rpc) in [(roots[1], "tools/list"), (roots[2], "tools/call")] {
+        let xs = exchanges(op);
+        assert_eq!(xs.len(), 1, "{dump}");
+        let x = xs[0];
+        assert_eq!(c.spans[x].name, "exchange", "{dump}");
+        assert_eq!(field(x, "method"), Some("POST"), "{dump}");
+        assert_eq!(field(x, "rpc"), Some(rpc), "{dump}");
+        assert_eq!(field(x, "outcome"), Some("finished"), "{dump}");
+        let bytes: u64 = field(x, "bytes_read").unwrap().parse().unwrap();
+        assert!(bytes > 0, "{dump}");
+        assert_eq!(
+            field(op, "bytes_read"),
+            Some(bytes.to_string().as_str()),
+            "{dump}"
+        );
+        let stream: u32 = field(x, "stream").unwrap().parse().unwrap();
+        assert_eq!(stream % 2, 1, "a client's stream: {dump}");
+        streams.push(stream);
+        ids.push(field(x, "exchange").unwrap().to_owned());
+        assert_eq!(field(x, "fresh_socket"), None, "{dump}");
+    }
+    assert_ne!(ids[0], ids[1], "{dump}");
+    assert!(streams[0] < streams[1], "{dump}");
+    for secret in [ARGUMENT, QUERY_SECRET, "/mcp", "key="] {
+        assert!(!dump.contains(secret), "{secret} in\n{dump}");
+    }
+    assert!(dump.contains("echo"), "the capture is not empty");
+}
+
+/// Declares the HTTP/2 tracing test of an adapter whose `Client` is in scope, with
+/// `tracing_check` (this module) and `h2_server` ([`crate::h2_server`]); its arguments are
+/// those of [`crate::tracing_tests!`]. The test runs in a binary of its own (it installs the
+/// global subscriber).
+#[macro_export]
+macro_rules! tracing_h2_tests {
+    (#[$test:meta] $($async:ident)? [$($wait:tt)*]) => {
+        #[$test]
+        $($async)? fn the_exchange_spans_over_http2_name_each_stream_and_carry_no_secret() {
+            let capture = tracing_check::install();
+            let server = h2_server::Server::start(None);
+            let client: Client = Client::builder()
+                .policy(
+                    mcp_sansio_net::AddressPolicy::strict().allow_loopback(true),
+                )
+                .h2_prior_knowledge(true)
+                .build();
+            let url = tracing_check::h2_url(server.port);
+            let mut s = client.connect(h2_server::config(&url))$($wait)*.unwrap();
+            assert_eq!(s.http_version(), "HTTP/2");
+            assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
+            let r = s.call_tool("echo", &tracing_check::arguments())$($wait)*.unwrap();
+            assert!(!r.is_error);
+            s.close()$($wait)*.unwrap();
+            tracing_check::check_h2(&capture, server.port);
+        }
+    };
+}
