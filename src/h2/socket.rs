@@ -169,11 +169,7 @@ impl H2Socket {
                 && !self.events.iter().any(|(w, _)| w.0 == i)
                 && !self.waiting.iter().any(|(w, _)| *w == i)
                 && !self.routes.iter().any(|r| r.work == i)
-                && !self
-                    .opened
-                    .iter()
-                    .flatten()
-                    .any(|(w, _, _)| w.0 == i)
+                && !self.opened.iter().flatten().any(|(w, _, _)| w.0 == i)
         });
         match free {
             Some(i) => {

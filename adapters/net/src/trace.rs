@@ -9,13 +9,13 @@
 //!   `tools` (tools a listing kept), `tool` (the name a call called), `outcome` (`ok` or the
 //!   error kind's code, e.g. `mcp_connection_failed_error`) and `budget` (the budget that ended
 //!   it, when one did);
-//! - inside it one span per HTTP/1.1 exchange, named `exchange` (level DEBUG), with `exchange`
+//! - inside it one span per exchange, named `exchange` (level DEBUG), with `exchange`
 //!   (its id), `method` (HTTP), `rpc` (the JSON-RPC method it carries; `refusal` or `response`
 //!   for the client's answer to a server request), `fresh_socket`, `bytes_read` and `outcome`
 //!   (`finished`, `reusable` or `abandoned`); over HTTP/2 the shared connection
-//!   ([`SharedH2`](crate::h2share::SharedH2)) makes the span of each stream it opens
-//!   ([`H2Trace`]), with `stream` (its HTTP/2 stream id) instead of `fresh_socket`, and
-//!   `bytes_read` the raw bytes the session read while the stream was open;
+//!   ([`SharedH2`](crate::h2share::SharedH2)) makes the span of each stream it opens, with
+//!   `stream` (its HTTP/2 stream id) instead of `fresh_socket`, `bytes_read` the raw bytes the
+//!   session read while the stream was open, and `outcome` `finished` or `abandoned`;
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
 //!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
 //!   server's 401 or 403) and `outcome` (`ok` or `failed`);
