@@ -146,6 +146,9 @@ pub(crate) struct H2Trace {
     /// Open exchanges: their span and the session's bytes read when the stream opened.
     #[cfg(feature = "tracing")]
     exchanges: std::collections::BTreeMap<ExchangeId, (Span, u64)>,
+    /// The JSON-RPC methods the current operation sent over the connection, and how often.
+    #[cfg(feature = "tracing")]
+    sent: std::collections::BTreeMap<String, u32>,
 }
 
 #[cfg(not(feature = "tracing"))]
@@ -164,6 +167,7 @@ impl H2Trace {
     /// The operation `trace` runs now is the parent of the exchanges opened from here on.
     pub(crate) fn parent(&mut self, trace: &SessionTrace) {
         self.parent.clone_from(&trace.on.op);
+        self.sent.clear();
     }
 
     /// Request `t` opened stream `stream`; the session had read `bytes_read` raw bytes.
@@ -173,6 +177,14 @@ impl H2Trace {
             return;
         }
         let (method, rpc) = on::classify(t);
+        on::request_events(
+            op,
+            t,
+            &method,
+            rpc.as_deref(),
+            &mut self.sent,
+            "the stream was refused or the connection went away before answering",
+        );
         let span = tracing::debug_span!(
             target: TARGET,
             parent: op,
@@ -278,6 +290,58 @@ mod on {
         (method, rpc)
     }
 
+    /// The events a request makes inside its operation `op`: a retry (`sent` counts the
+    /// JSON-RPC methods the operation sent), a retry on a fresh socket, the resumption of an
+    /// event stream, the refusal of a server's request. The same over HTTP/1.1 and HTTP/2.
+    pub(super) fn request_events(
+        op: &Span,
+        t: &Transmit,
+        method: &str,
+        rpc: Option<&str>,
+        sent: &mut BTreeMap<String, u32>,
+        fresh_reason: &'static str,
+    ) {
+        let id = t.exchange.0;
+        if t.fresh_socket {
+            tracing::info!(
+                target: TARGET,
+                parent: op,
+                exchange = id,
+                reason = fresh_reason,
+                "retry on a fresh socket"
+            );
+        }
+        match rpc {
+            _ if method == "GET" => tracing::info!(
+                target: TARGET,
+                parent: op,
+                exchange = id,
+                "resumption of the event stream"
+            ),
+            Some("refusal") => tracing::info!(
+                target: TARGET,
+                parent: op,
+                exchange = id,
+                "server request refused"
+            ),
+            Some(m @ ("tools/call" | "initialize" | "server/discover")) if !t.fresh_socket => {
+                let n = sent.entry(m.to_owned()).or_insert(0);
+                *n += 1;
+                if *n > 1 {
+                    tracing::info!(
+                        target: TARGET,
+                        parent: op,
+                        exchange = id,
+                        rpc = m,
+                        attempt = *n,
+                        "retry"
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
     impl SessionTrace {
         pub(crate) fn start(
             &mut self,
@@ -343,44 +407,14 @@ mod on {
                 bytes_read = Empty,
                 outcome = Empty,
             );
-            if t.fresh_socket {
-                tracing::info!(
-                    target: TARGET,
-                    parent: op,
-                    exchange = id,
-                    reason = "pooled socket closed before answering",
-                    "retry on a fresh socket"
-                );
-            }
-            match rpc.as_deref() {
-                _ if method == "GET" => tracing::info!(
-                    target: TARGET,
-                    parent: op,
-                    exchange = id,
-                    "resumption of the event stream"
-                ),
-                Some("refusal") => tracing::info!(
-                    target: TARGET,
-                    parent: op,
-                    exchange = id,
-                    "server request refused"
-                ),
-                Some(m @ ("tools/call" | "initialize" | "server/discover")) if !t.fresh_socket => {
-                    let n = st.sent.entry(m.to_owned()).or_insert(0);
-                    *n += 1;
-                    if *n > 1 {
-                        tracing::info!(
-                            target: TARGET,
-                            parent: op,
-                            exchange = id,
-                            rpc = m,
-                            attempt = *n,
-                            "retry"
-                        );
-                    }
-                }
-                _ => {}
-            }
+            request_events(
+                op,
+                t,
+                &method,
+                rpc.as_deref(),
+                &mut st.sent,
+                "pooled socket closed before answering",
+            );
             st.exchanges.insert(t.exchange, (span, 0));
         }
 

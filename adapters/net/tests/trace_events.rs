@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use mcp_sansio::{Completion, Config, ExchangeId, Transmit, TransportError};
 use mcp_sansio_net::{
-    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start,
+    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start, Wait,
 };
-use mcp_sansio_test_support::adapter_tests::tracing::install;
+use mcp_sansio_test_support::adapter_tests::tracing::{install, install_here, Capture};
 
 struct TestClient(Arc<Shared<()>>);
 
@@ -169,6 +169,196 @@ fn a_call_that_re_negotiates_reports_it_the_retry_and_the_refusal_in_its_span() 
     let retry = c.events.iter().find(|e| e.fields["message"] == "retry");
     assert_eq!(retry.unwrap().fields["attempt"], "2", "{dump}");
     for secret in [ARGUMENT, RESULT, "query-never-traced", "/mcp"] {
+        assert!(!dump.contains(secret), "{secret} in\n{dump}");
+    }
+}
+
+/// What the scripted server does with one request.
+enum Reply {
+    /// Answer with these bytes.
+    Bytes(Vec<u8>),
+    /// Answer with these bytes, then close the socket.
+    ThenEof(Vec<u8>),
+}
+
+/// Runs `op` to its end against `server`, which sees (HTTP method, JSON-RPC method, id) and
+/// replies; the adapter's clock is slept on when the core waits on time.
+fn run_scripted(
+    d: &mut SessionDriver,
+    op: Start<'_>,
+    server: &mut dyn FnMut(&str, &str, u64) -> Reply,
+) -> Completion {
+    let mut io = Waiting::default();
+    d.start(op);
+    for _ in 0..1000 {
+        if let Some(r) = d.pump(&mut io, &mut NoObserver) {
+            return r.unwrap();
+        }
+        if io.0.is_empty() {
+            match d.wait() {
+                Wait::Until(due) => {
+                    std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+                    d.timeout();
+                }
+                Wait::Report | Wait::Nothing => panic!("the driver waits on nothing"),
+            }
+            continue;
+        }
+        let (id, method, rpc_id) = io.0.remove(0);
+        let http = if method == "?" { "GET" } else { "POST" };
+        match server(http, &method, rpc_id) {
+            Reply::Bytes(b) => d.feed(id, Report::Bytes(b)),
+            Reply::ThenEof(b) => {
+                d.feed(id, Report::Bytes(b));
+                d.feed(id, Report::Eof);
+            }
+        }
+    }
+    panic!("the operation did not end");
+}
+
+/// The messages of the events whose span is the first span named `name`.
+fn events_of(c: &Capture, name: &str) -> Vec<String> {
+    let span = c.spans.iter().position(|s| s.name == name);
+    c.events
+        .iter()
+        .filter(|e| span.is_some() && e.span == span)
+        .map(|e| e.fields["message"].clone())
+        .collect()
+}
+
+/// Transports (2025-11-25): a client that loses a stream "MAY attempt to resume it by issuing an
+/// HTTP GET … [with] the `Last-Event-ID` header"; MRTR (2026-07-28): an `input_required` result
+/// without requests asks the client to retry, and the client backs off; a `-32020` header
+/// mismatch makes the client list the tools again. Each of these is an event of the operation
+/// that met it: the resumption of a legacy call, the backoff and the relisting of modern calls.
+#[test]
+fn resumption_backoff_and_relisting_are_events_of_the_call_that_met_them() {
+    let (capture, _here) = install_here();
+    let client = ClientBuilder::<TestClient>::new().build();
+    let ok = |id: u64, r: &str| {
+        response(
+            200,
+            "application/json",
+            "",
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#),
+        )
+    };
+    let done = format!(r#"{{"content":[{{"type":"text","text":"{RESULT}"}}],"isError":false}}"#);
+
+    // A legacy server whose call stream breaks after an event id: the call resumes with a GET.
+    let mut legacy_call_id = 0;
+    let mut legacy = |http: &str, method: &str, id: u64| match (http, method) {
+        ("POST", "server/discover") => Reply::Bytes(response(404, "application/json", "", "")),
+        ("POST", "initialize") => Reply::Bytes(response(
+            200,
+            "application/json",
+            "mcp-session-id: s\r\n",
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-11-25","capabilities":{{}}}}}}"#
+            ),
+        )),
+        ("POST", "tools/call") => {
+            legacy_call_id = id;
+            Reply::ThenEof(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nid: ev-1\nretry: 5\ndata:\n\n"
+                    .as_bytes()
+                    .to_vec(),
+            )
+        }
+        ("GET", _) => {
+            let result = format!(r#"{{"jsonrpc":"2.0","id":{legacy_call_id},"result":{done}}}"#);
+            Reply::Bytes(response(
+                200,
+                "text/event-stream",
+                "",
+                &format!("id: ev-2\ndata: {result}\n\n"),
+            ))
+        }
+        _ => Reply::Bytes(response(202, "application/json", "", "")),
+    };
+    let url = "http://127.0.0.1:9/mcp";
+    let mut d = SessionDriver::new(&client.0, Config::new(url).unwrap()).unwrap();
+    run_scripted(&mut d, Start::Connect, &mut legacy);
+    let arguments = format!(r#"{{"q":"{ARGUMENT}"}}"#);
+    let called = run_scripted(&mut d, Start::call("t", arguments.as_bytes()), &mut legacy);
+    assert!(matches!(called, Completion::Called(r) if !r.is_error));
+    {
+        let c = capture.0.lock().unwrap();
+        let dump = format!("{:#?}\n{:#?}", c.spans, c.events);
+        assert_eq!(
+            events_of(&c, "call"),
+            ["resumption of the event stream"],
+            "{dump}"
+        );
+    }
+
+    // A modern server: the first call of `h` meets a header mismatch (relisting), the call of
+    // `b` twice an `input_required` without requests (the second waits: backoff).
+    capture.0.lock().unwrap().spans.clear();
+    capture.0.lock().unwrap().events.clear();
+    let mut calls = 0;
+    let mut modern = |_: &str, method: &str, id: u64| match method {
+        "server/discover" => Reply::Bytes(ok(
+            id,
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private"}"#,
+        )),
+        "tools/list" => Reply::Bytes(ok(
+            id,
+            r#"{"resultType":"complete","tools":[{"name":"h","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},{"name":"b","inputSchema":{"type":"object"}}],"ttlMs":0,"cacheScope":"private"}"#,
+        )),
+        "tools/call" => {
+            calls += 1;
+            match calls {
+                1 => Reply::Bytes(response(
+                    400,
+                    "application/json",
+                    "",
+                    &format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32020,"message":"Header mismatch"}}}}"#
+                    ),
+                )),
+                3 | 4 => Reply::Bytes(ok(
+                    id,
+                    r#"{"resultType":"input_required","requestState":"again"}"#,
+                )),
+                _ => Reply::Bytes(ok(
+                    id,
+                    &format!(
+                        r#"{{"resultType":"complete","content":[{{"type":"text","text":"{RESULT}"}}],"isError":false}}"#
+                    ),
+                )),
+            }
+        }
+        _ => Reply::Bytes(response(202, "application/json", "", "")),
+    };
+    let mut d =
+        SessionDriver::new(&client.0, Config::new("http://127.0.0.2:9/mcp").unwrap()).unwrap();
+    run_scripted(&mut d, Start::Connect, &mut modern);
+    let called = run_scripted(&mut d, Start::call("h", br#"{"r":"eu"}"#), &mut modern);
+    assert!(matches!(called, Completion::Called(r) if !r.is_error));
+    {
+        let c = capture.0.lock().unwrap();
+        let dump = format!("{:#?}\n{:#?}", c.spans, c.events);
+        assert_eq!(
+            events_of(&c, "call"),
+            ["relisting: the tool's headers did not match", "retry"],
+            "{dump}"
+        );
+    }
+    capture.0.lock().unwrap().spans.clear();
+    capture.0.lock().unwrap().events.clear();
+    let called = run_scripted(&mut d, Start::call("b", b"{}"), &mut modern);
+    assert!(matches!(called, Completion::Called(r) if !r.is_error));
+    assert_eq!(calls, 5);
+    let c = capture.0.lock().unwrap();
+    let dump = format!("{:#?}\n{:#?}", c.spans, c.events);
+    assert_eq!(
+        events_of(&c, "call"),
+        ["retry", "backoff before the next round", "retry"],
+        "{dump}"
+    );
+    for secret in [ARGUMENT, RESULT, "\"eu\""] {
         assert!(!dump.contains(secret), "{secret} in\n{dump}");
     }
 }

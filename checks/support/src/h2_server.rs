@@ -41,7 +41,8 @@ pub struct Behaviour {
 }
 
 /// A server answering `tools/list` and `tools/call` over HTTP/2 on every accepted connection;
-/// a call of the tool `hang` is never answered.
+/// a call of the tool `hang` is never answered, the first call of the tool `again` on a
+/// connection asks for another round.
 pub struct Server {
     /// Its port on 127.0.0.1.
     pub port: u16,
@@ -153,6 +154,7 @@ fn serve(
     let mut buf = vec![0u8; 16 * 1024];
     let mut recorded = 0;
     let mut gone = false;
+    let mut rounds = 0;
     loop {
         let got = match stream.read(&mut buf) {
             Ok(0) | Err(_) => return,
@@ -166,9 +168,20 @@ fn serve(
         recorded = peer.frames.len();
         for req in done {
             let method = req.rpc_method();
-            let hang = method == "tools/call" && req.json()["params"]["name"] == "hang";
+            let tool = req.json()["params"]["name"].clone();
+            let hang = method == "tools/call" && tool == "hang";
+            // `again` asks for one more round (an `input_required` without requests) on its
+            // first call of each connection.
+            let again = method == "tools/call" && tool == "again" && {
+                rounds += 1;
+                rounds == 1
+            };
             let body = match method.as_str() {
                 "tools/list" => result(req.rpc_id(), TOOLS),
+                "tools/call" if again => result(
+                    req.rpc_id(),
+                    r#"{"resultType":"input_required","requestState":"round-2"}"#,
+                ),
                 "tools/call" => result(req.rpc_id(), CALLED),
                 _ => result(req.rpc_id(), "{}"),
             };

@@ -119,6 +119,14 @@ pub fn install() -> Capturing {
     capture
 }
 
+/// Installs a [`Capturing`] layer as the subscriber of the current thread only, until the
+/// guard is dropped: for a test that runs the driver on its own thread, beside others.
+pub fn install_here() -> (Capturing, tracing::subscriber::DefaultGuard) {
+    let capture = Capturing::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    (capture, tracing::subscriber::set_default(subscriber))
+}
+
 /// The arguments of the call: a JSON object holding [`ARGUMENT`].
 pub fn arguments() -> Vec<u8> {
     format!(r#"{{"note":"{ARGUMENT}"}}"#).into_bytes()
@@ -365,8 +373,9 @@ pub fn h2_url(port: u16) -> String {
 }
 
 /// Checks what `capture` holds after the HTTP/2 session of [`crate::tracing_h2_tests!`] (a
-/// listing and a call over h2c, from a modern era hint, then a close): the listing and the call
-/// each hold one exchange span with its id, HTTP method, JSON-RPC method, an odd stream id (a
+/// listing and two calls over h2c, from a modern era hint, then a close; the server asks the
+/// second call for another round): the second call holds two exchange spans and its `retry`
+/// event; the listing and the first call each hold one exchange span with its id, HTTP method, JSON-RPC method, an odd stream id (a
 /// client's), its bytes (those of its operation, the only exchange) and `finished`; no argument,
 /// query or path appears anywhere.
 pub fn check_h2(capture: &Capturing, port: u16) {
@@ -388,7 +397,11 @@ pub fn check_h2(capture: &Capturing, port: u16) {
         .filter(|&i| c.spans[i].parent.is_none())
         .collect();
     let names: Vec<&str> = roots.iter().map(|&i| c.spans[i].name.as_str()).collect();
-    assert_eq!(names, ["connect", "list", "call", "close"], "{dump}");
+    assert_eq!(
+        names,
+        ["connect", "list", "call", "call", "close"],
+        "{dump}"
+    );
     let origin = format!("http://127.0.0.1:{port}");
     for &r in &roots {
         assert_eq!(field(r, "origin"), Some(origin.as_str()), "{dump}");
@@ -425,6 +438,29 @@ pub fn check_h2(capture: &Capturing, port: u16) {
     }
     assert_ne!(ids[0], ids[1], "{dump}");
     assert!(streams[0] < streams[1], "{dump}");
+    // The call the server asked for a second round of: two streams, and the second is a retry
+    // of the operation, an event of its span as over HTTP/1.1.
+    let again = roots[3];
+    let xs = exchanges(again);
+    assert_eq!(xs.len(), 2, "{dump}");
+    assert!(
+        xs.iter().all(|&x| field(x, "rpc") == Some("tools/call")),
+        "{dump}"
+    );
+    let events: Vec<&BTreeMap<String, String>> = c
+        .events
+        .iter()
+        .filter(|e| e.span == Some(again))
+        .map(|e| &e.fields)
+        .collect();
+    assert_eq!(events.len(), 1, "{dump}");
+    assert_eq!(events[0]["message"], "retry", "{dump}");
+    assert_eq!(events[0]["attempt"], "2", "{dump}");
+    assert_eq!(
+        events[0]["exchange"],
+        field(xs[1], "exchange").unwrap(),
+        "{dump}"
+    );
     for secret in [ARGUMENT, QUERY_SECRET, "/mcp", "key="] {
         assert!(!dump.contains(secret), "{secret} in\n{dump}");
     }
@@ -453,6 +489,8 @@ macro_rules! tracing_h2_tests {
             assert_eq!(s.http_version(), "HTTP/2");
             assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
             let r = s.call_tool("echo", &tracing_check::arguments())$($wait)*.unwrap();
+            assert!(!r.is_error);
+            let r = s.call_tool("again", &tracing_check::arguments())$($wait)*.unwrap();
             assert!(!r.is_error);
             s.close()$($wait)*.unwrap();
             tracing_check::check_h2(&capture, server.port);
