@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use h2server::{hello, result, H2Peer, SeenRequest};
 use serde_json::Value;
-use support::{PrivateCa, DISCOVER_OK};
+use support::{probe, PrivateCa, DISCOVER_OK};
 
 const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#;
 const CALLED: &str = r#"{"content":[{"type":"text","text":"hi"}]}"#;
@@ -87,14 +87,6 @@ fn serve(mut stream: impl Read + Write, seen: &Mutex<Vec<SeenRequest>>) {
             }
         }
     }
-}
-
-fn probe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .output()
-        .expect("the binary runs")
 }
 
 /// Checks that the probe exited with `code`, showing its stderr when it did not.

@@ -5,10 +5,8 @@
 
 mod support;
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
-use support::{json_response, result_msg, Reply, Req, Server, DISCOVER_OK};
+use support::{json_response, probe, result_msg, Reply, Req, Server, DISCOVER_OK};
 
 /// Retitles the window, rings the bell, clears the screen, a C1 CSI sequence, a right-to-left
 /// override, an isolate, and a carriage return that would write over the start of the line.
@@ -18,14 +16,6 @@ const HOSTILE: &str =
 /// `HOSTILE` written inside a JSON string.
 fn hostile_json() -> String {
     serde_json::to_string(HOSTILE).unwrap()
-}
-
-fn probe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .output()
-        .expect("the binary runs")
 }
 
 /// Whether `s` holds a character that a terminal would act on or that reorders the line.

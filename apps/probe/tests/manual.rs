@@ -2,16 +2,11 @@
 //! options, commands, exit codes, environment variable and JSON members, in both directions.
 //! Also: the completion scripts are generated for every shell clap knows.
 
-use std::collections::BTreeSet;
-use std::process::{Command, Output};
+mod support;
 
-fn probe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .output()
-        .expect("the binary runs")
-}
+use std::collections::BTreeSet;
+
+use support::probe;
 
 /// The help printed by `args`, which must exit with 0.
 fn help(args: &[&str]) -> String {

@@ -4,19 +4,11 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{modern, PrivateCa, Reply, Req, Server};
-
-fn probe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .output()
-        .expect("the binary runs")
-}
+use support::{modern, probe, PrivateCa, Reply, Req, Server};
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("an exit code")

@@ -342,3 +342,14 @@ impl PrivateCa {
         }
     }
 }
+
+/// Runs the `mcp-probe` binary of this package with `args`, without a bearer token or a
+/// `RUST_LOG` from the environment (the tests read its stderr), and waits for it.
+pub fn probe(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+        .args(args)
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the binary runs")
+}
