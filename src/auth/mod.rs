@@ -97,6 +97,8 @@ mod client;
 mod error;
 mod flow;
 pub mod form;
+mod grant;
+pub mod jwt;
 mod metadata;
 pub mod redact;
 mod scope;
@@ -116,9 +118,14 @@ pub use flow::{
     resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
     IssuerCredentials, ResourceCredentials,
 };
+pub use grant::{
+    AssertionSource, ClientAuth, Grant, IdentityProvider, CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE,
+    ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE,
+};
+pub use jwt::{JwsAlgorithm, JwtSigner, SignError};
 pub use metadata::{
-    check_issuer, decode_resource_metadata, decode_server_metadata, is_loopback,
-    resource_designates, resource_matches, resource_metadata_candidates,
+    check_issuer, decode_resource_metadata, decode_server_metadata, decode_server_metadata_for,
+    is_loopback, resource_designates, resource_matches, resource_metadata_candidates,
     server_metadata_candidates, ResourceMetadata, ServerMetadata, UrlPolicy,
     MAX_AUTHORIZATION_SERVERS, MAX_BODY_BYTES,
 };

@@ -72,7 +72,12 @@ impl Authorizer {
                 issuer,
                 ..
             } => {
-                let meta = decode_server_metadata(&r.body, &issuer, self.config.policy)?;
+                let meta = decode_server_metadata_for(
+                    &r.body,
+                    &issuer,
+                    self.config.policy,
+                    self.config.grant.needs_user_agent(),
+                )?;
                 let found = Discovered {
                     challenge,
                     resource: *resource,
@@ -86,6 +91,10 @@ impl Authorizer {
             Progress::Refreshing { flight, refresh } => {
                 self.on_refresh(now, flight.budget, refresh, r)
             }
+            Progress::Exchanging { flight, target } => {
+                self.on_exchange(now, flight.budget, *target, r)
+            }
+            Progress::Granting { target, .. } => self.on_grant(now, *target, r),
             Progress::Idle
             | Progress::AwaitingCode { .. }
             | Progress::Authorized
@@ -150,6 +159,10 @@ impl Authorizer {
                     refresh: Refresh::Challenge(found),
                 });
             }
+        }
+        if !self.config.grant.needs_user_agent() {
+            let target = self.discovered_target(&found);
+            return self.start_grant(now, budget, target);
         }
         self.identify_client(now, budget, found)
     }
@@ -231,7 +244,7 @@ impl Authorizer {
     }
 
     /// Forgets this server's tokens if `issuer` issued them.
-    fn forget_tokens_from(&mut self, issuer: &str) {
+    pub(super) fn forget_tokens_from(&mut self, issuer: &str) {
         if self
             .store
             .resources

@@ -12,8 +12,9 @@ use crate::auth::client::{
     TokenAuthMethod,
 };
 use crate::auth::error::{AuthBudget, AuthError, Purpose};
+use crate::auth::grant::Grant;
 use crate::auth::metadata::{
-    check_issuer, decode_resource_metadata, decode_server_metadata, resource_designates,
+    check_issuer, decode_resource_metadata, decode_server_metadata_for, resource_designates,
     resource_metadata_candidates, server_metadata_candidates, ResourceMetadata, ServerMetadata,
     UrlPolicy, MAX_BODY_BYTES,
 };
@@ -28,6 +29,7 @@ use crate::error::TransportError;
 use crate::time::Instant;
 
 mod answers;
+mod direct;
 mod progress;
 
 use progress::{
@@ -72,17 +74,34 @@ pub struct AuthConfig {
     pub policy: UrlPolicy,
     /// The bounds.
     pub limits: AuthLimits,
+    /// The grant: the authorization code grant through a user agent (the default), or one
+    /// without a user agent ([`Grant`]). Chosen here, never by the server.
+    pub grant: Grant,
 }
 
 impl AuthConfig {
-    /// A configuration with the default policy (https only) and limits.
+    /// A configuration with the default policy (https only) and limits, for the authorization
+    /// code grant.
     pub fn new(server_url: impl Into<String>, client: ClientSettings) -> Self {
         AuthConfig {
             server_url: server_url.into(),
             client,
             policy: UrlPolicy::default(),
             limits: AuthLimits::default(),
+            grant: Grant::AuthorizationCode,
         }
+    }
+
+    /// A configuration for a grant without a user agent (client credentials, JWT bearer,
+    /// enterprise-managed), with the default policy and limits. The client settings are named
+    /// `client_name` and have a redirect URI that is never used.
+    pub fn machine(server_url: impl Into<String>, client_name: &str, grant: Grant) -> Self {
+        let mut c = AuthConfig::new(
+            server_url,
+            ClientSettings::new(client_name, "http://127.0.0.1/unused"),
+        );
+        c.grant = grant;
+        c
     }
 }
 
@@ -200,6 +219,11 @@ pub struct Authorizer {
     refresh: RefreshAllowance,
     /// The scopes asked for last (the base of a step-up).
     last_scopes: Vec<String>,
+    /// The random seed of the `jti` of assertions (from the last challenge's secrets or
+    /// [`Authorizer::reseed`]).
+    jti_seed: Option<String>,
+    /// Assertions made so far (the `jti` counter).
+    assertions: u64,
 }
 
 impl core::fmt::Debug for Authorizer {
@@ -256,6 +280,12 @@ impl Authorizer {
         let server =
             Endpoint::parse(&config.server_url).map_err(AuthError::url("MCP server URL"))?;
         config.client.validate()?;
+        config.grant.check()?;
+        if let Grant::EnterpriseManaged { idp, .. } = &config.grant {
+            config
+                .policy
+                .check("identity provider token endpoint", &idp.token_endpoint)?;
+        }
         if config.limits.max_exchanges == 0 || config.limits.max_attempts == 0 {
             return Err(AuthError::Config {
                 what: "exchange and attempt limits must be at least 1",
@@ -274,6 +304,8 @@ impl Authorizer {
             attempts: 0,
             refresh: RefreshAllowance::Available,
             last_scopes: Vec::new(),
+            jti_seed: None,
+            assertions: 0,
         })
     }
 
@@ -384,6 +416,7 @@ impl Authorizer {
         if let Some(url) = &bearer.resource_metadata {
             self.config.policy.check("resource_metadata URL", url)?;
         }
+        self.jti_seed = Some(secrets.state().to_owned());
         let challenge = Challenge {
             kind,
             scopes: bearer.scope,
@@ -423,6 +456,13 @@ impl Authorizer {
             })?;
         let budget = Budget::new(after(now, self.config.limits.time));
         let Some(flight) = self.refresh_request(budget, &issuer, None)? else {
+            if !self.config.grant.needs_user_agent() {
+                // A grant without a user agent is run again, at the stored token endpoint.
+                let target = self.stored_target(&issuer)?;
+                let next = self.start_grant(now, budget, target)?;
+                self.enter(Ok(next));
+                return Ok(());
+            }
             return Err(AuthError::Misuse {
                 reason: "no refresh token for this server",
             });
@@ -621,6 +661,7 @@ impl Authorizer {
             Purpose::ServerMetadata => "authorization-server metadata URL",
             Purpose::Registration => "registration endpoint",
             Purpose::Token | Purpose::Refresh => "token endpoint",
+            Purpose::TokenExchange => "identity provider token endpoint",
         };
         let endpoint = self.config.policy.check(what, url)?;
         let limit = self.config.limits.max_exchanges;
