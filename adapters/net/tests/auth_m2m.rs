@@ -14,7 +14,7 @@ use mcp_sansio::auth::{
     UrlPolicy,
 };
 use mcp_sansio::Instant;
-use mcp_sansio_net::auth::{AuthHttp, AuthorizeError, Authorization};
+use mcp_sansio_net::auth::{AuthHttp, Authorization, AuthorizeError};
 use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_test_support::adapter_tests::m2m as support;
@@ -32,10 +32,7 @@ const RSA_PUBLIC_DER_B64: &str = include_str!("data/m2m-rsa-test-key.pub.der.b64
 
 fn b64url(s: &str) -> Vec<u8> {
     // RFC 7515 §2: base64url without padding; a padded or standard-alphabet part is refused.
-    assert!(
-        !s.contains(['=', '+', '/']),
-        "not unpadded base64url: {s}"
-    );
+    assert!(!s.contains(['=', '+', '/']), "not unpadded base64url: {s}");
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(s)
         .unwrap()
@@ -115,9 +112,15 @@ fn check_assertion(
     assert_eq!(claims["iss"], "the-client");
     assert_eq!(claims["sub"], "the-client");
     assert_eq!(claims["aud"], ISSUER);
-    let (iat, exp) = (claims["iat"].as_u64().unwrap(), claims["exp"].as_u64().unwrap());
+    let (iat, exp) = (
+        claims["iat"].as_u64().unwrap(),
+        claims["exp"].as_u64().unwrap(),
+    );
     assert_eq!(iat, NOW_SECS, "iat is the time passed in");
-    assert!(exp > iat && exp - iat <= 300, "a short expiry: {iat}..{exp}");
+    assert!(
+        exp > iat && exp - iat <= 300,
+        "a short expiry: {iat}..{exp}"
+    );
     assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
     let signing_input = format!("{}.{}", parts[0], parts[1]);
     assert!(
@@ -125,7 +128,10 @@ fn check_assertion(
         "the signature does not verify"
     );
     // A changed claim no longer verifies.
-    assert!(!verify(format!("{signing_input}x").as_bytes(), &b64url(parts[2])));
+    assert!(!verify(
+        format!("{signing_input}x").as_bytes(),
+        &b64url(parts[2])
+    ));
     claims
 }
 
@@ -249,7 +255,10 @@ fn an_authorization_server_that_answers_errors_ends_the_grant_after_one_request(
     assert_eq!(server.count("POST", "/token"), 1);
     assert_eq!(server.count("POST", "/register"), 0);
     // The secret was sent once, in the form, and is nowhere in what is shown or recorded.
-    assert!(server.seen().iter().any(|s| s.body.contains("a-wrong-secret")));
+    assert!(server
+        .seen()
+        .iter()
+        .any(|s| s.body.contains("a-wrong-secret")));
     drop(auth);
     let text = sink.0.lock().unwrap().clone();
     assert!(text.contains("client_secret=<redacted>"), "{text}");
@@ -311,7 +320,9 @@ fn no_user_agent_event_comes_from_a_grant_without_one() {
     assert!(az.poll_request().is_none());
     assert!(matches!(
         az.poll_event(),
-        Some(AuthEvent::Failed(AuthError::AlgorithmUnsupported { alg: "ES256" }))
+        Some(AuthEvent::Failed(AuthError::AlgorithmUnsupported {
+            alg: "ES256"
+        }))
     ));
 }
 

@@ -608,7 +608,9 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
 
 fn b64url(s: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).ok()
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .ok()
 }
 
 fn jwt_claims(token: &str) -> Option<serde_json::Value> {
@@ -618,7 +620,12 @@ fn jwt_claims(token: &str) -> Option<serde_json::Value> {
 
 /// Who the client is, by `client_secret_basic`, `client_secret_post` or `private_key_jwt`, or
 /// why not.
-fn client_of(s: &Seen, form: &BTreeMap<String, String>, base: &str, st: &mut State) -> Result<(), String> {
+fn client_of(
+    s: &Seen,
+    form: &BTreeMap<String, String>,
+    base: &str,
+    st: &mut State,
+) -> Result<(), String> {
     use base64::Engine as _;
     if let Some(basic) = header(s, "authorization").and_then(|v| v.strip_prefix("Basic ")) {
         let decoded = base64::engine::general_purpose::STANDARD
@@ -645,7 +652,10 @@ fn client_of(s: &Seen, form: &BTreeMap<String, String>, base: &str, st: &mut Sta
             .verify(input.as_bytes(), &sig)
             .map_err(|_| "signature does not verify")?;
         let c = jwt_claims(assertion).ok_or("claims")?;
-        let (iat, exp) = (c["iat"].as_u64().unwrap_or(0), c["exp"].as_u64().unwrap_or(0));
+        let (iat, exp) = (
+            c["iat"].as_u64().unwrap_or(0),
+            c["exp"].as_u64().unwrap_or(0),
+        );
         if c["iss"] != m2m::CLIENT_ID || c["sub"] != m2m::CLIENT_ID {
             return Err("iss/sub".into());
         }

@@ -7,9 +7,9 @@ pub mod auth;
 pub mod auth_binding;
 pub mod canned;
 #[cfg(feature = "net")]
-pub mod m2m;
-#[cfg(feature = "net")]
 pub mod h2;
+#[cfg(feature = "net")]
+pub mod m2m;
 #[cfg(feature = "net")]
 pub mod recording;
 #[cfg(feature = "tracing")]
