@@ -41,6 +41,31 @@
 //!    `client_secret_post` or `none`; the answer must be a header-safe `Bearer` token.
 //!    [`AuthEvent::Authorized`] follows; [`Authorizer::bearer`] gives the token to send.
 //!
+//! # Grants without a user agent
+//!
+//! [`AuthConfig::grant`] chooses the grant; the server never does. Besides the authorization
+//! code grant above, [`Grant`] names three grants for clients with no person at a browser. Each
+//! runs steps 1 and 2 (discovery, with the same checks; PKCE and the authorization endpoint
+//! are not required), then asks for tokens for the resource the metadata names, and never opens
+//! a user agent:
+//!
+//! - [`Grant::ClientCredentials`]: `grant_type=client_credentials`, the client authenticated as
+//!   [`ClientAuth`] says: `client_secret_basic`, `client_secret_post`, or `private_key_jwt` (an
+//!   RFC 7523 assertion the core builds, [`jwt`], and the embedder's [`JwtSigner`] signs).
+//! - [`Grant::JwtBearer`]: the JWT bearer grant (RFC 7523 §2.1) with a token from the
+//!   embedder's [`AssertionSource`] (a workload identity token), sent only to an authorization
+//!   server its `aud` names.
+//! - [`Grant::EnterpriseManaged`]: token exchange (RFC 8693) of the user's ID token at the
+//!   enterprise identity provider for an identity assertion grant for the authorization server
+//!   and resource, then the JWT bearer grant with it there.
+//!
+//! An error answer ends the authorization ([`AuthEvent::Failed`]): it is not retried and no
+//! other grant is tried. When the token expires, [`Authorizer::start_refresh`] runs the grant
+//! again (with a refresh token, if the server gave one, it refreshes instead). The `jti` of the
+//! assertions derives from the random secrets given with the challenge (or
+//! [`Authorizer::reseed`]); `iat` is the [`Instant`](crate::Instant) passed in, read as seconds
+//! since the Unix epoch.
+//!
 //! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
 //! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
 //! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
