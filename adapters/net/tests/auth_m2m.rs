@@ -334,3 +334,33 @@ impl TranscriptSink for Memory {
         self.0.lock().unwrap().push_str(text);
     }
 }
+
+#[test]
+fn a_refresh_runs_the_grant_again_with_a_fresh_assertion_even_in_a_new_process() {
+    let server = AuthServer::start(Mode::Normal);
+    let grant = support::private_key_jwt(&server);
+    let http = || AuthHttp::with_policy(AddressPolicy::strict().allow_loopback(true));
+    let config = || {
+        let mut c = AuthConfig::machine(server.url(), "t", grant.clone());
+        c.policy = UrlPolicy {
+            allow_loopback_http: true,
+        };
+        c
+    };
+    let first = support::refusing_browser();
+    let saved = first.saved.clone();
+    let mut auth = Authorization::new(config(), http(), Box::new(first)).unwrap();
+    auth.authorize(401, Some(&challenge(&server))).unwrap();
+    let token = auth.bearer().unwrap().to_owned();
+    // A later process starts from the saved store, with no challenge: the refresh runs the
+    // grant again (no refresh token was issued) with an assertion of its own.
+    let mut later = support::refusing_browser();
+    later.stored = saved.lock().unwrap().clone();
+    let mut auth = Authorization::new(config(), http(), Box::new(later)).unwrap();
+    assert_eq!(auth.bearer(), Some(token.as_str()));
+    auth.refresh().unwrap();
+    assert_ne!(auth.bearer(), Some(token.as_str()));
+    assert_eq!(server.refusal(), None);
+    assert_eq!(server.grants("/token", "client_credentials").len(), 2);
+    assert_eq!(server.count("GET", "/.well-known/oauth-protected-resource/mcp"), 1);
+}
