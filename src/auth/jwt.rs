@@ -94,6 +94,13 @@ pub trait JwtSigner: Send + Sync {
     /// The signature of `signing_input` (raw bytes: for ECDSA `r || s` of fixed length, as
     /// JWS requires, not DER).
     fn sign(&self, signing_input: &[u8]) -> Result<Vec<u8>, SignError>;
+
+    /// The public key as a JWK (RFC 7517) with its required members only (`kty`, `crv`, `x`,
+    /// `y` for EC; `kty`, `n`, `e` for RSA), never a private member: what a DPoP proof carries
+    /// in its header. `None` when the signer cannot give it (it then cannot make DPoP proofs).
+    fn public_jwk(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// The claims of a client assertion (RFC 7523 §3).
@@ -169,15 +176,24 @@ pub fn sign_jwt<C: Serialize>(
     typ: &str,
     claims: &C,
 ) -> Result<String, JwtError> {
-    let alg = signer.algorithm();
     let header = Header {
-        alg: alg.as_str(),
+        alg: signer.algorithm().as_str(),
         typ,
         kid: signer.key_id(),
     };
     let header = serde_json::to_vec(&header).map_err(|_| JwtError::Malformed {
         reason: "the header does not serialise",
     })?;
+    sign_with_header(signer, header, claims)
+}
+
+/// As [`sign_jwt`] with the header given as JSON bytes (its `alg` must be the signer's).
+pub(crate) fn sign_with_header<C: Serialize>(
+    signer: &dyn JwtSigner,
+    header: Vec<u8>,
+    claims: &C,
+) -> Result<String, JwtError> {
+    let alg = signer.algorithm();
     let claims = serde_json::to_vec(claims).map_err(|_| JwtError::Malformed {
         reason: "the claims do not serialise",
     })?;

@@ -119,6 +119,7 @@
 
 mod challenge;
 mod client;
+pub mod dpop;
 mod error;
 mod flow;
 pub mod form;
@@ -140,7 +141,7 @@ pub use client::{
 };
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
+    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,
     IssuerCredentials, ResourceCredentials,
 };
 pub use grant::{
@@ -159,7 +160,8 @@ pub use scope::{
     MAX_SCOPES, MAX_SCOPE_LEN, OFFLINE_ACCESS,
 };
 pub use token::{
-    authorization_url, decode_token_response, is_header_safe, parse_callback, pkce_challenge,
-    token_request, AuthSecrets, PendingAuthorization, TokenSet, MAX_CODE_LEN, MAX_TOKEN_LEN,
+    authorization_url, decode_token_response, decode_token_response_for, is_header_safe,
+    parse_callback, pkce_challenge, token_request, AuthSecrets, PendingAuthorization, TokenSet,
+    MAX_CODE_LEN, MAX_TOKEN_LEN,
 };
 pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};

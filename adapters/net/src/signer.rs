@@ -208,6 +208,15 @@ impl KeySigner {
         self
     }
 
+    /// A new P-256 key signing `ES256`, from the system's random source: a DPoP key of one
+    /// client (RFC 9449), never written anywhere.
+    pub fn generate_es256() -> Result<KeySigner, KeyError> {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(ecdsa_alg(JwsAlgorithm::ES256), &rng)
+            .map_err(|_| KeyError::Unusable("no key could be generated"))?;
+        KeySigner::from_pkcs8(pkcs8.as_ref())
+    }
+
     /// The public key's bytes: for ECDSA the uncompressed point, for RSA the DER
     /// `RSAPublicKey`. What an authorization server registers to verify the assertions.
     pub fn public_key(&self) -> Vec<u8> {
@@ -226,6 +235,30 @@ impl JwtSigner for KeySigner {
 
     fn key_id(&self) -> Option<&str> {
         self.kid.as_deref()
+    }
+
+    fn public_jwk(&self) -> Option<serde_json::Value> {
+        use ring::signature::KeyPair as _;
+        match &self.key {
+            Key::Ecdsa(k) => {
+                let point = k.public_key().as_ref();
+                let n = (point.len().checked_sub(1)?) / 2;
+                let (x, y) = point.get(1..)?.split_at(n);
+                let crv = match self.alg {
+                    JwsAlgorithm::ES384 => "P-384",
+                    _ => "P-256",
+                };
+                Some(serde_json::json!({
+                    "kty": "EC", "crv": crv, "x": B64URL.encode(x), "y": B64URL.encode(y),
+                }))
+            }
+            Key::Rsa(k) => {
+                let c: ring::rsa::PublicKeyComponents<Vec<u8>> = k.public().into();
+                Some(serde_json::json!({
+                    "kty": "RSA", "n": B64URL.encode(&c.n), "e": B64URL.encode(&c.e),
+                }))
+            }
+        }
     }
 
     fn sign(&self, signing_input: &[u8]) -> Result<Vec<u8>, SignError> {

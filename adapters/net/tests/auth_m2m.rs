@@ -362,5 +362,8 @@ fn a_refresh_runs_the_grant_again_with_a_fresh_assertion_even_in_a_new_process()
     assert_ne!(auth.bearer(), Some(token.as_str()));
     assert_eq!(server.refusal(), None);
     assert_eq!(server.grants("/token", "client_credentials").len(), 2);
-    assert_eq!(server.count("GET", "/.well-known/oauth-protected-resource/mcp"), 1);
+    assert_eq!(
+        server.count("GET", "/.well-known/oauth-protected-resource/mcp"),
+        1
+    );
 }

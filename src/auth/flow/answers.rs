@@ -194,15 +194,16 @@ impl Authorizer {
         pending: PendingAuthorization,
         r: AuthResponse,
     ) -> Result<Progress, AuthError> {
-        let tokens = decode_token_response(
-            Purpose::Token,
-            r.status,
-            &r.body,
-            &pending.scopes,
-            None,
-            ms(now),
-        )
-        .inspect_err(|e| self.forget_rejected_client(&pending.issuer, e))?;
+        let tokens = self
+            .decode_tokens(
+                Purpose::Token,
+                r.status,
+                &r.body,
+                &pending.scopes,
+                None,
+                ms(now),
+            )
+            .inspect_err(|e| self.forget_rejected_client(&pending.issuer, e))?;
         let scopes = tokens.scopes.clone();
         let entry = self
             .store
@@ -272,7 +273,7 @@ impl Authorizer {
             .ok_or(AuthError::Misuse {
                 reason: "no tokens of this server to refresh",
             })?;
-        match decode_token_response(
+        match self.decode_tokens(
             Purpose::Refresh,
             r.status,
             &r.body,

@@ -54,7 +54,7 @@ impl Authorizer {
     }
 
     /// The next `jti`.
-    fn next_jti(&mut self) -> Result<String, AuthError> {
+    pub(super) fn next_jti(&mut self) -> Result<String, AuthError> {
         let seed = self.jti_seed.as_deref().ok_or(AuthError::Assertion {
             reason: "no random seed for the assertion's jti".into(),
         })?;
@@ -311,7 +311,7 @@ impl Authorizer {
         target: Target,
         r: AuthResponse,
     ) -> Result<Progress, AuthError> {
-        let tokens = match decode_token_response(
+        let tokens = match self.decode_tokens(
             Purpose::Token,
             r.status,
             &r.body,

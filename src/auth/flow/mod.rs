@@ -20,7 +20,7 @@ use crate::auth::metadata::{
 };
 use crate::auth::scope::{select_scopes, step_up_scopes};
 use crate::auth::token::{
-    authorization_url, decode_token_response, parse_callback, token_request, AuthSecrets,
+    authorization_url, decode_token_response_for, parse_callback, token_request, AuthSecrets,
     PendingAuthorization, TokenSet,
 };
 use crate::auth::wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
@@ -30,6 +30,7 @@ use crate::time::Instant;
 
 mod answers;
 mod direct;
+mod dpop_flow;
 mod progress;
 
 use progress::{
@@ -77,6 +78,21 @@ pub struct AuthConfig {
     /// The grant: the authorization code grant through a user agent (the default), or one
     /// without a user agent ([`Grant`]). Chosen here, never by the server.
     pub grant: Grant,
+    /// The client's DPoP key (RFC 9449), if its tokens are to be bound to it: every token
+    /// request then carries a proof ([`crate::auth::dpop`]).
+    pub dpop: Option<DpopKey>,
+}
+
+/// The key a client binds its tokens to with DPoP: a signer whose
+/// [`JwtSigner::public_jwk`](crate::auth::JwtSigner::public_jwk) gives its public key. `Debug`
+/// shows the algorithm only.
+#[derive(Clone)]
+pub struct DpopKey(pub alloc::sync::Arc<dyn crate::auth::jwt::JwtSigner>);
+
+impl core::fmt::Debug for DpopKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("DpopKey").field(&self.0.algorithm()).finish()
+    }
 }
 
 impl AuthConfig {
@@ -89,6 +105,7 @@ impl AuthConfig {
             policy: UrlPolicy::default(),
             limits: AuthLimits::default(),
             grant: Grant::AuthorizationCode,
+            dpop: None,
         }
     }
 
@@ -224,6 +241,14 @@ pub struct Authorizer {
     jti_seed: Option<String>,
     /// Assertions made so far (the `jti` counter).
     assertions: u64,
+    /// The latest time given (the `iat` of DPoP proofs).
+    now: Instant,
+    /// The authorization server's DPoP nonce, once it gave one.
+    dpop_nonce: Option<String>,
+    /// The MCP server's DPoP nonce, once it gave one.
+    resource_nonce: Option<String>,
+    /// The token request in flight, to send again once with a DPoP nonce.
+    resend: Option<dpop_flow::Resend>,
 }
 
 impl core::fmt::Debug for Authorizer {
@@ -306,6 +331,10 @@ impl Authorizer {
             last_scopes: Vec::new(),
             jti_seed: None,
             assertions: 0,
+            now: Instant::ZERO,
+            dpop_nonce: None,
+            resource_nonce: None,
+            resend: None,
         })
     }
 
@@ -324,9 +353,12 @@ impl Authorizer {
 
     /// The access token to send to the MCP server (`Authorization: Bearer …`), if any: only a
     /// token issued for this server (stored under its [`resource_key`]), never one of another
-    /// server in the same store.
+    /// server in the same store, and never one bound to a DPoP key (those go with
+    /// [`Authorizer::authorization_headers`]).
     pub fn bearer(&self) -> Option<&str> {
-        Some(self.current_tokens()?.access_token.as_str())
+        let tokens = self.current_tokens()?;
+        // A token bound to a DPoP key is never sent as a Bearer token.
+        (!tokens.dpop).then_some(tokens.access_token.as_str())
     }
 
     /// Whether the current access token has expired at `now` (false when it has no expiry).
@@ -378,6 +410,7 @@ impl Authorizer {
                 reason: "an authorization is already in progress",
             });
         }
+        self.now = self.now.max(now);
         let challenges = parse_challenges(www_authenticate.iter().copied())?;
         let bearer = challenges.iter().find(|c| c.is_scheme("bearer"));
         if bearer.is_none() && !challenges.is_empty() {
@@ -446,6 +479,7 @@ impl Authorizer {
                 reason: "an authorization is already in progress",
             });
         }
+        self.now = self.now.max(now);
         let issuer = self
             .store
             .resources
@@ -603,6 +637,7 @@ impl Authorizer {
 
     /// Time passed: a deadline that has passed fails the authorization.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = self.now.max(now);
         let (budget, limit) = if self.progress.network_deadline().is_some_and(|d| now >= d) {
             (AuthBudget::Time, self.config.limits.time)
         } else if self.progress.callback_deadline().is_some_and(|d| now >= d) {
@@ -640,6 +675,14 @@ impl Authorizer {
         if self.progress.awaiting().is_none_or(|(want, _)| want != id) {
             return;
         }
+        match self.dpop_nonce_retry(&response) {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                self.enter(Err(e));
+                return;
+            }
+        }
         let step = self.take_progress();
         let next = self.on_response(now, step, response);
         self.enter(next);
@@ -672,6 +715,7 @@ impl Authorizer {
             });
         }
         budget.exchanges += 1;
+        let headers = self.with_dpop_proof(purpose, url, headers, &body)?;
         let id = AuthRequestId(self.next_id);
         self.next_id += 1;
         self.outbox.push_back(AuthRequest {

@@ -238,6 +238,23 @@ impl Progress {
         Some((flight.id, purpose))
     }
 
+    /// The request a step of the network part waits for, to replace it.
+    pub(super) fn flight_mut(&mut self) -> Option<&mut InFlight> {
+        match self {
+            Progress::ResourceMetadata { flight, .. }
+            | Progress::ServerMetadata { flight, .. }
+            | Progress::Registering { flight, .. }
+            | Progress::Refreshing { flight, .. }
+            | Progress::Redeeming { flight, .. }
+            | Progress::Exchanging { flight, .. }
+            | Progress::Granting { flight, .. } => Some(flight),
+            Progress::Idle
+            | Progress::AwaitingCode { .. }
+            | Progress::Authorized
+            | Progress::Failed => None,
+        }
+    }
+
     /// The deadline of the network part, in one of its steps.
     pub(super) fn network_deadline(&self) -> Option<Instant> {
         match self {
