@@ -66,6 +66,14 @@
 //! [`Authorizer::reseed`]); `iat` is the [`Instant`](crate::Instant) passed in, read as seconds
 //! since the Unix epoch.
 //!
+//! # DPoP
+//!
+//! With [`AuthConfig::dpop`] set ([`DpopKey`]: a [`JwtSigner`] that gives its public JWK), every
+//! token request of any grant carries a DPoP proof ([`dpop`], RFC 9449); a `use_dpop_nonce`
+//! answer is sent again once with the server's nonce; a token of type `DPoP` stays bound to
+//! the key: [`Authorizer::bearer`] does not give it, [`Authorizer::authorization_headers`] gives
+//! the `Authorization: DPoP …` and `DPoP` fields of each MCP request.
+//!
 //! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
 //! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
 //! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
