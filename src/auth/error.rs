@@ -261,6 +261,14 @@ pub enum AuthError {
         /// The authorization server the resource named.
         issuer: String,
     },
+    /// The protected resource names an authorization server other than the one the grant's
+    /// credentials are for ([`AuthConfig::grant_issuer`](crate::auth::AuthConfig)): nothing is
+    /// sent to it.
+    #[error("the protected resource names the authorization server {issuer:?}, not the one the credentials are for; nothing was sent to it")]
+    IssuerNotAllowed {
+        /// The issuer the resource named (truncated).
+        issuer: String,
+    },
     /// The configured client assertion algorithm is not among those the authorization server
     /// lists in `token_endpoint_auth_signing_alg_values_supported`.
     #[error("the authorization server does not accept {alg} client assertions")]

@@ -367,3 +367,24 @@ fn a_refresh_runs_the_grant_again_with_a_fresh_assertion_even_in_a_new_process()
         1
     );
 }
+
+#[test]
+fn credentials_pinned_to_an_issuer_are_never_presented_to_another() {
+    let ours = AuthServer::start(Mode::Normal);
+    // A hostile resource names another authorization server as its own.
+    let hostile = AuthServer::start_naming(&ours.base());
+    let mut c = AuthConfig::machine(hostile.url(), "t", support::basic());
+    c.policy = UrlPolicy {
+        allow_loopback_http: true,
+    };
+    c.grant_issuer = Some("https://as.example".into());
+    let http = AuthHttp::with_policy(AddressPolicy::strict().allow_loopback(true));
+    let mut auth = Authorization::new(c, http, Box::new(support::refusing_browser())).unwrap();
+    let e = auth.authorize(401, Some(&challenge(&hostile))).unwrap_err();
+    assert!(
+        matches!(e, AuthorizeError::Auth(AuthError::IssuerNotAllowed { .. })),
+        "{e:?}"
+    );
+    // Nothing went to the authorization server it named, not even a metadata request.
+    assert!(ours.seen().is_empty(), "{:?}", ours.seen());
+}

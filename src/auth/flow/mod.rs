@@ -81,6 +81,11 @@ pub struct AuthConfig {
     /// The client's DPoP key (RFC 9449), if its tokens are to be bound to it: every token
     /// request then carries a proof ([`crate::auth::dpop`]).
     pub dpop: Option<DpopKey>,
+    /// For a grant without a user agent: the one authorization server (issuer) its credentials
+    /// may be presented to. A protected resource that names another gets nothing
+    /// ([`AuthError::IssuerNotAllowed`]) before any request to it. `None`: whichever the
+    /// resource names (its URL still passes the policy and the address guard).
+    pub grant_issuer: Option<String>,
 }
 
 /// The key a client binds its tokens to with DPoP: a signer whose
@@ -106,6 +111,7 @@ impl AuthConfig {
             limits: AuthLimits::default(),
             grant: Grant::AuthorizationCode,
             dpop: None,
+            grant_issuer: None,
         }
     }
 
