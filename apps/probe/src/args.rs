@@ -228,6 +228,10 @@ pub struct Options {
     /// RS256)
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub private_key_file: Option<PathBuf>,
+    /// With --grant: present the credentials only to this authorization
+    /// server (its issuer identifier); a server naming another gets nothing
+    #[arg(verbatim_doc_comment, long, value_name = "URL")]
+    pub issuer: Option<String>,
     /// With --grant jwt-bearer: the workload identity JWT, read from
     /// FILE each time a token is needed (so the platform can renew it)
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
@@ -281,6 +285,7 @@ impl Options {
         self.token_file = later.token_file.or(self.token_file);
         self.grant = later.grant.or(self.grant);
         self.client_id = later.client_id.or(self.client_id);
+        self.issuer = later.issuer.or(self.issuer);
         self.client_secret_file = later.client_secret_file.or(self.client_secret_file);
         self.client_secret_post |= later.client_secret_post;
         self.private_key_file = later.private_key_file.or(self.private_key_file);
@@ -388,6 +393,7 @@ fn check_grant(o: &Options) -> Result<(), clap::Error> {
         return Err(usage("--grant needs --oauth"));
     }
     let credentials = o.client_id.is_some()
+        || o.issuer.is_some()
         || o.client_secret_file.is_some()
         || o.client_secret_post
         || o.private_key_file.is_some();

@@ -129,6 +129,7 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
         allow_loopback_http: o.allow_loopback,
     };
     auth_config.grant = grant(o)?;
+    auth_config.grant_issuer = o.issuer.clone();
     let policy = AddressPolicy::strict().allow_loopback(o.allow_loopback);
     let mut roots = Vec::new();
     for path in &o.ca_certs {

@@ -167,3 +167,36 @@ fn a_refused_secret_exits_with_4_after_one_request() {
     assert!(!text.contains("not-the-secret"));
     assert_eq!(server.count("POST", "/token"), 1);
 }
+
+#[test]
+fn with_issuer_the_secret_goes_to_no_other_authorization_server() {
+    let server = AuthServer::start(Mode::Normal);
+    let dir = tmp("issuer");
+    let secret = file(&dir, "secret", m2m::SECRET);
+    let url = server.url();
+    let mut args = BASE.to_vec();
+    args.extend([
+        "--grant",
+        "client-credentials",
+        "--client-id",
+        m2m::CLIENT_ID,
+        "--client-secret-file",
+        &secret,
+        "--issuer",
+        "https://auth.example",
+        "list",
+        &url,
+    ]);
+    let o = probe(&args, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(server.count("POST", "/token"), 0);
+    assert_eq!(
+        server.count("GET", "/.well-known/oauth-authorization-server"),
+        0
+    );
+}
