@@ -723,6 +723,7 @@ fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {
         Purpose::Registration => "registration",
         Purpose::Token => "token exchange",
         Purpose::Refresh => "token refresh",
+        Purpose::TokenExchange => "token exchange at the identity provider",
         _ => "other",
     }
 }
