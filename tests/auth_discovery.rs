@@ -512,6 +512,7 @@ fn meta(methods: Option<&[&str]>) -> ServerMetadata {
         token_endpoint_auth_methods_supported: methods.map(v),
         client_id_metadata_document_supported: false,
         iss_parameter_supported: false,
+        token_endpoint_auth_signing_alg_values_supported: None,
     }
 }
 

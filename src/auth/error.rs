@@ -55,6 +55,9 @@ pub enum Purpose {
     Token,
     /// Refreshing tokens.
     Refresh,
+    /// Exchanging a token at the enterprise identity provider (RFC 8693) for an identity
+    /// assertion grant.
+    TokenExchange,
 }
 
 impl core::fmt::Display for Purpose {
@@ -65,6 +68,7 @@ impl core::fmt::Display for Purpose {
             Purpose::Registration => "client registration",
             Purpose::Token => "token request",
             Purpose::Refresh => "token refresh",
+            Purpose::TokenExchange => "token exchange at the identity provider",
         })
     }
 }
@@ -241,6 +245,36 @@ pub enum AuthError {
         purpose: Purpose,
         /// What failed.
         source: TransportError,
+    },
+    /// A JWT the grant needs could not be made or obtained: the signer failed, or the
+    /// embedder's token source did (the text never holds a key or a token).
+    #[error("authorization assertion: {reason}")]
+    Assertion {
+        /// Why.
+        reason: String,
+    },
+    /// The token the embedder supplied for the JWT bearer grant is not meant for the
+    /// authorization server the protected resource names (its `aud` names neither that issuer
+    /// nor its token endpoint): it is not sent there.
+    #[error("the assertion's audience does not name the authorization server {issuer:?}; it was not sent")]
+    AudienceMismatch {
+        /// The authorization server the resource named.
+        issuer: String,
+    },
+    /// The protected resource names an authorization server other than the one the grant's
+    /// credentials are for ([`AuthConfig::grant_issuer`](crate::auth::AuthConfig)): nothing is
+    /// sent to it.
+    #[error("the protected resource names the authorization server {issuer:?}, not the one the credentials are for; nothing was sent to it")]
+    IssuerNotAllowed {
+        /// The issuer the resource named (truncated).
+        issuer: String,
+    },
+    /// The configured client assertion algorithm is not among those the authorization server
+    /// lists in `token_endpoint_auth_signing_alg_values_supported`.
+    #[error("the authorization server does not accept {alg} client assertions")]
+    AlgorithmUnsupported {
+        /// The algorithm.
+        alg: &'static str,
     },
     /// A configuration value is refused.
     #[error("invalid authorization configuration: {what}")]

@@ -257,6 +257,8 @@ struct RawServerMetadata {
     client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     authorization_response_iss_parameter_supported: Option<bool>,
+    #[serde(default)]
+    token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// Authorization-server metadata, checked.
@@ -278,6 +280,10 @@ pub struct ServerMetadata {
     pub client_id_metadata_document_supported: bool,
     /// `authorization_response_iss_parameter_supported` (RFC 9207).
     pub iss_parameter_supported: bool,
+    /// `token_endpoint_auth_signing_alg_values_supported`: the algorithms of client assertions
+    /// the token endpoint accepts, if listed.
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// Decodes authorization-server metadata and checks it: `issuer` identical (byte for byte) to
@@ -288,6 +294,18 @@ pub fn decode_server_metadata(
     expected_issuer: &str,
     policy: UrlPolicy,
 ) -> Result<ServerMetadata, AuthError> {
+    decode_server_metadata_for(body, expected_issuer, policy, true)
+}
+
+/// As [`decode_server_metadata`]; with `user_agent` false (a grant without a user agent:
+/// client credentials, JWT bearer) the authorization endpoint and PKCE support are not
+/// required (an absent `authorization_endpoint` is left empty and never used).
+pub fn decode_server_metadata_for(
+    body: &[u8],
+    expected_issuer: &str,
+    policy: UrlPolicy,
+    user_agent: bool,
+) -> Result<ServerMetadata, AuthError> {
     let purpose = Purpose::ServerMetadata;
     let raw: RawServerMetadata = document(purpose, body)?;
     let issuer = raw.issuer.ok_or_else(|| missing(purpose, "issuer"))?;
@@ -297,17 +315,22 @@ pub fn decode_server_metadata(
             got: truncated(&issuer, 256),
         });
     }
-    if !raw
-        .code_challenge_methods_supported
-        .as_ref()
-        .is_some_and(|m| m.iter().any(|m| m == "S256"))
+    if user_agent
+        && !raw
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"))
     {
         return Err(AuthError::PkceUnsupported);
     }
-    let authorization_endpoint = raw
-        .authorization_endpoint
-        .ok_or_else(|| missing(purpose, "authorization_endpoint"))?;
-    policy.check("authorization endpoint", &authorization_endpoint)?;
+    let authorization_endpoint = match raw.authorization_endpoint {
+        Some(a) => {
+            policy.check("authorization endpoint", &a)?;
+            a
+        }
+        None if !user_agent => String::new(),
+        None => return Err(missing(purpose, "authorization_endpoint")),
+    };
     let token_endpoint = raw
         .token_endpoint
         .ok_or_else(|| missing(purpose, "token_endpoint"))?;
@@ -328,5 +351,7 @@ pub fn decode_server_metadata(
         iss_parameter_supported: raw
             .authorization_response_iss_parameter_supported
             .unwrap_or(false),
+        token_endpoint_auth_signing_alg_values_supported: raw
+            .token_endpoint_auth_signing_alg_values_supported,
     })
 }

@@ -41,6 +41,39 @@
 //!    `client_secret_post` or `none`; the answer must be a header-safe `Bearer` token.
 //!    [`AuthEvent::Authorized`] follows; [`Authorizer::bearer`] gives the token to send.
 //!
+//! # Grants without a user agent
+//!
+//! [`AuthConfig::grant`] chooses the grant; the server never does. Besides the authorization
+//! code grant above, [`Grant`] names three grants for clients with no person at a browser. Each
+//! runs steps 1 and 2 (discovery, with the same checks; PKCE and the authorization endpoint
+//! are not required), then asks for tokens for the resource the metadata names, and never opens
+//! a user agent:
+//!
+//! - [`Grant::ClientCredentials`]: `grant_type=client_credentials`, the client authenticated as
+//!   [`ClientAuth`] says: `client_secret_basic`, `client_secret_post`, or `private_key_jwt` (an
+//!   RFC 7523 assertion the core builds, [`jwt`], and the embedder's [`JwtSigner`] signs).
+//! - [`Grant::JwtBearer`]: the JWT bearer grant (RFC 7523 §2.1) with a token from the
+//!   embedder's [`AssertionSource`] (a workload identity token), sent only to an authorization
+//!   server its `aud` names.
+//! - [`Grant::EnterpriseManaged`]: token exchange (RFC 8693) of the user's ID token at the
+//!   enterprise identity provider for an identity assertion grant for the authorization server
+//!   and resource, then the JWT bearer grant with it there.
+//!
+//! An error answer ends the authorization ([`AuthEvent::Failed`]): it is not retried and no
+//! other grant is tried. When the token expires, [`Authorizer::start_refresh`] runs the grant
+//! again (with a refresh token, if the server gave one, it refreshes instead). The `jti` of the
+//! assertions derives from the random secrets given with the challenge (or
+//! [`Authorizer::reseed`]); `iat` is the [`Instant`](crate::Instant) passed in, read as seconds
+//! since the Unix epoch.
+//!
+//! # DPoP
+//!
+//! With [`AuthConfig::dpop`] set ([`DpopKey`]: a [`JwtSigner`] that gives its public JWK), every
+//! token request of any grant carries a DPoP proof ([`dpop`], RFC 9449); a `use_dpop_nonce`
+//! answer is sent again once with the server's nonce; a token of type `DPoP` stays bound to
+//! the key: [`Authorizer::bearer`] does not give it, [`Authorizer::authorization_headers`] gives
+//! the `Authorization: DPoP …` and `DPoP` fields of each MCP request.
+//!
 //! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
 //! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
 //! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
@@ -94,9 +127,12 @@
 
 mod challenge;
 mod client;
+pub mod dpop;
 mod error;
 mod flow;
 pub mod form;
+mod grant;
+pub mod jwt;
 mod metadata;
 pub mod redact;
 mod scope;
@@ -113,12 +149,17 @@ pub use client::{
 };
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
+    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,
     IssuerCredentials, ResourceCredentials,
 };
+pub use grant::{
+    AssertionSource, ClientAuth, Grant, IdentityProvider, CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE,
+    ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE,
+};
+pub use jwt::{JwsAlgorithm, JwtSigner, SignError};
 pub use metadata::{
-    check_issuer, decode_resource_metadata, decode_server_metadata, is_loopback,
-    resource_designates, resource_matches, resource_metadata_candidates,
+    check_issuer, decode_resource_metadata, decode_server_metadata, decode_server_metadata_for,
+    is_loopback, resource_designates, resource_matches, resource_metadata_candidates,
     server_metadata_candidates, ResourceMetadata, ServerMetadata, UrlPolicy,
     MAX_AUTHORIZATION_SERVERS, MAX_BODY_BYTES,
 };
@@ -127,7 +168,8 @@ pub use scope::{
     MAX_SCOPES, MAX_SCOPE_LEN, OFFLINE_ACCESS,
 };
 pub use token::{
-    authorization_url, decode_token_response, is_header_safe, parse_callback, pkce_challenge,
-    token_request, AuthSecrets, PendingAuthorization, TokenSet, MAX_CODE_LEN, MAX_TOKEN_LEN,
+    authorization_url, decode_token_response, decode_token_response_for, is_header_safe,
+    parse_callback, pkce_challenge, token_request, AuthSecrets, PendingAuthorization, TokenSet,
+    MAX_CODE_LEN, MAX_TOKEN_LEN,
 };
 pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};

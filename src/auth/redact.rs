@@ -16,7 +16,7 @@
 //!   ([`is_secret_name`]). Markers do not apply there: the members of the documents exchanged
 //!   (`token_endpoint`, `authorization_servers`…) name public values.
 //! - The credentials of an `Authorization` (or `Proxy-Authorization`) header value
-//!   ([`authorization`]; the scheme `Basic` or `Bearer` is kept), the values of `Cookie` and
+//!   ([`authorization`]; the scheme `Basic`, `Bearer` or `DPoP` is kept), the values of `Cookie`, `DPoP` and
 //!   `Set-Cookie`, and the query of a `Location` or `Content-Location` ([`header`]).
 //! - A body that is neither a form nor JSON: only its length is shown ([`body`]).
 //!
@@ -175,11 +175,13 @@ fn redact_value(v: &mut serde_json::Value, depth: usize) {
 }
 
 /// An `Authorization` header value with its credentials replaced: `Basic <redacted>`,
-/// `Bearer <redacted>` (the scheme as written), or `<redacted>` for anything else.
+/// `Bearer <redacted>`, `DPoP <redacted>` (the scheme as written), or `<redacted>` for anything else.
 pub fn authorization(value: &str) -> String {
     match value.split_once(' ') {
         Some((scheme, _))
-            if scheme.eq_ignore_ascii_case("basic") || scheme.eq_ignore_ascii_case("bearer") =>
+            if scheme.eq_ignore_ascii_case("basic")
+                || scheme.eq_ignore_ascii_case("bearer")
+                || scheme.eq_ignore_ascii_case("dpop") =>
         {
             format!("{scheme} {REDACTED}")
         }
@@ -197,7 +199,8 @@ pub fn authorization_bytes(value: &[u8]) -> Vec<u8> {
 
 /// A header value redacted by its name: `Authorization` and `Proxy-Authorization` keep only
 /// their scheme ([`authorization`]), `Location` and `Content-Location` are redacted as URLs
-/// ([`url`]), `Cookie` and `Set-Cookie` become `<redacted>`; other values are kept.
+/// ([`url`]), `Cookie`, `Set-Cookie` and `DPoP` (a proof, bound to a token and fresh each
+/// time) become `<redacted>`; other values are kept.
 pub fn header(name: &str, value: &[u8]) -> Vec<u8> {
     let text = || String::from_utf8_lossy(value).into_owned();
     if name.eq_ignore_ascii_case("authorization")
@@ -207,7 +210,10 @@ pub fn header(name: &str, value: &[u8]) -> Vec<u8> {
     } else if name.eq_ignore_ascii_case("location") || name.eq_ignore_ascii_case("content-location")
     {
         url(&text()).into_bytes()
-    } else if name.eq_ignore_ascii_case("cookie") || name.eq_ignore_ascii_case("set-cookie") {
+    } else if name.eq_ignore_ascii_case("cookie")
+        || name.eq_ignore_ascii_case("set-cookie")
+        || name.eq_ignore_ascii_case("dpop")
+    {
         REDACTED.as_bytes().to_vec()
     } else {
         value.to_vec()

@@ -237,6 +237,10 @@ pub struct TokenSet {
     pub expires_at_ms: Option<u64>,
     /// The granted scopes (the response's `scope`, else the scopes asked for).
     pub scopes: Vec<String>,
+    /// The access token is bound to the client's DPoP key (`token_type` `DPoP`, RFC 9449): it
+    /// is sent only with the `DPoP` scheme and a proof, never as a Bearer token.
+    #[serde(default)]
+    pub dpop: bool,
 }
 
 impl core::fmt::Debug for TokenSet {
@@ -249,6 +253,7 @@ impl core::fmt::Debug for TokenSet {
             )
             .field("expires_at_ms", &self.expires_at_ms)
             .field("scopes", &self.scopes)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }
@@ -288,6 +293,28 @@ pub fn decode_token_response(
     previous_refresh: Option<&str>,
     now_ms: u64,
 ) -> Result<TokenSet, AuthError> {
+    decode_token_response_for(
+        purpose,
+        status,
+        body,
+        requested_scopes,
+        previous_refresh,
+        now_ms,
+        false,
+    )
+}
+
+/// As [`decode_token_response`]; with `dpop` (the client sent a DPoP proof) a `token_type` of
+/// `DPoP` is accepted too, and the tokens are marked [`TokenSet::dpop`].
+pub fn decode_token_response_for(
+    purpose: Purpose,
+    status: u16,
+    body: &[u8],
+    requested_scopes: &[String],
+    previous_refresh: Option<&str>,
+    now_ms: u64,
+    dpop: bool,
+) -> Result<TokenSet, AuthError> {
     if !(200..300).contains(&status) {
         if matches!(status, 400 | 401) {
             if let Ok(RawTokenError { error: Some(error) }) = document(purpose, body) {
@@ -306,7 +333,8 @@ pub fn decode_token_response(
         reason: "`access_token` is missing".into(),
     })?;
     let token_type = raw.token_type.unwrap_or_default();
-    if !token_type.eq_ignore_ascii_case("bearer") {
+    let bound = dpop && token_type.eq_ignore_ascii_case("dpop");
+    if !bound && !token_type.eq_ignore_ascii_case("bearer") {
         return Err(AuthError::NotBearer {
             token_type: truncated(&token_type, 64),
         });
@@ -338,5 +366,6 @@ pub fn decode_token_response(
         refresh_token,
         expires_at_ms,
         scopes,
+        dpop: bound,
     })
 }

@@ -85,7 +85,7 @@ impl core::fmt::Debug for AuthRequest {
             .headers
             .iter()
             .map(|(n, v)| {
-                if n.eq_ignore_ascii_case("authorization") {
+                if n.eq_ignore_ascii_case("authorization") || n.eq_ignore_ascii_case("dpop") {
                     (n.as_str(), "<redacted>")
                 } else {
                     (n.as_str(), v.as_str())

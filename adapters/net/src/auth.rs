@@ -484,6 +484,8 @@ impl Authorization {
     /// Starts a refresh of the current tokens; drive it with [`Authorization::next_step`].
     pub fn begin_refresh(&mut self) -> Result<(), AuthorizeError> {
         self.trace.begin("refresh", None);
+        // A grant without a user agent runs again on a refresh: its assertions need a jti.
+        self.authorizer.reseed(&random_secrets()?);
         let now = self.now();
         let result = self.authorizer.start_refresh(now);
         self.record(|r| r.refresh(now, result.as_ref().copied()));
@@ -721,6 +723,7 @@ fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {
         Purpose::Registration => "registration",
         Purpose::Token => "token exchange",
         Purpose::Refresh => "token refresh",
+        Purpose::TokenExchange => "token exchange at the identity provider",
         _ => "other",
     }
 }

@@ -67,6 +67,7 @@ pub mod inline;
 pub mod policy;
 pub mod pool;
 pub mod resolve;
+pub mod signer;
 pub mod tls;
 pub mod trace;
 pub mod wire;

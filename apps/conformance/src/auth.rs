@@ -7,10 +7,14 @@
 //! through the same guard as every other request (the address policy, no redirect followed) and
 //! takes the query of its `Location`: the `code`, `state` and `iss` the core then checks.
 
+use std::sync::Arc;
+
 use mcp_sansio::auth::{
-    AuthConfig, ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod, UrlPolicy,
+    AuthConfig, ClientAuth, ClientCredentials, ClientSettings, Grant, IdentityProvider,
+    PreRegistered, TokenAuthMethod, UrlPolicy,
 };
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
+use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::AddressPolicy;
 use serde_json::Value;
 
@@ -110,13 +114,75 @@ pub fn config(server_url: &str, context: &Value) -> AuthConfig {
     config
 }
 
+fn text(context: &Value, name: &str) -> Result<String, String> {
+    context
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| format!("the scenario context has no {name}"))
+}
+
+/// The grant a scenario configures: the extension scenarios (`auth/client-credentials-*`,
+/// `auth/wif-jwt-bearer`, `auth/enterprise-managed-authorization`) name a grant without a user
+/// agent and give its credentials in the context; every other scenario uses the authorization
+/// code grant.
+pub fn grant(scenario: &str, context: &Value) -> Result<Grant, String> {
+    Ok(match scenario {
+        "auth/client-credentials-basic" => Grant::ClientCredentials {
+            client: ClientAuth::SecretBasic {
+                client_id: text(context, "client_id")?,
+                secret: text(context, "client_secret")?,
+            },
+        },
+        "auth/client-credentials-jwt" => {
+            let signer = KeySigner::from_pem(text(context, "private_key_pem")?.as_bytes())
+                .map_err(|e| e.to_string())?;
+            Grant::ClientCredentials {
+                client: ClientAuth::PrivateKeyJwt {
+                    client_id: text(context, "client_id")?,
+                    signer: Arc::new(signer),
+                },
+            }
+        }
+        "auth/wif-jwt-bearer" => {
+            let token = text(context, "valid_jwt")?;
+            Grant::JwtBearer {
+                client: ClientAuth::None {
+                    client_id: text(context, "client_id")?,
+                },
+                assertion: Arc::new(move || Ok::<_, String>(token.clone())),
+            }
+        }
+        "auth/enterprise-managed-authorization" => {
+            let id_token = text(context, "idp_id_token")?;
+            Grant::EnterpriseManaged {
+                idp: IdentityProvider {
+                    issuer: text(context, "idp_issuer")?,
+                    token_endpoint: text(context, "idp_token_endpoint")?,
+                    client: ClientAuth::None {
+                        client_id: text(context, "idp_client_id")?,
+                    },
+                    id_token: Arc::new(move || Ok::<_, String>(id_token.clone())),
+                },
+                client: ClientAuth::SecretBasic {
+                    client_id: text(context, "client_id")?,
+                    secret: text(context, "client_secret")?,
+                },
+            }
+        }
+        _ => Grant::AuthorizationCode,
+    })
+}
+
 /// The authorization of a scenario, dialling under `policy` (the client's own).
 pub fn authorization(
+    scenario: &str,
     server_url: &str,
     context: &Value,
     policy: AddressPolicy,
 ) -> Result<Authorization, String> {
-    let config = config(server_url, context);
+    let mut config = config(server_url, context);
+    config.grant = grant(scenario, context)?;
     let http = AuthHttp::with_policy(policy);
     let agent = HeadlessAgent::new(http.clone(), config.policy);
     Authorization::new(config, http, Box::new(agent)).map_err(|e| e.to_string())

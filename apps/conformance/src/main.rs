@@ -226,7 +226,8 @@ async fn run(scenario: Scenario) -> Result<(), String> {
     let record = std::env::var("MCP_CONFORMANCE_RECORD").ok();
     let stem = record_stem(record.as_deref(), &scenario);
     let mut builder = Client::builder().policy(policy);
-    let mut authorization = auth::authorization(&scenario.url, &scenario.context, policy)?;
+    let mut authorization =
+        auth::authorization(&scenario.name, &scenario.url, &scenario.context, policy)?;
     if let Some(stem) = &stem {
         let comment = format!(
             "conformance scenario {} (version {})",

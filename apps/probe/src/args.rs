@@ -21,7 +21,8 @@ mcp-probe [OPTIONS] list <URL>
 /// What the top-level help says after the options.
 const AFTER_HELP: &str = "\
 Environment:
-  MCP_BEARER_TOKEN  sent as `Authorization: Bearer ...` when set (never taken from argv)
+  MCP_BEARER_TOKEN   sent as `Authorization: Bearer ...` when set (never taken from argv)
+  MCP_CLIENT_SECRET  the client secret of --grant when --client-secret-file is not given
 
 Exit codes:
   0  success (a tool result with is_error true is a success)
@@ -45,7 +46,8 @@ JSON output (--json):
 /// What `list` and `call` say after their options.
 const COMMAND_AFTER_HELP: &str = "\
 Environment:
-  MCP_BEARER_TOKEN  sent as `Authorization: Bearer ...` when set (never taken from argv)
+  MCP_BEARER_TOKEN   sent as `Authorization: Bearer ...` when set (never taken from argv)
+  MCP_CLIENT_SECRET  the client secret of --grant when --client-secret-file is not given
 
 `mcp-probe --help` lists the exit codes and the JSON documents.";
 
@@ -132,6 +134,19 @@ pub enum Command {
     },
 }
 
+/// The grant of `--grant`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantName {
+    /// The authorization code grant with PKCE, through a browser.
+    AuthorizationCode,
+    /// The client credentials grant: the client on its own behalf.
+    ClientCredentials,
+    /// The JWT bearer grant with a workload identity token.
+    JwtBearer,
+    /// Enterprise-managed authorization: token exchange, then the JWT bearer grant.
+    Enterprise,
+}
+
 /// The options common to `list` and `call`.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct Options {
@@ -185,6 +200,52 @@ pub struct Options {
     /// with mode 0600; it holds secrets)
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub token_file: Option<PathBuf>,
+    /// With --oauth: the grant, chosen here and never by the server:
+    /// authorization-code (default: a person at a browser),
+    /// client-credentials, jwt-bearer (a workload token),
+    /// enterprise (token exchange at an identity provider)
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "GRANT",
+        value_enum,
+        hide_possible_values = true
+    )]
+    pub grant: Option<GrantName>,
+    /// With --grant: the client ID at the authorization server
+    #[arg(verbatim_doc_comment, long, value_name = "ID")]
+    pub client_id: Option<String>,
+    /// With --grant: the client secret, read from FILE (else from
+    /// MCP_CLIENT_SECRET), sent with HTTP Basic (client_secret_basic)
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub client_secret_file: Option<PathBuf>,
+    /// With a client secret: send it in the form body
+    /// (client_secret_post) instead of HTTP Basic
+    #[arg(verbatim_doc_comment, long)]
+    pub client_secret_post: bool,
+    /// With --grant: authenticate with a JWT signed by the private key
+    /// in FILE (private_key_jwt; PKCS#8 PEM or JWK; ES256, ES384,
+    /// RS256)
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub private_key_file: Option<PathBuf>,
+    /// With --grant: present the credentials only to this authorization
+    /// server (its issuer identifier); a server naming another gets nothing
+    #[arg(verbatim_doc_comment, long, value_name = "URL")]
+    pub issuer: Option<String>,
+    /// With --grant jwt-bearer: the workload identity JWT, read from
+    /// FILE each time a token is needed (so the platform can renew it)
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub workload_token_file: Option<PathBuf>,
+    /// With --grant enterprise: the identity provider's token endpoint
+    #[arg(verbatim_doc_comment, long, value_name = "URL")]
+    pub idp_token_endpoint: Option<String>,
+    /// With --grant enterprise: the client ID at the identity provider
+    #[arg(verbatim_doc_comment, long, value_name = "ID")]
+    pub idp_client_id: Option<String>,
+    /// With --grant enterprise: the user's ID token from the identity
+    /// provider, read from FILE each time a token is needed
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub id_token_file: Option<PathBuf>,
     /// Speak HTTP/1.1 only (TLS offers ALPN http/1.1 alone); by default
     /// HTTP/2 is spoken to an https server that chooses it (ALPN h2)
     #[arg(verbatim_doc_comment, long)]
@@ -222,6 +283,16 @@ impl Options {
         self.max_pages = later.max_pages.or(self.max_pages);
         self.record = later.record.or(self.record);
         self.token_file = later.token_file.or(self.token_file);
+        self.grant = later.grant.or(self.grant);
+        self.client_id = later.client_id.or(self.client_id);
+        self.issuer = later.issuer.or(self.issuer);
+        self.client_secret_file = later.client_secret_file.or(self.client_secret_file);
+        self.client_secret_post |= later.client_secret_post;
+        self.private_key_file = later.private_key_file.or(self.private_key_file);
+        self.workload_token_file = later.workload_token_file.or(self.workload_token_file);
+        self.idp_token_endpoint = later.idp_token_endpoint.or(self.idp_token_endpoint);
+        self.idp_client_id = later.idp_client_id.or(self.idp_client_id);
+        self.id_token_file = later.id_token_file.or(self.id_token_file);
         self.ca_certs.extend(later.ca_certs);
         self.bearer_token = later.bearer_token.or(self.bearer_token);
         self
@@ -310,7 +381,65 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
     if o.token_file.is_some() && !o.oauth {
         return Err(usage("--token-file needs --oauth"));
     }
+    check_grant(&o)?;
     Ok((o, command))
+}
+
+/// The options of `--grant` hang together: each grant has what it needs and nothing it would
+/// ignore.
+fn check_grant(o: &Options) -> Result<(), clap::Error> {
+    let grant = o.grant.unwrap_or(GrantName::AuthorizationCode);
+    if o.grant.is_some() && !o.oauth {
+        return Err(usage("--grant needs --oauth"));
+    }
+    let credentials = o.client_id.is_some()
+        || o.issuer.is_some()
+        || o.client_secret_file.is_some()
+        || o.client_secret_post
+        || o.private_key_file.is_some();
+    let enterprise =
+        o.idp_token_endpoint.is_some() || o.idp_client_id.is_some() || o.id_token_file.is_some();
+    match grant {
+        GrantName::AuthorizationCode => {
+            if credentials || enterprise || o.workload_token_file.is_some() {
+                return Err(usage(
+                    "client credentials, workload and identity provider options need --grant",
+                ));
+            }
+        }
+        GrantName::ClientCredentials | GrantName::JwtBearer | GrantName::Enterprise => {
+            if o.client_id.is_none() {
+                return Err(usage("--grant needs --client-id"));
+            }
+            if o.client_secret_file.is_some() && o.private_key_file.is_some() {
+                return Err(usage(
+                    "--client-secret-file and --private-key-file exclude each other",
+                ));
+            }
+            if o.client_secret_post && o.private_key_file.is_some() {
+                return Err(usage("--client-secret-post goes with a client secret"));
+            }
+            if (grant == GrantName::JwtBearer) != o.workload_token_file.is_some() {
+                return Err(usage(
+                    "--workload-token-file goes with --grant jwt-bearer, and it needs one",
+                ));
+            }
+            let complete = o.idp_token_endpoint.is_some()
+                && o.idp_client_id.is_some()
+                && o.id_token_file.is_some();
+            if grant == GrantName::Enterprise && !complete {
+                return Err(usage(
+                    "--grant enterprise needs --idp-token-endpoint, --idp-client-id and --id-token-file",
+                ));
+            }
+            if grant != GrantName::Enterprise && enterprise {
+                return Err(usage(
+                    "the identity provider options go with --grant enterprise",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The message of a usage error on one line, without clap's `error: ` prefix, usage and hint.
@@ -389,6 +518,99 @@ mod tests {
                 shell: clap_complete::Shell::Bash
             }
         );
+    }
+
+    #[test]
+    fn each_grant_takes_its_options_and_refuses_the_others() {
+        let (o, _) = p(&[
+            "--oauth",
+            "--grant",
+            "client-credentials",
+            "--client-id",
+            "c",
+            "--client-secret-file",
+            "s",
+            "list",
+            "u",
+        ])
+        .unwrap();
+        assert_eq!(o.grant, Some(GrantName::ClientCredentials));
+        assert_eq!(o.client_secret_file, Some(PathBuf::from("s")));
+        for bad in [
+            &[
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "list",
+                "u",
+            ][..],
+            &["--oauth", "--grant", "client-credentials", "list", "u"],
+            &["--oauth", "--client-id", "c", "list", "u"],
+            &[
+                "--oauth",
+                "--grant",
+                "jwt-bearer",
+                "--client-id",
+                "c",
+                "list",
+                "u",
+            ],
+            &[
+                "--oauth",
+                "--grant",
+                "enterprise",
+                "--client-id",
+                "c",
+                "list",
+                "u",
+            ],
+            &[
+                "--oauth",
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "--client-secret-file",
+                "s",
+                "--private-key-file",
+                "k",
+                "list",
+                "u",
+            ],
+            &[
+                "--oauth",
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "--client-secret",
+                "x",
+                "list",
+                "u",
+            ],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
+        let (o, _) = p(&[
+            "--oauth",
+            "--grant",
+            "enterprise",
+            "--client-id",
+            "c",
+            "--client-secret-file",
+            "s",
+            "--idp-token-endpoint",
+            "https://idp/token",
+            "--idp-client-id",
+            "i",
+            "--id-token-file",
+            "t",
+            "list",
+            "u",
+        ])
+        .unwrap();
+        assert_eq!(o.grant, Some(GrantName::Enterprise));
     }
 
     #[test]

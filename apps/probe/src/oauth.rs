@@ -17,16 +17,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_sansio::auth::{AuthConfig, ClientSettings, CredentialStore, UrlPolicy};
+use mcp_sansio::auth::{
+    AuthConfig, ClientAuth, ClientSettings, CredentialStore, Grant, IdentityProvider, UrlPolicy,
+};
 use mcp_sansio::{CallResult, Catalog, Config, ErrorKind};
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
+use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::{client_config, client_config_with_extra_roots, SystemResolver};
 use mcp_sansio_tokio::Session;
 use mcp_sansio_tokio::{
     read_ca_certificates, AddressPolicy, AuthSession, CallObserver, Client, TranscriptFile,
 };
 
-use crate::args::Options;
+use crate::args::{GrantName, Options};
 
 /// How long the probe waits for the browser to come back.
 const CALLBACK_TIME: Duration = Duration::from_secs(600);
@@ -125,6 +128,8 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
     auth_config.policy = UrlPolicy {
         allow_loopback_http: o.allow_loopback,
     };
+    auth_config.grant = grant(o)?;
+    auth_config.grant_issuer = o.issuer.clone();
     let policy = AddressPolicy::strict().allow_loopback(o.allow_loopback);
     let mut roots = Vec::new();
     for path in &o.ca_certs {
@@ -159,6 +164,85 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
         }
         None => Ok(auth),
     }
+}
+
+/// The most bytes read of a secret, key or token file.
+const MAX_SECRET_FILE: u64 = 64 * 1024;
+
+/// The content of a secret file, without its trailing line end. Errors name the file, never
+/// its content.
+fn read_secret(path: &Path, what: &str) -> Result<String, String> {
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SECRET_FILE).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read the {what} file {}: {e}", path.display()))?;
+    Ok(text.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+/// A token source that reads `path` each time a token is needed.
+fn token_file(path: &Path, what: &'static str) -> Arc<dyn mcp_sansio::auth::AssertionSource> {
+    let path = path.to_owned();
+    Arc::new(move || read_secret(&path, what).map(|t| t.trim().to_owned()))
+}
+
+/// How the client authenticates, from `--client-id`, `--client-secret-file` (or
+/// `MCP_CLIENT_SECRET`), `--client-secret-post` and `--private-key-file`; without a secret or
+/// a key, a public client (`client_id` only).
+fn client_auth(o: &Options) -> Result<ClientAuth, String> {
+    let client_id = o.client_id.clone().unwrap_or_default();
+    if let Some(path) = &o.private_key_file {
+        let signer = KeySigner::from_file(path)
+            .map_err(|e| format!("the private key file {}: {e}", path.display()))?;
+        return Ok(ClientAuth::PrivateKeyJwt {
+            client_id,
+            signer: Arc::new(signer),
+        });
+    }
+    let secret = match &o.client_secret_file {
+        Some(path) => Some(read_secret(path, "client secret")?),
+        None => std::env::var("MCP_CLIENT_SECRET")
+            .ok()
+            .filter(|s| !s.is_empty()),
+    };
+    Ok(match secret {
+        Some(secret) if o.client_secret_post => ClientAuth::SecretPost { client_id, secret },
+        Some(secret) => ClientAuth::SecretBasic { client_id, secret },
+        None => ClientAuth::None { client_id },
+    })
+}
+
+/// The grant of `--grant` with its credentials.
+fn grant(o: &Options) -> Result<Grant, String> {
+    Ok(match o.grant.unwrap_or(GrantName::AuthorizationCode) {
+        GrantName::AuthorizationCode => Grant::AuthorizationCode,
+        GrantName::ClientCredentials => Grant::ClientCredentials {
+            client: client_auth(o)?,
+        },
+        GrantName::JwtBearer => Grant::JwtBearer {
+            client: client_auth(o)?,
+            assertion: token_file(
+                o.workload_token_file.as_deref().unwrap_or(Path::new("")),
+                "workload token",
+            ),
+        },
+        GrantName::Enterprise => {
+            let endpoint = o.idp_token_endpoint.clone().unwrap_or_default();
+            Grant::EnterpriseManaged {
+                idp: IdentityProvider {
+                    issuer: endpoint.clone(),
+                    token_endpoint: endpoint,
+                    client: ClientAuth::None {
+                        client_id: o.idp_client_id.clone().unwrap_or_default(),
+                    },
+                    id_token: token_file(
+                        o.id_token_file.as_deref().unwrap_or(Path::new("")),
+                        "ID token",
+                    ),
+                },
+                client: client_auth(o)?,
+            }
+        }
+    })
 }
 
 /// Where `--record FILE` writes the authorization's transcript: `FILE.auth`.

@@ -8,6 +8,15 @@
 //! request must carry a live one, and `DELETE` ends it.
 //! [`Browser`] plays the user agent: it GETs the authorization URL through an [`AuthHttp`] and
 //! returns the query of the redirect.
+//!
+//! The token endpoint also serves the grants without a user agent ([`m2m`] names the
+//! credentials): `client_credentials` for client `m2m-client` authenticated with
+//! `client_secret_basic` or `client_secret_post` (secret `m2m-secret`) or `private_key_jwt`
+//! (an ES256 assertion verified with the public key given to [`AuthServer::trust_client_key`]:
+//! `iss` and `sub` the client ID, `aud` this issuer, `exp` after `iat`, each `jti` once); the
+//! JWT bearer grant with an assertion whose `aud` is this issuer (`sub` `denied` is answered
+//! `invalid_grant`); and at `/idp/token` an identity provider's token exchange of the ID token
+//! [`m2m::ID_TOKEN`] for an identity assertion grant for this issuer and resource.
 
 #![allow(dead_code)]
 
@@ -103,6 +112,35 @@ struct State {
     /// Legacy sessions not ended.
     live: BTreeSet<String>,
     seen: Vec<Seen>,
+    /// The token endpoint the metadata names, when not this server's own.
+    token_endpoint: Option<String>,
+    /// The public key (uncompressed P-256 point) client assertions are verified with.
+    client_key: Option<Vec<u8>>,
+    /// The `jti` of the client assertions accepted.
+    jtis: BTreeSet<String>,
+    /// Why the last grant without a user agent was refused.
+    refusal: Option<String>,
+}
+
+/// The credentials of the grants without a user agent the token endpoint accepts.
+pub mod m2m {
+    /// The client ID.
+    pub const CLIENT_ID: &str = "m2m-client";
+    /// Its secret.
+    pub const SECRET: &str = "m2m-secret";
+    /// The ID token the identity provider exchanges.
+    pub const ID_TOKEN: &str = "id-token-of-alice";
+    /// An unsigned JWT (`alg` none) with these claims: what the server reads of an assertion.
+    pub fn unsigned_jwt(claims: &serde_json::Value) -> String {
+        use base64::Engine as _;
+        let b = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!(
+            "{}.{}.{}",
+            b.encode(br#"{"alg":"ES256","typ":"JWT"}"#),
+            b.encode(claims.to_string()),
+            b.encode(b"not-a-signature")
+        )
+    }
 }
 
 /// The running server.
@@ -214,6 +252,32 @@ impl AuthServer {
         let s = AuthServer::start(Mode::NamesAnotherAuthorizationServer);
         s.state.lock().unwrap().foreign_issuer = Some(issuer.to_owned());
         s
+    }
+
+    /// The metadata names `url` as the token endpoint.
+    pub fn set_token_endpoint(&self, url: &str) {
+        self.state.lock().unwrap().token_endpoint = Some(url.to_owned());
+    }
+
+    /// Client assertions (`private_key_jwt`) are verified with this ES256 public key (an
+    /// uncompressed P-256 point).
+    pub fn trust_client_key(&self, public_key: &[u8]) {
+        self.state.lock().unwrap().client_key = Some(public_key.to_vec());
+    }
+
+    /// Why the last grant without a user agent was refused, if it was.
+    pub fn refusal(&self) -> Option<String> {
+        self.state.lock().unwrap().refusal.clone()
+    }
+
+    /// The decoded form bodies of the token requests with this `grant_type` (at `path`).
+    pub fn grants(&self, path: &str, grant_type: &str) -> Vec<BTreeMap<String, String>> {
+        self.seen()
+            .iter()
+            .filter(|s| s.method == "POST" && s.target == path)
+            .map(|s| pairs(&s.body))
+            .filter(|f| f.get("grant_type").map(String::as_str) == Some(grant_type))
+            .collect()
     }
 
     /// How many refresh grants the token endpoint received.
@@ -442,7 +506,7 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             let mut doc = serde_json::json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
-                "token_endpoint": format!("{base}/token"),
+                "token_endpoint": state.lock().unwrap().token_endpoint.clone().unwrap_or_else(|| format!("{base}/token")),
                 "registration_endpoint": format!("{base}/register"),
                 "response_types_supported": ["code"],
                 "code_challenge_methods_supported": ["S256"],
@@ -476,6 +540,9 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }
             let form = pairs(&s.body);
             let mut st = state.lock().unwrap();
+            if let Some(answer) = machine_grant(s, &form, base, &mut st) {
+                return answer;
+            }
             if form.get("grant_type").map(String::as_str) == Some("refresh_token") {
                 let Some(scope) = form
                     .get("refresh_token")
@@ -513,8 +580,155 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope, "refresh_token": format!("rt-for-{token}")}),
             )
         }
+        ("POST", "/idp/token") => {
+            let form = pairs(&s.body);
+            let get = |n: &str| form.get(n).map(String::as_str);
+            let ok = get("grant_type") == Some(mcp_sansio::auth::TOKEN_EXCHANGE)
+                && get("requested_token_type") == Some(mcp_sansio::auth::ID_JAG_TOKEN_TYPE)
+                && get("subject_token_type") == Some(mcp_sansio::auth::ID_TOKEN_TYPE)
+                && get("subject_token") == Some(m2m::ID_TOKEN)
+                && get("audience") == Some(base)
+                && get("resource") == Some(&format!("{base}/mcp"));
+            if !ok {
+                state.lock().unwrap().refusal = Some("token exchange parameters".into());
+                return json(400, serde_json::json!({"error": "invalid_request"}));
+            }
+            let jag = m2m::unsigned_jwt(&serde_json::json!({
+                "iss": format!("{base}/idp"), "sub": "alice", "aud": base,
+                "client_id": m2m::CLIENT_ID, "resource": format!("{base}/mcp"),
+            }));
+            json(
+                200,
+                serde_json::json!({"access_token": jag, "issued_token_type": mcp_sansio::auth::ID_JAG_TOKEN_TYPE, "token_type": "N_A"}),
+            )
+        }
         _ => json(404, serde_json::json!({"error": "not_found"})),
     }
+}
+
+fn b64url(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .ok()
+}
+
+fn jwt_claims(token: &str) -> Option<serde_json::Value> {
+    let claims = token.split('.').nth(1)?;
+    serde_json::from_slice(&b64url(claims)?).ok()
+}
+
+/// Who the client is, by `client_secret_basic`, `client_secret_post` or `private_key_jwt`, or
+/// why not.
+fn client_of(
+    s: &Seen,
+    form: &BTreeMap<String, String>,
+    base: &str,
+    st: &mut State,
+) -> Result<(), String> {
+    use base64::Engine as _;
+    if let Some(basic) = header(s, "authorization").and_then(|v| v.strip_prefix("Basic ")) {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic)
+            .map_err(|_| "basic not base64")?;
+        let text = String::from_utf8_lossy(&decoded).into_owned();
+        let (id, secret) = text.split_once(':').ok_or("basic without a colon")?;
+        return if decode(id) == m2m::CLIENT_ID && decode(secret) == m2m::SECRET {
+            Ok(())
+        } else {
+            Err("wrong basic credentials".into())
+        };
+    }
+    if let Some(assertion) = form.get("client_assertion") {
+        if form.get("client_assertion_type").map(String::as_str)
+            != Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        {
+            return Err("client_assertion_type".into());
+        }
+        let key = st.client_key.clone().ok_or("no client key trusted")?;
+        let (input, sig) = assertion.rsplit_once('.').ok_or("assertion shape")?;
+        let sig = b64url(sig).ok_or("signature not base64url")?;
+        ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, &key)
+            .verify(input.as_bytes(), &sig)
+            .map_err(|_| "signature does not verify")?;
+        let c = jwt_claims(assertion).ok_or("claims")?;
+        let (iat, exp) = (
+            c["iat"].as_u64().unwrap_or(0),
+            c["exp"].as_u64().unwrap_or(0),
+        );
+        if c["iss"] != m2m::CLIENT_ID || c["sub"] != m2m::CLIENT_ID {
+            return Err("iss/sub".into());
+        }
+        if c["aud"] != base {
+            return Err("aud".into());
+        }
+        if exp <= iat {
+            return Err("exp".into());
+        }
+        let jti = c["jti"].as_str().ok_or("no jti")?.to_owned();
+        if !st.jtis.insert(jti) {
+            return Err("jti replayed".into());
+        }
+        return Ok(());
+    }
+    if form.get("client_id").map(String::as_str) == Some(m2m::CLIENT_ID)
+        && form.get("client_secret").map(String::as_str) == Some(m2m::SECRET)
+    {
+        return Ok(());
+    }
+    Err("no client authentication".into())
+}
+
+/// The answer to a grant without a user agent, `None` for the other grants.
+fn machine_grant(
+    s: &Seen,
+    form: &BTreeMap<String, String>,
+    base: &str,
+    st: &mut State,
+) -> Option<Vec<u8>> {
+    let grant = form.get("grant_type").map(String::as_str)?;
+    let refuse = |st: &mut State, why: String, error: &str| {
+        st.refusal = Some(why);
+        Some(json(400, serde_json::json!({"error": error})))
+    };
+    match grant {
+        "client_credentials" => {
+            if let Err(why) = client_of(s, form, base, st) {
+                st.refusal = Some(why);
+                return Some(json(401, serde_json::json!({"error": "invalid_client"})));
+            }
+        }
+        mcp_sansio::auth::JWT_BEARER => {
+            let Some(c) = form.get("assertion").and_then(|a| jwt_claims(a)) else {
+                return refuse(st, "assertion".into(), "invalid_grant");
+            };
+            if c["aud"] != base {
+                return refuse(st, "assertion aud".into(), "invalid_grant");
+            }
+            if c["sub"] == "denied" {
+                return refuse(st, "denied".into(), "invalid_grant");
+            }
+            if c.get("client_id").is_some() {
+                // An identity assertion grant: the client authenticates too.
+                if let Err(why) = client_of(s, form, base, st) {
+                    st.refusal = Some(why);
+                    return Some(json(401, serde_json::json!({"error": "invalid_client"})));
+                }
+            }
+        }
+        _ => return None,
+    }
+    if form.get("resource").map(String::as_str) != Some(&format!("{base}/mcp")) {
+        return refuse(st, "resource".into(), "invalid_target");
+    }
+    st.refusal = None;
+    let scope = form.get("scope").cloned().unwrap_or_default();
+    let token = format!("tok-{}", st.tokens.len() + 1);
+    st.tokens.insert(token.clone(), scope.clone());
+    Some(json(
+        200,
+        serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope}),
+    ))
 }
 
 /// The legacy era's session handling of an authorized request: the answer to `server/discover`

@@ -72,7 +72,12 @@ impl Authorizer {
                 issuer,
                 ..
             } => {
-                let meta = decode_server_metadata(&r.body, &issuer, self.config.policy)?;
+                let meta = decode_server_metadata_for(
+                    &r.body,
+                    &issuer,
+                    self.config.policy,
+                    self.config.grant.needs_user_agent(),
+                )?;
                 let found = Discovered {
                     challenge,
                     resource: *resource,
@@ -86,6 +91,10 @@ impl Authorizer {
             Progress::Refreshing { flight, refresh } => {
                 self.on_refresh(now, flight.budget, refresh, r)
             }
+            Progress::Exchanging { flight, target } => {
+                self.on_exchange(now, flight.budget, *target, r)
+            }
+            Progress::Granting { target, .. } => self.on_grant(now, *target, r),
             Progress::Idle
             | Progress::AwaitingCode { .. }
             | Progress::Authorized
@@ -121,6 +130,13 @@ impl Authorizer {
             .first()
             .cloned()
             .ok_or(AuthError::NoAuthorizationServer)?;
+        if let Some(allowed) = &self.config.grant_issuer {
+            if !self.config.grant.needs_user_agent() && *allowed != issuer {
+                return Err(AuthError::IssuerNotAllowed {
+                    issuer: crate::error::truncated(&issuer, 256),
+                });
+            }
+        }
         let issuer_endpoint = check_issuer(self.config.policy, &issuer)?;
         let mut candidates = Candidates::new(server_metadata_candidates(&issuer_endpoint));
         let flight = self.fetch_candidate(budget, Purpose::ServerMetadata, &mut candidates)?;
@@ -150,6 +166,10 @@ impl Authorizer {
                     refresh: Refresh::Challenge(found),
                 });
             }
+        }
+        if !self.config.grant.needs_user_agent() {
+            let target = self.discovered_target(&found);
+            return self.start_grant(now, budget, target);
         }
         self.identify_client(now, budget, found)
     }
@@ -181,15 +201,16 @@ impl Authorizer {
         pending: PendingAuthorization,
         r: AuthResponse,
     ) -> Result<Progress, AuthError> {
-        let tokens = decode_token_response(
-            Purpose::Token,
-            r.status,
-            &r.body,
-            &pending.scopes,
-            None,
-            ms(now),
-        )
-        .inspect_err(|e| self.forget_rejected_client(&pending.issuer, e))?;
+        let tokens = self
+            .decode_tokens(
+                Purpose::Token,
+                r.status,
+                &r.body,
+                &pending.scopes,
+                None,
+                ms(now),
+            )
+            .inspect_err(|e| self.forget_rejected_client(&pending.issuer, e))?;
         let scopes = tokens.scopes.clone();
         let entry = self
             .store
@@ -231,7 +252,7 @@ impl Authorizer {
     }
 
     /// Forgets this server's tokens if `issuer` issued them.
-    fn forget_tokens_from(&mut self, issuer: &str) {
+    pub(super) fn forget_tokens_from(&mut self, issuer: &str) {
         if self
             .store
             .resources
@@ -259,7 +280,7 @@ impl Authorizer {
             .ok_or(AuthError::Misuse {
                 reason: "no tokens of this server to refresh",
             })?;
-        match decode_token_response(
+        match self.decode_tokens(
             Purpose::Refresh,
             r.status,
             &r.body,

@@ -12,14 +12,15 @@ use crate::auth::client::{
     TokenAuthMethod,
 };
 use crate::auth::error::{AuthBudget, AuthError, Purpose};
+use crate::auth::grant::Grant;
 use crate::auth::metadata::{
-    check_issuer, decode_resource_metadata, decode_server_metadata, resource_designates,
+    check_issuer, decode_resource_metadata, decode_server_metadata_for, resource_designates,
     resource_metadata_candidates, server_metadata_candidates, ResourceMetadata, ServerMetadata,
     UrlPolicy, MAX_BODY_BYTES,
 };
 use crate::auth::scope::{select_scopes, step_up_scopes};
 use crate::auth::token::{
-    authorization_url, decode_token_response, parse_callback, token_request, AuthSecrets,
+    authorization_url, decode_token_response_for, parse_callback, token_request, AuthSecrets,
     PendingAuthorization, TokenSet,
 };
 use crate::auth::wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
@@ -28,6 +29,8 @@ use crate::error::TransportError;
 use crate::time::Instant;
 
 mod answers;
+mod direct;
+mod dpop_flow;
 mod progress;
 
 use progress::{
@@ -72,17 +75,56 @@ pub struct AuthConfig {
     pub policy: UrlPolicy,
     /// The bounds.
     pub limits: AuthLimits,
+    /// The grant: the authorization code grant through a user agent (the default), or one
+    /// without a user agent ([`Grant`]). Chosen here, never by the server.
+    pub grant: Grant,
+    /// The client's DPoP key (RFC 9449), if its tokens are to be bound to it: every token
+    /// request then carries a proof ([`crate::auth::dpop`]).
+    pub dpop: Option<DpopKey>,
+    /// For a grant without a user agent: the one authorization server (issuer) its credentials
+    /// may be presented to. A protected resource that names another gets nothing
+    /// ([`AuthError::IssuerNotAllowed`]) before any request to it. `None`: whichever the
+    /// resource names (its URL still passes the policy and the address guard).
+    pub grant_issuer: Option<String>,
+}
+
+/// The key a client binds its tokens to with DPoP: a signer whose
+/// [`JwtSigner::public_jwk`](crate::auth::JwtSigner::public_jwk) gives its public key. `Debug`
+/// shows the algorithm only.
+#[derive(Clone)]
+pub struct DpopKey(pub alloc::sync::Arc<dyn crate::auth::jwt::JwtSigner>);
+
+impl core::fmt::Debug for DpopKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("DpopKey").field(&self.0.algorithm()).finish()
+    }
 }
 
 impl AuthConfig {
-    /// A configuration with the default policy (https only) and limits.
+    /// A configuration with the default policy (https only) and limits, for the authorization
+    /// code grant.
     pub fn new(server_url: impl Into<String>, client: ClientSettings) -> Self {
         AuthConfig {
             server_url: server_url.into(),
             client,
             policy: UrlPolicy::default(),
             limits: AuthLimits::default(),
+            grant: Grant::AuthorizationCode,
+            dpop: None,
+            grant_issuer: None,
         }
+    }
+
+    /// A configuration for a grant without a user agent (client credentials, JWT bearer,
+    /// enterprise-managed), with the default policy and limits. The client settings are named
+    /// `client_name` and have a redirect URI that is never used.
+    pub fn machine(server_url: impl Into<String>, client_name: &str, grant: Grant) -> Self {
+        let mut c = AuthConfig::new(
+            server_url,
+            ClientSettings::new(client_name, "http://127.0.0.1/unused"),
+        );
+        c.grant = grant;
+        c
     }
 }
 
@@ -200,6 +242,19 @@ pub struct Authorizer {
     refresh: RefreshAllowance,
     /// The scopes asked for last (the base of a step-up).
     last_scopes: Vec<String>,
+    /// The random seed of the `jti` of assertions (from the last challenge's secrets or
+    /// [`Authorizer::reseed`]).
+    jti_seed: Option<String>,
+    /// Assertions made so far (the `jti` counter).
+    assertions: u64,
+    /// The latest time given (the `iat` of DPoP proofs).
+    now: Instant,
+    /// The authorization server's DPoP nonce, once it gave one.
+    dpop_nonce: Option<String>,
+    /// The MCP server's DPoP nonce, once it gave one.
+    resource_nonce: Option<String>,
+    /// The token request in flight, to send again once with a DPoP nonce.
+    resend: Option<dpop_flow::Resend>,
 }
 
 impl core::fmt::Debug for Authorizer {
@@ -256,6 +311,12 @@ impl Authorizer {
         let server =
             Endpoint::parse(&config.server_url).map_err(AuthError::url("MCP server URL"))?;
         config.client.validate()?;
+        config.grant.check()?;
+        if let Grant::EnterpriseManaged { idp, .. } = &config.grant {
+            config
+                .policy
+                .check("identity provider token endpoint", &idp.token_endpoint)?;
+        }
         if config.limits.max_exchanges == 0 || config.limits.max_attempts == 0 {
             return Err(AuthError::Config {
                 what: "exchange and attempt limits must be at least 1",
@@ -274,6 +335,12 @@ impl Authorizer {
             attempts: 0,
             refresh: RefreshAllowance::Available,
             last_scopes: Vec::new(),
+            jti_seed: None,
+            assertions: 0,
+            now: Instant::ZERO,
+            dpop_nonce: None,
+            resource_nonce: None,
+            resend: None,
         })
     }
 
@@ -292,9 +359,12 @@ impl Authorizer {
 
     /// The access token to send to the MCP server (`Authorization: Bearer …`), if any: only a
     /// token issued for this server (stored under its [`resource_key`]), never one of another
-    /// server in the same store.
+    /// server in the same store, and never one bound to a DPoP key (those go with
+    /// [`Authorizer::authorization_headers`]).
     pub fn bearer(&self) -> Option<&str> {
-        Some(self.current_tokens()?.access_token.as_str())
+        let tokens = self.current_tokens()?;
+        // A token bound to a DPoP key is never sent as a Bearer token.
+        (!tokens.dpop).then_some(tokens.access_token.as_str())
     }
 
     /// Whether the current access token has expired at `now` (false when it has no expiry).
@@ -346,6 +416,7 @@ impl Authorizer {
                 reason: "an authorization is already in progress",
             });
         }
+        self.now = self.now.max(now);
         let challenges = parse_challenges(www_authenticate.iter().copied())?;
         let bearer = challenges.iter().find(|c| c.is_scheme("bearer"));
         if bearer.is_none() && !challenges.is_empty() {
@@ -384,6 +455,7 @@ impl Authorizer {
         if let Some(url) = &bearer.resource_metadata {
             self.config.policy.check("resource_metadata URL", url)?;
         }
+        self.jti_seed = Some(secrets.state().to_owned());
         let challenge = Challenge {
             kind,
             scopes: bearer.scope,
@@ -413,6 +485,7 @@ impl Authorizer {
                 reason: "an authorization is already in progress",
             });
         }
+        self.now = self.now.max(now);
         let issuer = self
             .store
             .resources
@@ -423,6 +496,13 @@ impl Authorizer {
             })?;
         let budget = Budget::new(after(now, self.config.limits.time));
         let Some(flight) = self.refresh_request(budget, &issuer, None)? else {
+            if !self.config.grant.needs_user_agent() {
+                // A grant without a user agent is run again, at the stored token endpoint.
+                let target = self.stored_target(&issuer)?;
+                let next = self.start_grant(now, budget, target)?;
+                self.enter(Ok(next));
+                return Ok(());
+            }
             return Err(AuthError::Misuse {
                 reason: "no refresh token for this server",
             });
@@ -563,6 +643,7 @@ impl Authorizer {
 
     /// Time passed: a deadline that has passed fails the authorization.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = self.now.max(now);
         let (budget, limit) = if self.progress.network_deadline().is_some_and(|d| now >= d) {
             (AuthBudget::Time, self.config.limits.time)
         } else if self.progress.callback_deadline().is_some_and(|d| now >= d) {
@@ -600,6 +681,14 @@ impl Authorizer {
         if self.progress.awaiting().is_none_or(|(want, _)| want != id) {
             return;
         }
+        match self.dpop_nonce_retry(&response) {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                self.enter(Err(e));
+                return;
+            }
+        }
         let step = self.take_progress();
         let next = self.on_response(now, step, response);
         self.enter(next);
@@ -621,6 +710,7 @@ impl Authorizer {
             Purpose::ServerMetadata => "authorization-server metadata URL",
             Purpose::Registration => "registration endpoint",
             Purpose::Token | Purpose::Refresh => "token endpoint",
+            Purpose::TokenExchange => "identity provider token endpoint",
         };
         let endpoint = self.config.policy.check(what, url)?;
         let limit = self.config.limits.max_exchanges;
@@ -631,6 +721,7 @@ impl Authorizer {
             });
         }
         budget.exchanges += 1;
+        let headers = self.with_dpop_proof(purpose, url, headers, &body)?;
         let id = AuthRequestId(self.next_id);
         self.next_id += 1;
         self.outbox.push_back(AuthRequest {

@@ -20,6 +20,10 @@
 //! | `Refreshing` (challenge) | a token error | `Registering` or `AwaitingCode` |
 //! | `AwaitingCode` | [`Authorizer::handle_callback`] with a code | `Redeeming` |
 //! | `Redeeming` | tokens | `Authorized` |
+//! | `ServerMetadata` (grant without user agent) | the metadata | `Granting` or `Exchanging` |
+//! | `Idle`, `Authorized`, `Failed` (grant without user agent) | [`Authorizer::start_refresh`] without a refresh token | `Granting` or `Exchanging` |
+//! | `Exchanging` | an identity assertion grant | `Granting` |
+//! | `Granting` | tokens | `Authorized` |
 //! | any step | an error, a deadline, a transport failure | `Failed` |
 //! | any | [`Authorizer::cancel`] | `Idle` |
 use super::*;
@@ -77,6 +81,21 @@ pub(super) enum Progress {
         flight: InFlight,
         /// The authorization the code belongs to.
         pending: Box<PendingAuthorization>,
+    },
+    /// A grant without a user agent: the enterprise identity provider exchanges a token for an
+    /// identity assertion grant.
+    Exchanging {
+        /// The request in flight.
+        flight: InFlight,
+        /// Where the grant goes next.
+        target: Box<direct::Target>,
+    },
+    /// A grant without a user agent: its token request at the authorization server.
+    Granting {
+        /// The request in flight.
+        flight: InFlight,
+        /// Where the tokens come from, and for what.
+        target: Box<direct::Target>,
     },
     /// The last authorization ended with tokens.
     Authorized,
@@ -209,12 +228,31 @@ impl Progress {
             Progress::Registering { flight, .. } => (flight, Purpose::Registration),
             Progress::Refreshing { flight, .. } => (flight, Purpose::Refresh),
             Progress::Redeeming { flight, .. } => (flight, Purpose::Token),
+            Progress::Exchanging { flight, .. } => (flight, Purpose::TokenExchange),
+            Progress::Granting { flight, .. } => (flight, Purpose::Token),
             Progress::Idle
             | Progress::AwaitingCode { .. }
             | Progress::Authorized
             | Progress::Failed => return None,
         };
         Some((flight.id, purpose))
+    }
+
+    /// The request a step of the network part waits for, to replace it.
+    pub(super) fn flight_mut(&mut self) -> Option<&mut InFlight> {
+        match self {
+            Progress::ResourceMetadata { flight, .. }
+            | Progress::ServerMetadata { flight, .. }
+            | Progress::Registering { flight, .. }
+            | Progress::Refreshing { flight, .. }
+            | Progress::Redeeming { flight, .. }
+            | Progress::Exchanging { flight, .. }
+            | Progress::Granting { flight, .. } => Some(flight),
+            Progress::Idle
+            | Progress::AwaitingCode { .. }
+            | Progress::Authorized
+            | Progress::Failed => None,
+        }
     }
 
     /// The deadline of the network part, in one of its steps.
@@ -224,7 +262,9 @@ impl Progress {
             | Progress::ServerMetadata { flight, .. }
             | Progress::Registering { flight, .. }
             | Progress::Refreshing { flight, .. }
-            | Progress::Redeeming { flight, .. } => Some(flight.budget.deadline),
+            | Progress::Redeeming { flight, .. }
+            | Progress::Exchanging { flight, .. }
+            | Progress::Granting { flight, .. } => Some(flight.budget.deadline),
             Progress::Idle
             | Progress::AwaitingCode { .. }
             | Progress::Authorized
@@ -258,6 +298,8 @@ impl Progress {
             Progress::Refreshing { .. } => "refreshing",
             Progress::AwaitingCode { .. } => "awaiting code",
             Progress::Redeeming { .. } => "redeeming",
+            Progress::Exchanging { .. } => "exchanging at the identity provider",
+            Progress::Granting { .. } => "granting",
             Progress::Authorized => "authorized",
             Progress::Failed => "failed",
         }

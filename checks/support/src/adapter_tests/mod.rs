@@ -9,6 +9,8 @@ pub mod canned;
 #[cfg(feature = "net")]
 pub mod h2;
 #[cfg(feature = "net")]
+pub mod m2m;
+#[cfg(feature = "net")]
 pub mod recording;
 #[cfg(feature = "tracing")]
 pub mod tracing;

@@ -1,0 +1,210 @@
+//! DPoP (RFC 9449) in the authorizer: the proof of a token request and of an MCP request checked
+//! against the RFC's rules (header `typ`, `alg`, public `jwk`; `htm`, `htu` without query or
+//! fragment, `iat`, `jti`, `ath`, `nonce`), the signature verified with ring's verifier on the
+//! public key; a `use_dpop_nonce` answer retried once, never more; a DPoP-bound token never
+//! given out as a Bearer token.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use mcp_sansio::auth::{
+    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
+    ClientAuth, DpopKey, Grant,
+};
+use mcp_sansio::Instant;
+use mcp_sansio_net::signer::KeySigner;
+use ring::signature::{self, KeyPair as _, UnparsedPublicKey};
+use serde_json::Value;
+
+const ISSUER: &str = "https://as.example";
+const TOKEN_ENDPOINT: &str = "https://as.example/token?tenant=7";
+const SERVER: &str = "https://mcp.example/mcp";
+const NOW_SECS: u64 = 1_800_000_000;
+
+fn b64url(s: &str) -> Vec<u8> {
+    assert!(!s.contains(['=', '+', '/']), "not unpadded base64url: {s}");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap()
+}
+
+/// A P-256 key made by ring: the signer (from its PKCS#8 PEM) and the public point.
+fn key() -> (KeySigner, Vec<u8>) {
+    let rng = ring::rand::SystemRandom::new();
+    let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
+    let pkcs8 = signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
+    let pair = signature::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap();
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
+    );
+    (
+        KeySigner::from_pem(pem.as_bytes()).unwrap(),
+        pair.public_key().as_ref().to_vec(),
+    )
+}
+
+fn now() -> Instant {
+    Instant::from_duration(std::time::Duration::from_secs(NOW_SECS))
+}
+
+/// An authorizer with client credentials and a DPoP key, driven to its token request.
+fn to_token_request() -> (Authorizer, AuthRequest, Vec<u8>) {
+    let (signer, public) = key();
+    let grant = Grant::ClientCredentials {
+        client: ClientAuth::SecretBasic {
+            client_id: "c".into(),
+            secret: "s3cret".into(),
+        },
+    };
+    let mut config = AuthConfig::machine(SERVER, "t", grant);
+    config.dpop = Some(DpopKey(Arc::new(signer)));
+    let mut az = Authorizer::new(config).unwrap();
+    az.handle_challenge(now(), 401, &[], AuthSecrets::from_random_bytes(&[3; 64]))
+        .unwrap();
+    let prm = az.poll_request().unwrap();
+    let doc = serde_json::json!({"resource": SERVER, "authorization_servers": [ISSUER]});
+    az.handle_response(now(), prm.id, AuthResponse::new(200, doc.to_string()));
+    let asm = az.poll_request().unwrap();
+    let doc = serde_json::json!({"issuer": ISSUER, "token_endpoint": TOKEN_ENDPOINT});
+    az.handle_response(now(), asm.id, AuthResponse::new(200, doc.to_string()));
+    let req = az.poll_request().unwrap();
+    (az, req, public)
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Checks a proof against RFC 9449 §4.2 and verifies it with `public`; returns its claims.
+fn check_proof(proof: &str, public: &[u8], htm: &str, htu: &str) -> Value {
+    let parts: Vec<&str> = proof.split('.').collect();
+    assert_eq!(parts.len(), 3);
+    let h: Value = serde_json::from_slice(&b64url(parts[0])).unwrap();
+    assert_eq!(h["typ"], "dpop+jwt");
+    assert_eq!(h["alg"], "ES256");
+    let jwk = &h["jwk"];
+    assert_eq!(jwk["kty"], "EC");
+    assert_eq!(jwk["crv"], "P-256");
+    assert!(jwk.get("d").is_none(), "a private member in the header");
+    let mut point = vec![4u8];
+    point.extend(b64url(jwk["x"].as_str().unwrap()));
+    point.extend(b64url(jwk["y"].as_str().unwrap()));
+    assert_eq!(point, public, "the header's key is the client's");
+    let c: Value = serde_json::from_slice(&b64url(parts[1])).unwrap();
+    assert_eq!(c["htm"], htm);
+    assert_eq!(c["htu"], htu);
+    assert_eq!(c["iat"], NOW_SECS);
+    assert!(c["jti"].as_str().is_some_and(|j| j.len() >= 16));
+    let input = format!("{}.{}", parts[0], parts[1]);
+    UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, public)
+        .verify(input.as_bytes(), &b64url(parts[2]))
+        .expect("the proof verifies with the public key");
+    c
+}
+
+#[test]
+fn a_token_request_carries_a_proof_for_its_endpoint_without_query() {
+    let (_, req, public) = to_token_request();
+    let proof = header(&req.headers, "dpop").expect("a DPoP header");
+    let c = check_proof(proof, &public, "POST", "https://as.example/token");
+    assert!(c.get("ath").is_none() && c.get("nonce").is_none(), "{c}");
+    assert!(!req.redacted_text().contains(proof));
+}
+
+#[test]
+fn a_use_dpop_nonce_answer_is_retried_once_with_the_nonce_and_never_more() {
+    let (mut az, first, public) = to_token_request();
+    let nonce_answer = || {
+        let mut r = AuthResponse::new(400, r#"{"error":"use_dpop_nonce"}"#);
+        r.headers.push(("DPoP-Nonce".into(), b"n-1".to_vec()));
+        r
+    };
+    az.handle_response(now(), first.id, nonce_answer());
+    let second = az
+        .poll_request()
+        .expect("the request again, with the nonce");
+    assert_eq!(second.body, first.body);
+    let p1 = header(&first.headers, "dpop").unwrap();
+    let p2 = header(&second.headers, "dpop").unwrap();
+    let c1 = check_proof(p1, &public, "POST", "https://as.example/token");
+    let c2 = check_proof(p2, &public, "POST", "https://as.example/token");
+    assert_eq!(c2["nonce"], "n-1");
+    assert_ne!(c1["jti"], c2["jti"], "a fresh proof");
+    // A server that asks for a nonce forever gets no third request.
+    az.handle_response(now(), second.id, nonce_answer());
+    assert!(az.poll_request().is_none());
+    match az.poll_event() {
+        Some(AuthEvent::Failed(AuthError::TokenError { error, .. })) => {
+            assert_eq!(error, "use_dpop_nonce")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_dpop_token_is_sent_with_a_proof_of_its_own_and_never_as_bearer() {
+    let (mut az, req, public) = to_token_request();
+    let body = r#"{"access_token":"the-dpop-token","token_type":"DPoP","expires_in":60}"#;
+    az.handle_response(now(), req.id, AuthResponse::new(200, body));
+    assert!(matches!(
+        az.poll_event(),
+        Some(AuthEvent::Authorized { .. })
+    ));
+    assert_eq!(az.bearer(), None, "a bound token is never a Bearer token");
+    az.set_resource_nonce("rs-nonce");
+    let h = az
+        .authorization_headers("POST", "https://mcp.example/mcp?x=1#f", now())
+        .unwrap()
+        .unwrap();
+    assert_eq!(header(&h, "authorization"), Some("DPoP the-dpop-token"));
+    let c = check_proof(
+        header(&h, "dpop").unwrap(),
+        &public,
+        "POST",
+        "https://mcp.example/mcp",
+    );
+    let digest = ring::digest::digest(&ring::digest::SHA256, b"the-dpop-token");
+    assert_eq!(
+        c["ath"],
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
+    );
+    assert_eq!(c["nonce"], "rs-nonce");
+    // Each request gets a proof of its own.
+    let again = az
+        .authorization_headers("POST", SERVER, now())
+        .unwrap()
+        .unwrap();
+    let c2 = check_proof(header(&again, "dpop").unwrap(), &public, "POST", SERVER);
+    assert_ne!(c["jti"], c2["jti"]);
+}
+
+#[test]
+fn without_a_dpop_key_a_dpop_token_is_refused() {
+    let grant = Grant::ClientCredentials {
+        client: ClientAuth::None {
+            client_id: "c".into(),
+        },
+    };
+    let mut az = Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap();
+    az.handle_challenge(now(), 401, &[], AuthSecrets::from_random_bytes(&[3; 64]))
+        .unwrap();
+    let prm = az.poll_request().unwrap();
+    let doc = serde_json::json!({"resource": SERVER, "authorization_servers": [ISSUER]});
+    az.handle_response(now(), prm.id, AuthResponse::new(200, doc.to_string()));
+    let asm = az.poll_request().unwrap();
+    let doc = serde_json::json!({"issuer": ISSUER, "token_endpoint": TOKEN_ENDPOINT});
+    az.handle_response(now(), asm.id, AuthResponse::new(200, doc.to_string()));
+    let req = az.poll_request().unwrap();
+    assert!(header(&req.headers, "dpop").is_none());
+    let body = r#"{"access_token":"t","token_type":"DPoP"}"#;
+    az.handle_response(now(), req.id, AuthResponse::new(200, body));
+    assert!(matches!(
+        az.poll_event(),
+        Some(AuthEvent::Failed(AuthError::NotBearer { .. }))
+    ));
+    assert_eq!(az.bearer(), None);
+}
