@@ -18,6 +18,21 @@ const NOUNS: [&str; 8] = [
     "issue", "invoice", "record", "message", "ticket", "document", "event", "account",
 ];
 
+/// One tool in this many carries `x-mcp-header` annotations (SEP-2243).
+///
+/// The annotation marks a parameter that intermediaries route on (a tenant, workspace or region),
+/// so a server that uses it marks the tools acting on a routed resource and leaves the rest
+/// (search, export, utilities) plain; a server that does not use it marks none. A quarter is a
+/// deliberate share for a gateway-fronted server of the 2026-07-28 era, above what servers publish
+/// today, so that the annotated path of the page pass weighs in the figures.
+pub const ANNOTATED_EVERY: usize = 4;
+
+/// Whether tool `i` of a page carries `x-mcp-header` annotations: `workspace` always
+/// (`Mcp-Param-Workspace`), and every other one also the nested `options.mode` (`Mcp-Param-Mode`).
+pub fn annotated(i: usize) -> bool {
+    i.is_multiple_of(ANNOTATED_EVERY)
+}
+
 /// The input schema of tool `i` (its shape varies with `i`).
 fn schema(i: usize) -> Value {
     let noun = NOUNS[i % NOUNS.len()];
@@ -26,10 +41,12 @@ fn schema(i: usize) -> Value {
         "id".into(),
         json!({"type": "string", "description": format!("The {noun}'s identifier, e.g. \"{noun}-{i}\"."), "pattern": "^[a-z]+-[0-9]+$"}),
     );
-    props.insert(
-        "workspace".into(),
-        json!({"type": "string", "format": "uuid", "description": "Workspace that owns the resource.\nDefaults to the caller's primary workspace."}),
-    );
+    let mut workspace = json!({"type": "string", "format": "uuid", "description": "Workspace that owns the resource.\nDefaults to the caller's primary workspace."});
+    if annotated(i) {
+        // A routing key a gateway reads from the headers (`Mcp-Param-Workspace`).
+        workspace["x-mcp-header"] = json!("Workspace");
+    }
+    props.insert("workspace".into(), workspace);
     props.insert(
         "limit".into(),
         json!({"type": "integer", "minimum": 1, "maximum": 500, "default": 50, "description": "Maximum number of items to return per page."}),
@@ -51,6 +68,11 @@ fn schema(i: usize) -> Value {
             }
         }),
     );
+    let mut mode = json!({"type": "string", "enum": ["fast", "safe", "auto"], "default": "auto"});
+    if annotated(i) && i.is_multiple_of(2 * ANNOTATED_EVERY) {
+        // A second header, nested: reachable through `properties` only, as the rule asks.
+        mode["x-mcp-header"] = json!("Mode");
+    }
     props.insert(
         "options".into(),
         json!({
@@ -58,7 +80,7 @@ fn schema(i: usize) -> Value {
             "properties": {
                 "dry_run": {"type": "boolean", "default": false, "description": "Validate only; change nothing."},
                 "notify": {"type": "array", "items": {"type": "string", "format": "email"}, "maxItems": 20},
-                "mode": {"type": "string", "enum": ["fast", "safe", "auto"], "default": "auto"},
+                "mode": mode,
                 "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 600000}
             }
         }),

@@ -1,12 +1,13 @@
 //! Benchmark contender: the rmcp (official Rust SDK) Streamable HTTP client.
 //!
-//! `bench-rmcp URL WORK N PAR REPS ERA` runs one warm-up round, then `REPS` timed rounds; a round
-//! is `N` work items, `PAR` of them at a time. A work item is connect, then `WORK` (`list`: list
-//! every page; `small` / `big`: call that tool), then close. `ERA` is `legacy` (the default
-//! `initialize` handshake) or `modern` (`server/discover`). With `N > 1` one pooled HTTP client
-//! is shared by the work items (the best case for repeated work); with `N = 1` each work item
-//! uses the transport's own default client, as `from_uri` builds it. Prints one JSON line:
-//! `{"ms":[per round],"check":…}` where `check` is the tool count or the result's text length.
+//! `bench-rmcp URL WORK N PAR REPS ERA [fresh]` runs one warm-up work item, then `REPS` timed
+//! rounds; a round is `N` work items, `PAR` of them at a time. A work item is connect, then `WORK`
+//! (`list`: list every page; `small` / `big`: call that tool), then close. `ERA` is `legacy` (the
+//! default `initialize` handshake) or `modern` (`server/discover`). By default one pooled
+//! `reqwest::Client`, built once per process, is shared by every work item (warm-up included), as
+//! this crate's contenders share one `Client`; with `fresh` each work item uses the transport's
+//! own default client, as `from_uri` builds it (pooling off), the unpooled setup. Prints one JSON
+//! line: `{"ms":[per round],"check":…}` where `check` is the tool count or the result's text length.
 
 use std::time::Instant;
 
@@ -89,12 +90,13 @@ fn main() {
     let par: usize = a[4].parse().expect("PAR");
     let reps: usize = a[5].parse().expect("REPS");
     let modern = a.get(6).map(String::as_str) == Some("modern");
+    let fresh = a.get(7).map(String::as_str) == Some("fresh");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async move {
-        let shared = (n > 1).then(reqwest::Client::new);
+        let shared = (!fresh).then(reqwest::Client::new);
         let job = Job {
             url,
             work,

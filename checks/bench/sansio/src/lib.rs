@@ -5,7 +5,7 @@
 use mcp_sansio::{CallResult, ContentBlock};
 use mcp_sansio::{Config, Era, EraHint};
 
-/// A run's parameters: `URL WORK N PAR REPS ERA`.
+/// A run's parameters: `URL WORK N PAR REPS ERA [fresh]`.
 #[derive(Clone, Debug)]
 pub struct Args {
     /// The endpoint.
@@ -21,6 +21,9 @@ pub struct Args {
     /// `modern` (probe every connection), `hint` (era learnt per origin, the default of the
     /// adapters), `legacy` (the `initialize` handshake, told by a legacy hint).
     pub era: String,
+    /// `fresh` as the seventh argument: every work item builds its own `Client` (no pool, no
+    /// era hint carried over), the unpooled setup.
+    pub fresh: bool,
 }
 
 impl Args {
@@ -35,6 +38,7 @@ impl Args {
             par: num(4).max(1),
             reps: num(5),
             era: a.get(6).cloned().unwrap_or_else(|| "hint".into()),
+            fresh: a.get(7).map(String::as_str) == Some("fresh"),
         }
     }
 

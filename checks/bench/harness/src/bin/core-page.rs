@@ -5,6 +5,8 @@
 //!   JSON-RPC classification, page and tool validation, catalog building) or parsed with
 //!   `serde_json::from_slice::<Value>`. Only `measure_sansio` / `measure_value` do the work, so run
 //!   under `valgrind --tool=callgrind --toggle-collect='*measure_*'` to count just that.
+//! - `core-page value_all`: the 100 pages' JSON-RPC bodies parsed with `from_slice::<Value>`
+//!   (`measure_value_all`), the yardstick of a whole list-all work item.
 //! - `core-page retained`: lists all pages through a `Connection` from canned responses and prints
 //!   the catalog's retained heap bytes next to the schema bytes it holds, as JSON.
 
@@ -46,6 +48,14 @@ fn measure_sansio(
 #[inline(never)]
 fn measure_value(body: &[u8]) -> serde_json::Value {
     serde_json::from_slice(body).expect("page parses")
+}
+
+#[inline(never)]
+fn measure_value_all(bodies: &[Vec<u8>]) -> Vec<serde_json::Value> {
+    bodies
+        .iter()
+        .map(|b| serde_json::from_slice(b).expect("page parses"))
+        .collect()
 }
 
 /// A global allocator that counts the bytes alive, so that what a catalog retains is measured,
@@ -96,8 +106,18 @@ fn main() {
             let response = http_json(&page_body(last, request_id(&t.bytes)));
             let catalog = measure_sansio(&mut conn, t.exchange, &response).expect("listed");
             assert!(catalog.refused.is_empty(), "{:?}", catalog.refused.first());
+            // The annotated tools were read with their headers: one or two each.
+            let annotated = catalog
+                .tools
+                .iter()
+                .filter(|t| !t.header_params().is_empty())
+                .count();
+            let expected = (0..catalog.tools.len())
+                .filter(|&i| catalog::annotated(i))
+                .count();
+            assert_eq!(annotated, expected, "annotated tools read with headers");
             println!(
-                "{{\"tools\":{},\"bytes\":{}}}",
+                "{{\"tools\":{},\"annotated\":{annotated},\"bytes\":{}}}",
                 catalog.tools.len(),
                 response.len()
             );
@@ -110,6 +130,21 @@ fn main() {
                 "{{\"tools\":{},\"bytes\":{}}}",
                 v["result"]["tools"].as_array().map_or(0, Vec::len),
                 body.len()
+            );
+            black_box(v);
+        }
+        "value_all" => {
+            // The 100 bodies of one list-all work item, each parsed into a `Value`: what the
+            // whole-process instructions of a work item are compared with.
+            let bodies: Vec<Vec<u8>> = (0..catalog::PAGES).map(|page| page_body(page, 1)).collect();
+            let v = measure_value_all(&bodies);
+            let tools: usize = v
+                .iter()
+                .map(|v| v["result"]["tools"].as_array().map_or(0, Vec::len))
+                .sum();
+            println!(
+                "{{\"tools\":{tools},\"bytes\":{}}}",
+                bodies.iter().map(Vec::len).sum::<usize>()
             );
             black_box(v);
         }

@@ -1,6 +1,7 @@
-//! Contender: this crate through the tokio adapter. `bench-sansio-tokio URL WORK N PAR REPS ERA`
-//! (see `bench_sansio::Args`). One `Client` (pool and era-hint cache) serves every work item; each
-//! work item is its own `Session`: connect, list or call, close.
+//! Contender: this crate through the tokio adapter. `bench-sansio-tokio URL WORK N PAR REPS ERA
+//! [fresh]` (see `bench_sansio::Args`). One `Client` (pool and era-hint cache) serves every work
+//! item, or with `fresh` each work item builds its own; each work item is its own `Session`:
+//! connect, list or call, close.
 
 use std::time::Instant;
 
@@ -8,7 +9,17 @@ use bench_sansio::{report, text_len, Args};
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_tokio::Client;
 
+fn new_client(args: &Args) -> Client {
+    Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .era_hints(args.hints())
+        .build()
+}
+
 async fn work_item(client: &Client, args: &Args) -> usize {
+    // Unpooled: a `Client` of the work item's own, dropped with it.
+    let own = args.fresh.then(|| new_client(args));
+    let client = own.as_ref().unwrap_or(client);
     let mut session = client.connect(args.config()).await.expect("connect");
     let check = match args.work.as_str() {
         "list" => session.list_tools().await.expect("list").tools.len(),
@@ -53,10 +64,7 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async move {
-        let client = Client::builder()
-            .policy(AddressPolicy::strict().allow_loopback(true))
-            .era_hints(args.hints())
-            .build();
+        let client = new_client(&args);
         let mut check = work_item(&client, &args).await;
         let mut ms = Vec::with_capacity(args.reps);
         for _ in 0..args.reps {
