@@ -1,9 +1,9 @@
 //! Integration tests of the HTTP/1.1 request encoder and response decoder.
 
-use mcp_sansio::internals::{
-    ByteLedger, Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead,
-    ResponseLimits,
+use mcp_sansio::http1::{
+    Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
 };
+use mcp_sansio::ByteLedger;
 use mcp_sansio::{Budget, BudgetExceeded, Budgets, Endpoint, Http1Error, RequestError};
 use proptest::prelude::*;
 

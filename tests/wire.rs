@@ -1,8 +1,9 @@
 //! The wire-neutral exchange boundary: requests encode as HTTP/1.1 exactly as the HTTP/1.1
 //! encoder does, and response events carry the raw bytes they cost, whatever the split.
 
-use mcp_sansio::internals::wire::{Codec, Method, Request, ResponseEvent, WireError};
-use mcp_sansio::internals::{self as http1, ByteLedger, ResponseLimits};
+use mcp_sansio::http1::{self, ResponseLimits};
+use mcp_sansio::wire::{Codec, Method, Request, ResponseEvent, WireError};
+use mcp_sansio::ByteLedger;
 
 fn request() -> Request {
     Request {

@@ -40,7 +40,7 @@
 pub mod client;
 pub mod frame;
 pub mod hpack;
-pub mod socket;
+mod socket;
 
 pub use client::{ClientConnection, H2Config, Request, StreamEvent, StreamId};
 pub use frame::{Frame, FrameDecoder, FrameError, Reason};

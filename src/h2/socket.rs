@@ -61,11 +61,11 @@ struct Route {
 /// `tools/list` opens:
 ///
 /// ```
-/// use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder};
-/// use mcp_sansio::internals::h2::hpack::Encoder;
-/// use mcp_sansio::internals::h2::client::PREFACE;
-/// use mcp_sansio::internals::h2::{H2Config, H2Socket};
-/// use mcp_sansio::internals::wire::Codec;
+/// use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder};
+/// use mcp_sansio::h2::hpack::Encoder;
+/// use mcp_sansio::h2::client::PREFACE;
+/// use mcp_sansio::h2::{H2Config, H2Socket};
+/// use mcp_sansio::wire::Codec;
 /// use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 ///
 /// let mut config = Config::new("https://mcp.example.com/mcp")?;

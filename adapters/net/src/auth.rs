@@ -30,7 +30,7 @@ use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
     Authorizer, BearerChallenge, BearerErrorCode, CredentialStore, HttpMethod,
 };
-use mcp_sansio::internals::{Method, Request};
+use mcp_sansio::http1::{Method, Request};
 use mcp_sansio::{Endpoint, Instant, Scheme, TransportError, TransportErrorKind};
 use rustls::ClientConfig;
 

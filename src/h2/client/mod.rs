@@ -84,6 +84,23 @@ pub struct H2Config {
     pub settings_timeout: Duration,
 }
 
+impl H2Config {
+    /// The report that `budget`, one of those this configuration holds (the per-socket bytes,
+    /// one header block's raw octets, informational responses, the decoded header fields), ran
+    /// out: the one way the HTTP/2 layer names a spent budget, with the limit it enforced. Any
+    /// other budget reports its limit as 0.
+    pub fn exceeded(&self, budget: Budget) -> BudgetExceeded {
+        let limit = match budget {
+            Budget::H2SocketBytes => self.socket_bytes,
+            Budget::HeaderBlock => self.header_block_bytes as u64,
+            Budget::InformationalResponses => u64::from(self.informational_responses),
+            Budget::HeaderCount => self.header_list.max_fields as u64,
+            _ => 0,
+        };
+        BudgetExceeded::new(budget, limit)
+    }
+}
+
 impl Default for H2Config {
     fn default() -> Self {
         H2Config {
@@ -755,10 +772,7 @@ impl ClientConnection {
         } else {
             // The charge that crosses empties the allowance: what it had left counts as used.
             self.socket_charged = self.socket_charged.saturating_add(before);
-            Err(H2Error::Budget(BudgetExceeded::new(
-                Budget::H2SocketBytes,
-                self.config.socket_bytes,
-            )))
+            Err(H2Error::Budget(self.config.exceeded(Budget::H2SocketBytes)))
         }
     }
 
