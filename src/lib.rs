@@ -118,8 +118,9 @@
 //!   (a [`wire::Request`] down, [`wire::ResponseEvent`]s up, [`wire::Codec`] naming the wire).
 //! - [`http1`]: the HTTP/1.1 codec below it: the request encoder and the incremental response
 //!   decoder.
-//! - [`h2`]: HTTP/2, sans-IO: HPACK, the frame codec, the client connection and [`h2::H2Socket`],
-//!   which runs the exchanges of several connections as the streams of one socket.
+//! - [`h2`]: HTTP/2, sans-IO: HPACK, the frame codec and the client connection.
+//! - [`mux`]: [`mux::H2Socket`], above both the state machine and the HTTP/2 codec, runs the
+//!   exchanges of several connections as the streams of one HTTP/2 socket.
 //!
 //! The rest (the `text/event-stream` decoder, JSON-RPC classification, the tool-name rule, the
 //! bounds the fuzz targets check) is private. The repository's fuzz targets, benchmarks and
@@ -144,6 +145,7 @@ pub mod http1;
 mod json;
 mod jsonrpc;
 mod list;
+pub mod mux;
 mod prelude;
 mod sse;
 mod time;
@@ -166,7 +168,9 @@ pub use http1::{Http1Error, RequestError};
 pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};
 pub use sse::SseError;
 pub use time::Instant;
-pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind, MAX_DEPTH, MAX_HEADER_PARAMS};
+pub use xmcp::{
+    header_params, HeaderParam, HeaderRefusal, ParamKind, MAX_DEPTH, MAX_HEADER_PARAMS,
+};
 
 /// **Not public API, no stability promise.** The internals that the fuzz targets, benchmarks and
 /// tests of this repository exercise directly: the `text/event-stream` decoder, the drain and
@@ -174,7 +178,7 @@ pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind, MAX_DEPTH, 
 /// with the `unstable-internals` feature, which no published crate enables; nothing here is
 /// covered by semantic versioning and it may change or disappear in any release without notice.
 /// Use the items re-exported at the crate root and the documented layers ([`h2`], [`http1`],
-/// [`wire`]) instead.
+/// [`mux`], [`wire`]) instead.
 ///
 /// The modules behind it stay private: none of these paths resolves.
 ///

@@ -9,7 +9,8 @@
 use mcp_sansio::h2::client::PREFACE;
 use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Priority};
 use mcp_sansio::h2::hpack::Encoder;
-use mcp_sansio::h2::{H2Config, H2Socket, WorkId};
+use mcp_sansio::h2::H2Config;
+use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::wire::Codec;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 use std::collections::HashMap;

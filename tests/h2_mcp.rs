@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use h2server::{drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
 use mcp_sansio::h2::frame::{Frame, Reason};
-use mcp_sansio::h2::{H2Config, H2Error, H2Socket, WorkId};
+use mcp_sansio::h2::{H2Config, H2Error};
+use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budget, Config, Connection, Era, EraHint, Error, Event, Instant};
 

@@ -26,7 +26,7 @@
 //! HTTP/2 ([`Connection::with_codec`] with `Codec::Http2`) each exchange is a stream of a shared
 //! socket: [`Transmit::request`] carries the neutral request, and the stream's events come back
 //! through [`handle_response_event`](Connection::handle_response_event) and
-//! [`handle_wire_error`](Connection::handle_wire_error); [`h2::H2Socket`](crate::h2::H2Socket) does this
+//! [`handle_wire_error`](Connection::handle_wire_error); [`mux::H2Socket`](crate::mux::H2Socket) does this
 //! routing for several connections on one socket and documents that run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
@@ -410,7 +410,7 @@ impl Connection {
 
     /// A new connection whose exchanges run on `codec`: [`Codec::Http1`] (as [`new`](Self::new))
     /// or [`Codec::Http2`], where each exchange is a stream of a shared HTTP/2 connection
-    /// (see [`h2::H2Socket`](crate::h2::H2Socket) for the run loop).
+    /// (see [`mux::H2Socket`](crate::mux::H2Socket) for the run loop).
     pub fn with_codec(config: Config, codec: Codec) -> Result<Connection, ConfigError> {
         config.validate()?;
         Ok(Connection {

@@ -60,7 +60,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_sansio::h2::frame::Frame;
-use mcp_sansio::h2::{H2Config, H2Socket, Reason, WorkId};
+use mcp_sansio::h2::{H2Config, Reason};
+use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};

@@ -1,7 +1,7 @@
 //! The replay of an HTTP/2 transcript: one work item on a fresh [`H2Socket`] per recorded
 //! socket, in virtual time (see `docs/transcripts.md`).
 
-use mcp_sansio::h2::{H2Socket, WorkId};
+use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::wire::Codec;
 use mcp_sansio::{ConfigError, Connection, Instant, Transmit, TransportError};
 use serde_json::Value;

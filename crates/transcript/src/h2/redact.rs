@@ -162,7 +162,7 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
 /// yet complete are held until the next [`push`](Self::push) ([`H2Socket`] writes whole frames,
 /// so nothing is held for it).
 ///
-/// [`H2Socket`]: mcp_sansio::h2::H2Socket
+/// [`H2Socket`]: mcp_sansio::mux::H2Socket
 #[derive(Clone, Debug)]
 pub struct H2WriteRedactor {
     preface_left: usize,

@@ -1,13 +1,16 @@
-//! One HTTP/2 socket shared by several work items: [`H2Socket`] owns the socket's
+//! Several connections over one socket: [`H2Socket`] owns one HTTP/2 socket's
 //! [`ClientConnection`] and routes each stream to the [`Connection`] whose exchange it carries.
+//!
+//! This layer sits above both the connection's state machine and the HTTP/2 codec
+//! ([`crate::h2`]), which know nothing of each other.
 
 use crate::prelude::*;
 
 use alloc::collections::VecDeque;
 
-use super::client::{ClientConnection, H2Config, OpenError, Request as H2Request, StreamEvent};
-use super::{H2Error, StreamId};
 use crate::connection::{Connection, Event, ExchangeId, Transmit};
+use crate::h2::client::{ClientConnection, H2Config, OpenError, Request as H2Request, StreamEvent};
+use crate::h2::{H2Error, StreamId};
 use crate::time::Instant;
 use crate::wire::{self, ResponseEvent, ResponseHead, WireError};
 
@@ -64,7 +67,8 @@ struct Route {
 /// use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder};
 /// use mcp_sansio::h2::hpack::Encoder;
 /// use mcp_sansio::h2::client::PREFACE;
-/// use mcp_sansio::h2::{H2Config, H2Socket};
+/// use mcp_sansio::h2::H2Config;
+/// use mcp_sansio::mux::H2Socket;
 /// use mcp_sansio::wire::Codec;
 /// use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 ///
