@@ -9,7 +9,8 @@ use crate::prelude::*;
 use alloc::collections::VecDeque;
 
 use crate::connection::{Connection, Event, ExchangeId, Transmit};
-use crate::h2::client::{ClientConnection, H2Config, OpenError, Request as H2Request, StreamEvent};
+use crate::endpoint::Scheme;
+use crate::h2::client::{ClientConnection, H2Config, OpenError, StreamEvent};
 use crate::h2::{H2Error, StreamId};
 use crate::time::Instant;
 use crate::wire::{self, ResponseEvent, ResponseHead, WireError};
@@ -126,7 +127,7 @@ struct Route {
 #[derive(Debug)]
 pub struct H2Socket {
     conn: ClientConnection,
-    scheme: String,
+    scheme: Scheme,
     items: Vec<Option<Connection>>,
     routes: Vec<Route>,
     /// Requests waiting for a stream slot of this socket.
@@ -143,11 +144,17 @@ pub struct H2Socket {
 
 impl H2Socket {
     /// A new socket's HTTP/2 connection at `now` (the preface and our SETTINGS are queued);
-    /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge.
+    /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge (compared
+    /// case-insensitively; anything else is taken as `https`).
     pub fn new(now: Instant, config: H2Config, scheme: &str) -> H2Socket {
+        let scheme = if scheme.eq_ignore_ascii_case("http") {
+            Scheme::Http
+        } else {
+            Scheme::Https
+        };
         H2Socket {
             conn: ClientConnection::new(now, config),
-            scheme: scheme.to_owned(),
+            scheme,
             items: Vec::new(),
             routes: Vec::new(),
             waiting: VecDeque::new(),
@@ -353,19 +360,10 @@ impl H2Socket {
                     break;
                 }
                 progress = true;
-                let h2 = H2Request {
-                    method: request.method.as_str().to_owned(),
-                    scheme: self.scheme.clone(),
-                    authority: request.authority.clone(),
-                    path: request.path.clone(),
-                    headers: request
-                        .headers
-                        .iter()
-                        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-                        .collect(),
-                    body: request.body.clone(),
-                };
-                match self.conn.open_stream(&h2, conn.bytes_left()) {
+                match self
+                    .conn
+                    .open_stream(self.scheme, request, conn.bytes_left())
+                {
                     Ok(stream) => {
                         self.used = true;
                         self.routes.push(Route {

@@ -182,24 +182,10 @@ impl Codec {
     /// Encodes `request` for this wire, appending to `out`; nothing is appended on error.
     pub fn encode_into(self, request: &Request, out: &mut Vec<u8>) -> Result<(), RequestError> {
         match self {
-            Codec::Http1 => http1::request::encode_parts(
-                request.method,
-                &request.path,
-                &request.authority,
-                &request.headers,
-                &request.body,
-                out,
-            ),
+            Codec::Http1 => http1::encode_into(request, out),
             // Frames are written by the socket's HTTP/2 connection, which owns the HPACK state;
             // the request is only checked here, by the same rules (no CR, LF or NUL, …).
-            Codec::Http2 => http1::request::encode_parts(
-                request.method,
-                &request.path,
-                &request.authority,
-                &request.headers,
-                &request.body,
-                &mut Vec::new(),
-            ),
+            Codec::Http2 => http1::request::check(request),
         }
     }
 

@@ -23,15 +23,7 @@ fn http1_encoding_is_the_http1_encoder_s() {
     let r = request();
     let mut wire = Vec::new();
     Codec::Http1.encode_into(&r, &mut wire).unwrap();
-    let direct = http1::Request {
-        method: r.method,
-        target: r.path.clone(),
-        authority: r.authority.clone(),
-        headers: r.headers.clone(),
-        body: r.body.clone(),
-    }
-    .encode()
-    .unwrap();
+    let direct = http1::encode(&r).unwrap();
     assert_eq!(wire, direct);
     assert!(wire.starts_with(b"POST /mcp?x=1 HTTP/1.1\r\nHost: example.test:8080\r\n"));
 }

@@ -42,7 +42,7 @@ pub mod client;
 pub mod frame;
 pub mod hpack;
 
-pub use client::{ClientConnection, H2Config, Request, StreamEvent, StreamId};
+pub use client::{ClientConnection, H2Config, StreamEvent, StreamId};
 pub use frame::{Frame, FrameDecoder, FrameError, Reason};
 pub use hpack::HpackError;
 
