@@ -163,6 +163,17 @@ pub enum WireError {
     Http2(#[from] H2Error),
 }
 
+impl WireError {
+    /// The budget this error names, if it is an exceeded budget.
+    pub fn budget(&self) -> Option<crate::budget::BudgetExceeded> {
+        match self {
+            WireError::Http1(Http1Error::Budget(b)) => Some(*b),
+            WireError::Http1(_) => None,
+            WireError::Http2(e) => e.budget(),
+        }
+    }
+}
+
 /// The wire an exchange runs on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -325,7 +325,7 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
                 .unwrap();
             assert_eq!(
                 error,
-                Error::H2(H2Error::Reset {
+                Error::from(H2Error::Reset {
                     reason: Reason::REFUSED_STREAM
                 })
             );
