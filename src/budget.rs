@@ -254,6 +254,20 @@ impl Budgets {
         }
     }
 
+    /// The report that `budget` ran out under these budgets: the one way the connection names a
+    /// spent budget, so that the limit it reports is always the one it enforced
+    /// ([`limit`](Self::limit), in the budget's unit).
+    ///
+    /// ```
+    /// use mcp_sansio::{Budget, Budgets};
+    ///
+    /// let e = Budgets::default().exceeded(Budget::Pages);
+    /// assert_eq!((e.budget, e.limit), (Budget::Pages, 100));
+    /// ```
+    pub fn exceeded(&self, budget: Budget) -> BudgetExceeded {
+        BudgetExceeded::new(budget, self.limit(budget))
+    }
+
     /// How many content blocks one call result may keep ([`Budget::ContentBlocks`]): one per
     /// [`CONTENT_BLOCK_BYTES`] of [`Budgets::response_bytes`], at least 16. Blocks dropped as of
     /// unknown type or malformed are counted, not kept, and do not count here.

@@ -7,6 +7,7 @@ use crate::endpoint::EndpointError;
 use crate::h2::H2Error;
 use crate::http1::{Http1Error, RequestError};
 use crate::sse::SseError;
+use crate::wire::WireError;
 
 /// The three kinds of failure a caller must tell apart without reading prose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,12 +187,10 @@ pub enum Error {
     /// A budget was exceeded.
     #[error(transparent)]
     Budget(#[from] BudgetExceeded),
-    /// The HTTP/1.1 response is malformed.
+    /// The response could not be read off its wire: a malformed HTTP/1.1 response, a failed
+    /// HTTP/2 stream or connection. The [`WireError`] names the cause.
     #[error(transparent)]
-    Http(#[from] Http1Error),
-    /// The HTTP/2 connection or stream failed.
-    #[error("HTTP/2: {0}")]
-    H2(#[from] H2Error),
+    Wire(#[from] WireError),
     /// A request could not be encoded (a header value with CR/LF, …).
     #[error("request: {0}")]
     Request(#[from] RequestError),
@@ -287,6 +286,18 @@ pub enum Error {
     Auth(#[from] AuthError),
 }
 
+impl From<Http1Error> for Error {
+    fn from(e: Http1Error) -> Error {
+        Error::Wire(WireError::Http1(e))
+    }
+}
+
+impl From<H2Error> for Error {
+    fn from(e: H2Error) -> Error {
+        Error::Wire(WireError::Http2(e))
+    }
+}
+
 impl Error {
     /// The kind of the failure.
     pub fn kind(&self) -> ErrorKind {
@@ -304,9 +315,8 @@ impl Error {
     pub fn budget(&self) -> Option<BudgetExceeded> {
         match self {
             Error::Budget(b) => Some(*b),
-            Error::Http(Http1Error::Budget(b)) => Some(*b),
+            Error::Wire(e) => e.budget(),
             Error::Sse(SseError::Budget(b)) => Some(*b),
-            Error::H2(e) => e.budget(),
             _ => None,
         }
     }
@@ -412,10 +422,12 @@ mod tests {
             sse.to_string(),
             "event stream: budget exceeded: sse_event_bytes (limit 4)"
         );
-        let http = Error::Http(Http1Error::Malformed {
+        let http = Error::from(Http1Error::Malformed {
             what: "status line",
         });
         assert_eq!(http.to_string(), "malformed HTTP/1 response: status line");
+        let h2 = Error::from(crate::h2::H2Error::SettingsTimeout { ms: 10 });
+        assert!(h2.to_string().starts_with("HTTP/2: "), "{h2}");
         let args = Error::Config(ConfigError::InvalidArguments {
             reason: "not a JSON object".into(),
         });

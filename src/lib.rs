@@ -91,7 +91,7 @@
 //!
 //! # What is public
 //!
-//! Everything a caller names is re-exported here, at the root; the modules behind it are private.
+//! Everything a caller of the state machine names is re-exported here, at the root.
 //!
 //! - The state machine: [`Connection`], driven with [`Instant`]s and fed the bytes of each
 //!   [`Transmit`] (one per [`ExchangeId`]); it reports [`Event`]s and tracks [`Operation`]s.
@@ -105,16 +105,28 @@
 //! - Failures: [`Error`] and its [`ErrorKind`]; the causes it carries ([`BudgetExceeded`] naming a
 //!   [`Budget`], [`ConfigError`], [`EndpointError`], [`ProtocolError`], [`RpcError`],
 //!   [`Http1Error`], [`RequestError`], [`SseError`], [`TransportError`] of a
-//!   [`TransportErrorKind`]).
+//!   [`TransportErrorKind`]), and the [`ByteLedger`] every byte budget is charged to.
+//! - [`header_params`]: the `x-mcp-header` parameters of an `inputSchema`, as a listing reads them.
 //! - [`auth`]: OAuth 2.1 authorization (discovery, registration, tokens), sans-IO, driven like
 //!   the connection: requests out, responses in, time and randomness passed in.
 //!
-//! The layers underneath (the wire-neutral exchange boundary, the HTTP/1.1 codec below it:
-//! encoder and incremental response decoder, the
-//! `text/event-stream` decoder, JSON-RPC classification, `x-mcp-header` extraction, the byte
-//! ledger) are internal. The fuzz targets, benchmarks and tests reach them through
-//! `mcp_sansio::internals`, a hidden module that is **not** public API and may change in any
-//! release without notice.
+//!
+//! Three lower layers are public too, for adapters that run the exchanges themselves (as
+//! `mcp-sansio-net` does), in the way a TLS library documents its unbuffered API:
+//!
+//! - [`wire`]: the wire-neutral exchange boundary between the state machine and a wire codec
+//!   (a [`wire::Request`] down, [`wire::ResponseEvent`]s up, [`wire::Codec`] naming the wire).
+//! - [`http1`]: the HTTP/1.1 codec below it: the request encoder and the incremental response
+//!   decoder.
+//! - [`h2`]: HTTP/2, sans-IO: HPACK, the frame codec and the client connection.
+//! - [`mux`]: [`mux::H2Socket`], above both the state machine and the HTTP/2 codec, runs the
+//!   exchanges of several connections as the streams of one HTTP/2 socket.
+//!
+//! The rest (the `text/event-stream` decoder, JSON-RPC classification, the tool-name rule, the
+//! bounds the fuzz targets check) is private. The repository's fuzz targets, benchmarks and
+//! tests reach some of it through `mcp_sansio::internals`, a module that exists only with the
+//! `unstable-internals` feature: it is **not** public API, carries no stability promise, and no
+//! published crate enables it.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -128,18 +140,19 @@ mod config;
 mod connection;
 mod endpoint;
 mod error;
-mod h2;
-mod http1;
+pub mod h2;
+pub mod http1;
 mod json;
 mod jsonrpc;
 mod list;
+pub mod mux;
 mod prelude;
 mod sse;
 mod time;
-mod wire;
+pub mod wire;
 mod xmcp;
 
-pub use budget::{Budget, BudgetExceeded, Budgets, CONTENT_BLOCK_BYTES};
+pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger, CONTENT_BLOCK_BYTES};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
@@ -155,18 +168,20 @@ pub use http1::{Http1Error, RequestError};
 pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};
 pub use sse::SseError;
 pub use time::Instant;
-pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind, MAX_HEADER_PARAMS};
+pub use xmcp::{
+    header_params, HeaderParam, HeaderRefusal, ParamKind, MAX_DEPTH, MAX_HEADER_PARAMS,
+};
 
-/// **Not public API.** The internals that the fuzz targets, benchmarks and tests of this
-/// repository exercise directly: the decoders, the request encoder, the byte ledger and a few
-/// bounds. Nothing here is covered by semantic versioning; it may change or disappear in any
-/// release without notice. Use the items re-exported at the crate root instead.
+/// **Not public API, no stability promise.** The internals that the fuzz targets, benchmarks and
+/// tests of this repository exercise directly: the `text/event-stream` decoder, the drain and
+/// error-data bounds, the tool-name rule and the `x-mcp-header` value encoding. It exists only
+/// with the `unstable-internals` feature, which no published crate enables; nothing here is
+/// covered by semantic versioning and it may change or disappear in any release without notice.
+/// Use the items re-exported at the crate root and the documented layers ([`h2`], [`http1`],
+/// [`mux`], [`wire`]) instead.
 ///
-/// The modules behind them stay private: none of these paths resolves.
+/// The modules behind it stay private: none of these paths resolves.
 ///
-/// ```compile_fail,E0603
-/// use mcp_sansio::http1::ResponseDecoder;
-/// ```
 /// ```compile_fail,E0603
 /// use mcp_sansio::sse::SseDecoder;
 /// ```
@@ -183,11 +198,12 @@ pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind, MAX_HEADER_PARAMS};
 /// use mcp_sansio::connection::Connection;
 /// ```
 ///
-/// while the same items are reachable here, and the public ones at the root:
+/// while the same items are reachable here, and the public ones at the root and in the layers:
 ///
 /// ```
-/// use mcp_sansio::internals::{ByteLedger, ResponseDecoder, ResponseLimits, SseDecoder};
-/// use mcp_sansio::{Budget, Http1Error, SseError};
+/// use mcp_sansio::internals::SseDecoder;
+/// use mcp_sansio::http1::{ResponseDecoder, ResponseLimits};
+/// use mcp_sansio::{Budget, ByteLedger, Http1Error, SseError};
 ///
 /// let mut ledger = ByteLedger::new(4);
 /// let mut decoder = ResponseDecoder::new(ResponseLimits::default());
@@ -197,28 +213,13 @@ pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind, MAX_HEADER_PARAMS};
 /// let mut sse = SseDecoder::new(2);
 /// assert!(matches!(sse.decode(b"data: x\n"), Err(SseError::Budget(_))));
 /// ```
-#[doc(hidden)]
+#[cfg(feature = "unstable-internals")]
 pub mod internals {
-    pub use crate::budget::ByteLedger;
     pub use crate::connection::{DRAIN_BYTES, DRAIN_GRACE};
-    pub use crate::http1::{
-        Decoded, Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead,
-        ResponseLimits,
-    };
     pub use crate::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
     pub use crate::list::valid_tool_name;
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
-    pub use crate::xmcp::{encode_header_value, header_params, header_values, MAX_DEPTH};
-
-    /// The sans-IO HTTP/2 layer: HPACK, the frame codec and the client connection.
-    pub mod h2 {
-        pub use crate::h2::*;
-    }
-
-    /// The wire-neutral exchange boundary: a request down, response events up.
-    pub mod wire {
-        pub use crate::wire::*;
-    }
+    pub use crate::xmcp::{encode_header_value, header_values};
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -64,6 +64,7 @@ pub struct SseEvent {
 }
 
 impl SseEvent {
+    #[cfg(any(test, feature = "unstable-internals"))]
     /// Whether the event carries no data, like the id-only priming event a resumable server sends
     /// before its first message.
     pub fn is_priming(&self) -> bool {
@@ -168,6 +169,7 @@ impl SseDecoder {
         }
     }
 
+    #[cfg(any(test, feature = "unstable-internals"))]
     /// Bytes currently retained (partial line + pending event).
     pub fn buffered_len(&self) -> usize {
         let bom = match self.bom {
@@ -178,6 +180,7 @@ impl SseDecoder {
             .saturating_add(self.pending_len())
     }
 
+    #[cfg(any(test, feature = "unstable-internals"))]
     /// Whether a partially received event (fields seen since the last dispatch, or a partial
     /// line) is pending; at end of stream the WHATWG algorithm discards it (there is no finish()
     /// that dispatches).

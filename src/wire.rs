@@ -163,6 +163,17 @@ pub enum WireError {
     Http2(#[from] H2Error),
 }
 
+impl WireError {
+    /// The budget this error names, if it is an exceeded budget.
+    pub fn budget(&self) -> Option<crate::budget::BudgetExceeded> {
+        match self {
+            WireError::Http1(Http1Error::Budget(b)) => Some(*b),
+            WireError::Http1(_) => None,
+            WireError::Http2(e) => e.budget(),
+        }
+    }
+}
+
 /// The wire an exchange runs on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -182,24 +193,10 @@ impl Codec {
     /// Encodes `request` for this wire, appending to `out`; nothing is appended on error.
     pub fn encode_into(self, request: &Request, out: &mut Vec<u8>) -> Result<(), RequestError> {
         match self {
-            Codec::Http1 => http1::request::encode_parts(
-                request.method,
-                &request.path,
-                &request.authority,
-                &request.headers,
-                &request.body,
-                out,
-            ),
+            Codec::Http1 => http1::encode_into(request, out),
             // Frames are written by the socket's HTTP/2 connection, which owns the HPACK state;
             // the request is only checked here, by the same rules (no CR, LF or NUL, …).
-            Codec::Http2 => http1::request::encode_parts(
-                request.method,
-                &request.path,
-                &request.authority,
-                &request.headers,
-                &request.body,
-                &mut Vec::new(),
-            ),
+            Codec::Http2 => http1::request::check(request),
         }
     }
 

@@ -3,22 +3,22 @@
 
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::client::{OpenError, PREFACE};
-use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason, HEADER_LEN};
-use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, Encoder, HpackError};
-use mcp_sansio::internals::h2::{
-    ClientConnection, FrameError, H2Config, H2Error, H2Limit, Request, StreamEvent, StreamId,
+use mcp_sansio::h2::client::{OpenError, PREFACE};
+use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Reason, HEADER_LEN};
+use mcp_sansio::h2::hpack::{DecodeLimits, Decoder, Encoder, HpackError};
+use mcp_sansio::h2::{
+    ClientConnection, FrameError, H2Config, H2Error, H2Limit, StreamEvent, StreamId,
 };
-use mcp_sansio::Instant;
+use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Budget, BudgetExceeded};
+use mcp_sansio::{Instant, Scheme};
 use proptest::prelude::*;
 
 const T0: Instant = Instant::ZERO;
 
 fn request() -> Request {
     Request {
-        method: "POST".into(),
-        scheme: "https".into(),
+        method: Method::Post,
         authority: "mcp.example.com".into(),
         path: "/mcp".into(),
         headers: vec![
@@ -160,7 +160,7 @@ fn the_client_starts_with_preface_settings_and_a_connection_window() {
 #[test]
 fn a_request_and_its_response_with_every_octet_accounted() {
     let (mut c, mut s) = ready(H2Config::default());
-    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     assert_eq!(id, StreamId(1));
     let frames = s.read(&mut c);
     // HEADERS, the stream's window raised to 256 KiB, then the body.
@@ -261,7 +261,7 @@ fn the_exchange_is_split_independent() {
     let script = |piece: usize| {
         let mut c = ClientConnection::new(T0, H2Config::default());
         let mut s = Server::new();
-        c.open_stream(&request(), 1 << 20).unwrap();
+        c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
         let mut input = settings(&[(3, 10), (4, 1 << 20)]);
         input.extend(settings_ack());
         input.extend(enc(Frame::Ping {
@@ -309,15 +309,15 @@ fn the_exchange_is_split_independent() {
 fn one_stream_until_the_server_settings_then_min_of_8_and_its_limit() {
     let mut c = ClientConnection::new(T0, H2Config::default());
     assert_eq!(c.max_streams(), 1);
-    c.open_stream(&request(), 1000).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     assert_eq!(
-        c.open_stream(&request(), 1000),
+        c.open_stream(Scheme::Https, &request(), 1000),
         Err(OpenError::NoSlot { max: 1 })
     );
     c.handle_bytes(T0, &settings(&[(3, 3)])).unwrap();
     assert_eq!(c.max_streams(), 3);
-    c.open_stream(&request(), 1000).unwrap();
-    c.open_stream(&request(), 1000).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1000).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     assert!(!c.can_open());
     let (c2, _) = ready(H2Config::default());
     assert_eq!(c2.max_streams(), 8);
@@ -333,35 +333,33 @@ fn one_stream_until_the_server_settings_then_min_of_8_and_its_limit() {
 #[test]
 fn request_headers_that_cannot_go_on_http2_are_refused() {
     let (mut c, _) = ready(H2Config::default());
-    for name in [
-        "Content-Type",
-        "connection",
-        "transfer-encoding",
-        ":path",
-        "bad name",
-        "",
-    ] {
+    for name in ["connection", "transfer-encoding", ":path", "bad name", ""] {
         let mut r = request();
         r.headers.push((name.into(), "x".into()));
         assert_eq!(
-            c.open_stream(&r, 1000),
+            c.open_stream(Scheme::Https, &r, 1000),
             Err(OpenError::InvalidHeader { name: name.into() }),
             "{name}"
         );
     }
     let mut r = request();
     r.headers.push(("x-a".into(), "a\r\nb".into()));
-    assert!(c.open_stream(&r, 1000).is_err());
+    assert!(c.open_stream(Scheme::Https, &r, 1000).is_err());
     let mut r = request();
     r.headers.push(("te".into(), "trailers".into()));
-    assert!(c.open_stream(&r, 1000).is_ok());
+    assert!(c.open_stream(Scheme::Https, &r, 1000).is_ok());
+    // Field names of the neutral request may have any case; they go out lowercased.
+    let mut r = request();
+    r.headers
+        .push(("Content-Type".into(), "application/json".into()));
+    assert!(c.open_stream(Scheme::Https, &r, 1000).is_ok());
 }
 
 #[test]
 fn settings_must_be_acknowledged_within_10_seconds() {
     let mut c = ClientConnection::new(T0, H2Config::default());
     c.handle_bytes(T0, &settings(&[])).unwrap();
-    c.open_stream(&request(), 1000).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     assert_eq!(c.handle_timeout(Instant::from_millis(9_999)), Ok(()));
     let err = c.handle_timeout(Instant::from_millis(10_000)).unwrap_err();
     assert_eq!(err, H2Error::SettingsTimeout { ms: 10_000 });
@@ -564,7 +562,7 @@ fn hostile_connection_behaviour_is_a_typed_error() {
                 .flat_map(|_| {
                     enc(Frame::Priority {
                         stream_id: 1,
-                        priority: mcp_sansio::internals::h2::frame::Priority {
+                        priority: mcp_sansio::h2::frame::Priority {
                             exclusive: false,
                             dependency: 0,
                             weight: 1,
@@ -656,7 +654,7 @@ fn hostile_connection_behaviour_is_a_typed_error() {
         for piece in [usize::MAX, 1] {
             // Streams 1 (and the stream allowance large enough for every case).
             let (mut c, mut srv) = ready(H2Config::default());
-            c.open_stream(&request(), 64 << 20).unwrap();
+            c.open_stream(Scheme::Https, &request(), 64 << 20).unwrap();
             srv.read(&mut c);
             let mut got = Ok(());
             for chunk in input.chunks(piece.min(input.len()).max(1)) {
@@ -682,8 +680,8 @@ fn hostile_connection_behaviour_is_a_typed_error() {
 #[test]
 fn a_connection_error_sends_goaway_and_fails_every_stream() {
     let (mut c, mut s) = ready(H2Config::default());
-    let a = c.open_stream(&request(), 1 << 20).unwrap();
-    let b = c.open_stream(&request(), 1 << 20).unwrap();
+    let a = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+    let b = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     let err = c
         .handle_bytes(
@@ -718,7 +716,10 @@ fn a_connection_error_sends_goaway_and_fails_every_stream() {
         }]
     );
     assert!(!c.can_open());
-    assert_eq!(c.open_stream(&request(), 1), Err(OpenError::NotAccepting));
+    assert_eq!(
+        c.open_stream(Scheme::Https, &request(), 1),
+        Err(OpenError::NotAccepting)
+    );
 }
 
 #[test]
@@ -740,7 +741,7 @@ fn the_socket_ledger_charges_stream_0_frames_and_ends_in_enhance_your_calm() {
             data: [1; 8]
         }]
     );
-    c.open_stream(&request(), 1 << 20).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     let mut err = None;
     for _ in 0..100 {
@@ -771,7 +772,7 @@ fn ping(n: u64) -> Vec<u8> {
 /// Opens a stream for `request()` (one DATA frame of body) and completes it: HEADERS, then
 /// DATA with END_STREAM. Returns the stream and the response's input.
 fn one_exchange(c: &mut ClientConnection, s: &mut Server) -> Vec<u8> {
-    let StreamId(id) = c.open_stream(&request(), 1 << 20).unwrap();
+    let StreamId(id) = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(c);
     let mut input = s.headers(id, &[(":status", "200")], false);
     input.extend(data(id, b"{}", true));
@@ -802,7 +803,7 @@ fn the_socket_ledger_refills_by_its_share_as_streams_complete() {
     ));
     assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 132);
     // A stream that fails or is cancelled gives nothing back.
-    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     c.cancel(id);
     s.read(&mut c);
@@ -826,7 +827,7 @@ fn a_slow_drip_that_does_no_useful_work_still_ends_at_the_socket_ledger() {
     config.socket_bytes = 1000;
     config.socket_refill = 100;
     let (mut c, mut s) = ready(config);
-    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     let mut now = T0;
     let mut dripped = 0;
@@ -920,7 +921,7 @@ fn the_frame_counts_refill_by_one_per_completed_stream() {
         (H2Limit::PriorityFrames, |sid| {
             enc(Frame::Priority {
                 stream_id: sid,
-                priority: mcp_sansio::internals::h2::frame::Priority {
+                priority: mcp_sansio::h2::frame::Priority {
                     exclusive: false,
                     dependency: 0,
                     weight: 16,
@@ -939,7 +940,7 @@ fn the_frame_counts_refill_by_one_per_completed_stream() {
     for (limit, odd) in kinds {
         let (mut c, mut s) = ready(H2Config::default());
         // 100 on one stream, then the stream completes: one back.
-        let StreamId(a) = c.open_stream(&request(), 1 << 20).unwrap();
+        let StreamId(a) = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
         s.read(&mut c);
         let mut input = s.headers(a, &[(":status", "200")], false);
         for _ in 0..100 {
@@ -948,7 +949,7 @@ fn the_frame_counts_refill_by_one_per_completed_stream() {
         input.extend(data(a, b"{}", true));
         c.handle_bytes(T0, &input).unwrap();
         // One more fits, the next does not.
-        let StreamId(b) = c.open_stream(&request(), 1 << 20).unwrap();
+        let StreamId(b) = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
         s.read(&mut c);
         let head = s.headers(b, &[(":status", "200")], false);
         c.handle_bytes(T0, &head).unwrap();
@@ -961,7 +962,7 @@ fn the_frame_counts_refill_by_one_per_completed_stream() {
         // One per completed stream, for as long as the server behaves.
         let (mut c, mut s) = ready(H2Config::default());
         for _ in 0..1000 {
-            let StreamId(id) = c.open_stream(&request(), 1 << 20).unwrap();
+            let StreamId(id) = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
             s.read(&mut c);
             let mut input = s.headers(id, &[(":status", "200")], false);
             input.extend(odd(id));
@@ -1209,7 +1210,7 @@ fn hostile_stream_behaviour_fails_only_its_stream() {
             } else {
                 1 << 20
             };
-            let id = c.open_stream(&request(), allowance).unwrap();
+            let id = c.open_stream(Scheme::Https, &request(), allowance).unwrap();
             srv.read(&mut c);
             for chunk in input.chunks(piece.min(input.len())) {
                 c.handle_bytes(T0, chunk)
@@ -1242,7 +1243,7 @@ fn hostile_stream_behaviour_fails_only_its_stream() {
             assert_eq!(c.error(), None, "{what}");
             if !by_server {
                 assert!(c.can_open(), "{what}");
-                let next = c.open_stream(&request(), 1 << 20).unwrap();
+                let next = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
                 assert_eq!(next, StreamId(3));
             }
         }
@@ -1254,7 +1255,7 @@ fn data_beyond_the_connection_window_is_a_connection_error() {
     let mut config = H2Config::default();
     config.connection_window = 100_000;
     let (mut c, mut s) = ready(config);
-    c.open_stream(&request(), 1 << 20).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     let mut input = s.headers(1, &[(":status", "200")], false);
     for _ in 0..7 {
@@ -1272,7 +1273,7 @@ fn data_beyond_the_connection_window_is_a_connection_error() {
 #[test]
 fn a_continuation_flood_is_capped_even_after_the_stream_failed_on_its_allowance() {
     let (mut c, mut s) = ready(H2Config::default());
-    let id = c.open_stream(&request(), 30).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 30).unwrap();
     s.read(&mut c);
     let mut input = enc(Frame::Headers {
         stream_id: 1,
@@ -1343,7 +1344,7 @@ fn never_processed_streams_may_be_retried() {
 #[test]
 fn windows_reopen_only_as_the_caller_takes_data() {
     let (mut c, mut s) = ready(H2Config::default());
-    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     let mut input = s.headers(1, &[(":status", "200")], false);
     for _ in 0..10 {
@@ -1374,7 +1375,7 @@ fn windows_reopen_only_as_the_caller_takes_data() {
 #[test]
 fn a_small_allowance_gets_a_small_window() {
     let (mut c, mut s) = ready(H2Config::default());
-    c.open_stream(&request(), 1000).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     let frames = s.read(&mut c);
     assert!(
         !frames
@@ -1395,7 +1396,7 @@ fn the_request_body_waits_for_the_send_window() {
     s.read(&mut c);
     let mut r = request();
     r.body = vec![b'b'; 40_000];
-    c.open_stream(&r, 1 << 20).unwrap();
+    c.open_stream(Scheme::Https, &r, 1 << 20).unwrap();
     let frames = s.read(&mut c);
     assert!(
         !frames.iter().any(|f| matches!(f, Frame::Data { .. })),
@@ -1453,7 +1454,7 @@ fn the_request_body_waits_for_the_send_window() {
 #[test]
 fn cancel_resets_the_stream_and_its_late_frames_go_to_the_socket_ledger() {
     let (mut c, mut s) = ready(H2Config::default());
-    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     c.cancel(id);
     assert_eq!(
@@ -1476,7 +1477,7 @@ fn cancel_resets_the_stream_and_its_late_frames_go_to_the_socket_ledger() {
 #[test]
 fn data_on_a_stream_that_ended_is_a_connection_error() {
     let (mut c, mut s) = ready(H2Config::default());
-    c.open_stream(&request(), 1 << 20).unwrap();
+    c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     let mut input = s.headers(1, &[(":status", "200")], true);
     input.extend(data(1, b"x", false));
@@ -1492,7 +1493,7 @@ fn data_on_a_stream_that_ended_is_a_connection_error() {
 #[test]
 fn eof_fails_open_streams() {
     let (mut c, mut s) = ready(H2Config::default());
-    let id = c.open_stream(&request(), 1 << 20).unwrap();
+    let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     c.handle_bytes(T0, &[0, 0]).unwrap();
     c.handle_eof();
@@ -1527,7 +1528,7 @@ proptest! {
         input.extend(data(1, b"", true));
         let run = |points: &[usize]| {
             let mut c = ClientConnection::new(T0, H2Config::default());
-            c.open_stream(&request(), 1 << 20).unwrap();
+            c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
             let mut prev = 0;
             let mut evs = Vec::new();
             let mut out = Vec::new();

@@ -1,6 +1,6 @@
 //! HPACK: RFC 7541 Appendix C vectors, encoder round trips, hostile blocks, and split invariance.
 
-use mcp_sansio::internals::h2::hpack::{
+use mcp_sansio::h2::hpack::{
     huffman_encode, DecodeLimits, Decoder, Encoder, Header, HpackError, MAX_TABLE_SIZE,
 };
 use mcp_sansio::{Budget, BudgetExceeded};

@@ -7,9 +7,10 @@ use mcp_sansio_test_support::h2server;
 use std::time::Duration;
 
 use h2server::{drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
-use mcp_sansio::internals::h2::frame::{Frame, Reason};
-use mcp_sansio::internals::h2::{H2Config, H2Error, H2Socket, WorkId};
-use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::h2::frame::{Frame, Reason};
+use mcp_sansio::h2::{H2Config, H2Error};
+use mcp_sansio::mux::{H2Socket, WorkId};
+use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budget, Config, Connection, Era, EraHint, Error, Event, Instant};
 
 const SPLITS: [Split; 3] = [Split::Whole, Split::Chunks(1), Split::Chunks(3)];
@@ -324,7 +325,7 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
                 .unwrap();
             assert_eq!(
                 error,
-                Error::H2(H2Error::Reset {
+                Error::from(H2Error::Reset {
                     reason: Reason::REFUSED_STREAM
                 })
             );

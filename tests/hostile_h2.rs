@@ -24,8 +24,9 @@ use std::time::Duration;
 use counting::meter;
 use h2_catalogue::{scenarios, H2Cause, H2Op, H2Scenario};
 use h2server::{drive_metered, H2Peer, Split};
-use mcp_sansio::internals::h2::{H2Config, H2Socket};
-use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::h2::H2Config;
+use mcp_sansio::mux::H2Socket;
+use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budgets, Connection, Error, ErrorKind, Event, Instant};
 
 /// Client memory a scenario may hold at its peak. Allocations the client makes and the server

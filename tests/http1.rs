@@ -1,9 +1,10 @@
 //! Integration tests of the HTTP/1.1 request encoder and response decoder.
 
-use mcp_sansio::internals::{
-    ByteLedger, Framing, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead,
-    ResponseLimits,
+use mcp_sansio::http1::{
+    encode, encode_into, Framing, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
 };
+use mcp_sansio::wire::{Method, Request};
+use mcp_sansio::ByteLedger;
 use mcp_sansio::{Budget, BudgetExceeded, Budgets, Endpoint, Http1Error, RequestError};
 use proptest::prelude::*;
 
@@ -916,7 +917,7 @@ fn limits_from_budgets() {
 fn encodes_post_exactly() {
     let req = Request {
         method: Method::Post,
-        target: "/mcp?x=1".into(),
+        path: "/mcp?x=1".into(),
         authority: "example.com:8080".into(),
         headers: vec![
             ("Content-Type".into(), "application/json".into()),
@@ -936,9 +937,9 @@ fn encodes_post_exactly() {
         Content-Length: 40\r\n\
         \r\n\
         {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
-    assert_eq!(req.encode().unwrap(), expected);
+    assert_eq!(encode(&req).unwrap(), expected);
     let mut out = b"previous".to_vec();
-    req.encode_into(&mut out).unwrap();
+    encode_into(&req, &mut out).unwrap();
     assert_eq!(&out[..8], b"previous");
     assert_eq!(&out[8..], expected);
 }
@@ -948,13 +949,13 @@ fn endpoint_without_path_encodes_slash() {
     let ep = Endpoint::parse("http://127.0.0.1:18953").unwrap();
     let req = Request {
         method: Method::Get,
-        target: ep.target().to_owned(),
+        path: ep.target().to_owned(),
         authority: ep.authority().to_owned(),
         headers: vec![("Accept".into(), "text/event-stream".into())],
         body: vec![],
     };
     assert_eq!(
-        req.encode().unwrap(),
+        encode(&req).unwrap(),
         b"GET / HTTP/1.1\r\nHost: 127.0.0.1:18953\r\nAccept: text/event-stream\r\n\r\n"
     );
     let ep = Endpoint::parse("https://[::1]/mcp#x").unwrap();
@@ -966,13 +967,13 @@ fn bearer_token_with_newline_is_refused_without_leaking() {
     let token = "Bearer s3cr3t-t0k3n\r\nX-Injected: yes";
     let req = Request {
         method: Method::Post,
-        target: "/mcp".into(),
+        path: "/mcp".into(),
         authority: "h".into(),
         headers: vec![("Authorization".into(), token.into())],
         body: b"{}".to_vec(),
     };
     let mut out = Vec::new();
-    let e = req.encode_into(&mut out).unwrap_err();
+    let e = encode_into(&req, &mut out).unwrap_err();
     assert_eq!(
         e,
         RequestError::InvalidHeaderValue {
@@ -991,13 +992,13 @@ fn reserved_header_is_refused() {
     for name in ["Host", "content-length", "Transfer-Encoding"] {
         let req = Request {
             method: Method::Post,
-            target: "/".into(),
+            path: "/".into(),
             authority: "h".into(),
             headers: vec![(name.into(), "1".into())],
             body: vec![],
         };
         assert_eq!(
-            req.encode(),
+            encode(&req),
             Err(RequestError::ReservedHeader { name: name.into() })
         );
     }

@@ -803,7 +803,7 @@ proptest::proptest! {
     #[test]
     fn the_crate_finds_header_params_as_the_reference(schema in generated::schema()) {
         let schema = in_range(&schema);
-        let now = mcp_sansio::internals::header_params(&schema).map(|mut p| {
+        let now = mcp_sansio::header_params(&schema).map(|mut p| {
             p.sort_by(|a, b| a.path.cmp(&b.path));
             p
         });

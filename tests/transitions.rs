@@ -8,8 +8,8 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use mcp_sansio::internals::h2::{H2Error, Reason};
-use mcp_sansio::internals::wire::WireError;
+use mcp_sansio::h2::{H2Error, Reason};
+use mcp_sansio::wire::WireError;
 use mcp_sansio::{Config, ConnectionState, Era, EraHint, Event};
 use support::table::{base, rows};
 use support::*;

@@ -1,8 +1,9 @@
 //! The wire-neutral exchange boundary: requests encode as HTTP/1.1 exactly as the HTTP/1.1
 //! encoder does, and response events carry the raw bytes they cost, whatever the split.
 
-use mcp_sansio::internals::wire::{Codec, Method, Request, ResponseEvent, WireError};
-use mcp_sansio::internals::{self as http1, ByteLedger, ResponseLimits};
+use mcp_sansio::http1::{self, ResponseLimits};
+use mcp_sansio::wire::{Codec, Method, Request, ResponseEvent, WireError};
+use mcp_sansio::ByteLedger;
 
 fn request() -> Request {
     Request {
@@ -22,15 +23,7 @@ fn http1_encoding_is_the_http1_encoder_s() {
     let r = request();
     let mut wire = Vec::new();
     Codec::Http1.encode_into(&r, &mut wire).unwrap();
-    let direct = http1::Request {
-        method: r.method,
-        target: r.path.clone(),
-        authority: r.authority.clone(),
-        headers: r.headers.clone(),
-        body: r.body.clone(),
-    }
-    .encode()
-    .unwrap();
+    let direct = http1::encode(&r).unwrap();
     assert_eq!(wire, direct);
     assert!(wire.starts_with(b"POST /mcp?x=1 HTTP/1.1\r\nHost: example.test:8080\r\n"));
 }

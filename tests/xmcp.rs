@@ -1,6 +1,7 @@
 //! SEP-2243 `x-mcp-header` annotations: schema validation, argument extraction, value encoding.
 
-use mcp_sansio::internals::{encode_header_value, header_params, header_values};
+use mcp_sansio::header_params;
+use mcp_sansio::internals::{encode_header_value, header_values};
 use mcp_sansio::{HeaderParam, ParamKind};
 
 fn param(path: &[&str], name: &str, kind: ParamKind) -> HeaderParam {
@@ -528,8 +529,8 @@ fn in_arrays(levels: usize, leaf: &str) -> String {
 
 #[test]
 fn the_depth_limit_from_a_table() {
-    use mcp_sansio::internals::MAX_DEPTH;
     use mcp_sansio::HeaderRefusal;
+    use mcp_sansio::MAX_DEPTH;
     // A value may sit at depth MAX_DEPTH (the root is at 0), not deeper.
     assert_eq!(header_params(&in_arrays(MAX_DEPTH, "")), Ok(vec![]));
     assert_eq!(header_params(&in_arrays(MAX_DEPTH - 1, "1")), Ok(vec![]));

@@ -9,9 +9,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mcp_sansio::internals::{
-    ByteLedger, ResponseDecoder, ResponseEvent, ResponseLimits, SseDecoder, SseItem,
-};
+use mcp_sansio::http1::{ResponseDecoder, ResponseEvent, ResponseLimits};
+use mcp_sansio::internals::{SseDecoder, SseItem};
+use mcp_sansio::ByteLedger;
 
 const WARMUP: usize = 3;
 const RUNS: usize = 15;

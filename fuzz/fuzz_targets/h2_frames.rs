@@ -11,12 +11,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::internals::h2::client::WINDOW_UPDATE_CREDIT;
-use mcp_sansio::internals::h2::frame::{
+use mcp_sansio::h2::client::WINDOW_UPDATE_CREDIT;
+use mcp_sansio::h2::frame::{
     Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE,
 };
-use mcp_sansio::internals::h2::{ClientConnection, H2Config, H2Error, Request, StreamEvent};
-use mcp_sansio::Instant;
+use mcp_sansio::h2::{ClientConnection, H2Config, H2Error, StreamEvent};
+use mcp_sansio::wire::{Method, Request};
+use mcp_sansio::{Instant, Scheme};
 
 fn frames(input: &[u8], piece: usize) -> (Vec<Decoded>, Option<FrameError>) {
     let mut d = FrameDecoder::new();
@@ -44,8 +45,7 @@ fn connection(input: &[u8], piece: usize, streams: usize, allowance: u64) -> Out
     config.socket_bytes = 64 * 1024;
     let mut c = ClientConnection::new(Instant::ZERO, config);
     let request = Request {
-        method: "POST".into(),
-        scheme: "https".into(),
+        method: Method::Post,
         authority: "a.example".into(),
         path: "/mcp".into(),
         headers: vec![("content-type".into(), "application/json".into())],
@@ -65,7 +65,7 @@ fn connection(input: &[u8], piece: usize, streams: usize, allowance: u64) -> Out
         .expect("SETTINGS are accepted");
     let mut opened = Vec::new();
     for _ in 0..streams {
-        opened.push(c.open_stream(&request, allowance).expect("a stream opens"));
+        opened.push(c.open_stream(Scheme::Https, &request, allowance).expect("a stream opens"));
     }
     for chunk in input.chunks(piece) {
         // Nothing is drained between pieces: when the caller takes events decides when windows

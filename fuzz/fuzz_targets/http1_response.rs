@@ -7,9 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::internals::{
-    ByteLedger, ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits,
-};
+use mcp_sansio::http1::{ResponseDecoder, ResponseEvent, ResponseHead, ResponseLimits};
+use mcp_sansio::ByteLedger;
 use mcp_sansio::Http1Error;
 
 #[derive(Debug, PartialEq, Eq)]

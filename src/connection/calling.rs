@@ -84,8 +84,7 @@ impl Connection {
                 return self.fail_op(invalid_answer("tools/call", reason))
             }
             Err(call::AnswerError::TooManyBlocks) => {
-                let limit = self.config.budgets.content_blocks();
-                let e = BudgetExceeded::new(Budget::ContentBlocks, limit);
+                let e = self.config.budgets.exceeded(Budget::ContentBlocks);
                 return self.fail_op(Error::Budget(e));
             }
         };
@@ -96,7 +95,7 @@ impl Connection {
         };
         // Every round is a response spent on the one logical call.
         if call.rounds + 1 >= limit {
-            let e = BudgetExceeded::new(Budget::ResponsesPerRequest, u64::from(limit));
+            let e = self.config.budgets.exceeded(Budget::ResponsesPerRequest);
             return self.fail_op(Error::Budget(e));
         }
         call.request_state = state;

@@ -228,13 +228,13 @@ impl Connection {
             WireError::Http1(Http1Error::ContentLengthExceedsBudget { .. }) => {
                 Error::Budget(self.ledger.exceeded())
             }
-            WireError::Http1(e) => Error::Http(e),
+            e @ WireError::Http1(_) => Error::Wire(e),
             // The stream's allowance is what this connection's byte budget had left: its
             // exhaustion is this budget's, reported with the configured limit.
             WireError::Http2(H2Error::Budget(b)) if b.budget == Budget::ResponseBytes => {
                 Error::Budget(self.ledger.exceeded())
             }
-            WireError::Http2(e) => Error::H2(e),
+            e @ WireError::Http2(_) => Error::Wire(e),
         }
     }
 
@@ -635,8 +635,8 @@ impl Connection {
             );
         // HTTP/2: the server said it never processed the stream (REFUSED_STREAM, or a GOAWAY
         // below it), so even a tool call may go once more, on a fresh socket.
-        let never_processed =
-            ex.decoder.status().is_none() && matches!(&error, Error::H2(e) if e.never_processed());
+        let never_processed = ex.decoder.status().is_none()
+            && matches!(&error, Error::Wire(WireError::Http2(e)) if e.never_processed());
         let stale = stale || never_processed;
         if stale {
             if let Some(p) = self.machine.req_mut() {
@@ -656,7 +656,9 @@ impl Connection {
             && !budget_error
             && matches!(
                 error,
-                Error::Http(_) | Error::Transport(_) | Error::UnexpectedEof { .. }
+                Error::Wire(WireError::Http1(_))
+                    | Error::Transport(_)
+                    | Error::UnexpectedEof { .. }
             )
         {
             let is_sse = matches!(ex.body, Body::Sse(_));

@@ -59,8 +59,8 @@ impl Connection {
             }
             Some(cursor) => {
                 if state.catalog.pages >= self.config.budgets.pages {
-                    let limit = u64::from(self.config.budgets.pages);
-                    return self.fail_op(Error::Budget(BudgetExceeded::new(Budget::Pages, limit)));
+                    let e = self.config.budgets.exceeded(Budget::Pages);
+                    return self.fail_op(Error::Budget(e));
                 }
                 if !state.seen.insert(cursor.clone()) {
                     let cursor = truncated(&cursor, 64);

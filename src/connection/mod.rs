@@ -26,7 +26,7 @@
 //! HTTP/2 ([`Connection::with_codec`] with `Codec::Http2`) each exchange is a stream of a shared
 //! socket: [`Transmit::request`] carries the neutral request, and the stream's events come back
 //! through [`handle_response_event`](Connection::handle_response_event) and
-//! [`handle_wire_error`](Connection::handle_wire_error); `internals::h2::H2Socket` does this
+//! [`handle_wire_error`](Connection::handle_wire_error); [`mux::H2Socket`](crate::mux::H2Socket) does this
 //! routing for several connections on one socket and documents that run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
@@ -220,24 +220,20 @@ struct Deadline {
     at: Instant,
     /// The budget reported when it does.
     budget: Budget,
-    /// The budget's configured limit.
-    limit: Duration,
 }
 
 impl Deadline {
     /// `budget`'s deadline, counted from `now`.
     fn new(now: Instant, budgets: &crate::budget::Budgets, budget: Budget) -> Deadline {
-        let limit = aggregate_limit(budgets, budget);
         Deadline {
-            at: now + limit,
+            at: now + aggregate_limit(budgets, budget),
             budget,
-            limit,
         }
     }
 
     /// The error reported when it expires.
-    fn exceeded(&self) -> BudgetExceeded {
-        BudgetExceeded::new(self.budget, duration_ms(self.limit))
+    fn exceeded(&self, budgets: &crate::budget::Budgets) -> BudgetExceeded {
+        budgets.exceeded(self.budget)
     }
 }
 
@@ -414,7 +410,7 @@ impl Connection {
 
     /// A new connection whose exchanges run on `codec`: [`Codec::Http1`] (as [`new`](Self::new))
     /// or [`Codec::Http2`], where each exchange is a stream of a shared HTTP/2 connection
-    /// (see `internals::h2::H2Socket` for the run loop).
+    /// (see [`mux::H2Socket`](crate::mux::H2Socket) for the run loop).
     pub fn with_codec(config: Config, codec: Codec) -> Result<Connection, ConfigError> {
         config.validate()?;
         Ok(Connection {
@@ -659,7 +655,7 @@ impl Connection {
             // Waiting on a load-shedding backoff: the retry when it is due.
             if let Some(deadline) = self.machine.deadline() {
                 if deadline.at <= now {
-                    let error = deadline.exceeded();
+                    let error = deadline.exceeded(&self.config.budgets);
                     self.fail_op(Error::Budget(error));
                 } else if matches!(self.machine.get(), State::Backoff { at, .. } if *at <= now) {
                     self.send_call_round(now);
@@ -673,12 +669,9 @@ impl Connection {
             .map(|e| e.deadline);
         if p.deadline.at <= now || exchange_deadline.is_some_and(|d| d <= now) {
             let error = if p.deadline.at <= now {
-                p.deadline.exceeded()
+                p.deadline.exceeded(&self.config.budgets)
             } else {
-                BudgetExceeded::new(
-                    Budget::RequestTime,
-                    duration_ms(self.config.budgets.request_time),
-                )
+                self.config.budgets.exceeded(Budget::RequestTime)
             };
             self.timed_out(now, error);
             return;

@@ -204,10 +204,6 @@ pub(super) fn aggregate_limit(budgets: &crate::budget::Budgets, budget: Budget) 
     }
 }
 
-pub(super) fn duration_ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 pub(super) fn status_error(status: u16) -> Error {
     Error::HttpStatus { status }
 }

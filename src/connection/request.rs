@@ -54,11 +54,8 @@ impl Connection {
         };
         p.responses += 1;
         if p.responses > self.config.budgets.responses_per_request {
-            let limit = u64::from(self.config.budgets.responses_per_request);
-            return self.fail_op(Error::Budget(BudgetExceeded::new(
-                Budget::ResponsesPerRequest,
-                limit,
-            )));
+            let e = self.config.budgets.exceeded(Budget::ResponsesPerRequest);
+            return self.fail_op(Error::Budget(e));
         }
         let Some(p) = self.machine.req() else { return };
         let is_call = matches!(p.step, Step::Call);

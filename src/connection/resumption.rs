@@ -22,11 +22,8 @@ impl Connection {
         if matches!(&ex.role, Role::Resume { from } if *from == last) {
             p.stalled += 1;
             if p.stalled > self.config.budgets.stalled_resumptions {
-                let limit = u64::from(self.config.budgets.stalled_resumptions);
-                return self.fail_op(Error::Budget(BudgetExceeded::new(
-                    Budget::StalledResumptions,
-                    limit,
-                )));
+                let e = self.config.budgets.exceeded(Budget::StalledResumptions);
+                return self.fail_op(Error::Budget(e));
             }
         } else {
             p.stalled = 0;

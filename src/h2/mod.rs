@@ -4,8 +4,9 @@
 //! bytes come out ([`ClientConnection::poll_transmit`]), time is an argument, and the response
 //! of each stream comes up as [`StreamEvent`]s, each carrying the raw octets it cost.
 //!
-//! [`H2Socket`] puts it to work: it owns one socket's [`ClientConnection`] and runs the
-//! exchanges of several [`Connection`](crate::Connection)s (work items) as its streams.
+//! [`mux::H2Socket`](crate::mux::H2Socket) puts it to work, one layer up: it owns one socket's
+//! [`ClientConnection`] and runs the exchanges of several [`Connection`](crate::Connection)s
+//! (work items) as its streams. Nothing in this module knows the connection.
 //!
 //! # What is bounded, and how
 //!
@@ -40,12 +41,10 @@
 pub mod client;
 pub mod frame;
 pub mod hpack;
-pub mod socket;
 
-pub use client::{ClientConnection, H2Config, Request, StreamEvent, StreamId};
+pub use client::{ClientConnection, H2Config, StreamEvent, StreamId};
 pub use frame::{Frame, FrameDecoder, FrameError, Reason};
 pub use hpack::HpackError;
-pub use socket::{H2Socket, WorkId};
 
 use crate::budget::BudgetExceeded;
 

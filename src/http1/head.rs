@@ -2,13 +2,13 @@
 //! and what they say about the body's framing and the connection's reuse.
 use crate::prelude::*;
 
-use crate::budget::{Budget, BudgetExceeded};
+use crate::budget::Budget;
 
 use super::error::Http1Error;
-use super::response::{as_u64, Framing, ResponseLimits};
+use super::response::{Framing, ResponseLimits};
 
 pub(super) fn header_count_exceeded(limits: &ResponseLimits) -> Http1Error {
-    BudgetExceeded::new(Budget::HeaderCount, as_u64(limits.header_count)).into()
+    limits.exceeded(Budget::HeaderCount).into()
 }
 
 /// Header slots for parsing `block`: the limit, but never more than the block could hold (a

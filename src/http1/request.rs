@@ -1,9 +1,9 @@
 //! HTTP/1.1 request encoding.
 use crate::prelude::*;
 
-pub use crate::wire::Method;
+use crate::wire::{Method, Request};
 
-/// Why a [`Request`] could not be encoded. Nothing is written when encoding fails.
+/// Why a [`Request`] could not be encoded for its wire. Nothing is written when encoding fails.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestError {
@@ -33,56 +33,42 @@ pub enum RequestError {
     },
 }
 
-/// An HTTP/1.1 request to encode.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    /// The method.
-    pub method: Method,
-    /// The origin-form request target, e.g. `/mcp?x=1`.
-    pub target: String,
-    /// The `Host` header value (see [`Endpoint::authority`](crate::endpoint::Endpoint::authority)).
-    pub authority: String,
-    /// Extra headers, written in order after `Host`. Must not contain `Host`, `Content-Length` or
-    /// `Transfer-Encoding`.
-    pub headers: Vec<(String, String)>,
-    /// The body; its `Content-Length` is written by the encoder when it is non-empty or the
-    /// method is `POST`.
-    pub body: Vec<u8>,
-}
-
 const RESERVED: [&str; 3] = ["host", "content-length", "transfer-encoding"];
 
-impl Request {
-    /// Appends the encoded request to `out`:
-    /// `METHOD SP target SP HTTP/1.1 CRLF`, `Host: authority CRLF`, the extra headers,
-    /// `Content-Length: N CRLF` (when the body is non-empty or the method is `POST`), `CRLF`, the
-    /// body.
-    ///
-    /// Validates first: header names are RFC 9110 tokens, header values and the authority contain
-    /// no control characters other than HTAB (the authority no whitespace at all), the target is
-    /// non-empty, starts with `/` and is visible ASCII, and no reserved header is passed. On error
-    /// nothing is appended.
-    pub fn encode_into(&self, out: &mut Vec<u8>) -> Result<(), RequestError> {
-        encode_parts(
-            self.method,
-            &self.target,
-            &self.authority,
-            &self.headers,
-            &self.body,
-            out,
-        )
-    }
-
-    /// Encodes the request into a new buffer; see [`Request::encode_into`].
-    pub fn encode(&self) -> Result<Vec<u8>, RequestError> {
-        let mut out = Vec::new();
-        self.encode_into(&mut out)?;
-        Ok(out)
-    }
+/// Appends `request` encoded as HTTP/1.1 to `out`:
+/// `METHOD SP path SP HTTP/1.1 CRLF`, `Host: authority CRLF`, the headers in order,
+/// `Content-Length: N CRLF` (when the body is non-empty or the method is `POST`), `CRLF`, the
+/// body.
+///
+/// Validates first: header names are RFC 9110 tokens, header values and the authority contain
+/// no control characters other than HTAB (the authority no whitespace at all), the path (the
+/// origin-form target) is non-empty, starts with `/` and is visible ASCII, and no reserved header
+/// (`Host`, `Content-Length`, `Transfer-Encoding`) is passed. On error nothing is appended.
+pub fn encode_into(request: &Request, out: &mut Vec<u8>) -> Result<(), RequestError> {
+    encode_parts(
+        request.method,
+        &request.path,
+        &request.authority,
+        &request.headers,
+        &request.body,
+        out,
+    )
 }
 
-/// Validates and encodes a request given by its parts (see [`Request::encode_into`]); the
-/// wire-neutral [`crate::wire::Request`] is encoded through here without copying its parts.
+/// Checks `request` by the rules [`encode_into`] applies (no CR, LF or NUL anywhere, tokens as
+/// names, an origin-form path, no reserved header) without encoding it.
+pub(crate) fn check(request: &Request) -> Result<(), RequestError> {
+    validate(&request.path, &request.authority, &request.headers)
+}
+
+/// Encodes `request` as HTTP/1.1 into a new buffer; see [`encode_into`].
+pub fn encode(request: &Request) -> Result<Vec<u8>, RequestError> {
+    let mut out = Vec::new();
+    encode_into(request, &mut out)?;
+    Ok(out)
+}
+
+/// Validates and encodes a request given by its parts (see [`encode_into`]).
 pub(crate) fn encode_parts(
     method: Method,
     target: &str,
@@ -201,7 +187,7 @@ mod tests {
     fn post(headers: &[(&str, &str)]) -> Request {
         Request {
             method: Method::Post,
-            target: "/mcp".into(),
+            path: "/mcp".into(),
             authority: "h:1".into(),
             headers: headers
                 .iter()
@@ -215,12 +201,12 @@ mod tests {
     fn get_without_body_has_no_content_length() {
         let r = Request {
             method: Method::Get,
-            target: "/".into(),
+            path: "/".into(),
             authority: "h".into(),
             headers: vec![],
             body: vec![],
         };
-        assert_eq!(r.encode().unwrap(), b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+        assert_eq!(encode(&r).unwrap(), b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
     }
 
     #[test]
@@ -228,7 +214,7 @@ mod tests {
         let mut r = post(&[]);
         r.body.clear();
         assert_eq!(
-            r.encode().unwrap(),
+            encode(&r).unwrap(),
             b"POST /mcp HTTP/1.1\r\nHost: h:1\r\nContent-Length: 0\r\n\r\n"
         );
     }
@@ -238,7 +224,7 @@ mod tests {
         let mut r = post(&[]);
         r.method = Method::Delete;
         assert_eq!(
-            r.encode().unwrap(),
+            encode(&r).unwrap(),
             b"DELETE /mcp HTTP/1.1\r\nHost: h:1\r\nContent-Length: 2\r\n\r\n{}"
         );
     }
@@ -246,7 +232,7 @@ mod tests {
     #[test]
     fn htab_and_obs_text_values_are_allowed() {
         let r = post(&[("X-A", "a\tb"), ("X-B", "é")]);
-        assert!(r.encode().is_ok());
+        assert!(encode(&r).is_ok());
     }
 
     #[test]
@@ -254,7 +240,7 @@ mod tests {
         for name in ["", "X A", "X:A", "X\r\nA", "Ä", "(x)"] {
             let r = post(&[(name, "v")]);
             assert_eq!(
-                r.encode(),
+                encode(&r),
                 Err(RequestError::InvalidHeaderName { name: name.into() }),
                 "{name:?}"
             );
@@ -266,7 +252,7 @@ mod tests {
         for value in ["a\rb", "a\nb", "a\0b", "a\x7fb", "a\x01b"] {
             let r = post(&[("X", value)]);
             assert_eq!(
-                r.encode(),
+                encode(&r),
                 Err(RequestError::InvalidHeaderValue { name: "X".into() })
             );
         }
@@ -276,8 +262,8 @@ mod tests {
     fn invalid_targets() {
         for target in ["", "mcp", "*", "/a b", "/a\r\n", "/é", "http://h/"] {
             let mut r = post(&[]);
-            r.target = target.into();
-            assert_eq!(r.encode(), Err(RequestError::InvalidTarget), "{target:?}");
+            r.path = target.into();
+            assert_eq!(encode(&r), Err(RequestError::InvalidTarget), "{target:?}");
         }
     }
 
@@ -287,7 +273,7 @@ mod tests {
             let mut r = post(&[]);
             r.authority = authority.into();
             assert_eq!(
-                r.encode(),
+                encode(&r),
                 Err(RequestError::InvalidHeaderValue {
                     name: "Host".into()
                 })
@@ -300,7 +286,7 @@ mod tests {
         for name in ["Host", "content-length", "Transfer-Encoding", "HOST"] {
             let r = post(&[(name, "1")]);
             assert_eq!(
-                r.encode(),
+                encode(&r),
                 Err(RequestError::ReservedHeader { name: name.into() })
             );
         }
@@ -310,7 +296,7 @@ mod tests {
     fn error_appends_nothing() {
         let r = post(&[("Ok", "v"), ("Bad", "x\ny")]);
         let mut out = b"prefix".to_vec();
-        assert!(r.encode_into(&mut out).is_err());
+        assert!(encode_into(&r, &mut out).is_err());
         assert_eq!(out, b"prefix");
     }
 }

@@ -30,7 +30,7 @@ use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
     Authorizer, BearerChallenge, BearerErrorCode, CredentialStore, HttpMethod,
 };
-use mcp_sansio::internals::{Method, Request};
+use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Endpoint, Instant, Scheme, TransportError, TransportErrorKind};
 use rustls::ClientConfig;
 
@@ -173,14 +173,13 @@ impl AuthHttp {
     ) -> Result<Prepared, TransportError> {
         let mut headers = headers.to_vec();
         headers.push(("Connection".into(), "close".into()));
-        let request = Request {
+        let request = mcp_sansio::http1::encode(&Request {
             method,
-            target: endpoint.target().to_owned(),
+            path: endpoint.target().to_owned(),
             authority: endpoint.authority().to_owned(),
             headers,
             body: body.to_vec(),
-        }
-        .encode()
+        })
         .map_err(|e| TransportError {
             kind: TransportErrorKind::Io,
             message: format!("request not encodable: {e}"),

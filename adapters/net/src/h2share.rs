@@ -59,9 +59,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::frame::Frame;
-use mcp_sansio::internals::h2::{H2Config, H2Socket, Reason, WorkId};
-use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::h2::frame::Frame;
+use mcp_sansio::h2::{H2Config, Reason};
+use mcp_sansio::mux::{H2Socket, WorkId};
+use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 

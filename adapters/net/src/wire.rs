@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_sansio::auth::AuthResponse;
-use mcp_sansio::internals::{ByteLedger, ResponseDecoder, ResponseEvent};
+use mcp_sansio::http1::{ResponseDecoder, ResponseEvent};
+use mcp_sansio::ByteLedger;
 use mcp_sansio::{TransportError, TransportErrorKind};
 use rustls::{ClientConfig, ClientConnection};
 

@@ -56,10 +56,10 @@ mod redact;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::client::PREFACE;
-use mcp_sansio::internals::h2::H2Config;
+use mcp_sansio::h2::client::PREFACE;
+use mcp_sansio::h2::H2Config;
 #[cfg(doc)]
-use mcp_sansio::internals::h2::H2Socket;
+use mcp_sansio::mux::H2Socket;
 use mcp_sansio::{Budgets, Config, Event, Instant, TransportError};
 
 use crate::model::{Record, RecordedOperation, Transcript};

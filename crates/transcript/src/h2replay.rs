@@ -1,8 +1,8 @@
 //! The replay of an HTTP/2 transcript: one work item on a fresh [`H2Socket`] per recorded
 //! socket, in virtual time (see `docs/transcripts.md`).
 
-use mcp_sansio::internals::h2::{H2Socket, WorkId};
-use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::mux::{H2Socket, WorkId};
+use mcp_sansio::wire::Codec;
 use mcp_sansio::{ConfigError, Connection, Instant, Transmit, TransportError};
 use serde_json::Value;
 

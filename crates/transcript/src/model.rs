@@ -73,7 +73,7 @@ impl RecordedOperation {
                 arguments,
             } => {
                 // A listed tool's schema always gives its parameters (else it was refused).
-                let params = mcp_sansio::internals::header_params(input_schema).unwrap_or_default();
+                let params = mcp_sansio::header_params(input_schema).unwrap_or_default();
                 let tool = Tool::new(name, None, input_schema, params);
                 conn.call_known_tool(now, &tool, arguments)
             }
@@ -139,13 +139,13 @@ pub enum Record {
     /// An event was drained: its summary (see [`event_summary`](crate::event_summary)), compact JSON.
     Event(String),
     /// HTTP/2: socket `socket` was opened and the work item moved onto it (the first socket, or a
-    /// fresh one after [`H2Socket::poll_fresh`](mcp_sansio::internals::h2::H2Socket::poll_fresh)).
+    /// fresh one after [`H2Socket::poll_fresh`](mcp_sansio::mux::H2Socket::poll_fresh)).
     H2Open {
         /// The socket number, from 1, one more than the previous socket's.
         socket: u64,
     },
     /// HTTP/2: bytes the core wrote to socket `socket` (one
-    /// [`H2Socket::poll_transmit`](mcp_sansio::internals::h2::H2Socket::poll_transmit)), with
+    /// [`H2Socket::poll_transmit`](mcp_sansio::mux::H2Socket::poll_transmit)), with
     /// secrets redacted ([`H2WriteRedactor`](crate::h2::H2WriteRedactor)).
     H2Write {
         /// The socket.

@@ -13,7 +13,7 @@ use crate::h2::{H2Setup, H2_FIELDS};
 use crate::model::{Entry, Record, RecordedOperation, Transcript, TranscriptConfig};
 use crate::write::BUDGET_FIELDS;
 use crate::MAGIC;
-use mcp_sansio::internals::h2::H2Config;
+use mcp_sansio::h2::H2Config;
 
 /// A transcript that cannot be read: the line (1-based) and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

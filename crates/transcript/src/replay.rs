@@ -16,7 +16,7 @@
 //! from: the requests byte for byte (after redaction), then the events.
 //!
 //! An HTTP/2 session (`config http 2`) is replayed the same way through one work item on a
-//! fresh [`H2Socket`](mcp_sansio::internals::h2::H2Socket) per recorded `open`: the work item
+//! fresh [`H2Socket`](mcp_sansio::mux::H2Socket) per recorded `open`: the work item
 //! moves onto each new socket with the requests that waited for it, recorded reads are fed to
 //! the socket in use (until it closes) in the [`Split`] asked for, and after every input the
 //! socket's outputs are drained (bytes written, requests for a fresh socket, events). A recorded
@@ -74,7 +74,7 @@ pub struct Replay {
     /// HTTP/2 session).
     pub sends: Vec<Sent>,
     /// HTTP/2: what the core wrote, in order: the socket and the redacted bytes of each
-    /// [`H2Socket::poll_transmit`](mcp_sansio::internals::h2::H2Socket::poll_transmit) (none
+    /// [`H2Socket::poll_transmit`](mcp_sansio::mux::H2Socket::poll_transmit) (none
     /// for an HTTP/1.1 connection).
     pub writes: Vec<(u64, Vec<u8>)>,
     /// The summaries of every event, lifecycle events included.

@@ -12,7 +12,7 @@ use mcp_sansio::{Config, Instant};
 
 use crate::h2::H2Recorder;
 use crate::recorder::Recorder;
-use mcp_sansio::internals::h2::H2Config;
+use mcp_sansio::h2::H2Config;
 
 /// Where an adapter writes the transcripts of its sessions as they are recorded.
 ///
@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn an_http2_recording_is_written_as_it_goes_and_is_one_transcript() {
-        use mcp_sansio::internals::h2::H2Socket;
+        use mcp_sansio::mux::H2Socket;
         fn is_send<T: Send>(_: &T) {}
 
         let config = Config::new("https://h.example/mcp")

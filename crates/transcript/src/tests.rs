@@ -182,7 +182,7 @@ fn known_tool_calls_replay_their_header_parameters() {
         "where",
         None,
         schema,
-        mcp_sansio::internals::header_params(schema).unwrap(),
+        mcp_sansio::header_params(schema).unwrap(),
     );
     let args = br#"{"region":"eu-1"}"#;
     let hint = EraHint {
@@ -317,7 +317,7 @@ fn a_url_with_a_secret_query_is_recorded_redacted_and_replays() {
 #[test]
 fn http2_lines_parse_and_their_errors_are_typed() {
     use crate::h2::H2Setup;
-    use mcp_sansio::internals::h2::H2Config;
+    use mcp_sansio::h2::H2Config;
 
     let bad = |text: &str| Transcript::parse(text).unwrap_err();
     let head = format!("{MAGIC}\nconfig url https://h/mcp\nconfig http 2 https\n");

@@ -222,10 +222,7 @@ impl ClientConnection {
         };
         a.raw += fragment.len();
         if a.raw > self.config.header_block_bytes {
-            return Err(H2Error::Budget(BudgetExceeded::new(
-                Budget::HeaderBlock,
-                self.config.header_block_bytes as u64,
-            )));
+            return Err(H2Error::Budget(self.config.exceeded(Budget::HeaderBlock)));
         }
         match self.decoder.feed(fragment) {
             Ok(()) => {}
@@ -312,10 +309,7 @@ impl ClientConnection {
             if s.informational > limit {
                 return self.fail_stream(
                     i,
-                    H2Error::Budget(BudgetExceeded::new(
-                        Budget::InformationalResponses,
-                        u64::from(limit),
-                    )),
+                    H2Error::Budget(self.config.exceeded(Budget::InformationalResponses)),
                     Reason::CANCEL,
                 );
             }

@@ -25,7 +25,9 @@ use super::frame::{setting, Decoded, Frame, FrameDecoder, Reason, MAX_FRAME_SIZE
 use super::hpack::{DecodeLimits, Decoder, Encoder, Header};
 use super::{H2Error, H2Limit};
 use crate::budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
+use crate::endpoint::Scheme;
 use crate::time::Instant;
+use crate::wire::Request;
 
 mod frames;
 use self::frames::*;
@@ -84,6 +86,23 @@ pub struct H2Config {
     pub settings_timeout: Duration,
 }
 
+impl H2Config {
+    /// The report that `budget`, one of those this configuration holds (the per-socket bytes,
+    /// one header block's raw octets, informational responses, the decoded header fields), ran
+    /// out: the one way the HTTP/2 layer names a spent budget, with the limit it enforced. Any
+    /// other budget reports its limit as 0.
+    pub fn exceeded(&self, budget: Budget) -> BudgetExceeded {
+        let limit = match budget {
+            Budget::H2SocketBytes => self.socket_bytes,
+            Budget::HeaderBlock => self.header_block_bytes as u64,
+            Budget::InformationalResponses => u64::from(self.informational_responses),
+            Budget::HeaderCount => self.header_list.max_fields as u64,
+            _ => 0,
+        };
+        BudgetExceeded::new(budget, limit)
+    }
+}
+
 impl Default for H2Config {
     fn default() -> Self {
         H2Config {
@@ -128,23 +147,6 @@ impl H2Config {
 /// A stream of this connection (an odd id, chosen here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StreamId(pub u32);
-
-/// A request to send on a new stream: the wire-neutral shape of the exchange boundary.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    /// `:method`.
-    pub method: String,
-    /// `:scheme` (`https`, or `http` for h2c).
-    pub scheme: String,
-    /// `:authority`.
-    pub authority: String,
-    /// `:path`.
-    pub path: String,
-    /// Regular header fields; names must be lowercase and not connection-specific.
-    pub headers: Vec<(String, String)>,
-    /// The body (empty: none, END_STREAM on HEADERS).
-    pub body: Vec<u8>,
-}
 
 /// What a stream's response brought, in order. `raw` is the octets of every frame charged to the
 /// stream since its previous event (frame headers, padding, HPACK blocks, WINDOW_UPDATE…).
@@ -469,11 +471,14 @@ impl ClientConnection {
         self.socket.left
     }
 
-    /// Opens a stream for `request`. `allowance` is what the work item's byte budget has left:
-    /// every frame of the stream is charged against it, and its receive window is sized from it
-    /// (at most `max_stream_window`).
+    /// Opens a stream for the wire-neutral `request`, with `:scheme` `scheme` (`https`, or `http`
+    /// for HTTP/2 with prior knowledge). Header names are sent lowercased, as HTTP/2 requires.
+    /// `allowance` is what the work item's byte budget has left: every frame of the stream is
+    /// charged against it, and its receive window is sized from it (at most
+    /// `max_stream_window`).
     pub fn open_stream(
         &mut self,
+        scheme: Scheme,
         request: &Request,
         allowance: u64,
     ) -> Result<StreamId, OpenError> {
@@ -485,7 +490,12 @@ impl ClientConnection {
                 max: self.max_streams(),
             });
         }
-        for (name, value) in &request.headers {
+        let headers: Vec<(String, &str)> = request
+            .headers
+            .iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.as_str()))
+            .collect();
+        for (name, value) in &headers {
             let bad_name = name.is_empty()
                 || name.starts_with(':')
                 || name.bytes().any(|b| !is_token_lower(b))
@@ -495,11 +505,7 @@ impl ClientConnection {
                 return Err(OpenError::InvalidHeader { name: name.clone() });
             }
         }
-        for (name, v) in [
-            (":method", &request.method),
-            (":authority", &request.authority),
-            (":path", &request.path),
-        ] {
+        for (name, v) in [(":authority", &request.authority), (":path", &request.path)] {
             if v.is_empty() || v.bytes().any(|b| b <= b' ' || b == 0x7f) {
                 return Err(OpenError::InvalidHeader { name: name.into() });
             }
@@ -508,15 +514,12 @@ impl ClientConnection {
         self.next_stream_id += 2;
         let mut block = Vec::new();
         let pseudo = [
-            (&b":method"[..], request.method.as_bytes()),
-            (b":scheme", request.scheme.as_bytes()),
+            (&b":method"[..], request.method.as_str().as_bytes()),
+            (b":scheme", scheme.as_str().as_bytes()),
             (b":authority", request.authority.as_bytes()),
             (b":path", request.path.as_bytes()),
         ];
-        let regular = request
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_bytes(), v.as_bytes()));
+        let regular = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
         self.encoder
             .encode(pseudo.into_iter().chain(regular), &mut block);
         let end_stream = request.body.is_empty();
@@ -550,7 +553,8 @@ impl ClientConnection {
             content_length: None,
             no_body_expected: false,
             received: 0,
-            head_request: request.method == "HEAD",
+            // This client sends no HEAD requests ([`Method`](crate::wire::Method) has none).
+            head_request: false,
             recv_window: i64::from(DEFAULT_WINDOW),
             undelivered: 0,
             send_window: self.peer_initial_window,
@@ -755,10 +759,7 @@ impl ClientConnection {
         } else {
             // The charge that crosses empties the allowance: what it had left counts as used.
             self.socket_charged = self.socket_charged.saturating_add(before);
-            Err(H2Error::Budget(BudgetExceeded::new(
-                Budget::H2SocketBytes,
-                self.config.socket_bytes,
-            )))
+            Err(H2Error::Budget(self.config.exceeded(Budget::H2SocketBytes)))
         }
     }
 

@@ -2,11 +2,11 @@
 //! lines, and the trailer section of a chunked body.
 use crate::prelude::*;
 
-use crate::budget::{Budget, BudgetExceeded, ByteLedger};
+use crate::budget::{Budget, ByteLedger};
 
 use super::super::error::Http1Error;
 use super::super::head::{header_count_exceeded, header_slots, trim_ows};
-use super::{as_u64, ResponseDecoder, ResponseEvent};
+use super::{ResponseDecoder, ResponseEvent};
 
 impl ResponseDecoder {
     /// Reads a chunk-size line up to and including its LF into `buf`, failing as soon as it
@@ -23,7 +23,7 @@ impl ResponseDecoder {
         let room = cap.saturating_sub(self.buf.len());
         let window = rest.get(..room).unwrap_or(rest);
         let end = memchr::memchr(b'\n', window);
-        let exceeded = BudgetExceeded::new(Budget::ChunkLine, as_u64(cap));
+        let exceeded = self.limits.exceeded(Budget::ChunkLine);
         self.take_line(rest, end, room, exceeded, ledger)
     }
 

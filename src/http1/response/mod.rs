@@ -47,6 +47,20 @@ pub struct ResponseLimits {
 }
 
 impl ResponseLimits {
+    /// The report that `budget`, one of the four these limits hold (header block, header count,
+    /// chunk line, informational responses), ran out: the one way the decoder names a spent
+    /// budget, with the limit it enforced. Any other budget reports its limit as 0.
+    pub fn exceeded(&self, budget: Budget) -> BudgetExceeded {
+        let limit = match budget {
+            Budget::HeaderBlock => as_u64(self.header_block_bytes),
+            Budget::HeaderCount => as_u64(self.header_count),
+            Budget::ChunkLine => as_u64(self.chunk_line_bytes),
+            Budget::InformationalResponses => u64::from(self.informational_responses),
+            _ => 0,
+        };
+        BudgetExceeded::new(budget, limit)
+    }
+
     /// The limits configured in `b`.
     pub fn from_budgets(b: &Budgets) -> Self {
         ResponseLimits {
@@ -462,7 +476,7 @@ impl ResponseDecoder {
             let b2 = byte_before(&self.buf, window, i, 2, at_line_start);
             b1 == Some(b'\n') || (b1 == Some(b'\r') && b2 == Some(b'\n'))
         });
-        let exceeded = BudgetExceeded::new(Budget::HeaderBlock, as_u64(cap));
+        let exceeded = self.limits.exceeded(Budget::HeaderBlock);
         self.take_line(rest, end, room, exceeded, ledger)
     }
 
@@ -541,11 +555,7 @@ impl ResponseDecoder {
         if parsed.status < 200 {
             self.informational = self.informational.saturating_add(1);
             if self.informational > self.limits.informational_responses {
-                return Err(BudgetExceeded::new(
-                    Budget::InformationalResponses,
-                    u64::from(self.limits.informational_responses),
-                )
-                .into());
+                return Err(self.limits.exceeded(Budget::InformationalResponses).into());
             }
             return Ok(None);
         }

@@ -9,8 +9,9 @@
 
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::frame::{Frame, Priority, Reason};
-use mcp_sansio::internals::h2::{H2Error, H2Limit, HpackError};
+use mcp_sansio::h2::frame::{Frame, Priority, Reason};
+use mcp_sansio::h2::{H2Error, H2Limit, HpackError};
+use mcp_sansio::wire::WireError;
 use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error};
 
 use crate::h2server::{data, frame, hello, rst, H2Peer, SeenRequest};
@@ -53,7 +54,7 @@ impl H2Cause {
     /// Whether `error` is the cause this names, with its configured limit in `b` for a budget.
     pub fn matches(self, error: &Error, b: &Budgets) -> bool {
         let h2 = match error {
-            Error::H2(e) => Some(e),
+            Error::Wire(WireError::Http2(e)) => Some(e),
             _ => None,
         };
         match self {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::H2Limit;
+use mcp_sansio::h2::H2Limit;
 use mcp_sansio::{Budget, Config, Error, ErrorKind};
 
 use super::h2::{H2Cause, H2Scenario};

@@ -26,6 +26,7 @@ pub mod script;
 pub mod socket;
 
 use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::wire::WireError;
 use mcp_sansio::{Budget, Budgets, Error, ErrorKind, ProtocolError};
 use script::Rule;
 
@@ -101,7 +102,7 @@ impl Cause {
         use mcp_sansio::SseError;
         match self {
             Cause::Budget(b) => e.budget().is_some_and(|x| x.budget == b),
-            Cause::Http => matches!(e, Error::Http(_)) && e.budget().is_none(),
+            Cause::Http => matches!(e, Error::Wire(WireError::Http1(_))) && e.budget().is_none(),
             Cause::Sse => matches!(e, Error::Sse(s) if !matches!(s, SseError::Budget(_))),
             Cause::Eof => matches!(e, Error::UnexpectedEof { .. }),
             Cause::Redirect => matches!(e, Error::Redirect { .. }),

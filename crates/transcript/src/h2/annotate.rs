@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mcp_sansio::internals::h2::client::PREFACE;
-use mcp_sansio::internals::h2::frame::{flag, kind, Reason};
-use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder};
+use mcp_sansio::h2::client::PREFACE;
+use mcp_sansio::h2::frame::{flag, kind, Reason};
+use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
 
 use super::redact::{fragment, header};
 
@@ -241,7 +241,7 @@ fn describe(ty: u8, flags: u8, sid: u32, len: usize) -> String {
 mod tests {
     use super::super::redact::push_header;
     use super::*;
-    use mcp_sansio::internals::h2::hpack::Encoder;
+    use mcp_sansio::h2::hpack::Encoder;
 
     #[test]
     fn annotations_describe_frames_split_across_entries() {

@@ -1,8 +1,8 @@
 //! The redaction of what a client writes on an HTTP/2 socket (header blocks), and the frame
 //! layout read without the core's decoder (which refuses what it must).
 
-use mcp_sansio::internals::h2::client::PREFACE;
-use mcp_sansio::internals::h2::frame::{flag, kind};
+use mcp_sansio::h2::client::PREFACE;
+use mcp_sansio::h2::frame::{flag, kind};
 
 use mcp_sansio::auth::redact::{self, REDACTED};
 
@@ -162,7 +162,7 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
 /// yet complete are held until the next [`push`](Self::push) ([`H2Socket`] writes whole frames,
 /// so nothing is held for it).
 ///
-/// [`H2Socket`]: mcp_sansio::internals::h2::H2Socket
+/// [`H2Socket`]: mcp_sansio::mux::H2Socket
 #[derive(Clone, Debug)]
 pub struct H2WriteRedactor {
     preface_left: usize,
@@ -278,8 +278,8 @@ fn frame_block(out: &mut Vec<u8>, sid: u32, end_stream: u8, block: &[u8]) {
 mod tests {
     use super::*;
     use crate::h2::H2Writes;
-    use mcp_sansio::internals::h2::hpack::Encoder;
-    use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder};
+    use mcp_sansio::h2::hpack::Encoder;
+    use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
 
     fn block(fields: &[(&str, &str)]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
-use mcp_sansio::internals::h2::{H2Config, H2Socket, WorkId};
-use mcp_sansio::internals::wire::Codec;
+use mcp_sansio::h2::H2Config;
+use mcp_sansio::mux::{H2Socket, WorkId};
+use mcp_sansio::wire::Codec;
 use mcp_sansio::{Config, Connection, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recorder, RecordedOperation, Transcript};
 

@@ -1,13 +1,17 @@
-//! One HTTP/2 socket shared by several work items: [`H2Socket`] owns the socket's
+//! Several connections over one socket: [`H2Socket`] owns one HTTP/2 socket's
 //! [`ClientConnection`] and routes each stream to the [`Connection`] whose exchange it carries.
+//!
+//! This layer sits above both the connection's state machine and the HTTP/2 codec
+//! ([`crate::h2`]), which know nothing of each other.
 
 use crate::prelude::*;
 
 use alloc::collections::VecDeque;
 
-use super::client::{ClientConnection, H2Config, OpenError, Request as H2Request, StreamEvent};
-use super::{H2Error, StreamId};
 use crate::connection::{Connection, Event, ExchangeId, Transmit};
+use crate::endpoint::Scheme;
+use crate::h2::client::{ClientConnection, H2Config, OpenError, StreamEvent};
+use crate::h2::{H2Error, StreamId};
 use crate::time::Instant;
 use crate::wire::{self, ResponseEvent, ResponseHead, WireError};
 
@@ -61,11 +65,12 @@ struct Route {
 /// `tools/list` opens:
 ///
 /// ```
-/// use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder};
-/// use mcp_sansio::internals::h2::hpack::Encoder;
-/// use mcp_sansio::internals::h2::client::PREFACE;
-/// use mcp_sansio::internals::h2::{H2Config, H2Socket};
-/// use mcp_sansio::internals::wire::Codec;
+/// use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder};
+/// use mcp_sansio::h2::hpack::Encoder;
+/// use mcp_sansio::h2::client::PREFACE;
+/// use mcp_sansio::h2::H2Config;
+/// use mcp_sansio::mux::H2Socket;
+/// use mcp_sansio::wire::Codec;
 /// use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 ///
 /// let mut config = Config::new("https://mcp.example.com/mcp")?;
@@ -122,7 +127,7 @@ struct Route {
 #[derive(Debug)]
 pub struct H2Socket {
     conn: ClientConnection,
-    scheme: String,
+    scheme: Scheme,
     items: Vec<Option<Connection>>,
     routes: Vec<Route>,
     /// Requests waiting for a stream slot of this socket.
@@ -139,11 +144,17 @@ pub struct H2Socket {
 
 impl H2Socket {
     /// A new socket's HTTP/2 connection at `now` (the preface and our SETTINGS are queued);
-    /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge.
+    /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge (compared
+    /// case-insensitively; anything else is taken as `https`).
     pub fn new(now: Instant, config: H2Config, scheme: &str) -> H2Socket {
+        let scheme = if scheme.eq_ignore_ascii_case("http") {
+            Scheme::Http
+        } else {
+            Scheme::Https
+        };
         H2Socket {
             conn: ClientConnection::new(now, config),
-            scheme: scheme.to_owned(),
+            scheme,
             items: Vec::new(),
             routes: Vec::new(),
             waiting: VecDeque::new(),
@@ -349,19 +360,10 @@ impl H2Socket {
                     break;
                 }
                 progress = true;
-                let h2 = H2Request {
-                    method: request.method.as_str().to_owned(),
-                    scheme: self.scheme.clone(),
-                    authority: request.authority.clone(),
-                    path: request.path.clone(),
-                    headers: request
-                        .headers
-                        .iter()
-                        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-                        .collect(),
-                    body: request.body.clone(),
-                };
-                match self.conn.open_stream(&h2, conn.bytes_left()) {
+                match self
+                    .conn
+                    .open_stream(self.scheme, request, conn.bytes_left())
+                {
                     Ok(stream) => {
                         self.used = true;
                         self.routes.push(Route {
