@@ -6,9 +6,11 @@ use core::fmt;
 
 use bytes::Bytes;
 
+mod cache;
 mod pass;
 mod wire;
 
+pub use cache::{CacheHint, CacheScope};
 pub(crate) use pass::{add_page, Names, PageError};
 
 /// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
@@ -222,6 +224,12 @@ pub struct Catalog {
     pub refused_beyond: usize,
     /// Pages fetched.
     pub pages: u32,
+    /// How long and for whom the listing may be reused, as its pages declared it (`ttlMs`,
+    /// `cacheScope`; see [`CacheHint`]).
+    pub cache: CacheHint,
+    /// The `result` of each page, in order ([`Catalog::result_pages`]): slices of the buffers
+    /// the tools already share.
+    kept: Vec<Bytes>,
 }
 
 impl Catalog {
