@@ -291,3 +291,53 @@ impl SessionCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store never holds more than its cap: the oldest entries make room, an entry larger
+    /// than the cap is not kept.
+    #[test]
+    fn the_memory_store_holds_at_most_its_cap_evicting_the_oldest() {
+        let store = MemoryStore::new(100);
+        store.put(b"a", vec![0; 39]);
+        store.put(b"b", vec![0; 39]);
+        assert_eq!(store.bytes(), 80);
+        store.put(b"c", vec![0; 39]);
+        assert!(store.bytes() <= 100);
+        assert_eq!(store.get(b"a"), None, "the oldest is evicted first");
+        assert!(store.get(b"b").is_some() && store.get(b"c").is_some());
+        store.put(b"b", vec![1; 9]);
+        assert_eq!(store.bytes(), 50);
+        store.put(b"huge", vec![0; 200]);
+        assert_eq!(store.get(b"huge"), None);
+        assert!(store.bytes() <= 100);
+        store.remove(b"c");
+        assert_eq!(store.bytes(), 10);
+        assert_eq!(store.len(), 1);
+    }
+
+    /// The key names the server and a digest of the credential, never the credential; two
+    /// credentials never share a key.
+    #[test]
+    fn the_key_holds_a_digest_of_the_credential_never_the_credential() {
+        let config = |token: &str| {
+            Config::new("https://mcp.example.com/a")
+                .unwrap()
+                .with_bearer_token(token)
+        };
+        let a = CatalogCache::key(&config("secret-token-a"));
+        let b = CatalogCache::key(&config("secret-token-b"));
+        let none = CatalogCache::key(&config(""));
+        assert_ne!(a, b);
+        assert_ne!(a, none);
+        let text = String::from_utf8(a.clone()).unwrap();
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains("https://mcp.example.com/a"), "{text}");
+        let other = Config::new("https://mcp.example.com/b")
+            .unwrap()
+            .with_bearer_token("secret-token-a");
+        assert_ne!(CatalogCache::key(&other), a);
+    }
+}
