@@ -243,6 +243,49 @@ impl CatalogCache {
     }
 }
 
+/// The key of `origin`'s era hint in a shared store.
+fn hint_key(origin: &str) -> Vec<u8> {
+    let mut key = b"era\n".to_vec();
+    key.extend_from_slice(origin.as_bytes());
+    key
+}
+
+/// Writes `hint` for `origin` to `store`: `m` or `l`, a newline, the version.
+pub(crate) fn store_hint(store: &dyn Store, origin: &str, hint: &mcp_sansio::EraHint) {
+    let era = match hint.era {
+        mcp_sansio::Era::Modern => b'm',
+        mcp_sansio::Era::Legacy => b'l',
+    };
+    let mut value = vec![era, b'\n'];
+    value.extend_from_slice(hint.version.as_bytes());
+    store.put(&hint_key(origin), value);
+}
+
+/// Sets `config.era_hint` from the hint `store` holds for its origin, if it reads back (an era,
+/// a version `config` offers for that era) and `config` has none; a malformed entry is a miss.
+pub(crate) fn offer_stored_hint(store: &dyn Store, config: &mut Config) {
+    if config.era_hint.is_some() {
+        return;
+    }
+    let Some(value) = store.get(&hint_key(&config.endpoint.origin())) else {
+        return;
+    };
+    let (era, offered) = match value.get(..2) {
+        Some(b"m\n") => (mcp_sansio::Era::Modern, &config.modern_versions),
+        Some(b"l\n") => (mcp_sansio::Era::Legacy, &config.legacy_versions),
+        _ => return,
+    };
+    let Some(version) = value.get(2..).and_then(|v| std::str::from_utf8(v).ok()) else {
+        return;
+    };
+    if offered.iter().any(|v| v == version) {
+        config.era_hint = Some(mcp_sansio::EraHint {
+            era,
+            version: version.to_owned(),
+        });
+    }
+}
+
 /// A session's handle on its client's cache: the cache and the session's key.
 #[derive(Debug)]
 pub struct SessionCache {

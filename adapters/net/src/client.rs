@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use mcp_sansio::{Endpoint, EraHint, EraHints, Scheme, TransportError};
+use mcp_sansio::{Config, Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
@@ -27,10 +27,48 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The era hints of a client, shared by its sessions.
+/// The era hints of a client, shared by its sessions; with a shared store
+/// ([`ClientBuilder::shared_store`]), also written to it and read from it when this client has
+/// none for an origin.
 pub(crate) struct HintBook {
     pub(crate) on: bool,
     pub(crate) hints: Mutex<EraHints>,
+    pub(crate) store: Option<Arc<dyn crate::cache::Store>>,
+}
+
+impl HintBook {
+    /// Offers the hint of `config`'s origin (this client's, else the shared store's).
+    pub(crate) fn offer(&self, config: &mut Config) {
+        if !self.on {
+            return;
+        }
+        if lock(&self.hints).offer(config) {
+            return;
+        }
+        if let Some(store) = &self.store {
+            crate::cache::offer_stored_hint(&**store, config);
+        }
+    }
+
+    /// Learns from `event` of a connection to `origin`.
+    pub(crate) fn learn(&self, origin: &str, event: &mcp_sansio::Event) {
+        if !self.on {
+            return;
+        }
+        let mut hints = lock(&self.hints);
+        hints.learn(origin, event);
+        if let (
+            Some(store),
+            mcp_sansio::Event::Connected {
+                from_hint: false, ..
+            },
+        ) = (&self.store, event)
+        {
+            if let Some(hint) = hints.get(origin) {
+                crate::cache::store_hint(&**store, origin, hint);
+            }
+        }
+    }
 }
 
 /// What every session of a client shares; `S` is the adapter's socket type.
@@ -470,10 +508,13 @@ impl<C: BuildClient> ClientBuilder<C> {
         self
     }
 
-    /// The store behind the catalog cache. Default: a [`MemoryStore`](crate::cache::MemoryStore)
-    /// of [`DEFAULT_MAX_BYTES`](crate::cache::DEFAULT_MAX_BYTES). A platform running many
-    /// executor processes can give a store they share; every entry read back is checked again.
-    pub fn catalog_cache_store(mut self, store: Arc<dyn crate::cache::Store>) -> Self {
+    /// A store shared beyond this client (by a platform's executor processes, say), behind the
+    /// catalog cache and the era hints: listings and learnt eras are written to it, and read
+    /// from it when this client has none. Every entry read back is checked again (a malformed
+    /// one is a miss). Default: none; the catalog cache then lives in a
+    /// [`MemoryStore`](crate::cache::MemoryStore) of
+    /// [`DEFAULT_MAX_BYTES`](crate::cache::DEFAULT_MAX_BYTES) and the era hints in the client.
+    pub fn shared_store(mut self, store: Arc<dyn crate::cache::Store>) -> Self {
         self.cache_store = Some(store);
         self
     }
@@ -550,6 +591,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             hints: Arc::new(HintBook {
                 on: self.era_hints,
                 hints: Mutex::new(EraHints::new()),
+                store: self.cache_store.clone(),
             }),
             cache: (self.catalog_cache && self.sink.is_none()).then(|| {
                 let store = self.cache_store.unwrap_or_else(|| {

@@ -26,7 +26,7 @@ use mcp_sansio::{
 };
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
-use crate::client::{lock, HintBook, Shared};
+use crate::client::{HintBook, Shared};
 use crate::h2share::{Member, SharedH2, Waker};
 use crate::trace::{OpKind, SessionTrace};
 
@@ -233,9 +233,7 @@ impl SessionDriver {
     /// records. Nothing is sent before [`start`](Self::start).
     pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
         let origin = config.endpoint.origin();
-        if shared.hints.on {
-            lock(&shared.hints.hints).offer(&mut config);
-        }
+        shared.hints.offer(&mut config);
         let recording = shared.sink.as_ref().map(|sink| {
             Box::new(Recording::new(
                 &config,
@@ -266,9 +264,7 @@ impl SessionDriver {
         wake: Waker,
     ) -> Result<Option<SessionDriver>, Error> {
         let origin = config.endpoint.origin();
-        if shared.hints.on {
-            lock(&shared.hints.hints).offer(&mut config);
-        }
+        shared.hints.offer(&mut config);
         let Some(member) = conn.join(config.clone(), wake)? else {
             return Ok(None);
         };
@@ -636,9 +632,7 @@ impl SessionDriver {
         observer: &mut dyn CallObserver,
         queued: &mut Vec<Transmit>,
     ) {
-        if self.hints.on {
-            lock(&self.hints.hints).learn(&self.origin, &event);
-        }
+        self.hints.learn(&self.origin, &event);
         if let Event::Connected {
             era,
             version,

@@ -274,9 +274,22 @@ impl TestStore {
         })
     }
 
-    /// Rewrites every entry with `f`.
+    /// Listing entries held now.
+    pub fn listings(&self) -> usize {
+        let keys = self.keys.lock().unwrap();
+        keys.iter()
+            .filter(|k| k.starts_with(b"tools/list") && self.inner.get(k).is_some())
+            .count()
+    }
+
+    /// Rewrites every listing entry with `f`.
     pub fn tamper(&self, f: impl Fn(Vec<u8>) -> Vec<u8>) {
-        for key in self.keys.lock().unwrap().iter() {
+        self.tamper_all(|k| k.starts_with(b"tools/list"), f);
+    }
+
+    /// Rewrites every entry whose key passes `which` with `f`.
+    pub fn tamper_all(&self, which: impl Fn(&[u8]) -> bool, f: impl Fn(Vec<u8>) -> Vec<u8>) {
+        for key in self.keys.lock().unwrap().iter().filter(|k| which(k)) {
             if let Some(v) = self.inner.get(key) {
                 self.inner.put(key, f(v));
             }
@@ -487,21 +500,47 @@ macro_rules! cache_tests {
                 .policy($crate::adapter_tests::cache::loopback())
                 .http1_only(true)
                 .catalog_cache(true)
-                .catalog_cache_store(store.clone())
+                .shared_store(store.clone())
                 .build();
             list_item(&client, &server, "t")$($wait)*;
-            assert_eq!(store.inner.len(), 1);
+            assert_eq!(store.listings(), 1);
             store.blind.store(true, std::sync::atomic::Ordering::SeqCst);
             server.script(|s| s.fail_list = true);
             let mut s = client.connect(config(&server, "t"))$($wait)*.unwrap();
             assert!(s.list_tools()$($wait)*.is_err());
             drop(s);
-            assert_eq!(store.inner.len(), 0, "the failed listing left the entry");
+            assert_eq!(store.listings(), 0, "the failed listing left the entry");
             store.blind.store(false, std::sync::atomic::Ordering::SeqCst);
             server.script(|s| s.fail_list = false);
             let lists = server.count("tools/list");
             list_item(&client, &server, "t")$($wait)*;
             assert_eq!(server.count("tools/list"), lists + 1);
+        }
+
+        /// A platform running many executor processes backs the cache and the era hints with
+        /// one store: a second client (another process) sharing it runs a work item with no
+        /// request at all, no `server/discover` and no `tools/list`.
+        #[$test]
+        $($async)? fn clients_sharing_a_store_share_listings_and_era_hints() {
+            let server = CacheServer::start(Script::default());
+            let store = TestStore::new(1 << 20);
+            let build = || {
+                Client::builder()
+                    .policy($crate::adapter_tests::cache::loopback())
+                    .http1_only(true)
+                    .catalog_cache(true)
+                    .shared_store(store.clone())
+                    .build()
+            };
+            list_item(&build(), &server, "t")$($wait)*;
+            assert_eq!(server.count("server/discover"), 1);
+            let before = server.requests();
+            assert_eq!(list_item(&build(), &server, "t")$($wait)*, ["weather", "echo"]);
+            assert_eq!(server.requests(), before, "{:?}", server.seen());
+            // A malformed hint is a miss: the next client negotiates.
+            store.tamper_all(|k| k.starts_with(b"era"), |_| b"m\n1900-01-01".to_vec());
+            list_item(&build(), &server, "t")$($wait)*;
+            assert_eq!(server.count("server/discover"), 2);
         }
 
         /// Entries cross the store as bytes and are checked again when read back: a corrupted
@@ -515,7 +554,7 @@ macro_rules! cache_tests {
                 .policy($crate::adapter_tests::cache::loopback())
                 .http1_only(true)
                 .catalog_cache(true)
-                .catalog_cache_store(store.clone())
+                .shared_store(store.clone())
                 .build();
             list_item(&client, &server, "t")$($wait)*;
             let corruptions: [fn(Vec<u8>) -> Vec<u8>; 5] = [
