@@ -517,6 +517,30 @@ macro_rules! cache_tests {
             assert_eq!(server.count("tools/list"), lists + 1);
         }
 
+        /// The same over HTTP/2 (h2c with prior knowledge): the sessions of the origin's shared
+        /// socket take the listing from the cache with no stream opened.
+        #[$test]
+        $($async)? fn a_work_item_within_the_lifetime_lists_with_zero_requests_over_http2() {
+            let server = $crate::h2_server::Server::start_with(
+                None,
+                $crate::h2_server::Behaviour { list_ttl_ms: 60000, ..Default::default() },
+            );
+            let url = format!("http://127.0.0.1:{}/mcp", server.port);
+            let client = Client::builder()
+                .policy($crate::adapter_tests::cache::loopback())
+                .h2_prior_knowledge(true)
+                .catalog_cache(true)
+                .build();
+            for _ in 0..3 {
+                let mut s = client.connect($crate::h2_server::config(&url))$($wait)*.unwrap();
+                assert_eq!(s.http_version(), "HTTP/2");
+                let c = s.list_tools()$($wait)*.unwrap();
+                assert_eq!(c.tools.len(), 1);
+                s.close()$($wait)*.unwrap();
+            }
+            assert_eq!(server.methods(), ["tools/list"]);
+        }
+
         /// A platform running many executor processes backs the cache and the era hints with
         /// one store: a second client (another process) sharing it runs a work item with no
         /// request at all, no `server/discover` and no `tools/list`.
