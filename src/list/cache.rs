@@ -131,7 +131,7 @@ impl Catalog {
     /// The `result` of each page this catalog was listed from, byte for byte, in order: what a
     /// cache stores, to rebuild the catalog with [`Catalog::from_pages`].
     pub fn result_pages(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.kept.iter().map(|p| &p[..])
+        self.kept.0.iter().map(|p| &p[..])
     }
 
     /// Rebuilds a catalog from stored `tools/list` results (as [`Catalog::result_pages`] gave

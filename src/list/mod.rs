@@ -229,7 +229,18 @@ pub struct Catalog {
     pub cache: CacheHint,
     /// The `result` of each page, in order ([`Catalog::result_pages`]): slices of the buffers
     /// the tools already share.
-    kept: Vec<Bytes>,
+    kept: KeptPages,
+}
+
+/// The pages a catalog keeps; its `Debug` gives their number and size, not their bytes.
+#[derive(Clone, Default, PartialEq)]
+struct KeptPages(Vec<Bytes>);
+
+impl fmt::Debug for KeptPages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bytes: usize = self.0.iter().map(Bytes::len).sum();
+        write!(f, "{} pages, {bytes} bytes", self.0.len())
+    }
 }
 
 impl Catalog {

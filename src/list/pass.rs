@@ -169,7 +169,7 @@ pub(crate) fn add_page(
     }
     .add_page(rule, buffer, result, &mut hint)?;
     hint.merge_into(catalog);
-    catalog.kept.push(kept);
+    catalog.kept.0.push(kept);
     Ok(cursor)
 }
 
