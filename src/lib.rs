@@ -165,7 +165,10 @@ pub use error::{
     MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
 };
 pub use http1::{Http1Error, RequestError};
-pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};
+pub use list::{
+    CacheHint, CacheScope, Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule,
+    MAX_REFUSALS_KEPT,
+};
 pub use sse::SseError;
 pub use time::Instant;
 pub use xmcp::{

@@ -441,6 +441,8 @@ enum Listed {
         /// Index, name, reasons (the crate's one, normalised; the reference's possible ones).
         refused: Vec<oracle::Refused>,
         pages: u32,
+        /// `ttlMs` and whether the scope is public (the most restrictive over the pages).
+        cache: (u64, bool),
     },
     /// The message was not JSON-RPC as read.
     Malformed,
@@ -459,15 +461,18 @@ fn agree(now: &Listed, want: &Listed) -> bool {
                 tools,
                 refused,
                 pages,
+                cache,
             },
             Listed::Catalog {
                 tools: t,
                 refused: r,
                 pages: p,
+                cache: c,
             },
         ) => {
             tools == t
                 && pages == p
+                && cache == c
                 && refused.len() == r.len()
                 && refused.iter().zip(r).all(|(now, want)| {
                     now.0 == want.0 && now.1 == want.1 && want.2.contains(&now.2[0])
@@ -540,6 +545,10 @@ fn listed_now(body: &str, split: Split) -> Listed {
                 })
                 .collect(),
             pages: c.pages,
+            cache: (
+                c.cache.ttl_ms,
+                c.cache.scope == mcp_sansio::CacheScope::Public,
+            ),
         },
         Event::Failed {
             error: mcp_sansio::Error::Protocol(ProtocolError::MalformedMessage { .. }),
@@ -570,6 +579,7 @@ fn listed_before(body: &str) -> Listed {
             tools: catalog.tools,
             refused: catalog.refused,
             pages: catalog.pages,
+            cache: catalog.cache.unwrap_or_default(),
         },
         oracle::Read::Malformed => Listed::Malformed,
         oracle::Read::WrongId => Listed::WrongId,
@@ -751,6 +761,14 @@ mod generated {
             1 => Just(r#""t\u006fols":[]"#.to_owned()),
             1 => Just(r#""resultType":"compl\u0065te""#.to_owned()),
             1 => Just(r#""\ud800":1"#.to_owned()),
+            1 => Just(r#""ttlMs":300000,"cacheScope":"public""#.to_owned()),
+            1 => Just(r#""cacheScope":"pub\u006cic","t\u0074lMs":7"#.to_owned()),
+            1 => Just(r#""ttlMs":-5,"cacheScope":"private""#.to_owned()),
+            1 => Just(r#""ttlMs":1.5,"cacheScope":"Public""#.to_owned()),
+            1 => Just(r#""ttlMs":1e3,"cacheScope":null"#.to_owned()),
+            1 => Just(r#""ttlMs":5,"ttlMs":6,"cacheScope":"public","cacheScope":"public""#.to_owned()),
+            1 => Just(r#""ttlMs":"9","cacheScope":["public"]"#.to_owned()),
+            1 => Just(r#""ttlMs":99999999999999999999999"#.to_owned()),
         ];
         let envelope = prop_oneof![
             4 => Just(("{\"jsonrpc\":\"2.0\",\"id\":\"ID\",\"result\":", "}")),

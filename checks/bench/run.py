@@ -105,11 +105,11 @@ def on_cpus(cpus):
 
 
 class Server:
-    def __init__(self, mode, eras, cpus=None):
+    def __init__(self, mode, eras, cpus=None, extra=()):
         self.mode = mode
         self.cpus = cpus
         self.proc = subprocess.Popen(
-            [binary("bench-server"), "--mode", mode, "--eras", eras, "--ttl", "3600"],
+            [binary("bench-server"), "--mode", mode, "--eras", eras, "--ttl", "3600", *extra],
             stdout=subprocess.PIPE,
             text=True,
             preexec_fn=on_cpus(cpus),
@@ -321,6 +321,79 @@ def measure(server, key, work, n, par, reps, era, procs, timeout=900, exclude_wa
     }
 
 
+# The catalog cache row: pages declaring this lifetime, work items in a round well within it.
+CACHE_TTL_MS = 600000
+CACHE_ITEMS = 20
+CACHE_TITLE = "Catalog cache: repeated list-all work items within the lifetime"
+
+
+def cache_figures(quick):
+    """Repeated list-all work items (connect, list all 100 pages, close) against a server whose
+    2026-07-28 pages declare `ttlMs`, through each adapter with the era hint alone (`hint`) and with
+    the catalog cache on (`cache`). Server counters of the timed rounds only (warm-up subtracted)."""
+    srv = Server("json", "both", extra=("--list-ttl-ms", str(CACHE_TTL_MS)))
+    rows = []
+    try:
+        for key in ("tokio", "blocking"):
+            for era in ("hint", "cache"):
+                r = measure(srv, key, "list", CACHE_ITEMS, 1, 2 if quick else 5, era, 1, exclude_warmup=True)
+                rows.append({"label": r["label"], "era": era, "requests": r["requests"],
+                             "list": r["stats"]["list"] / r["items"] if "list" in r["stats"] else None,
+                             "connections": r["connections"], "item_ms": r["ms"] / CACHE_ITEMS,
+                             "rss_kib": r["rss_kib"], "check": r["check"]})
+    finally:
+        srv.stop()
+    return {"rows": rows, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "quick": quick}
+
+
+def cache_table(w, cache):
+    """The catalog cache section, if measured."""
+    if not cache or not cache.get("rows"):
+        return
+    w(f"## {CACHE_TITLE}")
+    w("")
+    w(f"Measured {cache['when']} UTC{' (quick run)' if cache.get('quick') else ''} by `checks/bench/run.py --cache-only` "
+      f"(also part of a full run). Server: `bench-server --list-ttl-ms {CACHE_TTL_MS}`, the same 100 pages declaring "
+      f"`ttlMs: {CACHE_TTL_MS}`, `cacheScope: private`. A work item: connect, list all pages, close; one warm-up item, "
+      f"then rounds of {CACHE_ITEMS} items one after another (the median round ÷ {CACHE_ITEMS}); requests counted on the "
+      "server for the timed items only. `hint`: the adapters' defaults (era hint, no catalog cache); `cache`: "
+      "`ClientBuilder::catalog_cache(true)`, whose lifetime (min(`ttlMs`, 5 minutes)) covers the run: each item's catalog "
+      "is rebuilt from the stored pages, read again by the listing reader, with no request.")
+    w("")
+    w("What the rows show: the cache removes every request of a list-all work item (100 round trips here), not its "
+      "reading: a cached item still reads the 8 MB of stored pages with the same reader and budgets as the wire "
+      "(an entry is checked again when read back), and copies them out of the store, so on loopback, where a round "
+      "trip costs tens of microseconds, its time is of the same order as an uncached item's; over a network each "
+      "request saved is a round trip. Peak RSS adds the store's copy of the pages (at most its 8 MiB cap).")
+    w("")
+    w("| client | mode | requests / item | TCP conns / item | time / item | peak RSS |")
+    w("|---|---|---:|---:|---:|---:|")
+    for r in cache["rows"]:
+        w(f"| {r['label']} | {r['era']} | {r['requests']:.2f} | {r['connections']:.3f} | {fmt_ms(r['item_ms'])} | "
+          f"{r['rss_kib'] / 1024:.1f} MiB |")
+    w("")
+
+
+def cache_only(a):
+    """Measures the catalog cache rows alone and writes their section into --out (replacing it, or
+    before the core-alone section), leaving the rest of the document as it is."""
+    lines = []
+    cache_table(lines.append, cache_figures(a.quick))
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {CACHE_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        at = next((i for i, l in enumerate(doc) if l.startswith("## Core alone")), len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
 def profile_table(w, title, prof, total):
     """Writes a callgrind profile (function, inclusive instructions) as a table, with each
     function's share of `total`."""
@@ -530,7 +603,12 @@ def main():
     ap.add_argument("--idle", type=int, default=10000)
     ap.add_argument("--from-json", action="store_true", help="only re-render the Markdown from --json")
     ap.add_argument("--idle-only", action="store_true", help="re-measure idle connections into --json, re-render")
+    ap.add_argument("--cache-only", action="store_true",
+                    help="measure the catalog cache rows alone and write their section into --out")
     a = ap.parse_args()
+    if a.cache_only:
+        cache_only(a)
+        return
     if a.idle_only:
         with open(a.json) as f:
             d = json.load(f)
@@ -548,7 +626,8 @@ def main():
         if d.get("core") and "profile" not in d["core"]:
             d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
-                       d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"))
+                       d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
+                       cache=d.get("cache"))
         print(f"wrote {a.out}")
         return
     q = a.quick
@@ -625,6 +704,10 @@ def main():
                 if r is not None:
                     r["handshake"] = True
                     r["server"] = "legacy-only" if srv is legacy_srv else "both eras"
+        cache = None
+        if {"tokio", "blocking"} <= only:
+            print(f"== {CACHE_TITLE}", flush=True)
+            cache = cache_figures(q)
         if "h2" in only:
             print(f"== {H2_TITLE}", flush=True)
             results += h2_figures(q)
@@ -648,10 +731,10 @@ def main():
     elapsed = time.time() - started
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
-        json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q,
+        json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q, "cache": cache,
                    "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
                   f, indent=1)
-    write_markdown(a.out, results, core, idle, elapsed, q)
+    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
 
 
@@ -699,7 +782,8 @@ def machine():
             f"{ver(['rustc', '--version'])}; node {ver(['node', '--version'])}; Python {platform.python_version()}")
 
 
-def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None):
+def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
+                   cache=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -823,6 +907,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
               f"{s['delete'] / i:.2f} | {r['connections']:.3f} |")
         w("")
 
+    cache_table(w, cache)
     if core:
         s, v, ret = core["sansio"], core["value"], core["retained"]
         w("## Core alone: one page under callgrind")

@@ -18,6 +18,13 @@ impl Connection {
         self.start_call(now, tool.name(), tool.header_params(), arguments);
     }
 
+    /// How many `-32020` (header mismatch) answers this connection has met: a caller holding
+    /// tools from an earlier listing learns that its copy is out of date (the server's tools
+    /// changed) when this grows during a call.
+    pub fn header_mismatches(&self) -> u64 {
+        self.header_mismatches
+    }
+
     pub(super) fn start_call(
         &mut self,
         now: Instant,

@@ -389,6 +389,8 @@ pub struct Connection {
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+    /// `-32020` answers met so far ([`Connection::header_mismatches`]).
+    header_mismatches: u64,
     /// The recoveries the running operation has used (each at most once per operation).
     retries: Retries,
 }
@@ -431,6 +433,7 @@ impl Connection {
             next_id: 0,
             gets_sent: 0,
             listed_headers: Vec::new(),
+            header_mismatches: 0,
             retries: Retries::default(),
         })
     }

@@ -85,6 +85,7 @@ impl Connection {
                 // A header mismatch on a call made without the tool's schema: list once to
                 // learn its x-mcp-header parameters, then call once more.
                 if let Ok((_, HEADER_MISMATCH, rpc, _)) = &rpc_failure {
+                    self.header_mismatches += 1;
                     if let Some(call) = self.machine.call() {
                         if !call.relisted && matches!(self.session, Session::Modern { .. }) {
                             return self.relist_for_call(now, rpc.clone());

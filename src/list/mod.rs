@@ -6,9 +6,11 @@ use core::fmt;
 
 use bytes::Bytes;
 
+mod cache;
 mod pass;
 mod wire;
 
+pub use cache::{CacheHint, CacheScope};
 pub(crate) use pass::{add_page, Names, PageError};
 
 /// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
@@ -222,6 +224,23 @@ pub struct Catalog {
     pub refused_beyond: usize,
     /// Pages fetched.
     pub pages: u32,
+    /// How long and for whom the listing may be reused, as its pages declared it (`ttlMs`,
+    /// `cacheScope`; see [`CacheHint`]).
+    pub cache: CacheHint,
+    /// The `result` of each page, in order ([`Catalog::result_pages`]): slices of the buffers
+    /// the tools already share.
+    kept: KeptPages,
+}
+
+/// The pages a catalog keeps; its `Debug` gives their number and size, not their bytes.
+#[derive(Clone, Default, PartialEq)]
+struct KeptPages(Vec<Bytes>);
+
+impl fmt::Debug for KeptPages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bytes: usize = self.0.iter().map(Bytes::len).sum();
+        write!(f, "{} pages, {bytes} bytes", self.0.len())
+    }
 }
 
 impl Catalog {

@@ -161,12 +161,16 @@ pub(crate) fn add_page(
     buffer: Option<&Bytes>,
     result: crate::jsonrpc::RawJson<'_>,
 ) -> Result<Option<String>, PageError> {
-    Listing {
+    let mut hint = super::cache::PageHint::default();
+    let (cursor, kept) = Listing {
         catalog,
         names,
         entries,
     }
-    .add_page(rule, buffer, result)
+    .add_page(rule, buffer, result, &mut hint)?;
+    hint.merge_into(catalog);
+    catalog.kept.0.push(kept);
+    Ok(cursor)
 }
 
 impl Listing<'_> {
@@ -175,7 +179,8 @@ impl Listing<'_> {
         rule: ToolNameRule,
         buffer: Option<&Bytes>,
         result: crate::jsonrpc::RawJson<'_>,
-    ) -> Result<Option<String>, PageError> {
+        hint: &mut super::cache::PageHint,
+    ) -> Result<(Option<String>, Bytes), PageError> {
         let res = result.get().as_bytes();
         let (page, offset) = match buffer.and_then(|b| Some((b, offset_in(b, res)?))) {
             Some((b, offset)) => (b.clone(), offset),
@@ -192,9 +197,15 @@ impl Listing<'_> {
             refused_beyond: self.catalog.refused_beyond,
             entries: *self.entries,
         };
-        match self.fast_page(&ctx, offset, offset + res.len()) {
-            Ok(cursor) => return Ok(cursor),
-            Err(Unsure) => self.rollback(marks),
+        match self.fast_page(&ctx, offset, offset + res.len(), hint) {
+            Ok(cursor) => {
+                let kept = page.slice(offset..offset + res.len());
+                return Ok((cursor, kept));
+            }
+            Err(Unsure) => {
+                self.rollback(marks);
+                *hint = super::cache::PageHint::default();
+            }
         }
         // The result may have been only delimited: the whole message is read the checking way
         // first, which gives the reason if it is not JSON-RPC, and the result as it really is.
@@ -233,11 +244,17 @@ impl Listing<'_> {
                 self.entry(&ctx, b, start, start + entry.get().len());
             }
         });
-        read.map_err(|e| {
-            // Entries read before the error are not the listing's.
-            self.rollback(marks);
-            PageError::Invalid(e)
-        })
+        match read {
+            Ok((cursor, page_hint)) => {
+                *hint = page_hint;
+                Ok((cursor, super::cache::kept_page(&page, res)))
+            }
+            Err(e) => {
+                // Entries read before the error are not the listing's.
+                self.rollback(marks);
+                Err(PageError::Invalid(e))
+            }
+        }
     }
 
     fn rollback(&mut self, marks: Marks) {
@@ -254,6 +271,7 @@ impl Listing<'_> {
         ctx: &PageCtx<'_>,
         start: usize,
         end: usize,
+        hint: &mut super::cache::PageHint,
     ) -> Result<Option<String>, Unsure> {
         use crate::json::{skip, string, ws};
         let page = Arc::clone(ctx.page);
@@ -331,6 +349,15 @@ impl Listing<'_> {
                     } else {
                         return Err(Unsure);
                     }
+                }
+                b"ttlMs" | b"cacheScope" => {
+                    let e = skip(b, i).ok_or(Unsure)?;
+                    let value = b.get(i..e).ok_or(Unsure)?;
+                    match key {
+                        b"ttlMs" => hint.ttl(value),
+                        _ => hint.scope(value),
+                    }
+                    i = e;
                 }
                 _ => i = skip(b, i).ok_or(Unsure)?,
             }

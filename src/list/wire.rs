@@ -89,6 +89,10 @@ enum PageField {
     NextCursor,
     #[serde(rename = "resultType")]
     ResultType,
+    #[serde(rename = "ttlMs")]
+    TtlMs,
+    #[serde(rename = "cacheScope")]
+    CacheScope,
     #[serde(other)]
     Other,
 }
@@ -126,8 +130,12 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for EntriesSeed<'_, F> {
     }
 }
 
-/// A page's cursor and `resultType`, as [`PageSeed`] read them.
-type PageEnd<'de> = (Option<String>, Option<Cow<'de, str>>);
+/// A page's cursor, `resultType` and caching members, as [`PageSeed`] read them.
+type PageEnd<'de> = (
+    Option<String>,
+    Option<Cow<'de, str>>,
+    super::cache::PageHint,
+);
 
 impl<'de, F: FnMut(&'de RawValue)> DeserializeSeed<'de> for PageSeed<F> {
     type Value = PageEnd<'de>;
@@ -145,6 +153,7 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
     // serde's derived reading would also take by position from an array.
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut tools, mut next, mut result_type) = (false, None, None);
+        let mut hint = super::cache::PageHint::default();
         while let Some(field) = map.next_key::<PageField>()? {
             match field {
                 PageField::Tools => {
@@ -166,6 +175,11 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
                     }
                     result_type = Some(map.next_value::<Option<Cow<'de, str>>>()?);
                 }
+                // Given twice, a caching member is void (no caching), not an error.
+                PageField::TtlMs => hint.ttl(map.next_value::<&'de RawValue>()?.get().as_bytes()),
+                PageField::CacheScope => {
+                    hint.scope(map.next_value::<&'de RawValue>()?.get().as_bytes());
+                }
                 PageField::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
@@ -174,25 +188,25 @@ impl<'de, F: FnMut(&'de RawValue)> Visitor<'de> for PageSeed<F> {
         if !tools {
             return Err(serde::de::Error::missing_field("tools"));
         }
-        Ok((next.flatten(), result_type.flatten()))
+        Ok((next.flatten(), result_type.flatten(), hint))
     }
 }
 
 /// Reads a `tools/list` result the serde way, handing each of its entries to `entry` as it is
-/// read, and returns the cursor of the next page. After an error, some entries may have been
-/// handed on already.
+/// read, and returns the cursor of the next page and the page's caching members. After an
+/// error, some entries may have been handed on already.
 pub(super) fn read_page<'a>(
     result: &'a str,
     entry: impl FnMut(&'a RawValue),
-) -> Result<Option<String>, String> {
+) -> Result<(Option<String>, super::cache::PageHint), String> {
     let mut de = serde_json::Deserializer::from_str(result);
-    let (next_cursor, result_type) = PageSeed(entry)
+    let (next_cursor, result_type, hint) = PageSeed(entry)
         .deserialize(&mut de)
         .and_then(|end| de.end().map(|()| end))
         .map_err(|e| e.to_string())?;
     // Borrowed unless written with escapes (`"compl\u0065te"` is `complete` too).
     match result_type.as_deref() {
-        None | Some("complete") => Ok(next_cursor),
+        None | Some("complete") => Ok((next_cursor, hint)),
         Some(other) => Err(format!(
             "unexpected resultType {:?}",
             crate::error::truncated(other, 64)
@@ -232,7 +246,7 @@ mod tests {
 
     fn streamed(text: &str) -> Result<(Vec<String>, Option<String>), String> {
         let mut entries = Vec::new();
-        let next = read_page(text, |e| entries.push(e.get().to_owned()))?;
+        let (next, _) = read_page(text, |e| entries.push(e.get().to_owned()))?;
         Ok((entries, next))
     }
 

@@ -44,6 +44,8 @@ pub struct Catalog {
     pub tools: Vec<Tool>,
     pub refused: Vec<Refused>,
     pub pages: u32,
+    /// `ttlMs` and whether the scope is public, the most restrictive over the pages read.
+    pub cache: Option<(u64, bool)>,
     names: Vec<String>,
 }
 
@@ -530,6 +532,31 @@ pub fn list_page(body: &str, expected: u64, catalog: &mut Catalog, entries: &mut
         }
         Some(_) => return invalid(),
     }
+    // Caching (spec.md §3, SEP-2549): `ttlMs` an integer >= 0 in milliseconds, absent or
+    // negative meaning 0; `cacheScope` "public" or "private". The crate's documented choices:
+    // anything but a plain non-negative integer is 0, anything but "public" is private, and a
+    // member given twice is void. Several pages: the least lifetime; private if any page is.
+    let named = |key: &str| -> Vec<&Node> {
+        pms.iter()
+            .filter(|m| m.key.0.as_deref() == Some(key))
+            .map(|m| &m.value)
+            .collect()
+    };
+    let ttl = match named("ttlMs").as_slice() {
+        [one] => match &one.value {
+            Json::Number(n) if n.bytes().all(|b| b.is_ascii_digit()) => n.parse().unwrap_or(0),
+            _ => 0,
+        },
+        _ => 0,
+    };
+    let public = matches!(
+        named("cacheScope").as_slice(),
+        [one] if matches!(&one.value, Json::String(Str(Some(s))) if s == "public")
+    );
+    catalog.cache = Some(match catalog.cache {
+        None => (ttl, public),
+        Some((t, p)) => (t.min(ttl), p && public),
+    });
     catalog.pages += 1;
     for entry in tools {
         catalog.entry(*entries, body, entry);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use mcp_sansio::{Endpoint, EraHint, EraHints, Scheme, TransportError};
+use mcp_sansio::{Config, Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
@@ -27,10 +27,48 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The era hints of a client, shared by its sessions.
+/// The era hints of a client, shared by its sessions; with a shared store
+/// ([`ClientBuilder::shared_store`]), also written to it and read from it when this client has
+/// none for an origin.
 pub(crate) struct HintBook {
     pub(crate) on: bool,
     pub(crate) hints: Mutex<EraHints>,
+    pub(crate) store: Option<Arc<dyn crate::cache::Store>>,
+}
+
+impl HintBook {
+    /// Offers the hint of `config`'s origin (this client's, else the shared store's).
+    pub(crate) fn offer(&self, config: &mut Config) {
+        if !self.on {
+            return;
+        }
+        if lock(&self.hints).offer(config) {
+            return;
+        }
+        if let Some(store) = &self.store {
+            crate::cache::offer_stored_hint(&**store, config);
+        }
+    }
+
+    /// Learns from `event` of a connection to `origin`.
+    pub(crate) fn learn(&self, origin: &str, event: &mcp_sansio::Event) {
+        if !self.on {
+            return;
+        }
+        let mut hints = lock(&self.hints);
+        hints.learn(origin, event);
+        if let (
+            Some(store),
+            mcp_sansio::Event::Connected {
+                from_hint: false, ..
+            },
+        ) = (&self.store, event)
+        {
+            if let Some(hint) = hints.get(origin) {
+                crate::cache::store_hint(&**store, origin, hint);
+            }
+        }
+    }
 }
 
 /// What every session of a client shares; `S` is the adapter's socket type.
@@ -58,6 +96,8 @@ pub struct Shared<S> {
     /// The shared HTTP/2 connection of each origin, and the origins being dialled.
     h2: Arc<Mutex<H2Book>>,
     pub(crate) hints: Arc<HintBook>,
+    /// The catalog cache, if on ([`ClientBuilder::catalog_cache`]).
+    pub(crate) cache: Option<Arc<crate::cache::CatalogCache>>,
     pub(crate) sink: Option<Arc<dyn TranscriptSink>>,
     pub(crate) sessions: AtomicU64,
 }
@@ -345,6 +385,9 @@ pub struct ClientBuilder<C> {
     write_stall: Duration,
     pool_limits: PoolLimits,
     era_hints: bool,
+    catalog_cache: bool,
+    cache_store: Option<Arc<dyn crate::cache::Store>>,
+    cache_max_ttl: Duration,
     http1_only: bool,
     h2c: bool,
     sink: Option<Arc<dyn TranscriptSink>>,
@@ -358,6 +401,7 @@ impl<C> fmt::Debug for ClientBuilder<C> {
             .field("dial_timeout", &self.dial_timeout)
             .field("pool_limits", &self.pool_limits)
             .field("era_hints", &self.era_hints)
+            .field("catalog_cache", &self.catalog_cache)
             .finish_non_exhaustive()
     }
 }
@@ -370,8 +414,8 @@ impl<C: BuildClient> Default for ClientBuilder<C> {
 
 impl<C: BuildClient> ClientBuilder<C> {
     /// The defaults: the strict address policy (public addresses only), the system resolver, the
-    /// webpki roots, [`DEFAULT_DIAL_TIMEOUT`], the default pool limits, era hints on, no
-    /// recording.
+    /// webpki roots, [`DEFAULT_DIAL_TIMEOUT`], the default pool limits, era hints on, the catalog
+    /// cache off, no recording.
     pub fn new() -> Self {
         ClientBuilder {
             policy: AddressPolicy::strict(),
@@ -382,6 +426,9 @@ impl<C: BuildClient> ClientBuilder<C> {
             write_stall: crate::DEFAULT_WRITE_STALL,
             pool_limits: PoolLimits::default(),
             era_hints: true,
+            catalog_cache: false,
+            cache_store: None,
+            cache_max_ttl: crate::cache::DEFAULT_MAX_TTL,
             http1_only: false,
             h2c: false,
             sink: None,
@@ -445,6 +492,37 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// The limits of the idle-socket pool.
     pub fn pool_limits(mut self, l: PoolLimits) -> Self {
         self.pool_limits = l;
+        self
+    }
+
+    /// Whether listings are cached across the client's sessions (2026-07-28 `ttlMs`, SEP-2549;
+    /// see [`crate::cache`]). **Default off**: a cached listing hides a server's changes to its
+    /// tools for up to its lifetime, which a client opts into. On, a session of the same server
+    /// URL and the same bearer token lists with no request while a listing is fresh, and calls a
+    /// cached tool with its `x-mcp-header` parameters without a `-32020` round trip. Entries
+    /// live min(`ttlMs`, [`catalog_cache_max_ttl`](Self::catalog_cache_max_ttl)); they are kept
+    /// per credential even when the server declares `cacheScope: public`. A client that records
+    /// transcripts does not use the cache (a transcript is what the session did on the wire).
+    pub fn catalog_cache(mut self, on: bool) -> Self {
+        self.catalog_cache = on;
+        self
+    }
+
+    /// A store shared beyond this client (by a platform's executor processes, say), behind the
+    /// catalog cache and the era hints: listings and learnt eras are written to it, and read
+    /// from it when this client has none. Every entry read back is checked again (a malformed
+    /// one is a miss). Default: none; the catalog cache then lives in a
+    /// [`MemoryStore`](crate::cache::MemoryStore) of
+    /// [`DEFAULT_MAX_BYTES`](crate::cache::DEFAULT_MAX_BYTES) and the era hints in the client.
+    pub fn shared_store(mut self, store: Arc<dyn crate::cache::Store>) -> Self {
+        self.cache_store = Some(store);
+        self
+    }
+
+    /// The longest a cached listing lives, whatever its `ttlMs`. Default
+    /// [`DEFAULT_MAX_TTL`](crate::cache::DEFAULT_MAX_TTL) (5 minutes).
+    pub fn catalog_cache_max_ttl(mut self, d: Duration) -> Self {
+        self.cache_max_ttl = d;
         self
     }
 
@@ -513,6 +591,15 @@ impl<C: BuildClient> ClientBuilder<C> {
             hints: Arc::new(HintBook {
                 on: self.era_hints,
                 hints: Mutex::new(EraHints::new()),
+                store: self.cache_store.clone(),
+            }),
+            cache: (self.catalog_cache && self.sink.is_none()).then(|| {
+                let store = self.cache_store.unwrap_or_else(|| {
+                    Arc::new(crate::cache::MemoryStore::new(
+                        crate::cache::DEFAULT_MAX_BYTES,
+                    ))
+                });
+                Arc::new(crate::cache::CatalogCache::new(store, self.cache_max_ttl))
             }),
             sink: self.sink,
             sessions: AtomicU64::new(0),

@@ -26,7 +26,7 @@ use mcp_sansio::{
 };
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
-use crate::client::{lock, HintBook, Shared};
+use crate::client::{HintBook, Shared};
 use crate::h2share::{Member, SharedH2, Waker};
 use crate::trace::{OpKind, SessionTrace};
 
@@ -211,6 +211,8 @@ pub struct SessionDriver {
     recording: Option<Box<Recording>>,
     /// The spans of the running operation and its exchanges (feature `tracing`).
     trace: SessionTrace,
+    /// The session's handle on the client's catalog cache, if on.
+    cache: Option<crate::cache::SessionCache>,
 }
 
 impl std::fmt::Debug for SessionDriver {
@@ -231,9 +233,7 @@ impl SessionDriver {
     /// records. Nothing is sent before [`start`](Self::start).
     pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
         let origin = config.endpoint.origin();
-        if shared.hints.on {
-            lock(&shared.hints.hints).offer(&mut config);
-        }
+        shared.hints.offer(&mut config);
         let recording = shared.sink.as_ref().map(|sink| {
             Box::new(Recording::new(
                 &config,
@@ -264,9 +264,7 @@ impl SessionDriver {
         wake: Waker,
     ) -> Result<Option<SessionDriver>, Error> {
         let origin = config.endpoint.origin();
-        if shared.hints.on {
-            lock(&shared.hints.hints).offer(&mut config);
-        }
+        shared.hints.offer(&mut config);
         let Some(member) = conn.join(config.clone(), wake)? else {
             return Ok(None);
         };
@@ -288,7 +286,15 @@ impl SessionDriver {
         shared: &Shared<S>,
         recording: Option<Box<Recording>>,
     ) -> SessionDriver {
+        let cache = shared.cache.as_ref().map(|c| {
+            let config = match &core {
+                Core::Http1(conn) => conn.config(),
+                Core::Http2(h) => &h.config,
+            };
+            crate::cache::SessionCache::new(c.clone(), config)
+        });
         SessionDriver {
+            cache,
             core,
             hints: shared.hints.clone(),
             origin,
@@ -461,16 +467,27 @@ impl SessionDriver {
                 Operation::Connect
             }
             Start::ListTools => {
+                // A fresh cached listing: the outcome, with no request.
+                if let Some(catalog) = self.cached_listing() {
+                    self.outcome = Some(Ok(Completion::Listed(catalog)));
+                    self.running = Some(Operation::ListTools);
+                    return;
+                }
                 self.begin(|| RecordedOperation::ListTools, |c, now| c.list_tools(now));
                 Operation::ListTools
             }
             Start::CallTool { name, arguments } => {
+                // A tool of a fresh cached listing is called with its header parameters.
+                let known = self.cached_tool(name);
                 self.begin(
                     || RecordedOperation::CallTool {
                         name: name.to_owned(),
                         arguments: arguments.to_vec(),
                     },
-                    |c, now| c.call_tool(now, name, arguments),
+                    |c, now| match &known {
+                        Some(tool) => c.call_known_tool(now, tool, arguments),
+                        None => c.call_tool(now, name, arguments),
+                    },
                 );
                 Operation::CallTool
             }
@@ -480,6 +497,49 @@ impl SessionDriver {
             }
         };
         self.running = Some(operation);
+    }
+
+    /// The session's connection, read (on the shared HTTP/2 connection, under its lock).
+    fn read_conn<R>(&self, f: impl FnOnce(&Connection) -> R) -> Option<R> {
+        match &self.core {
+            Core::Http1(c) => Some(f(c)),
+            Core::Http2(h) => h.conn.read(h.member, f),
+        }
+    }
+
+    /// The cache hook of a listing: a fresh cached listing, if the cache is on and has one.
+    fn cached_listing(&self) -> Option<Catalog> {
+        let cache = self.cache.as_ref()?;
+        cache.listing(self.config())
+    }
+
+    /// The cache hook of a call: tool `name` of a fresh cached listing, if any.
+    fn cached_tool(&mut self, name: &str) -> Option<mcp_sansio::Tool> {
+        self.cache.as_ref()?;
+        let mismatches = self.read_conn(Connection::header_mismatches)?;
+        let config = match &self.core {
+            Core::Http1(c) => c.config(),
+            Core::Http2(h) => &h.config,
+        };
+        self.cache.as_mut()?.tool(config, name, mismatches)
+    }
+
+    /// The cache hook of an ended operation: a listing is stored (or its entry removed if it
+    /// failed); a call that met a `-32020` removes the entry.
+    fn cache_settle(&self, op: Operation, result: &Result<Completion, Error>) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        match (op, result) {
+            (Operation::ListTools, Ok(Completion::Listed(catalog))) => cache.listed(Ok(catalog)),
+            (Operation::ListTools, _) => cache.listed(Err(())),
+            (Operation::CallTool, _) => {
+                if let Some(n) = self.read_conn(Connection::header_mismatches) {
+                    cache.called(n);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Drains the core: every request goes to `io.start`, every socket verdict to
@@ -572,9 +632,7 @@ impl SessionDriver {
         observer: &mut dyn CallObserver,
         queued: &mut Vec<Transmit>,
     ) {
-        if self.hints.on {
-            lock(&self.hints.hints).learn(&self.origin, &event);
-        }
+        self.hints.learn(&self.origin, &event);
         if let Event::Connected {
             era,
             version,
@@ -593,6 +651,7 @@ impl SessionDriver {
         let event = match self.running {
             Some(op) => match event.completion(op) {
                 Ok(result) => {
+                    self.cache_settle(op, &result);
                     self.outcome.get_or_insert(result);
                     return;
                 }

@@ -52,6 +52,8 @@
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
+//! - [`cache`]: the catalog cache a client's sessions may share ([`ClientBuilder::catalog_cache`]),
+//!   per server URL and credential, behind a small [`cache::Store`] trait.
 //! - [`trace`]: the `tracing` spans of operations, exchanges and authorizations (feature
 //!   `tracing`; without it nothing of `tracing` is compiled in).
 #![forbid(unsafe_code)]
@@ -59,6 +61,7 @@
 
 pub mod async_run;
 pub mod auth;
+pub mod cache;
 pub mod client;
 pub mod dial;
 pub mod driver;

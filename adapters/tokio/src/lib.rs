@@ -135,6 +135,16 @@
 //! With era hints on (the default), the [`Client`] remembers per origin the era and version a
 //! connection negotiated and offers them to the next [`Client::connect`] to the same origin whose
 //! configuration has no hint of its own: a modern origin then connects without any request.
+//!
+//! # Catalog cache
+//!
+//! Off by default; `Client::builder().catalog_cache(true)` turns it on. A 2026-07-28 listing
+//! is then reused by the client's next sessions of the same server URL and bearer token for
+//! min(`ttlMs`, 5 minutes): such a work item connects and lists with no request at all, and calls
+//! a cached tool with its `x-mcp-header` parameters at once. It is off by default because a
+//! cached listing hides the server's changes to its tools for that long. See
+//! [`mcp_sansio_net::cache`] for its bounds, its invalidation and the shared store
+//! (`ClientBuilder::shared_store`) a platform of many processes can give it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -38,6 +38,8 @@ pub struct Behaviour {
     /// On the first connection, send GOAWAY(NO_ERROR) right after the first answer (its last
     /// stream is the one answered); later connections serve normally.
     pub goaway_first: bool,
+    /// The `ttlMs` its `tools/list` answers declare (`cacheScope: private`); 0: none declared.
+    pub list_ttl_ms: u64,
 }
 
 /// A server answering `tools/list` and `tools/call` over HTTP/2 on every accepted connection;
@@ -177,6 +179,14 @@ fn serve(
                 rounds == 1
             };
             let body = match method.as_str() {
+                "tools/list" if b.list_ttl_ms > 0 => {
+                    let tools = TOOLS.trim_end_matches('}');
+                    let page = format!(
+                        r#"{tools},"ttlMs":{},"cacheScope":"private"}}"#,
+                        b.list_ttl_ms
+                    );
+                    result(req.rpc_id(), &page)
+                }
                 "tools/list" => result(req.rpc_id(), TOOLS),
                 "tools/call" if again => result(
                     req.rpc_id(),

@@ -132,6 +132,12 @@ fn tool(page: usize, i: usize) -> Value {
 /// and `cacheScope`.
 /// Every page but the last names the next one's cursor, `p<n>`.
 pub fn page_result(page: usize, modern: bool) -> String {
+    page_result_cached(page, modern, 0)
+}
+
+/// [`page_result`] whose modern pages declare `ttlMs: ttl_ms` (0 in the usual runs; the cached
+/// list-all row gives a lifetime, with `cacheScope: private`).
+pub fn page_result_cached(page: usize, modern: bool, ttl_ms: u64) -> String {
     let mut tools = Vec::new();
     let mut len = 0;
     let mut i = 0;
@@ -148,7 +154,7 @@ pub fn page_result(page: usize, modern: bool) -> String {
     if modern {
         // Cacheable results of 2026-07-28 carry their freshness.
         result["resultType"] = json!("complete");
-        result["ttlMs"] = json!(0);
+        result["ttlMs"] = json!(ttl_ms);
         result["cacheScope"] = json!("private");
     }
     serde_json::to_string(&result).expect("serialize")

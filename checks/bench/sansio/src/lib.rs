@@ -19,7 +19,8 @@ pub struct Args {
     /// Timed rounds (after one warm-up work item).
     pub reps: usize,
     /// `modern` (probe every connection), `hint` (era learnt per origin, the default of the
-    /// adapters), `legacy` (the `initialize` handshake, told by a legacy hint).
+    /// adapters), `legacy` (the `initialize` handshake, told by a legacy hint), `cache` (`hint`
+    /// with the adapter's catalog cache on).
     pub era: String,
     /// `fresh` as the seventh argument: every work item builds its own `Client` (no pool, no
     /// era hint carried over), the unpooled setup.
@@ -44,7 +45,12 @@ impl Args {
 
     /// Whether the adapter's era-hint cache is on.
     pub fn hints(&self) -> bool {
-        self.era == "hint"
+        self.era == "hint" || self.era == "cache"
+    }
+
+    /// Whether the adapter's catalog cache is on (`ClientBuilder::catalog_cache`).
+    pub fn cache(&self) -> bool {
+        self.era == "cache"
     }
 
     /// The configuration of one work item.

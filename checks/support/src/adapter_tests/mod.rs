@@ -5,6 +5,8 @@
 pub mod auth;
 #[cfg(feature = "net")]
 pub mod auth_binding;
+#[cfg(feature = "net")]
+pub mod cache;
 pub mod canned;
 #[cfg(feature = "net")]
 pub mod h2;

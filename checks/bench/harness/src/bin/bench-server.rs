@@ -1,6 +1,8 @@
 //! The local MCP server every contender talks to in a benchmark run (127.0.0.1 only).
 //!
-//! `bench-server [--port P] [--mode json|sse] [--eras both|modern|legacy] [--ttl SECONDS]`
+//! `bench-server [--port P] [--mode json|sse] [--eras both|modern|legacy] [--ttl SECONDS]
+//! [--list-ttl-ms MS]` (`--list-ttl-ms`: the `ttlMs` its 2026-07-28 `tools/list` pages declare,
+//! default 0: not cacheable)
 //!
 //! Serves on `/mcp`: `server/discover` (modern era), `initialize` / `notifications/initialized`
 //! / `DELETE` (legacy era, with a session id), `tools/list` (the catalog of
@@ -387,6 +389,7 @@ fn main() {
     let mode = opt("--mode", "json");
     let eras = opt("--eras", "both");
     let ttl: u64 = opt("--ttl", "1800").parse().expect("--ttl");
+    let list_ttl_ms: u64 = opt("--list-ttl-ms", "0").parse().expect("--list-ttl-ms");
     let big_text = catalog::big_text();
     let server = Arc::new(Server {
         sse: mode == "sse",
@@ -397,7 +400,7 @@ fn main() {
                 .map(|p| catalog::page_result(p, false))
                 .collect(),
             (0..catalog::PAGES)
-                .map(|p| catalog::page_result(p, true))
+                .map(|p| catalog::page_result_cached(p, true, list_ttl_ms))
                 .collect(),
         ],
         big: [

@@ -47,6 +47,7 @@ fn main() {
     let client = Client::builder()
         .policy(AddressPolicy::strict().allow_loopback(true))
         .era_hints(args.hints())
+        .catalog_cache(args.cache())
         .build();
     let mut check = work_item(&client, &args);
     let mut ms = Vec::with_capacity(args.reps);

@@ -13,6 +13,7 @@ fn new_client(args: &Args) -> Client {
     Client::builder()
         .policy(AddressPolicy::strict().allow_loopback(true))
         .era_hints(args.hints())
+        .catalog_cache(args.cache())
         .build()
 }
 

@@ -1,0 +1,386 @@
+//! The catalog cache a client's sessions share (2026-07-28, SEP-2549): a listing a server
+//! declared fresh for `ttlMs` is reused by the next work items of the same server and the same
+//! credential, which then list with no request and call its tools with their `x-mcp-header`
+//! parameters without a `-32020` round trip.
+//!
+//! - **Key**: the server's URL (normalised origin and path) and a SHA-256 digest of the
+//!   credential (the bearer token; never the credential itself). Every credential has its own
+//!   entries, whatever `cacheScope` the server declares: `public` is the server's view of who
+//!   may see its answer, and the server is not trusted to decide who else sees it.
+//! - **Lifetime**: min(`ttlMs`, the configured cap), counted from when the listing ended, on the
+//!   wall clock (so that processes sharing a store agree). `ttlMs` absent, negative or 0: the
+//!   listing is not stored.
+//! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest.
+//! - **Invalidation**: an entry is removed when a listing of its key fails and when a call of
+//!   its key meets a `-32020` (header mismatch: the server's tools changed).
+//! - **Store**: [`Store`] is a small trait (get, put, remove of bytes), so that a platform running
+//!   many executor processes can back the cache with a store they share. An entry crosses it as
+//!   bytes and is checked again when read back: its framing, its expiry, then every page goes
+//!   through the same reader as the wire with the session's budgets
+//!   ([`Catalog::from_pages`]). A malformed entry is a miss (and is removed), never an error.
+//!
+//! The cache is **off by default** ([`ClientBuilder::catalog_cache`](crate::ClientBuilder::catalog_cache)
+//! turns it on): a cached listing hides a server's changes to its tools for up to the lifetime,
+//! an effect a client should opt into, and a client that keeps one session lists once anyway.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcp_sansio::{Budgets, Catalog, Config, Tool};
+
+use crate::client::lock;
+
+/// Where cached entries live: bytes under bytes. Implementations bound what they hold; every
+/// entry read back is checked again, so a store may lose, corrupt or return stale bytes without
+/// harm beyond a miss.
+pub trait Store: Send + Sync {
+    /// The entry under `key`, if any.
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>>;
+    /// Stores `value` under `key` (replacing an entry), or drops it if it does not fit.
+    fn put(&self, key: &[u8], value: Vec<u8>);
+    /// Removes the entry under `key`.
+    fn remove(&self, key: &[u8]);
+}
+
+/// The default [`Store`]: in memory, at most `max_bytes` of keys and values in all; the oldest
+/// entries are evicted to make room, and an entry larger than the cap is not kept.
+#[derive(Debug)]
+pub struct MemoryStore {
+    max_bytes: usize,
+    inner: Mutex<Entries>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    /// Key → (insertion number, value).
+    map: HashMap<Vec<u8>, (u64, Vec<u8>)>,
+    bytes: usize,
+    next: u64,
+}
+
+impl Entries {
+    fn remove(&mut self, key: &[u8]) {
+        if let Some((_, v)) = self.map.remove(key) {
+            self.bytes -= key.len() + v.len();
+        }
+    }
+}
+
+impl MemoryStore {
+    /// A store of at most `max_bytes` (keys and values).
+    pub fn new(max_bytes: usize) -> MemoryStore {
+        MemoryStore {
+            max_bytes,
+            inner: Mutex::new(Entries::default()),
+        }
+    }
+
+    /// Bytes held now (keys and values).
+    pub fn bytes(&self) -> usize {
+        lock(&self.inner).bytes
+    }
+
+    /// Entries held now.
+    pub fn len(&self) -> usize {
+        lock(&self.inner).map.len()
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Store for MemoryStore {
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        lock(&self.inner).map.get(key).map(|(_, v)| v.clone())
+    }
+
+    fn put(&self, key: &[u8], value: Vec<u8>) {
+        let mut e = lock(&self.inner);
+        e.remove(key);
+        let size = key.len() + value.len();
+        if size > self.max_bytes {
+            return;
+        }
+        while e.bytes + size > self.max_bytes {
+            let Some(oldest) = e
+                .map
+                .iter()
+                .min_by_key(|(_, (n, _))| *n)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            e.remove(&oldest);
+        }
+        let n = e.next;
+        e.next += 1;
+        e.bytes += size;
+        e.map.insert(key.to_vec(), (n, value));
+    }
+
+    fn remove(&self, key: &[u8]) {
+        lock(&self.inner).remove(key);
+    }
+}
+
+/// Default cap of an entry's lifetime, whatever `ttlMs` says: 5 minutes.
+pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(300);
+
+/// Default byte cap of the in-memory store: 8 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 8 << 20;
+
+/// The catalog cache of a client (see the [module](self) docs).
+pub struct CatalogCache {
+    store: Arc<dyn Store>,
+    max_ttl: Duration,
+}
+
+impl std::fmt::Debug for CatalogCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogCache")
+            .field("max_ttl", &self.max_ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What starts every entry.
+const MAGIC: &[u8; 8] = b"mcpcat\x00\x01";
+
+impl CatalogCache {
+    /// A cache over `store` whose entries live at most `max_ttl`.
+    pub fn new(store: Arc<dyn Store>, max_ttl: Duration) -> CatalogCache {
+        CatalogCache { store, max_ttl }
+    }
+
+    /// The key of `config`'s server and credential: the URL, then a SHA-256 digest of the
+    /// bearer token (an empty token is no credential, its own context).
+    pub fn key(config: &Config) -> Vec<u8> {
+        let mut key = b"tools/list\n".to_vec();
+        key.extend_from_slice(config.endpoint.origin().as_bytes());
+        key.extend_from_slice(config.endpoint.target().as_bytes());
+        key.push(b'\n');
+        let digest = ring::digest::digest(&ring::digest::SHA256, config.bearer_token.as_bytes());
+        for b in digest.as_ref() {
+            key.extend_from_slice(format!("{b:02x}").as_bytes());
+        }
+        key
+    }
+
+    fn now_ms() -> u64 {
+        let since = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Stores `catalog` under `key` for min(its `ttlMs`, the cap); a lifetime of 0 stores
+    /// nothing (and removes what was there).
+    pub fn put(&self, key: &[u8], catalog: &Catalog) {
+        let cap = u64::try_from(self.max_ttl.as_millis()).unwrap_or(u64::MAX);
+        let ttl = catalog.cache.ttl_ms.min(cap);
+        if ttl == 0 {
+            return self.store.remove(key);
+        }
+        let Ok(pages) = u32::try_from(catalog.result_pages().count()) else {
+            return;
+        };
+        let mut entry = MAGIC.to_vec();
+        entry.extend_from_slice(&Self::now_ms().saturating_add(ttl).to_be_bytes());
+        entry.extend_from_slice(&pages.to_be_bytes());
+        for page in catalog.result_pages() {
+            let Ok(len) = u32::try_from(page.len()) else {
+                return;
+            };
+            entry.extend_from_slice(&len.to_be_bytes());
+            entry.extend_from_slice(page);
+        }
+        self.store.put(key, entry);
+    }
+
+    /// The catalog under `key`, if a fresh entry reads back as a listing within `budgets` and
+    /// `config`'s name rule. Anything else is a miss; an entry that does not read back (expired,
+    /// malformed, refused by the reader) is removed.
+    pub fn get(&self, key: &[u8], config: &Config) -> Option<Catalog> {
+        let entry = self.store.get(key)?;
+        let catalog = Self::read(&entry, config.tool_names, &config.budgets);
+        if catalog.is_none() {
+            self.store.remove(key);
+        }
+        catalog
+    }
+
+    fn read(entry: &[u8], rule: mcp_sansio::ToolNameRule, budgets: &Budgets) -> Option<Catalog> {
+        let rest = entry.strip_prefix(MAGIC)?;
+        let (expires, rest) = rest.split_first_chunk::<8>()?;
+        if u64::from_be_bytes(*expires) <= Self::now_ms() {
+            return None;
+        }
+        let (count, mut rest) = rest.split_first_chunk::<4>()?;
+        let count = u32::from_be_bytes(*count);
+        if count == 0 || count > budgets.pages {
+            return None;
+        }
+        let mut pages = Vec::new();
+        for _ in 0..count {
+            let (len, after) = rest.split_first_chunk::<4>()?;
+            let len = u32::from_be_bytes(*len) as usize;
+            let page = after.get(..len)?;
+            pages.push(page);
+            rest = after.get(len..)?;
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        Catalog::from_pages(pages, rule, budgets).ok()
+    }
+
+    /// Removes the entry under `key`.
+    pub fn invalidate(&self, key: &[u8]) {
+        self.store.remove(key);
+    }
+}
+
+/// The key of `origin`'s era hint in a shared store.
+fn hint_key(origin: &str) -> Vec<u8> {
+    let mut key = b"era\n".to_vec();
+    key.extend_from_slice(origin.as_bytes());
+    key
+}
+
+/// Writes `hint` for `origin` to `store`: `m` or `l`, a newline, the version.
+pub(crate) fn store_hint(store: &dyn Store, origin: &str, hint: &mcp_sansio::EraHint) {
+    let era = match hint.era {
+        mcp_sansio::Era::Modern => b'm',
+        mcp_sansio::Era::Legacy => b'l',
+    };
+    let mut value = vec![era, b'\n'];
+    value.extend_from_slice(hint.version.as_bytes());
+    store.put(&hint_key(origin), value);
+}
+
+/// Sets `config.era_hint` from the hint `store` holds for its origin, if it reads back (an era,
+/// a version `config` offers for that era) and `config` has none; a malformed entry is a miss.
+pub(crate) fn offer_stored_hint(store: &dyn Store, config: &mut Config) {
+    if config.era_hint.is_some() {
+        return;
+    }
+    let Some(value) = store.get(&hint_key(&config.endpoint.origin())) else {
+        return;
+    };
+    let (era, offered) = match value.get(..2) {
+        Some(b"m\n") => (mcp_sansio::Era::Modern, &config.modern_versions),
+        Some(b"l\n") => (mcp_sansio::Era::Legacy, &config.legacy_versions),
+        _ => return,
+    };
+    let Some(version) = value.get(2..).and_then(|v| std::str::from_utf8(v).ok()) else {
+        return;
+    };
+    if offered.iter().any(|v| v == version) {
+        config.era_hint = Some(mcp_sansio::EraHint {
+            era,
+            version: version.to_owned(),
+        });
+    }
+}
+
+/// A session's handle on its client's cache: the cache and the session's key.
+#[derive(Debug)]
+pub struct SessionCache {
+    cache: Arc<CatalogCache>,
+    key: Vec<u8>,
+    /// `-32020` answers the connection had met when the running call started.
+    mismatches: u64,
+}
+
+impl SessionCache {
+    /// The handle of a session with `config` on `cache`.
+    pub fn new(cache: Arc<CatalogCache>, config: &Config) -> SessionCache {
+        SessionCache {
+            key: CatalogCache::key(config),
+            cache,
+            mismatches: 0,
+        }
+    }
+
+    /// A fresh cached listing, if any.
+    pub fn listing(&self, config: &Config) -> Option<Catalog> {
+        self.cache.get(&self.key, config)
+    }
+
+    /// Tool `name` of a fresh cached listing, if any; `mismatches` is the connection's count of
+    /// `-32020` answers now.
+    pub fn tool(&mut self, config: &Config, name: &str, mismatches: u64) -> Option<Tool> {
+        self.mismatches = mismatches;
+        let catalog = self.listing(config)?;
+        catalog.tools.into_iter().find(|t| t.name() == name)
+    }
+
+    /// A listing ended: stored if it succeeded, the entry removed if it failed.
+    pub fn listed(&self, result: Result<&Catalog, ()>) {
+        match result {
+            Ok(catalog) => self.cache.put(&self.key, catalog),
+            Err(()) => self.cache.invalidate(&self.key),
+        }
+    }
+
+    /// A call ended; `mismatches` is the connection's count of `-32020` answers now: if it grew
+    /// during the call, the entry is removed.
+    pub fn called(&self, mismatches: u64) {
+        if mismatches > self.mismatches {
+            self.cache.invalidate(&self.key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store never holds more than its cap: the oldest entries make room, an entry larger
+    /// than the cap is not kept.
+    #[test]
+    fn the_memory_store_holds_at_most_its_cap_evicting_the_oldest() {
+        let store = MemoryStore::new(100);
+        store.put(b"a", vec![0; 39]);
+        store.put(b"b", vec![0; 39]);
+        assert_eq!(store.bytes(), 80);
+        store.put(b"c", vec![0; 39]);
+        assert!(store.bytes() <= 100);
+        assert_eq!(store.get(b"a"), None, "the oldest is evicted first");
+        assert!(store.get(b"b").is_some() && store.get(b"c").is_some());
+        store.put(b"b", vec![1; 9]);
+        assert_eq!(store.bytes(), 50);
+        store.put(b"huge", vec![0; 200]);
+        assert_eq!(store.get(b"huge"), None);
+        assert!(store.bytes() <= 100);
+        store.remove(b"c");
+        assert_eq!(store.bytes(), 10);
+        assert_eq!(store.len(), 1);
+    }
+
+    /// The key names the server and a digest of the credential, never the credential; two
+    /// credentials never share a key.
+    #[test]
+    fn the_key_holds_a_digest_of_the_credential_never_the_credential() {
+        let config = |token: &str| {
+            Config::new("https://mcp.example.com/a")
+                .unwrap()
+                .with_bearer_token(token)
+        };
+        let a = CatalogCache::key(&config("secret-token-a"));
+        let b = CatalogCache::key(&config("secret-token-b"));
+        let none = CatalogCache::key(&config(""));
+        assert_ne!(a, b);
+        assert_ne!(a, none);
+        let text = String::from_utf8(a.clone()).unwrap();
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains("https://mcp.example.com/a"), "{text}");
+        let other = Config::new("https://mcp.example.com/b")
+            .unwrap()
+            .with_bearer_token("secret-token-a");
+        assert_ne!(CatalogCache::key(&other), a);
+    }
+}
