@@ -152,7 +152,10 @@ pub use error::{
     MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
 };
 pub use http1::{Http1Error, RequestError};
-pub use list::{Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule, MAX_REFUSALS_KEPT};
+pub use list::{
+    Catalog, Icon, IconDrop, RefusalReason, RefusedTool, Tool, ToolHints, ToolNameRule, ToolNote,
+    MAX_NOTES_KEPT, MAX_REFUSALS_KEPT,
+};
 pub use sse::SseError;
 pub use time::Instant;
 pub use xmcp::{HeaderParam, HeaderRefusal, ParamKind, MAX_HEADER_PARAMS};

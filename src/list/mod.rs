@@ -6,6 +6,7 @@ use core::fmt;
 
 use bytes::Bytes;
 
+mod more;
 mod pass;
 mod wire;
 
@@ -56,6 +57,194 @@ struct Extra {
     name: Option<Box<str>>,
     description: Option<Box<str>>,
     header_params: Vec<crate::xmcp::HeaderParam>,
+    /// The rest of the definition, present members only, icons in order.
+    fields: Box<[Field]>,
+    /// The title, decoded, when it had escapes (its [`Field`] has [`Span::NONE`]).
+    title: Option<Box<str>>,
+    /// What was left out of the definition, and why (rare: boxed apart).
+    notes: Option<Box<Notes>>,
+}
+
+/// The notes of a tool.
+#[derive(Clone, Debug, Default)]
+struct Notes {
+    kept: Vec<ToolNote>,
+    /// Notes beyond [`MAX_NOTES_KEPT`]: counted, not kept.
+    beyond: usize,
+}
+
+/// A member of the rest of a definition, kept as a span of the page.
+#[derive(Clone, Copy, Debug)]
+struct Field {
+    kind: FieldKind,
+    span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FieldKind {
+    Title,
+    Annotations,
+    OutputSchema,
+    Icon,
+    Meta,
+}
+
+/// How many [`ToolNote`]s a tool keeps; later ones are only counted ([`Tool::notes_beyond`]),
+/// so that a definition of many tiny dropped icons costs no more than its bytes.
+pub const MAX_NOTES_KEPT: usize = 16;
+
+/// Something of a tool's definition that was left out, and why. The tool itself is usable: these
+/// members are optional, and a client shows or ignores them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolNote {
+    /// A member had the wrong JSON type and was left out: `title` not a string of text,
+    /// `annotations` or `_meta` not an object, `outputSchema` not a JSON Schema (an object or a
+    /// boolean), `icons` not an array.
+    FieldIgnored {
+        /// The member's name as the schema spells it.
+        field: &'static str,
+    },
+    /// An icon was dropped.
+    IconDropped {
+        /// Its position in `icons`, from 0.
+        index: usize,
+        /// Why.
+        reason: IconDrop,
+    },
+}
+
+impl fmt::Display for ToolNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolNote::FieldIgnored { field } => write!(f, "{field} ignored: wrong JSON type"),
+            ToolNote::IconDropped { index, reason } => write!(f, "icon {index} dropped: {reason}"),
+        }
+    }
+}
+
+/// Why an icon was dropped. Only `https:` and `data:` sources are kept: an `http:` source would
+/// be fetched in the clear, and `file:`, `javascript:` or any other scheme has no place in an
+/// icon a server hands to a client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IconDrop {
+    /// The icon is not an object with at most one `src` (or a key is not text).
+    NotAnObject,
+    /// It has no `src`.
+    SrcMissing,
+    /// Its `src` is not a string of text.
+    SrcNotString,
+    /// Its `src` has a scheme other than `https` and `data` (the scheme, cut at 32 bytes; empty
+    /// when the source has none).
+    SchemeNotAllowed {
+        /// The scheme.
+        scheme: String,
+    },
+}
+
+impl fmt::Display for IconDrop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IconDrop::NotAnObject => f.write_str("not an icon object"),
+            IconDrop::SrcMissing => f.write_str("src is missing"),
+            IconDrop::SrcNotString => f.write_str("src is not a string"),
+            IconDrop::SchemeNotAllowed { scheme } if scheme.is_empty() => {
+                f.write_str("src has no scheme (only https: and data: are kept)")
+            }
+            IconDrop::SchemeNotAllowed { scheme } => {
+                write!(
+                    f,
+                    "src scheme {scheme:?} is not allowed (only https: and data: are kept)"
+                )
+            }
+        }
+    }
+}
+
+/// An icon of a tool: the icon object as the server sent it, with its members read on demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Icon<'a> {
+    raw: &'a str,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct IconWire<'a> {
+    #[serde(borrow)]
+    src: Option<alloc::borrow::Cow<'a, str>>,
+    #[serde(rename = "mimeType", borrow)]
+    mime_type: Option<alloc::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    sizes: Option<Vec<alloc::borrow::Cow<'a, str>>>,
+    #[serde(borrow)]
+    theme: Option<alloc::borrow::Cow<'a, str>>,
+}
+
+impl<'a> Icon<'a> {
+    /// The icon object's raw JSON, byte for byte.
+    pub fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    fn wire(&self) -> IconWire<'a> {
+        serde_json::from_str(self.raw).unwrap_or_default()
+    }
+
+    /// Its `src`: an `https:` or `data:` URI (icons with other sources are not kept).
+    pub fn src(&self) -> String {
+        self.wire().src.map(Into::into).unwrap_or_default()
+    }
+
+    /// Its `mimeType`, if a string (and the other members are of their schema types).
+    pub fn mime_type(&self) -> Option<String> {
+        self.wire().mime_type.map(Into::into)
+    }
+
+    /// Its `sizes` (`"48x48"`, `"any"`, ...), if given as an array of strings.
+    pub fn sizes(&self) -> Vec<String> {
+        let sizes = self.wire().sizes.unwrap_or_default();
+        sizes.into_iter().map(Into::into).collect()
+    }
+
+    /// Its `theme` (`"light"` or `"dark"`), if a string.
+    pub fn theme(&self) -> Option<String> {
+        self.wire().theme.map(Into::into)
+    }
+}
+
+/// A tool's `annotations` read as the schema's `ToolAnnotations`: hints the server gives about
+/// the tool, which a client must not trust for a decision of its own (a member of another type
+/// reads as absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    /// `title`: a name for display.
+    pub title: Option<String>,
+    /// `readOnlyHint`: the tool does not modify its environment (schema default: false).
+    pub read_only: Option<bool>,
+    /// `destructiveHint`: its updates may be destructive (schema default: true).
+    pub destructive: Option<bool>,
+    /// `idempotentHint`: calling it again with the same arguments has no further effect (schema
+    /// default: false).
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`: it reaches an open world of external entities (schema default: true).
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    fn read(raw: &str) -> ToolHints {
+        let Ok(map) = serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) else {
+            return ToolHints::default();
+        };
+        let flag = |k: &str| map.get(k).and_then(serde_json::Value::as_bool);
+        ToolHints {
+            title: map.get("title").and_then(|t| t.as_str()).map(Into::into),
+            read_only: flag("readOnlyHint"),
+            destructive: flag("destructiveHint"),
+            idempotent: flag("idempotentHint"),
+            open_world: flag("openWorldHint"),
+        }
+    }
 }
 
 impl Tool {
@@ -79,6 +268,7 @@ impl Tool {
                 name: Some(name.into()),
                 description: description.map(Into::into),
                 header_params,
+                ..Extra::default()
             })),
         }
     }
@@ -112,6 +302,71 @@ impl Tool {
         self.text(self.schema)
     }
 
+    fn field(&self, kind: FieldKind) -> Option<&str> {
+        let extra = self.extra.as_deref()?;
+        let f = extra.fields.iter().find(|f| f.kind == kind)?;
+        Some(self.text(f.span))
+    }
+
+    /// Its `title`, a name for display, if it had one of text.
+    pub fn title(&self) -> Option<&str> {
+        if let Some(t) = self.extra.as_deref().and_then(|e| e.title.as_deref()) {
+            return Some(t);
+        }
+        self.field(FieldKind::Title)
+    }
+
+    /// The raw JSON of its `annotations` object, byte for byte: untrusted hints (see
+    /// [`Tool::hints`]).
+    pub fn annotations(&self) -> Option<&str> {
+        self.field(FieldKind::Annotations)
+    }
+
+    /// Its `annotations` read as hints (all absent without annotations). Untrusted: a server may
+    /// say anything of its tools.
+    pub fn hints(&self) -> ToolHints {
+        self.annotations().map(ToolHints::read).unwrap_or_default()
+    }
+
+    /// The raw JSON of its `outputSchema` (an object or a boolean), byte for byte: no `$ref` is
+    /// resolved.
+    pub fn output_schema(&self) -> Option<&str> {
+        self.field(FieldKind::OutputSchema)
+    }
+
+    /// The raw JSON of its `_meta` object, byte for byte.
+    pub fn meta(&self) -> Option<&str> {
+        self.field(FieldKind::Meta)
+    }
+
+    /// Its icons with an `https:` or `data:` source, in order (the others are dropped, each with
+    /// a [`ToolNote`]).
+    pub fn icons(&self) -> impl Iterator<Item = Icon<'_>> + '_ {
+        let fields = self.extra.as_deref().map_or(&[][..], |e| &e.fields[..]);
+        fields
+            .iter()
+            .filter(|f| f.kind == FieldKind::Icon)
+            .map(|f| Icon {
+                raw: self.text(f.span),
+            })
+    }
+
+    /// What was left out of its definition, and why: the first [`MAX_NOTES_KEPT`].
+    pub fn notes(&self) -> &[ToolNote] {
+        match self.extra.as_deref().and_then(|e| e.notes.as_deref()) {
+            Some(n) => &n.kept,
+            None => &[],
+        }
+    }
+
+    /// Notes beyond the first [`MAX_NOTES_KEPT`]: counted, not kept.
+    pub fn notes_beyond(&self) -> usize {
+        self.extra
+            .as_deref()
+            .and_then(|e| e.notes.as_deref())
+            .map_or(0, |n| n.beyond)
+    }
+
     /// Its `x-mcp-header` parameters, sent as `Mcp-Param-*` headers on calls.
     pub fn header_params(&self) -> &[crate::xmcp::HeaderParam] {
         self.extra
@@ -127,6 +382,12 @@ impl fmt::Debug for Tool {
             .field("description", &self.description())
             .field("input_schema", &self.input_schema())
             .field("header_params", &self.header_params())
+            .field("title", &self.title())
+            .field("annotations", &self.annotations())
+            .field("output_schema", &self.output_schema())
+            .field("icons", &self.icons().map(|i| i.raw).collect::<Vec<_>>())
+            .field("meta", &self.meta())
+            .field("notes", &self.notes())
             .finish()
     }
 }
@@ -136,6 +397,13 @@ impl PartialEq for Tool {
         self.name() == other.name()
             && self.description() == other.description()
             && self.input_schema() == other.input_schema()
+            && self.title() == other.title()
+            && self.annotations() == other.annotations()
+            && self.output_schema() == other.output_schema()
+            && self.icons().eq(other.icons())
+            && self.meta() == other.meta()
+            && self.notes() == other.notes()
+            && self.notes_beyond() == other.notes_beyond()
     }
 }
 
