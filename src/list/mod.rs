@@ -52,17 +52,61 @@ impl Span {
 }
 
 /// What a tool holds outside its page.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Extra {
     name: Option<Box<str>>,
     description: Option<Box<str>>,
     header_params: Vec<crate::xmcp::HeaderParam>,
-    /// The rest of the definition, present members only, icons in order.
-    fields: Box<[Field]>,
-    /// The title, decoded, when it had escapes (its [`Field`] has [`Span::NONE`]).
+    /// The rest of the definition: spans of the page ([`Span::NONE`]: absent).
+    fields: Fields,
+    /// The title, decoded, when it had escapes.
     title: Option<Box<str>>,
     /// What was left out of the definition, and why (rare: boxed apart).
     notes: Option<Box<Notes>>,
+}
+
+impl Default for Extra {
+    fn default() -> Self {
+        Extra {
+            name: None,
+            description: None,
+            header_params: Vec::new(),
+            fields: Fields::none(),
+            title: None,
+            notes: None,
+        }
+    }
+}
+
+/// The members of the rest of a definition, as spans of the page.
+#[derive(Clone, Debug)]
+struct Fields {
+    title: Span,
+    annotations: Span,
+    output_schema: Span,
+    meta: Span,
+    /// The icons kept, in order.
+    icons: Box<[Span]>,
+}
+
+impl Fields {
+    fn none() -> Fields {
+        Fields {
+            title: Span::NONE,
+            annotations: Span::NONE,
+            output_schema: Span::NONE,
+            meta: Span::NONE,
+            icons: Box::default(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.title.start == u32::MAX
+            && self.annotations.start == u32::MAX
+            && self.output_schema.start == u32::MAX
+            && self.meta.start == u32::MAX
+            && self.icons.is_empty()
+    }
 }
 
 /// The notes of a tool.
@@ -71,22 +115,6 @@ struct Notes {
     kept: Vec<ToolNote>,
     /// Notes beyond [`MAX_NOTES_KEPT`]: counted, not kept.
     beyond: usize,
-}
-
-/// A member of the rest of a definition, kept as a span of the page.
-#[derive(Clone, Copy, Debug)]
-struct Field {
-    kind: FieldKind,
-    span: Span,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FieldKind {
-    Title,
-    Annotations,
-    OutputSchema,
-    Icon,
-    Meta,
 }
 
 /// How many [`ToolNote`]s a tool keeps; later ones are only counted ([`Tool::notes_beyond`]),
@@ -302,10 +330,9 @@ impl Tool {
         self.text(self.schema)
     }
 
-    fn field(&self, kind: FieldKind) -> Option<&str> {
-        let extra = self.extra.as_deref()?;
-        let f = extra.fields.iter().find(|f| f.kind == kind)?;
-        Some(self.text(f.span))
+    fn field(&self, pick: impl Fn(&Fields) -> Span) -> Option<&str> {
+        let span = pick(&self.extra.as_deref()?.fields);
+        (span.start != u32::MAX).then(|| self.text(span))
     }
 
     /// Its `title`, a name for display, if it had one of text.
@@ -313,13 +340,13 @@ impl Tool {
         if let Some(t) = self.extra.as_deref().and_then(|e| e.title.as_deref()) {
             return Some(t);
         }
-        self.field(FieldKind::Title)
+        self.field(|f| f.title)
     }
 
     /// The raw JSON of its `annotations` object, byte for byte: untrusted hints (see
     /// [`Tool::hints`]).
     pub fn annotations(&self) -> Option<&str> {
-        self.field(FieldKind::Annotations)
+        self.field(|f| f.annotations)
     }
 
     /// Its `annotations` read as hints (all absent without annotations). Untrusted: a server may
@@ -331,24 +358,24 @@ impl Tool {
     /// The raw JSON of its `outputSchema` (an object or a boolean), byte for byte: no `$ref` is
     /// resolved.
     pub fn output_schema(&self) -> Option<&str> {
-        self.field(FieldKind::OutputSchema)
+        self.field(|f| f.output_schema)
     }
 
     /// The raw JSON of its `_meta` object, byte for byte.
     pub fn meta(&self) -> Option<&str> {
-        self.field(FieldKind::Meta)
+        self.field(|f| f.meta)
     }
 
     /// Its icons with an `https:` or `data:` source, in order (the others are dropped, each with
     /// a [`ToolNote`]).
     pub fn icons(&self) -> impl Iterator<Item = Icon<'_>> + '_ {
-        let fields = self.extra.as_deref().map_or(&[][..], |e| &e.fields[..]);
-        fields
-            .iter()
-            .filter(|f| f.kind == FieldKind::Icon)
-            .map(|f| Icon {
-                raw: self.text(f.span),
-            })
+        let icons = self
+            .extra
+            .as_deref()
+            .map_or(&[][..], |e| &e.fields.icons[..]);
+        icons.iter().map(|&span| Icon {
+            raw: self.text(span),
+        })
     }
 
     /// What was left out of its definition, and why: the first [`MAX_NOTES_KEPT`].

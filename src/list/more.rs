@@ -4,7 +4,7 @@
 
 use crate::prelude::*;
 
-use super::{Field, FieldKind, IconDrop, Span, ToolNote, MAX_NOTES_KEPT};
+use super::{Fields, IconDrop, Span, ToolNote, MAX_NOTES_KEPT};
 
 /// The spans (value start, value end) of the members an entry had, `null` counting as absent.
 #[derive(Clone, Copy, Default)]
@@ -27,13 +27,23 @@ impl RawFields {
 }
 
 /// What is kept of the rest of a definition.
-#[derive(Default)]
 pub(super) struct More {
-    pub(super) fields: Vec<Field>,
+    pub(super) fields: Fields,
     /// The title, decoded, when it had escapes.
     pub(super) title: Option<String>,
     pub(super) notes: Vec<ToolNote>,
     pub(super) notes_beyond: usize,
+}
+
+impl Default for More {
+    fn default() -> Self {
+        More {
+            fields: Fields::none(),
+            title: None,
+            notes: Vec::new(),
+            notes_beyond: 0,
+        }
+    }
 }
 
 impl More {
@@ -58,27 +68,15 @@ pub(super) fn decide(b: &[u8], raw: &RawFields) -> More {
     let mut more = More::default();
     if let Some((s, e)) = raw.title {
         match text(b, s, e) {
-            Some(Decoded::Plain(s, e)) => more.fields.push(Field {
-                kind: FieldKind::Title,
-                span: span(s, e),
-            }),
-            Some(Decoded::Owned(t)) => {
-                more.title = Some(t);
-                more.fields.push(Field {
-                    kind: FieldKind::Title,
-                    span: Span::NONE,
-                });
-            }
+            Some(Decoded::Plain(s, e)) => more.fields.title = span(s, e),
+            Some(Decoded::Owned(t)) => more.title = Some(t),
             None => more.note(ToolNote::FieldIgnored { field: "title" }),
         }
     }
     let object = |s: usize| b.get(s) == Some(&b'{');
     if let Some((s, e)) = raw.annotations {
         if object(s) {
-            more.fields.push(Field {
-                kind: FieldKind::Annotations,
-                span: span(s, e),
-            });
+            more.fields.annotations = span(s, e);
         } else {
             more.note(ToolNote::FieldIgnored {
                 field: "annotations",
@@ -88,10 +86,7 @@ pub(super) fn decide(b: &[u8], raw: &RawFields) -> More {
     if let Some((s, e)) = raw.output_schema {
         let v = b.get(s..e).unwrap_or_default();
         if object(s) || v == b"true" || v == b"false" {
-            more.fields.push(Field {
-                kind: FieldKind::OutputSchema,
-                span: span(s, e),
-            });
+            more.fields.output_schema = span(s, e);
         } else {
             more.note(ToolNote::FieldIgnored {
                 field: "outputSchema",
@@ -100,17 +95,16 @@ pub(super) fn decide(b: &[u8], raw: &RawFields) -> More {
     }
     if let Some((s, e)) = raw.icons {
         if b.get(s) == Some(&b'[') {
-            icons(b, s, e, &mut more);
+            let mut kept = Vec::new();
+            icons(b, s, e, &mut kept, &mut more);
+            more.fields.icons = kept.into_boxed_slice();
         } else {
             more.note(ToolNote::FieldIgnored { field: "icons" });
         }
     }
     if let Some((s, e)) = raw.meta {
         if object(s) {
-            more.fields.push(Field {
-                kind: FieldKind::Meta,
-                span: span(s, e),
-            });
+            more.fields.meta = span(s, e);
         } else {
             more.note(ToolNote::FieldIgnored { field: "_meta" });
         }
@@ -142,7 +136,7 @@ fn text(b: &[u8], s: usize, e: usize) -> Option<Decoded> {
 }
 
 /// The icons of the array at `s..e`: each kept (a span) or dropped with a note.
-fn icons(b: &[u8], s: usize, e: usize, more: &mut More) {
+fn icons(b: &[u8], s: usize, e: usize, kept: &mut Vec<Span>, more: &mut More) {
     use crate::json::{skip, ws};
     let mut i = ws(b, s + 1);
     let mut index = 0usize;
@@ -152,10 +146,7 @@ fn icons(b: &[u8], s: usize, e: usize, more: &mut More) {
     while i < e {
         let Some(end) = skip(b, i) else { return };
         match icon(b, i, end) {
-            Ok(()) => more.fields.push(Field {
-                kind: FieldKind::Icon,
-                span: span(i, end),
-            }),
+            Ok(()) => kept.push(span(i, end)),
             Err(reason) => more.note(ToolNote::IconDropped { index, reason }),
         }
         index += 1;

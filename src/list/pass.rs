@@ -409,7 +409,7 @@ impl Listing<'_> {
             name: tool.name.owned.map(Into::into),
             description: tool.description.owned.map(Into::into),
             header_params: tool.header_params,
-            fields: more.fields.into_boxed_slice(),
+            fields: more.fields,
             title: more.title.map(Into::into),
             notes: (!more.notes.is_empty()).then(|| {
                 Box::new(super::Notes {
@@ -422,6 +422,7 @@ impl Listing<'_> {
             || extra.description.is_some()
             || !extra.header_params.is_empty()
             || !extra.fields.is_empty()
+            || extra.title.is_some()
             || extra.notes.is_some();
         let t = Tool {
             page: Arc::clone(ctx.page),
