@@ -126,6 +126,7 @@ mod budget;
 mod call;
 mod config;
 mod connection;
+mod elicit;
 mod endpoint;
 mod error;
 mod h2;
@@ -144,8 +145,11 @@ pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_INSTRUCTIONS_BYTES,
+    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS,
+    MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
+    MAX_SERVER_REQUEST_BYTES,
 };
+pub use elicit::elicitation_defaults;
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
