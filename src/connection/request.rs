@@ -285,10 +285,17 @@ impl Connection {
                     .first()
                     .map_or(crate::config::LEGACY_VERSIONS[0], String::as_str);
                 let info = &self.config.client_info;
+                // A legacy server's own requests are served only through the input hook: without
+                // it the client declares no capability.
+                let capabilities: &[u8] = if self.config.input_hook {
+                    self.config.client_capabilities.as_bytes()
+                } else {
+                    b"{}"
+                };
                 let mut w = request_writer(&mut body, id, "initialize");
                 w.object("params", |p| {
                     p.string("protocolVersion", offered)
-                        .raw("capabilities", b"{}")
+                        .raw("capabilities", capabilities)
                         .object("clientInfo", |i| {
                             i.string("name", &info.name)
                                 .string("version", &info.version);
