@@ -1096,3 +1096,17 @@ fn notes_past_the_cap_are_counted_not_kept() {
     assert_eq!(t.notes_beyond(), 1000 - mcp_sansio::MAX_NOTES_KEPT);
     assert_eq!(t.icons().count(), 1);
 }
+
+/// An icon's members are read each on its own: the schema's `Icon` has "`src`, `mimeType?`,
+/// `sizes?: string[]`, `theme?`", and a member of another type reads as absent without hiding
+/// the others.
+#[test]
+fn an_icon_member_of_another_type_hides_no_other() {
+    let page = r#"{"tools":[{"name":"a","inputSchema":{"type":"object"},
+        "icons":[{"src":"https://e.example/a.png","sizes":"48x48","theme":1,"mimeType":"image/png"}]}]}"#;
+    let c = list_one_page(page, None);
+    let icon = c.tools[0].icons().next().unwrap();
+    assert_eq!(icon.src(), "https://e.example/a.png");
+    assert_eq!(icon.mime_type().as_deref(), Some("image/png"));
+    assert_eq!((icon.sizes(), icon.theme()), (Vec::<String>::new(), None));
+}

@@ -196,48 +196,54 @@ pub struct Icon<'a> {
     raw: &'a str,
 }
 
-#[derive(serde::Deserialize, Default)]
-#[serde(default)]
-struct IconWire<'a> {
-    #[serde(borrow)]
-    src: Option<alloc::borrow::Cow<'a, str>>,
-    #[serde(rename = "mimeType", borrow)]
-    mime_type: Option<alloc::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    sizes: Option<Vec<alloc::borrow::Cow<'a, str>>>,
-    #[serde(borrow)]
-    theme: Option<alloc::borrow::Cow<'a, str>>,
-}
-
 impl<'a> Icon<'a> {
     /// The icon object's raw JSON, byte for byte.
     pub fn raw(&self) -> &'a str {
         self.raw
     }
 
-    fn wire(&self) -> IconWire<'a> {
-        serde_json::from_str(self.raw).unwrap_or_default()
+    /// The icon's member `key`, each read on its own (a member of another type reads as
+    /// absent and leaves the others readable).
+    fn member(&self, key: &str) -> Option<serde_json::Value> {
+        let mut map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(self.raw).ok()?;
+        map.remove(key)
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        match self.member(key)? {
+            serde_json::Value::String(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// Its `src`: an `https:` or `data:` URI (icons with other sources are not kept).
     pub fn src(&self) -> String {
-        self.wire().src.map(Into::into).unwrap_or_default()
+        self.text("src").unwrap_or_default()
     }
 
-    /// Its `mimeType`, if a string (and the other members are of their schema types).
+    /// Its `mimeType`, if a string.
     pub fn mime_type(&self) -> Option<String> {
-        self.wire().mime_type.map(Into::into)
+        self.text("mimeType")
     }
 
-    /// Its `sizes` (`"48x48"`, `"any"`, ...), if given as an array of strings.
+    /// Its `sizes` (`"48x48"`, `"any"`, ...): the strings of the array, if it is one.
     pub fn sizes(&self) -> Vec<String> {
-        let sizes = self.wire().sizes.unwrap_or_default();
-        sizes.into_iter().map(Into::into).collect()
+        match self.member("sizes") {
+            Some(serde_json::Value::Array(items)) => items
+                .into_iter()
+                .filter_map(|i| match i {
+                    serde_json::Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Its `theme` (`"light"` or `"dark"`), if a string.
     pub fn theme(&self) -> Option<String> {
-        self.wire().theme.map(Into::into)
+        self.text("theme")
     }
 }
 
