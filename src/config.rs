@@ -88,7 +88,10 @@ pub struct Config {
     /// object. Default `{}`: servers must not ask for elicitation, sampling or roots.
     pub client_capabilities: String,
     /// Whether the embedder answers a tool call's input requests
-    /// ([`Event::InputRequired`](crate::Event::InputRequired)). Without it such a call fails.
+    /// ([`Event::InputRequired`](crate::Event::InputRequired)) and a legacy server's own requests
+    /// ([`Event::ServerRequest`](crate::Event::ServerRequest)). Without it such a call fails and
+    /// such requests are refused; with it, a legacy `initialize` declares
+    /// [`client_capabilities`](Self::client_capabilities) (`{}` without).
     pub input_hook: bool,
     /// Which tool names a listing accepts; others are refused entries of the catalog.
     pub tool_names: crate::list::ToolNameRule,

@@ -126,6 +126,8 @@ pub(crate) enum Message<'a> {
         id: &'a RawValue,
         /// The method.
         method: alloc::borrow::Cow<'a, str>,
+        /// The raw params, if any.
+        params: Option<&'a RawValue>,
     },
 }
 
@@ -160,7 +162,11 @@ pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message<'_>, ProtocolError> 
     let id = wire.id.filter(|v| !is_null(v));
     match (wire.method, wire.result, wire.error) {
         (Some(method), None, None) => Ok(match id {
-            Some(id) => Message::Request { id, method },
+            Some(id) => Message::Request {
+                id,
+                method,
+                params: wire.params,
+            },
             None => Message::Notification {
                 method,
                 params: wire.params,

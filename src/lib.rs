@@ -138,6 +138,7 @@ mod budget;
 mod call;
 mod config;
 mod connection;
+mod elicit;
 mod endpoint;
 mod error;
 pub mod h2;
@@ -157,8 +158,11 @@ pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_INSTRUCTIONS_BYTES,
+    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS,
+    MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
+    MAX_SERVER_REQUEST_BYTES,
 };
+pub use elicit::elicitation_defaults;
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
@@ -166,8 +170,8 @@ pub use error::{
 };
 pub use http1::{Http1Error, RequestError};
 pub use list::{
-    CacheHint, CacheScope, Catalog, RefusalReason, RefusedTool, Tool, ToolNameRule,
-    MAX_REFUSALS_KEPT,
+    CacheHint, CacheScope, Catalog, Icon, IconDrop, RefusalReason, RefusedTool, Tool, ToolHints,
+    ToolNameRule, ToolNote, MAX_NOTES_KEPT, MAX_REFUSALS_KEPT,
 };
 pub use sse::SseError;
 pub use time::Instant;

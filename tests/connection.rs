@@ -2448,3 +2448,200 @@ fn a_relisting_restarted_by_a_re_negotiation_still_serves_its_call() {
     assert!(matches!(evs[1], Event::CallFinished(_)), "{evs:?}");
     assert_eq!(evs.len(), 2, "no listing is reported: {evs:?}");
 }
+
+/// A legacy session connected with the input hook on.
+fn legacy_hooked(split: Split) -> Harness {
+    let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
+    config.input_hook = true;
+    let mut h = Harness::new(config, split);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "sess-1")],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    assert!(matches!(h.single_event(), Event::Connected { .. }));
+    h
+}
+
+/// A legacy call's event stream: `requests` (method, params) from the server, then the result.
+fn stream_of(call_id: u64, requests: &[(&str, &str)]) -> String {
+    let mut stream = String::new();
+    for (i, (method, params)) in requests.iter().enumerate() {
+        stream.push_str(&format!(
+            "id: {i}\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"srv-{}\",\"method\":\"{method}\",\"params\":{params}}}\n\n",
+            i + 1
+        ));
+    }
+    stream.push_str(&format!("data: {}\n\n", result_msg(call_id, CALL_OK)));
+    stream
+}
+
+/// The 2025-11-25 transport: "The server MAY send JSON-RPC requests and notifications before
+/// sending the JSON-RPC response. These messages SHOULD relate to the originating client
+/// request." With the input hook on, a legacy server's `elicitation/create`,
+/// `sampling/createMessage` and `roots/list` are handed to the embedder, whose answer is sent as
+/// the request's result ("The receiver MUST respond with either a result or an error"); `None`
+/// refuses, as without the hook; `ping` is still answered by the client itself.
+#[test]
+fn legacy_server_requests_go_to_the_input_hook_and_its_answers_are_sent() {
+    let params = r#"{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"}}}}"#;
+    for split in SPLITS {
+        let mut h = legacy_hooked(split);
+        h.call("ask", "{}");
+        let r = h.next();
+        let stream = stream_of(
+            r.rpc_id(),
+            &[
+                ("elicitation/create", params),
+                ("ping", "{}"),
+                ("roots/list", "{}"),
+            ],
+        );
+        h.feed(r.exchange, &sse_response(&[], &stream, false));
+        let events: Vec<Event> = h
+            .take_events()
+            .into_iter()
+            .filter(|e| !matches!(e, Event::ExchangeFinished { .. }))
+            .collect();
+        let asked: Vec<(String, String, Option<String>)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ServerRequest { id, method, params } => Some((
+                    id.get().to_owned(),
+                    method.clone(),
+                    params.as_ref().map(|p| p.get().to_owned()),
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            asked,
+            [
+                (
+                    "\"srv-1\"".to_owned(),
+                    "elicitation/create".to_owned(),
+                    Some(params.to_owned())
+                ),
+                (
+                    "\"srv-3\"".to_owned(),
+                    "roots/list".to_owned(),
+                    Some("{}".into())
+                ),
+            ],
+            "{split:?}"
+        );
+        assert!(
+            matches!(events.last(), Some(Event::CallFinished(_))),
+            "{split:?}"
+        );
+        // The ping was answered by the client.
+        let sent = refusals_sent(&mut h);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].0, "srv-2");
+        let id = serde_json::value::RawValue::from_string("\"srv-1\"".into()).unwrap();
+        let answer = br#"{"action":"accept","content":{"name":"Ada"}}"#;
+        h.conn
+            .answer_server_request(h.now, &id, Some(answer))
+            .unwrap();
+        let id3 = serde_json::value::RawValue::from_string("\"srv-3\"".into()).unwrap();
+        h.conn.answer_server_request(h.now, &id3, None).unwrap();
+        h.drain();
+        let sent = refusals_sent(&mut h);
+        assert_eq!(sent[0].0, "srv-1");
+        assert_eq!(
+            sent[0].1["result"],
+            serde_json::json!({"action":"accept","content":{"name":"Ada"}})
+        );
+        assert_eq!(sent[1].0, "srv-3");
+        assert_eq!(sent[1].1["error"]["code"], -32601);
+    }
+}
+
+/// Hostile: a legacy server that sends many elicitation requests in one answer. At most
+/// `MAX_REFUSALS_PER_REQUEST` server requests per logical request reach the hook (answered or
+/// refused); the rest are ignored.
+#[test]
+fn many_elicitation_requests_reach_the_hook_up_to_the_cap() {
+    for split in SPLITS {
+        let mut h = legacy_hooked(split);
+        h.call("ask", "{}");
+        let r = h.next();
+        let requests = vec![
+            (
+                "elicitation/create",
+                r#"{"message":"m","requestedSchema":{}}"#
+            );
+            50
+        ];
+        h.feed(
+            r.exchange,
+            &sse_response(&[], &stream_of(r.rpc_id(), &requests), false),
+        );
+        let asked = h
+            .take_events()
+            .iter()
+            .filter(|e| matches!(e, Event::ServerRequest { .. }))
+            .count();
+        assert_eq!(
+            asked,
+            mcp_sansio::MAX_REFUSALS_PER_REQUEST as usize,
+            "{split:?}"
+        );
+        assert!(refusals_sent(&mut h).is_empty());
+    }
+}
+
+/// Hostile: a huge elicitation request (params beyond `MAX_SERVER_REQUEST_BYTES`) is refused,
+/// not handed on; an answer beyond `MAX_SERVER_ANSWER_BYTES` is refused in its place and the
+/// embedder is told why.
+#[test]
+fn a_huge_elicitation_request_is_refused_and_a_huge_answer_too() {
+    let big = format!(
+        r#"{{"message":"{}","requestedSchema":{{}}}}"#,
+        "x".repeat(mcp_sansio::MAX_SERVER_REQUEST_BYTES)
+    );
+    let mut h = legacy_hooked(Split::Whole);
+    h.call("ask", "{}");
+    let r = h.next();
+    let stream = stream_of(
+        r.rpc_id(),
+        &[("elicitation/create", &big), ("elicitation/create", "{}")],
+    );
+    h.feed(r.exchange, &sse_response(&[], &stream, false));
+    let asked: Vec<String> = h
+        .take_events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::ServerRequest { id, .. } => Some(id.get().to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, ["\"srv-2\""]);
+    let sent = refusals_sent(&mut h);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].0, "srv-1");
+    assert_eq!(sent[0].1["error"]["code"], -32601);
+    let id = serde_json::value::RawValue::from_string("\"srv-2\"".into()).unwrap();
+    let huge = format!(
+        r#"{{"action":"accept","content":{{"t":"{}"}}}}"#,
+        "y".repeat(mcp_sansio::MAX_SERVER_ANSWER_BYTES)
+    );
+    let e = h
+        .conn
+        .answer_server_request(h.now, &id, Some(huge.as_bytes()))
+        .unwrap_err();
+    assert!(e.to_string().contains("larger than"), "{e}");
+    h.drain();
+    let sent = refusals_sent(&mut h);
+    assert_eq!(sent[0].0, "srv-2");
+    assert_eq!(sent[0].1["error"]["code"], -32601);
+}

@@ -530,6 +530,14 @@ fn listed_now(body: &str, split: Split) -> Listed {
                         t.description().map(str::to_owned),
                         t.input_schema().to_owned(),
                         params,
+                        oracle::Definition {
+                            title: t.title().map(str::to_owned),
+                            annotations: t.annotations().map(str::to_owned),
+                            output_schema: t.output_schema().map(str::to_owned),
+                            icons: t.icons().map(|i| i.raw().to_owned()).collect(),
+                            meta: t.meta().map(str::to_owned),
+                            notes: t.notes().iter().map(ToString::to_string).collect(),
+                        },
                     )
                 })
                 .collect(),
@@ -677,6 +685,53 @@ mod generated {
         ]
     }
 
+    /// Members of the rest of a tool's definition, one to three of them: of their schema types
+    /// or not, escaped, null, repeated; icons with allowed and other sources.
+    fn definition() -> impl Strategy<Value = String> {
+        let icon = prop::sample::select(
+            &[
+                r#"{"src":"https://x.example/i.png","mimeType":"image/png","sizes":["48x48"]}"#,
+                r#"{"src":"data:image/png;base64,AAAA","theme":"dark"}"#,
+                r#"{"src":"HTTPS://X.example/a.svg"}"#,
+                r#"{"src":"http://x.example/i.png"}"#,
+                r#"{"src":"javascript:alert(1)"}"#,
+                r#"{"src":"file:///etc/passwd"}"#,
+                r#"{"src":"no-scheme"}"#,
+                r#"{"src":"dat\u0061:x"}"#,
+                r#"{"s\u0072c":"https://e.example/"}"#,
+                r#"{"src":"https://a/","src":"https://b/"}"#,
+                r#"{"src":5}"#,
+                r#"{"src":"\ud800:x"}"#,
+                r#"{"mimeType":"image/png"}"#,
+                r#"{"\udc00":1,"src":"https://a/"}"#,
+                r#""https://not.an.object/""#,
+                "null",
+            ][..],
+        );
+        let icons = prop::collection::vec(icon, 0..5)
+            .prop_map(|icons| format!(r#""icons":[{}]"#, icons.join(",")));
+        let member = prop_oneof![
+            1 => Just(r#""title":"Weather""#.to_owned()),
+            1 => Just(r#""title":"W\u00e9ather \"now\"""#.to_owned()),
+            1 => Just(r#""title":"\ud800""#.to_owned()),
+            1 => Just(r#""title":7"#.to_owned()),
+            1 => Just(r#""title":null"#.to_owned()),
+            1 => Just(r#""t\u0069tle":"escaped key""#.to_owned()),
+            1 => Just(r#""annotations":{"readOnlyHint":true,"destructiveHint":false,"title":"A"}"#.to_owned()),
+            1 => Just(r#""annotations":[true]"#.to_owned()),
+            1 => Just(r#""annotations":null"#.to_owned()),
+            1 => Just(r##""outputSchema":{"type":"object","properties":{"r":{"$ref":"#/$defs/x"}}}"##.to_owned()),
+            1 => Just(r#""outputSchema":true"#.to_owned()),
+            1 => Just(r#""outputSchema":"object""#.to_owned()),
+            3 => icons,
+            1 => Just(r#""icons":{"src":"https://a/"}"#.to_owned()),
+            1 => Just(r#""_meta":{"k":[1,2,{"n":null}]}"#.to_owned()),
+            1 => Just(r#""_meta":1"#.to_owned()),
+            1 => Just(r#""_m\u0065ta":{}"#.to_owned()),
+        ];
+        prop::collection::vec(member, 1..4).prop_map(|ms| ms.join(","))
+    }
+
     /// One entry of `tools`: members in any order, some missing, repeated or hostile; or not
     /// an object at all. `unique` gives every named entry its own name.
     fn entry(unique: bool) -> impl Strategy<Value = String> {
@@ -700,6 +755,7 @@ mod generated {
             3 => Just(String::new()),
             1 => Just(r#""title":"T""#.to_owned()),
             1 => Just(r#""annotations":{"readOnlyHint":true,"x":[1,{"\ud800":"\udc00"}]}"#.to_owned()),
+            4 => definition(),
             1 => Just(r#""n\u0061me":"again""#.to_owned()),
             1 => Just(r#""name":"t1""#.to_owned()),
             1 => Just(r#""inputSchema":{"type":"object"}"#.to_owned()),
@@ -941,4 +997,134 @@ fn pages_written_as_arrays_are_unusable_and_an_escaped_result_type_is_read() {
         matches!(&e, Event::ToolsListed(c) if c.tools.len() == 1),
         "{e:?}"
     );
+}
+
+/// The whole tool definition. The schema's `Tool` has, beside `name`, `description` and
+/// `inputSchema`: "`title?`", "`annotations?` (ToolAnnotations)" whose members "are untrusted
+/// hints", "`outputSchema?`" ("any JSON Schema (not limited to objects)" in 2026-07-28),
+/// "`_meta?`" and "`icons?` (`Icon[]`: `src`, `mimeType?`, `sizes?: string[]`, `theme?:
+/// "light"|"dark"`)". Each is kept verbatim (the output schema's `$ref` unresolved), icons only
+/// with an `https:` or `data:` source, each other one dropped with a note saying why; a member
+/// of another type is left out with a note and the tool stays usable. Fed whole, byte by byte
+/// and in 7-byte pieces.
+#[test]
+fn the_whole_tool_definition_is_kept_and_icons_only_with_https_or_data_sources() {
+    let page = r##"{"tools":[
+      {"name":"weather","title":"Weather \u2600","inputSchema":{"type":"object"},
+       "annotations":{"title":"W","readOnlyHint":true,"destructiveHint":false,"x":[1]},
+       "outputSchema":{"type":"object","properties":{"t":{"$ref":"#/$defs/temp"}},"$defs":{"temp":{"type":"number"}}},
+       "icons":[{"src":"https://e.example/w.png","mimeType":"image/png","sizes":["48x48","any"],"theme":"dark"},
+                {"src":"http://e.example/w.png"},{"src":"javascript:alert(1)"},{"src":"data:image/svg+xml;base64,PHN2Zz4="},
+                {"mimeType":"image/png"},"https://e.example/"],
+       "_meta":{"io.example/k":{"v":[1,2]}}},
+      {"name":"plain","inputSchema":{"type":"object"},"title":5,"annotations":[],"outputSchema":"x","icons":{},"_meta":null}
+    ]}"##;
+    let c = list_one_page(page, None);
+    assert_eq!(c.refused, vec![]);
+    let w = &c.tools[0];
+    assert_eq!(w.title(), Some("Weather \u{2600}"));
+    assert_eq!(
+        w.annotations(),
+        Some(r#"{"title":"W","readOnlyHint":true,"destructiveHint":false,"x":[1]}"#)
+    );
+    let hints = w.hints();
+    assert_eq!(
+        (
+            hints.title.as_deref(),
+            hints.read_only,
+            hints.destructive,
+            hints.idempotent
+        ),
+        (Some("W"), Some(true), Some(false), None)
+    );
+    assert_eq!(
+        w.output_schema(),
+        Some(
+            r##"{"type":"object","properties":{"t":{"$ref":"#/$defs/temp"}},"$defs":{"temp":{"type":"number"}}}"##
+        )
+    );
+    assert_eq!(w.meta(), Some(r#"{"io.example/k":{"v":[1,2]}}"#));
+    let icons: Vec<_> = w.icons().collect();
+    assert_eq!(icons.len(), 2);
+    assert_eq!(icons[0].src(), "https://e.example/w.png");
+    assert_eq!(icons[0].mime_type().as_deref(), Some("image/png"));
+    assert_eq!(icons[0].sizes(), ["48x48", "any"]);
+    assert_eq!(icons[0].theme().as_deref(), Some("dark"));
+    assert_eq!(
+        icons[1].raw(),
+        r#"{"src":"data:image/svg+xml;base64,PHN2Zz4="}"#
+    );
+    use mcp_sansio::{IconDrop, ToolNote};
+    let scheme = |s: &str| IconDrop::SchemeNotAllowed { scheme: s.into() };
+    assert_eq!(
+        w.notes(),
+        [
+            ToolNote::IconDropped {
+                index: 1,
+                reason: scheme("http")
+            },
+            ToolNote::IconDropped {
+                index: 2,
+                reason: scheme("javascript")
+            },
+            ToolNote::IconDropped {
+                index: 4,
+                reason: IconDrop::SrcMissing
+            },
+            ToolNote::IconDropped {
+                index: 5,
+                reason: IconDrop::NotAnObject
+            },
+        ]
+    );
+    let p = &c.tools[1];
+    assert_eq!(
+        (
+            p.title(),
+            p.annotations(),
+            p.output_schema(),
+            p.meta(),
+            p.icons().count()
+        ),
+        (None, None, None, None, 0)
+    );
+    let ignored: Vec<String> = p.notes().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        ignored,
+        [
+            "title ignored: wrong JSON type",
+            "annotations ignored: wrong JSON type",
+            "outputSchema ignored: wrong JSON type",
+            "icons ignored: wrong JSON type",
+        ]
+    );
+}
+
+/// A definition of many tiny dropped icons keeps its first `MAX_NOTES_KEPT` notes and counts
+/// the others, so that a note never costs more than the bytes it stands for.
+#[test]
+fn notes_past_the_cap_are_counted_not_kept() {
+    let icons = vec![r#"{"src":"ftp:x"}"#; 1000].join(",");
+    let page = format!(
+        r#"{{"tools":[{{"name":"a","inputSchema":{{"type":"object"}},"icons":[{icons},{{"src":"https://a/"}}]}}]}}"#
+    );
+    let c = list_one_page(&page, None);
+    let t = &c.tools[0];
+    assert_eq!(t.notes().len(), mcp_sansio::MAX_NOTES_KEPT);
+    assert_eq!(t.notes_beyond(), 1000 - mcp_sansio::MAX_NOTES_KEPT);
+    assert_eq!(t.icons().count(), 1);
+}
+
+/// An icon's members are read each on its own: the schema's `Icon` has "`src`, `mimeType?`,
+/// `sizes?: string[]`, `theme?`", and a member of another type reads as absent without hiding
+/// the others.
+#[test]
+fn an_icon_member_of_another_type_hides_no_other() {
+    let page = r#"{"tools":[{"name":"a","inputSchema":{"type":"object"},
+        "icons":[{"src":"https://e.example/a.png","sizes":"48x48","theme":1,"mimeType":"image/png"}]}]}"#;
+    let c = list_one_page(page, None);
+    let icon = c.tools[0].icons().next().unwrap();
+    assert_eq!(icon.src(), "https://e.example/a.png");
+    assert_eq!(icon.mime_type().as_deref(), Some("image/png"));
+    assert_eq!((icon.sizes(), icon.theme()), (Vec::<String>::new(), None));
 }

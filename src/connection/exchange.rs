@@ -456,12 +456,23 @@ impl Connection {
                 }
                 Flow::Continue
             }
-            Message::Request { id, method } => {
+            Message::Request { id, method, params } => {
                 if matches!(self.session, Session::Legacy { .. })
                     && p.refusals < MAX_REFUSALS_PER_REQUEST
                 {
                     p.refusals += 1;
-                    self.refuse_server_request(now, id, &method);
+                    let hooked = self.config.input_hook
+                        && HOOKED_SERVER_REQUESTS.contains(&method.as_ref())
+                        && params.is_none_or(|p| p.get().len() <= MAX_SERVER_REQUEST_BYTES);
+                    if hooked {
+                        self.events.push_back(Event::ServerRequest {
+                            id: id.to_owned(),
+                            method: method.into_owned(),
+                            params: params.map(RawValue::to_owned),
+                        });
+                    } else {
+                        self.refuse_server_request(now, id, &method);
+                    }
                 }
                 Flow::Continue
             }

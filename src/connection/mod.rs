@@ -87,6 +87,17 @@ pub const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(1);
 /// Server-to-client requests refused per logical request; later ones are ignored.
 pub const MAX_REFUSALS_PER_REQUEST: u32 = 4;
 
+/// The largest params of a legacy server request handed to the input hook
+/// ([`Event::ServerRequest`]); a larger request is refused.
+pub const MAX_SERVER_REQUEST_BYTES: usize = 64 * 1024;
+
+/// The largest result an embedder may give to [`Connection::answer_server_request`].
+pub const MAX_SERVER_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The methods of a legacy server's own requests that the input hook may answer.
+pub const HOOKED_SERVER_REQUESTS: [&str; 3] =
+    ["elicitation/create", "sampling/createMessage", "roots/list"];
+
 /// Longest session id accepted.
 pub const MAX_SESSION_ID: usize = 1024;
 
@@ -178,6 +189,21 @@ pub enum Event {
     InputRequired {
         /// The raw `inputRequests` object: request keys to `{method, params}`.
         requests: Box<RawValue>,
+    },
+    /// A legacy server's own request on the stream of the running operation
+    /// (`elicitation/create`, `sampling/createMessage`, `roots/list`): answer with
+    /// [`Connection::answer_server_request`] (a result, or `None` to refuse) while the operation
+    /// runs. Only when [`Config::input_hook`] is set (otherwise such requests are refused), and
+    /// only for params of at most [`MAX_SERVER_REQUEST_BYTES`] (larger ones are refused). Counted
+    /// with the refusals: at most [`MAX_REFUSALS_PER_REQUEST`] server requests per logical
+    /// request are answered or refused, later ones are ignored.
+    ServerRequest {
+        /// The request's raw id, to give back with the answer.
+        id: Box<RawValue>,
+        /// Its method.
+        method: String,
+        /// Its raw params, if any.
+        params: Option<Box<RawValue>>,
     },
     /// Progress the server reported for the running tool call.
     Progress {

@@ -118,6 +118,47 @@ impl Connection {
         });
     }
 
+    /// Answers a legacy server's request handed on as [`Event::ServerRequest`]: `result` (a
+    /// JSON object of at most [`MAX_SERVER_ANSWER_BYTES`]) is sent as its result, `None` refuses
+    /// it. An answer that is not such an object is refused in its place, and the error says why.
+    /// Without a legacy session nothing is sent.
+    pub fn answer_server_request(
+        &mut self,
+        now: Instant,
+        id: &RawValue,
+        result: Option<&[u8]>,
+    ) -> Result<(), ConfigError> {
+        if !matches!(self.session, Session::Legacy { .. }) {
+            return Ok(());
+        }
+        let Some(result) = result else {
+            self.refuse_server_request(now, id, "");
+            return Ok(());
+        };
+        let checked = if result.len() > MAX_SERVER_ANSWER_BYTES {
+            Err(format!(
+                "the answer is larger than {MAX_SERVER_ANSWER_BYTES} bytes"
+            ))
+        } else {
+            crate::call::check_arguments(result)
+        };
+        let result = match checked {
+            Ok(r) => r,
+            Err(reason) => {
+                self.refuse_server_request(now, id, "");
+                return Err(ConfigError::InvalidArguments { reason });
+            }
+        };
+        let mut body = Vec::new();
+        let mut w = ObjectWriter::new(&mut body);
+        w.string("jsonrpc", "2.0")
+            .raw("id", id.get().as_bytes())
+            .raw("result", result);
+        w.finish();
+        self.send_background(now, Method::Post, body);
+        Ok(())
+    }
+
     pub(super) fn refuse_server_request(&mut self, now: Instant, id: &RawValue, method: &str) {
         let mut body = Vec::new();
         let mut w = ObjectWriter::new(&mut body);
@@ -241,10 +282,17 @@ impl Connection {
                     .first()
                     .map_or(crate::config::LEGACY_VERSIONS[0], String::as_str);
                 let info = &self.config.client_info;
+                // A legacy server's own requests are served only through the input hook: without
+                // it the client declares no capability.
+                let capabilities: &[u8] = if self.config.input_hook {
+                    self.config.client_capabilities.as_bytes()
+                } else {
+                    b"{}"
+                };
                 let mut w = request_writer(&mut body, id, "initialize");
                 w.object("params", |p| {
                     p.string("protocolVersion", offered)
-                        .raw("capabilities", b"{}")
+                        .raw("capabilities", capabilities)
                         .object("clientInfo", |i| {
                             i.string("name", &info.name)
                                 .string("version", &info.version);

@@ -7,6 +7,7 @@ use core::fmt;
 use bytes::Bytes;
 
 mod cache;
+mod more;
 mod pass;
 mod wire;
 
@@ -53,11 +54,233 @@ impl Span {
 }
 
 /// What a tool holds outside its page.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Extra {
     name: Option<Box<str>>,
     description: Option<Box<str>>,
     header_params: Vec<crate::xmcp::HeaderParam>,
+    /// The rest of the definition: spans of the page ([`Span::NONE`]: absent).
+    fields: Fields,
+    /// The title, decoded, when it had escapes.
+    title: Option<Box<str>>,
+    /// What was left out of the definition, and why (rare: boxed apart).
+    notes: Option<Box<Notes>>,
+}
+
+impl Default for Extra {
+    fn default() -> Self {
+        Extra {
+            name: None,
+            description: None,
+            header_params: Vec::new(),
+            fields: Fields::none(),
+            title: None,
+            notes: None,
+        }
+    }
+}
+
+/// The members of the rest of a definition, as spans of the page.
+#[derive(Clone, Debug)]
+struct Fields {
+    title: Span,
+    annotations: Span,
+    output_schema: Span,
+    meta: Span,
+    /// The icons kept, in order.
+    icons: Box<[Span]>,
+}
+
+impl Fields {
+    fn none() -> Fields {
+        Fields {
+            title: Span::NONE,
+            annotations: Span::NONE,
+            output_schema: Span::NONE,
+            meta: Span::NONE,
+            icons: Box::default(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.title.start == u32::MAX
+            && self.annotations.start == u32::MAX
+            && self.output_schema.start == u32::MAX
+            && self.meta.start == u32::MAX
+            && self.icons.is_empty()
+    }
+}
+
+/// The notes of a tool.
+#[derive(Clone, Debug, Default)]
+struct Notes {
+    kept: Vec<ToolNote>,
+    /// Notes beyond [`MAX_NOTES_KEPT`]: counted, not kept.
+    beyond: usize,
+}
+
+/// How many [`ToolNote`]s a tool keeps; later ones are only counted ([`Tool::notes_beyond`]),
+/// so that a definition of many tiny dropped icons costs no more than its bytes.
+pub const MAX_NOTES_KEPT: usize = 16;
+
+/// Something of a tool's definition that was left out, and why. The tool itself is usable: these
+/// members are optional, and a client shows or ignores them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolNote {
+    /// A member had the wrong JSON type and was left out: `title` not a string of text,
+    /// `annotations` or `_meta` not an object, `outputSchema` not a JSON Schema (an object or a
+    /// boolean), `icons` not an array.
+    FieldIgnored {
+        /// The member's name as the schema spells it.
+        field: &'static str,
+    },
+    /// An icon was dropped.
+    IconDropped {
+        /// Its position in `icons`, from 0.
+        index: usize,
+        /// Why.
+        reason: IconDrop,
+    },
+}
+
+impl fmt::Display for ToolNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolNote::FieldIgnored { field } => write!(f, "{field} ignored: wrong JSON type"),
+            ToolNote::IconDropped { index, reason } => write!(f, "icon {index} dropped: {reason}"),
+        }
+    }
+}
+
+/// Why an icon was dropped. Only `https:` and `data:` sources are kept: an `http:` source would
+/// be fetched in the clear, and `file:`, `javascript:` or any other scheme has no place in an
+/// icon a server hands to a client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IconDrop {
+    /// The icon is not an object with at most one `src` (or a key is not text).
+    NotAnObject,
+    /// It has no `src`.
+    SrcMissing,
+    /// Its `src` is not a string of text.
+    SrcNotString,
+    /// Its `src` has a scheme other than `https` and `data` (the scheme, cut at 32 bytes; empty
+    /// when the source has none).
+    SchemeNotAllowed {
+        /// The scheme.
+        scheme: String,
+    },
+}
+
+impl fmt::Display for IconDrop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IconDrop::NotAnObject => f.write_str("not an icon object"),
+            IconDrop::SrcMissing => f.write_str("src is missing"),
+            IconDrop::SrcNotString => f.write_str("src is not a string"),
+            IconDrop::SchemeNotAllowed { scheme } if scheme.is_empty() => {
+                f.write_str("src has no scheme (only https: and data: are kept)")
+            }
+            IconDrop::SchemeNotAllowed { scheme } => {
+                write!(
+                    f,
+                    "src scheme {scheme:?} is not allowed (only https: and data: are kept)"
+                )
+            }
+        }
+    }
+}
+
+/// An icon of a tool: the icon object as the server sent it, with its members read on demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Icon<'a> {
+    raw: &'a str,
+}
+
+impl<'a> Icon<'a> {
+    /// The icon object's raw JSON, byte for byte.
+    pub fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    /// The icon's member `key`, each read on its own (a member of another type reads as
+    /// absent and leaves the others readable).
+    fn member(&self, key: &str) -> Option<serde_json::Value> {
+        let mut map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(self.raw).ok()?;
+        map.remove(key)
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        match self.member(key)? {
+            serde_json::Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Its `src`: an `https:` or `data:` URI (icons with other sources are not kept).
+    pub fn src(&self) -> String {
+        self.text("src").unwrap_or_default()
+    }
+
+    /// Its `mimeType`, if a string.
+    pub fn mime_type(&self) -> Option<String> {
+        self.text("mimeType")
+    }
+
+    /// Its `sizes` (`"48x48"`, `"any"`, ...): the strings of the array, if it is one.
+    pub fn sizes(&self) -> Vec<String> {
+        match self.member("sizes") {
+            Some(serde_json::Value::Array(items)) => items
+                .into_iter()
+                .filter_map(|i| match i {
+                    serde_json::Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Its `theme` (`"light"` or `"dark"`), if a string.
+    pub fn theme(&self) -> Option<String> {
+        self.text("theme")
+    }
+}
+
+/// A tool's `annotations` read as the schema's `ToolAnnotations`: hints the server gives about
+/// the tool, which a client must not trust for a decision of its own (a member of another type
+/// reads as absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    /// `title`: a name for display.
+    pub title: Option<String>,
+    /// `readOnlyHint`: the tool does not modify its environment (schema default: false).
+    pub read_only: Option<bool>,
+    /// `destructiveHint`: its updates may be destructive (schema default: true).
+    pub destructive: Option<bool>,
+    /// `idempotentHint`: calling it again with the same arguments has no further effect (schema
+    /// default: false).
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`: it reaches an open world of external entities (schema default: true).
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    fn read(raw: &str) -> ToolHints {
+        let Ok(map) = serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) else {
+            return ToolHints::default();
+        };
+        let flag = |k: &str| map.get(k).and_then(serde_json::Value::as_bool);
+        ToolHints {
+            title: map.get("title").and_then(|t| t.as_str()).map(Into::into),
+            read_only: flag("readOnlyHint"),
+            destructive: flag("destructiveHint"),
+            idempotent: flag("idempotentHint"),
+            open_world: flag("openWorldHint"),
+        }
+    }
 }
 
 impl Tool {
@@ -81,6 +304,7 @@ impl Tool {
                 name: Some(name.into()),
                 description: description.map(Into::into),
                 header_params,
+                ..Extra::default()
             })),
         }
     }
@@ -114,6 +338,70 @@ impl Tool {
         self.text(self.schema)
     }
 
+    fn field(&self, pick: impl Fn(&Fields) -> Span) -> Option<&str> {
+        let span = pick(&self.extra.as_deref()?.fields);
+        (span.start != u32::MAX).then(|| self.text(span))
+    }
+
+    /// Its `title`, a name for display, if it had one of text.
+    pub fn title(&self) -> Option<&str> {
+        if let Some(t) = self.extra.as_deref().and_then(|e| e.title.as_deref()) {
+            return Some(t);
+        }
+        self.field(|f| f.title)
+    }
+
+    /// The raw JSON of its `annotations` object, byte for byte: untrusted hints (see
+    /// [`Tool::hints`]).
+    pub fn annotations(&self) -> Option<&str> {
+        self.field(|f| f.annotations)
+    }
+
+    /// Its `annotations` read as hints (all absent without annotations). Untrusted: a server may
+    /// say anything of its tools.
+    pub fn hints(&self) -> ToolHints {
+        self.annotations().map(ToolHints::read).unwrap_or_default()
+    }
+
+    /// The raw JSON of its `outputSchema` (an object or a boolean), byte for byte: no `$ref` is
+    /// resolved.
+    pub fn output_schema(&self) -> Option<&str> {
+        self.field(|f| f.output_schema)
+    }
+
+    /// The raw JSON of its `_meta` object, byte for byte.
+    pub fn meta(&self) -> Option<&str> {
+        self.field(|f| f.meta)
+    }
+
+    /// Its icons with an `https:` or `data:` source, in order (the others are dropped, each with
+    /// a [`ToolNote`]).
+    pub fn icons(&self) -> impl Iterator<Item = Icon<'_>> + '_ {
+        let icons = self
+            .extra
+            .as_deref()
+            .map_or(&[][..], |e| &e.fields.icons[..]);
+        icons.iter().map(|&span| Icon {
+            raw: self.text(span),
+        })
+    }
+
+    /// What was left out of its definition, and why: the first [`MAX_NOTES_KEPT`].
+    pub fn notes(&self) -> &[ToolNote] {
+        match self.extra.as_deref().and_then(|e| e.notes.as_deref()) {
+            Some(n) => &n.kept,
+            None => &[],
+        }
+    }
+
+    /// Notes beyond the first [`MAX_NOTES_KEPT`]: counted, not kept.
+    pub fn notes_beyond(&self) -> usize {
+        self.extra
+            .as_deref()
+            .and_then(|e| e.notes.as_deref())
+            .map_or(0, |n| n.beyond)
+    }
+
     /// Its `x-mcp-header` parameters, sent as `Mcp-Param-*` headers on calls.
     pub fn header_params(&self) -> &[crate::xmcp::HeaderParam] {
         self.extra
@@ -129,6 +417,12 @@ impl fmt::Debug for Tool {
             .field("description", &self.description())
             .field("input_schema", &self.input_schema())
             .field("header_params", &self.header_params())
+            .field("title", &self.title())
+            .field("annotations", &self.annotations())
+            .field("output_schema", &self.output_schema())
+            .field("icons", &self.icons().map(|i| i.raw).collect::<Vec<_>>())
+            .field("meta", &self.meta())
+            .field("notes", &self.notes())
             .finish()
     }
 }
@@ -138,6 +432,13 @@ impl PartialEq for Tool {
         self.name() == other.name()
             && self.description() == other.description()
             && self.input_schema() == other.input_schema()
+            && self.title() == other.title()
+            && self.annotations() == other.annotations()
+            && self.output_schema() == other.output_schema()
+            && self.icons().eq(other.icons())
+            && self.meta() == other.meta()
+            && self.notes() == other.notes()
+            && self.notes_beyond() == other.notes_beyond()
     }
 }
 

@@ -9,6 +9,7 @@ use core::hash::BuildHasher;
 
 use bytes::Bytes;
 
+use super::more::{self, RawFields};
 use super::wire::{read_page, NameWire, SchemaHead, ToolWire};
 use super::{
     Catalog, Extra, RefusalReason, RefusedTool, Span, Tool, ToolNameRule, MAX_REFUSALS_KEPT,
@@ -424,15 +425,32 @@ impl Listing<'_> {
         *self.entries += 1;
     }
 
-    fn accept(&mut self, ctx: &PageCtx<'_>, tool: ToolParts) {
+    fn accept(&mut self, ctx: &PageCtx<'_>, b: &[u8], tool: ToolParts) {
         let index = self.catalog.tools.len();
+        let more = if tool.more.is_empty() {
+            more::More::default()
+        } else {
+            more::decide(b, &tool.more)
+        };
         let extra = Extra {
             name: tool.name.owned.map(Into::into),
             description: tool.description.owned.map(Into::into),
             header_params: tool.header_params,
+            fields: more.fields,
+            title: more.title.map(Into::into),
+            notes: (!more.notes.is_empty()).then(|| {
+                Box::new(super::Notes {
+                    kept: more.notes,
+                    beyond: more.notes_beyond,
+                })
+            }),
         };
-        let has_extra =
-            extra.name.is_some() || extra.description.is_some() || !extra.header_params.is_empty();
+        let has_extra = extra.name.is_some()
+            || extra.description.is_some()
+            || !extra.header_params.is_empty()
+            || !extra.fields.is_empty()
+            || extra.title.is_some()
+            || extra.notes.is_some();
         let t = Tool {
             page: Arc::clone(ctx.page),
             name: tool.name.span,
@@ -506,12 +524,14 @@ impl Listing<'_> {
         };
         self.accept(
             ctx,
+            b,
             ToolParts {
                 hash: Some(hash),
                 name,
                 description,
                 schema: span(ss, se),
                 header_params,
+                more: e.more,
             },
         );
     }
@@ -585,14 +605,28 @@ impl Listing<'_> {
                 owned: Some(name.to_owned()),
             },
         };
+        let value = |raw: Option<&serde_json::value::RawValue>| {
+            let raw = raw.filter(|r| r.get() != "null")?;
+            let s = offset_in(b, raw.get().as_bytes())?;
+            Some((s, s + raw.get().len()))
+        };
+        let more = RawFields {
+            title: value(wire.title),
+            annotations: value(wire.annotations),
+            output_schema: value(wire.output_schema),
+            icons: value(wire.icons),
+            meta: value(wire.meta),
+        };
         self.accept(
             ctx,
+            b,
             ToolParts {
                 hash: None,
                 name,
                 description,
                 schema: span(ss, ss + schema.get().len()),
                 header_params,
+                more,
             },
         );
     }
@@ -633,6 +667,8 @@ struct ToolParts {
     description: Text,
     schema: Span,
     header_params: Vec<crate::xmcp::HeaderParam>,
+    /// The rest of the definition, as read.
+    more: RawFields,
 }
 
 /// The span `start..end` (the page is at most 4 GiB: checked by [`Listing::add_page`]).
@@ -701,6 +737,8 @@ struct Entry {
     name: Option<(usize, usize)>,
     description: Desc,
     schema: Schema,
+    /// The rest of the definition.
+    more: RawFields,
 }
 
 /// Reads the entry at `i` in one pass, if it is an object whose keys have no escapes, with at
@@ -719,7 +757,9 @@ fn read_entry<'b>(
         name: None,
         description: Desc::Absent,
         schema: Schema::Missing,
+        more: RawFields::default(),
     };
+    let mut seen = 0u8;
     let (mut has_desc, mut has_schema) = (false, false);
     let mut i = ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
@@ -790,6 +830,25 @@ fn read_entry<'b>(
                     e.schema = Schema::NotObject;
                     skip(b, at).ok_or(Unsure)?
                 }
+            }
+            b"title" | b"annotations" | b"outputSchema" | b"icons" | b"_meta" => {
+                let (bit, slot) = match key {
+                    b"title" => (1, &mut e.more.title),
+                    b"annotations" => (2, &mut e.more.annotations),
+                    b"outputSchema" => (4, &mut e.more.output_schema),
+                    b"icons" => (8, &mut e.more.icons),
+                    _ => (16, &mut e.more.meta),
+                };
+                if seen & bit != 0 {
+                    return Err(Unsure);
+                }
+                seen |= bit;
+                let end = skip(b, at).ok_or(Unsure)?;
+                // As serde reads an `Option`: `null` is absent.
+                if b.get(at..end) != Some(b"null") {
+                    *slot = Some((at, end));
+                }
+                end
             }
             _ => skip(b, at).ok_or(Unsure)?,
         };

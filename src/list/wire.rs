@@ -19,6 +19,16 @@ pub(super) struct ToolWire<'a> {
     pub(super) description: Option<&'a RawValue>,
     #[serde(rename = "inputSchema", default, borrow)]
     pub(super) input_schema: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub(super) title: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub(super) annotations: Option<&'a RawValue>,
+    #[serde(rename = "outputSchema", default, borrow)]
+    pub(super) output_schema: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub(super) icons: Option<&'a RawValue>,
+    #[serde(rename = "_meta", default, borrow)]
+    pub(super) meta: Option<&'a RawValue>,
 }
 
 /// A tool's `name`: its text, borrowed unless escaped, or a mark that it is not a string (the value

@@ -21,7 +21,14 @@
 //   (an escaped key or annotation value, or a `type` below the root written with escapes where
 //   the in-place check leaves it to serde_json), where a number beyond `f64` is the reason;
 // - where several rules are broken, the crate may name any of them: the reference gives the
-//   set of reasons it may name.
+//   set of reasons it may name;
+// - the rest of a tool's definition (the schema's `Tool`: `title?: string`, `annotations?:
+//   ToolAnnotations`, `outputSchema?` a JSON Schema, `icons?: Icon[]`, `_meta?: object`) never
+//   refuses a usable tool: each member (read once, like the others; `null` is absent) of its
+//   schema type is kept verbatim (a title decoded), one of another type is left out with a
+//   note; an icon is kept when it is an object whose one `src` is a string of text with the
+//   scheme `https` or `data` (any case), else dropped with a note naming why; a tool keeps its
+//   first 16 notes.
 //
 // It parses with its own JSON reader (`json_tree` of the test-support crate) and shares no code with the
 // crate: only the public result types.
@@ -32,8 +39,111 @@ pub use mcp_sansio_test_support::json_tree;
 use json_tree::{Json, Member, Node, Str};
 use mcp_sansio::{HeaderParam, ParamKind};
 
-/// One accepted tool: name, description, schema (raw), header parameters sorted by path.
-pub type Tool = (String, Option<String>, String, Vec<HeaderParam>);
+/// One accepted tool: name, description, schema (raw), header parameters sorted by path, and the
+/// rest of its definition.
+pub type Tool = (String, Option<String>, String, Vec<HeaderParam>, Definition);
+
+/// The rest of a tool's definition: members kept (raw JSON, the title decoded) and the notes of
+/// what was left out (in the crate's documented wording).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Definition {
+    pub title: Option<String>,
+    pub annotations: Option<String>,
+    pub output_schema: Option<String>,
+    pub icons: Vec<String>,
+    pub meta: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// The notes a tool keeps.
+const NOTES_KEPT: usize = 16;
+
+/// Why an icon is dropped, or `None` if it is kept.
+fn icon_drop(icon: &Node) -> Option<String> {
+    let Json::Object(ms) = &icon.value else {
+        return Some("not an icon object".into());
+    };
+    if ms.iter().any(|m| m.key.0.is_none()) {
+        return Some("not an icon object".into());
+    }
+    let srcs: Vec<&Node> = ms
+        .iter()
+        .filter(|m| m.key.0.as_deref() == Some("src"))
+        .map(|m| &m.value)
+        .collect();
+    let src = match &srcs[..] {
+        [] => return Some("src is missing".into()),
+        [one] => one,
+        _ => return Some("not an icon object".into()),
+    };
+    let Json::String(Str(Some(src))) = &src.value else {
+        return Some("src is not a string".into());
+    };
+    let Some((scheme, _)) = src.split_once(':') else {
+        return Some("src has no scheme (only https: and data: are kept)".into());
+    };
+    let lower = scheme.to_ascii_lowercase();
+    if lower == "https" || lower == "data" {
+        return None;
+    }
+    let cut: String = {
+        let mut end = scheme.len().min(32);
+        while !scheme.is_char_boundary(end) {
+            end -= 1;
+        }
+        scheme[..end].to_owned()
+    };
+    Some(format!(
+        "src scheme {cut:?} is not allowed (only https: and data: are kept)"
+    ))
+}
+
+/// The rest of a definition, from an entry's members.
+fn definition(input: &str, m: &[(&str, &Node)]) -> Definition {
+    let mut d = Definition::default();
+    let ignored = |f: &str| format!("{f} ignored: wrong JSON type");
+    let mut notes = Vec::new();
+    if let Some(t) = get(m, "title") {
+        match &t.value {
+            Json::String(Str(Some(t))) => d.title = Some(t.clone()),
+            _ => notes.push(ignored("title")),
+        }
+    }
+    if let Some(a) = get(m, "annotations") {
+        match &a.value {
+            Json::Object(_) => d.annotations = Some(a.text(input).to_owned()),
+            _ => notes.push(ignored("annotations")),
+        }
+    }
+    if let Some(o) = get(m, "outputSchema") {
+        match &o.value {
+            Json::Object(_) | Json::Bool(_) => d.output_schema = Some(o.text(input).to_owned()),
+            _ => notes.push(ignored("outputSchema")),
+        }
+    }
+    if let Some(i) = get(m, "icons") {
+        match &i.value {
+            Json::Array(icons) => {
+                for (index, icon) in icons.iter().enumerate() {
+                    match icon_drop(icon) {
+                        None => d.icons.push(icon.text(input).to_owned()),
+                        Some(why) => notes.push(format!("icon {index} dropped: {why}")),
+                    }
+                }
+            }
+            _ => notes.push(ignored("icons")),
+        }
+    }
+    if let Some(x) = get(m, "_meta") {
+        match &x.value {
+            Json::Object(_) => d.meta = Some(x.text(input).to_owned()),
+            _ => notes.push(ignored("_meta")),
+        }
+    }
+    notes.truncate(NOTES_KEPT);
+    d.notes = notes;
+    d
+}
 
 /// One refused entry: its index, its name if it had a string name, and every reason the crate
 /// may give (normalised by [`reason`]).
@@ -407,7 +517,17 @@ impl Catalog {
         let Json::Object(ms) = &entry.value else {
             return self.refuse(index, None, one("not a tool object"));
         };
-        let Ok(m) = members(ms, &["name", "description", "inputSchema"]) else {
+        let known = [
+            "name",
+            "description",
+            "inputSchema",
+            "title",
+            "annotations",
+            "outputSchema",
+            "icons",
+            "_meta",
+        ];
+        let Ok(m) = members(ms, &known) else {
             return self.refuse(index, None, one("not a tool object"));
         };
         let name = match get(&m, "name").map(|n| &n.value) {
@@ -449,8 +569,14 @@ impl Catalog {
         match header_params(input, schema) {
             Ok(params) => {
                 self.names.push(name.clone());
-                self.tools
-                    .push((name, description, schema.text(input).to_owned(), params));
+                let more = definition(input, &m);
+                self.tools.push((
+                    name,
+                    description,
+                    schema.text(input).to_owned(),
+                    params,
+                    more,
+                ));
             }
             Err(reasons) => self.refuse(index, n, reasons),
         }

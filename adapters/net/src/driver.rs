@@ -44,6 +44,20 @@ pub trait CallObserver: Send {
         let _ = requests;
         None
     }
+
+    /// A legacy server's own request on the stream of the running operation
+    /// (`elicitation/create`, `sampling/createMessage` or `roots/list`; only when
+    /// `Config::input_hook` is set): return its result, a JSON object (at most
+    /// `MAX_SERVER_ANSWER_BYTES`), or `None` to refuse it. `mcp_sansio::elicitation_defaults`
+    /// gives the content of an elicitation that takes every default.
+    fn server_request(
+        &mut self,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Option<Vec<u8>> {
+        let _ = (method, params);
+        None
+    }
 }
 
 /// An observer that ignores everything and declines input requests.
@@ -674,6 +688,24 @@ impl SessionDriver {
                 self.begin(
                     || RecordedOperation::ProvideInput(recorded),
                     |c, now| c.provide_input(now, answer.as_deref()),
+                );
+            }
+            Event::ServerRequest { id, method, params } => {
+                let answer = observer.server_request(&method, params.as_deref());
+                if answer.is_none() {
+                    self.trace.declined();
+                }
+                let recorded = answer.clone();
+                let raw_id = id.get().to_owned();
+                self.begin(
+                    || RecordedOperation::AnswerServerRequest {
+                        id: raw_id,
+                        result: recorded,
+                    },
+                    |c, now| {
+                        // An answer that is no JSON object is refused in its place.
+                        let _ = c.answer_server_request(now, &id, answer.as_deref());
+                    },
                 );
             }
             Event::ExchangeFinished { exchange, reusable } => {

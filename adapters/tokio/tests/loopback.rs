@@ -723,3 +723,62 @@ async fn a_cold_listing_of_several_pages_keeps_one_socket() {
         );
     }
 }
+
+/// Answers a legacy server's own requests: every elicitation takes its schema's defaults.
+struct Defaults;
+
+impl CallObserver for Defaults {
+    fn server_request(
+        &mut self,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Option<Vec<u8>> {
+        assert_eq!(method, "elicitation/create");
+        let params: serde_json::Value = serde_json::from_str(params?.get()).ok()?;
+        let content = mcp_sansio::elicitation_defaults(&params["requestedSchema"].to_string())?;
+        Some(format!(r#"{{"action":"accept","content":{content}}}"#).into_bytes())
+    }
+}
+
+/// The 2025-11-25 transport: "The server MAY send JSON-RPC requests and notifications before
+/// sending the JSON-RPC response", and the client answers each ("The receiver MUST respond with
+/// either a result or an error"). With the input hook, the observer's answer to a legacy
+/// server's `elicitation/create` is POSTed as its result, and `initialize` declares the client's
+/// capabilities.
+#[tokio::test]
+async fn a_legacy_server_request_is_answered_through_the_observer() {
+    let server = Server::start(|req: &Req| {
+        if req.rpc_method() != "tools/call" {
+            return legacy(req);
+        }
+        let ask = r#"{"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"}}}}}"#;
+        let stream = format!("data: {ask}\n\ndata: {}\n\n", result_msg(req.id(), CALL_OK));
+        Reply::Send(sse_response(&stream))
+    })
+    .await;
+    let mut config = Config::new(&server.url()).unwrap();
+    config.input_hook = true;
+    config.client_capabilities = r#"{"elicitation":{"form":{}}}"#.into();
+    let mut s = loopback_client().connect(config).await.unwrap();
+    let result = s.call_tool_with("ask", b"{}", &mut Defaults).await.unwrap();
+    assert!(!result.is_error);
+    s.close().await.unwrap();
+    let requests = server.requests();
+    let init = requests
+        .iter()
+        .find(|r| r.rpc_method() == "initialize")
+        .unwrap();
+    assert_eq!(
+        init.json()["params"]["capabilities"]["elicitation"],
+        serde_json::json!({"form":{}})
+    );
+    let answer = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b["id"] == "srv-1")
+        .expect("the answer was sent");
+    assert_eq!(
+        answer["result"],
+        serde_json::json!({"action":"accept","content":{"name":"Ada"}})
+    );
+}

@@ -69,6 +69,30 @@ pub fn input_responses(requests: &str) -> Option<Vec<u8>> {
     serde_json::to_vec(&Value::Object(out)).ok()
 }
 
+/// The result of a legacy server's own request: an elicitation accepted with every default of
+/// its requested schema (`mcp_sansio::elicitation_defaults`), the fixed sampling answer, no
+/// roots. `None` (a refusal) for another method or an elicitation without a schema object.
+pub fn server_request(method: &str, params: Option<&str>) -> Option<Vec<u8>> {
+    let params: Value = params.map_or(Ok(Value::Null), serde_json::from_str).ok()?;
+    let result = match method {
+        "elicitation/create" => {
+            let schema = params.get("requestedSchema")?.to_string();
+            let content: Value =
+                serde_json::from_str(&mcp_sansio::elicitation_defaults(&schema)?).ok()?;
+            json!({"action": "accept", "content": content})
+        }
+        "sampling/createMessage" => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "conformance"},
+            "model": "mcp-conformance-client",
+            "stopReason": "endTurn"
+        }),
+        "roots/list" => json!({"roots": []}),
+        _ => return None,
+    };
+    serde_json::to_vec(&result).ok()
+}
+
 /// Accepts a form elicitation, filling every requested field.
 fn elicitation_accept(params: &Value) -> Value {
     let mut content = Map::new();
@@ -102,6 +126,24 @@ mod tests {
         assert_eq!(args["s"], "x");
         assert_eq!(args["e"], "p");
         assert!(args.get("opt").is_none());
+    }
+
+    /// SEP-1034: a legacy server's `elicitation/create` is accepted with each default of its
+    /// requested schema; an unknown method is refused.
+    #[test]
+    fn a_legacy_elicitation_is_accepted_with_its_defaults() {
+        let params = r#"{"message":"m","requestedSchema":{"type":"object","properties":{
+            "name":{"type":"string","default":"John Doe"},"n":{"type":"integer","default":30}}}}"#;
+        let answer = parse(&server_request("elicitation/create", Some(params)).unwrap());
+        assert_eq!(
+            answer,
+            json!({"action":"accept","content":{"name":"John Doe","n":30}})
+        );
+        assert_eq!(
+            parse(&server_request("roots/list", None).unwrap()),
+            json!({"roots": []})
+        );
+        assert!(server_request("tools/call", Some("{}")).is_none());
     }
 
     #[test]

@@ -101,9 +101,12 @@ fn config_for(scenario: &Scenario) -> Result<Config, String> {
     if let Some(v) = &scenario.version {
         versions_for(&mut config, v)?;
     }
-    // Input requests of multi-round-trip calls (2026-07-28) are answered by the observer; the
-    // capabilities declared match what it answers.
-    if !config.modern_versions.is_empty() {
+    // Input requests of multi-round-trip calls (2026-07-28) and a legacy server's own requests
+    // (2025-11-25 and before) are answered by the observer; the capabilities declared match
+    // what it answers. The handshake-only scenarios of older revisions declare none.
+    let answers_requests = !config.modern_versions.is_empty()
+        || config.legacy_versions.first().map(String::as_str) == Some("2025-11-25");
+    if answers_requests {
         config.input_hook = true;
         config.client_capabilities =
             r#"{"elicitation":{"form":{}},"sampling":{},"roots":{}}"#.into();
@@ -141,6 +144,23 @@ impl CallObserver for Observer {
             "  progress {progress} / {total:?} {}",
             message.unwrap_or("")
         );
+    }
+
+    fn server_request(
+        &mut self,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Option<Vec<u8>> {
+        eprintln!(
+            "  server request {method}: {}",
+            params.map_or("", |p| p.get())
+        );
+        let answer = answers::server_request(method, params.map(|p| p.get()));
+        match &answer {
+            Some(a) => eprintln!("  answering: {}", String::from_utf8_lossy(a)),
+            None => eprintln!("  refusing"),
+        }
+        answer
     }
 
     fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {

@@ -69,7 +69,11 @@ pub fn catalog(options: &Options) -> Vec<String> {
             "inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]},
             "outputSchema":{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]},
             "annotations":{"readOnlyHint":true,"idempotentHint":true}}),
-        json!({"name":"image","description":"Returns a 1x1 PNG image.","inputSchema":{"type":"object"}}),
+        // Icons: a client keeps `https:` and `data:` sources only, so the `http:` one is dropped.
+        json!({"name":"image","description":"Returns a 1x1 PNG image.","inputSchema":{"type":"object"},
+            "icons":[{"src":"data:image/png;base64,iVBORw0KGgo=","mimeType":"image/png","sizes":["1x1"]},
+                {"src":"http://icons.example/image.png"}],
+            "_meta":{"io.example/kind":"media"}}),
         json!({"name":"audio","description":"Returns a short silent WAV clip.","inputSchema":{"type":"object"}}),
         json!({"name":"resource","description":"Returns two embedded resources: one text, one blob.","inputSchema":{"type":"object"}}),
         json!({"name":"resource_link","description":"Returns a link to a resource.","inputSchema":{"type":"object"}}),

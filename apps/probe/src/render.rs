@@ -65,10 +65,34 @@ impl Serialize for ToolDoc<'_> {
         let t = self.0;
         // A listed schema is one JSON object; a tool built by hand that breaks that is `null`.
         let schema = serde_json::from_str::<&RawValue>(t.input_schema()).ok();
+        // The rest of the definition, verbatim, each key only when present.
+        fn raw(r: Option<&str>) -> Option<&RawValue> {
+            r.and_then(|r| serde_json::from_str::<&RawValue>(r).ok())
+        }
         let mut m = s.serialize_map(None)?;
+        if let Some(a) = raw(t.annotations()) {
+            m.serialize_entry("annotations", a)?;
+        }
         m.serialize_entry("description", &t.description())?;
+        let icons: Vec<&RawValue> = t.icons().filter_map(|i| raw(Some(i.raw()))).collect();
+        if !icons.is_empty() {
+            m.serialize_entry("icons", &icons)?;
+        }
         m.serialize_entry("input_schema", &schema)?;
+        if let Some(x) = raw(t.meta()) {
+            m.serialize_entry("meta", x)?;
+        }
         m.serialize_entry("name", t.name())?;
+        if !t.notes().is_empty() {
+            let notes: Vec<String> = t.notes().iter().map(ToString::to_string).collect();
+            m.serialize_entry("notes", &notes)?;
+        }
+        if let Some(o) = raw(t.output_schema()) {
+            m.serialize_entry("output_schema", o)?;
+        }
+        if let Some(title) = t.title() {
+            m.serialize_entry("title", title)?;
+        }
         m.end()
     }
 }
@@ -249,6 +273,22 @@ pub fn catalog_text(version: &str, era: &str, server: Option<String>, catalog: &
     ));
     for t in &catalog.tools {
         out.push_str(&format!("  {}", one_line(t.name(), 128)));
+        if let Some(title) = t.title() {
+            out.push_str(&format!(" \"{}\"", one_line(title, 100)));
+        }
+        // Untrusted hints, shown as the server gave them.
+        let hints = t.hints();
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        let mut shown = Vec::new();
+        if let Some(r) = hints.read_only {
+            shown.push(format!("read-only: {}", yes_no(r)));
+        }
+        if let Some(d) = hints.destructive {
+            shown.push(format!("destructive: {}", yes_no(d)));
+        }
+        if !shown.is_empty() {
+            out.push_str(&format!(" [hints: {}]", shown.join(", ")));
+        }
         if let Some(d) = t.description() {
             out.push_str(&format!(" — {}", one_line(d, 100)));
         }

@@ -62,6 +62,61 @@ fn list_prints_every_tool_of_every_page() {
     assert_eq!(doc["refused"], serde_json::json!([]));
 }
 
+/// The whole tool definition. The schema's `Tool` has "`title?`", "`annotations?`
+/// (ToolAnnotations)" whose members "are untrusted hints", "`outputSchema?`", "`_meta?`" and
+/// "`icons?` (`Icon[]`: `src`, `mimeType?`, `sizes?: string[]`, `theme?`)": `--json list` prints
+/// them per tool under `title`, `annotations`, `output_schema`, `icons` and `meta` when present,
+/// icons only with `https:` or `data:` sources (the others absent, with a note); the text output
+/// shows the title and the read-only and destructive hints.
+#[test]
+fn list_prints_the_whole_tool_definition() {
+    let s = server();
+    let o = probe(&["--json", "--allow-loopback", "list", &s.url()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json(&o);
+    let tool = |name: &str| {
+        doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let echo = tool("echo");
+    assert_eq!(echo["title"], "Echo");
+    assert_eq!(
+        echo["annotations"],
+        serde_json::json!({"readOnlyHint": true})
+    );
+    for absent in ["output_schema", "icons", "meta", "notes"] {
+        assert!(echo.get(absent).is_none(), "{absent}: {echo}");
+    }
+    let add = tool("add");
+    assert_eq!(add["output_schema"]["properties"]["sum"]["type"], "number");
+    let image = tool("image");
+    assert_eq!(
+        image["icons"],
+        serde_json::json!([{"src":"data:image/png;base64,iVBORw0KGgo=","mimeType":"image/png","sizes":["1x1"]}])
+    );
+    assert_eq!(
+        image["meta"],
+        serde_json::json!({"io.example/kind": "media"})
+    );
+    assert!(image.get("title").is_none() && image.get("annotations").is_none());
+    let note = image["notes"][0].as_str().unwrap();
+    assert!(
+        note.starts_with("icon 1 dropped: src scheme \"http\""),
+        "{note}"
+    );
+    let o = probe(&["--allow-loopback", "list", &s.url()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("  echo \"Echo\" [hints: read-only: yes] — Returns the given text."),
+        "{text}"
+    );
+}
+
 #[test]
 fn list_of_a_legacy_server_reports_its_version() {
     let s = DemoServer::start(Options::default().eras(Eras::LegacyOnly)).unwrap();

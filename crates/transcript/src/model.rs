@@ -48,6 +48,14 @@ pub enum RecordedOperation {
     /// [`Connection::provide_input`]: the responses given to an
     /// input request (raw JSON object), or `None` for a decline.
     ProvideInput(Option<Vec<u8>>),
+    /// [`Connection::answer_server_request`]: the server request's raw id and the result given
+    /// (raw JSON object), or `None` for a refusal.
+    AnswerServerRequest {
+        /// The request's raw JSON id.
+        id: String,
+        /// The result, or `None`.
+        result: Option<Vec<u8>>,
+    },
 }
 
 impl RecordedOperation {
@@ -79,6 +87,12 @@ impl RecordedOperation {
             }
             RecordedOperation::Close => conn.close(now),
             RecordedOperation::ProvideInput(answers) => conn.provide_input(now, answers.as_deref()),
+            RecordedOperation::AnswerServerRequest { id, result } => {
+                // A recorded id was a JSON value; one that is not replays as nothing sent.
+                if let Ok(id) = serde_json::value::RawValue::from_string(id.clone()) {
+                    let _ = conn.answer_server_request(now, &id, result.as_deref());
+                }
+            }
         }
     }
 }

@@ -126,6 +126,17 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
         "close" => RecordedOperation::Close,
         "decline" => RecordedOperation::ProvideInput(None),
         "input" => RecordedOperation::ProvideInput(Some(unescape(rest)?)),
+        "answer" => {
+            let (id, after) = leading_string(rest, "server request id")?;
+            RecordedOperation::AnswerServerRequest {
+                id,
+                result: Some(unescape(after)?),
+            }
+        }
+        "refuse" => {
+            let (id, _) = leading_string(rest, "server request id")?;
+            RecordedOperation::AnswerServerRequest { id, result: None }
+        }
         "call_tool" => {
             let (name, after) = leading_string(rest, "tool name")?;
             RecordedOperation::CallTool {

@@ -50,6 +50,20 @@ fn sample() -> Transcript {
     );
     rec.operation(t1, RecordedOperation::ProvideInput(None));
     rec.operation(t1, RecordedOperation::ProvideInput(Some(b"{}".to_vec())));
+    rec.operation(
+        t1,
+        RecordedOperation::AnswerServerRequest {
+            id: "\"srv-1\"".into(),
+            result: Some(br#"{"action":"accept"}"#.to_vec()),
+        },
+    );
+    rec.operation(
+        t1,
+        RecordedOperation::AnswerServerRequest {
+            id: "7".into(),
+            result: None,
+        },
+    );
     rec.finish()
 }
 

@@ -220,6 +220,13 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
                 RecordedOperation::ProvideInput(None) => {
                     writeln!(out, "{at} op decline")
                 }
+                RecordedOperation::AnswerServerRequest {
+                    id,
+                    result: Some(r),
+                } => writeln!(out, "{at} op answer {} {}", json_string(id), escape(r)),
+                RecordedOperation::AnswerServerRequest { id, result: None } => {
+                    writeln!(out, "{at} op refuse {}", json_string(id))
+                }
             };
         }
         Record::Send {

@@ -1113,6 +1113,17 @@ fn catalog() -> Vec<Scenario> {
     let tiny: Vec<String> = (0..100_000)
         .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))
         .collect();
+    let tiny_meta: Vec<String> = (0..100_000)
+        .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}},"_meta":{{}}}}"#))
+        .collect();
+    let icons = vec![r#"{"src":"a:"}"#; 40].join(",");
+    let dropped_icons: Vec<String> = (0..5_000)
+        .map(|i| {
+            format!(
+                r#"{{"name":"t{i}","inputSchema":{{"type":"object"}},"title":"\u0074","icons":[{icons}]}}"#
+            )
+        })
+        .collect();
     vec![
         list(
             "every_refusal_reason",
@@ -1165,6 +1176,40 @@ fn catalog() -> Vec<Scenario> {
                 )],
                 Expect::Listed {
                     tools: 100_000,
+                    refused: 0,
+                },
+            ),
+            |b| b.response_bytes = Budgets::default().response_bytes,
+        ),
+        with_budgets(
+            list(
+                // The smallest tools that carry the rest of a definition: each costs an
+                // allocation beside its span, counted by the same memory rule.
+                "hundred_thousand_tiny_tools_with_meta",
+                c,
+                vec![always(
+                    When::Rpc("tools/list"),
+                    vec![ok(&page(&tiny_meta, None))],
+                )],
+                Expect::Listed {
+                    tools: 100_000,
+                    refused: 0,
+                },
+            ),
+            |b| b.response_bytes = Budgets::default().response_bytes,
+        ),
+        with_budgets(
+            list(
+                // Icons with other schemes are dropped, each with a note: a tool keeps the
+                // first `MAX_NOTES_KEPT` and counts the rest.
+                "tiny_tools_with_many_dropped_icons",
+                c,
+                vec![always(
+                    When::Rpc("tools/list"),
+                    vec![ok(&page(&dropped_icons, None))],
+                )],
+                Expect::Listed {
+                    tools: 5_000,
                     refused: 0,
                 },
             ),
