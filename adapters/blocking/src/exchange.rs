@@ -68,9 +68,9 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
-use mcp_sansio_net::dial::{connect_blocking, io_error, still_idle, DialDeadline, Peek};
+use mcp_sansio_net::dial::{io_error, still_idle, Peek};
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
-use mcp_sansio_net::wire::handshake_blocking;
+use mcp_sansio_net::runtime::{self, block_on, Dialled, StdNet};
 use mcp_sansio_net::{InlineExchange, InlinePhase, InlineStep, Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
@@ -306,8 +306,7 @@ impl Write for Stream {
 /// Where a session's exchanges go.
 pub(crate) struct Target {
     pub(crate) origin: String,
-    pub(crate) host: String,
-    pub(crate) port: u16,
+    pub(crate) endpoint: Endpoint,
     pub(crate) tls: bool,
 }
 
@@ -315,8 +314,7 @@ impl Target {
     pub(crate) fn new(endpoint: &Endpoint, origin: &str) -> Target {
         Target {
             origin: origin.to_owned(),
-            host: endpoint.host().to_owned(),
-            port: endpoint.port(),
+            endpoint: endpoint.clone(),
             tls: endpoint.scheme() == Scheme::Https,
         }
     }
@@ -948,7 +946,7 @@ fn dial(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
 /// [`dial`] of a socket no exchange owns (an HTTP/2 socket, or the first socket of a session
 /// that tries HTTP/2): with `h2`, TLS offers ALPN `h2` then `http/1.1`.
 pub(crate) fn dial_socket(
-    shared: &Shared<Stream>,
+    shared: &Arc<Shared<Stream>>,
     target: &Target,
     h2: bool,
 ) -> Result<(Stream, SocketAddr), TransportError> {
@@ -958,26 +956,25 @@ pub(crate) fn dial_socket(
     })
 }
 
-/// The dial; `publish` shows the TCP socket to whoever may cancel it (false: cancelled).
+/// The dial ([`runtime::dial`]); `publish` shows the TCP socket to whoever may cancel it (false:
+/// cancelled).
 fn dial_with(
-    shared: &Shared<Stream>,
+    shared: &Arc<Shared<Stream>>,
     target: &Target,
     h2: bool,
     publish: impl FnOnce(&TcpStream) -> Result<bool, TransportError>,
 ) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
-    let addresses = shared.vetted(&target.host, target.port)?;
-    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
-    let (mut tcp, address) = connect_blocking(&addresses, &deadline)?;
-    if !publish(&tcp)? {
-        return Ok(None);
-    }
-    if !target.tls {
-        return Ok(Some((Stream::plain(tcp), address)));
-    }
-    let config = if h2 { &shared.tls_h2 } else { &shared.tls };
-    // Driven by hand: the deadline is checked around every read and write of the handshake.
-    let conn = handshake_blocking(config, &target.host, &mut tcp, &deadline)?;
-    Ok(Some((Stream::tls(StreamOwned::new(conn, tcp)), address)))
+    let dialled = block_on(runtime::dial(
+        &StdNet,
+        shared,
+        &target.endpoint,
+        h2,
+        publish,
+    ))?;
+    Ok(dialled.map(|(address, s)| match s {
+        Dialled::Plain(tcp) => (Stream::plain(tcp), address),
+        Dialled::Tls(tls) => (Stream::tls(tls), address),
+    }))
 }
 
 #[cfg(test)]

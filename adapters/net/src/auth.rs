@@ -36,9 +36,10 @@ use rustls::ClientConfig;
 
 use mcp_sansio_transcript::{AuthRecorder, AuthRecording, TranscriptSink};
 
-use crate::dial::{connect_blocking, DialDeadline};
+use crate::dial::DialDeadline;
 use crate::policy::AddressPolicy;
 use crate::resolve::{vetted_addresses, Resolve, SystemResolver};
+use crate::runtime::{block_on, connect, StdNet};
 use crate::wire::{run_blocking, AuthWire};
 
 /// Default deadline of one authorization exchange (dial, request and response).
@@ -224,7 +225,7 @@ impl AuthHttp {
     fn run(&self, start: StdInstant, mut p: Prepared) -> Result<AuthResponse, TransportError> {
         let deadline = DialDeadline::new(start, self.timeout);
         let addresses = self.vetted(&p.host, p.port)?;
-        let (mut tcp, _) = connect_blocking(&addresses, &deadline).map_err(|e| {
+        let (_, mut tcp) = block_on(connect(&StdNet, &addresses, &deadline)).map_err(|e| {
             if deadline.left(StdInstant::now()).is_none() {
                 self.expired()
             } else {

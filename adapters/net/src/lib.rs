@@ -41,6 +41,8 @@
 //! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address;
 //! - [`dial`]: the dial rule (one deadline across addresses and TLS, the TLS server name, the idle
 //!   check of pooled sockets);
+//! - [`runtime`]: the [`Runtime`] trait (connect, TLS, a blocking step) and the one dial written
+//!   against it, which every adapter and every authorization exchange uses;
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
 //!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
 //!   one socket per exchange, over HTTP/2 ([`SessionDriver::join_h2`]) every exchange a stream
@@ -67,6 +69,7 @@ pub mod inline;
 pub mod policy;
 pub mod pool;
 pub mod resolve;
+pub mod runtime;
 pub mod tls;
 pub mod trace;
 pub mod wire;
@@ -79,6 +82,7 @@ pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep, Resume};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
+pub use runtime::{Dialled, Runtime, StdNet};
 pub use tls::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
     CaCertError,

@@ -41,8 +41,9 @@ use std::time::{Duration, Instant};
 
 use futures_rustls::client::TlsStream;
 use mcp_sansio::{Config, Error};
-use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
+use mcp_sansio::{Endpoint, ExchangeId, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+use mcp_sansio_net::runtime::{self, Dialled, Runtime};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
 use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start, Wake};
 use smol::channel::{unbounded, Receiver, Sender};
@@ -343,45 +344,63 @@ async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> Option<T
         .await
 }
 
-/// Resolves and vets the endpoint's host once (on smol's blocking pool), then dials the admitted
-/// addresses in order and does the TLS handshake, all within the one dial deadline.
+/// The smol runtime of the shared dial ([`runtime::dial`]).
+struct Smol;
+
+impl Runtime for Smol {
+    type Tcp = Async<TcpStream>;
+    type Tls = futures_rustls::client::TlsStream<Async<TcpStream>>;
+
+    async fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        Ok(smol::unblock(f).await)
+    }
+
+    async fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> io::Result<Option<Self::Tcp>> {
+        let tcp = within(limit, Async::<TcpStream>::connect(address))
+            .await
+            .transpose()?;
+        if let Some(tcp) = &tcp {
+            let _ = tcp.get_ref().set_nodelay(true);
+        }
+        Ok(tcp)
+    }
+
+    async fn tls(
+        &self,
+        tcp: Self::Tcp,
+        config: &Arc<rustls::ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> Result<Self::Tls, TransportError> {
+        let name = server_name(host)?;
+        let left = deadline
+            .left(Instant::now())
+            .ok_or_else(|| deadline.expired())?;
+        let connector = futures_rustls::TlsConnector::from(config.clone());
+        match within(left, connector.connect(name, tcp)).await {
+            Some(Ok(tls)) => Ok(tls),
+            Some(Err(e)) => Err(tls_error(e.to_string())),
+            None => Err(deadline.expired()),
+        }
+    }
+}
+
+/// The shared dial on smol (HTTP/1.1: ALPN `http/1.1`).
 async fn dial(
     shared: &Arc<Shared<Stream>>,
     endpoint: &Endpoint,
 ) -> Result<(SocketAddr, Stream), TransportError> {
-    let (host, port, guard) = (endpoint.host().to_owned(), endpoint.port(), shared.clone());
-    let vetted = smol::unblock(move || guard.vetted(&host, port)).await?;
-    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
-    let mut failures = Vec::new();
-    let mut tcp = None;
-    for (i, &address) in vetted.iter().enumerate() {
-        let Some(share) = deadline.share(Instant::now(), vetted.len() - i) else {
-            break;
-        };
-        match within(share, Async::<TcpStream>::connect(address)).await {
-            Some(Ok(s)) => {
-                tcp = Some((address, s));
-                break;
-            }
-            Some(Err(e)) => failures.push(format!("{address}: {e}")),
-            None => failures.push(format!("{address}: timed out")),
-        }
-    }
-    let Some((address, tcp)) = tcp else {
-        return Err(deadline.failed(Instant::now(), &failures));
-    };
-    let _ = tcp.get_ref().set_nodelay(true);
-    if endpoint.scheme() == Scheme::Http {
-        return Ok((address, Stream::Plain(tcp)));
-    }
-    let name = server_name(endpoint.host())?;
-    let left = deadline
-        .left(Instant::now())
-        .ok_or_else(|| deadline.expired())?;
-    let connector = futures_rustls::TlsConnector::from(shared.tls.clone());
-    match within(left, connector.connect(name, tcp)).await {
-        Some(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
-        Some(Err(e)) => Err(tls_error(e.to_string())),
-        None => Err(deadline.expired()),
-    }
+    Ok(
+        match runtime::dial_socket(&Smol, shared, endpoint, false).await? {
+            (address, Dialled::Plain(tcp)) => (address, Stream::Plain(tcp)),
+            (address, Dialled::Tls(tls)) => (address, Stream::Tls(Box::new(tls))),
+        },
+    )
 }

@@ -66,6 +66,9 @@ pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
 use mcp_sansio_net::dial::{io_error, DialDeadline};
+use mcp_sansio_net::runtime;
+
+use crate::Tokio;
 use mcp_sansio_net::wire::WIRE_READ;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -257,8 +260,8 @@ async fn run(
 ) -> Result<AuthResponse, TransportError> {
     let guard = http.clone();
     let (host, port) = (p.host.clone(), p.port);
-    let vetted = crate::vet(move || guard.vetted(&host, port)).await?;
-    let (_, mut tcp) = crate::connect(&vetted, deadline).await?;
+    let vetted = runtime::vet(&Tokio, move || guard.vetted(&host, port)).await?;
+    let (_, mut tcp) = runtime::connect(&Tokio, &vetted, deadline).await?;
     let mut buf = vec![0u8; WIRE_READ];
     loop {
         while !p.wire.outgoing().is_empty() {

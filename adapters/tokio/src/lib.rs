@@ -148,6 +148,7 @@ use std::time::Instant as StdInstant;
 use mcp_sansio::{Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError, TransportErrorKind};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
+use mcp_sansio_net::runtime::{self, Dialled, Runtime};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
@@ -877,71 +878,68 @@ async fn write_request(stream: &mut Stream, request: &[u8]) -> io::Result<()> {
     stream.flush().await
 }
 
-/// Resolves and vets with `vetted` on the blocking pool (name resolution blocks): the first step
-/// of every dial, the MCP traffic's and the authorization's.
-pub(crate) async fn vet(
-    vetted: impl FnOnce() -> Result<Vec<SocketAddr>, TransportError> + Send + 'static,
-) -> Result<Vec<SocketAddr>, TransportError> {
-    tokio::task::spawn_blocking(vetted)
-        .await
-        .map_err(|e| TransportError {
-            kind: TransportErrorKind::Resolve,
-            message: e.to_string(),
-        })?
-}
+/// The tokio runtime of the shared dial ([`mcp_sansio_net::runtime`]): name resolution on the
+/// blocking pool, tokio sockets, tokio-rustls.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tokio;
 
-/// Connects to the first of the vetted `addresses` that accepts within its share of `deadline`
-/// ([`DialDeadline::share`]): the TCP part of every dial, the MCP traffic's and the
-/// authorization's.
-pub(crate) async fn connect(
-    addresses: &[SocketAddr],
-    deadline: &DialDeadline,
-) -> Result<(SocketAddr, TcpStream), TransportError> {
-    let mut failures = Vec::new();
-    for (i, &address) in addresses.iter().enumerate() {
-        let Some(share) = deadline.share(StdInstant::now(), addresses.len() - i) else {
-            break;
-        };
-        match tokio::time::timeout(share, TcpStream::connect(address)).await {
+impl Runtime for Tokio {
+    type Tcp = TcpStream;
+    type Tls = tokio_rustls::client::TlsStream<TcpStream>;
+
+    async fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> io::Result<Option<TcpStream>> {
+        match tokio::time::timeout(limit, TcpStream::connect(address)).await {
             Ok(Ok(s)) => {
                 let _ = s.set_nodelay(true);
-                return Ok((address, s));
+                Ok(Some(s))
             }
-            Ok(Err(e)) => failures.push(format!("{address}: {e}")),
-            Err(_) => failures.push(format!("{address}: timed out")),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Ok(None),
         }
     }
-    Err(deadline.failed(StdInstant::now(), &failures))
+
+    async fn tls(
+        &self,
+        tcp: TcpStream,
+        config: &Arc<rustls::ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> Result<Self::Tls, TransportError> {
+        let name = server_name(host)?;
+        let connector = tokio_rustls::TlsConnector::from(config.clone());
+        match tokio::time::timeout_at(deadline.at().into(), connector.connect(name, tcp)).await {
+            Ok(Ok(tls)) => Ok(tls),
+            Ok(Err(e)) => Err(tls_error(e.to_string())),
+            Err(_) => Err(deadline.expired()),
+        }
+    }
 }
 
-/// Resolves and vets the endpoint's host (on the blocking pool), then dials the admitted
-/// addresses in order within one deadline that also covers the TLS handshake.
-/// With `h2`, TLS offers ALPN `h2` first ([`Stream::is_h2`] tells what was chosen).
+/// The shared dial ([`runtime::dial_socket`]) on tokio. With `h2`, TLS offers ALPN `h2` first
+/// ([`Stream::is_h2`] tells what was chosen).
 async fn dial(
     shared: &Arc<Shared<Stream>>,
     endpoint: &Endpoint,
     h2: bool,
 ) -> Result<(SocketAddr, Stream), TransportError> {
-    let host = endpoint.host().to_owned();
-    let port = endpoint.port();
-    let guard = shared.clone();
-    let vetted = vet(move || guard.vetted(&host, port)).await?;
-    let deadline = DialDeadline::new(StdInstant::now(), shared.dial_timeout);
-    let (address, tcp) = connect(&vetted, &deadline).await?;
-    if endpoint.scheme() == Scheme::Http {
-        return Ok((address, Stream::Plain(tcp)));
-    }
-    let name = server_name(endpoint.host())?;
-    let left = deadline
-        .left(StdInstant::now())
-        .ok_or_else(|| deadline.expired())?;
-    let tls = if h2 { &shared.tls_h2 } else { &shared.tls };
-    let connector = tokio_rustls::TlsConnector::from(tls.clone());
-    match tokio::time::timeout(left, connector.connect(name, tcp)).await {
-        Ok(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
-        Ok(Err(e)) => Err(tls_error(e.to_string())),
-        Err(_) => Err(deadline.expired()),
-    }
+    let (address, s) = runtime::dial_socket(&Tokio, shared, endpoint, h2).await?;
+    Ok(match s {
+        Dialled::Plain(tcp) => (address, Stream::Plain(tcp)),
+        Dialled::Tls(tls) => (address, Stream::Tls(Box::new(tls))),
+    })
 }
 
 #[cfg(test)]
