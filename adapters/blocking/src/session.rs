@@ -1,14 +1,16 @@
 //! A session: the shared session driver, its exchanges moved by worker threads, or streams of
 //! the origin's shared HTTP/2 connection.
 
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 
-use mcp_sansio::{
-    CallResult, Catalog, Completion, Config, Error, TransportError, TransportErrorKind,
-};
+use mcp_sansio::{CallResult, Catalog, Completion, Config, Error, TransportError};
+use mcp_sansio_net::route::{self, H2Glue};
+use mcp_sansio_net::runtime::block_on;
 use mcp_sansio_net::{
-    CallObserver, H2Route, NoObserver, SessionDriver, Shared, SharedH2, Start, Wait, Waker,
+    CallObserver, NoObserver, SessionDriver, Shared, SharedH2, Start, Wait, Waker,
 };
 
 use crate::exchange::{dial_socket, Msg, Stream, Target, Workers};
@@ -25,9 +27,18 @@ mcp_sansio_net::declare_session!(
 
 impl Session {
     pub(crate) fn connect(shared: Arc<Shared<Stream>>, config: Config) -> Result<Session, Error> {
-        let (tx, rx) = mpsc::channel();
+        let (tx, mut rx) = mpsc::channel();
         let target = Arc::new(Target::new(&config.endpoint, &config.endpoint.origin()));
-        let driver = driver(&shared, config, &target, &tx, &rx)?;
+        let wake_tx = tx.clone();
+        let wake: Waker = Arc::new(move || {
+            let _ = wake_tx.send(Msg::H2);
+        });
+        let mut route = Route {
+            shared: &shared,
+            target: &target,
+            rx: &mut rx,
+        };
+        let driver = block_on(route::session_driver(&shared, config, wake, &mut route))?;
         let io = Workers::new(shared, target, (tx, rx));
         let mut session = Session { driver, io };
         session.run(Start::Connect, &mut NoObserver)?;
@@ -95,113 +106,48 @@ impl Session {
     }
 }
 
-/// The driver of a session of a client that records: an HTTP/2 socket of its own, recorded
-/// ([`Shared::h2_recorded`]), or HTTP/1.1 if the server chooses it. The session joins before the
-/// socket's reader starts, so that its transcript holds every byte read.
-fn recorded_driver(
-    shared: &Arc<Shared<Stream>>,
-    config: Config,
-    target: &Arc<Target>,
-    scheme: &'static str,
-    wake: Waker,
-) -> Result<SessionDriver, Error> {
-    let (stream, address) = dial_socket(shared, target, true)?;
-    let wire = match Wire::from_stream(stream, scheme == "http") {
-        Ok(wire) => wire,
-        Err(stream) => {
-            // The server chose HTTP/1.1: the socket serves the first exchange.
-            shared.park(&target.origin, address, stream);
-            return SessionDriver::new(shared, config);
-        }
-    };
-    let io = BlockingH2::new(shared, target.clone());
-    let Some(conn) = shared.h2_recorded(scheme, &config.budgets, Arc::new(io.clone())) else {
-        return SessionDriver::new(shared, config);
-    };
-    let mut joined = None;
-    io.attach(conn.clone(), 0, wire, || {
-        joined = Some(SessionDriver::join_h2(shared, config, conn, wake));
-    })?;
-    match joined {
-        Some(Ok(Some(driver))) => Ok(driver),
-        Some(Err(e)) => Err(e),
-        Some(Ok(None)) | None => Err(Error::Transport(TransportError {
-            kind: TransportErrorKind::Connect,
-            message: "the recorded HTTP/2 connection closed before the session joined it".into(),
-        })),
-    }
+/// The blocking side of a new session's HTTP/2 route ([`route::session_driver`]).
+struct Route<'a> {
+    shared: &'a Arc<Shared<Stream>>,
+    target: &'a Arc<Target>,
+    rx: &'a mut Receiver<Msg>,
 }
 
-/// The session's driver: a work item of the origin's shared HTTP/2 connection (joined, or dialled
-/// and registered when there is none and the server negotiates HTTP/2), or an HTTP/1.1 session
-/// ([`Shared::h2_scheme`] decides whether to try HTTP/2). The session is woken on `tx`.
-fn driver(
-    shared: &Arc<Shared<Stream>>,
-    config: Config,
-    target: &Arc<Target>,
-    tx: &Sender<Msg>,
-    rx: &Receiver<Msg>,
-) -> Result<SessionDriver, Error> {
-    let origin = target.origin.clone();
-    let Some(scheme) = shared.h2_scheme(&config.endpoint, &origin) else {
-        return SessionDriver::new(shared, config);
-    };
-    let wake_tx = tx.clone();
-    let wake: Waker = Arc::new(move || {
-        let _ = wake_tx.send(Msg::H2);
-    });
-    if shared.records() {
-        return recorded_driver(shared, config, target, scheme, wake);
+impl H2Glue for Route<'_> {
+    type Stream = Stream;
+    type Socket = Wire;
+    type Sockets = BlockingH2;
+
+    fn wait(&mut self) -> impl Future<Output = bool> + Send {
+        // The dial of another session ends within the dial timeout.
+        let woken = !matches!(
+            self.rx.recv_timeout(self.shared.dial_timeout * 2),
+            Err(RecvTimeoutError::Disconnected)
+        );
+        std::future::ready(woken)
     }
-    // A connection shut between the look-up and the join is looked up again (a few times).
-    for _ in 0..4 {
-        let lead = match shared.h2_route(&origin, wake.clone()) {
-            H2Route::Join(conn) => {
-                match SessionDriver::join_h2(shared, config.clone(), conn, wake.clone())? {
-                    Some(driver) => return Ok(driver),
-                    None => continue,
-                }
-            }
-            H2Route::Wait => {
-                // The dial of another session ends within the dial timeout.
-                match rx.recv_timeout(shared.dial_timeout * 2) {
-                    Ok(_) | Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-                if shared.h2_scheme(&config.endpoint, &origin).is_none() {
-                    // The origin chose HTTP/1.1 meanwhile.
-                    return SessionDriver::new(shared, config);
-                }
-                continue;
-            }
-            H2Route::Dial(lead) => lead,
-        };
-        let (stream, address) = dial_socket(shared, target, true)?;
-        let wire = match Wire::from_stream(stream, scheme == "http") {
-            Ok(wire) => wire,
-            Err(stream) => {
-                // The server chose HTTP/1.1: the socket serves the first exchange, and the
-                // sessions waiting on this dial speak HTTP/1.1 too.
-                shared.park(&origin, address, stream);
-                shared.chose_http1(&origin);
-                drop(lead);
-                return SessionDriver::new(shared, config);
-            }
-        };
-        let io = BlockingH2::new(shared, target.clone());
-        let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
-        io.attach(fresh.clone(), 0, wire, || {})?;
-        let conn = shared.h2_register(&origin, fresh.clone());
-        drop(lead);
-        if !Arc::ptr_eq(&conn, &fresh) {
-            io.close_socket(0);
-        }
-        if let Some(driver) = SessionDriver::join_h2(shared, config.clone(), conn, wake.clone())? {
-            return Ok(driver);
-        }
+
+    fn dial(
+        &mut self,
+    ) -> impl Future<Output = Result<(SocketAddr, Stream), TransportError>> + Send {
+        std::future::ready(dial_socket(self.shared, self.target, true).map(|(s, a)| (a, s)))
     }
-    Err(Error::Transport(TransportError {
-        kind: TransportErrorKind::Connect,
-        message: "the origin's HTTP/2 connection kept closing before the session joined it".into(),
-    }))
+
+    fn h2_socket(stream: Stream, h2c: bool) -> Result<Wire, Stream> {
+        Wire::from_stream(stream, h2c)
+    }
+
+    fn sockets(&self) -> BlockingH2 {
+        BlockingH2::new(self.shared, self.target.clone())
+    }
+
+    fn attach(
+        sockets: &BlockingH2,
+        conn: Arc<SharedH2>,
+        generation: u64,
+        socket: Wire,
+        before_reading: impl FnOnce(),
+    ) -> Result<(), TransportError> {
+        sockets.attach(conn, generation, socket, before_reading)
+    }
 }

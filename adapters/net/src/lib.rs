@@ -49,6 +49,8 @@
 //!   of the origin's one socket, shared by every session of the client;
 //! - [`h2share`]: that shared HTTP/2 connection ([`SharedH2`]): the core's HTTP/2 socket, its
 //!   work items and their inboxes, moved to a fresh socket when it goes away;
+//! - [`route`]: how a new session finds its way (join, wait for or dial the origin's shared
+//!   HTTP/2 connection, a recorded socket of its own, or HTTP/1.1), written once ([`route::H2Glue`]);
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
@@ -69,6 +71,7 @@ pub mod inline;
 pub mod policy;
 pub mod pool;
 pub mod resolve;
+pub mod route;
 pub mod runtime;
 pub mod tls;
 pub mod trace;

@@ -146,8 +146,9 @@ use std::time::Duration;
 use std::time::Instant as StdInstant;
 
 use mcp_sansio::{Config, Error};
-use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError, TransportErrorKind};
+use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
+use mcp_sansio_net::route::{self, H2Glue};
 use mcp_sansio_net::runtime::{self, Dialled, Runtime};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
@@ -158,8 +159,8 @@ pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{
-    AsyncIo, H2Io, H2Route, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
-    SessionDriver, Shared, SharedH2, Start, Wake, Waker,
+    AsyncIo, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report, SessionDriver,
+    Shared, SharedH2, Start, Wake, Waker,
 };
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -209,106 +210,69 @@ impl Client {
         Ok(session)
     }
 
-    /// The session's driver: a work item of the origin's shared HTTP/2 connection (joined, or
-    /// dialled and registered when there is none and the server negotiates HTTP/2), or an
-    /// HTTP/1.1 session ([`Shared::h2_scheme`] decides whether to try HTTP/2).
+    /// The session's driver ([`route::session_driver`]): a work item of the origin's shared
+    /// HTTP/2 connection, or an HTTP/1.1 session.
     async fn driver(&self, config: Config, notify: &Arc<Notify>) -> Result<SessionDriver, Error> {
-        let origin = config.endpoint.origin();
-        let Some(scheme) = self.shared.h2_scheme(&config.endpoint, &origin) else {
-            return SessionDriver::new(&self.shared, config);
-        };
         let n = notify.clone();
         let wake: Waker = Arc::new(move || n.notify_one());
-        if self.shared.records() {
-            return self.recorded_driver(config, scheme, wake).await;
-        }
-        // A connection shut between the look-up and the join is looked up again (a few times).
-        for _ in 0..4 {
-            let lead = match self.shared.h2_route(&origin, wake.clone()) {
-                H2Route::Join(conn) => {
-                    let joined =
-                        SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
-                    match joined {
-                        Some(driver) => return Ok(driver),
-                        None => continue,
-                    }
-                }
-                H2Route::Wait => {
-                    notify.notified().await;
-                    if self.shared.h2_scheme(&config.endpoint, &origin).is_none() {
-                        // The origin chose HTTP/1.1 meanwhile.
-                        return SessionDriver::new(&self.shared, config);
-                    }
-                    continue;
-                }
-                H2Route::Dial(lead) => lead,
-            };
-            let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
-            if scheme == "https" && !stream.is_h2() {
-                // The server chose HTTP/1.1: the socket serves the first exchange, and the
-                // sessions waiting on this dial speak HTTP/1.1 too.
-                self.shared.park(&origin, address, stream);
-                self.shared.chose_http1(&origin);
-                drop(lead);
-                return SessionDriver::new(&self.shared, config);
-            }
-            let io = TokioH2::new(&self.shared, &config.endpoint);
-            let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
-            io.attach(fresh.clone(), 0, stream);
-            let conn = self.shared.h2_register(&origin, fresh.clone());
-            drop(lead);
-            if !Arc::ptr_eq(&conn, &fresh) {
-                io.close_socket(0);
-            }
-            let joined = SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
-            if let Some(driver) = joined {
-                return Ok(driver);
-            }
-        }
-        Err(Error::Transport(TransportError {
-            kind: TransportErrorKind::Connect,
-            message: "the origin's HTTP/2 connection kept closing before the session joined it"
-                .into(),
-        }))
-    }
-
-    /// The driver of a session of a client that records: an HTTP/2 socket of its own, recorded
-    /// ([`Shared::h2_recorded`]), or HTTP/1.1 if the server chooses it. The session joins before
-    /// the socket's reader starts, so that its transcript holds every byte read.
-    async fn recorded_driver(
-        &self,
-        config: Config,
-        scheme: &'static str,
-        wake: Waker,
-    ) -> Result<SessionDriver, Error> {
-        let origin = config.endpoint.origin();
-        let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
-        if scheme == "https" && !stream.is_h2() {
-            // The server chose HTTP/1.1: the socket serves the first exchange.
-            self.shared.park(&origin, address, stream);
-            return SessionDriver::new(&self.shared, config);
-        }
-        let io = TokioH2::new(&self.shared, &config.endpoint);
-        let Some(conn) = self
-            .shared
-            .h2_recorded(scheme, &config.budgets, Arc::new(io.clone()))
-        else {
-            return SessionDriver::new(&self.shared, config);
+        let endpoint = config.endpoint.clone();
+        let mut glue = Route {
+            shared: &self.shared,
+            endpoint: &endpoint,
+            notify,
         };
-        let joined = SessionDriver::join_h2(&self.shared, config, conn.clone(), wake)?;
-        io.attach(conn, 0, stream);
-        joined.ok_or_else(|| {
-            Error::Transport(TransportError {
-                kind: TransportErrorKind::Connect,
-                message: "the recorded HTTP/2 connection closed before the session joined it"
-                    .into(),
-            })
-        })
+        route::session_driver(&self.shared, config, wake, &mut glue).await
     }
 
     /// Live shared HTTP/2 connections of this client (one per origin at most).
     pub fn h2_connections(&self) -> usize {
         self.shared.h2_connections()
+    }
+}
+
+/// The tokio side of a new session's HTTP/2 route ([`route::session_driver`]).
+struct Route<'a> {
+    shared: &'a Arc<Shared<Stream>>,
+    endpoint: &'a Endpoint,
+    notify: &'a Arc<Notify>,
+}
+
+impl H2Glue for Route<'_> {
+    type Stream = Stream;
+    type Socket = Stream;
+    type Sockets = TokioH2;
+
+    async fn wait(&mut self) -> bool {
+        self.notify.notified().await;
+        true
+    }
+
+    async fn dial(&mut self) -> Result<(SocketAddr, Stream), TransportError> {
+        dial(self.shared, self.endpoint, true).await
+    }
+
+    fn h2_socket(stream: Stream, h2c: bool) -> Result<Stream, Stream> {
+        if h2c || stream.is_h2() {
+            Ok(stream)
+        } else {
+            Err(stream)
+        }
+    }
+
+    fn sockets(&self) -> TokioH2 {
+        TokioH2::new(self.shared, self.endpoint)
+    }
+
+    fn attach(
+        sockets: &TokioH2,
+        conn: Arc<SharedH2>,
+        generation: u64,
+        socket: Stream,
+        before_reading: impl FnOnce(),
+    ) -> Result<(), TransportError> {
+        before_reading();
+        sockets.attach(conn, generation, socket);
+        Ok(())
     }
 }
 
