@@ -694,24 +694,6 @@ pub fn authorization_needed(e: &mcp_sansio::Error) -> Option<(u16, Option<String
     }
 }
 
-/// Replaces an authorizing session's session after an authorization, in both adapters:
-/// `$connect` (the client's `connect` with the new token) runs first; only once it has given a
-/// session does that session take the place of `$session`, and the old one is ended with its
-/// `close` (a legacy session's `DELETE`, nothing on the wire for a modern one). The close is
-/// best effort: its error is ignored, since the server may no longer accept the old token, and
-/// it waits no longer than the close budget. If connecting fails, `$session` is left as it was
-/// and the error is returned with `?`. `[$($wait)*]` is what waits for an operation (`.await`,
-/// or nothing).
-#[macro_export]
-#[doc(hidden)]
-macro_rules! replace_authorized_session {
-    ($session:expr, $connect:expr, [$($wait:tt)*]) => {{
-        let fresh = $connect $($wait)* ?;
-        let old = ::core::mem::replace(&mut $session, fresh);
-        let _ = old.close() $($wait)*;
-    }};
-}
-
 /// The name of an authorization step in traces: what the request is for.
 #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {

@@ -55,6 +55,8 @@
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
+//! - [`authsession`]: the session that authorizes when the server asks and retries once
+//!   ([`authsession::AuthSession`]), written once for every runtime;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 //! - [`trace`]: the `tracing` spans of operations, exchanges and authorizations (feature
 //!   `tracing`; without it nothing of `tracing` is compiled in).
@@ -63,6 +65,7 @@
 
 pub mod async_run;
 pub mod auth;
+pub mod authsession;
 pub mod client;
 pub mod dial;
 pub mod driver;

@@ -113,7 +113,7 @@
 //! three [`ErrorKind`](mcp_sansio::ErrorKind)s. What the adapter observes reaches the core as a
 //! [`TransportError`] and comes back as [`Error::Transport`], of kind `ConnectionFailed`:
 //!
-//! | [`TransportErrorKind`] | when |
+//! | [`TransportErrorKind`](mcp_sansio::TransportErrorKind) | when |
 //! |---|---|
 //! | `AddressRefused` | the policy refused every address of the host; no socket was opened |
 //! | `Resolve` | the name did not resolve, or to no address |
@@ -183,7 +183,7 @@ impl Client {
     /// Opens a session: negotiates the protocol with the server of `config`.
     ///
     /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
-    /// transport error ([`TransportErrorKind`]) when the server cannot be reached or its address
+    /// transport error ([`TransportErrorKind`](mcp_sansio::TransportErrorKind)) when the server cannot be reached or its address
     /// is refused, or what the negotiation came to.
     pub async fn connect(&self, config: Config) -> Result<Session, Error> {
         let notify = Arc::new(Notify::new());
