@@ -1097,7 +1097,7 @@ mod tests {
         let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
         let origin = config.endpoint.origin();
         let target = Arc::new(Target::new(&config.endpoint, &origin));
-        (listener, client.shared.clone(), origin, target)
+        (listener, client.shared().clone(), origin, target)
     }
 
     /// The timeouts of the pooled socket of `origin` (taken and parked again).

@@ -527,69 +527,97 @@ impl<S> Shared<S> {
     }
 }
 
-/// Declares an adapter's `Client` (and its `ClientBuilder`) over the shared state, with every
-/// method that does not move bytes: `new`, `builder`, `hint`, `idle_sockets`, `Default`,
-/// `Debug`. The adapter adds `connect`. `$socket` is the adapter's pooled socket type.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! declare_client {
-    ($socket:ty) => {
-        /// Builds a [`Client`]; the same builder in both adapters.
-        pub type ClientBuilder = $crate::ClientBuilder<Client>;
+/// What a runtime's [`Client`] is made of: the socket its pool keeps, and what connecting
+/// gives on that runtime (a future on an async runtime, the session itself on threads).
+pub trait ClientRuntime: Sized + 'static {
+    /// The adapter's socket, kept in the idle pool.
+    type Socket;
+    /// What [`Client::connect`] returns.
+    type Connect<'a>;
+    /// Opens a session of `client` with `config` (see [`Client::connect`]).
+    fn connect(client: &Client<Self>, config: mcp_sansio::Config) -> Self::Connect<'_>;
+}
 
-        /// An MCP client. Cheap to clone: clones share the address policy, resolver, TLS
-        /// configuration, idle-socket pool and the era hints learnt per origin.
-        ///
-        /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves
-        /// with the system resolver and trusts the Mozilla roots of `webpki-roots`.
-        #[derive(Clone)]
-        pub struct Client {
-            shared: ::std::sync::Arc<$crate::Shared<$socket>>,
+/// An MCP client on runtime `R`. Cheap to clone: clones share the address policy, resolver, TLS
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+///
+/// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves with the
+/// system resolver and trusts the Mozilla roots of `webpki-roots`.
+pub struct Client<R: ClientRuntime> {
+    shared: Arc<Shared<R::Socket>>,
+}
+
+impl<R: ClientRuntime> Clone for Client<R> {
+    fn clone(&self) -> Self {
+        Client {
+            shared: self.shared.clone(),
         }
+    }
+}
 
-        impl $crate::BuildClient for Client {
-            type Socket = $socket;
-            fn from_shared(shared: ::std::sync::Arc<$crate::Shared<$socket>>) -> Client {
-                Client { shared }
-            }
-        }
+impl<R: ClientRuntime> BuildClient for Client<R> {
+    type Socket = R::Socket;
+    fn from_shared(shared: Arc<Shared<R::Socket>>) -> Self {
+        Client { shared }
+    }
+}
 
-        impl ::std::default::Default for Client {
-            fn default() -> Self {
-                Client::new()
-            }
-        }
+impl<R: ClientRuntime> Default for Client<R> {
+    fn default() -> Self {
+        Client::new()
+    }
+}
 
-        impl ::std::fmt::Debug for Client {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                ::std::fmt::Debug::fmt(&*self.shared, f)
-            }
-        }
+impl<R: ClientRuntime> fmt::Debug for Client<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.shared, f)
+    }
+}
 
-        impl Client {
-            /// A client with the strict address policy (public addresses only), the system
-            /// resolver and the webpki roots.
-            pub fn new() -> Client {
-                ClientBuilder::new().build()
-            }
+impl<R: ClientRuntime> Client<R> {
+    /// A client with the strict address policy (public addresses only), the system resolver
+    /// and the webpki roots.
+    pub fn new() -> Self {
+        ClientBuilder::new().build()
+    }
 
-            /// A builder, starting from the defaults of [`Client::new`].
-            pub fn builder() -> ClientBuilder {
-                ClientBuilder::new()
-            }
+    /// A builder, starting from the defaults of [`Client::new`].
+    pub fn builder() -> ClientBuilder<Self> {
+        ClientBuilder::new()
+    }
 
-            /// The era hint remembered for `origin` (as
-            /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
-            pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
-                self.shared.hint(origin)
-            }
+    /// Opens a session: negotiates the protocol with the server of `config`.
+    ///
+    /// Fails with the core's error: [`Error::Config`](mcp_sansio::Error::Config) for a
+    /// configuration it refuses, a transport error
+    /// ([`TransportErrorKind`](mcp_sansio::TransportErrorKind): `Resolve`, `AddressRefused`
+    /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
+    /// or what the negotiation came to. When `config` carries no era hint and hints are on, the
+    /// era this client learnt for the same origin is offered (if `config` offers its version).
+    pub fn connect(&self, config: mcp_sansio::Config) -> R::Connect<'_> {
+        R::connect(self, config)
+    }
 
-            /// Idle sockets held in the pool now.
-            pub fn idle_sockets(&self) -> usize {
-                self.shared.idle_sockets()
-            }
-        }
-    };
+    /// The state every session of this client shares.
+    pub fn shared(&self) -> &Arc<Shared<R::Socket>> {
+        &self.shared
+    }
+
+    /// The era hint remembered for `origin` (as
+    /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
+    pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
+        self.shared.hint(origin)
+    }
+
+    /// Idle sockets held in the pool now.
+    pub fn idle_sockets(&self) -> usize {
+        self.shared.idle_sockets()
+    }
+
+    /// Live shared HTTP/2 connections of this client (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        self.shared.h2_connections()
+    }
 }
 
 /// Declares, inside an adapter's `impl Session`, the accessors of what the session negotiated,

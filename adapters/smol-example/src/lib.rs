@@ -53,31 +53,43 @@ use smol::{Async, Task, Timer};
 
 const READ_CHUNK: usize = 16 * 1024;
 
-mcp_sansio_net::declare_client!(Stream);
+/// An MCP client on smol.
+pub type Client = mcp_sansio_net::Client<SmolRuntime>;
 
-impl Client {
-    /// Negotiates the protocol with the server of `config` and returns the session; fails with
-    /// the core's [`Error`] (a refused address, a failed dial or what the negotiation came to).
-    pub async fn connect(&self, config: Config) -> Result<Session, Error> {
-        let driver = SessionDriver::new(&self.shared, config)?;
-        let (tx, rx) = unbounded();
-        let io = Tasks {
-            shared: self.shared.clone(),
-            origin: driver.origin().to_owned(),
-            endpoint: Arc::new(driver.config().endpoint.clone()),
-            tasks: HashMap::new(),
-            parking: Vec::new(),
-            queued: Vec::new(),
-            tx,
-            rx,
-        };
-        let mut session = Session { driver, io };
-        session
-            .driver
-            .run(&mut session.io, Start::Connect, &mut NoObserver)
-            .await?;
-        Ok(session)
+/// The smol runtime: connecting is a future.
+#[derive(Clone, Copy, Debug)]
+pub struct SmolRuntime;
+
+impl mcp_sansio_net::ClientRuntime for SmolRuntime {
+    type Socket = Stream;
+    type Connect<'a> = Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
+
+    fn connect(client: &Client, config: Config) -> Self::Connect<'_> {
+        Box::pin(connect(client, config))
     }
+}
+
+/// Negotiates the protocol with the server of `config` and returns the session; fails with the
+/// core's [`Error`] (a refused address, a failed dial or what the negotiation came to).
+async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
+    let driver = SessionDriver::new(client.shared(), config)?;
+    let (tx, rx) = unbounded();
+    let io = Tasks {
+        shared: client.shared().clone(),
+        origin: driver.origin().to_owned(),
+        endpoint: Arc::new(driver.config().endpoint.clone()),
+        tasks: HashMap::new(),
+        parking: Vec::new(),
+        queued: Vec::new(),
+        tx,
+        rx,
+    };
+    let mut session = Session { driver, io };
+    session
+        .driver
+        .run(&mut session.io, Start::Connect, &mut NoObserver)
+        .await?;
+    Ok(session)
 }
 
 mcp_sansio_net::declare_session!(

@@ -150,17 +150,20 @@ use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
 use mcp_sansio_net::route::{self, H2Glue};
 use mcp_sansio_net::runtime::{self, Dialled, Runtime};
+use mcp_sansio_net::ClientRuntime;
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
 };
+use std::future::Future;
+use std::pin::Pin;
 pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
 use mcp_sansio_net::{
-    AsyncIo, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report, SessionDriver,
-    Shared, SharedH2, Start, Wake, Waker,
+    AsyncIo, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report, Shared,
+    SharedH2, Start, Wake, Waker,
 };
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -177,57 +180,54 @@ use stream::Stream;
 // ---------------------------------------------------------------------------------------------
 // Client
 
-mcp_sansio_net::declare_client!(Stream);
+/// An MCP client on tokio. Cheap to clone: clones share the address policy, resolver, TLS
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+pub type Client = mcp_sansio_net::Client<Tokio>;
 
-impl Client {
-    /// Opens a session: negotiates the protocol with the server of `config`.
-    ///
-    /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
-    /// transport error ([`TransportErrorKind`](mcp_sansio::TransportErrorKind)) when the server cannot be reached or its address
-    /// is refused, or what the negotiation came to.
-    pub async fn connect(&self, config: Config) -> Result<Session, Error> {
-        let notify = Arc::new(Notify::new());
-        let driver = self.driver(config, &notify).await?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let io = Tasks {
-            shared: self.shared.clone(),
-            origin: driver.origin().to_owned(),
-            endpoint: Arc::new(driver.config().endpoint.clone()),
-            tasks: HashMap::new(),
-            queued: Vec::new(),
-            tx,
-            rx,
-            notify,
-            read_cap: READ_MIN,
-            expect: 0,
-            inline: None,
-        };
-        let mut session = Session { driver, io };
-        session
-            .driver
-            .run(&mut session.io, Start::Connect, &mut NoObserver)
-            .await?;
-        Ok(session)
-    }
+/// Builds a [`Client`]; the same builder in every adapter.
+pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
 
-    /// The session's driver ([`route::session_driver`]): a work item of the origin's shared
-    /// HTTP/2 connection, or an HTTP/1.1 session.
-    async fn driver(&self, config: Config, notify: &Arc<Notify>) -> Result<SessionDriver, Error> {
-        let n = notify.clone();
-        let wake: Waker = Arc::new(move || n.notify_one());
-        let endpoint = config.endpoint.clone();
-        let mut glue = Route {
-            shared: &self.shared,
-            endpoint: &endpoint,
-            notify,
-        };
-        route::session_driver(&self.shared, config, wake, &mut glue).await
-    }
+impl ClientRuntime for Tokio {
+    type Socket = Stream;
+    type Connect<'a> = Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
 
-    /// Live shared HTTP/2 connections of this client (one per origin at most).
-    pub fn h2_connections(&self) -> usize {
-        self.shared.h2_connections()
+    fn connect(client: &Client, config: Config) -> Self::Connect<'_> {
+        Box::pin(connect(client, config))
     }
+}
+
+/// Opens a session ([`Client::connect`]).
+async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
+    let notify = Arc::new(Notify::new());
+    let n = notify.clone();
+    let wake: Waker = Arc::new(move || n.notify_one());
+    let endpoint = config.endpoint.clone();
+    let mut glue = Route {
+        shared: client.shared(),
+        endpoint: &endpoint,
+        notify: &notify,
+    };
+    let driver = route::session_driver(client.shared(), config, wake, &mut glue).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let io = Tasks {
+        shared: client.shared().clone(),
+        origin: driver.origin().to_owned(),
+        endpoint: Arc::new(driver.config().endpoint.clone()),
+        tasks: HashMap::new(),
+        queued: Vec::new(),
+        tx,
+        rx,
+        notify,
+        read_cap: READ_MIN,
+        expect: 0,
+        inline: None,
+    };
+    let mut session = Session { driver, io };
+    session
+        .driver
+        .run(&mut session.io, Start::Connect, &mut NoObserver)
+        .await?;
+    Ok(session)
 }
 
 /// The tokio side of a new session's HTTP/2 route ([`route::session_driver`]).
@@ -845,7 +845,7 @@ async fn write_request(stream: &mut Stream, request: &[u8]) -> io::Result<()> {
 /// The tokio runtime of the shared dial ([`mcp_sansio_net::runtime`]): name resolution on the
 /// blocking pool, tokio sockets, tokio-rustls.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Tokio;
+pub struct Tokio;
 
 impl Runtime for Tokio {
     type Tcp = TcpStream;
@@ -916,7 +916,7 @@ mod tests {
         let config = Config::new(url).unwrap();
         let (tx, rx) = mpsc::unbounded_channel();
         Tasks {
-            shared: client.shared.clone(),
+            shared: client.shared().clone(),
             origin: config.endpoint.origin(),
             endpoint: Arc::new(config.endpoint.clone()),
             tasks: HashMap::new(),
@@ -968,7 +968,9 @@ mod tests {
         let (mut first, _) = listener.accept().unwrap();
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
-        client.shared.park(&io.origin, addr, Stream::Plain(pooled));
+        client
+            .shared()
+            .park(&io.origin, addr, Stream::Plain(pooled));
         let server = std::thread::spawn(move || {
             let mut req = [0u8; 4];
             first.read_exact(&mut req).unwrap();
@@ -1025,7 +1027,9 @@ mod tests {
         let (_silent, _) = listener.accept().unwrap();
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
-        client.shared.park(&io.origin, addr, Stream::Plain(pooled));
+        client
+            .shared()
+            .park(&io.origin, addr, Stream::Plain(pooled));
         io.start(transmit(1, b"one!", false)).unwrap();
         io.launch().await;
         assert!(io.inline.is_some());
