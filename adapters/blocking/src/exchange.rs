@@ -411,7 +411,8 @@ impl Open {
 }
 
 /// The exchanges of one session.
-pub(crate) struct Workers {
+#[doc(hidden)]
+pub struct Workers {
     shared: Arc<Shared<Stream>>,
     target: Arc<Target>,
     reports_tx: Sender<Msg>,

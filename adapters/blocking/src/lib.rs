@@ -87,6 +87,6 @@ impl mcp_sansio_net::ClientRuntime for Threads {
     type Connect<'a> = Result<Session, Error>;
 
     fn connect(client: &Client, config: Config) -> Result<Session, Error> {
-        Session::connect(client.shared().clone(), config)
+        session::connect(client.shared().clone(), config)
     }
 }

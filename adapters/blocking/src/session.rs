@@ -6,102 +6,98 @@ use std::net::SocketAddr;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 
-use mcp_sansio::{CallResult, Catalog, Completion, Config, Error, TransportError};
+use mcp_sansio::{Completion, Config, Error, TransportError};
 use mcp_sansio_net::route::{self, H2Glue};
 use mcp_sansio_net::runtime::block_on;
 use mcp_sansio_net::{
-    CallObserver, NoObserver, SessionDriver, Shared, SharedH2, Start, Wait, Waker,
+    CallObserver, NoObserver, SessionDriver, SessionRuntime, Shared, SharedH2, Start, Wait, Waker,
 };
 
 use crate::exchange::{dial_socket, Msg, Stream, Target, Workers};
 use crate::h2::{BlockingH2, Wire};
+use crate::Threads;
 
-mcp_sansio_net::declare_session!(
-    /// A connected MCP session. Every method blocks until its operation ends, within the
-    /// budgets of the configuration.
-    ///
-    /// Dropping a session closes its sockets without ending a legacy session on the server;
-    /// call [`Session::close`] for that.
-    Workers
-);
+/// A connected MCP session. Every method blocks until its operation ends, within the budgets of
+/// the configuration.
+///
+/// Dropping a session closes its sockets without ending a legacy session on the server; call
+/// [`Session::close`] for that.
+pub type Session = mcp_sansio_net::Session<Threads>;
 
-impl Session {
-    pub(crate) fn connect(shared: Arc<Shared<Stream>>, config: Config) -> Result<Session, Error> {
-        let (tx, mut rx) = mpsc::channel();
-        let target = Arc::new(Target::new(&config.endpoint, &config.endpoint.origin()));
-        let wake_tx = tx.clone();
-        let wake: Waker = Arc::new(move || {
-            let _ = wake_tx.send(Msg::H2);
-        });
-        let mut route = Route {
-            shared: &shared,
-            target: &target,
-            rx: &mut rx,
-        };
-        let driver = block_on(route::session_driver(&shared, config, wake, &mut route))?;
-        let io = Workers::new(shared, target, (tx, rx));
-        let mut session = Session { driver, io };
-        session.run(Start::Connect, &mut NoObserver)?;
-        Ok(session)
+impl SessionRuntime for Threads {
+    type Io = Workers;
+    type Op<'a, T: Send + 'a> = Result<T, Error>;
+
+    fn run<'a, T: Send + 'a>(
+        session: &'a mut Session,
+        op: Start<'a>,
+        observer: &'a mut dyn CallObserver,
+        then: fn(Completion) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let (driver, io) = session.parts();
+        run(driver, io, op, observer).and_then(then)
     }
 
-    mcp_sansio_net::session_accessors!();
-
-    /// Lists every tool, following cursors, within the page and list-time budgets.
-    pub fn list_tools(&mut self) -> Result<Catalog, Error> {
-        SessionDriver::listed(self.run(Start::ListTools, &mut NoObserver)?)
-    }
-
-    /// Calls tool `name` with `arguments_json` (a JSON object, sent verbatim; empty means `{}`).
-    pub fn call_tool(&mut self, name: &str, arguments_json: &[u8]) -> Result<CallResult, Error> {
-        self.call_tool_with(name, arguments_json, &mut NoObserver)
-    }
-
-    /// Calls tool `name`, reporting progress and input requests to `observer`.
-    pub fn call_tool_with(
-        &mut self,
-        name: &str,
-        arguments_json: &[u8],
-        observer: &mut dyn CallObserver,
-    ) -> Result<CallResult, Error> {
-        SessionDriver::called(self.run(Start::call(name, arguments_json), observer)?)
-    }
-
-    /// Closes the session: a legacy session is ended with `DELETE` within the close budget. The
-    /// session is closed in every case; every socket still serving one of its exchanges is
-    /// closed, sockets parked earlier stay in the client's pool.
-    pub fn close(mut self) -> Result<(), Error> {
-        let result = self.run(Start::Close, &mut NoObserver).map(|_| ());
-        // Ending the recording flushes it and closes the session's transcript.
-        self.driver.end_recording();
+    fn close(mut session: Session) -> Result<(), Error> {
+        let (driver, io) = session.parts();
+        let result = run(driver, io, Start::Close, &mut NoObserver).map(|_| ());
+        // Ending the recording flushes it and closes the session's transcript; every socket
+        // still serving one of its exchanges is closed when the session drops.
+        driver.end_recording();
         result
     }
+}
 
-    /// Runs `op` to its end: pump the driver, then wait for a worker's report or the core's next
-    /// deadline, and pump again.
-    fn run(&mut self, op: Start<'_>, observer: &mut dyn CallObserver) -> Result<Completion, Error> {
-        self.driver.start(op);
-        loop {
-            if let Some(result) = self.driver.pump(&mut self.io, observer) {
-                return result;
-            }
-            let report = match self.driver.wait() {
-                Wait::Until(due) => {
-                    let left = due.saturating_duration_since(std::time::Instant::now());
-                    if left.is_zero() {
-                        None
-                    } else {
-                        self.io.recv(Some(left))
-                    }
+/// Connects a session of the client of `shared`.
+pub(crate) fn connect(shared: Arc<Shared<Stream>>, config: Config) -> Result<Session, Error> {
+    let (tx, mut rx) = mpsc::channel();
+    let target = Arc::new(Target::new(&config.endpoint, &config.endpoint.origin()));
+    let wake_tx = tx.clone();
+    let wake: Waker = Arc::new(move || {
+        let _ = wake_tx.send(Msg::H2);
+    });
+    let mut route = Route {
+        shared: &shared,
+        target: &target,
+        rx: &mut rx,
+    };
+    let driver = block_on(route::session_driver(&shared, config, wake, &mut route))?;
+    let io = Workers::new(shared, target, (tx, rx));
+    let mut session = Session::from_parts(driver, io);
+    let (driver, io) = session.parts();
+    run(driver, io, Start::Connect, &mut NoObserver)?;
+    Ok(session)
+}
+
+/// Runs `op` to its end: pump the driver, then wait for a worker's report or the core's next
+/// deadline, and pump again.
+fn run(
+    driver: &mut SessionDriver,
+    io: &mut Workers,
+    op: Start<'_>,
+    observer: &mut dyn CallObserver,
+) -> Result<Completion, Error> {
+    driver.start(op);
+    loop {
+        if let Some(result) = driver.pump(io, observer) {
+            return result;
+        }
+        let report = match driver.wait() {
+            Wait::Until(due) => {
+                let left = due.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    None
+                } else {
+                    io.recv(Some(left))
                 }
-                Wait::Report => self.io.recv(None),
-                Wait::Nothing => return Err(SessionDriver::stuck()),
-            };
-            match report {
-                Some(Msg::Report(exchange, report)) => self.driver.feed(exchange, report),
-                Some(Msg::H2) => {}
-                None => self.driver.timeout(),
             }
+            Wait::Report => io.recv(None),
+            Wait::Nothing => return Err(SessionDriver::stuck()),
+        };
+        match report {
+            Some(Msg::Report(exchange, report)) => driver.feed(exchange, report),
+            Some(Msg::H2) => {}
+            None => driver.timeout(),
         }
     }
 }

@@ -81,7 +81,10 @@ pub mod trace;
 pub mod wire;
 
 pub use async_run::{AsyncIo, Wake};
-pub use client::{BuildClient, Client, ClientBuilder, ClientRuntime, H2DialLead, H2Route, Shared};
+pub use client::{
+    BuildClient, Client, ClientBuilder, ClientRuntime, H2DialLead, H2Route, Session,
+    SessionRuntime, Shared,
+};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use h2share::{H2Io, Member, SharedH2, Waker};
 pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep, Resume};

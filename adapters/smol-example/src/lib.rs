@@ -84,34 +84,43 @@ async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
         tx,
         rx,
     };
-    let mut session = Session { driver, io };
-    session
-        .driver
-        .run(&mut session.io, Start::Connect, &mut NoObserver)
-        .await?;
+    let mut session = Session::from_parts(driver, io);
+    let (driver, io) = session.parts();
+    driver.run(io, Start::Connect, &mut NoObserver).await?;
     Ok(session)
 }
 
-mcp_sansio_net::declare_session!(
-    /// A connected MCP session on smol. Dropping it cancels its exchange tasks, which closes
-    /// their sockets; [`Session::close`] also ends a legacy session on the server.
-    Tasks
-);
+/// A connected MCP session on smol. Dropping it cancels its exchange tasks, which closes their
+/// sockets; [`Session::close`](mcp_sansio_net::Session::close) also ends a legacy session on the
+/// server.
+pub type Session = mcp_sansio_net::Session<SmolRuntime>;
 
-impl Session {
-    mcp_sansio_net::session_accessors!();
+impl mcp_sansio_net::SessionRuntime for SmolRuntime {
+    type Io = Tasks;
+    type Op<'a, T: Send + 'a> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
-    mcp_sansio_net::async_session_operations!();
+    fn run<'a, T: Send + 'a>(
+        session: &'a mut Session,
+        op: Start<'a>,
+        observer: &'a mut dyn CallObserver,
+        then: fn(mcp_sansio::Completion) -> Result<T, Error>,
+    ) -> Self::Op<'a, T> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            then(driver.run(io, op, observer).await?)
+        })
+    }
 
-    /// Closes the session (a legacy session is ended with `DELETE` within the close budget).
-    pub async fn close(mut self) -> Result<(), Error> {
-        let result = self
-            .driver
-            .run(&mut self.io, Start::Close, &mut NoObserver)
-            .await
-            .map(|_| ());
-        self.driver.end_recording();
-        result
+    fn close(mut session: Session) -> Self::Op<'static, ()> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            let result = driver
+                .run(io, Start::Close, &mut NoObserver)
+                .await
+                .map(|_| ());
+            driver.end_recording();
+            result
+        })
     }
 }
 

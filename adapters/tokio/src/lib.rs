@@ -145,16 +145,17 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use std::time::Instant as StdInstant;
 
+use mcp_sansio::Completion;
 use mcp_sansio::{Config, Error};
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
 use mcp_sansio_net::route::{self, H2Glue};
 use mcp_sansio_net::runtime::{self, Dialled, Runtime};
-use mcp_sansio_net::ClientRuntime;
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
 };
+use mcp_sansio_net::{ClientRuntime, SessionRuntime};
 use std::future::Future;
 use std::pin::Pin;
 pub mod auth;
@@ -222,11 +223,9 @@ async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
         expect: 0,
         inline: None,
     };
-    let mut session = Session { driver, io };
-    session
-        .driver
-        .run(&mut session.io, Start::Connect, &mut NoObserver)
-        .await?;
+    let mut session = Session::from_parts(driver, io);
+    let (driver, io) = session.parts();
+    driver.run(io, Start::Connect, &mut NoObserver).await?;
     Ok(session)
 }
 
@@ -279,29 +278,37 @@ impl H2Glue for Route<'_> {
 // ---------------------------------------------------------------------------------------------
 // Session
 
-mcp_sansio_net::declare_session!(
-    /// A negotiated connection to one MCP server. Operations run one at a time.
-    Tasks
-);
+/// A negotiated connection to one MCP server on tokio. Operations run one at a time.
+pub type Session = mcp_sansio_net::Session<Tokio>;
 
-impl Session {
-    mcp_sansio_net::session_accessors!();
+impl SessionRuntime for Tokio {
+    type Io = Tasks;
+    type Op<'a, T: Send + 'a> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
-    mcp_sansio_net::async_session_operations!();
+    fn run<'a, T: Send + 'a>(
+        session: &'a mut Session,
+        op: Start<'a>,
+        observer: &'a mut dyn CallObserver,
+        then: fn(Completion) -> Result<T, Error>,
+    ) -> Self::Op<'a, T> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            then(driver.run(io, op, observer).await?)
+        })
+    }
 
-    /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
-    /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
-    /// the client's pool for other sessions.
-    pub async fn close(mut self) -> Result<(), Error> {
-        let result = self
-            .driver
-            .run(&mut self.io, Start::Close, &mut NoObserver)
-            .await
-            .map(|_| ());
-        self.io.abort_all();
-        // Ending the recording flushes it and closes the session's transcript.
-        self.driver.end_recording();
-        result
+    fn close(mut session: Session) -> Self::Op<'static, ()> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            let result = driver
+                .run(io, Start::Close, &mut NoObserver)
+                .await
+                .map(|_| ());
+            io.abort_all();
+            // Ending the recording flushes it and closes the session's transcript.
+            driver.end_recording();
+            result
+        })
     }
 }
 
@@ -335,8 +342,10 @@ struct Task {
     read: usize,
 }
 
-/// The exchanges of one session, one tokio task each.
-struct Tasks {
+/// The exchanges of one session, one tokio task each (the I/O of a [`Session`]; nothing of it
+/// is public).
+#[doc(hidden)]
+pub struct Tasks {
     shared: Arc<Shared<Stream>>,
     origin: String,
     endpoint: Arc<Endpoint>,
