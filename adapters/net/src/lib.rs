@@ -2,7 +2,7 @@
 //!
 //! To connect, list the tools, call one and close, use an adapter built on this crate:
 //! `mcp-sansio-tokio` (async), `mcp-sansio-blocking` (threads), or see the repository's
-//! `mcp-sansio-smol-example`, a third runtime in under 400 lines. What they share starts here, at
+//! `mcp-sansio-smol-example`, a third runtime in a few hundred lines. What they share starts here, at
 //! the guard that every dial goes through: a host is resolved once and only the addresses the
 //! policy admits are dialled.
 //!
