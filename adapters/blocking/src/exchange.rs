@@ -70,6 +70,7 @@ use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::dial::{io_error, still_idle, Peek};
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
+use mcp_sansio_net::inline::{read_on_inline, take_inline, HoldsInline};
 use mcp_sansio_net::runtime::{self, block_on, Dialled, StdNet};
 use mcp_sansio_net::{InlineExchange, InlinePhase, InlineStep, Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
@@ -644,6 +645,15 @@ struct Inline {
     scratch: Vec<u8>,
 }
 
+impl HoldsInline for Inline {
+    fn state(&self) -> &InlineExchange {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut InlineExchange {
+        &mut self.state
+    }
+}
+
 impl Inline {
     /// One write, flush or read; `Some` once there is something to report.
     fn step(&mut self) -> io::Result<Option<Report>> {
@@ -706,12 +716,7 @@ impl Io for Workers {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
-        if let Some(inline) = self
-            .inline
-            .as_mut()
-            .filter(|i| i.state.exchange() == exchange)
-        {
-            inline.state.read_on(self.read_cap);
+        if read_on_inline(&mut self.inline, exchange, self.read_cap) {
             return;
         }
         if let Some(open) = self.open.get_mut(&exchange) {
@@ -722,14 +727,7 @@ impl Io for Workers {
     }
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            let Some(mut inline) = self.inline.take() else {
-                return;
-            };
+        if let Some(mut inline) = take_inline(&mut self.inline, exchange) {
             self.scratch = core::mem::take(&mut inline.scratch);
             // The socket is pooled with its timeouts: the next inline exchange bounds its waits
             // anyway, and a worker that takes it clears them first (`open`).
@@ -760,12 +758,7 @@ impl Io for Workers {
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            self.inline = None;
+        if take_inline(&mut self.inline, exchange).is_some() {
             return;
         }
         if let Some(open) = self.open.remove(&exchange) {

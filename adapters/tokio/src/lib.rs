@@ -162,6 +162,7 @@ pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
+use mcp_sansio_net::inline::{read_on_inline, take_inline, HoldsInline};
 use mcp_sansio_net::{
     AsyncIo, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report, Shared,
     SharedH2, Start, Wake, Waker,
@@ -374,6 +375,15 @@ struct Inline {
     address: SocketAddr,
 }
 
+impl HoldsInline for Inline {
+    fn state(&self) -> &InlineExchange {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut InlineExchange {
+        &mut self.state
+    }
+}
+
 impl Inline {
     /// One write, flush or read; `Some` once there is something to report. Cancel-safe: a
     /// write or read that did not complete moved no byte.
@@ -430,12 +440,7 @@ impl Io for Tasks {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
-        if let Some(inline) = self
-            .inline
-            .as_mut()
-            .filter(|i| i.state.exchange() == exchange)
-        {
-            inline.state.read_on(self.read_cap);
+        if read_on_inline(&mut self.inline, exchange, self.read_cap) {
             return;
         }
         if let Some(task) = self.tasks.get(&exchange) {
@@ -445,17 +450,11 @@ impl Io for Tasks {
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
         self.queued.retain(|t| t.exchange != exchange);
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            if let Some(inline) = self.inline.take() {
-                if reusable && inline.state.phase() == InlinePhase::Parked {
-                    self.expect = inline.state.bytes_read();
-                    self.shared
-                        .park(&self.origin, inline.address, inline.stream);
-                }
+        if let Some(inline) = take_inline(&mut self.inline, exchange) {
+            if reusable && inline.state.phase() == InlinePhase::Parked {
+                self.expect = inline.state.bytes_read();
+                self.shared
+                    .park(&self.origin, inline.address, inline.stream);
             }
             return;
         }
@@ -478,13 +477,7 @@ impl Io for Tasks {
 
     fn abandon(&mut self, exchange: ExchangeId) {
         self.queued.retain(|t| t.exchange != exchange);
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            self.inline = None;
-        }
+        take_inline(&mut self.inline, exchange);
         if let Some(task) = self.tasks.remove(&exchange) {
             task.handle.abort();
         }
