@@ -27,28 +27,66 @@
 //! Without an [`AuthSession`] nothing changes: a 401 is the `mcp_authentication_failed_error` it
 //! always was.
 
-use mcp_sansio::{CallResult, Catalog, Config, Error};
-use mcp_sansio_net::auth::authorization_needed;
+use std::future::{ready, Future};
+
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
+use mcp_sansio_net::auth::{lock_hook, SharedHook};
 pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
+use mcp_sansio_net::authsession::{self, AuthRuntime};
+use mcp_sansio_net::runtime::block_on;
 
 use crate::{CallObserver, Client, Session};
 
-/// A [`Session`] that authorizes when the server asks: see the [module docs](self).
-pub struct AuthSession {
-    client: Client,
-    config: Config,
-    auth: Authorization,
-    session: Session,
-}
+/// A [`Session`] that authorizes when the server asks: see the [module docs](self). The shared
+/// [`authsession::AuthSession`], run on the calling thread.
+#[derive(Debug)]
+pub struct AuthSession(authsession::AuthSession<StdAuth>);
 
-impl std::fmt::Debug for AuthSession {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuthSession")
-            .field("server", &self.config.endpoint.origin())
-            .field("auth", &self.auth)
-            .finish_non_exhaustive()
+/// The blocking side of an [`AuthSession`]: every step runs on the calling thread, so its
+/// futures are ready when first polled.
+#[derive(Debug)]
+pub struct StdAuth;
+
+impl AuthRuntime for StdAuth {
+    type Client = Client;
+    type Session = Session;
+
+    fn connect(client: &Client, config: Config) -> impl Future<Output = Result<Session, Error>> {
+        ready(client.connect(config))
+    }
+
+    fn list_tools(s: &mut Session) -> impl Future<Output = Result<Catalog, Error>> {
+        ready(s.list_tools())
+    }
+
+    fn call_tool_with(
+        s: &mut Session,
+        name: &str,
+        arguments_json: &[u8],
+        observer: &mut dyn CallObserver,
+    ) -> impl Future<Output = Result<CallResult, Error>> {
+        ready(s.call_tool_with(name, arguments_json, observer))
+    }
+
+    fn close(s: Session) -> impl Future<Output = Result<(), Error>> {
+        ready(s.close())
+    }
+
+    fn send(
+        http: &AuthHttp,
+        req: &AuthRequest,
+    ) -> impl Future<Output = Result<AuthResponse, TransportError>> {
+        ready(http.send(req))
+    }
+
+    fn open_user_agent(
+        hook: SharedHook,
+        url: String,
+    ) -> impl Future<Output = Result<String, String>> {
+        ready(lock_hook(&hook).open_user_agent(&url))
     }
 }
 
@@ -58,78 +96,25 @@ impl AuthSession {
     /// connects again.
     pub fn connect(
         client: &Client,
-        mut config: Config,
-        mut auth: Authorization,
+        config: Config,
+        auth: Authorization,
     ) -> Result<AuthSession, AuthSessionError> {
-        if auth.bearer().is_some() && auth.token_expired() {
-            // A failed refresh is not fatal: the server's 401 starts a full authorization.
-            let _ = auth.refresh();
-        }
-        if let Some(token) = auth.bearer() {
-            config.bearer_token = token.to_owned();
-        }
-        let session = match client.connect(config.clone()) {
-            Ok(s) => s,
-            Err(e) => {
-                let Some((status, challenge)) = authorization_needed(&e) else {
-                    return Err(e.into());
-                };
-                auth.authorize(status, challenge.as_deref())?;
-                if let Some(token) = auth.bearer() {
-                    config.bearer_token = token.to_owned();
-                }
-                client.connect(config.clone())?
-            }
-        };
-        auth.accepted();
-        auth.limit_user_agent(Some(MAX_STEP_UPS));
-        Ok(AuthSession {
-            client: client.clone(),
-            config,
-            auth,
-            session,
-        })
+        block_on(authsession::AuthSession::connect(client, config, auth)).map(AuthSession)
     }
 
     /// The session in use (it changes when the session authorizes again).
     pub fn session(&self) -> &Session {
-        &self.session
+        self.0.session()
     }
 
     /// The authorization (its credentials).
     pub fn authorization(&self) -> &Authorization {
-        &self.auth
-    }
-
-    /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back. The new
-    /// session is connected first; the old one is then ended, best effort.
-    fn recover(&mut self, e: Error) -> Result<(), AuthSessionError> {
-        let Some((status, challenge)) = authorization_needed(&e) else {
-            return Err(e.into());
-        };
-        self.auth.authorize(status, challenge.as_deref())?;
-        if let Some(token) = self.auth.bearer() {
-            self.config.bearer_token = token.to_owned();
-        }
-        mcp_sansio_net::replace_authorized_session!(
-            self.session,
-            self.client.connect(self.config.clone()),
-            []
-        );
-        Ok(())
+        self.0.authorization()
     }
 
     /// Lists every tool; authorizes and retries once when the server asks.
     pub fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
-        let r = match self.session.list_tools() {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e)?;
-                self.session.list_tools()?
-            }
-        };
-        self.auth.accepted();
-        Ok(r)
+        block_on(self.0.list_tools())
     }
 
     /// Calls tool `name`; authorizes and retries once when the server asks.
@@ -138,15 +123,7 @@ impl AuthSession {
         name: &str,
         arguments_json: &[u8],
     ) -> Result<CallResult, AuthSessionError> {
-        let r = match self.session.call_tool(name, arguments_json) {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e)?;
-                self.session.call_tool(name, arguments_json)?
-            }
-        };
-        self.auth.accepted();
-        Ok(r)
+        block_on(self.0.call_tool(name, arguments_json))
     }
 
     /// Calls tool `name` with an observer; authorizes and retries once when the server asks.
@@ -156,20 +133,11 @@ impl AuthSession {
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, AuthSessionError> {
-        let r = match self.session.call_tool_with(name, arguments_json, observer) {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e)?;
-                self.session
-                    .call_tool_with(name, arguments_json, observer)?
-            }
-        };
-        self.auth.accepted();
-        Ok(r)
+        block_on(self.0.call_tool_with(name, arguments_json, observer))
     }
 
     /// Closes the session.
     pub fn close(self) -> Result<(), AuthSessionError> {
-        Ok(self.session.close()?)
+        block_on(self.0.close())
     }
 }

@@ -68,9 +68,10 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::client::lock;
-use mcp_sansio_net::dial::{connect_blocking, io_error, still_idle, DialDeadline, Peek};
+use mcp_sansio_net::dial::{io_error, still_idle, Peek};
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
-use mcp_sansio_net::wire::handshake_blocking;
+use mcp_sansio_net::inline::{read_on_inline, take_inline, HoldsInline};
+use mcp_sansio_net::runtime::{self, block_on, Dialled, StdNet};
 use mcp_sansio_net::{InlineExchange, InlinePhase, InlineStep, Io, Report, Shared};
 use rustls::{ClientConnection, StreamOwned};
 
@@ -306,8 +307,7 @@ impl Write for Stream {
 /// Where a session's exchanges go.
 pub(crate) struct Target {
     pub(crate) origin: String,
-    pub(crate) host: String,
-    pub(crate) port: u16,
+    pub(crate) endpoint: Endpoint,
     pub(crate) tls: bool,
 }
 
@@ -315,8 +315,7 @@ impl Target {
     pub(crate) fn new(endpoint: &Endpoint, origin: &str) -> Target {
         Target {
             origin: origin.to_owned(),
-            host: endpoint.host().to_owned(),
-            port: endpoint.port(),
+            endpoint: endpoint.clone(),
             tls: endpoint.scheme() == Scheme::Https,
         }
     }
@@ -413,7 +412,8 @@ impl Open {
 }
 
 /// The exchanges of one session.
-pub(crate) struct Workers {
+#[doc(hidden)]
+pub struct Workers {
     shared: Arc<Shared<Stream>>,
     target: Arc<Target>,
     reports_tx: Sender<Msg>,
@@ -645,6 +645,15 @@ struct Inline {
     scratch: Vec<u8>,
 }
 
+impl HoldsInline for Inline {
+    fn state(&self) -> &InlineExchange {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut InlineExchange {
+        &mut self.state
+    }
+}
+
 impl Inline {
     /// One write, flush or read; `Some` once there is something to report.
     fn step(&mut self) -> io::Result<Option<Report>> {
@@ -707,12 +716,7 @@ impl Io for Workers {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
-        if let Some(inline) = self
-            .inline
-            .as_mut()
-            .filter(|i| i.state.exchange() == exchange)
-        {
-            inline.state.read_on(self.read_cap);
+        if read_on_inline(&mut self.inline, exchange, self.read_cap) {
             return;
         }
         if let Some(open) = self.open.get_mut(&exchange) {
@@ -723,14 +727,7 @@ impl Io for Workers {
     }
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            let Some(mut inline) = self.inline.take() else {
-                return;
-            };
+        if let Some(mut inline) = take_inline(&mut self.inline, exchange) {
             self.scratch = core::mem::take(&mut inline.scratch);
             // The socket is pooled with its timeouts: the next inline exchange bounds its waits
             // anyway, and a worker that takes it clears them first (`open`).
@@ -761,12 +758,7 @@ impl Io for Workers {
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            self.inline = None;
+        if take_inline(&mut self.inline, exchange).is_some() {
             return;
         }
         if let Some(open) = self.open.remove(&exchange) {
@@ -948,7 +940,7 @@ fn dial(job: &Job) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
 /// [`dial`] of a socket no exchange owns (an HTTP/2 socket, or the first socket of a session
 /// that tries HTTP/2): with `h2`, TLS offers ALPN `h2` then `http/1.1`.
 pub(crate) fn dial_socket(
-    shared: &Shared<Stream>,
+    shared: &Arc<Shared<Stream>>,
     target: &Target,
     h2: bool,
 ) -> Result<(Stream, SocketAddr), TransportError> {
@@ -958,26 +950,25 @@ pub(crate) fn dial_socket(
     })
 }
 
-/// The dial; `publish` shows the TCP socket to whoever may cancel it (false: cancelled).
+/// The dial ([`runtime::dial`]); `publish` shows the TCP socket to whoever may cancel it (false:
+/// cancelled).
 fn dial_with(
-    shared: &Shared<Stream>,
+    shared: &Arc<Shared<Stream>>,
     target: &Target,
     h2: bool,
     publish: impl FnOnce(&TcpStream) -> Result<bool, TransportError>,
 ) -> Result<Option<(Stream, SocketAddr)>, TransportError> {
-    let addresses = shared.vetted(&target.host, target.port)?;
-    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
-    let (mut tcp, address) = connect_blocking(&addresses, &deadline)?;
-    if !publish(&tcp)? {
-        return Ok(None);
-    }
-    if !target.tls {
-        return Ok(Some((Stream::plain(tcp), address)));
-    }
-    let config = if h2 { &shared.tls_h2 } else { &shared.tls };
-    // Driven by hand: the deadline is checked around every read and write of the handshake.
-    let conn = handshake_blocking(config, &target.host, &mut tcp, &deadline)?;
-    Ok(Some((Stream::tls(StreamOwned::new(conn, tcp)), address)))
+    let dialled = block_on(runtime::dial(
+        &StdNet,
+        shared,
+        &target.endpoint,
+        h2,
+        publish,
+    ))?;
+    Ok(dialled.map(|(address, s)| match s {
+        Dialled::Plain(tcp) => (Stream::plain(tcp), address),
+        Dialled::Tls(tls) => (Stream::tls(tls), address),
+    }))
 }
 
 #[cfg(test)]
@@ -1100,7 +1091,7 @@ mod tests {
         let config = Config::new(&format!("http://{addr}/mcp")).unwrap();
         let origin = config.endpoint.origin();
         let target = Arc::new(Target::new(&config.endpoint, &origin));
-        (listener, client.shared.clone(), origin, target)
+        (listener, client.shared().clone(), origin, target)
     }
 
     /// The timeouts of the pooled socket of `origin` (taken and parked again).

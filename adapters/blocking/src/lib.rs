@@ -70,24 +70,23 @@ pub use session::Session;
 
 use crate::exchange::Stream;
 
-mcp_sansio_net::declare_client!(Stream);
+/// An MCP client on threads. Cheap to clone: clones share the address policy, resolver, TLS
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+pub type Client = mcp_sansio_net::Client<Threads>;
 
-impl Client {
-    /// Negotiates the protocol with the server of `config` and returns the session.
-    ///
-    /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
-    /// transport error ([`mcp_sansio::TransportErrorKind`]: `Resolve`, `AddressRefused`
-    /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
-    /// or what the negotiation came to.
-    ///
-    /// When `config` carries no era hint and hints are on, the era this client learnt for the
-    /// same origin is offered (if `config` offers its version).
-    pub fn connect(&self, config: Config) -> Result<Session, Error> {
-        Session::connect(self.shared.clone(), config)
-    }
+/// Builds a [`Client`]; the same builder in every adapter.
+pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
 
-    /// Live shared HTTP/2 connections of this client (one per origin at most).
-    pub fn h2_connections(&self) -> usize {
-        self.shared.h2_connections()
+/// The runtime of this crate: `std::net` sockets and threads; connecting blocks and gives the
+/// session.
+#[derive(Clone, Copy, Debug)]
+pub struct Threads;
+
+impl mcp_sansio_net::ClientRuntime for Threads {
+    type Socket = Stream;
+    type Connect<'a> = Result<Session, Error>;
+
+    fn connect(client: &Client, config: Config) -> Result<Session, Error> {
+        session::connect(client.shared().clone(), config)
     }
 }

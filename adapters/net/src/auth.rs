@@ -36,9 +36,10 @@ use rustls::ClientConfig;
 
 use mcp_sansio_transcript::{AuthRecorder, AuthRecording, TranscriptSink};
 
-use crate::dial::{connect_blocking, DialDeadline};
+use crate::dial::DialDeadline;
 use crate::policy::AddressPolicy;
 use crate::resolve::{vetted_addresses, Resolve, SystemResolver};
+use crate::runtime::{block_on, connect, StdNet};
 use crate::wire::{run_blocking, AuthWire};
 
 /// Default deadline of one authorization exchange (dial, request and response).
@@ -223,7 +224,7 @@ impl AuthHttp {
     fn run(&self, start: StdInstant, mut p: Prepared) -> Result<AuthResponse, TransportError> {
         let deadline = DialDeadline::new(start, self.timeout);
         let addresses = self.vetted(&p.host, p.port)?;
-        let (mut tcp, _) = connect_blocking(&addresses, &deadline).map_err(|e| {
+        let (_, mut tcp) = block_on(connect(&StdNet, &addresses, &deadline)).map_err(|e| {
             if deadline.left(StdInstant::now()).is_none() {
                 self.expired()
             } else {
@@ -692,24 +693,6 @@ pub fn authorization_needed(e: &mcp_sansio::Error) -> Option<(u16, Option<String
         }
         _ => None,
     }
-}
-
-/// Replaces an authorizing session's session after an authorization, in both adapters:
-/// `$connect` (the client's `connect` with the new token) runs first; only once it has given a
-/// session does that session take the place of `$session`, and the old one is ended with its
-/// `close` (a legacy session's `DELETE`, nothing on the wire for a modern one). The close is
-/// best effort: its error is ignored, since the server may no longer accept the old token, and
-/// it waits no longer than the close budget. If connecting fails, `$session` is left as it was
-/// and the error is returned with `?`. `[$($wait)*]` is what waits for an operation (`.await`,
-/// or nothing).
-#[macro_export]
-#[doc(hidden)]
-macro_rules! replace_authorized_session {
-    ($session:expr, $connect:expr, [$($wait:tt)*]) => {{
-        let fresh = $connect $($wait)* ?;
-        let old = ::core::mem::replace(&mut $session, fresh);
-        let _ = old.close() $($wait)*;
-    }};
 }
 
 /// The name of an authorization step in traces: what the request is for.

@@ -614,127 +614,216 @@ impl<S> Shared<S> {
     }
 }
 
-/// Declares an adapter's `Client` (and its `ClientBuilder`) over the shared state, with every
-/// method that does not move bytes: `new`, `builder`, `hint`, `idle_sockets`, `Default`,
-/// `Debug`. The adapter adds `connect`. `$socket` is the adapter's pooled socket type.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! declare_client {
-    ($socket:ty) => {
-        /// Builds a [`Client`]; the same builder in both adapters.
-        pub type ClientBuilder = $crate::ClientBuilder<Client>;
-
-        /// An MCP client. Cheap to clone: clones share the address policy, resolver, TLS
-        /// configuration, idle-socket pool and the era hints learnt per origin.
-        ///
-        /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves
-        /// with the system resolver and trusts the Mozilla roots of `webpki-roots`.
-        #[derive(Clone)]
-        pub struct Client {
-            shared: ::std::sync::Arc<$crate::Shared<$socket>>,
-        }
-
-        impl $crate::BuildClient for Client {
-            type Socket = $socket;
-            fn from_shared(shared: ::std::sync::Arc<$crate::Shared<$socket>>) -> Client {
-                Client { shared }
-            }
-        }
-
-        impl ::std::default::Default for Client {
-            fn default() -> Self {
-                Client::new()
-            }
-        }
-
-        impl ::std::fmt::Debug for Client {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                ::std::fmt::Debug::fmt(&*self.shared, f)
-            }
-        }
-
-        impl Client {
-            /// A client with the strict address policy (public addresses only), the system
-            /// resolver and the webpki roots.
-            pub fn new() -> Client {
-                ClientBuilder::new().build()
-            }
-
-            /// A builder, starting from the defaults of [`Client::new`].
-            pub fn builder() -> ClientBuilder {
-                ClientBuilder::new()
-            }
-
-            /// The era hint remembered for `origin` (as
-            /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
-            pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
-                self.shared.hint(origin)
-            }
-
-            /// Idle sockets held in the pool now.
-            pub fn idle_sockets(&self) -> usize {
-                self.shared.idle_sockets()
-            }
-        }
-    };
+/// What a runtime's [`Client`] is made of: the socket its pool keeps, and what connecting
+/// gives on that runtime (a future on an async runtime, the session itself on threads).
+pub trait ClientRuntime: Sized + 'static {
+    /// The adapter's socket, kept in the idle pool.
+    type Socket;
+    /// What [`Client::connect`] returns.
+    type Connect<'a>;
+    /// Opens a session of `client` with `config` (see [`Client::connect`]).
+    fn connect(client: &Client<Self>, config: mcp_sansio::Config) -> Self::Connect<'_>;
 }
 
-/// Declares, inside an adapter's `impl Session`, the accessors of what the session negotiated,
-/// read from its `driver` field: `version`, `era`, `server_info`, `session_id`, `bytes_read`,
-/// `http_version`.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! session_accessors {
-    () => {
-        /// The negotiated protocol version.
-        pub fn version(&self) -> &str {
-            self.driver.version()
-        }
-
-        /// The negotiated era.
-        pub fn era(&self) -> mcp_sansio::Era {
-            self.driver.era()
-        }
-
-        /// The server's name and version, if it reported them (not after a modern era hint,
-        /// which connects without a request).
-        pub fn server_info(&self) -> Option<&mcp_sansio::ServerInfo> {
-            self.driver.server_info()
-        }
-
-        /// The legacy session id, if the server assigned one.
-        pub fn session_id(&self) -> Option<&str> {
-            self.driver.session_id()
-        }
-
-        /// Raw bytes read so far (bounded by the byte budget).
-        pub fn bytes_read(&self) -> u64 {
-            self.driver.bytes_read()
-        }
-
-        /// The HTTP version the session's exchanges run on: `"HTTP/2"` or `"HTTP/1.1"`.
-        pub fn http_version(&self) -> &'static str {
-            self.driver.http_version()
-        }
-    };
+/// An MCP client on runtime `R`. Cheap to clone: clones share the address policy, resolver, TLS
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+///
+/// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves with the
+/// system resolver and trusts the Mozilla roots of `webpki-roots`.
+pub struct Client<R: ClientRuntime> {
+    shared: Arc<Shared<R::Socket>>,
 }
 
-/// Declares an adapter's `Session`: the shared [`SessionDriver`](crate::SessionDriver) in field
-/// `driver` and the adapter's [`Io`](crate::Io) of type `$io` in field `io`, with its `Debug`.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! declare_session {
-    ($(#[$doc:meta])* $io:ty) => {
-        $(#[$doc])*
-        pub struct Session {
-            driver: $crate::SessionDriver,
-            io: $io,
+impl<R: ClientRuntime> Clone for Client<R> {
+    fn clone(&self) -> Self {
+        Client {
+            shared: self.shared.clone(),
         }
+    }
+}
 
-        impl ::std::fmt::Debug for Session {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                ::std::fmt::Debug::fmt(&self.driver, f)
-            }
-        }
-    };
+impl<R: ClientRuntime> BuildClient for Client<R> {
+    type Socket = R::Socket;
+    fn from_shared(shared: Arc<Shared<R::Socket>>) -> Self {
+        Client { shared }
+    }
+}
+
+impl<R: ClientRuntime> Default for Client<R> {
+    fn default() -> Self {
+        Client::new()
+    }
+}
+
+impl<R: ClientRuntime> fmt::Debug for Client<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.shared, f)
+    }
+}
+
+impl<R: ClientRuntime> Client<R> {
+    /// A client with the strict address policy (public addresses only), the system resolver
+    /// and the webpki roots.
+    pub fn new() -> Self {
+        ClientBuilder::new().build()
+    }
+
+    /// A builder, starting from the defaults of [`Client::new`].
+    pub fn builder() -> ClientBuilder<Self> {
+        ClientBuilder::new()
+    }
+
+    /// Opens a session: negotiates the protocol with the server of `config`.
+    ///
+    /// Fails with the core's error: [`Error::Config`](mcp_sansio::Error::Config) for a
+    /// configuration it refuses, a transport error
+    /// ([`TransportErrorKind`](mcp_sansio::TransportErrorKind): `Resolve`, `AddressRefused`
+    /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
+    /// or what the negotiation came to. When `config` carries no era hint and hints are on, the
+    /// era this client learnt for the same origin is offered (if `config` offers its version).
+    pub fn connect(&self, config: mcp_sansio::Config) -> R::Connect<'_> {
+        R::connect(self, config)
+    }
+
+    /// The state every session of this client shares.
+    pub fn shared(&self) -> &Arc<Shared<R::Socket>> {
+        &self.shared
+    }
+
+    /// The era hint remembered for `origin` (as
+    /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
+    pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
+        self.shared.hint(origin)
+    }
+
+    /// Idle sockets held in the pool now.
+    pub fn idle_sockets(&self) -> usize {
+        self.shared.idle_sockets()
+    }
+
+    /// Live shared HTTP/2 connections of this client (one per origin at most).
+    pub fn h2_connections(&self) -> usize {
+        self.shared.h2_connections()
+    }
+}
+
+/// What a runtime's [`Session`] is made of: the I/O of its exchanges, and how an operation runs
+/// on that runtime (a future on an async runtime, the result itself on threads).
+pub trait SessionRuntime: Sized + 'static {
+    /// The I/O of the session's exchanges.
+    type Io;
+    /// What an operation giving `T` returns.
+    type Op<'a, T: Send + 'a>;
+    /// Runs `op` to its end, reporting a call's progress to `observer`, and gives what `then`
+    /// makes of the completion.
+    fn run<'a, T: Send + 'a>(
+        session: &'a mut Session<Self>,
+        op: crate::Start<'a>,
+        observer: &'a mut dyn crate::CallObserver,
+        then: fn(mcp_sansio::Completion) -> Result<T, mcp_sansio::Error>,
+    ) -> Self::Op<'a, T>;
+    /// Closes the session: runs [`Start::Close`](crate::Start::Close), closes every socket still
+    /// serving one of its exchanges and ends its recording.
+    fn close(session: Session<Self>) -> Self::Op<'static, ()>;
+}
+
+/// A connected MCP session on runtime `R`. Operations run one at a time, each within the budgets
+/// of the configuration.
+pub struct Session<R: SessionRuntime> {
+    driver: crate::SessionDriver,
+    io: R::Io,
+}
+
+impl<R: SessionRuntime> fmt::Debug for Session<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.driver, f)
+    }
+}
+
+impl<R: SessionRuntime> Session<R> {
+    /// A session of `driver` whose exchanges run on `io` (for adapters).
+    #[doc(hidden)]
+    pub fn from_parts(driver: crate::SessionDriver, io: R::Io) -> Self {
+        Session { driver, io }
+    }
+
+    /// The session's driver and I/O (for adapters).
+    #[doc(hidden)]
+    pub fn parts(&mut self) -> (&mut crate::SessionDriver, &mut R::Io) {
+        (&mut self.driver, &mut self.io)
+    }
+
+    /// The negotiated protocol version.
+    pub fn version(&self) -> &str {
+        self.driver.version()
+    }
+
+    /// The negotiated era.
+    pub fn era(&self) -> mcp_sansio::Era {
+        self.driver.era()
+    }
+
+    /// The server's name and version, if it reported them (not after a modern era hint, which
+    /// connects without a request).
+    pub fn server_info(&self) -> Option<&mcp_sansio::ServerInfo> {
+        self.driver.server_info()
+    }
+
+    /// The legacy session id, if the server assigned one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.driver.session_id()
+    }
+
+    /// Raw bytes read so far (bounded by the byte budget).
+    pub fn bytes_read(&self) -> u64 {
+        self.driver.bytes_read()
+    }
+
+    /// The HTTP version the session's exchanges run on: `"HTTP/2"` or `"HTTP/1.1"`.
+    pub fn http_version(&self) -> &'static str {
+        self.driver.http_version()
+    }
+
+    /// Lists every tool, following cursors to the end, within the page and list-time budgets.
+    pub fn list_tools(&mut self) -> R::Op<'_, mcp_sansio::Catalog> {
+        R::run(
+            self,
+            crate::Start::ListTools,
+            no_observer(),
+            crate::SessionDriver::listed,
+        )
+    }
+
+    /// Calls tool `name` with `arguments_json`, a JSON object sent verbatim (empty means `{}`).
+    pub fn call_tool<'a>(
+        &'a mut self,
+        name: &'a str,
+        arguments_json: &'a [u8],
+    ) -> R::Op<'a, mcp_sansio::CallResult> {
+        self.call_tool_with(name, arguments_json, no_observer())
+    }
+
+    /// Calls tool `name`, reporting progress and input requests to `observer`.
+    pub fn call_tool_with<'a>(
+        &'a mut self,
+        name: &'a str,
+        arguments_json: &'a [u8],
+        observer: &'a mut dyn crate::CallObserver,
+    ) -> R::Op<'a, mcp_sansio::CallResult> {
+        let op = crate::Start::call(name, arguments_json);
+        R::run(self, op, observer, crate::SessionDriver::called)
+    }
+
+    /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
+    /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
+    /// the client's pool for other sessions.
+    pub fn close(self) -> R::Op<'static, ()> {
+        R::close(self)
+    }
+}
+
+/// An observer that declines everything, for as long as needed: a zero-sized value, so leaking
+/// its box allocates nothing.
+fn no_observer() -> &'static mut crate::NoObserver {
+    Box::leak(Box::new(crate::NoObserver))
 }

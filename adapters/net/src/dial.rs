@@ -3,7 +3,6 @@
 //! pooled socket still counts as idle.
 
 use std::io;
-use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::{TransportError, TransportErrorKind};
@@ -74,32 +73,6 @@ impl DialDeadline {
             message: format!("dial timed out after {} ms", self.limit.as_millis()),
         }
     }
-}
-
-/// Connects to the first of `addresses` (vetted, in order) that accepts within its share of
-/// `deadline` ([`DialDeadline::share`]): the TCP part of every blocking dial, the MCP traffic's
-/// and the authorization's.
-pub fn connect_blocking(
-    addresses: &[SocketAddr],
-    deadline: &DialDeadline,
-) -> Result<(TcpStream, SocketAddr), TransportError> {
-    let mut failures = Vec::new();
-    for (i, &address) in addresses.iter().enumerate() {
-        let Some(share) = deadline.share(Instant::now(), addresses.len() - i) else {
-            break;
-        };
-        match TcpStream::connect_timeout(&address, share) {
-            Ok(s) => {
-                let _ = s.set_nodelay(true);
-                return Ok((s, address));
-            }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                failures.push(format!("{address}: timed out"));
-            }
-            Err(e) => failures.push(format!("{address}: {e}")),
-        }
-    }
-    Err(deadline.failed(Instant::now(), &failures))
 }
 
 /// The error of a dial that reached no admitted address; `failures` names each attempt.

@@ -204,6 +204,41 @@ impl InlineExchange {
     }
 }
 
+/// An adapter's inline exchange: whatever holds the [`InlineExchange`] with its socket.
+pub trait HoldsInline {
+    /// The exchange's state.
+    fn state(&self) -> &InlineExchange;
+    /// The exchange's state, to move it on.
+    fn state_mut(&mut self) -> &mut InlineExchange;
+}
+
+/// [`Io::read_on`](crate::Io::read_on) of the inline exchange in `slot` if it is `exchange`'s:
+/// it may read again, at most `read_cap` bytes; false when `exchange` is not inline.
+pub fn read_on_inline<T: HoldsInline>(
+    slot: &mut Option<T>,
+    exchange: ExchangeId,
+    read_cap: usize,
+) -> bool {
+    match inline_of(slot, exchange) {
+        Some(i) => {
+            i.state_mut().read_on(read_cap);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The inline exchange in `slot` if it is `exchange`'s.
+pub fn inline_of<T: HoldsInline>(slot: &mut Option<T>, exchange: ExchangeId) -> Option<&mut T> {
+    slot.as_mut().filter(|i| i.state().exchange() == exchange)
+}
+
+/// Takes the inline exchange out of `slot` if it is `exchange`'s.
+pub fn take_inline<T: HoldsInline>(slot: &mut Option<T>, exchange: ExchangeId) -> Option<T> {
+    inline_of(slot, exchange)?;
+    slot.take()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //!
 //! To connect, list the tools, call one and close, use an adapter built on this crate:
 //! `mcp-sansio-tokio` (async), `mcp-sansio-blocking` (threads), or see the repository's
-//! `mcp-sansio-smol-example`, a third runtime in under 400 lines. What they share starts here, at
+//! `mcp-sansio-smol-example`, a third runtime in a few hundred lines. What they share starts here, at
 //! the guard that every dial goes through: a host is resolved once and only the addresses the
 //! policy admits are dialled.
 //!
@@ -41,16 +41,22 @@
 //! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address;
 //! - [`dial`]: the dial rule (one deadline across addresses and TLS, the TLS server name, the idle
 //!   check of pooled sockets);
+//! - [`runtime`]: the [`Runtime`] trait (connect, TLS, a blocking step) and the one dial written
+//!   against it, which every adapter and every authorization exchange uses;
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
 //!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
 //!   one socket per exchange, over HTTP/2 ([`SessionDriver::join_h2`]) every exchange a stream
 //!   of the origin's one socket, shared by every session of the client;
 //! - [`h2share`]: that shared HTTP/2 connection ([`SharedH2`]): the core's HTTP/2 socket, its
 //!   work items and their inboxes, moved to a fresh socket when it goes away;
+//! - [`route`]: how a new session finds its way (join, wait for or dial the origin's shared
+//!   HTTP/2 connection, a recorded socket of its own, or HTTP/1.1), written once ([`route::H2Glue`]);
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
+//! - [`authsession`]: the session that authorizes when the server asks and retries once
+//!   ([`authsession::AuthSession`]), written once for every runtime;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 //! - [`cache`]: the catalog cache a client's sessions may share ([`ClientBuilder::catalog_cache`]),
 //!   per server URL and credential, behind a small [`cache::Store`] trait.
@@ -61,6 +67,7 @@
 
 pub mod async_run;
 pub mod auth;
+pub mod authsession;
 pub mod cache;
 pub mod client;
 pub mod dial;
@@ -70,19 +77,25 @@ pub mod inline;
 pub mod policy;
 pub mod pool;
 pub mod resolve;
+pub mod route;
+pub mod runtime;
 pub mod signer;
 pub mod tls;
 pub mod trace;
 pub mod wire;
 
 pub use async_run::{AsyncIo, Wake};
-pub use client::{BuildClient, ClientBuilder, H2DialLead, H2Route, Shared};
+pub use client::{
+    BuildClient, Client, ClientBuilder, ClientRuntime, H2DialLead, H2Route, Session,
+    SessionRuntime, Shared,
+};
 pub use driver::{CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait};
 pub use h2share::{H2Io, Member, SharedH2, Waker};
 pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep, Resume};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
+pub use runtime::{Dialled, Runtime, StdNet};
 pub use tls::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
     CaCertError,

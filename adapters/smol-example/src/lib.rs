@@ -41,8 +41,9 @@ use std::time::{Duration, Instant};
 
 use futures_rustls::client::TlsStream;
 use mcp_sansio::{Config, Error};
-use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
+use mcp_sansio::{Endpoint, ExchangeId, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+use mcp_sansio_net::runtime::{self, Dialled, Runtime};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
 use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start, Wake};
 use smol::channel::{unbounded, Receiver, Sender};
@@ -52,53 +53,74 @@ use smol::{Async, Task, Timer};
 
 const READ_CHUNK: usize = 16 * 1024;
 
-mcp_sansio_net::declare_client!(Stream);
+/// An MCP client on smol.
+pub type Client = mcp_sansio_net::Client<SmolRuntime>;
 
-impl Client {
-    /// Negotiates the protocol with the server of `config` and returns the session; fails with
-    /// the core's [`Error`] (a refused address, a failed dial or what the negotiation came to).
-    pub async fn connect(&self, config: Config) -> Result<Session, Error> {
-        let driver = SessionDriver::new(&self.shared, config)?;
-        let (tx, rx) = unbounded();
-        let io = Tasks {
-            shared: self.shared.clone(),
-            origin: driver.origin().to_owned(),
-            endpoint: Arc::new(driver.config().endpoint.clone()),
-            tasks: HashMap::new(),
-            parking: Vec::new(),
-            queued: Vec::new(),
-            tx,
-            rx,
-        };
-        let mut session = Session { driver, io };
-        session
-            .driver
-            .run(&mut session.io, Start::Connect, &mut NoObserver)
-            .await?;
-        Ok(session)
+/// The smol runtime: connecting is a future.
+#[derive(Clone, Copy, Debug)]
+pub struct SmolRuntime;
+
+impl mcp_sansio_net::ClientRuntime for SmolRuntime {
+    type Socket = Stream;
+    type Connect<'a> = Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
+
+    fn connect(client: &Client, config: Config) -> Self::Connect<'_> {
+        Box::pin(connect(client, config))
     }
 }
 
-mcp_sansio_net::declare_session!(
-    /// A connected MCP session on smol. Dropping it cancels its exchange tasks, which closes
-    /// their sockets; [`Session::close`] also ends a legacy session on the server.
-    Tasks
-);
+/// Negotiates the protocol with the server of `config` and returns the session; fails with the
+/// core's [`Error`] (a refused address, a failed dial or what the negotiation came to).
+async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
+    let driver = SessionDriver::new(client.shared(), config)?;
+    let (tx, rx) = unbounded();
+    let io = Tasks {
+        shared: client.shared().clone(),
+        origin: driver.origin().to_owned(),
+        endpoint: Arc::new(driver.config().endpoint.clone()),
+        tasks: HashMap::new(),
+        parking: Vec::new(),
+        queued: Vec::new(),
+        tx,
+        rx,
+    };
+    let mut session = Session::from_parts(driver, io);
+    let (driver, io) = session.parts();
+    driver.run(io, Start::Connect, &mut NoObserver).await?;
+    Ok(session)
+}
 
-impl Session {
-    mcp_sansio_net::session_accessors!();
+/// A connected MCP session on smol. Dropping it cancels its exchange tasks, which closes their
+/// sockets; [`Session::close`](mcp_sansio_net::Session::close) also ends a legacy session on the
+/// server.
+pub type Session = mcp_sansio_net::Session<SmolRuntime>;
 
-    mcp_sansio_net::async_session_operations!();
+impl mcp_sansio_net::SessionRuntime for SmolRuntime {
+    type Io = Tasks;
+    type Op<'a, T: Send + 'a> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
-    /// Closes the session (a legacy session is ended with `DELETE` within the close budget).
-    pub async fn close(mut self) -> Result<(), Error> {
-        let result = self
-            .driver
-            .run(&mut self.io, Start::Close, &mut NoObserver)
-            .await
-            .map(|_| ());
-        self.driver.end_recording();
-        result
+    fn run<'a, T: Send + 'a>(
+        session: &'a mut Session,
+        op: Start<'a>,
+        observer: &'a mut dyn CallObserver,
+        then: fn(mcp_sansio::Completion) -> Result<T, Error>,
+    ) -> Self::Op<'a, T> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            then(driver.run(io, op, observer).await?)
+        })
+    }
+
+    fn close(mut session: Session) -> Self::Op<'static, ()> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            let result = driver
+                .run(io, Start::Close, &mut NoObserver)
+                .await
+                .map(|_| ());
+            driver.end_recording();
+            result
+        })
     }
 }
 
@@ -343,45 +365,63 @@ async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> Option<T
         .await
 }
 
-/// Resolves and vets the endpoint's host once (on smol's blocking pool), then dials the admitted
-/// addresses in order and does the TLS handshake, all within the one dial deadline.
+/// The smol runtime of the shared dial ([`runtime::dial`]).
+struct Smol;
+
+impl Runtime for Smol {
+    type Tcp = Async<TcpStream>;
+    type Tls = futures_rustls::client::TlsStream<Async<TcpStream>>;
+
+    async fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        Ok(smol::unblock(f).await)
+    }
+
+    async fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> io::Result<Option<Self::Tcp>> {
+        let tcp = within(limit, Async::<TcpStream>::connect(address))
+            .await
+            .transpose()?;
+        if let Some(tcp) = &tcp {
+            let _ = tcp.get_ref().set_nodelay(true);
+        }
+        Ok(tcp)
+    }
+
+    async fn tls(
+        &self,
+        tcp: Self::Tcp,
+        config: &Arc<rustls::ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> Result<Self::Tls, TransportError> {
+        let name = server_name(host)?;
+        let left = deadline
+            .left(Instant::now())
+            .ok_or_else(|| deadline.expired())?;
+        let connector = futures_rustls::TlsConnector::from(config.clone());
+        match within(left, connector.connect(name, tcp)).await {
+            Some(Ok(tls)) => Ok(tls),
+            Some(Err(e)) => Err(tls_error(e.to_string())),
+            None => Err(deadline.expired()),
+        }
+    }
+}
+
+/// The shared dial on smol (HTTP/1.1: ALPN `http/1.1`).
 async fn dial(
     shared: &Arc<Shared<Stream>>,
     endpoint: &Endpoint,
 ) -> Result<(SocketAddr, Stream), TransportError> {
-    let (host, port, guard) = (endpoint.host().to_owned(), endpoint.port(), shared.clone());
-    let vetted = smol::unblock(move || guard.vetted(&host, port)).await?;
-    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
-    let mut failures = Vec::new();
-    let mut tcp = None;
-    for (i, &address) in vetted.iter().enumerate() {
-        let Some(share) = deadline.share(Instant::now(), vetted.len() - i) else {
-            break;
-        };
-        match within(share, Async::<TcpStream>::connect(address)).await {
-            Some(Ok(s)) => {
-                tcp = Some((address, s));
-                break;
-            }
-            Some(Err(e)) => failures.push(format!("{address}: {e}")),
-            None => failures.push(format!("{address}: timed out")),
-        }
-    }
-    let Some((address, tcp)) = tcp else {
-        return Err(deadline.failed(Instant::now(), &failures));
-    };
-    let _ = tcp.get_ref().set_nodelay(true);
-    if endpoint.scheme() == Scheme::Http {
-        return Ok((address, Stream::Plain(tcp)));
-    }
-    let name = server_name(endpoint.host())?;
-    let left = deadline
-        .left(Instant::now())
-        .ok_or_else(|| deadline.expired())?;
-    let connector = futures_rustls::TlsConnector::from(shared.tls.clone());
-    match within(left, connector.connect(name, tcp)).await {
-        Some(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
-        Some(Err(e)) => Err(tls_error(e.to_string())),
-        None => Err(deadline.expired()),
-    }
+    Ok(
+        match runtime::dial_socket(&Smol, shared, endpoint, false).await? {
+            (address, Dialled::Plain(tcp)) => (address, Stream::Plain(tcp)),
+            (address, Dialled::Tls(tls)) => (address, Stream::Tls(Box::new(tls))),
+        },
+    )
 }

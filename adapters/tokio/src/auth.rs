@@ -61,179 +61,61 @@ use std::time::Instant as StdInstant;
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
-use mcp_sansio_net::auth::{authorization_needed, lock_hook, AuthStep, Prepared};
+use mcp_sansio_net::auth::{lock_hook, Prepared, SharedHook};
 pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
+use mcp_sansio_net::authsession::AuthRuntime;
 use mcp_sansio_net::dial::{io_error, DialDeadline};
+use mcp_sansio_net::runtime;
+
+use crate::Tokio;
 use mcp_sansio_net::wire::WIRE_READ;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{CallObserver, Client, Session};
 
 /// A [`Session`] that authorizes when the server asks: see the [module docs](self).
+pub type AuthSession = mcp_sansio_net::authsession::AuthSession<TokioAuth>;
+
+/// The tokio side of an [`AuthSession`]: sessions of this crate, authorization requests through
+/// [`send`], the user agent (the embedder's blocking hook) on the blocking pool.
 #[derive(Debug)]
-pub struct AuthSession {
-    client: Client,
-    config: Config,
-    auth: Authorization,
-    session: Session,
-}
+pub struct TokioAuth;
 
-impl AuthSession {
-    /// Connects with `config`, sending the stored token if `auth` holds one (refreshed first
-    /// when it has expired); on a 401 (or 403 `insufficient_scope`) authorizes once and
-    /// connects again.
-    pub async fn connect(
-        client: &Client,
-        mut config: Config,
-        mut auth: Authorization,
-    ) -> Result<AuthSession, AuthSessionError> {
-        if auth.bearer().is_some() && auth.token_expired() && auth.begin_refresh().is_ok() {
-            // A failed refresh is not fatal: the server's 401 starts a full authorization.
-            let _ = drive(&mut auth).await;
-        }
-        if let Some(token) = auth.bearer() {
-            config.bearer_token = token.to_owned();
-        }
-        let session = match client.connect(config.clone()).await {
-            Ok(s) => s,
-            Err(e) => {
-                let Some((status, challenge)) = authorization_needed(&e) else {
-                    return Err(e.into());
-                };
-                auth.begin_authorize(status, challenge.as_deref())?;
-                drive(&mut auth).await?;
-                if let Some(token) = auth.bearer() {
-                    config.bearer_token = token.to_owned();
-                }
-                client.connect(config.clone()).await?
-            }
-        };
-        auth.accepted();
-        auth.limit_user_agent(Some(MAX_STEP_UPS));
-        Ok(AuthSession {
-            client: client.clone(),
-            config,
-            auth,
-            session,
-        })
+impl AuthRuntime for TokioAuth {
+    type Client = Client;
+    type Session = Session;
+
+    async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
+        client.connect(config).await
     }
 
-    /// The session in use (it changes when the session authorizes again).
-    pub fn session(&self) -> &Session {
-        &self.session
+    async fn list_tools(s: &mut Session) -> Result<Catalog, Error> {
+        s.list_tools().await
     }
 
-    /// The authorization (its credentials, to save elsewhere).
-    pub fn authorization(&self) -> Option<&Authorization> {
-        Some(&self.auth)
-    }
-
-    fn accepted(&mut self) {
-        self.auth.accepted();
-    }
-
-    /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back. The new
-    /// session is connected first; the old one is then ended, best effort.
-    async fn recover(&mut self, e: Error) -> Result<(), AuthSessionError> {
-        let Some((status, challenge)) = authorization_needed(&e) else {
-            return Err(e.into());
-        };
-        self.auth.begin_authorize(status, challenge.as_deref())?;
-        drive(&mut self.auth).await?;
-        if let Some(token) = self.auth.bearer() {
-            self.config.bearer_token = token.to_owned();
-        }
-        mcp_sansio_net::replace_authorized_session!(
-            self.session,
-            self.client.connect(self.config.clone()),
-            [.await]
-        );
-        Ok(())
-    }
-
-    /// Lists every tool; authorizes and retries once when the server asks.
-    pub async fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
-        let r = match self.session.list_tools().await {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e).await?;
-                self.session.list_tools().await?
-            }
-        };
-        self.accepted();
-        Ok(r)
-    }
-
-    /// Calls tool `name`; authorizes and retries once when the server asks.
-    pub async fn call_tool(
-        &mut self,
-        name: &str,
-        arguments_json: &[u8],
-    ) -> Result<CallResult, AuthSessionError> {
-        let r = match self.session.call_tool(name, arguments_json).await {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e).await?;
-                self.session.call_tool(name, arguments_json).await?
-            }
-        };
-        self.accepted();
-        Ok(r)
-    }
-
-    /// Calls tool `name` with an observer; authorizes and retries once when the server asks.
-    pub async fn call_tool_with(
-        &mut self,
+    async fn call_tool_with(
+        s: &mut Session,
         name: &str,
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
-    ) -> Result<CallResult, AuthSessionError> {
-        let r = match self
-            .session
-            .call_tool_with(name, arguments_json, observer)
+    ) -> Result<CallResult, Error> {
+        s.call_tool_with(name, arguments_json, observer).await
+    }
+
+    async fn close(s: Session) -> Result<(), Error> {
+        s.close().await
+    }
+
+    async fn send(http: &AuthHttp, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+        send(http, req).await
+    }
+
+    async fn open_user_agent(hook: SharedHook, url: String) -> Result<String, String> {
+        tokio::task::spawn_blocking(move || lock_hook(&hook).open_user_agent(&url))
             .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e).await?;
-                self.session
-                    .call_tool_with(name, arguments_json, observer)
-                    .await?
-            }
-        };
-        self.accepted();
-        Ok(r)
-    }
-
-    /// Closes the session.
-    pub async fn close(self) -> Result<(), AuthSessionError> {
-        Ok(self.session.close().await?)
-    }
-}
-
-/// Drives the authorization `auth` started to its end: every request through [`send`], the
-/// user agent (the embedder's blocking hook) on the blocking pool.
-async fn drive(auth: &mut Authorization) -> Result<(), AuthorizeError> {
-    loop {
-        match auth.next_step() {
-            AuthStep::Send(req) => {
-                let http = auth.http().clone();
-                let result = send(&http, &req).await;
-                auth.response(&req, result);
-            }
-            AuthStep::OpenUserAgent(url) => {
-                let hook = auth.hook();
-                let result =
-                    tokio::task::spawn_blocking(move || lock_hook(&hook).open_user_agent(&url))
-                        .await
-                        .unwrap_or_else(|e| Err(format!("the user agent hook failed: {e}")));
-                auth.user_agent(result);
-            }
-            AuthStep::Done(result) => return result,
-            _ => return Err(AuthorizeError::Stalled),
-        }
+            .unwrap_or_else(|e| Err(format!("the user agent hook failed: {e}")))
     }
 }
 
@@ -257,8 +139,8 @@ async fn run(
 ) -> Result<AuthResponse, TransportError> {
     let guard = http.clone();
     let (host, port) = (p.host.clone(), p.port);
-    let vetted = crate::vet(move || guard.vetted(&host, port)).await?;
-    let (_, mut tcp) = crate::connect(&vetted, deadline).await?;
+    let vetted = runtime::vet(&Tokio, move || guard.vetted(&host, port)).await?;
+    let (_, mut tcp) = runtime::connect(&Tokio, &vetted, deadline).await?;
     let mut buf = vec![0u8; WIRE_READ];
     loop {
         while !p.wire.outgoing().is_empty() {

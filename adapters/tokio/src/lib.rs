@@ -113,7 +113,7 @@
 //! three [`ErrorKind`](mcp_sansio::ErrorKind)s. What the adapter observes reaches the core as a
 //! [`TransportError`] and comes back as [`Error::Transport`], of kind `ConnectionFailed`:
 //!
-//! | [`TransportErrorKind`] | when |
+//! | [`TransportErrorKind`](mcp_sansio::TransportErrorKind) | when |
 //! |---|---|
 //! | `AddressRefused` | the policy refused every address of the host; no socket was opened |
 //! | `Resolve` | the name did not resolve, or to no address |
@@ -155,20 +155,27 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use std::time::Instant as StdInstant;
 
+use mcp_sansio::Completion;
 use mcp_sansio::{Config, Error};
-use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError, TransportErrorKind};
+use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
 use mcp_sansio_net::dial::{io_error, server_name, tls_error, DialDeadline};
+use mcp_sansio_net::route::{self, H2Glue};
+use mcp_sansio_net::runtime::{self, Dialled, Runtime};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
 };
+use mcp_sansio_net::{ClientRuntime, SessionRuntime};
+use std::future::Future;
+use std::pin::Pin;
 pub mod auth;
 pub use auth::AuthSession;
 use mcp_sansio_net::client::lock;
 use mcp_sansio_net::driver::{next_read_size, read_first, read_size, READ_MIN};
+use mcp_sansio_net::inline::{read_on_inline, take_inline, HoldsInline};
 use mcp_sansio_net::{
-    AsyncIo, H2Io, H2Route, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
-    SessionDriver, Shared, SharedH2, Start, Wake, Waker,
+    AsyncIo, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report, Shared,
+    SharedH2, Start, Wake, Waker,
 };
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -185,168 +192,134 @@ use stream::Stream;
 // ---------------------------------------------------------------------------------------------
 // Client
 
-mcp_sansio_net::declare_client!(Stream);
+/// An MCP client on tokio. Cheap to clone: clones share the address policy, resolver, TLS
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+pub type Client = mcp_sansio_net::Client<Tokio>;
 
-impl Client {
-    /// Opens a session: negotiates the protocol with the server of `config`.
-    ///
-    /// Fails with the core's error: [`Error::Config`] for a configuration it refuses, a
-    /// transport error ([`TransportErrorKind`]) when the server cannot be reached or its address
-    /// is refused, or what the negotiation came to.
-    pub async fn connect(&self, config: Config) -> Result<Session, Error> {
-        let notify = Arc::new(Notify::new());
-        let driver = self.driver(config, &notify).await?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let io = Tasks {
-            shared: self.shared.clone(),
-            origin: driver.origin().to_owned(),
-            endpoint: Arc::new(driver.config().endpoint.clone()),
-            tasks: HashMap::new(),
-            queued: Vec::new(),
-            tx,
-            rx,
-            notify,
-            read_cap: READ_MIN,
-            expect: 0,
-            inline: None,
-        };
-        let mut session = Session { driver, io };
-        session
-            .driver
-            .run(&mut session.io, Start::Connect, &mut NoObserver)
-            .await?;
-        Ok(session)
+/// Builds a [`Client`]; the same builder in every adapter.
+pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
+
+impl ClientRuntime for Tokio {
+    type Socket = Stream;
+    type Connect<'a> = Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
+
+    fn connect(client: &Client, config: Config) -> Self::Connect<'_> {
+        Box::pin(connect(client, config))
+    }
+}
+
+/// Opens a session ([`Client::connect`]).
+async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
+    let notify = Arc::new(Notify::new());
+    let n = notify.clone();
+    let wake: Waker = Arc::new(move || n.notify_one());
+    let endpoint = config.endpoint.clone();
+    let mut glue = Route {
+        shared: client.shared(),
+        endpoint: &endpoint,
+        notify: &notify,
+    };
+    let driver = route::session_driver(client.shared(), config, wake, &mut glue).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let io = Tasks {
+        shared: client.shared().clone(),
+        origin: driver.origin().to_owned(),
+        endpoint: Arc::new(driver.config().endpoint.clone()),
+        tasks: HashMap::new(),
+        queued: Vec::new(),
+        tx,
+        rx,
+        notify,
+        read_cap: READ_MIN,
+        expect: 0,
+        inline: None,
+    };
+    let mut session = Session::from_parts(driver, io);
+    let (driver, io) = session.parts();
+    driver.run(io, Start::Connect, &mut NoObserver).await?;
+    Ok(session)
+}
+
+/// The tokio side of a new session's HTTP/2 route ([`route::session_driver`]).
+struct Route<'a> {
+    shared: &'a Arc<Shared<Stream>>,
+    endpoint: &'a Endpoint,
+    notify: &'a Arc<Notify>,
+}
+
+impl H2Glue for Route<'_> {
+    type Stream = Stream;
+    type Socket = Stream;
+    type Sockets = TokioH2;
+
+    async fn wait(&mut self) -> bool {
+        self.notify.notified().await;
+        true
     }
 
-    /// The session's driver: a work item of the origin's shared HTTP/2 connection (joined, or
-    /// dialled and registered when there is none and the server negotiates HTTP/2), or an
-    /// HTTP/1.1 session ([`Shared::h2_scheme`] decides whether to try HTTP/2).
-    async fn driver(&self, config: Config, notify: &Arc<Notify>) -> Result<SessionDriver, Error> {
-        let origin = config.endpoint.origin();
-        let Some(scheme) = self.shared.h2_scheme(&config.endpoint, &origin) else {
-            return SessionDriver::new(&self.shared, config);
-        };
-        let n = notify.clone();
-        let wake: Waker = Arc::new(move || n.notify_one());
-        if self.shared.records() {
-            return self.recorded_driver(config, scheme, wake).await;
-        }
-        // A connection shut between the look-up and the join is looked up again (a few times).
-        for _ in 0..4 {
-            let lead = match self.shared.h2_route(&origin, wake.clone()) {
-                H2Route::Join(conn) => {
-                    let joined =
-                        SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
-                    match joined {
-                        Some(driver) => return Ok(driver),
-                        None => continue,
-                    }
-                }
-                H2Route::Wait => {
-                    notify.notified().await;
-                    if self.shared.h2_scheme(&config.endpoint, &origin).is_none() {
-                        // The origin chose HTTP/1.1 meanwhile.
-                        return SessionDriver::new(&self.shared, config);
-                    }
-                    continue;
-                }
-                H2Route::Dial(lead) => lead,
-            };
-            let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
-            if scheme == "https" && !stream.is_h2() {
-                // The server chose HTTP/1.1: the socket serves the first exchange, and the
-                // sessions waiting on this dial speak HTTP/1.1 too.
-                self.shared.park(&origin, address, stream);
-                self.shared.chose_http1(&origin);
-                drop(lead);
-                return SessionDriver::new(&self.shared, config);
-            }
-            let io = TokioH2::new(&self.shared, &config.endpoint);
-            let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
-            io.attach(fresh.clone(), 0, stream);
-            let conn = self.shared.h2_register(&origin, fresh.clone());
-            drop(lead);
-            if !Arc::ptr_eq(&conn, &fresh) {
-                io.close_socket(0);
-            }
-            let joined = SessionDriver::join_h2(&self.shared, config.clone(), conn, wake.clone())?;
-            if let Some(driver) = joined {
-                return Ok(driver);
-            }
-        }
-        Err(Error::Transport(TransportError {
-            kind: TransportErrorKind::Connect,
-            message: "the origin's HTTP/2 connection kept closing before the session joined it"
-                .into(),
-        }))
+    async fn dial(&mut self) -> Result<(SocketAddr, Stream), TransportError> {
+        dial(self.shared, self.endpoint, true).await
     }
 
-    /// The driver of a session of a client that records: an HTTP/2 socket of its own, recorded
-    /// ([`Shared::h2_recorded`]), or HTTP/1.1 if the server chooses it. The session joins before
-    /// the socket's reader starts, so that its transcript holds every byte read.
-    async fn recorded_driver(
-        &self,
-        config: Config,
-        scheme: &'static str,
-        wake: Waker,
-    ) -> Result<SessionDriver, Error> {
-        let origin = config.endpoint.origin();
-        let (address, stream) = dial(&self.shared, &config.endpoint, true).await?;
-        if scheme == "https" && !stream.is_h2() {
-            // The server chose HTTP/1.1: the socket serves the first exchange.
-            self.shared.park(&origin, address, stream);
-            return SessionDriver::new(&self.shared, config);
+    fn h2_socket(stream: Stream, h2c: bool) -> Result<Stream, Stream> {
+        if h2c || stream.is_h2() {
+            Ok(stream)
+        } else {
+            Err(stream)
         }
-        let io = TokioH2::new(&self.shared, &config.endpoint);
-        let Some(conn) = self
-            .shared
-            .h2_recorded(scheme, &config.budgets, Arc::new(io.clone()))
-        else {
-            return SessionDriver::new(&self.shared, config);
-        };
-        let joined = SessionDriver::join_h2(&self.shared, config, conn.clone(), wake)?;
-        io.attach(conn, 0, stream);
-        joined.ok_or_else(|| {
-            Error::Transport(TransportError {
-                kind: TransportErrorKind::Connect,
-                message: "the recorded HTTP/2 connection closed before the session joined it"
-                    .into(),
-            })
-        })
     }
 
-    /// Live shared HTTP/2 connections of this client (one per origin at most).
-    pub fn h2_connections(&self) -> usize {
-        self.shared.h2_connections()
+    fn sockets(&self) -> TokioH2 {
+        TokioH2::new(self.shared, self.endpoint)
+    }
+
+    fn attach(
+        sockets: &TokioH2,
+        conn: Arc<SharedH2>,
+        generation: u64,
+        socket: Stream,
+        before_reading: impl FnOnce(),
+    ) -> Result<(), TransportError> {
+        before_reading();
+        sockets.attach(conn, generation, socket);
+        Ok(())
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Session
 
-mcp_sansio_net::declare_session!(
-    /// A negotiated connection to one MCP server. Operations run one at a time.
-    Tasks
-);
+/// A negotiated connection to one MCP server on tokio. Operations run one at a time.
+pub type Session = mcp_sansio_net::Session<Tokio>;
 
-impl Session {
-    mcp_sansio_net::session_accessors!();
+impl SessionRuntime for Tokio {
+    type Io = Tasks;
+    type Op<'a, T: Send + 'a> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
-    mcp_sansio_net::async_session_operations!();
+    fn run<'a, T: Send + 'a>(
+        session: &'a mut Session,
+        op: Start<'a>,
+        observer: &'a mut dyn CallObserver,
+        then: fn(Completion) -> Result<T, Error>,
+    ) -> Self::Op<'a, T> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            then(driver.run(io, op, observer).await?)
+        })
+    }
 
-    /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
-    /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
-    /// the client's pool for other sessions.
-    pub async fn close(mut self) -> Result<(), Error> {
-        let result = self
-            .driver
-            .run(&mut self.io, Start::Close, &mut NoObserver)
-            .await
-            .map(|_| ());
-        self.io.abort_all();
-        // Ending the recording flushes it and closes the session's transcript.
-        self.driver.end_recording();
-        result
+    fn close(mut session: Session) -> Self::Op<'static, ()> {
+        Box::pin(async move {
+            let (driver, io) = session.parts();
+            let result = driver
+                .run(io, Start::Close, &mut NoObserver)
+                .await
+                .map(|_| ());
+            io.abort_all();
+            // Ending the recording flushes it and closes the session's transcript.
+            driver.end_recording();
+            result
+        })
     }
 }
 
@@ -380,8 +353,10 @@ struct Task {
     read: usize,
 }
 
-/// The exchanges of one session, one tokio task each.
-struct Tasks {
+/// The exchanges of one session, one tokio task each (the I/O of a [`Session`]; nothing of it
+/// is public).
+#[doc(hidden)]
+pub struct Tasks {
     shared: Arc<Shared<Stream>>,
     origin: String,
     endpoint: Arc<Endpoint>,
@@ -408,6 +383,15 @@ struct Inline {
     state: InlineExchange,
     stream: Stream,
     address: SocketAddr,
+}
+
+impl HoldsInline for Inline {
+    fn state(&self) -> &InlineExchange {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut InlineExchange {
+        &mut self.state
+    }
 }
 
 impl Inline {
@@ -466,12 +450,7 @@ impl Io for Tasks {
     }
 
     fn read_on(&mut self, exchange: ExchangeId) {
-        if let Some(inline) = self
-            .inline
-            .as_mut()
-            .filter(|i| i.state.exchange() == exchange)
-        {
-            inline.state.read_on(self.read_cap);
+        if read_on_inline(&mut self.inline, exchange, self.read_cap) {
             return;
         }
         if let Some(task) = self.tasks.get(&exchange) {
@@ -481,17 +460,11 @@ impl Io for Tasks {
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
         self.queued.retain(|t| t.exchange != exchange);
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            if let Some(inline) = self.inline.take() {
-                if reusable && inline.state.phase() == InlinePhase::Parked {
-                    self.expect = inline.state.bytes_read();
-                    self.shared
-                        .park(&self.origin, inline.address, inline.stream);
-                }
+        if let Some(inline) = take_inline(&mut self.inline, exchange) {
+            if reusable && inline.state.phase() == InlinePhase::Parked {
+                self.expect = inline.state.bytes_read();
+                self.shared
+                    .park(&self.origin, inline.address, inline.stream);
             }
             return;
         }
@@ -514,13 +487,7 @@ impl Io for Tasks {
 
     fn abandon(&mut self, exchange: ExchangeId) {
         self.queued.retain(|t| t.exchange != exchange);
-        if self
-            .inline
-            .as_ref()
-            .is_some_and(|i| i.state.exchange() == exchange)
-        {
-            self.inline = None;
-        }
+        take_inline(&mut self.inline, exchange);
         if let Some(task) = self.tasks.remove(&exchange) {
             task.handle.abort();
         }
@@ -887,71 +854,68 @@ async fn write_request(stream: &mut Stream, request: &[u8]) -> io::Result<()> {
     stream.flush().await
 }
 
-/// Resolves and vets with `vetted` on the blocking pool (name resolution blocks): the first step
-/// of every dial, the MCP traffic's and the authorization's.
-pub(crate) async fn vet(
-    vetted: impl FnOnce() -> Result<Vec<SocketAddr>, TransportError> + Send + 'static,
-) -> Result<Vec<SocketAddr>, TransportError> {
-    tokio::task::spawn_blocking(vetted)
-        .await
-        .map_err(|e| TransportError {
-            kind: TransportErrorKind::Resolve,
-            message: e.to_string(),
-        })?
-}
+/// The tokio runtime of the shared dial ([`mcp_sansio_net::runtime`]): name resolution on the
+/// blocking pool, tokio sockets, tokio-rustls.
+#[derive(Clone, Copy, Debug)]
+pub struct Tokio;
 
-/// Connects to the first of the vetted `addresses` that accepts within its share of `deadline`
-/// ([`DialDeadline::share`]): the TCP part of every dial, the MCP traffic's and the
-/// authorization's.
-pub(crate) async fn connect(
-    addresses: &[SocketAddr],
-    deadline: &DialDeadline,
-) -> Result<(SocketAddr, TcpStream), TransportError> {
-    let mut failures = Vec::new();
-    for (i, &address) in addresses.iter().enumerate() {
-        let Some(share) = deadline.share(StdInstant::now(), addresses.len() - i) else {
-            break;
-        };
-        match tokio::time::timeout(share, TcpStream::connect(address)).await {
+impl Runtime for Tokio {
+    type Tcp = TcpStream;
+    type Tls = tokio_rustls::client::TlsStream<TcpStream>;
+
+    async fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> io::Result<Option<TcpStream>> {
+        match tokio::time::timeout(limit, TcpStream::connect(address)).await {
             Ok(Ok(s)) => {
                 let _ = s.set_nodelay(true);
-                return Ok((address, s));
+                Ok(Some(s))
             }
-            Ok(Err(e)) => failures.push(format!("{address}: {e}")),
-            Err(_) => failures.push(format!("{address}: timed out")),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Ok(None),
         }
     }
-    Err(deadline.failed(StdInstant::now(), &failures))
+
+    async fn tls(
+        &self,
+        tcp: TcpStream,
+        config: &Arc<rustls::ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> Result<Self::Tls, TransportError> {
+        let name = server_name(host)?;
+        let connector = tokio_rustls::TlsConnector::from(config.clone());
+        match tokio::time::timeout_at(deadline.at().into(), connector.connect(name, tcp)).await {
+            Ok(Ok(tls)) => Ok(tls),
+            Ok(Err(e)) => Err(tls_error(e.to_string())),
+            Err(_) => Err(deadline.expired()),
+        }
+    }
 }
 
-/// Resolves and vets the endpoint's host (on the blocking pool), then dials the admitted
-/// addresses in order within one deadline that also covers the TLS handshake.
-/// With `h2`, TLS offers ALPN `h2` first ([`Stream::is_h2`] tells what was chosen).
+/// The shared dial ([`runtime::dial_socket`]) on tokio. With `h2`, TLS offers ALPN `h2` first
+/// ([`Stream::is_h2`] tells what was chosen).
 async fn dial(
     shared: &Arc<Shared<Stream>>,
     endpoint: &Endpoint,
     h2: bool,
 ) -> Result<(SocketAddr, Stream), TransportError> {
-    let host = endpoint.host().to_owned();
-    let port = endpoint.port();
-    let guard = shared.clone();
-    let vetted = vet(move || guard.vetted(&host, port)).await?;
-    let deadline = DialDeadline::new(StdInstant::now(), shared.dial_timeout);
-    let (address, tcp) = connect(&vetted, &deadline).await?;
-    if endpoint.scheme() == Scheme::Http {
-        return Ok((address, Stream::Plain(tcp)));
-    }
-    let name = server_name(endpoint.host())?;
-    let left = deadline
-        .left(StdInstant::now())
-        .ok_or_else(|| deadline.expired())?;
-    let tls = if h2 { &shared.tls_h2 } else { &shared.tls };
-    let connector = tokio_rustls::TlsConnector::from(tls.clone());
-    match tokio::time::timeout(left, connector.connect(name, tcp)).await {
-        Ok(Ok(tls)) => Ok((address, Stream::Tls(Box::new(tls)))),
-        Ok(Err(e)) => Err(tls_error(e.to_string())),
-        Err(_) => Err(deadline.expired()),
-    }
+    let (address, s) = runtime::dial_socket(&Tokio, shared, endpoint, h2).await?;
+    Ok(match s {
+        Dialled::Plain(tcp) => (address, Stream::Plain(tcp)),
+        Dialled::Tls(tls) => (address, Stream::Tls(Box::new(tls))),
+    })
 }
 
 #[cfg(test)]
@@ -964,7 +928,7 @@ mod tests {
         let config = Config::new(url).unwrap();
         let (tx, rx) = mpsc::unbounded_channel();
         Tasks {
-            shared: client.shared.clone(),
+            shared: client.shared().clone(),
             origin: config.endpoint.origin(),
             endpoint: Arc::new(config.endpoint.clone()),
             tasks: HashMap::new(),
@@ -1016,7 +980,9 @@ mod tests {
         let (mut first, _) = listener.accept().unwrap();
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
-        client.shared.park(&io.origin, addr, Stream::Plain(pooled));
+        client
+            .shared()
+            .park(&io.origin, addr, Stream::Plain(pooled));
         let server = std::thread::spawn(move || {
             let mut req = [0u8; 4];
             first.read_exact(&mut req).unwrap();
@@ -1073,7 +1039,9 @@ mod tests {
         let (_silent, _) = listener.accept().unwrap();
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
-        client.shared.park(&io.origin, addr, Stream::Plain(pooled));
+        client
+            .shared()
+            .park(&io.origin, addr, Stream::Plain(pooled));
         io.start(transmit(1, b"one!", false)).unwrap();
         io.launch().await;
         assert!(io.inline.is_some());

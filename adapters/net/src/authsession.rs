@@ -1,0 +1,215 @@
+//! The session that authorizes, written once for every runtime ([`AuthSession`]): when the MCP
+//! server answers 401 (or 403 with `error="insufficient_scope"`), it runs the OAuth 2.1
+//! authorization once through its [`Authorization`], connects again with the new bearer token
+//! and retries the operation. A plain 403 never triggers authorization; a second refusal after
+//! authorizing is returned as it is.
+//!
+//! When it connects again, the new session is connected first; only once it is connected is
+//! the session it replaces closed (best effort: its error is ignored, since the server may no
+//! longer accept the old token). If the new connection fails, the old session is kept as it was
+//! and the error returned. After it connected, a session opens the user agent at most
+//! [`MAX_STEP_UPS`] more times.
+//!
+//! The adapter says how to connect, run an operation, send an authorization request and open
+//! the user agent on its runtime ([`AuthRuntime`]).
+
+use std::future::Future;
+
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
+
+use crate::auth::{
+    authorization_needed, AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError,
+    SharedHook, MAX_STEP_UPS,
+};
+use crate::driver::CallObserver;
+
+/// What an [`AuthSession`] needs of its adapter.
+pub trait AuthRuntime {
+    /// The adapter's client.
+    type Client: Clone + Send + Sync;
+    /// The adapter's session.
+    type Session: Send;
+
+    /// Connects a session with `config`.
+    fn connect(
+        client: &Self::Client,
+        config: Config,
+    ) -> impl Future<Output = Result<Self::Session, Error>> + Send;
+
+    /// Lists every tool.
+    fn list_tools(s: &mut Self::Session) -> impl Future<Output = Result<Catalog, Error>> + Send;
+
+    /// Calls tool `name`, reporting to `observer`.
+    fn call_tool_with(
+        s: &mut Self::Session,
+        name: &str,
+        arguments_json: &[u8],
+        observer: &mut dyn CallObserver,
+    ) -> impl Future<Output = Result<CallResult, Error>> + Send;
+
+    /// Closes the session.
+    fn close(s: Self::Session) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Sends one authorization request within [`AuthHttp::exchange_timeout`].
+    fn send(
+        http: &AuthHttp,
+        req: &AuthRequest,
+    ) -> impl Future<Output = Result<AuthResponse, TransportError>> + Send;
+
+    /// Opens the user agent through the embedder's hook (which blocks by contract).
+    fn open_user_agent(
+        hook: SharedHook,
+        url: String,
+    ) -> impl Future<Output = Result<String, String>> + Send;
+}
+
+/// Drives the authorization `auth` started to its end: every request through
+/// [`AuthRuntime::send`], the user agent through [`AuthRuntime::open_user_agent`].
+pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), AuthorizeError> {
+    loop {
+        match auth.next_step() {
+            AuthStep::Send(req) => {
+                let http = auth.http().clone();
+                let result = R::send(&http, &req).await;
+                auth.response(&req, result);
+            }
+            AuthStep::OpenUserAgent(url) => {
+                let result = R::open_user_agent(auth.hook(), url).await;
+                auth.user_agent(result);
+            }
+            AuthStep::Done(result) => return result,
+        }
+    }
+}
+
+/// A session that authorizes when the server asks: see the [module docs](self).
+pub struct AuthSession<R: AuthRuntime> {
+    client: R::Client,
+    config: Config,
+    auth: Authorization,
+    session: R::Session,
+}
+
+impl<R: AuthRuntime> std::fmt::Debug for AuthSession<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthSession")
+            .field("server", &self.config.endpoint.origin())
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: AuthRuntime> AuthSession<R> {
+    /// Connects with `config`, sending the stored token if `auth` holds one (refreshed first
+    /// when it has expired); on a 401 (or 403 `insufficient_scope`) authorizes once and
+    /// connects again.
+    pub async fn connect(
+        client: &R::Client,
+        mut config: Config,
+        mut auth: Authorization,
+    ) -> Result<Self, AuthSessionError> {
+        if auth.bearer().is_some() && auth.token_expired() && auth.begin_refresh().is_ok() {
+            // A failed refresh is not fatal: the server's 401 starts a full authorization.
+            let _ = drive::<R>(&mut auth).await;
+        }
+        if let Some(token) = auth.bearer() {
+            config.bearer_token = token.to_owned();
+        }
+        let session = match R::connect(client, config.clone()).await {
+            Ok(s) => s,
+            Err(e) => {
+                let Some((status, challenge)) = authorization_needed(&e) else {
+                    return Err(e.into());
+                };
+                auth.begin_authorize(status, challenge.as_deref())?;
+                drive::<R>(&mut auth).await?;
+                if let Some(token) = auth.bearer() {
+                    config.bearer_token = token.to_owned();
+                }
+                R::connect(client, config.clone()).await?
+            }
+        };
+        auth.accepted();
+        auth.limit_user_agent(Some(MAX_STEP_UPS));
+        Ok(AuthSession {
+            client: client.clone(),
+            config,
+            auth,
+            session,
+        })
+    }
+
+    /// The session in use (it changes when the session authorizes again).
+    pub fn session(&self) -> &R::Session {
+        &self.session
+    }
+
+    /// The authorization (its credentials, to save elsewhere).
+    pub fn authorization(&self) -> &Authorization {
+        &self.auth
+    }
+
+    /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back. The new
+    /// session is connected first; the old one is then closed, best effort.
+    async fn recover(&mut self, e: Error) -> Result<(), AuthSessionError> {
+        let Some((status, challenge)) = authorization_needed(&e) else {
+            return Err(e.into());
+        };
+        self.auth.begin_authorize(status, challenge.as_deref())?;
+        drive::<R>(&mut self.auth).await?;
+        if let Some(token) = self.auth.bearer() {
+            self.config.bearer_token = token.to_owned();
+        }
+        let fresh = R::connect(&self.client, self.config.clone()).await?;
+        let old = std::mem::replace(&mut self.session, fresh);
+        let _ = R::close(old).await;
+        Ok(())
+    }
+
+    /// Lists every tool; authorizes and retries once when the server asks.
+    pub async fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
+        let r = match R::list_tools(&mut self.session).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.recover(e).await?;
+                R::list_tools(&mut self.session).await?
+            }
+        };
+        self.auth.accepted();
+        Ok(r)
+    }
+
+    /// Calls tool `name`; authorizes and retries once when the server asks.
+    pub async fn call_tool(
+        &mut self,
+        name: &str,
+        arguments_json: &[u8],
+    ) -> Result<CallResult, AuthSessionError> {
+        self.call_tool_with(name, arguments_json, &mut crate::NoObserver)
+            .await
+    }
+
+    /// Calls tool `name` with an observer; authorizes and retries once when the server asks.
+    pub async fn call_tool_with(
+        &mut self,
+        name: &str,
+        arguments_json: &[u8],
+        observer: &mut dyn CallObserver,
+    ) -> Result<CallResult, AuthSessionError> {
+        let r = match R::call_tool_with(&mut self.session, name, arguments_json, observer).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.recover(e).await?;
+                R::call_tool_with(&mut self.session, name, arguments_json, observer).await?
+            }
+        };
+        self.auth.accepted();
+        Ok(r)
+    }
+
+    /// Closes the session.
+    pub async fn close(self) -> Result<(), AuthSessionError> {
+        Ok(R::close(self.session).await?)
+    }
+}

@@ -1,0 +1,263 @@
+//! The runtime trait and the one dial written against it.
+//!
+//! A runtime ([`Runtime`]) says how to run a blocking step (name resolution), connect a TCP
+//! socket to a vetted address within a limit, and run a TLS client over it until a deadline.
+//! Everything else of a dial is written once here ([`dial`], [`connect`]): resolve and vet once,
+//! connect to the admitted addresses in order, each within its share of one deadline
+//! ([`DialDeadline::share`]), then TLS with ALPN and SNI within what is left of it. The tokio,
+//! blocking and smol adapters and the authorization exchanges all dial through it.
+//!
+//! A blocking runtime ([`StdNet`]) gives futures that are ready when first polled (each step
+//! blocks inside the call, bounded by its limit); [`block_on`] runs them on the calling thread.
+
+use std::future::Future;
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use mcp_sansio::{Endpoint, Scheme, TransportError, TransportErrorKind};
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+
+use crate::client::Shared;
+use crate::dial::DialDeadline;
+
+/// What the shared network code asks of a runtime.
+pub trait Runtime: Send + Sync + 'static {
+    /// A connected TCP socket.
+    type Tcp: Send + 'static;
+    /// A TLS client stream over [`Runtime::Tcp`].
+    type Tls: Send + 'static;
+
+    /// Runs `f`, which may block (name resolution), where blocking is allowed; `Err` names why
+    /// it could not run.
+    fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> impl Future<Output = Result<T, String>> + Send;
+
+    /// Connects to `address` within `limit`: `Ok(None)` when the limit passed first.
+    fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> impl Future<Output = io::Result<Option<Self::Tcp>>> + Send;
+
+    /// Runs a TLS client with `config` for `host` over `tcp` until `deadline`; a handshake still
+    /// going at the deadline fails with [`DialDeadline::expired`].
+    fn tls(
+        &self,
+        tcp: Self::Tcp,
+        config: &Arc<ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> impl Future<Output = Result<Self::Tls, TransportError>> + Send;
+}
+
+/// A dialled socket: plain for `http`, TLS for `https`.
+#[derive(Debug)]
+pub enum Dialled<T, S> {
+    /// `http`.
+    Plain(T),
+    /// `https`.
+    Tls(S),
+}
+
+/// Connects to the first of `addresses` (vetted, in order) that accepts within its share of
+/// `deadline` ([`DialDeadline::share`]): the TCP part of every dial, the MCP traffic's and the
+/// authorization's, on every runtime.
+pub async fn connect<R: Runtime>(
+    rt: &R,
+    addresses: &[SocketAddr],
+    deadline: &DialDeadline,
+) -> Result<(SocketAddr, R::Tcp), TransportError> {
+    let mut failures = Vec::new();
+    for (i, &address) in addresses.iter().enumerate() {
+        let Some(share) = deadline.share(Instant::now(), addresses.len() - i) else {
+            break;
+        };
+        match rt.connect_tcp(address, share).await {
+            Ok(Some(s)) => return Ok((address, s)),
+            Ok(None) => failures.push(format!("{address}: timed out")),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                failures.push(format!("{address}: timed out"));
+            }
+            Err(e) => failures.push(format!("{address}: {e}")),
+        }
+    }
+    Err(deadline.failed(Instant::now(), &failures))
+}
+
+/// Resolves and vets `host`:`port` once, on the runtime's blocking side: the first step of every
+/// dial. Only the admitted addresses come back.
+pub async fn vet<R: Runtime>(
+    rt: &R,
+    vetted: impl FnOnce() -> Result<Vec<SocketAddr>, TransportError> + Send + 'static,
+) -> Result<Vec<SocketAddr>, TransportError> {
+    rt.unblock(vetted).await.map_err(|message| TransportError {
+        kind: TransportErrorKind::Resolve,
+        message,
+    })?
+}
+
+/// The one dial of the MCP traffic: resolves and vets the endpoint's host once, connects to the
+/// admitted addresses in order ([`connect`]), shows the TCP socket to `publish` (false: the dial
+/// was cancelled, `Ok(None)`), then for `https` runs TLS (SNI the host, ALPN `h2` first with
+/// `h2`) within what is left of the one dial deadline.
+pub async fn dial<R: Runtime, S: Send + 'static>(
+    rt: &R,
+    shared: &Arc<Shared<S>>,
+    endpoint: &Endpoint,
+    h2: bool,
+    publish: impl FnOnce(&R::Tcp) -> Result<bool, TransportError>,
+) -> Result<Option<(SocketAddr, Dialled<R::Tcp, R::Tls>)>, TransportError> {
+    let (host, port, guard) = (endpoint.host().to_owned(), endpoint.port(), shared.clone());
+    let addresses = vet(rt, move || guard.vetted(&host, port)).await?;
+    let deadline = DialDeadline::new(Instant::now(), shared.dial_timeout);
+    let (address, tcp) = connect(rt, &addresses, &deadline).await?;
+    if !publish(&tcp)? {
+        return Ok(None);
+    }
+    if endpoint.scheme() == Scheme::Http {
+        return Ok(Some((address, Dialled::Plain(tcp))));
+    }
+    deadline
+        .left(Instant::now())
+        .ok_or_else(|| deadline.expired())?;
+    let config = if h2 { &shared.tls_h2 } else { &shared.tls };
+    let tls = rt.tls(tcp, config, endpoint.host(), &deadline).await?;
+    Ok(Some((address, Dialled::Tls(tls))))
+}
+
+/// [`dial`] of a socket no exchange owns (never cancelled).
+pub async fn dial_socket<R: Runtime, S: Send + 'static>(
+    rt: &R,
+    shared: &Arc<Shared<S>>,
+    endpoint: &Endpoint,
+    h2: bool,
+) -> Result<(SocketAddr, Dialled<R::Tcp, R::Tls>), TransportError> {
+    dial(rt, shared, endpoint, h2, |_| Ok(true))
+        .await?
+        .ok_or_else(|| TransportError {
+            kind: TransportErrorKind::Connect,
+            message: "the dial was cancelled".into(),
+        })
+}
+
+/// The runtime of `std::net` sockets and threads: every step blocks the calling thread, bounded
+/// by its limit; its futures are ready when first polled ([`block_on`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StdNet;
+
+impl Runtime for StdNet {
+    type Tcp = TcpStream;
+    type Tls = StreamOwned<ClientConnection, TcpStream>;
+
+    fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> impl Future<Output = Result<T, String>> + Send {
+        std::future::ready(Ok(f()))
+    }
+
+    fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> impl Future<Output = io::Result<Option<TcpStream>>> + Send {
+        let s = TcpStream::connect_timeout(&address, limit).map(|s| {
+            let _ = s.set_nodelay(true);
+            Some(s)
+        });
+        std::future::ready(s)
+    }
+
+    fn tls(
+        &self,
+        mut tcp: TcpStream,
+        config: &Arc<ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> impl Future<Output = Result<Self::Tls, TransportError>> + Send {
+        // Driven by hand: the deadline is checked around every read and write of the handshake.
+        let conn = crate::wire::handshake_blocking(config, host, &mut tcp, deadline);
+        std::future::ready(conn.map(|conn| StreamOwned::new(conn, tcp)))
+    }
+}
+
+/// Runs `future` to its end on this thread. Meant for the futures of [`StdNet`], which are ready
+/// when polled; a future that is pending is polled again after a short pause.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A runtime whose connects never answer: each takes its whole limit, which it records.
+    struct Silent(Mutex<Vec<Duration>>);
+
+    impl Runtime for Silent {
+        type Tcp = ();
+        type Tls = ();
+
+        async fn unblock<T: Send + 'static>(
+            &self,
+            f: impl FnOnce() -> T + Send + 'static,
+        ) -> Result<T, String> {
+            Ok(f())
+        }
+
+        async fn connect_tcp(&self, _: SocketAddr, limit: Duration) -> io::Result<Option<()>> {
+            self.0.lock().unwrap().push(limit);
+            std::thread::sleep(limit);
+            Ok(None)
+        }
+
+        async fn tls(
+            &self,
+            _: (),
+            _: &Arc<ClientConfig>,
+            _: &str,
+            _: &DialDeadline,
+        ) -> Result<(), TransportError> {
+            Ok(())
+        }
+    }
+
+    /// Three silent addresses share one 300 ms deadline: each is given about a third of what is
+    /// left, the dial ends by the deadline and fails as out of time.
+    #[test]
+    fn silent_addresses_each_get_their_share_and_the_dial_ends_at_its_deadline() {
+        let rt = Silent(Mutex::new(Vec::new()));
+        let addresses: Vec<SocketAddr> = (1..=3)
+            .map(|p| SocketAddr::from(([192, 0, 2, 1], p)))
+            .collect();
+        let start = Instant::now();
+        let deadline = DialDeadline::new(start, Duration::from_millis(300));
+        let e = block_on(connect(&rt, &addresses, &deadline)).unwrap_err();
+        let took = start.elapsed();
+        assert_eq!(e.kind, TransportErrorKind::Connect);
+        assert!(
+            e.message.contains("timed out after 300 ms"),
+            "{}",
+            e.message
+        );
+        assert!(took < Duration::from_millis(450), "{took:?}");
+        let limits = rt.0.into_inner().unwrap();
+        assert_eq!(limits.len(), 3, "{limits:?}");
+        assert!(limits[0] <= Duration::from_millis(100), "{limits:?}");
+        assert!(limits[2] >= Duration::from_millis(50), "{limits:?}");
+    }
+}
