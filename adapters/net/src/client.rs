@@ -769,6 +769,19 @@ impl<R: SessionRuntime> Session<R> {
         self.driver.server_info()
     }
 
+    /// The server's `capabilities` as raw JSON (`ServerCapabilities`), from `server/discover`
+    /// or `initialize`: absent after a modern era hint, which connects without a request, when
+    /// the server sent none, or when they were too large to keep.
+    pub fn capabilities(&self) -> Option<&serde_json::value::RawValue> {
+        self.driver.capabilities()
+    }
+
+    /// The server's `instructions`: untrusted text from the server, cut to the core's bound,
+    /// under the same conditions as [`capabilities`](Self::capabilities).
+    pub fn instructions(&self) -> Option<&str> {
+        self.driver.instructions()
+    }
+
     /// The legacy session id, if the server assigned one.
     pub fn session_id(&self) -> Option<&str> {
         self.driver.session_id()

@@ -222,6 +222,10 @@ pub struct SessionDriver {
     version: String,
     era: Era,
     server_info: Option<ServerInfo>,
+    /// The server's `capabilities` as it sent them (raw JSON), from the last negotiation.
+    capabilities: Option<Box<serde_json::value::RawValue>>,
+    /// The server's `instructions`, from the last negotiation.
+    instructions: Option<String>,
     recording: Option<Box<Recording>>,
     /// The spans of the running operation and its exchanges (feature `tracing`).
     trace: SessionTrace,
@@ -320,6 +324,8 @@ impl SessionDriver {
             version: String::new(),
             era: Era::Modern,
             server_info: None,
+            capabilities: None,
+            instructions: None,
             recording,
             trace: SessionTrace::default(),
         }
@@ -393,6 +399,19 @@ impl SessionDriver {
     /// request, so without them).
     pub fn server_info(&self) -> Option<&ServerInfo> {
         self.server_info.as_ref()
+    }
+
+    /// The server's `capabilities` as raw JSON, as the core kept them
+    /// ([`Event::Connected`]'s): absent after a modern era hint (which connects without a
+    /// request), when the server sent none, or when they were too large to keep.
+    pub fn capabilities(&self) -> Option<&serde_json::value::RawValue> {
+        self.capabilities.as_deref()
+    }
+
+    /// The server's `instructions` (untrusted text, cut by the core to its bound), under the same
+    /// conditions as [`capabilities`](Self::capabilities).
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
     }
 
     /// The legacy session id, if the server assigned one.
@@ -652,13 +671,19 @@ impl SessionDriver {
             version,
             server_info,
             from_hint,
-            ..
+            capabilities,
+            instructions,
         } = &event
         {
             self.era = *era;
             self.version.clone_from(version);
-            // A hint carries no server info: keep what an earlier negotiation learnt.
-            if server_info.is_some() || !from_hint {
+            // A hint carries no server info, capabilities or instructions: keep what an earlier
+            // negotiation learnt.
+            if !from_hint {
+                self.server_info.clone_from(server_info);
+                self.capabilities.clone_from(capabilities);
+                self.instructions.clone_from(instructions);
+            } else if server_info.is_some() {
                 self.server_info.clone_from(server_info);
             }
         }

@@ -86,7 +86,7 @@ fn json(status: u16, headers: &str, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
+const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Call t first."}"#;
 const INITIALIZE: &str = r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}"#;
 const TOOLS: &str = r#"{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}"#;
 
@@ -165,6 +165,33 @@ fn a_proven_era_is_offered_to_the_next_session_of_the_origin() {
     let mut d = SessionDriver::new(&off.0, Config::new(URL).unwrap()).unwrap();
     run(&mut d, &mut Recorded::default(), Start::Connect, true).unwrap();
     assert!(off.0.hint("http://127.0.0.1:9").is_none());
+}
+
+/// Versioning (2026-07-28): `server/discover`'s result carries the server's `capabilities` and
+/// optional `instructions`; a session shows what its negotiation received, and a session that
+/// connected from an era hint (no request) shows nothing rather than a guess.
+#[test]
+fn a_session_shows_the_capabilities_and_instructions_its_negotiation_received() {
+    let c = client();
+    let mut d = SessionDriver::new(&c.0, Config::new(URL).unwrap()).unwrap();
+    run(&mut d, &mut Recorded::default(), Start::Connect, true).unwrap();
+    assert_eq!(
+        d.capabilities().map(|r| r.get()),
+        Some(r#"{"tools":{"listChanged":true}}"#)
+    );
+    assert_eq!(d.instructions(), Some("Call t first."));
+
+    // From the hint: no request, so nothing received.
+    let mut d = SessionDriver::new(&c.0, Config::new(URL).unwrap()).unwrap();
+    run(&mut d, &mut Recorded::default(), Start::Connect, true).unwrap();
+    assert_eq!(d.capabilities().map(|r| r.get()), None);
+    assert_eq!(d.instructions(), None);
+
+    // A legacy server's `initialize`: its capabilities, and no instructions.
+    let mut d = SessionDriver::new(&client().0, Config::new(URL).unwrap()).unwrap();
+    run(&mut d, &mut Recorded::default(), Start::Connect, false).unwrap();
+    assert_eq!(d.capabilities().map(|r| r.get()), Some("{}"));
+    assert_eq!(d.instructions(), None);
 }
 
 #[test]
