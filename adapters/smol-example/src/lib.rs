@@ -3,7 +3,7 @@
 //!
 //! Everything that is not "how bytes move" is shared with the tokio and the blocking adapters:
 //! the [`SessionDriver`] runs the core (recording, the clock, era hints, how an operation ends,
-//! which socket goes back to the pool), the [`ClientBuilder`] and the address policy decide which
+//! which socket goes back to the pool), the [`ClientBuilder`](mcp_sansio_net::ClientBuilder) and the address policy decide which
 //! addresses may be dialled, and [`mcp_sansio_net::dial`] is the dial rule (one deadline across
 //! every admitted address and the TLS handshake, the TLS server name, the idle check of a pooled
 //! socket). This crate only moves bytes on smol's [`Async<TcpStream>`](smol::Async), with TLS by
