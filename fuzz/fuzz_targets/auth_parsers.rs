@@ -56,6 +56,7 @@ fn meta() -> ServerMetadata {
         registration_endpoint: None,
         scopes_supported: None,
         token_endpoint_auth_methods_supported: None,
+        token_endpoint_auth_signing_alg_values_supported: None,
         client_id_metadata_document_supported: false,
         iss_parameter_supported: false,
     }
