@@ -2,12 +2,19 @@
 //! [`mcp_sansio_net`] on [`smol`].
 //!
 //! Everything that is not "how bytes move" is shared with the tokio and the blocking adapters:
-//! the [`SessionDriver`] runs the core (recording, the clock, era hints, how an operation ends,
+//! the [`SessionDriver`](mcp_sansio_net::SessionDriver) runs the core (recording, the clock, era hints, how an operation ends,
 //! which socket goes back to the pool), the [`ClientBuilder`](mcp_sansio_net::ClientBuilder) and the address policy decide which
 //! addresses may be dialled, and [`mcp_sansio_net::dial`] is the dial rule (one deadline across
 //! every admitted address and the TLS handshake, the TLS server name, the idle check of a pooled
 //! socket). This crate only moves bytes on smol's [`Async<TcpStream>`](smol::Async), with TLS by
 //! `futures-rustls`: one smol task per exchange, reading once each time the session asks.
+//!
+//! HTTP/2 takes the shared route ([`mcp_sansio_net::route::session_driver`]): when TLS negotiates
+//! `h2` by ALPN, or for an `http` endpoint with
+//! [`h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge), every session of a
+//! [`Client`] to the origin is a work item of its one shared connection
+//! ([`SharedH2`]), whose socket one smol task serves (writes in order, each read fed to the
+//! connection). [`Session::http_version`](mcp_sansio_net::Session::http_version) says which.
 //!
 //! ```no_run
 //! use mcp_sansio::Config;
@@ -511,8 +518,7 @@ async fn dial(
 /// The socket I/O of a client's shared HTTP/2 connection to one origin: one smol task per socket
 /// writes what the connection sends, in order, and feeds what it reads to the connection.
 #[derive(Clone)]
-#[doc(hidden)]
-pub struct SmolH2(Arc<H2Sockets>);
+struct SmolH2(Arc<H2Sockets>);
 
 struct H2Sockets {
     /// The client (weak: the client holds its connections, which hold this).
