@@ -2,12 +2,19 @@
 //! [`mcp_sansio_net`] on [`smol`].
 //!
 //! Everything that is not "how bytes move" is shared with the tokio and the blocking adapters:
-//! the [`SessionDriver`] runs the core (recording, the clock, era hints, how an operation ends,
+//! the [`SessionDriver`](mcp_sansio_net::SessionDriver) runs the core (recording, the clock, era hints, how an operation ends,
 //! which socket goes back to the pool), the [`ClientBuilder`](mcp_sansio_net::ClientBuilder) and the address policy decide which
 //! addresses may be dialled, and [`mcp_sansio_net::dial`] is the dial rule (one deadline across
 //! every admitted address and the TLS handshake, the TLS server name, the idle check of a pooled
 //! socket). This crate only moves bytes on smol's [`Async<TcpStream>`](smol::Async), with TLS by
 //! `futures-rustls`: one smol task per exchange, reading once each time the session asks.
+//!
+//! HTTP/2 takes the shared route ([`mcp_sansio_net::route::session_driver`]): when TLS negotiates
+//! `h2` by ALPN, or for an `http` endpoint with
+//! [`h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge), every session of a
+//! [`Client`] to the origin is a work item of its one shared connection
+//! ([`SharedH2`]), whose socket one smol task serves (writes in order, each read fed to the
+//! connection). [`Session::http_version`](mcp_sansio_net::Session::http_version) says which.
 //!
 //! ```no_run
 //! use mcp_sansio::Config;
@@ -35,17 +42,19 @@ use std::future::{pending, Future};
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_rustls::client::TlsStream;
 use mcp_sansio::{Config, Error};
-use mcp_sansio::{Endpoint, ExchangeId, Transmit, TransportError};
+use mcp_sansio::{Endpoint, ExchangeId, Scheme, Transmit, TransportError};
+use mcp_sansio_net::client::lock;
 use mcp_sansio_net::dial::{io_error, server_name, still_idle, tls_error, DialDeadline, Peek};
+use mcp_sansio_net::route::{self, H2Glue};
 use mcp_sansio_net::runtime::{self, Dialled, Runtime};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
-use mcp_sansio_net::{AsyncIo, Io, NoObserver, Report, SessionDriver, Shared, Start, Wake};
+use mcp_sansio_net::{AsyncIo, H2Io, Io, NoObserver, Report, Shared, SharedH2, Start, Wake};
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -72,7 +81,18 @@ impl mcp_sansio_net::ClientRuntime for SmolRuntime {
 /// Negotiates the protocol with the server of `config` and returns the session; fails with the
 /// core's [`Error`] (a refused address, a failed dial or what the negotiation came to).
 async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
-    let driver = SessionDriver::new(client.shared(), config)?;
+    // The session's waker: one pending wake at most, like a permit.
+    let (wake_tx, h2) = smol::channel::bounded(1);
+    let wake: mcp_sansio_net::Waker = Arc::new(move || {
+        let _ = wake_tx.try_send(());
+    });
+    let endpoint = config.endpoint.clone();
+    let mut glue = Route {
+        shared: client.shared(),
+        endpoint: &endpoint,
+        h2: &h2,
+    };
+    let driver = route::session_driver(client.shared(), config, wake, &mut glue).await?;
     let (tx, rx) = unbounded();
     let io = Tasks {
         shared: client.shared().clone(),
@@ -83,11 +103,61 @@ async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
         queued: Vec::new(),
         tx,
         rx,
+        h2,
     };
     let mut session = Session::from_parts(driver, io);
     let (driver, io) = session.parts();
     driver.run(io, Start::Connect, &mut NoObserver).await?;
     Ok(session)
+}
+
+/// The smol side of a new session's HTTP/2 route ([`route::session_driver`]).
+struct Route<'a> {
+    shared: &'a Arc<Shared<Stream>>,
+    endpoint: &'a Endpoint,
+    h2: &'a Receiver<()>,
+}
+
+impl H2Glue for Route<'_> {
+    type Stream = Stream;
+    type Socket = Stream;
+    type Sockets = SmolH2;
+
+    async fn wait(&mut self) -> bool {
+        self.h2.recv().await.is_ok()
+    }
+
+    async fn dial(&mut self) -> Result<(SocketAddr, Stream), TransportError> {
+        dial(self.shared, self.endpoint, true).await
+    }
+
+    fn h2_socket(stream: Stream, h2c: bool) -> Result<Stream, Stream> {
+        if h2c || stream.is_h2() {
+            Ok(stream)
+        } else {
+            Err(stream)
+        }
+    }
+
+    fn sockets(&self) -> SmolH2 {
+        SmolH2(Arc::new(H2Sockets {
+            shared: Arc::downgrade(self.shared),
+            endpoint: self.endpoint.clone(),
+            writers: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    fn attach(
+        sockets: &SmolH2,
+        conn: Arc<SharedH2>,
+        generation: u64,
+        socket: Stream,
+        before_reading: impl FnOnce(),
+    ) -> Result<(), TransportError> {
+        before_reading();
+        sockets.serve(conn, generation, socket, false);
+        Ok(())
+    }
 }
 
 /// A connected MCP session on smol. Dropping it cancels its exchange tasks, which closes their
@@ -133,6 +203,14 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// Whether the TLS handshake negotiated HTTP/2 (ALPN `h2`); never for a plain socket.
+    fn is_h2(&self) -> bool {
+        match self {
+            Stream::Plain(_) => false,
+            Stream::Tls(s) => mcp_sansio_net::tls::is_h2(s.get_ref().1.alpn_protocol()),
+        }
+    }
+
     /// Whether a pooled socket may serve a new request (the shared rule, [`still_idle`]).
     fn is_idle(&mut self) -> bool {
         let mut byte = [0u8; 1];
@@ -210,6 +288,8 @@ pub struct Tasks {
     queued: Vec<Transmit>,
     tx: Sender<(ExchangeId, Report)>,
     rx: Receiver<(ExchangeId, Report)>,
+    /// Wakes of the shared HTTP/2 connection (none once its waker is gone).
+    h2: Receiver<()>,
 }
 
 impl Io for Tasks {
@@ -281,7 +361,13 @@ impl AsyncIo for Tasks {
                 Err(_) => Wake::Timeout,
             }
         };
-        timer.or(report).await
+        let h2 = async {
+            match self.h2.recv().await {
+                Ok(()) => Wake::H2,
+                Err(_) => pending().await,
+            }
+        };
+        timer.or(report).or(h2).await
     }
 }
 
@@ -303,7 +389,7 @@ async fn exchange(
     };
     let (address, mut stream) = match pooled {
         Some(s) => s,
-        None => match dial(&shared, &endpoint).await {
+        None => match dial(&shared, &endpoint, false).await {
             Ok(s) => s,
             Err(e) => return drop(out.try_send((id, Report::Failed(e)))),
         },
@@ -334,7 +420,7 @@ async fn exchange(
                 continue;
             }
             Step::Command(Some(Cmd::Park)) => return shared.park(&origin, address, stream),
-            Step::Command(None) => return,
+            Step::Command(None) | Step::Write(_) => return,
             Step::Read(Ok(0)) => Report::Eof,
             Step::Read(Ok(n)) => Report::Bytes(buf[..n].to_vec()),
             Step::Read(Err(e)) => Report::Failed(io_error(&e)),
@@ -353,6 +439,8 @@ enum Step {
     Command(Option<Cmd>),
     /// A read ended.
     Read(io::Result<usize>),
+    /// The HTTP/2 connection has bytes to write (`None`: the socket is to close).
+    Write(Option<Vec<u8>>),
 }
 
 /// `future`, or `None` once `limit` passed.
@@ -413,15 +501,127 @@ impl Runtime for Smol {
     }
 }
 
-/// The shared dial on smol (HTTP/1.1: ALPN `http/1.1`).
+/// The shared dial on smol; with `h2`, TLS offers ALPN `h2` first ([`Stream::is_h2`]).
 async fn dial(
     shared: &Arc<Shared<Stream>>,
     endpoint: &Endpoint,
+    h2: bool,
 ) -> Result<(SocketAddr, Stream), TransportError> {
     Ok(
-        match runtime::dial_socket(&Smol, shared, endpoint, false).await? {
+        match runtime::dial_socket(&Smol, shared, endpoint, h2).await? {
             (address, Dialled::Plain(tcp)) => (address, Stream::Plain(tcp)),
             (address, Dialled::Tls(tls)) => (address, Stream::Tls(Box::new(tls))),
         },
     )
+}
+
+/// The socket I/O of a client's shared HTTP/2 connection to one origin: one smol task per socket
+/// writes what the connection sends, in order, and feeds what it reads to the connection.
+#[derive(Clone)]
+struct SmolH2(Arc<H2Sockets>);
+
+struct H2Sockets {
+    /// The client (weak: the client holds its connections, which hold this).
+    shared: Weak<Shared<Stream>>,
+    endpoint: Endpoint,
+    /// The writer of each open socket, by generation; dropping it closes the socket once the
+    /// bytes queued before are written.
+    writers: Mutex<HashMap<u64, Sender<Vec<u8>>>>,
+}
+
+impl SmolH2 {
+    /// Serves `stream` as socket `generation` of `conn` from a task of its own; `dialled` is
+    /// told once the writer is registered and before anything is read.
+    fn serve(&self, conn: Arc<SharedH2>, generation: u64, stream: Stream, dialled: bool) {
+        let (tx, rx) = unbounded();
+        lock(&self.0.writers).insert(generation, tx);
+        if dialled {
+            conn.dialled(generation, Ok(()));
+        }
+        let stall = self
+            .0
+            .shared
+            .upgrade()
+            .map_or(mcp_sansio_net::DEFAULT_WRITE_STALL, |s| s.write_stall);
+        smol::spawn(h2_socket(stream, rx, conn, generation, stall)).detach();
+    }
+}
+
+impl H2Io for SmolH2 {
+    fn write(&self, generation: u64, bytes: Vec<u8>) {
+        if let Some(tx) = lock(&self.0.writers).get(&generation) {
+            let _ = tx.try_send(bytes);
+        }
+    }
+
+    fn close(&self, generation: u64) {
+        lock(&self.0.writers).remove(&generation);
+    }
+
+    fn dial(&self, conn: Arc<SharedH2>, generation: u64) {
+        let me = self.clone();
+        smol::spawn(async move {
+            let Some(shared) = me.0.shared.upgrade() else {
+                let e = io_error(&io::Error::other("the client is gone"));
+                return conn.dialled(generation, Err(e));
+            };
+            match dial(&shared, &me.0.endpoint, true).await {
+                Ok((_, s)) if me.0.endpoint.scheme() == Scheme::Http || s.is_h2() => {
+                    drop(shared);
+                    me.serve(conn, generation, s, true);
+                }
+                Ok(_) => {
+                    let e = tls_error("the server no longer negotiates HTTP/2");
+                    conn.dialled(generation, Err(e));
+                }
+                Err(e) => conn.dialled(generation, Err(e)),
+            }
+        })
+        .detach();
+    }
+}
+
+/// The task of HTTP/2 socket `generation`: writes what the connection sends, in order, and feeds
+/// every read to the connection, until either side closes. A write that has not finished within
+/// `stall` (the client's `write_stall`) fails the socket.
+async fn h2_socket(
+    mut stream: Stream,
+    writes: Receiver<Vec<u8>>,
+    conn: Arc<SharedH2>,
+    generation: u64,
+    stall: Duration,
+) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        let write = async { Step::Write(writes.recv().await.ok()) };
+        let step = write
+            .or(async { Step::Read(stream.read(&mut buf).await) })
+            .await;
+        let report = match step {
+            Step::Write(Some(bytes)) => {
+                let written = async {
+                    stream.write_all(&bytes).await?;
+                    stream.flush().await
+                };
+                match within(stall, written).await {
+                    Some(Ok(())) => continue,
+                    Some(Err(e)) => Report::Failed(io_error(&e)),
+                    None => Report::Failed(io_error(&io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the server stopped reading",
+                    ))),
+                }
+            }
+            Step::Write(None) => return drop(stream.close().await),
+            Step::Read(Ok(0)) => Report::Eof,
+            Step::Read(Ok(n)) => Report::Bytes(buf[..n].to_vec()),
+            Step::Read(Err(e)) => Report::Failed(io_error(&e)),
+            Step::Command(_) => continue,
+        };
+        let more = matches!(report, Report::Bytes(_));
+        conn.feed(generation, report);
+        if !more {
+            return;
+        }
+    }
 }
