@@ -282,13 +282,11 @@ impl Connection {
                     .first()
                     .map_or(crate::config::LEGACY_VERSIONS[0], String::as_str);
                 let info = &self.config.client_info;
-                // A legacy server's own requests are served only through the input hook: without
-                // it the client declares no capability.
-                let capabilities: &[u8] = if self.config.input_hook {
-                    self.config.client_capabilities.as_bytes()
-                } else {
-                    b"{}"
-                };
+                // A legacy session declares no capability: it opens no standalone GET stream, so a
+                // server answering in JSON would send its own requests where nobody reads and
+                // wait for them until the call's time runs out. Requests a server sends on a
+                // request's own stream anyway still reach the input hook.
+                let capabilities: &[u8] = b"{}";
                 let mut w = request_writer(&mut body, id, "initialize");
                 w.object("params", |p| {
                     p.string("protocolVersion", offered)
