@@ -146,6 +146,10 @@ impl Connection {
             Session::None => return,
         };
         self.hint = Hint::Settled;
+        // The legacy session's standalone stream, if it listens: sent before the operation a
+        // re-negotiation restarts, so that the server has it when that request arrives.
+        let until = self.machine.deadline().map(|d| d.at);
+        self.listen_keep(now, until);
         self.events.push_back(Event::Connected {
             era,
             version,
@@ -163,6 +167,7 @@ impl Connection {
     pub(super) fn renegotiate(&mut self, now: Instant) {
         let undiscovered = self.hint == Hint::Undiscovered;
         self.hint = Hint::Settled;
+        self.listen_end();
         self.session = Session::None;
         if undiscovered {
             self.start_initialize(now);
@@ -175,6 +180,7 @@ impl Connection {
     /// one: `initialize` again (the old id is forgotten), then the operation restarts within its
     /// own deadline.
     pub(super) fn new_session(&mut self, now: Instant) {
+        self.listen_end();
         self.session = Session::None;
         self.start_initialize(now);
     }
