@@ -12,8 +12,14 @@ const ELICIT: &str = r#"{"message":"Name?","requestedSchema":{"type":"object","p
 
 /// A legacy session (initialize, notifications/initialized) with the input hook on or off.
 fn legacy(hook: bool, split: Split) -> Harness {
+    legacy_with(hook, split, |_| {})
+}
+
+/// [`legacy`], with `tweak` applied to the configuration.
+fn legacy_with(hook: bool, split: Split, tweak: impl FnOnce(&mut Config)) -> Harness {
     let mut config = Config::new("http://127.0.0.1:9/mcp").unwrap();
     config.input_hook = hook;
+    tweak(&mut config);
     config.era_hint = Some(EraHint {
         era: Era::Legacy,
         version: "2025-11-25".into(),
@@ -239,7 +245,32 @@ fn the_get_stream_is_bounded() {
         );
         assert!(refusals.iter().all(|r| r.method == "POST"));
 
-        // Malformed framing ends the stream only; the next operation opens another.
+        // An event past the event cap ends the stream, not the running call.
+        let mut h = legacy_with(true, split, |c| c.budgets.sse_event_bytes = 64);
+        let get = h.next();
+        h.call("echo", "{}");
+        let call = h.next();
+        let pad = "x".repeat(200);
+        let big = request_event("big", "roots/list", &format!("{{\"pad\":\"{pad}\"}}"));
+        h.feed(get.exchange, &sse_response(&[], &big, true));
+        assert!(h.abandoned.contains(&get.exchange), "{split:?}");
+        assert!(
+            h.take_events().is_empty(),
+            "{split:?}: no failure, nothing handed on"
+        );
+        h.feed(
+            call.exchange,
+            &json_response(200, &result_msg(call.rpc_id(), CALL_OK)),
+        );
+        assert!(
+            matches!(h.single_event(), Event::CallFinished(_)),
+            "{split:?}"
+        );
+        h.list();
+        let again = h.next();
+        assert_eq!(again.method, "GET", "reopened as the next operation starts");
+
+        // A message that is not JSON ends the stream only; the next operation opens another.
         let mut h = legacy(true, split);
         let get = h.next();
         h.feed(get.exchange, &sse_response(&[], "data: not json\n\n", true));
