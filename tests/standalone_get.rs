@@ -5,6 +5,12 @@ mod support;
 
 use std::time::Duration;
 
+use mcp_sansio::h2::H2Config;
+use mcp_sansio::mux::H2Socket;
+use mcp_sansio::wire::Codec;
+use mcp_sansio::{Connection, Instant};
+use mcp_sansio_test_support::h2server::{self, drive, hello, H2Peer, SeenRequest};
+
 use mcp_sansio::{Config, Era, EraHint, Event, MAX_REFUSALS_PER_REQUEST};
 use support::*;
 
@@ -365,4 +371,90 @@ fn a_new_session_gets_its_own_stream() {
         "tools/call",
         "the call restarts after the GET is sent"
     );
+}
+
+/// The same over HTTP/2: the standalone stream is another stream of the session's socket, its
+/// event stream arrives in DATA frames that stay open, and the answer is POSTed on a third
+/// stream. Whole and in 1- and 3-byte pieces of the socket's bytes, with the same events.
+#[test]
+fn over_http2_the_get_is_another_stream_of_the_socket() {
+    let mut seen = Vec::new();
+    for split in [
+        h2server::Split::Whole,
+        h2server::Split::Chunks(1),
+        h2server::Split::Chunks(3),
+    ] {
+        let mut config = Config::new("https://mcp.example.com:8443/mcp").unwrap();
+        config.input_hook = true;
+        let mut s = H2Socket::new(Instant::ZERO, H2Config::default(), "https");
+        let w = s.add(Connection::with_codec(config, Codec::Http2).unwrap());
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            match r.rpc_method().as_str() {
+                "server/discover" => peer.response(sid, 404, "", b""),
+                "initialize" => {
+                    let body = h2server::result(r.rpc_id(), &initialize_ok("2025-11-25"));
+                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
+                }
+                "GET" => {
+                    assert_eq!(r.header("accept"), Some("text/event-stream"));
+                    assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+                    let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+                    let mut out = peer.headers(sid, &fields, false);
+                    let event = request_event("g-1", "elicitation/create", ELICIT);
+                    out.extend(h2server::data(sid, event.as_bytes(), false));
+                    out
+                }
+                "tools/call" => peer.json(sid, &h2server::result(r.rpc_id(), CALL_OK)),
+                _ => peer.response(sid, 202, "", b""),
+            }
+        };
+        s.connection_mut(w).unwrap().connect(now);
+        // Short runs: the stream stays open between them (its lifetime is not what is tested).
+        let long = Duration::from_secs(1);
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), long, server);
+        s.connection_mut(w).unwrap().call_tool(now, "ask", b"{}");
+        let more = drive(&mut s, &mut peer, &mut now, split, Vec::new(), long, server);
+        run.events.extend(more.events);
+        let id = serde_json::value::RawValue::from_string("\"g-1\"".into()).unwrap();
+        let answer = br#"{"action":"accept","content":{"name":"Ada"}}"#;
+        s.connection_mut(w)
+            .unwrap()
+            .answer_server_request(now, &id, Some(answer))
+            .unwrap();
+        drive(&mut s, &mut peer, &mut now, split, Vec::new(), long, server);
+        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        assert_eq!(
+            methods,
+            [
+                "server/discover",
+                "initialize",
+                "notifications/initialized",
+                "GET",
+                "tools/call",
+                ""
+            ],
+            "{split:?}"
+        );
+        let streams: std::collections::BTreeSet<u32> =
+            peer.requests.iter().map(|r| r.stream).collect();
+        assert_eq!(streams.len(), peer.requests.len(), "one stream each");
+        let posted = peer.requests.last().unwrap().json();
+        assert_eq!(posted["id"], "g-1");
+        assert_eq!(posted["result"]["content"]["name"], "Ada");
+        let events: Vec<String> = run
+            .summary()
+            .into_iter()
+            .filter(|l| !l.contains(":Finished ") && !l.contains(":Abandoned "))
+            .collect();
+        seen.push(events);
+    }
+    assert!(
+        seen[0].iter().any(|l| l.contains("ServerRequest")),
+        "{:?}",
+        seen[0]
+    );
+    assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
 }
