@@ -434,6 +434,8 @@ pub struct Connection {
     retries: Retries,
     /// The legacy session's standalone `GET` stream (`listen.rs`).
     listen: Listen,
+    /// What the `server/discover` answer the connection is connected by said of its caching.
+    discover_cache: Option<crate::list::CacheHint>,
 }
 
 /// The recoveries an operation may make once each; reset when an operation starts.
@@ -477,6 +479,7 @@ impl Connection {
             header_mismatches: 0,
             retries: Retries::default(),
             listen: Listen::default(),
+            discover_cache: None,
         })
     }
 
@@ -514,6 +517,16 @@ impl Connection {
                 version: version.clone(),
             }),
         }
+    }
+
+    /// What the `server/discover` answer the connection is connected by declared of its own
+    /// caching (2026-07-28, SEP-2549: `ttlMs` and `cacheScope`, required on `DiscoverResult`),
+    /// read as a listing's are ([`CacheHint`](crate::CacheHint): absent, negative or anything
+    /// but digits is 0, i.e. stale at once; `private` unless exactly `"public"`; a member given
+    /// twice is its most restrictive value). `None` without such an answer: connected from an
+    /// era hint, in the legacy era, or when `server/discover` was answered 404 with `-32601`.
+    pub fn discover_cache(&self) -> Option<crate::CacheHint> {
+        self.discover_cache
     }
 
     /// The legacy session id, if the server assigned one.

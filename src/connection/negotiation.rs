@@ -16,6 +16,7 @@ impl Connection {
                 Ok(d) => {
                     if let Some(v) = self.best_modern(&d.supported) {
                         self.session = Session::Modern { version: v };
+                        self.discover_cache = Some(d.cache);
                         self.connected(now, d.server);
                     } else if d
                         .supported
@@ -167,6 +168,7 @@ impl Connection {
     pub(super) fn renegotiate(&mut self, now: Instant) {
         let undiscovered = self.hint == Hint::Undiscovered;
         self.hint = Hint::Settled;
+        self.discover_cache = None;
         self.listen_end();
         self.session = Session::None;
         if undiscovered {
@@ -297,6 +299,8 @@ pub(super) enum Session {
 pub(super) struct Discovered {
     pub(super) supported: Vec<String>,
     pub(super) server: Announced,
+    /// Its `ttlMs` and `cacheScope`.
+    pub(super) cache: crate::list::CacheHint,
 }
 
 /// What the server said of itself while negotiating (`server/discover`'s or `initialize`'s
@@ -355,6 +359,7 @@ pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> 
     Ok(Discovered {
         supported: w.supported,
         server: Announced::new(server_info, w.capabilities, w.instructions),
+        cache: crate::list::PageHint::of_object(result.get().as_bytes()).hint(),
     })
 }
 
