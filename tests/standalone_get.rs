@@ -458,3 +458,55 @@ fn over_http2_the_get_is_another_stream_of_the_socket() {
     );
     assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
 }
+
+/// Hostile: a GET stream that sends without end (SSE comments, which carry no event). Its bytes
+/// count against the connection's byte budget (`response_bytes`): the stream is abandoned where
+/// the budget would be passed, nothing is read past it, and an operation whose answer no longer
+/// fits fails on that budget.
+#[test]
+fn the_get_streams_bytes_count_against_the_byte_budget() {
+    const BUDGET: u64 = 8 * 1024;
+    for split in SPLITS {
+        let mut h = legacy_with(true, split, |c| c.budgets.response_bytes = BUDGET);
+        let comments = ": keep-alive\n".repeat(64);
+        let mut outcome = None;
+        // Each operation reopens a stream the flood ended, while bytes are left.
+        for _ in 0..4 {
+            while let Some(r) = h.outstanding.iter().find(|r| r.method == "GET").cloned() {
+                h.outstanding.retain(|x| x.exchange != r.exchange);
+                h.feed(r.exchange, &sse_response(&[], "", true));
+                for _ in 0..16 {
+                    h.feed(r.exchange, &chunk(&comments));
+                }
+                assert!(h.abandoned.contains(&r.exchange), "{split:?}");
+            }
+            assert!(h.conn.bytes_read() <= BUDGET, "{}", h.conn.bytes_read());
+            h.call("echo", "{}");
+            let Some(r) = h.outstanding.iter().find(|r| r.method == "POST").cloned() else {
+                break;
+            };
+            h.outstanding.retain(|x| x.exchange != r.exchange);
+            let pad = "x".repeat(2048);
+            let result = format!(r#"{{"content":[{{"type":"text","text":"{pad}"}}]}}"#);
+            h.feed(
+                r.exchange,
+                &json_response(200, &result_msg(r.rpc_id(), &result)),
+            );
+            let events: Vec<Event> = h
+                .take_events()
+                .into_iter()
+                .filter(|e| matches!(e, Event::Failed { .. } | Event::CallFinished(_)))
+                .collect();
+            if let [Event::Failed { error, .. }] = events.as_slice() {
+                outcome = Some(error.budget().map(|b| b.budget));
+                break;
+            }
+        }
+        assert!(h.conn.bytes_read() <= BUDGET, "{}", h.conn.bytes_read());
+        assert_eq!(
+            outcome,
+            Some(Some(mcp_sansio::Budget::ResponseBytes)),
+            "{split:?}: the floods spend the budget the calls need"
+        );
+    }
+}
