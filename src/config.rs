@@ -90,9 +90,10 @@ pub struct Config {
     /// Whether the embedder answers a tool call's input requests
     /// ([`Event::InputRequired`](crate::Event::InputRequired)) and a legacy server's own requests
     /// ([`Event::ServerRequest`](crate::Event::ServerRequest)). Without it such a call fails and
-    /// such requests are refused. A legacy `initialize` declares no capability either way: a
-    /// legacy session opens no standalone GET stream, where a server answering in JSON would
-    /// send its requests and wait for them.
+    /// such requests are refused. With it, a legacy session also opens the standalone `GET`
+    /// stream, where a server sends requests that belong to no request of the client (see
+    /// [`Event::ServerRequest`](crate::Event::ServerRequest)); without it, none is opened. A
+    /// legacy `initialize` declares no capability either way.
     pub input_hook: bool,
     /// Which tool names a listing accepts; others are refused entries of the catalog.
     pub tool_names: crate::list::ToolNameRule,

@@ -2469,6 +2469,10 @@ fn legacy_hooked(split: Split) -> Harness {
     let r = h.next();
     h.feed(r.exchange, &empty_response(202));
     assert!(matches!(h.single_event(), Event::Connected { .. }));
+    // The standalone stream (tests/standalone_get.rs): this server offers none.
+    let get = h.next();
+    assert_eq!(get.method, "GET");
+    h.feed(get.exchange, &empty_response(405));
     h
 }
 

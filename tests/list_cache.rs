@@ -156,3 +156,74 @@ fn stored_pages_are_read_again_as_the_wire_is() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The discover answer's caching members (spec.md §3, `DiscoverResult` extends
+/// `CacheableResult`: "`resultType`, `ttlMs` and `cacheScope`: all required"; "`0` or absent
+/// (older servers) → stale immediately"; "negative → treat as 0"), read as a listing's are and
+/// reported by `Connection::discover_cache`. Nested members named alike are not the result's.
+/// Whole, byte by byte and in 7-byte pieces.
+#[test]
+fn discover_reports_its_own_ttl_and_scope() {
+    let discover = |members: &str| {
+        format!(
+            r#"{{"supportedVersions":["2026-07-28"],"capabilities":{{"tools":{{"ttlMs":9}}}},"resultType":"complete"{members}}}"#
+        )
+    };
+    let cases: [(String, CacheHint); 7] = [
+        (
+            discover(r#","ttlMs":300000,"cacheScope":"public""#),
+            CacheHint {
+                ttl_ms: 300_000,
+                scope: CacheScope::Public,
+            },
+        ),
+        (
+            discover(r#","ttlMs":5000,"cacheScope":"private""#),
+            CacheHint {
+                ttl_ms: 5000,
+                scope: CacheScope::Private,
+            },
+        ),
+        (discover(""), CacheHint::default()),
+        (discover(r#","ttlMs":-5,"cacheScope":"public""#), public(0)),
+        (discover(r#","ttlMs":1.5,"cacheScope":"public""#), public(0)),
+        (
+            discover(r#","ttlMs":7,"ttlMs":7,"cacheScope":"public","cacheScope":"public""#),
+            CacheHint::default(),
+        ),
+        (
+            discover(r#","\u0074tlMs":42,"cacheScope":"\u0070ublic""#),
+            public(42),
+        ),
+    ];
+    for (result, want) in &cases {
+        for split in [Split::Whole, Split::Bytes, Split::Chunks(7)] {
+            let mut h = Harness::new(Config::new("http://127.0.0.1:9/mcp").unwrap(), split);
+            h.connect();
+            assert_eq!(h.conn.discover_cache(), None, "nothing before the answer");
+            let r = h.next();
+            h.feed(
+                r.exchange,
+                &json_response(200, &result_msg(r.rpc_id(), result)),
+            );
+            assert!(
+                matches!(h.single_event(), Event::Connected { .. }),
+                "{result}"
+            );
+            assert_eq!(h.conn.discover_cache(), Some(*want), "{result} {split:?}");
+        }
+    }
+    // Without a discover answer: a modern era hint, and a legacy session.
+    assert_eq!(modern_hinted(Split::Whole).conn.discover_cache(), None);
+    assert_eq!(
+        legacy(Split::Whole, "2025-11-25").conn.discover_cache(),
+        None
+    );
+}
+
+fn public(ttl_ms: u64) -> CacheHint {
+    CacheHint {
+        ttl_ms,
+        scope: CacheScope::Public,
+    }
+}

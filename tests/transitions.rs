@@ -92,7 +92,13 @@ fn drive_to(state: &str) -> Harness {
 
 /// Answers the oldest outstanding request with `bytes` built from its JSON-RPC id.
 fn answer(h: &mut Harness, build: impl FnOnce(&SentRequest) -> Vec<u8>) {
-    let r = h.next();
+    let mut r = h.next();
+    // The standalone stream of a legacy session with the hook on (tests/standalone_get.rs),
+    // beside the table's states: this server offers none.
+    while r.method == "GET" && r.header("last-event-id").is_none() {
+        h.feed(r.exchange, &empty_response(405));
+        r = h.next();
+    }
     let bytes = build(&r);
     h.feed(r.exchange, &bytes);
 }
@@ -214,6 +220,7 @@ fn stream_failed(h: &mut Harness, reason: Reason) {
 fn output_since(h: &Harness, sent: usize, events: usize) -> Vec<String> {
     let requests = h.sent[sent..].iter().map(|r| match r.method.as_str() {
         "POST" => format!("POST {}", r.rpc_method()),
+        "GET" if r.header("last-event-id").is_none() => "GET standalone".to_owned(),
         other => other.to_owned(),
     });
     let reported = h.events[events..]

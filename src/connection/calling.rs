@@ -69,6 +69,7 @@ impl Connection {
             relisted: false,
         };
         self.retries = Retries::default();
+        self.listen_keep(now, Some(deadline.at));
         let req = self.new_request(now, Step::Call, Some(deadline));
         self.machine.start_call(req, call, deadline);
         self.send_pending(now, false, None);

@@ -254,6 +254,10 @@ impl Connection {
 
     pub(super) fn on_head(&mut self, ex: &mut Exchange, head: ResponseHead) -> Flow {
         let status = head.status;
+        if let Role::Listen { .. } = ex.role {
+            self.listen_head(ex, &head);
+            return Flow::Continue;
+        }
         if !ex.role.is_main() {
             ex.body = Body::Discard;
             return Flow::Continue;
@@ -368,6 +372,12 @@ impl Connection {
             let step = match dec.decode(input) {
                 Ok(s) => s,
                 Err(e) => {
+                    if let Role::Listen { .. } = ex.role {
+                        // The standalone stream ends; the operation goes on.
+                        self.events
+                            .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+                        return Flow::Stop;
+                    }
                     self.fail_exchange(ex.id, Error::Sse(e));
                     return Flow::Stop;
                 }
@@ -394,7 +404,11 @@ impl Connection {
                     // Kept while the message is handled: a listed page's tools share it.
                     let data = list::message_buffer(event.data);
                     self.message = Some(data.clone());
-                    let flow = self.on_stream_message(now, ex, &data);
+                    let flow = if let Role::Listen { .. } = ex.role {
+                        self.listen_message(now, ex, &data)
+                    } else {
+                        self.on_stream_message(now, ex, &data)
+                    };
                     self.message = None;
                     self.decoded_call = None;
                     if let Flow::Stop = flow {
@@ -461,18 +475,7 @@ impl Connection {
                     && p.refusals < MAX_REFUSALS_PER_REQUEST
                 {
                     p.refusals += 1;
-                    let hooked = self.config.input_hook
-                        && HOOKED_SERVER_REQUESTS.contains(&method.as_ref())
-                        && params.is_none_or(|p| p.get().len() <= MAX_SERVER_REQUEST_BYTES);
-                    if hooked {
-                        self.events.push_back(Event::ServerRequest {
-                            id: id.to_owned(),
-                            method: method.into_owned(),
-                            params: params.map(RawValue::to_owned),
-                        });
-                    } else {
-                        self.refuse_server_request(now, id, &method);
-                    }
+                    self.server_request(now, id, &method, params);
                 }
                 Flow::Continue
             }
@@ -707,7 +710,9 @@ impl Connection {
         let deadline = match (&role, self.machine.req()) {
             (Role::Request | Role::Resume { .. }, Some(p)) => p.deadline.at,
             (Role::Request | Role::Resume { .. }, None) => now + self.config.budgets.request_time,
-            (Role::Drain { .. } | Role::Background, _) => now + self.config.budgets.close_time,
+            (Role::Drain { .. } | Role::Background | Role::Listen { .. }, _) => {
+                now + self.config.budgets.close_time
+            }
         };
         self.exchanges.push(Exchange {
             id,
@@ -746,6 +751,12 @@ pub(super) enum Role {
     },
     /// A fire-and-forget request (cancellation, refusal): its answer is read and discarded.
     Background,
+    /// The standalone `GET` stream of a legacy session (`listen.rs`), beside the operations:
+    /// `handed` server requests of it were handed on or refused so far.
+    Listen {
+        /// Server requests handed on or refused.
+        handed: u32,
+    },
 }
 
 impl Role {

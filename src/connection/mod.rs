@@ -60,6 +60,7 @@ use crate::wire::{
 mod calling;
 mod completion;
 mod exchange;
+mod listen;
 mod listing;
 mod negotiation;
 mod outcome;
@@ -69,7 +70,10 @@ mod state;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
 pub use self::state::ConnectionState;
-use self::{calling::*, exchange::*, listing::*, negotiation::*, outcome::*, request::*, state::*};
+use self::{
+    calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,
+    state::*,
+};
 
 /// Bytes of the server's `capabilities` kept raw in [`Event::Connected`] (larger: not kept).
 pub const MAX_CAPABILITIES_BYTES: usize = 16 * 1024;
@@ -190,13 +194,22 @@ pub enum Event {
         /// The raw `inputRequests` object: request keys to `{method, params}`.
         requests: Box<RawValue>,
     },
-    /// A legacy server's own request on the stream of the running operation
-    /// (`elicitation/create`, `sampling/createMessage`, `roots/list`): answer with
-    /// [`Connection::answer_server_request`] (a result, or `None` to refuse) while the operation
-    /// runs. Only when [`Config::input_hook`] is set (otherwise such requests are refused), and
-    /// only for params of at most [`MAX_SERVER_REQUEST_BYTES`] (larger ones are refused). Counted
-    /// with the refusals: at most [`MAX_REFUSALS_PER_REQUEST`] server requests per logical
-    /// request are answered or refused, later ones are ignored.
+    /// A legacy server's own request (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`) on the stream of the running operation or on the session's standalone
+    /// `GET` stream: answer with [`Connection::answer_server_request`] (a result, or `None` to
+    /// refuse), POSTed back. Only when [`Config::input_hook`] is set (otherwise such requests are
+    /// refused, and no standalone stream is opened), and only for params of at most
+    /// [`MAX_SERVER_REQUEST_BYTES`] (larger ones are refused). Counted with the refusals: at most
+    /// [`MAX_REFUSALS_PER_REQUEST`] server requests per logical request (and per standalone
+    /// stream) are answered or refused, later ones are ignored.
+    ///
+    /// With the hook on, a legacy session opens its standalone stream (a `GET` with `Accept:
+    /// text/event-stream`) once `notifications/initialized` is accepted, beside the operations;
+    /// an answer that is not an event stream (such as 405) means the server offers none, which
+    /// is no error. The stream's exchange is abandoned when the session ends; one that ended is
+    /// opened again when the next operation starts, at most `responses_per_request` times per
+    /// session. Each stream lives until the later of its request time and the deadline of the
+    /// operation running when it was opened or kept; its bytes count against the byte budget.
     ServerRequest {
         /// The request's raw id, to give back with the answer.
         id: Box<RawValue>,
@@ -419,6 +432,10 @@ pub struct Connection {
     header_mismatches: u64,
     /// The recoveries the running operation has used (each at most once per operation).
     retries: Retries,
+    /// The legacy session's standalone `GET` stream (`listen.rs`).
+    listen: Listen,
+    /// What the `server/discover` answer the connection is connected by said of its caching.
+    discover_cache: Option<crate::list::CacheHint>,
 }
 
 /// The recoveries an operation may make once each; reset when an operation starts.
@@ -461,6 +478,8 @@ impl Connection {
             listed_headers: Vec::new(),
             header_mismatches: 0,
             retries: Retries::default(),
+            listen: Listen::default(),
+            discover_cache: None,
         })
     }
 
@@ -500,6 +519,16 @@ impl Connection {
         }
     }
 
+    /// What the `server/discover` answer the connection is connected by declared of its own
+    /// caching (2026-07-28, SEP-2549: `ttlMs` and `cacheScope`, required on `DiscoverResult`),
+    /// read as a listing's are ([`CacheHint`](crate::CacheHint): absent, negative or anything
+    /// but digits is 0, i.e. stale at once; `private` unless exactly `"public"`; a member given
+    /// twice is its most restrictive value). `None` without such an answer: connected from an
+    /// era hint, in the legacy era, or when `server/discover` was answered 404 with `-32601`.
+    pub fn discover_cache(&self) -> Option<crate::CacheHint> {
+        self.discover_cache
+    }
+
     /// The legacy session id, if the server assigned one.
     pub fn session_id(&self) -> Option<&str> {
         match &self.session {
@@ -511,7 +540,8 @@ impl Connection {
         }
     }
 
-    /// Standalone or resumption `GET` requests sent so far (only resumptions ever send one).
+    /// Standalone or resumption `GET` requests sent so far (a standalone stream is opened only
+    /// by a legacy session with [`Config::input_hook`] on; see [`Event::ServerRequest`]).
     pub fn gets_sent(&self) -> u64 {
         self.gets_sent
     }
@@ -593,6 +623,8 @@ impl Connection {
             self.events.push_back(Event::Closed);
             return;
         }
+        // The standalone stream ends with the session, before its `DELETE`.
+        self.listen_end();
         let has_session = matches!(
             &self.session,
             Session::Legacy {

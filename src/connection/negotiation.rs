@@ -16,6 +16,7 @@ impl Connection {
                 Ok(d) => {
                     if let Some(v) = self.best_modern(&d.supported) {
                         self.session = Session::Modern { version: v };
+                        self.discover_cache = Some(d.cache);
                         self.connected(now, d.server);
                     } else if d
                         .supported
@@ -146,6 +147,10 @@ impl Connection {
             Session::None => return,
         };
         self.hint = Hint::Settled;
+        // The legacy session's standalone stream, if it listens: sent before the operation a
+        // re-negotiation restarts, so that the server has it when that request arrives.
+        let until = self.machine.deadline().map(|d| d.at);
+        self.listen_keep(now, until);
         self.events.push_back(Event::Connected {
             era,
             version,
@@ -163,6 +168,8 @@ impl Connection {
     pub(super) fn renegotiate(&mut self, now: Instant) {
         let undiscovered = self.hint == Hint::Undiscovered;
         self.hint = Hint::Settled;
+        self.discover_cache = None;
+        self.listen_end();
         self.session = Session::None;
         if undiscovered {
             self.start_initialize(now);
@@ -175,6 +182,7 @@ impl Connection {
     /// one: `initialize` again (the old id is forgotten), then the operation restarts within its
     /// own deadline.
     pub(super) fn new_session(&mut self, now: Instant) {
+        self.listen_end();
         self.session = Session::None;
         self.start_initialize(now);
     }
@@ -291,6 +299,8 @@ pub(super) enum Session {
 pub(super) struct Discovered {
     pub(super) supported: Vec<String>,
     pub(super) server: Announced,
+    /// Its `ttlMs` and `cacheScope`.
+    pub(super) cache: crate::list::CacheHint,
 }
 
 /// What the server said of itself while negotiating (`server/discover`'s or `initialize`'s
@@ -349,6 +359,7 @@ pub(super) fn parse_discover(result: RawJson<'_>) -> Result<Discovered, String> 
     Ok(Discovered {
         supported: w.supported,
         server: Announced::new(server_info, w.capabilities, w.instructions),
+        cache: crate::list::PageHint::of_object(result.get().as_bytes()).hint(),
     })
 }
 

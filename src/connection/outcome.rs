@@ -129,6 +129,9 @@ impl Connection {
             crate::error::ErrorKind::ConnectionFailed
                 | crate::error::ErrorKind::AuthenticationFailed
         ) && !matches!(error, Error::Misuse { .. } | Error::Config(_));
+        if dead {
+            self.listen_end();
+        }
         self.machine.fail(dead.then(|| error.clone()));
         self.events.push_back(Event::Failed { operation, error });
     }

@@ -58,7 +58,9 @@ impl PageHint {
         self.scope = Some(scope_of(raw));
     }
 
-    fn hint(self) -> CacheHint {
+    /// What one result declared: the members read so far, a member given twice read as its
+    /// most restrictive value (0, `private`).
+    pub(crate) fn hint(self) -> CacheHint {
         CacheHint {
             ttl_ms: if self.ttl_twice {
                 0
@@ -70,6 +72,56 @@ impl PageHint {
             } else {
                 self.scope.unwrap_or_default()
             },
+        }
+    }
+
+    /// The caching members of a JSON object `result` (already checked to be JSON): its own
+    /// `ttlMs` and `cacheScope`, not those of nested objects. A member name with escapes is
+    /// compared decoded.
+    pub(crate) fn of_object(result: &[u8]) -> PageHint {
+        let mut hint = PageHint::default();
+        let json = crate::json::ws(result, 0);
+        if result.get(json) != Some(&b'{') {
+            return hint;
+        }
+        let mut i = json + 1;
+        loop {
+            i = crate::json::ws(result, i);
+            if result.get(i) != Some(&b'"') {
+                return hint;
+            }
+            let Some((end, escaped)) = crate::json::string(result, i, false) else {
+                return hint;
+            };
+            let quoted = result.get(i..end).unwrap_or_default();
+            let decoded;
+            let name: &[u8] = if escaped {
+                decoded = crate::json::unescape(quoted).unwrap_or_default();
+                decoded.as_bytes()
+            } else {
+                quoted
+                    .get(1..quoted.len().saturating_sub(1))
+                    .unwrap_or_default()
+            };
+            i = crate::json::ws(result, end);
+            if result.get(i) != Some(&b':') {
+                return hint;
+            }
+            let start = crate::json::ws(result, i + 1);
+            let Some(value_end) = crate::json::skip(result, start) else {
+                return hint;
+            };
+            let value = result.get(start..value_end).unwrap_or_default();
+            match name {
+                b"ttlMs" => hint.ttl(value),
+                b"cacheScope" => hint.scope(value),
+                _ => {}
+            }
+            i = crate::json::ws(result, value_end);
+            match result.get(i) {
+                Some(b',') => i += 1,
+                _ => return hint,
+            }
         }
     }
 

@@ -11,6 +11,7 @@ mod more;
 mod pass;
 mod wire;
 
+pub(crate) use cache::PageHint;
 pub use cache::{CacheHint, CacheScope};
 pub(crate) use pass::{add_page, Names, PageError};
 

@@ -660,3 +660,98 @@ fn added_root_certificates_are_trusted_besides_the_webpki_roots() {
     session.close().unwrap();
     assert_eq!(server.methods(), ["server/discover", "tools/list"]);
 }
+
+/// 2025-11-25 transports, "Listening for Messages from the Server": "The client MAY issue an
+/// HTTP GET to the MCP endpoint. This can be used to open an SSE stream, allowing the server to
+/// communicate to the client, without the client first sending data via HTTP POST." With the
+/// input hook, a legacy session opens that stream on a socket of its own beside the call's; the
+/// `elicitation/create` the server sends there reaches the observer while the call runs, and the
+/// answer is POSTed back. This server answers the call only once it heard that answer (within
+/// 5 s), as a server waiting on its elicitation does.
+#[test]
+fn the_standalone_get_stream_brings_a_server_request_to_the_observer() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":"g-1","method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"}}}}}"#;
+    let answered = Arc::new(AtomicBool::new(false));
+    let heard = answered.clone();
+    let server = Server::start(move |req| {
+        if req.method == "GET" {
+            let stream = format!("id: g1\ndata: {ASK}\n\n");
+            return Reply::Send(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{stream}\r\n",
+                    stream.len()
+                )
+                .into_bytes(),
+            );
+        }
+        let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap_or_default();
+        if body["id"] == "g-1" {
+            heard.store(true, Ordering::SeqCst);
+            return Reply::Send(support::empty_response(202));
+        }
+        if req.rpc_method() != "tools/call" {
+            return support::legacy(req);
+        }
+        let until = Instant::now() + Duration::from_secs(5);
+        while !heard.load(Ordering::SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Reply::Send(support::json_response(
+            200,
+            &support::result_msg(req.rpc_id(), support::CALL_OK),
+        ))
+    });
+    let mut cfg = config(&server.url());
+    cfg.input_hook = true;
+    cfg.era_hint = None;
+    let mut session = loopback_client().connect(cfg).unwrap();
+    let mut defaults = Defaults;
+    let started = Instant::now();
+    let result = session.call_tool_with("ask", b"{}", &mut defaults).unwrap();
+    assert!(!result.is_error);
+    assert!(answered.load(Ordering::SeqCst), "the answer was POSTed");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "answered while the call ran"
+    );
+    session.close().unwrap();
+    let requests = server.requests();
+    let gets: Vec<_> = requests.iter().filter(|r| r.method == "GET").collect();
+    assert_eq!(gets.len(), 1);
+    assert_eq!(gets[0].header("accept"), Some("text/event-stream"));
+    assert!(gets[0].header("mcp-session-id").is_some());
+    let call = requests
+        .iter()
+        .find(|r| r.rpc_method() == "tools/call")
+        .unwrap();
+    assert_ne!(
+        gets[0].conn, call.conn,
+        "the stream has a socket of its own"
+    );
+    let answer: serde_json::Value = requests
+        .iter()
+        .filter_map(|r| serde_json::from_slice::<serde_json::Value>(&r.body).ok())
+        .find(|b| b["id"] == "g-1")
+        .unwrap();
+    assert_eq!(
+        answer["result"],
+        serde_json::json!({"action":"accept","content":{"name":"Ada"}})
+    );
+}
+
+/// Answers a legacy server's own requests: every elicitation takes its schema's defaults.
+struct Defaults;
+
+impl CallObserver for Defaults {
+    fn server_request(
+        &mut self,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Option<Vec<u8>> {
+        assert_eq!(method, "elicitation/create");
+        let params: serde_json::Value = serde_json::from_str(params?.get()).ok()?;
+        let content = mcp_sansio::elicitation_defaults(&params["requestedSchema"].to_string())?;
+        Some(format!(r#"{{"action":"accept","content":{content}}}"#).into_bytes())
+    }
+}

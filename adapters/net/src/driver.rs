@@ -45,10 +45,10 @@ pub trait CallObserver: Send {
         None
     }
 
-    /// A legacy server's own request on the stream of the running operation
-    /// (`elicitation/create`, `sampling/createMessage` or `roots/list`; only when
-    /// `Config::input_hook` is set): return its result, a JSON object (at most
-    /// `MAX_SERVER_ANSWER_BYTES`), or `None` to refuse it. `mcp_sansio::elicitation_defaults`
+    /// A legacy server's own request on the stream of the running operation or on the
+    /// session's standalone `GET` stream (`elicitation/create`, `sampling/createMessage` or
+    /// `roots/list`; only when `Config::input_hook` is set): return its result, a JSON object
+    /// (at most `MAX_SERVER_ANSWER_BYTES`), or `None` to refuse it. `mcp_sansio::elicitation_defaults`
     /// gives the content of an elicitation that takes every default.
     fn server_request(
         &mut self,

@@ -744,8 +744,7 @@ impl CallObserver for Defaults {
 /// sending the JSON-RPC response", and the client answers each ("The receiver MUST respond with
 /// either a result or an error"). With the input hook, the observer's answer to a legacy
 /// server's `elicitation/create` is POSTed as its result; `initialize` still declares no
-/// capability (a legacy session opens no standalone GET stream, where a server answering in
-/// JSON would send its requests).
+/// capability (this server answers the standalone `GET` without a stream).
 #[tokio::test]
 async fn a_legacy_server_request_is_answered_through_the_observer() {
     let server = Server::start(|req: &Req| {
@@ -775,6 +774,67 @@ async fn a_legacy_server_request_is_answered_through_the_observer() {
         .map(|r| r.json())
         .find(|b| b["id"] == "srv-1")
         .expect("the answer was sent");
+    assert_eq!(
+        answer["result"],
+        serde_json::json!({"action":"accept","content":{"name":"Ada"}})
+    );
+}
+
+/// An event stream left open (chunked, no terminator) carrying `stream`.
+fn open_sse(stream: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{stream}\r\n",
+        stream.len()
+    )
+    .into_bytes()
+}
+
+/// 2025-11-25 transports, "Listening for Messages from the Server": "The client MAY issue an
+/// HTTP GET to the MCP endpoint. This can be used to open an SSE stream, allowing the server to
+/// communicate to the client, without the client first sending data via HTTP POST." With the
+/// input hook, a legacy session opens that stream on a socket of its own beside the call's; the
+/// `elicitation/create` the server sends there (as the TypeScript SDK does for a request made
+/// inside a tool) reaches the observer while the call runs, and the answer is POSTed back. The
+/// stream is closed with the session.
+#[tokio::test]
+async fn the_standalone_get_stream_brings_a_server_request_to_the_observer() {
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":"g-1","method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"}}}}}"#;
+    let server = Server::start(|req: &Req| {
+        if req.method == "GET" {
+            return Reply::Send(open_sse(&format!("id: g0\ndata:\n\nid: g1\ndata: {ASK}\n\n")));
+        }
+        if req.rpc_method() != "tools/call" {
+            return legacy(req);
+        }
+        // The call's answer comes once the server had time to hear the elicitation's answer.
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let event = format!("data: {}\n\n", result_msg(req.id(), CALL_OK));
+        let rest = format!("{:x}\r\n{event}\r\n0\r\n\r\n", event.len());
+        Reply::SendThen(head.as_bytes().to_vec(), ms(300), rest.into_bytes())
+    })
+    .await;
+    let mut config = Config::new(&server.url()).unwrap();
+    config.input_hook = true;
+    let mut s = loopback_client().connect(config).await.unwrap();
+    let result = s.call_tool_with("ask", b"{}", &mut Defaults).await.unwrap();
+    assert!(!result.is_error);
+    s.close().await.unwrap();
+    let requests = server.requests();
+    let get = requests.iter().find(|r| r.method == "GET").expect("a GET");
+    let head = get.head.to_ascii_lowercase();
+    assert!(head.contains("accept: text/event-stream"), "{head}");
+    assert!(head.contains("mcp-session-id: sess-1"), "{head}");
+    assert_eq!(requests.iter().filter(|r| r.method == "GET").count(), 1);
+    let call = requests
+        .iter()
+        .find(|r| r.rpc_method() == "tools/call")
+        .unwrap();
+    assert_ne!(get.conn, call.conn, "the stream has a socket of its own");
+    let answer = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b["id"] == "g-1")
+        .expect("the answer was POSTed");
     assert_eq!(
         answer["result"],
         serde_json::json!({"action":"accept","content":{"name":"Ada"}})
