@@ -147,6 +147,7 @@ pub use client::{
     auth_method_for_secret, decode_registration, registration_auth_method, ApplicationType,
     ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod, MAX_CLIENT_VALUE_LEN,
 };
+pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
     resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,

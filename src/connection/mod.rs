@@ -419,6 +419,10 @@ pub struct Connection {
     header_mismatches: u64,
     /// The recoveries the running operation has used (each at most once per operation).
     retries: Retries,
+    /// The server's latest usable `DPoP-Nonce` (RFC 9449 §9), put in every later proof.
+    dpop_nonce: Option<String>,
+    /// DPoP proofs made so far (each `jti` is derived from the binding's seed and this count).
+    dpop_proofs: u64,
 }
 
 /// The recoveries an operation may make once each; reset when an operation starts.
@@ -461,6 +465,8 @@ impl Connection {
             listed_headers: Vec::new(),
             header_mismatches: 0,
             retries: Retries::default(),
+            dpop_nonce: None,
+            dpop_proofs: 0,
         })
     }
 
