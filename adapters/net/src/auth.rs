@@ -285,8 +285,8 @@ pub enum AuthorizeError {
 }
 
 /// Whether an MCP answer of `status` with this `WWW-Authenticate` value calls for
-/// authorization: a 401, or a 403 whose Bearer challenge has `error="insufficient_scope"`. A
-/// plain 403 does not.
+/// authorization: a 401, or a 403 whose Bearer (or DPoP, RFC 9449 §7.1) challenge has
+/// `error="insufficient_scope"`. A plain 403 does not.
 pub fn calls_for_authorization(status: u16, www_authenticate: Option<&str>) -> bool {
     match status {
         401 => true,
@@ -298,7 +298,7 @@ pub fn calls_for_authorization(status: u16, www_authenticate: Option<&str>) -> b
                 return false;
             };
             challenges.iter().any(|c| {
-                c.is_scheme("bearer")
+                (c.is_scheme("bearer") || c.is_scheme("dpop"))
                     && BearerChallenge::from_challenge(c).error
                         == Some(BearerErrorCode::InsufficientScope)
             })
