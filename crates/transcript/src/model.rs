@@ -220,8 +220,12 @@ impl mcp_sansio::auth::JwtSigner for ReplaySigner {
 /// carry `Authorization: DPoP <redacted>` and `DPoP: <redacted>` after redaction, like the
 /// recorded ones.
 fn replay_dpop() -> mcp_sansio::auth::DpopBinding {
-    let key = mcp_sansio::auth::DpopKey(std::sync::Arc::new(ReplaySigner));
-    mcp_sansio::auth::DpopBinding::new(REPLAY_TOKEN, key, "replay")
+    mcp_sansio::auth::DpopBinding::new(REPLAY_TOKEN, replay_dpop_key(), "replay")
+}
+
+/// The DPoP key of a replay ([`ReplaySigner`]).
+pub(crate) fn replay_dpop_key() -> mcp_sansio::auth::DpopKey {
+    mcp_sansio::auth::DpopKey(std::sync::Arc::new(ReplaySigner))
 }
 
 /// The configuration a replay needs: everything that shapes the requests the core sends.
