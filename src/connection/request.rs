@@ -212,7 +212,7 @@ impl Connection {
             self.config.endpoint.target()
         );
         let n = self.dpop_proofs;
-        self.dpop_proofs += 1;
+        self.dpop_proofs = self.dpop_proofs.wrapping_add(1);
         let fields = binding
             .request_headers(
                 request.method.as_str(),
