@@ -74,6 +74,10 @@ pub struct Config {
     pub endpoint: Endpoint,
     /// A bearer token sent as `Authorization: Bearer …` on every request; empty means anonymous.
     pub bearer_token: String,
+    /// A DPoP-bound access token and its key (RFC 9449): every request then carries
+    /// `Authorization: DPoP …` and a fresh `DPoP` proof instead of the bearer token, which must
+    /// be empty. `None` by default.
+    pub dpop: Option<crate::auth::DpopBinding>,
     /// The client's name and version.
     pub client_info: ClientInfo,
     /// The budgets.
@@ -105,6 +109,7 @@ impl Config {
         Ok(Config {
             endpoint: Endpoint::parse(endpoint_url)?,
             bearer_token: String::new(),
+            dpop: None,
             client_info: ClientInfo::default(),
             budgets: Budgets::default(),
             modern_versions: vec![MODERN_VERSION.to_owned()],
@@ -119,6 +124,12 @@ impl Config {
     /// Sets the bearer token.
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Config {
         self.bearer_token = token.into();
+        self
+    }
+
+    /// Sets the DPoP binding ([`Config::dpop`]).
+    pub fn with_dpop(mut self, binding: crate::auth::DpopBinding) -> Config {
+        self.dpop = Some(binding);
         self
     }
 
@@ -144,6 +155,16 @@ impl Config {
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         if !header_safe(&self.bearer_token) {
             return Err(ConfigError::InvalidToken);
+        }
+        if let Some(d) = &self.dpop {
+            if !header_safe(&d.access_token) || d.access_token.is_empty() {
+                return Err(ConfigError::InvalidToken);
+            }
+            if !self.bearer_token.is_empty() {
+                return Err(ConfigError::InvalidValue {
+                    what: "both a bearer token and a DPoP-bound token",
+                });
+            }
         }
         if self.modern_versions.is_empty() && self.legacy_versions.is_empty() {
             return Err(ConfigError::NoVersions);

@@ -196,6 +196,7 @@ fn encoder_round_trips_and_never_indexes() {
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
         ("authorization", "Bearer secret-token"),
+        ("dpop", "eyJ0eXAiOiJkcG9wK2p3dCJ9.e30.c2ln"),
         ("mcp-protocol-version", "2025-06-18"),
         ("x-empty", ""),
     ];
@@ -214,12 +215,12 @@ fn encoder_round_trips_and_never_indexes() {
         assert_eq!(pairs(&got), owned(&list));
         // Nothing entered the table.
         assert_eq!(d.table_size(), 0);
-        let auth = got.iter().find(|h| h.name == b"authorization").unwrap();
-        assert!(auth.never_indexed);
-        assert!(got
-            .iter()
-            .filter(|h| h.name != b"authorization")
-            .all(|h| !h.never_indexed));
+        // The credential and the DPoP proof bound to it are never-indexed literals.
+        let secret =
+            |h: &&mcp_sansio::h2::hpack::Header| h.name == b"authorization" || h.name == b"dpop";
+        assert_eq!(got.iter().filter(secret).count(), 2);
+        assert!(got.iter().filter(secret).all(|h| h.never_indexed));
+        assert!(got.iter().filter(|h| !secret(h)).all(|h| !h.never_indexed));
     }
     // No Huffman: every value appears verbatim in the block.
     for (_, v) in &list[2..] {

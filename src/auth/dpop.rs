@@ -108,3 +108,96 @@ pub fn proof(
     };
     sign_with_header(signer, header, &claims)
 }
+
+/// What a [`Connection`](crate::Connection) needs to present a DPoP-bound access token
+/// (RFC 9449 §7) on every request it sends: the token, the key it is bound to, a random seed
+/// for the proofs' `jti`s and where the connection's timeline sits on the wall clock. With
+/// [`Config::dpop`](crate::Config::dpop) set, each request carries `Authorization: DPoP <token>`
+/// and a fresh proof (`htm`, `htu`, `iat`, a `jti` unique to the connection, `ath`, and the
+/// server's latest `DPoP-Nonce`), and a `401` asking `use_dpop_nonce` is answered by sending the
+/// request once more with the nonce it gave.
+///
+/// `Debug` shows neither the token nor the seed.
+#[derive(Clone)]
+pub struct DpopBinding {
+    /// The access token bound to `key` (the `Authorization: DPoP` credential).
+    pub access_token: String,
+    /// The key the token is bound to; it signs the proofs.
+    pub key: crate::auth::DpopKey,
+    /// A random secret the proofs' `jti`s are derived from (with a counter): an embedder gives
+    /// each binding a fresh one.
+    pub jti_seed: String,
+    /// The wall-clock time (since the Unix epoch) at the instant zero of the connection's
+    /// timeline: a proof sent at `now` has `iat` = `unix_at_zero + now`, in whole seconds. The
+    /// adapters set it from their clock when they create the connection.
+    pub unix_at_zero: core::time::Duration,
+}
+
+impl core::fmt::Debug for DpopBinding {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DpopBinding")
+            .field("access_token", &"<redacted>")
+            .field("key", &self.key)
+            .field("jti_seed", &"<redacted>")
+            .field("unix_at_zero", &self.unix_at_zero)
+            .finish()
+    }
+}
+
+impl DpopBinding {
+    /// A binding of `access_token` to `key`, with `jti_seed` for the proofs' identifiers and
+    /// the timeline's zero at the Unix epoch (set [`DpopBinding::unix_at_zero`] before use).
+    pub fn new(
+        access_token: impl Into<String>,
+        key: crate::auth::DpopKey,
+        jti_seed: impl Into<String>,
+    ) -> DpopBinding {
+        DpopBinding {
+            access_token: access_token.into(),
+            key,
+            jti_seed: jti_seed.into(),
+            unix_at_zero: core::time::Duration::ZERO,
+        }
+    }
+
+    /// The `Authorization` and `DPoP` fields of the `n`-th request of a connection:
+    /// `method` to `url` at `now` on the connection's timeline, with `nonce` when the server
+    /// gave one.
+    pub fn request_headers(
+        &self,
+        method: &str,
+        url: &str,
+        now: crate::Instant,
+        n: u64,
+        nonce: Option<&str>,
+    ) -> Result<[(String, String); 2], JwtError> {
+        let iat = self
+            .unix_at_zero
+            .saturating_add(now.as_duration())
+            .as_secs();
+        let jti = crate::auth::jwt::jti(&self.jti_seed, n);
+        let p = proof(
+            self.key.0.as_ref(),
+            method,
+            url,
+            iat,
+            jti,
+            Some(&self.access_token),
+            nonce,
+        )?;
+        Ok([
+            (
+                "Authorization".to_owned(),
+                format!("DPoP {}", self.access_token),
+            ),
+            ("DPoP".to_owned(), p),
+        ])
+    }
+}
+
+/// The `DPoP-Nonce` value `v` when usable: visible ASCII, at most [`MAX_NONCE_LEN`] bytes.
+pub fn usable_nonce(v: &[u8]) -> Option<String> {
+    let ok =
+        !v.is_empty() && v.len() <= MAX_NONCE_LEN && v.iter().all(|b| (0x21..=0x7e).contains(b));
+    ok.then(|| String::from_utf8_lossy(v).into_owned())
+}

@@ -246,6 +246,10 @@ pub enum AuthError {
         /// What failed.
         source: TransportError,
     },
+    /// The MCP server answered `use_dpop_nonce` again to a request sent once more with the
+    /// nonce it had given (RFC 9449 §9): one retry per request, so the request fails.
+    #[error("the server asked for a new DPoP nonce again after one retry with its nonce")]
+    DpopNonceRepeated,
     /// A JWT the grant needs could not be made or obtained: the signer failed, or the
     /// embedder's token source did (the text never holds a key or a token).
     #[error("authorization assertion: {reason}")]

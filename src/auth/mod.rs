@@ -71,8 +71,10 @@
 //! With [`AuthConfig::dpop`] set ([`DpopKey`]: a [`JwtSigner`] that gives its public JWK), every
 //! token request of any grant carries a DPoP proof ([`dpop`], RFC 9449); a `use_dpop_nonce`
 //! answer is sent again once with the server's nonce; a token of type `DPoP` stays bound to
-//! the key: [`Authorizer::bearer`] does not give it, [`Authorizer::authorization_headers`] gives
-//! the `Authorization: DPoP …` and `DPoP` fields of each MCP request.
+//! the key: [`Authorizer::bearer`] does not give it, [`Authorizer::dpop_binding`] gives it as a
+//! [`DpopBinding`] for [`Config::dpop`](crate::Config::dpop), with which a connection sends it
+//! as `Authorization: DPoP …` with a fresh proof on every request (and
+//! [`Authorizer::authorization_headers`] gives those fields for one request).
 //!
 //! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
 //! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
@@ -147,6 +149,7 @@ pub use client::{
     auth_method_for_secret, decode_registration, registration_auth_method, ApplicationType,
     ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod, MAX_CLIENT_VALUE_LEN,
 };
+pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
     resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,

@@ -100,7 +100,7 @@ impl Connection {
             }
             let flow = match decoded.event {
                 None => Flow::Continue,
-                Some(ResponseEvent::Head { head, .. }) => self.on_head(&mut ex, head),
+                Some(ResponseEvent::Head { head, .. }) => self.on_head(now, &mut ex, head),
                 Some(ResponseEvent::Body { bytes, .. }) => {
                     self.on_body(now, &mut ex, bytes, source)
                 }
@@ -159,7 +159,7 @@ impl Connection {
             }
         }
         let flow = match event {
-            ResponseEvent::Head { head, .. } => self.on_head(&mut ex, head),
+            ResponseEvent::Head { head, .. } => self.on_head(now, &mut ex, head),
             ResponseEvent::Body { bytes, .. } => self.on_body(now, &mut ex, bytes, None),
             ResponseEvent::End { reusable, .. } => return self.on_end(now, ex, reusable),
         };
@@ -252,7 +252,7 @@ impl Connection {
         self.exchange_broken(now, ex, Error::Transport(error));
     }
 
-    pub(super) fn on_head(&mut self, ex: &mut Exchange, head: ResponseHead) -> Flow {
+    pub(super) fn on_head(&mut self, now: Instant, ex: &mut Exchange, head: ResponseHead) -> Flow {
         let status = head.status;
         if let Role::Listen { .. } = ex.role {
             self.listen_head(ex, &head);
@@ -262,10 +262,23 @@ impl Connection {
             ex.body = Body::Discard;
             return Flow::Continue;
         }
+        if self.config.dpop.is_some() {
+            if let Some(nonce) = head
+                .header("dpop-nonce")
+                .and_then(crate::auth::dpop::usable_nonce)
+            {
+                self.dpop_nonce = Some(nonce);
+            }
+        }
         // Session id: legacy sessions must keep the one they were given.
         if let Err(e) = self.check_session_header(&head) {
             self.fail_exchange(ex.id, e);
             return Flow::Stop;
+        }
+        if status == 401 && self.config.dpop.is_some() {
+            if let Some(flow) = self.dpop_nonce_retry(now, ex, &head) {
+                return flow;
+            }
         }
         if status == 401 || status == 403 {
             let error = match www_authenticate(&head) {
@@ -316,6 +329,64 @@ impl Connection {
             Body::Discard
         };
         Flow::Continue
+    }
+
+    /// A `401` to a request with a DPoP proof whose challenge asks `use_dpop_nonce` with a
+    /// `DPoP-Nonce` (RFC 9449 §9): the request is sent once more with that nonce (already kept
+    /// by [`Self::on_head`]) while `ex` reads the rest of its answer in the background. Asked
+    /// again for the same request, the request fails ([`AuthError::DpopNonceRepeated`]).
+    /// `None` when the answer asks for something else.
+    ///
+    /// [`AuthError::DpopNonceRepeated`]: crate::auth::AuthError::DpopNonceRepeated
+    fn dpop_nonce_retry(
+        &mut self,
+        now: Instant,
+        ex: &mut Exchange,
+        head: &ResponseHead,
+    ) -> Option<Flow> {
+        let challenge = www_authenticate(head).ok()??;
+        let challenges = crate::auth::parse_challenges([challenge.as_bytes()]).ok()?;
+        let asks = challenges
+            .iter()
+            .any(|c| c.is_scheme("dpop") && c.param("error") == Some("use_dpop_nonce"));
+        if !asks
+            || head
+                .header("dpop-nonce")
+                .and_then(crate::auth::dpop::usable_nonce)
+                .is_none()
+        {
+            return None;
+        }
+        let retried = self.machine.req().is_some_and(|p| p.nonce_retried);
+        if retried {
+            self.fail_exchange(
+                ex.id,
+                Error::Auth(crate::auth::AuthError::DpopNonceRepeated),
+            );
+            return Some(Flow::Stop);
+        }
+        if let Some(p) = self.machine.req_mut() {
+            p.nonce_retried = true;
+        }
+        let resume = match &ex.role {
+            Role::Resume { from } => Some((from.clone(), ex.retry)),
+            _ => None,
+        };
+        self.detach_exchange(ex.id);
+        let flow = if !ex.decoder.end_is_delimited() || ex.decoder.is_ended() {
+            self.events
+                .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            Flow::Stop
+        } else {
+            ex.role = Role::Drain {
+                bytes_left: DRAIN_BYTES,
+            };
+            ex.body = Body::Discard;
+            ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
+            Flow::Continue
+        };
+        self.send_pending(now, false, resume);
+        Some(flow)
     }
 
     /// Body bytes of `ex`; `source`, if any, owns them ([`Self::handle_owned_bytes`]).

@@ -59,7 +59,10 @@ impl Connection {
         let mut headers = self.base_headers(None, false);
         headers.retain(|(n, _)| n != "Accept");
         headers.push(("Accept".into(), "text/event-stream".into()));
-        let request = self.request(Method::Get, headers, Vec::new());
+        let mut request = self.request(Method::Get, headers, Vec::new());
+        if self.add_dpop(now, &mut request).is_err() {
+            return;
+        }
         let mut bytes = Vec::new();
         if self.codec.encode_into(&request, &mut bytes).is_err() {
             return;

@@ -436,6 +436,10 @@ pub struct Connection {
     listen: Listen,
     /// What the `server/discover` answer the connection is connected by said of its caching.
     discover_cache: Option<crate::list::CacheHint>,
+    /// The server's latest usable `DPoP-Nonce` (RFC 9449 §9), put in every later proof.
+    dpop_nonce: Option<String>,
+    /// DPoP proofs made so far (each `jti` is derived from the binding's seed and this count).
+    dpop_proofs: u64,
 }
 
 /// The recoveries an operation may make once each; reset when an operation starts.
@@ -480,6 +484,8 @@ impl Connection {
             retries: Retries::default(),
             listen: Listen::default(),
             discover_cache: None,
+            dpop_nonce: None,
+            dpop_proofs: 0,
         })
     }
 

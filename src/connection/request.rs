@@ -32,6 +32,7 @@ impl Connection {
             stalled: 0,
             deadline,
             retried_fresh: false,
+            nonce_retried: false,
             refusals: 0,
         }
     }
@@ -72,6 +73,10 @@ impl Connection {
                 Err(e) => return self.fail_op(e),
             }
         };
+        let mut request = request;
+        if let Err(e) = self.add_dpop(now, &mut request) {
+            return self.fail_op(e);
+        }
         let mut bytes = Vec::new();
         if let Err(e) = self.codec.encode_into(&request, &mut bytes) {
             return self.fail_op(Error::Request(e));
@@ -103,7 +108,10 @@ impl Connection {
     /// Fire-and-forget request whose answer is discarded (legacy cancellation, refusals).
     pub(super) fn send_background(&mut self, now: Instant, method: Method, body: Vec<u8>) {
         let headers = self.base_headers(None, true);
-        let request = self.request(method, headers, body);
+        let mut request = self.request(method, headers, body);
+        if self.add_dpop(now, &mut request).is_err() {
+            return;
+        }
         let mut bytes = Vec::new();
         if self.codec.encode_into(&request, &mut bytes).is_err() {
             return;
@@ -188,6 +196,38 @@ impl Connection {
             headers,
             body,
         }
+    }
+
+    /// Adds the `Authorization: DPoP` field and a fresh proof for `request` sent at `now` when
+    /// the configuration has a DPoP binding (RFC 9449 §7): `htm` its method, `htu` the
+    /// endpoint's URL without query, `ath` of the token, the server's latest nonce. Each proof
+    /// has its own `jti`.
+    pub(super) fn add_dpop(&mut self, now: Instant, request: &mut Request) -> Result<(), Error> {
+        let Some(binding) = &self.config.dpop else {
+            return Ok(());
+        };
+        let url = format!(
+            "{}{}",
+            self.config.endpoint.origin(),
+            self.config.endpoint.target()
+        );
+        let n = self.dpop_proofs;
+        self.dpop_proofs = self.dpop_proofs.wrapping_add(1);
+        let fields = binding
+            .request_headers(
+                request.method.as_str(),
+                &url,
+                now,
+                n,
+                self.dpop_nonce.as_deref(),
+            )
+            .map_err(|e| {
+                Error::Auth(crate::auth::AuthError::Assertion {
+                    reason: e.to_string(),
+                })
+            })?;
+        request.headers.extend(fields);
+        Ok(())
     }
 
     /// Headers every request carries: content negotiation, authorization, era headers.
@@ -408,6 +448,8 @@ pub(super) struct Pending {
     /// Whether it was re-sent on a fresh socket (at most once per request: a budget, like
     /// `responses` and `refusals`, not a state of the table).
     pub(super) retried_fresh: bool,
+    /// Whether it was sent once more with the server's DPoP nonce (at most once per request).
+    pub(super) nonce_retried: bool,
     pub(super) refusals: u32,
 }
 

@@ -655,6 +655,7 @@ mod tests {
             stalled: 0,
             deadline: Deadline::new(Instant::ZERO, &budgets, Budget::ListTime),
             retried_fresh: false,
+            nonce_retried: false,
             refusals: 0,
         }
     }

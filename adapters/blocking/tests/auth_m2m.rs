@@ -3,6 +3,7 @@
 //! (`checks/support/src/adapter_tests/m2m.rs`); this file says only how the blocking adapter
 //! drives them.
 
+use mcp_sansio_blocking::auth::AuthSessionError;
 use mcp_sansio_blocking::{AuthSession, Client};
 use mcp_sansio_test_support::m2m_auth_tests;
 

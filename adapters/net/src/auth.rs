@@ -285,8 +285,8 @@ pub enum AuthorizeError {
 }
 
 /// Whether an MCP answer of `status` with this `WWW-Authenticate` value calls for
-/// authorization: a 401, or a 403 whose Bearer challenge has `error="insufficient_scope"`. A
-/// plain 403 does not.
+/// authorization: a 401, or a 403 whose Bearer (or DPoP, RFC 9449 §7.1) challenge has
+/// `error="insufficient_scope"`. A plain 403 does not.
 pub fn calls_for_authorization(status: u16, www_authenticate: Option<&str>) -> bool {
     match status {
         401 => true,
@@ -298,7 +298,7 @@ pub fn calls_for_authorization(status: u16, www_authenticate: Option<&str>) -> b
                 return false;
             };
             challenges.iter().any(|c| {
-                c.is_scheme("bearer")
+                (c.is_scheme("bearer") || c.is_scheme("dpop"))
                     && BearerChallenge::from_challenge(c).error
                         == Some(BearerErrorCode::InsufficientScope)
             })
@@ -437,6 +437,37 @@ impl Authorization {
     /// The access token to send to the MCP server, if any. Never print it.
     pub fn bearer(&self) -> Option<&str> {
         self.authorizer.bearer()
+    }
+
+    /// The access token as a DPoP binding for [`Config::dpop`](mcp_sansio::Config::dpop),
+    /// when it is bound to the configured DPoP key, with a fresh random seed for its proofs'
+    /// `jti`s. `None` without a token, for a Bearer token, or if the system's random source
+    /// fails. Never print it.
+    pub fn dpop_binding(&self) -> Option<mcp_sansio::auth::DpopBinding> {
+        use base64::Engine as _;
+        use ring::rand::SecureRandom;
+        let mut seed = [0u8; 32];
+        ring::rand::SystemRandom::new().fill(&mut seed).ok()?;
+        let seed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seed);
+        self.authorizer.dpop_binding(seed)
+    }
+
+    /// Puts the access token in `config`: as its bearer token, or as its DPoP binding when the
+    /// token is bound to the DPoP key (the bearer token is then cleared). Nothing changes
+    /// without a token.
+    pub fn present(&self, config: &mut mcp_sansio::Config) {
+        if let Some(token) = self.bearer() {
+            config.bearer_token = token.to_owned();
+            config.dpop = None;
+        } else if let Some(binding) = self.dpop_binding() {
+            config.bearer_token.clear();
+            config.dpop = Some(binding);
+        }
+    }
+
+    /// Whether it holds an access token for the server (Bearer or DPoP-bound).
+    pub fn has_token(&self) -> bool {
+        self.bearer().is_some() || self.authorizer.dpop_binding(String::new()).is_some()
     }
 
     /// The authorizer.

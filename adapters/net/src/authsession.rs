@@ -109,13 +109,11 @@ impl<R: AuthRuntime> AuthSession<R> {
         mut config: Config,
         mut auth: Authorization,
     ) -> Result<Self, AuthSessionError> {
-        if auth.bearer().is_some() && auth.token_expired() && auth.begin_refresh().is_ok() {
+        if auth.has_token() && auth.token_expired() && auth.begin_refresh().is_ok() {
             // A failed refresh is not fatal: the server's 401 starts a full authorization.
             let _ = drive::<R>(&mut auth).await;
         }
-        if let Some(token) = auth.bearer() {
-            config.bearer_token = token.to_owned();
-        }
+        auth.present(&mut config);
         let session = match R::connect(client, config.clone()).await {
             Ok(s) => s,
             Err(e) => {
@@ -124,9 +122,7 @@ impl<R: AuthRuntime> AuthSession<R> {
                 };
                 auth.begin_authorize(status, challenge.as_deref())?;
                 drive::<R>(&mut auth).await?;
-                if let Some(token) = auth.bearer() {
-                    config.bearer_token = token.to_owned();
-                }
+                auth.present(&mut config);
                 R::connect(client, config.clone()).await?
             }
         };
@@ -158,9 +154,7 @@ impl<R: AuthRuntime> AuthSession<R> {
         };
         self.auth.begin_authorize(status, challenge.as_deref())?;
         drive::<R>(&mut self.auth).await?;
-        if let Some(token) = self.auth.bearer() {
-            self.config.bearer_token = token.to_owned();
-        }
+        self.auth.present(&mut self.config);
         let fresh = R::connect(&self.client, self.config.clone()).await?;
         let old = std::mem::replace(&mut self.session, fresh);
         let _ = R::close(old).await;

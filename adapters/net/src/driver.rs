@@ -245,6 +245,17 @@ impl std::fmt::Debug for SessionDriver {
     }
 }
 
+/// Places the core's timeline, whose zero is `zero` on the adapter's clock, on the wall clock
+/// for the `iat` of a DPoP binding's proofs.
+fn dpop_clock(config: &mut Config, zero: std::time::Instant) {
+    if let Some(binding) = &mut config.dpop {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        binding.unix_at_zero = wall.saturating_sub(zero.elapsed());
+    }
+}
+
 impl SessionDriver {
     /// A session of the client `shared` with `config`: the era hint learnt for its origin is
     /// offered (when hints are on and `config` has none), and recording starts when the client
@@ -252,6 +263,7 @@ impl SessionDriver {
     pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
         let origin = config.endpoint.origin();
         shared.hints.offer(&mut config);
+        dpop_clock(&mut config, std::time::Instant::now());
         let recording = shared.sink.as_ref().map(|sink| {
             Box::new(Recording::new(
                 &config,
@@ -283,6 +295,7 @@ impl SessionDriver {
     ) -> Result<Option<SessionDriver>, Error> {
         let origin = config.endpoint.origin();
         shared.hints.offer(&mut config);
+        dpop_clock(&mut config, conn.zero());
         let Some(member) = conn.join(config.clone(), wake)? else {
             return Ok(None);
         };

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use mcp_sansio::auth::{
-    AuthConfig, ClientAuth, ClientCredentials, ClientSettings, Grant, IdentityProvider,
+    AuthConfig, ClientAuth, ClientCredentials, ClientSettings, DpopKey, Grant, IdentityProvider,
     PreRegistered, TokenAuthMethod, UrlPolicy,
 };
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
@@ -174,6 +174,17 @@ pub fn grant(scenario: &str, context: &Value) -> Result<Grant, String> {
     })
 }
 
+/// The DPoP key of a scenario: the DPoP scenarios (`auth/dpop`, `auth/dpop-nonce`) bind their
+/// tokens to a fresh ES256 key pair of this run (RFC 9449; the scenario context gives none);
+/// the others send Bearer tokens.
+pub fn dpop_key(scenario: &str) -> Result<Option<DpopKey>, String> {
+    if !matches!(scenario, "auth/dpop" | "auth/dpop-nonce") {
+        return Ok(None);
+    }
+    let signer = KeySigner::generate_es256().map_err(|e| e.to_string())?;
+    Ok(Some(DpopKey(Arc::new(signer))))
+}
+
 /// The authorization of a scenario, dialling under `policy` (the client's own).
 pub fn authorization(
     scenario: &str,
@@ -183,6 +194,7 @@ pub fn authorization(
 ) -> Result<Authorization, String> {
     let mut config = config(server_url, context);
     config.grant = grant(scenario, context)?;
+    config.dpop = dpop_key(scenario)?;
     let http = AuthHttp::with_policy(policy);
     let agent = HeadlessAgent::new(http.clone(), config.policy);
     Authorization::new(config, http, Box::new(agent)).map_err(|e| e.to_string())

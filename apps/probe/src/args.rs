@@ -228,6 +228,11 @@ pub struct Options {
     /// RS256)
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub private_key_file: Option<PathBuf>,
+    /// With --oauth: bind the tokens to the DPoP key in FILE (RFC 9449;
+    /// PKCS#8 PEM or JWK; ES256, ES384, RS256, PS256): every token
+    /// request and every MCP request carries a proof signed with it
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub dpop: Option<PathBuf>,
     /// With --grant: present the credentials only to this authorization
     /// server (its issuer identifier); a server naming another gets nothing
     #[arg(verbatim_doc_comment, long, value_name = "URL")]
@@ -289,6 +294,7 @@ impl Options {
         self.client_secret_file = later.client_secret_file.or(self.client_secret_file);
         self.client_secret_post |= later.client_secret_post;
         self.private_key_file = later.private_key_file.or(self.private_key_file);
+        self.dpop = later.dpop.or(self.dpop);
         self.workload_token_file = later.workload_token_file.or(self.workload_token_file);
         self.idp_token_endpoint = later.idp_token_endpoint.or(self.idp_token_endpoint);
         self.idp_client_id = later.idp_client_id.or(self.idp_client_id);
@@ -380,6 +386,9 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
     }
     if o.token_file.is_some() && !o.oauth {
         return Err(usage("--token-file needs --oauth"));
+    }
+    if o.dpop.is_some() && !o.oauth {
+        return Err(usage("--dpop needs --oauth"));
     }
     check_grant(&o)?;
     Ok((o, command))

@@ -130,6 +130,11 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
     };
     auth_config.grant = grant(o)?;
     auth_config.grant_issuer = o.issuer.clone();
+    if let Some(path) = &o.dpop {
+        let key = KeySigner::from_file(path)
+            .map_err(|e| format!("the DPoP key file {}: {e}", path.display()))?;
+        auth_config.dpop = Some(mcp_sansio::auth::DpopKey(Arc::new(key)));
+    }
     let policy = AddressPolicy::strict().allow_loopback(o.allow_loopback);
     let mut roots = Vec::new();
     for path in &o.ca_certs {

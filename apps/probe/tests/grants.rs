@@ -200,3 +200,82 @@ fn with_issuer_the_secret_goes_to_no_other_authorization_server() {
         0
     );
 }
+
+/// A fresh P-256 key as a PKCS#8 PEM (made by ring here, read by the probe from a file).
+fn p256_pem() -> String {
+    use base64::Engine as _;
+    let rng = ring::rand::SystemRandom::new();
+    let alg = &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING;
+    let pkcs8 = ring::signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
+    format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
+    )
+}
+
+#[test]
+fn with_dpop_the_token_is_bound_to_the_key_file_and_every_mcp_request_proves_it() {
+    for mode in [Mode::Dpop, Mode::DpopNonce] {
+        let server = AuthServer::start(mode);
+        let dir = tmp("dpop");
+        let secret = file(&dir, "secret", m2m::SECRET);
+        let pem = p256_pem();
+        let key = file(&dir, "dpop.pem", &pem);
+        let url = server.url();
+        let mut args = BASE.to_vec();
+        args.extend([
+            "--grant",
+            "client-credentials",
+            "--client-id",
+            m2m::CLIENT_ID,
+            "--client-secret-file",
+            &secret,
+            "--dpop",
+            &key,
+            "call",
+            &url,
+            "echo",
+        ]);
+        let o = probe(&args, &[]);
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(0), "{mode:?}: {out}\n{err}");
+        assert!(!out.contains("PRIVATE") && !err.contains("PRIVATE"));
+        assert_eq!(server.refusal(), None, "{mode:?}: every proof verified");
+        assert!(!server.saw_a_bearer(), "{mode:?}");
+        let nonces = server.mcp_proof_nonces();
+        assert!(
+            nonces.iter().filter(|n| n.is_some()).count() >= 2,
+            "{nonces:?}"
+        );
+    }
+    // A server asking for a nonce forever: exit 4 after one retry.
+    let server = AuthServer::start(Mode::DpopNonceForever);
+    let dir = tmp("dpop-forever");
+    let secret = file(&dir, "secret", m2m::SECRET);
+    let key = file(&dir, "dpop.pem", &p256_pem());
+    let url = server.url();
+    let mut args = BASE.to_vec();
+    args.extend([
+        "--grant",
+        "client-credentials",
+        "--client-id",
+        m2m::CLIENT_ID,
+        "--client-secret-file",
+        &secret,
+        "--dpop",
+        &key,
+        "list",
+        &url,
+    ]);
+    let o = probe(&args, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(server.mcp_proof_nonces().len(), 3);
+}

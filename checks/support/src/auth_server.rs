@@ -57,9 +57,27 @@ pub enum Mode {
     /// A hostile resource ([`AuthServer::start_naming`]): its protected-resource metadata names
     /// another server's authorization server, so it never accepts a token (it issues none).
     NamesAnotherAuthorizationServer,
+    /// DPoP (RFC 9449): a token request with a valid proof gets a `DPoP` token bound to the
+    /// proof's key; the MCP endpoint accepts only `Authorization: DPoP` with a valid proof for
+    /// that key (`htm`, `htu`, `ath`, a `jti` never seen before), and challenges with the `DPoP`
+    /// scheme. A refused proof is recorded ([`AuthServer::refusal`]).
+    Dpop,
+    /// As [`Mode::Dpop`], and the MCP endpoint wants its nonce [`DPOP_NONCE`] in every proof:
+    /// without it, `401` `use_dpop_nonce` with the nonce.
+    DpopNonce,
+    /// As [`Mode::Dpop`], and the MCP endpoint answers every request `401` `use_dpop_nonce`
+    /// with a new nonce each time.
+    DpopNonceForever,
 }
 
+/// The nonce of [`Mode::DpopNonce`].
+pub const DPOP_NONCE: &str = "rs-nonce-7";
+
 impl Mode {
+    fn dpop(self) -> bool {
+        matches!(self, Mode::Dpop | Mode::DpopNonce | Mode::DpopNonceForever)
+    }
+
     fn legacy(self) -> bool {
         matches!(
             self,
@@ -120,6 +138,14 @@ struct State {
     jtis: BTreeSet<String>,
     /// Why the last grant without a user agent was refused.
     refusal: Option<String>,
+    /// The JWK thumbprint of the key of the token request being answered ([`Mode::Dpop`]).
+    dpop_jkt: Option<String>,
+    /// The DPoP-bound tokens and the thumbprints of their keys.
+    bound: BTreeMap<String, String>,
+    /// The `jti`s of the proofs the MCP endpoint accepted.
+    dpop_jtis: BTreeSet<String>,
+    /// Nonces handed out ([`Mode::DpopNonceForever`]).
+    nonces: usize,
 }
 
 /// The credentials of the grants without a user agent the token endpoint accepts.
@@ -288,6 +314,20 @@ impl AuthServer {
             .count()
     }
 
+    /// The `nonce` claims of the DPoP proofs the MCP endpoint received, in order (`""` for a
+    /// proof without one, `None` for a request without a proof).
+    pub fn mcp_proof_nonces(&self) -> Vec<Option<String>> {
+        self.seen()
+            .iter()
+            .filter(|s| s.target.starts_with("/mcp"))
+            .map(|s| {
+                let proof = header(s, "dpop")?;
+                let c = jwt_claims(proof)?;
+                Some(c["nonce"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect()
+    }
+
     /// Whether any request to the MCP endpoint carried a Bearer token.
     pub fn saw_a_bearer(&self) -> bool {
         self.seen().iter().any(|s| {
@@ -424,7 +464,16 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                     "",
                 );
             }
-            let token = header(s, "authorization").and_then(|v| v.strip_prefix("Bearer "));
+            if mode.dpop() {
+                if let Err(answer) = dpop_resource(s, base, mode, state) {
+                    return answer;
+                }
+            }
+            let token = if mode.dpop() {
+                header(s, "authorization").and_then(|v| v.strip_prefix("DPoP "))
+            } else {
+                header(s, "authorization").and_then(|v| v.strip_prefix("Bearer "))
+            };
             let scope = token.and_then(|t| {
                 let st = state.lock().unwrap();
                 if st.revoked.contains(t) {
@@ -432,12 +481,13 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 }
                 st.tokens.get(t).cloned()
             });
+            let scheme = if mode.dpop() { "DPoP" } else { "Bearer" };
             let Some(scope) = scope else {
                 return response(
                     401,
                     &[(
                         "www-authenticate",
-                        format!("Bearer resource_metadata=\"{prm}\", scope=\"read\""),
+                        format!("{scheme} resource_metadata=\"{prm}\", scope=\"read\""),
                     )],
                     "",
                 );
@@ -476,7 +526,7 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                             403,
                             &[(
                                 "www-authenticate",
-                                format!("Bearer error=\"insufficient_scope\", scope=\"read write\", resource_metadata=\"{prm}\""),
+                                format!("{scheme} error=\"insufficient_scope\", scope=\"read write\", resource_metadata=\"{prm}\""),
                             )],
                             "",
                         );
@@ -540,6 +590,19 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }
             let form = pairs(&s.body);
             let mut st = state.lock().unwrap();
+            if mode.dpop() {
+                let Some(proof) = header(s, "dpop") else {
+                    st.refusal = Some("no DPoP proof at the token endpoint".into());
+                    return json(400, serde_json::json!({"error": "invalid_dpop_proof"}));
+                };
+                match check_proof(proof, "POST", &format!("{base}/token"), None) {
+                    Ok((jkt, _)) => st.dpop_jkt = Some(jkt),
+                    Err(why) => {
+                        st.refusal = Some(format!("token request proof: {why}"));
+                        return json(400, serde_json::json!({"error": "invalid_dpop_proof"}));
+                    }
+                }
+            }
             if let Some(answer) = machine_grant(s, &form, base, &mut st) {
                 return answer;
             }
@@ -725,10 +788,153 @@ fn machine_grant(
     let scope = form.get("scope").cloned().unwrap_or_default();
     let token = format!("tok-{}", st.tokens.len() + 1);
     st.tokens.insert(token.clone(), scope.clone());
+    let token_type = match st.dpop_jkt.take() {
+        Some(jkt) => {
+            st.bound.insert(token.clone(), jkt);
+            "DPoP"
+        }
+        None => "Bearer",
+    };
     Some(json(
         200,
-        serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope}),
+        serde_json::json!({"access_token": token, "token_type": token_type, "expires_in": 3600, "scope": scope}),
     ))
+}
+
+/// The RFC 9449 §4.3 checks of a DPoP proof of a `method` request to `url` (for a resource
+/// request, with the `ath` of `token`): the thumbprint (RFC 7638) of its key and its claims, or
+/// why it is refused.
+fn check_proof(
+    proof: &str,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+) -> Result<(String, serde_json::Value), String> {
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+    let mut parts = proof.split('.');
+    let (Some(h), Some(c), Some(sig), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err("not a compact JWS".into());
+    };
+    let header: serde_json::Value =
+        serde_json::from_slice(&b64url(h).ok_or("header")?).map_err(|_| "header JSON")?;
+    let claims: serde_json::Value =
+        serde_json::from_slice(&b64url(c).ok_or("claims")?).map_err(|_| "claims JSON")?;
+    if header["typ"] != "dpop+jwt" || header["alg"] != "ES256" {
+        return Err("typ or alg".into());
+    }
+    let jwk = &header["jwk"];
+    if jwk.get("d").is_some() || jwk["kty"] != "EC" || jwk["crv"] != "P-256" {
+        return Err("jwk".into());
+    }
+    let (x, y) = (jwk["x"].as_str().ok_or("x")?, jwk["y"].as_str().ok_or("y")?);
+    let mut point = vec![4u8];
+    point.extend(b64url(x).ok_or("x")?);
+    point.extend(b64url(y).ok_or("y")?);
+    let sig = b64url(sig).ok_or("signature not base64url")?;
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, &point)
+        .verify(format!("{h}.{c}").as_bytes(), &sig)
+        .map_err(|_| "signature does not verify")?;
+    if claims["htm"] != method {
+        return Err("htm".into());
+    }
+    if claims["htu"] != url {
+        return Err(format!("htu {}", claims["htu"]));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let iat = claims["iat"].as_u64().ok_or("iat")?;
+    if iat.abs_diff(now) > 60 {
+        return Err(format!("iat {iat} is not now ({now})"));
+    }
+    if claims["jti"].as_str().is_none_or(|j| j.len() < 16) {
+        return Err("jti".into());
+    }
+    let ath =
+        token.map(|t| b64(ring::digest::digest(&ring::digest::SHA256, t.as_bytes()).as_ref()));
+    if claims["ath"].as_str() != ath.as_deref() {
+        return Err("ath".into());
+    }
+    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+    let jkt = b64(ring::digest::digest(&ring::digest::SHA256, canonical.as_bytes()).as_ref());
+    Ok((jkt, claims))
+}
+
+/// [`Mode::Dpop`] at the MCP endpoint: `Ok` for a request without credentials (answered with a
+/// challenge) or with a DPoP-bound token and a valid proof for its key; otherwise the `401` to
+/// answer.
+fn dpop_resource(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Result<(), Vec<u8>> {
+    let Some(auth) = header(s, "authorization") else {
+        return Ok(());
+    };
+    let mut st = state.lock().unwrap();
+    let challenge = |st: &mut State, why: String, error: &str| {
+        st.refusal = Some(why);
+        response(
+            401,
+            &[("www-authenticate", format!("DPoP error=\"{error}\""))],
+            "",
+        )
+    };
+    let Some(token) = auth.strip_prefix("DPoP ") else {
+        return Err(challenge(
+            &mut st,
+            "not the DPoP scheme".into(),
+            "invalid_token",
+        ));
+    };
+    let Some(proof) = header(s, "dpop") else {
+        return Err(challenge(&mut st, "no proof".into(), "invalid_dpop_proof"));
+    };
+    let (jkt, claims) = match check_proof(proof, &s.method, &format!("{base}/mcp"), Some(token)) {
+        Ok(x) => x,
+        Err(why) => {
+            return Err(challenge(
+                &mut st,
+                format!("proof: {why}"),
+                "invalid_dpop_proof",
+            ))
+        }
+    };
+    if st.bound.get(token) != Some(&jkt) {
+        return Err(challenge(
+            &mut st,
+            "key not the token's".into(),
+            "invalid_token",
+        ));
+    }
+    let jti = claims["jti"].as_str().unwrap_or_default().to_owned();
+    if !st.dpop_jtis.insert(jti) {
+        return Err(challenge(
+            &mut st,
+            "jti replayed".into(),
+            "invalid_dpop_proof",
+        ));
+    }
+    let nonce = claims["nonce"].as_str();
+    let wanted = match mode {
+        Mode::DpopNonce if nonce != Some(DPOP_NONCE) => Some(DPOP_NONCE.to_owned()),
+        Mode::DpopNonceForever => {
+            st.nonces += 1;
+            Some(format!("rs-nonce-{}", st.nonces))
+        }
+        _ => None,
+    };
+    if let Some(n) = wanted {
+        return Err(response(
+            401,
+            &[
+                ("www-authenticate", "DPoP error=\"use_dpop_nonce\"".into()),
+                ("dpop-nonce", n),
+            ],
+            "",
+        ));
+    }
+    Ok(())
 }
 
 /// The legacy era's session handling of an authorized request: the answer to `server/discover`

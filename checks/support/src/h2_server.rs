@@ -40,7 +40,13 @@ pub struct Behaviour {
     pub goaway_first: bool,
     /// The `ttlMs` its `tools/list` answers declare (`cacheScope: private`); 0: none declared.
     pub list_ttl_ms: u64,
+    /// Answer the first request of each connection `401` with a `DPoP` challenge
+    /// `use_dpop_nonce` and the nonce [`DPOP_NONCE`] (RFC 9449 §9).
+    pub dpop_nonce: bool,
 }
+
+/// The nonce a server with [`Behaviour::dpop_nonce`] gives.
+pub const DPOP_NONCE: &str = "h2-nonce-1";
 
 /// A server answering `tools/list` and `tools/call` over HTTP/2 on every accepted connection;
 /// a call of the tool `hang` is never answered, the first call of the tool `again` on a
@@ -195,7 +201,21 @@ fn serve(
                 "tools/call" => result(req.rpc_id(), CALLED),
                 _ => result(req.rpc_id(), "{}"),
             };
-            let mut answer = if hang || gone {
+            let ask_nonce = b.dpop_nonce && {
+                rounds += 1;
+                rounds == 1
+            };
+            let mut answer = if ask_nonce {
+                peer.headers(
+                    req.stream,
+                    &[
+                        (":status", "401"),
+                        ("www-authenticate", r#"DPoP error="use_dpop_nonce""#),
+                        ("dpop-nonce", DPOP_NONCE),
+                    ],
+                    true,
+                )
+            } else if hang || gone {
                 Vec::new()
             } else {
                 peer.json(req.stream, &body)

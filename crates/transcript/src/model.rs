@@ -198,6 +198,36 @@ pub enum Record {
     },
 }
 
+/// A signer for replays of DPoP sessions: its proofs are never compared (a transcript holds
+/// `DPoP: <redacted>`), so its signature is a constant and its key a fixed public point.
+struct ReplaySigner;
+
+impl mcp_sansio::auth::JwtSigner for ReplaySigner {
+    fn algorithm(&self) -> mcp_sansio::auth::JwsAlgorithm {
+        mcp_sansio::auth::JwsAlgorithm::ES256
+    }
+
+    fn sign(&self, _: &[u8]) -> Result<Vec<u8>, mcp_sansio::auth::SignError> {
+        Ok(vec![0; 64])
+    }
+
+    fn public_jwk(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({"kty": "EC", "crv": "P-256", "x": "replay", "y": "replay"}))
+    }
+}
+
+/// The DPoP binding a replay configures when the recorded connection had one: requests then
+/// carry `Authorization: DPoP <redacted>` and `DPoP: <redacted>` after redaction, like the
+/// recorded ones.
+fn replay_dpop() -> mcp_sansio::auth::DpopBinding {
+    mcp_sansio::auth::DpopBinding::new(REPLAY_TOKEN, replay_dpop_key(), "replay")
+}
+
+/// The DPoP key of a replay ([`ReplaySigner`]).
+pub(crate) fn replay_dpop_key() -> mcp_sansio::auth::DpopKey {
+    mcp_sansio::auth::DpopKey(std::sync::Arc::new(ReplaySigner))
+}
+
 /// The configuration a replay needs: everything that shapes the requests the core sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TranscriptConfig {
@@ -208,6 +238,9 @@ pub struct TranscriptConfig {
     pub client_info: ClientInfo,
     /// Whether a bearer token was configured (its value is never recorded).
     pub bearer_token: bool,
+    /// Whether a DPoP-bound token was configured ([`Config::dpop`]; neither the token, its key
+    /// nor its proofs are recorded).
+    pub dpop: bool,
     /// Modern versions offered.
     pub modern_versions: Vec<String>,
     /// Legacy versions accepted.
@@ -241,6 +274,7 @@ impl TranscriptConfig {
             )),
             client_info: config.client_info.clone(),
             bearer_token: !config.bearer_token.is_empty(),
+            dpop: config.dpop.is_some(),
             modern_versions: config.modern_versions.clone(),
             legacy_versions: config.legacy_versions.clone(),
             era_hint: config.era_hint.clone(),
@@ -258,6 +292,9 @@ impl TranscriptConfig {
         let mut c = Config::new(&self.url.replace(REDACTED, REPLAY_SECRET))?;
         if self.bearer_token {
             c.bearer_token = REPLAY_TOKEN.to_owned();
+        }
+        if self.dpop {
+            c.dpop = Some(replay_dpop());
         }
         c.client_info = self.client_info.clone();
         c.modern_versions = self.modern_versions.clone();

@@ -191,6 +191,7 @@ fn parse_config_line(
             }
         }
         "bearer-token" => cfg.bearer_token = true,
+        "dpop" => cfg.dpop = true,
         "modern-versions" => cfg.modern_versions = words(),
         "legacy-versions" => cfg.legacy_versions = words(),
         "era-hint" => {
@@ -279,6 +280,7 @@ impl Transcript {
             url: String::new(),
             client_info: ClientInfo::default(),
             bearer_token: false,
+            dpop: false,
             modern_versions: Vec::new(),
             legacy_versions: Vec::new(),
             era_hint: None,

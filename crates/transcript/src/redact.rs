@@ -23,7 +23,11 @@ pub fn redact_request(request: &[u8]) -> Vec<u8> {
             continue;
         }
         let name_end = line.iter().position(|b| *b == b':');
-        let is_auth = name_end.is_some_and(|i| line[..i].eq_ignore_ascii_case(b"authorization"));
+        // `DPoP` carries a proof bound to the token (RFC 9449): kept out like a credential.
+        let is_auth = name_end.is_some_and(|i| {
+            line[..i].eq_ignore_ascii_case(b"authorization")
+                || line[..i].eq_ignore_ascii_case(b"dpop")
+        });
         match (is_auth, name_end) {
             (true, Some(i)) => {
                 let ending: &[u8] = if line.ends_with(b"\r\n") {

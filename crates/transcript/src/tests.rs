@@ -409,3 +409,123 @@ fn http2_lines_parse_and_their_errors_are_typed() {
         ParseErrorKind::StrayData
     );
 }
+
+/// A signer whose signatures are not real (a transcript never holds them): for redaction tests.
+struct FakeSigner;
+
+impl mcp_sansio::auth::JwtSigner for FakeSigner {
+    fn algorithm(&self) -> mcp_sansio::auth::JwsAlgorithm {
+        mcp_sansio::auth::JwsAlgorithm::ES256
+    }
+
+    fn sign(&self, _: &[u8]) -> Result<Vec<u8>, mcp_sansio::auth::SignError> {
+        Ok(vec![7; 64])
+    }
+
+    fn public_jwk(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "BBBB"}))
+    }
+}
+
+#[test]
+fn a_dpop_token_and_its_proofs_are_redacted_in_http1_and_http2_records() {
+    use mcp_sansio::auth::{DpopBinding, DpopKey};
+    let binding = DpopBinding::new(
+        "dpop-s3cret-token",
+        DpopKey(std::sync::Arc::new(FakeSigner)),
+        "seed",
+    );
+    let config = Config::new("http://127.0.0.1:8080/mcp")
+        .unwrap()
+        .with_dpop(binding);
+    let mut rec = Recorder::new(&config, Instant::ZERO);
+    let mut conn = Connection::new(config).unwrap();
+    rec.operation(Instant::ZERO, RecordedOperation::Connect);
+    conn.connect(Instant::ZERO);
+    let t = conn.poll_transmit().unwrap();
+    let proof = String::from_utf8_lossy(&t.bytes)
+        .lines()
+        .find_map(|l| l.strip_prefix("DPoP: ").map(str::to_owned))
+        .expect("the request has a proof");
+    rec.transmit(Instant::ZERO, &t);
+    let text = rec.finish().to_text();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(!text.contains(&proof[..20]), "{text}");
+    assert!(
+        text.contains("> Authorization: DPoP <redacted>\\r\\n"),
+        "{text}"
+    );
+    assert!(text.contains("> DPoP: <redacted>\\r\\n"), "{text}");
+    // The same fields in an HTTP/2 header block, literal and not indexed.
+    let mut block = Vec::new();
+    for (name, value) in [
+        ("authorization", "DPoP dpop-s3cret-token"),
+        ("dpop", &*proof),
+    ] {
+        block.push(0x00);
+        block.push(name.len() as u8);
+        block.extend_from_slice(name.as_bytes());
+        // An HPACK string length (RFC 7541 §5.1, 7-bit prefix, no Huffman).
+        if value.len() < 127 {
+            block.push(value.len() as u8);
+        } else {
+            block.push(0x7f);
+            let mut n = value.len() - 127;
+            while n >= 128 {
+                block.push((n % 128 + 128) as u8);
+                n /= 128;
+            }
+            block.push(n as u8);
+        }
+        block.extend_from_slice(value.as_bytes());
+    }
+    let r = crate::redact_header_block(&block);
+    assert!(!r.windows(6).any(|w| w == b"s3cret"));
+    assert!(!r.windows(20).any(|w| w == &proof.as_bytes()[..20]));
+}
+
+#[test]
+fn a_dpop_session_with_a_nonce_retry_is_recorded_redacted_and_replays() {
+    use mcp_sansio::auth::{DpopBinding, DpopKey};
+    let binding = DpopBinding::new(
+        "dpop-s3cret-token",
+        DpopKey(std::sync::Arc::new(FakeSigner)),
+        "seed",
+    );
+    let config = Config::new("http://127.0.0.1:8080/mcp")
+        .unwrap()
+        .with_dpop(binding);
+    let now = Instant::ZERO;
+    let mut rec = Recorder::new(&config, now);
+    let mut conn = Connection::new(config).unwrap();
+    rec.operation(now, RecordedOperation::Connect);
+    conn.connect(now);
+    let discover = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}"#;
+    let answers = [
+        "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: DPoP error=\"use_dpop_nonce\"\r\ndpop-nonce: n-1\r\ncontent-length: 0\r\n\r\n".to_owned(),
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{discover}",
+            discover.len()
+        ),
+    ];
+    for answer in &answers {
+        let t = conn.poll_transmit().expect("a request");
+        rec.transmit(now, &t);
+        rec.bytes(now, t.exchange, answer.as_bytes());
+        conn.handle_bytes(now, t.exchange, answer.as_bytes());
+        while let Some(event) = conn.poll_event() {
+            rec.event(&event);
+        }
+    }
+    let text = rec.finish().to_text();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.contains("config dpop <redacted>\n"), "{text}");
+    assert!(text.contains("{\"connected\":"), "{text}");
+    let back = Transcript::parse(&text).unwrap();
+    assert!(back.config.dpop);
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&back, split).unwrap();
+        r.check(&back).unwrap();
+        assert_eq!(r.sends.len(), 2);
+    }
+}

@@ -147,6 +147,9 @@ impl Transcript {
         if c.bearer_token {
             let _ = writeln!(out, "config bearer-token {REDACTED}");
         }
+        if c.dpop {
+            let _ = writeln!(out, "config dpop {REDACTED}");
+        }
         let _ = writeln!(
             out,
             "config modern-versions {}",

@@ -187,6 +187,18 @@ impl Authorizer {
         ]))
     }
 
+    /// The current token as a [`DpopBinding`](crate::auth::DpopBinding) for a
+    /// [`Config::dpop`](crate::Config::dpop), when it is bound to the DPoP key: its proofs'
+    /// `jti`s derive from `jti_seed` (give a fresh random one to each binding). `None` without a
+    /// token or for a Bearer token ([`Authorizer::bearer`]).
+    pub fn dpop_binding(&self, jti_seed: impl Into<String>) -> Option<crate::auth::DpopBinding> {
+        let tokens = self.current_tokens()?;
+        let key = self.config.dpop.clone()?;
+        tokens
+            .dpop
+            .then(|| crate::auth::DpopBinding::new(tokens.access_token.clone(), key, jti_seed))
+    }
+
     /// The MCP server gave a `DPoP-Nonce` (RFC 9449 §9): the next proofs carry it. A value that
     /// is not visible ASCII or longer than [`MAX_NONCE_LEN`] is ignored.
     pub fn set_resource_nonce(&mut self, nonce: &str) {

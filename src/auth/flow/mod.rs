@@ -418,7 +418,17 @@ impl Authorizer {
         }
         self.now = self.now.max(now);
         let challenges = parse_challenges(www_authenticate.iter().copied())?;
-        let bearer = challenges.iter().find(|c| c.is_scheme("bearer"));
+        // With a DPoP key, a server that only accepts DPoP challenges with the `DPoP` scheme
+        // (RFC 9449 §7.1), whose parameters are read as a Bearer challenge's.
+        let bearer = challenges
+            .iter()
+            .find(|c| c.is_scheme("bearer"))
+            .or_else(|| {
+                self.config
+                    .dpop
+                    .as_ref()
+                    .and_then(|_| challenges.iter().find(|c| c.is_scheme("dpop")))
+            });
         if bearer.is_none() && !challenges.is_empty() {
             return Err(AuthError::NotAuthorizable {
                 status,

@@ -21,7 +21,7 @@
 //! `COMPRESSION_ERROR` for the whole connection ([`HpackError::is_connection_error`]).
 //!
 //! The [`Encoder`] never indexes and never Huffman-codes (no compression oracle across the work
-//! items that share a connection), sends `authorization` as never-indexed, and starts its first
+//! items that share a connection), sends `authorization` and `dpop` as never-indexed, and starts its first
 //! block with a dynamic table size update to 0.
 use crate::prelude::*;
 
@@ -689,8 +689,8 @@ impl Encoder {
     /// Encodes one header list as a block onto `out`. Names must already be lowercase.
     ///
     /// A field equal to a static table entry is sent as that index; any other is a literal
-    /// without indexing (with the static name index when there is one), except `authorization`,
-    /// which is never-indexed. Nothing enters the peer's dynamic table.
+    /// without indexing (with the static name index when there is one), except `authorization`
+    /// and `dpop`, which are never-indexed. Nothing enters the peer's dynamic table.
     pub fn encode<'a, I>(&mut self, fields: I, out: &mut Vec<u8>)
     where
         I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
@@ -703,7 +703,8 @@ impl Encoder {
             let exact = STATIC_TABLE
                 .iter()
                 .position(|&(n, v)| n == name && v == value);
-            let sensitive = name == b"authorization";
+            // A DPoP proof is bound to the token (RFC 9449): as sensitive as the token.
+            let sensitive = name == b"authorization" || name == b"dpop";
             if let (Some(i), false) = (exact, sensitive) {
                 write_int(out, 0x80, 7, i as u64 + 1);
                 continue;

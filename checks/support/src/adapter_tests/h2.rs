@@ -41,6 +41,55 @@ pub fn tls_server(
 }
 
 /// The builder of a client of either adapter that allows loopback addresses.
+/// A modern configuration for `url` with a DPoP-bound token (`dpop-token`) and a fresh ES256
+/// key, and the key's public point.
+pub fn dpop_config(url: &str) -> (mcp_sansio::Config, Vec<u8>) {
+    use mcp_sansio::auth::{DpopBinding, DpopKey};
+    let key = mcp_sansio_net::signer::KeySigner::generate_es256().unwrap();
+    let public = key.public_key();
+    let binding = DpopBinding::new("dpop-token", DpopKey(Arc::new(key)), "h2-test-seed");
+    (h2_server::config(url).with_dpop(binding), public)
+}
+
+/// The RFC 9449 checks of the DPoP proof of a `POST` to `url` (no query) with `dpop-token`,
+/// its signature verified with ring on `public`, its `iat` within a minute of now on the wall
+/// clock; its `nonce` claim.
+pub fn check_dpop(
+    r: &h2_server::h2server::SeenRequest,
+    public: &[u8],
+    url: &str,
+) -> Option<String> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    assert_eq!(r.header("authorization"), Some("DPoP dpop-token"));
+    let proof = r.header("dpop").expect("a DPoP proof on every request");
+    let parts: Vec<&str> = proof.split('.').collect();
+    assert_eq!(parts.len(), 3);
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, public)
+        .verify(
+            format!("{}.{}", parts[0], parts[1]).as_bytes(),
+            &b64.decode(parts[2]).unwrap(),
+        )
+        .expect("the proof verifies");
+    let header: serde_json::Value = serde_json::from_slice(&b64.decode(parts[0]).unwrap()).unwrap();
+    assert_eq!(header["typ"], "dpop+jwt");
+    let c: serde_json::Value = serde_json::from_slice(&b64.decode(parts[1]).unwrap()).unwrap();
+    assert_eq!(c["htm"], "POST");
+    assert_eq!(c["htu"], url);
+    let ath = ring::digest::digest(&ring::digest::SHA256, b"dpop-token");
+    assert_eq!(c["ath"].as_str(), Some(b64.encode(ath.as_ref()).as_str()));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        c["iat"].as_u64().unwrap().abs_diff(now) <= 60,
+        "iat {} now {now}",
+        c["iat"]
+    );
+    c["nonce"].as_str().map(str::to_owned)
+}
+
 pub fn loopback<C: BuildClient>() -> ClientBuilder<C> {
     ClientBuilder::<C>::new().policy(AddressPolicy::strict().allow_loopback(true))
 }
@@ -92,6 +141,28 @@ macro_rules! h2_tests {
             assert_eq!(first.header(":authority"), Some(authority.as_str()));
             assert_eq!(first.header("host"), None, "no Host over HTTP/2");
             assert_ne!(requests[0].stream, requests[1].stream);
+        }
+
+        #[$test]
+        $($async)? fn dpop_proofs_go_on_every_stream_and_a_nonce_challenge_is_retried_once() {
+            let (server, client, url) = h2::tls_setup::<Client>(h2_server::Behaviour {
+                dpop_nonce: true,
+                ..Default::default()
+            });
+            let (config, public) = h2::dpop_config(&url);
+            let mut session = client.connect(config)$($wait)*.unwrap();
+            assert_eq!(session.http_version(), "HTTP/2");
+            assert_eq!(session.list_tools()$($wait)*.unwrap().tools.len(), 1);
+            assert!(!session.call_tool("echo", b"{}")$($wait)*.unwrap().is_error);
+            session.close()$($wait)*.unwrap();
+            assert_eq!(server.methods(), ["tools/list", "tools/list", "tools/call"]);
+            let requests = server.requests.lock().unwrap();
+            let nonces: Vec<Option<String>> = requests
+                .iter()
+                .map(|r| h2::check_dpop(r, &public, &url))
+                .collect();
+            let nonce = Some(h2_server::DPOP_NONCE.to_owned());
+            assert_eq!(nonces, [None, nonce.clone(), nonce]);
         }
 
         #[$test]

@@ -38,6 +38,18 @@ pub fn authorization(server: &AuthServer, grant: Grant, browser: Browser) -> Aut
     Authorization::new(c, AuthHttp::with_policy(policy()), Box::new(browser)).unwrap()
 }
 
+/// [`authorization`] with a DPoP key (a fresh ES256 key pair): its tokens are bound to it.
+pub fn dpop_authorization(server: &AuthServer, grant: Grant) -> Authorization {
+    let mut c = AuthConfig::machine(server.url(), "tests", grant);
+    c.policy = UrlPolicy {
+        allow_loopback_http: true,
+    };
+    let key = KeySigner::generate_es256().unwrap();
+    c.dpop = Some(mcp_sansio::auth::DpopKey(Arc::new(key)));
+    let browser = refusing_browser();
+    Authorization::new(c, AuthHttp::with_policy(policy()), Box::new(browser)).unwrap()
+}
+
 /// Client credentials with `client_secret_basic`.
 pub fn basic() -> Grant {
     Grant::ClientCredentials {
@@ -210,6 +222,71 @@ macro_rules! m2m_auth_tests {
             assert!(bearer[0]["assertion"].split('.').count() == 3);
             assert_ne!(bearer[0]["assertion"], m2m_names::ID_TOKEN);
             s.close()$($wait)*.unwrap();
+        }
+
+        #[$test]
+        $($async)? fn with_dpop_every_mcp_request_carries_the_bound_token_and_a_verified_proof() {
+            let server = M2mServer::start(M2mMode::Dpop);
+            let client = Client::builder().policy(m2m_support::policy()).build();
+            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic());
+            let config = mcp_sansio::Config::new(&server.url()).unwrap();
+            let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
+            assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
+            // tools/call needs `write`: the 403 (a DPoP challenge) runs the grant again, and
+            // the new token is bound to the same key.
+            assert!(!s.call_tool("echo", b"{}")$($wait)*.unwrap().is_error);
+            assert_eq!(server.refusal(), None, "every proof passed the server's checks");
+            assert!(!server.saw_a_bearer(), "a DPoP-bound token went as Bearer");
+            assert_eq!(server.grants("/token", "client_credentials").len(), 2);
+            // Every request but the first of each connection (without credentials) had a proof.
+            let nonces = server.mcp_proof_nonces();
+            let with_proof = nonces.iter().filter(|n| n.is_some()).count();
+            assert!(with_proof >= 3, "{nonces:?}");
+            s.close()$($wait)*.unwrap();
+        }
+
+        #[$test]
+        $($async)? fn a_dpop_nonce_asked_by_the_mcp_server_is_sent_after_one_retry_and_kept() {
+            let server = M2mServer::start(M2mMode::DpopNonce);
+            let client = Client::builder().policy(m2m_support::policy()).build();
+            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic());
+            let config = mcp_sansio::Config::new(&server.url()).unwrap();
+            let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
+            assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
+            assert_eq!(server.refusal(), None);
+            let nonce = $crate::auth_server::DPOP_NONCE.to_owned();
+            let nonces = server.mcp_proof_nonces();
+            // No credentials; a proof without a nonce (answered use_dpop_nonce); then the
+            // nonce in every later proof.
+            assert_eq!(nonces[0], None, "{nonces:?}");
+            assert_eq!(nonces[1].as_deref(), Some(""), "{nonces:?}");
+            assert!(nonces[2..].iter().all(|n| n.as_ref() == Some(&nonce)), "{nonces:?}");
+            assert!(nonces.len() >= 4, "{nonces:?}");
+            s.close()$($wait)*.unwrap();
+        }
+
+        #[$test]
+        $($async)? fn a_server_asking_for_a_dpop_nonce_forever_gets_one_retry_and_a_typed_error() {
+            let server = M2mServer::start(M2mMode::DpopNonceForever);
+            let client = Client::builder().policy(m2m_support::policy()).build();
+            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic());
+            let config = mcp_sansio::Config::new(&server.url()).unwrap();
+            let e = AuthSession::connect(&client, config, auth)$($wait)*.unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    AuthSessionError::Mcp(mcp_sansio::Error::Auth(
+                        mcp_sansio::auth::AuthError::DpopNonceRepeated
+                    ))
+                ),
+                "{e:?}"
+            );
+            assert_eq!(e.kind(), mcp_sansio::ErrorKind::AuthenticationFailed);
+            // Without credentials, then the proof and its one retry.
+            assert_eq!(server.mcp_proof_nonces().len(), 3);
+            assert_eq!(server.count("POST", "/token"), 1);
+            let text = format!("{e} {e:?}");
+            assert!(!text.contains("tok-") && !text.contains("eyJ"), "{text}");
         }
     };
 }

@@ -104,6 +104,9 @@ pub struct AuthTranscriptConfig {
     /// Whether the authorization started from stored credentials (never recorded; such a
     /// transcript does not replay).
     pub stored_credentials: bool,
+    /// Whether the tokens were bound to a DPoP key (`AuthConfig::dpop`; the key is never
+    /// recorded, and a replay signs with a stand-in whose proofs are redacted alike).
+    pub dpop: bool,
 }
 
 impl AuthTranscriptConfig {
@@ -121,6 +124,7 @@ impl AuthTranscriptConfig {
             allow_loopback_http: config.policy.allow_loopback_http,
             limits: config.limits,
             stored_credentials,
+            dpop: config.dpop.is_some(),
         }
     }
 
@@ -137,6 +141,9 @@ impl AuthTranscriptConfig {
             allow_loopback_http: self.allow_loopback_http,
         };
         c.limits = self.limits;
+        if self.dpop {
+            c.dpop = Some(crate::model::replay_dpop_key());
+        }
         c
     }
 }

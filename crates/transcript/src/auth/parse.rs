@@ -28,6 +28,7 @@ impl AuthTranscript {
         let mut allow_loopback_http = false;
         let mut limits = AuthLimits::default();
         let mut stored_credentials = false;
+        let mut dpop = false;
         let mut comments = Vec::new();
         let mut entries: Vec<AuthEntry> = Vec::new();
         let mut block: Option<&'static str> = None;
@@ -83,6 +84,7 @@ impl AuthTranscript {
                         };
                     }
                     "stored-credentials" => stored_credentials = true,
+                    "dpop" => dpop = true,
                     other => return Err(err(ParseErrorKind::UnknownRecord(truncate(other)))),
                 }
                 continue;
@@ -179,6 +181,7 @@ impl AuthTranscript {
                 allow_loopback_http,
                 limits,
                 stored_credentials,
+                dpop,
             },
             comments,
             entries,

@@ -70,7 +70,7 @@ pub struct AuthReplay {
     pub sends: Vec<(u64, Vec<u8>)>,
     /// The event summaries, in order (refusals included).
     pub events: Vec<Value>,
-    /// Whether the replayed authorizer ended holding an access token.
+    /// Whether the replayed authorizer ended holding an access token (Bearer or DPoP-bound).
     pub has_bearer: bool,
     /// The replay's own recording.
     pub recording: AuthTranscript,
@@ -229,7 +229,7 @@ pub fn replay_auth(t: &AuthTranscript) -> Result<AuthReplay, AuthReplayError> {
             }
         }
     }
-    out.has_bearer = az.bearer().is_some();
+    out.has_bearer = az.bearer().is_some() || az.dpop_binding("").is_some();
     out.recording = rec.finish();
     Ok(out)
 }

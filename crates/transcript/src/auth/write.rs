@@ -34,6 +34,9 @@ impl AuthTranscript {
         if c.stored_credentials {
             out.push_str("config stored-credentials <redacted>\n");
         }
+        if c.dpop {
+            out.push_str("config dpop <redacted>\n");
+        }
     }
 
     /// The text form (see `docs/transcripts.md`).

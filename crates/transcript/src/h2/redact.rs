@@ -125,7 +125,10 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
             };
             n += taken;
             (
-                never || huffman || name.eq_ignore_ascii_case(b"authorization"),
+                never
+                    || huffman
+                    || name.eq_ignore_ascii_case(b"authorization")
+                    || name.eq_ignore_ascii_case(b"dpop"),
                 !huffman && name == b":path",
             )
         } else {
