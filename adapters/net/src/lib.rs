@@ -52,6 +52,8 @@
 //! - [`route`]: how a new session finds its way (join, wait for or dial the origin's shared
 //!   HTTP/2 connection, a recorded socket of its own, or HTTP/1.1), written once ([`route::H2Glue`]);
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
+//! - [`tasks`]: an async runtime's exchanges, inline exchange and HTTP/2 sockets, written once
+//!   against the small [`AsyncNet`] trait (read, write, spawn, sleep);
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
@@ -80,6 +82,7 @@ pub mod resolve;
 pub mod route;
 pub mod runtime;
 pub mod signer;
+pub mod tasks;
 pub mod tls;
 pub mod trace;
 pub mod wire;
@@ -96,6 +99,7 @@ pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
 pub use runtime::{Dialled, Runtime, StdNet};
+pub use tasks::{AsyncH2, AsyncNet, Tasks};
 pub use tls::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
     CaCertError,
