@@ -54,6 +54,8 @@
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
 //! - [`tasks`]: an async runtime's exchanges, inline exchange and HTTP/2 sockets, written once
 //!   against the small [`AsyncNet`] trait (read, write, spawn, sleep);
+//! - `smol_rt` (feature `smol`): that trait on smol, which the smol and the blocking adapters
+//!   run on;
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
@@ -82,6 +84,8 @@ pub mod resolve;
 pub mod route;
 pub mod runtime;
 pub mod signer;
+#[cfg(feature = "smol")]
+pub mod smol_rt;
 pub mod tasks;
 pub mod tls;
 pub mod trace;

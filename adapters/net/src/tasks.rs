@@ -44,7 +44,7 @@ use crate::route::{self, H2Glue};
 use crate::runtime::{dial_socket, Dialled, Runtime};
 use crate::{
     AsyncIo, CallObserver, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
-    SharedH2, Start, Wake, Waker,
+    SessionDriver, SharedH2, Start, Wake, Waker,
 };
 
 /// Bytes an HTTP/2 socket reads at a time.
@@ -137,7 +137,10 @@ impl<R: AsyncNet> ClientRuntime for R {
     type Connect<'a> = Op<'a, Session<R>>;
 
     fn connect(client: &Client<R>, config: Config) -> Op<'_, Session<R>> {
-        Box::pin(connect(client, config))
+        Box::pin(async move {
+            let (driver, io) = connect(client.shared(), config).await?;
+            Ok(Session::from_parts(driver, io))
+        })
     }
 }
 
@@ -157,25 +160,20 @@ impl<R: AsyncNet> SessionRuntime for R {
         })
     }
 
-    /// Runs [`Start::Close`], cancels every task still serving one of the session's exchanges,
-    /// then ends its recording (which flushes it).
     fn close(mut session: Session<R>) -> Op<'static, ()> {
         Box::pin(async move {
             let (driver, io) = session.parts();
-            let result = driver
-                .run(io, Start::Close, &mut NoObserver)
-                .await
-                .map(|_| ());
-            io.abort_all();
-            driver.end_recording();
-            result
+            close(driver, io).await
         })
     }
 }
 
-/// Opens a session of `client` on `R` ([`Client::connect`]): its route to HTTP/2 or HTTP/1.1,
-/// then the negotiation.
-async fn connect<R: AsyncNet>(client: &Client<R>, config: Config) -> Result<Session<R>, Error> {
+/// Opens a session of the client of `shared` on `R` ([`Client::connect`]): its route to HTTP/2
+/// or HTTP/1.1, then the negotiation. Gives the session's driver and exchanges.
+pub async fn connect<R: AsyncNet>(
+    shared: &Arc<Shared<R::Stream>>,
+    config: Config,
+) -> Result<(SessionDriver, Tasks<R>), Error> {
     // The session's waker: one pending wake at most, like a permit.
     let (wake_tx, wakes) = async_channel::bounded(1);
     let wake: Waker = Arc::new(move || {
@@ -183,21 +181,30 @@ async fn connect<R: AsyncNet>(client: &Client<R>, config: Config) -> Result<Sess
     });
     let endpoint = config.endpoint.clone();
     let mut glue = Route::<R> {
-        shared: client.shared(),
+        shared,
         endpoint: &endpoint,
         wakes: &wakes,
     };
-    let driver = route::session_driver(client.shared(), config, wake, &mut glue).await?;
-    let io = Tasks::new(
-        client.shared().clone(),
-        &driver.config().endpoint,
-        driver.origin(),
-        wakes,
-    );
-    let mut session = Session::from_parts(driver, io);
-    let (driver, io) = session.parts();
-    driver.run(io, Start::Connect, &mut NoObserver).await?;
-    Ok(session)
+    let mut driver = route::session_driver(shared, config, wake, &mut glue).await?;
+    let endpoint = driver.config().endpoint.clone();
+    let mut io = Tasks::new(shared.clone(), &endpoint, driver.origin(), wakes);
+    driver.run(&mut io, Start::Connect, &mut NoObserver).await?;
+    Ok((driver, io))
+}
+
+/// Closes a session ([`SessionRuntime::close`]): runs [`Start::Close`], cancels every task still
+/// serving one of its exchanges, then ends its recording (which flushes it).
+pub async fn close<R: AsyncNet>(
+    driver: &mut SessionDriver,
+    io: &mut Tasks<R>,
+) -> Result<(), Error> {
+    let result = driver
+        .run(io, Start::Close, &mut NoObserver)
+        .await
+        .map(|_| ());
+    io.abort_all();
+    driver.end_recording();
+    result
 }
 
 /// A new session's side of the HTTP/2 route ([`route::session_driver`]).
