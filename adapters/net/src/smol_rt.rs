@@ -8,9 +8,7 @@
 use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_rustls::client::TlsStream;
@@ -20,7 +18,9 @@ use smol::{Async, Task, Timer};
 
 use crate::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
 use crate::runtime::{Dialled, Runtime};
-use crate::tasks::{within, AsyncNet};
+use crate::tasks::{within, AsyncNet, IoStep};
+#[cfg(unix)]
+use rustix::buffer::spare_capacity;
 
 pub use smol::block_on;
 
@@ -112,27 +112,29 @@ impl AsyncNet for SmolNet {
         still_idle(tls, buffered, peek)
     }
 
-    async fn read(stream: &mut SmolStream, buf: &mut Vec<u8>) -> io::Result<usize> {
-        let start = buf.len();
-        buf.resize(buf.capacity().max(start + 1), 0);
-        let read = stream.read(&mut buf[start..]).await;
-        buf.truncate(start + *read.as_ref().unwrap_or(&0));
-        read
-    }
-
-    fn write<'a>(
-        stream: &'a mut SmolStream,
-        bytes: &'a [u8],
-    ) -> impl Future<Output = io::Result<usize>> + Send + 'a {
-        stream.write(bytes)
-    }
-
-    fn flush(stream: &mut SmolStream) -> impl Future<Output = io::Result<()>> + Send + '_ {
-        stream.flush()
-    }
-
-    async fn shutdown(stream: &mut SmolStream) {
-        let _ = stream.close().await;
+    async fn io(stream: &mut SmolStream, mut step: IoStep<'_>) -> io::Result<usize> {
+        // A plain socket reads straight into the buffer's spare capacity: not zeroed first.
+        #[cfg(unix)]
+        if let (SmolStream::Plain(tcp), IoStep::Read(buf)) = (&*stream, &mut step) {
+            let read = |tcp: &TcpStream| Ok(rustix::io::read(tcp, spare_capacity(&mut **buf))?);
+            return tcp.read_with(read).await;
+        }
+        let io: &mut dyn Io = match stream {
+            SmolStream::Plain(s) => s,
+            SmolStream::Tls(s) => s.as_mut(),
+        };
+        match step {
+            IoStep::Read(buf) => {
+                let start = buf.len();
+                buf.resize(buf.capacity().max(start + 1), 0);
+                let read = io.read(&mut buf[start..]).await;
+                buf.truncate(start + *read.as_ref().unwrap_or(&0));
+                read
+            }
+            IoStep::Write(bytes) => io.write(bytes).await,
+            IoStep::Flush => io.flush().await.map(|()| 0),
+            IoStep::Shutdown => io.close().await.map(|()| 0),
+        }
     }
 
     fn spawner() {}
@@ -158,38 +160,7 @@ pub enum SmolStream {
     Tls(Box<TlsStream<Async<TcpStream>>>),
 }
 
-impl AsyncRead for SmolStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        b: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            SmolStream::Plain(s) => Pin::new(s).poll_read(cx, b),
-            SmolStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, b),
-        }
-    }
-}
+/// What a [`SmolStream`] reads and writes through, plain or TLS.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 
-impl AsyncWrite for SmolStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            SmolStream::Plain(s) => Pin::new(s).poll_write(cx, b),
-            SmolStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, b),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            SmolStream::Plain(s) => Pin::new(s).poll_flush(cx),
-            SmolStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            SmolStream::Plain(s) => Pin::new(s).poll_close(cx),
-            SmolStream::Tls(s) => Pin::new(s.as_mut()).poll_close(cx),
-        }
-    }
-}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}

@@ -66,21 +66,12 @@ pub trait AsyncNet: Runtime + Default {
     fn is_h2(stream: &Self::Stream) -> bool;
     /// Whether a pooled socket may serve a new request ([`crate::dial::still_idle`]).
     fn is_idle(stream: &mut Self::Stream) -> bool;
-    /// Reads once into `buf`'s spare capacity (which the caller reserved); `Ok(0)` at the end
-    /// of the stream. Cancel-safe: a read that did not complete took no byte.
-    fn read<'a>(
+    /// Runs one socket operation ([`IoStep`]) on `stream`. Cancel-safe: a read or write that
+    /// did not complete moved no byte.
+    fn io<'a>(
         stream: &'a mut Self::Stream,
-        buf: &'a mut Vec<u8>,
+        step: IoStep<'a>,
     ) -> impl Future<Output = io::Result<usize>> + Send + 'a;
-    /// Writes some of `bytes`, giving how many. Cancel-safe.
-    fn write<'a>(
-        stream: &'a mut Self::Stream,
-        bytes: &'a [u8],
-    ) -> impl Future<Output = io::Result<usize>> + Send + 'a;
-    /// Flushes what was written.
-    fn flush(stream: &mut Self::Stream) -> impl Future<Output = io::Result<()>> + Send + '_;
-    /// Shuts the writing side (TLS: close_notify), ignoring errors.
-    fn shutdown(stream: &mut Self::Stream) -> impl Future<Output = ()> + Send + '_;
     /// The runtime the caller runs on.
     fn spawner() -> Self::Spawner;
     /// Spawns `future` on `on`.
@@ -91,17 +82,31 @@ pub trait AsyncNet: Runtime + Default {
     fn sleep_until(at: Instant) -> impl Future<Output = ()> + Send;
 }
 
+/// One operation on a socket ([`AsyncNet::io`]).
+#[derive(Debug)]
+pub enum IoStep<'a> {
+    /// Read once into the buffer's spare capacity (which the caller reserved): how many bytes
+    /// came, `0` at the end of the stream.
+    Read(&'a mut Vec<u8>),
+    /// Write some of the bytes: how many were written.
+    Write(&'a [u8]),
+    /// Flush what was written (gives `0`).
+    Flush,
+    /// Shut the writing side down, TLS with close_notify (gives `0`).
+    Shutdown,
+}
+
 /// Writes all of `bytes` and flushes.
 pub async fn write_all<R: AsyncNet>(stream: &mut R::Stream, mut bytes: &[u8]) -> io::Result<()> {
     while !bytes.is_empty() {
-        match R::write(stream, bytes).await {
+        match R::io(stream, IoStep::Write(bytes)).await {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => bytes = &bytes[n..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    R::flush(stream).await
+    R::io(stream, IoStep::Flush).await.map(drop)
 }
 
 /// `future`'s output, or `None` once `limit` passed.
@@ -326,18 +331,18 @@ impl<S> HoldsInline for Inline<S> {
 async fn step<R: AsyncNet>(inline: &mut Inline<R::Stream>) -> io::Result<Option<Report>> {
     match inline.state.next() {
         InlineStep::Write(bytes) => {
-            let n = R::write(&mut inline.stream, bytes).await?;
+            let n = R::io(&mut inline.stream, IoStep::Write(bytes)).await?;
             inline.state.wrote(n)?;
             Ok(None)
         }
         InlineStep::Flush => {
-            R::flush(&mut inline.stream).await?;
+            R::io(&mut inline.stream, IoStep::Flush).await?;
             inline.state.flushed();
             Ok(None)
         }
         InlineStep::Read(size) => {
             let mut buf: Vec<u8> = Vec::with_capacity(size);
-            let n = R::read(&mut inline.stream, &mut buf).await?;
+            let n = R::io(&mut inline.stream, IoStep::Read(&mut buf)).await?;
             Ok(Some(if inline.state.read(n) {
                 Report::Eof
             } else {
@@ -644,7 +649,7 @@ impl<R: AsyncNet> Job<R> {
             } else {
                 let mut buf: Vec<u8> = Vec::with_capacity(size);
                 let report;
-                (report, got) = match R::read(&mut stream, &mut buf).await {
+                (report, got) = match R::io(&mut stream, IoStep::Read(&mut buf)).await {
                     Ok(0) => (Report::Eof, 0),
                     Ok(n) => (Report::Bytes(buf), n),
                     Err(e) => (Report::Failed(io_error(&e)), 0),
@@ -779,7 +784,7 @@ async fn h2_socket<R: AsyncNet>(
         buf.clear();
         let write = async { H2Step::Write(writes.recv().await.ok()) };
         let step = write
-            .or(async { H2Step::Read(R::read(&mut stream, &mut buf).await) })
+            .or(async { H2Step::Read(R::io(&mut stream, IoStep::Read(&mut buf)).await) })
             .await;
         let report = match step {
             H2Step::Write(Some(bytes)) => {
@@ -792,7 +797,7 @@ async fn h2_socket<R: AsyncNet>(
                     ))),
                 }
             }
-            H2Step::Write(None) => return R::shutdown(&mut stream).await,
+            H2Step::Write(None) => return drop(R::io(&mut stream, IoStep::Shutdown).await),
             H2Step::Read(Ok(0)) => Report::Eof,
             H2Step::Read(Ok(n)) => Report::Bytes(buf[..n].to_vec()),
             H2Step::Read(Err(e)) => Report::Failed(io_error(&e)),

@@ -148,7 +148,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::TransportError;
 use mcp_sansio_net::dial::{server_name, tls_error, DialDeadline};
 use mcp_sansio_net::runtime::{Dialled, Runtime};
-use mcp_sansio_net::AsyncNet;
+use mcp_sansio_net::tasks::{AsyncNet, IoStep};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
@@ -256,26 +256,14 @@ impl AsyncNet for Tokio {
         stream.is_idle()
     }
 
-    fn read<'a>(
-        stream: &'a mut Stream,
-        buf: &'a mut Vec<u8>,
-    ) -> impl Future<Output = io::Result<usize>> + Send + 'a {
-        stream.read_buf(buf)
-    }
-
-    fn write<'a>(
-        stream: &'a mut Stream,
-        bytes: &'a [u8],
-    ) -> impl Future<Output = io::Result<usize>> + Send + 'a {
-        stream.write(bytes)
-    }
-
-    fn flush(stream: &mut Stream) -> impl Future<Output = io::Result<()>> + Send + '_ {
-        stream.flush()
-    }
-
-    async fn shutdown(stream: &mut Stream) {
-        let _ = stream.shutdown().await;
+    async fn io(stream: &mut Stream, step: IoStep<'_>) -> io::Result<usize> {
+        let io = stream.io();
+        match step {
+            IoStep::Read(buf) => io.read_buf(buf).await,
+            IoStep::Write(bytes) => io.write(bytes).await,
+            IoStep::Flush => io.flush().await.map(|()| 0),
+            IoStep::Shutdown => io.shutdown().await.map(|()| 0),
+        }
     }
 
     fn spawner() -> tokio::runtime::Handle {
