@@ -60,7 +60,8 @@
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
 //! - [`authsession`]: the session that authorizes when the server asks and retries once
-//!   ([`authsession::AuthSession`]), written once for every runtime;
+//!   ([`authsession::AuthSession`]), written once for every runtime, and [`async_auth`], its
+//!   side on every async runtime;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 //! - [`cache`]: the catalog cache a client's sessions may share ([`ClientBuilder::catalog_cache`]),
 //!   per server URL and credential, behind a small [`cache::Store`] trait.
@@ -69,6 +70,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_auth;
 pub mod async_run;
 pub mod auth;
 pub mod authsession;

@@ -111,7 +111,11 @@ pub async fn write_all<R: AsyncNet>(stream: &mut R::Stream, mut bytes: &[u8]) ->
 
 /// `future`'s output, or `None` once `limit` passed.
 pub async fn within<R: AsyncNet, T>(limit: Duration, future: impl Future<Output = T>) -> Option<T> {
-    let at = Instant::now() + limit;
+    until::<R, T>(Instant::now() + limit, future).await
+}
+
+/// `future`'s output, or `None` once `at` passed.
+pub async fn until<R: AsyncNet, T>(at: Instant, future: impl Future<Output = T>) -> Option<T> {
     async { Some(future.await) }
         .or(async {
             R::sleep_until(at).await;
