@@ -1,7 +1,7 @@
 //! The authorizing session ([`AuthSession`](crate::authsession::AuthSession)) of every async
 //! runtime ([`AsyncNet`]), written once: its sessions are the runtime's, each authorization
 //! request is one [`send`], and the embedder's user agent hook, which blocks by contract, runs
-//! where the runtime allows blocking ([`Runtime::unblock`]).
+//! where the runtime allows blocking ([`Runtime::unblock`](crate::Runtime::unblock)).
 
 use std::marker::PhantomData;
 use std::time::Instant;

@@ -100,9 +100,9 @@
 //!
 //! # Errors
 //!
-//! Every operation fails with the core's [`Error`], whose [`kind`](Error::kind) is one of the
+//! Every operation fails with the core's [`Error`](mcp_sansio::Error), whose [`kind`](mcp_sansio::Error::kind) is one of the
 //! three [`ErrorKind`](mcp_sansio::ErrorKind)s. What the adapter observes reaches the core as a
-//! [`TransportError`] and comes back as [`Error::Transport`], of kind `ConnectionFailed`:
+//! [`TransportError`] and comes back as [`Error::Transport`](mcp_sansio::Error::Transport), of kind `ConnectionFailed`:
 //!
 //! | [`TransportErrorKind`](mcp_sansio::TransportErrorKind) | when |
 //! |---|---|
