@@ -21,22 +21,22 @@
 //! [`Session::http_version`](mcp_sansio_net::Session::http_version) says which.
 //!
 //! ```no_run
-//! use mcp_sansio::Config;
-//! use mcp_sansio_smol_example::{AddressPolicy, Client};
+//! use mcp_sansio::{Config, Error};
+//! use mcp_sansio_smol_example::Client;
 //!
-//! smol::block_on(async {
-//!     let client = Client::builder()
-//!         .policy(AddressPolicy::strict().allow_loopback(true))
-//!         .build();
-//!     let mut session = client.connect(Config::new("http://127.0.0.1:8080/mcp")?).await?;
-//!     for tool in &session.list_tools().await?.tools {
-//!         println!("{}", tool.name());
-//!     }
-//!     let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
-//!     println!("error: {}", result.is_error);
-//!     session.close().await
-//! })?;
-//! # Ok::<(), mcp_sansio::Error>(())
+//! fn main() -> Result<(), Error> {
+//!     smol::block_on(async {
+//!         let client = Client::new();
+//!         let url = "https://mcp.example.com/mcp";
+//!         let mut session =
+//!             client.connect(Config::new(url)?).await?;
+//!         let catalog = session.list_tools().await?;
+//!         let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
+//!         println!("{} tools", catalog.tools.len());
+//!         println!("tool error: {}", result.is_error);
+//!         session.close().await
+//!     })
+//! }
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

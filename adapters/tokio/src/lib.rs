@@ -5,21 +5,19 @@
 //! `mcp-sansio-blocking`; on smol: the `mcp-sansio-smol-example` crate of the repository):
 //!
 //! ```no_run
-//! use mcp_sansio::Config;
+//! use mcp_sansio::{Config, Error};
 //! use mcp_sansio_tokio::Client;
 //!
 //! #[tokio::main(flavor = "current_thread")]
-//! async fn main() -> Result<(), mcp_sansio::Error> {
-//!     let client = Client::new(); // strict address policy, system resolver, webpki roots, pool
-//!     let config = Config::new("https://mcp.example.com/mcp")?.with_bearer_token("secret");
-//!     let mut session = client.connect(config).await?;
-//!     println!("{} ({})", session.version(), session.era());
+//! async fn main() -> Result<(), Error> {
+//!     let client = Client::new();
+//!     let url = "https://mcp.example.com/mcp";
+//!     let mut session =
+//!         client.connect(Config::new(url)?).await?;
 //!     let catalog = session.list_tools().await?;
-//!     for tool in &catalog.tools {
-//!         println!("{}", tool.name());
-//!     }
 //!     let result = session.call_tool("echo", br#"{"text":"hi"}"#).await?;
-//!     println!("error: {}, {} blocks", result.is_error, result.content.len());
+//!     println!("{} tools", catalog.tools.len());
+//!     println!("tool error: {}", result.is_error);
 //!     session.close().await
 //! }
 //! ```
