@@ -51,3 +51,9 @@ pub type Client = mcp_sansio_net::Client<SmolNet>;
 /// sockets; [`Session::close`](mcp_sansio_net::Session::close) also ends a legacy session on the
 /// server.
 pub type Session = mcp_sansio_net::Session<SmolNet>;
+
+/// A [`Session`] that authorizes when the server asks (a 401, or a 403 `insufficient_scope`)
+/// and retries once: the shared [`AuthSession`](mcp_sansio_net::authsession::AuthSession) on
+/// smol ([`AsyncAuth`](mcp_sansio_net::async_auth::AsyncAuth)).
+pub type AuthSession =
+    mcp_sansio_net::authsession::AuthSession<mcp_sansio_net::async_auth::AsyncAuth<SmolNet>>;
