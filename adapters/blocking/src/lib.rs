@@ -41,7 +41,9 @@
 //!   GOAWAY(NO_ERROR) and closes it;
 //!   [`ClientBuilder::http1_only`](mcp_sansio_net::ClientBuilder::http1_only) turns HTTP/2 off;
 //! - sockets the core declares reusable go back to a per-client idle pool, keyed by origin;
-//! - the era negotiated with an origin is offered as a hint to the next connect to it.
+//! - the era negotiated with an origin is offered as a hint to the next connect to it
+//!   (HTTP/2, the errors, era hints and the catalog cache are the same on every runtime: see
+//!   [`mcp_sansio_net::Client`]).
 //!
 //! A session's only open exchange on an idle pooled socket (the pages of a listing, the calls of
 //! a warm session) is moved by the calling thread itself; other exchanges each run in a task of
