@@ -3,6 +3,7 @@
 
 mod on_thread;
 
+use mcp_sansio_net::auth::AuthSessionError;
 use mcp_sansio_smol_example::{AuthSession, Client};
 use mcp_sansio_test_support::m2m_auth_tests;
 use on_thread::Block as _;
