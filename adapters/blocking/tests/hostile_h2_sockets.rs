@@ -9,11 +9,7 @@
 use mcp_sansio_test_support::hostile::h2 as h2_catalogue;
 use mcp_sansio_test_support::hostile::h2_sockets;
 
-use std::sync::atomic::Ordering;
-use std::sync::mpsc;
-use std::time::Instant;
-
-use h2_catalogue::{scenarios, H2Op, H2Scenario};
+use h2_catalogue::{H2Op, H2Scenario};
 use mcp_sansio_blocking::{AddressPolicy, Client};
 
 /// Runs one scenario's operation; `Ok(Some(problem))` for a problem before the operation.
@@ -37,35 +33,7 @@ fn operate(sc: &H2Scenario, port: u16) -> Result<Option<String>, mcp_sansio::Err
 }
 
 /// Runs one scenario; returns what went wrong, if anything.
-fn run(sc: H2Scenario) -> Option<String> {
-    let sc = h2_sockets::prepare(sc);
-    let (port, seen) = h2_sockets::serve(&sc);
-    let limit = h2_sockets::limit(&sc);
-    let started = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    let name = sc.name;
-    let worker = sc.clone();
-    std::thread::spawn(move || {
-        let _ = tx.send(operate(&worker, port));
-    });
-    let Ok(result) = rx.recv_timeout(limit) else {
-        return Some(format!("{name}: did not end within {limit:?}"));
-    };
-    if started.elapsed() > limit {
-        return Some(format!("{name}: took {:?}", started.elapsed()));
-    }
-    h2_sockets::judge(&sc, result, seen.load(Ordering::SeqCst))
-}
-
 #[test]
 fn hostile_http2_servers_over_sockets_end_in_their_typed_errors() {
-    let threads: Vec<_> = scenarios()
-        .into_iter()
-        .map(|sc| std::thread::spawn(move || run(sc)))
-        .collect();
-    let problems: Vec<String> = threads
-        .into_iter()
-        .filter_map(|t| t.join().unwrap())
-        .collect();
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    h2_sockets::play_all(operate);
 }

@@ -21,26 +21,13 @@ static ALLOC: adapter_run::Counting = adapter_run::Counting;
 
 use std::time::{Duration, Instant};
 
-use adapter_run::{config_for, input_answer, measure, start, Run};
+use adapter_run::{config_for, input_answer, Run};
 use hostile::{Op, Outcome, Scenario};
 use mcp_sansio_blocking::{AddressPolicy, Client};
 use operate::Answer;
 
 fn run(s: &Scenario, counted: bool) -> Run {
-    let server = start(s);
-    let ((outcome, took), peak) = if counted {
-        measure(|| operate(s, server.port))
-    } else {
-        (operate(s, server.port), 0)
-    };
-    // A legacy cancellation may outlive the failed operation by one close_time.
-    let left_open = server.stop(s.budgets.close_time + Duration::from_secs(1));
-    Run {
-        outcome,
-        took,
-        left_open,
-        peak,
-    }
+    adapter_run::run_on_this_thread(s, counted, operate)
 }
 
 hostile_socket_test!([]);

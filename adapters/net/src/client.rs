@@ -630,6 +630,58 @@ pub trait ClientRuntime: Sized + 'static {
 ///
 /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves with the
 /// system resolver and trusts the Mozilla roots of `webpki-roots`.
+///
+/// # HTTP/2
+///
+/// When the TLS handshake of an `https` endpoint negotiates `h2`, the session speaks HTTP/2 on the
+/// origin's one HTTP/2 connection, shared by every session of the [`Client`]
+/// ([`SharedH2`]): the first session to the origin dials (others connecting
+/// meanwhile wait and join), every exchange of every session is a stream of that socket, driven by
+/// the core's HTTP/2 client (every frame byte budgeted, each session keeping its own budgets), and
+/// one fresh socket is dialled for all of them when the server sends GOAWAY or a request must be
+/// retried on a fresh socket. A dropped session resets its own streams; when the last session
+/// leaves, the socket stays idle for the next one (see [`SharedH2`]), and dropping
+/// the client writes GOAWAY(NO_ERROR) and closes it. Otherwise the session speaks HTTP/1.1,
+/// starting on the socket just dialled. [`Session::http_version`](crate::Session::http_version)
+/// says which. [`ClientBuilder::http1_only`](crate::ClientBuilder::http1_only) turns HTTP/2 off;
+/// [`ClientBuilder::h2_prior_knowledge`](crate::ClientBuilder::h2_prior_knowledge) speaks HTTP/2 in
+/// clear text to `http` endpoints. A client that records gives each HTTP/2 session a socket of its
+/// own, recorded as an HTTP/2 transcript
+/// ([`ClientBuilder::record_to`](crate::ClientBuilder::record_to)); an origin with an idle HTTP/1.1
+/// socket in the pool keeps HTTP/1.1. Each HTTP/2 socket is served by one task (a thread of the
+/// runtime's executor) that writes what the connection sends and feeds it what it reads.
+///
+/// # Errors
+///
+/// Every operation fails with the core's [`Error`](mcp_sansio::Error), whose
+/// [`kind`](mcp_sansio::Error::kind) is one of the three [`ErrorKind`](mcp_sansio::ErrorKind)s.
+/// What an adapter observes reaches the core as a [`TransportError`]
+/// and comes back as [`Error::Transport`](mcp_sansio::Error::Transport), of kind
+/// `ConnectionFailed`:
+///
+/// | [`TransportErrorKind`](mcp_sansio::TransportErrorKind) | when |
+/// |---|---|
+/// | `AddressRefused` | the policy refused every address of the host; no socket was opened |
+/// | `Resolve` | the name did not resolve, or to no address |
+/// | `Connect` | no admitted address accepted a connection within the dial timeout |
+/// | `Tls` | the TLS handshake failed (untrusted certificate, wrong name, …) |
+/// | `Io` | writing the request or reading the response failed |
+///
+/// # Era hints
+///
+/// With era hints on (the default), the [`Client`] remembers per origin the era and version
+/// a connection negotiated and offers them to the next [`Client::connect`] to the same origin whose
+/// configuration has no hint of its own: a modern origin then connects without any request.
+///
+/// # Catalog cache
+///
+/// Off by default; `Client::builder().catalog_cache(true)` turns it on. A 2026-07-28 listing is
+/// then reused by the client's next sessions of the same server URL and bearer token for
+/// min(`ttlMs`, 5 minutes): such a work item connects and lists with no request at all, and calls a
+/// cached tool with its `x-mcp-header` parameters at once. It is off by default because a cached
+/// listing hides the server's changes to its tools for that long. See [`cache`](crate::cache) for
+/// its bounds, its invalidation and the shared store (`ClientBuilder::shared_store`) a platform of
+/// many processes can give it.
 pub struct Client<R: ClientRuntime> {
     shared: Arc<Shared<R::Socket>>,
 }

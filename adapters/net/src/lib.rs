@@ -52,11 +52,16 @@
 //! - [`route`]: how a new session finds its way (join, wait for or dial the origin's shared
 //!   HTTP/2 connection, a recorded socket of its own, or HTTP/1.1), written once ([`route::H2Glue`]);
 //! - [`async_run`]: the run loop of an async adapter ([`AsyncIo`], [`Wake`], [`SessionDriver::run`]);
+//! - [`tasks`]: an async runtime's exchanges, inline exchange and HTTP/2 sockets, written once
+//!   against the small [`AsyncNet`] trait (read, write, spawn, sleep);
+//! - `smol_rt` (feature `smol`): that trait on smol, which the smol and the blocking adapters
+//!   run on;
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
 //!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
 //!   blocking dial, both under a deadline checked around every socket operation;
 //! - [`authsession`]: the session that authorizes when the server asks and retries once
-//!   ([`authsession::AuthSession`]), written once for every runtime;
+//!   ([`authsession::AuthSession`]), written once for every runtime, and [`async_auth`], its
+//!   side on every async runtime;
 //! - [`client`]: the state every session of a client shares and the one [`ClientBuilder`].
 //! - [`cache`]: the catalog cache a client's sessions may share ([`ClientBuilder::catalog_cache`]),
 //!   per server URL and credential, behind a small [`cache::Store`] trait.
@@ -65,6 +70,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_auth;
 pub mod async_run;
 pub mod auth;
 pub mod authsession;
@@ -80,6 +86,9 @@ pub mod resolve;
 pub mod route;
 pub mod runtime;
 pub mod signer;
+#[cfg(feature = "smol")]
+pub mod smol_rt;
+pub mod tasks;
 pub mod tls;
 pub mod trace;
 pub mod wire;
@@ -96,6 +105,7 @@ pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
 pub use runtime::{Dialled, Runtime, StdNet};
+pub use tasks::{AsyncH2, AsyncNet, Tasks};
 pub use tls::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
     CaCertError,

@@ -1,8 +1,6 @@
 //! HTTP/2 through the smol example, against the in-test HTTP/2 server on 127.0.0.1: h2c with
 //! prior knowledge and TLS negotiating `h2` by ALPN, several sessions of one client on one socket.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::Ordering;
 #[allow(unused_imports)]
 use std::{sync::Arc, time::Duration};
@@ -16,30 +14,15 @@ use mcp_sansio_smol_example::Client;
 use mcp_sansio_test_support::adapter_tests::h2::{self, h2_server};
 use mcp_sansio_test_support::h2_tests;
 
-/// Runs an operation of the smol example to its end on this thread (its sockets' tasks run on
-/// smol's global executor); the shared tests' helpers that are plain functions already ran.
-trait Block {
-    type Output;
-    fn block(self) -> Self::Output;
-}
+mod block;
 
-impl<T> Block for Pin<Box<dyn Future<Output = T> + Send + '_>> {
-    type Output = T;
-    fn block(self) -> T {
-        smol::block_on(self)
-    }
-}
+use block::Block;
 
 impl Block for smol::Timer {
     type Output = std::time::Instant;
     fn block(self) -> Self::Output {
         smol::block_on(self)
     }
-}
-
-impl Block for () {
-    type Output = ();
-    fn block(self) {}
 }
 
 // The HTTP/2 tests the tokio and blocking adapters declare, each operation run to its end on the

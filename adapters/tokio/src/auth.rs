@@ -57,108 +57,25 @@
 //! # Ok(()) }
 //! ```
 
-use std::time::Instant as StdInstant;
-
-use mcp_sansio::auth::{AuthRequest, AuthResponse};
-use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
-use mcp_sansio_net::auth::{lock_hook, Prepared, SharedHook};
 pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
-use mcp_sansio_net::authsession::AuthRuntime;
-use mcp_sansio_net::dial::{io_error, DialDeadline};
-use mcp_sansio_net::runtime;
 
-use crate::Tokio;
-use mcp_sansio_net::wire::WIRE_READ;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use crate::{CallObserver, Client, Session};
+#[allow(unused_imports)] // the module docs name them
+use crate::{Client, Session};
 
 /// A [`Session`] that authorizes when the server asks: see the [module docs](self).
 pub type AuthSession = mcp_sansio_net::authsession::AuthSession<TokioAuth>;
 
 /// The tokio side of an [`AuthSession`]: sessions of this crate, authorization requests through
 /// [`send`], the user agent (the embedder's blocking hook) on the blocking pool.
-#[derive(Debug)]
-pub struct TokioAuth;
+pub type TokioAuth = mcp_sansio_net::async_auth::AsyncAuth<crate::Tokio>;
 
-impl AuthRuntime for TokioAuth {
-    type Client = Client;
-    type Session = Session;
-
-    async fn connect(client: &Client, config: Config) -> Result<Session, Error> {
-        client.connect(config).await
-    }
-
-    async fn list_tools(s: &mut Session) -> Result<Catalog, Error> {
-        s.list_tools().await
-    }
-
-    async fn call_tool_with(
-        s: &mut Session,
-        name: &str,
-        arguments_json: &[u8],
-        observer: &mut dyn CallObserver,
-    ) -> Result<CallResult, Error> {
-        s.call_tool_with(name, arguments_json, observer).await
-    }
-
-    async fn close(s: Session) -> Result<(), Error> {
-        s.close().await
-    }
-
-    async fn send(http: &AuthHttp, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
-        send(http, req).await
-    }
-
-    async fn open_user_agent(hook: SharedHook, url: String) -> Result<String, String> {
-        tokio::task::spawn_blocking(move || lock_hook(&hook).open_user_agent(&url))
-            .await
-            .unwrap_or_else(|e| Err(format!("the user agent hook failed: {e}")))
-    }
-}
-
-/// One authorization exchange on the runtime, within [`AuthHttp::exchange_timeout`] counted
-/// from its start: resolved and vetted as the MCP dial does, the vetted address dialled, then
-/// the exchange's bytes moved (TLS handshake and records included) until its response.
-pub async fn send(http: &AuthHttp, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
-    let deadline = DialDeadline::new(StdInstant::now(), http.exchange_timeout());
-    let prepared = http.prepare(req)?;
-    let exchange = run(http, prepared, &deadline);
-    match tokio::time::timeout_at(deadline.at().into(), exchange).await {
-        Ok(result) => result,
-        Err(_) => Err(http.expired()),
-    }
-}
-
-async fn run(
+/// One authorization exchange on tokio, within [`AuthHttp::exchange_timeout`] counted from its
+/// start ([`mcp_sansio_net::async_auth::send`]).
+pub async fn send(
     http: &AuthHttp,
-    mut p: Prepared,
-    deadline: &DialDeadline,
-) -> Result<AuthResponse, TransportError> {
-    let guard = http.clone();
-    let (host, port) = (p.host.clone(), p.port);
-    let vetted = runtime::vet(&Tokio, move || guard.vetted(&host, port)).await?;
-    let (_, mut tcp) = runtime::connect(&Tokio, &vetted, deadline).await?;
-    let mut buf = vec![0u8; WIRE_READ];
-    loop {
-        while !p.wire.outgoing().is_empty() {
-            let n = tcp
-                .write(p.wire.outgoing())
-                .await
-                .map_err(|e| io_error(&e))?;
-            if n == 0 {
-                return Err(io_error(&std::io::ErrorKind::WriteZero.into()));
-            }
-            p.wire.sent(n);
-        }
-        let n = tcp.read(&mut buf).await.map_err(|e| io_error(&e))?;
-        if n == 0 {
-            return p.wire.closed();
-        }
-        if let Some(response) = p.wire.incoming(&buf[..n])? {
-            return Ok(response);
-        }
-    }
+    req: &mcp_sansio::auth::AuthRequest,
+) -> Result<mcp_sansio::auth::AuthResponse, mcp_sansio::TransportError> {
+    mcp_sansio_net::async_auth::send::<crate::Tokio>(http, req).await
 }

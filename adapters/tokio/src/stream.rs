@@ -1,7 +1,6 @@
 //! The socket of an exchange, plain or TLS, and its idle check.
 
 use std::io;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use mcp_sansio_net::dial::{still_idle, Peek};
@@ -16,7 +15,20 @@ pub enum Stream {
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
 
+/// What a [`Stream`] reads and writes through, plain or TLS.
+pub(crate) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
 impl Stream {
+    /// The socket to read and write.
+    pub(crate) fn io(&mut self) -> &mut dyn Io {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.as_mut(),
+        }
+    }
+
     /// Whether the TLS handshake negotiated HTTP/2 (ALPN `h2`); never for a plain socket.
     pub(crate) fn is_h2(&self) -> bool {
         match self {
@@ -47,45 +59,5 @@ impl Stream {
             Poll::Ready(Ok(_)) => Peek::Bytes,
         };
         still_idle(tls, buffered, peek)
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
     }
 }

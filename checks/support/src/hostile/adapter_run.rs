@@ -424,3 +424,27 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
         failures.join("\n")
     );
 }
+
+/// One scenario through `operate` (an adapter's operation run to its end on the calling thread):
+/// its outcome, under the counting allocator when `counted`, and the connections left open once
+/// a legacy cancellation had time to end.
+pub fn run_on_this_thread(
+    s: &Scenario,
+    counted: bool,
+    operate: impl Fn(&Scenario, u16) -> (Outcome, Duration),
+) -> Run {
+    let server = start(s);
+    let ((outcome, took), peak) = if counted {
+        measure(|| operate(s, server.port))
+    } else {
+        (operate(s, server.port), 0)
+    };
+    // A legacy cancellation may outlive the failed operation by one close_time.
+    let left_open = server.stop(s.budgets.close_time + Duration::from_secs(1));
+    Run {
+        outcome,
+        took,
+        left_open,
+        peak,
+    }
+}

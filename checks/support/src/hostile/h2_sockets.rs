@@ -124,3 +124,41 @@ pub fn judge(
         Err(_) => None,
     }
 }
+
+/// Runs every scenario of the HTTP/2 catalogue at once, one thread each, through `operate` (an
+/// adapter's operation run to its end on the calling thread), and fails with every problem
+/// [`judge`] found, or a scenario that did not end within its [`limit`].
+pub fn play_all(operate: fn(&H2Scenario, u16) -> Result<Option<String>, Error>) {
+    let threads: Vec<_> = super::h2::scenarios()
+        .into_iter()
+        .map(|sc| std::thread::spawn(move || play(sc, operate)))
+        .collect();
+    let problems: Vec<String> = threads
+        .into_iter()
+        .filter_map(|t| t.join().unwrap())
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn play(
+    sc: H2Scenario,
+    operate: fn(&H2Scenario, u16) -> Result<Option<String>, Error>,
+) -> Option<String> {
+    let sc = prepare(sc);
+    let (port, seen) = serve(&sc);
+    let limit = limit(&sc);
+    let started = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = sc.name;
+    let worker = sc.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(operate(&worker, port));
+    });
+    let Ok(result) = rx.recv_timeout(limit) else {
+        return Some(format!("{name}: did not end within {limit:?}"));
+    };
+    if started.elapsed() > limit {
+        return Some(format!("{name}: took {:?}", started.elapsed()));
+    }
+    judge(&sc, result, seen.load(Ordering::SeqCst))
+}

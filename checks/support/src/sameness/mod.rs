@@ -1,15 +1,20 @@
-//! The sameness table: scenarios run through both adapters over 127.0.0.1, each checked against
-//! the requests its server must see and the outcome its operations must come to, and (where both
-//! adapters run in one test) against each other's transcripts, timing aside.
+//! The sameness table: scenarios run through every adapter (tokio, blocking, smol) over
+//! 127.0.0.1, each checked against the requests its server must see and the outcome its
+//! operations must come to, and (where several adapters run in one test) against each other's
+//! transcripts, timing aside.
 //!
 //! An adapter's test uses this module and supplies a [`Runner`] (the blocking adapter's is
-//! `run_blocking`, the tokio adapter's `run_tokio`).
+//! `run_blocking`, the tokio adapter's `run_tokio`, the smol adapter's `run_smol`).
 //!
 //! Only `std`, `serde_json`, `mcp_sansio` and `mcp_sansio_transcript`: both adapters have them.
 #![allow(dead_code)]
 
+#[cfg(feature = "net")]
+pub mod run_async;
 #[cfg(feature = "blocking")]
 pub mod run_blocking;
+#[cfg(feature = "smol")]
+pub mod run_smol;
 #[cfg(feature = "tokio")]
 pub mod run_tokio;
 
