@@ -218,10 +218,11 @@ impl Http1Socket {
                 ResponseEvent::End { reusable, raw } => {
                     // Bytes after the end on the same socket: it cannot carry another exchange.
                     let reusable = reusable && input.is_empty();
-                    return conn.handle_response_event(now, exchange, ResponseEvent::End {
-                        reusable,
-                        raw,
-                    });
+                    return conn.handle_response_event(
+                        now,
+                        exchange,
+                        ResponseEvent::End { reusable, raw },
+                    );
                 }
                 head => head,
             };

@@ -115,9 +115,7 @@ impl Connection {
             .ledger
             .charge(usize::try_from(raw).unwrap_or(usize::MAX));
         let error = match charged {
-            Err(_) if error.budget().is_none() => {
-                Error::Budget(self.ledger.exceeded())
-            }
+            Err(_) if error.budget().is_none() => Error::Budget(self.ledger.exceeded()),
             _ => self.wire_error(error),
         };
         self.exchange_broken(now, ex, error);

@@ -297,8 +297,11 @@ impl Driver {
             let mut any = false;
             while let Some(t) = self.conn.poll_transmit() {
                 self.recorder.transmit(self.now, &t);
-                self.sends
-                    .push((t.exchange.0, t.fresh_socket, redact_request(&Http1Socket::encode(&t).unwrap_or_default())));
+                self.sends.push((
+                    t.exchange.0,
+                    t.fresh_socket,
+                    redact_request(&Http1Socket::encode(&t).unwrap_or_default()),
+                ));
                 any = true;
             }
             while let Some(e) = self.conn.poll_event() {
