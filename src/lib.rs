@@ -6,6 +6,7 @@
 //! (`mcp-sansio-tokio`, `mcp-sansio-blocking`) does the same with sockets and a clock.
 //!
 //! ```
+//! use mcp_sansio::socket::Http1Socket;
 //! use mcp_sansio::{Config, Connection, Event, Instant};
 //!
 //! // A server of the 2026-07-28 revision: answers each JSON-RPC request by its method.
@@ -25,14 +26,16 @@
 //!
 //! // The run loop: send what the connection asks, feed back what arrives (in any split),
 //! // collect its events, until it has nothing more to send.
-//! fn run(conn: &mut Connection, now: Instant) -> Vec<Event> {
+//! fn run(conn: &mut Connection, socket: &mut Http1Socket, now: Instant) -> Vec<Event> {
 //!     let mut events = Vec::new();
 //!     loop {
 //!         let mut sent = false;
 //!         while let Some(t) = conn.poll_transmit() {
-//!             // An adapter writes `t.bytes` on a socket for `t.exchange` and reads the answer.
-//!             for piece in server(&t.bytes).chunks(5) {
-//!                 conn.handle_bytes(now, t.exchange, piece);
+//!             // An adapter writes the request's HTTP/1.1 bytes on a socket for `t.exchange`
+//!             // and reads the answer.
+//!             let request = Http1Socket::encode(&t).unwrap();
+//!             for piece in server(&request).chunks(5) {
+//!                 socket.handle_bytes(conn, now, t.exchange, piece);
 //!             }
 //!             sent = true;
 //!         }
@@ -45,10 +48,11 @@
 //! }
 //!
 //! let mut conn = Connection::new(Config::new("http://127.0.0.1:8080/mcp")?)?;
+//! let mut socket = Http1Socket::new();
 //! let now = Instant::ZERO; // an adapter reads its monotonic clock here
 //!
 //! conn.connect(now);
-//! let connected = run(&mut conn, now).into_iter().find_map(|e| match e {
+//! let connected = run(&mut conn, &mut socket, now).into_iter().find_map(|e| match e {
 //!     Event::Connected { version, .. } => Some(version),
 //!     Event::Failed { error, .. } => panic!("{error} ({})", error.kind()),
 //!     _ => None, // ExchangeFinished / ExchangeAbandoned: pool or close the socket
@@ -56,21 +60,21 @@
 //! assert_eq!(connected.as_deref(), Some("2026-07-28"));
 //!
 //! conn.list_tools(now);
-//! let catalog = run(&mut conn, now).into_iter().find_map(|e| match e {
+//! let catalog = run(&mut conn, &mut socket, now).into_iter().find_map(|e| match e {
 //!     Event::ToolsListed(catalog) => Some(catalog),
 //!     _ => None,
 //! });
 //! assert_eq!(catalog.unwrap().tools[0].name(), "echo");
 //!
 //! conn.call_tool(now, "echo", br#"{"text":"hi"}"#);
-//! let result = run(&mut conn, now).into_iter().find_map(|e| match e {
+//! let result = run(&mut conn, &mut socket, now).into_iter().find_map(|e| match e {
 //!     Event::CallFinished(result) => Some(result),
 //!     _ => None,
 //! });
 //! assert!(!result.unwrap().is_error);
 //!
 //! conn.close(now);
-//! assert!(run(&mut conn, now).iter().any(|e| matches!(e, Event::Closed)));
+//! assert!(run(&mut conn, &mut socket, now).iter().any(|e| matches!(e, Event::Closed)));
 //! # Ok::<(), Box<dyn core::error::Error>>(())
 //! ```
 //!
@@ -114,11 +118,13 @@
 //! Three lower layers are public too, for adapters that run the exchanges themselves (as
 //! `mcp-sansio-net` does), in the way a TLS library documents its unbuffered API:
 //!
-//! - [`wire`]: the wire-neutral exchange boundary between the state machine and a wire codec
-//!   (a [`wire::Request`] down, [`wire::ResponseEvent`]s up, [`wire::Codec`] naming the wire).
+//! - [`wire`]: the wire-neutral exchange boundary between the state machine and the sockets
+//!   (a [`wire::Request`] down, [`wire::ResponseEvent`]s up, each with its raw cost).
 //! - [`http1`]: the HTTP/1.1 codec below it: the request encoder and the incremental response
 //!   decoder.
 //! - [`h2`]: HTTP/2, sans-IO: HPACK, the frame codec and the client connection.
+//! - [`socket`]: [`socket::Http1Socket`], above both the state machine and the HTTP/1.1 codec,
+//!   encodes a connection's requests and decodes each exchange's bytes into response events.
 //! - [`mux`]: [`mux::H2Socket`], above both the state machine and the HTTP/2 codec, runs the
 //!   exchanges of several connections as the streams of one HTTP/2 socket.
 //!
@@ -148,6 +154,7 @@ mod jsonrpc;
 mod list;
 pub mod mux;
 mod prelude;
+pub mod socket;
 mod sse;
 mod time;
 pub mod wire;

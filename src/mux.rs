@@ -30,8 +30,8 @@ struct Route {
     carried: u64,
 }
 
-/// One HTTP/2 socket shared by several work items ([`Connection`]s built with
-/// [`Codec::Http2`](crate::wire::Codec::Http2)), each keeping its own budgets.
+/// One HTTP/2 socket shared by several work items ([`Connection`]s), each keeping its own
+/// budgets.
 ///
 /// Every exchange a work item starts becomes a stream of this socket's [`ClientConnection`]:
 /// the stream's allowance is what the work item's byte budget has left, and every frame of the
@@ -70,14 +70,13 @@ struct Route {
 /// use mcp_sansio::h2::client::PREFACE;
 /// use mcp_sansio::h2::H2Config;
 /// use mcp_sansio::mux::H2Socket;
-/// use mcp_sansio::wire::Codec;
 /// use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 ///
 /// let mut config = Config::new("https://mcp.example.com/mcp")?;
 /// config.era_hint = Some(EraHint { era: Era::Modern, version: "2026-07-28".into() });
 /// let now = Instant::ZERO;
 /// let mut socket = H2Socket::new(now, H2Config::default(), "https");
-/// let work = socket.add(Connection::with_codec(config, Codec::Http2)?);
+/// let work = socket.add(Connection::new(config)?);
 /// let conn = socket.connection_mut(work).unwrap();
 /// conn.connect(now);
 /// conn.list_tools(now);
@@ -165,9 +164,7 @@ impl H2Socket {
         }
     }
 
-    /// Adds a work item. Its exchanges become streams of this socket; a connection built for
-    /// HTTP/1.1 ([`Codec::Http1`](crate::wire::Codec::Http1)) has nothing to send here and its requests come out of
-    /// [`poll_fresh`](Self::poll_fresh).
+    /// Adds a work item. Its exchanges become streams of this socket.
     ///
     /// The slot of a work item that was [`remove`](Self::remove)d is used again once nothing
     /// of it is left to hand out (no event or request of it waiting in this socket), so a socket
@@ -334,7 +331,7 @@ impl H2Socket {
                 let Some(conn) = slot else { continue };
                 while let Some(t) = conn.poll_transmit() {
                     progress = true;
-                    if t.request.is_none() || (t.fresh_socket && self.used) {
+                    if t.fresh_socket && self.used {
                         self.fresh.push_back((WorkId(w), t));
                     } else {
                         self.waiting.push_back((w, t));
@@ -346,10 +343,7 @@ impl H2Socket {
                 let Some(conn) = self.items.get_mut(w).and_then(Option::as_mut) else {
                     continue;
                 };
-                let Some(request) = &t.request else {
-                    self.fresh.push_back((WorkId(w), t));
-                    continue;
-                };
+                let request = &t.request;
                 if self.conn.error().is_some() || self.conn.goaway().is_some() {
                     self.fresh.push_back((WorkId(w), t));
                     progress = true;
@@ -453,12 +447,17 @@ impl H2Socket {
                     status,
                     headers,
                     content_length,
+                    close_delimited: false,
                 };
                 conn.handle_response_event(now, exchange, ResponseEvent::Head { head, raw });
             }
             StreamEvent::Data { data, .. } if data.is_empty() => self.routes[i].carried = raw,
             StreamEvent::Data { data, .. } => {
-                let event = ResponseEvent::Body { bytes: &data, raw };
+                let event = ResponseEvent::Body {
+                    bytes: &data,
+                    raw,
+                    owner: None,
+                };
                 conn.handle_response_event(now, exchange, event);
             }
             StreamEvent::End { .. } => {

@@ -1,20 +1,20 @@
-//! The wire-neutral exchange boundary: what the connection's state machine says to a wire codec
+//! The wire-neutral exchange boundary: what the connection's state machine says to a socket
 //! and hears back, whatever the HTTP version.
 //!
 //! Down goes a [`Request`] (method, authority, path, headers, body); up come the
-//! [`ResponseEvent`]s of one response, from a per-exchange [`ResponseDecoder`]: a
-//! [`Head`](ResponseEvent::Head), [`Body`](ResponseEvent::Body) bytes and an
-//! [`End`](ResponseEvent::End), each carrying the raw bytes it cost. Every raw byte a decoder
-//! reads (framing, header blocks, bodies) is charged to the [`ByteLedger`] it is given, so the
-//! budgets hold whatever the wire.
-//!
-//! [`Codec`] names the wire an exchange runs on and is the one place that chooses between
-//! implementations: HTTP/1.1 ([`crate::http1`]) decodes its bytes here; over HTTP/2
-//! ([`crate::h2`]) the socket's connection decodes the frames of every stream and hands each
-//! exchange its events, with their raw cost, which its [`ResponseDecoder`] only observes
-//! ([`ResponseDecoder::observe`]). Nothing above this boundary tells the two apart.
+//! [`ResponseEvent`]s of one response: a [`Head`](ResponseEvent::Head),
+//! [`Body`](ResponseEvent::Body) bytes and an [`End`](ResponseEvent::End), each carrying the raw
+//! bytes it cost, which the connection charges to its byte budget. The connection holds no
+//! codec: a socket type above it encodes its requests and decodes each exchange's response into
+//! these events. Over HTTP/1.1 that is [`Http1Socket`](crate::socket::Http1Socket), which runs
+//! one [`ResponseDecoder`] per exchange against the connection's remaining allowance (so the
+//! byte budget fails at the exact byte); over HTTP/2 it is
+//! [`H2Socket`](crate::mux::H2Socket), whose [`crate::h2`] connection decodes the frames of
+//! every stream. Nothing above this boundary tells the two apart.
 
 use crate::prelude::*;
+
+use bytes::Bytes;
 
 use crate::budget::ByteLedger;
 use crate::h2::H2Error;
@@ -58,6 +58,15 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+impl Request {
+    /// Checks the request by the rules every wire shares (no CR, LF or NUL in a field, a valid
+    /// authority and path, names that are tokens): a request that passes can be encoded on
+    /// either wire.
+    pub fn check(&self) -> Result<(), RequestError> {
+        http1::request::check(self)
+    }
+}
+
 /// The head of a final (non-1xx) response, whatever the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResponseHead {
@@ -68,6 +77,10 @@ pub struct ResponseHead {
     pub headers: Vec<(String, Vec<u8>)>,
     /// The body length the response announced, if it did.
     pub content_length: Option<u64>,
+    /// Whether the body ends only when the peer closes the socket (HTTP/1.1 without
+    /// `Content-Length` or chunked framing): such a response never leaves a reusable socket.
+    /// Never over HTTP/2, where the end of a stream marks the end.
+    pub close_delimited: bool,
 }
 
 impl ResponseHead {
@@ -132,6 +145,11 @@ pub enum ResponseEvent<'a> {
         bytes: &'a [u8],
         /// Raw bytes they cost.
         raw: u64,
+        /// The buffer the bytes lie in, when its owner gives it away
+        /// ([`Http1Socket::handle_owned_bytes`](crate::socket::Http1Socket::handle_owned_bytes)):
+        /// a JSON body that arrives whole in one event is then kept as a slice of it rather
+        /// than copied. `None` otherwise.
+        owner: Option<&'a Bytes>,
     },
     /// The response is complete; exactly once.
     End {
@@ -164,6 +182,35 @@ pub enum WireError {
 }
 
 impl WireError {
+    /// Whether the error means the connection's byte budget
+    /// ([`Budget::ResponseBytes`](crate::Budget::ResponseBytes)) ran out but does not name it
+    /// itself: a `Content-Length` announcing more than it had left (nothing of the body is
+    /// read), or an HTTP/2 stream's allowance (what the budget had left when it opened) used
+    /// up. The connection reports these as its own budget, with the configured limit.
+    pub fn is_byte_budget_overrun(&self) -> bool {
+        use crate::budget::Budget;
+        match self {
+            WireError::Http1(Http1Error::ContentLengthExceedsBudget { .. }) => true,
+            WireError::Http1(_) => false,
+            WireError::Http2(H2Error::Budget(b)) => b.budget == Budget::ResponseBytes,
+            WireError::Http2(_) => false,
+        }
+    }
+
+    /// Whether the server is known never to have processed the request
+    /// ([`H2Error::never_processed`]: REFUSED_STREAM, or a GOAWAY below its stream), so that
+    /// it may be sent once more, even a tool call.
+    pub fn never_processed(&self) -> bool {
+        matches!(self, WireError::Http2(e) if e.never_processed())
+    }
+
+    /// Whether the response broke off mid-way on its own socket (a framing error or a short
+    /// body), as a transport failure would: a stream already under way may then be resumed.
+    /// An HTTP/2 stream's failure is the shared connection's and is not.
+    pub fn is_broken_socket(&self) -> bool {
+        matches!(self, WireError::Http1(_))
+    }
+
     /// The budget this error names, if it is an exceeded budget.
     pub fn budget(&self) -> Option<crate::budget::BudgetExceeded> {
         match self {
@@ -174,190 +221,140 @@ impl WireError {
     }
 }
 
-/// The wire an exchange runs on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Codec {
-    /// HTTP/1.1: one request per socket at a time; [`Transmit`](crate::Transmit) bytes are the
-    /// encoded request.
-    #[default]
-    Http1,
-    /// HTTP/2: every exchange is a stream of a shared connection; [`Transmit`](crate::Transmit)
-    /// carries the neutral [`Request`] (its `bytes` stay empty) and the response comes back as
-    /// [`ResponseEvent`]s through
-    /// [`Connection::handle_response_event`](crate::Connection::handle_response_event).
-    Http2,
-}
-
-impl Codec {
-    /// Encodes `request` for this wire, appending to `out`; nothing is appended on error.
-    pub fn encode_into(self, request: &Request, out: &mut Vec<u8>) -> Result<(), RequestError> {
-        match self {
-            Codec::Http1 => http1::encode_into(request, out),
-            // Frames are written by the socket's HTTP/2 connection, which owns the HPACK state;
-            // the request is only checked here, by the same rules (no CR, LF or NUL, …).
-            Codec::Http2 => http1::request::check(request),
-        }
-    }
-
-    /// A decoder for one response on this wire, under `limits`.
-    pub fn decoder(self, limits: ResponseLimits) -> ResponseDecoder {
-        match self {
-            Codec::Http1 => ResponseDecoder {
-                inner: Inner::Http1(http1::ResponseDecoder::new(limits)),
-                since_event: 0,
-            },
-            Codec::Http2 => ResponseDecoder {
-                inner: Inner::Http2(StreamState::default()),
-                since_event: 0,
-            },
-        }
-    }
-}
-
-/// The decoder of one exchange's response, for whichever wire it runs on.
+/// The HTTP/1.1 decoder of one response, as wire-neutral [`ResponseEvent`]s: what
+/// [`Http1Socket`](crate::socket::Http1Socket) runs for each exchange.
 #[derive(Clone, Debug)]
 pub struct ResponseDecoder {
-    inner: Inner,
+    inner: http1::ResponseDecoder,
     /// Raw bytes consumed since the last event.
     since_event: u64,
 }
 
-#[derive(Clone, Debug)]
-enum Inner {
-    Http1(http1::ResponseDecoder),
-    Http2(StreamState),
-}
-
-/// What an HTTP/2 exchange's response has shown so far: its events arrive decoded (by the
-/// socket's [`crate::h2::ClientConnection`]) and are only observed here.
-#[derive(Clone, Debug, Default)]
-struct StreamState {
-    status: Option<u16>,
-    ended: bool,
-}
-
 impl ResponseDecoder {
+    /// A decoder for one HTTP/1.1 response under `limits`.
+    pub fn new(limits: ResponseLimits) -> Self {
+        ResponseDecoder {
+            inner: http1::ResponseDecoder::new(limits),
+            since_event: 0,
+        }
+    }
+
     /// Consumes a prefix of `input`, charging every consumed byte to `ledger`, and returns at
     /// most one event. The contract is [`http1::ResponseDecoder::decode`]'s: while the response
     /// has not ended, a non-empty `input` yields progress; an `End` due without further bytes is
     /// returned by the next call, even with an empty `input`; after `End` nothing is consumed;
-    /// errors are sticky.
+    /// errors are sticky. Body events have no owner.
     pub fn decode<'a>(
         &mut self,
         input: &'a [u8],
         ledger: &mut ByteLedger,
     ) -> Result<Decoded<'a>, WireError> {
-        match &mut self.inner {
-            Inner::Http1(d) => {
-                let decoded = d.decode(input, ledger)?;
-                self.since_event = self
-                    .since_event
-                    .saturating_add(u64::try_from(decoded.consumed).unwrap_or(u64::MAX));
-                let event = decoded.event.map(|e| {
-                    let raw = core::mem::take(&mut self.since_event);
-                    match e {
-                        http1::ResponseEvent::Head(h) => ResponseEvent::Head {
-                            head: neutral_head(h),
-                            raw,
-                        },
-                        http1::ResponseEvent::Body(bytes) => ResponseEvent::Body { bytes, raw },
-                        http1::ResponseEvent::End { reusable } => {
-                            ResponseEvent::End { reusable, raw }
-                        }
-                    }
-                });
-                Ok(Decoded {
-                    consumed: decoded.consumed,
-                    event,
-                })
+        let decoded = self.inner.decode(input, ledger)?;
+        self.since_event = self
+            .since_event
+            .saturating_add(u64::try_from(decoded.consumed).unwrap_or(u64::MAX));
+        let event = decoded.event.map(|e| {
+            let raw = core::mem::take(&mut self.since_event);
+            match e {
+                http1::ResponseEvent::Head(h) => ResponseEvent::Head {
+                    head: neutral_head(h),
+                    raw,
+                },
+                http1::ResponseEvent::Body(bytes) => ResponseEvent::Body {
+                    bytes,
+                    raw,
+                    owner: None,
+                },
+                http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
             }
-            // An HTTP/2 stream has no bytes of its own: its events come through `observe`.
-            Inner::Http2(_) => Ok(Decoded {
-                consumed: 0,
-                event: None,
-            }),
-        }
+        });
+        Ok(Decoded {
+            consumed: decoded.consumed,
+            event,
+        })
     }
 
-    /// HTTP/2: records `event` of the exchange's stream (its status, its end). An event out of
-    /// order (a second head, anything after the end, body or end before the head) is refused.
-    pub fn observe(&mut self, event: &ResponseEvent<'_>) -> Result<(), WireError> {
-        let Inner::Http2(st) = &mut self.inner else {
-            return Ok(());
-        };
-        let malformed = |what| Err(WireError::Http2(H2Error::Malformed { what }));
-        if st.ended {
-            return malformed("an event after the end of the response");
-        }
-        match event {
-            ResponseEvent::Head { head, .. } => {
-                if st.status.is_some() {
-                    return malformed("a second response head");
-                }
-                st.status = Some(head.status);
-            }
-            ResponseEvent::Body { .. } if st.status.is_none() => {
-                return malformed("body before the response head")
-            }
-            ResponseEvent::End { .. } if st.status.is_none() => {
-                return malformed("the stream ended before the response head")
-            }
-            ResponseEvent::Body { .. } => {}
-            ResponseEvent::End { .. } => st.ended = true,
-        }
-        Ok(())
-    }
-
-    /// The peer ended the stream: the `End` of a response whose end that is (or was due), `None`
-    /// if the response had already ended, an error anywhere else.
+    /// The peer closed the socket: the `End` of a response whose end that is (a close-delimited
+    /// body, or an end that was due), `None` if the response had already ended, an error
+    /// anywhere else.
     pub fn finish(&mut self) -> Result<Option<ResponseEvent<'static>>, WireError> {
-        match &mut self.inner {
-            Inner::Http1(d) => Ok(d.finish()?.map(|e| {
-                let raw = core::mem::take(&mut self.since_event);
-                match e {
-                    http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
-                    // `finish` yields nothing else; an end that cannot be reused covers it.
-                    _ => ResponseEvent::End {
-                        reusable: false,
-                        raw,
-                    },
-                }
-            })),
-            Inner::Http2(st) if st.ended => Ok(None),
-            Inner::Http2(_) => Err(WireError::Http2(H2Error::Closed {
-                what: "the stream ended before the response did",
-            })),
-        }
+        Ok(self.inner.finish()?.map(|e| {
+            let raw = core::mem::take(&mut self.since_event);
+            match e {
+                http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
+                // `finish` yields nothing else; an end that cannot be reused covers it.
+                _ => ResponseEvent::End {
+                    reusable: false,
+                    raw,
+                },
+            }
+        }))
     }
 
-    /// The status of the final response, once its head was returned.
-    pub fn status(&self) -> Option<u16> {
-        match &self.inner {
-            Inner::Http1(d) => d.status(),
-            Inner::Http2(st) => st.status,
-        }
+    /// Raw bytes consumed (and charged to the ledgers given) since the last event returned:
+    /// what the next event's `raw` will carry.
+    pub fn pending_raw(&self) -> u64 {
+        self.since_event
     }
 
     /// Whether `End` was returned.
     pub fn is_ended(&self) -> bool {
-        match &self.inner {
-            Inner::Http1(d) => d.is_ended(),
-            Inner::Http2(st) => st.ended,
+        self.inner.is_ended()
+    }
+}
+
+/// What an exchange's response has shown so far, from the events it was given, whatever the
+/// wire: the connection's view of a response.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ResponseState {
+    status: Option<u16>,
+    delimited: bool,
+    ended: bool,
+}
+
+impl ResponseState {
+    /// Records `event` (its status, its end). An event out of order (a second head, anything
+    /// after the end, body or end before the head) is refused.
+    pub(crate) fn observe(&mut self, event: &ResponseEvent<'_>) -> Result<(), WireError> {
+        let malformed = |what| Err(WireError::Http2(H2Error::Malformed { what }));
+        if self.ended {
+            return malformed("an event after the end of the response");
         }
+        match event {
+            ResponseEvent::Head { head, .. } => {
+                if self.status.is_some() {
+                    return malformed("a second response head");
+                }
+                self.status = Some(head.status);
+                self.delimited = !head.close_delimited;
+            }
+            ResponseEvent::Body { .. } if self.status.is_none() => {
+                return malformed("body before the response head")
+            }
+            ResponseEvent::End { .. } if self.status.is_none() => {
+                return malformed("the stream ended before the response head")
+            }
+            ResponseEvent::Body { .. } => {}
+            ResponseEvent::End { .. } => self.ended = true,
+        }
+        Ok(())
+    }
+
+    /// The status of the final response, once its head was seen.
+    pub(crate) fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// Whether the end was seen.
+    pub(crate) fn is_ended(&self) -> bool {
+        self.ended
     }
 
     /// Whether the end of the response can be recognised without the peer closing (a framed
     /// body, or a stream that signals its end), so that reading the rest may leave a reusable
     /// socket. `false` before the head.
-    pub fn end_is_delimited(&self) -> bool {
-        match &self.inner {
-            Inner::Http1(d) => d
-                .head()
-                .is_some_and(|h| h.framing != Framing::CloseDelimited),
-            // END_STREAM always marks the end.
-            Inner::Http2(st) => st.status.is_some(),
-        }
+    pub(crate) fn end_is_delimited(&self) -> bool {
+        self.status.is_some() && self.delimited
     }
 }
 
@@ -372,5 +369,6 @@ fn neutral_head(h: http1::ResponseHead) -> ResponseHead {
         status: h.status,
         headers: h.headers,
         content_length,
+        close_delimited: h.framing == Framing::CloseDelimited,
     }
 }

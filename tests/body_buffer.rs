@@ -154,9 +154,10 @@ mod owned {
                     if chunk.len() == response.len() {
                         ranges.push((v.as_ptr() as usize, v.len()));
                     }
-                    h.conn.handle_owned_bytes(h.now, r.exchange, v);
+                    h.socket
+                        .handle_owned_bytes(&mut h.conn, h.now, r.exchange, v);
                 } else {
-                    h.conn.handle_bytes(h.now, r.exchange, chunk);
+                    h.socket.handle_bytes(&mut h.conn, h.now, r.exchange, chunk);
                 }
             }
             h.drain();

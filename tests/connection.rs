@@ -2098,11 +2098,12 @@ fn sse_socket_is_finished_after_its_outcome_whatever_the_split() {
         let response = sse_response(&[], &stream, false);
         let mut events = Vec::new();
         if whole {
-            h.conn.handle_bytes(h.now, t.exchange, &response);
+            h.socket
+                .handle_bytes(&mut h.conn, h.now, t.exchange, &response);
         }
         for b in response.iter().filter(|_| !whole) {
-            h.conn
-                .handle_bytes(h.now, t.exchange, std::slice::from_ref(b));
+            h.socket
+                .handle_bytes(&mut h.conn, h.now, t.exchange, std::slice::from_ref(b));
             while let Some(e) = h.conn.poll_event() {
                 events.push(e);
             }
@@ -2275,8 +2276,8 @@ fn sse_result_is_reported_at_the_byte_that_completes_it() {
     let mut result_at = None;
     let mut finished_at = None;
     for (i, b) in bytes.iter().enumerate() {
-        h.conn
-            .handle_bytes(h.now, r.exchange, std::slice::from_ref(b));
+        h.socket
+            .handle_bytes(&mut h.conn, h.now, r.exchange, std::slice::from_ref(b));
         while let Some(e) = h.conn.poll_event() {
             match e {
                 Event::CallFinished(_) => result_at = Some(i + 1),

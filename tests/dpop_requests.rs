@@ -294,7 +294,6 @@ mod http2 {
     use super::*;
     use mcp_sansio::h2::H2Config;
     use mcp_sansio::mux::H2Socket;
-    use mcp_sansio::wire::Codec;
     use mcp_sansio::{Connection, Era, EraHint};
     use mcp_sansio_test_support::h2server::{drive, hello, result, H2Peer, SeenRequest, Split};
 
@@ -331,7 +330,7 @@ mod http2 {
                 version: "2026-07-28".into(),
             });
             let mut s = H2Socket::new(Instant::ZERO, H2Config::default(), "https");
-            let w = s.add(Connection::with_codec(c, Codec::Http2).unwrap());
+            let w = s.add(Connection::new(c).unwrap());
             let mut peer = H2Peer::default();
             let mut now = Instant::ZERO;
             let conn = s.connection_mut(w).unwrap();

@@ -11,7 +11,6 @@ use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Priority};
 use mcp_sansio::h2::hpack::Encoder;
 use mcp_sansio::h2::H2Config;
 use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -248,7 +247,7 @@ struct Session {
 }
 
 fn join(socket: &mut H2Socket, now: Instant) -> Session {
-    let mut conn = Connection::with_codec(session_config(), Codec::Http2).unwrap();
+    let mut conn = Connection::new(session_config()).unwrap();
     conn.connect(now);
     let work = socket.add(conn);
     let s = Session {

@@ -10,7 +10,6 @@ use h2server::{drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
 use mcp_sansio::h2::frame::{Frame, Reason};
 use mcp_sansio::h2::{H2Config, H2Error};
 use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budget, Config, Connection, Era, EraHint, Error, Event, Instant};
 
 const SPLITS: [Split; 3] = [Split::Whole, Split::Chunks(1), Split::Chunks(3)];
@@ -32,7 +31,7 @@ fn socket_with(configs: Vec<Config>) -> (H2Socket, Vec<WorkId>) {
     let mut s = H2Socket::new(Instant::ZERO, H2Config::default(), "https");
     let works = configs
         .into_iter()
-        .map(|c| s.add(Connection::with_codec(c, Codec::Http2).unwrap()))
+        .map(|c| s.add(Connection::new(c).unwrap()))
         .collect();
     (s, works)
 }

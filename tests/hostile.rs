@@ -24,6 +24,7 @@ use std::time::Duration;
 use counting::counted;
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{memory_bound, verify, Input, Op, Outcome, Scenario, Setup};
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
 // ---------------------------------------------------------------------------------------------
@@ -62,6 +63,7 @@ struct Report {
 
 struct Driver {
     conn: Connection,
+    socket: Http1Socket,
     server: Server,
     now: Instant,
     tasks: Vec<Task>,
@@ -82,7 +84,8 @@ impl Driver {
         self.table.observe(&self.conn);
         let mut events = Vec::new();
         while let Some(t) = counted(|| self.conn.poll_transmit()) {
-            let req = parse_request(&t.bytes).expect("the core sends well-formed requests");
+            let bytes = Http1Socket::encode(&t).expect("a checked request encodes");
+            let req = parse_request(&bytes).expect("the core sends well-formed requests");
             let steps = self.server.answer(&req);
             self.sent.push(self.now);
             self.live.insert(t.exchange);
@@ -129,7 +132,10 @@ impl Driver {
             }
             self.steps += 1;
             let now = self.now;
-            counted(|| self.conn.handle_bytes(now, exchange, piece));
+            counted(|| {
+                self.socket
+                    .handle_bytes(&mut self.conn, now, exchange, piece)
+            });
             // Events that end the exchange must be seen before the next piece.
             let evs = self.drain();
             self.pending.extend(evs);
@@ -195,7 +201,7 @@ impl Driver {
             Step::Close => {
                 self.tasks[i].steps.clear();
                 self.steps += 1;
-                counted(|| self.conn.handle_eof(now, exchange));
+                counted(|| self.socket.handle_eof(&mut self.conn, now, exchange));
                 let evs = self.drain();
                 self.pending.extend(evs);
             }
@@ -302,6 +308,7 @@ fn run(s: &Scenario, split: Split) -> Report {
     let conn = counted(|| Connection::new(config).expect("valid config"));
     let mut d = Driver {
         conn,
+        socket: Http1Socket::new(),
         server,
         now: Instant::ZERO,
         tasks: Vec::new(),
@@ -571,6 +578,7 @@ mod on_sockets {
         config.endpoint =
             mcp_sansio::Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
         let mut conn = Connection::new(config).unwrap();
+        let mut socket = Http1Socket::new();
         let now = Instant::ZERO;
         conn.connect(now);
         let mut started_op = s.op == Op::Connect;
@@ -601,15 +609,15 @@ mod on_sockets {
             };
             assert!(transmits.is_empty(), "one exchange at a time");
             let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            stream.write_all(&t.bytes).unwrap();
+            stream.write_all(&Http1Socket::encode(&t).unwrap()).unwrap();
             let mut buf = vec![0u8; 16 * 1024];
             loop {
                 match stream.read(&mut buf) {
                     Ok(0) | Err(_) => {
-                        conn.handle_eof(now, t.exchange);
+                        socket.handle_eof(&mut conn, now, t.exchange);
                         break;
                     }
-                    Ok(n) => conn.handle_bytes(now, t.exchange, &buf[..n]),
+                    Ok(n) => socket.handle_bytes(&mut conn, now, t.exchange, &buf[..n]),
                 }
                 // The exchange ended (finished or abandoned) once the core stops waiting on it.
                 if !conn.is_busy() || conn.poll_timeout().is_none() {

@@ -26,7 +26,6 @@ use h2_catalogue::{scenarios, H2Cause, H2Op, H2Scenario};
 use h2server::{drive_metered, H2Peer, Split};
 use mcp_sansio::h2::H2Config;
 use mcp_sansio::mux::H2Socket;
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budgets, Connection, Error, ErrorKind, Event, Instant};
 
 /// Client memory a scenario may hold at its peak. Allocations the client makes and the server
@@ -59,7 +58,7 @@ fn run(sc: &H2Scenario, split: Split) -> Outcome {
     meter(true);
     let h2 = H2Config::from_budgets(&sc.budgets);
     let mut socket = H2Socket::new(now, h2.clone(), "https");
-    let mut work = socket.add(Connection::with_codec(config, Codec::Http2).unwrap());
+    let mut work = socket.add(Connection::new(config).unwrap());
     let c = socket.connection_mut(work).unwrap();
     c.connect(now);
     match sc.op {

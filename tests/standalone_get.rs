@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use mcp_sansio::h2::H2Config;
 use mcp_sansio::mux::H2Socket;
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Connection, Instant};
 use mcp_sansio_test_support::h2server::{self, drive, hello, H2Peer, SeenRequest};
 
@@ -387,7 +386,7 @@ fn over_http2_the_get_is_another_stream_of_the_socket() {
         let mut config = Config::new("https://mcp.example.com:8443/mcp").unwrap();
         config.input_hook = true;
         let mut s = H2Socket::new(Instant::ZERO, H2Config::default(), "https");
-        let w = s.add(Connection::with_codec(config, Codec::Http2).unwrap());
+        let w = s.add(Connection::new(config).unwrap());
         let mut peer = H2Peer::default();
         let mut now = Instant::ZERO;
         let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {

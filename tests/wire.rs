@@ -2,7 +2,8 @@
 //! encoder does, and response events carry the raw bytes they cost, whatever the split.
 
 use mcp_sansio::http1::{self, ResponseLimits};
-use mcp_sansio::wire::{Codec, Method, Request, ResponseEvent, WireError};
+use mcp_sansio::socket::Http1Socket;
+use mcp_sansio::wire::{Method, Request, ResponseDecoder, ResponseEvent, WireError};
 use mcp_sansio::ByteLedger;
 
 fn request() -> Request {
@@ -22,7 +23,7 @@ fn request() -> Request {
 fn http1_encoding_is_the_http1_encoder_s() {
     let r = request();
     let mut wire = Vec::new();
-    Codec::Http1.encode_into(&r, &mut wire).unwrap();
+    Http1Socket::encode_into(&r, &mut wire).unwrap();
     let direct = http1::encode(&r).unwrap();
     assert_eq!(wire, direct);
     assert!(wire.starts_with(b"POST /mcp?x=1 HTTP/1.1\r\nHost: example.test:8080\r\n"));
@@ -33,7 +34,7 @@ fn an_invalid_request_appends_nothing() {
     let mut r = request();
     r.headers.push(("Host".into(), "other".into()));
     let mut out = b"kept".to_vec();
-    assert!(Codec::Http1.encode_into(&r, &mut out).is_err());
+    assert!(Http1Socket::encode_into(&r, &mut out).is_err());
     assert_eq!(out, b"kept");
 }
 
@@ -52,7 +53,7 @@ struct Run {
 
 fn decode(input: &[u8], piece: usize) -> Run {
     let mut ledger = ByteLedger::new(1 << 20);
-    let mut d = Codec::Http1.decoder(ResponseLimits::default());
+    let mut d = ResponseDecoder::new(ResponseLimits::default());
     let mut run = Run {
         status: None,
         content_type: None,
@@ -68,11 +69,12 @@ fn decode(input: &[u8], piece: usize) -> Run {
             rest = &rest[step.consumed..];
             match step.event {
                 Some(ResponseEvent::Head { head, raw }) => {
+                    assert!(!head.close_delimited, "a chunked body ends on its own");
                     run.status = Some(head.status);
                     run.content_type = head.content_type();
                     run.raws.0 += raw;
                 }
-                Some(ResponseEvent::Body { bytes, raw }) => {
+                Some(ResponseEvent::Body { bytes, raw, .. }) => {
                     run.body.extend_from_slice(bytes);
                     run.raws.1 += raw;
                 }
@@ -86,7 +88,6 @@ fn decode(input: &[u8], piece: usize) -> Run {
         }
     }
     assert!(d.is_ended());
-    assert!(d.end_is_delimited(), "a chunked body ends on its own");
     run.charged = ledger.used();
     run
 }
@@ -135,7 +136,7 @@ fn events_carry_every_raw_byte_in_any_split() {
 fn a_close_delimited_body_ends_at_eof_and_is_not_delimited() {
     let input = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{}";
     let mut ledger = ByteLedger::new(1 << 20);
-    let mut d = Codec::Http1.decoder(ResponseLimits::default());
+    let mut d = ResponseDecoder::new(ResponseLimits::default());
     let mut rest = &input[..];
     let mut raw_total = 0;
     while !rest.is_empty() {
@@ -144,13 +145,13 @@ fn a_close_delimited_body_ends_at_eof_and_is_not_delimited() {
         match step.event {
             Some(ResponseEvent::Head { head, raw }) => {
                 assert_eq!(head.content_length, None);
+                assert!(head.close_delimited);
                 raw_total += raw;
             }
             Some(ResponseEvent::Body { raw, .. }) => raw_total += raw,
             other => panic!("{other:?}"),
         }
     }
-    assert!(!d.end_is_delimited());
     match d.finish().unwrap() {
         Some(ResponseEvent::End { reusable, raw }) => {
             assert!(!reusable);
@@ -165,10 +166,9 @@ fn a_close_delimited_body_ends_at_eof_and_is_not_delimited() {
 #[test]
 fn codec_errors_are_typed_and_sticky() {
     let mut ledger = ByteLedger::new(1 << 20);
-    let mut d = Codec::Http1.decoder(ResponseLimits::default());
+    let mut d = ResponseDecoder::new(ResponseLimits::default());
     let first = d.decode(b"HTTP/2 200 OK\r\n\r\n", &mut ledger).unwrap_err();
     assert!(matches!(first, WireError::Http1(_)), "{first:?}");
     let again = d.decode(b"more", &mut ledger).unwrap_err();
     assert_eq!(first, again);
-    assert_eq!(d.status(), None);
 }

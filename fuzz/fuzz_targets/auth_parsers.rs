@@ -10,7 +10,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::auth::{MAX_CHALLENGES, MAX_PARAMS};
 use mcp_sansio::auth::decode_registration;
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
@@ -21,6 +20,7 @@ use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientSettings,
     Purpose, ServerMetadata, TokenAuthMethod, UrlPolicy,
 };
+use mcp_sansio::auth::{MAX_CHALLENGES, MAX_PARAMS};
 use mcp_sansio::Endpoint;
 use mcp_sansio::Instant;
 

@@ -6,13 +6,15 @@
 //! ledger stays within its budget, every budget error names the configured limit, a bounded
 //! number of transmits and events per op, termination within bounded virtual time once the
 //! caller stops answering, and identical events when every feed is split into single bytes
-//! (borrowed, `handle_bytes`) as when fed in two pieces (given away, `handle_owned_bytes`).
+//! (borrowed, `Http1Socket::handle_bytes`) as when fed in two pieces (given away,
+//! `Http1Socket::handle_owned_bytes`).
 #![no_main]
 
 use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{
     Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant, Transmit,
 };
@@ -94,8 +96,7 @@ struct Live {
 
 /// The JSON-RPC id in a request body, textually (`"id":` up to the next `,` or `}`).
 fn rpc_id(t: &Transmit) -> Option<String> {
-    let body_at = t.bytes.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    let body = std::str::from_utf8(&t.bytes[body_at..]).ok()?;
+    let body = std::str::from_utf8(&t.request.body).ok()?;
     let at = body.find("\"id\":")? + 5;
     let rest = &body[at..];
     let end = rest.find([',', '}'])?;
@@ -261,6 +262,7 @@ fn response(op: &Op, rpc_id: Option<&str>) -> Vec<u8> {
 
 struct Driver {
     conn: Connection,
+    socket: Http1Socket,
     budgets: Budgets,
     now: Instant,
     live: Vec<Live>,
@@ -281,6 +283,7 @@ impl Driver {
             .with_era_hint(hint);
         Driver {
             conn: Connection::new(config).expect("valid config"),
+            socket: Http1Socket::new(),
             budgets,
             now: Instant::ZERO,
             live: Vec::new(),
@@ -307,7 +310,7 @@ impl Driver {
                 "transmit {:?} fresh={} {}",
                 t.exchange,
                 t.fresh_socket,
-                String::from_utf8_lossy(&t.bytes)
+                String::from_utf8_lossy(&Http1Socket::encode(&t).expect("a checked request"))
             ));
             self.live.push(Live {
                 id: t.exchange,
@@ -358,7 +361,7 @@ impl Driver {
                 if !self.live.iter().any(|l| l.id == id) {
                     return;
                 }
-                self.conn.handle_bytes(self.now, id, b);
+                self.socket.handle_bytes(&mut self.conn, self.now, id, b);
                 self.drain();
             }
         } else {
@@ -373,7 +376,8 @@ impl Driver {
                     continue;
                 }
                 // Given away: a body that arrives whole in a piece is kept there.
-                self.conn.handle_owned_bytes(self.now, id, piece.to_vec());
+                self.socket
+                    .handle_owned_bytes(&mut self.conn, self.now, id, piece.to_vec());
                 self.drain();
             }
         }
@@ -413,7 +417,7 @@ impl Driver {
             Op::Eof { which } => {
                 if let Some(i) = self.pick(*which) {
                     let id = self.live.remove(i).id;
-                    self.conn.handle_eof(self.now, id);
+                    self.socket.handle_eof(&mut self.conn, self.now, id);
                 }
             }
             Op::TransportError { which } => {

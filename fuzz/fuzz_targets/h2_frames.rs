@@ -12,9 +12,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::h2::client::WINDOW_UPDATE_CREDIT;
-use mcp_sansio::h2::frame::{
-    Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE,
-};
+use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE};
 use mcp_sansio::h2::{ClientConnection, H2Config, H2Error, StreamEvent};
 use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Instant, Scheme};
@@ -65,7 +63,10 @@ fn connection(input: &[u8], piece: usize, streams: usize, allowance: u64) -> Out
         .expect("SETTINGS are accepted");
     let mut opened = Vec::new();
     for _ in 0..streams {
-        opened.push(c.open_stream(Scheme::Https, &request, allowance).expect("a stream opens"));
+        opened.push(
+            c.open_stream(Scheme::Https, &request, allowance)
+                .expect("a stream opens"),
+        );
     }
     for chunk in input.chunks(piece) {
         // Nothing is drained between pieces: when the caller takes events decides when windows

@@ -34,7 +34,6 @@ use libfuzzer_sys::fuzz_target;
 use mcp_sansio::h2::frame::{Frame, Reason};
 use mcp_sansio::h2::H2Config;
 use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, Instant, Operation};
 
 /// Loop turns (inputs fed, timeouts) after which a run counts as not terminating.
@@ -709,7 +708,7 @@ fn run(input: &Input, whole: bool) -> Vec<String> {
             }),
             _ => None,
         };
-        let conn = metered(|| Connection::with_codec(config, Codec::Http2).unwrap());
+        let conn = metered(|| Connection::new(config).unwrap());
         let id = r.add(first, conn, i);
         let mut ops = vec![Op::Connect];
         if item.ops & 1 != 0 {

@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use counting::counted;
 use libfuzzer_sys::fuzz_target;
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
 const MAX_STEPS: u64 = 200_000;
@@ -126,6 +127,7 @@ struct Task<'a> {
 
 struct Run<'a> {
     conn: Connection,
+    socket: Http1Socket,
     budgets: Budgets,
     replies: Vec<Vec<Part<'a>>>,
     served: usize,
@@ -143,7 +145,7 @@ impl<'a> Run<'a> {
     fn drain(&mut self) -> bool {
         let mut terminal = false;
         while let Some(t) = counted(|| self.conn.poll_transmit()) {
-            if let Some(id) = rpc_id(&t.bytes) {
+            if let Some(id) = rpc_id(&Http1Socket::encode(&t).expect("a checked request")) {
                 self.last_id = id;
             }
             let parts = self.replies.get(self.served).cloned().unwrap_or_default();
@@ -229,11 +231,13 @@ impl<'a> Run<'a> {
                 let exchange = task.exchange;
                 match part {
                     Part::Wait => task.ready_at = now + WAIT,
-                    Part::Close => counted(|| self.conn.handle_eof(now, exchange)),
+                    Part::Close => {
+                        counted(|| self.socket.handle_eof(&mut self.conn, now, exchange))
+                    }
                     Part::Bytes(b) => {
                         let bytes = substitute(b, &task.id);
                         for p in bytes.chunks(self.piece) {
-                            counted(|| self.conn.handle_bytes(now, exchange, p));
+                            counted(|| self.socket.handle_bytes(&mut self.conn, now, exchange, p));
                         }
                     }
                 }
@@ -285,6 +289,7 @@ fn run(data: &[u8], whole: bool) -> Vec<String> {
     counting::reset();
     let mut r = Run {
         conn: counted(|| Connection::new(config).unwrap()),
+        socket: Http1Socket::new(),
         budgets: b.clone(),
         replies: replies(&data[3..]),
         served: 0,

@@ -7,21 +7,19 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 
 fn drive(conn: &mut Connection, now: Instant, result: &[u8], piece: usize) -> Vec<Event> {
     let mut events = Vec::new();
     let mut answered = false;
+    let mut socket = Http1Socket::new();
     for _ in 0..64 {
         let mut progressed = false;
         while let Some(t) = conn.poll_transmit() {
             progressed = true;
             let id = {
-                let body = &t.bytes[t
-                    .bytes
-                    .windows(4)
-                    .position(|w| w == b"\r\n\r\n")
-                    .map_or(0, |p| p + 4)..];
+                let body = &t.request.body;
                 serde_json::from_slice::<serde_json::Value>(body)
                     .ok()
                     .and_then(|v| v["id"].as_u64())
@@ -53,7 +51,7 @@ fn drive(conn: &mut Connection, now: Instant, result: &[u8], piece: usize) -> Ve
             .into_bytes();
             resp.extend_from_slice(&body);
             for chunk in resp.chunks(piece.max(1)) {
-                conn.handle_bytes(now, t.exchange, chunk);
+                socket.handle_bytes(conn, now, t.exchange, chunk);
             }
         }
         while let Some(e) = conn.poll_event() {

@@ -39,87 +39,13 @@ impl Connection {
         core::mem::take(&mut self.spare)
     }
 
-    /// Response bytes arrived for `exchange`, in any split.
-    pub fn handle_bytes(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
-        self.handle_input(now, exchange, bytes, None);
-    }
-
-    /// [`handle_bytes`](Self::handle_bytes) for bytes the caller gives away, with the same
-    /// events, bytes charged and answers in any split. A JSON body that arrives whole in `bytes`
-    /// is kept where it is rather than copied: a listed page's tools then share `bytes` itself.
-    /// That holds when `bytes` has no more spare capacity than an eighth of its length, so that a
-    /// catalog never holds more than its pages' bytes; otherwise the body is copied as by
-    /// `handle_bytes`.
-    pub fn handle_owned_bytes(&mut self, now: Instant, exchange: ExchangeId, bytes: Vec<u8>) {
-        let keep = bytes.capacity() - bytes.len() <= bytes.len() / 8;
-        let source = Bytes::from(bytes);
-        self.handle_input(now, exchange, &source, keep.then_some(&source));
-    }
-
-    /// Decodes `bytes` for `exchange`; `source`, if any, owns them (a body that arrives whole in
-    /// them may be kept as a slice of it).
-    fn handle_input(
-        &mut self,
-        now: Instant,
-        exchange: ExchangeId,
-        bytes: &[u8],
-        source: Option<&Bytes>,
-    ) {
-        let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
-            return;
-        };
-        let mut ex = self.exchanges.swap_remove(idx);
-        if !bytes.is_empty() {
-            ex.heard = Heard::Something;
-        }
-        let mut input = bytes;
-        // Runs until the decoder makes no progress: with the input used up it may still owe the
-        // end of a response whose last body byte just arrived.
-        loop {
-            let decoded = match ex.decoder.decode(input, &mut self.ledger) {
-                Ok(d) => d,
-                Err(e) => {
-                    let error = self.wire_error(e);
-                    return self.exchange_broken(now, ex, error);
-                }
-            };
-            if decoded.consumed == 0 && decoded.event.is_none() {
-                break;
-            }
-            input = input.get(decoded.consumed..).unwrap_or_default();
-            if let Role::Drain { bytes_left } = &mut ex.role {
-                let consumed = u64::try_from(decoded.consumed).unwrap_or(u64::MAX);
-                match bytes_left.checked_sub(consumed) {
-                    Some(left) => *bytes_left = left,
-                    None => {
-                        return self
-                            .events
-                            .push_back(Event::ExchangeAbandoned { exchange: ex.id })
-                    }
-                }
-            }
-            let flow = match decoded.event {
-                None => Flow::Continue,
-                Some(ResponseEvent::Head { head, .. }) => self.on_head(now, &mut ex, head),
-                Some(ResponseEvent::Body { bytes, .. }) => {
-                    self.on_body(now, &mut ex, bytes, source)
-                }
-                Some(ResponseEvent::End { reusable, .. }) => {
-                    let reusable = reusable && input.is_empty();
-                    return self.on_end(now, ex, reusable);
-                }
-            };
-            if let Flow::Stop = flow {
-                return;
-            }
-        }
-        self.exchanges.push(ex);
-    }
-
-    /// HTTP/2 ([`Codec::Http2`]): one event of `exchange`'s stream, decoded by the socket's
-    /// HTTP/2 connection. Its `raw` cost (frame headers, padding, header blocks of the stream
-    /// since its previous event) is charged to this connection's byte budget first. Events of
-    /// unknown exchanges are ignored; an event out of order breaks the exchange.
+    /// One event of `exchange`'s response, decoded by the socket it runs on
+    /// ([`Http1Socket`](crate::socket::Http1Socket), [`H2Socket`](crate::mux::H2Socket)): the
+    /// connection's one input of response data. Its `raw` cost (every byte the socket read for
+    /// it since the previous event: framing, header blocks, 1xx responses, padding) is charged
+    /// to this connection's byte budget first. Events of unknown exchanges are ignored; an
+    /// event out of order breaks the exchange. A body whose bytes come with their `owner`, and
+    /// arrive whole in one event, is kept as a slice of it rather than copied.
     pub fn handle_response_event(
         &mut self,
         now: Instant,
@@ -160,7 +86,7 @@ impl Connection {
         }
         let flow = match event {
             ResponseEvent::Head { head, .. } => self.on_head(now, &mut ex, head),
-            ResponseEvent::Body { bytes, .. } => self.on_body(now, &mut ex, bytes, None),
+            ResponseEvent::Body { bytes, owner, .. } => self.on_body(now, &mut ex, bytes, owner),
             ResponseEvent::End { reusable, .. } => return self.on_end(now, ex, reusable),
         };
         if let Flow::Continue = flow {
@@ -168,11 +94,11 @@ impl Connection {
         }
     }
 
-    /// HTTP/2 ([`Codec::Http2`]): `exchange`'s stream failed (reset by the server, a malformed
-    /// response, a budget, the connection's failure). A `tools/call` or any other request the
-    /// error shows the server never processed ([`H2Error::never_processed`]: REFUSED_STREAM, or
-    /// a GOAWAY below its stream) is sent once more on a fresh socket, counted in
-    /// `responses_per_request`.
+    /// The socket refused `exchange`'s response (a malformed HTTP/1.1 response, a budget; over
+    /// HTTP/2 a reset stream or the connection's failure). A `tools/call` or any other request
+    /// the error shows the server never processed ([`WireError::never_processed`]:
+    /// REFUSED_STREAM, or a GOAWAY below its stream) is sent once more on a fresh socket,
+    /// counted in `responses_per_request`.
     /// `raw` is what the stream was charged since its previous event, charged here too.
     pub fn handle_wire_error(
         &mut self,
@@ -189,53 +115,37 @@ impl Connection {
             .ledger
             .charge(usize::try_from(raw).unwrap_or(usize::MAX));
         let error = match charged {
-            Err(_) if !matches!(&error, WireError::Http2(e) if e.budget().is_some()) => {
-                Error::Budget(self.ledger.exceeded())
-            }
+            Err(_) if error.budget().is_none() => Error::Budget(self.ledger.exceeded()),
             _ => self.wire_error(error),
         };
         self.exchange_broken(now, ex, error);
     }
 
-    /// The server closed `exchange`'s socket (end of stream).
+    /// `exchange`'s stream ended (the server closed its socket) before its response did; a
+    /// socket that decodes a response whose end the close marks delivers that end as an event
+    /// first. Ignored for exchanges no longer open.
     pub fn handle_eof(&mut self, now: Instant, exchange: ExchangeId) {
         let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
             return;
         };
-        let mut ex = self.exchanges.swap_remove(idx);
-        match ex.decoder.finish() {
-            Ok(_) => self.on_end(now, ex, false),
-            Err(e) => {
-                if ex.heard != Heard::Something {
-                    return self.exchange_broken(
-                        now,
-                        ex,
-                        Error::UnexpectedEof {
-                            stage: "before the response",
-                        },
-                    );
-                }
-                let error = self.wire_error(e);
-                self.exchange_broken(now, ex, error)
-            }
-        }
+        let ex = self.exchanges.swap_remove(idx);
+        let stage = if ex.heard == Heard::Something {
+            "before the end of the response"
+        } else {
+            "before the response"
+        };
+        self.exchange_broken(now, ex, Error::UnexpectedEof { stage })
     }
 
-    /// The error a wire codec's refusal means for the operation.
+    /// The error a socket's refusal means for the operation.
     fn wire_error(&self, e: WireError) -> Error {
-        match e {
-            // Announced more than the byte budget allows: nothing of it is read.
-            WireError::Http1(Http1Error::ContentLengthExceedsBudget { .. }) => {
-                Error::Budget(self.ledger.exceeded())
-            }
-            e @ WireError::Http1(_) => Error::Wire(e),
-            // The stream's allowance is what this connection's byte budget had left: its
-            // exhaustion is this budget's, reported with the configured limit.
-            WireError::Http2(H2Error::Budget(b)) if b.budget == Budget::ResponseBytes => {
-                Error::Budget(self.ledger.exceeded())
-            }
-            e @ WireError::Http2(_) => Error::Wire(e),
+        if e.is_byte_budget_overrun() {
+            // Announced more than the byte budget allows (nothing of it is read), or used up
+            // the stream's allowance, which is what the budget had left: this budget's
+            // exhaustion, reported with the configured limit.
+            return Error::Budget(self.ledger.exceeded());
         }
+        Error::Wire(e)
     }
 
     /// The transport failed for `exchange` (dial refused, TLS, reset…).
@@ -389,7 +299,7 @@ impl Connection {
         Some(flow)
     }
 
-    /// Body bytes of `ex`; `source`, if any, owns them ([`Self::handle_owned_bytes`]).
+    /// Body bytes of `ex`; `source`, if any, owns them (a body event's `owner`).
     pub(super) fn on_body(
         &mut self,
         now: Instant,
@@ -721,7 +631,7 @@ impl Connection {
         // HTTP/2: the server said it never processed the stream (REFUSED_STREAM, or a GOAWAY
         // below it), so even a tool call may go once more, on a fresh socket.
         let never_processed = ex.decoder.status().is_none()
-            && matches!(&error, Error::Wire(WireError::Http2(e)) if e.never_processed());
+            && matches!(&error, Error::Wire(e) if e.never_processed());
         let stale = stale || never_processed;
         if stale {
             if let Some(p) = self.machine.req_mut() {
@@ -739,12 +649,11 @@ impl Connection {
         let mid_stream = ex.decoder.status().is_some_and(|s| (200..300).contains(&s));
         if mid_stream
             && !budget_error
-            && matches!(
-                error,
-                Error::Wire(WireError::Http1(_))
-                    | Error::Transport(_)
-                    | Error::UnexpectedEof { .. }
-            )
+            && match &error {
+                Error::Wire(e) => e.is_broken_socket(),
+                Error::Transport(_) | Error::UnexpectedEof { .. } => true,
+                _ => false,
+            }
         {
             let is_sse = matches!(ex.body, Body::Sse(_));
             let modern = matches!(self.session, Session::Modern { .. });
@@ -788,7 +697,7 @@ impl Connection {
         self.exchanges.push(Exchange {
             id,
             role,
-            decoder: self.codec.decoder(self.limits),
+            decoder: ResponseState::default(),
             body: Body::Pending,
             deadline,
             heard: if fresh {
@@ -848,7 +757,8 @@ pub(super) enum Body {
         buf: Vec<u8>,
         announced: Option<usize>,
     },
-    /// A JSON body that arrived whole in bytes given away ([`Connection::handle_owned_bytes`]):
+    /// A JSON body that arrived whole in one body event with an owner (bytes the caller gave
+    /// away, [`Http1Socket::handle_owned_bytes`](crate::socket::Http1Socket::handle_owned_bytes)):
     /// a slice of them, not copied.
     Whole(Bytes),
     /// An event stream, decoded as it comes.
@@ -873,7 +783,8 @@ pub(super) enum Heard {
 pub(super) struct Exchange {
     pub(super) id: ExchangeId,
     pub(super) role: Role,
-    pub(super) decoder: ResponseDecoder,
+    /// What the response has shown so far (status, end), from its events.
+    pub(super) decoder: ResponseState,
     pub(super) body: Body,
     pub(super) deadline: Instant,
     pub(super) heard: Heard,

@@ -63,8 +63,7 @@ impl Connection {
         if self.add_dpop(now, &mut request).is_err() {
             return;
         }
-        let mut bytes = Vec::new();
-        if self.codec.encode_into(&request, &mut bytes).is_err() {
+        if request.check().is_err() {
             return;
         }
         self.listen.opened += 1;
@@ -73,10 +72,8 @@ impl Connection {
         if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
             ex.deadline = until;
         }
-        let request = (self.codec == Codec::Http2).then_some(request);
         self.transmits.push_back(Transmit {
             exchange,
-            bytes,
             request,
             fresh_socket: false,
         });

@@ -5,7 +5,8 @@
 //! [`call_tool`](Connection::call_tool), [`close`](Connection::close)), then drains
 //! [`poll_transmit`](Connection::poll_transmit), [`poll_event`](Connection::poll_event) and
 //! [`poll_timeout`](Connection::poll_timeout) until they are empty, and feeds what the network and
-//! the clock bring: [`handle_bytes`](Connection::handle_bytes), [`handle_eof`](Connection::handle_eof),
+//! the clock bring: [`handle_response_event`](Connection::handle_response_event),
+//! [`handle_wire_error`](Connection::handle_wire_error), [`handle_eof`](Connection::handle_eof),
 //! [`handle_transport_error`](Connection::handle_transport_error) and
 //! [`handle_timeout`](Connection::handle_timeout). After every input the caller MUST drain the
 //! outputs again before waiting.
@@ -19,15 +20,18 @@
 //! grace ([`DRAIN_GRACE`], at most [`DRAIN_BYTES`]) so that the socket may be reused; the caller
 //! keeps feeding that socket and honouring [`poll_timeout`](Connection::poll_timeout) meanwhile.
 //!
-//! The machine speaks protocol-neutral HTTP through [`crate::wire`]: it builds a
-//! [`wire::Request`](crate::wire::Request) and reads [`wire::ResponseEvent`](crate::wire::ResponseEvent)s
-//! from each exchange's decoder. Over HTTP/1.1 (the default) [`Transmit::bytes`] is the encoded
-//! request and the socket's bytes are fed with [`handle_bytes`](Connection::handle_bytes). Over
-//! HTTP/2 ([`Connection::with_codec`] with `Codec::Http2`) each exchange is a stream of a shared
-//! socket: [`Transmit::request`] carries the neutral request, and the stream's events come back
-//! through [`handle_response_event`](Connection::handle_response_event) and
-//! [`handle_wire_error`](Connection::handle_wire_error); [`mux::H2Socket`](crate::mux::H2Socket) does this
-//! routing for several connections on one socket and documents that run loop.
+//! The machine speaks protocol-neutral HTTP through [`crate::wire`] and holds no codec: each
+//! exchange's [`Transmit`] carries a [`wire::Request`](crate::wire::Request), and its response
+//! comes back through one input, [`handle_response_event`](Connection::handle_response_event)
+//! ([`wire::ResponseEvent`](crate::wire::ResponseEvent)s: head, body bytes, end, each with the
+//! raw bytes it cost), plus [`handle_wire_error`](Connection::handle_wire_error) (the socket
+//! refused the response), [`handle_eof`](Connection::handle_eof) (end of stream) and
+//! [`handle_transport_error`](Connection::handle_transport_error). The socket types above both
+//! the connection and the codecs do the encoding and decoding:
+//! [`socket::Http1Socket`](crate::socket::Http1Socket) over HTTP/1.1 (one socket per exchange,
+//! decoded against the connection's remaining byte allowance), and
+//! [`mux::H2Socket`](crate::mux::H2Socket) over HTTP/2 (every exchange a stream of one shared
+//! socket); each documents its run loop.
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition. The protocol state is one enum, and every transition is made in one module
@@ -47,15 +51,11 @@ use crate::error::{
     truncated, truncated_bytes, ConfigError, Error, ProtocolError, TransportError,
     TransportErrorKind,
 };
-use crate::h2::H2Error;
-use crate::http1::{Http1Error, ResponseLimits};
 use crate::jsonrpc::{id_matches, parse_message, ErrorObject, Message, ObjectWriter, RawJson};
 use crate::list::{self, Catalog};
 use crate::sse::{SseDecoder, SseItem};
 use crate::time::Instant;
-use crate::wire::{
-    Codec, Method, Request, ResponseDecoder, ResponseEvent, ResponseHead, WireError,
-};
+use crate::wire::{Method, Request, ResponseEvent, ResponseHead, ResponseState, WireError};
 
 mod calling;
 mod completion;
@@ -118,17 +118,15 @@ pub const DRAIN_BYTES: u64 = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ExchangeId(pub u64);
 
-/// Bytes to send for one exchange.
+/// A request to send for one exchange.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transmit {
-    /// The exchange the bytes belong to; its response is fed back under this id.
+    /// The exchange the request belongs to; its response is fed back under this id.
     pub exchange: ExchangeId,
-    /// The whole request as the connection's wire codec encodes it: HTTP/1.1; empty over
-    /// HTTP/2, whose frames the socket's connection writes from [`request`](Self::request).
-    pub bytes: Vec<u8>,
-    /// Over HTTP/2 ([`Codec::Http2`]), the neutral request to open a stream for; `None` over
-    /// HTTP/1.1.
-    pub request: Option<Request>,
+    /// The wire-neutral request, already checked ([`Request::check`]): encoded as HTTP/1.1 by
+    /// [`Http1Socket::encode`](crate::socket::Http1Socket::encode), or opened as a stream by
+    /// [`H2Socket`](crate::mux::H2Socket).
+    pub request: Request,
     /// The request MUST go on a newly opened socket, not a pooled one.
     pub fresh_socket: bool,
 }
@@ -286,6 +284,7 @@ impl Deadline {
 /// sockets; here a canned modern server answers instead.
 ///
 /// ```
+/// use mcp_sansio::socket::Http1Socket;
 /// use mcp_sansio::{Config, Connection, Event, Instant};
 ///
 /// // A server that answers `server/discover` like a 2026-07-28 server.
@@ -296,6 +295,7 @@ impl Deadline {
 /// }
 ///
 /// let mut conn = Connection::new(Config::new("http://127.0.0.1:8080/mcp")?)?;
+/// let mut socket = Http1Socket::new(); // decodes each exchange's HTTP/1.1 bytes
 /// let mut now = Instant::ZERO; // an adapter reads its monotonic clock here
 /// conn.connect(now);
 /// let mut connected = None;
@@ -303,8 +303,9 @@ impl Deadline {
 ///     // 1. Requests to send, each on the socket its `Transmit` asks for.
 ///     let mut fed = false;
 ///     while let Some(t) = conn.poll_transmit() {
-///         for piece in server(&t.bytes).chunks(3) {
-///             conn.handle_bytes(now, t.exchange, piece); // any split, down to one byte
+///         let request = Http1Socket::encode(&t)?;
+///         for piece in server(&request).chunks(3) {
+///             socket.handle_bytes(&mut conn, now, t.exchange, piece); // any split, down to one byte
 ///         }
 ///         fed = true;
 ///     }
@@ -338,7 +339,8 @@ impl Deadline {
 /// - **Inputs** are the operations ([`connect`](Self::connect), [`list_tools`](Self::list_tools),
 ///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
 ///   [`provide_input`](Self::provide_input), [`close`](Self::close)) and what the world brings
-///   ([`handle_bytes`](Self::handle_bytes), [`handle_eof`](Self::handle_eof),
+///   ([`handle_response_event`](Self::handle_response_event),
+///   [`handle_wire_error`](Self::handle_wire_error), [`handle_eof`](Self::handle_eof),
 ///   [`handle_transport_error`](Self::handle_transport_error),
 ///   [`handle_timeout`](Self::handle_timeout)). Each takes `now`; `now` never goes backwards
 ///   from one call to the next (pass the same value again rather than an earlier one).
@@ -405,9 +407,6 @@ impl Deadline {
 pub struct Connection {
     config: Config,
     ledger: ByteLedger,
-    /// The wire every exchange runs on (below the [`crate::wire`] boundary).
-    codec: Codec,
-    limits: ResponseLimits,
     /// The protocol state: every transition is made by [`Machine`] (`state.rs`).
     machine: Machine,
     session: Session,
@@ -453,19 +452,14 @@ pub(super) struct Retries {
 
 impl Connection {
     /// A new connection with `config`; nothing is sent until an operation starts.
+    ///
+    /// Its exchanges run on whatever socket type the caller drives: an
+    /// [`Http1Socket`](crate::socket::Http1Socket) per connection over HTTP/1.1, or an
+    /// [`H2Socket`](crate::mux::H2Socket) shared by several connections over HTTP/2.
     pub fn new(config: Config) -> Result<Connection, ConfigError> {
-        Connection::with_codec(config, Codec::Http1)
-    }
-
-    /// A new connection whose exchanges run on `codec`: [`Codec::Http1`] (as [`new`](Self::new))
-    /// or [`Codec::Http2`], where each exchange is a stream of a shared HTTP/2 connection
-    /// (see [`mux::H2Socket`](crate::mux::H2Socket) for the run loop).
-    pub fn with_codec(config: Config, codec: Codec) -> Result<Connection, ConfigError> {
         config.validate()?;
         Ok(Connection {
             ledger: ByteLedger::new(config.budgets.response_bytes),
-            codec,
-            limits: ResponseLimits::from_budgets(&config.budgets),
             config,
             machine: Machine::new(),
             session: Session::None,
@@ -505,9 +499,18 @@ impl Connection {
         self.ledger.remaining()
     }
 
-    /// The wire its exchanges run on.
-    pub fn codec(&self) -> Codec {
-        self.codec
+    /// A copy of this connection's byte ledger (its configured limit and the bytes charged so
+    /// far): what a socket decodes against, so that the budget fails at the exact byte and
+    /// names the configured limit. Charging the copy changes nothing here; the connection
+    /// charges each event's `raw` when it is handed in.
+    pub fn response_ledger(&self) -> ByteLedger {
+        self.ledger.clone()
+    }
+
+    /// Whether `exchange` is one of the connection's open exchanges (its response is still
+    /// wanted).
+    pub fn has_exchange(&self, exchange: ExchangeId) -> bool {
+        self.exchanges.iter().any(|e| e.id == exchange)
     }
 
     /// The era and version negotiated, as a hint for the next connection to the same origin.

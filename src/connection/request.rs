@@ -77,8 +77,7 @@ impl Connection {
         if let Err(e) = self.add_dpop(now, &mut request) {
             return self.fail_op(e);
         }
-        let mut bytes = Vec::new();
-        if let Err(e) = self.codec.encode_into(&request, &mut bytes) {
+        if let Err(e) = request.check() {
             return self.fail_op(Error::Request(e));
         }
         let (role, retry) = match resume {
@@ -86,7 +85,6 @@ impl Connection {
             None => (Role::Request, None),
         };
         let exchange = self.new_exchange(now, role, fresh, retry);
-        let request = (self.codec == Codec::Http2).then_some(request);
         // A tool call's only limit is the call budget; every other request also has its own.
         if !is_call {
             let own = now + self.config.budgets.request_time;
@@ -99,7 +97,6 @@ impl Connection {
         }
         self.transmits.push_back(Transmit {
             exchange,
-            bytes,
             request,
             fresh_socket: fresh,
         });
@@ -112,15 +109,12 @@ impl Connection {
         if self.add_dpop(now, &mut request).is_err() {
             return;
         }
-        let mut bytes = Vec::new();
-        if self.codec.encode_into(&request, &mut bytes).is_err() {
+        if request.check().is_err() {
             return;
         }
         let exchange = self.new_exchange(now, Role::Background, false, None);
-        let request = (self.codec == Codec::Http2).then_some(request);
         self.transmits.push_back(Transmit {
             exchange,
-            bytes,
             request,
             fresh_socket: false,
         });

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{Config, Connection, Event, ExchangeId, Instant, Transmit};
 
 pub mod table;
@@ -56,9 +57,10 @@ impl SentRequest {
 }
 
 pub fn parse_request(t: &Transmit) -> SentRequest {
+    let bytes = Http1Socket::encode(t).expect("a checked request encodes");
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut headers);
-    let n = match req.parse(&t.bytes).expect("the request parses") {
+    let n = match req.parse(&bytes).expect("the request parses") {
         httparse::Status::Complete(n) => n,
         httparse::Status::Partial => panic!("partial request"),
     };
@@ -72,7 +74,7 @@ pub fn parse_request(t: &Transmit) -> SentRequest {
             )
         })
         .collect();
-    let body = t.bytes[n..].to_vec();
+    let body = bytes[n..].to_vec();
     let cl = headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
@@ -94,6 +96,8 @@ pub fn parse_request(t: &Transmit) -> SentRequest {
 
 pub struct Harness {
     pub conn: Connection,
+    /// Decodes each exchange's HTTP/1.1 response into the connection's events.
+    pub socket: Http1Socket,
     pub now: Instant,
     pub split: Split,
     pub outstanding: VecDeque<SentRequest>,
@@ -109,6 +113,7 @@ impl Harness {
     pub fn new(config: Config, split: Split) -> Harness {
         Harness {
             conn: Connection::new(config).expect("valid config"),
+            socket: Http1Socket::new(),
             now: Instant::ZERO,
             split,
             outstanding: VecDeque::new(),
@@ -186,7 +191,8 @@ impl Harness {
             Split::Chunks(n) => n.max(1),
         };
         for piece in bytes.chunks(size) {
-            self.conn.handle_bytes(self.now, exchange, piece);
+            self.socket
+                .handle_bytes(&mut self.conn, self.now, exchange, piece);
         }
         self.drain();
     }
@@ -194,12 +200,12 @@ impl Harness {
     /// Feeds a response and then the end of stream.
     pub fn respond_and_close(&mut self, exchange: ExchangeId, bytes: &[u8]) {
         self.feed(exchange, bytes);
-        self.conn.handle_eof(self.now, exchange);
+        self.socket.handle_eof(&mut self.conn, self.now, exchange);
         self.drain();
     }
 
     pub fn eof(&mut self, exchange: ExchangeId) {
-        self.conn.handle_eof(self.now, exchange);
+        self.socket.handle_eof(&mut self.conn, self.now, exchange);
         self.drain();
     }
 

@@ -20,6 +20,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{
     CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Instant,
     Operation, ServerInfo, Transmit, TransportError,
@@ -79,10 +80,11 @@ pub enum Report {
 
 /// How an adapter moves bytes: the driver's only way to the network.
 pub trait Io {
-    /// Sends `transmit.bytes` for its exchange: on a newly dialled socket if
+    /// Sends `request`, the HTTP/1.1 bytes of `transmit.request` (encoded by the driver through
+    /// [`Http1Socket`]), for its exchange: on a newly dialled socket if
     /// `transmit.fresh_socket`, otherwise on an idle pooled socket of the origin or a new one;
     /// then reads once and reports. An error means no socket could even be set up for it.
-    fn start(&mut self, transmit: Transmit) -> Result<(), TransportError>;
+    fn start(&mut self, transmit: Transmit, request: Vec<u8>) -> Result<(), TransportError>;
     /// The bytes last reported for `exchange` were fed to the core and its outputs drained: read
     /// once more.
     fn read_on(&mut self, exchange: ExchangeId);
@@ -209,6 +211,8 @@ impl Drop for H2Core {
 /// One session: the connection, its recording and what it negotiated.
 pub struct SessionDriver {
     core: Core,
+    /// Decodes the responses of an HTTP/1.1 session's exchanges.
+    http1: Http1Socket,
     hints: Arc<HintBook>,
     origin: String,
     /// The core's time zero on the adapter's clock.
@@ -327,6 +331,7 @@ impl SessionDriver {
         SessionDriver {
             cache,
             core,
+            http1: Http1Socket::new(),
             hints: shared.hints.clone(),
             origin,
             zero: std::time::Instant::now(),
@@ -633,7 +638,9 @@ impl SessionDriver {
                 let id = t.exchange;
                 self.trace.transmit(&t);
                 self.live.insert(id);
-                if let Err(e) = io.start(t) {
+                // Checked by the core: encoding it cannot fail.
+                let request = Http1Socket::encode(&t).unwrap_or_default();
+                if let Err(e) = io.start(t, request) {
                     self.feed(id, Report::Failed(e));
                     any = true;
                 }
@@ -836,13 +843,22 @@ impl SessionDriver {
                 }
                 self.trace.bytes(exchange, bytes.len());
                 self.fed.insert(exchange);
-                self.on_conn(|c| c.handle_owned_bytes(now, exchange, bytes));
+                match &mut self.core {
+                    Core::Http1(c) => self.http1.handle_owned_bytes(c, now, exchange, bytes),
+                    // An HTTP/2 session's bytes go to its shared socket, never here.
+                    Core::Http2(_) => {}
+                }
             }
             Report::Eof => {
                 if let Some(r) = self.rec() {
                     r.eof(now, exchange);
                 }
-                self.on_conn(|c| c.handle_eof(now, exchange));
+                match &mut self.core {
+                    Core::Http1(c) => self.http1.handle_eof(c, now, exchange),
+                    Core::Http2(h) => {
+                        let _ = h.conn.with(h.member, |c| c.handle_eof(now, exchange));
+                    }
+                }
             }
             Report::Failed(e) => {
                 if let Some(r) = self.rec() {

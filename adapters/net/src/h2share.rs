@@ -62,7 +62,6 @@ use std::time::Duration;
 use mcp_sansio::h2::frame::Frame;
 use mcp_sansio::h2::{H2Config, Reason};
 use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
@@ -328,7 +327,7 @@ impl SharedH2 {
     /// has its session (dial a new one). On a recorded connection, the recording of the session
     /// starts here, with `config`.
     pub fn join(self: &Arc<Self>, config: Config, wake: Waker) -> Result<Option<Member>, Error> {
-        let conn = Connection::with_codec(config.clone(), Codec::Http2)?;
+        let conn = Connection::new(config.clone())?;
         let mut st = lock(&self.state);
         if st.life == Life::Shut {
             return Ok(None);

@@ -298,7 +298,7 @@ pub struct Tasks<R: AsyncNet> {
     spawner: R::Spawner,
     tasks: HashMap<ExchangeId, Task<R>>,
     /// Requests of the last pump, started by [`AsyncIo::launch`].
-    queued: Vec<Transmit>,
+    queued: Vec<(Transmit, Vec<u8>)>,
     tx: Sender<(ExchangeId, Report)>,
     rx: Receiver<(ExchangeId, Report)>,
     /// Wakes of the shared HTTP/2 connection (none once its waker is gone).
@@ -469,8 +469,8 @@ impl<R: AsyncNet> Tasks<R> {
 }
 
 impl<R: AsyncNet> Io for Tasks<R> {
-    fn start(&mut self, transmit: Transmit) -> Result<(), TransportError> {
-        self.queued.push(transmit);
+    fn start(&mut self, transmit: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
+        self.queued.push((transmit, request));
         Ok(())
     }
 
@@ -484,7 +484,7 @@ impl<R: AsyncNet> Io for Tasks<R> {
     }
 
     fn finish(&mut self, exchange: ExchangeId, reusable: bool) {
-        self.queued.retain(|t| t.exchange != exchange);
+        self.queued.retain(|(t, _)| t.exchange != exchange);
         if let Some(inline) = take_inline(&mut self.inline, exchange) {
             if reusable && inline.state.phase() == InlinePhase::Parked {
                 self.expect = inline.state.bytes_read();
@@ -512,7 +512,7 @@ impl<R: AsyncNet> Io for Tasks<R> {
     }
 
     fn abandon(&mut self, exchange: ExchangeId) {
-        self.queued.retain(|t| t.exchange != exchange);
+        self.queued.retain(|(t, _)| t.exchange != exchange);
         take_inline(&mut self.inline, exchange);
         self.tasks.remove(&exchange);
     }
@@ -526,7 +526,7 @@ impl<R: AsyncNet> AsyncIo for Tasks<R> {
     /// Starts the queued exchanges (every socket handed back is already in the pool: the
     /// session parks it in [`Io::finish`]).
     async fn launch(&mut self) {
-        for t in std::mem::take(&mut self.queued) {
+        for (t, request) in std::mem::take(&mut self.queued) {
             if let Some(inline) = self.inline.take() {
                 // Another exchange starts: the inline one moves to a task.
                 self.demote(inline);
@@ -535,7 +535,7 @@ impl<R: AsyncNet> AsyncIo for Tasks<R> {
                 if let Some((address, stream)) = pooled {
                     let size = read_first(self.expect, self.read_cap);
                     self.inline = Some(Inline {
-                        state: InlineExchange::new(t.exchange, t.bytes, size),
+                        state: InlineExchange::new(t.exchange, request, size),
                         stream,
                         address,
                     });
@@ -543,7 +543,7 @@ impl<R: AsyncNet> AsyncIo for Tasks<R> {
                 }
             }
             let first = read_first(self.expect, self.read_cap);
-            self.spawn(t.exchange, t.bytes, t.fresh_socket, first, None);
+            self.spawn(t.exchange, request, t.fresh_socket, first, None);
         }
     }
 

@@ -258,22 +258,8 @@ mod on {
 
     /// The HTTP method and the JSON-RPC method (or `response`) of a request.
     pub(super) fn classify(t: &Transmit) -> (String, Option<String>) {
-        let (method, body): (String, &[u8]) = match &t.request {
-            Some(r) => (r.method.as_str().to_owned(), &r.body),
-            None => {
-                let bytes = &t.bytes;
-                let method = bytes
-                    .iter()
-                    .position(|&b| b == b' ')
-                    .map(|n| String::from_utf8_lossy(&bytes[..n]).into_owned())
-                    .unwrap_or_default();
-                let body = bytes
-                    .windows(4)
-                    .position(|w| w == b"\r\n\r\n")
-                    .map_or(&[][..], |n| &bytes[n + 4..]);
-                (method, body)
-            }
-        };
+        let method = t.request.method.as_str().to_owned();
+        let body: &[u8] = &t.request.body;
         if body.is_empty() {
             return (method, None);
         }

@@ -41,8 +41,8 @@ struct Recorded {
 }
 
 impl Io for Recorded {
-    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
-        let text = String::from_utf8_lossy(&t.bytes).into_owned();
+    fn start(&mut self, t: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
+        let text = String::from_utf8_lossy(&request).into_owned();
         let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
         let (method, id) = match serde_json::from_str::<serde_json::Value>(body) {
             Ok(v) => (
@@ -268,7 +268,7 @@ fn closing_ends_with_closed_not_with_the_interrupted_operations_failure() {
 fn an_exchange_that_cannot_start_fails_the_operation() {
     struct Refusing;
     impl Io for Refusing {
-        fn start(&mut self, _: Transmit) -> Result<(), TransportError> {
+        fn start(&mut self, _: Transmit, _: Vec<u8>) -> Result<(), TransportError> {
             Err(TransportError {
                 kind: mcp_sansio::TransportErrorKind::Io,
                 message: "no thread".into(),

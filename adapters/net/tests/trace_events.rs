@@ -26,8 +26,8 @@ impl BuildClient for TestClient {
 struct Waiting(Vec<(ExchangeId, String, u64)>);
 
 impl Io for Waiting {
-    fn start(&mut self, t: Transmit) -> Result<(), TransportError> {
-        let text = String::from_utf8_lossy(&t.bytes).into_owned();
+    fn start(&mut self, t: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
+        let text = String::from_utf8_lossy(&request).into_owned();
         let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
         let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
         let method = v["method"].as_str().unwrap_or("?").to_owned();

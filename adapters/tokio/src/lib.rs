@@ -256,13 +256,22 @@ mod tests {
         (io, origin)
     }
 
-    fn transmit(id: u64, bytes: &[u8], fresh_socket: bool) -> Transmit {
-        Transmit {
+    /// Exchange `id`'s transmit and `bytes` written for it (the test's socket checks bytes, not
+    /// the request).
+    fn transmit(id: u64, bytes: &[u8], fresh_socket: bool) -> (Transmit, Vec<u8>) {
+        let request = mcp_sansio::wire::Request {
+            method: mcp_sansio::wire::Method::Post,
+            authority: "127.0.0.1".into(),
+            path: "/".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+        let t = Transmit {
             exchange: ExchangeId(id),
-            bytes: bytes.to_vec(),
-            request: None,
+            request,
             fresh_socket,
-        }
+        };
+        (t, bytes.to_vec())
     }
 
     async fn expect_bytes(io: &mut Tasks, id: u64, want: &[u8]) {
@@ -310,7 +319,8 @@ mod tests {
             first
         });
 
-        io.start(transmit(1, b"one!", false)).unwrap();
+        let (t, bytes) = transmit(1, b"one!", false);
+        io.start(t, bytes).unwrap();
         io.launch().await;
         assert!(
             io.has_inline(),
@@ -319,7 +329,8 @@ mod tests {
         assert!(io.task_count() == 0);
         expect_bytes(&mut io, 1, b"A").await;
 
-        io.start(transmit(2, b"two!", true)).unwrap();
+        let (t, bytes) = transmit(2, b"two!", true);
+        io.start(t, bytes).unwrap();
         io.launch().await;
         assert!(!io.has_inline(), "moved to a task");
         assert_eq!(io.task_count(), 2);
@@ -352,7 +363,8 @@ mod tests {
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
         client.shared().park(&origin, addr, Stream::Plain(pooled));
-        io.start(transmit(1, b"one!", false)).unwrap();
+        let (t, bytes) = transmit(1, b"one!", false);
+        io.start(t, bytes).unwrap();
         io.launch().await;
         assert!(io.has_inline());
         let start = StdInstant::now();

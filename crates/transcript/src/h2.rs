@@ -15,7 +15,7 @@
 //!
 //! ```text
 //! let h2 = H2Config::from_budgets(&config.budgets);
-//! let mut rec = H2Recorder::new(&config, &h2, scheme, now);   // before Connection::with_codec
+//! let mut rec = H2Recorder::new(&config, &h2, scheme, now);   // before Connection::new
 //! let mut socket = H2Socket::new(now, h2.clone(), scheme);
 //! rec.socket_opened(now);                                     // right after H2Socket::new
 //! rec.operation(now, RecordedOperation::Connect);            // next to conn.connect(now), etc.

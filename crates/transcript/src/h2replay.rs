@@ -2,7 +2,6 @@
 //! socket, in virtual time (see `docs/transcripts.md`).
 
 use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{ConfigError, Connection, Instant, Transmit, TransportError};
 use serde_json::Value;
 
@@ -25,7 +24,7 @@ pub(crate) fn replay_h2(
         socket: None,
         number: 0,
         work: WorkId(0),
-        detached: Some(Connection::with_codec(config, Codec::Http2)?),
+        detached: Some(Connection::new(config)?),
         pending: Vec::new(),
         now: Instant::ZERO,
         fired: None,

@@ -19,7 +19,7 @@
 //! rec.transmit(now, &t);
 //! let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
 //! rec.bytes(now, t.exchange, answer);
-//! conn.handle_bytes(now, t.exchange, answer);
+//! mcp_sansio::socket::Http1Socket::new().handle_bytes(&mut conn, now, t.exchange, answer);
 //! while let Some(event) = conn.poll_event() {
 //!     rec.event(&event);
 //! }

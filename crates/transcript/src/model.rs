@@ -127,7 +127,7 @@ pub enum Record {
         /// Whether an idle pooled socket was reused.
         reused: bool,
     },
-    /// Response bytes fed to the connection, exactly as one `handle_bytes` call.
+    /// Response bytes fed to the connection, exactly as one `Http1Socket::handle_bytes` call.
     Recv {
         /// The exchange.
         exchange: u64,

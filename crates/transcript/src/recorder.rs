@@ -64,7 +64,9 @@ impl Recorder {
         let record = Record::Send {
             exchange: transmit.exchange.0,
             fresh: transmit.fresh_socket,
-            bytes: redact_request(&transmit.bytes),
+            bytes: redact_request(
+                &mcp_sansio::socket::Http1Socket::encode(transmit).unwrap_or_default(),
+            ),
         };
         self.push(Some(now), record);
     }

@@ -28,6 +28,7 @@
 
 use std::collections::HashSet;
 
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{ConfigError, TransportError};
 use mcp_sansio::{Connection, Event, ExchangeId, Instant};
 use serde_json::Value;
@@ -217,6 +218,7 @@ pub fn replay(transcript: &Transcript, split: Split) -> Result<Replay, ConfigErr
     let recorder = Recorder::new(&config, Instant::ZERO);
     let mut d = Driver {
         conn: Connection::new(config)?,
+        socket: Http1Socket::new(),
         now: Instant::ZERO,
         ended: HashSet::new(),
         sends: Vec::new(),
@@ -239,6 +241,8 @@ pub fn replay(transcript: &Transcript, split: Split) -> Result<Replay, ConfigErr
 /// The state of one replay.
 struct Driver {
     conn: Connection,
+    /// Decodes each exchange's recorded bytes.
+    socket: Http1Socket,
     now: Instant,
     /// Exchanges the connection finished or abandoned: nothing more is fed to them.
     ended: HashSet<u64>,
@@ -293,8 +297,11 @@ impl Driver {
             let mut any = false;
             while let Some(t) = self.conn.poll_transmit() {
                 self.recorder.transmit(self.now, &t);
-                self.sends
-                    .push((t.exchange.0, t.fresh_socket, redact_request(&t.bytes)));
+                self.sends.push((
+                    t.exchange.0,
+                    t.fresh_socket,
+                    redact_request(&Http1Socket::encode(&t).unwrap_or_default()),
+                ));
                 any = true;
             }
             while let Some(e) = self.conn.poll_event() {
@@ -344,7 +351,8 @@ impl Driver {
             Record::Eof { exchange } => {
                 if !self.ended.contains(&exchange) {
                     self.recorder.eof(now, ExchangeId(exchange));
-                    self.conn.handle_eof(now, ExchangeId(exchange));
+                    self.socket
+                        .handle_eof(&mut self.conn, now, ExchangeId(exchange));
                 }
             }
             Record::TransportError {
@@ -387,8 +395,8 @@ impl Driver {
                 return; // the socket was closed or pooled: nothing more is read from it
             }
             self.recorder.bytes(self.now, ExchangeId(exchange), piece);
-            self.conn
-                .handle_bytes(self.now, ExchangeId(exchange), piece);
+            self.socket
+                .handle_bytes(&mut self.conn, self.now, ExchangeId(exchange), piece);
             self.drain();
         }
     }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::Tool;
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
@@ -105,7 +106,7 @@ fn replay_config_reproduces_requests() {
     let t = sample();
     let mut conn = Connection::new(t.config.to_config().unwrap()).unwrap();
     conn.connect(Instant::ZERO);
-    let sent = redact_request(&conn.poll_transmit().unwrap().bytes);
+    let sent = redact_request(&Http1Socket::encode(&conn.poll_transmit().unwrap()).unwrap());
     let Record::Send { bytes, .. } = &t.entries[1].record else {
         panic!("second entry is the send");
     };
@@ -211,7 +212,7 @@ fn known_tool_calls_replay_their_header_parameters() {
         let mut conn = Connection::new(config.clone()).unwrap();
         conn.connect(Instant::ZERO);
         op.apply(&mut conn, Instant::ZERO);
-        conn.poll_transmit().expect("the call").bytes
+        Http1Socket::encode(&conn.poll_transmit().expect("the call")).unwrap()
     };
     let op = RecordedOperation::known_tool(&tool, args);
     rec.operation(Instant::ZERO, op.clone());
@@ -299,13 +300,13 @@ fn a_url_with_a_secret_query_is_recorded_redacted_and_replays() {
     rec.operation(now, RecordedOperation::Connect);
     conn.connect(now);
     let t = conn.poll_transmit().unwrap();
-    assert!(t
-        .bytes
+    assert!(Http1Socket::encode(&t)
+        .unwrap()
         .starts_with(b"POST /mcp?api_key=s3cret-key&region=eu HTTP/1.1\r\n"));
     rec.transmit(now, &t);
     let answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
     rec.bytes(now, t.exchange, answer);
-    conn.handle_bytes(now, t.exchange, answer);
+    Http1Socket::new().handle_bytes(&mut conn, now, t.exchange, answer);
     while let Some(event) = conn.poll_event() {
         rec.event(&event);
     }
@@ -443,7 +444,7 @@ fn a_dpop_token_and_its_proofs_are_redacted_in_http1_and_http2_records() {
     rec.operation(Instant::ZERO, RecordedOperation::Connect);
     conn.connect(Instant::ZERO);
     let t = conn.poll_transmit().unwrap();
-    let proof = String::from_utf8_lossy(&t.bytes)
+    let proof = String::from_utf8_lossy(&Http1Socket::encode(&t).unwrap())
         .lines()
         .find_map(|l| l.strip_prefix("DPoP: ").map(str::to_owned))
         .expect("the request has a proof");
@@ -508,11 +509,12 @@ fn a_dpop_session_with_a_nonce_retry_is_recorded_redacted_and_replays() {
             discover.len()
         ),
     ];
+    let mut socket = Http1Socket::new();
     for answer in &answers {
         let t = conn.poll_transmit().expect("a request");
         rec.transmit(now, &t);
         rec.bytes(now, t.exchange, answer.as_bytes());
-        conn.handle_bytes(now, t.exchange, answer.as_bytes());
+        socket.handle_bytes(&mut conn, now, t.exchange, answer.as_bytes());
         while let Some(event) = conn.poll_event() {
             rec.event(&event);
         }

@@ -5,10 +5,13 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{Config, Connection, Event, ExchangeId, Instant};
 
 pub struct Driver {
     pub conn: Connection,
+    /// Decodes each exchange's response.
+    pub socket: Http1Socket,
     addr: SocketAddr,
     start: std::time::Instant,
     active: Vec<(ExchangeId, TcpStream)>,
@@ -23,6 +26,7 @@ impl Driver {
     pub fn new(config: Config, addr: SocketAddr) -> Driver {
         Driver {
             conn: Connection::new(config).expect("valid config"),
+            socket: Http1Socket::new(),
             addr,
             start: std::time::Instant::now(),
             active: Vec::new(),
@@ -57,7 +61,8 @@ impl Driver {
                     }
                 };
                 s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-                s.write_all(&t.bytes).expect("write");
+                s.write_all(&Http1Socket::encode(&t).expect("a checked request"))
+                    .expect("write");
                 self.active.push((t.exchange, s));
             }
             let mut pending_events = false;
@@ -103,8 +108,8 @@ impl Driver {
                 let r = self.active[pos].1.read(&mut buf);
                 let now = self.now();
                 match r {
-                    Ok(0) => self.conn.handle_eof(now, id),
-                    Ok(n) => self.conn.handle_bytes(now, id, &buf[..n]),
+                    Ok(0) => self.socket.handle_eof(&mut self.conn, now, id),
+                    Ok(n) => self.socket.handle_bytes(&mut self.conn, now, id, &buf[..n]),
                     Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                         self.conn.handle_timeout(now)
                     }

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use mcp_sansio::h2::H2Config;
 use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::wire::Codec;
 use mcp_sansio::{Config, Connection, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recorder, RecordedOperation, Transcript};
 
@@ -50,7 +49,7 @@ impl Session {
         let h2 = H2Config::from_budgets(&config.budgets);
         let mut rec = H2Recorder::new(&config, &h2, "https", now);
         rec.comment(comment);
-        let conn = Connection::with_codec(config, Codec::Http2).expect("a valid config");
+        let conn = Connection::new(config).expect("a valid config");
         let mut socket = H2Socket::new(now, h2, "https");
         let work = socket.add(conn);
         rec.socket_opened(now);

@@ -16,6 +16,7 @@ use std::hint::black_box;
 
 use bench_harness::catalog;
 use bench_harness::fixture::{hinted_connection, http_json, median, request_id, rpc_body};
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{CallResult, ContentBlock};
 use mcp_sansio::{Connection, Event, Instant};
 
@@ -37,7 +38,7 @@ fn measure_sansio(
     exchange: mcp_sansio::ExchangeId,
     response: &[u8],
 ) -> Option<CallResult> {
-    conn.handle_bytes(Instant::ZERO, exchange, response);
+    Http1Socket::new().handle_bytes(conn, Instant::ZERO, exchange, response);
     let mut result = None;
     while let Some(e) = conn.poll_event() {
         match e {
@@ -60,7 +61,9 @@ fn main() {
         "sansio" => {
             let mut conn = calling_connection();
             let t = conn.poll_transmit().expect("the call request");
-            let response = http_json(&call_body(request_id(&t.bytes)));
+            let response = http_json(&call_body(request_id(
+                &Http1Socket::encode(&t).expect("a checked request"),
+            )));
             let result = measure_sansio(&mut conn, t.exchange, &response).expect("finished");
             let text = match result.content.first() {
                 Some(ContentBlock::Text { text }) => text.len(),
@@ -86,7 +89,9 @@ fn main() {
             for _ in 0..21 {
                 let mut conn = calling_connection();
                 let t = conn.poll_transmit().expect("the call request");
-                let response = http_json(&call_body(request_id(&t.bytes)));
+                let response = http_json(&call_body(request_id(
+                    &Http1Socket::encode(&t).expect("a checked request"),
+                )));
                 let start = std::time::Instant::now();
                 let result = measure_sansio(&mut conn, t.exchange, &response);
                 sansio.push(start.elapsed().as_secs_f64() * 1e3);

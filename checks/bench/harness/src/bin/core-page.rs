@@ -14,6 +14,7 @@ use std::hint::black_box;
 
 use bench_harness::catalog;
 use bench_harness::fixture::{hinted_connection, http_json, median, request_id, rpc_body};
+use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::Catalog;
 use mcp_sansio::{Connection, Event, Instant};
 
@@ -35,7 +36,7 @@ fn measure_sansio(
     exchange: mcp_sansio::ExchangeId,
     response: &[u8],
 ) -> Option<Catalog> {
-    conn.handle_bytes(Instant::ZERO, exchange, response);
+    Http1Socket::new().handle_bytes(conn, Instant::ZERO, exchange, response);
     let mut catalog = None;
     while let Some(e) = conn.poll_event() {
         if let Event::ToolsListed(c) = e {
@@ -103,7 +104,10 @@ fn main() {
         "sansio" => {
             let mut conn = listing_connection();
             let t = conn.poll_transmit().expect("a page request");
-            let response = http_json(&page_body(last, request_id(&t.bytes)));
+            let response = http_json(&page_body(
+                last,
+                request_id(&Http1Socket::encode(&t).expect("a checked request")),
+            ));
             let catalog = measure_sansio(&mut conn, t.exchange, &response).expect("listed");
             assert!(catalog.refused.is_empty(), "{:?}", catalog.refused.first());
             // The annotated tools were read with their headers: one or two each.
@@ -156,7 +160,10 @@ fn main() {
             for _ in 0..201 {
                 let mut conn = listing_connection();
                 let t = conn.poll_transmit().expect("a page request");
-                let response = http_json(&page_body(last, request_id(&t.bytes)));
+                let response = http_json(&page_body(
+                    last,
+                    request_id(&Http1Socket::encode(&t).expect("a checked request")),
+                ));
                 let start = std::time::Instant::now();
                 let catalog = measure_sansio(&mut conn, t.exchange, &response);
                 sansio.push(start.elapsed().as_secs_f64() * 1e3);
@@ -183,7 +190,10 @@ fn main() {
             let mut page = 0;
             let catalog = loop {
                 let t = conn.poll_transmit().expect("a page request");
-                let response = http_json(&page_body(page, request_id(&t.bytes)));
+                let response = http_json(&page_body(
+                    page,
+                    request_id(&Http1Socket::encode(&t).expect("a checked request")),
+                ));
                 let listed = measure_sansio(&mut conn, t.exchange, &response);
                 drop(response);
                 drop(t);
