@@ -187,8 +187,9 @@ impl Http1Socket {
             .map(|(_, r)| r.decoder.pending_raw())
             .fold(0, u64::saturating_add);
         let mut reader = self.readers.swap_remove(i);
-        if !bytes.is_empty() {
+        if !bytes.is_empty() && !reader.read_any {
             reader.read_any = true;
+            conn.response_begun(exchange);
         }
         let mut ledger = conn.response_ledger();
         let pending = reader.decoder.pending_raw().saturating_add(others);

@@ -1498,6 +1498,40 @@ fn stale_pooled_socket_is_retried_once_on_a_fresh_socket() {
     assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
 }
 
+/// A pooled socket that fails after the server began to answer (part of a head, no event yet)
+/// is not a stale socket: the server may have run the request, so it is not sent again; the
+/// operation fails with the transport's error. Without a byte of answer, the same failure sends
+/// the request once more on a fresh socket. In every split of the partial head.
+#[test]
+fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
+    use mcp_sansio::{TransportError, TransportErrorKind};
+    let io = || TransportError {
+        kind: TransportErrorKind::Io,
+        message: "connection reset".into(),
+    };
+    for split in [Split::Whole, Split::Bytes] {
+        let mut h = modern(split);
+        h.call("echo", "{}");
+        let r = h.next();
+        assert!(!r.fresh);
+        h.feed(r.exchange, b"HTTP/1.1 200 OK\r\ncontent-");
+        h.conn.handle_transport_error(h.now, r.exchange, io());
+        h.drain();
+        assert!(!h.has_outstanding(), "{split:?}: no second request");
+        let (op, e) = failed(h.single_event());
+        assert_eq!(op, Operation::CallTool);
+        assert!(matches!(e, Error::Transport(_)), "{split:?}: {e:?}");
+
+        let mut h = modern(split);
+        h.call("echo", "{}");
+        let r = h.next();
+        h.conn.handle_transport_error(h.now, r.exchange, io());
+        h.drain();
+        let again = h.next();
+        assert!(again.fresh, "{split:?}: nothing heard, so a fresh socket");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Deadlines
 

@@ -39,6 +39,16 @@ impl Connection {
         core::mem::take(&mut self.spare)
     }
 
+    /// The socket read bytes of `exchange`'s response that made no event yet (a head not yet
+    /// complete): the server has begun to answer, so a failure from now on is not that of a
+    /// stale pooled socket, and the request is not sent again. Only the HTTP/1.1 socket knows
+    /// this before the head is whole.
+    pub(crate) fn response_begun(&mut self, exchange: ExchangeId) {
+        if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
+            ex.heard = Heard::Something;
+        }
+    }
+
     /// One event of `exchange`'s response, decoded by the socket it runs on
     /// ([`Http1Socket`](crate::socket::Http1Socket), [`H2Socket`](crate::mux::H2Socket)): the
     /// connection's one input of response data. Its `raw` cost (every byte the socket read for
