@@ -51,33 +51,9 @@
 //! HTTP versions, bytes read, pages, outcome and the budget that ended it; every HTTP/1.1
 //! exchange a span inside it; retries, re-negotiations, resumptions, refusals and authorization
 //! steps are events. No token, code, verifier, tool argument or result is ever a field
-//! ([`mcp_sansio_net::trace`] lists them all). Route them to any subscriber, for example
-//! `tracing-subscriber`'s formatter on stderr, filtered by `RUST_LOG`:
-//!
-//! ```no_run
-//! use tracing_subscriber::fmt::format::FmtSpan;
-//! use tracing_subscriber::EnvFilter;
-//!
-//! #[tokio::main(flavor = "current_thread")]
-//! async fn main() -> Result<(), mcp_sansio::Error> {
-//!     tracing_subscriber::fmt()
-//!         // `RUST_LOG=mcp_sansio=debug` shows the exchanges too; INFO the operations.
-//!         .with_env_filter(EnvFilter::from_default_env())
-//!         // One line per span as it closes, with every field it recorded.
-//!         .with_span_events(FmtSpan::CLOSE)
-//!         .with_writer(std::io::stderr)
-//!         .init();
-//!     let client = mcp_sansio_tokio::Client::new();
-//!     let mut session = client
-//!         .connect(mcp_sansio::Config::new("https://mcp.example.com/mcp")?)
-//!         .await?;
-//!     // INFO list{origin=https://mcp.example.com:443 http_version="HTTP/2" era="modern"
-//!     //     protocol_version="2026-07-28" pages=1 tools=3 bytes_read=2140 outcome="ok"}:
-//!     //     mcp_sansio: close time.busy=… time.idle=…
-//!     session.list_tools().await?;
-//!     session.close().await
-//! }
-//! ```
+//! ([`mcp_sansio_net::trace`] lists them all). Route them to any subscriber: the example
+//! `examples/tracing.rs` prints them with `tracing-subscriber`'s formatter on stderr, filtered
+//! by `RUST_LOG` (`cargo run -p mcp-sansio-tokio --features tracing --example tracing -- URL`).
 //!
 //! # Runtime and cancellation
 //!
