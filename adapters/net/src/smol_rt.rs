@@ -1,21 +1,28 @@
 //! The smol runtime of the shared network code ([`runtime`](crate::runtime),
 //! [`tasks`](crate::tasks)): smol's reactor, tasks and timers, TLS by `futures-rustls`.
 //!
-//! The smol adapter (the repository's `mcp-sansio-smol-example`) runs its sessions on it, and
-//! the blocking adapter too: each of its operations is a [`block_on`] of the same future on the
-//! calling thread, and the tasks of its exchanges and HTTP/2 sockets run on smol's executor.
+//! The smol adapter (the repository's `mcp-sansio-smol-example`) runs its sessions on it
+//! ([`SmolNet`]: tasks on smol's executor), and the blocking adapter too ([`SmolThreads`]): each
+//! of its operations is an [`OwnThread::block_on`] of the same future on the calling thread, and
+//! each task of its exchanges and HTTP/2 sockets has a thread of its own, so that as many
+//! exchanges move at once as there are, whatever the size of smol's executor.
 
-use std::future::Future;
+use std::fmt::Debug;
+use std::future::{pending, Future};
 use std::io;
+use std::marker::PhantomData;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use async_channel::Sender;
+use futures_lite::future::FutureExt as _;
 use futures_rustls::client::TlsStream;
 use mcp_sansio::TransportError;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::{Async, Task, Timer};
 
+use crate::client::lock;
 use crate::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
 use crate::runtime::{Dialled, Runtime};
 use crate::tasks::{within, AsyncNet, IoStep};
@@ -24,11 +31,98 @@ use rustix::buffer::spare_capacity;
 
 pub use smol::block_on;
 
-/// The smol runtime of the shared network code: smol's reactor, tasks and timers.
+/// The smol runtime of the shared network code: smol's reactor and timers, its tasks spawned by
+/// `S` (by default on smol's executor).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SmolNet;
+pub struct SmolNet<S = Executor>(PhantomData<S>);
 
-impl Runtime for SmolNet {
+/// [`SmolNet`] with a thread per task ([`OwnThread`]): the blocking adapter's runtime.
+pub type SmolThreads = SmolNet<OwnThread>;
+
+/// How [`SmolNet`] runs a task.
+pub trait Spawn: Clone + Copy + Debug + Default + Send + Sync + 'static {
+    /// A running task; dropping it cancels the task.
+    type Task: Send + 'static;
+    /// Whether a task may block its thread (a thread of its own): then a blocking step (name
+    /// resolution) runs in place rather than on smol's blocking pool.
+    const OWN_THREAD: bool;
+    /// Starts `future`.
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> Self::Task;
+    /// Lets `task` run to its end on its own.
+    fn detach(task: Self::Task);
+}
+
+/// Tasks on smol's executor (`smol::spawn`), whose threads `SMOL_THREADS` sets (one by default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Executor;
+
+impl Spawn for Executor {
+    type Task = Task<()>;
+    const OWN_THREAD: bool = false;
+
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> Task<()> {
+        smol::spawn(future)
+    }
+
+    fn detach(task: Task<()>) {
+        task.detach();
+    }
+}
+
+/// A thread per task, which runs it with [`OwnThread::block_on`]: no task waits for another to
+/// yield, and a blocking step (name resolution) runs in place. Should the system refuse a thread,
+/// the task runs on smol's executor instead, cancelled all the same.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OwnThread;
+
+impl OwnThread {
+    /// Runs `future` to its end on this thread, which sleeps while it waits; smol's reactor
+    /// thread wakes it. Unlike smol's [`block_on`], which wakes that thread at every return, the
+    /// blocking adapter's operations and tasks cost no wake-up beyond their own.
+    pub fn block_on<F: Future>(future: F) -> F::Output {
+        futures_lite::future::block_on(future)
+    }
+}
+
+/// A task of [`OwnThread`]. Dropping it cancels the task: its thread drops the future (and the
+/// socket it holds) at once and ends.
+#[derive(Debug)]
+pub struct ThreadTask {
+    /// Closed when dropped (the task is cancelled); a message first lets the task run on.
+    detach: Sender<()>,
+}
+
+impl Spawn for OwnThread {
+    type Task = ThreadTask;
+    const OWN_THREAD: bool = true;
+
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> ThreadTask {
+        let (detach, signal) = async_channel::bounded(1);
+        let run = future.or(async move {
+            if signal.recv().await.is_ok() {
+                pending::<()>().await;
+            }
+        });
+        // Taken by the thread, or by the executor should the thread not start.
+        let slot = Arc::new(Mutex::new(Some(run)));
+        let theirs = slot.clone();
+        let started = std::thread::Builder::new()
+            .name("mcp-sansio-task".into())
+            .spawn(move || lock(&theirs).take().map(OwnThread::block_on));
+        if started.is_err() {
+            if let Some(run) = lock(&slot).take() {
+                smol::spawn(run).detach();
+            }
+        }
+        ThreadTask { detach }
+    }
+
+    fn detach(task: ThreadTask) {
+        let _ = task.detach.try_send(());
+    }
+}
+
+impl<S: Spawn> Runtime for SmolNet<S> {
     type Tcp = Async<TcpStream>;
     type Tls = TlsStream<Async<TcpStream>>;
 
@@ -36,6 +130,9 @@ impl Runtime for SmolNet {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
+        if S::OWN_THREAD {
+            return Ok(f());
+        }
         Ok(smol::unblock(f).await)
     }
 
@@ -72,10 +169,10 @@ impl Runtime for SmolNet {
     }
 }
 
-impl AsyncNet for SmolNet {
+impl<S: Spawn> AsyncNet for SmolNet<S> {
     type Stream = SmolStream;
     type Spawner = ();
-    type Task = Task<()>;
+    type Task = S::Task;
 
     fn stream(dialled: Dialled<Self::Tcp, Self::Tls>) -> SmolStream {
         match dialled {
@@ -139,12 +236,12 @@ impl AsyncNet for SmolNet {
 
     fn spawner() {}
 
-    fn spawn((): &(), future: impl Future<Output = ()> + Send + 'static) -> Task<()> {
-        smol::spawn(future)
+    fn spawn((): &(), future: impl Future<Output = ()> + Send + 'static) -> S::Task {
+        S::spawn(future)
     }
 
-    fn detach(task: Task<()>) {
-        task.detach();
+    fn detach(task: S::Task) {
+        S::detach(task);
     }
 
     async fn sleep_until(at: Instant) {
