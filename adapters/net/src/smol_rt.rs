@@ -69,7 +69,7 @@ impl Spawn for Executor {
     }
 }
 
-/// A thread per task, which runs it with [`OwnThread::block_on`]: no task waits for another to
+/// A thread per task, which runs it with `futures_lite`'s `block_on`: no task waits for another to
 /// yield, and a blocking step (name resolution) runs in place. Should the system refuse a thread,
 /// the task runs on smol's executor instead, cancelled all the same.
 #[derive(Clone, Copy, Debug, Default)]
@@ -77,11 +77,38 @@ pub struct OwnThread;
 
 impl OwnThread {
     /// Runs `future` to its end on this thread, which sleeps while it waits; smol's reactor
-    /// thread wakes it. Unlike smol's [`block_on`], which wakes that thread at every return, the
-    /// blocking adapter's operations and tasks cost no wake-up beyond their own.
+    /// thread wakes it (unlike smol's [`block_on`], which wakes that thread at every return).
+    ///
+    /// A blocking operation's future: nothing else runs on the thread meanwhile, so a plain
+    /// socket's read that finds nothing waits for bytes in place first, in the kernel, for at most
+    /// [`WAIT_IN_PLACE`] (a nearby server's answer), and only then through smol's reactor: no
+    /// registration, timer or hand-off per read, and the future's other branches (its deadline)
+    /// are seen at most that much later.
     pub fn block_on<F: Future>(future: F) -> F::Output {
-        futures_lite::future::block_on(future)
+        let before = WAITS_IN_PLACE.replace(true);
+        let out = futures_lite::future::block_on(future);
+        WAITS_IN_PLACE.set(before);
+        out
     }
+}
+
+/// How long a read of a blocking operation waits in place ([`OwnThread::block_on`]).
+pub const WAIT_IN_PLACE: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// Whether this thread runs a blocking operation ([`OwnThread::block_on`]).
+    static WAITS_IN_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Waits until `tcp` is readable (or closed), at most [`WAIT_IN_PLACE`].
+#[cfg(unix)]
+fn wait_in_place(tcp: &TcpStream) {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let limit = Timespec {
+        tv_sec: 0,
+        tv_nsec: WAIT_IN_PLACE.as_nanos() as _,
+    };
+    let _ = poll(&mut [PollFd::new(tcp, PollFlags::IN)], Some(&limit));
 }
 
 /// A task of [`OwnThread`]. Dropping it cancels the task: its thread drops the future (and the
@@ -108,7 +135,7 @@ impl Spawn for OwnThread {
         let theirs = slot.clone();
         let started = std::thread::Builder::new()
             .name("mcp-sansio-task".into())
-            .spawn(move || lock(&theirs).take().map(OwnThread::block_on));
+            .spawn(move || lock(&theirs).take().map(futures_lite::future::block_on));
         if started.is_err() {
             if let Some(run) = lock(&slot).take() {
                 smol::spawn(run).detach();
@@ -213,7 +240,15 @@ impl<S: Spawn> AsyncNet for SmolNet<S> {
         // A plain socket reads straight into the buffer's spare capacity: not zeroed first.
         #[cfg(unix)]
         if let (SmolStream::Plain(tcp), IoStep::Read(buf)) = (&*stream, &mut step) {
-            let read = |tcp: &TcpStream| Ok(rustix::io::read(tcp, spare_capacity(&mut **buf))?);
+            let mut read = |tcp: &TcpStream| -> io::Result<usize> {
+                Ok(rustix::io::read(tcp, spare_capacity(&mut **buf))?)
+            };
+            if S::OWN_THREAD && WAITS_IN_PLACE.get() {
+                match read(tcp.get_ref()) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_in_place(tcp.get_ref()),
+                    done => return done,
+                }
+            }
             return tcp.read_with(read).await;
         }
         let io: &mut dyn Io = match stream {
