@@ -296,3 +296,63 @@ pub enum SmolStream {
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{mpsc, Barrier};
+
+    /// Sends on `tx` when dropped.
+    struct Dropped(mpsc::Sender<&'static str>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send("dropped");
+        }
+    }
+
+    /// Two tasks that each block their thread until the other arrives both end: every task of
+    /// [`OwnThread`] has a thread of its own (what lets a task block for a name resolution).
+    #[test]
+    fn tasks_that_block_until_each_other_arrives_both_end() {
+        let (tx, rx) = mpsc::channel();
+        let barrier = Arc::new(Barrier::new(2));
+        let tasks: Vec<ThreadTask> = (0..2)
+            .map(|_| {
+                let (tx, barrier) = (tx.clone(), barrier.clone());
+                OwnThread::spawn(async move {
+                    barrier.wait();
+                    let _ = tx.send("ended");
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            let got = rx.recv_timeout(Duration::from_secs(20));
+            assert_eq!(got, Ok("ended"), "a task waited for a thread");
+        }
+        drop(tasks);
+    }
+
+    /// Dropping a task drops its future (which closes the socket it holds); a detached task runs
+    /// to its end.
+    #[test]
+    fn a_dropped_task_is_cancelled_and_a_detached_one_runs_on() {
+        let (tx, rx) = mpsc::channel();
+        let guard = Dropped(tx.clone());
+        let task = OwnThread::spawn(async move {
+            let _guard = guard;
+            pending::<()>().await;
+        });
+        drop(task);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok("dropped"));
+
+        let (go, wait) = async_channel::bounded::<()>(1);
+        let task = OwnThread::spawn(async move {
+            let _ = wait.recv().await;
+            let _ = tx.send("ended");
+        });
+        OwnThread::detach(task);
+        go.send_blocking(()).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok("ended"));
+    }
+}
