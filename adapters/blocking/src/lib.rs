@@ -24,7 +24,7 @@
 //! The core decides everything about the protocol and [`mcp_sansio_net`]'s session driver runs
 //! it (recording, the clock, era hints, how an operation ends, which socket goes back to the
 //! pool). The bytes move as on every async runtime ([`mcp_sansio_net::tasks`]), on smol's
-//! reactor ([`mcp_sansio_net::smol_rt`]): each operation is a `block_on` of the same future the
+//! reactor ([`mcp_sansio_net::smol_rt`]): each operation is a `block_on` ([`OwnThread::block_on`]) of the same future the
 //! async adapters await, on the calling thread, so it ends within the same budgets and the same
 //! deadlines. What that code does:
 //!
@@ -46,10 +46,11 @@
 //!   [`mcp_sansio_net::Client`]).
 //!
 //! A session's only open exchange on an idle pooled socket (the pages of a listing, the calls of
-//! a warm session) is moved by the calling thread itself; other exchanges each run in a task of
-//! smol's executor, reading only when the core has taken the previous bytes. Dropping a
-//! [`Session`] cancels its tasks, which closes their sockets, without ending a legacy session on
-//! the server: call [`Session::close`](mcp_sansio_net::Session::close) for that.
+//! a warm session) is moved by the calling thread itself; other exchanges each run in a task with
+//! a thread of its own ([`SmolThreads`]), reading only when the core has taken the previous
+//! bytes. Dropping a [`Session`] cancels its tasks, which closes their sockets, without ending a
+//! legacy session on the server: call [`Session::close`](mcp_sansio_net::Session::close) for
+//! that.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -57,7 +58,7 @@ pub mod auth;
 
 pub use auth::AuthSession;
 use mcp_sansio::{Completion, Config, Error};
-use mcp_sansio_net::smol_rt::{block_on, SmolNet, SmolStream};
+use mcp_sansio_net::smol_rt::{OwnThread, SmolStream, SmolThreads};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
@@ -77,7 +78,7 @@ pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
 pub type Session = mcp_sansio_net::Session<Threads>;
 
 /// The runtime of this crate: every operation blocks the calling thread until it ends; the
-/// exchanges run on [`SmolNet`].
+/// exchanges run on [`SmolThreads`], a thread each.
 #[derive(Clone, Copy, Debug)]
 pub struct Threads;
 
@@ -86,13 +87,14 @@ impl ClientRuntime for Threads {
     type Connect<'a> = Result<Session, Error>;
 
     fn connect(client: &Client, config: Config) -> Result<Session, Error> {
-        let (driver, io) = block_on(tasks::connect::<SmolNet>(client.shared(), config))?;
+        let (driver, io) =
+            OwnThread::block_on(tasks::connect::<SmolThreads>(client.shared(), config))?;
         Ok(Session::from_parts(driver, io))
     }
 }
 
 impl SessionRuntime for Threads {
-    type Io = Tasks<SmolNet>;
+    type Io = Tasks<SmolThreads>;
     type Op<'a, T: Send + 'a> = Result<T, Error>;
 
     fn run<'a, T: Send + 'a>(
@@ -102,11 +104,11 @@ impl SessionRuntime for Threads {
         then: fn(Completion) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let (driver, io) = session.parts();
-        block_on(driver.run(io, op, observer)).and_then(then)
+        OwnThread::block_on(driver.run(io, op, observer)).and_then(then)
     }
 
     fn close(mut session: Session) -> Result<(), Error> {
         let (driver, io) = session.parts();
-        block_on(tasks::close(driver, io))
+        OwnThread::block_on(tasks::close(driver, io))
     }
 }

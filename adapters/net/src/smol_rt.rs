@@ -1,21 +1,28 @@
 //! The smol runtime of the shared network code ([`runtime`](crate::runtime),
 //! [`tasks`](crate::tasks)): smol's reactor, tasks and timers, TLS by `futures-rustls`.
 //!
-//! The smol adapter (the repository's `mcp-sansio-smol-example`) runs its sessions on it, and
-//! the blocking adapter too: each of its operations is a [`block_on`] of the same future on the
-//! calling thread, and the tasks of its exchanges and HTTP/2 sockets run on smol's executor.
+//! The smol adapter (the repository's `mcp-sansio-smol-example`) runs its sessions on it
+//! ([`SmolNet`]: tasks on smol's executor), and the blocking adapter too ([`SmolThreads`]): each
+//! of its operations is an [`OwnThread::block_on`] of the same future on the calling thread, and
+//! each task of its exchanges and HTTP/2 sockets has a thread of its own, so that as many
+//! exchanges move at once as there are, whatever the size of smol's executor.
 
-use std::future::Future;
+use std::fmt::Debug;
+use std::future::{pending, Future};
 use std::io;
+use std::marker::PhantomData;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use async_channel::Sender;
+use futures_lite::future::FutureExt as _;
 use futures_rustls::client::TlsStream;
 use mcp_sansio::TransportError;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::{Async, Task, Timer};
 
+use crate::client::lock;
 use crate::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
 use crate::runtime::{Dialled, Runtime};
 use crate::tasks::{within, AsyncNet, IoStep};
@@ -24,11 +31,125 @@ use rustix::buffer::spare_capacity;
 
 pub use smol::block_on;
 
-/// The smol runtime of the shared network code: smol's reactor, tasks and timers.
+/// The smol runtime of the shared network code: smol's reactor and timers, its tasks spawned by
+/// `S` (by default on smol's executor).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SmolNet;
+pub struct SmolNet<S = Executor>(PhantomData<S>);
 
-impl Runtime for SmolNet {
+/// [`SmolNet`] with a thread per task ([`OwnThread`]): the blocking adapter's runtime.
+pub type SmolThreads = SmolNet<OwnThread>;
+
+/// How [`SmolNet`] runs a task.
+pub trait Spawn: Clone + Copy + Debug + Default + Send + Sync + 'static {
+    /// A running task; dropping it cancels the task.
+    type Task: Send + 'static;
+    /// Whether a task may block its thread (a thread of its own): then a blocking step (name
+    /// resolution) runs in place rather than on smol's blocking pool.
+    const OWN_THREAD: bool;
+    /// Starts `future`.
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> Self::Task;
+    /// Lets `task` run to its end on its own.
+    fn detach(task: Self::Task);
+}
+
+/// Tasks on smol's executor (`smol::spawn`), whose threads `SMOL_THREADS` sets (one by default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Executor;
+
+impl Spawn for Executor {
+    type Task = Task<()>;
+    const OWN_THREAD: bool = false;
+
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> Task<()> {
+        smol::spawn(future)
+    }
+
+    fn detach(task: Task<()>) {
+        task.detach();
+    }
+}
+
+/// A thread per task, which runs it with `futures_lite`'s `block_on`: no task waits for another to
+/// yield, and a blocking step (name resolution) runs in place. Should the system refuse a thread,
+/// the task runs on smol's executor instead, cancelled all the same.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OwnThread;
+
+impl OwnThread {
+    /// Runs `future` to its end on this thread, which sleeps while it waits; smol's reactor
+    /// thread wakes it (unlike smol's [`block_on`], which wakes that thread at every return).
+    ///
+    /// A blocking operation's future: nothing else runs on the thread meanwhile, so a plain
+    /// socket's read that finds nothing waits for bytes in place first, in the kernel, for at most
+    /// [`WAIT_IN_PLACE`] (a nearby server's answer), and only then through smol's reactor: no
+    /// registration, timer or hand-off per read, and the future's other branches (its deadline)
+    /// are seen at most that much later.
+    pub fn block_on<F: Future>(future: F) -> F::Output {
+        let before = WAITS_IN_PLACE.replace(true);
+        let out = futures_lite::future::block_on(future);
+        WAITS_IN_PLACE.set(before);
+        out
+    }
+}
+
+/// How long a read of a blocking operation waits in place ([`OwnThread::block_on`]).
+pub const WAIT_IN_PLACE: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// Whether this thread runs a blocking operation ([`OwnThread::block_on`]).
+    static WAITS_IN_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Waits until `tcp` is readable (or closed), at most [`WAIT_IN_PLACE`].
+#[cfg(unix)]
+fn wait_in_place(tcp: &TcpStream) {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let limit = Timespec {
+        tv_sec: 0,
+        tv_nsec: WAIT_IN_PLACE.as_nanos() as _,
+    };
+    let _ = poll(&mut [PollFd::new(tcp, PollFlags::IN)], Some(&limit));
+}
+
+/// A task of [`OwnThread`]. Dropping it cancels the task: its thread drops the future (and the
+/// socket it holds) at once and ends.
+#[derive(Debug)]
+pub struct ThreadTask {
+    /// Closed when dropped (the task is cancelled); a message first lets the task run on.
+    detach: Sender<()>,
+}
+
+impl Spawn for OwnThread {
+    type Task = ThreadTask;
+    const OWN_THREAD: bool = true;
+
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> ThreadTask {
+        let (detach, signal) = async_channel::bounded(1);
+        let run = future.or(async move {
+            if signal.recv().await.is_ok() {
+                pending::<()>().await;
+            }
+        });
+        // Taken by the thread, or by the executor should the thread not start.
+        let slot = Arc::new(Mutex::new(Some(run)));
+        let theirs = slot.clone();
+        let started = std::thread::Builder::new()
+            .name("mcp-sansio-task".into())
+            .spawn(move || lock(&theirs).take().map(futures_lite::future::block_on));
+        if started.is_err() {
+            if let Some(run) = lock(&slot).take() {
+                smol::spawn(run).detach();
+            }
+        }
+        ThreadTask { detach }
+    }
+
+    fn detach(task: ThreadTask) {
+        let _ = task.detach.try_send(());
+    }
+}
+
+impl<S: Spawn> Runtime for SmolNet<S> {
     type Tcp = Async<TcpStream>;
     type Tls = TlsStream<Async<TcpStream>>;
 
@@ -36,6 +157,9 @@ impl Runtime for SmolNet {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
+        if S::OWN_THREAD {
+            return Ok(f());
+        }
         Ok(smol::unblock(f).await)
     }
 
@@ -72,10 +196,10 @@ impl Runtime for SmolNet {
     }
 }
 
-impl AsyncNet for SmolNet {
+impl<S: Spawn> AsyncNet for SmolNet<S> {
     type Stream = SmolStream;
     type Spawner = ();
-    type Task = Task<()>;
+    type Task = S::Task;
 
     fn stream(dialled: Dialled<Self::Tcp, Self::Tls>) -> SmolStream {
         match dialled {
@@ -116,7 +240,15 @@ impl AsyncNet for SmolNet {
         // A plain socket reads straight into the buffer's spare capacity: not zeroed first.
         #[cfg(unix)]
         if let (SmolStream::Plain(tcp), IoStep::Read(buf)) = (&*stream, &mut step) {
-            let read = |tcp: &TcpStream| Ok(rustix::io::read(tcp, spare_capacity(&mut **buf))?);
+            let mut read = |tcp: &TcpStream| -> io::Result<usize> {
+                Ok(rustix::io::read(tcp, spare_capacity(&mut **buf))?)
+            };
+            if S::OWN_THREAD && WAITS_IN_PLACE.get() {
+                match read(tcp.get_ref()) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_in_place(tcp.get_ref()),
+                    done => return done,
+                }
+            }
             return tcp.read_with(read).await;
         }
         let io: &mut dyn Io = match stream {
@@ -139,12 +271,12 @@ impl AsyncNet for SmolNet {
 
     fn spawner() {}
 
-    fn spawn((): &(), future: impl Future<Output = ()> + Send + 'static) -> Task<()> {
-        smol::spawn(future)
+    fn spawn((): &(), future: impl Future<Output = ()> + Send + 'static) -> S::Task {
+        S::spawn(future)
     }
 
-    fn detach(task: Task<()>) {
-        task.detach();
+    fn detach(task: S::Task) {
+        S::detach(task);
     }
 
     async fn sleep_until(at: Instant) {
@@ -164,3 +296,63 @@ pub enum SmolStream {
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{mpsc, Barrier};
+
+    /// Sends on `tx` when dropped.
+    struct Dropped(mpsc::Sender<&'static str>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send("dropped");
+        }
+    }
+
+    /// Two tasks that each block their thread until the other arrives both end: every task of
+    /// [`OwnThread`] has a thread of its own (what lets a task block for a name resolution).
+    #[test]
+    fn tasks_that_block_until_each_other_arrives_both_end() {
+        let (tx, rx) = mpsc::channel();
+        let barrier = Arc::new(Barrier::new(2));
+        let tasks: Vec<ThreadTask> = (0..2)
+            .map(|_| {
+                let (tx, barrier) = (tx.clone(), barrier.clone());
+                OwnThread::spawn(async move {
+                    barrier.wait();
+                    let _ = tx.send("ended");
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            let got = rx.recv_timeout(Duration::from_secs(20));
+            assert_eq!(got, Ok("ended"), "a task waited for a thread");
+        }
+        drop(tasks);
+    }
+
+    /// Dropping a task drops its future (which closes the socket it holds); a detached task runs
+    /// to its end.
+    #[test]
+    fn a_dropped_task_is_cancelled_and_a_detached_one_runs_on() {
+        let (tx, rx) = mpsc::channel();
+        let guard = Dropped(tx.clone());
+        let task = OwnThread::spawn(async move {
+            let _guard = guard;
+            pending::<()>().await;
+        });
+        drop(task);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok("dropped"));
+
+        let (go, wait) = async_channel::bounded::<()>(1);
+        let task = OwnThread::spawn(async move {
+            let _ = wait.recv().await;
+            let _ = tx.send("ended");
+        });
+        OwnThread::detach(task);
+        go.send_blocking(()).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok("ended"));
+    }
+}

@@ -586,7 +586,12 @@ impl<R: AsyncNet> AsyncIo for Tasks<R> {
             }
             Wake::Report(id, report)
         };
-        timer.or(h2).or(inline).or(report).await
+        // A deadline already passed comes first, as ever; otherwise the exchanges are polled
+        // before the timer, so that an answer already there costs no timer on the runtime.
+        if until.is_some_and(|t| Instant::now() >= t) {
+            return Wake::Timeout;
+        }
+        inline.or(report).or(h2).or(timer).await
     }
 }
 
