@@ -104,7 +104,7 @@ pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep, Resume};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
-pub use runtime::{Dialled, Runtime, StdNet};
+pub use runtime::{Connect, Dialled, Runtime, StdNet};
 pub use tasks::{AsyncH2, AsyncNet, Tasks};
 pub use tls::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
