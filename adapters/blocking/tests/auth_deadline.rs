@@ -1,8 +1,8 @@
 //! Deadlines the blocking adapter keeps whatever the server does with its bytes: `AuthSession`
 //! ends within the authorization exchange deadline when the metadata URL a 401 names trickles
 //! its TLS handshake or a TLS record of its body, and the MCP dial ends within the dial timeout
-//! when the server trickles its TLS handshake (rustls is driven by hand, the deadline checked
-//! around every read and write).
+//! when the server trickles its TLS handshake (the authorization's requests take the MCP
+//! traffic's path: the async exchange on smol, under one deadline).
 
 use mcp_sansio_test_support::trickle;
 
