@@ -15,9 +15,9 @@
 //! The authorization's own requests are sent as on every async runtime
 //! ([`mcp_sansio_net::async_auth::send`] on [`SmolThreads`]), under the `block_on` that runs the
 //! operation: resolved and vetted once with the [`AuthHttp`]'s address policy and resolver, the
-//! vetted addresses dialled within one deadline ([`AuthHttp::timeout`]) that covers the dial,
-//! the TLS handshake and the exchange, every raw byte counted. The embedder's [`AuthHook`]
-//! opens the user agent on the calling thread.
+//! vetted addresses dialled and TLS run with its configuration, all within one deadline
+//! ([`AuthHttp::timeout`]), every raw byte counted. The embedder's [`AuthHook`] opens the user
+//! agent on the calling thread.
 //!
 //! After it connected, a session opens the user agent at most [`MAX_STEP_UPS`] more times (a
 //! server can otherwise ask for a new authorization on every operation, alternating acceptance
