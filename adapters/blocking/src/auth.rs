@@ -12,12 +12,12 @@
 //! the close budget before the operation is retried. If the new connection fails, the old
 //! session is kept as it was and the error returned.
 //!
-//! The authorization's own requests go through an [`AuthHttp`] built with the same address
-//! policy, resolver and TLS configuration as the [`Client`], on the calling thread, and take the
-//! MCP traffic's path to the network: resolve and vet once, dial a vetted address within the
-//! deadline, TLS driven by hand with the same configuration, the core's HTTP/1.1 codec, every raw
-//! byte counted, and one deadline ([`AuthHttp::timeout`]) checked around every socket
-//! operation, so a server that trickles its handshake or its body is cut off at that deadline.
+//! The authorization's own requests are sent as on every async runtime
+//! ([`mcp_sansio_net::async_auth::send`] on [`SmolThreads`]), under the `block_on` that runs the
+//! operation: resolved and vetted once with the [`AuthHttp`]'s address policy and resolver, the
+//! vetted addresses dialled and TLS run with its configuration, all within one deadline
+//! ([`AuthHttp::timeout`]), every raw byte counted. The embedder's [`AuthHook`] opens the user
+//! agent on the calling thread.
 //!
 //! After it connected, a session opens the user agent at most [`MAX_STEP_UPS`] more times (a
 //! server can otherwise ask for a new authorization on every operation, alternating acceptance
@@ -31,22 +31,25 @@ use std::future::{ready, Future};
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
+use mcp_sansio_net::async_auth;
 use mcp_sansio_net::auth::{lock_hook, SharedHook};
 pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
 use mcp_sansio_net::authsession::{self, AuthRuntime};
-use mcp_sansio_net::runtime::block_on;
+use mcp_sansio_net::smol_rt::{OwnThread, SmolThreads};
 
 use crate::{CallObserver, Client, Session};
 
 /// A [`Session`] that authorizes when the server asks: see the [module docs](self). The shared
-/// [`authsession::AuthSession`], run on the calling thread.
+/// [`authsession::AuthSession`], each operation a `block_on` ([`OwnThread::block_on`]) on the
+/// calling thread.
 #[derive(Debug)]
 pub struct AuthSession(authsession::AuthSession<StdAuth>);
 
-/// The blocking side of an [`AuthSession`]: every step runs on the calling thread, so its
-/// futures are ready when first polled.
+/// The blocking side of an [`AuthSession`]: its sessions' operations and the user agent hook
+/// block the calling thread (their futures are ready when first polled); an authorization
+/// request is the async runtimes' exchange on [`SmolThreads`].
 #[derive(Debug)]
 pub struct StdAuth;
 
@@ -79,7 +82,7 @@ impl AuthRuntime for StdAuth {
         http: &AuthHttp,
         req: &AuthRequest,
     ) -> impl Future<Output = Result<AuthResponse, TransportError>> {
-        ready(http.send(req))
+        async_auth::send::<SmolThreads>(http, req)
     }
 
     fn open_user_agent(
@@ -99,7 +102,8 @@ impl AuthSession {
         config: Config,
         auth: Authorization,
     ) -> Result<AuthSession, AuthSessionError> {
-        block_on(authsession::AuthSession::connect(client, config, auth)).map(AuthSession)
+        OwnThread::block_on(authsession::AuthSession::connect(client, config, auth))
+            .map(AuthSession)
     }
 
     /// The session in use (it changes when the session authorizes again).
@@ -114,7 +118,7 @@ impl AuthSession {
 
     /// Lists every tool; authorizes and retries once when the server asks.
     pub fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
-        block_on(self.0.list_tools())
+        OwnThread::block_on(self.0.list_tools())
     }
 
     /// Calls tool `name`; authorizes and retries once when the server asks.
@@ -123,7 +127,7 @@ impl AuthSession {
         name: &str,
         arguments_json: &[u8],
     ) -> Result<CallResult, AuthSessionError> {
-        block_on(self.0.call_tool(name, arguments_json))
+        OwnThread::block_on(self.0.call_tool(name, arguments_json))
     }
 
     /// Calls tool `name` with an observer; authorizes and retries once when the server asks.
@@ -133,11 +137,11 @@ impl AuthSession {
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, AuthSessionError> {
-        block_on(self.0.call_tool_with(name, arguments_json, observer))
+        OwnThread::block_on(self.0.call_tool_with(name, arguments_json, observer))
     }
 
     /// Closes the session.
     pub fn close(self) -> Result<(), AuthSessionError> {
-        block_on(self.0.close())
+        OwnThread::block_on(self.0.close())
     }
 }

@@ -15,10 +15,12 @@
 //! without end is cut off at the deadline or the limit, whichever comes first.
 //!
 //! [`Authorization`] runs one authorization to its end: it asks the [`AuthHook`] to open the
-//! user agent, and loads and saves the [`CredentialStore`] through it. The blocking adapter runs
-//! it on the calling thread ([`Authorization::authorize`]); the tokio adapter drives the same
-//! steps ([`Authorization::next_step`]) with the exchanges on its runtime, under the same
-//! deadline, and only the embedder's user agent (which blocks by contract) on its blocking pool.
+//! user agent, and loads and saves the [`CredentialStore`] through it: on the calling thread
+//! with [`AuthHttp::send`] ([`Authorization::authorize`]), or, in every adapter's authorizing
+//! session ([`crate::authsession::AuthSession`]), step by step ([`Authorization::next_step`])
+//! with the exchanges on the adapter's runtime ([`crate::async_auth::send`]), under the same
+//! deadline, and the embedder's user agent (which blocks by contract) where the runtime allows
+//! blocking.
 //! [`Authorization::record_to`] records every exchange of its authorizations (secrets
 //! redacted) as an authorization transcript (`mcp_sansio_transcript::auth`, format in
 //! `docs/transcripts.md`).
@@ -219,8 +221,8 @@ impl AuthHttp {
         self.run(start, prepared)
     }
 
-    /// Resolves, vets and dials as the blocking adapter's MCP dial does, then runs the exchange,
-    /// all within one deadline counted from `start`.
+    /// Resolves, vets and dials as every MCP dial does ([`connect`]), then runs the exchange on
+    /// the `std::net` socket, all within one deadline counted from `start`.
     fn run(&self, start: StdInstant, mut p: Prepared) -> Result<AuthResponse, TransportError> {
         let deadline = DialDeadline::new(start, self.timeout);
         let addresses = self.vetted(&p.host, p.port)?;

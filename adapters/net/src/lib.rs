@@ -41,7 +41,7 @@
 //! - [`pool`]: the bookkeeping of idle keep-alive sockets, per origin and vetted address;
 //! - [`dial`]: the dial rule (one deadline across addresses and TLS, the TLS server name, the idle
 //!   check of pooled sockets);
-//! - [`runtime`]: the [`Runtime`] trait (connect, TLS, a blocking step) and the one dial written
+//! - [`runtime`]: the [`Connect`] and [`Runtime`] traits (connect; TLS, a blocking step) and the one dial written
 //!   against it, which every adapter and every authorization exchange uses;
 //! - [`driver`]: the one session driver ([`SessionDriver`]): the core's connection, recording,
 //!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
@@ -57,8 +57,8 @@
 //! - `smol_rt` (feature `smol`): that trait on smol, which the smol and the blocking adapters
 //!   run on;
 //! - [`wire`]: one authorization exchange as bytes ([`wire::AuthWire`]: rustls driven by hand,
-//!   raw bytes counted, the core's HTTP/1.1 decoder) and the hand-driven TLS handshake of a
-//!   blocking dial, both under a deadline checked around every socket operation;
+//!   raw bytes counted, the core's HTTP/1.1 decoder), under a deadline checked around every
+//!   socket operation;
 //! - [`authsession`]: the session that authorizes when the server asks and retries once
 //!   ([`authsession::AuthSession`]), written once for every runtime, and [`async_auth`], its
 //!   side on every async runtime;
@@ -104,7 +104,7 @@ pub use inline::{HandOver, InlineExchange, InlinePhase, InlineStep, Resume};
 pub use policy::{AddressPolicy, Refusal, Rule};
 pub use pool::{IdlePool, PoolLimits};
 pub use resolve::{vetted_addresses, GuardError, Resolve, StaticResolver, SystemResolver};
-pub use runtime::{Dialled, Runtime, StdNet};
+pub use runtime::{Connect, Dialled, Runtime, StdNet};
 pub use tasks::{AsyncH2, AsyncNet, Tasks};
 pub use tls::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,

@@ -7,8 +7,8 @@
 //! ([`DialDeadline::share`]), then TLS with ALPN and SNI within what is left of it. The tokio,
 //! blocking and smol adapters and the authorization exchanges all dial through it.
 //!
-//! A blocking runtime ([`StdNet`]) gives futures that are ready when first polled (each step
-//! blocks inside the call, bounded by its limit); [`block_on`] runs them on the calling thread.
+//! [`StdNet`] connects `std::net` sockets, blocking inside the call (bounded by its limit); its
+//! futures are ready when first polled, and [`block_on`] runs them on the calling thread.
 
 use std::future::Future;
 use std::io;
@@ -19,16 +19,27 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::{Endpoint, Scheme, TransportError, TransportErrorKind};
-use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use rustls::ClientConfig;
 
 use crate::client::Shared;
 use crate::dial::DialDeadline;
 
-/// What the shared network code asks of a runtime.
-pub trait Runtime: Send + Sync + 'static {
+/// How a runtime connects a TCP socket: all a dial's TCP part ([`connect`]) asks of it.
+pub trait Connect: Send + Sync + 'static {
     /// A connected TCP socket.
     type Tcp: Send + 'static;
-    /// A TLS client stream over [`Runtime::Tcp`].
+
+    /// Connects to `address` within `limit`: `Ok(None)` when the limit passed first.
+    fn connect_tcp(
+        &self,
+        address: SocketAddr,
+        limit: Duration,
+    ) -> impl Future<Output = io::Result<Option<Self::Tcp>>> + Send;
+}
+
+/// What the shared network code asks of a runtime.
+pub trait Runtime: Connect {
+    /// A TLS client stream over [`Connect::Tcp`].
     type Tls: Send + 'static;
 
     /// Runs `f`, which may block (name resolution), where blocking is allowed; `Err` names why
@@ -37,13 +48,6 @@ pub trait Runtime: Send + Sync + 'static {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> impl Future<Output = Result<T, String>> + Send;
-
-    /// Connects to `address` within `limit`: `Ok(None)` when the limit passed first.
-    fn connect_tcp(
-        &self,
-        address: SocketAddr,
-        limit: Duration,
-    ) -> impl Future<Output = io::Result<Option<Self::Tcp>>> + Send;
 
     /// Runs a TLS client with `config` for `host` over `tcp` until `deadline`; a handshake still
     /// going at the deadline fails with [`DialDeadline::expired`].
@@ -68,7 +72,7 @@ pub enum Dialled<T, S> {
 /// Connects to the first of `addresses` (vetted, in order) that accepts within its share of
 /// `deadline` ([`DialDeadline::share`]): the TCP part of every dial, the MCP traffic's and the
 /// authorization's, on every runtime.
-pub async fn connect<R: Runtime>(
+pub async fn connect<R: Connect>(
     rt: &R,
     addresses: &[SocketAddr],
     deadline: &DialDeadline,
@@ -146,21 +150,14 @@ pub async fn dial_socket<R: Runtime, S: Send + 'static>(
         })
 }
 
-/// The runtime of `std::net` sockets and threads: every step blocks the calling thread, bounded
-/// by its limit; its futures are ready when first polled ([`block_on`]).
+/// `std::net` sockets: every connect blocks the calling thread, bounded by its limit; its futures
+/// are ready when first polled ([`block_on`]). What [`AuthHttp::send`](crate::auth::AuthHttp::send)
+/// dials with (the exchange itself, TLS included, is its [`AuthWire`](crate::wire::AuthWire)).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdNet;
 
-impl Runtime for StdNet {
+impl Connect for StdNet {
     type Tcp = TcpStream;
-    type Tls = StreamOwned<ClientConnection, TcpStream>;
-
-    fn unblock<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> impl Future<Output = Result<T, String>> + Send {
-        std::future::ready(Ok(f()))
-    }
 
     fn connect_tcp(
         &self,
@@ -172,18 +169,6 @@ impl Runtime for StdNet {
             Some(s)
         });
         std::future::ready(s)
-    }
-
-    fn tls(
-        &self,
-        mut tcp: TcpStream,
-        config: &Arc<ClientConfig>,
-        host: &str,
-        deadline: &DialDeadline,
-    ) -> impl Future<Output = Result<Self::Tls, TransportError>> + Send {
-        // Driven by hand: the deadline is checked around every read and write of the handshake.
-        let conn = crate::wire::handshake_blocking(config, host, &mut tcp, deadline);
-        std::future::ready(conn.map(|conn| StreamOwned::new(conn, tcp)))
     }
 }
 
@@ -208,31 +193,13 @@ mod tests {
     /// A runtime whose connects never answer: each takes its whole limit, which it records.
     struct Silent(Mutex<Vec<Duration>>);
 
-    impl Runtime for Silent {
+    impl Connect for Silent {
         type Tcp = ();
-        type Tls = ();
-
-        async fn unblock<T: Send + 'static>(
-            &self,
-            f: impl FnOnce() -> T + Send + 'static,
-        ) -> Result<T, String> {
-            Ok(f())
-        }
 
         async fn connect_tcp(&self, _: SocketAddr, limit: Duration) -> io::Result<Option<()>> {
             self.0.lock().unwrap().push(limit);
             std::thread::sleep(limit);
             Ok(None)
-        }
-
-        async fn tls(
-            &self,
-            _: (),
-            _: &Arc<ClientConfig>,
-            _: &str,
-            _: &DialDeadline,
-        ) -> Result<(), TransportError> {
-            Ok(())
         }
     }
 

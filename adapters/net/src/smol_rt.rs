@@ -24,7 +24,7 @@ use smol::{Async, Task, Timer};
 
 use crate::client::lock;
 use crate::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
-use crate::runtime::{Dialled, Runtime};
+use crate::runtime::{Connect, Dialled, Runtime};
 use crate::tasks::{within, AsyncNet, IoStep};
 #[cfg(unix)]
 use rustix::buffer::spare_capacity;
@@ -149,19 +149,8 @@ impl Spawn for OwnThread {
     }
 }
 
-impl<S: Spawn> Runtime for SmolNet<S> {
+impl<S: Spawn> Connect for SmolNet<S> {
     type Tcp = Async<TcpStream>;
-    type Tls = TlsStream<Async<TcpStream>>;
-
-    async fn unblock<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, String> {
-        if S::OWN_THREAD {
-            return Ok(f());
-        }
-        Ok(smol::unblock(f).await)
-    }
 
     async fn connect_tcp(
         &self,
@@ -174,6 +163,20 @@ impl<S: Spawn> Runtime for SmolNet<S> {
             let _ = tcp.get_ref().set_nodelay(true);
         }
         Ok(tcp)
+    }
+}
+
+impl<S: Spawn> Runtime for SmolNet<S> {
+    type Tls = TlsStream<Async<TcpStream>>;
+
+    async fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        if S::OWN_THREAD {
+            return Ok(f());
+        }
+        Ok(smol::unblock(f).await)
     }
 
     async fn tls(

@@ -1,5 +1,4 @@
-//! One authorization exchange as bytes on a socket, without the socket ([`AuthWire`]), and the
-//! TLS handshake of a blocking dial driven by hand ([`handshake_blocking`]).
+//! One authorization exchange as bytes on a socket, without the socket ([`AuthWire`]).
 //!
 //! rustls is driven by hand (`read_tls`, `process_new_packets`, `write_tls`), never through
 //! `complete_io` or a `Stream`, which loop inside one call for as long as the server keeps a
@@ -9,8 +8,9 @@
 //! rustls. The plaintext is decoded by the core's HTTP/1.1 response decoder under its own byte
 //! ledger.
 //!
-//! The blocking adapter and [`AuthHttp::send`](crate::auth::AuthHttp::send) run an [`AuthWire`]
-//! with [`run_blocking`]; the tokio adapter runs the same [`AuthWire`] on its own sockets.
+//! [`AuthHttp::send`](crate::auth::AuthHttp::send) runs an [`AuthWire`] on a `std::net` socket
+//! with [`run_blocking`]; the adapters run the same [`AuthWire`] on their runtime's sockets
+//! ([`crate::async_auth::send`]).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -23,7 +23,7 @@ use mcp_sansio::ByteLedger;
 use mcp_sansio::{TransportError, TransportErrorKind};
 use rustls::{ClientConfig, ClientConnection};
 
-use crate::dial::{io_error, server_name, tls_error, DialDeadline};
+use crate::dial::{io_error, server_name, tls_error};
 
 /// Bytes of response head and framing allowed on top of an authorization response's body limit.
 pub const HEAD_ALLOWANCE: usize = 64 * 1024;
@@ -298,61 +298,6 @@ pub fn run_blocking(
             Err(e) => return Err(io_error(&e)),
         }
     }
-}
-
-/// The TLS handshake of a blocking dial with `config` for `host` on `tcp`, driven by hand
-/// within what is left of `deadline`: the deadline is checked before every write and read and
-/// each is bounded by what is left, so a server that trickles its handshake records ends the
-/// dial at its deadline. The socket's timeouts are cleared afterwards.
-pub fn handshake_blocking(
-    config: &Arc<ClientConfig>,
-    host: &str,
-    tcp: &mut TcpStream,
-    deadline: &DialDeadline,
-) -> Result<ClientConnection, TransportError> {
-    let mut conn = ClientConnection::new(config.clone(), server_name(host)?)
-        .map_err(|e| tls_error(e.to_string()))?;
-    let left = || {
-        deadline
-            .left(Instant::now())
-            .ok_or_else(|| deadline.expired())
-    };
-    loop {
-        while conn.wants_write() {
-            tcp.set_write_timeout(Some(left()?))
-                .map_err(|e| io_error(&e))?;
-            match conn.write_tls(tcp) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if timed_out(&e) => return Err(deadline.expired()),
-                Err(e) => return Err(tls_error(e.to_string())),
-            }
-        }
-        if !conn.is_handshaking() {
-            break;
-        }
-        tcp.set_read_timeout(Some(left()?))
-            .map_err(|e| io_error(&e))?;
-        match conn.read_tls(tcp) {
-            Ok(0) => {
-                return Err(tls_error(
-                    "the server closed the socket during the handshake",
-                ))
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if timed_out(&e) => return Err(deadline.expired()),
-            Err(e) => return Err(tls_error(e.to_string())),
-        }
-        if let Err(e) = conn.process_new_packets() {
-            // Tell the server why, best effort, before giving up.
-            let _ = conn.write_tls(tcp);
-            return Err(tls_error(e.to_string()));
-        }
-    }
-    tcp.set_read_timeout(None).map_err(|e| io_error(&e))?;
-    tcp.set_write_timeout(None).map_err(|e| io_error(&e))?;
-    Ok(conn)
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::TransportError;
 use mcp_sansio_net::dial::{server_name, tls_error, DialDeadline};
-use mcp_sansio_net::runtime::{Dialled, Runtime};
+use mcp_sansio_net::runtime::{Connect, Dialled, Runtime};
 use mcp_sansio_net::tasks::{AsyncNet, IoStep};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
@@ -107,18 +107,8 @@ pub type Session = mcp_sansio_net::Session<Tokio>;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tokio;
 
-impl Runtime for Tokio {
+impl Connect for Tokio {
     type Tcp = TcpStream;
-    type Tls = tokio_rustls::client::TlsStream<TcpStream>;
-
-    async fn unblock<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, String> {
-        tokio::task::spawn_blocking(f)
-            .await
-            .map_err(|e| e.to_string())
-    }
 
     async fn connect_tcp(
         &self,
@@ -133,6 +123,19 @@ impl Runtime for Tokio {
             Ok(Err(e)) => Err(e),
             Err(_) => Ok(None),
         }
+    }
+}
+
+impl Runtime for Tokio {
+    type Tls = tokio_rustls::client::TlsStream<TcpStream>;
+
+    async fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     async fn tls(

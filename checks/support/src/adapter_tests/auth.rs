@@ -4,7 +4,8 @@
 //! connected, even when that `DELETE` is refused, and kept when the new one fails. An adapter's
 //! `tests/auth.rs` brings the protected server ([`crate::auth_server`]) and this module (as `auth`)
 //! into scope, and declares the tests with [`crate::auth_tests!`], giving only how its runtime
-//! drives a session.
+//! drives a session. Its `tests/step_up.rs` declares the bound on step-ups
+//! ([`crate::step_up_tests!`]) the same way.
 #![allow(dead_code)]
 
 use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
@@ -229,6 +230,63 @@ macro_rules! auth_tests {
             let e = client.connect(Config::new(&server.url()).unwrap())$($wait)*.unwrap_err();
             assert!(matches!(e, Error::Authentication { status: 401, .. }), "{e:?}");
             assert_eq!(server.count("GET", "/.well-known/oauth-protected-resource/mcp"), 0);
+        }
+    };
+}
+
+/// Declares the step-up bound test of an adapter whose `Client` and `AuthSession` are in scope, as
+/// [`crate::auth_tests!`] does: a server that refuses every call once with 403
+/// `insufficient_scope` (a new scope each time) and accepts it after the step-up sends the user to
+/// the browser at most `MAX_STEP_UPS` times after the session connected; the next step-up fails
+/// with `AuthorizeError::UserAgentLimit` before the user agent opens, for the rest of the session.
+#[macro_export]
+macro_rules! step_up_tests {
+    (#[$test:meta] $($async:ident)? [$($wait:tt)*]) => {
+        #[$test]
+        $($async)? fn a_server_asking_for_a_step_up_on_every_call_gets_at_most_max_step_ups() {
+            use ::mcp_sansio_net::auth::{AuthSessionError, AuthorizeError, MAX_STEP_UPS};
+            use ::std::sync::atomic::Ordering;
+            use $crate::adapter_tests::auth::{authorization, browser, policy};
+            use $crate::auth_server::{AuthServer, Mode};
+
+            let server = AuthServer::start(Mode::EscalatingScope);
+            let client = Client::builder().policy(policy()).build();
+            let b = browser();
+            let opened = b.opened.clone();
+            let config = ::mcp_sansio::Config::new(&server.url()).unwrap();
+            let mut s = AuthSession::connect(&client, config, authorization(&server, b))$($wait)*
+                .unwrap();
+            assert_eq!(opened.load(Ordering::SeqCst), 1);
+            for i in 1..=MAX_STEP_UPS as usize {
+                let r = s.call_tool("echo", b"{}")$($wait)*.unwrap();
+                assert!(!r.is_error);
+                assert_eq!(opened.load(Ordering::SeqCst), 1 + i, "one step-up per call");
+            }
+            let e = s.call_tool("echo", b"{}")$($wait)*.unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    AuthSessionError::Authorization(AuthorizeError::UserAgentLimit { limit })
+                        if limit == MAX_STEP_UPS
+                ),
+                "{e:?}"
+            );
+            assert_eq!(e.kind(), ::mcp_sansio::ErrorKind::AuthenticationFailed);
+            assert!(e.to_string().contains("step-up limit"), "{e}");
+            // The user agent was not opened for the refused step-up.
+            assert_eq!(opened.load(Ordering::SeqCst), 1 + MAX_STEP_UPS as usize);
+            assert_eq!(server.count("GET", "/authorize"), 1 + MAX_STEP_UPS as usize);
+            // The limit holds for the rest of the session.
+            let e = s.call_tool("echo", b"{}")$($wait)*.unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    AuthSessionError::Authorization(AuthorizeError::UserAgentLimit { .. })
+                ),
+                "{e:?}"
+            );
+            assert_eq!(opened.load(Ordering::SeqCst), 1 + MAX_STEP_UPS as usize);
+            s.close()$($wait)*.unwrap();
         }
     };
 }

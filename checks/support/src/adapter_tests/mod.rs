@@ -6,6 +6,8 @@ pub mod auth;
 #[cfg(feature = "net")]
 pub mod auth_binding;
 #[cfg(feature = "net")]
+pub mod auth_deadline;
+#[cfg(feature = "net")]
 pub mod cache;
 pub mod canned;
 #[cfg(feature = "net")]
