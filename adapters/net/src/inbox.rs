@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -121,5 +122,86 @@ impl H2Waker {
 impl Drop for H2Waker {
     fn drop(&mut self) {
         self.0.update(|s| s.h2_gone = true);
+    }
+}
+
+/// What an exchange task and its session share: the socket the task leaves while it waits for
+/// the session's word to read on (so that the session parks a reusable socket itself, at once),
+/// and that word. One allocation per task, none per wait.
+pub(crate) struct TaskSlot<S>(Mutex<SlotState<S>>);
+
+struct SlotState<S> {
+    /// The task's socket while it waits.
+    held: Option<(SocketAddr, S)>,
+    /// Read on, at most this many bytes ([`read_size`](crate::driver::read_size) of the
+    /// session's byte budget).
+    read_on: Option<usize>,
+    /// The session ended the exchange: the task ends.
+    closed: bool,
+    /// The task, while it waits.
+    waiter: Option<Waker>,
+}
+
+impl<S> Default for TaskSlot<S> {
+    fn default() -> Self {
+        TaskSlot(Mutex::new(SlotState {
+            held: None,
+            read_on: None,
+            closed: false,
+            waiter: None,
+        }))
+    }
+}
+
+impl<S> TaskSlot<S> {
+    /// Runs `f` on the state, then wakes the waiting task.
+    fn update(&self, f: impl FnOnce(&mut SlotState<S>)) {
+        let waiter = {
+            let mut state = lock(&self.0);
+            f(&mut state);
+            state.waiter.take()
+        };
+        if let Some(waiter) = waiter {
+            waiter.wake();
+        }
+    }
+
+    /// Leaves the task's socket where the session may take it.
+    pub(crate) fn hold(&self, socket: (SocketAddr, S)) {
+        lock(&self.0).held = Some(socket);
+    }
+
+    /// Takes the socket the task left, if it is there.
+    pub(crate) fn take(&self) -> Option<(SocketAddr, S)> {
+        lock(&self.0).held.take()
+    }
+
+    /// Tells the task to read on, at most `cap` bytes.
+    pub(crate) fn read_on(&self, cap: usize) {
+        self.update(|s| s.read_on = Some(cap));
+    }
+
+    /// Ends the exchange: the waiting task ends.
+    pub(crate) fn close(&self) {
+        self.update(|s| s.closed = true);
+    }
+
+    /// Waits for the session's word: `Some(cap)` to read on, `None` once the exchange ended.
+    pub(crate) async fn command(&self) -> Option<usize> {
+        poll_fn(|cx| {
+            let mut state = lock(&self.0);
+            if state.closed {
+                return Poll::Ready(None);
+            }
+            if let Some(cap) = state.read_on.take() {
+                return Poll::Ready(Some(cap));
+            }
+            match &state.waiter {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => state.waiter = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
+        .await
     }
 }

@@ -39,7 +39,7 @@ use mcp_sansio::{
 use crate::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
 use crate::dial::{io_error, tls_error};
 use crate::driver::{next_read_size, read_first, read_size, READ_MIN};
-use crate::inbox::{H2Waker, Inbox};
+use crate::inbox::{H2Waker, Inbox, TaskSlot};
 use crate::inline::{read_on_inline, take_inline, HoldsInline};
 use crate::route::{self, H2Glue};
 use crate::runtime::{dial_socket, Dialled, Runtime};
@@ -268,22 +268,11 @@ impl<R: AsyncNet> H2Glue for Route<'_, R> {
 // ---------------------------------------------------------------------------------------------
 // Exchanges
 
-/// What the session tells an exchange task waiting after a [`Report::Bytes`]. The task ends
-/// when the session drops its sender (or cancels it).
-enum Cmd {
-    /// Read on, at most this many bytes ([`read_size`] of the session's byte budget).
-    Continue(usize),
-}
-
-/// An exchange's socket while its task waits for a [`Cmd`] after a [`Report::Bytes`]: the task
-/// leaves it here, so that the session parks a reusable socket in the pool itself, at once,
-/// without a hand-off to the task and back.
-type Held<S> = Arc<Mutex<Option<(SocketAddr, S)>>>;
-
+/// An exchange's task, seen from the session.
 struct Task<R: AsyncNet> {
-    cmd: Sender<Cmd>,
+    /// The task's socket while it waits after a [`Report::Bytes`], and the word to read on.
+    slot: Arc<TaskSlot<R::Stream>>,
     _task: R::Task,
-    held: Held<R::Stream>,
     /// Bytes reported so far.
     read: usize,
 }
@@ -300,7 +289,7 @@ pub struct Tasks<R: AsyncNet> {
     queued: Vec<(Transmit, Vec<u8>)>,
     /// The reports of the tasks and the wakes of the shared HTTP/2 connection.
     inbox: Arc<Inbox>,
-    /// The largest read the next [`Cmd::Continue`] allows ([`Io::read_allowance`]).
+    /// The largest read the next word to read on allows ([`Io::read_allowance`]).
     read_cap: usize,
     /// Bytes the last exchange whose socket was parked read: the next exchange's first read
     /// asks that much ([`read_first`]).
@@ -423,8 +412,7 @@ impl<R: AsyncNet> Tasks<R> {
         first: usize,
         resume: Option<Resume<R::Stream>>,
     ) {
-        let (cmd, cmd_rx) = async_channel::unbounded();
-        let held = Held::default();
+        let slot = Arc::new(TaskSlot::default());
         let job = Job::<R> {
             shared: self.shared.clone(),
             origin: self.origin.clone(),
@@ -433,16 +421,14 @@ impl<R: AsyncNet> Tasks<R> {
             request,
             fresh,
             out: self.inbox.clone(),
-            cmd: cmd_rx,
-            held: held.clone(),
+            slot: slot.clone(),
             first,
             resume,
         };
         let task = R::spawn(&self.spawner, job.run());
         let task = Task {
-            cmd,
+            slot,
             _task: task,
-            held,
             read: 0,
         };
         self.tasks.insert(exchange, task);
@@ -469,6 +455,13 @@ impl<R: AsyncNet> Tasks<R> {
     }
 }
 
+impl<R: AsyncNet> Drop for Task<R> {
+    /// The exchange ended: a task waiting for the word to read on ends.
+    fn drop(&mut self) {
+        self.slot.close();
+    }
+}
+
 impl<R: AsyncNet> Drop for Tasks<R> {
     /// The session is gone: its tasks' reports are refused from now on (they end).
     fn drop(&mut self) {
@@ -487,7 +480,7 @@ impl<R: AsyncNet> Io for Tasks<R> {
             return;
         }
         if let Some(task) = self.tasks.get(&exchange) {
-            let _ = task.cmd.try_send(Cmd::Continue(self.read_cap));
+            task.slot.read_on(self.read_cap);
         }
     }
 
@@ -506,11 +499,7 @@ impl<R: AsyncNet> Io for Tasks<R> {
         };
         // A task that reported bytes and waits for a command left its socket in `held`; one
         // that is still reading or writing has it, and is cancelled with it (the socket closes).
-        let held = if reusable {
-            lock(&task.held).take()
-        } else {
-            None
-        };
+        let held = if reusable { task.slot.take() } else { None };
         let read = task.read;
         drop(task);
         if let Some((address, stream)) = held {
@@ -608,8 +597,7 @@ struct Job<R: AsyncNet> {
     request: Vec<u8>,
     fresh: bool,
     out: Arc<Inbox>,
-    cmd: Receiver<Cmd>,
-    held: Held<R::Stream>,
+    slot: Arc<TaskSlot<R::Stream>>,
     /// The first read's size ([`read_first`]).
     first: usize,
     /// The exchange was driven inline until now: its socket, and where it is.
@@ -652,7 +640,7 @@ impl<R: AsyncNet> Job<R> {
             }
         };
         // The first read asks `first` bytes; each read that fills its buffer lets the next one
-        // ask four times more, within what the session's byte budget allows (Cmd::Continue).
+        // ask four times more, within what the session's byte budget allows (its word to read on).
         // Each read fills a new buffer's spare capacity, and that buffer is the report: what was
         // read is not copied again before the core has it. The session sends a command only
         // after a report, and ends the task by dropping its sender or cancelling it.
@@ -677,21 +665,21 @@ impl<R: AsyncNet> Job<R> {
                 Some(report)
             };
             // Waiting: the socket stays in `held`, where the session may park it.
-            *lock(&self.held) = Some((address, stream));
+            self.slot.hold((address, stream));
             if let Some(report) = report {
                 if !self.out.send(id, report) {
                     return;
                 }
             }
-            match self.cmd.recv().await {
-                Ok(Cmd::Continue(cap)) => {
+            match self.slot.command().await {
+                Some(cap) => {
                     size = next_read_size(size, got, cap);
-                    match lock(&self.held).take() {
+                    match self.slot.take() {
                         Some(s) => (address, stream) = s,
                         None => return,
                     }
                 }
-                Err(_) => return,
+                None => return,
             }
         }
     }
