@@ -79,6 +79,7 @@ pub mod client;
 pub mod dial;
 pub mod driver;
 pub mod h2share;
+mod inbox;
 pub mod inline;
 pub mod policy;
 pub mod pool;

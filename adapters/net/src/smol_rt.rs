@@ -8,14 +8,13 @@
 //! exchanges move at once as there are, whatever the size of smol's executor.
 
 use std::fmt::Debug;
-use std::future::{pending, Future};
+use std::future::Future;
 use std::io;
 use std::marker::PhantomData;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_channel::Sender;
 use futures_lite::future::FutureExt as _;
 use futures_rustls::client::TlsStream;
 use mcp_sansio::TransportError;
@@ -115,8 +114,50 @@ fn wait_in_place(tcp: &TcpStream) {
 /// socket it holds) at once and ends.
 #[derive(Debug)]
 pub struct ThreadTask {
-    /// Closed when dropped (the task is cancelled); a message first lets the task run on.
-    detach: Sender<()>,
+    /// Set when dropped (the task is cancelled); taken first, it lets the task run on.
+    cancel: Option<Arc<Cancel>>,
+}
+
+impl Drop for ThreadTask {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.set();
+        }
+    }
+}
+
+/// A task's cancellation: one allocation per task, none per wait.
+#[derive(Debug, Default)]
+struct Cancel(Mutex<(bool, Option<std::task::Waker>)>);
+
+impl Cancel {
+    /// Cancels the task.
+    fn set(&self) {
+        let waiter = {
+            let mut state = lock(&self.0);
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(waiter) = waiter {
+            waiter.wake();
+        }
+    }
+
+    /// Ready once the task is cancelled.
+    async fn wait(&self) {
+        std::future::poll_fn(|cx| {
+            let mut state = lock(&self.0);
+            if state.0 {
+                return std::task::Poll::Ready(());
+            }
+            match &state.1 {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => state.1 = Some(cx.waker().clone()),
+            }
+            std::task::Poll::Pending
+        })
+        .await;
+    }
 }
 
 impl Spawn for OwnThread {
@@ -124,12 +165,9 @@ impl Spawn for OwnThread {
     const OWN_THREAD: bool = true;
 
     fn spawn(future: impl Future<Output = ()> + Send + 'static) -> ThreadTask {
-        let (detach, signal) = async_channel::bounded(1);
-        let run = future.or(async move {
-            if signal.recv().await.is_ok() {
-                pending::<()>().await;
-            }
-        });
+        let cancel = Arc::new(Cancel::default());
+        let cancelled = cancel.clone();
+        let run = future.or(async move { cancelled.wait().await });
         // Taken by the thread, or by the executor should the thread not start.
         let slot = Arc::new(Mutex::new(Some(run)));
         let theirs = slot.clone();
@@ -141,11 +179,13 @@ impl Spawn for OwnThread {
                 smol::spawn(run).detach();
             }
         }
-        ThreadTask { detach }
+        ThreadTask {
+            cancel: Some(cancel),
+        }
     }
 
-    fn detach(task: ThreadTask) {
-        let _ = task.detach.try_send(());
+    fn detach(mut task: ThreadTask) {
+        task.cancel = None;
     }
 }
 
@@ -303,6 +343,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::pending;
     use std::sync::{mpsc, Barrier};
 
     /// Sends on `tx` when dropped.

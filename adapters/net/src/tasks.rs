@@ -23,7 +23,7 @@
 //!   is a task of its own.
 
 use std::collections::HashMap;
-use std::future::{pending, Future};
+use std::future::{pending, poll_fn, Future};
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -39,6 +39,7 @@ use mcp_sansio::{
 use crate::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
 use crate::dial::{io_error, tls_error};
 use crate::driver::{next_read_size, read_first, read_size, READ_MIN};
+use crate::inbox::{H2Waker, Inbox, TaskSlot};
 use crate::inline::{read_on_inline, take_inline, HoldsInline};
 use crate::route::{self, H2Glue};
 use crate::runtime::{dial_socket, Dialled, Runtime};
@@ -183,20 +184,18 @@ pub async fn connect<R: AsyncNet>(
     shared: &Arc<Shared<R::Stream>>,
     config: Config,
 ) -> Result<(SessionDriver, Tasks<R>), Error> {
-    // The session's waker: one pending wake at most, like a permit.
-    let (wake_tx, wakes) = async_channel::bounded(1);
-    let wake: Waker = Arc::new(move || {
-        let _ = wake_tx.try_send(());
-    });
-    let endpoint = config.endpoint.clone();
+    // The session's inbox, which its HTTP/2 waker wakes (one pending wake at most).
+    let inbox = Arc::new(Inbox::default());
+    let waker = H2Waker(inbox.clone());
+    let wake: Waker = Arc::new(move || waker.wake());
+    let endpoint = Arc::new(config.endpoint.clone());
     let mut glue = Route::<R> {
         shared,
         endpoint: &endpoint,
-        wakes: &wakes,
+        inbox: &inbox,
     };
     let mut driver = route::session_driver(shared, config, wake, &mut glue).await?;
-    let endpoint = driver.config().endpoint.clone();
-    let mut io = Tasks::new(shared.clone(), &endpoint, driver.origin(), wakes);
+    let mut io = Tasks::with_inbox(shared.clone(), endpoint, driver.origin(), inbox);
     driver.run(&mut io, Start::Connect, &mut NoObserver).await?;
     Ok((driver, io))
 }
@@ -219,8 +218,8 @@ pub async fn close<R: AsyncNet>(
 /// A new session's side of the HTTP/2 route ([`route::session_driver`]).
 struct Route<'a, R: AsyncNet> {
     shared: &'a Arc<Shared<R::Stream>>,
-    endpoint: &'a Endpoint,
-    wakes: &'a Receiver<()>,
+    endpoint: &'a Arc<Endpoint>,
+    inbox: &'a Inbox,
 }
 
 impl<R: AsyncNet> H2Glue for Route<'_, R> {
@@ -229,7 +228,7 @@ impl<R: AsyncNet> H2Glue for Route<'_, R> {
     type Sockets = AsyncH2<R>;
 
     async fn wait(&mut self) -> bool {
-        self.wakes.recv().await.is_ok()
+        self.inbox.h2().await
     }
 
     async fn dial(&mut self) -> Result<(SocketAddr, R::Stream), TransportError> {
@@ -247,7 +246,7 @@ impl<R: AsyncNet> H2Glue for Route<'_, R> {
     fn sockets(&self) -> AsyncH2<R> {
         AsyncH2(Arc::new(H2Sockets {
             shared: Arc::downgrade(self.shared),
-            endpoint: self.endpoint.clone(),
+            endpoint: (**self.endpoint).clone(),
             spawner: R::spawner(),
             writers: Mutex::new(HashMap::new()),
         }))
@@ -269,22 +268,11 @@ impl<R: AsyncNet> H2Glue for Route<'_, R> {
 // ---------------------------------------------------------------------------------------------
 // Exchanges
 
-/// What the session tells an exchange task waiting after a [`Report::Bytes`]. The task ends
-/// when the session drops its sender (or cancels it).
-enum Cmd {
-    /// Read on, at most this many bytes ([`read_size`] of the session's byte budget).
-    Continue(usize),
-}
-
-/// An exchange's socket while its task waits for a [`Cmd`] after a [`Report::Bytes`]: the task
-/// leaves it here, so that the session parks a reusable socket in the pool itself, at once,
-/// without a hand-off to the task and back.
-type Held<S> = Arc<Mutex<Option<(SocketAddr, S)>>>;
-
+/// An exchange's task, seen from the session.
 struct Task<R: AsyncNet> {
-    cmd: Sender<Cmd>,
+    /// The task's socket while it waits after a [`Report::Bytes`], and the word to read on.
+    slot: Arc<TaskSlot<R::Stream>>,
     _task: R::Task,
-    held: Held<R::Stream>,
     /// Bytes reported so far.
     read: usize,
 }
@@ -299,11 +287,9 @@ pub struct Tasks<R: AsyncNet> {
     tasks: HashMap<ExchangeId, Task<R>>,
     /// Requests of the last pump, started by [`AsyncIo::launch`].
     queued: Vec<(Transmit, Vec<u8>)>,
-    tx: Sender<(ExchangeId, Report)>,
-    rx: Receiver<(ExchangeId, Report)>,
-    /// Wakes of the shared HTTP/2 connection (none once its waker is gone).
-    wakes: Receiver<()>,
-    /// The largest read the next [`Cmd::Continue`] allows ([`Io::read_allowance`]).
+    /// The reports of the tasks and the wakes of the shared HTTP/2 connection.
+    inbox: Arc<Inbox>,
+    /// The largest read the next word to read on allows ([`Io::read_allowance`]).
     read_cap: usize,
     /// Bytes the last exchange whose socket was parked read: the next exchange's first read
     /// asks that much ([`read_first`]).
@@ -379,24 +365,28 @@ type Resume<S> = crate::Resume<S>;
 
 impl<R: AsyncNet> Tasks<R> {
     /// The exchanges of a session of the client of `shared` to `endpoint` (`origin` its pool
-    /// key), woken by the shared HTTP/2 connection through `wakes`.
-    pub fn new(
+    /// key), not on a shared HTTP/2 connection.
+    pub fn new(shared: Arc<Shared<R::Stream>>, endpoint: &Endpoint, origin: &str) -> Self {
+        let inbox = Arc::new(Inbox::default());
+        drop(H2Waker(inbox.clone()));
+        Tasks::with_inbox(shared, Arc::new(endpoint.clone()), origin, inbox)
+    }
+
+    /// The exchanges of a session whose reports and HTTP/2 wakes come to `inbox`.
+    fn with_inbox(
         shared: Arc<Shared<R::Stream>>,
-        endpoint: &Endpoint,
+        endpoint: Arc<Endpoint>,
         origin: &str,
-        wakes: Receiver<()>,
+        inbox: Arc<Inbox>,
     ) -> Self {
-        let (tx, rx) = async_channel::unbounded();
         Tasks {
             shared,
             origin: origin.to_owned(),
-            endpoint: Arc::new(endpoint.clone()),
+            endpoint,
             spawner: R::spawner(),
             tasks: HashMap::new(),
             queued: Vec::new(),
-            tx,
-            rx,
-            wakes,
+            inbox,
             read_cap: READ_MIN,
             expect: 0,
             inline: None,
@@ -422,8 +412,7 @@ impl<R: AsyncNet> Tasks<R> {
         first: usize,
         resume: Option<Resume<R::Stream>>,
     ) {
-        let (cmd, cmd_rx) = async_channel::unbounded();
-        let held = Held::default();
+        let slot = Arc::new(TaskSlot::default());
         let job = Job::<R> {
             shared: self.shared.clone(),
             origin: self.origin.clone(),
@@ -431,17 +420,15 @@ impl<R: AsyncNet> Tasks<R> {
             exchange,
             request,
             fresh,
-            out: self.tx.clone(),
-            cmd: cmd_rx,
-            held: held.clone(),
+            out: self.inbox.clone(),
+            slot: slot.clone(),
             first,
             resume,
         };
         let task = R::spawn(&self.spawner, job.run());
         let task = Task {
-            cmd,
+            slot,
             _task: task,
-            held,
             read: 0,
         };
         self.tasks.insert(exchange, task);
@@ -468,6 +455,20 @@ impl<R: AsyncNet> Tasks<R> {
     }
 }
 
+impl<R: AsyncNet> Drop for Task<R> {
+    /// The exchange ended: a task waiting for the word to read on ends.
+    fn drop(&mut self) {
+        self.slot.close();
+    }
+}
+
+impl<R: AsyncNet> Drop for Tasks<R> {
+    /// The session is gone: its tasks' reports are refused from now on (they end).
+    fn drop(&mut self) {
+        self.inbox.close();
+    }
+}
+
 impl<R: AsyncNet> Io for Tasks<R> {
     fn start(&mut self, transmit: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
         self.queued.push((transmit, request));
@@ -479,7 +480,7 @@ impl<R: AsyncNet> Io for Tasks<R> {
             return;
         }
         if let Some(task) = self.tasks.get(&exchange) {
-            let _ = task.cmd.try_send(Cmd::Continue(self.read_cap));
+            task.slot.read_on(self.read_cap);
         }
     }
 
@@ -498,11 +499,7 @@ impl<R: AsyncNet> Io for Tasks<R> {
         };
         // A task that reported bytes and waits for a command left its socket in `held`; one
         // that is still reading or writing has it, and is cancelled with it (the socket closes).
-        let held = if reusable {
-            lock(&task.held).take()
-        } else {
-            None
-        };
+        let held = if reusable { task.slot.take() } else { None };
         let read = task.read;
         drop(task);
         if let Some((address, stream)) = held {
@@ -564,23 +561,20 @@ impl<R: AsyncNet> AsyncIo for Tasks<R> {
             }
             Wake::Timeout
         };
-        let wakes = &self.wakes;
+        let inbox = &*self.inbox;
         let h2 = async {
-            match wakes.recv().await {
-                Ok(()) => Wake::H2,
-                Err(_) => pending().await,
+            match inbox.h2().await {
+                true => Wake::H2,
+                false => pending().await,
             }
         };
         let inline = async {
             let (id, report) = drive::<R>(inline).await;
             Wake::Report(id, report)
         };
-        let (rx, tasks) = (&self.rx, &mut self.tasks);
-        // The session holds a sender, so the channel never closes.
+        let tasks = &mut self.tasks;
         let report = async {
-            let Ok((id, report)) = rx.recv().await else {
-                return pending().await;
-            };
+            let (id, report) = poll_fn(|cx| inbox.poll_report(cx)).await;
             if let (Report::Bytes(b), Some(task)) = (&report, tasks.get_mut(&id)) {
                 task.read = task.read.saturating_add(b.len());
             }
@@ -602,9 +596,8 @@ struct Job<R: AsyncNet> {
     exchange: ExchangeId,
     request: Vec<u8>,
     fresh: bool,
-    out: Sender<(ExchangeId, Report)>,
-    cmd: Receiver<Cmd>,
-    held: Held<R::Stream>,
+    out: Arc<Inbox>,
+    slot: Arc<TaskSlot<R::Stream>>,
     /// The first read's size ([`read_first`]).
     first: usize,
     /// The exchange was driven inline until now: its socket, and where it is.
@@ -614,7 +607,9 @@ struct Job<R: AsyncNet> {
 impl<R: AsyncNet> Job<R> {
     async fn run(mut self) {
         let id = self.exchange;
-        let fail = |out: &Sender<_>, e| drop(out.try_send((id, Report::Failed(e))));
+        let fail = |out: &Inbox, e| {
+            out.send(id, Report::Failed(e));
+        };
         let (mut address, mut stream, mut parked, mut got) = match self.resume.take() {
             Some(r) => {
                 let mut stream = r.stream;
@@ -645,7 +640,7 @@ impl<R: AsyncNet> Job<R> {
             }
         };
         // The first read asks `first` bytes; each read that fills its buffer lets the next one
-        // ask four times more, within what the session's byte budget allows (Cmd::Continue).
+        // ask four times more, within what the session's byte budget allows (its word to read on).
         // Each read fills a new buffer's spare capacity, and that buffer is the report: what was
         // read is not copied again before the core has it. The session sends a command only
         // after a report, and ends the task by dropping its sender or cancelling it.
@@ -664,27 +659,27 @@ impl<R: AsyncNet> Job<R> {
                     Err(e) => (Report::Failed(io_error(&e)), 0),
                 };
                 if !matches!(report, Report::Bytes(_)) {
-                    let _ = self.out.try_send((id, report));
+                    self.out.send(id, report);
                     return;
                 }
                 Some(report)
             };
             // Waiting: the socket stays in `held`, where the session may park it.
-            *lock(&self.held) = Some((address, stream));
+            self.slot.hold((address, stream));
             if let Some(report) = report {
-                if self.out.try_send((id, report)).is_err() {
+                if !self.out.send(id, report) {
                     return;
                 }
             }
-            match self.cmd.recv().await {
-                Ok(Cmd::Continue(cap)) => {
+            match self.slot.command().await {
+                Some(cap) => {
                     size = next_read_size(size, got, cap);
-                    match lock(&self.held).take() {
+                    match self.slot.take() {
                         Some(s) => (address, stream) = s,
                         None => return,
                     }
                 }
-                Err(_) => return,
+                None => return,
             }
         }
     }

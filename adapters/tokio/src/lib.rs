@@ -230,8 +230,7 @@ mod tests {
     fn tasks(client: &Client, url: &str) -> (Tasks, String) {
         let config = Config::new(url).unwrap();
         let origin = config.endpoint.origin();
-        let (_, wakes) = async_channel::bounded(1);
-        let io = Tasks::new(client.shared().clone(), &config.endpoint, &origin, wakes);
+        let io = Tasks::new(client.shared().clone(), &config.endpoint, &origin);
         (io, origin)
     }
 
