@@ -31,7 +31,9 @@ use std::time::Duration;
 use counting::counted;
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::socket::Http1Socket;
-use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
+use mcp_sansio::{
+    Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant, Operation,
+};
 
 const MAX_STEPS: u64 = 200_000;
 const WAIT: Duration = Duration::from_secs(7);
@@ -138,6 +140,8 @@ struct Run<'a> {
     steps: u64,
     log: Vec<String>,
     input_hook: bool,
+    /// The operation started last, whose end [`Run::until_done`] waits for.
+    op: Operation,
 }
 
 impl<'a> Run<'a> {
@@ -179,13 +183,13 @@ impl<'a> Run<'a> {
                         let limit = self.budgets.limit(b.budget);
                         assert_eq!(b.limit, limit, "wrong limit: {b:?}");
                     }
-                    terminal = true;
                 }
-                Event::Connected { .. }
-                | Event::ToolsListed(_)
-                | Event::CallFinished(_)
-                | Event::Closed => terminal = true,
                 _ => {}
+            }
+            // Only the running operation's own end: a `Connected` after a re-negotiation (a new
+            // legacy session, a -32022) comes in the middle of a listing or call, which goes on.
+            if e.completes(self.op) {
+                terminal = true;
             }
             assert!(self.conn.bytes_read() <= self.budgets.response_bytes);
             match &e {
@@ -300,21 +304,25 @@ fn run(data: &[u8], whole: bool) -> Vec<String> {
         steps: 0,
         log: Vec::new(),
         input_hook,
+        op: Operation::Connect,
     };
     let now = r.now;
     counted(|| r.conn.connect(now));
     r.until_done(b.request_time * 4);
     if ops & 1 != 0 {
         let now = r.now;
+        r.op = Operation::ListTools;
         counted(|| r.conn.list_tools(now));
         r.until_done(b.list_time);
     }
     if ops & 2 != 0 {
         let now = r.now;
+        r.op = Operation::CallTool;
         counted(|| r.conn.call_tool(now, "t", br#"{"x":1}"#));
         r.until_done(b.call_time);
     }
     let now = r.now;
+    r.op = Operation::Close;
     counted(|| r.conn.close(now));
     r.until_done(b.close_time);
     assert!(!r.conn.is_busy(), "closed but still busy");
