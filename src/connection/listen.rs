@@ -59,24 +59,16 @@ impl Connection {
         let mut headers = self.base_headers(None, false);
         headers.retain(|(n, _)| n != "Accept");
         headers.push(("Accept".into(), "text/event-stream".into()));
-        let mut request = self.request(Method::Get, headers, Vec::new());
-        if self.add_dpop(now, &mut request).is_err() {
+        let request = self.request(Method::Get, headers, Vec::new());
+        let Some(exchange) = self.queue_side_request(now, request, Role::Listen { handed: 0 })
+        else {
             return;
-        }
-        if request.check().is_err() {
-            return;
-        }
+        };
         self.listen.opened += 1;
         self.gets_sent += 1;
-        let exchange = self.new_exchange(now, Role::Listen { handed: 0 }, false, None);
         if let Some(ex) = self.exchanges.iter_mut().find(|e| e.id == exchange) {
             ex.deadline = until;
         }
-        self.transmits.push_back(Transmit {
-            exchange,
-            request,
-            fresh_socket: false,
-        });
     }
 
     /// Ends the standalone stream (its exchange is abandoned) and forgets the session's count:

@@ -105,19 +105,30 @@ impl Connection {
     /// Fire-and-forget request whose answer is discarded (legacy cancellation, refusals).
     pub(super) fn send_background(&mut self, now: Instant, method: Method, body: Vec<u8>) {
         let headers = self.base_headers(None, true);
-        let mut request = self.request(method, headers, body);
-        if self.add_dpop(now, &mut request).is_err() {
-            return;
+        let request = self.request(method, headers, body);
+        self.queue_side_request(now, request, Role::Background);
+    }
+
+    /// Queues `request`, which no operation waits for (a background request, the standalone
+    /// `GET`), as a new exchange of `role` on a pooled socket, with its DPoP proof when the
+    /// configuration has a binding. A request that cannot be made (no proof, a field that cannot
+    /// be sent) is not sent: `None`.
+    pub(super) fn queue_side_request(
+        &mut self,
+        now: Instant,
+        mut request: Request,
+        role: Role,
+    ) -> Option<ExchangeId> {
+        if self.add_dpop(now, &mut request).is_err() || request.check().is_err() {
+            return None;
         }
-        if request.check().is_err() {
-            return;
-        }
-        let exchange = self.new_exchange(now, Role::Background, false, None);
+        let exchange = self.new_exchange(now, role, false, None);
         self.transmits.push_back(Transmit {
             exchange,
             request,
             fresh_socket: false,
         });
+        Some(exchange)
     }
 
     /// Answers a legacy server's request handed on as [`Event::ServerRequest`]: `result` (a
