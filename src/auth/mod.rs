@@ -59,6 +59,13 @@
 //!   enterprise identity provider for an identity assertion grant for the authorization server
 //!   and resource, then the JWT bearer grant with it there.
 //!
+//! Each of them carries the authorization server its credentials belong to, an [`IssuerPin`]
+//! (as does every [`PreRegistered`] client): with [`IssuerPin::Exactly`], a protected resource
+//! that names another authorization server gets [`AuthError::IssuerNotAllowed`] before any
+//! request to it, the identity assertion grant's `audience` is that server, and a renewal, a
+//! refresh or a DPoP nonce resend is checked again, so stored tokens from another issuer are
+//! never renewed there. [`IssuerPin::AnyIssuerUnsafe`] is the explicit opt-out.
+//!
 //! An error answer ends the authorization ([`AuthEvent::Failed`]): it is not retried and no
 //! other grant is tried. When the token expires, [`Authorizer::start_refresh`] runs the grant
 //! again (with a refresh token, if the server gave one, it refreshes instead). The `jti` of the
@@ -147,7 +154,8 @@ pub use challenge::{
 };
 pub use client::{
     auth_method_for_secret, decode_registration, registration_auth_method, ApplicationType,
-    ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod, MAX_CLIENT_VALUE_LEN,
+    ClientCredentials, ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
+    MAX_CLIENT_VALUE_LEN,
 };
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use mcp_sansio::auth::{
     AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
-    ClientAuth, DpopKey, Grant,
+    ClientAuth, DpopKey, Grant, IssuerPin,
 };
 use mcp_sansio::Instant;
 use mcp_sansio_net::signer::KeySigner;
@@ -56,6 +56,7 @@ fn to_token_request() -> (Authorizer, AuthRequest, Vec<u8>) {
             client_id: "c".into(),
             secret: "s3cret".into(),
         },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
     };
     let mut config = AuthConfig::machine(SERVER, "t", grant);
     config.dpop = Some(DpopKey(Arc::new(signer)));
@@ -188,6 +189,7 @@ fn without_a_dpop_key_a_dpop_token_is_refused() {
         client: ClientAuth::None {
             client_id: "c".into(),
         },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
     };
     let mut az = Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap();
     az.handle_challenge(now(), 401, &[], AuthSecrets::from_random_bytes(&[3; 64]))
