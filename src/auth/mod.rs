@@ -24,7 +24,8 @@
 //!    were issued for ([`CredentialStore`], keyed by [`resource_key`]): a token of another
 //!    server is never sent nor refreshed, whatever this server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
-//!    pre-registered ones, else its client ID metadata document (where the server sets
+//!    pre-registered ones pinned to it (or, only with the explicit
+//!    [`IssuerPin::AnyIssuerUnsafe`], to any), else its client ID metadata document (where the server sets
 //!    `client_id_metadata_document_supported`), else dynamic registration (RFC 7591). Credentials
 //!    are keyed by issuer: a new authorization server is registered with anew and never sees
 //!    another server's client ID.
