@@ -361,3 +361,28 @@ fn a_stored_client_carrying_a_secret_pinned_elsewhere_is_never_presented() {
     assert!(refused(&events), "{events:?}");
     assert!(!sent.iter().any(carries_secret), "{sent:?}");
 }
+
+/// An authorization persisted (from `OpenUserAgent`) under a configuration that presented the
+/// pre-registered credentials to any server is not resumed under one that pins them to ours:
+/// its code would be redeemed at the other server with the secret.
+#[test]
+fn a_persisted_authorization_is_not_resumed_with_a_secret_pinned_elsewhere() {
+    let az = Authorizer::new(pre_registered(IssuerPin::AnyIssuerUnsafe)).unwrap();
+    let (_, events) = challenged(az, HOSTILE);
+    let Some(AuthEvent::OpenUserAgent { pending, .. }) = events.into_iter().next() else {
+        panic!("no user agent");
+    };
+    let mut pinned = Authorizer::new(pre_registered(IssuerPin::Exactly(OURS.into()))).unwrap();
+    let e = pinned
+        .resume(Instant::ZERO, (*pending).clone())
+        .unwrap_err();
+    assert!(
+        matches!(&e, AuthError::IssuerNotAllowed { issuer } if issuer == HOSTILE),
+        "{e:?}"
+    );
+    assert!(!pinned.is_busy());
+    // The same under the configuration it was made with resumes.
+    let mut any = Authorizer::new(pre_registered(IssuerPin::AnyIssuerUnsafe)).unwrap();
+    any.resume(Instant::ZERO, *pending).unwrap();
+    assert!(any.is_busy());
+}

@@ -530,7 +530,8 @@ impl Authorizer {
     }
 
     /// Continues an authorization persisted as `pending` (from [`AuthEvent::OpenUserAgent`]);
-    /// the callback wait starts at `now`.
+    /// the callback wait starts at `now`. One whose client carries pre-registered credentials
+    /// pinned to another authorization server is refused ([`AuthError::IssuerNotAllowed`]).
     pub fn resume(&mut self, now: Instant, pending: PendingAuthorization) -> Result<(), AuthError> {
         if self.is_busy() {
             return Err(AuthError::Misuse {
@@ -540,6 +541,13 @@ impl Authorizer {
         self.config
             .policy
             .check("token endpoint", &pending.token_endpoint)?;
+        // Persisted under another configuration, it may carry pre-registered credentials
+        // pinned to another authorization server: they are not redeemed there.
+        if !self.stored_client_admitted(&pending.issuer, &pending.client) {
+            return Err(AuthError::IssuerNotAllowed {
+                issuer: crate::error::truncated(&pending.issuer, 256),
+            });
+        }
         if let Some(r) = &pending.resource {
             if !resource_designates(r, &self.server, true) {
                 return Err(AuthError::ResourceMismatch {
