@@ -429,6 +429,14 @@ fn check_grant(o: &Options) -> Result<(), clap::Error> {
                      (the MCP server names its own, and a hostile one would receive them)",
                 ));
             }
+            if let Some(issuer) = &o.issuer {
+                let policy = mcp_sansio::auth::UrlPolicy {
+                    allow_loopback_http: o.allow_loopback,
+                };
+                if let Err(e) = mcp_sansio::auth::check_issuer(policy, issuer) {
+                    return Err(usage(&format!("--issuer: {e}")));
+                }
+            }
             if o.client_secret_file.is_some() && o.private_key_file.is_some() {
                 return Err(usage(
                     "--client-secret-file and --private-key-file exclude each other",
@@ -607,6 +615,30 @@ mod tests {
                 "c",
                 "--client-secret",
                 "x",
+                "list",
+                "u",
+            ],
+            // An issuer that is not an https URL (plain http only to loopback, with
+            // --allow-loopback) is refused before anything is sent.
+            &[
+                "--oauth",
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "--issuer",
+                "as.example",
+                "list",
+                "u",
+            ],
+            &[
+                "--oauth",
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "--issuer",
+                "http://127.0.0.1:9",
                 "list",
                 "u",
             ],
