@@ -9,8 +9,8 @@ use base64::Engine as _;
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
     pkce_challenge, AuthBudget, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse,
-    AuthSecrets, Authorizer, ClientCredentials, ClientSettings, HttpMethod, PendingAuthorization,
-    PreRegistered, Purpose, TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
+    AuthSecrets, Authorizer, ClientCredentials, ClientSettings, HttpMethod, IssuerPin,
+    PendingAuthorization, PreRegistered, Purpose, TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
 };
 use mcp_sansio::{ErrorKind, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
@@ -1006,7 +1006,7 @@ fn client_metadata_document_and_pre_registration_skip_registration() {
     // Pre-registered credentials for this issuer, with client_secret_post.
     let mut cfg = config();
     cfg.client.pre_registered.push(PreRegistered {
-        issuer: Some(AS1.into()),
+        issuer: IssuerPin::Exactly(AS1.into()),
         credentials: ClientCredentials {
             client_id: "pre".into(),
             client_secret: Some("pre-secret".into()),

@@ -5,7 +5,7 @@ use mcp_sansio::auth::redact;
 use mcp_sansio::auth::resource_matches;
 use mcp_sansio::auth::{
     AuthConfig, AuthResponse, AuthSecrets, Authorizer, ClientCredentials, ClientSettings,
-    PreRegistered, TokenAuthMethod,
+    IssuerPin, PreRegistered, TokenAuthMethod,
 };
 use mcp_sansio::Endpoint;
 use mcp_sansio::Instant;
@@ -48,7 +48,7 @@ fn json_redaction_at_any_depth() {
 fn requests_print_without_secrets() {
     let mut client = ClientSettings::new("c", "http://127.0.0.1:9/cb");
     client.pre_registered.push(PreRegistered {
-        issuer: None,
+        issuer: IssuerPin::Exactly("https://auth.example".into()),
         credentials: ClientCredentials {
             client_id: "pre-id".into(),
             client_secret: Some("TOPSECRET".into()),

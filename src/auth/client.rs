@@ -88,12 +88,71 @@ impl ApplicationType {
     }
 }
 
-/// Credentials registered out of band, for one issuer or for any.
+/// The authorization server (issuer) a client secret, key or grant may be presented to. Every
+/// credential configured out of band carries one: a [`PreRegistered`] client and every
+/// [`Grant`](crate::auth::Grant) without a user agent. The MCP server names its authorization
+/// server in its protected-resource metadata, so without a pin a hostile MCP server could name
+/// its own and receive the secret.
+///
+/// Serialised as the issuer string, or `null` for [`IssuerPin::AnyIssuerUnsafe`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "Option<String>", into = "Option<String>")]
+pub enum IssuerPin {
+    /// Only the authorization server whose issuer identifier is exactly this string (RFC 8414
+    /// §3.3: the `issuer` of its metadata is identical to it). A protected resource that names
+    /// another gets nothing ([`AuthError::IssuerNotAllowed`]), on discovery, on renewal and on
+    /// a resend alike.
+    Exactly(String),
+    /// Whichever authorization server the protected resource names (its URL still passes the
+    /// [`UrlPolicy`](crate::auth::UrlPolicy) and the address guard). **Unsafe**: a hostile MCP
+    /// server can name an authorization server of its own and receive the credentials. Only for
+    /// a caller that cannot know the issuer in advance and trusts every MCP server it talks to.
+    AnyIssuerUnsafe,
+}
+
+impl IssuerPin {
+    /// Whether credentials with this pin may be presented to the authorization server `issuer`.
+    pub fn admits(&self, issuer: &str) -> bool {
+        match self {
+            IssuerPin::Exactly(pinned) => pinned == issuer,
+            IssuerPin::AnyIssuerUnsafe => true,
+        }
+    }
+
+    /// The pinned issuer, `None` for [`IssuerPin::AnyIssuerUnsafe`].
+    pub fn issuer(&self) -> Option<&str> {
+        match self {
+            IssuerPin::Exactly(pinned) => Some(pinned),
+            IssuerPin::AnyIssuerUnsafe => None,
+        }
+    }
+}
+
+impl From<Option<String>> for IssuerPin {
+    fn from(v: Option<String>) -> Self {
+        match v {
+            Some(issuer) => IssuerPin::Exactly(issuer),
+            None => IssuerPin::AnyIssuerUnsafe,
+        }
+    }
+}
+
+impl From<IssuerPin> for Option<String> {
+    fn from(p: IssuerPin) -> Self {
+        match p {
+            IssuerPin::Exactly(issuer) => Some(issuer),
+            IssuerPin::AnyIssuerUnsafe => None,
+        }
+    }
+}
+
+/// Credentials registered out of band with one authorization server (or, explicitly and
+/// unsafely, with any: [`IssuerPin::AnyIssuerUnsafe`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreRegistered {
-    /// The issuer they are for; `None` means any authorization server (use with care: the
-    /// credentials are then presented to whichever server the protected resource names).
-    pub issuer: Option<String>,
+    /// The authorization server they may be presented to: they are used with that one only,
+    /// and a stored registration or token that carries them is never sent to another.
+    pub issuer: IssuerPin,
     /// The credentials.
     pub credentials: ClientCredentials,
 }

@@ -266,8 +266,7 @@ pub enum AuthError {
         issuer: String,
     },
     /// The protected resource names an authorization server other than the one the grant's
-    /// credentials are for ([`AuthConfig::grant_issuer`](crate::auth::AuthConfig)): nothing is
-    /// sent to it.
+    /// credentials are pinned to ([`IssuerPin`](crate::auth::IssuerPin)): nothing is sent to it.
     #[error("the protected resource names the authorization server {issuer:?}, not the one the credentials are for; nothing was sent to it")]
     IssuerNotAllowed {
         /// The issuer the resource named (truncated).

@@ -11,7 +11,7 @@ use crate::prelude::*;
 
 use alloc::sync::Arc;
 
-use crate::auth::client::ClientCredentials;
+use crate::auth::client::{ClientCredentials, IssuerPin};
 use crate::auth::error::AuthError;
 use crate::auth::jwt::{sign_jwt, AssertionClaims, JwtSigner, CLIENT_ASSERTION_TYPE};
 use crate::auth::token::token_request;
@@ -225,6 +225,8 @@ pub enum Grant {
     ClientCredentials {
         /// How it authenticates.
         client: ClientAuth,
+        /// The authorization server its credentials may be presented to.
+        issuer: IssuerPin,
     },
     /// The JWT bearer grant (RFC 7523 §2.1) with a token the embedder supplies (a workload
     /// identity token). Its `aud` must name the authorization server the protected resource
@@ -234,6 +236,8 @@ pub enum Grant {
         client: ClientAuth,
         /// Supplies the assertion.
         assertion: Arc<dyn AssertionSource>,
+        /// The authorization server its credentials may be presented to.
+        issuer: IssuerPin,
     },
     /// Enterprise-managed authorization: token exchange at the identity provider for an
     /// identity assertion grant for the MCP server's authorization server and resource, then
@@ -243,6 +247,9 @@ pub enum Grant {
         idp: IdentityProvider,
         /// How the client authenticates at the MCP server's authorization server.
         client: ClientAuth,
+        /// The MCP server's authorization server: the only one the identity assertion grant is
+        /// asked for (its `audience`) and the client's credentials are presented to.
+        issuer: IssuerPin,
     },
 }
 
@@ -250,18 +257,25 @@ impl core::fmt::Debug for Grant {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Grant::AuthorizationCode => f.write_str("AuthorizationCode"),
-            Grant::ClientCredentials { client } => f
+            Grant::ClientCredentials { client, issuer } => f
                 .debug_struct("ClientCredentials")
                 .field("client", client)
+                .field("issuer", issuer)
                 .finish(),
-            Grant::JwtBearer { client, .. } => f
+            Grant::JwtBearer { client, issuer, .. } => f
                 .debug_struct("JwtBearer")
                 .field("client", client)
+                .field("issuer", issuer)
                 .finish_non_exhaustive(),
-            Grant::EnterpriseManaged { idp, client } => f
+            Grant::EnterpriseManaged {
+                idp,
+                client,
+                issuer,
+            } => f
                 .debug_struct("EnterpriseManaged")
                 .field("idp", idp)
                 .field("client", client)
+                .field("issuer", issuer)
                 .finish(),
         }
     }
@@ -289,9 +303,21 @@ impl Grant {
     pub fn client(&self) -> Option<&ClientAuth> {
         match self {
             Grant::AuthorizationCode => None,
-            Grant::ClientCredentials { client }
+            Grant::ClientCredentials { client, .. }
             | Grant::JwtBearer { client, .. }
             | Grant::EnterpriseManaged { client, .. } => Some(client),
+        }
+    }
+
+    /// The authorization server the credentials of a grant without a user agent may be
+    /// presented to; `None` for the authorization code grant (its client is identified per
+    /// authorization server: [`PreRegistered`](crate::auth::PreRegistered) carries its own pin).
+    pub fn issuer_pin(&self) -> Option<&IssuerPin> {
+        match self {
+            Grant::AuthorizationCode => None,
+            Grant::ClientCredentials { issuer, .. }
+            | Grant::JwtBearer { issuer, .. }
+            | Grant::EnterpriseManaged { issuer, .. } => Some(issuer),
         }
     }
 

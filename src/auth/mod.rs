@@ -24,7 +24,8 @@
 //!    were issued for ([`CredentialStore`], keyed by [`resource_key`]): a token of another
 //!    server is never sent nor refreshed, whatever this server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
-//!    pre-registered ones, else its client ID metadata document (where the server sets
+//!    pre-registered ones pinned to it (or, only with the explicit
+//!    [`IssuerPin::AnyIssuerUnsafe`], to any), else its client ID metadata document (where the server sets
 //!    `client_id_metadata_document_supported`), else dynamic registration (RFC 7591). Credentials
 //!    are keyed by issuer: a new authorization server is registered with anew and never sees
 //!    another server's client ID.
@@ -58,6 +59,13 @@
 //! - [`Grant::EnterpriseManaged`]: token exchange (RFC 8693) of the user's ID token at the
 //!   enterprise identity provider for an identity assertion grant for the authorization server
 //!   and resource, then the JWT bearer grant with it there.
+//!
+//! Each of them carries the authorization server its credentials belong to, an [`IssuerPin`]
+//! (as does every [`PreRegistered`] client): with [`IssuerPin::Exactly`], a protected resource
+//! that names another authorization server gets [`AuthError::IssuerNotAllowed`] before any
+//! request to it, the identity assertion grant's `audience` is that server, and a renewal, a
+//! refresh or a DPoP nonce resend is checked again, so stored tokens from another issuer are
+//! never renewed there. [`IssuerPin::AnyIssuerUnsafe`] is the explicit opt-out.
 //!
 //! An error answer ends the authorization ([`AuthEvent::Failed`]): it is not retried and no
 //! other grant is tried. When the token expires, [`Authorizer::start_refresh`] runs the grant
@@ -147,7 +155,8 @@ pub use challenge::{
 };
 pub use client::{
     auth_method_for_secret, decode_registration, registration_auth_method, ApplicationType,
-    ClientCredentials, ClientSettings, PreRegistered, TokenAuthMethod, MAX_CLIENT_VALUE_LEN,
+    ClientCredentials, ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
+    MAX_CLIENT_VALUE_LEN,
 };
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};

@@ -1,15 +1,16 @@
 //! DPoP (RFC 9449) in the authorizer: the proof of a token request and of an MCP request checked
 //! against the RFC's rules (header `typ`, `alg`, public `jwk`; `htm`, `htu` without query or
 //! fragment, `iat`, `jti`, `ath`, `nonce`), the signature verified with ring's verifier on the
-//! public key; a `use_dpop_nonce` answer retried once, never more; a DPoP-bound token never
-//! given out as a Bearer token.
+//! public key; a `use_dpop_nonce` answer retried once, never more, as a request made anew (a
+//! fresh client assertion); an authorization server's nonce sent to it alone; a DPoP-bound
+//! token never given out as a Bearer token.
 
 use std::sync::Arc;
 
 use base64::Engine as _;
 use mcp_sansio::auth::{
     AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
-    ClientAuth, DpopKey, Grant,
+    ClientAuth, DpopKey, Grant, IssuerPin,
 };
 use mcp_sansio::Instant;
 use mcp_sansio_net::signer::KeySigner;
@@ -56,6 +57,7 @@ fn to_token_request() -> (Authorizer, AuthRequest, Vec<u8>) {
             client_id: "c".into(),
             secret: "s3cret".into(),
         },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
     };
     let mut config = AuthConfig::machine(SERVER, "t", grant);
     config.dpop = Some(DpopKey(Arc::new(signer)));
@@ -188,6 +190,7 @@ fn without_a_dpop_key_a_dpop_token_is_refused() {
         client: ClientAuth::None {
             client_id: "c".into(),
         },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
     };
     let mut az = Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap();
     az.handle_challenge(now(), 401, &[], AuthSecrets::from_random_bytes(&[3; 64]))
@@ -207,4 +210,119 @@ fn without_a_dpop_key_a_dpop_token_is_refused() {
         Some(AuthEvent::Failed(AuthError::NotBearer { .. }))
     ));
     assert_eq!(az.bearer(), None);
+}
+
+/// Drives `az` (challenged with `seed`) through discovery naming `issuer` to its token request.
+fn discover(az: &mut Authorizer, issuer: &str, seed: u8) -> AuthRequest {
+    az.handle_challenge(now(), 401, &[], AuthSecrets::from_random_bytes(&[seed; 64]))
+        .unwrap();
+    let prm = az.poll_request().unwrap();
+    let doc = serde_json::json!({"resource": SERVER, "authorization_servers": [issuer]});
+    az.handle_response(now(), prm.id, AuthResponse::new(200, doc.to_string()));
+    let asm = az.poll_request().unwrap();
+    let doc = serde_json::json!({"issuer": issuer, "token_endpoint": format!("{issuer}/token")});
+    az.handle_response(now(), asm.id, AuthResponse::new(200, doc.to_string()));
+    az.poll_request().expect("the token request")
+}
+
+fn use_dpop_nonce(nonce: &str) -> AuthResponse {
+    let mut r = AuthResponse::new(400, r#"{"error":"use_dpop_nonce"}"#);
+    r.headers
+        .push(("DPoP-Nonce".into(), nonce.as_bytes().to_vec()));
+    r
+}
+
+fn form_field(r: &AuthRequest, name: &str) -> String {
+    mcp_sansio::auth::form::parse_query(&String::from_utf8_lossy(&r.body))
+        .unwrap()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+fn claims(jwt: &str) -> Value {
+    serde_json::from_slice(&b64url(jwt.split('.').nth(1).unwrap())).unwrap()
+}
+
+/// RFC 7523 §3: "The authorization server MAY ensure that JWTs are not replayed by maintaining
+/// the set of used "jti" values". The resend that a `use_dpop_nonce` answer calls for (RFC
+/// 9449 §8) is a new token request: a new client assertion (a new `jti`, signed and verifying
+/// with the client's key) and a new proof carrying the nonce, not the stored body again.
+#[test]
+fn a_nonce_resend_signs_a_new_client_assertion() {
+    let (dpop, dpop_public) = key();
+    let (client_key, client_public) = key();
+    let grant = Grant::ClientCredentials {
+        client: ClientAuth::PrivateKeyJwt {
+            client_id: "c".into(),
+            signer: Arc::new(client_key),
+        },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
+    };
+    let mut config = AuthConfig::machine(SERVER, "t", grant);
+    config.dpop = Some(DpopKey(Arc::new(dpop)));
+    let mut az = Authorizer::new(config).unwrap();
+    let first = discover(&mut az, ISSUER, 5);
+    az.handle_response(now(), first.id, use_dpop_nonce("n-1"));
+    let second = az
+        .poll_request()
+        .expect("the request again, with the nonce");
+    assert_eq!(second.url, first.url);
+    let (a1, a2) = (
+        form_field(&first, "client_assertion"),
+        form_field(&second, "client_assertion"),
+    );
+    let verify = |jwt: &str| {
+        let (input, sig) = jwt.rsplit_once('.').unwrap();
+        UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, &client_public)
+            .verify(input.as_bytes(), &b64url(sig))
+            .is_ok()
+    };
+    assert!(verify(&a1) && verify(&a2), "both assertions verify");
+    let (c1, c2) = (claims(&a1), claims(&a2));
+    assert_ne!(c1["jti"], c2["jti"], "the assertion's jti is sent once");
+    assert_eq!(c2["aud"], ISSUER);
+    assert_eq!(form_field(&second, "grant_type"), "client_credentials");
+    let p2 = header(&second.headers, "dpop").unwrap();
+    let proof = check_proof(p2, &dpop_public, "POST", "https://as.example/token");
+    assert_eq!(proof["nonce"], "n-1");
+}
+
+/// RFC 9449 §8: the nonce is "provided by the authorization server" for its own proofs. A
+/// nonce one authorization server gave is not sent to another: after the first server's
+/// nonce, a token request to a second one (named by a later challenge) carries a proof
+/// without it.
+#[test]
+fn an_authorization_servers_dpop_nonce_is_sent_to_it_alone() {
+    const OTHER: &str = "https://as2.example";
+    let (signer, public) = key();
+    let grant = Grant::ClientCredentials {
+        client: ClientAuth::None {
+            client_id: "c".into(),
+        },
+        issuer: IssuerPin::AnyIssuerUnsafe,
+    };
+    let mut config = AuthConfig::machine(SERVER, "t", grant);
+    config.dpop = Some(DpopKey(Arc::new(signer)));
+    let mut az = Authorizer::new(config).unwrap();
+    let first = discover(&mut az, ISSUER, 6);
+    az.handle_response(now(), first.id, use_dpop_nonce("n-of-as1"));
+    let again = az.poll_request().unwrap();
+    let body = r#"{"access_token":"t1","token_type":"DPoP"}"#;
+    az.handle_response(now(), again.id, AuthResponse::new(200, body));
+    assert!(matches!(
+        az.poll_event(),
+        Some(AuthEvent::Authorized { .. })
+    ));
+    az.accepted();
+    let other = discover(&mut az, OTHER, 7);
+    assert_eq!(other.url, format!("{OTHER}/token"));
+    let c = check_proof(
+        header(&other.headers, "dpop").unwrap(),
+        &public,
+        "POST",
+        &format!("{OTHER}/token"),
+    );
+    assert!(c.get("nonce").is_none(), "another server's nonce: {c}");
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use mcp_sansio::auth::{
     AuthConfig, AuthError, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientAuth, Grant,
-    UrlPolicy,
+    IssuerPin, UrlPolicy,
 };
 use mcp_sansio::Instant;
 use mcp_sansio_net::auth::{AuthHttp, Authorization, AuthorizeError};
@@ -63,6 +63,7 @@ fn assertion_request(signer: KeySigner) -> (Vec<(String, String)>, String, Strin
             client_id: "the-client".into(),
             signer: Arc::new(signer),
         },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
     };
     let mut az = Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap();
     let now = at(NOW_SECS);
@@ -205,7 +206,7 @@ fn a_token_endpoint_on_a_refused_address_is_never_dialled() {
     let server = AuthServer::start(Mode::Normal);
     // https, so the URL policy admits it; the address guard refuses link-local addresses.
     server.set_token_endpoint("https://169.254.169.254/token");
-    let mut auth = authorization(&server, support::basic());
+    let mut auth = authorization(&server, support::basic(&server));
     let e = auth.authorize(401, Some(&challenge(&server))).unwrap_err();
     let AuthorizeError::Auth(AuthError::Transport { source, .. }) = &e else {
         panic!("{e:?}");
@@ -225,6 +226,7 @@ fn a_workload_token_for_another_authorization_server_is_never_sent() {
             client_id: m2m::CLIENT_ID.into(),
         },
         assertion: Arc::new(move || Ok::<_, String>(sent.clone())),
+        issuer: support::pin(&server),
     };
     let mut auth = authorization(&server, grant);
     let e = auth.authorize(401, Some(&challenge(&server))).unwrap_err();
@@ -244,6 +246,7 @@ fn an_authorization_server_that_answers_errors_ends_the_grant_after_one_request(
             client_id: m2m::CLIENT_ID.into(),
             secret: "a-wrong-secret".into(),
         },
+        issuer: support::pin(&server),
     };
     let sink = Arc::new(Memory::default());
     let mut auth = authorization(&server, grant).record_to(sink.clone(), 1, "m2m");
@@ -270,7 +273,7 @@ fn an_authorization_server_that_answers_errors_ends_the_grant_after_one_request(
 fn the_configuration_of_every_grant_shows_no_secret() {
     let server = AuthServer::start(Mode::Normal);
     let grants = [
-        support::basic(),
+        support::basic(&server),
         support::private_key_jwt(&server),
         support::workload(&server, "w").0,
         support::enterprise(&server),
@@ -304,6 +307,7 @@ fn no_user_agent_event_comes_from_a_grant_without_one() {
             client_id: "c".into(),
             signer: Arc::new(KeySigner::from_pem(pem.as_bytes()).unwrap()),
         },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
     };
     let mut az = Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap();
     let now = at(NOW_SECS);
@@ -373,11 +377,13 @@ fn credentials_pinned_to_an_issuer_are_never_presented_to_another() {
     let ours = AuthServer::start(Mode::Normal);
     // A hostile resource names another authorization server as its own.
     let hostile = AuthServer::start_naming(&ours.base());
-    let mut c = AuthConfig::machine(hostile.url(), "t", support::basic());
+    let mut c = AuthConfig::machine(hostile.url(), "t", support::basic(&hostile));
+    if let Grant::ClientCredentials { issuer, .. } = &mut c.grant {
+        *issuer = IssuerPin::Exactly("https://as.example".into());
+    }
     c.policy = UrlPolicy {
         allow_loopback_http: true,
     };
-    c.grant_issuer = Some("https://as.example".into());
     let http = AuthHttp::with_policy(AddressPolicy::strict().allow_loopback(true));
     let mut auth = Authorization::new(c, http, Box::new(support::refusing_browser())).unwrap();
     let e = auth.authorize(401, Some(&challenge(&hostile))).unwrap_err();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use mcp_sansio::auth::{
     AuthConfig, ClientAuth, ClientCredentials, ClientSettings, DpopKey, Grant, IdentityProvider,
-    PreRegistered, TokenAuthMethod, UrlPolicy,
+    IssuerPin, PreRegistered, TokenAuthMethod, UrlPolicy,
 };
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
 use mcp_sansio_net::signer::KeySigner;
@@ -75,8 +75,21 @@ impl AuthHook for HeadlessAgent {
     }
 }
 
+/// The authorization server the scenario's credentials belong to: the context's `issuer` when
+/// it names one, else [`IssuerPin::AnyIssuerUnsafe`]. The suite's scenarios that give
+/// credentials without an `issuer` (the grants without a user agent, and pre-registration in
+/// some versions) expect the client to discover its authorization server from the MCP server
+/// it starts, so this client, run against the suite's own servers only, takes the opt-out
+/// there.
+pub fn scenario_pin(context: &Value) -> IssuerPin {
+    match context.get("issuer").and_then(Value::as_str) {
+        Some(issuer) => IssuerPin::Exactly(issuer.to_owned()),
+        None => IssuerPin::AnyIssuerUnsafe,
+    }
+}
+
 /// Pre-registered credentials from the scenario context (`client_id`, `client_secret`,
-/// `issuer`), if it has a `client_id`.
+/// `issuer`: [`scenario_pin`]), if it has a `client_id`.
 pub fn pre_registered(context: &Value) -> Option<PreRegistered> {
     let client_id = context.get("client_id")?.as_str()?.to_owned();
     let client_secret = context
@@ -90,10 +103,7 @@ pub fn pre_registered(context: &Value) -> Option<PreRegistered> {
         TokenAuthMethod::None
     };
     Some(PreRegistered {
-        issuer: context
-            .get("issuer")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        issuer: scenario_pin(context),
         credentials: ClientCredentials {
             client_id,
             client_secret,
@@ -124,15 +134,17 @@ fn text(context: &Value, name: &str) -> Result<String, String> {
 
 /// The grant a scenario configures: the extension scenarios (`auth/client-credentials-*`,
 /// `auth/wif-jwt-bearer`, `auth/enterprise-managed-authorization`) name a grant without a user
-/// agent and give its credentials in the context; every other scenario uses the authorization
-/// code grant.
+/// agent and give its credentials in the context (pinned as [`scenario_pin`] says); every
+/// other scenario uses the authorization code grant.
 pub fn grant(scenario: &str, context: &Value) -> Result<Grant, String> {
+    let issuer = scenario_pin(context);
     Ok(match scenario {
         "auth/client-credentials-basic" => Grant::ClientCredentials {
             client: ClientAuth::SecretBasic {
                 client_id: text(context, "client_id")?,
                 secret: text(context, "client_secret")?,
             },
+            issuer,
         },
         "auth/client-credentials-jwt" => {
             let signer = KeySigner::from_pem(text(context, "private_key_pem")?.as_bytes())
@@ -142,6 +154,7 @@ pub fn grant(scenario: &str, context: &Value) -> Result<Grant, String> {
                     client_id: text(context, "client_id")?,
                     signer: Arc::new(signer),
                 },
+                issuer,
             }
         }
         "auth/wif-jwt-bearer" => {
@@ -151,6 +164,7 @@ pub fn grant(scenario: &str, context: &Value) -> Result<Grant, String> {
                     client_id: text(context, "client_id")?,
                 },
                 assertion: Arc::new(move || Ok::<_, String>(token.clone())),
+                issuer,
             }
         }
         "auth/enterprise-managed-authorization" => {
@@ -168,6 +182,7 @@ pub fn grant(scenario: &str, context: &Value) -> Result<Grant, String> {
                     client_id: text(context, "client_id")?,
                     secret: text(context, "client_secret")?,
                 },
+                issuer,
             }
         }
         _ => Grant::AuthorizationCode,
@@ -219,7 +234,7 @@ mod tests {
         let ctx =
             serde_json::json!({"client_id":"id","client_secret":"s","issuer":"http://localhost:1"});
         let p = pre_registered(&ctx).unwrap();
-        assert_eq!(p.issuer.as_deref(), Some("http://localhost:1"));
+        assert_eq!(p.issuer, IssuerPin::Exactly("http://localhost:1".into()));
         assert_eq!(p.credentials.client_id, "id");
         assert_eq!(
             p.credentials.auth_method,
@@ -228,6 +243,8 @@ mod tests {
         assert!(pre_registered(&serde_json::json!({"toolCalls":[]})).is_none());
         let public = pre_registered(&serde_json::json!({"client_id":"id"})).unwrap();
         assert_eq!(public.credentials.auth_method, TokenAuthMethod::None);
+        // Without an issuer in the context, the scenario expects discovery.
+        assert_eq!(public.issuer, IssuerPin::AnyIssuerUnsafe);
     }
 
     #[test]

@@ -233,8 +233,11 @@ pub struct Options {
     /// request and every MCP request carries a proof signed with it
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub dpop: Option<PathBuf>,
-    /// With --grant: present the credentials only to this authorization
-    /// server (its issuer identifier); a server naming another gets nothing
+    /// With --grant (required there): present the credentials only to
+    /// this authorization server (its issuer identifier). The MCP server
+    /// names its authorization server itself, so without this a hostile
+    /// server could name its own and receive the secret; one naming
+    /// another gets nothing, and stored tokens from another are not renewed
     #[arg(verbatim_doc_comment, long, value_name = "URL")]
     pub issuer: Option<String>,
     /// With --grant jwt-bearer: the workload identity JWT, read from
@@ -420,6 +423,20 @@ fn check_grant(o: &Options) -> Result<(), clap::Error> {
             if o.client_id.is_none() {
                 return Err(usage("--grant needs --client-id"));
             }
+            if o.issuer.is_none() {
+                return Err(usage(
+                    "--grant needs --issuer, the authorization server the credentials may go to \
+                     (the MCP server names its own, and a hostile one would receive them)",
+                ));
+            }
+            if let Some(issuer) = &o.issuer {
+                let policy = mcp_sansio::auth::UrlPolicy {
+                    allow_loopback_http: o.allow_loopback,
+                };
+                if let Err(e) = mcp_sansio::auth::check_issuer(policy, issuer) {
+                    return Err(usage(&format!("--issuer: {e}")));
+                }
+            }
             if o.client_secret_file.is_some() && o.private_key_file.is_some() {
                 return Err(usage(
                     "--client-secret-file and --private-key-file exclude each other",
@@ -539,11 +556,14 @@ mod tests {
             "c",
             "--client-secret-file",
             "s",
+            "--issuer",
+            "https://as.example",
             "list",
             "u",
         ])
         .unwrap();
         assert_eq!(o.grant, Some(GrantName::ClientCredentials));
+        assert_eq!(o.issuer.as_deref(), Some("https://as.example"));
         assert_eq!(o.client_secret_file, Some(PathBuf::from("s")));
         for bad in [
             &[
@@ -598,6 +618,30 @@ mod tests {
                 "list",
                 "u",
             ],
+            // An issuer that is not an https URL (plain http only to loopback, with
+            // --allow-loopback) is refused before anything is sent.
+            &[
+                "--oauth",
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "--issuer",
+                "as.example",
+                "list",
+                "u",
+            ],
+            &[
+                "--oauth",
+                "--grant",
+                "client-credentials",
+                "--client-id",
+                "c",
+                "--issuer",
+                "http://127.0.0.1:9",
+                "list",
+                "u",
+            ],
         ] {
             assert!(p(bad).is_err(), "{bad:?}");
         }
@@ -615,6 +659,8 @@ mod tests {
             "i",
             "--id-token-file",
             "t",
+            "--issuer",
+            "https://as.example",
             "list",
             "u",
         ])

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_sansio::auth::{
-    AuthConfig, ClientAuth, ClientSettings, CredentialStore, Grant, IdentityProvider, UrlPolicy,
+    AuthConfig, ClientAuth, ClientSettings, CredentialStore, Grant, IdentityProvider, IssuerPin,
+    UrlPolicy,
 };
 use mcp_sansio::{CallResult, Catalog, Config, ErrorKind};
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
@@ -129,7 +130,6 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
         allow_loopback_http: o.allow_loopback,
     };
     auth_config.grant = grant(o)?;
-    auth_config.grant_issuer = o.issuer.clone();
     if let Some(path) = &o.dpop {
         let key = KeySigner::from_file(path)
             .map_err(|e| format!("the DPoP key file {}: {e}", path.display()))?;
@@ -216,12 +216,23 @@ fn client_auth(o: &Options) -> Result<ClientAuth, String> {
     })
 }
 
-/// The grant of `--grant` with its credentials.
+/// The grant of `--grant` with its credentials, pinned to `--issuer` (the argument check
+/// makes it required with a grant; the probe never uses [`IssuerPin::AnyIssuerUnsafe`]).
 fn grant(o: &Options) -> Result<Grant, String> {
-    Ok(match o.grant.unwrap_or(GrantName::AuthorizationCode) {
+    let name = o.grant.unwrap_or(GrantName::AuthorizationCode);
+    if name == GrantName::AuthorizationCode {
+        return Ok(Grant::AuthorizationCode);
+    }
+    let issuer = IssuerPin::Exactly(
+        o.issuer
+            .clone()
+            .ok_or("--grant needs --issuer, the authorization server the credentials may go to")?,
+    );
+    Ok(match name {
         GrantName::AuthorizationCode => Grant::AuthorizationCode,
         GrantName::ClientCredentials => Grant::ClientCredentials {
             client: client_auth(o)?,
+            issuer,
         },
         GrantName::JwtBearer => Grant::JwtBearer {
             client: client_auth(o)?,
@@ -229,6 +240,7 @@ fn grant(o: &Options) -> Result<Grant, String> {
                 o.workload_token_file.as_deref().unwrap_or(Path::new("")),
                 "workload token",
             ),
+            issuer,
         },
         GrantName::Enterprise => {
             let endpoint = o.idp_token_endpoint.clone().unwrap_or_default();
@@ -245,6 +257,7 @@ fn grant(o: &Options) -> Result<Grant, String> {
                     ),
                 },
                 client: client_auth(o)?,
+                issuer,
             }
         }
     })

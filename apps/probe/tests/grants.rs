@@ -47,12 +47,15 @@ const BASE: [&str; 3] = ["--allow-loopback", "--json", "--oauth"];
 #[test]
 fn client_credentials_with_a_secret_file_and_from_the_environment() {
     let server = AuthServer::start(Mode::Normal);
+    let issuer = server.base();
     let dir = tmp("basic");
     let secret = file(&dir, "secret", &format!("{}\n", m2m::SECRET));
     let mut args = BASE.to_vec();
     args.extend([
         "--grant",
         "client-credentials",
+        "--issuer",
+        &issuer,
         "--client-id",
         m2m::CLIENT_ID,
         "--client-secret-file",
@@ -67,6 +70,8 @@ fn client_credentials_with_a_secret_file_and_from_the_environment() {
     args.extend([
         "--grant",
         "client-credentials",
+        "--issuer",
+        &issuer,
         "--client-id",
         m2m::CLIENT_ID,
         "--client-secret-post",
@@ -89,6 +94,7 @@ fn client_credentials_with_a_secret_file_and_from_the_environment() {
 #[test]
 fn a_workload_token_file_and_an_enterprise_id_token_file() {
     let server = AuthServer::start(Mode::Normal);
+    let issuer = server.base();
     let dir = tmp("jwt");
     let workload = m2m::unsigned_jwt(&serde_json::json!({"sub": "w", "aud": server.base()}));
     let token = file(&dir, "workload", &workload);
@@ -97,6 +103,8 @@ fn a_workload_token_file_and_an_enterprise_id_token_file() {
     args.extend([
         "--grant",
         "jwt-bearer",
+        "--issuer",
+        &issuer,
         "--client-id",
         m2m::CLIENT_ID,
         "--workload-token-file",
@@ -112,6 +120,8 @@ fn a_workload_token_file_and_an_enterprise_id_token_file() {
     args.extend([
         "--grant",
         "enterprise",
+        "--issuer",
+        &issuer,
         "--client-id",
         m2m::CLIENT_ID,
         "--client-secret-file",
@@ -142,6 +152,7 @@ fn a_workload_token_file_and_an_enterprise_id_token_file() {
 #[test]
 fn a_refused_secret_exits_with_4_after_one_request() {
     let server = AuthServer::start(Mode::Normal);
+    let issuer = server.base();
     let dir = tmp("refused");
     let secret = file(&dir, "secret", "not-the-secret");
     let url = server.url();
@@ -149,6 +160,8 @@ fn a_refused_secret_exits_with_4_after_one_request() {
     args.extend([
         "--grant",
         "client-credentials",
+        "--issuer",
+        &issuer,
         "--client-id",
         m2m::CLIENT_ID,
         "--client-secret-file",
@@ -217,6 +230,7 @@ fn p256_pem() -> String {
 fn with_dpop_the_token_is_bound_to_the_key_file_and_every_mcp_request_proves_it() {
     for mode in [Mode::Dpop, Mode::DpopNonce] {
         let server = AuthServer::start(mode);
+        let issuer = server.base();
         let dir = tmp("dpop");
         let secret = file(&dir, "secret", m2m::SECRET);
         let pem = p256_pem();
@@ -226,6 +240,8 @@ fn with_dpop_the_token_is_bound_to_the_key_file_and_every_mcp_request_proves_it(
         args.extend([
             "--grant",
             "client-credentials",
+            "--issuer",
+            &issuer,
             "--client-id",
             m2m::CLIENT_ID,
             "--client-secret-file",
@@ -253,6 +269,7 @@ fn with_dpop_the_token_is_bound_to_the_key_file_and_every_mcp_request_proves_it(
     }
     // A server asking for a nonce forever: exit 4 after one retry.
     let server = AuthServer::start(Mode::DpopNonceForever);
+    let issuer = server.base();
     let dir = tmp("dpop-forever");
     let secret = file(&dir, "secret", m2m::SECRET);
     let key = file(&dir, "dpop.pem", &p256_pem());
@@ -261,6 +278,8 @@ fn with_dpop_the_token_is_bound_to_the_key_file_and_every_mcp_request_proves_it(
     args.extend([
         "--grant",
         "client-credentials",
+        "--issuer",
+        &issuer,
         "--client-id",
         m2m::CLIENT_ID,
         "--client-secret-file",
@@ -278,4 +297,87 @@ fn with_dpop_the_token_is_bound_to_the_key_file_and_every_mcp_request_proves_it(
         String::from_utf8_lossy(&o.stdout)
     );
     assert_eq!(server.mcp_proof_nonces().len(), 3);
+}
+
+/// `--grant` without `--issuer` is a usage error (exit 2) that names the missing option, and
+/// nothing is sent: the test server sees no request at all (neither the MCP request nor any
+/// authorization request), with the secret in HTTP Basic or in the body.
+#[test]
+fn a_grant_without_issuer_is_a_usage_error_and_sends_nothing() {
+    let server = AuthServer::start(Mode::Normal);
+    let dir = tmp("no-issuer");
+    let secret = file(&dir, "secret", m2m::SECRET);
+    let url = server.url();
+    for post in [false, true] {
+        let mut args = BASE.to_vec();
+        args.extend([
+            "--grant",
+            "client-credentials",
+            "--client-id",
+            m2m::CLIENT_ID,
+            "--client-secret-file",
+            &secret,
+        ]);
+        if post {
+            args.push("--client-secret-post");
+        }
+        args.extend(["list", &url]);
+        let o = probe(&args, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--issuer"), "{err}");
+        assert!(!err.contains(m2m::SECRET));
+    }
+    assert!(server.seen().is_empty(), "{:?}", server.seen());
+}
+
+/// A token file written under another pin (or none): this MCP server's token was issued by
+/// another authorization server, whose token endpoint the file keeps, and it has expired. Run
+/// with `--issuer` naming ours, the renewal sends nothing to the other server (running the
+/// grant there would present the secret); the stale token is dropped and the grant runs at
+/// the pinned server.
+#[test]
+fn a_renewal_under_a_pin_sends_nothing_to_another_issuer() {
+    let ours = AuthServer::start(Mode::Normal);
+    let other = AuthServer::start(Mode::Normal);
+    let issuer = ours.base();
+    let dir = tmp("renewal");
+    let secret = file(&dir, "secret", m2m::SECRET);
+    let url = ours.url();
+    let written = serde_json::json!({
+        "version": 2,
+        "issuers": {other.base(): {"token_endpoint": format!("{}/token", other.base())}},
+        "resources": {url.clone(): {
+            "issuer": other.base(),
+            "resource": url,
+            "tokens": {"access_token": "tok-from-the-other", "refresh_token": null,
+                       "expires_at_ms": 1, "scopes": []},
+        }},
+    });
+    let tokens = file(&dir, "tokens.json", &written.to_string());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let mut args = BASE.to_vec();
+    args.extend([
+        "--grant",
+        "client-credentials",
+        "--client-id",
+        m2m::CLIENT_ID,
+        "--client-secret-file",
+        &secret,
+        "--issuer",
+        &issuer,
+        "--token-file",
+        &tokens,
+        "list",
+        &url,
+    ]);
+    listed(&probe(&args, &[]), &[m2m::SECRET]);
+    assert!(other.seen().is_empty(), "{:?}", other.seen());
+    assert_eq!(ours.grants("/token", "client_credentials").len(), 1);
+    let kept = std::fs::read_to_string(&tokens).unwrap();
+    assert!(!kept.contains("tok-from-the-other"), "{kept}");
 }

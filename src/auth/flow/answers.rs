@@ -130,13 +130,8 @@ impl Authorizer {
             .first()
             .cloned()
             .ok_or(AuthError::NoAuthorizationServer)?;
-        if let Some(allowed) = &self.config.grant_issuer {
-            if !self.config.grant.needs_user_agent() && *allowed != issuer {
-                return Err(AuthError::IssuerNotAllowed {
-                    issuer: crate::error::truncated(&issuer, 256),
-                });
-            }
-        }
+        // Before any request to it: the grant's credentials go to their pinned issuer only.
+        self.check_grant_issuer(&issuer)?;
         let issuer_endpoint = check_issuer(self.config.policy, &issuer)?;
         let mut candidates = Candidates::new(server_metadata_candidates(&issuer_endpoint));
         let flight = self.fetch_candidate(budget, Purpose::ServerMetadata, &mut candidates)?;

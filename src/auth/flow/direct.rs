@@ -12,6 +12,8 @@ use crate::auth::grant::{
 use crate::auth::jwt::{audience_names, audiences, jti, unverified_claims, JwtError, MAX_JWT_LEN};
 use crate::auth::scope::join_scopes;
 
+use super::dpop_flow::TokenForm;
+
 /// Where a grant without a user agent asks for tokens: the authorization server, its token
 /// endpoint, the resource and the scopes.
 #[derive(Clone, Debug)]
@@ -117,6 +119,8 @@ impl Authorizer {
         budget: Budget,
         target: Target,
     ) -> Result<Progress, AuthError> {
+        // Whether discovered or stored, the target must be the issuer the grant is pinned to.
+        self.check_grant_issuer(&target.issuer)?;
         if self.attempts >= self.config.limits.max_attempts {
             return Err(AuthError::Budget {
                 budget: AuthBudget::Attempts,
@@ -129,7 +133,7 @@ impl Authorizer {
             Grant::AuthorizationCode => Err(AuthError::Misuse {
                 reason: "the authorization code grant needs the user agent",
             }),
-            Grant::ClientCredentials { client } => {
+            Grant::ClientCredentials { client, .. } => {
                 let scope = join_scopes(&target.scopes);
                 let mut grant = vec![
                     ("grant_type", CLIENT_CREDENTIALS),
@@ -140,7 +144,9 @@ impl Authorizer {
                 }
                 self.grant_request(now, budget, target.clone(), &client, &grant)
             }
-            Grant::JwtBearer { client, assertion } => {
+            Grant::JwtBearer {
+                client, assertion, ..
+            } => {
                 let token = self.supplied(assertion.as_ref(), "the workload token source")?;
                 self.jwt_bearer(now, budget, target, &client, &token)
             }
@@ -235,16 +241,20 @@ impl Authorizer {
                 return Err(AuthError::AlgorithmUnsupported { alg });
             }
         }
-        let seconds = now.as_duration().as_secs();
-        let id = self.next_jti()?;
-        let (headers, body) = client.token_request(grant, &target.issuer, seconds, id)?;
-        let flight = self.send(
+        let form = TokenForm::Client {
+            client: client.clone(),
+            grant: grant
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+        };
+        let flight = self.send_token(
             budget,
             Purpose::Token,
-            HttpMethod::Post,
+            &target.issuer,
             &target.token_endpoint,
-            headers,
-            body,
+            form,
+            now,
         )?;
         Ok(Progress::Granting {
             flight,

@@ -4,17 +4,40 @@
 use super::*;
 
 use crate::auth::dpop::{proof, MAX_NONCE_LEN};
+use crate::auth::grant::ClientAuth;
 
-/// A token request as sent without its proof, to send once more with a nonce.
+/// How the header fields and body of a token request are made, so that a resend makes them
+/// anew rather than repeating them.
+#[derive(Clone)]
+pub(super) enum TokenForm {
+    /// Made once (nothing in them is single-use): sent again as they are.
+    Fixed {
+        /// The header fields, without `DPoP`.
+        headers: Vec<(String, String)>,
+        /// The body.
+        body: Vec<u8>,
+    },
+    /// Made by the client authentication with the grant's parameters: a `private_key_jwt`
+    /// assertion is signed anew, with a new `jti` (RFC 7523 §3: a server may refuse a `jti`
+    /// it has seen), each time the request is sent.
+    Client {
+        /// How the client authenticates.
+        client: ClientAuth,
+        /// The grant's form parameters.
+        grant: Vec<(String, String)>,
+    },
+}
+
+/// A token request as sent, to send once more with a nonce.
 pub(super) struct Resend {
     /// What it is for.
     purpose: Purpose,
+    /// The authorization server it goes to (its nonce is kept for it alone).
+    issuer: String,
     /// Its URL.
     url: String,
-    /// Its header fields, without `DPoP`.
-    headers: Vec<(String, String)>,
-    /// Its body.
-    body: Vec<u8>,
+    /// How its header fields and body are made.
+    form: TokenForm,
     /// Whether it was already sent again with a nonce.
     retried: bool,
 }
@@ -43,48 +66,70 @@ fn nonce_of(r: &AuthResponse) -> Option<String> {
 }
 
 impl Authorizer {
-    /// `headers` with a DPoP proof added when the request goes to the token endpoint and a key
-    /// is configured; the request is kept to be sent once more with a nonce.
-    pub(super) fn with_dpop_proof(
+    /// Sends a token request to the token endpoint `url` of the authorization server `issuer`
+    /// within `budget`: its header fields and body made from `form` at `now`, with a DPoP proof
+    /// when a key is configured (then the request is kept, to be made and sent once more with
+    /// a nonce).
+    pub(super) fn send_token(
         &mut self,
+        budget: Budget,
         purpose: Purpose,
+        issuer: &str,
         url: &str,
-        mut headers: Vec<(String, String)>,
-        body: &[u8],
-    ) -> Result<Vec<(String, String)>, AuthError> {
-        let Some(key) = self.config.dpop.clone() else {
-            return Ok(headers);
+        form: TokenForm,
+        now: Instant,
+    ) -> Result<InFlight, AuthError> {
+        let (headers, body) = match &form {
+            TokenForm::Fixed { headers, body } => (headers.clone(), body.clone()),
+            TokenForm::Client { client, grant } => {
+                let pairs: Vec<(&str, &str)> = grant
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_str()))
+                    .collect();
+                let id = self.next_jti()?;
+                client.token_request(&pairs, issuer, now.as_duration().as_secs(), id)?
+            }
         };
-        if !at_token_endpoint(purpose) {
-            return Ok(headers);
-        }
-        self.resend = Some(Resend {
-            purpose,
-            url: url.to_owned(),
-            headers: headers.clone(),
-            body: body.to_vec(),
-            retried: false,
-        });
-        let jti = self.next_jti()?;
-        let p = proof(
-            key.0.as_ref(),
-            "POST",
-            url,
-            self.now.as_duration().as_secs(),
-            jti,
-            None,
-            self.dpop_nonce.as_deref(),
-        )
-        .map_err(|e| AuthError::Assertion {
-            reason: e.to_string(),
-        })?;
-        headers.push(("DPoP".to_owned(), p));
-        Ok(headers)
+        let headers = match self.config.dpop.clone() {
+            Some(key) => {
+                let jti = self.next_jti()?;
+                let nonce = self
+                    .dpop_nonce
+                    .as_ref()
+                    .filter(|(at, _)| at == issuer)
+                    .map(|(_, n)| n.as_str());
+                let p = proof(
+                    key.0.as_ref(),
+                    "POST",
+                    url,
+                    self.now.as_duration().as_secs(),
+                    jti,
+                    None,
+                    nonce,
+                )
+                .map_err(|e| AuthError::Assertion {
+                    reason: e.to_string(),
+                })?;
+                self.resend = Some(Resend {
+                    purpose,
+                    issuer: issuer.to_owned(),
+                    url: url.to_owned(),
+                    form,
+                    retried: false,
+                });
+                let mut headers = headers;
+                headers.push(("DPoP".to_owned(), p));
+                headers
+            }
+            None => headers,
+        };
+        self.send(budget, purpose, HttpMethod::Post, url, headers, body)
     }
 
     /// A token endpoint's answer asking for a DPoP nonce (`use_dpop_nonce` with `DPoP-Nonce`)
-    /// sends the request again with it, once: `Ok(true)` when sent. A nonce given with any
-    /// other answer is kept for the next proof.
+    /// makes the request anew (a fresh client assertion and a fresh proof, with the nonce) and
+    /// sends it, once: `Ok(true)` when sent. A nonce given with any other answer is kept for
+    /// the next proof to the same authorization server; a nonce is never sent to another.
     pub(super) fn dpop_nonce_retry(&mut self, r: &AuthResponse) -> Result<bool, AuthError> {
         let Some(purpose) = self.progress.awaiting().map(|(_, p)| p) else {
             return Ok(false);
@@ -95,7 +140,10 @@ impl Authorizer {
         let Some(nonce) = nonce_of(r) else {
             return Ok(false);
         };
-        self.dpop_nonce = Some(nonce);
+        let Some(issuer) = self.resend.as_ref().map(|x| x.issuer.clone()) else {
+            return Ok(false);
+        };
+        self.dpop_nonce = Some((issuer.clone(), nonce));
         let asks = matches!(r.status, 400 | 401)
             && crate::auth::metadata::document::<RawError>(purpose, &r.body)
                 .ok()
@@ -105,16 +153,13 @@ impl Authorizer {
         let Some(resend) = self.resend.as_ref().filter(|x| asks && !x.retried) else {
             return Ok(false);
         };
-        let (purpose, url, headers, body) = (
-            resend.purpose,
-            resend.url.clone(),
-            resend.headers.clone(),
-            resend.body.clone(),
-        );
+        let (purpose, url, form) = (resend.purpose, resend.url.clone(), resend.form.clone());
+        // The credentials are presented again: checked again against the grant's pin.
+        self.check_grant_issuer(&issuer)?;
         let Some(budget) = self.progress.flight_mut().map(|f| f.budget) else {
             return Ok(false);
         };
-        let flight = self.send(budget, purpose, HttpMethod::Post, &url, headers, body)?;
+        let flight = self.send_token(budget, purpose, &issuer, &url, form, self.now)?;
         if let Some(r) = self.resend.as_mut() {
             r.retried = true;
         }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::challenge::{parse_challenges, BearerChallenge, BearerErrorCode};
 use crate::auth::client::{
-    decode_registration, registration_auth_method, ClientCredentials, ClientSettings,
+    decode_registration, registration_auth_method, ClientCredentials, ClientSettings, IssuerPin,
     TokenAuthMethod,
 };
 use crate::auth::error::{AuthBudget, AuthError, Purpose};
@@ -81,11 +81,6 @@ pub struct AuthConfig {
     /// The client's DPoP key (RFC 9449), if its tokens are to be bound to it: every token
     /// request then carries a proof ([`crate::auth::dpop`]).
     pub dpop: Option<DpopKey>,
-    /// For a grant without a user agent: the one authorization server (issuer) its credentials
-    /// may be presented to. A protected resource that names another gets nothing
-    /// ([`AuthError::IssuerNotAllowed`]) before any request to it. `None`: whichever the
-    /// resource names (its URL still passes the policy and the address guard).
-    pub grant_issuer: Option<String>,
 }
 
 /// The key a client binds its tokens to with DPoP: a signer whose
@@ -111,13 +106,13 @@ impl AuthConfig {
             limits: AuthLimits::default(),
             grant: Grant::AuthorizationCode,
             dpop: None,
-            grant_issuer: None,
         }
     }
 
     /// A configuration for a grant without a user agent (client credentials, JWT bearer,
     /// enterprise-managed), with the default policy and limits. The client settings are named
-    /// `client_name` and have a redirect URI that is never used.
+    /// `client_name` and have a redirect URI that is never used. The grant carries the
+    /// authorization server its credentials may be presented to ([`Grant::issuer_pin`]).
     pub fn machine(server_url: impl Into<String>, client_name: &str, grant: Grant) -> Self {
         let mut c = AuthConfig::new(
             server_url,
@@ -249,8 +244,8 @@ pub struct Authorizer {
     assertions: u64,
     /// The latest time given (the `iat` of DPoP proofs).
     now: Instant,
-    /// The authorization server's DPoP nonce, once it gave one.
-    dpop_nonce: Option<String>,
+    /// The last DPoP nonce an authorization server gave, with its issuer: sent to it alone.
+    dpop_nonce: Option<(String, String)>,
     /// The MCP server's DPoP nonce, once it gave one.
     resource_nonce: Option<String>,
     /// The token request in flight, to send again once with a DPoP nonce.
@@ -312,6 +307,9 @@ impl Authorizer {
             Endpoint::parse(&config.server_url).map_err(AuthError::url("MCP server URL"))?;
         config.client.validate()?;
         config.grant.check()?;
+        if let Some(IssuerPin::Exactly(issuer)) = config.grant.issuer_pin() {
+            check_issuer(config.policy, issuer)?;
+        }
         if let Grant::EnterpriseManaged { idp, .. } = &config.grant {
             config
                 .policy
@@ -504,6 +502,13 @@ impl Authorizer {
             .ok_or(AuthError::Misuse {
                 reason: "no tokens for this server",
             })?;
+        // Tokens from an authorization server the grant's credentials are not pinned to (a
+        // store written under another configuration) are neither refreshed nor renewed there:
+        // they are forgotten, and the next challenge discovers the server anew.
+        if let Err(e) = self.check_grant_issuer(&issuer) {
+            self.forget_tokens_from(&issuer);
+            return Err(e);
+        }
         let budget = Budget::new(after(now, self.config.limits.time));
         let Some(flight) = self.refresh_request(budget, &issuer, None)? else {
             if !self.config.grant.needs_user_agent() {
@@ -525,7 +530,8 @@ impl Authorizer {
     }
 
     /// Continues an authorization persisted as `pending` (from [`AuthEvent::OpenUserAgent`]);
-    /// the callback wait starts at `now`.
+    /// the callback wait starts at `now`. One whose client carries pre-registered credentials
+    /// pinned to another authorization server is refused ([`AuthError::IssuerNotAllowed`]).
     pub fn resume(&mut self, now: Instant, pending: PendingAuthorization) -> Result<(), AuthError> {
         if self.is_busy() {
             return Err(AuthError::Misuse {
@@ -535,6 +541,13 @@ impl Authorizer {
         self.config
             .policy
             .check("token endpoint", &pending.token_endpoint)?;
+        // Persisted under another configuration, it may carry pre-registered credentials
+        // pinned to another authorization server: they are not redeemed there.
+        if !self.stored_client_admitted(&pending.issuer, &pending.client) {
+            return Err(AuthError::IssuerNotAllowed {
+                issuer: crate::error::truncated(&pending.issuer, 256),
+            });
+        }
         if let Some(r) = &pending.resource {
             if !resource_designates(r, &self.server, true) {
                 return Err(AuthError::ResourceMismatch {
@@ -623,13 +636,13 @@ impl Authorizer {
         }
         let (headers, body) = token_request(&pending.client, &grant);
         let budget = Budget::new(after(now, self.config.limits.time));
-        let flight = self.send(
+        let flight = self.send_token(
             budget,
             Purpose::Token,
-            HttpMethod::Post,
+            &pending.issuer,
             &pending.token_endpoint,
-            headers,
-            body,
+            dpop_flow::TokenForm::Fixed { headers, body },
+            now,
         )?;
         Ok(Progress::Redeeming { flight, pending })
     }
@@ -731,7 +744,6 @@ impl Authorizer {
             });
         }
         budget.exchanges += 1;
-        let headers = self.with_dpop_proof(purpose, url, headers, &body)?;
         let id = AuthRequestId(self.next_id);
         self.next_id += 1;
         self.outbox.push_back(AuthRequest {
@@ -745,6 +757,47 @@ impl Authorizer {
             max_response_bytes: MAX_BODY_BYTES,
         });
         Ok(InFlight { budget, id })
+    }
+
+    /// Whether the configured grant's credentials may be presented to the authorization server
+    /// `issuer`: its [`IssuerPin`] must admit it ([`AuthError::IssuerNotAllowed`] otherwise).
+    /// The authorization code grant has no credentials of its own here.
+    pub(super) fn check_grant_issuer(&self, issuer: &str) -> Result<(), AuthError> {
+        match self.config.grant.issuer_pin() {
+            Some(pin) if !pin.admits(issuer) => Err(AuthError::IssuerNotAllowed {
+                issuer: crate::error::truncated(issuer, 256),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `client`, stored for `issuer`, may be presented there: not when it carries the
+    /// secret of pre-registered credentials none of whose pins admits `issuer` (a store written
+    /// under another configuration).
+    fn stored_client_admitted(&self, issuer: &str, client: &ClientCredentials) -> bool {
+        let Some(secret) = &client.client_secret else {
+            return true;
+        };
+        let mut carrying = self
+            .config
+            .client
+            .pre_registered
+            .iter()
+            .filter(|p| p.credentials.client_secret.as_ref() == Some(secret))
+            .peekable();
+        carrying.peek().is_none() || carrying.any(|p| p.issuer.admits(issuer))
+    }
+
+    /// Forgets what is stored for `issuer` that carries a pre-registered secret it may not see
+    /// (the client, and this server's tokens from it) and reports it.
+    fn refuse_stored_client(&mut self, issuer: &str) -> AuthError {
+        if let Some(entry) = self.store.issuers.get_mut(issuer) {
+            entry.client = None;
+        }
+        self.forget_tokens_from(issuer);
+        AuthError::IssuerNotAllowed {
+            issuer: crate::error::truncated(issuer, 256),
+        }
     }
 
     /// Fetches the next of `candidates`; [`AuthError::NotFound`] when none is left.
@@ -791,6 +844,9 @@ impl Authorizer {
         let Some(client) = creds.client.clone() else {
             return Ok(None);
         };
+        if !self.stored_client_admitted(issuer, &client) {
+            return Err(self.refuse_stored_client(issuer));
+        }
         let token_endpoint = match discovered {
             Some(t) => t.to_owned(),
             None => match &creds.token_endpoint {
@@ -804,13 +860,13 @@ impl Authorizer {
             ("resource", resource.as_str()),
         ];
         let (headers, body) = token_request(&client, &grant);
-        let flight = self.send(
+        let flight = self.send_token(
             budget,
             Purpose::Refresh,
-            HttpMethod::Post,
+            issuer,
             &token_endpoint,
-            headers,
-            body,
+            dpop_flow::TokenForm::Fixed { headers, body },
+            self.now,
         )?;
         Ok(Some(flight))
     }
@@ -829,13 +885,15 @@ impl Authorizer {
         let settings = &self.config.client;
         if let Some(stored) = self.store.issuers.get(issuer) {
             if let Some(client) = &stored.client {
+                if !self.stored_client_admitted(issuer, client) {
+                    return Err(self.refuse_stored_client(issuer));
+                }
                 // Pre-registered credentials and the metadata document keep the configured
                 // redirect URI; a registration of our own is reused if it has the one wanted.
-                let given = settings
-                    .pre_registered
-                    .iter()
-                    .any(|p| p.credentials.client_id == client.client_id)
-                    || settings.metadata_document_url.as_ref() == Some(&client.client_id);
+                let given = settings.pre_registered.iter().any(|p| {
+                    p.issuer.admits(issuer) && p.credentials.client_id == client.client_id
+                }) || settings.metadata_document_url.as_ref()
+                    == Some(&client.client_id);
                 let registered = stored
                     .redirect_uri
                     .as_deref()
@@ -845,11 +903,17 @@ impl Authorizer {
                 }
             }
         }
+        // Credentials pinned to this issuer first; those for any (the explicit opt-out) after.
         let pre = settings
             .pre_registered
             .iter()
-            .find(|p| p.issuer.as_deref() == Some(issuer))
-            .or_else(|| settings.pre_registered.iter().find(|p| p.issuer.is_none()));
+            .find(|p| p.issuer.issuer() == Some(issuer))
+            .or_else(|| {
+                settings
+                    .pre_registered
+                    .iter()
+                    .find(|p| p.issuer == IssuerPin::AnyIssuerUnsafe)
+            });
         let client = if let Some(p) = pre {
             Some(p.credentials.clone())
         } else if let (true, Some(url)) = (

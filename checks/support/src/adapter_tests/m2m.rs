@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use mcp_sansio::auth::{AuthConfig, ClientAuth, Grant, IdentityProvider, UrlPolicy};
+use mcp_sansio::auth::{AuthConfig, ClientAuth, Grant, IdentityProvider, IssuerPin, UrlPolicy};
 use mcp_sansio_net::auth::{AuthHttp, Authorization};
 use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::AddressPolicy;
@@ -50,13 +50,20 @@ pub fn dpop_authorization(server: &AuthServer, grant: Grant) -> Authorization {
     Authorization::new(c, AuthHttp::with_policy(policy()), Box::new(browser)).unwrap()
 }
 
-/// Client credentials with `client_secret_basic`.
-pub fn basic() -> Grant {
+/// The pin of credentials meant for `server`'s authorization server (its issuer is its base
+/// URL).
+pub fn pin(server: &AuthServer) -> IssuerPin {
+    IssuerPin::Exactly(server.base())
+}
+
+/// Client credentials with `client_secret_basic`, pinned to `server`'s authorization server.
+pub fn basic(server: &AuthServer) -> Grant {
     Grant::ClientCredentials {
         client: ClientAuth::SecretBasic {
             client_id: m2m::CLIENT_ID.into(),
             secret: m2m::SECRET.into(),
         },
+        issuer: pin(server),
     }
 }
 
@@ -79,6 +86,7 @@ pub fn private_key_jwt(server: &AuthServer) -> Grant {
             client_id: m2m::CLIENT_ID.into(),
             signer: Arc::new(KeySigner::from_pem(pem.as_bytes()).unwrap()),
         },
+        issuer: pin(server),
     }
 }
 
@@ -98,6 +106,7 @@ pub fn workload(server: &AuthServer, sub: &str) -> (Grant, Arc<AtomicUsize>) {
             client_id: m2m::CLIENT_ID.into(),
         },
         assertion: Arc::new(source),
+        issuer: pin(server),
     };
     (grant, calls)
 }
@@ -117,6 +126,7 @@ pub fn enterprise(server: &AuthServer) -> Grant {
             client_id: m2m::CLIENT_ID.into(),
             secret: m2m::SECRET.into(),
         },
+        issuer: pin(server),
     }
 }
 
@@ -135,7 +145,7 @@ macro_rules! m2m_auth_tests {
             let client = Client::builder().policy(m2m_support::policy()).build();
             let b = m2m_support::refusing_browser();
             let opened = b.opened.clone();
-            let auth = m2m_support::authorization(&server, m2m_support::basic(), b);
+            let auth = m2m_support::authorization(&server, m2m_support::basic(&server), b);
             let config = mcp_sansio::Config::new(&server.url()).unwrap();
             let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
             let catalog = s.list_tools()$($wait)*.unwrap();
@@ -228,7 +238,7 @@ macro_rules! m2m_auth_tests {
         $($async)? fn with_dpop_every_mcp_request_carries_the_bound_token_and_a_verified_proof() {
             let server = M2mServer::start(M2mMode::Dpop);
             let client = Client::builder().policy(m2m_support::policy()).build();
-            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic());
+            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic(&server));
             let config = mcp_sansio::Config::new(&server.url()).unwrap();
             let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
             assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
@@ -249,7 +259,7 @@ macro_rules! m2m_auth_tests {
         $($async)? fn a_dpop_nonce_asked_by_the_mcp_server_is_sent_after_one_retry_and_kept() {
             let server = M2mServer::start(M2mMode::DpopNonce);
             let client = Client::builder().policy(m2m_support::policy()).build();
-            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic());
+            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic(&server));
             let config = mcp_sansio::Config::new(&server.url()).unwrap();
             let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
             assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
@@ -269,7 +279,7 @@ macro_rules! m2m_auth_tests {
         $($async)? fn a_server_asking_for_a_dpop_nonce_forever_gets_one_retry_and_a_typed_error() {
             let server = M2mServer::start(M2mMode::DpopNonceForever);
             let client = Client::builder().policy(m2m_support::policy()).build();
-            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic());
+            let auth = m2m_support::dpop_authorization(&server, m2m_support::basic(&server));
             let config = mcp_sansio::Config::new(&server.url()).unwrap();
             let e = AuthSession::connect(&client, config, auth)$($wait)*.unwrap_err();
             assert!(

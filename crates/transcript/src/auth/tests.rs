@@ -193,7 +193,7 @@ fn requests_and_responses_are_recorded_redacted_and_read_back() {
 fn config() -> AuthConfig {
     let mut client = ClientSettings::new("t", "http://127.0.0.1:1/cb");
     client.pre_registered.push(mcp_sansio::auth::PreRegistered {
-        issuer: None,
+        issuer: mcp_sansio::auth::IssuerPin::AnyIssuerUnsafe,
         credentials: mcp_sansio::auth::ClientCredentials {
             client_id: "id".into(),
             client_secret: Some("very-secret".into()),
