@@ -621,12 +621,18 @@ impl Connection {
         if matches!(self.machine.get(), State::Closing { .. }) {
             return; // already closing
         }
+        // A running operation's request is cancelled as an abandoned one is: its exchange
+        // abandoned, and in a legacy session `notifications/cancelled` sent before the `DELETE`.
+        let cancel = self.cancellable();
         if let Some(operation) = self.machine.operation() {
             self.abandon_main();
             self.events.push_back(Event::Failed {
                 operation,
                 error: Error::Closed,
             });
+        }
+        if let Some(id) = cancel {
+            self.send_cancelled(now, id, "closed");
         }
         if matches!(self.machine.get(), State::Closed) {
             self.events.push_back(Event::Closed);
@@ -648,6 +654,30 @@ impl Connection {
             self.send_pending(now, false, None);
         } else {
             self.finish_close();
+        }
+    }
+
+    /// The caller abandoned the running operation (an adapter calls this when the operation's
+    /// future is dropped): it fails with [`Error::Abandoned`] and its request is cancelled as
+    /// each era says. Its exchange is abandoned ([`Event::ExchangeAbandoned`]): the caller closes
+    /// that HTTP/1.1 socket rather than pooling it, and an HTTP/2 socket resets the stream with
+    /// RST_STREAM(CANCEL); closing the response stream is the cancellation of 2026-07-28. In a
+    /// legacy session, where a disconnect is not a cancellation, a listing's page or a call's
+    /// round is also cancelled with one `notifications/cancelled` naming its request id
+    /// (best effort: a background request, its answer discarded, dropped after the close
+    /// budget; `initialize` is never cancelled). A negotiation abandoned leaves the connection
+    /// unconnected, any other operation leaves it ready; an abandoned close ends at once
+    /// ([`Event::Closed`]). Without a running operation nothing happens.
+    pub fn abandon(&mut self, now: Instant) {
+        match self.machine.get() {
+            State::Closing { .. } => return self.finish_close(),
+            _ if !self.is_busy() => return,
+            _ => {}
+        }
+        let cancel = self.cancellable();
+        self.fail_op(Error::Abandoned);
+        if let Some(id) = cancel {
+            self.send_cancelled(now, id, "abandoned");
         }
     }
 
