@@ -2,7 +2,8 @@
 //!
 //! A [`Connection`] is driven, never drives. The caller starts an operation
 //! ([`connect`](Connection::connect), [`list_tools`](Connection::list_tools),
-//! [`call_tool`](Connection::call_tool), [`close`](Connection::close)), then drains
+//! [`call_tool`](Connection::call_tool), [`close`](Connection::close)) or gives the running one up
+//! ([`abandon`](Connection::abandon), which cancels its request), then drains
 //! [`poll_transmit`](Connection::poll_transmit), [`poll_event`](Connection::poll_event) and
 //! [`poll_timeout`](Connection::poll_timeout) until they are empty, and feeds what the network and
 //! the clock bring: [`handle_response_event`](Connection::handle_response_event),
@@ -338,7 +339,8 @@ impl Deadline {
 ///
 /// - **Inputs** are the operations ([`connect`](Self::connect), [`list_tools`](Self::list_tools),
 ///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
-///   [`provide_input`](Self::provide_input), [`close`](Self::close)) and what the world brings
+///   [`provide_input`](Self::provide_input), [`close`](Self::close), [`abandon`](Self::abandon))
+///   and what the world brings
 ///   ([`handle_response_event`](Self::handle_response_event),
 ///   [`handle_wire_error`](Self::handle_wire_error), [`handle_eof`](Self::handle_eof),
 ///   [`handle_transport_error`](Self::handle_transport_error),
@@ -365,7 +367,9 @@ impl Deadline {
 /// | [`Event::Closed`] | nothing more will be sent; drop the connection once its sockets are closed |
 ///
 /// One operation runs at a time; starting another while one runs fails with
-/// [`Error::Misuse`]. A connection failure (a budget, a transport or HTTP failure, a malformed
+/// [`Error::Misuse`]. A caller that no longer wants the running operation's result (its future
+/// was dropped, say) gives it up with [`abandon`](Self::abandon): the request is cancelled as its
+/// era says and the next operation may start. A connection failure (a budget, a transport or HTTP failure, a malformed
 /// stream, an authentication refusal) is sticky: every later operation fails with the same
 /// error, and only [`close`](Self::close) remains useful.
 ///
