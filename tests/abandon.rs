@@ -77,7 +77,10 @@ fn an_abandoned_modern_call_abandons_its_exchange_and_sends_nothing() {
         h.call("echo", "{}");
         let r = h.next();
         assert_ne!(r.exchange, call.exchange);
-        h.feed(r.exchange, &json_response(200, &result_msg(r.rpc_id(), CALL_OK)));
+        h.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+        );
         assert!(matches!(h.single_event(), Event::CallFinished(_)));
     }
 }
@@ -92,11 +95,7 @@ fn an_abandoned_legacy_call_sends_one_cancelled_naming_its_request() {
         let sent = h.sent.len();
         h.conn.abandon(h.now);
         h.drain();
-        assert_eq!(
-            failed(&h.take_events()).1,
-            Error::Abandoned,
-            "{split:?}"
-        );
+        assert_eq!(failed(&h.take_events()).1, Error::Abandoned, "{split:?}");
         assert_eq!(h.abandoned, vec![call.exchange], "{split:?}");
         assert_eq!(h.sent.len(), sent + 1, "one request: {split:?}");
         let cancel = h.sent.last().unwrap().clone();
@@ -135,7 +134,10 @@ fn a_server_that_accepts_the_cancellation_finishes_its_exchange() {
     );
     let cancel = h.next();
     assert_eq!(cancel.rpc_method(), "notifications/cancelled");
-    assert_eq!(cancel.json()["params"]["requestId"].as_u64(), Some(page.rpc_id()));
+    assert_eq!(
+        cancel.json()["params"]["requestId"].as_u64(),
+        Some(page.rpc_id())
+    );
     h.feed(cancel.exchange, &empty_response(202));
     assert_eq!(h.finished.last(), Some(&(cancel.exchange, true)));
     assert_eq!(h.abandoned, vec![page.exchange]);
@@ -160,7 +162,11 @@ fn an_abandoned_initialize_is_not_cancelled() {
             (mcp_sansio::Operation::Connect, Error::Abandoned)
         );
         assert_eq!(h.abandoned, vec![init.exchange]);
-        assert_eq!(h.sent.len(), sent, "initialize is never cancelled: {split:?}");
+        assert_eq!(
+            h.sent.len(),
+            sent,
+            "initialize is never cancelled: {split:?}"
+        );
         assert_eq!(h.conn.state(), ConnectionState::Unconnected);
     }
 }
@@ -250,9 +256,25 @@ fn abandon_h2_call(s: &mut H2Socket, w: WorkId, split: h2server::Split) -> (H2Pe
     let mut peer = H2Peer::default();
     let mut now = Instant::ZERO;
     s.connection_mut(w).unwrap().connect(now);
-    drive(s, &mut peer, &mut now, split, hello(), Duration::ZERO, never_answers);
+    drive(
+        s,
+        &mut peer,
+        &mut now,
+        split,
+        hello(),
+        Duration::ZERO,
+        never_answers,
+    );
     s.connection_mut(w).unwrap().call_tool(now, "slow", b"{}");
-    drive(s, &mut peer, &mut now, split, Vec::new(), Duration::ZERO, never_answers);
+    drive(
+        s,
+        &mut peer,
+        &mut now,
+        split,
+        Vec::new(),
+        Duration::ZERO,
+        never_answers,
+    );
     let call = peer
         .requests
         .iter()
@@ -260,11 +282,22 @@ fn abandon_h2_call(s: &mut H2Socket, w: WorkId, split: h2server::Split) -> (H2Pe
         .expect("the call is on the wire")
         .stream;
     assert!(
-        !peer.frames.iter().any(|f| matches!(f, Frame::RstStream { .. })),
+        !peer
+            .frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream { .. })),
         "nothing reset before the call is abandoned"
     );
     s.connection_mut(w).unwrap().abandon(now);
-    let run = drive(s, &mut peer, &mut now, split, Vec::new(), Duration::ZERO, never_answers);
+    let run = drive(
+        s,
+        &mut peer,
+        &mut now,
+        split,
+        Vec::new(),
+        Duration::ZERO,
+        never_answers,
+    );
     let failed: Vec<_> = run
         .events
         .iter()

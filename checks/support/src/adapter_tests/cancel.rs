@@ -162,7 +162,11 @@ fn serve(mut tcp: TcpStream, conn: usize, legacy: bool, log: &Mutex<Vec<Seen>>) 
             ("DELETE", _) => empty_response(200),
             (_, "initialize") if legacy => {
                 let result = r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}"#;
-                json_response_with(200, &[("mcp-session-id", "sess-1")], &result_msg(id, result))
+                json_response_with(
+                    200,
+                    &[("mcp-session-id", "sess-1")],
+                    &result_msg(id, result),
+                )
             }
             (_, "tools/call") => json_response(
                 200,
@@ -170,7 +174,10 @@ fn serve(mut tcp: TcpStream, conn: usize, legacy: bool, log: &Mutex<Vec<Seen>>) 
             ),
             (_, "tools/list") => json_response(
                 200,
-                &result_msg(id, r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#),
+                &result_msg(
+                    id,
+                    r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#,
+                ),
             ),
             _ => empty_response(202),
         };
@@ -363,6 +370,28 @@ macro_rules! cancel_tests {
             assert_eq!(r.content.len(), 1);
             session.close()$($wait)*.unwrap();
             assert_eq!(server.requests("notifications/cancelled").len(), 1);
+        }
+
+        /// A recorded legacy session whose call was dropped: the transcript names the abandon
+        /// (`op abandon`) and replays as recorded, whole and one byte at a time.
+        #[$test]
+        $($async)? fn a_recorded_dropped_call_replays() {
+            use $crate::adapter_tests::recording::{recording_http1_client, replays, Memory};
+            let server = Http1Server::start(true);
+            let sink = std::sync::Arc::new(Memory::default());
+            let client: Client = recording_http1_client(sink.clone());
+            let mut session = client.connect(hinted(&server.url(), true))$($wait)*.unwrap();
+            let log = server.log.clone();
+            let sees_call = move || hang_conn(&log.lock().unwrap()).is_some();
+            let out = drop_once(session.call_tool("hang", b"{}"), sees_call)$($wait)*;
+            assert!(out.is_none());
+            assert!(server.wait_for(|s| s.iter().any(|r| r.rpc_method() == Some("notifications/cancelled"))));
+            let r = session.call_tool("echo", b"{}")$($wait)*.unwrap();
+            assert_eq!(r.content.len(), 1);
+            session.close()$($wait)*.unwrap();
+            let (text, _) = replays(&sink);
+            assert_eq!(text.matches(" op abandon").count(), 1, "{text}");
+            assert!(text.contains("notifications/cancelled"), "{text}");
         }
 
         /// The same over HTTP/2 (h2c): the dropped call's stream gets RST_STREAM(CANCEL) and
