@@ -119,7 +119,8 @@ struct Running<'a, I: AsyncIo> {
 
 impl<I: AsyncIo> Drop for Running<'_, I> {
     fn drop(&mut self) {
-        if !self.ended {
+        // Not while a panic unwinds: the driver may be mid-pump, and a second panic aborts.
+        if !self.ended && !std::thread::panicking() {
             self.driver.abandon(self.io, self.observer);
             self.io.launch_now();
         }
