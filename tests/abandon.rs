@@ -195,6 +195,31 @@ fn closing_mid_call_cancels_the_legacy_request_before_its_delete() {
     }
 }
 
+/// A legacy session the server gave no id closes at once ("nothing more will be sent"): no
+/// notification is left queued for an exchange already abandoned.
+#[test]
+fn closing_mid_call_of_a_legacy_session_without_an_id_sends_nothing() {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", Split::Whole);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-06-18"))),
+    );
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(202));
+    assert_eq!(h.conn.session_id(), None);
+    h.call("slow", "{}");
+    let call = h.next();
+    let sent = h.sent.len();
+    h.close();
+    assert_eq!(h.sent.len(), sent, "{:?}", h.sent.last());
+    assert_eq!(h.abandoned, vec![call.exchange]);
+    assert_eq!(h.conn.state(), ConnectionState::Closed);
+}
+
 #[test]
 fn closing_mid_call_of_a_modern_connection_sends_nothing_but_abandons_it() {
     let mut h = modern(Split::Bytes);

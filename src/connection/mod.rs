@@ -619,14 +619,18 @@ impl Connection {
     }
 
     /// Closes the connection. Always safe: twice, after a failure, or before anything was sent.
-    /// A running operation fails with [`Error::Closed`]. A legacy session is ended with `DELETE`,
-    /// bounded by the close budget; [`Event::Closed`] follows in every case.
+    /// A running operation fails with [`Error::Closed`] and its exchange is abandoned (the
+    /// cancellation of 2026-07-28). A legacy session is ended with `DELETE`, bounded by the close
+    /// budget, after a `notifications/cancelled` for a listing's page or a call's round that was
+    /// running (best effort, as [`abandon`](Self::abandon) sends it); [`Event::Closed`] follows
+    /// in every case.
     pub fn close(&mut self, now: Instant) {
         if matches!(self.machine.get(), State::Closing { .. }) {
             return; // already closing
         }
         // A running operation's request is cancelled as an abandoned one is: its exchange
-        // abandoned, and in a legacy session `notifications/cancelled` sent before the `DELETE`.
+        // abandoned, and in a legacy session `notifications/cancelled` sent before the `DELETE`
+        // (a session without an id, or out of bytes, closes at once and sends nothing more).
         let cancel = self.cancellable();
         if let Some(operation) = self.machine.operation() {
             self.abandon_main();
@@ -634,9 +638,6 @@ impl Connection {
                 operation,
                 error: Error::Closed,
             });
-        }
-        if let Some(id) = cancel {
-            self.send_cancelled(now, id, "closed");
         }
         if matches!(self.machine.get(), State::Closed) {
             self.events.push_back(Event::Closed);
@@ -652,6 +653,9 @@ impl Connection {
             }
         );
         if has_session && self.ledger.remaining() > 0 {
+            if let Some(id) = cancel {
+                self.send_cancelled(now, id, "closed");
+            }
             let deadline = Deadline::new(now, &self.config.budgets, Budget::CloseTime);
             let req = self.new_request(now, Step::Delete, Some(deadline));
             self.machine.closing(req);
