@@ -281,6 +281,10 @@ pub enum Error {
     /// The connection was closed while the operation was running.
     #[error("the connection was closed by the caller")]
     Closed,
+    /// The caller abandoned the running operation ([`Connection::abandon`](crate::Connection::abandon),
+    /// e.g. by dropping its future): its request was cancelled and the connection stays usable.
+    #[error("the operation was abandoned by the caller")]
+    Abandoned,
     /// Authorization (OAuth 2.1) failed; its kind is [`AuthError::kind`].
     #[error("authorization: {0}")]
     Auth(#[from] AuthError),

@@ -114,6 +114,10 @@ fn apply(h: &mut Harness, input: &str) {
         "`list_tools`" => h.list(),
         "`call_tool`" => h.call("echo", "{}"),
         "`close`" => h.close(),
+        "`abandon`" => {
+            h.conn.abandon(h.now);
+            h.drain();
+        }
         "`provide_input`" => {
             h.conn
                 .provide_input(h.now, Some(br#"{"k":{"action":"accept"}}"#));

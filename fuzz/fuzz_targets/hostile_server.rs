@@ -8,7 +8,7 @@
 //! - byte 2: piece size of the split run, minus one;
 //! - the rest: replies separated by `NUL R`. In a reply, `$ID` is the request's JSON-RPC id (or
 //!   the latest one, for a `GET`; padded with spaces to three bytes), `NUL W` waits 7 s of virtual time, `NUL C` closes the
-//!   exchange; a reply that neither closes nor completes leaves the exchange open and silent.
+//!   exchange, `NUL A` abandons the running operation (the embedder dropped it); a reply that neither closes nor completes leaves the exchange open and silent.
 //!   Requests beyond the last reply get no answer at all.
 //!
 //! Checked, for the whole input fed in one piece and in pieces of the chosen size: no panic;
@@ -62,15 +62,18 @@ enum Part<'a> {
     Bytes(&'a [u8]),
     Wait,
     Close,
+    /// The embedder gives the running operation up ([`Connection::abandon`]).
+    Abandon,
 }
 
-/// Splits `data` on `NUL R` into replies, and each reply on `NUL W` / `NUL C` into parts.
+/// Splits `data` on `NUL R` into replies, and each reply on `NUL W` / `NUL C` / `NUL A` into
+/// parts.
 fn replies(data: &[u8]) -> Vec<Vec<Part<'_>>> {
     let mut out = vec![Vec::new()];
     let mut start = 0;
     let mut i = 0;
     while i < data.len() {
-        if data[i] == 0 && i + 1 < data.len() && matches!(data[i + 1], b'R' | b'W' | b'C') {
+        if data[i] == 0 && i + 1 < data.len() && matches!(data[i + 1], b'R' | b'W' | b'C' | b'A') {
             let cur = out.last_mut().unwrap();
             if i > start {
                 cur.push(Part::Bytes(&data[start..i]));
@@ -78,6 +81,7 @@ fn replies(data: &[u8]) -> Vec<Vec<Part<'_>>> {
             match data[i + 1] {
                 b'R' => out.push(Vec::new()),
                 b'W' => cur.push(Part::Wait),
+                b'A' => cur.push(Part::Abandon),
                 _ => cur.push(Part::Close),
             }
             i += 2;
@@ -238,6 +242,7 @@ impl<'a> Run<'a> {
                     Part::Close => {
                         counted(|| self.socket.handle_eof(&mut self.conn, now, exchange))
                     }
+                    Part::Abandon => counted(|| self.conn.abandon(now)),
                     Part::Bytes(b) => {
                         let bytes = substitute(b, &task.id);
                         for p in bytes.chunks(self.piece) {

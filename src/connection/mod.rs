@@ -2,7 +2,8 @@
 //!
 //! A [`Connection`] is driven, never drives. The caller starts an operation
 //! ([`connect`](Connection::connect), [`list_tools`](Connection::list_tools),
-//! [`call_tool`](Connection::call_tool), [`close`](Connection::close)), then drains
+//! [`call_tool`](Connection::call_tool), [`close`](Connection::close)) or gives the running one up
+//! ([`abandon`](Connection::abandon), which cancels its request), then drains
 //! [`poll_transmit`](Connection::poll_transmit), [`poll_event`](Connection::poll_event) and
 //! [`poll_timeout`](Connection::poll_timeout) until they are empty, and feeds what the network and
 //! the clock bring: [`handle_response_event`](Connection::handle_response_event),
@@ -338,7 +339,8 @@ impl Deadline {
 ///
 /// - **Inputs** are the operations ([`connect`](Self::connect), [`list_tools`](Self::list_tools),
 ///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
-///   [`provide_input`](Self::provide_input), [`close`](Self::close)) and what the world brings
+///   [`provide_input`](Self::provide_input), [`close`](Self::close), [`abandon`](Self::abandon))
+///   and what the world brings
 ///   ([`handle_response_event`](Self::handle_response_event),
 ///   [`handle_wire_error`](Self::handle_wire_error), [`handle_eof`](Self::handle_eof),
 ///   [`handle_transport_error`](Self::handle_transport_error),
@@ -365,7 +367,9 @@ impl Deadline {
 /// | [`Event::Closed`] | nothing more will be sent; drop the connection once its sockets are closed |
 ///
 /// One operation runs at a time; starting another while one runs fails with
-/// [`Error::Misuse`]. A connection failure (a budget, a transport or HTTP failure, a malformed
+/// [`Error::Misuse`]. A caller that no longer wants the running operation's result (its future
+/// was dropped, say) gives it up with [`abandon`](Self::abandon): the request is cancelled as its
+/// era says and the next operation may start. A connection failure (a budget, a transport or HTTP failure, a malformed
 /// stream, an authentication refusal) is sticky: every later operation fails with the same
 /// error, and only [`close`](Self::close) remains useful.
 ///
@@ -615,12 +619,19 @@ impl Connection {
     }
 
     /// Closes the connection. Always safe: twice, after a failure, or before anything was sent.
-    /// A running operation fails with [`Error::Closed`]. A legacy session is ended with `DELETE`,
-    /// bounded by the close budget; [`Event::Closed`] follows in every case.
+    /// A running operation fails with [`Error::Closed`] and its exchange is abandoned (the
+    /// cancellation of 2026-07-28). A legacy session is ended with `DELETE`, bounded by the close
+    /// budget, after a `notifications/cancelled` for a listing's page or a call's round that was
+    /// running (best effort, as [`abandon`](Self::abandon) sends it); [`Event::Closed`] follows
+    /// in every case.
     pub fn close(&mut self, now: Instant) {
         if matches!(self.machine.get(), State::Closing { .. }) {
             return; // already closing
         }
+        // A running operation's request is cancelled as an abandoned one is: its exchange
+        // abandoned, and in a legacy session `notifications/cancelled` sent before the `DELETE`
+        // (a session without an id, or out of bytes, closes at once and sends nothing more).
+        let cancel = self.cancellable();
         if let Some(operation) = self.machine.operation() {
             self.abandon_main();
             self.events.push_back(Event::Failed {
@@ -642,12 +653,39 @@ impl Connection {
             }
         );
         if has_session && self.ledger.remaining() > 0 {
+            if let Some(id) = cancel {
+                self.send_cancelled(now, id, "closed");
+            }
             let deadline = Deadline::new(now, &self.config.budgets, Budget::CloseTime);
             let req = self.new_request(now, Step::Delete, Some(deadline));
             self.machine.closing(req);
             self.send_pending(now, false, None);
         } else {
             self.finish_close();
+        }
+    }
+
+    /// The caller abandoned the running operation (an adapter calls this when the operation's
+    /// future is dropped): it fails with [`Error::Abandoned`] and its request is cancelled as
+    /// each era says. Its exchange is abandoned ([`Event::ExchangeAbandoned`]): the caller closes
+    /// that HTTP/1.1 socket rather than pooling it, and an HTTP/2 socket resets the stream with
+    /// RST_STREAM(CANCEL); closing the response stream is the cancellation of 2026-07-28. In a
+    /// legacy session, where a disconnect is not a cancellation, a listing's page or a call's
+    /// round is also cancelled with one `notifications/cancelled` naming its request id
+    /// (best effort: a background request, its answer discarded, dropped after the close
+    /// budget; `initialize` is never cancelled). A negotiation abandoned leaves the connection
+    /// unconnected, any other operation leaves it ready; an abandoned close ends at once
+    /// ([`Event::Closed`]). Without a running operation nothing happens.
+    pub fn abandon(&mut self, now: Instant) {
+        match self.machine.get() {
+            State::Closing { .. } => return self.finish_close(),
+            _ if !self.is_busy() => return,
+            _ => {}
+        }
+        let cancel = self.cancellable();
+        self.fail_op(Error::Abandoned);
+        if let Some(id) = cancel {
+            self.send_cancelled(now, id, "abandoned");
         }
     }
 

@@ -128,7 +128,10 @@ impl Connection {
             error.kind(),
             crate::error::ErrorKind::ConnectionFailed
                 | crate::error::ErrorKind::AuthenticationFailed
-        ) && !matches!(error, Error::Misuse { .. } | Error::Config(_));
+        ) && !matches!(
+            error,
+            Error::Misuse { .. } | Error::Config(_) | Error::Abandoned
+        );
         if dead {
             self.listen_end();
         }
@@ -137,23 +140,36 @@ impl Connection {
     }
 
     pub(super) fn timed_out(&mut self, now: Instant, error: BudgetExceeded) {
-        let cancel = match (self.machine.req(), &self.session) {
+        let cancel = self.cancellable();
+        self.fail_op(Error::Budget(error));
+        if let Some(id) = cancel {
+            self.send_cancelled(now, id, "timeout");
+        }
+    }
+
+    /// The JSON-RPC id a legacy `notifications/cancelled` names for the running operation's
+    /// request, if there is one to cancel: a listing's page or a call's round in a legacy
+    /// session (never `initialize`, which the client must not cancel, nor the `DELETE`).
+    pub(super) fn cancellable(&self) -> Option<u64> {
+        match (self.machine.req(), &self.session) {
             (Some(p), Session::Legacy { .. })
                 if matches!(p.step, Step::ListPage { .. } | Step::Call) =>
             {
                 Some(p.id)
             }
             _ => None,
-        };
-        self.fail_op(Error::Budget(error));
-        if let Some(id) = cancel {
-            let mut params = Vec::new();
-            let mut w = ObjectWriter::new(&mut params);
-            w.uint("requestId", id).string("reason", "timeout");
-            w.finish();
-            let body = notification_body("notifications/cancelled", Some(&params));
-            self.send_background(now, Method::Post, body);
         }
+    }
+
+    /// Queues the legacy `notifications/cancelled` of request `id` as a background exchange:
+    /// one request, its answer discarded, dropped at the end of its grace (the close budget).
+    pub(super) fn send_cancelled(&mut self, now: Instant, id: u64, reason: &str) {
+        let mut params = Vec::new();
+        let mut w = ObjectWriter::new(&mut params);
+        w.uint("requestId", id).string("reason", reason);
+        w.finish();
+        let body = notification_body("notifications/cancelled", Some(&params));
+        self.send_background(now, Method::Post, body);
     }
 
     pub(super) fn abandon_main(&mut self) {

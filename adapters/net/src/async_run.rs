@@ -5,6 +5,12 @@
 //! do) and runs each operation with [`SessionDriver::run`]. The order matters and is kept here
 //! once: requests start only after the pass's events, and an operation returns only once the
 //! sockets it handed back are in the pool, so the next exchange finds them there.
+//!
+//! An operation's future dropped before it ended (a caller's timeout, a cancelled task) cancels
+//! the operation's request: its drop guard calls [`SessionDriver::abandon`] and then
+//! [`AsyncIo::launch_now`], so the HTTP/1.1 socket is closed rather than pooled, the HTTP/2
+//! stream is reset with RST_STREAM(CANCEL), and a legacy session's `notifications/cancelled`
+//! starts at once, best effort, in a task of its own.
 
 use std::future::Future;
 use std::time::Instant;
@@ -19,6 +25,11 @@ pub trait AsyncIo: Io {
     /// Starts the exchanges [`Io::start`] queued (a request that may take a pooled socket first
     /// waits for the sockets being parked).
     fn launch(&mut self) -> impl Future<Output = ()>;
+    /// Starts the exchanges [`Io::start`] queued without waiting for anything, none of them in
+    /// the caller's own future: what the drop guard of an abandoned operation does with the
+    /// requests that cancel it. By default nothing (they then start at the next
+    /// [`launch`](AsyncIo::launch)).
+    fn launch_now(&mut self) {}
     /// Waits until every socket being parked is in the pool.
     fn settle(&mut self) -> impl Future<Output = ()>;
     /// The next wake-up: a socket's report, or [`Wake::Timeout`] once `until` passed (never,
@@ -57,6 +68,9 @@ impl SessionDriver {
     /// Runs `op` to its end on an async adapter: pump, launch, then wait as
     /// [`wait`](SessionDriver::wait) says and pump again; once the operation completed, wait for
     /// the sockets it parks before returning its result.
+    ///
+    /// Dropping the future before it gives the result abandons the operation
+    /// ([`SessionDriver::abandon`]): its request is cancelled and the session stays usable.
     pub async fn run<I: AsyncIo>(
         &mut self,
         io: &mut I,
@@ -67,20 +81,48 @@ impl SessionDriver {
             self.wake(wake);
         }
         self.start(op);
+        let mut run = Running {
+            driver: self,
+            io,
+            observer,
+            ended: false,
+        };
         loop {
-            let done = self.pump(io, observer);
-            io.launch().await;
+            let done = run.driver.pump(run.io, run.observer);
+            run.io.launch().await;
             if let Some(result) = done {
-                io.settle().await;
+                run.ended = true;
+                run.io.settle().await;
                 return result;
             }
-            let until = match self.wait() {
+            let until = match run.driver.wait() {
                 Wait::Until(t) => Some(t),
                 Wait::Report => None,
+                // An operation that cannot end is abandoned (by the guard) as it fails.
                 Wait::Nothing => return Err(SessionDriver::stuck()),
             };
-            let wake = io.next(until).await;
-            self.wake(wake);
+            let wake = run.io.next(until).await;
+            run.driver.wake(wake);
+        }
+    }
+}
+
+/// An operation running on an async adapter; dropped before it ended (its future dropped), it
+/// abandons the operation and starts the requests that cancel it.
+struct Running<'a, I: AsyncIo> {
+    driver: &'a mut SessionDriver,
+    io: &'a mut I,
+    observer: &'a mut dyn CallObserver,
+    /// The operation completed: nothing to abandon.
+    ended: bool,
+}
+
+impl<I: AsyncIo> Drop for Running<'_, I> {
+    fn drop(&mut self) {
+        // Not while a panic unwinds: the driver may be mid-pump, and a second panic aborts.
+        if !self.ended && !std::thread::panicking() {
+            self.driver.abandon(self.io, self.observer);
+            self.io.launch_now();
         }
     }
 }

@@ -781,6 +781,12 @@ pub trait SessionRuntime: Sized + 'static {
 
 /// A connected MCP session on runtime `R`. Operations run one at a time, each within the budgets
 /// of the configuration.
+///
+/// On an async runtime, dropping an operation's future before it ends (a caller's timeout, say)
+/// cancels the operation's request and leaves the session usable: the HTTP/1.1 socket of its
+/// exchange is closed (never pooled), its HTTP/2 stream is reset with RST_STREAM(CANCEL), and in a
+/// legacy session (2025-11-25 and earlier, where a disconnect is no cancellation) one
+/// `notifications/cancelled` naming the request is posted, best effort, within the close budget.
 pub struct Session<R: SessionRuntime> {
     driver: crate::SessionDriver,
     io: R::Io,

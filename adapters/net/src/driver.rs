@@ -807,6 +807,23 @@ impl SessionDriver {
         outcome
     }
 
+    /// The embedder gave the running operation up (an async adapter calls this when the
+    /// operation's future is dropped before it ended): the core cancels its request
+    /// ([`Connection::abandon`]: it fails with [`Error::Abandoned`]) and the driver pumps once,
+    /// so that `io` closes the HTTP/1.1 socket of its exchange ([`Io::abandon`], never pooled),
+    /// the shared HTTP/2 connection resets its stream with RST_STREAM(CANCEL), and a legacy
+    /// session's `notifications/cancelled` is handed to `io` to start ([`Io::start`]). The
+    /// operation is over: the next one may start. Nothing happens without a running operation.
+    pub fn abandon(&mut self, io: &mut dyn Io, observer: &mut dyn CallObserver) {
+        if self.running.is_none() {
+            return;
+        }
+        self.begin(|| RecordedOperation::Abandon, |c, now| c.abandon(now));
+        let _ = self.pump(io, observer);
+        self.running = None;
+        self.outcome = None;
+    }
+
     /// What to wait for before pumping again.
     pub fn wait(&self) -> Wait {
         match &self.core {

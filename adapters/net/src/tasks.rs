@@ -544,6 +544,18 @@ impl<R: AsyncNet> AsyncIo for Tasks<R> {
         }
     }
 
+    /// Every queued exchange starts in a task (the inline exchange, if any, moves to one): no
+    /// future of the session drives them.
+    fn launch_now(&mut self) {
+        for (t, request) in std::mem::take(&mut self.queued) {
+            if let Some(inline) = self.inline.take() {
+                self.demote(inline);
+            }
+            let first = read_first(self.expect, self.read_cap);
+            self.spawn(t.exchange, request, t.fresh_socket, first, None);
+        }
+    }
+
     /// Nothing to wait for: [`Io::finish`] parks a reusable socket in the pool itself.
     async fn settle(&mut self) {}
 

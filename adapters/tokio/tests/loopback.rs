@@ -557,18 +557,33 @@ async fn an_endless_body_is_cut_at_the_byte_budget() {
     );
 }
 
+/// A cancelled operation (its future dropped by a timeout) is abandoned: its socket is closed at
+/// once, which is how a 2026-07-28 request is cancelled ("closing the SSE response stream is the
+/// cancel signal, and the server MUST treat a disconnect as cancellation",
+/// `basic/patterns/cancellation.mdx`), and the session stays usable: the next operation runs.
 #[tokio::test]
-async fn after_a_cancelled_operation_only_close_runs() {
+async fn a_cancelled_operation_closes_its_socket_and_the_next_one_runs() {
     let server = Server::start(|_: &Req| Reply::Never).await;
     let mut s = loopback_client()
         .connect(hinted(&server.url()))
         .await
         .unwrap();
     assert!(tokio::time::timeout(ms(200), s.list_tools()).await.is_err());
-    let e = s.call_tool("echo", b"{}").await.unwrap_err();
-    assert!(matches!(e, Error::Misuse { .. }), "{e}");
+    assert_eq!(
+        server.wait_closed(1).await,
+        1,
+        "the listing's socket is closed"
+    );
+    assert!(tokio::time::timeout(ms(200), s.call_tool("echo", b"{}"))
+        .await
+        .is_err());
+    assert_eq!(server.methods(), ["tools/list", "tools/call"]);
+    assert_eq!(
+        server.wait_closed(2).await,
+        2,
+        "the call's socket is closed"
+    );
     s.close().await.unwrap();
-    assert_eq!(server.wait_closed(1).await, 1);
 }
 
 #[tokio::test]

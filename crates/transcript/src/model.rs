@@ -45,6 +45,8 @@ pub enum RecordedOperation {
     },
     /// [`Connection::close`].
     Close,
+    /// [`Connection::abandon`]: the embedder gave the running operation up (dropped its future).
+    Abandon,
     /// [`Connection::provide_input`]: the responses given to an
     /// input request (raw JSON object), or `None` for a decline.
     ProvideInput(Option<Vec<u8>>),
@@ -86,6 +88,7 @@ impl RecordedOperation {
                 conn.call_known_tool(now, &tool, arguments)
             }
             RecordedOperation::Close => conn.close(now),
+            RecordedOperation::Abandon => conn.abandon(now),
             RecordedOperation::ProvideInput(answers) => conn.provide_input(now, answers.as_deref()),
             RecordedOperation::AnswerServerRequest { id, result } => {
                 // A recorded id was a JSON value; one that is not replays as nothing sent.

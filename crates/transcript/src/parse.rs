@@ -124,6 +124,7 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
         "connect" => RecordedOperation::Connect,
         "list_tools" => RecordedOperation::ListTools,
         "close" => RecordedOperation::Close,
+        "abandon" => RecordedOperation::Abandon,
         "decline" => RecordedOperation::ProvideInput(None),
         "input" => RecordedOperation::ProvideInput(Some(unescape(rest)?)),
         "answer" => {

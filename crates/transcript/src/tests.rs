@@ -49,6 +49,7 @@ fn sample() -> Transcript {
             arguments: b"{}".to_vec(),
         },
     );
+    rec.operation(t1, RecordedOperation::Abandon);
     rec.operation(t1, RecordedOperation::ProvideInput(None));
     rec.operation(t1, RecordedOperation::ProvideInput(Some(b"{}".to_vec())));
     rec.operation(

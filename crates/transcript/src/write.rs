@@ -217,6 +217,7 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
                     escape(arguments)
                 ),
                 RecordedOperation::Close => writeln!(out, "{at} op close"),
+                RecordedOperation::Abandon => writeln!(out, "{at} op abandon"),
                 RecordedOperation::ProvideInput(Some(r)) => {
                     writeln!(out, "{at} op input {}", escape(r))
                 }

@@ -9,6 +9,8 @@ pub mod auth_binding;
 pub mod auth_deadline;
 #[cfg(feature = "net")]
 pub mod cache;
+#[cfg(feature = "net")]
+pub mod cancel;
 pub mod canned;
 #[cfg(feature = "net")]
 pub mod h2;
