@@ -786,6 +786,77 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
     assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
 }
 
+/// MCP 2025-11-25, Streamable HTTP, resumability: a client resumes a broken stream with `GET`
+/// and `Last-Event-ID` (re-issuing with a new id is the 2026-07-28 rule only). A legacy event
+/// stream the server resets (RST_STREAM) after an event id is resumed from that id on a new
+/// stream of the same socket, and the listing is not sent again. Whole and in pieces.
+#[test]
+fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let mut config = Config::new(URL).unwrap();
+        config.era_hint = Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        });
+        let (mut s, w) = socket_with(vec![config]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        s.connection_mut(w[0]).unwrap().connect(now);
+        let list_id = std::cell::Cell::new(0);
+        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            let sse = |peer: &mut H2Peer, text: String| {
+                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
+            };
+            match r.rpc_method().as_str() {
+                "initialize" => {
+                    let init = r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#;
+                    sse(peer, format!("data: {}\n\n", result(r.rpc_id(), init)))
+                }
+                "notifications/initialized" => peer.response(sid, 202, "", b""),
+                "tools/list" => {
+                    list_id.set(r.rpc_id());
+                    let fields = [
+                        (":status", "200"),
+                        ("content-type", "text/event-stream"),
+                        ("mcp-session-id", "sess-1"),
+                    ];
+                    let mut out = peer.headers(sid, &fields, false);
+                    out.extend(h2server::data(sid, b"id: ev-1\ndata:\n\n", false));
+                    out.extend(rst(sid, Reason::INTERNAL_ERROR));
+                    out
+                }
+                "GET" => {
+                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
+                    let done = result(list_id.get(), TOOLS);
+                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
+                }
+                _ => peer.response(sid, 400, "", b""),
+            }
+        };
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
+        s.connection_mut(w[0]).unwrap().list_tools(now);
+        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
+        run.events.extend(second.events);
+        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        assert_eq!(
+            methods,
+            [
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "GET"
+            ],
+            "{split:?}"
+        );
+        assert!(!s.is_closed());
+        seen.push(ops(&run));
+    }
+    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+}
+
 /// The retry after REFUSED_STREAM is one more response of the request: with
 /// `responses_per_request` at 1 there is none, and the budget is the cause.
 #[test]
