@@ -107,8 +107,10 @@ impl Connection {
     /// The socket refused `exchange`'s response (a malformed HTTP/1.1 response, a budget; over
     /// HTTP/2 a reset stream or the connection's failure). A `tools/call` or any other request
     /// the error shows the server never processed ([`WireError::never_processed`]:
-    /// REFUSED_STREAM, or a GOAWAY below its stream) is sent once more on a fresh socket,
-    /// counted in `responses_per_request`.
+    /// REFUSED_STREAM, or a GOAWAY below its stream) is sent once more on a fresh socket, with
+    /// a new JSON-RPC id; in the 2026-07-28 era a stream the error shows broken
+    /// ([`WireError::is_cut_off`] before the head, [`WireError::is_broken_stream`] after a `2xx`
+    /// head) is re-issued with a new id. Every sending counts in `responses_per_request`.
     /// `raw` is what the stream was charged since its previous event, charged here too.
     pub fn handle_wire_error(
         &mut self,
