@@ -427,6 +427,22 @@ pub fn scenarios() -> Vec<H2Scenario> {
             H2Cause::Budget(Budget::ResponsesPerRequest),
             4,
         ),
+        // Every answer begun (a head and an event-stream comment), then its stream reset: a
+        // broken stream, re-issued (2026-07-28) with a new id each time, until
+        // `responses_per_request` sendings.
+        s(
+            "reset_mid_answer",
+            H2Op::Call(2),
+            |p, r| {
+                let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+                let mut out = p.headers(r.stream, &fields, false);
+                out.extend(data(r.stream, b": working\n\n", false));
+                out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
+                out
+            },
+            H2Cause::Budget(Budget::ResponsesPerRequest),
+            4,
+        ),
         // GOAWAY loops: every socket goes away below the stream; retried on a fresh socket,
         // then re-issued (each on a fresh socket, since the old one goes away), until
         // `responses_per_request` sendings.
