@@ -359,7 +359,11 @@ class Fixture:
             title = discover_title if version == MODERN else "ERROR: unsupported protocol version"
             request = self.encode("POST", h, body)
             if stale:
+                # Sent again on a fresh socket under a new id: no request goes twice with one id.
                 self.stale(request)
+                rid = self.new_id()
+                body = self.rpc(rid, "server/discover", self.meta(version))
+                request = self.encode("POST", h, body)
             status, _, msgs = self.exchange(request, self.by_title(title), rid, fresh=stale)
         result = msgs[0]["result"]
         assert MODERN in result["supportedVersions"]

@@ -43,7 +43,9 @@ struct Route {
 /// open; a legacy era still sends its `notifications/cancelled` as a request of its own.
 ///
 /// A request the server never processed (REFUSED_STREAM, or above a GOAWAY's last stream) is
-/// sent once more by its work item on a fresh socket: such a request, and every request that
+/// sent once more by its work item on a fresh socket, with a new JSON-RPC id; a broken stream of
+/// the 2026-07-28 era (reset, or its connection lost) is re-issued with a new id, on this socket
+/// if it can still carry it. Such a request, and every request that
 /// cannot go on this socket any more (it is going away or failed), comes out of
 /// [`poll_fresh`](Self::poll_fresh); move the work item with [`remove`](Self::remove) and
 /// [`add`](Self::add) to a new socket and hand the request over with
@@ -208,7 +210,9 @@ impl H2Socket {
     }
 
     /// Takes work item `work` off this socket: its open streams are reset (CANCEL) and its
-    /// exchanges on them fail as closed; requests of it still waiting for a slot are dropped.
+    /// exchanges on them break as closed (in the 2026-07-28 era the request is re-issued with
+    /// a new id, sent by the socket the work item is added to next); requests of it still
+    /// waiting for a slot are dropped.
     pub fn remove(&mut self, now: Instant, work: WorkId) -> Option<Connection> {
         let mut conn = self.items.get_mut(work.0)?.take()?;
         self.waiting.retain(|(w, _)| *w != work.0);

@@ -204,11 +204,34 @@ impl WireError {
         matches!(self, WireError::Http2(e) if e.never_processed())
     }
 
-    /// Whether the response broke off mid-way on its own socket (a framing error or a short
-    /// body), as a transport failure would: a stream already under way may then be resumed.
-    /// An HTTP/2 stream's failure is the shared connection's and is not.
-    pub fn is_broken_socket(&self) -> bool {
-        matches!(self, WireError::Http1(_))
+    /// Whether the response stream was cut off before the response was complete, whatever
+    /// the wire: over HTTP/1.1 the socket ended early (before the head, inside it, or a short
+    /// body); over HTTP/2 the server reset the stream (RST_STREAM, any code), its GOAWAY left
+    /// the stream out, or the connection carrying it was lost. The server may or may not have
+    /// processed the request; nothing of the answer is malformed. Budgets are never a cut.
+    pub fn is_cut_off(&self) -> bool {
+        match self {
+            WireError::Http1(e) => matches!(e, Http1Error::UnexpectedEof { .. }),
+            WireError::Http2(e) => matches!(
+                e,
+                H2Error::Reset { .. } | H2Error::GoAway { .. } | H2Error::Closed { .. }
+            ),
+        }
+    }
+
+    /// Whether the response stream broke after it began, whatever the wire: it was cut off
+    /// ([`is_cut_off`](Self::is_cut_off)), or, over HTTP/1.1, the framing of its body broke
+    /// (a bad chunk), as a transport failure would. A budget is never a break: it fails the
+    /// operation. The connection re-issues (2026-07-28) or resumes (a legacy event stream) a
+    /// stream broken after a `2xx` head.
+    pub fn is_broken_stream(&self) -> bool {
+        if self.budget().is_some() || self.is_byte_budget_overrun() {
+            return false;
+        }
+        match self {
+            WireError::Http1(_) => true,
+            WireError::Http2(_) => self.is_cut_off(),
+        }
     }
 
     /// The budget this error names, if it is an exceeded budget.

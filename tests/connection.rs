@@ -1484,24 +1484,92 @@ fn modern_reissues_are_bounded() {
     assert_eq!(n, mcp_sansio::Budgets::default().responses_per_request);
 }
 
+/// MCP 2026-07-28, Streamable HTTP (changelog item 9, SEP-2575): "A broken response stream
+/// loses the in-flight request; clients MUST re-issue it as a new request with a new request
+/// ID." A pooled socket closed before a byte of answer goes once more on a fresh socket, under a
+/// new id; closed again there, the request is re-issued (new id each time) until
+/// `responses_per_request` sendings, and then fails with that budget.
 #[test]
 fn stale_pooled_socket_is_retried_once_on_a_fresh_socket() {
     let mut h = modern(Split::Whole);
     h.list();
     let r = h.next();
     assert!(!r.fresh);
+    let mut ids = vec![r.rpc_id()];
     h.eof(r.exchange);
     let r = h.next();
     assert!(r.fresh, "the retry asks for a fresh socket");
+    ids.push(r.rpc_id());
     h.eof(r.exchange);
+    while h.has_outstanding() {
+        let r = h.next();
+        assert!(!r.fresh, "one fresh socket per request");
+        assert_eq!(r.rpc_method(), "tools/list");
+        ids.push(r.rpc_id());
+        h.eof(r.exchange);
+    }
+    let limit = mcp_sansio::Budgets::default().responses_per_request;
+    assert_eq!(ids.len(), limit as usize, "every sending counted");
+    let unique: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "never one id twice: {ids:?}");
     let (_, e) = failed(h.single_event());
+    assert_eq!(budget_of(&e), Budget::ResponsesPerRequest);
     assert_eq!(e.kind(), ErrorKind::ConnectionFailed);
 }
 
+/// A legacy session has no re-issue rule: its stale pooled socket is retried once on a fresh
+/// socket (under a new id, never the same twice), and a second failure fails the operation.
+#[test]
+fn legacy_stale_pooled_socket_is_retried_once_with_a_new_id() {
+    let mut h = legacy(Split::Whole, "2025-11-25");
+    h.call("echo", "{}");
+    let r = h.next();
+    assert!(!r.fresh);
+    let first = r.rpc_id();
+    h.eof(r.exchange);
+    let r = h.next();
+    assert!(r.fresh, "the retry asks for a fresh socket");
+    assert_eq!(r.rpc_method(), "tools/call");
+    assert_ne!(r.rpc_id(), first, "a re-sent call carries a new id");
+    h.eof(r.exchange);
+    assert!(!h.has_outstanding(), "no third sending");
+    let (op, e) = failed(h.single_event());
+    assert_eq!(op, Operation::CallTool);
+    assert!(matches!(e, Error::UnexpectedEof { .. }), "{e:?}");
+}
+
+/// The answer to the id a stale socket's request carried is not taken as the re-sent one's:
+/// only the new id completes the call.
+#[test]
+fn an_answer_to_the_old_id_is_not_the_resent_requests() {
+    for split in SPLITS {
+        let mut h = modern(split);
+        h.call("echo", "{}");
+        let r = h.next();
+        let old = r.rpc_id();
+        h.eof(r.exchange);
+        let r = h.next();
+        assert_ne!(r.rpc_id(), old);
+        h.feed(r.exchange, &json_response(200, &result_msg(old, CALL_OK)));
+        let (_, e) = failed(h.single_event());
+        assert!(
+            matches!(
+                e,
+                Error::Protocol(mcp_sansio::ProtocolError::WrongId { .. })
+            ),
+            "{split:?}: {e:?}"
+        );
+    }
+}
+
 /// A pooled socket that fails after the server began to answer (part of a head, no event yet)
-/// is not a stale socket: the server may have run the request, so it is not sent again; the
-/// operation fails with the transport's error. Without a byte of answer, the same failure sends
-/// the request once more on a fresh socket. In every split of the partial head.
+/// is not a stale socket: the server may have run the request. In a legacy session it is not
+/// sent again (the operation fails with the transport's error); in the 2026-07-28 era the
+/// broken stream loses the request, which is re-issued on a pooled socket with a new id
+/// (MCP 2026-07-28, Streamable HTTP: "A broken response stream loses the in-flight request;
+/// clients MUST re-issue it as a new request with a new request ID."). Without a byte of
+/// answer, the same failure sends the request once more on a fresh socket. In every split of
+/// the partial head.
 #[test]
 fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
     use mcp_sansio::{TransportError, TransportErrorKind};
@@ -1510,7 +1578,7 @@ fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
         message: "connection reset".into(),
     };
     for split in [Split::Whole, Split::Bytes] {
-        let mut h = modern(split);
+        let mut h = legacy(split, "2025-11-25");
         h.call("echo", "{}");
         let r = h.next();
         assert!(!r.fresh);
@@ -1525,10 +1593,66 @@ fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
         let mut h = modern(split);
         h.call("echo", "{}");
         let r = h.next();
+        let first = r.rpc_id();
+        h.feed(r.exchange, b"HTTP/1.1 200 OK\r\ncontent-");
+        h.conn.handle_transport_error(h.now, r.exchange, io());
+        h.drain();
+        let again = h.next();
+        assert!(
+            !again.fresh,
+            "{split:?}: a re-issue, not a stale socket's retry"
+        );
+        assert_eq!(again.rpc_method(), "tools/call");
+        assert_ne!(again.rpc_id(), first, "{split:?}: a new id");
+        h.feed(
+            again.exchange,
+            &json_response(200, &result_msg(again.rpc_id(), CALL_OK)),
+        );
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+
+        let mut h = modern(split);
+        h.call("echo", "{}");
+        let r = h.next();
         h.conn.handle_transport_error(h.now, r.exchange, io());
         h.drain();
         let again = h.next();
         assert!(again.fresh, "{split:?}: nothing heard, so a fresh socket");
+    }
+}
+
+/// The server closes the socket inside the head (HTTP/1.1, the decoder's end of stream in the
+/// head), in every split: MCP 2026-07-28, Streamable HTTP: "A broken response stream loses the
+/// in-flight request; clients MUST re-issue it as a new request with a new request ID." The
+/// call is re-issued with a new id; in a legacy session, where the server may have run it and
+/// `Last-Event-ID` resumption needs an event id, it fails.
+#[test]
+fn a_socket_closed_inside_the_head_reissues_a_modern_call() {
+    let partial = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-enc";
+    for split in SPLITS {
+        let mut h = modern(split);
+        h.call("slow", "{}");
+        let r = h.next();
+        let first = r.rpc_id();
+        h.feed(r.exchange, partial);
+        h.eof(r.exchange);
+        let again = h.next();
+        assert_eq!(again.rpc_method(), "tools/call", "{split:?}");
+        assert_eq!(again.json()["params"]["name"], "slow");
+        assert_ne!(again.rpc_id(), first, "{split:?}: a new id");
+        h.feed(
+            again.exchange,
+            &json_response(200, &result_msg(again.rpc_id(), CALL_OK)),
+        );
+        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+
+        let mut h = legacy(split, "2025-11-25");
+        h.call("slow", "{}");
+        let r = h.next();
+        h.feed(r.exchange, partial);
+        h.eof(r.exchange);
+        assert!(!h.has_outstanding(), "{split:?}: not sent again");
+        let (_, e) = failed(h.single_event());
+        assert!(matches!(e, Error::Wire(_)), "{split:?}: {e:?}");
     }
 }
 

@@ -268,8 +268,12 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
     assert!(run.fresh.is_empty());
 }
 
-/// A `tools/call` refused with REFUSED_STREAM goes once more, on a fresh socket, counted in
-/// `responses_per_request`; refused again there, the call fails with the reset.
+/// A `tools/call` refused with REFUSED_STREAM goes once more, on a fresh socket, under a new
+/// JSON-RPC id, counted in `responses_per_request`. Refused again there, the stream is broken
+/// and, in the 2026-07-28 era, the request lost (MCP 2026-07-28, Streamable HTTP: "A broken
+/// response stream loses the in-flight request; clients MUST re-issue it as a new request with a
+/// new request ID"): it is re-issued on that socket, a new id each time, until
+/// `responses_per_request` sendings, and then fails with that budget.
 #[test]
 fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
     for refuse_twice in [false, true] {
@@ -309,11 +313,19 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
                 }
             },
         );
-        assert_eq!(peer2.requests.len(), 1);
-        assert_eq!(peer2.requests[0].rpc_method(), "tools/call");
+        let mut ids: Vec<u64> = peer.requests.iter().map(SeenRequest::rpc_id).collect();
+        ids.extend(peer2.requests.iter().map(SeenRequest::rpc_id));
+        let unique: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "never one id twice: {ids:?}");
+        assert!(peer2
+            .requests
+            .iter()
+            .all(|r| r.rpc_method() == "tools/call"));
         let last = ops(&run2).pop().unwrap();
         if refuse_twice {
-            assert!(run2.fresh.is_empty(), "never a second retry");
+            assert!(run2.fresh.is_empty(), "never a second fresh socket");
+            let limit = mcp_sansio::Budgets::default().responses_per_request;
+            assert_eq!(ids.len(), limit as usize, "every sending counted");
             let error = run2
                 .events
                 .iter()
@@ -323,12 +335,11 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
                 })
                 .unwrap();
             assert_eq!(
-                error,
-                Error::from(H2Error::Reset {
-                    reason: Reason::REFUSED_STREAM
-                })
+                error.budget().map(|b| b.budget),
+                Some(Budget::ResponsesPerRequest)
             );
         } else {
+            assert_eq!(peer2.requests.len(), 1);
             assert_eq!(last, "0:CallFinished error=false");
         }
     }
@@ -361,6 +372,260 @@ fn goaway_below_the_stream_retries_the_call_once() {
     );
     assert_eq!(run.fresh.len(), 1, "{:?}", run.summary());
     assert!(run.fresh[0].1.fresh_socket);
+    assert_ne!(
+        body_id(&run.fresh[0].1),
+        peer.requests[0].rpc_id(),
+        "the call goes once more under a new id"
+    );
+}
+
+/// The JSON-RPC id of a request still to be sent.
+fn body_id(t: &mcp_sansio::Transmit) -> u64 {
+    let v: serde_json::Value = serde_json::from_slice(&t.request.body).unwrap();
+    v["id"].as_u64().unwrap()
+}
+
+/// MCP 2026-07-28, Streamable HTTP (changelog item 9, SEP-2575): "A broken response stream
+/// loses the in-flight request; clients MUST re-issue it as a new request with a new request
+/// ID."
+///
+/// The server begins the call's answer (its head and a keep-alive comment on an event stream),
+/// then resets the stream with `reason`: the call is re-issued on the same socket with a new
+/// id, and finishes with the second answer. Whole and in 1- and 3-byte pieces.
+#[test]
+fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
+    for reason in [Reason::INTERNAL_ERROR, Reason::CANCEL, Reason::NO_ERROR] {
+        let mut seen = Vec::new();
+        for split in SPLITS {
+            let (mut s, w) = socket_with(vec![modern_config()]);
+            let mut peer = H2Peer::default();
+            let mut now = Instant::ZERO;
+            let c = s.connection_mut(w[0]).unwrap();
+            c.connect(now);
+            c.call_tool(now, "echo", b"{}");
+            let mut calls = 0;
+            let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
+                calls += 1;
+                if calls > 1 {
+                    return modern(p, r);
+                }
+                let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+                let mut out = p.headers(r.stream, &fields, false);
+                out.extend(h2server::data(r.stream, b": working\n\n", false));
+                out.extend(rst(r.stream, reason));
+                out
+            });
+            assert!(run.socket_errors.is_empty() && run.fresh.is_empty());
+            assert!(!s.is_closed(), "a reset stream leaves the socket usable");
+            let calls: Vec<&SeenRequest> = peer.requests.iter().collect();
+            assert_eq!(calls.len(), 2, "{reason:?} {split:?}");
+            assert!(calls.iter().all(|r| r.rpc_method() == "tools/call"));
+            assert_ne!(calls[0].rpc_id(), calls[1].rpc_id(), "a new id");
+            assert_eq!(calls[1].json()["params"]["name"], "echo");
+            seen.push(ops(&run));
+        }
+        assert_eq!(
+            seen[0],
+            [
+                "0:Connected Modern 2026-07-28",
+                "0:CallFinished error=false"
+            ],
+            "{reason:?}"
+        );
+        assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
+    }
+}
+
+/// MCP 2026-07-28, Streamable HTTP: "A broken response stream loses the in-flight request;
+/// clients MUST re-issue it as a new request with a new request ID." A stream reset before its
+/// head (not REFUSED_STREAM: the server may have processed it) is re-issued with a new id in
+/// this era. A legacy session's call, which the server may have run and which has no event id
+/// to resume from, fails with the reset and is not sent again.
+#[test]
+fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
+    for split in SPLITS {
+        let (mut s, w) = socket_with(vec![modern_config()]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        let c = s.connection_mut(w[0]).unwrap();
+        c.connect(now);
+        c.call_tool(now, "echo", b"{}");
+        let mut calls = 0;
+        let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
+            calls += 1;
+            if calls > 1 {
+                modern(p, r)
+            } else {
+                rst(r.stream, Reason::INTERNAL_ERROR)
+            }
+        });
+        assert!(run.fresh.is_empty(), "{split:?}: the same socket");
+        assert_eq!(peer.requests.len(), 2, "{split:?}");
+        assert_ne!(peer.requests[0].rpc_id(), peer.requests[1].rpc_id());
+        assert_eq!(
+            ops(&run),
+            [
+                "0:Connected Modern 2026-07-28",
+                "0:CallFinished error=false"
+            ],
+            "{split:?}"
+        );
+
+        // A legacy session.
+        let (mut s, w) = socket_with(vec![Config::new(URL).unwrap()]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        s.connection_mut(w[0]).unwrap().connect(now);
+        let legacy = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            match r.rpc_method().as_str() {
+                "server/discover" => peer.response(sid, 404, "", b""),
+                "initialize" => {
+                    let body = result(
+                        r.rpc_id(),
+                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
+                    );
+                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
+                }
+                "notifications/initialized" => peer.response(sid, 202, "", b""),
+                _ => rst(sid, Reason::INTERNAL_ERROR),
+            }
+        };
+        drive(&mut s, &mut peer, &mut now, split, hello(), LONG, legacy);
+        s.connection_mut(w[0])
+            .unwrap()
+            .call_tool(now, "echo", b"{}");
+        let run = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, legacy);
+        let calls = peer
+            .requests
+            .iter()
+            .filter(|r| r.rpc_method() == "tools/call")
+            .count();
+        assert_eq!(calls, 1, "{split:?}: not sent again");
+        let error = run
+            .events
+            .iter()
+            .find_map(|(_, e)| match e {
+                Event::Failed { error, .. } => Some(error.clone()),
+                _ => None,
+            })
+            .expect("the call fails");
+        assert_eq!(
+            error,
+            Error::from(H2Error::Reset {
+                reason: Reason::INTERNAL_ERROR
+            })
+        );
+    }
+}
+
+/// MCP 2026-07-28, Streamable HTTP: "A broken response stream loses the in-flight request;
+/// clients MUST re-issue it as a new request with a new request ID." The connection carrying
+/// the call's stream is lost mid-answer (the server closes the socket), or the server's GOAWAY
+/// leaves the stream out after its head: the call is re-issued with a new id, on a fresh socket
+/// since this one can carry nothing more, and finishes there. Whole and in pieces.
+#[test]
+fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socket() {
+    for goaway in [false, true] {
+        for split in SPLITS {
+            let (mut s, w) = socket_with(vec![modern_config()]);
+            let mut peer = H2Peer::default();
+            let mut now = Instant::ZERO;
+            let c = s.connection_mut(w[0]).unwrap();
+            c.connect(now);
+            c.call_tool(now, "echo", b"{}");
+            // A short run: the answer stays under way (the call's deadline is far).
+            let short = Duration::from_secs(1);
+            let run = drive(
+                &mut s,
+                &mut peer,
+                &mut now,
+                split,
+                hello(),
+                short,
+                |p, r| {
+                    let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+                    let mut out = p.headers(r.stream, &fields, false);
+                    out.extend(h2server::data(r.stream, b": working\n\n", false));
+                    if goaway {
+                        out.extend(h2server::frame(Frame::GoAway {
+                            last_stream_id: 0,
+                            reason: Reason::NO_ERROR,
+                            debug: Vec::new(),
+                        }));
+                    }
+                    out
+                },
+            );
+            let mut fresh = run.fresh;
+            if !goaway {
+                assert!(fresh.is_empty(), "{split:?}: the answer is under way");
+                s.handle_eof(now);
+                let run = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, modern);
+                fresh = run.fresh;
+            }
+            assert_eq!(fresh.len(), 1, "{goaway} {split:?}: the call goes again");
+            let (old, transmit) = fresh.pop().unwrap();
+            assert_ne!(body_id(&transmit), peer.requests[0].rpc_id(), "a new id");
+            let mut s2 = onto_a_fresh_socket(&mut s, now, old, transmit);
+            let mut peer2 = H2Peer::default();
+            let run2 = drive(&mut s2, &mut peer2, &mut now, split, hello(), LONG, modern);
+            assert_eq!(peer2.requests.len(), 1);
+            assert_eq!(peer2.requests[0].rpc_method(), "tools/call");
+            assert_eq!(
+                ops(&run2),
+                ["0:CallFinished error=false"],
+                "{goaway} {split:?}"
+            );
+        }
+    }
+}
+
+/// Re-issues are bounded: a server that resets every answer mid-way sees
+/// `responses_per_request` sendings of the call, each with its own id, and the call then fails
+/// with that budget.
+#[test]
+fn stream_resets_are_reissued_within_responses_per_request() {
+    let (mut s, w) = socket_with(vec![modern_config()]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    let c = s.connection_mut(w[0]).unwrap();
+    c.connect(now);
+    c.call_tool(now, "echo", b"{}");
+    let run = drive(
+        &mut s,
+        &mut peer,
+        &mut now,
+        Split::Whole,
+        hello(),
+        LONG,
+        |p, r| {
+            let mut out = p.headers(
+                r.stream,
+                &[(":status", "200"), ("content-type", "text/event-stream")],
+                false,
+            );
+            out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
+            out
+        },
+    );
+    let limit = mcp_sansio::Budgets::default().responses_per_request as usize;
+    assert_eq!(peer.requests.len(), limit);
+    let ids: std::collections::BTreeSet<u64> =
+        peer.requests.iter().map(SeenRequest::rpc_id).collect();
+    assert_eq!(ids.len(), limit, "never one id twice");
+    let error = run
+        .events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Failed { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the call fails");
+    assert_eq!(
+        error.budget().map(|b| b.budget),
+        Some(Budget::ResponsesPerRequest)
+    );
 }
 
 /// Two work items on one socket, each with its own byte budget: the one whose answer is too
@@ -514,6 +779,77 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
             "waits the retry"
         );
         assert_eq!(s.connection(w[0]).unwrap().gets_sent(), 1);
+        assert!(!s.is_closed());
+        seen.push(ops(&run));
+    }
+    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+}
+
+/// MCP 2025-11-25, Streamable HTTP, resumability: a client resumes a broken stream with `GET`
+/// and `Last-Event-ID` (re-issuing with a new id is the 2026-07-28 rule only). A legacy event
+/// stream the server resets (RST_STREAM) after an event id is resumed from that id on a new
+/// stream of the same socket, and the listing is not sent again. Whole and in pieces.
+#[test]
+fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
+    let mut seen = Vec::new();
+    for split in SPLITS {
+        let mut config = Config::new(URL).unwrap();
+        config.era_hint = Some(EraHint {
+            era: Era::Legacy,
+            version: "2025-11-25".into(),
+        });
+        let (mut s, w) = socket_with(vec![config]);
+        let mut peer = H2Peer::default();
+        let mut now = Instant::ZERO;
+        s.connection_mut(w[0]).unwrap().connect(now);
+        let list_id = std::cell::Cell::new(0);
+        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+            let sid = r.stream;
+            let sse = |peer: &mut H2Peer, text: String| {
+                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
+            };
+            match r.rpc_method().as_str() {
+                "initialize" => {
+                    let init = r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#;
+                    sse(peer, format!("data: {}\n\n", result(r.rpc_id(), init)))
+                }
+                "notifications/initialized" => peer.response(sid, 202, "", b""),
+                "tools/list" => {
+                    list_id.set(r.rpc_id());
+                    let fields = [
+                        (":status", "200"),
+                        ("content-type", "text/event-stream"),
+                        ("mcp-session-id", "sess-1"),
+                    ];
+                    let mut out = peer.headers(sid, &fields, false);
+                    out.extend(h2server::data(sid, b"id: ev-1\ndata:\n\n", false));
+                    out.extend(rst(sid, Reason::INTERNAL_ERROR));
+                    out
+                }
+                "GET" => {
+                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
+                    let done = result(list_id.get(), TOOLS);
+                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
+                }
+                _ => peer.response(sid, 400, "", b""),
+            }
+        };
+        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
+        s.connection_mut(w[0]).unwrap().list_tools(now);
+        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
+        run.events.extend(second.events);
+        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        assert_eq!(
+            methods,
+            [
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "GET"
+            ],
+            "{split:?}"
+        );
         assert!(!s.is_closed());
         seen.push(ops(&run));
     }

@@ -7,8 +7,9 @@
 //! protocol error code), that the operation ended within the scenario's virtual time, that it
 //! took a bounded number of steps, that the work item read no more than its byte budget, that
 //! memory allocated by the client and still held stayed within [`memory_bound`], and that both
-//! splits ended the same way. A request the server never processed moves its work item to a
-//! fresh socket, as an embedder would, at most twice.
+//! splits ended the same way. A request to send on a fresh socket (one the server never
+//! processed, or a broken stream re-issued where the socket can carry no more) moves its work
+//! item to a fresh socket, as an embedder would, within `responses_per_request`.
 
 use mcp_sansio_test_support::h2server;
 use mcp_sansio_test_support::hostile::counting;
@@ -74,7 +75,10 @@ fn run(sc: &H2Scenario, split: Split) -> Outcome {
     let mut events = Vec::new();
     let mut requests = 0;
     let mut steps = 0;
-    for attempt in 0..3 {
+    // Every sending after the first may need a fresh socket (one the server refused or sent
+    // away from); `responses_per_request` bounds them.
+    let sendings = sc.budgets.responses_per_request;
+    for attempt in 0..=sendings {
         let mut peer = H2Peer::default();
         let prelude = (sc.prelude)(&mut peer);
         let r = drive_metered(
@@ -93,7 +97,11 @@ fn run(sc: &H2Scenario, split: Split) -> Outcome {
         let Some((w, transmit)) = r.fresh.into_iter().next() else {
             break;
         };
-        assert!(attempt < 2, "{}: more than one retry", sc.name);
+        assert!(
+            attempt + 1 < sendings,
+            "{}: more sockets than responses_per_request",
+            sc.name
+        );
         meter(true);
         let conn = socket.remove(now, w).unwrap();
         socket = H2Socket::new(now, h2.clone(), "https");

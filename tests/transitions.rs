@@ -214,7 +214,12 @@ fn apply(h: &mut Harness, input: &str) {
 /// The oldest outstanding request's stream is reset by the server with `reason` (the wire-neutral
 /// input an HTTP/2 socket feeds; the machine does not depend on the wire it came from).
 fn stream_failed(h: &mut Harness, reason: Reason) {
-    let r = h.next();
+    let mut r = h.next();
+    // The standalone stream of a legacy session, beside the table's states: none offered.
+    while r.method == "GET" && r.header("last-event-id").is_none() {
+        h.feed(r.exchange, &empty_response(405));
+        r = h.next();
+    }
     let error = WireError::Http2(H2Error::Reset { reason });
     h.conn.handle_wire_error(h.now, r.exchange, error, 0);
     h.drain();

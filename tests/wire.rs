@@ -172,3 +172,56 @@ fn codec_errors_are_typed_and_sticky() {
     let again = d.decode(b"more", &mut ledger).unwrap_err();
     assert_eq!(first, again);
 }
+
+/// Whether a response stream broke is one notion whatever the wire (MCP 2026-07-28, Streamable
+/// HTTP: "A broken response stream loses the in-flight request; clients MUST re-issue it as a
+/// new request with a new request ID"): the socket ending early over HTTP/1.1, or over HTTP/2 a
+/// reset stream (any code), a GOAWAY that leaves the stream out, or the connection's loss. A
+/// broken framing is a break once the answer began; a malformed answer and a budget never cut a
+/// stream off.
+#[test]
+fn a_broken_stream_is_one_notion_whatever_the_wire() {
+    use mcp_sansio::h2::{H2Error, Reason};
+    use mcp_sansio::http1::Http1Error;
+    use mcp_sansio::{Budget, Budgets};
+    let budget = Budgets::default().exceeded(Budget::ResponseBytes);
+    let eof = WireError::Http1(Http1Error::UnexpectedEof { stage: "body" });
+    let chunk = WireError::Http1(Http1Error::InvalidChunkSize);
+    let reset = WireError::Http2(H2Error::Reset {
+        reason: Reason::INTERNAL_ERROR,
+    });
+    let refused = WireError::Http2(H2Error::Reset {
+        reason: Reason::REFUSED_STREAM,
+    });
+    let goaway = WireError::Http2(H2Error::GoAway {
+        reason: Reason::NO_ERROR,
+        last_stream_id: 0,
+    });
+    let lost = WireError::Http2(H2Error::Closed {
+        what: "the server closed the socket",
+    });
+    for cut in [&eof, &reset, &refused, &goaway, &lost] {
+        assert!(cut.is_cut_off(), "{cut:?}");
+        assert!(cut.is_broken_stream(), "{cut:?}");
+    }
+    assert!(!chunk.is_cut_off());
+    assert!(
+        chunk.is_broken_stream(),
+        "a broken framing breaks the stream"
+    );
+    let malformed = WireError::Http2(H2Error::Malformed { what: "x" });
+    let protocol = WireError::Http2(H2Error::Protocol {
+        reason: Reason::PROTOCOL_ERROR,
+        what: "x",
+    });
+    let h1_budget = WireError::Http1(Http1Error::Budget(budget));
+    let h2_budget = WireError::Http2(H2Error::Budget(budget));
+    let overrun = WireError::Http1(Http1Error::ContentLengthExceedsBudget {
+        length: 10,
+        remaining: 1,
+    });
+    for kept in [&malformed, &protocol, &h1_budget, &h2_budget, &overrun] {
+        assert!(!kept.is_broken_stream(), "{kept:?}");
+        assert!(!kept.is_cut_off(), "{kept:?}");
+    }
+}

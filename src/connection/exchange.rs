@@ -107,8 +107,10 @@ impl Connection {
     /// The socket refused `exchange`'s response (a malformed HTTP/1.1 response, a budget; over
     /// HTTP/2 a reset stream or the connection's failure). A `tools/call` or any other request
     /// the error shows the server never processed ([`WireError::never_processed`]:
-    /// REFUSED_STREAM, or a GOAWAY below its stream) is sent once more on a fresh socket,
-    /// counted in `responses_per_request`.
+    /// REFUSED_STREAM, or a GOAWAY below its stream) is sent once more on a fresh socket, with
+    /// a new JSON-RPC id; in the 2026-07-28 era a stream the error shows broken
+    /// ([`WireError::is_cut_off`] before the head, [`WireError::is_broken_stream`] after a `2xx`
+    /// head) is re-issued with a new id. Every sending counts in `responses_per_request`.
     /// `raw` is what the stream was charged since its previous event, charged here too.
     pub fn handle_wire_error(
         &mut self,
@@ -619,6 +621,18 @@ impl Connection {
     }
 
     /// The exchange broke (decoder error, EOF mid-response, transport failure).
+    ///
+    /// What follows, in order:
+    /// - a request the server never read (a pooled socket closed before a byte of answer) or
+    ///   never processed ([`WireError::never_processed`]: REFUSED_STREAM, a GOAWAY below its
+    ///   stream) goes once more on a fresh socket, with a new JSON-RPC id;
+    /// - in the 2026-07-28 era a stream cut off before its head, or broken after a `2xx` head,
+    ///   loses the request, which is re-issued with a new id ("clients MUST re-issue it as a
+    ///   new request with a new request ID"); a legacy event stream broken after a `2xx` head
+    ///   is resumed with `Last-Event-ID`;
+    /// - anything else, and every budget, fails the operation.
+    ///
+    /// Every re-send and re-issue counts in `responses_per_request`.
     pub(super) fn exchange_broken(&mut self, now: Instant, ex: Exchange, error: Error) {
         if !ex.role.is_main() {
             self.events
@@ -628,6 +642,7 @@ impl Connection {
         self.events
             .push_back(Event::ExchangeAbandoned { exchange: ex.id });
         self.detach_exchange(ex.id);
+        let budget_error = matches!(error, Error::Budget(_)) || error.budget().is_some();
         // A pooled socket the server closed before answering: send once more on a fresh socket.
         let stale = ex.heard == Heard::NothingOnPooled
             && matches!(
@@ -642,8 +657,7 @@ impl Connection {
         // below it), so even a tool call may go once more, on a fresh socket.
         let never_processed = ex.decoder.status().is_none()
             && matches!(&error, Error::Wire(e) if e.never_processed());
-        let stale = stale || never_processed;
-        if stale {
+        if stale || never_processed {
             if let Some(p) = self.machine.req_mut() {
                 if !p.retried_fresh {
                     p.retried_fresh = true;
@@ -651,22 +665,27 @@ impl Connection {
                         Role::Resume { from } => Some((from, ex.retry)),
                         _ => None,
                     };
-                    return self.send_pending(now, true, resume);
+                    return self.resend(now, true, resume);
                 }
             }
         }
-        let budget_error = matches!(error, Error::Budget(_)) || error.budget().is_some();
-        let mid_stream = ex.decoder.status().is_some_and(|s| (200..300).contains(&s));
+        let modern = matches!(self.session, Session::Modern { .. });
+        let status = ex.decoder.status();
+        if !budget_error && status.is_none() && modern && is_cut_off(&error) {
+            // The stream was cut before the head: the request may have been processed, and in
+            // this era it is lost, so it is re-issued with a new id.
+            return self.stream_incomplete(now, &ex);
+        }
+        let mid_stream = status.is_some_and(|s| (200..300).contains(&s));
         if mid_stream
             && !budget_error
             && match &error {
-                Error::Wire(e) => e.is_broken_socket(),
+                Error::Wire(e) => e.is_broken_stream(),
                 Error::Transport(_) | Error::UnexpectedEof { .. } => true,
                 _ => false,
             }
         {
             let is_sse = matches!(ex.body, Body::Sse(_));
-            let modern = matches!(self.session, Session::Modern { .. });
             if is_sse || modern {
                 return self.stream_incomplete(now, &ex);
             }
@@ -833,4 +852,16 @@ fn www_authenticate(head: &ResponseHead) -> Result<Option<String>, crate::auth::
         out.extend_from_slice(value);
     }
     Ok(joined.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// Whether `error` means the exchange's stream was cut off before its response was complete
+/// (the socket or stream ended, was reset or lost after the request went out), as opposed to a
+/// malformed answer, a budget, or a request that never left (a failed dial or handshake).
+fn is_cut_off(error: &Error) -> bool {
+    match error {
+        Error::Wire(e) => e.is_cut_off(),
+        Error::UnexpectedEof { .. } => true,
+        Error::Transport(t) => t.kind == TransportErrorKind::Io,
+        _ => false,
+    }
 }

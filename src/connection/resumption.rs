@@ -37,11 +37,26 @@ impl Connection {
 
     /// A modern re-issue: same request, new id.
     pub(super) fn reissue(&mut self, now: Instant) {
-        let id = self.next_request_id();
-        if let Some(p) = self.machine.req_mut() {
-            p.id = id;
+        self.resend(now, false, None);
+    }
+
+    /// Sends the pending request once more, on a fresh socket if `fresh`: a `GET` resumption
+    /// if `resume` names where, otherwise the same request under a new JSON-RPC id, so that no
+    /// request goes twice with one id and an answer to the old id is not taken for the new
+    /// one's. Counted in `responses_per_request` as every sending.
+    pub(super) fn resend(
+        &mut self,
+        now: Instant,
+        fresh: bool,
+        resume: Option<(String, Option<Duration>)>,
+    ) {
+        if resume.is_none() {
+            let id = self.next_request_id();
+            if let Some(p) = self.machine.req_mut() {
+                p.id = id;
+            }
         }
-        self.send_pending(now, false, None);
+        self.send_pending(now, fresh, resume);
     }
 
     /// The wait before resuming is over: `GET` the stream from the last event id.

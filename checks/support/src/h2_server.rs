@@ -43,6 +43,12 @@ pub struct Behaviour {
     /// Answer the first request of each connection `401` with a `DPoP` challenge
     /// `use_dpop_nonce` and the nonce [`DPOP_NONCE`] (RFC 9449 §9).
     pub dpop_nonce: bool,
+    /// On the first connection, begin the answer of the first `tools/call` (its head and an
+    /// event-stream comment) and then reset its stream with RST_STREAM(INTERNAL_ERROR).
+    pub reset_first_call: bool,
+    /// On the first connection, begin the answer of the first `tools/call` (its head and an
+    /// event-stream comment) and then close the connection.
+    pub drop_first_call: bool,
 }
 
 /// The nonce a server with [`Behaviour::dpop_nonce`] gives.
@@ -83,6 +89,8 @@ impl Server {
                 let (tls, r, f) = (tls.clone(), r.clone(), f.clone());
                 let b = Behaviour {
                     goaway_first: b.goaway_first && n == 1,
+                    reset_first_call: b.reset_first_call && n == 1,
+                    drop_first_call: b.drop_first_call && n == 1,
                     ..b
                 };
                 std::thread::spawn(move || match tls {
@@ -163,6 +171,7 @@ fn serve(
     let mut recorded = 0;
     let mut gone = false;
     let mut rounds = 0;
+    let mut broken = false;
     loop {
         let got = match stream.read(&mut buf) {
             Ok(0) | Err(_) => return,
@@ -217,6 +226,21 @@ fn serve(
                 )
             } else if hang || gone {
                 Vec::new()
+            } else if method == "tools/call" && (b.reset_first_call || b.drop_first_call) && !broken
+            {
+                broken = true;
+                let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+                let mut out = peer.headers(req.stream, &fields, false);
+                out.extend(h2server::data(req.stream, b": working\n\n", false));
+                if b.reset_first_call {
+                    out.extend(h2server::rst(req.stream, Reason::INTERNAL_ERROR));
+                }
+                if b.drop_first_call {
+                    seen.lock().unwrap().push(req);
+                    let _ = stream.write_all(&out).and_then(|()| stream.flush());
+                    return;
+                }
+                out
             } else {
                 peer.json(req.stream, &body)
             };

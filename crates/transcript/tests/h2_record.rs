@@ -201,16 +201,17 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
     s.op(RecordedOperation::ListTools);
     out.push(("h2-modern.ping", s.finish()));
 
-    // The server closes the socket while a call waits: the call fails, the session with it.
+    // The server closes the socket while a call waits: the broken stream loses the call, which
+    // is re-issued with a new id on a fresh socket, and answered there.
     let slow_unanswered = |peer: &mut H2Peer, r: &SeenRequest, socket| {
-        if r.json()["params"]["name"] == "slow" {
-            return Vec::new(); // never answered
+        if r.json()["params"]["name"] == "slow" && socket == 1 {
+            return Vec::new(); // never answered on the first socket
         }
         modern_server(peer, r, socket)
     };
     let mut s = Session::new(
         modern(),
-        "HTTP/2, modern: the server closes the socket while a call waits",
+        "HTTP/2, modern: the server closes the socket while a call waits; the call is re-issued on a fresh socket",
         Box::new(slow_unanswered),
     );
     s.op(RecordedOperation::Connect);
@@ -220,10 +221,10 @@ fn scenarios() -> Vec<(&'static str, Transcript)> {
     s.run();
     out.push(("h2-modern.eof", s.finish()));
 
-    // The socket fails (a reset) while a call waits.
+    // The socket fails (a reset) while a call waits: the call is re-issued on a fresh socket.
     let mut s = Session::new(
         modern(),
-        "HTTP/2, modern: the socket is reset while a call waits",
+        "HTTP/2, modern: the socket is reset while a call waits; the call is re-issued on a fresh socket",
         Box::new(slow_unanswered),
     );
     s.op(RecordedOperation::Connect);
@@ -383,6 +384,14 @@ fn the_scenarios_show_what_they_promise() {
     );
     assert_eq!(sockets("h2-modern.refused-stream"), 2);
     assert!(outcome("h2-modern.refused-stream").contains("call_finished"));
+    for lost in ["h2-modern.eof", "h2-modern.reset"] {
+        assert_eq!(sockets(lost), 2, "{lost}: re-issued on a fresh socket");
+        let o = outcome(lost);
+        assert!(
+            o.contains("call_finished") && !o.contains("failed"),
+            "{lost}: {o}"
+        );
+    }
     let o = outcome("h2-modern.dial-error");
     assert!(o.contains("connection refused"), "{o}");
     let o = outcome("h2-modern.budget");

@@ -241,6 +241,42 @@ macro_rules! h2_tests {
             drop(session);
         }
 
+        /// MCP 2026-07-28, Streamable HTTP (changelog item 9, SEP-2575): "A broken response
+        /// stream loses the in-flight request; clients MUST re-issue it as a new request with
+        /// a new request ID." The server begins the call's answer and then resets its stream
+        /// (RST_STREAM) or closes the connection, over TLS (ALPN h2) and h2c: the call is
+        /// re-issued with a new id (on the same socket after a reset, on a fresh one after the
+        /// connection's loss) and answered.
+        #[$test]
+        $($async)? fn a_call_whose_stream_breaks_mid_answer_is_reissued_with_a_new_id() {
+            for (reset, tls) in [(true, true), (true, false), (false, true), (false, false)] {
+                let b = h2_server::Behaviour {
+                    reset_first_call: reset,
+                    drop_first_call: !reset,
+                    ..h2_server::Behaviour::default()
+                };
+                let (server, client, url) = if tls {
+                    h2::tls_setup::<Client>(b)
+                } else {
+                    let server = h2_server::Server::start_with(None, b);
+                    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+                    let client: Client = h2::loopback().h2_prior_knowledge(true).build();
+                    (server, client, url)
+                };
+                let tag = format!("reset {reset}, TLS {tls}");
+                let mut session = client.connect(h2_server::config(&url))$($wait)*.unwrap();
+                assert_eq!(session.http_version(), "HTTP/2", "{tag}");
+                let called = session.call_tool("echo", b"{}")$($wait)*.unwrap();
+                assert!(!called.is_error, "{tag}");
+                assert_eq!(called.content.len(), 1, "{tag}");
+                assert_eq!(server.methods(), ["tools/call", "tools/call"], "{tag}");
+                let requests = server.requests.lock().unwrap();
+                assert_ne!(requests[0].rpc_id(), requests[1].rpc_id(), "{tag}: a new id");
+                let sockets = if reset { 1 } else { 2 };
+                assert_eq!(server.accepted.load(Ordering::SeqCst), sockets, "{tag}");
+            }
+        }
+
         #[$test]
         $($async)? fn a_connection_the_server_closed_while_idle_is_dialled_again() {
             let server = h2_server::Server::start_with(
@@ -527,8 +563,10 @@ macro_rules! h2_tests {
         $($async)? fn a_server_that_stops_reading_fails_the_socket_at_the_write_stall() {
             // The server opens the socket with windows as wide as HTTP/2 allows, then never
             // reads: a call whose body is far larger than the socket buffers stalls the write.
-            // With a write stall of 500 ms the socket fails within seconds with a transport
-            // error, not at the call's budget (30 s).
+            // With a write stall of 500 ms the socket fails within seconds, not at the call's
+            // budget (30 s). The connection's loss breaks the call's stream, which would be
+            // re-issued (2026-07-28) on a fresh socket; with `responses_per_request` at 1 no
+            // re-issue is allowed, so the call fails with that budget as the socket fails.
             let server = h2::StallingServer::start();
             let url = format!("http://127.0.0.1:{}/mcp", server.port);
             let client: Client = h2::loopback()
@@ -537,12 +575,17 @@ macro_rules! h2_tests {
                 .build();
             let mut cfg = h2_server::config(&url);
             cfg.budgets.call_time = Duration::from_secs(30);
+            cfg.budgets.responses_per_request = 1;
             let mut session = client.connect(cfg)$($wait)*.unwrap();
             let args = format!(r#"{{"pad":"{}"}}"#, "x".repeat(h2::STALLING_BODY));
             let started = std::time::Instant::now();
             let e = session.call_tool("echo", args.as_bytes())$($wait)*.unwrap_err();
             let took = started.elapsed();
-            assert_eq!(e.budget(), None, "a transport error, not a budget: {e:?}");
+            assert_eq!(
+                e.budget().map(|b| (b.budget, b.limit)),
+                Some((mcp_sansio::Budget::ResponsesPerRequest, 1)),
+                "the re-issue's budget, not the call's: {e:?}"
+            );
             assert_eq!(e.kind(), mcp_sansio::ErrorKind::ConnectionFailed, "{e:?}");
             assert!(
                 took < Duration::from_secs(10),

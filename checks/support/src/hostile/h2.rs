@@ -408,22 +408,44 @@ pub fn scenarios() -> Vec<H2Scenario> {
             H2Cause::Limit(H2Limit::UnknownFrames),
             1,
         ),
-        // RST_STREAM(REFUSED_STREAM): retried once on a fresh socket, refused again there.
+        // RST_STREAM(REFUSED_STREAM): retried once on a fresh socket under a new id; refused
+        // again there, the broken stream is re-issued (2026-07-28) with a new id each time,
+        // until `responses_per_request` sendings.
         s(
             "refused_stream_every_time",
             H2Op::Call(2),
             |_, r| rst(r.stream, Reason::REFUSED_STREAM),
-            H2Cause::Reset(Reason::REFUSED_STREAM),
-            2,
+            H2Cause::Budget(Budget::ResponsesPerRequest),
+            4,
         ),
+        // Every stream reset before its head: a broken stream, re-issued (2026-07-28) with a
+        // new id each time, until `responses_per_request` sendings.
         s(
             "reset_internal_error",
             H2Op::Call(2),
             |_, r| rst(r.stream, Reason::INTERNAL_ERROR),
-            H2Cause::Reset(Reason::INTERNAL_ERROR),
-            1,
+            H2Cause::Budget(Budget::ResponsesPerRequest),
+            4,
         ),
-        // GOAWAY loops: every socket goes away below the stream; retried once only.
+        // Every answer begun (a head and an event-stream comment), then its stream reset: a
+        // broken stream, re-issued (2026-07-28) with a new id each time, until
+        // `responses_per_request` sendings.
+        s(
+            "reset_mid_answer",
+            H2Op::Call(2),
+            |p, r| {
+                let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+                let mut out = p.headers(r.stream, &fields, false);
+                out.extend(data(r.stream, b": working\n\n", false));
+                out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
+                out
+            },
+            H2Cause::Budget(Budget::ResponsesPerRequest),
+            4,
+        ),
+        // GOAWAY loops: every socket goes away below the stream; retried on a fresh socket,
+        // then re-issued (each on a fresh socket, since the old one goes away), until
+        // `responses_per_request` sendings.
         s(
             "goaway_loop",
             H2Op::Call(2),
@@ -434,8 +456,8 @@ pub fn scenarios() -> Vec<H2Scenario> {
                     debug: Vec::new(),
                 })
             },
-            H2Cause::GoAway,
-            2,
+            H2Cause::Budget(Budget::ResponsesPerRequest),
+            4,
         ),
         s(
             "goaway_rising_last_stream_id",
