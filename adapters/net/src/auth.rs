@@ -482,6 +482,28 @@ impl Authorization {
         &self.http
     }
 
+    /// The runner for the next exchange of the running authorization: [`Authorization::http`],
+    /// its deadline of one exchange cut to what the authorization's own deadline
+    /// ([`AuthLimits::time`](mcp_sansio::auth::AuthLimits::time), counted by the
+    /// [`Authorizer`]) has left. An authorization thus ends by its limit even when an exchange
+    /// stalls: an exchange cut short fails at that deadline, and the authorizer then fails the
+    /// authorization with its time budget. Without an authorization running, the runner as
+    /// it is.
+    pub fn exchange_http(&self) -> AuthHttp {
+        let http = self.http.clone();
+        match self.authorizer.poll_timeout() {
+            Some(deadline) => {
+                let left = deadline.saturating_since(self.now());
+                if left < http.exchange_timeout() {
+                    http.timeout(left)
+                } else {
+                    http
+                }
+            }
+            None => http,
+        }
+    }
+
     /// The embedder's hook (it opens the user agent and keeps the credentials).
     pub fn hook(&self) -> SharedHook {
         self.hook.clone()
@@ -571,7 +593,7 @@ impl Authorization {
         loop {
             match self.next_step() {
                 AuthStep::Send(req) => {
-                    let result = self.http.send(&req);
+                    let result = self.exchange_http().send(&req);
                     self.response(&req, result);
                 }
                 AuthStep::OpenUserAgent(url) => {
