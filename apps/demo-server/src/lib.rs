@@ -65,7 +65,7 @@ pub enum ResponseMode {
 }
 
 /// The server's options. Start from [`Options::default`] and change what matters.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// Where to listen; default `127.0.0.1:0`. Only loopback addresses are accepted.
     pub addr: SocketAddr,
@@ -93,6 +93,29 @@ pub struct Options {
     /// Whether connections are kept alive between requests; when false every answer carries
     /// `Connection: close`. Default true.
     pub keep_alive: bool,
+}
+
+/// Every option, the bearer token redacted.
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("addr", &self.addr)
+            .field("eras", &self.eras)
+            .field("response_mode", &self.response_mode)
+            .field("page_size", &self.page_size)
+            .field("filler_tools", &self.filler_tools)
+            .field("filler_schema_bytes", &self.filler_schema_bytes)
+            .field("big_text_bytes", &self.big_text_bytes)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("worker_threads", &self.worker_threads)
+            .field("backlog", &self.backlog)
+            .field("broken_tools", &self.broken_tools)
+            .field("keep_alive", &self.keep_alive)
+            .finish()
+    }
 }
 
 impl Default for Options {
