@@ -332,3 +332,20 @@ impl std::fmt::Debug for DemoServer {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bearer token every request must carry is a credential: the options' `Debug` output
+    /// says one is set, never what it is.
+    #[test]
+    fn the_options_debug_never_shows_the_bearer_token() {
+        let o = Options::default().bearer_token("demo-SECRET-token");
+        for text in [format!("{o:?}"), format!("{o:#?}")] {
+            assert!(text.contains("bearer_token: Some("), "{text}");
+            assert!(!text.contains("demo-SECRET-token"), "{text}");
+            assert!(text.contains("page_size"), "{text}");
+        }
+    }
+}
