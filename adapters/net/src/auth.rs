@@ -329,7 +329,8 @@ pub fn lock_hook(hook: &SharedHook) -> MutexGuard<'_, Box<dyn AuthHook>> {
 }
 
 /// What an authorization needs next from whoever drives it ([`Authorization::next_step`]).
-#[derive(Debug)]
+/// Its `Debug` output redacts the secrets of the user agent's URL (`state`, the code
+/// challenge…); a request redacts its own.
 #[non_exhaustive]
 pub enum AuthStep {
     /// Send this request ([`AuthHttp::send`], or the same exchange run asynchronously with
@@ -340,6 +341,19 @@ pub enum AuthStep {
     OpenUserAgent(String),
     /// The authorization ended: a token is held ([`Authorization::bearer`]), or why not.
     Done(Result<(), AuthorizeError>),
+}
+
+impl std::fmt::Debug for AuthStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthStep::Send(req) => f.debug_tuple("Send").field(req).finish(),
+            AuthStep::OpenUserAgent(url) => f
+                .debug_tuple("OpenUserAgent")
+                .field(&mcp_sansio::auth::redact::url(url))
+                .finish(),
+            AuthStep::Done(result) => f.debug_tuple("Done").field(result).finish(),
+        }
+    }
 }
 
 /// An [`Authorizer`] with its runner and hook. [`Authorization::authorize`] and
@@ -762,5 +776,27 @@ fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {
         Purpose::Refresh => "token refresh",
         Purpose::TokenExchange => "token exchange at the identity provider",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 6749 §10.12, RFC 7636 §4.4: the user agent's URL carries `state` and the code
+    /// challenge; the step's `Debug` output shows neither.
+    #[test]
+    fn the_user_agent_step_prints_without_state_and_code_challenge() {
+        let step = AuthStep::OpenUserAgent(
+            "https://auth.example/a?response_type=code&state=STATE-SECRET-1&code_challenge=CHALLENGE-SECRET-2&code_challenge_method=S256".into(),
+        );
+        for text in [format!("{step:?}"), format!("{step:#?}")] {
+            assert!(
+                text.contains("OpenUserAgent") && text.contains("auth.example/a"),
+                "{text}"
+            );
+            assert!(!text.contains("STATE-SECRET-1"), "{text}");
+            assert!(!text.contains("CHALLENGE-SECRET-2"), "{text}");
+        }
     }
 }
