@@ -111,9 +111,56 @@ fn an_h2_socket_never_shows_the_credentials_of_its_work_items() {
     let mut conn = Connection::new(config()).unwrap();
     conn.connect(Instant::ZERO);
     socket.add(conn);
-    // The socket takes the request (waiting for a stream, or opened as one).
-    while socket.poll_transmit(Instant::ZERO).is_some() {}
+    // The socket takes the request and opens its stream: its HEADERS (the token an HPACK
+    // literal) are queued, not yet taken.
+    assert!(socket.poll_fresh().is_none());
     no_secret("H2Socket", &socket, &[BEARER, API_KEY]);
+    // Not even as a list of octets.
+    let octets = format!("{:?}", BEARER.as_bytes());
+    let octets = octets.trim_start_matches('[').trim_end_matches(']');
+    no_secret("H2Socket", &socket, &[octets]);
+    let mut written = Vec::new();
+    while let Some(bytes) = socket.poll_transmit(Instant::ZERO) {
+        written.extend(bytes);
+    }
+    assert!(
+        written
+            .windows(BEARER.len())
+            .any(|w| w == BEARER.as_bytes()),
+        "the request went out with its token"
+    );
+}
+
+/// A HEADERS frame's fragment (HPACK, here a literal `authorization`) and a DATA frame's
+/// payload are shown by their length.
+#[test]
+fn a_frame_shows_its_header_block_and_data_by_length() {
+    use mcp_sansio::h2::hpack::Encoder;
+    use mcp_sansio::h2::Frame;
+    let auth = format!("Bearer {BEARER}");
+    let mut fragment = Vec::new();
+    Encoder::new().encode([(&b"authorization"[..], auth.as_bytes())], &mut fragment);
+    let headers = Frame::Headers {
+        stream_id: 1,
+        end_stream: false,
+        end_headers: true,
+        priority: None,
+        fragment: fragment.clone(),
+        pad_len: None,
+    };
+    let octets = format!("{:?}", BEARER.as_bytes());
+    let octets = octets.trim_start_matches('[').trim_end_matches(']');
+    no_secret("Headers", &headers, &[BEARER, octets]);
+    assert!(format!("{headers:?}").contains(&format!("<{} octets>", fragment.len())));
+    let data = Frame::Data {
+        stream_id: 1,
+        end_stream: true,
+        data: format!(r#"{{"refresh_token":"{REFRESH}"}}"#).into_bytes(),
+        pad_len: None,
+    };
+    let octets = format!("{:?}", REFRESH.as_bytes());
+    let octets = octets.trim_start_matches('[').trim_end_matches(']');
+    no_secret("Data", &data, &[REFRESH, octets]);
 }
 
 #[test]

@@ -338,7 +338,9 @@ impl Allowance {
 }
 
 /// A sans-IO HTTP/2 client connection. See the module docs.
-#[derive(Debug)]
+///
+/// Its `Debug` output shows its state and allowances, never the octets queued for the server
+/// (HPACK literals of `authorization`, request bodies) nor the header tables.
 pub struct ClientConnection {
     config: H2Config,
     frames: FrameDecoder,
@@ -375,6 +377,28 @@ pub struct ClientConnection {
     unknown_frames: Allowance,
     goaway: Option<(u32, Reason)>,
     error: Option<H2Error>,
+}
+
+impl core::fmt::Debug for ClientConnection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ClientConnection")
+            .field("config", &self.config)
+            .field("streams", &self.streams.len())
+            .field("next_stream_id", &self.next_stream_id)
+            .field("out_len", &self.out.len())
+            .field("events", &self.events.len())
+            .field("socket", &self.socket)
+            .field("socket_charged", &self.socket_charged)
+            .field("window_updates_owed", &self.window_updates_owed)
+            .field("got_settings", &self.got_settings)
+            .field("peer_max_streams", &self.peer_max_streams)
+            .field("peer_initial_window", &self.peer_initial_window)
+            .field("conn_recv_window", &self.conn_recv_window)
+            .field("conn_send_window", &self.conn_send_window)
+            .field("goaway", &self.goaway)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClientConnection {
