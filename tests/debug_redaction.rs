@@ -131,6 +131,45 @@ fn an_h2_socket_never_shows_the_credentials_of_its_work_items() {
     );
 }
 
+/// An HTTP/2 connection with a stream just opened holds its HEADERS (the token an HPACK literal)
+/// and its body, queued for the socket: its Debug shows neither.
+#[test]
+fn an_h2_connection_never_shows_the_octets_it_queued() {
+    use mcp_sansio::h2::ClientConnection;
+    use mcp_sansio::Scheme;
+    let mut c = ClientConnection::new(Instant::ZERO, H2Config::default());
+    let mut r = request();
+    r.headers[0].1 = format!("Bearer {BEARER}");
+    c.open_stream(Scheme::Https, &r, 1 << 20).unwrap();
+    let octets = |s: &str| {
+        let list = format!("{:?}", s.as_bytes());
+        list.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned()
+    };
+    no_secret(
+        "ClientConnection",
+        &c,
+        &[
+            BEARER,
+            &octets(BEARER),
+            REFRESH,
+            &octets(REFRESH),
+            DPOP_PROOF,
+        ],
+    );
+    let mut written = Vec::new();
+    while let Some(bytes) = c.poll_transmit() {
+        written.extend(bytes);
+    }
+    assert!(
+        written
+            .windows(BEARER.len())
+            .any(|w| w == BEARER.as_bytes()),
+        "the request went out with its token"
+    );
+}
+
 /// A HEADERS frame's fragment (HPACK, here a literal `authorization`) and a DATA frame's
 /// payload are shown by their length.
 #[test]
