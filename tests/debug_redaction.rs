@@ -87,6 +87,18 @@ fn a_config_never_shows_its_bearer_token() {
     assert!(format!("{c:?}").contains("mcp.example.com"));
 }
 
+/// An MCP server's URL may carry a key in its query; the endpoint's Debug hides it.
+#[test]
+fn an_endpoint_redacts_the_secrets_of_its_query() {
+    let e = mcp_sansio::Endpoint::parse(&format!(
+        "https://mcp.example.com/mcp?api_key={API_KEY}&page=2"
+    ))
+    .unwrap();
+    assert!(e.target().contains(API_KEY));
+    no_secret("Endpoint", &e, &[API_KEY]);
+    assert!(format!("{e:?}").contains("page=2"));
+}
+
 #[test]
 fn a_connection_and_its_transmits_never_show_the_bearer_token() {
     let mut conn = Connection::new(config()).unwrap();
