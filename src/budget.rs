@@ -41,8 +41,9 @@ pub enum Budget {
     CloseTime,
     /// Raw bytes an HTTP/2 socket receives that no stream owns (stream-0 frames, frames for
     /// streams already closed or reset), across every work item sharing the socket: an allowance
-    /// of this many bytes that each completed stream refills by 1/256 of it (plus 32 bytes per
-    /// DATA frame of its request body), never above the limit.
+    /// of this many bytes that each completed stream refills by 1/256 of it (plus the
+    /// WINDOW_UPDATE bytes it paid for: at most 32 per DATA frame of the request body, never
+    /// more than the WINDOW_UPDATE bytes charged), never above the limit.
     H2SocketBytes,
     /// Content blocks one call result keeps. Not configured on its own: one block per
     /// [`CONTENT_BLOCK_BYTES`] of the byte budget (see [`Budgets::content_blocks`]).

@@ -67,7 +67,10 @@ impl Default for ClientInfo {
 }
 
 /// Everything a connection needs before it starts.
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` output never shows the bearer token (only whether one is set) nor a secret
+/// parameter of the endpoint's query.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Config {
     /// The server's endpoint.
@@ -101,6 +104,30 @@ pub struct Config {
     pub input_hook: bool,
     /// Which tool names a listing accepts; others are refused entries of the catalog.
     pub tool_names: crate::list::ToolNameRule,
+}
+
+impl core::fmt::Debug for Config {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use crate::auth::redact;
+        let endpoint = redact::url(&format!(
+            "{}{}",
+            self.endpoint.origin(),
+            self.endpoint.target()
+        ));
+        f.debug_struct("Config")
+            .field("endpoint", &endpoint)
+            .field("bearer_token", &redact::debug_secret(&self.bearer_token))
+            .field("dpop", &self.dpop)
+            .field("client_info", &self.client_info)
+            .field("budgets", &self.budgets)
+            .field("modern_versions", &self.modern_versions)
+            .field("legacy_versions", &self.legacy_versions)
+            .field("era_hint", &self.era_hint)
+            .field("client_capabilities", &self.client_capabilities)
+            .field("input_hook", &self.input_hook)
+            .field("tool_names", &self.tool_names)
+            .finish()
+    }
 }
 
 impl Config {

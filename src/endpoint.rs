@@ -108,7 +108,10 @@ pub enum EndpointError {
 ///   consist of characters that RFC 3986 allows there, with well-formed `%HH` escapes;
 /// - the fragment is dropped;
 /// - whitespace, control characters and non-ASCII characters are refused anywhere.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// Its `Debug` output redacts the secret parameters of the target's query (`api_key`,
+/// `token`…, [`redact::url`](crate::auth::redact::url)).
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Endpoint {
     scheme: Scheme,
     /// The authority exactly as written (no userinfo by construction).
@@ -119,6 +122,19 @@ pub struct Endpoint {
     ipv6: Option<Ipv6Addr>,
     port: u16,
     target: String,
+}
+
+impl core::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("scheme", &self.scheme)
+            .field("authority", &self.authority)
+            .field("host", &self.host)
+            .field("ipv6", &self.ipv6)
+            .field("port", &self.port)
+            .field("target", &crate::auth::redact::url(&self.target))
+            .finish()
+    }
 }
 
 impl Endpoint {

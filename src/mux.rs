@@ -125,7 +125,6 @@ struct Route {
 /// assert!(!socket.is_closed()); // the socket serves the next exchange
 /// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct H2Socket {
     conn: ClientConnection,
     scheme: Scheme,
@@ -141,6 +140,23 @@ pub struct H2Socket {
     /// The requests that opened a stream, kept for [`poll_opened`](Self::poll_opened) when
     /// [`report_opened`](Self::report_opened) asked for them (`None`: dropped).
     opened: Option<VecDeque<(WorkId, StreamId, Transmit)>>,
+}
+
+/// The socket's HTTP/2 connection and its work items, never a credential: each
+/// [`Connection`] and [`Transmit`] redacts its own.
+impl core::fmt::Debug for H2Socket {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("H2Socket")
+            .field("conn", &self.conn)
+            .field("scheme", &self.scheme)
+            .field("items", &self.items)
+            .field("waiting", &self.waiting)
+            .field("fresh", &self.fresh)
+            .field("events", &self.events.len())
+            .field("used", &self.used)
+            .field("opened", &self.opened)
+            .finish_non_exhaustive()
+    }
 }
 
 impl H2Socket {

@@ -43,7 +43,11 @@ impl Method {
 }
 
 /// A protocol-neutral HTTP request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` output redacts the credentials of its header fields (`Authorization`,
+/// `Proxy-Authorization`, `DPoP`, `Cookie`, [`redact::header`](crate::auth::redact::header)) and
+/// secret parameters of its path's query, and shows the body's length only.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Request {
     /// The method.
     pub method: Method,
@@ -58,6 +62,19 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+impl core::fmt::Debug for Request {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use crate::auth::redact;
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("authority", &self.authority)
+            .field("path", &redact::url(&self.path))
+            .field("headers", &redact::debug_headers(&self.headers))
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
 impl Request {
     /// Checks the request by the rules every wire shares (no CR, LF or NUL in a field, a valid
     /// authority and path, names that are tokens): a request that passes can be encoded on
@@ -68,7 +85,10 @@ impl Request {
 }
 
 /// The head of a final (non-1xx) response, whatever the wire.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` output redacts secret header values (`Set-Cookie`…,
+/// [`redact::header`](crate::auth::redact::header)).
+#[derive(Clone, PartialEq, Eq)]
 pub struct ResponseHead {
     /// The status code, `200..=599`.
     pub status: u16,
@@ -81,6 +101,20 @@ pub struct ResponseHead {
     /// `Content-Length` or chunked framing): such a response never leaves a reusable socket.
     /// Never over HTTP/2, where the end of a stream marks the end.
     pub close_delimited: bool,
+}
+
+impl core::fmt::Debug for ResponseHead {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ResponseHead")
+            .field("status", &self.status)
+            .field(
+                "headers",
+                &crate::auth::redact::debug_headers(&self.headers),
+            )
+            .field("content_length", &self.content_length)
+            .field("close_delimited", &self.close_delimited)
+            .finish()
+    }
 }
 
 impl ResponseHead {

@@ -780,7 +780,8 @@ fn one_exchange(c: &mut ClientConnection, s: &mut Server) -> Vec<u8> {
 }
 
 /// The ledger of octets no stream owns is an allowance: a completed stream gives back
-/// `socket_refill` octets plus 32 per DATA frame of its request body, never above `socket_bytes`.
+/// `socket_refill` octets plus the WINDOW_UPDATE octets the ledger paid (at most 32 per DATA
+/// frame of its request body), never above `socket_bytes`.
 #[test]
 fn the_socket_ledger_refills_by_its_share_as_streams_complete() {
     let mut config = H2Config::default();
@@ -794,20 +795,35 @@ fn the_socket_ledger_refills_by_its_share_as_streams_complete() {
     }
     s.read(&mut c);
     assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17);
-    // A completed stream whose request went in one DATA frame: 100 + 32 back.
+    // A completed stream whose request went in one DATA frame, with no WINDOW_UPDATE charged to
+    // the socket: 100 back.
     let answer = one_exchange(&mut c, &mut s);
     c.handle_bytes(T0, &answer).unwrap();
     assert!(matches!(
         events(&mut c).last(),
         Some(StreamEvent::End { .. })
     ));
-    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 132);
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 100);
+    // The connection's WINDOW_UPDATE for that frame (13 octets) is charged, and given back by
+    // the next completed stream (at most 32 per DATA frame of its body).
+    c.handle_bytes(
+        T0,
+        &enc(Frame::WindowUpdate {
+            stream_id: 0,
+            increment: 40,
+        }),
+    )
+    .unwrap();
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 100 - 13);
+    let answer = one_exchange(&mut c, &mut s);
+    c.handle_bytes(T0, &answer).unwrap();
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 200);
     // A stream that fails or is cancelled gives nothing back.
     let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
     s.read(&mut c);
     c.cancel(id);
     s.read(&mut c);
-    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 132);
+    assert_eq!(c.socket_bytes_left(), 1000 - 24 - 40 * 17 + 200);
     // Never above its capacity.
     for _ in 0..10 {
         let answer = one_exchange(&mut c, &mut s);
@@ -816,7 +832,7 @@ fn the_socket_ledger_refills_by_its_share_as_streams_complete() {
     assert_eq!(c.socket_bytes_left(), 1000);
     assert_eq!(c.error(), None);
     // All charged, refills aside.
-    assert_eq!(c.socket_bytes_used(), 24 + 40 * 17);
+    assert_eq!(c.socket_bytes_used(), 24 + 40 * 17 + 13);
 }
 
 /// A server that never completes a stream cannot live on the refill: PINGs dripped one per
@@ -862,15 +878,16 @@ fn a_slow_drip_that_does_no_useful_work_still_ends_at_the_socket_ledger() {
 fn a_drip_just_under_the_refill_is_bounded_per_completed_stream_and_one_over_it_ends() {
     let mut config = H2Config::default();
     config.socket_bytes = 1000;
-    config.socket_refill = 100;
-    // Each completed stream gives back 100 + 32 (one DATA frame of body). The server gives the
-    // connection window back (13 octets) and adds 7 PINGs (119 octets): exactly the share. With
-    // 8 PINGs it is 17 octets over.
+    config.socket_refill = 102;
+    // Each completed stream gives back 102, and the connection's WINDOW_UPDATE (13 octets) the
+    // server sends after each answer is given back by the next one (one DATA frame of body:
+    // up to 32). The server adds 6 PINGs (102 octets): exactly the share. With 7 PINGs it is 17
+    // octets over.
     let window_back = enc(Frame::WindowUpdate {
         stream_id: 0,
         increment: request().body.len() as u32,
     });
-    for (pings, lives) in [(7u64, true), (8, false)] {
+    for (pings, lives) in [(6u64, true), (7, false)] {
         let (mut c, mut s) = ready(config.clone());
         let mut completed = 0u64;
         let mut result = Ok(());
@@ -890,7 +907,8 @@ fn a_drip_just_under_the_refill_is_bounded_per_completed_stream_and_one_over_it_
                 Some(StreamEvent::End { .. })
             ));
             completed += 1;
-            assert!(c.socket_bytes_used() <= 1000 + completed * 132);
+            // Octets no stream owns, WINDOW_UPDATEs aside: within the figure and the shares.
+            assert!(c.socket_bytes_used() - completed * 13 <= 1000 + completed * 102);
         }
         if lives {
             assert_eq!(result, Ok(()));
@@ -905,9 +923,102 @@ fn a_drip_just_under_the_refill_is_bounded_per_completed_stream_and_one_over_it_
             );
             // 17 octets over per answer: the 976 octets left after SETTINGS last 57 answers.
             assert!(completed <= 1000 / 17, "{completed}");
-            assert!(completed >= (1000 - 24 - 149) / 17, "{completed}");
+            assert!(completed >= (1000 - 24 - 132) / 17, "{completed}");
         }
     }
+}
+
+/// A server granting 1-octet stream windows makes the client send its body one octet per DATA
+/// frame; the window credit of a completed stream (at most 32 octets per DATA frame) gives back
+/// only the WINDOW_UPDATE octets the socket's allowance actually paid, so those frames earn
+/// nothing beyond them: the allowance gets `socket_refill` back plus the connection
+/// WINDOW_UPDATEs it was charged, not 32 × the body, and a PING drip after it still ends at
+/// what is left.
+#[test]
+fn one_octet_windows_do_not_inflate_the_socket_allowance_and_a_drip_still_ends() {
+    let mut config = H2Config::default();
+    config.socket_bytes = 1000;
+    config.socket_refill = 100;
+    let mut c = ClientConnection::new(T0, config);
+    let mut s = Server::new();
+    // MAX_CONCURRENT_STREAMS 100, INITIAL_WINDOW_SIZE 1: 21 octets, and the ACK: 9.
+    let mut input = settings(&[(3, 100), (4, 1)]);
+    input.extend(settings_ack());
+    c.handle_bytes(T0, &input).unwrap();
+    s.read(&mut c);
+    // The server spends most of the allowance: 40 PINGs.
+    for i in 0..40 {
+        c.handle_bytes(T0, &ping(i)).unwrap();
+    }
+    s.read(&mut c);
+    let spent = 1000 - 30 - 40 * 17;
+    assert_eq!(c.socket_bytes_left(), spent);
+    let mut r = request();
+    r.body = vec![b'b'; 200];
+    let StreamId(id) = c.open_stream(Scheme::Https, &r, 1 << 20).unwrap();
+    // One octet at a time: a stream WINDOW_UPDATE of 1 (the stream's own charge) for each DATA
+    // frame, and a connection WINDOW_UPDATE (the socket's) for every tenth.
+    let mut frames = 0u64;
+    let mut connection_updates = 0u64;
+    loop {
+        let sent: Vec<usize> = s
+            .read(&mut c)
+            .into_iter()
+            .filter_map(|f| match f {
+                Frame::Data { data, .. } => Some(data.len()),
+                _ => None,
+            })
+            .collect();
+        assert!(sent.iter().all(|&n| n == 1), "{sent:?}");
+        frames += sent.len() as u64;
+        if frames == 200 {
+            break;
+        }
+        assert_eq!(sent.len(), 1, "one octet per window");
+        let mut grant = enc(Frame::WindowUpdate {
+            stream_id: id,
+            increment: 1,
+        });
+        if frames % 10 == 0 {
+            grant.extend(enc(Frame::WindowUpdate {
+                stream_id: 0,
+                increment: 10,
+            }));
+            connection_updates += 1;
+        }
+        c.handle_bytes(T0, &grant).unwrap();
+    }
+    assert_eq!(connection_updates, 19);
+    let charged = connection_updates * 13;
+    assert_eq!(c.socket_bytes_left(), spent - charged);
+    // The answer completes the stream: 100 back, and the 19 connection WINDOW_UPDATEs (247
+    // octets), not 32 × 200 (which would fill the allowance).
+    let mut answer = s.headers(id, &[(":status", "200")], false);
+    answer.extend(data(id, b"{}", true));
+    c.handle_bytes(T0, &answer).unwrap();
+    assert!(matches!(
+        events(&mut c).last(),
+        Some(StreamEvent::End { .. })
+    ));
+    let left = spent + 100;
+    assert_eq!(c.socket_bytes_left(), left);
+    // A PING drip, one a second, ends at what is left.
+    let mut now = T0;
+    let mut dripped = 0u64;
+    let err = loop {
+        now = now + Duration::from_secs(1);
+        match c.handle_bytes(now, &ping(dripped)) {
+            Ok(()) => dripped += 1,
+            Err(e) => break e,
+        }
+        s.read(&mut c);
+        assert!(dripped < 1000, "the drip is never ended");
+    };
+    assert_eq!(dripped, left / 17);
+    assert_eq!(
+        err,
+        H2Error::Budget(BudgetExceeded::new(Budget::H2SocketBytes, 1000))
+    );
 }
 
 /// The counts of empty DATA, PRIORITY and unknown-type frames are allowances of 100 that get one

@@ -220,6 +220,28 @@ pub fn header(name: &str, value: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Header fields as a `Debug` output shows them: each value redacted by its name ([`header`]),
+/// as lossy UTF-8. What every hand-written `Debug` of a type holding header fields prints.
+pub fn debug_headers<V: AsRef<[u8]>>(headers: &[(String, V)]) -> Vec<(&str, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            let value = header(n, v.as_ref());
+            (n.as_str(), String::from_utf8_lossy(&value).into_owned())
+        })
+        .collect()
+}
+
+/// A secret string as a `Debug` output shows it: `""` when empty (nothing is held),
+/// [`REDACTED`] otherwise.
+pub fn debug_secret(value: &str) -> &'static str {
+    if value.is_empty() {
+        ""
+    } else {
+        REDACTED
+    }
+}
+
 /// A request or response body redacted by its content type: a form body
 /// (`application/x-www-form-urlencoded`) as a form ([`form`]), anything else that parses as
 /// JSON as JSON ([`json`]); another non-empty body is shown as `<N bytes>`, never verbatim,

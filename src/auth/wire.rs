@@ -81,17 +81,7 @@ impl AuthRequest {
 
 impl core::fmt::Debug for AuthRequest {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let headers: Vec<(&str, &str)> = self
-            .headers
-            .iter()
-            .map(|(n, v)| {
-                if n.eq_ignore_ascii_case("authorization") || n.eq_ignore_ascii_case("dpop") {
-                    (n.as_str(), "<redacted>")
-                } else {
-                    (n.as_str(), v.as_str())
-                }
-            })
-            .collect();
+        let headers = crate::auth::redact::debug_headers(&self.headers);
         f.debug_struct("AuthRequest")
             .field("id", &self.id)
             .field("purpose", &self.purpose)
@@ -104,7 +94,10 @@ impl core::fmt::Debug for AuthRequest {
 }
 
 /// The adapter's answer to an [`AuthRequest`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// Its `Debug` output shows the body's length only (a token response's body holds the tokens)
+/// and redacts secret header values ([`redact::header`](crate::auth::redact::header)).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct AuthResponse {
     /// The HTTP status.
     pub status: u16,
@@ -112,6 +105,19 @@ pub struct AuthResponse {
     pub headers: Vec<(String, Vec<u8>)>,
     /// The body, at most [`AuthRequest::max_response_bytes`].
     pub body: Vec<u8>,
+}
+
+impl core::fmt::Debug for AuthResponse {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AuthResponse")
+            .field("status", &self.status)
+            .field(
+                "headers",
+                &crate::auth::redact::debug_headers(&self.headers),
+            )
+            .field("body_len", &self.body.len())
+            .finish()
+    }
 }
 
 impl AuthResponse {

@@ -119,8 +119,9 @@ pub const DRAIN_BYTES: u64 = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ExchangeId(pub u64);
 
-/// A request to send for one exchange.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A request to send for one exchange. Its `Debug` output is its request's, credentials
+/// redacted (see [`Request`]).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Transmit {
     /// The exchange the request belongs to; its response is fed back under this id.
     pub exchange: ExchangeId,
@@ -130,6 +131,16 @@ pub struct Transmit {
     pub request: Request,
     /// The request MUST go on a newly opened socket, not a pooled one.
     pub fresh_socket: bool,
+}
+
+impl core::fmt::Debug for Transmit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Transmit")
+            .field("exchange", &self.exchange)
+            .field("request", &self.request)
+            .field("fresh_socket", &self.fresh_socket)
+            .finish()
+    }
 }
 
 /// The operations a connection runs.
@@ -407,7 +418,6 @@ impl Deadline {
 /// [`state`](Self::state) names the state the connection is in.
 ///
 #[doc = include_str!("transitions.md")]
-#[derive(Debug)]
 pub struct Connection {
     config: Config,
     ledger: ByteLedger,
@@ -443,6 +453,26 @@ pub struct Connection {
     dpop_nonce: Option<String>,
     /// DPoP proofs made so far (each `jti` is derived from the binding's seed and this count).
     dpop_proofs: u64,
+}
+
+/// The state and what is queued, never a credential: the configuration's own `Debug` redacts
+/// its token, the requests queued theirs (see [`Request`]), and the exchanges (request bodies,
+/// responses in flight) are counted, not shown.
+impl core::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Connection")
+            .field("config", &self.config)
+            .field("machine", &self.machine)
+            .field("session", &self.session)
+            .field("exchanges", &self.exchanges.len())
+            .field("transmits", &self.transmits)
+            .field("events", &self.events.len())
+            .field("next_id", &self.next_id)
+            .field("gets_sent", &self.gets_sent)
+            .field("header_mismatches", &self.header_mismatches)
+            .field("dpop_proofs", &self.dpop_proofs)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The recoveries an operation may make once each; reset when an operation starts.

@@ -148,7 +148,7 @@ pub struct Priority {
 }
 
 /// One frame.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Frame {
     /// DATA.
@@ -254,6 +254,130 @@ pub enum Frame {
         /// The payload.
         payload: Vec<u8>,
     },
+}
+
+/// An octet string a `Debug` output shows by its length only.
+struct Octets(usize);
+
+impl core::fmt::Debug for Octets {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "<{} octets>", self.0)
+    }
+}
+
+/// Payloads that may carry a credential — a header block fragment (HPACK literals such as
+/// `authorization`), DATA (a request body), GOAWAY's debug data — are shown by their length
+/// only; every other field as it is.
+impl core::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Frame::Data {
+                stream_id,
+                end_stream,
+                data,
+                pad_len,
+            } => f
+                .debug_struct("Data")
+                .field("stream_id", stream_id)
+                .field("end_stream", end_stream)
+                .field("data", &Octets(data.len()))
+                .field("pad_len", pad_len)
+                .finish(),
+            Frame::Headers {
+                stream_id,
+                end_stream,
+                end_headers,
+                priority,
+                fragment,
+                pad_len,
+            } => f
+                .debug_struct("Headers")
+                .field("stream_id", stream_id)
+                .field("end_stream", end_stream)
+                .field("end_headers", end_headers)
+                .field("priority", priority)
+                .field("fragment", &Octets(fragment.len()))
+                .field("pad_len", pad_len)
+                .finish(),
+            Frame::Priority {
+                stream_id,
+                priority,
+            } => f
+                .debug_struct("Priority")
+                .field("stream_id", stream_id)
+                .field("priority", priority)
+                .finish(),
+            Frame::RstStream { stream_id, reason } => f
+                .debug_struct("RstStream")
+                .field("stream_id", stream_id)
+                .field("reason", reason)
+                .finish(),
+            Frame::Settings { ack, settings } => f
+                .debug_struct("Settings")
+                .field("ack", ack)
+                .field("settings", settings)
+                .finish(),
+            Frame::PushPromise {
+                stream_id,
+                end_headers,
+                promised_stream_id,
+                fragment,
+                pad_len,
+            } => f
+                .debug_struct("PushPromise")
+                .field("stream_id", stream_id)
+                .field("end_headers", end_headers)
+                .field("promised_stream_id", promised_stream_id)
+                .field("fragment", &Octets(fragment.len()))
+                .field("pad_len", pad_len)
+                .finish(),
+            Frame::Ping { ack, data } => f
+                .debug_struct("Ping")
+                .field("ack", ack)
+                .field("data", data)
+                .finish(),
+            Frame::GoAway {
+                last_stream_id,
+                reason,
+                debug,
+            } => f
+                .debug_struct("GoAway")
+                .field("last_stream_id", last_stream_id)
+                .field("reason", reason)
+                .field("debug", &Octets(debug.len()))
+                .finish(),
+            Frame::WindowUpdate {
+                stream_id,
+                increment,
+            } => f
+                .debug_struct("WindowUpdate")
+                .field("stream_id", stream_id)
+                .field("increment", increment)
+                .finish(),
+            Frame::Continuation {
+                stream_id,
+                end_headers,
+                fragment,
+            } => f
+                .debug_struct("Continuation")
+                .field("stream_id", stream_id)
+                .field("end_headers", end_headers)
+                .field("fragment", &Octets(fragment.len()))
+                .finish(),
+            Frame::Unknown {
+                kind,
+                flags,
+                stream_id,
+                payload,
+            } => f
+                .debug_struct("Unknown")
+                .field("kind", kind)
+                .field("flags", flags)
+                .field("stream_id", stream_id)
+                .field("payload", &Octets(payload.len()))
+                .finish(),
+        }
+    }
 }
 
 impl Frame {

@@ -18,11 +18,14 @@
 //!   GOAWAY(ENHANCE_YOUR_CALM) and fails every stream;
 //! - the per-socket ledger and frame counts are rates, not lifetime totals: each is an
 //!   allowance that starts full and gets a share back whenever a stream's response completes
-//!   (END_STREAM received): the ledger `socket_refill` octets (1/256 of it, 4 KiB) plus 32 per
-//!   DATA frame of the request body, each frame count one frame; never above its figure. So a
-//!   server's stream-less octets stay within `socket_bytes` + the shares of the streams it
-//!   completed, a server that completes nothing ends at the figure, and one whose chatter stays
-//!   within the shares keeps the socket for as long as it serves;
+//!   (END_STREAM received): the ledger `socket_refill` octets (1/256 of it, 4 KiB) plus the
+//!   WINDOW_UPDATE octets it paid for — at most 32 per DATA frame of the request body, and in
+//!   all never more than the octets of the WINDOW_UPDATE frames charged to the ledger — each
+//!   frame count one frame; never above its figure. So a server's stream-less octets other
+//!   than WINDOW_UPDATEs stay within `socket_bytes` + `socket_refill` per stream it completed
+//!   (granting tiny windows, which makes us send many DATA frames, earns nothing more), a
+//!   server that completes nothing ends at the figure, and one whose chatter stays within the
+//!   shares keeps the socket for as long as it serves;
 //! - at most one frame is held (9 + 16384 octets; a larger frame is refused from its header);
 //! - one header block: raw octets at most `header_block_bytes` (64 KiB), at most 8 CONTINUATION
 //!   frames, no other frame in between; decoded list at most 65536 octets and 128 fields, checked

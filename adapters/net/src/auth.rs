@@ -329,7 +329,8 @@ pub fn lock_hook(hook: &SharedHook) -> MutexGuard<'_, Box<dyn AuthHook>> {
 }
 
 /// What an authorization needs next from whoever drives it ([`Authorization::next_step`]).
-#[derive(Debug)]
+/// Its `Debug` output redacts the secrets of the user agent's URL (`state`, the code
+/// challenge…); a request redacts its own.
 #[non_exhaustive]
 pub enum AuthStep {
     /// Send this request ([`AuthHttp::send`], or the same exchange run asynchronously with
@@ -340,6 +341,19 @@ pub enum AuthStep {
     OpenUserAgent(String),
     /// The authorization ended: a token is held ([`Authorization::bearer`]), or why not.
     Done(Result<(), AuthorizeError>),
+}
+
+impl std::fmt::Debug for AuthStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthStep::Send(req) => f.debug_tuple("Send").field(req).finish(),
+            AuthStep::OpenUserAgent(url) => f
+                .debug_tuple("OpenUserAgent")
+                .field(&mcp_sansio::auth::redact::url(url))
+                .finish(),
+            AuthStep::Done(result) => f.debug_tuple("Done").field(result).finish(),
+        }
+    }
 }
 
 /// An [`Authorizer`] with its runner and hook. [`Authorization::authorize`] and
@@ -482,6 +496,28 @@ impl Authorization {
         &self.http
     }
 
+    /// The runner for the next exchange of the running authorization: [`Authorization::http`],
+    /// its deadline of one exchange cut to what the authorization's own deadline
+    /// ([`AuthLimits::time`](mcp_sansio::auth::AuthLimits::time), counted by the
+    /// [`Authorizer`]) has left. An authorization thus ends by its limit even when an exchange
+    /// stalls: an exchange cut short fails at that deadline, and the authorizer then fails the
+    /// authorization with its time budget. Without an authorization running, the runner as
+    /// it is.
+    pub fn exchange_http(&self) -> AuthHttp {
+        let http = self.http.clone();
+        match self.authorizer.poll_timeout() {
+            Some(deadline) => {
+                let left = deadline.saturating_since(self.now());
+                if left < http.exchange_timeout() {
+                    http.timeout(left)
+                } else {
+                    http
+                }
+            }
+            None => http,
+        }
+    }
+
     /// The embedder's hook (it opens the user agent and keeps the credentials).
     pub fn hook(&self) -> SharedHook {
         self.hook.clone()
@@ -571,7 +607,7 @@ impl Authorization {
         loop {
             match self.next_step() {
                 AuthStep::Send(req) => {
-                    let result = self.http.send(&req);
+                    let result = self.exchange_http().send(&req);
                     self.response(&req, result);
                 }
                 AuthStep::OpenUserAgent(url) => {
@@ -740,5 +776,27 @@ fn purpose_name(purpose: mcp_sansio::auth::Purpose) -> &'static str {
         Purpose::Refresh => "token refresh",
         Purpose::TokenExchange => "token exchange at the identity provider",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 6749 §10.12, RFC 7636 §4.4: the user agent's URL carries `state` and the code
+    /// challenge; the step's `Debug` output shows neither.
+    #[test]
+    fn the_user_agent_step_prints_without_state_and_code_challenge() {
+        let step = AuthStep::OpenUserAgent(
+            "https://auth.example/a?response_type=code&state=STATE-SECRET-1&code_challenge=CHALLENGE-SECRET-2&code_challenge_method=S256".into(),
+        );
+        for text in [format!("{step:?}"), format!("{step:#?}")] {
+            assert!(
+                text.contains("OpenUserAgent") && text.contains("auth.example/a"),
+                "{text}"
+            );
+            assert!(!text.contains("STATE-SECRET-1"), "{text}");
+            assert!(!text.contains("CHALLENGE-SECRET-2"), "{text}");
+        }
     }
 }

@@ -65,12 +65,14 @@ pub trait AuthRuntime {
 }
 
 /// Drives the authorization `auth` started to its end: every request through
-/// [`AuthRuntime::send`], the user agent through [`AuthRuntime::open_user_agent`].
+/// [`AuthRuntime::send`] with [`Authorization::exchange_http`] (so no exchange outlives the
+/// authorization's own deadline), the user agent through [`AuthRuntime::open_user_agent`].
 pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), AuthorizeError> {
     loop {
         match auth.next_step() {
             AuthStep::Send(req) => {
-                let http = auth.http().clone();
+                // Within the exchange's deadline and what the authorization's own has left.
+                let http = auth.exchange_http();
                 let result = R::send(&http, &req).await;
                 auth.response(&req, result);
             }

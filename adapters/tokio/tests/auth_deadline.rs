@@ -40,6 +40,17 @@ impl AuthHook for NoBrowser {
 /// Connects an `AuthSession` to an MCP endpoint whose 401 names `server`'s metadata URL; the
 /// error and how long it took, or `None` if it was still running long after the deadline.
 fn connect_against(server: &Trickler, root: Option<&[u8]>) -> Option<(AuthSessionError, Duration)> {
+    connect_with(server, root, DEADLINE, None)
+}
+
+/// [`connect_against`], each exchange ending at `exchange`, the authorization's own deadline
+/// (`AuthLimits::time`) `time` (the default without).
+fn connect_with(
+    server: &Trickler,
+    root: Option<&[u8]>,
+    exchange: Duration,
+    time: Option<Duration>,
+) -> Option<(AuthSessionError, Duration)> {
     let challenger = Challenger::start(server.metadata_url());
     let tls = match root {
         Some(der) => {
@@ -51,7 +62,7 @@ fn connect_against(server: &Trickler, root: Option<&[u8]>) -> Option<(AuthSessio
         }
         None => mcp_sansio_net::client_config(),
     };
-    let http = AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(DEADLINE);
+    let http = AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(exchange);
     let mut c = AuthConfig::new(
         challenger.url(),
         ClientSettings::new("tests", "http://127.0.0.1:9/callback"),
@@ -59,6 +70,9 @@ fn connect_against(server: &Trickler, root: Option<&[u8]>) -> Option<(AuthSessio
     c.policy = UrlPolicy {
         allow_loopback_http: true,
     };
+    if let Some(time) = time {
+        c.limits.time = time;
+    }
     let auth = Authorization::new(c, http, Box::new(NoBrowser)).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -104,4 +118,14 @@ fn a_metadata_url_trickling_its_body_ends_the_auth_session_within_the_deadline()
         key,
     });
     check(connect_against(&server, Some(&cert)), &server);
+}
+
+/// The authorization's own deadline (`AuthLimits::time`) bounds each of its exchanges too: with
+/// an exchange deadline of a minute and an authorization limit of one second, a metadata URL
+/// that trickles its TLS handshake ends the session by the second.
+#[test]
+fn a_stalled_exchange_ends_the_auth_session_by_the_authorization_limit() {
+    let server = Trickler::start(Trickle::Handshake);
+    let long = Duration::from_secs(60);
+    check(connect_with(&server, None, long, Some(DEADLINE)), &server);
 }

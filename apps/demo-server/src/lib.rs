@@ -65,7 +65,7 @@ pub enum ResponseMode {
 }
 
 /// The server's options. Start from [`Options::default`] and change what matters.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// Where to listen; default `127.0.0.1:0`. Only loopback addresses are accepted.
     pub addr: SocketAddr,
@@ -93,6 +93,29 @@ pub struct Options {
     /// Whether connections are kept alive between requests; when false every answer carries
     /// `Connection: close`. Default true.
     pub keep_alive: bool,
+}
+
+/// Every option, the bearer token redacted.
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("addr", &self.addr)
+            .field("eras", &self.eras)
+            .field("response_mode", &self.response_mode)
+            .field("page_size", &self.page_size)
+            .field("filler_tools", &self.filler_tools)
+            .field("filler_schema_bytes", &self.filler_schema_bytes)
+            .field("big_text_bytes", &self.big_text_bytes)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("worker_threads", &self.worker_threads)
+            .field("backlog", &self.backlog)
+            .field("broken_tools", &self.broken_tools)
+            .field("keep_alive", &self.keep_alive)
+            .finish()
+    }
 }
 
 impl Default for Options {
@@ -307,5 +330,22 @@ impl std::fmt::Debug for DemoServer {
         f.debug_struct("DemoServer")
             .field("addr", &self.addr)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bearer token every request must carry is a credential: the options' `Debug` output
+    /// says one is set, never what it is.
+    #[test]
+    fn the_options_debug_never_shows_the_bearer_token() {
+        let o = Options::default().bearer_token("demo-SECRET-token");
+        for text in [format!("{o:?}"), format!("{o:#?}")] {
+            assert!(text.contains("bearer_token: Some("), "{text}");
+            assert!(!text.contains("demo-SECRET-token"), "{text}");
+            assert!(text.contains("page_size"), "{text}");
+        }
     }
 }

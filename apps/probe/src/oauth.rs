@@ -354,8 +354,9 @@ fn redirect_path(url: &str) -> Option<String> {
     Some(e.target().split('?').next().unwrap_or("/").to_owned())
 }
 
-/// What a connection to the callback listener brought.
-#[derive(Debug, PartialEq, Eq)]
+/// What a connection to the callback listener brought. Its `Debug` output redacts the
+/// query's secrets (the code, `state`…).
+#[derive(PartialEq, Eq)]
 pub enum Callback {
     /// The redirect to the expected path, with this query.
     Query(String),
@@ -363,6 +364,19 @@ pub enum Callback {
     OtherServer,
     /// Anything else (answered 404).
     Other,
+}
+
+impl std::fmt::Debug for Callback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Callback::Query(q) => f
+                .debug_tuple("Query")
+                .field(&mcp_sansio::auth::redact::form(q))
+                .finish(),
+            Callback::OtherServer => f.write_str("OtherServer"),
+            Callback::Other => f.write_str("Other"),
+        }
+    }
 }
 
 /// Accepts connections on `listener` until one is a `GET` of `expected` (the redirect URI's
@@ -526,6 +540,19 @@ pub fn save_store(path: &Path, store: &CredentialStore) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 6749 §4.1.2: the callback's query carries the authorization code and `state`; its
+    /// `Debug` output shows neither.
+    #[test]
+    fn a_callback_query_prints_without_its_code_and_state() {
+        let c =
+            Callback::Query("code=CODE-SECRET-1&state=STATE-SECRET-2&iss=https%3A%2F%2Fa".into());
+        for text in [format!("{c:?}"), format!("{c:#?}")] {
+            assert!(text.contains("Query") && text.contains("iss="), "{text}");
+            assert!(!text.contains("CODE-SECRET-1"), "{text}");
+            assert!(!text.contains("STATE-SECRET-2"), "{text}");
+        }
+    }
 
     #[test]
     fn the_authorization_transcript_goes_next_to_the_session_transcript() {

@@ -568,6 +568,73 @@ fn record_to_an_unwritable_path_is_a_usage_error() {
     assert_eq!(s.stats().connections_accepted, 0, "nothing was sent");
 }
 
+/// `--record FILE` never writes through a symbolic link: a link planted at FILE is refused with
+/// an error naming it, before anything is sent, and the file it points to is left as it was.
+#[cfg(unix)]
+#[test]
+fn record_refuses_a_symlink_at_file_and_leaves_its_target_untouched() {
+    let s = server();
+    let dir = std::env::temp_dir().join(format!("mcp-probe-record-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("precious");
+    std::fs::write(&target, "do not overwrite").unwrap();
+    let file = dir.join("t.transcript");
+    std::os::unix::fs::symlink(&target, &file).unwrap();
+    let o = probe(&[
+        "--allow-loopback",
+        "--record",
+        file.to_str().unwrap(),
+        "list",
+        &s.url(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "do not overwrite"
+    );
+    assert!(std::fs::symlink_metadata(&file)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(s.stats().connections_accepted, 0, "nothing was sent");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The transcript holds tool arguments and results: `--record` leaves it readable and writable
+/// by its owner only (0600), also when a file with wider permissions was there before.
+#[cfg(unix)]
+#[test]
+fn record_writes_its_file_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = server();
+    let dir = std::env::temp_dir().join(format!("mcp-probe-record-mode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fresh = dir.join("fresh.transcript");
+    let old = dir.join("old.transcript");
+    std::fs::write(&old, "an older transcript").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    for file in [&fresh, &old] {
+        let args = [
+            "--allow-loopback",
+            "--record",
+            file.to_str().unwrap(),
+            "call",
+            &s.url(),
+            "echo",
+            r#"{"text":"private"}"#,
+        ];
+        let o = probe(&args);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("private"), "{text}");
+        let mode = std::fs::metadata(file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}: {mode:o}", file.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_cold_list_uses_one_tcp_connection() {
     // Four pages of three tools: server/discover and four tools/list requests, all on the

@@ -269,3 +269,54 @@ fn record_with_oauth_records_the_authorization_too_without_a_secret() {
     Transcript::parse(&session).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--record FILE` with `--oauth` writes the authorization's transcript to `FILE.auth`, never
+/// through a symbolic link: a link planted there is refused with an error naming it, the run
+/// fails before any authorization, and the file the link points to is left as it was.
+#[cfg(unix)]
+#[test]
+fn record_refuses_a_symlink_at_file_auth_and_leaves_its_target_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = oauth::start(oauth::modern_answer);
+    let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("precious");
+    std::fs::write(&target, "do not overwrite").unwrap();
+    let record = dir.join("s.transcript");
+    std::os::unix::fs::symlink(&target, dir.join("s.transcript.auth")).unwrap();
+    let url = server.url();
+    let mut child = spawn(&[
+        "--allow-loopback",
+        "--oauth",
+        "--record",
+        record.to_str().unwrap(),
+        "list",
+        &url,
+    ]);
+    // It fails at once; a probe that went on to authorize waits for a browser: stop it.
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = finish(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("symbolic link") && stderr.contains("s.transcript.auth"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "do not overwrite"
+    );
+    assert_eq!(authorize_requests(&server), 0);
+    assert_eq!(token_requests(&server), 0);
+    // The session transcript it did create is its owner's only.
+    let mode = std::fs::metadata(&record).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

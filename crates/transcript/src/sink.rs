@@ -187,9 +187,14 @@ struct State {
 impl TranscriptFile {
     /// A sink writing to `path`. The file is created (or truncated) now, so that a path that cannot
     /// be written is reported before anything is recorded.
+    ///
+    /// On Unix every file it writes (`path` and each `path.N`) is opened race-free with
+    /// `O_NOFOLLOW`, so a symbolic link there is refused (an error naming it), never followed;
+    /// and it is made readable and writable by its owner only (mode 0600), since a transcript
+    /// holds tool arguments and results.
     pub fn create(path: impl AsRef<Path>) -> io::Result<TranscriptFile> {
         let path = path.as_ref().to_path_buf();
-        File::create(&path)?;
+        open_private(&path)?;
         Ok(TranscriptFile {
             path,
             state: Mutex::new(State::default()),
@@ -239,7 +244,7 @@ impl TranscriptSink for TranscriptFile {
             Some(i) => i,
             None => {
                 let path = self.path_of(&mut state, session);
-                match File::create(&path) {
+                match open_private(&path) {
                     Ok(f) => {
                         state.written.push(path);
                         state.open.push((session, BufWriter::new(f)));
@@ -268,6 +273,40 @@ impl TranscriptSink for TranscriptFile {
             }
         }
     }
+}
+
+/// Opens `path` for writing, created or truncated, the way a transcript file is written: it
+/// holds tool arguments and results, so on Unix
+/// - a symbolic link at `path` is refused, never followed: the file is opened with
+///   `O_NOFOLLOW`, so the check and the open are one step (no window for a link to appear in
+///   between); the error names the link;
+/// - the file is readable and writable by its owner only (mode 0600): a new file is created
+///   with it, and an existing one gets it through the open file before anything is written.
+fn open_private(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        let file = options.open(path).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} is a symbolic link: a transcript is not written through one",
+                        path.display()
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    options.open(path)
 }
 
 #[cfg(test)]

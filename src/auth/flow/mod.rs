@@ -199,7 +199,11 @@ pub fn resource_key(server: &Endpoint) -> String {
 }
 
 /// What an [`Authorizer`] tells its caller.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` output redacts the secret parameters of the user agent's URL (`state`, the
+/// code challenge…, [`redact::url`](crate::auth::redact::url)); the pending authorization
+/// redacts its own.
+#[derive(Clone, PartialEq, Eq)]
 pub enum AuthEvent {
     /// Open `url` in a user agent; its redirect's query goes to [`Authorizer::handle_callback`].
     /// `pending` can be persisted and given back with [`Authorizer::resume`].
@@ -218,6 +222,24 @@ pub enum AuthEvent {
     },
     /// The authorization failed.
     Failed(AuthError),
+}
+
+impl core::fmt::Debug for AuthEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            AuthEvent::OpenUserAgent { url, pending } => f
+                .debug_struct("OpenUserAgent")
+                .field("url", &crate::auth::redact::url(url))
+                .field("pending", pending)
+                .finish(),
+            AuthEvent::Authorized { issuer, scopes } => f
+                .debug_struct("Authorized")
+                .field("issuer", issuer)
+                .field("scopes", scopes)
+                .finish(),
+            AuthEvent::Failed(e) => f.debug_tuple("Failed").field(e).finish(),
+        }
+    }
 }
 
 /// The sans-IO OAuth 2.1 client: see the [module docs](crate::auth).

@@ -33,7 +33,12 @@ impl ClientConnection {
                     return self.ignored_frame(frame, raw);
                 }
             }
-            None => self.charge_socket(raw)?,
+            None => {
+                self.charge_socket(raw)?;
+                if matches!(frame, Frame::WindowUpdate { .. }) {
+                    self.window_updates_owed = self.window_updates_owed.saturating_add(raw as u64);
+                }
+            }
         }
         match frame {
             Frame::Settings { ack, settings } => self.on_settings(ack, &settings),

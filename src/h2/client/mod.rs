@@ -39,9 +39,10 @@ pub const DEFAULT_WINDOW: u32 = 65_535;
 const MAX_WINDOW: i64 = (1 << 31) - 1;
 /// How many of our most recently reset streams are remembered (their late frames are ignored).
 const RESET_MEMORY: usize = 64;
-/// Octets of the socket's allowance a completed stream gives back per DATA frame of its request
-/// body: room for the WINDOW_UPDATEs (13 octets each, stream and connection) a server may send,
-/// late, for that frame.
+/// Octets of the socket's allowance a completed stream may give back per DATA frame of its
+/// request body, for the WINDOW_UPDATEs (13 octets each, stream and connection) a server sends
+/// for that frame: at most this, and never more than the WINDOW_UPDATE octets the socket's
+/// allowance was actually charged and not yet given back (see [`H2Config::socket_refill`]).
 pub const WINDOW_UPDATE_CREDIT: u64 = 32;
 /// The share of `socket_bytes` a completed stream gives back by default (1/256: 4 KiB of 1 MiB).
 pub const SOCKET_REFILL_SHARE: u64 = 256;
@@ -55,8 +56,13 @@ pub struct H2Config {
     /// streams complete (see [`socket_refill`](Self::socket_refill)). Default 1 MiB.
     pub socket_bytes: u64,
     /// Octets a stream gives back to the socket's allowance when its response completes
-    /// (END_STREAM received), plus [`WINDOW_UPDATE_CREDIT`] per DATA frame of its request body;
-    /// the allowance never holds more than `socket_bytes`. Default `socket_bytes` / 256 (4 KiB).
+    /// (END_STREAM received). On top of it the stream gives back the WINDOW_UPDATE frames the
+    /// allowance paid for: at most [`WINDOW_UPDATE_CREDIT`] per DATA frame of its request body,
+    /// and at most the octets of WINDOW_UPDATE frames charged to the allowance (stream 0, or a
+    /// stream no longer open) and not yet given back, so that in all the socket never gets
+    /// back more than the server spent on WINDOW_UPDATEs (a server granting 1-octet windows
+    /// earns nothing beyond them). The allowance never holds more than `socket_bytes`. Default
+    /// `socket_bytes` / 256 (4 KiB).
     pub socket_refill: u64,
     /// Control output queued and not yet taken. Default 64 KiB.
     pub control_output_bytes: usize,
@@ -332,7 +338,9 @@ impl Allowance {
 }
 
 /// A sans-IO HTTP/2 client connection. See the module docs.
-#[derive(Debug)]
+///
+/// Its `Debug` output shows its state and allowances, never the octets queued for the server
+/// (HPACK literals of `authorization`, request bodies) nor the header tables.
 pub struct ClientConnection {
     config: H2Config,
     frames: FrameDecoder,
@@ -347,6 +355,9 @@ pub struct ClientConnection {
     /// Octets no stream owns: what is left of the socket's allowance, and all ever charged.
     socket: Allowance,
     socket_charged: u64,
+    /// Octets of WINDOW_UPDATE frames charged to `socket` and not yet given back by a
+    /// completed stream's window credit: the most that credit may give back.
+    window_updates_owed: u64,
     assembly: Option<Assembly>,
     // Server settings.
     got_settings: bool,
@@ -366,6 +377,28 @@ pub struct ClientConnection {
     unknown_frames: Allowance,
     goaway: Option<(u32, Reason)>,
     error: Option<H2Error>,
+}
+
+impl core::fmt::Debug for ClientConnection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ClientConnection")
+            .field("config", &self.config)
+            .field("streams", &self.streams.len())
+            .field("next_stream_id", &self.next_stream_id)
+            .field("out_len", &self.out.len())
+            .field("events", &self.events.len())
+            .field("socket", &self.socket)
+            .field("socket_charged", &self.socket_charged)
+            .field("window_updates_owed", &self.window_updates_owed)
+            .field("got_settings", &self.got_settings)
+            .field("peer_max_streams", &self.peer_max_streams)
+            .field("peer_initial_window", &self.peer_initial_window)
+            .field("conn_recv_window", &self.conn_recv_window)
+            .field("conn_send_window", &self.conn_send_window)
+            .field("goaway", &self.goaway)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClientConnection {
@@ -401,6 +434,7 @@ impl ClientConnection {
             settings_deadline: Some(now + config.settings_timeout),
             socket: Allowance::full(config.socket_bytes),
             socket_charged: 0,
+            window_updates_owed: 0,
             empty_data: Allowance::full(config.empty_data_frames.into()),
             priority_frames: Allowance::full(config.priority_frames.into()),
             unknown_frames: Allowance::full(config.unknown_frames.into()),
@@ -765,7 +799,12 @@ impl ClientConnection {
 
     /// A stream completed (its response ended): the socket's allowances get their share back.
     fn refill(&mut self, data_frames_sent: u64) {
-        let credit = data_frames_sent.saturating_mul(WINDOW_UPDATE_CREDIT);
+        // The window credit gives back WINDOW_UPDATE octets the allowance paid, no more: it
+        // cannot grow the allowance beyond what the server spent (whatever its windows).
+        let credit = data_frames_sent
+            .saturating_mul(WINDOW_UPDATE_CREDIT)
+            .min(self.window_updates_owed);
+        self.window_updates_owed -= credit;
         self.socket
             .refill(self.config.socket_refill.saturating_add(credit));
         self.empty_data.refill(1);

@@ -103,7 +103,10 @@ impl HpackError {
 }
 
 /// One decoded header field.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` output shows name and value as lossy UTF-8, a secret value redacted by its name
+/// (`Set-Cookie`, `Authorization`…, [`redact::header`](crate::auth::redact::header)).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Header {
     /// The name, as received (lowercase is checked by the layer above).
     pub name: Vec<u8>,
@@ -111,6 +114,18 @@ pub struct Header {
     pub value: Vec<u8>,
     /// Whether the sender marked it never-indexed.
     pub never_indexed: bool,
+}
+
+impl core::fmt::Debug for Header {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = String::from_utf8_lossy(&self.name);
+        let value = crate::auth::redact::header(&name, &self.value);
+        f.debug_struct("Header")
+            .field("name", &name)
+            .field("value", &String::from_utf8_lossy(&value))
+            .field("never_indexed", &self.never_indexed)
+            .finish()
+    }
 }
 
 /// Limits on one decoded header list.

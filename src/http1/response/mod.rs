@@ -93,7 +93,10 @@ pub enum Framing {
 }
 
 /// The status line and headers of the final (non-1xx) response.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` output redacts secret header values (`Set-Cookie`…,
+/// [`redact::header`](crate::auth::redact::header)).
+#[derive(Clone, PartialEq, Eq)]
 pub struct ResponseHead {
     /// The status code, `200..=599`.
     pub status: u16,
@@ -104,6 +107,20 @@ pub struct ResponseHead {
     pub headers: Vec<(String, Vec<u8>)>,
     /// How the body is delimited.
     pub framing: Framing,
+}
+
+impl core::fmt::Debug for ResponseHead {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ResponseHead")
+            .field("status", &self.status)
+            .field("reason", &self.reason)
+            .field(
+                "headers",
+                &crate::auth::redact::debug_headers(&self.headers),
+            )
+            .field("framing", &self.framing)
+            .finish()
+    }
 }
 
 impl ResponseHead {

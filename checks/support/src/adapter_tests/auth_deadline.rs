@@ -52,9 +52,24 @@ impl AuthHook for NoBrowser {
     }
 }
 
+/// An exchange deadline far beyond [`DEADLINE`] + [`GRACE`] * 3: an operation that waits for it
+/// is still running when the tests stop waiting.
+pub const LONG: Duration = Duration::from_secs(60);
+
 /// An MCP endpoint whose 401 names `server`'s metadata URL, and an authorization for it whose
 /// exchanges trust `root` (the system's roots without one) and end at [`DEADLINE`].
 pub fn challenged(server: &Trickler, root: Option<&[u8]>) -> (Challenger, Authorization) {
+    challenged_with(server, root, DEADLINE, None)
+}
+
+/// [`challenged`], each exchange ending at `exchange`, the authorization's own deadline
+/// ([`AuthLimits::time`](mcp_sansio::auth::AuthLimits::time)) `time` (the default without).
+pub fn challenged_with(
+    server: &Trickler,
+    root: Option<&[u8]>,
+    exchange: Duration,
+    time: Option<Duration>,
+) -> (Challenger, Authorization) {
     let challenger = Challenger::start(server.metadata_url());
     let tls = match root {
         Some(der) => {
@@ -66,7 +81,7 @@ pub fn challenged(server: &Trickler, root: Option<&[u8]>) -> (Challenger, Author
         }
         None => mcp_sansio_net::client_config(),
     };
-    let http = AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(DEADLINE);
+    let http = AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(exchange);
     let mut c = AuthConfig::new(
         challenger.url(),
         ClientSettings::new("tests", "http://127.0.0.1:9/callback"),
@@ -74,6 +89,9 @@ pub fn challenged(server: &Trickler, root: Option<&[u8]>) -> (Challenger, Author
     c.policy = UrlPolicy {
         allow_loopback_http: true,
     };
+    if let Some(time) = time {
+        c.limits.time = time;
+    }
     let auth = Authorization::new(c, http, Box::new(NoBrowser)).unwrap();
     (challenger, auth)
 }
@@ -130,6 +148,26 @@ macro_rules! auth_deadline_tests {
                 AuthSession::connect(&client, config, auth)$($wait)*.map(|_| ())
             });
             check_auth(outcome, server);
+        }
+
+        /// The authorization's own deadline (`AuthLimits::time`) bounds each of its exchanges
+        /// too: with an exchange deadline of a minute and an authorization limit of one second,
+        /// a metadata URL that trickles its TLS handshake ends the session by the second.
+        #[test]
+        fn a_stalled_exchange_ends_the_auth_session_by_the_authorization_limit() {
+            use $crate::adapter_tests::auth_deadline::{
+                challenged_with, check_auth, policy, timed, DEADLINE, LONG,
+            };
+            use $crate::trickle::{Trickle, Trickler};
+            let server = Trickler::start(Trickle::Handshake);
+            let (challenger, auth) = challenged_with(&server, None, LONG, Some(DEADLINE));
+            let url = challenger.url();
+            let outcome = timed(move || {
+                let client = Client::builder().policy(policy()).build();
+                let config = ::mcp_sansio::Config::new(&url).unwrap();
+                AuthSession::connect(&client, config, auth)$($wait)*.map(|_| ())
+            });
+            check_auth(outcome, &server);
         }
 
         #[test]

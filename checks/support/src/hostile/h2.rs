@@ -617,9 +617,10 @@ pub fn scenarios() -> Vec<H2Scenario> {
     ledger.budgets.h2_socket_bytes = 4096;
     v.push(ledger);
     // A drip that lives on useful work: every listing page is answered (a completed stream gives
-    // the socket's ledger back 1/256 of it, 16 octets, plus 32 for the request's DATA frame), but
-    // each answer carries 20 PINGs (340 octets) before its end. The ledger drains by 292 octets
-    // a page and ends the socket long before the listing's page budget.
+    // the socket's ledger back 1/256 of it, 16 octets; its window credit gives back nothing, no
+    // WINDOW_UPDATE was charged), but each answer carries 20 PINGs (340 octets) before its end.
+    // The ledger drains by 324 octets a page and ends the socket long before the listing's page
+    // budget.
     let mut drip = s(
         "ping_drip_with_every_page",
         H2Op::List,
@@ -640,7 +641,7 @@ pub fn scenarios() -> Vec<H2Scenario> {
             out
         },
         H2Cause::Budget(Budget::H2SocketBytes),
-        14,
+        13,
     );
     drip.budgets.h2_socket_bytes = 4096;
     v.push(drip);

@@ -46,14 +46,30 @@ pub(super) fn redact_callback(query: &str, pending_state: Option<&str>) -> Strin
 }
 
 /// Records an authorization: what a runner reports to, next to its [`Authorizer`]. Pure,
-/// `Send`, never fails; every secret is redacted as it is recorded.
-#[derive(Clone, Debug)]
+/// `Send`, never fails; every secret is redacted as it is recorded. Its `Debug` output never
+/// shows the `state` it keeps to recognise the callback.
+#[derive(Clone)]
 pub struct AuthRecorder {
     start: Instant,
     last: Duration,
     header_taken: bool,
     pending_state: Option<String>,
     transcript: AuthTranscript,
+}
+
+impl std::fmt::Debug for AuthRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthRecorder")
+            .field("start", &self.start)
+            .field("last", &self.last)
+            .field("header_taken", &self.header_taken)
+            .field(
+                "pending_state",
+                &self.pending_state.as_ref().map(|_| REDACTED),
+            )
+            .field("transcript", &self.transcript)
+            .finish()
+    }
 }
 
 impl AuthRecorder {

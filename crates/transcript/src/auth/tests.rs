@@ -310,3 +310,41 @@ fn malformed_text_is_refused_with_its_line() {
     }
     assert!(AuthTranscript::parse(&format!("{good}@9.000 timeout\n@9.000 accepted\n")).is_ok());
 }
+
+/// The recorder keeps the `state` of the authorization URL it saw (to mark the callback's
+/// match); its `Debug` output never shows it (RFC 6749 §10.12: `state` binds the callback to
+/// the user agent's session), nor the client secret.
+#[test]
+fn the_recorder_debug_never_shows_the_pending_state() {
+    let config = config();
+    let mut az = Authorizer::new(config.clone()).unwrap();
+    let mut rec = AuthRecorder::new(&config, false, Instant::ZERO);
+    let secrets = AuthSecrets::from_random_bytes(&[9; 64]);
+    let state = secrets.state().to_owned();
+    az.handle_challenge(Instant::ZERO, 401, &[], secrets)
+        .unwrap();
+    let prm = br#"{"resource":"https://mcp.example/mcp?api_key=k","authorization_servers":["https://auth.example"]}"#;
+    let meta = br#"{"issuer":"https://auth.example","authorization_endpoint":"https://auth.example/a","token_endpoint":"https://auth.example/t","code_challenge_methods_supported":["S256"]}"#;
+    for body in [&prm[..], &meta[..]] {
+        let req = az.poll_request().unwrap();
+        rec.request(Instant::ZERO, &req);
+        let resp = AuthResponse::new(200, body);
+        rec.response(Instant::ZERO, req.id, &resp);
+        az.handle_response(Instant::ZERO, req.id, resp);
+    }
+    let mut opened = false;
+    while let Some(ev) = az.poll_event() {
+        opened |= matches!(ev, mcp_sansio::auth::AuthEvent::OpenUserAgent { .. });
+        rec.event(&ev);
+    }
+    assert!(opened, "the authorization opens the user agent");
+    // The recorder keeps the state: the callback carrying it is marked as the match.
+    let marked = redact_callback(&format!("code=c&state={state}"), Some(&state));
+    assert!(!marked.contains(&state));
+    for text in [format!("{rec:?}"), format!("{rec:#?}")] {
+        assert!(text.contains("AuthRecorder"), "{text}");
+        assert!(text.contains("pending_state: Some("), "{text}");
+        assert!(!text.contains(&state), "the state in {text}");
+        assert!(!text.contains("very-secret"), "the client secret in {text}");
+    }
+}

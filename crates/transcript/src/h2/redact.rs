@@ -165,11 +165,22 @@ pub fn redact_header_block(block: &[u8]) -> Vec<u8> {
 /// yet complete are held until the next [`push`](Self::push) ([`H2Socket`] writes whole frames,
 /// so nothing is held for it).
 ///
+/// Its `Debug` output shows how many octets it holds, never them (they are not yet redacted).
+///
 /// [`H2Socket`]: mcp_sansio::mux::H2Socket
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct H2WriteRedactor {
     preface_left: usize,
     held: Vec<u8>,
+}
+
+impl std::fmt::Debug for H2WriteRedactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H2WriteRedactor")
+            .field("preface_left", &self.preface_left)
+            .field("held_len", &self.held.len())
+            .finish()
+    }
 }
 
 impl Default for H2WriteRedactor {
@@ -281,6 +292,36 @@ fn frame_block(out: &mut Vec<u8>, sid: u32, end_stream: u8, block: &[u8]) {
 mod tests {
     use super::*;
     use crate::h2::H2Writes;
+
+    /// The octets of an incomplete header block are held as written, not yet redacted: the
+    /// redactor's Debug shows their count, never them (not even as a list of numbers).
+    #[test]
+    fn held_octets_are_not_shown_by_debug() {
+        let token = "Bearer held-SECRET-token";
+        let fragment = block(&[("authorization", token)]);
+        let mut frame = Vec::new();
+        mcp_sansio::h2::Frame::Headers {
+            stream_id: 1,
+            end_stream: false,
+            end_headers: true,
+            priority: None,
+            fragment,
+            pad_len: None,
+        }
+        .encode(&mut frame);
+        let mut r = H2WriteRedactor::new();
+        r.push(PREFACE);
+        // All but the last octet: the frame is incomplete, so held.
+        assert!(r.push(&frame[..frame.len() - 1]).is_empty());
+        // The octets of the token's start, which the held part holds in full.
+        let octets = format!("{:?}", &b"held-SECRET"[..]);
+        let octets = octets.trim_start_matches('[').trim_end_matches(']');
+        for text in [format!("{r:?}"), format!("{r:#?}")] {
+            assert!(text.contains("H2WriteRedactor"), "{text}");
+            assert!(!text.contains("held-SECRET-token"), "{text}");
+            assert!(!text.contains(octets), "{text}");
+        }
+    }
     use mcp_sansio::h2::hpack::Encoder;
     use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
 
