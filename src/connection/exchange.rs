@@ -307,7 +307,8 @@ impl Connection {
             ex.deadline = now + DRAIN_GRACE.min(self.config.budgets.close_time);
             Flow::Continue
         };
-        self.send_pending(now, false, resume);
+        // Sent again with a new id, as every re-send is: no request goes twice under one id.
+        self.resend(now, false, resume);
         Some(flow)
     }
 
