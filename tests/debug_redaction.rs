@@ -10,7 +10,7 @@
 
 use mcp_sansio::auth::{
     AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientCredentials,
-    ClientSettings, PreRegistered, TokenAuthMethod,
+    ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
 };
 use mcp_sansio::h2::hpack::Header;
 use mcp_sansio::h2::{H2Config, StreamEvent, StreamId};
@@ -291,7 +291,7 @@ fn an_auth_response_shows_its_body_length_only() {
 fn the_user_agent_event_redacts_state_and_code_challenge() {
     let mut client = ClientSettings::new("c", "http://127.0.0.1:9/cb");
     client.pre_registered.push(PreRegistered {
-        issuer: None,
+        issuer: IssuerPin::Exactly("https://auth.example".into()),
         credentials: ClientCredentials {
             client_id: "pre-id".into(),
             client_secret: Some(CLIENT_SECRET.into()),
@@ -327,4 +327,55 @@ fn the_user_agent_event_redacts_state_and_code_challenge() {
         &[&state, &verifier, &challenge, CLIENT_SECRET],
     );
     assert!(format!("{event:?}").contains("https://auth.example/a"));
+}
+
+/// `value`'s `Debug` output shows `secret` neither as text nor as a list of its octets.
+fn no_octets(name: &str, value: &impl std::fmt::Debug, secret: &str) {
+    no_secret(name, value, &[secret]);
+    let octets = format!("{:?}", &secret.as_bytes()[..6]);
+    let octets = octets.trim_start_matches('[').trim_end_matches(']');
+    for text in [format!("{value:?}"), format!("{value:#?}")] {
+        assert!(!text.contains(octets), "the octets of {secret} in {text}");
+    }
+}
+
+/// A response decoder holding part of a head (a `Set-Cookie` line the server sent, RFC 6265
+/// §4.1) shows what it buffers by length only; so does the HTTP/1.1 socket that runs it.
+#[test]
+fn a_decoder_holding_part_of_a_head_shows_it_by_length_only() {
+    use mcp_sansio::http1::{ResponseDecoder, ResponseLimits};
+    let partial = format!("HTTP/1.1 200 OK\r\nSet-Cookie: {COOKIE}\r\nContent-Le");
+    let mut d = ResponseDecoder::new(ResponseLimits::default());
+    let mut ledger = mcp_sansio::ByteLedger::new(1 << 20);
+    let step = d.decode(partial.as_bytes(), &mut ledger).unwrap();
+    assert!(step.event.is_none(), "the head is not complete yet");
+    no_octets("ResponseDecoder", &d, COOKIE);
+    assert!(format!("{d:?}").contains(&format!("buffered: {}", partial.len())));
+
+    let mut conn = Connection::new(config()).unwrap();
+    let mut socket = mcp_sansio::socket::Http1Socket::new();
+    conn.connect(Instant::ZERO);
+    let t = conn.poll_transmit().expect("the first request");
+    socket.handle_bytes(&mut conn, Instant::ZERO, t.exchange, partial.as_bytes());
+    no_octets("Http1Socket", &socket, COOKIE);
+}
+
+/// RFC 7541 §2.3.2: a field decoded with incremental indexing stays in the decoder's dynamic
+/// table; the decoder shows its table, and octets of an unfinished block, by size only.
+#[test]
+fn an_hpack_decoder_shows_its_table_by_size_only() {
+    use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
+    let (name, value) = (b"set-cookie".as_slice(), COOKIE.as_bytes());
+    // Literal with incremental indexing, new name (0x40), neither string Huffman-coded.
+    let mut block = vec![0x40, name.len() as u8];
+    block.extend_from_slice(name);
+    block.push(value.len() as u8);
+    block.extend_from_slice(value);
+    let mut d = Decoder::new(DecodeLimits::default());
+    let fields = d.decode_block(&block).unwrap();
+    assert_eq!(fields.len(), 1, "the field is decoded");
+    no_octets("Decoder", &d, COOKIE);
+    // The same field again, cut before its end: the unfinished octets are held.
+    d.feed(&block[..block.len() - 2]).unwrap();
+    no_octets("Decoder", &d, COOKIE);
 }

@@ -148,7 +148,7 @@ impl Default for DecodeLimits {
 }
 
 /// The dynamic table (RFC 7541 §2.3.2), newest entry first.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 struct DynamicTable {
     entries: VecDeque<(Vec<u8>, Vec<u8>)>,
     size: usize,
@@ -284,7 +284,9 @@ fn check_huffman(buf: &[u8], s: &Str) -> Result<(), HpackError> {
 }
 
 /// An incremental HPACK decoder: one per connection, fed each header block in order.
-#[derive(Clone, Debug)]
+/// `Debug` shows its dynamic table, pending octets and decoded list by size only: they hold
+/// the server's header fields, `Set-Cookie` among them.
+#[derive(Clone)]
 pub struct Decoder {
     table: DynamicTable,
     limits: DecodeLimits,
@@ -295,6 +297,22 @@ pub struct Decoder {
     overflow: Option<HpackError>,
     max_update: usize,
     skip: Skip,
+}
+
+impl core::fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Decoder")
+            .field("table_entries", &self.table.entries.len())
+            .field("table_size", &self.table.size)
+            .field("table_max_size", &self.table.max_size)
+            .field("limits", &self.limits)
+            .field("pending_octets", &self.pending.len())
+            .field("fields", &self.list.len())
+            .field("list_bytes", &self.list_bytes)
+            .field("overflow", &self.overflow)
+            .field("max_update", &self.max_update)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Octets of a too-large literal still to be skipped.

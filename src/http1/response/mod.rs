@@ -193,8 +193,9 @@ enum State {
 }
 
 /// An incremental decoder of one HTTP/1.x response, as the module docs of `http1::response`
-/// describe it.
-#[derive(Clone, Debug)]
+/// describe it. `Debug` shows the partial block it holds by length only (it may hold a
+/// `Set-Cookie` line), and the head through [`ResponseHead`]'s redacting `Debug`.
+#[derive(Clone)]
 pub struct ResponseDecoder {
     limits: ResponseLimits,
     state: State,
@@ -206,6 +207,20 @@ pub struct ResponseDecoder {
     informational: u32,
     head: Option<ResponseHead>,
     reusable: bool,
+}
+
+impl core::fmt::Debug for ResponseDecoder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ResponseDecoder")
+            .field("limits", &self.limits)
+            .field("state", &self.state)
+            .field("buffered", &self.buf.len())
+            .field("consumed_total", &self.consumed_total)
+            .field("informational", &self.informational)
+            .field("head", &self.head)
+            .field("reusable", &self.reusable)
+            .finish()
+    }
 }
 
 /// A block the decoder reads into its buffer up to an empty line.
