@@ -78,6 +78,11 @@ pub struct Config {
     /// `Authorization: DPoP …` and a fresh `DPoP` proof instead of the bearer token, which must
     /// be empty. `None` by default.
     pub dpop: Option<crate::auth::DpopBinding>,
+    /// The grant that obtained the credential, where an authorization knows it (an
+    /// authorizing session sets it when it presents a token). Never sent: with the credential
+    /// it makes the [`AuthContext`](crate::AuthContext) that keys what a client stores for the
+    /// connection. `None` by default.
+    pub grant: Option<crate::GrantIdentity>,
     /// The client's name and version.
     pub client_info: ClientInfo,
     /// The budgets.
@@ -110,6 +115,7 @@ impl Config {
             endpoint: Endpoint::parse(endpoint_url)?,
             bearer_token: String::new(),
             dpop: None,
+            grant: None,
             client_info: ClientInfo::default(),
             budgets: Budgets::default(),
             modern_versions: vec![MODERN_VERSION.to_owned()],
@@ -130,6 +136,12 @@ impl Config {
     /// Sets the DPoP binding ([`Config::dpop`]).
     pub fn with_dpop(mut self, binding: crate::auth::DpopBinding) -> Config {
         self.dpop = Some(binding);
+        self
+    }
+
+    /// Sets the grant identity ([`Config::grant`]).
+    pub fn with_grant(mut self, grant: Option<crate::GrantIdentity>) -> Config {
+        self.grant = grant;
         self
     }
 

@@ -144,6 +144,7 @@ mod budget;
 mod call;
 mod config;
 mod connection;
+mod context;
 mod elicit;
 mod endpoint;
 mod error;
@@ -169,6 +170,7 @@ pub use connection::{
     MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
     MAX_SERVER_REQUEST_BYTES,
 };
+pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
