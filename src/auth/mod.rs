@@ -21,7 +21,7 @@
 //! 3. When this server holds tokens from that same issuer with a refresh token (and no refresh
 //!    since the server last accepted a token), they are refreshed, with the resource they were
 //!    issued for (rotated when a new refresh token comes). Tokens are bound to the server they
-//!    were issued for ([`CredentialStore`], keyed by [`resource_key`]): a token of another
+//!    were issued for ([`CredentialStore`], keyed by [`token_key`]: server and grant): a token of another
 //!    server is never sent nor refreshed, whatever this server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
 //!    pre-registered ones, else its client ID metadata document (where the server sets
@@ -152,7 +152,7 @@ pub use client::{
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,
+    resource_key, token_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,
     IssuerCredentials, ResourceCredentials,
 };
 pub use grant::{
