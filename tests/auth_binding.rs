@@ -8,8 +8,8 @@ use std::collections::{HashMap, VecDeque};
 
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
-    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
-    Authorizer, ClientSettings, CredentialStore, PendingAuthorization, Purpose,
+    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
+    ClientSettings, CredentialStore, PendingAuthorization, Purpose,
 };
 use mcp_sansio::{Endpoint, Instant};
 use serde_json::json;

@@ -807,7 +807,10 @@ fn a_401_refreshes_once_then_authorizes() {
     assert_eq!(az.bearer(), Some("at-2"));
     // Kept, since no new refresh token came.
     assert_eq!(
-        az.store().resources[az.token_key()].tokens.refresh_token.as_deref(),
+        az.store().resources[az.token_key()]
+            .tokens
+            .refresh_token
+            .as_deref(),
         Some("rt-1")
     );
     // A second 401 before the server accepted the refreshed token: the user agent.

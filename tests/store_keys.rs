@@ -45,7 +45,8 @@ const SECRETS: [&str; 4] = ["secret-one", "secret-two", "secret-dpop-1", "secret
 /// grant kind, issuer, client ID).
 fn forms(url: &str) -> Vec<(String, Config)> {
     let base = || Config::new(url).unwrap();
-    let dpop = |token: &str, k: &'static str| base().with_dpop(DpopBinding::new(token, key(k), "seed"));
+    let dpop =
+        |token: &str, k: &'static str| base().with_dpop(DpopBinding::new(token, key(k), "seed"));
     let code = || grant(GrantKind::AuthorizationCode, "", "client");
     let machine = || grant(GrantKind::ClientCredentials, "https://as.example", "cid");
     vec![
@@ -58,33 +59,50 @@ fn forms(url: &str) -> Vec<(String, Config)> {
         ("dpop 1 key b".into(), dpop(SECRETS[2], "key-b")),
         // The same string as a bearer token and as a DPoP token are two contexts.
         ("dpop of bearer 1".into(), dpop(SECRETS[0], "key-a")),
-        ("bearer 1, code".into(), base().with_bearer_token(SECRETS[0]).with_grant(code())),
-        ("bearer 1, machine".into(), base().with_bearer_token(SECRETS[0]).with_grant(machine())),
+        (
+            "bearer 1, code".into(),
+            base().with_bearer_token(SECRETS[0]).with_grant(code()),
+        ),
+        (
+            "bearer 1, machine".into(),
+            base().with_bearer_token(SECRETS[0]).with_grant(machine()),
+        ),
         (
             "bearer 1, machine, other issuer".into(),
-            base()
-                .with_bearer_token(SECRETS[0])
-                .with_grant(grant(GrantKind::ClientCredentials, "https://as2.example", "cid")),
+            base().with_bearer_token(SECRETS[0]).with_grant(grant(
+                GrantKind::ClientCredentials,
+                "https://as2.example",
+                "cid",
+            )),
         ),
         (
             "bearer 1, machine, other client".into(),
-            base()
-                .with_bearer_token(SECRETS[0])
-                .with_grant(grant(GrantKind::ClientCredentials, "https://as.example", "cid2")),
+            base().with_bearer_token(SECRETS[0]).with_grant(grant(
+                GrantKind::ClientCredentials,
+                "https://as.example",
+                "cid2",
+            )),
         ),
         (
             "bearer 1, jwt bearer".into(),
-            base()
-                .with_bearer_token(SECRETS[0])
-                .with_grant(grant(GrantKind::JwtBearer, "https://as.example", "cid")),
+            base().with_bearer_token(SECRETS[0]).with_grant(grant(
+                GrantKind::JwtBearer,
+                "https://as.example",
+                "cid",
+            )),
         ),
         (
             "bearer 1, enterprise".into(),
-            base()
-                .with_bearer_token(SECRETS[0])
-                .with_grant(grant(GrantKind::EnterpriseManaged, "https://as.example", "cid")),
+            base().with_bearer_token(SECRETS[0]).with_grant(grant(
+                GrantKind::EnterpriseManaged,
+                "https://as.example",
+                "cid",
+            )),
         ),
-        ("dpop 1 key a, machine".into(), dpop(SECRETS[2], "key-a").with_grant(machine())),
+        (
+            "dpop 1 key a, machine".into(),
+            dpop(SECRETS[2], "key-a").with_grant(machine()),
+        ),
     ]
 }
 
@@ -96,18 +114,28 @@ fn forms(url: &str) -> Vec<(String, Config)> {
 fn every_credential_form_and_store_use_has_its_own_key() {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut count = 0;
-    for url in ["https://gw.example.com/tenant-a", "https://gw.example.com/tenant-b"] {
+    for url in [
+        "https://gw.example.com/tenant-a",
+        "https://gw.example.com/tenant-b",
+    ] {
         for (name, config) in forms(url) {
             let context = AuthContext::of(&config);
             assert_eq!(context, AuthContext::of(&config.clone()), "deterministic");
-            for store_use in [StoreUse::catalog(&config), StoreUse::EraHint, StoreUse::Tokens] {
+            for store_use in [
+                StoreUse::catalog(&config),
+                StoreUse::EraHint,
+                StoreUse::Tokens,
+            ] {
                 let key = store_key(store_use, &config.endpoint, &context);
                 let what = format!("{name} at {url} for {}", store_use.name());
                 assert!(key.starts_with(store_use.name()), "{key}");
                 for secret in SECRETS {
                     assert!(!key.contains(secret), "{what}: {key}");
                 }
-                assert!(!key.contains("gw.example") && !key.contains("tenant"), "{key}");
+                assert!(
+                    !key.contains("gw.example") && !key.contains("tenant"),
+                    "{key}"
+                );
                 if let Some(other) = seen.insert(key.clone(), what.clone()) {
                     panic!("{what} and {other} share the key {key}");
                 }

@@ -152,8 +152,8 @@ pub use client::{
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    resource_key, token_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,
-    IssuerCredentials, ResourceCredentials,
+    resource_key, token_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
+    DpopKey, IssuerCredentials, ResourceCredentials,
 };
 pub use grant::{
     AssertionSource, ClientAuth, Grant, IdentityProvider, CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE,

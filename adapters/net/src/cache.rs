@@ -1,27 +1,49 @@
-//! The catalog cache a client's sessions share (2026-07-28, SEP-2549): a listing a server
-//! declared fresh for `ttlMs` is reused by the next work items of the same server and the same
-//! credential, which then list with no request and call its tools with their `x-mcp-header`
-//! parameters without a `-32020` round trip.
+//! What a client's sessions share between work items (2026-07-28, SEP-2549): the catalog cache
+//! and the era hints. A listing a server declared fresh for `ttlMs` is reused by the next work
+//! items of the same server in the same authorization context, which then list with no request
+//! and call its tools with their `x-mcp-header` parameters without a `-32020` round trip; the
+//! era a negotiation found is offered to the next connection of the same server and context.
 //!
-//! - **Key**: the server's URL (normalised origin and path) and a SHA-256 digest of the
-//!   credential (the bearer token; never the credential itself). Every credential has its own
-//!   entries, whatever `cacheScope` the server declares: `public` is the server's view of who
-//!   may see its answer, and the server is not trusted to decide who else sees it.
-//! - **Lifetime**: min(`ttlMs`, the configured cap), counted from when the listing ended, on the
-//!   wall clock (so that processes sharing a store agree). `ttlMs` absent, negative or 0: the
-//!   listing is not stored.
-//! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest.
-//! - **Invalidation**: an entry is removed when a listing of its key fails and when a call of
-//!   its key meets a `-32020` (header mismatch: the server's tools changed).
+//! - **Keys**: every entry's key comes from [`store_key`](mcp_sansio::store_key), the one
+//!   builder, of (the use, the resource, the [`AuthContext`](mcp_sansio::AuthContext)):
+//!   - the resource is the server's URL normalised, path and query kept: two paths of one
+//!     gateway origin never share an entry;
+//!   - the context is a digest of the credential presented (none, the bearer token, or the
+//!     DPoP-bound token with its key's thumbprint) and of the grant that obtained it
+//!     ([`Config::grant`](mcp_sansio::Config::grant)): an anonymous work item, two DPoP
+//!     tenants, a changed token or key each have entries of their own;
+//!   - a catalog's key also digests the protocol versions offered and the client capabilities
+//!     declared (a listing answers what its request declared).
+//!
+//!   A key is a digest: it holds neither a credential nor the URL.
+//! - **`cacheScope`**: every context has its own entries, whatever the server declares.
+//!   `private` asks for exactly that; `public` is the server's view of who may see its answer,
+//!   and the server is not trusted to decide who else sees it, so a `public` listing or
+//!   `server/discover` answer is kept per context too.
+//! - **Lifetime**: a listing lives min(`ttlMs`, the configured cap), counted from when the
+//!   listing ended; an era hint lives min(the `ttlMs` of the `server/discover` answer it was
+//!   learnt from, [`MAX_HINT_TTL`]), or [`MAX_HINT_TTL`] when there was no such answer (a legacy
+//!   server found by `initialize`). `ttlMs` absent, negative or 0 ("stale immediately"): nothing
+//!   is kept. Both on the wall clock (so that processes sharing a store agree).
+//! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest;
+//!   a client holds at most [`MAX_ERA_HINTS`](mcp_sansio::MAX_ERA_HINTS) era hints in memory,
+//!   evicting the expired, then the one expiring first.
+//! - **Invalidation**: a listing's entry is removed when a listing of its key fails and when a
+//!   call of its key meets a `-32020` (header mismatch: the server's tools changed). A hint that
+//!   proves wrong is replaced by what the re-negotiation found.
 //! - **Store**: [`Store`] is a small trait (get, put, remove of bytes), so that a platform running
-//!   many executor processes can back the cache with a store they share. An entry crosses it as
-//!   bytes and is checked again when read back: its framing, its expiry, then every page goes
-//!   through the same reader as the wire with the session's budgets
-//!   ([`Catalog::from_pages`]). A malformed entry is a miss (and is removed), never an error.
+//!   many executor processes can back the cache and the hints with a store they share. An entry
+//!   crosses it as bytes and is checked again when read back: its framing, its expiry, then
+//!   every page goes through the same reader as the wire with the session's budgets
+//!   ([`Catalog::from_pages`]); a hint must name a version the session offers. A malformed entry
+//!   is a miss (and a listing's is removed), never an error.
 //!
-//! The cache is **off by default** ([`ClientBuilder::catalog_cache`](crate::ClientBuilder::catalog_cache)
-//! turns it on): a cached listing hides a server's changes to its tools for up to the lifetime,
-//! an effect a client should opt into, and a client that keeps one session lists once anyway.
+//! The catalog cache is **off by default**
+//! ([`ClientBuilder::catalog_cache`](crate::ClientBuilder::catalog_cache) turns it on): a cached
+//! listing hides a server's changes to its tools for up to the lifetime, an effect a client
+//! should opt into, and a client that keeps one session lists once anyway. Era hints are on by
+//! default ([`ClientBuilder::era_hints`](crate::ClientBuilder::era_hints)): a wrong one costs one
+//! re-negotiation.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -560,7 +582,10 @@ mod tests {
         let t0 = 1_000_000;
         hints.learn(&key, &connected("2026-07-28"), discover(5_000), t0);
         assert!(hints.get(&key, t0 + 4_999).is_some());
-        assert!(hints.get(&key, t0 + 5_000).is_none(), "expired at t + ttlMs");
+        assert!(
+            hints.get(&key, t0 + 5_000).is_none(),
+            "expired at t + ttlMs"
+        );
         let mut later = config.clone();
         assert!(!hints.offer(&key, &mut later, t0 + 5_000));
         assert!(later.era_hint.is_none());
@@ -589,7 +614,12 @@ mod tests {
         let a_token = a.clone().with_bearer_token("tok");
         let mut hints = Hints::default();
         let t0 = 1_000;
-        hints.learn(&hint_key(&a), &connected("2026-07-28"), discover(60_000), t0);
+        hints.learn(
+            &hint_key(&a),
+            &connected("2026-07-28"),
+            discover(60_000),
+            t0,
+        );
         for other in [&b, &a_token] {
             let mut other = other.clone();
             assert!(!hints.offer(&hint_key(&other), &mut other, t0));
@@ -607,7 +637,12 @@ mod tests {
         let t0 = 1_000;
         for i in 0..mcp_sansio::MAX_ERA_HINTS + 5 {
             let ttl = 10_000 + u64::try_from(i).unwrap();
-            hints.learn(&format!("k{i}"), &connected("2026-07-28"), discover(ttl), t0);
+            hints.learn(
+                &format!("k{i}"),
+                &connected("2026-07-28"),
+                discover(ttl),
+                t0,
+            );
         }
         assert_eq!(hints.len(), mcp_sansio::MAX_ERA_HINTS);
         assert!(hints.get("k0", t0).is_none(), "the first to expire went");
