@@ -100,7 +100,7 @@ pub enum Credential<'a> {
 }
 
 /// An authorization context: a SHA-256 digest of the credential a connection presents and of
-/// the grant that obtained it (see the [module](self) docs). Two contexts are equal exactly
+/// the grant that obtained it (see [`store_key`]). Two contexts are equal exactly
 /// when their digests are; the digest is all it holds (its `Debug` shows a prefix of it).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AuthContext {
@@ -245,8 +245,21 @@ impl StoreUse {
 
 /// The key of the entry for `store_use` of `resource` in `context`: `<use name>:` then 64 hex
 /// digits of a SHA-256 digest of the use (with its data), the resource (normalised origin,
-/// path and query) and the context. The one builder of every stored entry's key (see the
-/// [module](self) docs); it holds no credential and no URL.
+/// path and query) and the context. It holds no credential and no URL (a URL's path or query
+/// may itself be a secret).
+///
+/// The one builder of the keys of everything a client stores between connections (a cached
+/// catalog, an era hint, the tokens of an authorization; later task handles and tool pins):
+/// SEP-2549 says caches "MUST NOT be shared across authorization contexts", and a token one
+/// grant obtained is not another's. So every entry belongs to
+///
+/// - one **use** ([`StoreUse`]); a catalog also depends on what its request declared (the
+///   protocol versions offered, the client capabilities), which [`StoreUse::catalog`] digests;
+/// - one **resource**: the server's URL normalised as [`Endpoint`] does (scheme and host case,
+///   the default port), path and query kept: two paths of one gateway origin are two resources;
+/// - one **context** ([`AuthContext`]): the credential presented (none, a bearer token, a
+///   DPoP-bound token and its key's thumbprint) and, where an authorization obtained it, the
+///   grant's identity ([`GrantIdentity`]: kind, issuer, client).
 pub fn store_key(store_use: StoreUse, resource: &Endpoint, context: &AuthContext) -> String {
     let mut h = Sha256::new();
     field(&mut h, b"mcp-sansio store key 1");
