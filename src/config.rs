@@ -48,6 +48,17 @@ pub struct EraHint {
     pub version: String,
 }
 
+impl EraHint {
+    /// Whether `config` offers this hint's version for its era (a hint is offered only then).
+    pub fn offered_by(&self, config: &Config) -> bool {
+        let offered = match self.era {
+            Era::Modern => &config.modern_versions,
+            Era::Legacy => &config.legacy_versions,
+        };
+        offered.contains(&self.version)
+    }
+}
+
 /// The name and version this client reports to servers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientInfo {

@@ -166,7 +166,7 @@ pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS,
+    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL,
     MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
     MAX_SERVER_REQUEST_BYTES,
 };

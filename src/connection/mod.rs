@@ -68,7 +68,7 @@ mod request;
 mod resumption;
 mod state;
 
-pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
+pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
 pub use self::state::ConnectionState;
 use self::{
     calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,

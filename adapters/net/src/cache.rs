@@ -22,9 +22,10 @@
 //!   `server/discover` answer is kept per context too.
 //! - **Lifetime**: a listing lives min(`ttlMs`, the configured cap), counted from when the
 //!   listing ended; an era hint lives min(the `ttlMs` of the `server/discover` answer it was
-//!   learnt from, [`MAX_HINT_TTL`]), or [`MAX_HINT_TTL`] when there was no such answer (a legacy
-//!   server found by `initialize`). `ttlMs` absent, negative or 0 ("stale immediately"): nothing
-//!   is kept. Both on the wall clock (so that processes sharing a store agree).
+//!   learnt from, [`MAX_ERA_HINT_TTL`](mcp_sansio::MAX_ERA_HINT_TTL)), or that cap when there
+//!   was no such answer (a legacy server found by `initialize`): see
+//!   [`EraHints`](mcp_sansio::EraHints). `ttlMs` absent, negative or 0 ("stale immediately"):
+//!   nothing is kept. Both on the wall clock (so that processes sharing a store agree).
 //! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest;
 //!   a client holds at most [`MAX_ERA_HINTS`](mcp_sansio::MAX_ERA_HINTS) era hints in memory,
 //!   evicting the expired, then the one expiring first.
@@ -269,129 +270,27 @@ pub(crate) fn now_ms() -> u64 {
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The longest an era hint lives, whatever `ttlMs` says: 1 hour. A hint learnt without a
-/// `server/discover` answer (a legacy server's, found by `initialize`) lives this long.
-pub const MAX_HINT_TTL: Duration = Duration::from_secs(3600);
-
-/// The key of the era hint of `config`'s server (URL with path) and authorization context.
+/// The key of the era hint of `config`'s server (URL with path) and authorization context
+/// ([`EraHints::key`](mcp_sansio::EraHints::key)).
 pub fn hint_key(config: &Config) -> String {
-    mcp_sansio::store_key(
-        mcp_sansio::StoreUse::EraHint,
-        &config.endpoint,
-        &mcp_sansio::AuthContext::of(config),
-    )
+    mcp_sansio::EraHints::key(config)
 }
 
-/// How long a hint learnt now lives, in milliseconds: min(the `ttlMs` of the `server/discover`
-/// answer the connection was connected by, [`MAX_HINT_TTL`]); 0 (not kept) when that answer
-/// declared 0 or nothing readable ("stale immediately"); [`MAX_HINT_TTL`] without such an
-/// answer.
-fn hint_lifetime_ms(discover: Option<mcp_sansio::CacheHint>) -> u64 {
-    let cap = u64::try_from(MAX_HINT_TTL.as_millis()).unwrap_or(u64::MAX);
-    discover.map_or(cap, |d| d.ttl_ms.min(cap))
-}
-
-/// The hint `config` may be offered from `hint`: only one whose version `config` still offers
-/// for its era.
-fn offerable(config: &Config, hint: &EraHint) -> bool {
-    let offered = match hint.era {
-        mcp_sansio::Era::Modern => &config.modern_versions,
-        mcp_sansio::Era::Legacy => &config.legacy_versions,
-    };
-    offered.contains(&hint.version)
-}
-
-/// The era hints a client holds in memory, keyed by [`hint_key`] (resource and authorization
-/// context), each with its expiry; at most [`MAX_ERA_HINTS`](mcp_sansio::MAX_ERA_HINTS): a new
-/// key beyond that evicts the expired ones, then the one expiring first.
-#[derive(Debug, Default)]
-pub(crate) struct Hints {
-    /// Key → (hint, expiry in ms since the Unix epoch).
-    map: HashMap<String, (EraHint, u64)>,
-}
-
-impl Hints {
-    /// The fresh hint under `key` at `now_ms`, if any.
-    pub(crate) fn get(&self, key: &str, now_ms: u64) -> Option<&EraHint> {
-        self.map
-            .get(key)
-            .filter(|(_, expires)| *expires > now_ms)
-            .map(|(hint, _)| hint)
-    }
-
-    /// Hints held (fresh or not yet evicted).
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Sets `config.era_hint` from the fresh hint under `key`, unless `config` has one or no
-    /// longer offers its version. Returns whether it did.
-    pub(crate) fn offer(&self, key: &str, config: &mut Config, now_ms: u64) -> bool {
-        if config.era_hint.is_some() {
-            return false;
-        }
-        match self.get(key, now_ms) {
-            Some(hint) if offerable(config, hint) => {
-                config.era_hint = Some(hint.clone());
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Learns from `event` of a connection whose hints live under `key`; `discover` is what
-    /// the connection's `server/discover` answer declared of its caching
-    /// ([`Connection::discover_cache`](mcp_sansio::Connection::discover_cache)). Only a
-    /// `Connected` that a request proved teaches; one whose lifetime is 0 removes the hint.
-    /// Returns the hint learnt and its expiry.
-    pub(crate) fn learn(
-        &mut self,
-        key: &str,
-        event: &mcp_sansio::Event,
-        discover: Option<mcp_sansio::CacheHint>,
-        now_ms: u64,
-    ) -> Option<(EraHint, u64)> {
-        let mcp_sansio::Event::Connected {
-            era,
-            version,
-            from_hint: false,
-            ..
-        } = event
-        else {
-            return None;
-        };
-        let ttl = hint_lifetime_ms(discover);
-        if ttl == 0 {
-            self.map.remove(key);
-            return None;
-        }
-        if !self.map.contains_key(key) && self.map.len() >= mcp_sansio::MAX_ERA_HINTS {
-            self.map.retain(|_, (_, expires)| *expires > now_ms);
-            if self.map.len() >= mcp_sansio::MAX_ERA_HINTS {
-                let first = self
-                    .map
-                    .iter()
-                    .min_by_key(|(_, (_, expires))| *expires)
-                    .map(|(k, _)| k.clone());
-                if let Some(first) = first {
-                    self.map.remove(&first);
-                }
-            }
-        }
-        let hint = EraHint {
-            era: *era,
-            version: version.clone(),
-        };
-        let expires = now_ms.saturating_add(ttl);
-        self.map.insert(key.to_owned(), (hint.clone(), expires));
-        Some((hint, expires))
-    }
+/// Now on the wall clock as the core's [`Instant`](mcp_sansio::Instant) (since the Unix epoch),
+/// the timeline of a client's era hints.
+pub(crate) fn wall_instant() -> mcp_sansio::Instant {
+    mcp_sansio::Instant::from_duration(Duration::from_millis(now_ms()))
 }
 
 /// Writes `hint` under `key` to `store`, fresh until `expires` (ms since the Unix epoch): `m`
 /// or `l`, a newline, the expiry (8 bytes, big-endian), the version.
-pub(crate) fn store_hint(store: &dyn Store, key: &str, hint: &EraHint, expires: u64) {
+pub(crate) fn store_hint(
+    store: &dyn Store,
+    key: &str,
+    hint: &EraHint,
+    expires: mcp_sansio::Instant,
+) {
+    let expires = u64::try_from(expires.as_duration().as_millis()).unwrap_or(u64::MAX);
     let era = match hint.era {
         mcp_sansio::Era::Modern => b'm',
         mcp_sansio::Era::Legacy => b'l',
@@ -430,7 +329,7 @@ pub(crate) fn offer_stored_hint(store: &dyn Store, key: &str, config: &mut Confi
         era,
         version: version.to_owned(),
     };
-    if offerable(config, &hint) {
+    if hint.offered_by(config) {
         config.era_hint = Some(hint);
     }
 }
@@ -553,103 +452,6 @@ mod tests {
         assert_eq!(CatalogCache::key(&base.clone()), key);
     }
 
-    fn connected(version: &str) -> mcp_sansio::Event {
-        mcp_sansio::Event::Connected {
-            era: mcp_sansio::Era::Modern,
-            version: version.to_owned(),
-            server_info: None,
-            from_hint: false,
-            capabilities: None,
-            instructions: None,
-        }
-    }
-
-    fn discover(ttl_ms: u64) -> Option<mcp_sansio::CacheHint> {
-        Some(mcp_sansio::CacheHint {
-            ttl_ms,
-            scope: mcp_sansio::CacheScope::Public,
-        })
-    }
-
-    /// SEP-2549: freshness is `now < t_received + ttlMs`, and "`0` or absent → stale
-    /// immediately": an era hint learnt from a `server/discover` answer lives its `ttlMs`
-    /// (capped), none at all when it declared 0; without such an answer, the cap.
-    #[test]
-    fn a_hint_lives_the_discover_answers_ttl() {
-        let config = Config::new("https://gw.example.com/tenant-a").unwrap();
-        let key = hint_key(&config);
-        let mut hints = Hints::default();
-        let t0 = 1_000_000;
-        hints.learn(&key, &connected("2026-07-28"), discover(5_000), t0);
-        assert!(hints.get(&key, t0 + 4_999).is_some());
-        assert!(
-            hints.get(&key, t0 + 5_000).is_none(),
-            "expired at t + ttlMs"
-        );
-        let mut later = config.clone();
-        assert!(!hints.offer(&key, &mut later, t0 + 5_000));
-        assert!(later.era_hint.is_none());
-
-        // `ttlMs: 0` keeps nothing, and forgets what was there.
-        hints.learn(&key, &connected("2026-07-28"), discover(60_000), t0);
-        hints.learn(&key, &connected("2026-07-28"), discover(0), t0);
-        assert!(hints.get(&key, t0).is_none());
-
-        // A huge `ttlMs` is capped; no discover answer (legacy) lives the cap.
-        let cap = u64::try_from(MAX_HINT_TTL.as_millis()).unwrap();
-        hints.learn(&key, &connected("2026-07-28"), discover(u64::MAX), t0);
-        assert!(hints.get(&key, t0 + cap - 1).is_some());
-        assert!(hints.get(&key, t0 + cap).is_none());
-        hints.learn(&key, &connected("2026-07-28"), None, t0);
-        assert!(hints.get(&key, t0 + cap - 1).is_some());
-        assert!(hints.get(&key, t0 + cap).is_none());
-    }
-
-    /// One path of a shared gateway origin, or one authorization context, never sets the era of
-    /// another: the hint is keyed by the URL with its path and by the context.
-    #[test]
-    fn a_hint_belongs_to_one_path_and_one_context() {
-        let a = Config::new("https://gw.example.com/tenant-a").unwrap();
-        let b = Config::new("https://gw.example.com/tenant-b").unwrap();
-        let a_token = a.clone().with_bearer_token("tok");
-        let mut hints = Hints::default();
-        let t0 = 1_000;
-        hints.learn(
-            &hint_key(&a),
-            &connected("2026-07-28"),
-            discover(60_000),
-            t0,
-        );
-        for other in [&b, &a_token] {
-            let mut other = other.clone();
-            assert!(!hints.offer(&hint_key(&other), &mut other, t0));
-            assert!(other.era_hint.is_none());
-        }
-        let mut same = a.clone();
-        assert!(hints.offer(&hint_key(&same), &mut same, t0));
-        assert_eq!(same.era_hint.unwrap().version, "2026-07-28");
-    }
-
-    /// At most `MAX_ERA_HINTS` are held; the expired go first, then the one expiring first.
-    #[test]
-    fn the_hints_held_are_bounded() {
-        let mut hints = Hints::default();
-        let t0 = 1_000;
-        for i in 0..mcp_sansio::MAX_ERA_HINTS + 5 {
-            let ttl = 10_000 + u64::try_from(i).unwrap();
-            hints.learn(
-                &format!("k{i}"),
-                &connected("2026-07-28"),
-                discover(ttl),
-                t0,
-            );
-        }
-        assert_eq!(hints.len(), mcp_sansio::MAX_ERA_HINTS);
-        assert!(hints.get("k0", t0).is_none(), "the first to expire went");
-        let last = format!("k{}", mcp_sansio::MAX_ERA_HINTS + 4);
-        assert!(hints.get(&last, t0).is_some());
-    }
-
     /// A hint in a shared store carries its expiry: an expired or malformed one is a miss.
     #[test]
     fn a_stored_hint_expires() {
@@ -660,11 +462,12 @@ mod tests {
             era: mcp_sansio::Era::Modern,
             version: "2026-07-28".to_owned(),
         };
-        store_hint(&store, &key, &hint, now_ms() + 60_000);
+        let at = |ms: u64| mcp_sansio::Instant::from_duration(Duration::from_millis(ms));
+        store_hint(&store, &key, &hint, at(now_ms() + 60_000));
         let mut fresh = config.clone();
         offer_stored_hint(&store, &key, &mut fresh);
         assert_eq!(fresh.era_hint, Some(hint.clone()));
-        store_hint(&store, &key, &hint, now_ms().saturating_sub(1));
+        store_hint(&store, &key, &hint, at(now_ms().saturating_sub(1)));
         let mut stale = config.clone();
         offer_stored_hint(&store, &key, &mut stale);
         assert_eq!(stale.era_hint, None);

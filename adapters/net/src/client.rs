@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use mcp_sansio::{Config, Endpoint, EraHint, Scheme, TransportError};
+use mcp_sansio::{Config, Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
@@ -27,23 +27,24 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The era hints of a client, shared by its sessions, keyed by resource and authorization
-/// context ([`crate::cache::hint_key`]) and expiring ([`crate::cache::MAX_HINT_TTL`], the
-/// `ttlMs` of `server/discover`); with a shared store ([`ClientBuilder::shared_store`]), also
-/// written to it and read from it when this client has none for a key.
+/// The era hints of a client, shared by its sessions ([`EraHints`]: keyed by server and
+/// authorization context, expiring with the `ttlMs` of `server/discover`, on the wall clock);
+/// with a shared store ([`ClientBuilder::shared_store`]), also written to it and read from it
+/// when this client has none for a key.
 pub(crate) struct HintBook {
     pub(crate) on: bool,
-    pub(crate) hints: Mutex<crate::cache::Hints>,
+    pub(crate) hints: Mutex<EraHints>,
     pub(crate) store: Option<Arc<dyn crate::cache::Store>>,
 }
 
 impl HintBook {
-    /// Offers the hint under `key` to `config` (this client's, else the shared store's).
+    /// Offers the hint of `config` to it (this client's, else the shared store's, under `key`:
+    /// [`EraHints::key`] of `config`).
     pub(crate) fn offer(&self, key: &str, config: &mut Config) {
         if !self.on {
             return;
         }
-        if lock(&self.hints).offer(key, config, crate::cache::now_ms()) {
+        if lock(&self.hints).offer(config, crate::cache::wall_instant()) {
             return;
         }
         if let Some(store) = &self.store {
@@ -62,7 +63,7 @@ impl HintBook {
         if !self.on {
             return;
         }
-        let learnt = lock(&self.hints).learn(key, event, discover, crate::cache::now_ms());
+        let learnt = lock(&self.hints).learn(key, event, discover, crate::cache::wall_instant());
         if let (Some(store), Some((hint, expires))) = (&self.store, learnt) {
             crate::cache::store_hint(&**store, key, &hint, expires);
         }
@@ -115,7 +116,10 @@ impl<S> Shared<S> {
     /// and authorization context, if any.
     pub fn hint(&self, config: &Config) -> Option<EraHint> {
         lock(&self.hints.hints)
-            .get(&crate::cache::hint_key(config), crate::cache::now_ms())
+            .get(
+                &crate::cache::hint_key(config),
+                crate::cache::wall_instant(),
+            )
             .cloned()
     }
 
@@ -591,7 +595,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             h2: Arc::new(Mutex::new(H2Book::new(self.pool_limits.idle_timeout))),
             hints: Arc::new(HintBook {
                 on: self.era_hints,
-                hints: Mutex::new(crate::cache::Hints::default()),
+                hints: Mutex::new(EraHints::new()),
                 store: self.cache_store.clone(),
             }),
             cache: (self.catalog_cache && self.sink.is_none()).then(|| {
@@ -675,7 +679,7 @@ pub trait ClientRuntime: Sized + 'static {
 /// next [`Client::connect`] with the same URL and context whose configuration has no hint of its
 /// own: a modern server then connects without any request. A hint lives as long as the
 /// `server/discover` answer's `ttlMs` allows (none when it declared 0), at most
-/// [`MAX_HINT_TTL`](crate::cache::MAX_HINT_TTL).
+/// [`MAX_ERA_HINT_TTL`](mcp_sansio::MAX_ERA_HINT_TTL).
 ///
 /// # Catalog cache
 ///
