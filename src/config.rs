@@ -36,7 +36,7 @@ impl core::fmt::Display for Era {
     }
 }
 
-/// What an earlier connection learnt about the origin: its era and the version it spoke.
+/// What an earlier connection learnt about the server: its era and the version it spoke.
 ///
 /// With a modern hint, connecting makes no request at all; a legacy hint skips the probe. A hint
 /// that proves wrong causes one re-negotiation.
@@ -102,7 +102,8 @@ pub struct Config {
     pub modern_versions: Vec<String>,
     /// Legacy versions accepted, preferred first; the first is offered in `initialize`.
     pub legacy_versions: Vec<String>,
-    /// The era learnt from an earlier connection to this origin, if any.
+    /// The era learnt from an earlier connection to this server in this authorization context
+    /// ([`EraHints`](crate::EraHints)), if any.
     pub era_hint: Option<EraHint>,
     /// The client capabilities declared in every modern request's `_meta`, as a raw JSON
     /// object. Default `{}`: servers must not ask for elicitation, sampling or roots.

@@ -513,7 +513,8 @@ impl Connection {
         self.exchanges.iter().any(|e| e.id == exchange)
     }
 
-    /// The era and version negotiated, as a hint for the next connection to the same origin.
+    /// The era and version negotiated, as a hint for the next connection to the same server in
+    /// the same authorization context ([`EraHints`](crate::EraHints)).
     pub fn era_hint(&self) -> Option<EraHint> {
         match &self.session {
             Session::None => None,
