@@ -502,10 +502,12 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// Whether listings are cached across the client's sessions (2026-07-28 `ttlMs`, SEP-2549;
     /// see [`crate::cache`]). **Default off**: a cached listing hides a server's changes to its
     /// tools for up to its lifetime, which a client opts into. On, a session of the same server
-    /// URL and the same bearer token lists with no request while a listing is fresh, and calls a
-    /// cached tool with its `x-mcp-header` parameters without a `-32020` round trip. Entries
-    /// live min(`ttlMs`, [`catalog_cache_max_ttl`](Self::catalog_cache_max_ttl)); they are kept
-    /// per credential even when the server declares `cacheScope: public`. A client that records
+    /// URL, the same authorization context ([`AuthContext`](mcp_sansio::AuthContext): bearer or
+    /// DPoP token and key, grant, or none), the same offered versions and declared capabilities
+    /// lists with no request while a listing is fresh, and calls a cached tool with its
+    /// `x-mcp-header` parameters without a `-32020` round trip. Entries live min(`ttlMs`,
+    /// [`catalog_cache_max_ttl`](Self::catalog_cache_max_ttl)); they are kept per authorization
+    /// context even when the server declares `cacheScope: public`. A client that records
     /// transcripts does not use the cache (a transcript is what the session did on the wire).
     pub fn catalog_cache(mut self, on: bool) -> Self {
         self.catalog_cache = on;
