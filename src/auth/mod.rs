@@ -21,8 +21,9 @@
 //! 3. When this server holds tokens from that same issuer with a refresh token (and no refresh
 //!    since the server last accepted a token), they are refreshed, with the resource they were
 //!    issued for (rotated when a new refresh token comes). Tokens are bound to the server they
-//!    were issued for ([`CredentialStore`], keyed by [`token_key`]: server and grant): a token of another
-//!    server is never sent nor refreshed, whatever this server or its metadata names.
+//!    were issued for and the grant that obtained them ([`CredentialStore`], keyed by
+//!    [`token_key`]): a token of another server is never sent nor refreshed, whatever this
+//!    server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
 //!    pre-registered ones, else its client ID metadata document (where the server sets
 //!    `client_id_metadata_document_supported`), else dynamic registration (RFC 7591). Credentials

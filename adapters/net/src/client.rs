@@ -633,7 +633,8 @@ pub trait ClientRuntime: Sized + 'static {
 }
 
 /// An MCP client on runtime `R`. Cheap to clone: clones share the address policy, resolver, TLS
-/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per server and authorization context.
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per server and
+/// authorization context.
 ///
 /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves with the
 /// system resolver and trusts the Mozilla roots of `webpki-roots`.

@@ -264,8 +264,8 @@ fn dpop_clock(config: &mut Config, zero: std::time::Instant) {
 
 impl SessionDriver {
     /// A session of the client `shared` with `config`: the era hint learnt for its URL and
-    /// authorization context is offered (when hints are on and `config` has none), and recording starts when the client
-    /// records. Nothing is sent before [`start`](Self::start).
+    /// authorization context is offered (when hints are on and `config` has none), and
+    /// recording starts when the client records. Nothing is sent before [`start`](Self::start).
     pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
         let origin = config.endpoint.origin();
         shared
