@@ -64,8 +64,21 @@ impl HintBook {
             return;
         }
         let learnt = lock(&self.hints).learn(key, event, discover, crate::cache::wall_instant());
-        if let (Some(store), Some((hint, expires))) = (&self.store, learnt) {
-            crate::cache::store_hint(&**store, key, &hint, expires);
+        let proven = matches!(
+            event,
+            mcp_sansio::Event::Connected {
+                from_hint: false,
+                ..
+            }
+        );
+        match (&self.store, learnt) {
+            (Some(store), Some((hint, expires))) => {
+                crate::cache::store_hint(&**store, key, &hint, expires);
+            }
+            // A negotiation whose answer may not be kept ("stale immediately") forgets the
+            // shared hint too.
+            (Some(store), None) if proven => store.remove(key.as_bytes()),
+            _ => {}
         }
     }
 }

@@ -297,6 +297,14 @@ impl TestStore {
             .count()
     }
 
+    /// Era hint entries held now.
+    pub fn eras(&self) -> usize {
+        let keys = self.keys.lock().unwrap();
+        keys.iter()
+            .filter(|k| k.starts_with(b"era:") && self.inner.get(k).is_some())
+            .count()
+    }
+
     /// Rewrites every listing entry with `f`.
     pub fn tamper(&self, f: impl Fn(Vec<u8>) -> Vec<u8>) {
         self.tamper_all(|k| k.starts_with(b"catalog:"), f);
@@ -466,6 +474,24 @@ macro_rules! cache_tests {
                 s.close()$($wait)*.unwrap();
             }
             assert_eq!(server.count("server/discover"), 3);
+
+            // In a shared store too: a negotiation answered `ttlMs: 0` removes the hint there.
+            let store = TestStore::new(1 << 20);
+            let with_store = || {
+                Client::builder()
+                    .policy($crate::adapter_tests::cache::loopback())
+                    .http1_only(true)
+                    .shared_store(store.clone())
+                    .build()
+            };
+            let mut s = with_store().connect(config(&server, "t"))$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            assert_eq!(store.eras(), 1);
+            store.blind.store(true, std::sync::atomic::Ordering::SeqCst);
+            server.script(|s| s.discover_ttl = "0");
+            let mut s = with_store().connect(config(&server, "t"))$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            assert_eq!(store.eras(), 0, "the stale hint stayed in the store");
         }
 
         /// One call-only work item: connect, call `weather`, close.
