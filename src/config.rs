@@ -36,7 +36,7 @@ impl core::fmt::Display for Era {
     }
 }
 
-/// What an earlier connection learnt about the origin: its era and the version it spoke.
+/// What an earlier connection learnt about the server: its era and the version it spoke.
 ///
 /// With a modern hint, connecting makes no request at all; a legacy hint skips the probe. A hint
 /// that proves wrong causes one re-negotiation.
@@ -46,6 +46,17 @@ pub struct EraHint {
     pub era: Era,
     /// The version negotiated then.
     pub version: String,
+}
+
+impl EraHint {
+    /// Whether `config` offers this hint's version for its era (a hint is offered only then).
+    pub fn offered_by(&self, config: &Config) -> bool {
+        let offered = match self.era {
+            Era::Modern => &config.modern_versions,
+            Era::Legacy => &config.legacy_versions,
+        };
+        offered.contains(&self.version)
+    }
 }
 
 /// The name and version this client reports to servers.
@@ -81,6 +92,11 @@ pub struct Config {
     /// `Authorization: DPoP …` and a fresh `DPoP` proof instead of the bearer token, which must
     /// be empty. `None` by default.
     pub dpop: Option<crate::auth::DpopBinding>,
+    /// The grant that obtained the credential, where an authorization knows it (an
+    /// authorizing session sets it when it presents a token). Never sent: with the credential
+    /// it makes the [`AuthContext`](crate::AuthContext) that keys what a client stores for the
+    /// connection. `None` by default.
+    pub grant: Option<crate::GrantIdentity>,
     /// The client's name and version.
     pub client_info: ClientInfo,
     /// The budgets.
@@ -89,7 +105,8 @@ pub struct Config {
     pub modern_versions: Vec<String>,
     /// Legacy versions accepted, preferred first; the first is offered in `initialize`.
     pub legacy_versions: Vec<String>,
-    /// The era learnt from an earlier connection to this origin, if any.
+    /// The era learnt from an earlier connection to this server in this authorization context
+    /// ([`EraHints`](crate::EraHints)), if any.
     pub era_hint: Option<EraHint>,
     /// The client capabilities declared in every modern request's `_meta`, as a raw JSON
     /// object. Default `{}`: servers must not ask for elicitation, sampling or roots.
@@ -137,6 +154,7 @@ impl Config {
             endpoint: Endpoint::parse(endpoint_url)?,
             bearer_token: String::new(),
             dpop: None,
+            grant: None,
             client_info: ClientInfo::default(),
             budgets: Budgets::default(),
             modern_versions: vec![MODERN_VERSION.to_owned()],
@@ -157,6 +175,12 @@ impl Config {
     /// Sets the DPoP binding ([`Config::dpop`]).
     pub fn with_dpop(mut self, binding: crate::auth::DpopBinding) -> Config {
         self.dpop = Some(binding);
+        self
+    }
+
+    /// Sets the grant identity ([`Config::grant`]).
+    pub fn with_grant(mut self, grant: Option<crate::GrantIdentity>) -> Config {
+        self.grant = grant;
         self
     }
 

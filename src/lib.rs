@@ -144,6 +144,7 @@ mod budget;
 mod call;
 mod config;
 mod connection;
+mod context;
 mod elicit;
 mod endpoint;
 mod error;
@@ -165,10 +166,11 @@ pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS,
+    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL,
     MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
     MAX_SERVER_REQUEST_BYTES,
 };
+pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{

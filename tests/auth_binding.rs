@@ -8,8 +8,8 @@ use std::collections::{HashMap, VecDeque};
 
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
-    resource_key, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
-    Authorizer, ClientSettings, CredentialStore, PendingAuthorization, Purpose,
+    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
+    ClientSettings, CredentialStore, PendingAuthorization, Purpose,
 };
 use mcp_sansio::{Endpoint, Instant};
 use serde_json::json;
@@ -271,7 +271,17 @@ fn both_servers_keep_their_own_tokens_in_one_store() {
         Some("at-a")
     );
     assert_eq!(store.resources.len(), 2);
-    let key_b = resource_key(&Endpoint::parse(SERVER_B).unwrap());
+    // Tokens belong to the grant that obtained them too: another client, or the same client
+    // pinned to an issuer, finds none of them for the same server.
+    let other_client = AuthConfig::new(SERVER_A, ClientSettings::new("other client", REDIRECT));
+    let mut pinned = AuthConfig::new(SERVER_A, ClientSettings::new("test client", REDIRECT));
+    pinned.grant_issuer = Some(AS.to_owned());
+    for config in [other_client, pinned] {
+        let az = Authorizer::new(config).unwrap().with_store(store.clone());
+        assert_eq!(az.bearer(), None);
+        assert_ne!(az.token_key(), authorizer(SERVER_A).token_key());
+    }
+    let key_b = authorizer(SERVER_B).token_key().to_owned();
     assert_eq!(store.resources[&key_b].resource, SERVER_B);
     assert_eq!(store.resources[&key_b].issuer, AS);
     // The store round-trips through JSON with its version.
@@ -279,6 +289,39 @@ fn both_servers_keep_their_own_tokens_in_one_store() {
     let back: CredentialStore = serde_json::from_str(&text).unwrap();
     assert_eq!(back, store);
     assert_eq!(back.version, CredentialStore::FORMAT_VERSION);
+}
+
+/// A store of format 2 (tokens keyed by the server's URL only, whatever grant obtained them)
+/// loads with its client registrations and without its tokens: the next authorization asks for
+/// tokens bound to its grant.
+#[test]
+fn a_store_of_format_2_keeps_its_registrations_and_drops_its_tokens() {
+    let v2 = json!({
+        "version": 2,
+        "issuers": {
+            AS: {
+                "client": {"client_id": "cid", "client_secret": null, "auth_method": "None"},
+                "token_endpoint": format!("{AS}/token"),
+            }
+        },
+        "resources": {
+            mcp_sansio::auth::resource_key(&Endpoint::parse(SERVER_A).unwrap()): {
+                "issuer": AS,
+                "resource": SERVER_A,
+                "tokens": {"access_token": "at-v2", "refresh_token": "rt-v2", "expires_at_ms": null, "scopes": []},
+            }
+        },
+    });
+    let store: CredentialStore = serde_json::from_value(v2).unwrap();
+    assert_eq!(store.resources.len(), 1);
+    let az = authorizer(SERVER_A).with_store(store);
+    assert_eq!(az.bearer(), None);
+    assert!(az.store().resources.is_empty());
+    assert_eq!(az.store().version, CredentialStore::FORMAT_VERSION);
+    assert_eq!(
+        az.store().issuers[AS].client.as_ref().unwrap().client_id,
+        "cid"
+    );
 }
 
 #[test]

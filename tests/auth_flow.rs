@@ -336,7 +336,7 @@ fn happy_path_discovery_registration_user_agent_token_refresh() {
     assert_eq!(get(&form, "refresh_token"), Some("rt-1"));
     assert_eq!(get(&form, "resource"), Some(SERVER));
     assert_eq!(az.bearer(), Some("at-2"));
-    let tokens = az.store().resources[SERVER].tokens.clone();
+    let tokens = az.store().resources[az.token_key()].tokens.clone();
     assert_eq!(tokens.refresh_token.as_deref(), Some("rt-2"));
     no_bearer_anywhere(&fake);
 }
@@ -807,7 +807,10 @@ fn a_401_refreshes_once_then_authorizes() {
     assert_eq!(az.bearer(), Some("at-2"));
     // Kept, since no new refresh token came.
     assert_eq!(
-        az.store().resources[SERVER].tokens.refresh_token.as_deref(),
+        az.store().resources[az.token_key()]
+            .tokens
+            .refresh_token
+            .as_deref(),
         Some("rt-1")
     );
     // A second 401 before the server accepted the refreshed token: the user agent.
@@ -831,7 +834,7 @@ fn a_refused_refresh_falls_back_to_the_user_agent() {
         .unwrap();
     let events = fake.drive(&mut az, Instant::ZERO);
     open_event(&events);
-    assert!(!az.store().resources.contains_key(SERVER));
+    assert!(!az.store().resources.contains_key(az.token_key()));
     // A refresh the caller asked for reports the refusal.
     let mut fake = Fake::default();
     let mut az = authorized(&mut fake);
@@ -928,7 +931,7 @@ fn a_new_authorization_server_is_registered_with_anew() {
     az.handle_callback(Instant::ZERO, &callback_query(&pending, "c", None));
     fake.drive(&mut az, Instant::ZERO);
     assert_eq!(az.bearer(), Some("as2-at"));
-    assert_eq!(az.store().resources[SERVER].issuer, AS2);
+    assert_eq!(az.store().resources[az.token_key()].issuer, AS2);
     // AS1's credentials are kept under AS1 and never reached AS2.
     assert_eq!(
         az.store().issuers[AS1].client.as_ref().unwrap().client_id,

@@ -21,8 +21,9 @@
 //! 3. When this server holds tokens from that same issuer with a refresh token (and no refresh
 //!    since the server last accepted a token), they are refreshed, with the resource they were
 //!    issued for (rotated when a new refresh token comes). Tokens are bound to the server they
-//!    were issued for ([`CredentialStore`], keyed by [`resource_key`]): a token of another
-//!    server is never sent nor refreshed, whatever this server or its metadata names.
+//!    were issued for and the grant that obtained them ([`CredentialStore`], keyed by
+//!    [`token_key`]): a token of another server is never sent nor refreshed, whatever this
+//!    server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
 //!    pre-registered ones pinned to it (or, only with the explicit
 //!    [`IssuerPin::AnyIssuerUnsafe`], to any), else its client ID metadata document (where the server sets
@@ -161,8 +162,8 @@ pub use client::{
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    resource_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey,
-    IssuerCredentials, ResourceCredentials,
+    resource_key, token_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
+    DpopKey, IssuerCredentials, ResourceCredentials,
 };
 pub use grant::{
     AssertionSource, ClientAuth, Grant, IdentityProvider, CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE,

@@ -69,7 +69,7 @@ mod request;
 mod resumption;
 mod state;
 
-pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS};
+pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
 pub use self::state::ConnectionState;
 use self::{
     calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,
@@ -547,7 +547,8 @@ impl Connection {
         self.exchanges.iter().any(|e| e.id == exchange)
     }
 
-    /// The era and version negotiated, as a hint for the next connection to the same origin.
+    /// The era and version negotiated, as a hint for the next connection to the same server in
+    /// the same authorization context ([`EraHints`](crate::EraHints)).
     pub fn era_hint(&self) -> Option<EraHint> {
         match &self.session {
             Session::None => None,

@@ -18,7 +18,8 @@ pub enum CacheScope {
     #[default]
     Private,
     /// Any client, in the server's view (`"public"`). A client still keeps its cache per
-    /// credential: the server does not decide who else may see its answer.
+    /// authorization context ([`AuthContext`](crate::AuthContext)): the server does not decide
+    /// who else may see its answer.
     Public,
 }
 

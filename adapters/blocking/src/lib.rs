@@ -67,7 +67,8 @@ use mcp_sansio_net::{tasks, ClientRuntime, SessionRuntime, Start, Tasks};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 
 /// An MCP client on threads. Cheap to clone: clones share the address policy, resolver, TLS
-/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per server and
+/// authorization context.
 pub type Client = mcp_sansio_net::Client<Threads>;
 
 /// Builds a [`Client`]; the same builder in every adapter.

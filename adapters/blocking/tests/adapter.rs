@@ -90,8 +90,9 @@ fn era_hints_skip_the_probe_only_when_on() {
     assert_eq!(hinted.version(), "2026-07-28");
     assert_eq!(hinted.list_tools().unwrap().tools.len(), 2);
     assert_eq!(server.methods(), ["server/discover", "tools/list"]);
-    let origin = format!("http://{}", server.addr);
-    let hint = client.hint(&origin).expect("a hint for the origin");
+    let hint = client
+        .hint(&config(&server.url()))
+        .expect("a hint for the server");
     assert_eq!(
         (hint.era, hint.version.as_str()),
         (Era::Modern, "2026-07-28")
@@ -105,7 +106,7 @@ fn era_hints_skip_the_probe_only_when_on() {
     client.connect(config(&server.url())).unwrap();
     client.connect(config(&server.url())).unwrap();
     assert_eq!(server.methods(), ["server/discover", "server/discover"]);
-    assert!(client.hint(&format!("http://{}", server.addr)).is_none());
+    assert!(client.hint(&config(&server.url())).is_none());
 }
 
 #[test]

@@ -469,8 +469,9 @@ impl Authorization {
     }
 
     /// Puts the access token in `config`: as its bearer token, or as its DPoP binding when the
-    /// token is bound to the DPoP key (the bearer token is then cleared). Nothing changes
-    /// without a token.
+    /// token is bound to the DPoP key (the bearer token is then cleared), with the grant that
+    /// obtained it ([`Config::grant`](mcp_sansio::Config::grant), part of the authorization
+    /// context that keys what the client stores). Nothing changes without a token.
     pub fn present(&self, config: &mut mcp_sansio::Config) {
         if let Some(token) = self.bearer() {
             config.bearer_token = token.to_owned();
@@ -478,7 +479,10 @@ impl Authorization {
         } else if let Some(binding) = self.dpop_binding() {
             config.bearer_token.clear();
             config.dpop = Some(binding);
+        } else {
+            return;
         }
+        config.grant = Some(self.authorizer.grant_identity());
     }
 
     /// Whether it holds an access token for the server (Bearer or DPoP-bound).

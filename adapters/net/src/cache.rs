@@ -1,33 +1,56 @@
-//! The catalog cache a client's sessions share (2026-07-28, SEP-2549): a listing a server
-//! declared fresh for `ttlMs` is reused by the next work items of the same server and the same
-//! credential, which then list with no request and call its tools with their `x-mcp-header`
-//! parameters without a `-32020` round trip.
+//! What a client's sessions share between work items (2026-07-28, SEP-2549): the catalog cache
+//! and the era hints. A listing a server declared fresh for `ttlMs` is reused by the next work
+//! items of the same server in the same authorization context, which then list with no request
+//! and call its tools with their `x-mcp-header` parameters without a `-32020` round trip; the
+//! era a negotiation found is offered to the next connection of the same server and context.
 //!
-//! - **Key**: the server's URL (normalised origin and path) and a SHA-256 digest of the
-//!   credential (the bearer token; never the credential itself). Every credential has its own
-//!   entries, whatever `cacheScope` the server declares: `public` is the server's view of who
-//!   may see its answer, and the server is not trusted to decide who else sees it.
-//! - **Lifetime**: min(`ttlMs`, the configured cap), counted from when the listing ended, on the
-//!   wall clock (so that processes sharing a store agree). `ttlMs` absent, negative or 0: the
-//!   listing is not stored.
-//! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest.
-//! - **Invalidation**: an entry is removed when a listing of its key fails and when a call of
-//!   its key meets a `-32020` (header mismatch: the server's tools changed).
+//! - **Keys**: every entry's key comes from [`store_key`](mcp_sansio::store_key), the one
+//!   builder, of (the use, the resource, the [`AuthContext`](mcp_sansio::AuthContext)):
+//!   - the resource is the server's URL normalised, path and query kept: two paths of one
+//!     gateway origin never share an entry;
+//!   - the context is a digest of the credential presented (none, the bearer token, or the
+//!     DPoP-bound token with its key's thumbprint) and of the grant that obtained it
+//!     ([`Config::grant`](mcp_sansio::Config::grant)): an anonymous work item, two DPoP
+//!     tenants, a changed token or key each have entries of their own;
+//!   - a catalog's key also digests the protocol versions offered and the client capabilities
+//!     declared (a listing answers what its request declared).
+//!
+//!   A key is a digest: it holds neither a credential nor the URL.
+//! - **`cacheScope`**: every context has its own entries, whatever the server declares.
+//!   `private` asks for exactly that; `public` is the server's view of who may see its answer,
+//!   and the server is not trusted to decide who else sees it, so a `public` listing or
+//!   `server/discover` answer is kept per context too.
+//! - **Lifetime**: a listing lives min(`ttlMs`, the configured cap), counted from when the
+//!   listing ended; an era hint lives min(the `ttlMs` of the `server/discover` answer it was
+//!   learnt from, [`MAX_ERA_HINT_TTL`](mcp_sansio::MAX_ERA_HINT_TTL)), or that cap when there
+//!   was no such answer (a legacy server found by `initialize`): see
+//!   [`EraHints`](mcp_sansio::EraHints). `ttlMs` absent, negative or 0 ("stale immediately"):
+//!   nothing is kept. Both on the wall clock (so that processes sharing a store agree).
+//! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest;
+//!   a client holds at most [`MAX_ERA_HINTS`](mcp_sansio::MAX_ERA_HINTS) era hints in memory,
+//!   evicting the expired, then the one expiring first.
+//! - **Invalidation**: a listing's entry is removed when a listing of its key fails and when a
+//!   call of its key meets a `-32020` (header mismatch: the server's tools changed). A hint that
+//!   proves wrong is replaced by what the re-negotiation found.
 //! - **Store**: [`Store`] is a small trait (get, put, remove of bytes), so that a platform running
-//!   many executor processes can back the cache with a store they share. An entry crosses it as
-//!   bytes and is checked again when read back: its framing, its expiry, then every page goes
-//!   through the same reader as the wire with the session's budgets
-//!   ([`Catalog::from_pages`]). A malformed entry is a miss (and is removed), never an error.
+//!   many executor processes can back the cache and the hints with a store they share. An entry
+//!   crosses it as bytes and is checked again when read back: its framing, its expiry, then
+//!   every page goes through the same reader as the wire with the session's budgets
+//!   ([`Catalog::from_pages`]); a hint must name a version the session offers. A malformed entry
+//!   is a miss (and a listing's is removed), never an error.
 //!
-//! The cache is **off by default** ([`ClientBuilder::catalog_cache`](crate::ClientBuilder::catalog_cache)
-//! turns it on): a cached listing hides a server's changes to its tools for up to the lifetime,
-//! an effect a client should opt into, and a client that keeps one session lists once anyway.
+//! The catalog cache is **off by default**
+//! ([`ClientBuilder::catalog_cache`](crate::ClientBuilder::catalog_cache) turns it on): a cached
+//! listing hides a server's changes to its tools for up to the lifetime, an effect a client
+//! should opt into, and a client that keeps one session lists once anyway. Era hints are on by
+//! default ([`ClientBuilder::era_hints`](crate::ClientBuilder::era_hints)): a wrong one costs one
+//! re-negotiation.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_sansio::{Budgets, Catalog, Config, Tool};
+use mcp_sansio::{Budgets, Catalog, Config, EraHint, Tool};
 
 use crate::client::lock;
 
@@ -155,25 +178,20 @@ impl CatalogCache {
         CatalogCache { store, max_ttl }
     }
 
-    /// The key of `config`'s server and credential: the URL, then a SHA-256 digest of the
-    /// bearer token (an empty token is no credential, its own context).
+    /// The key of `config`'s listings: [`store_key`](mcp_sansio::store_key) of the catalog
+    /// use (with a digest of the versions `config` offers and the capabilities it declares),
+    /// its server's URL and its [`AuthContext`](mcp_sansio::AuthContext).
     pub fn key(config: &Config) -> Vec<u8> {
-        let mut key = b"tools/list\n".to_vec();
-        key.extend_from_slice(config.endpoint.origin().as_bytes());
-        key.extend_from_slice(config.endpoint.target().as_bytes());
-        key.push(b'\n');
-        let digest = ring::digest::digest(&ring::digest::SHA256, config.bearer_token.as_bytes());
-        for b in digest.as_ref() {
-            key.extend_from_slice(format!("{b:02x}").as_bytes());
-        }
-        key
+        mcp_sansio::store_key(
+            mcp_sansio::StoreUse::catalog(config),
+            &config.endpoint,
+            &mcp_sansio::AuthContext::of(config),
+        )
+        .into_bytes()
     }
 
     fn now_ms() -> u64 {
-        let since = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        now_ms()
     }
 
     /// Stores `catalog` under `key` for min(its `ttlMs`, the cap); a lifetime of 0 stores
@@ -243,46 +261,76 @@ impl CatalogCache {
     }
 }
 
-/// The key of `origin`'s era hint in a shared store.
-fn hint_key(origin: &str) -> Vec<u8> {
-    let mut key = b"era\n".to_vec();
-    key.extend_from_slice(origin.as_bytes());
-    key
+/// Milliseconds since the Unix epoch on the wall clock (which processes sharing a store agree
+/// on).
+pub(crate) fn now_ms() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Writes `hint` for `origin` to `store`: `m` or `l`, a newline, the version.
-pub(crate) fn store_hint(store: &dyn Store, origin: &str, hint: &mcp_sansio::EraHint) {
+/// The key of the era hint of `config`'s server (URL with path) and authorization context
+/// ([`EraHints::key`](mcp_sansio::EraHints::key)).
+pub fn hint_key(config: &Config) -> String {
+    mcp_sansio::EraHints::key(config)
+}
+
+/// Now on the wall clock as the core's [`Instant`](mcp_sansio::Instant) (since the Unix epoch),
+/// the timeline of a client's era hints.
+pub(crate) fn wall_instant() -> mcp_sansio::Instant {
+    mcp_sansio::Instant::from_duration(Duration::from_millis(now_ms()))
+}
+
+/// Writes `hint` under `key` to `store`, fresh until `expires` (ms since the Unix epoch): `m`
+/// or `l`, a newline, the expiry (8 bytes, big-endian), the version.
+pub(crate) fn store_hint(
+    store: &dyn Store,
+    key: &str,
+    hint: &EraHint,
+    expires: mcp_sansio::Instant,
+) {
+    let expires = u64::try_from(expires.as_duration().as_millis()).unwrap_or(u64::MAX);
     let era = match hint.era {
         mcp_sansio::Era::Modern => b'm',
         mcp_sansio::Era::Legacy => b'l',
     };
     let mut value = vec![era, b'\n'];
+    value.extend_from_slice(&expires.to_be_bytes());
     value.extend_from_slice(hint.version.as_bytes());
-    store.put(&hint_key(origin), value);
+    store.put(key.as_bytes(), value);
 }
 
-/// Sets `config.era_hint` from the hint `store` holds for its origin, if it reads back (an era,
-/// a version `config` offers for that era) and `config` has none; a malformed entry is a miss.
-pub(crate) fn offer_stored_hint(store: &dyn Store, config: &mut Config) {
+/// Sets `config.era_hint` from the hint `store` holds under `key`, if it reads back (an era, an
+/// expiry not reached, a version `config` offers for that era) and `config` has none; a
+/// malformed or expired entry is a miss.
+pub(crate) fn offer_stored_hint(store: &dyn Store, key: &str, config: &mut Config) {
     if config.era_hint.is_some() {
         return;
     }
-    let Some(value) = store.get(&hint_key(&config.endpoint.origin())) else {
+    let Some(value) = store.get(key.as_bytes()) else {
         return;
     };
-    let (era, offered) = match value.get(..2) {
-        Some(b"m\n") => (mcp_sansio::Era::Modern, &config.modern_versions),
-        Some(b"l\n") => (mcp_sansio::Era::Legacy, &config.legacy_versions),
+    let era = match value.get(..2) {
+        Some(b"m\n") => mcp_sansio::Era::Modern,
+        Some(b"l\n") => mcp_sansio::Era::Legacy,
         _ => return,
     };
-    let Some(version) = value.get(2..).and_then(|v| std::str::from_utf8(v).ok()) else {
+    let Some((expires, version)) = value.get(2..).and_then(|v| v.split_first_chunk::<8>()) else {
         return;
     };
-    if offered.iter().any(|v| v == version) {
-        config.era_hint = Some(mcp_sansio::EraHint {
-            era,
-            version: version.to_owned(),
-        });
+    if u64::from_be_bytes(*expires) <= now_ms() {
+        return;
+    }
+    let Ok(version) = std::str::from_utf8(version) else {
+        return;
+    };
+    let hint = EraHint {
+        era,
+        version: version.to_owned(),
+    };
+    if hint.offered_by(config) {
+        config.era_hint = Some(hint);
     }
 }
 
@@ -361,8 +409,8 @@ mod tests {
         assert_eq!(store.len(), 1);
     }
 
-    /// The key names the server and a digest of the credential, never the credential; two
-    /// credentials never share a key.
+    /// The key is a digest: it holds neither the credential nor the URL (whose path may be a
+    /// secret); two credentials, or two paths, never share a key.
     #[test]
     fn the_key_holds_a_digest_of_the_credential_never_the_credential() {
         let config = |token: &str| {
@@ -377,10 +425,55 @@ mod tests {
         assert_ne!(a, none);
         let text = String::from_utf8(a.clone()).unwrap();
         assert!(!text.contains("secret"), "{text}");
-        assert!(text.contains("https://mcp.example.com/a"), "{text}");
+        assert!(!text.contains("mcp.example.com"), "{text}");
+        assert!(text.starts_with("catalog:"), "{text}");
         let other = Config::new("https://mcp.example.com/b")
             .unwrap()
             .with_bearer_token("secret-token-a");
         assert_ne!(CatalogCache::key(&other), a);
+    }
+
+    /// SEP-2549: "the key is the method and its parameters" — a listing answers what the
+    /// request declared (its `_meta` protocol version and client capabilities), so a change of
+    /// either is another entry.
+    #[test]
+    fn the_key_depends_on_the_versions_offered_and_the_capabilities_declared() {
+        let base = Config::new("https://mcp.example.com/a").unwrap();
+        let key = CatalogCache::key(&base);
+        let mut caps = base.clone();
+        caps.client_capabilities = r#"{"elicitation":{}}"#.to_owned();
+        assert_ne!(CatalogCache::key(&caps), key);
+        let mut modern = base.clone();
+        modern.modern_versions = vec!["2027-01-01".to_owned(), "2026-07-28".to_owned()];
+        assert_ne!(CatalogCache::key(&modern), key);
+        let mut legacy = base.clone();
+        legacy.legacy_versions = vec!["2025-06-18".to_owned()];
+        assert_ne!(CatalogCache::key(&legacy), key);
+        assert_eq!(CatalogCache::key(&base.clone()), key);
+    }
+
+    /// A hint in a shared store carries its expiry: an expired or malformed one is a miss.
+    #[test]
+    fn a_stored_hint_expires() {
+        let store = MemoryStore::new(1 << 16);
+        let config = Config::new("https://gw.example.com/tenant-a").unwrap();
+        let key = hint_key(&config);
+        let hint = EraHint {
+            era: mcp_sansio::Era::Modern,
+            version: "2026-07-28".to_owned(),
+        };
+        let at = |ms: u64| mcp_sansio::Instant::from_duration(Duration::from_millis(ms));
+        store_hint(&store, &key, &hint, at(now_ms() + 60_000));
+        let mut fresh = config.clone();
+        offer_stored_hint(&store, &key, &mut fresh);
+        assert_eq!(fresh.era_hint, Some(hint.clone()));
+        store_hint(&store, &key, &hint, at(now_ms().saturating_sub(1)));
+        let mut stale = config.clone();
+        offer_stored_hint(&store, &key, &mut stale);
+        assert_eq!(stale.era_hint, None);
+        store.put(key.as_bytes(), b"m\n2026-07-28".to_vec());
+        let mut malformed = config.clone();
+        offer_stored_hint(&store, &key, &mut malformed);
+        assert_eq!(malformed.era_hint, None);
     }
 }

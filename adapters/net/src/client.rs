@@ -27,9 +27,10 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The era hints of a client, shared by its sessions; with a shared store
-/// ([`ClientBuilder::shared_store`]), also written to it and read from it when this client has
-/// none for an origin.
+/// The era hints of a client, shared by its sessions ([`EraHints`]: keyed by server and
+/// authorization context, expiring with the `ttlMs` of `server/discover`, on the wall clock);
+/// with a shared store ([`ClientBuilder::shared_store`]), also written to it and read from it
+/// when this client has none for a key.
 pub(crate) struct HintBook {
     pub(crate) on: bool,
     pub(crate) hints: Mutex<EraHints>,
@@ -37,36 +38,47 @@ pub(crate) struct HintBook {
 }
 
 impl HintBook {
-    /// Offers the hint of `config`'s origin (this client's, else the shared store's).
-    pub(crate) fn offer(&self, config: &mut Config) {
+    /// Offers the hint of `config` to it (this client's, else the shared store's, under `key`:
+    /// [`EraHints::key`] of `config`).
+    pub(crate) fn offer(&self, key: &str, config: &mut Config) {
         if !self.on {
             return;
         }
-        if lock(&self.hints).offer(config) {
+        if lock(&self.hints).offer(config, crate::cache::wall_instant()) {
             return;
         }
         if let Some(store) = &self.store {
-            crate::cache::offer_stored_hint(&**store, config);
+            crate::cache::offer_stored_hint(&**store, key, config);
         }
     }
 
-    /// Learns from `event` of a connection to `origin`.
-    pub(crate) fn learn(&self, origin: &str, event: &mcp_sansio::Event) {
+    /// Learns from `event` of a connection whose hints live under `key`; `discover` is what its
+    /// `server/discover` answer declared of its caching.
+    pub(crate) fn learn(
+        &self,
+        key: &str,
+        event: &mcp_sansio::Event,
+        discover: Option<mcp_sansio::CacheHint>,
+    ) {
         if !self.on {
             return;
         }
-        let mut hints = lock(&self.hints);
-        hints.learn(origin, event);
-        if let (
-            Some(store),
+        let learnt = lock(&self.hints).learn(key, event, discover, crate::cache::wall_instant());
+        let proven = matches!(
+            event,
             mcp_sansio::Event::Connected {
-                from_hint: false, ..
-            },
-        ) = (&self.store, event)
-        {
-            if let Some(hint) = hints.get(origin) {
-                crate::cache::store_hint(&**store, origin, hint);
+                from_hint: false,
+                ..
             }
+        );
+        match (&self.store, learnt) {
+            (Some(store), Some((hint, expires))) => {
+                crate::cache::store_hint(&**store, key, &hint, expires);
+            }
+            // A negotiation whose answer may not be kept ("stale immediately") forgets the
+            // shared hint too.
+            (Some(store), None) if proven => store.remove(key.as_bytes()),
+            _ => {}
         }
     }
 }
@@ -113,10 +125,15 @@ impl<S> fmt::Debug for Shared<S> {
 }
 
 impl<S> Shared<S> {
-    /// The era hint remembered for `origin` (as [`Endpoint::origin`](mcp_sansio::Endpoint::origin)
-    /// spells it), if any.
-    pub fn hint(&self, origin: &str) -> Option<EraHint> {
-        lock(&self.hints.hints).get(origin).cloned()
+    /// The fresh era hint this client remembers for `config`'s server (its URL, path included)
+    /// and authorization context, if any.
+    pub fn hint(&self, config: &Config) -> Option<EraHint> {
+        lock(&self.hints.hints)
+            .get(
+                &crate::cache::hint_key(config),
+                crate::cache::wall_instant(),
+            )
+            .cloned()
     }
 
     /// Idle sockets held in the pool now.
@@ -498,10 +515,12 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// Whether listings are cached across the client's sessions (2026-07-28 `ttlMs`, SEP-2549;
     /// see [`crate::cache`]). **Default off**: a cached listing hides a server's changes to its
     /// tools for up to its lifetime, which a client opts into. On, a session of the same server
-    /// URL and the same bearer token lists with no request while a listing is fresh, and calls a
-    /// cached tool with its `x-mcp-header` parameters without a `-32020` round trip. Entries
-    /// live min(`ttlMs`, [`catalog_cache_max_ttl`](Self::catalog_cache_max_ttl)); they are kept
-    /// per credential even when the server declares `cacheScope: public`. A client that records
+    /// URL, the same authorization context ([`AuthContext`](mcp_sansio::AuthContext): bearer or
+    /// DPoP token and key, grant, or none), the same offered versions and declared capabilities
+    /// lists with no request while a listing is fresh, and calls a cached tool with its
+    /// `x-mcp-header` parameters without a `-32020` round trip. Entries live min(`ttlMs`,
+    /// [`catalog_cache_max_ttl`](Self::catalog_cache_max_ttl)); they are kept per authorization
+    /// context even when the server declares `cacheScope: public`. A client that records
     /// transcripts does not use the cache (a transcript is what the session did on the wire).
     pub fn catalog_cache(mut self, on: bool) -> Self {
         self.catalog_cache = on;
@@ -526,7 +545,8 @@ impl<C: BuildClient> ClientBuilder<C> {
         self
     }
 
-    /// Whether the era learnt per origin is offered to the next connect. Default on.
+    /// Whether the era learnt per server and authorization context is offered to the next
+    /// connect. Default on.
     pub fn era_hints(mut self, on: bool) -> Self {
         self.era_hints = on;
         self
@@ -626,7 +646,8 @@ pub trait ClientRuntime: Sized + 'static {
 }
 
 /// An MCP client on runtime `R`. Cheap to clone: clones share the address policy, resolver, TLS
-/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per server and
+/// authorization context.
 ///
 /// [`Client::new`] admits public addresses only ([`AddressPolicy::strict`]), resolves with the
 /// system resolver and trusts the Mozilla roots of `webpki-roots`.
@@ -669,14 +690,18 @@ pub trait ClientRuntime: Sized + 'static {
 ///
 /// # Era hints
 ///
-/// With era hints on (the default), the [`Client`] remembers per origin the era and version
-/// a connection negotiated and offers them to the next [`Client::connect`] to the same origin whose
-/// configuration has no hint of its own: a modern origin then connects without any request.
+/// With era hints on (the default), the [`Client`] remembers the era and version a connection
+/// negotiated, per server URL (path included) and authorization context, and offers them to the
+/// next [`Client::connect`] with the same URL and context whose configuration has no hint of its
+/// own: a modern server then connects without any request. A hint lives as long as the
+/// `server/discover` answer's `ttlMs` allows (none when it declared 0), at most
+/// [`MAX_ERA_HINT_TTL`](mcp_sansio::MAX_ERA_HINT_TTL).
 ///
 /// # Catalog cache
 ///
 /// Off by default; `Client::builder().catalog_cache(true)` turns it on. A 2026-07-28 listing is
-/// then reused by the client's next sessions of the same server URL and bearer token for
+/// then reused by the client's next sessions of the same server URL, authorization context
+/// (credential, DPoP key, grant), offered versions and declared capabilities for
 /// min(`ttlMs`, 5 minutes): such a work item connects and lists with no request at all, and calls a
 /// cached tool with its `x-mcp-header` parameters at once. It is off by default because a cached
 /// listing hides the server's changes to its tools for that long. See [`cache`](crate::cache) for
@@ -732,7 +757,8 @@ impl<R: ClientRuntime> Client<R> {
     /// ([`TransportErrorKind`](mcp_sansio::TransportErrorKind): `Resolve`, `AddressRefused`
     /// before any socket is opened, `Connect`, `Tls`, `Io`) when the server cannot be reached,
     /// or what the negotiation came to. When `config` carries no era hint and hints are on, the
-    /// era this client learnt for the same origin is offered (if `config` offers its version).
+    /// era this client learnt for the same URL and authorization context is offered (if it is
+    /// fresh and `config` offers its version).
     pub fn connect(&self, config: mcp_sansio::Config) -> R::Connect<'_> {
         R::connect(self, config)
     }
@@ -742,10 +768,10 @@ impl<R: ClientRuntime> Client<R> {
         &self.shared
     }
 
-    /// The era hint remembered for `origin` (as
-    /// [`Endpoint::origin`](mcp_sansio::Endpoint::origin) spells it), if any.
-    pub fn hint(&self, origin: &str) -> Option<mcp_sansio::EraHint> {
-        self.shared.hint(origin)
+    /// The fresh era hint remembered for `config`'s server URL (path included) and
+    /// authorization context, if any.
+    pub fn hint(&self, config: &mcp_sansio::Config) -> Option<mcp_sansio::EraHint> {
+        self.shared.hint(config)
     }
 
     /// Idle sockets held in the pool now.

@@ -214,6 +214,8 @@ pub struct SessionDriver {
     /// Decodes the responses of an HTTP/1.1 session's exchanges.
     http1: Http1Socket,
     hints: Arc<HintBook>,
+    /// Where the session's era hints live ([`crate::cache::hint_key`]).
+    hint_key: String,
     origin: String,
     /// The core's time zero on the adapter's clock.
     zero: std::time::Instant,
@@ -261,12 +263,14 @@ fn dpop_clock(config: &mut Config, zero: std::time::Instant) {
 }
 
 impl SessionDriver {
-    /// A session of the client `shared` with `config`: the era hint learnt for its origin is
-    /// offered (when hints are on and `config` has none), and recording starts when the client
-    /// records. Nothing is sent before [`start`](Self::start).
+    /// A session of the client `shared` with `config`: the era hint learnt for its URL and
+    /// authorization context is offered (when hints are on and `config` has none), and
+    /// recording starts when the client records. Nothing is sent before [`start`](Self::start).
     pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
         let origin = config.endpoint.origin();
-        shared.hints.offer(&mut config);
+        shared
+            .hints
+            .offer(&crate::cache::hint_key(&config), &mut config);
         dpop_clock(&mut config, std::time::Instant::now());
         let recording = shared.sink.as_ref().map(|sink| {
             Box::new(Recording::new(
@@ -298,7 +302,9 @@ impl SessionDriver {
         wake: Waker,
     ) -> Result<Option<SessionDriver>, Error> {
         let origin = config.endpoint.origin();
-        shared.hints.offer(&mut config);
+        shared
+            .hints
+            .offer(&crate::cache::hint_key(&config), &mut config);
         dpop_clock(&mut config, conn.zero());
         let Some(member) = conn.join(config.clone(), wake)? else {
             return Ok(None);
@@ -321,18 +327,21 @@ impl SessionDriver {
         shared: &Shared<S>,
         recording: Option<Box<Recording>>,
     ) -> SessionDriver {
-        let cache = shared.cache.as_ref().map(|c| {
-            let config = match &core {
-                Core::Http1(conn) => conn.config(),
-                Core::Http2(h) => &h.config,
-            };
-            crate::cache::SessionCache::new(c.clone(), config)
-        });
+        let config = match &core {
+            Core::Http1(conn) => conn.config(),
+            Core::Http2(h) => &h.config,
+        };
+        let hint_key = crate::cache::hint_key(config);
+        let cache = shared
+            .cache
+            .as_ref()
+            .map(|c| crate::cache::SessionCache::new(c.clone(), config));
         SessionDriver {
             cache,
             core,
             http1: Http1Socket::new(),
             hints: shared.hints.clone(),
+            hint_key,
             origin,
             zero: std::time::Instant::now(),
             running: None,
@@ -398,7 +407,7 @@ impl SessionDriver {
         }
     }
 
-    /// The normalised origin: the pool and hint key.
+    /// The normalised origin: the pool's key.
     pub fn origin(&self) -> &str {
         &self.origin
     }
@@ -685,7 +694,16 @@ impl SessionDriver {
         observer: &mut dyn CallObserver,
         queued: &mut Vec<Transmit>,
     ) {
-        self.hints.learn(&self.origin, &event);
+        if let Event::Connected {
+            from_hint: false, ..
+        } = &event
+        {
+            let discover = match &self.core {
+                Core::Http1(c) => c.discover_cache(),
+                Core::Http2(h) => h.conn.read(h.member, Connection::discover_cache).flatten(),
+            };
+            self.hints.learn(&self.hint_key, &event, discover);
+        }
         if let Event::Connected {
             era,
             version,

@@ -175,6 +175,18 @@ fn an_authorization_runs_to_a_token_and_saves_it() {
     assert_eq!(auth.bearer(), None);
     auth.authorize(401, Some(&challenge(&server))).unwrap();
     assert_eq!(auth.bearer(), Some("tok-1"));
+    // The token goes into a session's configuration with the grant that obtained it: both
+    // are its authorization context, the key prefix of what the client stores.
+    let mut session = mcp_sansio::Config::new(&server.url()).unwrap();
+    auth.present(&mut session);
+    assert_eq!(session.bearer_token, "tok-1");
+    let grant = session.grant.clone().expect("the grant identity");
+    assert_eq!(grant, config(&server).grant_identity());
+    assert_eq!(grant.client_id, "tests");
+    assert_ne!(
+        mcp_sansio::AuthContext::of(&session),
+        mcp_sansio::AuthContext::of(&session.clone().with_grant(None))
+    );
     assert_eq!(opened.load(Ordering::SeqCst), 1);
     assert_eq!(server.count("POST", "/register"), 1);
     assert!(!server.bearer_leaked_to_authorization_server());

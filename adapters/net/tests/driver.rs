@@ -86,7 +86,7 @@ fn json(status: u16, headers: &str, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Call t first."}"#;
+const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Call t first.","ttlMs":60000}"#;
 const INITIALIZE: &str = r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}"#;
 const TOOLS: &str = r#"{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}"#;
 
@@ -145,7 +145,10 @@ fn a_proven_era_is_offered_to_the_next_session_of_the_origin() {
         io.calls,
         [start(1, "server/discover", false), Call::Finish(1, true)]
     );
-    assert_eq!(c.0.hint("http://127.0.0.1:9").unwrap().era, Era::Modern);
+    assert_eq!(
+        c.0.hint(&Config::new(URL).unwrap()).unwrap().era,
+        Era::Modern
+    );
 
     // The next session connects from the hint, without a request.
     let mut io = Recorded::default();
@@ -164,7 +167,7 @@ fn a_proven_era_is_offered_to_the_next_session_of_the_origin() {
     let off = ClientBuilder::<TestClient>::new().era_hints(false).build();
     let mut d = SessionDriver::new(&off.0, Config::new(URL).unwrap()).unwrap();
     run(&mut d, &mut Recorded::default(), Start::Connect, true).unwrap();
-    assert!(off.0.hint("http://127.0.0.1:9").is_none());
+    assert!(off.0.hint(&Config::new(URL).unwrap()).is_none());
 }
 
 /// Versioning (2026-07-28): `server/discover`'s result carries the server's `capabilities` and

@@ -60,7 +60,7 @@ fn answer(method: &str, id: u64, modern: bool, calls: &mut u32) -> Vec<u8> {
         ("server/discover", true) => json(
             200,
             "",
-            &result(r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#),
+            &result(r#"{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":60000}"#),
         ),
         ("server/discover", false) => json(404, "", ""),
         ("initialize", _) => json(

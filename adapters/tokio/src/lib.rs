@@ -92,7 +92,8 @@ mod stream;
 use stream::Stream;
 
 /// An MCP client on tokio. Cheap to clone: clones share the address policy, resolver, TLS
-/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per origin.
+/// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per server and
+/// authorization context.
 pub type Client = mcp_sansio_net::Client<Tokio>;
 
 /// Builds a [`Client`]; the same builder in every adapter.

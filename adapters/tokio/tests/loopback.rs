@@ -155,8 +155,8 @@ async fn declined_input_fails_the_call_as_an_answer() {
 async fn the_pool_serves_the_next_work_item_and_the_era_is_remembered() {
     let server = Server::start(mcp).await;
     let client = loopback_client();
-    let origin = format!("http://127.0.0.1:{}", server.port());
-    assert_eq!(client.hint(&origin), None);
+    let hinted = Config::new(&server.url()).unwrap();
+    assert_eq!(client.hint(&hinted), None);
     let mut s = client
         .connect(Config::new(&server.url()).unwrap())
         .await
@@ -164,7 +164,7 @@ async fn the_pool_serves_the_next_work_item_and_the_era_is_remembered() {
     s.list_tools().await.unwrap();
     s.close().await.unwrap();
     assert_eq!(client.idle_sockets(), 1);
-    assert_eq!(client.hint(&origin), modern_hint());
+    assert_eq!(client.hint(&hinted), modern_hint());
 
     // A second work item on the same client: no probe (the hint), the parked socket.
     let mut s = client

@@ -344,7 +344,9 @@ impl Server {
                     "supportedVersions": self.supported(),
                     "capabilities": {"tools": {}},
                     "instructions": "A demo server: echo, add, image, audio, resource, resource_link, fail, slow, big.",
-                    "ttlMs": 0,
+                    // The versions and capabilities never change while it runs: a client may
+                    // keep its era hint for an hour.
+                    "ttlMs": 3_600_000,
                     "cacheScope": "public",
                     "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info()},
                 });

@@ -121,6 +121,29 @@ impl AuthConfig {
         c.grant = grant;
         c
     }
+
+    /// Who obtains the tokens, as configured ([`GrantIdentity`](crate::GrantIdentity)): the
+    /// grant's kind, [`AuthConfig::grant_issuer`] (empty when not pinned) and the client's
+    /// identity: the client ID of a grant without a user agent; for the authorization code
+    /// grant, [`ClientSettings::metadata_document_url`], else [`ClientSettings::client_name`]
+    /// (its client ID is only learnt at the authorization server).
+    pub fn grant_identity(&self) -> crate::GrantIdentity {
+        let client_id = match &self.grant {
+            Grant::AuthorizationCode => self
+                .client
+                .metadata_document_url
+                .clone()
+                .unwrap_or_else(|| self.client.client_name.clone()),
+            Grant::ClientCredentials { client }
+            | Grant::JwtBearer { client, .. }
+            | Grant::EnterpriseManaged { client, .. } => client.client_id().to_owned(),
+        };
+        crate::GrantIdentity {
+            kind: crate::GrantKind::from(&self.grant),
+            issuer: self.grant_issuer.clone().unwrap_or_default(),
+            client_id,
+        }
+    }
 }
 
 /// What the client holds for one authorization server: how it identifies itself there. Tokens
@@ -151,15 +174,16 @@ pub struct ResourceCredentials {
 }
 
 /// Credentials bound to where they belong: client registrations keyed by authorization server
-/// (issuer), tokens keyed by protected resource ([`resource_key`] of the MCP server's URL), each
-/// naming its issuer. One store serves many servers without crossing them: an [`Authorizer`]
-/// sends only the tokens stored under its own server's key, and refreshes them only at the
-/// issuer that issued them. Serialisable so an embedder can keep it in its vault; it holds
-/// secrets.
+/// (issuer), tokens keyed by protected resource and grant ([`token_key`]: the MCP server's URL
+/// and who obtains them, the grant's kind, issuer and client), each naming its issuer. One store
+/// serves many servers and grants without crossing them: an [`Authorizer`] sends only the
+/// tokens stored under its own key, and refreshes them only at the issuer that issued them.
+/// Serialisable so an embedder can keep it in its vault; it holds secrets.
 ///
-/// A store of the earlier format (version 1: tokens per issuer, with a `current` issuer) loads
-/// as this one with its client registrations and without its tokens, which were not bound to a
-/// server: the next authorization reuses the registrations and asks for new tokens.
+/// A store of an earlier format loads as this one with its client registrations and without
+/// its tokens, which were not bound as they are now: version 1 kept tokens per issuer (with a
+/// `current` issuer), version 2 per resource only, whatever grant obtained them. The next
+/// authorization reuses the registrations and asks for new tokens.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CredentialStore {
     /// The format version: [`CredentialStore::FORMAT_VERSION`]; absent (0) in the earlier format.
@@ -168,7 +192,7 @@ pub struct CredentialStore {
     /// Client registrations, per issuer.
     #[serde(default)]
     pub issuers: BTreeMap<String, IssuerCredentials>,
-    /// Tokens, per protected resource ([`resource_key`] of the MCP server's URL).
+    /// Tokens, per protected resource and grant ([`token_key`]).
     #[serde(default)]
     pub resources: BTreeMap<String, ResourceCredentials>,
 }
@@ -184,8 +208,20 @@ impl Default for CredentialStore {
 }
 
 impl CredentialStore {
-    /// The format this version writes (2: tokens keyed by resource).
-    pub const FORMAT_VERSION: u32 = 2;
+    /// The format this version writes (3: tokens keyed by resource and grant, [`token_key`]).
+    pub const FORMAT_VERSION: u32 = 3;
+}
+
+/// The key of the tokens of the MCP server `server` obtained by `grant` in a
+/// [`CredentialStore`]: [`store_key`](crate::store_key) of the token use, the server and the
+/// authorization context of the grant (no credential presented yet: the tokens are what is
+/// stored). It holds no secret and no URL.
+pub fn token_key(server: &Endpoint, grant: &crate::GrantIdentity) -> String {
+    crate::store_key(
+        crate::StoreUse::Tokens,
+        server,
+        &crate::AuthContext::new(crate::Credential::None, Some(grant)),
+    )
 }
 
 /// The key of a protected resource in a [`CredentialStore`]: the URL normalised as RFC 3986
@@ -246,7 +282,7 @@ impl core::fmt::Debug for AuthEvent {
 pub struct Authorizer {
     config: AuthConfig,
     server: Endpoint,
-    /// [`resource_key`] of the server: where its tokens are stored.
+    /// [`token_key`] of the server and the configured grant: where its tokens are stored.
     key: String,
     store: CredentialStore,
     /// Where the authorization stands (moved by [`Authorizer::enter`] only).
@@ -342,7 +378,7 @@ impl Authorizer {
                 what: "exchange and attempt limits must be at least 1",
             });
         }
-        let key = resource_key(&server);
+        let key = token_key(&server, &config.grant_identity());
         Ok(Authorizer {
             config,
             server,
@@ -364,9 +400,12 @@ impl Authorizer {
         })
     }
 
-    /// Starts from credentials saved earlier (a store of the earlier format keeps its client
+    /// Starts from credentials saved earlier (a store of an earlier format keeps its client
     /// registrations only: see [`CredentialStore`]).
     pub fn with_store(mut self, mut store: CredentialStore) -> Self {
+        if store.version < CredentialStore::FORMAT_VERSION {
+            store.resources.clear();
+        }
         store.version = CredentialStore::FORMAT_VERSION;
         self.store = store;
         self
@@ -377,9 +416,21 @@ impl Authorizer {
         &self.store
     }
 
+    /// Where this authorizer's tokens live in its [`CredentialStore`]: [`token_key`] of its
+    /// server and its configured grant ([`AuthConfig::grant_identity`]).
+    pub fn token_key(&self) -> &str {
+        &self.key
+    }
+
+    /// Who obtains this authorizer's tokens ([`AuthConfig::grant_identity`]): what an
+    /// authorizing session puts in [`Config::grant`](crate::Config::grant).
+    pub fn grant_identity(&self) -> crate::GrantIdentity {
+        self.config.grant_identity()
+    }
+
     /// The access token to send to the MCP server (`Authorization: Bearer …`), if any: only a
-    /// token issued for this server (stored under its [`resource_key`]), never one of another
-    /// server in the same store, and never one bound to a DPoP key (those go with
+    /// token issued for this server (stored under its [`token_key`]), never one of another
+    /// server or grant in the same store, and never one bound to a DPoP key (those go with
     /// [`Authorizer::authorization_headers`]).
     pub fn bearer(&self) -> Option<&str> {
         let tokens = self.current_tokens()?;

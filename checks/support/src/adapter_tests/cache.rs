@@ -38,6 +38,8 @@ pub struct Script {
     pub header: &'static str,
     /// Whether `tools/list` answers HTTP 500.
     pub fail_list: bool,
+    /// The raw JSON of the `server/discover` answer's `ttlMs`.
+    pub discover_ttl: &'static str,
 }
 
 impl Default for Script {
@@ -47,6 +49,7 @@ impl Default for Script {
             scope: "public",
             header: "Region",
             fail_list: false,
+            discover_ttl: "3600000",
         }
     }
 }
@@ -210,7 +213,13 @@ fn answer(state: &State, headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
         None => format!(r#","cacheScope":"{}""#, script.scope),
     };
     match method.as_str() {
-        "server/discover" => json_response(200, &result_msg(id, super::canned::DISCOVER_OK)),
+        "server/discover" => {
+            let discover = super::canned::DISCOVER_OK.replace(
+                r#""ttlMs":3600000"#,
+                &format!(r#""ttlMs":{}"#, script.discover_ttl),
+            );
+            json_response(200, &result_msg(id, &discover))
+        }
         "tools/list" if script.fail_list => json_response(500, "{}"),
         "tools/list" => {
             let page = format!(
@@ -249,6 +258,12 @@ pub fn loopback() -> mcp_sansio_net::AddressPolicy {
     mcp_sansio_net::AddressPolicy::strict().allow_loopback(true)
 }
 
+/// A fresh ES256 DPoP key.
+pub fn dpop_key() -> mcp_sansio::auth::DpopKey {
+    let key = mcp_sansio_net::signer::KeySigner::generate_es256().expect("a key");
+    mcp_sansio::auth::DpopKey(Arc::new(key))
+}
+
 /// A [`Store`] over a [`MemoryStore`] that a test can see into and tamper with: it counts
 /// removals, can hide its entries (as if another process had not stored them yet) and can
 /// rewrite them.
@@ -278,13 +293,21 @@ impl TestStore {
     pub fn listings(&self) -> usize {
         let keys = self.keys.lock().unwrap();
         keys.iter()
-            .filter(|k| k.starts_with(b"tools/list") && self.inner.get(k).is_some())
+            .filter(|k| k.starts_with(b"catalog:") && self.inner.get(k).is_some())
+            .count()
+    }
+
+    /// Era hint entries held now.
+    pub fn eras(&self) -> usize {
+        let keys = self.keys.lock().unwrap();
+        keys.iter()
+            .filter(|k| k.starts_with(b"era:") && self.inner.get(k).is_some())
             .count()
     }
 
     /// Rewrites every listing entry with `f`.
     pub fn tamper(&self, f: impl Fn(Vec<u8>) -> Vec<u8>) {
-        self.tamper_all(|k| k.starts_with(b"tools/list"), f);
+        self.tamper_all(|k| k.starts_with(b"catalog:"), f);
     }
 
     /// Rewrites every entry whose key passes `which` with `f`.
@@ -346,6 +369,129 @@ macro_rules! cache_tests {
             let c = s.list_tools()$($wait)*.unwrap();
             s.close()$($wait)*.unwrap();
             c.tools.iter().map(|t| t.name().to_owned()).collect()
+        }
+
+        /// One work item with `config`: connect, list, close; the names listed.
+        $($async)? fn list_with(client: &Client, config: mcp_sansio::Config) -> Vec<String> {
+            let mut s = client.connect(config)$($wait)*.unwrap();
+            let c = s.list_tools()$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            c.tools.iter().map(|t| t.name().to_owned()).collect()
+        }
+
+        /// A configuration for `server` with the DPoP-bound `token` and `key` (no bearer token).
+        fn dpop(server: &CacheServer, token: &str, key: &mcp_sansio::auth::DpopKey) -> mcp_sansio::Config {
+            let binding = mcp_sansio::auth::DpopBinding::new(token, key.clone(), "cache-test-seed");
+            mcp_sansio::Config::new(&server.url()).unwrap().with_dpop(binding)
+        }
+
+        /// spec.md §3, caching: caches "MUST NOT be shared across authorization contexts". A
+        /// DPoP-bound session presents no bearer token: its context is its DPoP token and key.
+        /// An anonymous work item, two DPoP tenants, a tenant whose token changed and one whose
+        /// key changed each list on the wire (the server sees each one's own `Authorization`);
+        /// each then finds its own entry.
+        #[$test]
+        $($async)? fn dpop_tenants_and_anonymous_work_items_never_share_an_entry() {
+            let server = CacheServer::start(Script::default());
+            let client = cached_client();
+            let key_a = $crate::adapter_tests::cache::dpop_key();
+            let key_b = $crate::adapter_tests::cache::dpop_key();
+            let items = [
+                config(&server, ""),
+                dpop(&server, "dpop-a", &key_a),
+                dpop(&server, "dpop-b", &key_b),
+                dpop(&server, "dpop-a", &key_b),
+                dpop(&server, "dpop-a2", &key_a),
+            ];
+            for (i, item) in items.iter().enumerate() {
+                let lists = server.count("tools/list");
+                assert_eq!(list_with(&client, item.clone())$($wait)*, ["weather", "echo"]);
+                assert_eq!(server.count("tools/list"), lists + 1, "item {i} got another's entry");
+            }
+            let lists: Vec<_> = server
+                .seen()
+                .into_iter()
+                .filter(|s| s.method == "tools/list")
+                .map(|s| s.authorization)
+                .collect();
+            let dpop = |t: &str| Some(format!("DPoP {t}"));
+            assert_eq!(lists, [None, dpop("dpop-a"), dpop("dpop-b"), dpop("dpop-a"), dpop("dpop-a2")]);
+            // Each now hits its own entry.
+            let before = server.requests();
+            for item in items.iter().rev() {
+                list_with(&client, item.clone())$($wait)*;
+            }
+            assert_eq!(server.requests(), before, "{:?}", server.seen());
+        }
+
+        /// The era hint of one path of a shared gateway origin, or of one authorization
+        /// context, is not offered to another path or context: each negotiates
+        /// (`server/discover`) once, then connects from its own hint.
+        #[$test]
+        $($async)? fn era_hints_are_per_path_and_per_context() {
+            let server = CacheServer::start(Script::default());
+            let client = Client::builder()
+                .policy($crate::adapter_tests::cache::loopback())
+                .http1_only(true)
+                .build();
+            let at = |path: &str, token: &str| {
+                let url = server.url().replacen("/mcp", path, 1);
+                mcp_sansio::Config::new(&url).unwrap().with_bearer_token(token)
+            };
+            let items = [at("/tenant-a", "t"), at("/tenant-b", "t"), at("/tenant-a", "u")];
+            for (i, item) in items.iter().enumerate() {
+                let mut s = client.connect(item.clone())$($wait)*.unwrap();
+                s.close()$($wait)*.unwrap();
+                assert_eq!(server.count("server/discover"), i + 1, "item {i} took another's hint");
+            }
+            for item in &items {
+                let mut s = client.connect(item.clone())$($wait)*.unwrap();
+                s.close()$($wait)*.unwrap();
+                assert!(client.hint(item).is_some());
+            }
+            assert_eq!(server.count("server/discover"), items.len(), "{:?}", server.seen());
+        }
+
+        /// spec.md §3, caching: `server/discover` carries `ttlMs` like a listing, and "`0` or
+        /// absent → stale immediately": the era learnt from an answer of `ttlMs: 0` is not
+        /// offered to the next work item, which negotiates again; a positive `ttlMs` is.
+        #[$test]
+        $($async)? fn an_era_hint_honours_the_discover_ttl() {
+            let server = CacheServer::start(Script { discover_ttl: "0", ..Script::default() });
+            let client = Client::builder()
+                .policy($crate::adapter_tests::cache::loopback())
+                .http1_only(true)
+                .build();
+            for i in 1..=2 {
+                let mut s = client.connect(config(&server, "t"))$($wait)*.unwrap();
+                s.close()$($wait)*.unwrap();
+                assert_eq!(server.count("server/discover"), i);
+            }
+            assert!(client.hint(&config(&server, "t")).is_none());
+            server.script(|s| s.discover_ttl = "60000");
+            for _ in 0..2 {
+                let mut s = client.connect(config(&server, "t"))$($wait)*.unwrap();
+                s.close()$($wait)*.unwrap();
+            }
+            assert_eq!(server.count("server/discover"), 3);
+
+            // In a shared store too: a negotiation answered `ttlMs: 0` removes the hint there.
+            let store = TestStore::new(1 << 20);
+            let with_store = || {
+                Client::builder()
+                    .policy($crate::adapter_tests::cache::loopback())
+                    .http1_only(true)
+                    .shared_store(store.clone())
+                    .build()
+            };
+            let mut s = with_store().connect(config(&server, "t"))$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            assert_eq!(store.eras(), 1);
+            store.blind.store(true, std::sync::atomic::Ordering::SeqCst);
+            server.script(|s| s.discover_ttl = "0");
+            let mut s = with_store().connect(config(&server, "t"))$($wait)*.unwrap();
+            s.close()$($wait)*.unwrap();
+            assert_eq!(store.eras(), 0, "the stale hint stayed in the store");
         }
 
         /// One call-only work item: connect, call `weather`, close.
@@ -464,11 +610,12 @@ macro_rules! cache_tests {
             assert_eq!(after[0].method, "tools/call");
             assert_eq!(after[0].params, [("mcp-param-region".to_owned(), "eu".to_owned())]);
 
-            // Another credential has no cached tool: the round trip.
+            // Another credential has no cached tool, nor an era hint (both are per
+            // authorization context): it negotiates, then the round trip.
             let before = server.seen().len();
             call_item(&client, &server, "other")$($wait)*;
             let methods: Vec<_> = server.seen().into_iter().skip(before).map(|s| s.method).collect();
-            assert_eq!(methods, ["tools/call", "tools/list", "tools/call"]);
+            assert_eq!(methods, ["server/discover", "tools/call", "tools/list", "tools/call"]);
         }
 
         /// The cache is invalidated when a call meets `-32020` (the server's tools changed: the
@@ -562,7 +709,7 @@ macro_rules! cache_tests {
             assert_eq!(list_item(&build(), &server, "t")$($wait)*, ["weather", "echo"]);
             assert_eq!(server.requests(), before, "{:?}", server.seen());
             // A malformed hint is a miss: the next client negotiates.
-            store.tamper_all(|k| k.starts_with(b"era"), |_| b"m\n1900-01-01".to_vec());
+            store.tamper_all(|k| k.starts_with(b"era:"), |_| b"m\n1900-01-01".to_vec());
             list_item(&build(), &server, "t")$($wait)*;
             assert_eq!(server.count("server/discover"), 2);
         }

@@ -3,8 +3,9 @@
 //! server sends, and the pieces they are made of.
 #![allow(dead_code)]
 
-/// The `server/discover` result of a 2026-07-28 server named `srv` 9.
-pub const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"9"}}}"#;
+/// The `server/discover` result of a 2026-07-28 server named `srv` 9, fresh for an hour (so a
+/// client keeps its era hint that long).
+pub const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":3600000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"9"}}}"#;
 
 /// A `tools/call` result with one text block, `hi`.
 pub const CALL_OK: &str = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;

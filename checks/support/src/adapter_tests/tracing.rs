@@ -256,7 +256,12 @@ pub fn check(capture: &Capturing, server: &AuthServer) {
     );
     assert_eq!(rpcs(call_403), ["tools/call"]);
     assert_eq!(field(reconnect, "outcome"), Some("ok"));
-    assert_eq!(rpcs(reconnect), ["initialize", "notifications/initialized"]);
+    // The stepped-up token is another authorization context: the era hint of the first token
+    // is not its own, so it negotiates again.
+    assert_eq!(
+        rpcs(reconnect),
+        ["server/discover", "initialize", "notifications/initialized"]
+    );
     assert_eq!(rpcs(close_old), ["DELETE"]);
     assert_eq!(field(call, "tool"), Some("echo"));
     assert_eq!(field(call, "outcome"), Some("ok"));

@@ -273,7 +273,7 @@ fn result(id: u64, result: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
-const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"same","version":"1"}}}"#;
+const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":3600000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"same","version":"1"}}}"#;
 const INITIALIZE: &str = r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}"#;
 const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"add","inputSchema":{"type":"object"}}]}"#;
 const CALLED: &str = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;

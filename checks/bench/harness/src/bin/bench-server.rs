@@ -170,7 +170,7 @@ impl Server {
                     };
                 }
                 Response::json(rpc(&id, &format!(
-                    "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-server\",\"version\":\"1.0.0\"}}}}}}"
+                    "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"ttlMs\":3600000,\"cacheScope\":\"private\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-server\",\"version\":\"1.0.0\"}}}}}}"
                 )))
             }
             "initialize" => {

@@ -149,7 +149,7 @@ fn answer(stats: &Stats, body: &[u8]) -> (StatusCode, Option<String>) {
         "server/discover" => {
             stats.discover.fetch_add(1, Relaxed);
             ok(rpc(&id, &format!(
-                "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-tls-server\",\"version\":\"1.0.0\"}}}}}}"
+                "{{\"supportedVersions\":[\"{MODERN}\"],\"capabilities\":{{\"tools\":{{}}}},\"resultType\":\"complete\",\"ttlMs\":3600000,\"cacheScope\":\"private\",\"_meta\":{{\"io.modelcontextprotocol/serverInfo\":{{\"name\":\"bench-tls-server\",\"version\":\"1.0.0\"}}}}}}"
             )))
         }
         "initialize" => {
