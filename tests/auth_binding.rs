@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
     AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
-    ClientSettings, CredentialStore, PendingAuthorization, Purpose,
+    ClientAuth, ClientSettings, CredentialStore, Grant, IssuerPin, PendingAuthorization, Purpose,
 };
 use mcp_sansio::{Endpoint, Instant};
 use serde_json::json;
@@ -271,15 +271,33 @@ fn both_servers_keep_their_own_tokens_in_one_store() {
         Some("at-a")
     );
     assert_eq!(store.resources.len(), 2);
-    // Tokens belong to the grant that obtained them too: another client, or the same client
-    // pinned to an issuer, finds none of them for the same server.
+    // Tokens belong to the grant that obtained them too: another client, or a machine grant
+    // of the same client ID (pinned to one issuer or to another), finds none of them for the
+    // same server, and the two pins have keys of their own.
     let other_client = AuthConfig::new(SERVER_A, ClientSettings::new("other client", REDIRECT));
-    let mut pinned = AuthConfig::new(SERVER_A, ClientSettings::new("test client", REDIRECT));
-    pinned.grant_issuer = Some(AS.to_owned());
-    for config in [other_client, pinned] {
+    let machine = |issuer: &str| {
+        AuthConfig::machine(
+            SERVER_A,
+            "test client",
+            Grant::ClientCredentials {
+                client: ClientAuth::SecretBasic {
+                    client_id: "test client".into(),
+                    secret: "s".into(),
+                },
+                issuer: IssuerPin::Exactly(issuer.to_owned()),
+            },
+        )
+    };
+    let mut keys = vec![authorizer(SERVER_A).token_key().to_owned()];
+    for config in [
+        other_client,
+        machine(AS),
+        machine("https://other-as.example"),
+    ] {
         let az = Authorizer::new(config).unwrap().with_store(store.clone());
         assert_eq!(az.bearer(), None);
-        assert_ne!(az.token_key(), authorizer(SERVER_A).token_key());
+        assert!(!keys.contains(&az.token_key().to_owned()));
+        keys.push(az.token_key().to_owned());
     }
     let key_b = authorizer(SERVER_B).token_key().to_owned();
     assert_eq!(store.resources[&key_b].resource, SERVER_B);

@@ -123,7 +123,8 @@ impl AuthConfig {
     }
 
     /// Who obtains the tokens, as configured ([`GrantIdentity`](crate::GrantIdentity)): the
-    /// grant's kind, [`AuthConfig::grant_issuer`] (empty when not pinned) and the client's
+    /// grant's kind, the issuer its [`IssuerPin`](crate::auth::IssuerPin) names (empty when
+    /// the grant has none, or [`IssuerPin::AnyIssuerUnsafe`](crate::auth::IssuerPin)) and the client's
     /// identity: the client ID of a grant without a user agent; for the authorization code
     /// grant, [`ClientSettings::metadata_document_url`], else [`ClientSettings::client_name`]
     /// (its client ID is only learnt at the authorization server).
@@ -134,13 +135,18 @@ impl AuthConfig {
                 .metadata_document_url
                 .clone()
                 .unwrap_or_else(|| self.client.client_name.clone()),
-            Grant::ClientCredentials { client }
+            Grant::ClientCredentials { client, .. }
             | Grant::JwtBearer { client, .. }
             | Grant::EnterpriseManaged { client, .. } => client.client_id().to_owned(),
         };
         crate::GrantIdentity {
             kind: crate::GrantKind::from(&self.grant),
-            issuer: self.grant_issuer.clone().unwrap_or_default(),
+            issuer: self
+                .grant
+                .issuer_pin()
+                .and_then(|pin| pin.issuer())
+                .unwrap_or_default()
+                .to_owned(),
             client_id,
         }
     }
