@@ -291,10 +291,11 @@ fn pre_registered_credentials_are_used_with_their_issuer_only() {
     assert_eq!(opened_client_id(&events), CLIENT_ID);
 }
 
-/// A store as an earlier run without the pin wrote it: this server's tokens (with a refresh
-/// token, when `refresh`) issued by the hostile server, whose token endpoint is stored, and the
-/// pre-registered credentials stored as the client there (when `client`).
-fn store_from_an_unpinned_run(refresh: bool, client: bool) -> CredentialStore {
+/// A store as an earlier run without the pin check wrote it, for `az`'s grant (under its
+/// `token_key`): this server's tokens (with a refresh token, when `refresh`) issued by the
+/// hostile server, whose token endpoint is stored, and the pre-registered credentials stored as
+/// the client there (when `client`).
+fn store_from_an_unpinned_run(az: &Authorizer, refresh: bool, client: bool) -> CredentialStore {
     let mut issuer = serde_json::json!({"token_endpoint": format!("{HOSTILE}/token")});
     if client {
         issuer["client"] = serde_json::json!({
@@ -304,9 +305,9 @@ fn store_from_an_unpinned_run(refresh: bool, client: bool) -> CredentialStore {
         });
     }
     serde_json::from_value(serde_json::json!({
-        "version": 2,
+        "version": CredentialStore::FORMAT_VERSION,
         "issuers": {HOSTILE: issuer},
-        "resources": {SERVER: {
+        "resources": {az.token_key(): {
             "issuer": HOSTILE,
             "resource": SERVER,
             "tokens": {
@@ -330,7 +331,9 @@ fn a_renewal_of_tokens_from_another_issuer_sends_nothing_there() {
             client_id: CLIENT_ID.into(),
             secret: SECRET.into(),
         });
-        let mut az = machine(grant).with_store(store_from_an_unpinned_run(refresh, refresh));
+        let az = machine(grant);
+        let store = store_from_an_unpinned_run(&az, refresh, refresh);
+        let mut az = az.with_store(store);
         assert_eq!(az.bearer(), Some("at-old"));
         let e = az.start_refresh(Instant::ZERO).unwrap_err();
         assert!(
@@ -348,15 +351,15 @@ fn a_renewal_of_tokens_from_another_issuer_sends_nothing_there() {
 #[test]
 fn a_stored_client_carrying_a_secret_pinned_elsewhere_is_never_presented() {
     let config = || pre_registered(IssuerPin::Exactly(OURS.into()));
-    let mut az = Authorizer::new(config())
-        .unwrap()
-        .with_store(store_from_an_unpinned_run(true, true));
+    let az = Authorizer::new(config()).unwrap();
+    let store = store_from_an_unpinned_run(&az, true, true);
+    let mut az = az.with_store(store);
     let e = az.start_refresh(Instant::ZERO).unwrap_err();
     assert!(matches!(e, AuthError::IssuerNotAllowed { .. }), "{e:?}");
     assert!(az.poll_request().is_none());
-    let az = Authorizer::new(config())
-        .unwrap()
-        .with_store(store_from_an_unpinned_run(true, true));
+    let az = Authorizer::new(config()).unwrap();
+    let store = store_from_an_unpinned_run(&az, true, true);
+    let az = az.with_store(store);
     let (sent, events) = challenged(az, HOSTILE);
     assert!(refused(&events), "{events:?}");
     assert!(!sent.iter().any(carries_secret), "{sent:?}");

@@ -502,7 +502,8 @@ fn a_dpop_session_with_a_nonce_retry_is_recorded_redacted_and_replays() {
     let mut conn = Connection::new(config).unwrap();
     rec.operation(now, RecordedOperation::Connect);
     conn.connect(now);
-    let discover = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}"#;
+    // The re-send after the nonce challenge carries a new id (2).
+    let discover = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}"#;
     let answers = [
         "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: DPoP error=\"use_dpop_nonce\"\r\ndpop-nonce: n-1\r\ncontent-length: 0\r\n\r\n".to_owned(),
         format!(
