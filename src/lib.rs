@@ -236,6 +236,50 @@ pub mod internals {
     pub use crate::list::valid_tool_name;
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
     pub use crate::xmcp::{encode_header_value, header_values};
+
+    /// The authorization helpers that [`crate::auth::Authorizer`] runs: parsers, decoders,
+    /// request builders, the scope rules and the store keys.
+    pub mod auth {
+        pub use crate::auth::challenge::{bearer_challenge, MAX_CHALLENGES, MAX_PARAMS};
+        pub use crate::auth::client::{
+            auth_method_for_secret, decode_registration, registration_auth_method,
+            MAX_CLIENT_VALUE_LEN,
+        };
+        pub use crate::auth::flow::{resource_key, token_key};
+        pub use crate::auth::grant::{
+            CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE,
+        };
+        pub use crate::auth::metadata::{
+            decode_resource_metadata, decode_server_metadata, decode_server_metadata_for,
+            is_loopback, resource_designates, resource_matches, resource_metadata_candidates,
+            server_metadata_candidates, MAX_AUTHORIZATION_SERVERS,
+        };
+        pub use crate::auth::scope::{
+            clean_scopes, is_scope_token, join_scopes, select_scopes, split_scopes, step_up_scopes,
+            MAX_SCOPE_LEN, OFFLINE_ACCESS,
+        };
+        pub use crate::auth::token::{
+            authorization_url, decode_token_response, decode_token_response_for, is_header_safe,
+            parse_callback, pkce_challenge, token_request, MAX_CODE_LEN, MAX_TOKEN_LEN,
+        };
+    }
+
+    /// The HTTP/2 codecs behind [`crate::h2`]: the frame codec, HPACK and the client
+    /// connection's constants.
+    pub mod h2 {
+        /// The frame codec (RFC 9113 §4, §6).
+        pub mod frame {
+            pub use crate::h2::frame::*;
+        }
+        /// HPACK (RFC 7541).
+        pub mod hpack {
+            pub use crate::h2::hpack::*;
+        }
+        /// The client connection and its constants.
+        pub mod client {
+            pub use crate::h2::client::*;
+        }
+    }
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use mcp_sansio::h2::client::{OpenError, PREFACE};
-use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Reason, HEADER_LEN};
-use mcp_sansio::h2::hpack::{DecodeLimits, Decoder, Encoder, HpackError};
 use mcp_sansio::h2::{
     ClientConnection, FrameError, H2Config, H2Error, H2Limit, StreamEvent, StreamId,
 };
+use mcp_sansio::internals::h2::client::{OpenError, PREFACE};
+use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason, HEADER_LEN};
+use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, Encoder, HpackError};
 use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Budget, BudgetExceeded};
 use mcp_sansio::{Instant, Scheme};
@@ -562,7 +562,7 @@ fn hostile_connection_behaviour_is_a_typed_error() {
                 .flat_map(|_| {
                     enc(Frame::Priority {
                         stream_id: 1,
-                        priority: mcp_sansio::h2::frame::Priority {
+                        priority: mcp_sansio::internals::h2::frame::Priority {
                             exclusive: false,
                             dependency: 0,
                             weight: 1,
@@ -1032,7 +1032,7 @@ fn the_frame_counts_refill_by_one_per_completed_stream() {
         (H2Limit::PriorityFrames, |sid| {
             enc(Frame::Priority {
                 stream_id: sid,
-                priority: mcp_sansio::h2::frame::Priority {
+                priority: mcp_sansio::internals::h2::frame::Priority {
                     exclusive: false,
                     dependency: 0,
                     weight: 16,

@@ -180,7 +180,7 @@ pub struct ResourceCredentials {
 }
 
 /// Credentials bound to where they belong: client registrations keyed by authorization server
-/// (issuer), tokens keyed by protected resource and grant ([`token_key`]: the MCP server's URL
+/// (issuer), tokens keyed by protected resource and grant ([`Authorizer::token_key`]: the MCP server's URL
 /// and who obtains them, the grant's kind, issuer and client), each naming its issuer. One store
 /// serves many servers and grants without crossing them: an [`Authorizer`] sends only the
 /// tokens stored under its own key, and refreshes them only at the issuer that issued them.
@@ -198,7 +198,7 @@ pub struct CredentialStore {
     /// Client registrations, per issuer.
     #[serde(default)]
     pub issuers: BTreeMap<String, IssuerCredentials>,
-    /// Tokens, per protected resource and grant ([`token_key`]).
+    /// Tokens, per protected resource and grant ([`Authorizer::token_key`]).
     #[serde(default)]
     pub resources: BTreeMap<String, ResourceCredentials>,
 }
@@ -214,7 +214,7 @@ impl Default for CredentialStore {
 }
 
 impl CredentialStore {
-    /// The format this version writes (3: tokens keyed by resource and grant, [`token_key`]).
+    /// The format this version writes (3: tokens keyed by resource and grant, [`Authorizer::token_key`]).
     pub const FORMAT_VERSION: u32 = 3;
 }
 
@@ -288,7 +288,7 @@ impl core::fmt::Debug for AuthEvent {
 pub struct Authorizer {
     config: AuthConfig,
     server: Endpoint,
-    /// [`token_key`] of the server and the configured grant: where its tokens are stored.
+    /// [`Authorizer::token_key`] of the server and the configured grant: where its tokens are stored.
     key: String,
     store: CredentialStore,
     /// Where the authorization stands (moved by [`Authorizer::enter`] only).
@@ -422,8 +422,9 @@ impl Authorizer {
         &self.store
     }
 
-    /// Where this authorizer's tokens live in its [`CredentialStore`]: [`token_key`] of its
-    /// server and its configured grant ([`AuthConfig::grant_identity`]).
+    /// Where this authorizer's tokens live in its [`CredentialStore`]: the
+    /// [`store_key`](crate::store_key) of the token use ([`StoreUse::Tokens`](crate::StoreUse)),
+    /// its server and its configured grant ([`AuthConfig::grant_identity`]).
     pub fn token_key(&self) -> &str {
         &self.key
     }
@@ -435,7 +436,7 @@ impl Authorizer {
     }
 
     /// The access token to send to the MCP server (`Authorization: Bearer …`), if any: only a
-    /// token issued for this server (stored under its [`token_key`]), never one of another
+    /// token issued for this server (stored under its [`Authorizer::token_key`]), never one of another
     /// server or grant in the same store, and never one bound to a DPoP key (those go with
     /// [`Authorizer::authorization_headers`]).
     pub fn bearer(&self) -> Option<&str> {

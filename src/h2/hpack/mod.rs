@@ -28,6 +28,7 @@ use crate::prelude::*;
 mod huffman;
 mod tables;
 
+#[cfg(feature = "unstable-internals")]
 pub use huffman::{encode as huffman_encode, encoded_len as huffman_encoded_len};
 
 use crate::budget::{Budget, BudgetExceeded};
