@@ -161,32 +161,44 @@ mod time;
 pub mod wire;
 mod xmcp;
 
-pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger, CONTENT_BLOCK_BYTES};
+pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL,
-    MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
-    MAX_SERVER_REQUEST_BYTES,
+    Transmit, HOOKED_SERVER_REQUESTS,
 };
 pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
-    MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
 };
 pub use http1::{Http1Error, RequestError};
 pub use list::{
     CacheHint, CacheScope, Catalog, Icon, IconDrop, RefusalReason, RefusedTool, Tool, ToolHints,
-    ToolNameRule, ToolNote, MAX_NOTES_KEPT, MAX_REFUSALS_KEPT,
+    ToolNameRule, ToolNote,
 };
 pub use sse::SseError;
 pub use time::Instant;
-pub use xmcp::{
-    header_params, HeaderParam, HeaderRefusal, ParamKind, MAX_DEPTH, MAX_HEADER_PARAMS,
-};
+pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind};
+
+/// The fixed bounds of the core that are not budgets: how much of what a server sends is kept,
+/// and what is refused beyond them. The budgets a caller chooses are [`Budgets`]; these are
+/// constants, documented where they apply and named here so that an embedder (or a test) can
+/// rely on them.
+pub mod limits {
+    pub use crate::budget::CONTENT_BLOCK_BYTES;
+    pub use crate::connection::{
+        MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL, MAX_INSTRUCTIONS_BYTES,
+        MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES, MAX_SERVER_REQUEST_BYTES,
+    };
+    pub use crate::error::{
+        MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
+    };
+    pub use crate::list::{MAX_NOTES_KEPT, MAX_REFUSALS_KEPT};
+    pub use crate::xmcp::{MAX_DEPTH, MAX_HEADER_PARAMS};
+}
 
 /// **Not public API, no stability promise.** The internals that the fuzz targets, benchmarks and
 /// tests of this repository exercise directly: the `text/event-stream` decoder, the drain and

@@ -29,7 +29,7 @@
 //! - at most one frame is held (9 + 16384 octets; a larger frame is refused from its header);
 //! - one header block: raw octets at most `header_block_bytes` (64 KiB), at most 8 CONTINUATION
 //!   frames, no other frame in between; decoded list at most 65536 octets and 128 fields, checked
-//!   before copying ([`hpack`]);
+//!   before copying (HPACK);
 //! - control output we owe the server (SETTINGS and PING acknowledgements, WINDOW_UPDATE,
 //!   RST_STREAM) at most 64 KiB queued and not yet taken by the caller;
 //! - at most 32 settings per SETTINGS frame; 100 empty DATA frames, 100 PRIORITY frames and 100

@@ -57,7 +57,7 @@ pub struct H2Config {
     pub socket_bytes: u64,
     /// Octets a stream gives back to the socket's allowance when its response completes
     /// (END_STREAM received). On top of it the stream gives back the WINDOW_UPDATE frames the
-    /// allowance paid for: at most [`WINDOW_UPDATE_CREDIT`] per DATA frame of its request body,
+    /// allowance paid for: at most 32 octets (`WINDOW_UPDATE_CREDIT`) per DATA frame of its request body,
     /// and at most the octets of WINDOW_UPDATE frames charged to the allowance (stream 0, or a
     /// stream no longer open) and not yet given back, so that in all the socket never gets
     /// back more than the server spent on WINDOW_UPDATEs (a server granting 1-octet windows
