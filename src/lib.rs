@@ -79,56 +79,73 @@
 //! ```
 //!
 //! The core is **deterministic**: it reads no clock, opens no socket, spawns no thread and draws
-//! no random number. Time is an argument ([`Instant`], on a timeline the caller defines), requests
-//! come out as bytes ([`Transmit`]), and response bytes go in, in any split. The same inputs at
-//! the same instants give the same outputs, byte for byte, and every budget ([`Budgets`]: bytes,
-//! header bytes, pages, responses per request, time) is enforced here, in one place.
+//! no random number. Time is an argument ([`Instant`], on a timeline the caller defines),
+//! requests come out as data (a [`Transmit`] carries a [`wire::Request`], which a socket type
+//! encodes), and response bytes go in, in any split. The same inputs at the same instants give
+//! the same outputs, byte for byte, and every budget ([`Budgets`]: bytes, header bytes, pages,
+//! responses per request, time) is enforced here, in one place.
 //!
 //! # The run loop
 //!
 //! Start an operation, then drain the outputs until they are empty, then feed what the network
 //! and the clock bring; after every input, drain again, as `run` does above. An adapter does
-//! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket,
-//! the end of a response is [`Connection::handle_eof`], a failed socket
-//! [`Connection::handle_transport_error`], and [`Connection::poll_timeout`] says when to call
-//! [`Connection::handle_timeout`].
+//! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket;
+//! the bytes of an exchange and the end of its socket go to the socket type that encoded its
+//! request ([`socket::Http1Socket::handle_bytes`] and [`socket::Http1Socket::handle_eof`], or
+//! [`mux::H2Socket`]'s), which hands the connection its response; a socket that fails is
+//! reported to the connection as a [`TransportError`]; and [`Connection::poll_timeout`] says
+//! when to call [`Connection::handle_timeout`].
 //!
-//! # What is public
+//! # What is public, layer by layer
 //!
-//! Everything a caller of the state machine names is re-exported here, at the root.
+//! **The state machine**, at the root: what an embedder drives and matches on.
 //!
-//! - The state machine: [`Connection`], driven with [`Instant`]s and fed the bytes of each
-//!   [`Transmit`] (one per [`ExchangeId`]); it reports [`Event`]s and tracks [`Operation`]s.
+//! - [`Connection`], driven with [`Instant`]s; its requests come out as [`Transmit`]s (one per
+//!   [`ExchangeId`]); it reports [`Event`]s, tracks [`Operation`]s (and their [`Completion`])
+//!   and says where it stands ([`ConnectionState`]).
 //! - Its configuration: [`Config`] with its [`Budgets`], [`ClientInfo`], [`EraHint`] (an [`Era`]
-//!   and a version among [`MODERN_VERSION`] and [`LEGACY_VERSIONS`]), [`ToolNameRule`] and the
-//!   parsed [`Endpoint`] ([`Scheme`], and [`parse_ipv4_host`], the one IPv4 reading the adapters'
-//!   address policy must share with it).
-//! - Results: a [`Catalog`] of [`Tool`]s (with their [`HeaderParam`]s of a [`ParamKind`]) and
-//!   [`RefusedTool`]s; a [`CallResult`] of [`ContentBlock`]s and [`ResourceContents`]; the
-//!   [`ServerInfo`] a server reported.
+//!   and a version among [`MODERN_VERSION`] and [`LEGACY_VERSIONS`]; [`EraHints`] keeps what was
+//!   learnt), [`ToolNameRule`] and the parsed [`Endpoint`] ([`Scheme`], and [`parse_ipv4_host`],
+//!   the one IPv4 reading the adapters' address policy must share with it).
+//! - What is stored, and under which key: [`AuthContext`] (a [`Credential`] and a
+//!   [`GrantIdentity`] of a [`GrantKind`]) and [`store_key`] for a [`StoreUse`].
+//! - Results: a [`Catalog`] of [`Tool`]s (with their [`ToolHints`], [`Icon`]s, [`ToolNote`]s,
+//!   [`CacheHint`] and [`CacheScope`], and their [`HeaderParam`]s of a [`ParamKind`], which
+//!   [`header_params`] reads from an `inputSchema`) and [`RefusedTool`]s; a [`CallResult`] of
+//!   [`ContentBlock`]s and [`ResourceContents`]; the [`ServerInfo`] a server reported; for the
+//!   input hook, the [`HOOKED_SERVER_REQUESTS`] it may answer and [`elicitation_defaults`].
 //! - Failures: [`Error`] and its [`ErrorKind`]; the causes it carries ([`BudgetExceeded`] naming a
 //!   [`Budget`], [`ConfigError`], [`EndpointError`], [`ProtocolError`], [`RpcError`],
 //!   [`Http1Error`], [`RequestError`], [`SseError`], [`TransportError`] of a
-//!   [`TransportErrorKind`]), and the [`ByteLedger`] every byte budget is charged to.
-//! - [`header_params`]: the `x-mcp-header` parameters of an `inputSchema`, as a listing reads them.
-//! - [`auth`]: OAuth 2.1 authorization (discovery, registration, tokens), sans-IO, driven like
-//!   the connection: requests out, responses in, time and randomness passed in.
+//!   [`TransportErrorKind`], [`HeaderRefusal`], [`RefusalReason`], [`IconDrop`]), and the
+//!   [`ByteLedger`] every byte budget is charged to.
+//! - [`limits`]: the fixed bounds that are not budgets (what is kept of a server's answers, and
+//!   what is refused beyond them).
 //!
+//! **Authorization**, [`auth`]: OAuth 2.1 (discovery, registration, tokens), sans-IO, driven like
+//! the connection: requests out, responses in, time and randomness passed in.
 //!
-//! Three lower layers are public too, for adapters that run the exchanges themselves (as
-//! `mcp-sansio-net` does), in the way a TLS library documents its unbuffered API:
+//! **The sockets**, for adapters: they put a connection's exchanges on sockets without owning a
+//! socket themselves.
+//!
+//! - [`socket`]: [`socket::Http1Socket`] encodes a connection's requests as HTTP/1.1 and decodes
+//!   each exchange's bytes into the connection's response events.
+//! - [`mux`]: [`mux::H2Socket`] runs the exchanges of several connections (work items) as the
+//!   streams of one HTTP/2 socket.
+//!
+//! **Below the sockets**, public for adapters that run an exchange themselves, in the way a TLS
+//! library documents its unbuffered API:
 //!
 //! - [`wire`]: the wire-neutral exchange boundary between the state machine and the sockets
 //!   (a [`wire::Request`] down, [`wire::ResponseEvent`]s up, each with its raw cost).
-//! - [`http1`]: the HTTP/1.1 codec below it: the request encoder and the incremental response
-//!   decoder.
-//! - [`h2`]: HTTP/2, sans-IO: HPACK, the frame codec and the client connection.
-//! - [`socket`]: [`socket::Http1Socket`], above both the state machine and the HTTP/1.1 codec,
-//!   encodes a connection's requests and decodes each exchange's bytes into response events.
-//! - [`mux`]: [`mux::H2Socket`], above both the state machine and the HTTP/2 codec, runs the
-//!   exchanges of several connections as the streams of one HTTP/2 socket.
+//! - [`http1`]: the HTTP/1.1 codec: the request encoder and the incremental response decoder.
+//! - [`h2`]: the HTTP/2 client connection that [`mux::H2Socket`] drives ([`h2::ClientConnection`],
+//!   its [`h2::H2Config`] and errors). Its frame codec and HPACK are private; [`h2::trace`]
+//!   reads recorded octets (what a transcript needs) and [`h2::goaway`] gives the frame that
+//!   closes a socket gracefully.
 //!
-//! The rest (the `text/event-stream` decoder, JSON-RPC classification, the tool-name rule, the
+//! The rest (the frame codec and HPACK, the `text/event-stream` decoder, JSON-RPC
+//! classification, the tool-name rule, the authorization parsers and request builders, the
 //! bounds the fuzz targets check) is private. The repository's fuzz targets, benchmarks and
 //! tests reach some of it through `mcp_sansio::internals`, a module that exists only with the
 //! `unstable-internals` feature: it is **not** public API, carries no stability promise, and no
@@ -202,13 +219,30 @@ pub mod limits {
 
 /// **Not public API, no stability promise.** The internals that the fuzz targets, benchmarks and
 /// tests of this repository exercise directly: the `text/event-stream` decoder, the drain and
-/// error-data bounds, the tool-name rule and the `x-mcp-header` value encoding. It exists only
+/// error-data bounds, the tool-name rule, the `x-mcp-header` value encoding, the authorization
+/// helpers ([`internals::auth`]) and the HTTP/2 codecs ([`internals::h2`]). It exists only
 /// with the `unstable-internals` feature, which no published crate enables; nothing here is
 /// covered by semantic versioning and it may change or disappear in any release without notice.
 /// Use the items re-exported at the crate root and the documented layers ([`h2`], [`http1`],
-/// [`mux`], [`wire`]) instead.
+/// [`mux`], [`socket`], [`wire`]) instead.
 ///
 /// The modules behind it stay private: none of these paths resolves.
+///
+/// ```compile_fail,E0603
+/// use mcp_sansio::h2::frame::FrameDecoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::h2::hpack::Encoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::auth::scope::clean_scopes;
+/// ```
+///
+/// nor do the authorization helpers at `auth`'s top:
+///
+/// ```compile_fail,E0432
+/// use mcp_sansio::auth::clean_scopes;
+/// ```
 ///
 /// ```compile_fail,E0603
 /// use mcp_sansio::sse::SseDecoder;

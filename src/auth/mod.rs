@@ -53,7 +53,7 @@
 //!
 //! - [`Grant::ClientCredentials`]: `grant_type=client_credentials`, the client authenticated as
 //!   [`ClientAuth`] says: `client_secret_basic`, `client_secret_post`, or `private_key_jwt` (an
-//!   RFC 7523 assertion the core builds, [`jwt`], and the embedder's [`JwtSigner`] signs).
+//!   RFC 7523 assertion the core builds and the embedder's [`JwtSigner`] signs).
 //! - [`Grant::JwtBearer`]: the JWT bearer grant (RFC 7523 §2.1) with a token from the
 //!   embedder's [`AssertionSource`] (a workload identity token), sent only to an authorization
 //!   server its `aud` names.
@@ -78,7 +78,7 @@
 //! # DPoP
 //!
 //! With [`AuthConfig::dpop`] set ([`DpopKey`]: a [`JwtSigner`] that gives its public JWK), every
-//! token request of any grant carries a DPoP proof ([`dpop`], RFC 9449); a `use_dpop_nonce`
+//! token request of any grant carries a DPoP proof (RFC 9449); a `use_dpop_nonce`
 //! answer is sent again once with the server's nonce; a token of type `DPoP` stays bound to
 //! the key: [`Authorizer::bearer`] does not give it, [`Authorizer::dpop_binding`] gives it as a
 //! [`DpopBinding`] for [`Config::dpop`](crate::Config::dpop), with which a connection sends it
@@ -131,22 +131,23 @@
 //!
 //! # Layout
 //!
-//! Every item is exported once, here, except two layers that stand on their own and are used
-//! by adapters and transcripts as such: [`form`] (`application/x-www-form-urlencoded`, bounded)
-//! and [`redact`] (which values are secrets, and how they are hidden in what is recorded or
-//! shown).
+//! Every public item is exported once, here, except two layers that stand on their own and are
+//! used by adapters and transcripts as such: [`form`] (`application/x-www-form-urlencoded`,
+//! bounded) and [`redact`] (which values are secrets, and how they are hidden in what is
+//! recorded or shown). The parsers, decoders, request builders, scope rules, JWT and DPoP
+//! proof builders that the [`Authorizer`] runs are not public API.
 
 // The submodules are crate-visible so that `internals` (the `unstable-internals` feature) can
 // reach the helpers that are not public API: the parsers, decoders and request builders the
 // flow runs, which this repository's tests and fuzz targets exercise one by one.
 pub(crate) mod challenge;
 pub(crate) mod client;
-pub mod dpop;
+pub(crate) mod dpop;
 mod error;
 pub(crate) mod flow;
 pub mod form;
 pub(crate) mod grant;
-pub mod jwt;
+pub(crate) mod jwt;
 pub(crate) mod metadata;
 pub mod redact;
 pub(crate) mod scope;

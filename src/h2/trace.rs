@@ -18,6 +18,10 @@
 //! assert_eq!(fields[0].name, b":method");
 //! assert_eq!(fields[0].value, b"GET");
 //! assert_eq!(fields[3].value, b"www.example.com");
+//! // The same block, four fields, is refused by a reader bounded at three.
+//! let block = [0x82, 0x86, 0x84, 0x41, 0x0f, b'w', b'w', b'w', b'.',
+//!     b'e', b'x', b'a', b'm', b'p', b'l', b'e', b'.', b'c', b'o', b'm'];
+//! assert!(HeaderBlockReader::new(1 << 16, 3).read(&block).is_err());
 //! # Ok::<(), mcp_sansio::h2::HpackError>(())
 //! ```
 

@@ -79,7 +79,7 @@ pub struct AuthConfig {
     /// without a user agent ([`Grant`]). Chosen here, never by the server.
     pub grant: Grant,
     /// The client's DPoP key (RFC 9449), if its tokens are to be bound to it: every token
-    /// request then carries a proof ([`crate::auth::dpop`]).
+    /// request then carries a DPoP proof (RFC 9449).
     pub dpop: Option<DpopKey>,
 }
 
