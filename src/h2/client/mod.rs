@@ -263,7 +263,6 @@ struct Stream {
     content_length: Option<u64>,
     no_body_expected: bool,
     received: u64,
-    head_request: bool,
     // Receive flow control: credit the server has, and the octets delivered but not re-granted.
     recv_window: i64,
     undelivered: usize,
@@ -359,8 +358,8 @@ pub struct ClientConnection {
     /// completed stream's window credit: the most that credit may give back.
     window_updates_owed: u64,
     assembly: Option<Assembly>,
+    life: Life,
     // Server settings.
-    got_settings: bool,
     peer_max_streams: u32,
     peer_initial_window: i64,
     peer_max_frame: usize,
@@ -375,8 +374,81 @@ pub struct ClientConnection {
     empty_data: Allowance,
     priority_frames: Allowance,
     unknown_frames: Allowance,
-    goaway: Option<(u32, Reason)>,
-    error: Option<H2Error>,
+}
+
+/// Where a [`ClientConnection`] stands. It only moves forward: `Handshake`, `Open`,
+/// `GoingAway`, `Failed`, skipping any but the first.
+#[derive(Clone, Debug)]
+enum Life {
+    /// Our preface is queued; the server's own (a SETTINGS frame, RFC 9113 §3.4) has not come:
+    /// any other frame is a connection error, and one stream may open.
+    Handshake,
+    /// The server's SETTINGS came: streams open up to its MAX_CONCURRENT_STREAMS.
+    Open,
+    /// The server's GOAWAY came (RFC 9113 §6.8): no stream opens, those above its last stream
+    /// failed, the others run on.
+    GoingAway {
+        /// The last stream it may process.
+        last_stream_id: u32,
+        /// Its error code.
+        reason: Reason,
+    },
+    /// A connection error (GOAWAY sent) or the end of the socket: every stream failed, nothing
+    /// more is read or sent, and every input returns the error.
+    Failed {
+        /// The cause.
+        error: H2Error,
+        /// Whether the server's SETTINGS had come.
+        settled: bool,
+        /// The server's GOAWAY, if one had come.
+        goaway: Option<(u32, Reason)>,
+    },
+}
+
+impl Life {
+    /// Whether the server's SETTINGS came.
+    fn settled(&self) -> bool {
+        match self {
+            Life::Handshake => false,
+            Life::Open | Life::GoingAway { .. } => true,
+            Life::Failed { settled, .. } => *settled,
+        }
+    }
+
+    /// The server's GOAWAY: (last stream id, error code).
+    fn goaway(&self) -> Option<(u32, Reason)> {
+        match self {
+            Life::Handshake | Life::Open => None,
+            Life::GoingAway {
+                last_stream_id,
+                reason,
+            } => Some((*last_stream_id, *reason)),
+            Life::Failed { goaway, .. } => *goaway,
+        }
+    }
+
+    /// The connection error.
+    fn error(&self) -> Option<&H2Error> {
+        match self {
+            Life::Failed { error, .. } => Some(error),
+            Life::Handshake | Life::Open | Life::GoingAway { .. } => None,
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.error().is_some()
+    }
+
+    /// To `Failed`, keeping what came before; the first error stays.
+    fn fail(&mut self, error: H2Error) {
+        if !self.failed() {
+            *self = Life::Failed {
+                error,
+                settled: self.settled(),
+                goaway: self.goaway(),
+            };
+        }
+    }
 }
 
 impl core::fmt::Debug for ClientConnection {
@@ -390,13 +462,11 @@ impl core::fmt::Debug for ClientConnection {
             .field("socket", &self.socket)
             .field("socket_charged", &self.socket_charged)
             .field("window_updates_owed", &self.window_updates_owed)
-            .field("got_settings", &self.got_settings)
+            .field("life", &self.life)
             .field("peer_max_streams", &self.peer_max_streams)
             .field("peer_initial_window", &self.peer_initial_window)
             .field("conn_recv_window", &self.conn_recv_window)
             .field("conn_send_window", &self.conn_send_window)
-            .field("goaway", &self.goaway)
-            .field("error", &self.error)
             .finish_non_exhaustive()
     }
 }
@@ -448,22 +518,20 @@ impl ClientConnection {
             next_stream_id: 1,
             reset: VecDeque::new(),
             assembly: None,
-            got_settings: false,
+            life: Life::Handshake,
             peer_max_streams: u32::MAX,
             peer_initial_window: i64::from(DEFAULT_WINDOW),
             peer_max_frame: MAX_FRAME_SIZE,
             conn_recv_window: conn_window,
             conn_send_window: i64::from(DEFAULT_WINDOW),
             conn_undelivered: 0,
-            goaway: None,
-            error: None,
         }
     }
 
     /// Streams allowed at once now: 1 until the server's SETTINGS arrive, then
     /// min(`max_streams`, its MAX_CONCURRENT_STREAMS).
     pub fn max_streams(&self) -> u32 {
-        if self.got_settings {
+        if self.life.settled() {
             self.config.max_streams.min(self.peer_max_streams)
         } else {
             1
@@ -481,17 +549,17 @@ impl ClientConnection {
     }
 
     fn accepting(&self) -> bool {
-        self.error.is_none() && self.goaway.is_none() && self.next_stream_id < (1 << 31)
+        matches!(self.life, Life::Handshake | Life::Open) && self.next_stream_id < (1 << 31)
     }
 
     /// The connection error, once there is one: no stream can be opened after it.
     pub fn error(&self) -> Option<&H2Error> {
-        self.error.as_ref()
+        self.life.error()
     }
 
     /// The server's GOAWAY, if one arrived: (last stream id, error code).
     pub fn goaway(&self) -> Option<(u32, Reason)> {
-        self.goaway
+        self.life.goaway()
     }
 
     /// Raw octets charged to the per-socket ledger so far, in all (refills do not lower it).
@@ -587,8 +655,6 @@ impl ClientConnection {
             content_length: None,
             no_body_expected: false,
             received: 0,
-            // This client sends no HEAD requests ([`Method`](crate::wire::Method) has none).
-            head_request: false,
             recv_window: i64::from(DEFAULT_WINDOW),
             undelivered: 0,
             send_window: self.peer_initial_window,
@@ -617,7 +683,7 @@ impl ClientConnection {
         if let Some(i) = self.find(stream.0) {
             let s = self.streams.remove(i);
             self.remember_reset(s.id);
-            if self.error.is_none() {
+            if !self.life.failed() {
                 Frame::RstStream {
                     stream_id: s.id,
                     reason: Reason::CANCEL,
@@ -664,7 +730,7 @@ impl ClientConnection {
 
     /// When [`handle_timeout`](Self::handle_timeout) must be called next, if ever.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.error.is_some() {
+        if self.life.failed() {
             None
         } else {
             self.settings_deadline
@@ -673,7 +739,7 @@ impl ClientConnection {
 
     /// Time passed: fails the connection if our SETTINGS are still unacknowledged.
     pub fn handle_timeout(&mut self, now: Instant) -> Result<(), H2Error> {
-        if let Some(e) = &self.error {
+        if let Some(e) = self.life.error() {
             return Err(e.clone());
         }
         match self.settings_deadline {
@@ -694,15 +760,13 @@ impl ClientConnection {
         };
         let err = H2Error::Closed { what };
         self.fail_all(&err);
-        if self.error.is_none() {
-            self.error = Some(err);
-        }
+        self.life.fail(err);
     }
 
     /// Bytes from the socket, in any split. On a connection error, GOAWAY is queued, every
     /// stream fails, and the error is returned (now and for every later input).
     pub fn handle_bytes(&mut self, _now: Instant, mut bytes: &[u8]) -> Result<(), H2Error> {
-        if let Some(e) = &self.error {
+        if let Some(e) = self.life.error() {
             return Err(e.clone());
         }
         while !bytes.is_empty() {
@@ -733,7 +797,7 @@ impl ClientConnection {
 
     /// A connection error: GOAWAY, every stream failed, the error kept.
     fn fail(&mut self, err: H2Error) -> H2Error {
-        if self.error.is_none() {
+        if !self.life.failed() {
             Frame::GoAway {
                 last_stream_id: 0,
                 reason: err.reason(),
@@ -741,7 +805,7 @@ impl ClientConnection {
             }
             .encode(&mut self.out);
             self.fail_all(&err);
-            self.error = Some(err.clone());
+            self.life.fail(err.clone());
         }
         err
     }
@@ -855,7 +919,7 @@ impl ClientConnection {
     /// of failed streams). Octets still queued in events are not re-granted, so what waits for
     /// the caller stays within the windows. A window is reopened once half of it is free.
     fn release(&mut self, stream: Option<u32>) {
-        if self.error.is_some() {
+        if self.life.failed() {
             return;
         }
         let conn_target = i64::from(
@@ -892,7 +956,7 @@ impl ClientConnection {
 
     /// Sends request body octets as far as the windows allow.
     fn flush_bodies(&mut self) {
-        if self.error.is_some() {
+        if self.life.failed() {
             return;
         }
         let max_frame = self.peer_max_frame.min(MAX_FRAME_SIZE);
