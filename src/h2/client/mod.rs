@@ -29,8 +29,13 @@ use crate::endpoint::Scheme;
 use crate::time::Instant;
 use crate::wire::Request;
 
+mod config;
 mod frames;
+mod life;
 use self::frames::*;
+use self::life::Life;
+
+pub use self::config::H2Config;
 
 /// The client connection preface (RFC 9113 §3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -46,109 +51,6 @@ const RESET_MEMORY: usize = 64;
 pub const WINDOW_UPDATE_CREDIT: u64 = 32;
 /// The share of `socket_bytes` a completed stream gives back by default (1/256: 4 KiB of 1 MiB).
 pub const SOCKET_REFILL_SHARE: u64 = 256;
-
-/// Limits of one HTTP/2 connection. Every field is a finite number; see the module docs of
-/// the `h2` module docs for what each bounds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct H2Config {
-    /// Raw octets no stream owns, per socket: the capacity of an allowance that refills as
-    /// streams complete (see [`socket_refill`](Self::socket_refill)). Default 1 MiB.
-    pub socket_bytes: u64,
-    /// Octets a stream gives back to the socket's allowance when its response completes
-    /// (END_STREAM received). On top of it the stream gives back the WINDOW_UPDATE frames the
-    /// allowance paid for: at most 32 octets (`WINDOW_UPDATE_CREDIT`) per DATA frame of its request body,
-    /// and at most the octets of WINDOW_UPDATE frames charged to the allowance (stream 0, or a
-    /// stream no longer open) and not yet given back, so that in all the socket never gets
-    /// back more than the server spent on WINDOW_UPDATEs (a server granting 1-octet windows
-    /// earns nothing beyond them). The allowance never holds more than `socket_bytes`. Default
-    /// `socket_bytes` / 256 (4 KiB).
-    pub socket_refill: u64,
-    /// Control output queued and not yet taken. Default 64 KiB.
-    pub control_output_bytes: usize,
-    /// Streams at once, at most (further capped by the server). Default 8.
-    pub max_streams: u32,
-    /// The connection's receive window. Default 2 MiB.
-    pub connection_window: u32,
-    /// A stream's receive window, at most. Default 256 KiB.
-    pub max_stream_window: u32,
-    /// Raw octets of one header block (HEADERS + CONTINUATIONs). Default 64 KiB.
-    pub header_block_bytes: usize,
-    /// CONTINUATION frames in one header block. Default 8.
-    pub max_continuations: u32,
-    /// Limits of one decoded header list. Default 65536 octets, 128 fields.
-    pub header_list: DecodeLimits,
-    /// Empty DATA frames (no payload, no END_STREAM) per socket: the capacity of an allowance
-    /// that gets one frame back per completed stream. Default 100.
-    pub empty_data_frames: u32,
-    /// PRIORITY frames per socket, an allowance refilled like `empty_data_frames`. Default 100.
-    pub priority_frames: u32,
-    /// Frames of unknown type per socket, an allowance refilled like `empty_data_frames`.
-    /// Default 100.
-    pub unknown_frames: u32,
-    /// 1xx responses per stream before the final one. Default 16.
-    pub informational_responses: u32,
-    /// How long the server has to acknowledge our SETTINGS. Default 10 s.
-    pub settings_timeout: Duration,
-}
-
-impl H2Config {
-    /// The report that `budget`, one of those this configuration holds (the per-socket bytes,
-    /// one header block's raw octets, informational responses, the decoded header fields), ran
-    /// out: the one way the HTTP/2 layer names a spent budget, with the limit it enforced. Any
-    /// other budget reports its limit as 0.
-    pub fn exceeded(&self, budget: Budget) -> BudgetExceeded {
-        let limit = match budget {
-            Budget::H2SocketBytes => self.socket_bytes,
-            Budget::HeaderBlock => self.header_block_bytes as u64,
-            Budget::InformationalResponses => u64::from(self.informational_responses),
-            Budget::HeaderCount => self.header_list.max_fields as u64,
-            _ => 0,
-        };
-        BudgetExceeded::new(budget, limit)
-    }
-}
-
-impl Default for H2Config {
-    fn default() -> Self {
-        H2Config {
-            socket_bytes: 1024 * 1024,
-            socket_refill: 1024 * 1024 / SOCKET_REFILL_SHARE,
-            control_output_bytes: 64 * 1024,
-            max_streams: 8,
-            connection_window: 2 * 1024 * 1024,
-            max_stream_window: 256 * 1024,
-            header_block_bytes: 64 * 1024,
-            max_continuations: 8,
-            header_list: DecodeLimits::default(),
-            empty_data_frames: 100,
-            priority_frames: 100,
-            unknown_frames: 100,
-            informational_responses: 16,
-            settings_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-impl H2Config {
-    /// The connection limits that follow from a work item's [`Budgets`]: the per-socket ledger
-    /// (`h2_socket_bytes`, refilled by 1/256 of it per completed stream), the raw header block (`header_block_bytes`), the header count
-    /// (`header_count`) and the 1xx count (`informational_responses`); the rest are defaults.
-    pub fn from_budgets(b: &Budgets) -> Self {
-        let d = H2Config::default();
-        H2Config {
-            socket_bytes: b.h2_socket_bytes,
-            socket_refill: b.h2_socket_bytes / SOCKET_REFILL_SHARE,
-            header_block_bytes: b.header_block_bytes,
-            header_list: DecodeLimits {
-                max_fields: b.header_count,
-                ..d.header_list
-            },
-            informational_responses: b.informational_responses,
-            ..d
-        }
-    }
-}
 
 /// A stream of this connection (an odd id, chosen here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -374,81 +276,6 @@ pub struct ClientConnection {
     empty_data: Allowance,
     priority_frames: Allowance,
     unknown_frames: Allowance,
-}
-
-/// Where a [`ClientConnection`] stands. It only moves forward: `Handshake`, `Open`,
-/// `GoingAway`, `Failed`, skipping any but the first.
-#[derive(Clone, Debug)]
-enum Life {
-    /// Our preface is queued; the server's own (a SETTINGS frame, RFC 9113 §3.4) has not come:
-    /// any other frame is a connection error, and one stream may open.
-    Handshake,
-    /// The server's SETTINGS came: streams open up to its MAX_CONCURRENT_STREAMS.
-    Open,
-    /// The server's GOAWAY came (RFC 9113 §6.8): no stream opens, those above its last stream
-    /// failed, the others run on.
-    GoingAway {
-        /// The last stream it may process.
-        last_stream_id: u32,
-        /// Its error code.
-        reason: Reason,
-    },
-    /// A connection error (GOAWAY sent) or the end of the socket: every stream failed, nothing
-    /// more is read or sent, and every input returns the error.
-    Failed {
-        /// The cause.
-        error: H2Error,
-        /// Whether the server's SETTINGS had come.
-        settled: bool,
-        /// The server's GOAWAY, if one had come.
-        goaway: Option<(u32, Reason)>,
-    },
-}
-
-impl Life {
-    /// Whether the server's SETTINGS came.
-    fn settled(&self) -> bool {
-        match self {
-            Life::Handshake => false,
-            Life::Open | Life::GoingAway { .. } => true,
-            Life::Failed { settled, .. } => *settled,
-        }
-    }
-
-    /// The server's GOAWAY: (last stream id, error code).
-    fn goaway(&self) -> Option<(u32, Reason)> {
-        match self {
-            Life::Handshake | Life::Open => None,
-            Life::GoingAway {
-                last_stream_id,
-                reason,
-            } => Some((*last_stream_id, *reason)),
-            Life::Failed { goaway, .. } => *goaway,
-        }
-    }
-
-    /// The connection error.
-    fn error(&self) -> Option<&H2Error> {
-        match self {
-            Life::Failed { error, .. } => Some(error),
-            Life::Handshake | Life::Open | Life::GoingAway { .. } => None,
-        }
-    }
-
-    fn failed(&self) -> bool {
-        self.error().is_some()
-    }
-
-    /// To `Failed`, keeping what came before; the first error stays.
-    fn fail(&mut self, error: H2Error) {
-        if !self.failed() {
-            *self = Life::Failed {
-                error,
-                settled: self.settled(),
-                goaway: self.goaway(),
-            };
-        }
-    }
 }
 
 impl core::fmt::Debug for ClientConnection {
