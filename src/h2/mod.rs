@@ -8,6 +8,11 @@
 //! [`ClientConnection`] and runs the exchanges of several [`Connection`](crate::Connection)s
 //! (work items) as its streams. Nothing in this module knows the connection.
 //!
+//! The frame codec and HPACK under the client connection are private. What is public here is
+//! the client connection ([`ClientConnection`], [`H2Config`], [`StreamEvent`], [`StreamId`],
+//! [`OpenError`]), its errors ([`H2Error`] and the causes it carries, [`Reason`] among them),
+//! [`trace`] to read recorded octets, and [`goaway`] for an adapter that closes a socket.
+//!
 //! # What is bounded, and how
 //!
 //! Per socket (one [`ClientConnection`]), with the defaults of [`H2Config`]:
