@@ -94,7 +94,7 @@ pub enum Credential<'a> {
     Dpop {
         /// The access token.
         token: &'a str,
-        /// The key's thumbprint ([`crate::auth::dpop::jwk_thumbprint`]).
+        /// The key's thumbprint (RFC 7638, SHA-256).
         key_thumbprint: &'a str,
     },
 }

@@ -79,56 +79,73 @@
 //! ```
 //!
 //! The core is **deterministic**: it reads no clock, opens no socket, spawns no thread and draws
-//! no random number. Time is an argument ([`Instant`], on a timeline the caller defines), requests
-//! come out as bytes ([`Transmit`]), and response bytes go in, in any split. The same inputs at
-//! the same instants give the same outputs, byte for byte, and every budget ([`Budgets`]: bytes,
-//! header bytes, pages, responses per request, time) is enforced here, in one place.
+//! no random number. Time is an argument ([`Instant`], on a timeline the caller defines),
+//! requests come out as data (a [`Transmit`] carries a [`wire::Request`], which a socket type
+//! encodes), and response bytes go in, in any split. The same inputs at the same instants give
+//! the same outputs, byte for byte, and every budget ([`Budgets`]: bytes, header bytes, pages,
+//! responses per request, time) is enforced here, in one place.
 //!
 //! # The run loop
 //!
 //! Start an operation, then drain the outputs until they are empty, then feed what the network
 //! and the clock bring; after every input, drain again, as `run` does above. An adapter does
-//! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket,
-//! the end of a response is [`Connection::handle_eof`], a failed socket
-//! [`Connection::handle_transport_error`], and [`Connection::poll_timeout`] says when to call
-//! [`Connection::handle_timeout`].
+//! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket;
+//! the bytes of an exchange and the end of its socket go to the socket type that encoded its
+//! request ([`socket::Http1Socket::handle_bytes`] and [`socket::Http1Socket::handle_eof`], or
+//! [`mux::H2Socket`]'s), which hands the connection its response; a socket that fails is
+//! reported to the connection as a [`TransportError`]; and [`Connection::poll_timeout`] says
+//! when to call [`Connection::handle_timeout`].
 //!
-//! # What is public
+//! # What is public, layer by layer
 //!
-//! Everything a caller of the state machine names is re-exported here, at the root.
+//! **The state machine**, at the root: what an embedder drives and matches on.
 //!
-//! - The state machine: [`Connection`], driven with [`Instant`]s and fed the bytes of each
-//!   [`Transmit`] (one per [`ExchangeId`]); it reports [`Event`]s and tracks [`Operation`]s.
+//! - [`Connection`], driven with [`Instant`]s; its requests come out as [`Transmit`]s (one per
+//!   [`ExchangeId`]); it reports [`Event`]s, tracks [`Operation`]s (and their [`Completion`])
+//!   and says where it stands ([`ConnectionState`]).
 //! - Its configuration: [`Config`] with its [`Budgets`], [`ClientInfo`], [`EraHint`] (an [`Era`]
-//!   and a version among [`MODERN_VERSION`] and [`LEGACY_VERSIONS`]), [`ToolNameRule`] and the
-//!   parsed [`Endpoint`] ([`Scheme`], and [`parse_ipv4_host`], the one IPv4 reading the adapters'
-//!   address policy must share with it).
-//! - Results: a [`Catalog`] of [`Tool`]s (with their [`HeaderParam`]s of a [`ParamKind`]) and
-//!   [`RefusedTool`]s; a [`CallResult`] of [`ContentBlock`]s and [`ResourceContents`]; the
-//!   [`ServerInfo`] a server reported.
+//!   and a version among [`MODERN_VERSION`] and [`LEGACY_VERSIONS`]; [`EraHints`] keeps what was
+//!   learnt), [`ToolNameRule`] and the parsed [`Endpoint`] ([`Scheme`], and [`parse_ipv4_host`],
+//!   the one IPv4 reading the adapters' address policy must share with it).
+//! - What is stored, and under which key: [`AuthContext`] (a [`Credential`] and a
+//!   [`GrantIdentity`] of a [`GrantKind`]) and [`store_key`] for a [`StoreUse`].
+//! - Results: a [`Catalog`] of [`Tool`]s (with their [`ToolHints`], [`Icon`]s, [`ToolNote`]s,
+//!   [`CacheHint`] and [`CacheScope`], and their [`HeaderParam`]s of a [`ParamKind`], which
+//!   [`header_params`] reads from an `inputSchema`) and [`RefusedTool`]s; a [`CallResult`] of
+//!   [`ContentBlock`]s and [`ResourceContents`]; the [`ServerInfo`] a server reported; for the
+//!   input hook, the [`HOOKED_SERVER_REQUESTS`] it may answer and [`elicitation_defaults`].
 //! - Failures: [`Error`] and its [`ErrorKind`]; the causes it carries ([`BudgetExceeded`] naming a
 //!   [`Budget`], [`ConfigError`], [`EndpointError`], [`ProtocolError`], [`RpcError`],
 //!   [`Http1Error`], [`RequestError`], [`SseError`], [`TransportError`] of a
-//!   [`TransportErrorKind`]), and the [`ByteLedger`] every byte budget is charged to.
-//! - [`header_params`]: the `x-mcp-header` parameters of an `inputSchema`, as a listing reads them.
-//! - [`auth`]: OAuth 2.1 authorization (discovery, registration, tokens), sans-IO, driven like
-//!   the connection: requests out, responses in, time and randomness passed in.
+//!   [`TransportErrorKind`], [`HeaderRefusal`], [`RefusalReason`], [`IconDrop`]), and the
+//!   [`ByteLedger`] every byte budget is charged to.
+//! - [`limits`]: the fixed bounds that are not budgets (what is kept of a server's answers, and
+//!   what is refused beyond them).
 //!
+//! **Authorization**, [`auth`]: OAuth 2.1 (discovery, registration, tokens), sans-IO, driven like
+//! the connection: requests out, responses in, time and randomness passed in.
 //!
-//! Three lower layers are public too, for adapters that run the exchanges themselves (as
-//! `mcp-sansio-net` does), in the way a TLS library documents its unbuffered API:
+//! **The sockets**, for adapters: they put a connection's exchanges on sockets without owning a
+//! socket themselves.
+//!
+//! - [`socket`]: [`socket::Http1Socket`] encodes a connection's requests as HTTP/1.1 and decodes
+//!   each exchange's bytes into the connection's response events.
+//! - [`mux`]: [`mux::H2Socket`] runs the exchanges of several connections (work items) as the
+//!   streams of one HTTP/2 socket.
+//!
+//! **Below the sockets**, public for adapters that run an exchange themselves, in the way a TLS
+//! library documents its unbuffered API:
 //!
 //! - [`wire`]: the wire-neutral exchange boundary between the state machine and the sockets
 //!   (a [`wire::Request`] down, [`wire::ResponseEvent`]s up, each with its raw cost).
-//! - [`http1`]: the HTTP/1.1 codec below it: the request encoder and the incremental response
-//!   decoder.
-//! - [`h2`]: HTTP/2, sans-IO: HPACK, the frame codec and the client connection.
-//! - [`socket`]: [`socket::Http1Socket`], above both the state machine and the HTTP/1.1 codec,
-//!   encodes a connection's requests and decodes each exchange's bytes into response events.
-//! - [`mux`]: [`mux::H2Socket`], above both the state machine and the HTTP/2 codec, runs the
-//!   exchanges of several connections as the streams of one HTTP/2 socket.
+//! - [`http1`]: the HTTP/1.1 codec: the request encoder and the incremental response decoder.
+//! - [`h2`]: the HTTP/2 client connection that [`mux::H2Socket`] drives ([`h2::ClientConnection`],
+//!   its [`h2::H2Config`] and errors). Its frame codec and HPACK are private; [`h2::trace`]
+//!   reads recorded octets (what a transcript needs) and [`h2::goaway`] gives the frame that
+//!   closes a socket gracefully.
 //!
-//! The rest (the `text/event-stream` decoder, JSON-RPC classification, the tool-name rule, the
+//! The rest (the frame codec and HPACK, the `text/event-stream` decoder, JSON-RPC
+//! classification, the tool-name rule, the authorization parsers and request builders, the
 //! bounds the fuzz targets check) is private. The repository's fuzz targets, benchmarks and
 //! tests reach some of it through `mcp_sansio::internals`, a module that exists only with the
 //! `unstable-internals` feature: it is **not** public API, carries no stability promise, and no
@@ -161,42 +178,71 @@ mod time;
 pub mod wire;
 mod xmcp;
 
-pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger, CONTENT_BLOCK_BYTES};
+pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
     Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, HOOKED_SERVER_REQUESTS, MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL,
-    MAX_INSTRUCTIONS_BYTES, MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES,
-    MAX_SERVER_REQUEST_BYTES,
+    Transmit, HOOKED_SERVER_REQUESTS,
 };
 pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;
 pub use endpoint::{parse_ipv4_host, Endpoint, EndpointError, Scheme};
 pub use error::{
     ConfigError, Error, ErrorKind, ProtocolError, RpcError, TransportError, TransportErrorKind,
-    MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
 };
 pub use http1::{Http1Error, RequestError};
 pub use list::{
     CacheHint, CacheScope, Catalog, Icon, IconDrop, RefusalReason, RefusedTool, Tool, ToolHints,
-    ToolNameRule, ToolNote, MAX_NOTES_KEPT, MAX_REFUSALS_KEPT,
+    ToolNameRule, ToolNote,
 };
 pub use sse::SseError;
 pub use time::Instant;
-pub use xmcp::{
-    header_params, HeaderParam, HeaderRefusal, ParamKind, MAX_DEPTH, MAX_HEADER_PARAMS,
-};
+pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind};
+
+/// The fixed bounds of the core that are not budgets: how much of what a server sends is kept,
+/// and what is refused beyond them. The budgets a caller chooses are [`Budgets`]; these are
+/// constants, documented where they apply and named here so that an embedder (or a test) can
+/// rely on them.
+pub mod limits {
+    pub use crate::budget::CONTENT_BLOCK_BYTES;
+    pub use crate::connection::{
+        MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL, MAX_INSTRUCTIONS_BYTES,
+        MAX_REFUSALS_PER_REQUEST, MAX_SERVER_ANSWER_BYTES, MAX_SERVER_REQUEST_BYTES,
+    };
+    pub use crate::error::{
+        MAX_CAPABILITY_NAME, MAX_REQUIRED_CAPABILITIES, MAX_REQUIRED_CAPABILITIES_BYTES,
+    };
+    pub use crate::list::{MAX_NOTES_KEPT, MAX_REFUSALS_KEPT};
+    pub use crate::xmcp::{MAX_DEPTH, MAX_HEADER_PARAMS};
+}
 
 /// **Not public API, no stability promise.** The internals that the fuzz targets, benchmarks and
 /// tests of this repository exercise directly: the `text/event-stream` decoder, the drain and
-/// error-data bounds, the tool-name rule and the `x-mcp-header` value encoding. It exists only
+/// error-data bounds, the tool-name rule, the `x-mcp-header` value encoding, the authorization
+/// helpers ([`internals::auth`]) and the HTTP/2 codecs ([`internals::h2`]). It exists only
 /// with the `unstable-internals` feature, which no published crate enables; nothing here is
 /// covered by semantic versioning and it may change or disappear in any release without notice.
 /// Use the items re-exported at the crate root and the documented layers ([`h2`], [`http1`],
-/// [`mux`], [`wire`]) instead.
+/// [`mux`], [`socket`], [`wire`]) instead.
 ///
 /// The modules behind it stay private: none of these paths resolves.
+///
+/// ```compile_fail,E0603
+/// use mcp_sansio::h2::frame::FrameDecoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::h2::hpack::Encoder;
+/// ```
+/// ```compile_fail,E0603
+/// use mcp_sansio::auth::scope::clean_scopes;
+/// ```
+///
+/// nor do the authorization helpers at `auth`'s top:
+///
+/// ```compile_fail,E0432
+/// use mcp_sansio::auth::clean_scopes;
+/// ```
 ///
 /// ```compile_fail,E0603
 /// use mcp_sansio::sse::SseDecoder;
@@ -236,6 +282,50 @@ pub mod internals {
     pub use crate::list::valid_tool_name;
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};
     pub use crate::xmcp::{encode_header_value, header_values};
+
+    /// The authorization helpers that [`crate::auth::Authorizer`] runs: parsers, decoders,
+    /// request builders, the scope rules and the store keys.
+    pub mod auth {
+        pub use crate::auth::challenge::{bearer_challenge, MAX_CHALLENGES, MAX_PARAMS};
+        pub use crate::auth::client::{
+            auth_method_for_secret, decode_registration, registration_auth_method,
+            MAX_CLIENT_VALUE_LEN,
+        };
+        pub use crate::auth::flow::{resource_key, token_key};
+        pub use crate::auth::grant::{
+            CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE,
+        };
+        pub use crate::auth::metadata::{
+            decode_resource_metadata, decode_server_metadata, decode_server_metadata_for,
+            is_loopback, resource_designates, resource_matches, resource_metadata_candidates,
+            server_metadata_candidates, MAX_AUTHORIZATION_SERVERS,
+        };
+        pub use crate::auth::scope::{
+            clean_scopes, is_scope_token, join_scopes, select_scopes, split_scopes, step_up_scopes,
+            MAX_SCOPE_LEN, OFFLINE_ACCESS,
+        };
+        pub use crate::auth::token::{
+            authorization_url, decode_token_response, decode_token_response_for, is_header_safe,
+            parse_callback, pkce_challenge, token_request, MAX_CODE_LEN, MAX_TOKEN_LEN,
+        };
+    }
+
+    /// The HTTP/2 codecs behind [`crate::h2`]: the frame codec, HPACK and the client
+    /// connection's constants.
+    pub mod h2 {
+        /// The frame codec (RFC 9113 §4, §6).
+        pub mod frame {
+            pub use crate::h2::frame::*;
+        }
+        /// HPACK (RFC 7541).
+        pub mod hpack {
+            pub use crate::h2::hpack::*;
+        }
+        /// The client connection and its constants.
+        pub mod client {
+            pub use crate::h2::client::*;
+        }
+    }
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -10,8 +10,7 @@ use alloc::collections::VecDeque;
 
 use crate::connection::{Connection, Event, ExchangeId, Transmit};
 use crate::endpoint::Scheme;
-use crate::h2::client::{ClientConnection, H2Config, OpenError, StreamEvent};
-use crate::h2::{H2Error, StreamId};
+use crate::h2::{ClientConnection, H2Config, H2Error, OpenError, StreamEvent, StreamId};
 use crate::time::Instant;
 use crate::wire::{self, ResponseEvent, ResponseHead, WireError};
 
@@ -67,9 +66,6 @@ struct Route {
 /// `tools/list` opens:
 ///
 /// ```
-/// use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder};
-/// use mcp_sansio::h2::hpack::Encoder;
-/// use mcp_sansio::h2::client::PREFACE;
 /// use mcp_sansio::h2::H2Config;
 /// use mcp_sansio::mux::H2Socket;
 /// use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
@@ -83,33 +79,27 @@ struct Route {
 /// conn.connect(now);
 /// conn.list_tools(now);
 ///
-/// // The server: its SETTINGS and the acknowledgement of ours, then the answer on stream 1.
-/// let mut reader = FrameDecoder::new();
-/// let mut seen = Vec::new();
-/// while let Some(bytes) = socket.poll_transmit(now) {
-///     seen.extend_from_slice(&bytes);
+/// // The server: its SETTINGS and the acknowledgement of ours, then the answer on stream 1,
+/// // the client's first stream (RFC 9113 §5.1.1), which the listing opened.
+/// while socket.poll_transmit(now).is_some() {}
+/// assert_eq!(socket.open_streams(), 1);
+/// // A frame (RFC 9113 §4.1): 24-bit length, type, flags, stream id, payload.
+/// fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+///     let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+///     f.extend([kind, flags]);
+///     f.extend(stream.to_be_bytes());
+///     f.extend_from_slice(payload);
+///     f
 /// }
-/// let mut rest = &seen[PREFACE.len()..];
-/// let mut opened = None;
-/// while let Some(Decoded { frame, .. }) = reader.decode(&mut rest)? {
-///     if let Frame::Headers { stream_id, .. } = frame {
-///         opened = Some(stream_id);
-///     }
-/// }
-/// let stream_id = opened.expect("the listing opened a stream");
+/// // HPACK (RFC 7541): `:status: 200` is static index 8; `content-type` (index 31) with a
+/// // literal value.
+/// let mut block = vec![0x88, 0x5f, 16];
+/// block.extend_from_slice(b"application/json");
 /// let body = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#;
-/// let mut block = Vec::new();
-/// Encoder::new().encode(
-///     [(&b":status"[..], &b"200"[..]), (b"content-type", b"application/json")],
-///     &mut block,
-/// );
-/// let mut wire = Vec::new();
-/// Frame::Settings { ack: false, settings: vec![] }.encode(&mut wire);
-/// Frame::Settings { ack: true, settings: vec![] }.encode(&mut wire);
-/// Frame::Headers { stream_id, end_stream: false, end_headers: true, priority: None,
-///                  fragment: block, pad_len: None }.encode(&mut wire);
-/// Frame::Data { stream_id, end_stream: true, data: body.to_vec(), pad_len: None }
-///     .encode(&mut wire);
+/// let mut wire = frame(0x4, 0, 0, &[]); // SETTINGS
+/// wire.extend(frame(0x4, 0x1, 0, &[])); // SETTINGS, ACK
+/// wire.extend(frame(0x1, 0x4, 1, &block)); // HEADERS, END_HEADERS
+/// wire.extend(frame(0x0, 0x1, 1, body)); // DATA, END_STREAM
 /// for piece in wire.chunks(3) {
 ///     socket.handle_bytes(now, piece)?; // any split, down to one byte
 /// }

@@ -16,8 +16,8 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_sansio::h2::frame::{Frame, Reason};
 use mcp_sansio::h2::H2Config;
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Config, Connection, ConnectionState, Era, EraHint, Error, Event, Instant};
 use mcp_sansio_test_support::h2server::{self, drive, hello, H2Peer, SeenRequest};

@@ -323,7 +323,7 @@ fn a_store_of_format_2_keeps_its_registrations_and_drops_its_tokens() {
             }
         },
         "resources": {
-            mcp_sansio::auth::resource_key(&Endpoint::parse(SERVER_A).unwrap()): {
+            mcp_sansio::internals::auth::resource_key(&Endpoint::parse(SERVER_A).unwrap()): {
                 "issuer": AS,
                 "resource": SERVER_A,
                 "tokens": {"access_token": "at-v2", "refresh_token": "rt-v2", "expires_at_ms": null, "scopes": []},

@@ -1,10 +1,10 @@
 //! The `WWW-Authenticate` parser: a table of good and bad values, several lines, every split of a
 //! list across lines, and a property test (no panic, bounded output).
 
-use mcp_sansio::auth::{
-    bearer_challenge, parse_challenges, BearerErrorCode, Challenge, ChallengeError,
-};
-use mcp_sansio::auth::{MAX_CHALLENGES, MAX_CHALLENGE_BYTES, MAX_PARAMS};
+use mcp_sansio::auth::MAX_CHALLENGE_BYTES;
+use mcp_sansio::auth::{parse_challenges, BearerErrorCode, Challenge, ChallengeError};
+use mcp_sansio::internals::auth::bearer_challenge;
+use mcp_sansio::internals::auth::{MAX_CHALLENGES, MAX_PARAMS};
 use proptest::prelude::*;
 
 fn parse(v: &str) -> Result<Vec<Challenge>, ChallengeError> {

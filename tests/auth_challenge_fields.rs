@@ -5,7 +5,8 @@
 
 mod support;
 
-use mcp_sansio::auth::{bearer_challenge, AuthError, ChallengeError, MAX_CHALLENGE_BYTES};
+use mcp_sansio::auth::{AuthError, ChallengeError, MAX_CHALLENGE_BYTES};
+use mcp_sansio::internals::auth::bearer_challenge;
 use mcp_sansio::{Error, Event};
 use support::*;
 

@@ -3,12 +3,14 @@
 
 use mcp_sansio::auth::form::{encode, parse_query, QueryError};
 use mcp_sansio::auth::{
+    AuthBudget, AuthError, AuthSecrets, ClientCredentials, Purpose, ServerMetadata,
+    TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
+};
+use mcp_sansio::internals::auth::{
     auth_method_for_secret, authorization_url, decode_registration, decode_resource_metadata,
     decode_server_metadata, decode_token_response, is_header_safe, pkce_challenge,
     registration_auth_method, resource_designates, resource_matches, resource_metadata_candidates,
-    select_scopes, server_metadata_candidates, split_scopes, step_up_scopes, AuthBudget, AuthError,
-    AuthSecrets, ClientCredentials, Purpose, ServerMetadata, TokenAuthMethod, UrlPolicy,
-    MAX_BODY_BYTES,
+    select_scopes, server_metadata_candidates, split_scopes, step_up_scopes,
 };
 use mcp_sansio::ErrorKind;
 use mcp_sansio::{Endpoint, EndpointError};

@@ -8,10 +8,11 @@ use std::time::Duration;
 use base64::Engine as _;
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
-    pkce_challenge, AuthBudget, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse,
-    AuthSecrets, Authorizer, ClientCredentials, ClientSettings, HttpMethod, IssuerPin,
-    PendingAuthorization, PreRegistered, Purpose, TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
+    AuthBudget, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
+    Authorizer, ClientCredentials, ClientSettings, HttpMethod, IssuerPin, PendingAuthorization,
+    PreRegistered, Purpose, TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
 };
+use mcp_sansio::internals::auth::pkce_challenge;
 use mcp_sansio::{ErrorKind, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use serde_json::json;

@@ -18,8 +18,9 @@ use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
     AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
     ClientAuth, ClientCredentials, ClientSettings, CredentialStore, Grant, IdentityProvider,
-    IssuerPin, PreRegistered, Purpose, TokenAuthMethod, ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE,
+    IssuerPin, PreRegistered, Purpose, TokenAuthMethod,
 };
+use mcp_sansio::internals::auth::{ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE};
 use mcp_sansio::Instant;
 
 const SERVER: &str = "https://mcp.example/mcp";

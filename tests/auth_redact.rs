@@ -2,11 +2,11 @@
 
 use mcp_sansio::auth::form::{decode, encode, encode_pairs, parse_query};
 use mcp_sansio::auth::redact;
-use mcp_sansio::auth::resource_matches;
 use mcp_sansio::auth::{
     AuthConfig, AuthResponse, AuthSecrets, Authorizer, ClientCredentials, ClientSettings,
     IssuerPin, PreRegistered, TokenAuthMethod,
 };
+use mcp_sansio::internals::auth::resource_matches;
 use mcp_sansio::Endpoint;
 use mcp_sansio::Instant;
 use proptest::prelude::*;

@@ -347,10 +347,13 @@ fn missing_client_capability_is_typed_and_names_the_capabilities() {
     let Error::MissingClientCapability { required, raw, .. } = answer(Some(&data), -32021) else {
         panic!("typed")
     };
-    assert_eq!(required.len(), mcp_sansio::MAX_REQUIRED_CAPABILITIES);
+    assert_eq!(
+        required.len(),
+        mcp_sansio::limits::MAX_REQUIRED_CAPABILITIES
+    );
     assert!(required
         .iter()
-        .all(|n| n.len() == mcp_sansio::MAX_CAPABILITY_NAME));
+        .all(|n| n.len() == mcp_sansio::limits::MAX_CAPABILITY_NAME));
     assert_eq!(raw, None, "too large to keep raw");
 
     let e = answer(Some(r#"{"requiredCapabilities":{"sampling":{}}}"#), -32602);
@@ -515,10 +518,10 @@ fn discover_capabilities_and_instructions_come_with_connected() {
         (Some(caps.to_owned()), Some("Use the echo tool.".to_owned()))
     );
     // Bounded: long instructions are cut on a character boundary; huge capabilities are dropped.
-    let long = "é".repeat(mcp_sansio::MAX_INSTRUCTIONS_BYTES);
+    let long = "é".repeat(mcp_sansio::limits::MAX_INSTRUCTIONS_BYTES);
     let big = format!(
         r#"{{"experimental":{{"x":"{}"}}}}"#,
-        "a".repeat(mcp_sansio::MAX_CAPABILITIES_BYTES)
+        "a".repeat(mcp_sansio::limits::MAX_CAPABILITIES_BYTES)
     );
     let result = format!(
         r#"{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{big},"instructions":"{long}","ttlMs":0,"cacheScope":"public"}}"#
@@ -526,7 +529,10 @@ fn discover_capabilities_and_instructions_come_with_connected() {
     let (caps, instructions) = connected(&result);
     assert_eq!(caps, None, "larger than the cap: not kept");
     let instructions = instructions.unwrap();
-    assert_eq!(instructions.len(), mcp_sansio::MAX_INSTRUCTIONS_BYTES);
+    assert_eq!(
+        instructions.len(),
+        mcp_sansio::limits::MAX_INSTRUCTIONS_BYTES
+    );
     assert!(long.starts_with(&instructions));
 
     // A hint reports neither.
@@ -2756,7 +2762,7 @@ fn many_elicitation_requests_reach_the_hook_up_to_the_cap() {
             .count();
         assert_eq!(
             asked,
-            mcp_sansio::MAX_REFUSALS_PER_REQUEST as usize,
+            mcp_sansio::limits::MAX_REFUSALS_PER_REQUEST as usize,
             "{split:?}"
         );
         assert!(refusals_sent(&mut h).is_empty());
@@ -2770,7 +2776,7 @@ fn many_elicitation_requests_reach_the_hook_up_to_the_cap() {
 fn a_huge_elicitation_request_is_refused_and_a_huge_answer_too() {
     let big = format!(
         r#"{{"message":"{}","requestedSchema":{{}}}}"#,
-        "x".repeat(mcp_sansio::MAX_SERVER_REQUEST_BYTES)
+        "x".repeat(mcp_sansio::limits::MAX_SERVER_REQUEST_BYTES)
     );
     let mut h = legacy_hooked(Split::Whole);
     h.call("ask", "{}");
@@ -2796,7 +2802,7 @@ fn a_huge_elicitation_request_is_refused_and_a_huge_answer_too() {
     let id = serde_json::value::RawValue::from_string("\"srv-2\"".into()).unwrap();
     let huge = format!(
         r#"{{"action":"accept","content":{{"t":"{}"}}}}"#,
-        "y".repeat(mcp_sansio::MAX_SERVER_ANSWER_BYTES)
+        "y".repeat(mcp_sansio::limits::MAX_SERVER_ANSWER_BYTES)
     );
     let e = h
         .conn

@@ -12,8 +12,8 @@ use mcp_sansio::auth::{
     AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientCredentials,
     ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
 };
-use mcp_sansio::h2::hpack::Header;
 use mcp_sansio::h2::{H2Config, StreamEvent, StreamId};
+use mcp_sansio::internals::h2::hpack::Header;
 use mcp_sansio::mux::H2Socket;
 use mcp_sansio::wire::{Method, Request, ResponseHead};
 use mcp_sansio::{Config, Connection, Instant};
@@ -186,8 +186,8 @@ fn an_h2_connection_never_shows_the_octets_it_queued() {
 /// payload are shown by their length.
 #[test]
 fn a_frame_shows_its_header_block_and_data_by_length() {
-    use mcp_sansio::h2::hpack::Encoder;
-    use mcp_sansio::h2::Frame;
+    use mcp_sansio::internals::h2::frame::Frame;
+    use mcp_sansio::internals::h2::hpack::Encoder;
     let auth = format!("Bearer {BEARER}");
     let mut fragment = Vec::new();
     Encoder::new().encode([(&b"authorization"[..], auth.as_bytes())], &mut fragment);
@@ -364,7 +364,7 @@ fn a_decoder_holding_part_of_a_head_shows_it_by_length_only() {
 /// table; the decoder shows its table, and octets of an unfinished block, by size only.
 #[test]
 fn an_hpack_decoder_shows_its_table_by_size_only() {
-    use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
+    use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder};
     let (name, value) = (b"set-cookie".as_slice(), COOKIE.as_bytes());
     // Literal with incremental indexing, new name (0x40), neither string Huffman-coded.
     let mut block = vec![0x40, name.len() as u8];

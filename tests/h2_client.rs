@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use mcp_sansio::h2::client::{OpenError, PREFACE};
-use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Reason, HEADER_LEN};
-use mcp_sansio::h2::hpack::{DecodeLimits, Decoder, Encoder, HpackError};
 use mcp_sansio::h2::{
     ClientConnection, FrameError, H2Config, H2Error, H2Limit, StreamEvent, StreamId,
 };
+use mcp_sansio::internals::h2::client::{OpenError, PREFACE};
+use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason, HEADER_LEN};
+use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, Encoder, HpackError};
 use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Budget, BudgetExceeded};
 use mcp_sansio::{Instant, Scheme};
@@ -330,6 +330,46 @@ fn one_stream_until_the_server_settings_then_min_of_8_and_its_limit() {
     );
 }
 
+/// The connection's lifecycle only moves forward, and what it learnt stays:
+///
+/// - RFC 9113 §6.8: "Once the GOAWAY is sent, the sender will ignore frames sent on streams
+///   initiated by the receiver if the stream has an identifier higher than the included last
+///   stream identifier" and "Receivers of a GOAWAY frame MUST NOT open additional streams on
+///   the connection": a SETTINGS frame after the GOAWAY does not make the connection open again.
+/// - The GOAWAY (last stream id, error code) is still reported once the socket ends, beside the
+///   connection error; and a connection that failed before the server's SETTINGS still reports
+///   one stream allowed (RFC 9113 §5.1.2 leaves the limit unknown until its SETTINGS).
+#[test]
+fn the_lifecycle_moves_forward_and_keeps_what_it_learnt() {
+    let (mut c, _s) = ready(H2Config::default());
+    let goaway = enc(Frame::GoAway {
+        last_stream_id: 0,
+        reason: Reason::NO_ERROR,
+        debug: Vec::new(),
+    });
+    c.handle_bytes(T0, &goaway).unwrap();
+    assert!(!c.can_open());
+    c.handle_bytes(T0, &settings(&[(3, 50)])).unwrap();
+    assert!(!c.can_open(), "a SETTINGS frame after GOAWAY opens nothing");
+    assert_eq!(c.goaway(), Some((0, Reason::NO_ERROR)));
+    assert_eq!(c.max_streams(), 8);
+    c.handle_eof();
+    assert!(matches!(c.error(), Some(H2Error::Closed { .. })));
+    assert_eq!(c.goaway(), Some((0, Reason::NO_ERROR)), "kept past the end");
+    assert_eq!(
+        c.max_streams(),
+        8,
+        "the server's SETTINGS are kept past the end"
+    );
+
+    let mut early = ClientConnection::new(T0, H2Config::default());
+    early.handle_eof();
+    assert!(matches!(early.error(), Some(H2Error::Closed { .. })));
+    assert_eq!(early.goaway(), None);
+    assert_eq!(early.max_streams(), 1);
+    assert!(!early.can_open());
+}
+
 #[test]
 fn request_headers_that_cannot_go_on_http2_are_refused() {
     let (mut c, _) = ready(H2Config::default());
@@ -562,7 +602,7 @@ fn hostile_connection_behaviour_is_a_typed_error() {
                 .flat_map(|_| {
                     enc(Frame::Priority {
                         stream_id: 1,
-                        priority: mcp_sansio::h2::frame::Priority {
+                        priority: mcp_sansio::internals::h2::frame::Priority {
                             exclusive: false,
                             dependency: 0,
                             weight: 1,
@@ -1032,7 +1072,7 @@ fn the_frame_counts_refill_by_one_per_completed_stream() {
         (H2Limit::PriorityFrames, |sid| {
             enc(Frame::Priority {
                 stream_id: sid,
-                priority: mcp_sansio::h2::frame::Priority {
+                priority: mcp_sansio::internals::h2::frame::Priority {
                     exclusive: false,
                     dependency: 0,
                     weight: 16,

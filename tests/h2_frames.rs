@@ -1,6 +1,6 @@
 //! HTTP/2 frame codec: every frame type round trips, raw sizes, hostile frames, split invariance.
 
-use mcp_sansio::h2::frame::{
+use mcp_sansio::internals::h2::frame::{
     Decoded, Frame, FrameDecoder, FrameError, Priority, Reason, HEADER_LEN, MAX_FRAME_SIZE,
 };
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
 //! HPACK: RFC 7541 Appendix C vectors, encoder round trips, hostile blocks, and split invariance.
 
-use mcp_sansio::h2::hpack::{
+use mcp_sansio::internals::h2::hpack::{
     huffman_encode, DecodeLimits, Decoder, Encoder, Header, HpackError, MAX_TABLE_SIZE,
 };
 use mcp_sansio::{Budget, BudgetExceeded};
@@ -216,8 +216,9 @@ fn encoder_round_trips_and_never_indexes() {
         // Nothing entered the table.
         assert_eq!(d.table_size(), 0);
         // The credential and the DPoP proof bound to it are never-indexed literals.
-        let secret =
-            |h: &&mcp_sansio::h2::hpack::Header| h.name == b"authorization" || h.name == b"dpop";
+        let secret = |h: &&mcp_sansio::internals::h2::hpack::Header| {
+            h.name == b"authorization" || h.name == b"dpop"
+        };
         assert_eq!(got.iter().filter(secret).count(), 2);
         assert!(got.iter().filter(secret).all(|h| h.never_indexed));
         assert!(got.iter().filter(|h| !secret(h)).all(|h| !h.never_indexed));

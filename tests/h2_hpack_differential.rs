@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
+use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder};
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())

@@ -6,10 +6,10 @@
 //! The server here is written for speed (one pre-encoded header block, no history kept), so the
 //! run stays a few seconds in a debug build.
 
-use mcp_sansio::h2::client::PREFACE;
-use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Priority};
-use mcp_sansio::h2::hpack::Encoder;
 use mcp_sansio::h2::H2Config;
+use mcp_sansio::internals::h2::client::PREFACE;
+use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Priority};
+use mcp_sansio::internals::h2::hpack::Encoder;
 use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Config, Connection, Era, EraHint, Event, Instant};
 use std::collections::HashMap;

@@ -7,8 +7,8 @@ use mcp_sansio_test_support::h2server;
 use std::time::Duration;
 
 use h2server::{drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
-use mcp_sansio::h2::frame::{Frame, Reason};
 use mcp_sansio::h2::{H2Config, H2Error};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Budget, Config, Connection, Era, EraHint, Error, Event, Instant};
 

@@ -124,7 +124,7 @@ fn refusals_past_the_first_thousand_are_counted_not_kept() {
         // the page to the serde reading, which must keep and count the same: before the entries
         // (1), or after them (2), once the one pass has read them all and must forget them.
         let mut entries =
-            vec![r#"{"name":"bad name"}"#.to_owned(); mcp_sansio::MAX_REFUSALS_KEPT - 1];
+            vec![r#"{"name":"bad name"}"#.to_owned(); mcp_sansio::limits::MAX_REFUSALS_KEPT - 1];
         entries.push(r#"{"name":"good","inputSchema":{"type":"object"}}"#.to_owned());
         entries.extend(vec!["{}".to_owned(); 1 + extra]);
         let tools = entries.join(",");
@@ -136,12 +136,19 @@ fn refusals_past_the_first_thousand_are_counted_not_kept() {
         let c = list_one_page_split(&page, None, Split::Whole);
         assert_eq!(c.tools.len(), 1, "{escaped}");
         assert_eq!(c.tools[0].name(), "good");
-        assert_eq!(c.refused.len(), mcp_sansio::MAX_REFUSALS_KEPT, "{escaped}");
+        assert_eq!(
+            c.refused.len(),
+            mcp_sansio::limits::MAX_REFUSALS_KEPT,
+            "{escaped}"
+        );
         assert_eq!(c.refused_beyond, extra, "{escaped}");
-        assert_eq!(c.refused_count(), mcp_sansio::MAX_REFUSALS_KEPT + extra);
+        assert_eq!(
+            c.refused_count(),
+            mcp_sansio::limits::MAX_REFUSALS_KEPT + extra
+        );
         // The kept ones are the first, with their places in the listing.
         let last = c.refused.last().unwrap();
-        assert_eq!(last.index, mcp_sansio::MAX_REFUSALS_KEPT);
+        assert_eq!(last.index, mcp_sansio::limits::MAX_REFUSALS_KEPT);
         assert_eq!(last.reason, RefusalReason::NameMissing);
         assert_eq!(c.refused[0].name.as_deref(), Some("bad name"));
         assert_eq!(list_one_page_split(&page, None, Split::Chunks(7)), c);
@@ -1110,8 +1117,8 @@ fn notes_past_the_cap_are_counted_not_kept() {
     );
     let c = list_one_page(&page, None);
     let t = &c.tools[0];
-    assert_eq!(t.notes().len(), mcp_sansio::MAX_NOTES_KEPT);
-    assert_eq!(t.notes_beyond(), 1000 - mcp_sansio::MAX_NOTES_KEPT);
+    assert_eq!(t.notes().len(), mcp_sansio::limits::MAX_NOTES_KEPT);
+    assert_eq!(t.notes_beyond(), 1000 - mcp_sansio::limits::MAX_NOTES_KEPT);
     assert_eq!(t.icons().count(), 1);
 }
 

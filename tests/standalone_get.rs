@@ -10,7 +10,8 @@ use mcp_sansio::mux::H2Socket;
 use mcp_sansio::{Connection, Instant};
 use mcp_sansio_test_support::h2server::{self, drive, hello, H2Peer, SeenRequest};
 
-use mcp_sansio::{Config, Era, EraHint, Event, MAX_REFUSALS_PER_REQUEST};
+use mcp_sansio::limits::MAX_REFUSALS_PER_REQUEST;
+use mcp_sansio::{Config, Era, EraHint, Event};
 use support::*;
 
 const ELICIT: &str = r#"{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"}}}}"#;

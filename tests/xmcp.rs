@@ -207,7 +207,8 @@ fn many_params(n: usize, escaped: bool) -> String {
 
 #[test]
 fn more_header_parameters_than_the_cap_refused() {
-    use mcp_sansio::{HeaderRefusal, MAX_HEADER_PARAMS};
+    use mcp_sansio::limits::MAX_HEADER_PARAMS;
+    use mcp_sansio::HeaderRefusal;
     for escaped in [false, true] {
         let at_cap = header_params(&many_params(MAX_HEADER_PARAMS, escaped)).unwrap();
         assert_eq!(at_cap.len(), MAX_HEADER_PARAMS);
@@ -529,8 +530,8 @@ fn in_arrays(levels: usize, leaf: &str) -> String {
 
 #[test]
 fn the_depth_limit_from_a_table() {
+    use mcp_sansio::limits::MAX_DEPTH;
     use mcp_sansio::HeaderRefusal;
-    use mcp_sansio::MAX_DEPTH;
     // A value may sit at depth MAX_DEPTH (the root is at 0), not deeper.
     assert_eq!(header_params(&in_arrays(MAX_DEPTH, "")), Ok(vec![]));
     assert_eq!(header_params(&in_arrays(MAX_DEPTH - 1, "1")), Ok(vec![]));
@@ -574,11 +575,11 @@ fn many_keys_and_many_annotations() {
         props.join(",")
     );
     let got = header_params(&schema).unwrap();
-    assert_eq!(got.len(), mcp_sansio::MAX_HEADER_PARAMS);
+    assert_eq!(got.len(), mcp_sansio::limits::MAX_HEADER_PARAMS);
     let mut names: Vec<&str> = got.iter().map(|p| p.name.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), mcp_sansio::MAX_HEADER_PARAMS);
+    assert_eq!(names.len(), mcp_sansio::limits::MAX_HEADER_PARAMS);
     let dup = format!(
         r#"{{"type":"object","properties":{{{},"p3":{{}}}}}}"#,
         props.join(",")

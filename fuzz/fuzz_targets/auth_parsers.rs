@@ -10,17 +10,15 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::auth::decode_registration;
+use mcp_sansio::internals::auth::decode_registration;
 use mcp_sansio::auth::form::parse_query;
-use mcp_sansio::auth::{
-    decode_resource_metadata, decode_server_metadata, resource_designates, resource_matches,
-};
-use mcp_sansio::auth::{decode_token_response, is_header_safe};
+use mcp_sansio::internals::auth::{decode_resource_metadata, decode_server_metadata, resource_designates, resource_matches};
+use mcp_sansio::internals::auth::{decode_token_response, is_header_safe};
 use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientSettings,
     Purpose, ServerMetadata, TokenAuthMethod, UrlPolicy,
 };
-use mcp_sansio::auth::{MAX_CHALLENGES, MAX_PARAMS};
+use mcp_sansio::internals::auth::{MAX_CHALLENGES, MAX_PARAMS};
 use mcp_sansio::Endpoint;
 use mcp_sansio::Instant;
 

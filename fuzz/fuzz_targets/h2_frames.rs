@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::h2::client::WINDOW_UPDATE_CREDIT;
-use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE};
+use mcp_sansio::internals::h2::client::WINDOW_UPDATE_CREDIT;
+use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, FrameError, HEADER_LEN, MAX_FRAME_SIZE};
 use mcp_sansio::h2::{ClientConnection, H2Config, H2Error, StreamEvent};
 use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Instant, Scheme};

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::h2::hpack::{DecodeLimits, Decoder, Encoder, ENTRY_OVERHEAD};
+use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, Encoder, ENTRY_OVERHEAD};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 7 {
@@ -64,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
                     max_fields: 1024,
                 });
                 let back = fresh.decode_block(&out).expect("our own block decodes");
-                let pairs = |l: &[mcp_sansio::h2::hpack::Header]| {
+                let pairs = |l: &[mcp_sansio::internals::h2::hpack::Header]| {
                     l.iter()
                         .map(|h| (h.name.clone(), h.value.clone()))
                         .collect::<Vec<_>>()

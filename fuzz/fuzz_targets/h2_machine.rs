@@ -31,7 +31,7 @@ use std::time::Duration;
 use arbitrary::Arbitrary;
 use h2server::{data, frame, result, summarize, H2Peer, SeenRequest};
 use libfuzzer_sys::fuzz_target;
-use mcp_sansio::h2::frame::{Frame, Reason};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::h2::H2Config;
 use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, Instant, Operation};

@@ -11,8 +11,8 @@
 //! Several challenges may share one header line and may be spread over several lines; the
 //! parser reads them all, in order. Parameter names are case-insensitive (kept in lowercase); a
 //! name given twice in one challenge is refused, as RFC 9110 requires. Quoted strings may contain
-//! `\`-escapes. The input is bounded ([`MAX_CHALLENGE_BYTES`], [`MAX_CHALLENGES`],
-//! [`MAX_PARAMS`]) and any byte sequence gives a value or a typed error, never a panic.
+//! `\`-escapes. The input is bounded ([`MAX_CHALLENGE_BYTES`], `MAX_CHALLENGES`,
+//! `MAX_PARAMS`) and any byte sequence gives a value or a typed error, never a panic.
 use crate::prelude::*;
 
 use crate::http1::request::is_tchar;
@@ -34,13 +34,13 @@ pub enum ChallengeError {
         /// The limit.
         limit: usize,
     },
-    /// More than [`MAX_CHALLENGES`] challenges.
+    /// More than `MAX_CHALLENGES` challenges.
     #[error("WWW-Authenticate has more than {limit} challenges")]
     TooManyChallenges {
         /// The limit.
         limit: usize,
     },
-    /// More than [`MAX_PARAMS`] parameters in one challenge.
+    /// More than `MAX_PARAMS` parameters in one challenge.
     #[error("a WWW-Authenticate challenge has more than {limit} parameters")]
     TooManyParams {
         /// The limit.
@@ -156,6 +156,7 @@ where
     Ok(out)
 }
 
+#[cfg(any(test, feature = "unstable-internals"))]
 /// The first `Bearer` challenge among the values, read as a [`BearerChallenge`].
 pub fn bearer_challenge<'a, I>(values: I) -> Result<Option<BearerChallenge>, ChallengeError>
 where

@@ -297,7 +297,7 @@ fn check_value(what: &str, v: &str) -> Result<(), AuthError> {
 /// Decodes a registration response (RFC 7591 §3.2.1): a `client_id`, an optional secret, and
 /// the token endpoint authentication method: the one the response names, else the one
 /// `requested`, when usable with the credentials (a secret method needs a secret), else as
-/// [`auth_method_for_secret`] chooses.
+/// `auth_method_for_secret` chooses.
 pub fn decode_registration(
     body: &[u8],
     meta: &ServerMetadata,

@@ -127,7 +127,7 @@ pub fn resource_matches(resource: &str, server: &Endpoint) -> bool {
 }
 
 /// Whether protected-resource metadata naming `resource` designates `server`:
-/// [`resource_matches`], or, for a document fetched at the root well-known URL
+/// `resource_matches`, or, for a document fetched at the root well-known URL
 /// (`at_root_well_known`), the server's origin alone (`https://h` or `https://h/`), which is the
 /// identifier that URL is built from (RFC 9728 §3.1, §3.3).
 pub fn resource_designates(resource: &str, server: &Endpoint, at_root_well_known: bool) -> bool {
@@ -187,9 +187,9 @@ fn missing(purpose: Purpose, field: &str) -> AuthError {
 }
 
 /// Decodes protected-resource metadata and checks it: `resource` present and designating
-/// `server` ([`resource_designates`]; `at_root_well_known` when the document was fetched at the
+/// `server` (`resource_designates`; `at_root_well_known` when the document was fetched at the
 /// root well-known URL), at least one authorization server, every one a URL the policy allows,
-/// at most [`MAX_AUTHORIZATION_SERVERS`].
+/// at most `MAX_AUTHORIZATION_SERVERS`.
 pub fn decode_resource_metadata(
     body: &[u8],
     server: &Endpoint,
@@ -286,6 +286,7 @@ pub struct ServerMetadata {
     pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
 }
 
+#[cfg(any(test, feature = "unstable-internals"))]
 /// Decodes authorization-server metadata and checks it: `issuer` identical (byte for byte) to
 /// `expected_issuer` (RFC 8414 §3.3), `S256` in `code_challenge_methods_supported`, every
 /// endpoint a URL the policy allows.
@@ -297,7 +298,7 @@ pub fn decode_server_metadata(
     decode_server_metadata_for(body, expected_issuer, policy, true)
 }
 
-/// As [`decode_server_metadata`]; with `user_agent` false (a grant without a user agent:
+/// As `decode_server_metadata`; with `user_agent` false (a grant without a user agent:
 /// client credentials, JWT bearer) the authorization endpoint and PKCE support are not
 /// required (an absent `authorization_endpoint` is left empty and never used).
 pub fn decode_server_metadata_for(

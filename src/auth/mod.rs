@@ -22,7 +22,7 @@
 //!    since the server last accepted a token), they are refreshed, with the resource they were
 //!    issued for (rotated when a new refresh token comes). Tokens are bound to the server they
 //!    were issued for and the grant that obtained them ([`CredentialStore`], keyed by
-//!    [`token_key`]): a token of another server is never sent nor refreshed, whatever this
+//!    [`Authorizer::token_key`]): a token of another server is never sent nor refreshed, whatever this
 //!    server or its metadata names.
 //! 4. Otherwise the client identifies itself: credentials stored for that issuer, else
 //!    pre-registered ones pinned to it (or, only with the explicit
@@ -31,7 +31,7 @@
 //!    are keyed by issuer: a new authorization server is registered with anew and never sees
 //!    another server's client ID.
 //! 5. [`AuthEvent::OpenUserAgent`] gives the authorization URL (PKCE S256, `state`, `scope`
-//!    chosen as [`select_scopes`] and [`step_up_scopes`] say, `resource` verbatim from the metadata, and the redirect URI of
+//!    chosen as `select_scopes` and `step_up_scopes` say, `resource` verbatim from the metadata, and the redirect URI of
 //!    that authorization server: [`Authorizer::redirect_uri_for`]) and the
 //!    [`PendingAuthorization`], which is serialisable. The embedder opens the URL and gives the
 //!    redirect's target to [`Authorizer::handle_redirect`] (or, having checked its path against
@@ -53,7 +53,7 @@
 //!
 //! - [`Grant::ClientCredentials`]: `grant_type=client_credentials`, the client authenticated as
 //!   [`ClientAuth`] says: `client_secret_basic`, `client_secret_post`, or `private_key_jwt` (an
-//!   RFC 7523 assertion the core builds, [`jwt`], and the embedder's [`JwtSigner`] signs).
+//!   RFC 7523 assertion the core builds and the embedder's [`JwtSigner`] signs).
 //! - [`Grant::JwtBearer`]: the JWT bearer grant (RFC 7523 §2.1) with a token from the
 //!   embedder's [`AssertionSource`] (a workload identity token), sent only to an authorization
 //!   server its `aud` names.
@@ -78,7 +78,7 @@
 //! # DPoP
 //!
 //! With [`AuthConfig::dpop`] set ([`DpopKey`]: a [`JwtSigner`] that gives its public JWK), every
-//! token request of any grant carries a DPoP proof ([`dpop`], RFC 9449); a `use_dpop_nonce`
+//! token request of any grant carries a DPoP proof (RFC 9449); a `use_dpop_nonce`
 //! answer is sent again once with the server's nonce; a token of type `DPoP` stays bound to
 //! the key: [`Authorizer::bearer`] does not give it, [`Authorizer::dpop_binding`] gives it as a
 //! [`DpopBinding`] for [`Config::dpop`](crate::Config::dpop), with which a connection sends it
@@ -131,58 +131,45 @@
 //!
 //! # Layout
 //!
-//! Every item is exported once, here, except two layers that stand on their own and are used
-//! by adapters and transcripts as such: [`form`] (`application/x-www-form-urlencoded`, bounded)
-//! and [`redact`] (which values are secrets, and how they are hidden in what is recorded or
-//! shown).
+//! Every public item is exported once, here, except two layers that stand on their own and are
+//! used by adapters and transcripts as such: [`form`] (`application/x-www-form-urlencoded`,
+//! bounded) and [`redact`] (which values are secrets, and how they are hidden in what is
+//! recorded or shown). The parsers, decoders, request builders, scope rules, JWT and DPoP
+//! proof builders that the [`Authorizer`] runs are not public API.
 
-mod challenge;
-mod client;
-pub mod dpop;
+// The submodules are crate-visible so that `internals` (the `unstable-internals` feature) can
+// reach the helpers that are not public API: the parsers, decoders and request builders the
+// flow runs, which this repository's tests and fuzz targets exercise one by one.
+pub(crate) mod challenge;
+pub(crate) mod client;
+pub(crate) mod dpop;
 mod error;
-mod flow;
+pub(crate) mod flow;
 pub mod form;
-mod grant;
-pub mod jwt;
-mod metadata;
+pub(crate) mod grant;
+pub(crate) mod jwt;
+pub(crate) mod metadata;
 pub mod redact;
-mod scope;
-mod token;
+pub(crate) mod scope;
+pub(crate) mod token;
 mod wire;
 
 pub use challenge::{
-    bearer_challenge, parse_challenges, BearerChallenge, BearerErrorCode, Challenge,
-    ChallengeError, MAX_CHALLENGES, MAX_CHALLENGE_BYTES, MAX_PARAMS,
+    parse_challenges, BearerChallenge, BearerErrorCode, Challenge, ChallengeError,
+    MAX_CHALLENGE_BYTES,
 };
 pub use client::{
-    auth_method_for_secret, decode_registration, registration_auth_method, ApplicationType,
-    ClientCredentials, ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
-    MAX_CLIENT_VALUE_LEN,
+    ApplicationType, ClientCredentials, ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
 };
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    resource_key, token_key, AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore,
-    DpopKey, IssuerCredentials, ResourceCredentials,
+    AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey, IssuerCredentials,
+    ResourceCredentials,
 };
-pub use grant::{
-    AssertionSource, ClientAuth, Grant, IdentityProvider, CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE,
-    ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE,
-};
+pub use grant::{AssertionSource, ClientAuth, Grant, IdentityProvider};
 pub use jwt::{JwsAlgorithm, JwtSigner, SignError};
-pub use metadata::{
-    check_issuer, decode_resource_metadata, decode_server_metadata, decode_server_metadata_for,
-    is_loopback, resource_designates, resource_matches, resource_metadata_candidates,
-    server_metadata_candidates, ResourceMetadata, ServerMetadata, UrlPolicy,
-    MAX_AUTHORIZATION_SERVERS, MAX_BODY_BYTES,
-};
-pub use scope::{
-    clean_scopes, is_scope_token, join_scopes, select_scopes, split_scopes, step_up_scopes,
-    MAX_SCOPES, MAX_SCOPE_LEN, OFFLINE_ACCESS,
-};
-pub use token::{
-    authorization_url, decode_token_response, decode_token_response_for, is_header_safe,
-    parse_callback, pkce_challenge, token_request, AuthSecrets, PendingAuthorization, TokenSet,
-    MAX_CODE_LEN, MAX_TOKEN_LEN,
-};
+pub use metadata::{check_issuer, ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
+pub use scope::MAX_SCOPES;
+pub use token::{AuthSecrets, PendingAuthorization, TokenSet};
 pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};

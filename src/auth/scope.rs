@@ -35,7 +35,7 @@ pub fn split_scopes(s: &str) -> Vec<String> {
     out
 }
 
-/// Keeps the scope tokens of a metadata list (as [`split_scopes`] does for a string).
+/// Keeps the scope tokens of a metadata list (as `split_scopes` does for a string).
 pub fn clean_scopes(list: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for t in list {
@@ -68,7 +68,7 @@ pub fn select_scopes(
 }
 
 /// The scopes of a step-up: the union of `previous` and `challenge`, `previous` first, plus
-/// `offline_access` as in [`select_scopes`].
+/// `offline_access` as in `select_scopes`.
 pub fn step_up_scopes(
     previous: &[String],
     challenge: &[String],

@@ -275,12 +275,13 @@ struct RawTokenError {
     error: Option<String>,
 }
 
-/// Whether `t` can go in an `Authorization` header: 1 to [`MAX_TOKEN_LEN`] visible ASCII
+/// Whether `t` can go in an `Authorization` header: 1 to `MAX_TOKEN_LEN` visible ASCII
 /// characters (no space, CR, LF, control or non-ASCII byte).
 pub fn is_header_safe(t: &str) -> bool {
     !t.is_empty() && t.len() <= MAX_TOKEN_LEN && t.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
+#[cfg(any(test, feature = "unstable-internals"))]
 /// Decodes a token endpoint answer. A 2xx must carry a header-safe `access_token` of type
 /// `Bearer`; without a new `refresh_token`, `previous_refresh` is kept (rotation when there is
 /// one). A 400 or 401 with an OAuth `error` is [`AuthError::TokenError`]; anything else is
@@ -304,7 +305,7 @@ pub fn decode_token_response(
     )
 }
 
-/// As [`decode_token_response`]; with `dpop` (the client sent a DPoP proof) a `token_type` of
+/// As `decode_token_response`; with `dpop` (the client sent a DPoP proof) a `token_type` of
 /// `DPoP` is accepted too, and the tokens are marked [`TokenSet::dpop`].
 pub fn decode_token_response_for(
     purpose: Purpose,

@@ -8,6 +8,11 @@
 //! [`ClientConnection`] and runs the exchanges of several [`Connection`](crate::Connection)s
 //! (work items) as its streams. Nothing in this module knows the connection.
 //!
+//! The frame codec and HPACK under the client connection are private. What is public here is
+//! the client connection ([`ClientConnection`], [`H2Config`], [`StreamEvent`], [`StreamId`],
+//! [`OpenError`]), its errors ([`H2Error`] and the causes it carries, [`Reason`] among them),
+//! [`trace`] to read recorded octets, and [`goaway`] for an adapter that closes a socket.
+//!
 //! # What is bounded, and how
 //!
 //! Per socket (one [`ClientConnection`]), with the defaults of [`H2Config`]:
@@ -29,7 +34,7 @@
 //! - at most one frame is held (9 + 16384 octets; a larger frame is refused from its header);
 //! - one header block: raw octets at most `header_block_bytes` (64 KiB), at most 8 CONTINUATION
 //!   frames, no other frame in between; decoded list at most 65536 octets and 128 fields, checked
-//!   before copying ([`hpack`]);
+//!   before copying (HPACK);
 //! - control output we owe the server (SETTINGS and PING acknowledgements, WINDOW_UPDATE,
 //!   RST_STREAM) at most 64 KiB queued and not yet taken by the caller;
 //! - at most 32 settings per SETTINGS frame; 100 empty DATA frames, 100 PRIORITY frames and 100
@@ -41,15 +46,45 @@
 //!   MAX_CONCURRENT_STREAMS);
 //! - our SETTINGS must be acknowledged within 10 s of caller time.
 
-pub mod client;
-pub mod frame;
-pub mod hpack;
+// The codecs are not public API: only the client connection's types, its configuration and
+// errors are exported below, and [`trace`] for reading recorded octets. This repository's tests,
+// fuzz targets and benchmarks reach the codecs through `internals` (`unstable-internals`).
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unreachable_pub))]
+pub(crate) mod client;
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unreachable_pub))]
+pub(crate) mod frame;
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unreachable_pub))]
+pub(crate) mod hpack;
+pub mod trace;
 
-pub use client::{ClientConnection, H2Config, StreamEvent, StreamId};
-pub use frame::{Frame, FrameDecoder, FrameError, Reason};
+pub use client::{ClientConnection, H2Config, OpenError, StreamEvent, StreamId};
+pub use frame::{FrameError, Reason};
 pub use hpack::HpackError;
 
+/// The octets of a GOAWAY frame (RFC 9113 §6.8) with no debug data, for an adapter that
+/// closes a socket itself: GOAWAY([`Reason::NO_ERROR`]) with last stream id 0 announces a
+/// graceful shutdown of a client connection (the client accepts no server-initiated streams).
+///
+/// ```
+/// use mcp_sansio::h2::{goaway, Reason};
+///
+/// // Length 8, type 0x7, no flags, stream 0; last stream id 0, error code 0.
+/// let frame = goaway(0, Reason::NO_ERROR);
+/// assert_eq!(frame, [0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+/// ```
+pub fn goaway(last_stream_id: u32, reason: Reason) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame::Frame::GoAway {
+        last_stream_id,
+        reason,
+        debug: Vec::new(),
+    }
+    .encode(&mut out);
+    out
+}
+
 use crate::budget::BudgetExceeded;
+use crate::prelude::*;
 
 /// A per-socket count of frames this client caps, named in [`H2Error::Limit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

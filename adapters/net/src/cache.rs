@@ -22,12 +22,12 @@
 //!   `server/discover` answer is kept per context too.
 //! - **Lifetime**: a listing lives min(`ttlMs`, the configured cap), counted from when the
 //!   listing ended; an era hint lives min(the `ttlMs` of the `server/discover` answer it was
-//!   learnt from, [`MAX_ERA_HINT_TTL`](mcp_sansio::MAX_ERA_HINT_TTL)), or that cap when there
+//!   learnt from, [`MAX_ERA_HINT_TTL`](mcp_sansio::limits::MAX_ERA_HINT_TTL)), or that cap when there
 //!   was no such answer (a legacy server found by `initialize`): see
 //!   [`EraHints`](mcp_sansio::EraHints). `ttlMs` absent, negative or 0 ("stale immediately"):
 //!   nothing is kept. Both on the wall clock (so that processes sharing a store agree).
 //! - **Bounds**: [`MemoryStore`] holds at most its byte cap across entries, evicting the oldest;
-//!   a client holds at most [`MAX_ERA_HINTS`](mcp_sansio::MAX_ERA_HINTS) era hints in memory,
+//!   a client holds at most [`MAX_ERA_HINTS`](mcp_sansio::limits::MAX_ERA_HINTS) era hints in memory,
 //!   evicting the expired, then the one expiring first.
 //! - **Invalidation**: a listing's entry is removed when a listing of its key fails and when a
 //!   call of its key meets a `-32020` (header mismatch: the server's tools changed). A hint that

@@ -695,7 +695,7 @@ pub trait ClientRuntime: Sized + 'static {
 /// next [`Client::connect`] with the same URL and context whose configuration has no hint of its
 /// own: a modern server then connects without any request. A hint lives as long as the
 /// `server/discover` answer's `ttlMs` allows (none when it declared 0), at most
-/// [`MAX_ERA_HINT_TTL`](mcp_sansio::MAX_ERA_HINT_TTL).
+/// [`MAX_ERA_HINT_TTL`](mcp_sansio::limits::MAX_ERA_HINT_TTL).
 ///
 /// # Catalog cache
 ///

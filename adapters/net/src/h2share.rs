@@ -59,7 +59,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_sansio::h2::frame::Frame;
 use mcp_sansio::h2::{H2Config, Reason};
 use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
@@ -409,14 +408,7 @@ impl SharedH2 {
             self.write(generation, bytes);
         }
         if !st.socket.is_closed() && !st.closing {
-            let mut goaway = Vec::new();
-            Frame::GoAway {
-                last_stream_id: 0,
-                reason: Reason::NO_ERROR,
-                debug: Vec::new(),
-            }
-            .encode(&mut goaway);
-            self.write(generation, goaway);
+            self.write(generation, mcp_sansio::h2::goaway(0, Reason::NO_ERROR));
         }
         if !st.closing {
             st.closing = true;

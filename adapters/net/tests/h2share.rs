@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use h2server::{frame, hello, result, H2Peer};
-use mcp_sansio::h2::client::PREFACE;
-use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Reason};
+use mcp_sansio::internals::h2::client::PREFACE;
+use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason};
 use mcp_sansio::{Budgets, Config, Era, EraHint, Event};
 use mcp_sansio_net::{H2Io, Member, Report, SharedH2, Waker};
 

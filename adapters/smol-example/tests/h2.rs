@@ -9,7 +9,7 @@ use h2::recording;
 #[allow(unused_imports)]
 use h2_server::{config, is_goaway, Behaviour};
 #[allow(unused_imports)]
-use mcp_sansio::h2::frame::{Frame, Reason};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio_smol_example::Client;
 use mcp_sansio_test_support::adapter_tests::h2::{self, h2_server};
 use mcp_sansio_test_support::h2_tests;

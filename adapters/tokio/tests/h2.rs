@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use h2::h2_server::{self, config, is_cancel, is_goaway, Behaviour};
-use mcp_sansio::h2::frame::{Frame, Reason};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio_tokio::Client;
 
 h2_tests!(

@@ -138,12 +138,14 @@ fn a_workload_token_file_and_an_enterprise_id_token_file() {
     listed(&probe(&args, &[]), &[m2m::ID_TOKEN, m2m::SECRET]);
     assert_eq!(
         server
-            .grants("/idp/token", mcp_sansio::auth::TOKEN_EXCHANGE)
+            .grants("/idp/token", mcp_sansio::internals::auth::TOKEN_EXCHANGE)
             .len(),
         1
     );
     assert_eq!(
-        server.grants("/token", mcp_sansio::auth::JWT_BEARER).len(),
+        server
+            .grants("/token", mcp_sansio::internals::auth::JWT_BEARER)
+            .len(),
         2
     );
     assert_eq!(server.refusal(), None);

@@ -623,7 +623,7 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }
             let pkce_ok = form
                 .get("code_verifier")
-                .map(|v| mcp_sansio::auth::pkce_challenge(v))
+                .map(|v| mcp_sansio::internals::auth::pkce_challenge(v))
                 == st.challenge;
             if form.get("grant_type").map(String::as_str) != Some("authorization_code")
                 || form.get("code").map(String::as_str) != Some("the-code")
@@ -646,9 +646,10 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
         ("POST", "/idp/token") => {
             let form = pairs(&s.body);
             let get = |n: &str| form.get(n).map(String::as_str);
-            let ok = get("grant_type") == Some(mcp_sansio::auth::TOKEN_EXCHANGE)
-                && get("requested_token_type") == Some(mcp_sansio::auth::ID_JAG_TOKEN_TYPE)
-                && get("subject_token_type") == Some(mcp_sansio::auth::ID_TOKEN_TYPE)
+            let ok = get("grant_type") == Some(mcp_sansio::internals::auth::TOKEN_EXCHANGE)
+                && get("requested_token_type")
+                    == Some(mcp_sansio::internals::auth::ID_JAG_TOKEN_TYPE)
+                && get("subject_token_type") == Some(mcp_sansio::internals::auth::ID_TOKEN_TYPE)
                 && get("subject_token") == Some(m2m::ID_TOKEN)
                 && get("audience") == Some(base)
                 && get("resource") == Some(&format!("{base}/mcp"));
@@ -662,7 +663,7 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }));
             json(
                 200,
-                serde_json::json!({"access_token": jag, "issued_token_type": mcp_sansio::auth::ID_JAG_TOKEN_TYPE, "token_type": "N_A"}),
+                serde_json::json!({"access_token": jag, "issued_token_type": mcp_sansio::internals::auth::ID_JAG_TOKEN_TYPE, "token_type": "N_A"}),
             )
         }
         _ => json(404, serde_json::json!({"error": "not_found"})),
@@ -761,7 +762,7 @@ fn machine_grant(
                 return Some(json(401, serde_json::json!({"error": "invalid_client"})));
             }
         }
-        mcp_sansio::auth::JWT_BEARER => {
+        mcp_sansio::internals::auth::JWT_BEARER => {
             let Some(c) = form.get("assertion").and_then(|a| jwt_claims(a)) else {
                 return refuse(st, "assertion".into(), "invalid_grant");
             };

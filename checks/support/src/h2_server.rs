@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use h2server::{frame, hello, result, H2Peer, SeenRequest};
-use mcp_sansio::h2::frame::{Frame, Reason};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::{Config, Era, EraHint};
 
 /// The tools the server lists.

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use mcp_sansio::h2::client::PREFACE;
-use mcp_sansio::h2::frame::{Decoded, Frame, FrameDecoder, Reason};
-use mcp_sansio::h2::hpack::{DecodeLimits, Decoder, Encoder};
 use mcp_sansio::h2::H2Error;
+use mcp_sansio::internals::h2::client::PREFACE;
+use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason};
+use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, Encoder};
 use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Event, Instant};
 

@@ -56,7 +56,7 @@ mod redact;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_sansio::h2::client::PREFACE;
+use mcp_sansio::h2::trace::PREFACE;
 use mcp_sansio::h2::H2Config;
 #[cfg(doc)]
 use mcp_sansio::mux::H2Socket;

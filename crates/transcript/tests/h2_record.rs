@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use h2server::{result, rst, H2Peer, SeenRequest};
-use mcp_sansio::h2::frame::{Frame, Reason};
+use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::{Config, Era, EraHint, TransportError, TransportErrorKind};
 use mcp_sansio_transcript::{
     replay, H2Writes, Mismatch, Record, RecordedOperation, Split, Transcript, REDACTED,

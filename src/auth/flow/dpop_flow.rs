@@ -245,7 +245,7 @@ impl Authorizer {
     }
 
     /// The MCP server gave a `DPoP-Nonce` (RFC 9449 §9): the next proofs carry it. A value that
-    /// is not visible ASCII or longer than [`MAX_NONCE_LEN`] is ignored.
+    /// is not visible ASCII or longer than 512 octets (`MAX_NONCE_LEN`) is ignored.
     pub fn set_resource_nonce(&mut self, nonce: &str) {
         let ok = !nonce.is_empty()
             && nonce.len() <= MAX_NONCE_LEN

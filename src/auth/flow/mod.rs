@@ -29,266 +29,27 @@ use crate::error::TransportError;
 use crate::time::Instant;
 
 mod answers;
+mod config;
 mod direct;
 mod dpop_flow;
+mod event;
 mod progress;
+mod store;
+
+pub use config::{AuthConfig, AuthLimits, DpopKey};
+pub use event::AuthEvent;
+pub use store::{resource_key, token_key, CredentialStore, IssuerCredentials, ResourceCredentials};
 
 use progress::{
     Budget, Candidates, Challenge, ChallengeKind, Discovered, InFlight, Progress, Refresh,
     RefreshAllowance,
 };
 
-/// The bounds of authorization.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AuthLimits {
-    /// HTTP exchanges in the network part of one authorization (discovery and registration, or
-    /// the token exchange). Default 12.
-    pub max_exchanges: u32,
-    /// Deadline of the network part of one authorization. Default 60 s.
-    pub time: Duration,
-    /// How long to wait for the user agent's callback. Default 10 min.
-    pub callback_time: Duration,
-    /// User-agent round trips before the MCP server accepts a token ([`Authorizer::accepted`]
-    /// resets the count). Default 3.
-    pub max_attempts: u32,
-}
-
-impl Default for AuthLimits {
-    fn default() -> Self {
-        AuthLimits {
-            max_exchanges: 12,
-            time: Duration::from_secs(60),
-            callback_time: Duration::from_secs(600),
-            max_attempts: 3,
-        }
-    }
-}
-
-/// What an [`Authorizer`] is configured with.
-#[derive(Clone, Debug)]
-pub struct AuthConfig {
-    /// The MCP server's URL (the protected resource).
-    pub server_url: String,
-    /// How the client identifies itself.
-    pub client: ClientSettings,
-    /// Which URLs may be fetched.
-    pub policy: UrlPolicy,
-    /// The bounds.
-    pub limits: AuthLimits,
-    /// The grant: the authorization code grant through a user agent (the default), or one
-    /// without a user agent ([`Grant`]). Chosen here, never by the server.
-    pub grant: Grant,
-    /// The client's DPoP key (RFC 9449), if its tokens are to be bound to it: every token
-    /// request then carries a proof ([`crate::auth::dpop`]).
-    pub dpop: Option<DpopKey>,
-}
-
-/// The key a client binds its tokens to with DPoP: a signer whose
-/// [`JwtSigner::public_jwk`](crate::auth::JwtSigner::public_jwk) gives its public key. `Debug`
-/// shows the algorithm only.
-#[derive(Clone)]
-pub struct DpopKey(pub alloc::sync::Arc<dyn crate::auth::jwt::JwtSigner>);
-
-impl core::fmt::Debug for DpopKey {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_tuple("DpopKey").field(&self.0.algorithm()).finish()
-    }
-}
-
-impl AuthConfig {
-    /// A configuration with the default policy (https only) and limits, for the authorization
-    /// code grant.
-    pub fn new(server_url: impl Into<String>, client: ClientSettings) -> Self {
-        AuthConfig {
-            server_url: server_url.into(),
-            client,
-            policy: UrlPolicy::default(),
-            limits: AuthLimits::default(),
-            grant: Grant::AuthorizationCode,
-            dpop: None,
-        }
-    }
-
-    /// A configuration for a grant without a user agent (client credentials, JWT bearer,
-    /// enterprise-managed), with the default policy and limits. The client settings are named
-    /// `client_name` and have a redirect URI that is never used. The grant carries the
-    /// authorization server its credentials may be presented to ([`Grant::issuer_pin`]).
-    pub fn machine(server_url: impl Into<String>, client_name: &str, grant: Grant) -> Self {
-        let mut c = AuthConfig::new(
-            server_url,
-            ClientSettings::new(client_name, "http://127.0.0.1/unused"),
-        );
-        c.grant = grant;
-        c
-    }
-
-    /// Who obtains the tokens, as configured ([`GrantIdentity`](crate::GrantIdentity)): the
-    /// grant's kind, the issuer its [`IssuerPin`](crate::auth::IssuerPin) names (empty when
-    /// the grant has none, or [`IssuerPin::AnyIssuerUnsafe`](crate::auth::IssuerPin)) and the client's
-    /// identity: the client ID of a grant without a user agent; for the authorization code
-    /// grant, [`ClientSettings::metadata_document_url`], else [`ClientSettings::client_name`]
-    /// (its client ID is only learnt at the authorization server).
-    pub fn grant_identity(&self) -> crate::GrantIdentity {
-        let client_id = match &self.grant {
-            Grant::AuthorizationCode => self
-                .client
-                .metadata_document_url
-                .clone()
-                .unwrap_or_else(|| self.client.client_name.clone()),
-            Grant::ClientCredentials { client, .. }
-            | Grant::JwtBearer { client, .. }
-            | Grant::EnterpriseManaged { client, .. } => client.client_id().to_owned(),
-        };
-        crate::GrantIdentity {
-            kind: crate::GrantKind::from(&self.grant),
-            issuer: self
-                .grant
-                .issuer_pin()
-                .and_then(|pin| pin.issuer())
-                .unwrap_or_default()
-                .to_owned(),
-            client_id,
-        }
-    }
-}
-
-/// What the client holds for one authorization server: how it identifies itself there. Tokens
-/// are not kept here but per protected resource ([`ResourceCredentials`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IssuerCredentials {
-    /// The client's credentials with this server.
-    pub client: Option<ClientCredentials>,
-    /// Its token endpoint (for refreshing without rediscovery).
-    pub token_endpoint: Option<String>,
-    /// The redirect URI the client registered there, when it registered itself (absent:
-    /// [`ClientSettings::redirect_uri`]).
-    #[serde(default)]
-    pub redirect_uri: Option<String>,
-}
-
-/// Tokens issued for one protected resource (one MCP server) by one authorization server. They
-/// are sent to that server only, and refreshed only at that authorization server, for that
-/// resource.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceCredentials {
-    /// The authorization server (issuer) that issued them.
-    pub issuer: String,
-    /// The resource indicator (RFC 8707) they were asked for, sent again on refresh.
-    pub resource: String,
-    /// The tokens.
-    pub tokens: TokenSet,
-}
-
-/// Credentials bound to where they belong: client registrations keyed by authorization server
-/// (issuer), tokens keyed by protected resource and grant ([`token_key`]: the MCP server's URL
-/// and who obtains them, the grant's kind, issuer and client), each naming its issuer. One store
-/// serves many servers and grants without crossing them: an [`Authorizer`] sends only the
-/// tokens stored under its own key, and refreshes them only at the issuer that issued them.
-/// Serialisable so an embedder can keep it in its vault; it holds secrets.
-///
-/// A store of an earlier format loads as this one with its client registrations and without
-/// its tokens, which were not bound as they are now: version 1 kept tokens per issuer (with a
-/// `current` issuer), version 2 per resource only, whatever grant obtained them. The next
-/// authorization reuses the registrations and asks for new tokens.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CredentialStore {
-    /// The format version: [`CredentialStore::FORMAT_VERSION`]; absent (0) in the earlier format.
-    #[serde(default)]
-    pub version: u32,
-    /// Client registrations, per issuer.
-    #[serde(default)]
-    pub issuers: BTreeMap<String, IssuerCredentials>,
-    /// Tokens, per protected resource and grant ([`token_key`]).
-    #[serde(default)]
-    pub resources: BTreeMap<String, ResourceCredentials>,
-}
-
-impl Default for CredentialStore {
-    fn default() -> Self {
-        CredentialStore {
-            version: CredentialStore::FORMAT_VERSION,
-            issuers: BTreeMap::new(),
-            resources: BTreeMap::new(),
-        }
-    }
-}
-
-impl CredentialStore {
-    /// The format this version writes (3: tokens keyed by resource and grant, [`token_key`]).
-    pub const FORMAT_VERSION: u32 = 3;
-}
-
-/// The key of the tokens of the MCP server `server` obtained by `grant` in a
-/// [`CredentialStore`]: [`store_key`](crate::store_key) of the token use, the server and the
-/// authorization context of the grant (no credential presented yet: the tokens are what is
-/// stored). It holds no secret and no URL.
-pub fn token_key(server: &Endpoint, grant: &crate::GrantIdentity) -> String {
-    crate::store_key(
-        crate::StoreUse::Tokens,
-        server,
-        &crate::AuthContext::new(crate::Credential::None, Some(grant)),
-    )
-}
-
-/// The key of a protected resource in a [`CredentialStore`]: the URL normalised as RFC 3986
-/// §6.2.2–6.2.3 says for scheme and host case and the default port, an empty path as `/`
-/// (`https://MCP.example:443` and `https://mcp.example/` have the same key); path and query
-/// are kept exactly.
-pub fn resource_key(server: &Endpoint) -> String {
-    let mut key = server.origin();
-    key.push_str(server.target());
-    key
-}
-
-/// What an [`Authorizer`] tells its caller.
-///
-/// Its `Debug` output redacts the secret parameters of the user agent's URL (`state`, the
-/// code challenge…, [`redact::url`](crate::auth::redact::url)); the pending authorization
-/// redacts its own.
-#[derive(Clone, PartialEq, Eq)]
-pub enum AuthEvent {
-    /// Open `url` in a user agent; its redirect's query goes to [`Authorizer::handle_callback`].
-    /// `pending` can be persisted and given back with [`Authorizer::resume`].
-    OpenUserAgent {
-        /// The authorization request URL.
-        url: String,
-        /// The state needed to finish.
-        pending: Box<PendingAuthorization>,
-    },
-    /// Tokens were obtained; [`Authorizer::bearer`] gives the access token. Retry the operation.
-    Authorized {
-        /// The issuer that issued them.
-        issuer: String,
-        /// The granted scopes.
-        scopes: Vec<String>,
-    },
-    /// The authorization failed.
-    Failed(AuthError),
-}
-
-impl core::fmt::Debug for AuthEvent {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            AuthEvent::OpenUserAgent { url, pending } => f
-                .debug_struct("OpenUserAgent")
-                .field("url", &crate::auth::redact::url(url))
-                .field("pending", pending)
-                .finish(),
-            AuthEvent::Authorized { issuer, scopes } => f
-                .debug_struct("Authorized")
-                .field("issuer", issuer)
-                .field("scopes", scopes)
-                .finish(),
-            AuthEvent::Failed(e) => f.debug_tuple("Failed").field(e).finish(),
-        }
-    }
-}
-
 /// The sans-IO OAuth 2.1 client: see the [module docs](crate::auth).
 pub struct Authorizer {
     config: AuthConfig,
     server: Endpoint,
-    /// [`token_key`] of the server and the configured grant: where its tokens are stored.
+    /// [`Authorizer::token_key`] of the server and the configured grant: where its tokens are stored.
     key: String,
     store: CredentialStore,
     /// Where the authorization stands (moved by [`Authorizer::enter`] only).
@@ -422,8 +183,9 @@ impl Authorizer {
         &self.store
     }
 
-    /// Where this authorizer's tokens live in its [`CredentialStore`]: [`token_key`] of its
-    /// server and its configured grant ([`AuthConfig::grant_identity`]).
+    /// Where this authorizer's tokens live in its [`CredentialStore`]: the
+    /// [`store_key`](crate::store_key) of the token use ([`StoreUse::Tokens`](crate::StoreUse)),
+    /// its server and its configured grant ([`AuthConfig::grant_identity`]).
     pub fn token_key(&self) -> &str {
         &self.key
     }
@@ -435,7 +197,7 @@ impl Authorizer {
     }
 
     /// The access token to send to the MCP server (`Authorization: Bearer …`), if any: only a
-    /// token issued for this server (stored under its [`token_key`]), never one of another
+    /// token issued for this server (stored under its [`Authorizer::token_key`]), never one of another
     /// server or grant in the same store, and never one bound to a DPoP key (those go with
     /// [`Authorizer::authorization_headers`]).
     pub fn bearer(&self) -> Option<&str> {

@@ -8,7 +8,7 @@ impl ClientConnection {
         let raw = d.raw_len;
         let frame = d.frame;
         // The server's preface is a SETTINGS frame.
-        if !self.got_settings && !matches!(frame, Frame::Settings { ack: false, .. }) {
+        if !self.life.settled() && !matches!(frame, Frame::Settings { ack: false, .. }) {
             return Err(Self::protocol("the server's first frame is not SETTINGS"));
         }
         // A header block in progress admits only its CONTINUATION frames.
@@ -350,7 +350,9 @@ impl ClientConnection {
         }
         let s = &mut self.streams[i];
         s.phase = Phase::Body;
-        s.no_body_expected = s.head_request || status == 304 || status == 204;
+        // RFC 9110 §6.4.1: a 204 or 304 has no content (nor does the answer to HEAD, which this
+        // client never sends: `wire::Method` has no HEAD).
+        s.no_body_expected = status == 304 || status == 204;
         s.content_length = content_length;
         let raw = core::mem::take(&mut s.raw);
         self.events.push_back(StreamEvent::Head {
@@ -503,7 +505,9 @@ impl ClientConnection {
                 _ => {}
             }
         }
-        self.got_settings = true;
+        if matches!(self.life, Life::Handshake) {
+            self.life = Life::Open;
+        }
         self.queue_control(Frame::Settings {
             ack: true,
             settings: Vec::new(),
@@ -513,12 +517,20 @@ impl ClientConnection {
     }
 
     pub(super) fn on_goaway(&mut self, last: u32, reason: Reason) -> Result<(), H2Error> {
-        if let Some((prev, _)) = self.goaway {
+        if let Some((prev, _)) = self.life.goaway() {
             if last > prev {
                 return Err(Self::protocol("GOAWAY raised its last stream id"));
             }
         }
-        self.goaway = Some((last, reason));
+        match &mut self.life {
+            Life::Failed { goaway, .. } => *goaway = Some((last, reason)),
+            life => {
+                *life = Life::GoingAway {
+                    last_stream_id: last,
+                    reason,
+                }
+            }
+        }
         let mut kept = Vec::new();
         for s in core::mem::take(&mut self.streams) {
             if s.id > last {

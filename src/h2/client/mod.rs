@@ -29,8 +29,13 @@ use crate::endpoint::Scheme;
 use crate::time::Instant;
 use crate::wire::Request;
 
+mod config;
 mod frames;
+mod life;
 use self::frames::*;
+use self::life::Life;
+
+pub use self::config::H2Config;
 
 /// The client connection preface (RFC 9113 §3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -46,109 +51,6 @@ const RESET_MEMORY: usize = 64;
 pub const WINDOW_UPDATE_CREDIT: u64 = 32;
 /// The share of `socket_bytes` a completed stream gives back by default (1/256: 4 KiB of 1 MiB).
 pub const SOCKET_REFILL_SHARE: u64 = 256;
-
-/// Limits of one HTTP/2 connection. Every field is a finite number; see the module docs of
-/// the `h2` module docs for what each bounds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct H2Config {
-    /// Raw octets no stream owns, per socket: the capacity of an allowance that refills as
-    /// streams complete (see [`socket_refill`](Self::socket_refill)). Default 1 MiB.
-    pub socket_bytes: u64,
-    /// Octets a stream gives back to the socket's allowance when its response completes
-    /// (END_STREAM received). On top of it the stream gives back the WINDOW_UPDATE frames the
-    /// allowance paid for: at most [`WINDOW_UPDATE_CREDIT`] per DATA frame of its request body,
-    /// and at most the octets of WINDOW_UPDATE frames charged to the allowance (stream 0, or a
-    /// stream no longer open) and not yet given back, so that in all the socket never gets
-    /// back more than the server spent on WINDOW_UPDATEs (a server granting 1-octet windows
-    /// earns nothing beyond them). The allowance never holds more than `socket_bytes`. Default
-    /// `socket_bytes` / 256 (4 KiB).
-    pub socket_refill: u64,
-    /// Control output queued and not yet taken. Default 64 KiB.
-    pub control_output_bytes: usize,
-    /// Streams at once, at most (further capped by the server). Default 8.
-    pub max_streams: u32,
-    /// The connection's receive window. Default 2 MiB.
-    pub connection_window: u32,
-    /// A stream's receive window, at most. Default 256 KiB.
-    pub max_stream_window: u32,
-    /// Raw octets of one header block (HEADERS + CONTINUATIONs). Default 64 KiB.
-    pub header_block_bytes: usize,
-    /// CONTINUATION frames in one header block. Default 8.
-    pub max_continuations: u32,
-    /// Limits of one decoded header list. Default 65536 octets, 128 fields.
-    pub header_list: DecodeLimits,
-    /// Empty DATA frames (no payload, no END_STREAM) per socket: the capacity of an allowance
-    /// that gets one frame back per completed stream. Default 100.
-    pub empty_data_frames: u32,
-    /// PRIORITY frames per socket, an allowance refilled like `empty_data_frames`. Default 100.
-    pub priority_frames: u32,
-    /// Frames of unknown type per socket, an allowance refilled like `empty_data_frames`.
-    /// Default 100.
-    pub unknown_frames: u32,
-    /// 1xx responses per stream before the final one. Default 16.
-    pub informational_responses: u32,
-    /// How long the server has to acknowledge our SETTINGS. Default 10 s.
-    pub settings_timeout: Duration,
-}
-
-impl H2Config {
-    /// The report that `budget`, one of those this configuration holds (the per-socket bytes,
-    /// one header block's raw octets, informational responses, the decoded header fields), ran
-    /// out: the one way the HTTP/2 layer names a spent budget, with the limit it enforced. Any
-    /// other budget reports its limit as 0.
-    pub fn exceeded(&self, budget: Budget) -> BudgetExceeded {
-        let limit = match budget {
-            Budget::H2SocketBytes => self.socket_bytes,
-            Budget::HeaderBlock => self.header_block_bytes as u64,
-            Budget::InformationalResponses => u64::from(self.informational_responses),
-            Budget::HeaderCount => self.header_list.max_fields as u64,
-            _ => 0,
-        };
-        BudgetExceeded::new(budget, limit)
-    }
-}
-
-impl Default for H2Config {
-    fn default() -> Self {
-        H2Config {
-            socket_bytes: 1024 * 1024,
-            socket_refill: 1024 * 1024 / SOCKET_REFILL_SHARE,
-            control_output_bytes: 64 * 1024,
-            max_streams: 8,
-            connection_window: 2 * 1024 * 1024,
-            max_stream_window: 256 * 1024,
-            header_block_bytes: 64 * 1024,
-            max_continuations: 8,
-            header_list: DecodeLimits::default(),
-            empty_data_frames: 100,
-            priority_frames: 100,
-            unknown_frames: 100,
-            informational_responses: 16,
-            settings_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-impl H2Config {
-    /// The connection limits that follow from a work item's [`Budgets`]: the per-socket ledger
-    /// (`h2_socket_bytes`, refilled by 1/256 of it per completed stream), the raw header block (`header_block_bytes`), the header count
-    /// (`header_count`) and the 1xx count (`informational_responses`); the rest are defaults.
-    pub fn from_budgets(b: &Budgets) -> Self {
-        let d = H2Config::default();
-        H2Config {
-            socket_bytes: b.h2_socket_bytes,
-            socket_refill: b.h2_socket_bytes / SOCKET_REFILL_SHARE,
-            header_block_bytes: b.header_block_bytes,
-            header_list: DecodeLimits {
-                max_fields: b.header_count,
-                ..d.header_list
-            },
-            informational_responses: b.informational_responses,
-            ..d
-        }
-    }
-}
 
 /// A stream of this connection (an odd id, chosen here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -263,7 +165,6 @@ struct Stream {
     content_length: Option<u64>,
     no_body_expected: bool,
     received: u64,
-    head_request: bool,
     // Receive flow control: credit the server has, and the octets delivered but not re-granted.
     recv_window: i64,
     undelivered: usize,
@@ -359,8 +260,8 @@ pub struct ClientConnection {
     /// completed stream's window credit: the most that credit may give back.
     window_updates_owed: u64,
     assembly: Option<Assembly>,
+    life: Life,
     // Server settings.
-    got_settings: bool,
     peer_max_streams: u32,
     peer_initial_window: i64,
     peer_max_frame: usize,
@@ -375,8 +276,6 @@ pub struct ClientConnection {
     empty_data: Allowance,
     priority_frames: Allowance,
     unknown_frames: Allowance,
-    goaway: Option<(u32, Reason)>,
-    error: Option<H2Error>,
 }
 
 impl core::fmt::Debug for ClientConnection {
@@ -390,13 +289,11 @@ impl core::fmt::Debug for ClientConnection {
             .field("socket", &self.socket)
             .field("socket_charged", &self.socket_charged)
             .field("window_updates_owed", &self.window_updates_owed)
-            .field("got_settings", &self.got_settings)
+            .field("life", &self.life)
             .field("peer_max_streams", &self.peer_max_streams)
             .field("peer_initial_window", &self.peer_initial_window)
             .field("conn_recv_window", &self.conn_recv_window)
             .field("conn_send_window", &self.conn_send_window)
-            .field("goaway", &self.goaway)
-            .field("error", &self.error)
             .finish_non_exhaustive()
     }
 }
@@ -448,22 +345,20 @@ impl ClientConnection {
             next_stream_id: 1,
             reset: VecDeque::new(),
             assembly: None,
-            got_settings: false,
+            life: Life::Handshake,
             peer_max_streams: u32::MAX,
             peer_initial_window: i64::from(DEFAULT_WINDOW),
             peer_max_frame: MAX_FRAME_SIZE,
             conn_recv_window: conn_window,
             conn_send_window: i64::from(DEFAULT_WINDOW),
             conn_undelivered: 0,
-            goaway: None,
-            error: None,
         }
     }
 
     /// Streams allowed at once now: 1 until the server's SETTINGS arrive, then
     /// min(`max_streams`, its MAX_CONCURRENT_STREAMS).
     pub fn max_streams(&self) -> u32 {
-        if self.got_settings {
+        if self.life.settled() {
             self.config.max_streams.min(self.peer_max_streams)
         } else {
             1
@@ -481,17 +376,17 @@ impl ClientConnection {
     }
 
     fn accepting(&self) -> bool {
-        self.error.is_none() && self.goaway.is_none() && self.next_stream_id < (1 << 31)
+        matches!(self.life, Life::Handshake | Life::Open) && self.next_stream_id < (1 << 31)
     }
 
     /// The connection error, once there is one: no stream can be opened after it.
     pub fn error(&self) -> Option<&H2Error> {
-        self.error.as_ref()
+        self.life.error()
     }
 
     /// The server's GOAWAY, if one arrived: (last stream id, error code).
     pub fn goaway(&self) -> Option<(u32, Reason)> {
-        self.goaway
+        self.life.goaway()
     }
 
     /// Raw octets charged to the per-socket ledger so far, in all (refills do not lower it).
@@ -587,8 +482,6 @@ impl ClientConnection {
             content_length: None,
             no_body_expected: false,
             received: 0,
-            // This client sends no HEAD requests ([`Method`](crate::wire::Method) has none).
-            head_request: false,
             recv_window: i64::from(DEFAULT_WINDOW),
             undelivered: 0,
             send_window: self.peer_initial_window,
@@ -617,7 +510,7 @@ impl ClientConnection {
         if let Some(i) = self.find(stream.0) {
             let s = self.streams.remove(i);
             self.remember_reset(s.id);
-            if self.error.is_none() {
+            if !self.life.failed() {
                 Frame::RstStream {
                     stream_id: s.id,
                     reason: Reason::CANCEL,
@@ -664,7 +557,7 @@ impl ClientConnection {
 
     /// When [`handle_timeout`](Self::handle_timeout) must be called next, if ever.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.error.is_some() {
+        if self.life.failed() {
             None
         } else {
             self.settings_deadline
@@ -673,7 +566,7 @@ impl ClientConnection {
 
     /// Time passed: fails the connection if our SETTINGS are still unacknowledged.
     pub fn handle_timeout(&mut self, now: Instant) -> Result<(), H2Error> {
-        if let Some(e) = &self.error {
+        if let Some(e) = self.life.error() {
             return Err(e.clone());
         }
         match self.settings_deadline {
@@ -694,15 +587,13 @@ impl ClientConnection {
         };
         let err = H2Error::Closed { what };
         self.fail_all(&err);
-        if self.error.is_none() {
-            self.error = Some(err);
-        }
+        self.life.fail(err);
     }
 
     /// Bytes from the socket, in any split. On a connection error, GOAWAY is queued, every
     /// stream fails, and the error is returned (now and for every later input).
     pub fn handle_bytes(&mut self, _now: Instant, mut bytes: &[u8]) -> Result<(), H2Error> {
-        if let Some(e) = &self.error {
+        if let Some(e) = self.life.error() {
             return Err(e.clone());
         }
         while !bytes.is_empty() {
@@ -733,7 +624,7 @@ impl ClientConnection {
 
     /// A connection error: GOAWAY, every stream failed, the error kept.
     fn fail(&mut self, err: H2Error) -> H2Error {
-        if self.error.is_none() {
+        if !self.life.failed() {
             Frame::GoAway {
                 last_stream_id: 0,
                 reason: err.reason(),
@@ -741,7 +632,7 @@ impl ClientConnection {
             }
             .encode(&mut self.out);
             self.fail_all(&err);
-            self.error = Some(err.clone());
+            self.life.fail(err.clone());
         }
         err
     }
@@ -855,7 +746,7 @@ impl ClientConnection {
     /// of failed streams). Octets still queued in events are not re-granted, so what waits for
     /// the caller stays within the windows. A window is reopened once half of it is free.
     fn release(&mut self, stream: Option<u32>) {
-        if self.error.is_some() {
+        if self.life.failed() {
             return;
         }
         let conn_target = i64::from(
@@ -892,7 +783,7 @@ impl ClientConnection {
 
     /// Sends request body octets as far as the windows allow.
     fn flush_bodies(&mut self) {
-        if self.error.is_some() {
+        if self.life.failed() {
             return;
         }
         let max_frame = self.peer_max_frame.min(MAX_FRAME_SIZE);

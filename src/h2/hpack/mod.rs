@@ -28,6 +28,7 @@ use crate::prelude::*;
 mod huffman;
 mod tables;
 
+#[cfg(feature = "unstable-internals")]
 pub use huffman::{encode as huffman_encode, encoded_len as huffman_encoded_len};
 
 use crate::budget::{Budget, BudgetExceeded};
@@ -45,7 +46,7 @@ pub const ENTRY_OVERHEAD: usize = 32;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HpackError {
-    /// An integer took more than [`MAX_INTEGER_OCTETS`] octets.
+    /// An integer took more than 5 (`MAX_INTEGER_OCTETS`) octets.
     #[error("HPACK integer longer than {MAX_INTEGER_OCTETS} octets")]
     IntegerOverflow,
     /// An index names no entry of the static or dynamic table (or is 0).

@@ -177,7 +177,7 @@ fn start_with(mcp_answer: fn(&Req) -> Reply, iss: bool) -> Server {
                         let want = seen.lock().unwrap().challenge.clone();
                         let got = form
                             .get("code_verifier")
-                            .map(|v| mcp_sansio::auth::pkce_challenge(v));
+                            .map(|v| mcp_sansio::internals::auth::pkce_challenge(v));
                         form.get("code").map(String::as_str) == Some(CODE)
                             && want.is_some()
                             && want == got

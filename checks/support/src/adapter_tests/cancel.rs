@@ -418,9 +418,9 @@ macro_rules! cancel_tests {
             let resets = server.frames_on(1, is_cancel);
             assert_eq!(
                 resets,
-                vec![mcp_sansio::h2::frame::Frame::RstStream {
+                vec![mcp_sansio::internals::h2::frame::Frame::RstStream {
                     stream_id: hung,
-                    reason: mcp_sansio::h2::frame::Reason::CANCEL
+                    reason: mcp_sansio::internals::h2::frame::Reason::CANCEL
                 }]
             );
             let r = session.call_tool("echo", b"{}")$($wait)*.unwrap();

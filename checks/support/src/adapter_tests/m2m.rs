@@ -191,7 +191,7 @@ macro_rules! m2m_auth_tests {
             let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
             assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
             assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
-            assert_eq!(server.grants("/token", mcp_sansio::auth::JWT_BEARER).len(), 1);
+            assert_eq!(server.grants("/token", mcp_sansio::internals::auth::JWT_BEARER).len(), 1);
             assert_eq!(server.refusal(), None);
             s.close()$($wait)*.unwrap();
         }
@@ -224,9 +224,9 @@ macro_rules! m2m_auth_tests {
             let mut s = AuthSession::connect(&client, config, auth)$($wait)*.unwrap();
             assert_eq!(s.list_tools()$($wait)*.unwrap().tools.len(), 1);
             assert_eq!(server.refusal(), None);
-            let exchanges = server.grants("/idp/token", mcp_sansio::auth::TOKEN_EXCHANGE);
+            let exchanges = server.grants("/idp/token", mcp_sansio::internals::auth::TOKEN_EXCHANGE);
             assert_eq!(exchanges.len(), 1);
-            let bearer = server.grants("/token", mcp_sansio::auth::JWT_BEARER);
+            let bearer = server.grants("/token", mcp_sansio::internals::auth::JWT_BEARER);
             assert_eq!(bearer.len(), 1);
             // The identity assertion grant the provider issued is the assertion.
             assert!(bearer[0]["assertion"].split('.').count() == 3);

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use mcp_sansio::h2::frame::{Frame, Priority, Reason};
 use mcp_sansio::h2::{H2Error, H2Limit, HpackError};
+use mcp_sansio::internals::h2::frame::{Frame, Priority, Reason};
 use mcp_sansio::wire::WireError;
 use mcp_sansio::{Budget, Budgets, Config, Era, EraHint, Error};
 

@@ -4,9 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mcp_sansio::h2::client::PREFACE;
-use mcp_sansio::h2::frame::{flag, kind, Reason};
-use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
+use mcp_sansio::h2::trace::{flag, kind, HeaderBlockReader, PREFACE};
+use mcp_sansio::h2::Reason;
 
 use super::redact::{fragment, header};
 
@@ -26,7 +25,7 @@ struct Walk {
     frame: Option<(u8, u8, u32, usize)>,
     payload: Vec<u8>,
     block: Vec<u8>,
-    hpack: Decoder,
+    hpack: HeaderBlockReader,
 }
 
 /// One piece of a block: bytes starting a new line, or a comment.
@@ -55,10 +54,7 @@ impl Annotator {
             frame: None,
             payload: Vec::new(),
             block: Vec::new(),
-            hpack: Decoder::new(DecodeLimits {
-                max_list_bytes: 1 << 20,
-                max_fields: 4096,
-            }),
+            hpack: HeaderBlockReader::new(1 << 20, 4096),
         });
         let mut out = Vec::new();
         let mut i = 0;
@@ -159,7 +155,7 @@ impl Walk {
                 }
                 if flags & flag::END_HEADERS != 0 {
                     let block = std::mem::take(&mut self.block);
-                    match self.hpack.decode_block(&block) {
+                    match self.hpack.read(&block) {
                         Ok(fields) => {
                             for h in fields {
                                 notes.push(format!(
@@ -241,7 +237,7 @@ fn describe(ty: u8, flags: u8, sid: u32, len: usize) -> String {
 mod tests {
     use super::super::redact::push_header;
     use super::*;
-    use mcp_sansio::h2::hpack::Encoder;
+    use mcp_sansio::internals::h2::hpack::Encoder;
 
     #[test]
     fn annotations_describe_frames_split_across_entries() {

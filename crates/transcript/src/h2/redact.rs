@@ -1,8 +1,7 @@
 //! The redaction of what a client writes on an HTTP/2 socket (header blocks), and the frame
 //! layout read without the core's decoder (which refuses what it must).
 
-use mcp_sansio::h2::client::PREFACE;
-use mcp_sansio::h2::frame::{flag, kind};
+use mcp_sansio::h2::trace::{flag, kind, PREFACE};
 
 use mcp_sansio::auth::redact::{self, REDACTED};
 
@@ -300,7 +299,7 @@ mod tests {
         let token = "Bearer held-SECRET-token";
         let fragment = block(&[("authorization", token)]);
         let mut frame = Vec::new();
-        mcp_sansio::h2::Frame::Headers {
+        mcp_sansio::internals::h2::frame::Frame::Headers {
             stream_id: 1,
             end_stream: false,
             end_headers: true,
@@ -322,8 +321,8 @@ mod tests {
             assert!(!text.contains(octets), "{text}");
         }
     }
-    use mcp_sansio::h2::hpack::Encoder;
-    use mcp_sansio::h2::hpack::{DecodeLimits, Decoder};
+    use mcp_sansio::h2::trace::HeaderBlockReader;
+    use mcp_sansio::internals::h2::hpack::Encoder;
 
     fn block(fields: &[(&str, &str)]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -335,8 +334,8 @@ mod tests {
     }
 
     fn decoded(block: &[u8]) -> Vec<(String, String)> {
-        Decoder::new(DecodeLimits::default())
-            .decode_block(block)
+        HeaderBlockReader::new(65536, 128)
+            .read(block)
             .unwrap()
             .into_iter()
             .map(|h| {

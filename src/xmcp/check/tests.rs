@@ -1,0 +1,238 @@
+//! The schema check's unit tests.
+use super::*;
+
+/// What the check makes of `s`: the end and whether the root's `type` is `"object"`.
+fn check(s: &str) -> Option<(usize, bool)> {
+    let mut c = SchemaCheck::default();
+    c.run(s.as_bytes(), 0).map(|f| (f.end, f.root_object))
+}
+
+/// `count` distinct keys `len` bytes long (at least 3), alike but for their last bytes.
+fn keys(len: usize, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|n| format!("{}{n:03}", "k".repeat(len - 3)))
+        .collect()
+}
+
+fn object(keys: &[String]) -> String {
+    let members: Vec<String> = keys.iter().map(|k| format!(r#""{k}":1"#)).collect();
+    format!(r#"{{"type":"object",{}}}"#, members.join(","))
+}
+
+#[test]
+fn duplicate_keys_are_found_at_every_length_and_count() {
+    for len in [3, 7, 8, 9, 15, 16, 17, 40] {
+        for count in [1, 2, 4, 15, 16, 17, 30, 65, 300] {
+            let mut ks = keys(len, count);
+            let fine = object(&ks);
+            assert_eq!(check(&fine), Some((fine.len(), true)), "{fine}");
+            assert_eq!(super::super::scan(&fine).map(|(_, r)| r), Some(true));
+            // The same keys nested, after a key of the parent that has the same name.
+            let nested = format!(r#"{{"{}":{fine},"x":[{fine},{fine}]}}"#, ks[0]);
+            assert_eq!(check(&nested), Some((nested.len(), false)), "{nested}");
+            for at in [0, count / 2, count - 1] {
+                ks.push(ks[at].clone());
+                let twice = object(&ks);
+                assert_eq!(check(&twice), None, "{twice}");
+                assert_eq!(super::super::scan(&twice).map(|(_, r)| r), None);
+                let deep = format!(r#"{{"a":[1,{twice}]}}"#);
+                assert_eq!(check(&deep), None, "{deep}");
+                ks.pop();
+            }
+        }
+    }
+}
+
+/// The Bloom bit of a short key, as [`SchemaCheck::plain_key`] finds it.
+fn bloom_bit(key: &str) -> u32 {
+    (short_print(key.as_bytes()).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as u32
+}
+
+#[test]
+fn sixty_four_keys_that_set_every_bloom_bit() {
+    // One key per bit: the object's Bloom bits end up all set with no collision.
+    let mut by_bit: Vec<Option<String>> = vec![None; 64];
+    for n in 0.. {
+        let key = format!("k{n}");
+        let bit = bloom_bit(&key) as usize;
+        if by_bit[bit].is_none() {
+            by_bit[bit] = Some(key);
+        }
+        if by_bit.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    let full: Vec<String> = by_bit.into_iter().flatten().collect();
+    let members = |ks: &[String]| -> String {
+        let m: Vec<String> = ks.iter().map(|k| format!(r#""{k}":1"#)).collect();
+        m.join(",")
+    };
+    let many: Vec<String> = (0..70).map(|n| format!("parent{n}")).collect();
+    for extra in [full[0].clone(), full[63].clone(), "fresh".to_owned()] {
+        let dup = extra != "fresh";
+        let mut ks = full.clone();
+        ks.push(extra.clone());
+        let alone = format!("{{{}}}", members(&ks));
+        assert_eq!(check(&alone).is_none(), dup, "{extra} alone");
+        // Inside an object whose keys moved to an ordered set, then more of its keys.
+        for after in ["parent3", "other"] {
+            let nested = format!(
+                r#"{{{},"child":{{{}}},"{after}":2}}"#,
+                members(&many),
+                members(&ks)
+            );
+            let refused = dup || after == "parent3";
+            assert_eq!(check(&nested).is_none(), refused, "{extra} then {after}");
+            assert_eq!(super::super::scan(&nested).is_none(), refused);
+        }
+    }
+}
+
+#[test]
+fn whitespace_anywhere_between_tokens() {
+    let compact = r#"{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"bbbbbbbbbbbb":{"type":"integer","minimum":-1.5e3},"c":[true,false,null,{},[],{"d":[1]}]},"required":["a"]}"#;
+    assert_eq!(check(compact), Some((compact.len(), true)));
+    for space in [" ", "\n", "\r\n\t ", "\t\t\t\t\t\t\t\t\t"] {
+        // Around every structural byte outside strings.
+        let mut spaced = String::new();
+        let mut in_string = false;
+        for c in compact.chars() {
+            if c == '"' {
+                in_string = !in_string;
+            }
+            if !in_string && matches!(c, '{' | '}' | '[' | ']' | ':' | ',') {
+                spaced.push_str(space);
+                spaced.push(c);
+                spaced.push_str(space);
+            } else {
+                spaced.push(c);
+            }
+        }
+        let spaced = spaced.trim_start();
+        let end = spaced.trim_end().len();
+        assert_eq!(check(spaced), Some((end, true)), "{spaced:?}");
+        let twice = spaced.replacen(r#""a""#, r#""c""#, 1);
+        assert_eq!(check(&twice), None, "{twice:?}");
+    }
+}
+
+#[test]
+fn nesting_up_to_the_depth_limit() {
+    // The root and `n` arrays around a number, or around an empty array (which opens no
+    // container to read a value in).
+    for n in MAX_DEPTH - 4..MAX_DEPTH + 4 {
+        let full = format!(r#"{{"a":{}1{}}}"#, "[".repeat(n), "]".repeat(n));
+        let fits = n < MAX_DEPTH;
+        assert_eq!(check(&full).is_some(), fits, "{n} around a number");
+        assert_eq!(
+            super::super::scan(&full).is_some(),
+            fits,
+            "{n} around a number"
+        );
+        let empty = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+        let fits = n <= MAX_DEPTH;
+        assert_eq!(check(&empty).is_some(), fits, "{n} around nothing");
+        let objects = format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        assert_eq!(check(&objects).is_some(), n <= MAX_DEPTH, "{n} objects");
+    }
+}
+
+#[test]
+fn word_reads_agree_with_the_scanner() {
+    // Strings of every length around the word sizes, plain or with one escape or control
+    // byte anywhere, followed by little or much input.
+    let specials = [
+        "",
+        "\\n",
+        "\\\"",
+        "\x01",
+        "\\ud800",
+        "\\ud83d\\ude00",
+        "\\x",
+    ];
+    for len in 0..40 {
+        for special in specials {
+            for at in 0..=len {
+                let body: String = (0..len)
+                    .map(|n| char::from(b'a' + (n % 26) as u8))
+                    .collect();
+                let (head, tail) = body.split_at(at);
+                for after in [":1}", ":1,\"kkkkkkkkkkkkkkkkkkkkkkk\":2}"] {
+                    let text = format!("\"{head}{special}{tail}\"{after}");
+                    let b = text.as_bytes();
+                    assert_eq!(value_string(b, 0), string(b, 0, true), "{text:?}");
+                    let theirs = string(b, 0, true).and_then(|(end, escaped)| {
+                        let key = b.get(1..end - 1)?;
+                        (!escaped).then(|| (fingerprint(b, 1, key.len()), key, end))
+                    });
+                    assert_eq!(read_key(b, 0), theirs, "{text:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn keys_read_with_their_opening_quote() {
+    // Keys of every length around the word sizes after `{` and after `,`, with or without
+    // whitespace before them, plain or with an escape or control byte anywhere, the input
+    // ending right after the schema or a while later.
+    for len in 0..24 {
+        for special in ["", "\\n", "\x01"] {
+            for at in 0..=len {
+                let body: String = (0..len)
+                    .map(|n| char::from(b'b' + (n % 24) as u8))
+                    .collect();
+                let (head, tail) = body.split_at(at);
+                let key = format!("{head}{special}{tail}");
+                for space in ["", " ", "\n\t "] {
+                    for (s, repeated) in [
+                        (format!("{{{space}\"{key}\":1}}"), false),
+                        (
+                            format!("{{\"a\":[{{{space}\"{key}\":2}}],{space}\"{key}\":1}}"),
+                            false,
+                        ),
+                        (format!("{{{space}\"{key}\":1,{space}\"{key}\":2}}"), true),
+                    ] {
+                        let fine = special.is_empty() && !repeated;
+                        for pad in ["", "                    "] {
+                            let text = format!("{s}{pad}");
+                            let want = fine.then_some((s.len(), false));
+                            assert_eq!(check(&text), want, "{text:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn keys_and_strings_at_the_end_of_the_input() {
+    // No eight bytes after the opening quote: the word reads fall back to the scanner.
+    for s in [
+        r#"{"a":1}"#,
+        r#"{"type":"object"}"#,
+        r#"{"abcdefghij":"x"}"#,
+    ] {
+        assert_eq!(check(s).map(|(end, _)| end), Some(s.len()), "{s}");
+    }
+    assert_eq!(check(r#"{"type":"object"}"#), Some((17, true)));
+    for s in [r#"{"a":1,"a":2}"#, r#"{"a"#, r#"{"a":"x"#, r#"{"a\n":1}"#] {
+        assert_eq!(check(s), None, "{s:?}");
+    }
+}
+
+#[test]
+fn escapes_and_control_bytes_in_short_words() {
+    // A key with an escape gives up; a value with one is read on.
+    assert_eq!(check(r#"{"t\u0079pe":"object"}"#), None);
+    let s = r#"{"type":"obj\u0065ct","d":"a\"b"}"#;
+    assert_eq!(check(s), Some((s.len(), false)));
+    assert_eq!(check(r#"{"p":{"type":"str\u0069ng"}}"#), None);
+    assert_eq!(check("{\"a\":\"x\x01y\",\"b\":1}"), None);
+    assert_eq!(check("{\"a\x01\":1,\"bbbbbbbbbbbb\":1}"), None);
+    assert_eq!(check(r#"{"a":"\ud800"}"#), None);
+    let s = r#"{"a":"\ud83d\ude00","bbbbbbbbbbb":1e400}"#;
+    assert_eq!(check(s), Some((s.len(), false)));
+}
