@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use rustls::pki_types::ServerName;
 
-use crate::policy::parse_literal_host;
+use crate::guard::policy::parse_literal_host;
 use crate::DEFAULT_DIAL_TIMEOUT;
 
 /// The dial timeout a builder keeps for `d`: zero means [`DEFAULT_DIAL_TIMEOUT`].

@@ -14,8 +14,8 @@ use mcp_sansio::{Config, Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
-use crate::dial::effective_dial_timeout;
-use crate::h2share::{H2Io, SharedH2, Waker};
+use crate::guard::dial::effective_dial_timeout;
+use crate::session::h2share::{H2Io, SharedH2, Waker};
 use crate::{
     vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
     DEFAULT_DIAL_TIMEOUT,
@@ -92,7 +92,7 @@ pub struct Shared<S> {
     /// The TLS configuration of `https` endpoints over HTTP/1.1 (ALPN `http/1.1`).
     pub tls: Arc<rustls::ClientConfig>,
     /// The TLS configuration of `https` endpoints where HTTP/2 may be spoken: `tls` offering
-    /// ALPN `h2` first ([`crate::tls::with_h2_alpn`]).
+    /// ALPN `h2` first (`with_h2_alpn`).
     pub tls_h2: Arc<rustls::ClientConfig>,
     /// Whether every exchange runs on HTTP/1.1 ([`ClientBuilder::http1_only`]).
     pub http1_only: bool,
@@ -600,7 +600,7 @@ impl<C: BuildClient> ClientBuilder<C> {
         C::from_shared(Arc::new(Shared {
             policy: self.policy,
             resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
-            tls_h2: crate::tls::with_h2_alpn(&tls),
+            tls_h2: crate::guard::tls::with_h2_alpn(&tls),
             tls,
             http1_only,
             h2c: self.h2c && !http1_only,

@@ -27,8 +27,8 @@ use mcp_sansio::{
 };
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
-use crate::client::{HintBook, Shared};
-use crate::h2share::{Member, SharedH2, Waker};
+use crate::session::client::{HintBook, Shared};
+use crate::session::h2share::{Member, SharedH2, Waker};
 use crate::trace::{OpKind, SessionTrace};
 
 /// Receives what a running tool call reports before it finishes. Every method does nothing by

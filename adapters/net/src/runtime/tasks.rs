@@ -4,7 +4,7 @@
 //! a task and how it sleeps); this module does the rest, the same on every runtime:
 //!
 //! - every [`AsyncNet`] is a [`ClientRuntime`] and a [`SessionRuntime`]: a session's route
-//!   ([`route::session_driver`]), its operations through the one run loop
+//!   (`route::session_driver`), its operations through the one run loop
 //!   ([`SessionDriver::run`](crate::SessionDriver::run)) and its close;
 //! - [`Tasks`], the session's [`Io`]: one task per exchange, which opens or takes its socket,
 //!   writes the request and forwards what it reads, one read at a time, waiting for the session
@@ -36,13 +36,13 @@ use mcp_sansio::{
     Completion, Config, Endpoint, Error, ExchangeId, Scheme, Transmit, TransportError,
 };
 
-use crate::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
-use crate::dial::{io_error, tls_error};
-use crate::driver::{next_read_size, read_first, read_size, READ_MIN};
-use crate::inbox::{H2Waker, Inbox, TaskSlot};
-use crate::inline::{read_on_inline, take_inline, HoldsInline};
-use crate::route::{self, H2Glue};
+use crate::guard::dial::{io_error, tls_error};
+use crate::runtime::inbox::{H2Waker, Inbox, TaskSlot};
+use crate::runtime::inline::{read_on_inline, take_inline, HoldsInline};
 use crate::runtime::{dial_socket, Dialled, Runtime};
+use crate::session::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
+use crate::session::driver::{next_read_size, read_first, read_size, READ_MIN};
+use crate::session::route::{self, H2Glue};
 use crate::{
     AsyncIo, CallObserver, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
     SessionDriver, SharedH2, Start, Wake, Waker,
@@ -65,7 +65,7 @@ pub trait AsyncNet: Runtime + Default {
     fn stream(dialled: Dialled<Self::Tcp, Self::Tls>) -> Self::Stream;
     /// Whether TLS negotiated `h2` by ALPN (never for a plain socket).
     fn is_h2(stream: &Self::Stream) -> bool;
-    /// Whether a pooled socket may serve a new request ([`crate::dial::still_idle`]).
+    /// Whether a pooled socket may serve a new request ([`crate::guard::dial::still_idle`]).
     fn is_idle(stream: &mut Self::Stream) -> bool;
     /// Runs one socket operation ([`IoStep`]) on `stream`. Cancel-safe: a read or write that
     /// did not complete moved no byte.
@@ -215,7 +215,7 @@ pub async fn close<R: AsyncNet>(
     result
 }
 
-/// A new session's side of the HTTP/2 route ([`route::session_driver`]).
+/// A new session's side of the HTTP/2 route (`route::session_driver`).
 struct Route<'a, R: AsyncNet> {
     shared: &'a Arc<Shared<R::Stream>>,
     endpoint: &'a Arc<Endpoint>,

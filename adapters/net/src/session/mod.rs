@@ -1,0 +1,29 @@
+//! The session side: the one driver of the core's [`Connection`](mcp_sansio::Connection), the
+//! client every session shares, how a session finds its socket, and the shared HTTP/2
+//! connection.
+//!
+//! - `driver`: the one session driver ([`SessionDriver`]): the core's connection, recording,
+//!   the clock, era hints and the observer, dispatching through the [`Io`] trait; over HTTP/1.1
+//!   one socket per exchange, over HTTP/2 ([`SessionDriver::join_h2`]) every exchange a stream
+//!   of the origin's one socket, shared by every session of the client;
+//! - `h2share`: that shared HTTP/2 connection ([`SharedH2`]): the core's HTTP/2 socket, its
+//!   work items and their inboxes, moved to a fresh socket when it goes away;
+//! - `route`: how a new session finds its way (join, wait for or dial the origin's shared
+//!   HTTP/2 connection, a recorded socket of its own, or HTTP/1.1), written once;
+//! - `client`: the state every session of a client shares ([`Shared`]), the one
+//!   [`ClientBuilder`], and the [`Client`] and [`Session`] of every adapter.
+
+pub(crate) mod client;
+pub(crate) mod driver;
+pub(crate) mod h2share;
+pub(crate) mod route;
+
+pub use client::{
+    BuildClient, Client, ClientBuilder, ClientRuntime, H2DialLead, H2Route, Session,
+    SessionRuntime, Shared,
+};
+pub use driver::{
+    next_read_size, read_size, CallObserver, Io, NoObserver, Report, SessionDriver, Start, Wait,
+    READ_MAX, READ_MIN,
+};
+pub use h2share::{H2Io, Member, SharedH2, Waker};
