@@ -9,7 +9,7 @@ use crate::auth::{
     authorization_needed, AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError,
     SharedHook, MAX_STEP_UPS,
 };
-use crate::session::driver::CallObserver;
+use crate::session::io::CallObserver;
 
 /// What an [`AuthSession`] needs of its adapter.
 pub trait AuthRuntime {

@@ -133,7 +133,7 @@ pub(crate) struct TaskSlot<S>(Mutex<SlotState<S>>);
 struct SlotState<S> {
     /// The task's socket while it waits.
     held: Option<(SocketAddr, S)>,
-    /// Read on, at most this many bytes ([`read_size`](crate::session::driver::read_size) of the
+    /// Read on, at most this many bytes ([`read_size`](crate::session::io::read_size) of the
     /// session's byte budget).
     read_on: Option<usize>,
     /// The session ended the exchange: the task ends.

@@ -41,7 +41,7 @@ use crate::runtime::inbox::{H2Waker, Inbox, TaskSlot};
 use crate::runtime::inline::{read_on_inline, take_inline, HoldsInline};
 use crate::runtime::{dial_socket, Dialled, Runtime};
 use crate::session::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
-use crate::session::driver::{next_read_size, read_first, read_size, READ_MIN};
+use crate::session::io::{next_read_size, read_first, read_size, READ_MIN};
 use crate::session::route::{self, H2Glue};
 use crate::{
     AsyncIo, CallObserver, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,

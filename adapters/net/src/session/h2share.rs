@@ -66,7 +66,7 @@ use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, T
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::session::client::lock;
-use crate::session::driver::Report;
+use crate::session::io::Report;
 use crate::trace::{H2Trace, SessionTrace};
 
 /// Wakes a session whose inbox got events. It must not block (it is called under the lock).
