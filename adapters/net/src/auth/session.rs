@@ -1,4 +1,5 @@
-//! The session that authorizes when the server asks, written once for every runtime ([`AuthSession`]).
+//! The session that authorizes when the server asks, written once for every runtime
+//! ([`AuthSession`]).
 
 use std::future::Future;
 

@@ -54,9 +54,10 @@ pub enum Report {
 /// How an adapter moves bytes: the driver's only way to the network.
 pub trait Io {
     /// Sends `request`, the HTTP/1.1 bytes of `transmit.request` (encoded by the driver through
-    /// [`Http1Socket`](mcp_sansio::socket::Http1Socket)), for its exchange: on a newly dialled socket if
-    /// `transmit.fresh_socket`, otherwise on an idle pooled socket of the origin or a new one;
-    /// then reads once and reports. An error means no socket could even be set up for it.
+    /// [`Http1Socket`](mcp_sansio::socket::Http1Socket)), for its exchange: on a newly dialled
+    /// socket if `transmit.fresh_socket`, otherwise on an idle pooled socket of the origin or a
+    /// new one; then reads once and reports. An error means no socket could even be set up for
+    /// it.
     fn start(&mut self, transmit: Transmit, request: Vec<u8>) -> Result<(), TransportError>;
     /// The bytes last reported for `exchange` were fed to the core and its outputs drained: read
     /// once more.
