@@ -55,10 +55,12 @@
 pub mod auth;
 pub mod cache;
 pub mod guard;
+mod lock;
 pub mod runtime;
 pub mod session;
 pub mod trace;
 
+pub use guard::dial::DEFAULT_DIAL_TIMEOUT;
 pub use guard::{
     client_config, client_config_with_extra_roots, client_config_with_roots, read_ca_certificates,
     vetted_addresses, AddressPolicy, CaCertError, GuardError, IdlePool, PoolLimits, Refusal,
@@ -71,13 +73,5 @@ pub use runtime::{Connect, Dialled, Runtime, StdNet};
 pub use session::{
     BuildClient, CallObserver, Client, ClientBuilder, ClientRuntime, H2DialLead, H2Io, H2Route, Io,
     Member, NoObserver, Report, Session, SessionDriver, SessionRuntime, Shared, SharedH2, Start,
-    Wait, Waker,
+    Wait, Waker, DEFAULT_WRITE_STALL,
 };
-
-/// Default deadline of one dial (TCP connect and TLS handshake), as the issue of the adapters and
-/// the core's request budget both set it.
-pub const DEFAULT_DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Default time a write to an HTTP/2 socket may wait on the server (which stopped reading)
-/// before the socket fails: a server that stops reading cannot hold the socket forever.
-pub const DEFAULT_WRITE_STALL: std::time::Duration = std::time::Duration::from_secs(30);

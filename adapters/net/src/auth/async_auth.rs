@@ -15,7 +15,7 @@ use crate::auth::{lock_hook, AuthHttp, Prepared, SharedHook};
 use crate::guard::dial::{io_error, DialDeadline};
 use crate::runtime::tasks::{until, AsyncNet, IoStep};
 use crate::runtime::{self, Dialled};
-use crate::{CallObserver, Client, Session};
+use crate::session::{CallObserver, Client, Session};
 
 /// The async side of an [`AuthSession`](crate::auth::session::AuthSession) on runtime `R`.
 #[derive(Debug)]

@@ -183,7 +183,7 @@ impl<R: AuthRuntime> AuthSession<R> {
         name: &str,
         arguments_json: &[u8],
     ) -> Result<CallResult, AuthSessionError> {
-        self.call_tool_with(name, arguments_json, &mut crate::NoObserver)
+        self.call_tool_with(name, arguments_json, &mut crate::session::NoObserver)
             .await
     }
 

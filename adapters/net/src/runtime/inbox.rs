@@ -10,8 +10,8 @@ use std::task::{Context, Poll, Waker};
 
 use mcp_sansio::ExchangeId;
 
-use crate::session::client::lock;
-use crate::Report;
+use crate::lock::lock;
+use crate::session::Report;
 
 /// What the exchanges of one session and its HTTP/2 connection tell it. Only the session waits
 /// on it (one waiter), any number of tasks send.

@@ -22,9 +22,9 @@ use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::{Async, Task, Timer};
 
 use crate::guard::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
+use crate::lock::lock;
 use crate::runtime::tasks::{within, AsyncNet, IoStep};
 use crate::runtime::{Connect, Dialled, Runtime};
-use crate::session::client::lock;
 #[cfg(unix)]
 use rustix::buffer::spare_capacity;
 

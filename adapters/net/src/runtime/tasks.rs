@@ -37,15 +37,17 @@ use mcp_sansio::{
 };
 
 use crate::guard::dial::{io_error, tls_error};
+use crate::lock::lock;
+use crate::runtime::async_run::{AsyncIo, Wake};
 use crate::runtime::inbox::{H2Waker, Inbox, TaskSlot};
 use crate::runtime::inline::{read_on_inline, take_inline, HoldsInline};
+use crate::runtime::inline::{InlineExchange, InlinePhase, InlineStep};
 use crate::runtime::{dial_socket, Dialled, Runtime};
-use crate::session::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
+use crate::session::client::{Client, ClientRuntime, Session, SessionRuntime, Shared};
 use crate::session::io::{next_read_size, read_first, read_size, READ_MIN};
 use crate::session::route::{self, H2Glue};
-use crate::{
-    AsyncIo, CallObserver, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
-    SessionDriver, SharedH2, Start, Wake, Waker,
+use crate::session::{
+    CallObserver, H2Io, Io, NoObserver, Report, SessionDriver, SharedH2, Start, Waker,
 };
 
 /// Bytes an HTTP/2 socket reads at a time.
@@ -361,7 +363,7 @@ async fn drive<R: AsyncNet>(inline: Option<&mut Inline<R::Stream>>) -> (Exchange
 }
 
 /// Where a task takes over an exchange the session drove inline.
-type Resume<S> = crate::Resume<S>;
+type Resume<S> = crate::runtime::inline::Resume<S>;
 
 impl<R: AsyncNet> Tasks<R> {
     /// The exchanges of a session of the client of `shared` to `endpoint` (`origin` its pool
@@ -734,7 +736,7 @@ impl<R: AsyncNet> AsyncH2<R> {
             .0
             .shared
             .upgrade()
-            .map_or(crate::DEFAULT_WRITE_STALL, |s| s.write_stall);
+            .map_or(crate::session::DEFAULT_WRITE_STALL, |s| s.write_stall);
         let task = h2_socket::<R>(stream, rx, conn, generation, stall);
         R::detach(R::spawn(&self.0.spawner, task));
     }

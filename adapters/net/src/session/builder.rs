@@ -13,8 +13,13 @@ use mcp_sansio_transcript::TranscriptSink;
 use rustls::pki_types::CertificateDer;
 
 use crate::guard::dial::effective_dial_timeout;
+use crate::guard::dial::DEFAULT_DIAL_TIMEOUT;
+use crate::guard::{AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver};
 use crate::session::client::{H2Book, HintBook, Shared};
-use crate::{AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver, DEFAULT_DIAL_TIMEOUT};
+
+/// Default time a write to an HTTP/2 socket may wait on the server (which stopped reading)
+/// before the socket fails: a server that stops reading cannot hold the socket forever.
+pub const DEFAULT_WRITE_STALL: Duration = Duration::from_secs(30);
 
 /// A client type a [`ClientBuilder`] builds: an adapter's `Client`, made from the shared state.
 pub trait BuildClient: Sized {
@@ -72,7 +77,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             tls: None,
             extra_roots: Vec::new(),
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
-            write_stall: crate::DEFAULT_WRITE_STALL,
+            write_stall: DEFAULT_WRITE_STALL,
             pool_limits: PoolLimits::default(),
             era_hints: true,
             catalog_cache: false,
@@ -126,15 +131,11 @@ impl<C: BuildClient> ClientBuilder<C> {
     }
 
     /// How long a write to an HTTP/2 socket may wait on a server that stopped reading before
-    /// the socket fails, failing every stream on it. Default [`crate::DEFAULT_WRITE_STALL`]
+    /// the socket fails, failing every stream on it. Default [`DEFAULT_WRITE_STALL`]
     /// (30 s); zero means the default. The blocking adapter fails a write that makes no progress
     /// for this long; the tokio adapter one that has not finished within it.
     pub fn write_stall(mut self, d: Duration) -> Self {
-        self.write_stall = if d.is_zero() {
-            crate::DEFAULT_WRITE_STALL
-        } else {
-            d
-        };
+        self.write_stall = if d.is_zero() { DEFAULT_WRITE_STALL } else { d };
         self
     }
 

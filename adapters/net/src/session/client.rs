@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use std::collections::HashMap;
@@ -12,15 +12,10 @@ use std::collections::HashMap;
 use mcp_sansio::{Config, Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
 
+use crate::guard::{vetted_addresses, AddressPolicy, IdlePool, Resolve};
+use crate::lock::lock;
 use crate::session::builder::{BuildClient, ClientBuilder};
 use crate::session::h2share::{H2Io, SharedH2, Waker};
-use crate::{vetted_addresses, AddressPolicy, IdlePool, Resolve};
-
-/// Locks `m`, recovering the data of a poisoned lock: the pool and the hints stay consistent
-/// even if a holder panicked, since every update is a single insert or removal.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The era hints of a client, shared by its sessions ([`EraHints`]: keyed by server and
 /// authorization context, expiring with the `ttlMs` of `server/discover`, on the wall clock);
@@ -208,7 +203,7 @@ impl<S> Shared<S> {
     /// just opened with `scheme` and served through `io` ([`SharedH2::new_recorded`], with the
     /// client's sink and the session's number); `None` if the client does not record. It is not
     /// registered for the origin: no other session joins it. Join it
-    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) before its socket's reader
+    /// ([`SessionDriver::join_h2`](crate::session::driver::SessionDriver::join_h2)) before its socket's reader
     /// starts.
     pub fn h2_recorded(
         &self,
@@ -227,7 +222,7 @@ impl<S> Shared<S> {
     }
 
     /// The live shared HTTP/2 connection of `origin`, if there is one: a new session joins it
-    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) instead of dialling.
+    /// ([`SessionDriver::join_h2`](crate::session::driver::SessionDriver::join_h2)) instead of dialling.
     pub fn h2_connection(&self, origin: &str) -> Option<Arc<SharedH2>> {
         lock(&self.h2).live(origin)
     }
@@ -548,11 +543,11 @@ pub trait SessionRuntime: Sized + 'static {
     /// makes of the completion.
     fn run<'a, T: Send + 'a>(
         session: &'a mut Session<Self>,
-        op: crate::Start<'a>,
-        observer: &'a mut dyn crate::CallObserver,
+        op: crate::session::io::Start<'a>,
+        observer: &'a mut dyn crate::session::io::CallObserver,
         then: fn(mcp_sansio::Completion) -> Result<T, mcp_sansio::Error>,
     ) -> Self::Op<'a, T>;
-    /// Closes the session: runs [`Start::Close`](crate::Start::Close), closes every socket still
+    /// Closes the session: runs [`Start::Close`](crate::session::io::Start::Close), closes every socket still
     /// serving one of its exchanges and ends its recording.
     fn close(session: Session<Self>) -> Self::Op<'static, ()>;
 }
@@ -566,7 +561,7 @@ pub trait SessionRuntime: Sized + 'static {
 /// legacy session (2025-11-25 and earlier, where a disconnect is no cancellation) one
 /// `notifications/cancelled` naming the request is posted, best effort, within the close budget.
 pub struct Session<R: SessionRuntime> {
-    driver: crate::SessionDriver,
+    driver: crate::session::driver::SessionDriver,
     io: R::Io,
 }
 
@@ -579,13 +574,13 @@ impl<R: SessionRuntime> fmt::Debug for Session<R> {
 impl<R: SessionRuntime> Session<R> {
     /// A session of `driver` whose exchanges run on `io` (for adapters).
     #[doc(hidden)]
-    pub fn from_parts(driver: crate::SessionDriver, io: R::Io) -> Self {
+    pub fn from_parts(driver: crate::session::driver::SessionDriver, io: R::Io) -> Self {
         Session { driver, io }
     }
 
     /// The session's driver and I/O (for adapters).
     #[doc(hidden)]
-    pub fn parts(&mut self) -> (&mut crate::SessionDriver, &mut R::Io) {
+    pub fn parts(&mut self) -> (&mut crate::session::driver::SessionDriver, &mut R::Io) {
         (&mut self.driver, &mut self.io)
     }
 
@@ -637,9 +632,9 @@ impl<R: SessionRuntime> Session<R> {
     pub fn list_tools(&mut self) -> R::Op<'_, mcp_sansio::Catalog> {
         R::run(
             self,
-            crate::Start::ListTools,
+            crate::session::io::Start::ListTools,
             no_observer(),
-            crate::SessionDriver::listed,
+            crate::session::driver::SessionDriver::listed,
         )
     }
 
@@ -657,10 +652,15 @@ impl<R: SessionRuntime> Session<R> {
         &'a mut self,
         name: &'a str,
         arguments_json: &'a [u8],
-        observer: &'a mut dyn crate::CallObserver,
+        observer: &'a mut dyn crate::session::io::CallObserver,
     ) -> R::Op<'a, mcp_sansio::CallResult> {
-        let op = crate::Start::call(name, arguments_json);
-        R::run(self, op, observer, crate::SessionDriver::called)
+        let op = crate::session::io::Start::call(name, arguments_json);
+        R::run(
+            self,
+            op,
+            observer,
+            crate::session::driver::SessionDriver::called,
+        )
     }
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
@@ -673,6 +673,6 @@ impl<R: SessionRuntime> Session<R> {
 
 /// An observer that declines everything, for as long as needed: a zero-sized value, so leaking
 /// its box allocates nothing.
-fn no_observer() -> &'static mut crate::NoObserver {
-    Box::leak(Box::new(crate::NoObserver))
+fn no_observer() -> &'static mut crate::session::io::NoObserver {
+    Box::leak(Box::new(crate::session::io::NoObserver))
 }

@@ -65,7 +65,7 @@ use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
-use crate::session::client::lock;
+use crate::lock::lock;
 use crate::session::io::Report;
 use crate::trace::{H2Trace, SessionTrace};
 

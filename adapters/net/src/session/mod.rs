@@ -23,7 +23,7 @@ pub(crate) mod h2share;
 pub(crate) mod io;
 pub(crate) mod route;
 
-pub use builder::{BuildClient, ClientBuilder};
+pub use builder::{BuildClient, ClientBuilder, DEFAULT_WRITE_STALL};
 pub use client::{Client, ClientRuntime, H2DialLead, H2Route, Session, SessionRuntime, Shared};
 pub use driver::SessionDriver;
 pub use h2share::{H2Io, Member, SharedH2, Waker};
