@@ -13,7 +13,7 @@
 //! session is kept as it was and the error returned.
 //!
 //! The authorization's own requests are sent as on every async runtime
-//! ([`mcp_sansio_net::async_auth::send`] on [`SmolThreads`]), under the `block_on` that runs the
+//! ([`mcp_sansio_net::auth::async_auth::send`] on [`SmolThreads`]), under the `block_on` that runs the
 //! operation: resolved and vetted once with the [`AuthHttp`]'s address policy and resolver, the
 //! vetted addresses dialled and TLS run with its configuration, all within one deadline
 //! ([`AuthHttp::timeout`]), every raw byte counted. The embedder's [`AuthHook`] opens the user
@@ -31,21 +31,19 @@ use std::future::{ready, Future};
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
-use mcp_sansio_net::async_auth;
-use mcp_sansio_net::auth::{lock_hook, SharedHook};
+use mcp_sansio_net::auth::{self as net_auth, async_auth, lock_hook, AuthRuntime, SharedHook};
 pub use mcp_sansio_net::auth::{
     AuthHook, AuthHttp, AuthSessionError, Authorization, AuthorizeError, MAX_STEP_UPS,
 };
-use mcp_sansio_net::authsession::{self, AuthRuntime};
-use mcp_sansio_net::smol_rt::{OwnThread, SmolThreads};
+use mcp_sansio_net::runtime::smol::{OwnThread, SmolThreads};
 
 use crate::{CallObserver, Client, Session};
 
 /// A [`Session`] that authorizes when the server asks: see the [module docs](self). The shared
-/// [`authsession::AuthSession`], each operation a `block_on` ([`OwnThread::block_on`]) on the
+/// [`net_auth::AuthSession`], each operation a `block_on` ([`OwnThread::block_on`]) on the
 /// calling thread.
 #[derive(Debug)]
-pub struct AuthSession(authsession::AuthSession<StdAuth>);
+pub struct AuthSession(net_auth::AuthSession<StdAuth>);
 
 /// The blocking side of an [`AuthSession`]: its sessions' operations and the user agent hook
 /// block the calling thread (their futures are ready when first polled); an authorization
@@ -102,8 +100,7 @@ impl AuthSession {
         config: Config,
         auth: Authorization,
     ) -> Result<AuthSession, AuthSessionError> {
-        OwnThread::block_on(authsession::AuthSession::connect(client, config, auth))
-            .map(AuthSession)
+        OwnThread::block_on(net_auth::AuthSession::connect(client, config, auth)).map(AuthSession)
     }
 
     /// The session in use (it changes when the session authorizes again).

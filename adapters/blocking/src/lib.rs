@@ -23,8 +23,8 @@
 //!
 //! The core decides everything about the protocol and [`mcp_sansio_net`]'s session driver runs
 //! it (recording, the clock, era hints, how an operation ends, which socket goes back to the
-//! pool). The bytes move as on every async runtime ([`mcp_sansio_net::tasks`]), on smol's
-//! reactor ([`mcp_sansio_net::smol_rt`]): each operation is a `block_on` ([`OwnThread::block_on`]) of the same future the
+//! pool). The bytes move as on every async runtime ([`mcp_sansio_net::runtime::tasks`]), on smol's
+//! reactor ([`mcp_sansio_net::runtime::smol`]): each operation is a `block_on` ([`OwnThread::block_on`]) of the same future the
 //! async adapters await, on the calling thread, so it ends within the same budgets and the same
 //! deadlines. What that code does:
 //!
@@ -58,12 +58,13 @@ pub mod auth;
 
 pub use auth::AuthSession;
 use mcp_sansio::{Completion, Config, Error};
-use mcp_sansio_net::smol_rt::{OwnThread, SmolStream, SmolThreads};
+use mcp_sansio_net::runtime::smol::{OwnThread, SmolStream, SmolThreads};
+use mcp_sansio_net::runtime::tasks;
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
 };
-use mcp_sansio_net::{tasks, ClientRuntime, SessionRuntime, Start, Tasks};
+use mcp_sansio_net::{ClientRuntime, SessionRuntime, Start, Tasks};
 pub use mcp_sansio_transcript::{TranscriptFile, TranscriptSink};
 
 /// An MCP client on threads. Cheap to clone: clones share the address policy, resolver, TLS

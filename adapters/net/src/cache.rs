@@ -52,7 +52,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::{Budgets, Catalog, Config, EraHint, Tool};
 
-use crate::client::lock;
+use crate::lock::lock;
 
 /// Where cached entries live: bytes under bytes. Implementations bound what they hold; every
 /// entry read back is checked again, so a store may lose, corrupt or return stale bytes without

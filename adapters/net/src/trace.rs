@@ -13,7 +13,7 @@
 //!   (its id), `method` (HTTP), `rpc` (the JSON-RPC method it carries; `refusal` or `response`
 //!   for the client's answer to a server request), `fresh_socket`, `bytes_read` and `outcome`
 //!   (`finished`, `reusable` or `abandoned`); over HTTP/2 the shared connection
-//!   ([`SharedH2`](crate::h2share::SharedH2)) makes the span of each stream it opens, with
+//!   ([`SharedH2`](crate::SharedH2)) makes the span of each stream it opens, with
 //!   `stream` (its HTTP/2 stream id) instead of `fresh_socket`, `bytes_read` the raw bytes the
 //!   session read while the stream was open, and `outcome` `finished` or `abandoned`;
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),

@@ -13,7 +13,7 @@ use mcp_sansio::auth::{
     ClientAuth, DpopKey, Grant, IssuerPin,
 };
 use mcp_sansio::Instant;
-use mcp_sansio_net::signer::KeySigner;
+use mcp_sansio_net::auth::KeySigner;
 use ring::signature::{self, KeyPair as _, UnparsedPublicKey};
 use serde_json::Value;
 

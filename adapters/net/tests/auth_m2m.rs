@@ -14,8 +14,8 @@ use mcp_sansio::auth::{
     IssuerPin, UrlPolicy,
 };
 use mcp_sansio::Instant;
+use mcp_sansio_net::auth::KeySigner;
 use mcp_sansio_net::auth::{AuthHttp, Authorization, AuthorizeError};
-use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_test_support::adapter_tests::m2m as support;
 use mcp_sansio_test_support::auth_server::{m2m, pairs, AuthServer, Mode};

@@ -292,7 +292,7 @@ fn an_exchange_that_cannot_start_fails_the_operation() {
 
 #[test]
 fn reads_are_sized_from_what_the_byte_budget_leaves() {
-    use mcp_sansio_net::driver::{next_read_size, read_size, READ_MAX, READ_MIN};
+    use mcp_sansio_net::session::{next_read_size, read_size, READ_MAX, READ_MIN};
     // A quarter of what is left, within the bounds.
     assert_eq!(read_size(0), READ_MIN);
     assert_eq!(read_size(4 * READ_MIN as u64 - 4), READ_MIN);

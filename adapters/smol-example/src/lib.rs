@@ -4,15 +4,15 @@
 //! Everything that is not "how bytes move" is shared with the tokio and the blocking adapters:
 //! the [`SessionDriver`](mcp_sansio_net::SessionDriver) runs the core (recording, the clock, era hints, how an operation ends,
 //! which socket goes back to the pool), the [`ClientBuilder`](mcp_sansio_net::ClientBuilder) and the address policy decide which
-//! addresses may be dialled, and [`mcp_sansio_net::dial`] is the dial rule (one deadline across
+//! addresses may be dialled, and [`mcp_sansio_net::guard::dial`] is the dial rule (one deadline across
 //! every admitted address and the TLS handshake, the TLS server name, the idle check of a pooled
-//! socket), and [`mcp_sansio_net::tasks`] moves the bytes of every async runtime (one task per
+//! socket), and [`mcp_sansio_net::runtime::tasks`] moves the bytes of every async runtime (one task per
 //! exchange, reading once each time the session asks; the inline exchange; the HTTP/2 sockets).
 //! How smol reads, writes, spawns and sleeps ([`AsyncNet`](mcp_sansio_net::AsyncNet)), on smol's
 //! [`Async<TcpStream>`](smol::Async) with TLS by `futures-rustls`, is [`SmolNet`], which the
 //! blocking adapter runs on too; this crate names the types.
 //!
-//! HTTP/2 takes the shared route ([`mcp_sansio_net::route::session_driver`]): when TLS negotiates
+//! HTTP/2 takes the shared route of [`mcp_sansio_net::runtime::tasks`]: when TLS negotiates
 //! `h2` by ALPN, or for an `http` endpoint with
 //! [`h2_prior_knowledge`](mcp_sansio_net::ClientBuilder::h2_prior_knowledge), every session of a
 //! [`Client`] to the origin is a work item of its one shared connection
@@ -41,7 +41,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use mcp_sansio_net::smol_rt::{SmolNet, SmolStream};
+pub use mcp_sansio_net::runtime::smol::{SmolNet, SmolStream};
 pub use mcp_sansio_net::{AddressPolicy, CallObserver, Resolve, StaticResolver, SystemResolver};
 
 /// An MCP client on smol.
@@ -53,7 +53,6 @@ pub type Client = mcp_sansio_net::Client<SmolNet>;
 pub type Session = mcp_sansio_net::Session<SmolNet>;
 
 /// A [`Session`] that authorizes when the server asks (a 401, or a 403 `insufficient_scope`)
-/// and retries once: the shared [`AuthSession`](mcp_sansio_net::authsession::AuthSession) on
-/// smol ([`AsyncAuth`](mcp_sansio_net::async_auth::AsyncAuth)).
-pub type AuthSession =
-    mcp_sansio_net::authsession::AuthSession<mcp_sansio_net::async_auth::AsyncAuth<SmolNet>>;
+/// and retries once: the shared [`AuthSession`](mcp_sansio_net::auth::AuthSession) on
+/// smol ([`AsyncAuth`](mcp_sansio_net::auth::AsyncAuth)).
+pub type AuthSession = mcp_sansio_net::auth::AuthSession<mcp_sansio_net::auth::AsyncAuth<SmolNet>>;

@@ -65,17 +65,17 @@ pub use mcp_sansio_net::auth::{
 use crate::{Client, Session};
 
 /// A [`Session`] that authorizes when the server asks: see the [module docs](self).
-pub type AuthSession = mcp_sansio_net::authsession::AuthSession<TokioAuth>;
+pub type AuthSession = mcp_sansio_net::auth::AuthSession<TokioAuth>;
 
 /// The tokio side of an [`AuthSession`]: sessions of this crate, authorization requests through
 /// [`send`], the user agent (the embedder's blocking hook) on the blocking pool.
-pub type TokioAuth = mcp_sansio_net::async_auth::AsyncAuth<crate::Tokio>;
+pub type TokioAuth = mcp_sansio_net::auth::AsyncAuth<crate::Tokio>;
 
 /// One authorization exchange on tokio, within [`AuthHttp::exchange_timeout`] counted from its
-/// start ([`mcp_sansio_net::async_auth::send`]).
+/// start ([`mcp_sansio_net::auth::async_auth::send`]).
 pub async fn send(
     http: &AuthHttp,
     req: &mcp_sansio::auth::AuthRequest,
 ) -> Result<mcp_sansio::auth::AuthResponse, mcp_sansio::TransportError> {
-    mcp_sansio_net::async_auth::send::<crate::Tokio>(http, req).await
+    mcp_sansio_net::auth::async_auth::send::<crate::Tokio>(http, req).await
 }

@@ -42,7 +42,7 @@
 //! a session's only exchange on an idle pooled socket runs inside the session's own future. A
 //! reusable socket goes back to the client's pool as soon as the core says so, any other is
 //! closed; a [`Session`] that is dropped aborts its tasks, which closes their sockets. The
-//! exchanges are written once for every async runtime ([`mcp_sansio_net::tasks`]).
+//! exchanges are written once for every async runtime ([`mcp_sansio_net::runtime::tasks`]).
 //!
 //! # Tracing
 //!
@@ -74,9 +74,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_sansio::TransportError;
-use mcp_sansio_net::dial::{server_name, tls_error, DialDeadline};
+use mcp_sansio_net::guard::dial::{server_name, tls_error, DialDeadline};
+use mcp_sansio_net::runtime::tasks::{AsyncNet, IoStep};
 use mcp_sansio_net::runtime::{Connect, Dialled, Runtime};
-use mcp_sansio_net::tasks::{AsyncNet, IoStep};
 pub use mcp_sansio_net::{
     read_ca_certificates, AddressPolicy, CaCertError, CallObserver, PoolLimits, Resolve,
     StaticResolver, SystemResolver,
@@ -103,7 +103,7 @@ pub type ClientBuilder = mcp_sansio_net::ClientBuilder<Client>;
 pub type Session = mcp_sansio_net::Session<Tokio>;
 
 /// The tokio runtime of the shared network code ([`mcp_sansio_net::runtime`],
-/// [`mcp_sansio_net::tasks`]): name resolution on the blocking pool, tokio sockets and tasks,
+/// [`mcp_sansio_net::runtime::tasks`]): name resolution on the blocking pool, tokio sockets and tasks,
 /// tokio-rustls.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tokio;

@@ -3,7 +3,7 @@
 use std::io;
 use std::task::{Context, Poll};
 
-use mcp_sansio_net::dial::{still_idle, Peek};
+use mcp_sansio_net::guard::dial::{still_idle, Peek};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
@@ -33,7 +33,7 @@ impl Stream {
     pub(crate) fn is_h2(&self) -> bool {
         match self {
             Stream::Plain(_) => false,
-            Stream::Tls(s) => mcp_sansio_net::tls::is_h2(s.get_ref().1.alpn_protocol()),
+            Stream::Tls(s) => mcp_sansio_net::guard::is_h2(s.get_ref().1.alpn_protocol()),
         }
     }
 

@@ -13,8 +13,8 @@ use mcp_sansio::auth::{
     AuthConfig, ClientAuth, ClientCredentials, ClientSettings, DpopKey, Grant, IdentityProvider,
     IssuerPin, PreRegistered, TokenAuthMethod, UrlPolicy,
 };
+use mcp_sansio_net::auth::KeySigner;
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
-use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::AddressPolicy;
 use serde_json::Value;
 

@@ -22,8 +22,8 @@ use mcp_sansio::auth::{
     UrlPolicy,
 };
 use mcp_sansio::{CallResult, Catalog, Config, ErrorKind};
+use mcp_sansio_net::auth::KeySigner;
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
-use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::{client_config, client_config_with_extra_roots, SystemResolver};
 use mcp_sansio_tokio::Session;
 use mcp_sansio_tokio::{

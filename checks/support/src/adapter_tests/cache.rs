@@ -260,7 +260,7 @@ pub fn loopback() -> mcp_sansio_net::AddressPolicy {
 
 /// A fresh ES256 DPoP key.
 pub fn dpop_key() -> mcp_sansio::auth::DpopKey {
-    let key = mcp_sansio_net::signer::KeySigner::generate_es256().expect("a key");
+    let key = mcp_sansio_net::auth::KeySigner::generate_es256().expect("a key");
     mcp_sansio::auth::DpopKey(Arc::new(key))
 }
 

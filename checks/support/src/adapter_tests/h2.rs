@@ -45,7 +45,7 @@ pub fn tls_server(
 /// key, and the key's public point.
 pub fn dpop_config(url: &str) -> (mcp_sansio::Config, Vec<u8>) {
     use mcp_sansio::auth::{DpopBinding, DpopKey};
-    let key = mcp_sansio_net::signer::KeySigner::generate_es256().unwrap();
+    let key = mcp_sansio_net::auth::KeySigner::generate_es256().unwrap();
     let public = key.public_key();
     let binding = DpopBinding::new("dpop-token", DpopKey(Arc::new(key)), "h2-test-seed");
     (h2_server::config(url).with_dpop(binding), public)

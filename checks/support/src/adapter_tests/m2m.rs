@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use mcp_sansio::auth::{AuthConfig, ClientAuth, Grant, IdentityProvider, IssuerPin, UrlPolicy};
+use mcp_sansio_net::auth::KeySigner;
 use mcp_sansio_net::auth::{AuthHttp, Authorization};
-use mcp_sansio_net::signer::KeySigner;
 use mcp_sansio_net::AddressPolicy;
 
 use crate::auth_server::{m2m, AuthServer, Browser};

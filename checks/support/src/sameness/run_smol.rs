@@ -14,6 +14,6 @@ impl Runner for Smol {
 
     fn run(&self, s: &Scenario, url: &str, port: u16, sink: Arc<Memory>) -> Vec<String> {
         let acts = run_async::acts::<mcp_sansio_smol_example::SmolNet>(s, url, port, sink);
-        mcp_sansio_net::smol_rt::block_on(acts)
+        mcp_sansio_net::runtime::smol::block_on(acts)
     }
 }

@@ -10,8 +10,8 @@ use std::task::{Context, Poll, Waker};
 
 use mcp_sansio::ExchangeId;
 
-use crate::client::lock;
-use crate::Report;
+use crate::lock::lock;
+use crate::session::Report;
 
 /// What the exchanges of one session and its HTTP/2 connection tell it. Only the session waits
 /// on it (one waiter), any number of tasks send.
@@ -133,7 +133,7 @@ pub(crate) struct TaskSlot<S>(Mutex<SlotState<S>>);
 struct SlotState<S> {
     /// The task's socket while it waits.
     held: Option<(SocketAddr, S)>,
-    /// Read on, at most this many bytes ([`read_size`](crate::driver::read_size) of the
+    /// Read on, at most this many bytes ([`read_size`](crate::session::io::read_size) of the
     /// session's byte budget).
     read_on: Option<usize>,
     /// The session ended the exchange: the task ends.

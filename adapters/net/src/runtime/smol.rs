@@ -1,5 +1,5 @@
 //! The smol runtime of the shared network code ([`runtime`](crate::runtime),
-//! [`tasks`](crate::tasks)): smol's reactor, tasks and timers, TLS by `futures-rustls`.
+//! [`tasks`](crate::runtime::tasks)): smol's reactor, tasks and timers, TLS by `futures-rustls`.
 //!
 //! The smol adapter (the repository's `mcp-sansio-smol-example`) runs its sessions on it
 //! ([`SmolNet`]: tasks on smol's executor), and the blocking adapter too ([`SmolThreads`]): each
@@ -21,10 +21,10 @@ use mcp_sansio::TransportError;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::{Async, Task, Timer};
 
-use crate::client::lock;
-use crate::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
+use crate::guard::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
+use crate::lock::lock;
+use crate::runtime::tasks::{within, AsyncNet, IoStep};
 use crate::runtime::{Connect, Dialled, Runtime};
-use crate::tasks::{within, AsyncNet, IoStep};
 #[cfg(unix)]
 use rustix::buffer::spare_capacity;
 
@@ -254,7 +254,7 @@ impl<S: Spawn> AsyncNet for SmolNet<S> {
     fn is_h2(stream: &SmolStream) -> bool {
         match stream {
             SmolStream::Plain(_) => false,
-            SmolStream::Tls(s) => crate::tls::is_h2(s.get_ref().1.alpn_protocol()),
+            SmolStream::Tls(s) => crate::guard::tls::is_h2(s.get_ref().1.alpn_protocol()),
         }
     }
 

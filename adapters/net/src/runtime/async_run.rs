@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use mcp_sansio::{Completion, Error, ExchangeId};
 
-use crate::{CallObserver, Io, Report, SessionDriver, Start, Wait};
+use crate::session::{CallObserver, Io, Report, SessionDriver, Start, Wait};
 
 /// The [`Io`] of an async adapter: what it queued in [`Io::start`] starts in
 /// [`launch`](AsyncIo::launch), and reports arrive through [`next`](AsyncIo::next).

@@ -2,30 +2,20 @@
 //! pool, the era hints and the transcript sink) and the one builder of both adapters' clients.
 
 use std::fmt;
-use std::marker::PhantomData;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use std::collections::HashMap;
 
 use mcp_sansio::{Config, Endpoint, EraHint, EraHints, Scheme, TransportError};
 use mcp_sansio_transcript::TranscriptSink;
-use rustls::pki_types::CertificateDer;
 
-use crate::dial::effective_dial_timeout;
-use crate::h2share::{H2Io, SharedH2, Waker};
-use crate::{
-    vetted_addresses, AddressPolicy, IdlePool, PoolLimits, Resolve, SystemResolver,
-    DEFAULT_DIAL_TIMEOUT,
-};
-
-/// Locks `m`, recovering the data of a poisoned lock: the pool and the hints stay consistent
-/// even if a holder panicked, since every update is a single insert or removal.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::guard::{vetted_addresses, AddressPolicy, IdlePool, Resolve};
+use crate::lock::lock;
+use crate::session::builder::{BuildClient, ClientBuilder};
+use crate::session::h2share::{H2Io, SharedH2, Waker};
 
 /// The era hints of a client, shared by its sessions ([`EraHints`]: keyed by server and
 /// authorization context, expiring with the `ttlMs` of `server/discover`, on the wall clock);
@@ -92,7 +82,7 @@ pub struct Shared<S> {
     /// The TLS configuration of `https` endpoints over HTTP/1.1 (ALPN `http/1.1`).
     pub tls: Arc<rustls::ClientConfig>,
     /// The TLS configuration of `https` endpoints where HTTP/2 may be spoken: `tls` offering
-    /// ALPN `h2` first ([`crate::tls::with_h2_alpn`]).
+    /// ALPN `h2` first (`with_h2_alpn`).
     pub tls_h2: Arc<rustls::ClientConfig>,
     /// Whether every exchange runs on HTTP/1.1 ([`ClientBuilder::http1_only`]).
     pub http1_only: bool,
@@ -104,9 +94,9 @@ pub struct Shared<S> {
     /// How long a write to an HTTP/2 socket may wait on the server before the socket fails
     /// ([`ClientBuilder::write_stall`]).
     pub write_stall: Duration,
-    pool: Mutex<IdlePool<S>>,
+    pub(crate) pool: Mutex<IdlePool<S>>,
     /// The shared HTTP/2 connection of each origin, and the origins being dialled.
-    h2: Arc<Mutex<H2Book>>,
+    pub(crate) h2: Arc<Mutex<H2Book>>,
     pub(crate) hints: Arc<HintBook>,
     /// The catalog cache, if on ([`ClientBuilder::catalog_cache`]).
     pub(crate) cache: Option<Arc<crate::cache::CatalogCache>>,
@@ -213,7 +203,7 @@ impl<S> Shared<S> {
     /// just opened with `scheme` and served through `io` ([`SharedH2::new_recorded`], with the
     /// client's sink and the session's number); `None` if the client does not record. It is not
     /// registered for the origin: no other session joins it. Join it
-    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) before its socket's reader
+    /// ([`SessionDriver::join_h2`](crate::session::driver::SessionDriver::join_h2)) before its socket's reader
     /// starts.
     pub fn h2_recorded(
         &self,
@@ -232,7 +222,7 @@ impl<S> Shared<S> {
     }
 
     /// The live shared HTTP/2 connection of `origin`, if there is one: a new session joins it
-    /// ([`SessionDriver::join_h2`](crate::SessionDriver::join_h2)) instead of dialling.
+    /// ([`SessionDriver::join_h2`](crate::session::driver::SessionDriver::join_h2)) instead of dialling.
     pub fn h2_connection(&self, origin: &str) -> Option<Arc<SharedH2>> {
         lock(&self.h2).live(origin)
     }
@@ -315,7 +305,7 @@ impl Drop for H2Book {
 }
 
 impl H2Book {
-    fn new(idle_timeout: Duration) -> H2Book {
+    pub(crate) fn new(idle_timeout: Duration) -> H2Book {
         H2Book {
             conns: HashMap::new(),
             dialling: HashMap::new(),
@@ -381,249 +371,6 @@ impl Drop for H2DialLead {
         for wake in waiting.into_iter().flatten() {
             wake();
         }
-    }
-}
-
-/// A client type a [`ClientBuilder`] builds: an adapter's `Client`, made from the shared state.
-pub trait BuildClient: Sized {
-    /// The adapter's socket, kept in the idle pool.
-    type Socket;
-    /// The client over `shared`.
-    fn from_shared(shared: Arc<Shared<Self::Socket>>) -> Self;
-}
-
-/// Builds a client of an adapter (`C`). Every default is the same in both adapters.
-pub struct ClientBuilder<C> {
-    policy: AddressPolicy,
-    resolver: Option<Arc<dyn Resolve>>,
-    tls: Option<Arc<rustls::ClientConfig>>,
-    extra_roots: Vec<CertificateDer<'static>>,
-    dial_timeout: Duration,
-    write_stall: Duration,
-    pool_limits: PoolLimits,
-    era_hints: bool,
-    catalog_cache: bool,
-    cache_store: Option<Arc<dyn crate::cache::Store>>,
-    cache_max_ttl: Duration,
-    http1_only: bool,
-    h2c: bool,
-    sink: Option<Arc<dyn TranscriptSink>>,
-    client: PhantomData<fn() -> C>,
-}
-
-impl<C> fmt::Debug for ClientBuilder<C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientBuilder")
-            .field("policy", &self.policy)
-            .field("dial_timeout", &self.dial_timeout)
-            .field("pool_limits", &self.pool_limits)
-            .field("era_hints", &self.era_hints)
-            .field("catalog_cache", &self.catalog_cache)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<C: BuildClient> Default for ClientBuilder<C> {
-    fn default() -> Self {
-        ClientBuilder::new()
-    }
-}
-
-impl<C: BuildClient> ClientBuilder<C> {
-    /// The defaults: the strict address policy (public addresses only), the system resolver, the
-    /// webpki roots, [`DEFAULT_DIAL_TIMEOUT`], the default pool limits, era hints on, the catalog
-    /// cache off, no recording.
-    pub fn new() -> Self {
-        ClientBuilder {
-            policy: AddressPolicy::strict(),
-            resolver: None,
-            tls: None,
-            extra_roots: Vec::new(),
-            dial_timeout: DEFAULT_DIAL_TIMEOUT,
-            write_stall: crate::DEFAULT_WRITE_STALL,
-            pool_limits: PoolLimits::default(),
-            era_hints: true,
-            catalog_cache: false,
-            cache_store: None,
-            cache_max_ttl: crate::cache::DEFAULT_MAX_TTL,
-            http1_only: false,
-            h2c: false,
-            sink: None,
-            client: PhantomData,
-        }
-    }
-
-    /// The address policy every dial is judged by. Default: [`AddressPolicy::strict`].
-    pub fn policy(mut self, p: AddressPolicy) -> Self {
-        self.policy = p;
-        self
-    }
-
-    /// The resolver of host names. Default: [`SystemResolver`].
-    pub fn resolver(mut self, r: impl Resolve) -> Self {
-        self.resolver = Some(Arc::new(r));
-        self
-    }
-
-    /// The rustls configuration for `https` endpoints. Default: [`crate::client_config`]
-    /// (webpki roots, ALPN `http/1.1`). Its ALPN list should offer `http/1.1` only: where the
-    /// adapter speaks HTTP/2, a copy offering `h2` first is made of it.
-    pub fn tls_config(mut self, c: Arc<rustls::ClientConfig>) -> Self {
-        self.tls = Some(c);
-        self
-    }
-
-    /// Trusts `certs` as roots besides the webpki roots, for servers behind a private certificate
-    /// authority; [`read_ca_certificates`](crate::read_ca_certificates) reads them from a PEM
-    /// file. Adds to the certificates of earlier calls. Ignored when
-    /// [`tls_config`](Self::tls_config) sets the whole configuration.
-    pub fn add_root_certificates(
-        mut self,
-        certs: impl IntoIterator<Item = CertificateDer<'static>>,
-    ) -> Self {
-        self.extra_roots.extend(certs);
-        self
-    }
-
-    /// The deadline of one dial: the TCP connects to every admitted address in turn and the TLS
-    /// handshake, together. Default [`DEFAULT_DIAL_TIMEOUT`]; zero means the default. The core's
-    /// request budget bounds the whole exchange anyway.
-    pub fn dial_timeout(mut self, d: Duration) -> Self {
-        self.dial_timeout = effective_dial_timeout(d);
-        self
-    }
-
-    /// How long a write to an HTTP/2 socket may wait on a server that stopped reading before
-    /// the socket fails, failing every stream on it. Default [`crate::DEFAULT_WRITE_STALL`]
-    /// (30 s); zero means the default. The blocking adapter fails a write that makes no progress
-    /// for this long; the tokio adapter one that has not finished within it.
-    pub fn write_stall(mut self, d: Duration) -> Self {
-        self.write_stall = if d.is_zero() {
-            crate::DEFAULT_WRITE_STALL
-        } else {
-            d
-        };
-        self
-    }
-
-    /// The limits of the idle-socket pool.
-    pub fn pool_limits(mut self, l: PoolLimits) -> Self {
-        self.pool_limits = l;
-        self
-    }
-
-    /// Whether listings are cached across the client's sessions (2026-07-28 `ttlMs`, SEP-2549;
-    /// see [`crate::cache`]). **Default off**: a cached listing hides a server's changes to its
-    /// tools for up to its lifetime, which a client opts into. On, a session of the same server
-    /// URL, the same authorization context ([`AuthContext`](mcp_sansio::AuthContext): bearer or
-    /// DPoP token and key, grant, or none), the same offered versions and declared capabilities
-    /// lists with no request while a listing is fresh, and calls a cached tool with its
-    /// `x-mcp-header` parameters without a `-32020` round trip. Entries live min(`ttlMs`,
-    /// [`catalog_cache_max_ttl`](Self::catalog_cache_max_ttl)); they are kept per authorization
-    /// context even when the server declares `cacheScope: public`. A client that records
-    /// transcripts does not use the cache (a transcript is what the session did on the wire).
-    pub fn catalog_cache(mut self, on: bool) -> Self {
-        self.catalog_cache = on;
-        self
-    }
-
-    /// A store shared beyond this client (by a platform's executor processes, say), behind the
-    /// catalog cache and the era hints: listings and learnt eras are written to it, and read
-    /// from it when this client has none. Every entry read back is checked again (a malformed
-    /// one is a miss). Default: none; the catalog cache then lives in a
-    /// [`MemoryStore`](crate::cache::MemoryStore) of
-    /// [`DEFAULT_MAX_BYTES`](crate::cache::DEFAULT_MAX_BYTES) and the era hints in the client.
-    pub fn shared_store(mut self, store: Arc<dyn crate::cache::Store>) -> Self {
-        self.cache_store = Some(store);
-        self
-    }
-
-    /// The longest a cached listing lives, whatever its `ttlMs`. Default
-    /// [`DEFAULT_MAX_TTL`](crate::cache::DEFAULT_MAX_TTL) (5 minutes).
-    pub fn catalog_cache_max_ttl(mut self, d: Duration) -> Self {
-        self.cache_max_ttl = d;
-        self
-    }
-
-    /// Whether the era learnt per server and authorization context is offered to the next
-    /// connect. Default on.
-    pub fn era_hints(mut self, on: bool) -> Self {
-        self.era_hints = on;
-        self
-    }
-
-    /// Forces HTTP/1.1: TLS offers ALPN `http/1.1` only and
-    /// [`h2_prior_knowledge`](Self::h2_prior_knowledge) is ignored. Default off: both adapters
-    /// offer ALPN `h2` then `http/1.1` and speak HTTP/2 where the server chooses it, every
-    /// session of the client to one origin sharing one HTTP/2 socket
-    /// ([`SharedH2`]). A client that records ([`record_to`](Self::record_to)) negotiates
-    /// HTTP/2 the same way, each of its sessions on an HTTP/2 socket of its own.
-    pub fn http1_only(mut self, on: bool) -> Self {
-        self.http1_only = on;
-        self
-    }
-
-    /// Speaks HTTP/2 with prior knowledge (h2c, no upgrade) to `http` endpoints: the server must
-    /// speak HTTP/2 in clear text, as test servers behind a trusted network may. Default off.
-    pub fn h2_prior_knowledge(mut self, on: bool) -> Self {
-        self.h2c = on;
-        self
-    }
-
-    /// Records every session of the client to `sink`: one transcript per session (connect to
-    /// close or drop), written as it goes, that replays against the core exactly. Secrets are
-    /// redacted before the sink sees them. Default: no recording.
-    ///
-    /// Recording does not change the HTTP version: an HTTP/1.1 session is recorded as HTTP/1.1
-    /// exchanges, an HTTP/2 session (ALPN `h2`, or [`h2_prior_knowledge`](Self::h2_prior_knowledge))
-    /// as an HTTP/2 transcript (`config http 2`) of the frames on its sockets. A transcript is
-    /// one session's view, so a client that records gives **each HTTP/2 session a socket of its
-    /// own** (and a fresh one when the server sends GOAWAY): its sessions do not share the
-    /// origin's HTTP/2 socket as those of a client that does not record do. That recorded
-    /// session moves to a fresh socket as soon as it is open, as its replay does. See
-    /// `docs/transcripts.md`.
-    pub fn record_to(mut self, sink: Arc<dyn TranscriptSink>) -> Self {
-        self.sink = Some(sink);
-        self
-    }
-
-    /// The client.
-    pub fn build(self) -> C {
-        let tls = self.tls.unwrap_or_else(|| {
-            if self.extra_roots.is_empty() {
-                crate::client_config()
-            } else {
-                crate::client_config_with_extra_roots(&self.extra_roots)
-            }
-        });
-        let http1_only = self.http1_only;
-        C::from_shared(Arc::new(Shared {
-            policy: self.policy,
-            resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
-            tls_h2: crate::tls::with_h2_alpn(&tls),
-            tls,
-            http1_only,
-            h2c: self.h2c && !http1_only,
-            dial_timeout: self.dial_timeout,
-            write_stall: self.write_stall,
-            pool: Mutex::new(IdlePool::new(self.pool_limits)),
-            h2: Arc::new(Mutex::new(H2Book::new(self.pool_limits.idle_timeout))),
-            hints: Arc::new(HintBook {
-                on: self.era_hints,
-                hints: Mutex::new(EraHints::new()),
-                store: self.cache_store.clone(),
-            }),
-            cache: (self.catalog_cache && self.sink.is_none()).then(|| {
-                let store = self.cache_store.unwrap_or_else(|| {
-                    Arc::new(crate::cache::MemoryStore::new(
-                        crate::cache::DEFAULT_MAX_BYTES,
-                    ))
-                });
-                Arc::new(crate::cache::CatalogCache::new(store, self.cache_max_ttl))
-            }),
-            sink: self.sink,
-            sessions: AtomicU64::new(0),
-        }))
     }
 }
 
@@ -796,11 +543,11 @@ pub trait SessionRuntime: Sized + 'static {
     /// makes of the completion.
     fn run<'a, T: Send + 'a>(
         session: &'a mut Session<Self>,
-        op: crate::Start<'a>,
-        observer: &'a mut dyn crate::CallObserver,
+        op: crate::session::io::Start<'a>,
+        observer: &'a mut dyn crate::session::io::CallObserver,
         then: fn(mcp_sansio::Completion) -> Result<T, mcp_sansio::Error>,
     ) -> Self::Op<'a, T>;
-    /// Closes the session: runs [`Start::Close`](crate::Start::Close), closes every socket still
+    /// Closes the session: runs [`Start::Close`](crate::session::io::Start::Close), closes every socket still
     /// serving one of its exchanges and ends its recording.
     fn close(session: Session<Self>) -> Self::Op<'static, ()>;
 }
@@ -814,7 +561,7 @@ pub trait SessionRuntime: Sized + 'static {
 /// legacy session (2025-11-25 and earlier, where a disconnect is no cancellation) one
 /// `notifications/cancelled` naming the request is posted, best effort, within the close budget.
 pub struct Session<R: SessionRuntime> {
-    driver: crate::SessionDriver,
+    driver: crate::session::driver::SessionDriver,
     io: R::Io,
 }
 
@@ -827,13 +574,13 @@ impl<R: SessionRuntime> fmt::Debug for Session<R> {
 impl<R: SessionRuntime> Session<R> {
     /// A session of `driver` whose exchanges run on `io` (for adapters).
     #[doc(hidden)]
-    pub fn from_parts(driver: crate::SessionDriver, io: R::Io) -> Self {
+    pub fn from_parts(driver: crate::session::driver::SessionDriver, io: R::Io) -> Self {
         Session { driver, io }
     }
 
     /// The session's driver and I/O (for adapters).
     #[doc(hidden)]
-    pub fn parts(&mut self) -> (&mut crate::SessionDriver, &mut R::Io) {
+    pub fn parts(&mut self) -> (&mut crate::session::driver::SessionDriver, &mut R::Io) {
         (&mut self.driver, &mut self.io)
     }
 
@@ -885,9 +632,9 @@ impl<R: SessionRuntime> Session<R> {
     pub fn list_tools(&mut self) -> R::Op<'_, mcp_sansio::Catalog> {
         R::run(
             self,
-            crate::Start::ListTools,
+            crate::session::io::Start::ListTools,
             no_observer(),
-            crate::SessionDriver::listed,
+            crate::session::driver::SessionDriver::listed,
         )
     }
 
@@ -905,10 +652,15 @@ impl<R: SessionRuntime> Session<R> {
         &'a mut self,
         name: &'a str,
         arguments_json: &'a [u8],
-        observer: &'a mut dyn crate::CallObserver,
+        observer: &'a mut dyn crate::session::io::CallObserver,
     ) -> R::Op<'a, mcp_sansio::CallResult> {
-        let op = crate::Start::call(name, arguments_json);
-        R::run(self, op, observer, crate::SessionDriver::called)
+        let op = crate::session::io::Start::call(name, arguments_json);
+        R::run(
+            self,
+            op,
+            observer,
+            crate::session::driver::SessionDriver::called,
+        )
     }
 
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
@@ -921,6 +673,6 @@ impl<R: SessionRuntime> Session<R> {
 
 /// An observer that declines everything, for as long as needed: a zero-sized value, so leaking
 /// its box allocates nothing.
-fn no_observer() -> &'static mut crate::NoObserver {
-    Box::leak(Box::new(crate::NoObserver))
+fn no_observer() -> &'static mut crate::session::io::NoObserver {
+    Box::leak(Box::new(crate::session::io::NoObserver))
 }

@@ -10,7 +10,7 @@
 //!
 //! [`AuthHttp::send`](crate::auth::AuthHttp::send) runs an [`AuthWire`] on a `std::net` socket
 //! with [`run_blocking`]; the adapters run the same [`AuthWire`] on their runtime's sockets
-//! ([`crate::async_auth::send`]).
+//! ([`crate::auth::async_auth::send`]).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -23,7 +23,7 @@ use mcp_sansio::ByteLedger;
 use mcp_sansio::{TransportError, TransportErrorKind};
 use rustls::{ClientConfig, ClientConnection};
 
-use crate::dial::{io_error, server_name, tls_error};
+use crate::guard::dial::{io_error, server_name, tls_error};
 
 /// Bytes of response head and framing allowed on top of an authorization response's body limit.
 pub const HEAD_ALLOWANCE: usize = 64 * 1024;

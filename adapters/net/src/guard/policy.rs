@@ -1,7 +1,7 @@
 //! Which IP addresses may be dialled.
 //!
 //! The policy judges an address, never a name: names are resolved first and every resolved
-//! address is judged (see [`crate::resolve`]). An IPv6 address that embeds an IPv4 address
+//! address is judged (see [`crate::guard::resolve`]). An IPv6 address that embeds an IPv4 address
 //! (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, IPv4-translated
 //! `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`) is judged by
 //! the IPv4 address it embeds, so `::ffff:127.0.0.1` is loopback.

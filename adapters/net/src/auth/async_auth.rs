@@ -1,4 +1,4 @@
-//! The authorizing session ([`AuthSession`](crate::authsession::AuthSession)) of every async
+//! The authorizing session ([`AuthSession`](crate::auth::session::AuthSession)) of every async
 //! runtime ([`AsyncNet`]), written once: its sessions are the runtime's, each authorization
 //! request is one [`send`], and the embedder's user agent hook, which blocks by contract, runs
 //! where the runtime allows blocking ([`Runtime::unblock`](crate::Runtime::unblock)).
@@ -9,15 +9,15 @@ use std::time::Instant;
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 
+use crate::auth::session::AuthRuntime;
+use crate::auth::wire::WIRE_READ;
 use crate::auth::{lock_hook, AuthHttp, Prepared, SharedHook};
-use crate::authsession::AuthRuntime;
-use crate::dial::{io_error, DialDeadline};
+use crate::guard::dial::{io_error, DialDeadline};
+use crate::runtime::tasks::{until, AsyncNet, IoStep};
 use crate::runtime::{self, Dialled};
-use crate::tasks::{until, AsyncNet, IoStep};
-use crate::wire::WIRE_READ;
-use crate::{CallObserver, Client, Session};
+use crate::session::{CallObserver, Client, Session};
 
-/// The async side of an [`AuthSession`](crate::authsession::AuthSession) on runtime `R`.
+/// The async side of an [`AuthSession`](crate::auth::session::AuthSession) on runtime `R`.
 #[derive(Debug)]
 pub struct AsyncAuth<R>(PhantomData<R>);
 

@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use rustls::pki_types::ServerName;
 
-use crate::policy::parse_literal_host;
-use crate::DEFAULT_DIAL_TIMEOUT;
+use crate::guard::policy::parse_literal_host;
+
+/// Default deadline of one dial (TCP connect and TLS handshake), as the issue of the adapters and
+/// the core's request budget both set it.
+pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The dial timeout a builder keeps for `d`: zero means [`DEFAULT_DIAL_TIMEOUT`].
 pub fn effective_dial_timeout(d: Duration) -> Duration {

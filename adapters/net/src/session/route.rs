@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use mcp_sansio::{Config, Error, TransportError, TransportErrorKind};
 
-use crate::client::{H2Route, Shared};
-use crate::driver::SessionDriver;
-use crate::h2share::{H2Io, SharedH2, Waker};
+use crate::session::client::{H2Route, Shared};
+use crate::session::driver::SessionDriver;
+use crate::session::h2share::{H2Io, SharedH2, Waker};
 
 /// What a new session's route to HTTP/2 needs of its adapter.
 pub trait H2Glue {

@@ -6,7 +6,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use mcp_sansio::{TransportError, TransportErrorKind};
 
-use crate::policy::{parse_literal_host, AddressPolicy, Refusal};
+use crate::guard::policy::{parse_literal_host, AddressPolicy, Refusal};
 
 /// Resolves a host name to addresses. Implementations block; the tokio adapter runs them on its
 /// blocking pool.
@@ -181,7 +181,7 @@ pub fn vetted_addresses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Rule;
+    use crate::guard::policy::Rule;
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()

@@ -1,17 +1,5 @@
-//! The session that authorizes, written once for every runtime ([`AuthSession`]): when the MCP
-//! server answers 401 (or 403 with `error="insufficient_scope"`), it runs the OAuth 2.1
-//! authorization once through its [`Authorization`], connects again with the new bearer token
-//! and retries the operation. A plain 403 never triggers authorization; a second refusal after
-//! authorizing is returned as it is.
-//!
-//! When it connects again, the new session is connected first; only once it is connected is
-//! the session it replaces closed (best effort: its error is ignored, since the server may no
-//! longer accept the old token). If the new connection fails, the old session is kept as it was
-//! and the error returned. After it connected, a session opens the user agent at most
-//! [`MAX_STEP_UPS`] more times.
-//!
-//! The adapter says how to connect, run an operation, send an authorization request and open
-//! the user agent on its runtime ([`AuthRuntime`]).
+//! The session that authorizes when the server asks, written once for every runtime
+//! ([`AuthSession`]).
 
 use std::future::Future;
 
@@ -22,7 +10,7 @@ use crate::auth::{
     authorization_needed, AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError,
     SharedHook, MAX_STEP_UPS,
 };
-use crate::driver::CallObserver;
+use crate::session::io::CallObserver;
 
 /// What an [`AuthSession`] needs of its adapter.
 pub trait AuthRuntime {
@@ -85,7 +73,20 @@ pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), Autho
     }
 }
 
-/// A session that authorizes when the server asks: see the [module docs](self).
+/// The session that authorizes, written once for every runtime ([`AuthSession`]): when the MCP
+/// server answers 401 (or 403 with `error="insufficient_scope"`), it runs the OAuth 2.1
+/// authorization once through its [`Authorization`], connects again with the new bearer token
+/// and retries the operation. A plain 403 never triggers authorization; a second refusal after
+/// authorizing is returned as it is.
+///
+/// When it connects again, the new session is connected first; only once it is connected is
+/// the session it replaces closed (best effort: its error is ignored, since the server may no
+/// longer accept the old token). If the new connection fails, the old session is kept as it was
+/// and the error returned. After it connected, a session opens the user agent at most
+/// [`MAX_STEP_UPS`] more times.
+///
+/// The adapter says how to connect, run an operation, send an authorization request and open
+/// the user agent on its runtime ([`AuthRuntime`]).
 pub struct AuthSession<R: AuthRuntime> {
     client: R::Client,
     config: Config,
@@ -182,7 +183,7 @@ impl<R: AuthRuntime> AuthSession<R> {
         name: &str,
         arguments_json: &[u8],
     ) -> Result<CallResult, AuthSessionError> {
-        self.call_tool_with(name, arguments_json, &mut crate::NoObserver)
+        self.call_tool_with(name, arguments_json, &mut crate::session::NoObserver)
             .await
     }
 

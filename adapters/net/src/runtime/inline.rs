@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 
 use mcp_sansio::ExchangeId;
 
-use crate::driver::next_read_size;
+use crate::session::io::next_read_size;
 
 /// Where an inline exchange is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

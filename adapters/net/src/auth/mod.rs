@@ -11,14 +11,14 @@
 //! excess). The whole exchange — dial, TLS handshake, request and response — has one deadline
 //! ([`AuthHttp::timeout`]), checked around every socket operation, and one byte limit on what
 //! is read from the socket, TLS records included: rustls is driven by hand
-//! ([`crate::wire::AuthWire`]), so a server that trickles its handshake or streams records
+//! (`wire::AuthWire`), so a server that trickles its handshake or streams records
 //! without end is cut off at the deadline or the limit, whichever comes first.
 //!
 //! [`Authorization`] runs one authorization to its end: it asks the [`AuthHook`] to open the
 //! user agent, and loads and saves the [`CredentialStore`] through it: on the calling thread
 //! with [`AuthHttp::send`] ([`Authorization::authorize`]), or, in every adapter's authorizing
-//! session ([`crate::authsession::AuthSession`]), step by step ([`Authorization::next_step`])
-//! with the exchanges on the adapter's runtime ([`crate::async_auth::send`]), under the same
+//! session ([`crate::auth::session::AuthSession`]), step by step ([`Authorization::next_step`])
+//! with the exchanges on the adapter's runtime ([`crate::auth::async_auth::send`]), under the same
 //! deadline, and the embedder's user agent (which blocks by contract) where the runtime allows
 //! blocking.
 //! [`Authorization::record_to`] records every exchange of its authorizations (secrets
@@ -38,11 +38,20 @@ use rustls::ClientConfig;
 
 use mcp_sansio_transcript::{AuthRecorder, AuthRecording, TranscriptSink};
 
-use crate::dial::DialDeadline;
-use crate::policy::AddressPolicy;
-use crate::resolve::{vetted_addresses, Resolve, SystemResolver};
+use crate::guard::dial::DialDeadline;
+use crate::guard::policy::AddressPolicy;
+use crate::guard::resolve::{vetted_addresses, Resolve, SystemResolver};
 use crate::runtime::{block_on, connect, StdNet};
-use crate::wire::{run_blocking, AuthWire};
+use wire::{run_blocking, AuthWire};
+
+pub mod async_auth;
+pub(crate) mod session;
+pub(crate) mod signer;
+pub(crate) mod wire;
+
+pub use async_auth::AsyncAuth;
+pub use session::{drive, AuthRuntime, AuthSession};
+pub use signer::{KeyError, KeySigner};
 
 /// Default deadline of one authorization exchange (dial, request and response).
 pub const DEFAULT_AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -102,7 +111,7 @@ impl AuthHttp {
         AuthHttp::new(
             policy,
             Arc::new(SystemResolver),
-            crate::tls::client_config(),
+            crate::guard::tls::client_config(),
         )
     }
 

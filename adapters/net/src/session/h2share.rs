@@ -64,8 +64,8 @@ use mcp_sansio::mux::{H2Socket, WorkId};
 use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
-use crate::client::lock;
-use crate::driver::Report;
+use crate::lock::lock;
+use crate::session::io::Report;
 use crate::trace::{H2Trace, SessionTrace};
 
 /// Wakes a session whose inbox got events. It must not block (it is called under the lock).

@@ -1,8 +1,4 @@
-//! A [`JwtSigner`] on `ring` for `private_key_jwt` client assertions: an ECDSA (P-256 →
-//! `ES256`, P-384 → `ES384`) or RSA (`RS256`, or `PS256` on request) private key read from a
-//! PEM file (`-----BEGIN PRIVATE KEY-----`, PKCS#8) or a JWK (RFC 7517, with its private
-//! members). The key never leaves this type: `Debug` shows the algorithm and key ID only, and no
-//! error quotes the file's content.
+//! A `private_key_jwt` signer on `ring` ([`KeySigner`]).
 
 use std::path::Path;
 
@@ -30,7 +26,11 @@ enum Key {
     Rsa(RsaKeyPair),
 }
 
-/// Signs client assertions with a private key: see the [module docs](self).
+/// A [`JwtSigner`] on `ring` for `private_key_jwt` client assertions: an ECDSA (P-256 →
+/// `ES256`, P-384 → `ES384`) or RSA (`RS256`, or `PS256` on request) private key read from a
+/// PEM file (`-----BEGIN PRIVATE KEY-----`, PKCS#8) or a JWK (RFC 7517, with its private
+/// members). The key never leaves this type: `Debug` shows the algorithm and key ID only, and no
+/// error quotes the file's content.
 pub struct KeySigner {
     key: Key,
     alg: JwsAlgorithm,

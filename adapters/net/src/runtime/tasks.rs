@@ -4,7 +4,7 @@
 //! a task and how it sleeps); this module does the rest, the same on every runtime:
 //!
 //! - every [`AsyncNet`] is a [`ClientRuntime`] and a [`SessionRuntime`]: a session's route
-//!   ([`route::session_driver`]), its operations through the one run loop
+//!   (`route::session_driver`), its operations through the one run loop
 //!   ([`SessionDriver::run`](crate::SessionDriver::run)) and its close;
 //! - [`Tasks`], the session's [`Io`]: one task per exchange, which opens or takes its socket,
 //!   writes the request and forwards what it reads, one read at a time, waiting for the session
@@ -36,16 +36,18 @@ use mcp_sansio::{
     Completion, Config, Endpoint, Error, ExchangeId, Scheme, Transmit, TransportError,
 };
 
-use crate::client::{lock, Client, ClientRuntime, Session, SessionRuntime, Shared};
-use crate::dial::{io_error, tls_error};
-use crate::driver::{next_read_size, read_first, read_size, READ_MIN};
-use crate::inbox::{H2Waker, Inbox, TaskSlot};
-use crate::inline::{read_on_inline, take_inline, HoldsInline};
-use crate::route::{self, H2Glue};
+use crate::guard::dial::{io_error, tls_error};
+use crate::lock::lock;
+use crate::runtime::async_run::{AsyncIo, Wake};
+use crate::runtime::inbox::{H2Waker, Inbox, TaskSlot};
+use crate::runtime::inline::{read_on_inline, take_inline, HoldsInline};
+use crate::runtime::inline::{InlineExchange, InlinePhase, InlineStep};
 use crate::runtime::{dial_socket, Dialled, Runtime};
-use crate::{
-    AsyncIo, CallObserver, H2Io, InlineExchange, InlinePhase, InlineStep, Io, NoObserver, Report,
-    SessionDriver, SharedH2, Start, Wake, Waker,
+use crate::session::client::{Client, ClientRuntime, Session, SessionRuntime, Shared};
+use crate::session::io::{next_read_size, read_first, read_size, READ_MIN};
+use crate::session::route::{self, H2Glue};
+use crate::session::{
+    CallObserver, H2Io, Io, NoObserver, Report, SessionDriver, SharedH2, Start, Waker,
 };
 
 /// Bytes an HTTP/2 socket reads at a time.
@@ -65,7 +67,7 @@ pub trait AsyncNet: Runtime + Default {
     fn stream(dialled: Dialled<Self::Tcp, Self::Tls>) -> Self::Stream;
     /// Whether TLS negotiated `h2` by ALPN (never for a plain socket).
     fn is_h2(stream: &Self::Stream) -> bool;
-    /// Whether a pooled socket may serve a new request ([`crate::dial::still_idle`]).
+    /// Whether a pooled socket may serve a new request ([`crate::guard::dial::still_idle`]).
     fn is_idle(stream: &mut Self::Stream) -> bool;
     /// Runs one socket operation ([`IoStep`]) on `stream`. Cancel-safe: a read or write that
     /// did not complete moved no byte.
@@ -215,7 +217,7 @@ pub async fn close<R: AsyncNet>(
     result
 }
 
-/// A new session's side of the HTTP/2 route ([`route::session_driver`]).
+/// A new session's side of the HTTP/2 route (`route::session_driver`).
 struct Route<'a, R: AsyncNet> {
     shared: &'a Arc<Shared<R::Stream>>,
     endpoint: &'a Arc<Endpoint>,
@@ -361,7 +363,7 @@ async fn drive<R: AsyncNet>(inline: Option<&mut Inline<R::Stream>>) -> (Exchange
 }
 
 /// Where a task takes over an exchange the session drove inline.
-type Resume<S> = crate::Resume<S>;
+type Resume<S> = crate::runtime::inline::Resume<S>;
 
 impl<R: AsyncNet> Tasks<R> {
     /// The exchanges of a session of the client of `shared` to `endpoint` (`origin` its pool
@@ -734,7 +736,7 @@ impl<R: AsyncNet> AsyncH2<R> {
             .0
             .shared
             .upgrade()
-            .map_or(crate::DEFAULT_WRITE_STALL, |s| s.write_stall);
+            .map_or(crate::session::DEFAULT_WRITE_STALL, |s| s.write_stall);
         let task = h2_socket::<R>(stream, rx, conn, generation, stall);
         R::detach(R::spawn(&self.0.spawner, task));
     }

@@ -9,6 +9,19 @@
 //!
 //! [`StdNet`] connects `std::net` sockets, blocking inside the call (bounded by its limit); its
 //! futures are ready when first polled, and [`block_on`] runs them on the calling thread.
+//!
+//! The runtime glue around it, in this folder:
+//!
+//! - [`tasks`]: an async runtime's exchanges, inline exchange and HTTP/2 sockets, written once
+//!   against the small [`AsyncNet`](tasks::AsyncNet) trait (read, write, spawn, sleep);
+//! - `inbox`: a session's inbox of what its exchange tasks report, and the wake-ups of its
+//!   shared HTTP/2 connection;
+//! - `inline`: the bookkeeping of an exchange a session drives itself
+//!   ([`InlineExchange`](crate::InlineExchange));
+//! - `async_run`: the run loop of an async adapter ([`AsyncIo`](crate::AsyncIo),
+//!   [`Wake`](crate::Wake), [`SessionDriver::run`](crate::SessionDriver::run));
+//! - `smol` (feature `smol`): [`AsyncNet`](tasks::AsyncNet) on smol, which the smol and the
+//!   blocking adapters run on.
 
 use std::future::Future;
 use std::io;
@@ -21,8 +34,15 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Endpoint, Scheme, TransportError, TransportErrorKind};
 use rustls::ClientConfig;
 
-use crate::client::Shared;
-use crate::dial::DialDeadline;
+use crate::guard::dial::DialDeadline;
+use crate::session::client::Shared;
+
+pub(crate) mod async_run;
+pub(crate) mod inbox;
+pub(crate) mod inline;
+#[cfg(feature = "smol")]
+pub mod smol;
+pub mod tasks;
 
 /// How a runtime connects a TCP socket: all a dial's TCP part ([`connect`]) asks of it.
 pub trait Connect: Send + Sync + 'static {
@@ -152,7 +172,7 @@ pub async fn dial_socket<R: Runtime, S: Send + 'static>(
 
 /// `std::net` sockets: every connect blocks the calling thread, bounded by its limit; its futures
 /// are ready when first polled ([`block_on`]). What [`AuthHttp::send`](crate::auth::AuthHttp::send)
-/// dials with (the exchange itself, TLS included, is its [`AuthWire`](crate::wire::AuthWire)).
+/// dials with (the exchange itself, TLS included, is its `AuthWire`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdNet;
 
