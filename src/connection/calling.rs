@@ -83,7 +83,7 @@ impl Connection {
         };
         let (requests, state) = match answer {
             Ok(CallAnswer::Complete(r)) => {
-                self.machine.finish();
+                self.machine.finish_call();
                 self.events.push_back(Event::CallFinished(r));
                 return;
             }

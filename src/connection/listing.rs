@@ -54,7 +54,7 @@ impl Connection {
                 if matches!(self.machine.get(), State::Relisting { .. }) {
                     return self.resume_call(now, deadline);
                 }
-                if let Some(list) = self.machine.finish() {
+                if let Some(list) = self.machine.finish_list() {
                     self.events.push_back(Event::ToolsListed(list.catalog));
                 }
             }

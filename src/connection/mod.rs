@@ -71,6 +71,8 @@ mod state;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
 pub use self::state::ConnectionState;
+#[cfg(feature = "unstable-internals")]
+pub use self::state::TRANSITIONS;
 use self::{
     calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,
     state::*,
@@ -752,6 +754,10 @@ impl Connection {
     /// The next event, if any.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some((operation, error)) = self.machine.take_fault() {
+            // An invalid transition (a bug) ended the connection: reported before the rest.
+            self.events.push_front(Event::Failed { operation, error });
+        }
         self.events.pop_front()
     }
 

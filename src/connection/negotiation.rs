@@ -159,8 +159,16 @@ impl Connection {
             capabilities: server.capabilities,
             instructions: server.instructions,
         });
-        let then = self.machine.connected();
-        self.restart(now, then);
+        // Straight on to the operation a re-negotiation interrupted, if any, within its own
+        // deadline: a listing from its first page (still for the call it may run for), a call's
+        // round again.
+        let restart = self.machine.restart_step();
+        let req = restart.map(|(step, deadline)| self.new_request(now, step, Some(deadline)));
+        let sends = req.is_some();
+        self.machine.connected(req);
+        if sends {
+            self.send_pending(now, false, None);
+        }
     }
 
     /// Re-negotiates once after an era hint proved wrong, then restarts the operation: from the
@@ -185,25 +193,6 @@ impl Connection {
         self.listen_end();
         self.session = Session::None;
         self.start_initialize(now);
-    }
-
-    /// Restarts the operation a re-negotiation interrupted, within its own deadline: a listing
-    /// from its first page (still for the call it may run for), a call's round again.
-    pub(super) fn restart(&mut self, now: Instant, then: Then) {
-        let step = match &then {
-            Then::Report => return,
-            Then::List { .. } | Then::Relist { .. } => Step::ListPage { cursor: None },
-            Then::Call { .. } => Step::Call,
-        };
-        let deadline = match &then {
-            Then::Report => return,
-            Then::List { deadline }
-            | Then::Relist { deadline, .. }
-            | Then::Call { deadline, .. } => *deadline,
-        };
-        let req = self.new_request(now, step, Some(deadline));
-        self.machine.restart(then, req);
-        self.send_pending(now, false, None);
     }
 
     /// Sends `server/discover` offering the newest modern version (or `initialize` if none is

@@ -82,6 +82,115 @@ impl fmt::Display for ConnectionState {
     }
 }
 
+/// Every transition of the [table](Connection#transitions), as pairs of states: the table as
+/// data. Every state change the machine makes is checked against it ([`Machine`]: one not
+/// listed is a bug, caught by a debug assertion, and in a release build it ends the connection
+/// with [`Error::InvalidTransition`] rather than keep a wrong state), and `tests/transitions.rs`
+/// checks `transitions.md` against it both ways: every row's pair is here, and every pair here
+/// has a row that the test walks. A pair of a state with itself is a row whose input leaves the
+/// state as it is (a refused operation, a listing's next page, a call's next round).
+pub const TRANSITIONS: &[(ConnectionState, ConnectionState)] = {
+    use ConnectionState::*;
+    &[
+        (Unconnected, Unconnected),
+        (Unconnected, Discovering),
+        (Unconnected, Initializing),
+        (Unconnected, Ready),
+        (Unconnected, Closed),
+        (Discovering, Discovering),
+        (Discovering, Initializing),
+        (Discovering, Ready),
+        (Discovering, Listing),
+        (Discovering, Relisting),
+        (Discovering, Calling),
+        (Discovering, Resuming),
+        (Discovering, Unconnected),
+        (Discovering, Dead),
+        (Discovering, Closed),
+        (Initializing, Initializing),
+        (Initializing, Discovering),
+        (Initializing, Confirming),
+        (Initializing, Resuming),
+        (Initializing, Unconnected),
+        (Initializing, Dead),
+        (Initializing, Closed),
+        (Confirming, Ready),
+        (Confirming, Listing),
+        (Confirming, Relisting),
+        (Confirming, Calling),
+        (Confirming, Resuming),
+        (Confirming, Unconnected),
+        (Confirming, Dead),
+        (Confirming, Closing),
+        (Confirming, Closed),
+        (Ready, Ready),
+        (Ready, Listing),
+        (Ready, Calling),
+        (Ready, Closing),
+        (Ready, Closed),
+        (Listing, Listing),
+        (Listing, Ready),
+        (Listing, Discovering),
+        (Listing, Initializing),
+        (Listing, Resuming),
+        (Listing, Dead),
+        (Listing, Closing),
+        (Listing, Closed),
+        (Relisting, Relisting),
+        (Relisting, Calling),
+        (Relisting, Ready),
+        (Relisting, Discovering),
+        (Relisting, Initializing),
+        (Relisting, Resuming),
+        (Relisting, Dead),
+        (Relisting, Closing),
+        (Relisting, Closed),
+        (Calling, Calling),
+        (Calling, Ready),
+        (Calling, AwaitingInput),
+        (Calling, Backoff),
+        (Calling, Relisting),
+        (Calling, Discovering),
+        (Calling, Initializing),
+        (Calling, Resuming),
+        (Calling, Dead),
+        (Calling, Closing),
+        (Calling, Closed),
+        (AwaitingInput, Calling),
+        (AwaitingInput, Ready),
+        (AwaitingInput, Dead),
+        (AwaitingInput, Closing),
+        (AwaitingInput, Closed),
+        (Backoff, Calling),
+        (Backoff, Ready),
+        (Backoff, Dead),
+        (Backoff, Closing),
+        (Backoff, Closed),
+        (Resuming, Discovering),
+        (Resuming, Initializing),
+        (Resuming, Confirming),
+        (Resuming, Listing),
+        (Resuming, Relisting),
+        (Resuming, Calling),
+        (Resuming, Closing),
+        (Resuming, Unconnected),
+        (Resuming, Ready),
+        (Resuming, Dead),
+        (Resuming, Closed),
+        (Closing, Resuming),
+        (Closing, Closed),
+        (Dead, Dead),
+        (Dead, Closing),
+        (Dead, Closed),
+        (Closed, Closed),
+    ]
+};
+
+/// Whether `from → to` is a transition of the table ([`TRANSITIONS`]).
+fn is_transition(from: ConnectionState, to: ConnectionState) -> bool {
+    TRANSITIONS.iter().any(|&(a, b)| a == from && b == to)
+}
+
 /// What a negotiation leads to once connected: the caller's `connect` reports it; a
 /// re-negotiation (an era hint proved wrong) restarts the operation it interrupted.
 #[derive(Debug)]
@@ -310,6 +419,8 @@ impl State {
 #[derive(Debug)]
 pub(super) struct Machine {
     state: State,
+    /// The operation an invalid transition failed and its error, until reported.
+    fault: Option<(Operation, Error)>,
 }
 
 impl Machine {
@@ -317,6 +428,7 @@ impl Machine {
     pub(super) fn new() -> Machine {
         Machine {
             state: State::Unconnected,
+            fault: None,
         }
     }
 
@@ -411,208 +523,335 @@ impl Machine {
 
     // --- Transitions ---------------------------------------------------------------------------
 
-    fn replace(&mut self, next: State) -> State {
-        core::mem::replace(&mut self.state, next)
+    /// Takes the state out to build the next one from its data (the placeholder never stays:
+    /// every caller sets a state through [`Machine::set`] or [`Machine::invalid`]).
+    fn take(&mut self) -> State {
+        core::mem::replace(&mut self.state, State::Closed)
+    }
+
+    /// Moves from a state named `from` (already taken out) to `next`, a transition of the
+    /// table; any other is [`Machine::invalid`].
+    fn set(&mut self, from: ConnectionState, next: State) {
+        let to = next.name();
+        if is_transition(from, to) {
+            self.state = next;
+        } else {
+            self.broken(from, None, to);
+        }
+    }
+
+    /// `from` cannot make the transition to `to`: a bug of the connection. A debug build stops
+    /// here; a release build ends the connection ([`State::Dead`] with
+    /// [`Error::InvalidTransition`]) and reports the running operation failed with it, rather
+    /// than keep a wrong state.
+    fn invalid(&mut self, from: State, to: ConnectionState) {
+        let operation = from.operation();
+        self.broken(from.name(), operation, to);
+    }
+
+    fn broken(&mut self, from: ConnectionState, operation: Option<Operation>, to: ConnectionState) {
+        debug_assert!(false, "invalid transition {from} → {to}");
+        self.end_invalid(from, operation, to);
+    }
+
+    /// What a release build does on an invalid transition: the connection ends with the error
+    /// and the operation that was running fails with it.
+    fn end_invalid(
+        &mut self,
+        from: ConnectionState,
+        operation: Option<Operation>,
+        to: ConnectionState,
+    ) {
+        let error = Error::InvalidTransition { from, to };
+        self.fault = operation.map(|operation| (operation, error.clone()));
+        self.state = State::Dead(error);
+    }
+
+    /// The operation an invalid transition failed, with its error, to report once.
+    pub(super) fn take_fault(&mut self) -> Option<(Operation, Error)> {
+        self.fault.take()
     }
 
     /// Unconnected → Ready: a modern era hint connects without a request.
     pub(super) fn connect_from_hint(&mut self) {
-        if matches!(self.state, State::Unconnected) {
-            self.state = State::Ready;
+        match self.take() {
+            State::Unconnected => self.set(ConnectionState::Unconnected, State::Ready),
+            other => self.invalid(other, ConnectionState::Ready),
         }
     }
 
     /// → Discovering: `req` (a `server/discover`) is sent, by the caller's `connect`, as the one
     /// retry, or to re-negotiate the operation running.
     pub(super) fn discover(&mut self, req: Pending) {
-        let then = self.replace(State::Closed).into_then();
-        self.state = State::Discovering { req, then };
+        let from = self.take();
+        let name = from.name();
+        let then = from.into_then();
+        self.set(name, State::Discovering { req, then });
     }
 
     /// → Initializing: `req` (an `initialize`) is sent, with a legacy hint, after the probe, or
     /// to re-negotiate the operation running.
     pub(super) fn initialize(&mut self, req: Pending) {
-        let then = self.replace(State::Closed).into_then();
-        self.state = State::Initializing { req, then };
+        let from = self.take();
+        let name = from.name();
+        let then = from.into_then();
+        self.set(name, State::Initializing { req, then });
     }
 
     /// Initializing → Confirming: `req` (`notifications/initialized`) is sent.
     pub(super) fn confirm(&mut self, req: Pending) {
-        let then = self.replace(State::Closed).into_then();
-        self.state = State::Confirming { req, then };
-    }
-
-    /// A negotiation → Ready. Returns what it leads to ([`Then::Report`] if none ran).
-    pub(super) fn connected(&mut self) -> Then {
-        if !self.state.is_negotiating() {
-            return Then::Report;
+        match self.take() {
+            State::Initializing { then, .. } => {
+                self.set(
+                    ConnectionState::Initializing,
+                    State::Confirming { req, then },
+                );
+            }
+            other => self.invalid(other, ConnectionState::Confirming),
         }
-        self.replace(State::Ready).into_then()
     }
 
-    /// Ready → Listing: the caller's listing sends its first page `req`.
-    pub(super) fn start_list(&mut self, req: Pending, deadline: Deadline) {
-        self.state = State::Listing {
-            req,
-            list: ListState::new(),
-            deadline,
+    /// The first request of the operation a negotiation restarts once connected (its step and
+    /// deadline), or `None` for the caller's `connect` (and when no negotiation runs).
+    pub(super) fn restart_step(&self) -> Option<(Step, Deadline)> {
+        match &self.state {
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => match then {
+                Then::Report => None,
+                Then::List { deadline } | Then::Relist { deadline, .. } => {
+                    Some((Step::ListPage { cursor: None }, *deadline))
+                }
+                Then::Call { deadline, .. } => Some((Step::Call, *deadline)),
+            },
+            _ => None,
+        }
+    }
+
+    /// A negotiation → Ready, or → the operation it interrupted, restarted with `req` (its
+    /// first page, or its round again: the request [`Machine::restart_step`] names).
+    pub(super) fn connected(&mut self, req: Option<Pending>) {
+        let from = self.take();
+        let (name, operation) = (from.name(), from.operation());
+        let then = match from {
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => then,
+            other => return self.invalid(other, ConnectionState::Ready),
         };
-    }
-
-    /// Ready → Calling: the caller's call sends its first round `req`.
-    pub(super) fn start_call(&mut self, req: Pending, call: CallState, deadline: Deadline) {
-        self.state = State::Calling {
-            req,
-            call,
-            deadline,
-        };
-    }
-
-    /// Ready → the operation a re-negotiation interrupted, restarted with `req` (its first page,
-    /// or its round again).
-    pub(super) fn restart(&mut self, then: Then, req: Pending) {
-        self.state = match then {
-            Then::Report => State::Ready,
-            Then::List { deadline } => State::Listing {
+        let next = match (then, req) {
+            (Then::Report, None) => State::Ready,
+            (Then::List { deadline }, Some(req)) => State::Listing {
                 req,
                 list: ListState::new(),
                 deadline,
             },
-            Then::Relist {
-                call,
-                error,
-                deadline,
-            } => State::Relisting {
+            (
+                Then::Relist {
+                    call,
+                    error,
+                    deadline,
+                },
+                Some(req),
+            ) => State::Relisting {
                 req,
                 list: ListState::new(),
                 call,
                 error,
                 deadline,
             },
-            Then::Call { call, deadline } => State::Calling {
+            (Then::Call { call, deadline }, Some(req)) => State::Calling {
                 req,
                 call: *call,
                 deadline,
             },
+            // A request for a connect, or none for an operation to restart.
+            (Then::Report, Some(_))
+            | (Then::List { .. } | Then::Relist { .. } | Then::Call { .. }, None) => {
+                return self.broken(name, operation, ConnectionState::Ready)
+            }
         };
+        self.set(name, next);
+    }
+
+    /// Ready → Listing: the caller's listing sends its first page `req`.
+    pub(super) fn start_list(&mut self, req: Pending, deadline: Deadline) {
+        match self.take() {
+            State::Ready => self.set(
+                ConnectionState::Ready,
+                State::Listing {
+                    req,
+                    list: ListState::new(),
+                    deadline,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Listing),
+        }
+    }
+
+    /// Ready → Calling: the caller's call sends its first round `req`.
+    pub(super) fn start_call(&mut self, req: Pending, call: CallState, deadline: Deadline) {
+        match self.take() {
+            State::Ready => self.set(
+                ConnectionState::Ready,
+                State::Calling {
+                    req,
+                    call,
+                    deadline,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Calling),
+        }
     }
 
     /// The same state with its next request `req`: a listing's next page.
     pub(super) fn again(&mut self, next: Pending) {
-        if let Some(req) = self.state.req_mut() {
-            *req = next;
+        match &mut self.state {
+            State::Listing { req, .. } | State::Relisting { req, .. } => *req = next,
+            _ => {
+                let from = self.take();
+                let name = from.name();
+                self.invalid(from, name);
+            }
         }
     }
 
     /// Calling → Relisting: the call got a header mismatch (`error`); the listing's first page
     /// `req` is sent, on the call's deadline.
     pub(super) fn relist(&mut self, req: Pending, error: crate::error::RpcError) {
-        match self.replace(State::Closed) {
+        match self.take() {
             State::Calling {
                 mut call, deadline, ..
             } => {
                 call.relisted = true;
-                self.state = State::Relisting {
-                    req,
-                    list: ListState::new(),
-                    call: Box::new(call),
-                    error,
-                    deadline,
-                };
+                self.set(
+                    ConnectionState::Calling,
+                    State::Relisting {
+                        req,
+                        list: ListState::new(),
+                        call: Box::new(call),
+                        error,
+                        deadline,
+                    },
+                );
             }
-            other => self.state = other,
+            other => self.invalid(other, ConnectionState::Relisting),
         }
     }
 
     /// Relisting → Calling: the listing is complete; the call's round `req` is sent again.
     pub(super) fn call_after_relist(&mut self, req: Pending) {
-        match self.replace(State::Closed) {
-            State::Relisting { call, deadline, .. } => {
-                self.state = State::Calling {
+        match self.take() {
+            State::Relisting { call, deadline, .. } => self.set(
+                ConnectionState::Relisting,
+                State::Calling {
                     req,
                     call: *call,
                     deadline,
-                };
-            }
-            other => self.state = other,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Calling),
         }
     }
 
     /// Calling, AwaitingInput or Backoff → Calling: the call's next round `req` is sent.
     pub(super) fn next_round(&mut self, req: Pending) {
-        match self.replace(State::Closed) {
+        let from = self.take();
+        let name = from.name();
+        match from {
             State::Calling { call, deadline, .. }
             | State::AwaitingInput { call, deadline }
-            | State::Backoff { call, deadline, .. } => {
-                self.state = State::Calling {
+            | State::Backoff { call, deadline, .. } => self.set(
+                name,
+                State::Calling {
                     req,
                     call,
                     deadline,
-                };
-            }
-            other => self.state = other,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Calling),
         }
     }
 
     /// Calling → AwaitingInput: the server asked for input only the embedder can give.
     pub(super) fn await_input(&mut self) {
-        match self.replace(State::Closed) {
-            State::Calling { call, deadline, .. } => {
-                self.state = State::AwaitingInput { call, deadline };
-            }
-            other => self.state = other,
+        match self.take() {
+            State::Calling { call, deadline, .. } => self.set(
+                ConnectionState::Calling,
+                State::AwaitingInput { call, deadline },
+            ),
+            other => self.invalid(other, ConnectionState::AwaitingInput),
         }
     }
 
     /// Calling → Backoff: load shedding; the next round waits for `at`.
     pub(super) fn back_off(&mut self, at: Instant) {
-        match self.replace(State::Closed) {
-            State::Calling { call, deadline, .. } => {
-                self.state = State::Backoff { call, deadline, at };
-            }
-            other => self.state = other,
+        match self.take() {
+            State::Calling { call, deadline, .. } => self.set(
+                ConnectionState::Calling,
+                State::Backoff { call, deadline, at },
+            ),
+            other => self.invalid(other, ConnectionState::Backoff),
         }
     }
 
-    /// Listing or Calling → Ready: the operation succeeded. Returns the listing if it was one.
-    pub(super) fn finish(&mut self) -> Option<ListState> {
-        match self.replace(State::Ready) {
-            State::Listing { list, .. } => Some(list),
-            State::Calling { .. } => None,
+    /// Listing → Ready: the listing succeeded; returns it.
+    pub(super) fn finish_list(&mut self) -> Option<ListState> {
+        match self.take() {
+            State::Listing { list, .. } => {
+                self.set(ConnectionState::Listing, State::Ready);
+                Some(list)
+            }
             other => {
-                self.state = other;
+                self.invalid(other, ConnectionState::Ready);
                 None
             }
         }
     }
 
-    /// A listing's, a call's or a negotiation's request → Resuming: its legacy stream broke
-    /// after event `from`; the `GET` waits for `at`.
+    /// Calling → Ready: the call succeeded.
+    pub(super) fn finish_call(&mut self) {
+        match self.take() {
+            State::Calling { .. } => self.set(ConnectionState::Calling, State::Ready),
+            other => self.invalid(other, ConnectionState::Ready),
+        }
+    }
+
+    /// A state waiting on a request → Resuming: its legacy stream broke after event `from`;
+    /// the `GET` waits for `at`.
     pub(super) fn suspend(&mut self, from: String, retry: Option<Duration>, at: Instant) {
-        let interrupted = self.replace(State::Closed);
-        self.state = State::Resuming {
-            from,
-            retry,
-            at,
-            interrupted: Box::new(interrupted),
-        };
+        let interrupted = self.take();
+        let name = interrupted.name();
+        if interrupted.req().is_none() {
+            return self.invalid(interrupted, ConnectionState::Resuming);
+        }
+        self.set(
+            name,
+            State::Resuming {
+                from,
+                retry,
+                at,
+                interrupted: Box::new(interrupted),
+            },
+        );
     }
 
     /// Resuming → the state it interrupted: the `GET` is sent. Returns the last event id and
     /// the stream's `retry:`.
     pub(super) fn resume(&mut self) -> Option<(String, Option<Duration>)> {
-        match self.replace(State::Closed) {
+        match self.take() {
             State::Resuming {
                 from,
                 retry,
                 interrupted,
                 ..
             } => {
-                self.state = *interrupted;
+                self.set(ConnectionState::Resuming, *interrupted);
                 Some((from, retry))
             }
             other => {
-                self.state = other;
+                let name = other.name();
+                self.invalid(other, name);
                 None
             }
         }
@@ -621,22 +860,28 @@ impl Machine {
     /// A running operation → Dead (`dead`, a connection failure), Unconnected (a failed
     /// negotiation) or Ready: it failed.
     pub(super) fn fail(&mut self, dead: Option<Error>) {
-        let negotiating = self.state.is_negotiating();
-        self.state = match dead {
+        let from = self.take();
+        let next = match dead {
             Some(error) => State::Dead(error),
-            None if negotiating => State::Unconnected,
+            None if from.is_negotiating() => State::Unconnected,
             None => State::Ready,
         };
+        if from.operation().is_none() {
+            return self.invalid(from, next.name());
+        }
+        self.set(from.name(), next);
     }
 
     /// Ready, Dead or an interrupted operation → Closing: the `DELETE` `req` is sent.
     pub(super) fn closing(&mut self, req: Pending) {
-        self.state = State::Closing { req };
+        let from = self.take();
+        self.set(from.name(), State::Closing { req });
     }
 
     /// Any state → Closed.
     pub(super) fn closed(&mut self) {
-        self.state = State::Closed;
+        let from = self.take();
+        self.set(from.name(), State::Closed);
     }
 }
 
@@ -680,8 +925,6 @@ mod tests {
         assert!(m.req().is_some(), "the interrupted request is kept");
         assert_eq!(m.resume(), Some(("ev-1".into(), None)));
         assert_eq!(m.name(), ConnectionState::Listing);
-        assert_eq!(m.resume(), None, "only a resumption resumes");
-        assert_eq!(m.name(), ConnectionState::Listing);
     }
 
     #[test]
@@ -697,9 +940,20 @@ mod tests {
         assert_eq!(m.operation(), Some(Operation::ListTools));
         m.initialize(req(Step::initialize()));
         assert_eq!(m.operation(), Some(Operation::ListTools));
-        assert!(matches!(m.connected(), Then::List { .. }));
-        assert_eq!(m.name(), ConnectionState::Ready);
+        assert!(matches!(
+            m.restart_step(),
+            Some((Step::ListPage { cursor: None }, _))
+        ));
+        m.connected(Some(req(Step::ListPage { cursor: None })));
+        assert_eq!(
+            m.name(),
+            ConnectionState::Listing,
+            "the listing restarts at once"
+        );
         // A failed negotiation leaves nothing negotiated; a failed operation leaves it ready.
+        m.fail(None);
+        assert_eq!(m.name(), ConnectionState::Ready);
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
         m.discover(req(Step::Discover {
             attempt: 0,
             version: "v".into(),
@@ -714,5 +968,48 @@ mod tests {
         m.fail(Some(Error::Closed));
         assert_eq!(m.name(), ConnectionState::Dead);
         assert_eq!(m.operation(), None);
+    }
+
+    /// "Only a resumption resumes": any other state asked to resume is a bug, caught in a debug
+    /// build.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "invalid transition Listing → Listing")]
+    fn an_invalid_transition_is_caught_in_a_debug_build() {
+        let mut m = Machine::new();
+        m.connect_from_hint();
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
+        let _ = m.resume();
+    }
+
+    /// A release build ends the connection instead: Dead with the typed error, and the
+    /// operation that ran reported failed once.
+    #[test]
+    fn an_invalid_transition_ends_the_connection_with_a_typed_error() {
+        let mut m = Machine::new();
+        m.connect_from_hint();
+        m.start_list(req(Step::ListPage { cursor: None }), deadline());
+        m.end_invalid(
+            ConnectionState::Listing,
+            Some(Operation::ListTools),
+            ConnectionState::Backoff,
+        );
+        let error = Error::InvalidTransition {
+            from: ConnectionState::Listing,
+            to: ConnectionState::Backoff,
+        };
+        assert_eq!(m.name(), ConnectionState::Dead);
+        assert!(matches!(m.get(), State::Dead(e) if *e == error));
+        assert_eq!(error.kind(), crate::error::ErrorKind::ConnectionFailed);
+        assert_eq!(m.take_fault(), Some((Operation::ListTools, error)));
+        assert_eq!(m.take_fault(), None, "reported once");
+    }
+
+    /// The table's pairs are a set: none listed twice.
+    #[test]
+    fn the_transitions_are_listed_once() {
+        for (i, a) in TRANSITIONS.iter().enumerate() {
+            assert!(!TRANSITIONS[i + 1..].contains(a), "{a:?} listed twice");
+        }
     }
 }
