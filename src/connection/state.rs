@@ -118,7 +118,6 @@ pub const TRANSITIONS: &[(ConnectionState, ConnectionState)] = {
         (Confirming, Listing),
         (Confirming, Relisting),
         (Confirming, Calling),
-        (Confirming, Resuming),
         (Confirming, Unconnected),
         (Confirming, Dead),
         (Confirming, Closing),
@@ -168,7 +167,6 @@ pub const TRANSITIONS: &[(ConnectionState, ConnectionState)] = {
         (Backoff, Closed),
         (Resuming, Discovering),
         (Resuming, Initializing),
-        (Resuming, Confirming),
         (Resuming, Listing),
         (Resuming, Relisting),
         (Resuming, Calling),
@@ -177,7 +175,6 @@ pub const TRANSITIONS: &[(ConnectionState, ConnectionState)] = {
         (Resuming, Ready),
         (Resuming, Dead),
         (Resuming, Closed),
-        (Closing, Resuming),
         (Closing, Closed),
         (Dead, Dead),
         (Dead, Closing),
@@ -939,6 +936,10 @@ mod tests {
         assert_eq!(m.name(), ConnectionState::Discovering);
         assert_eq!(m.operation(), Some(Operation::ListTools));
         m.initialize(req(Step::initialize()));
+        assert_eq!(m.operation(), Some(Operation::ListTools));
+        m.confirm(req(Step::Initialized {
+            server: Announced::default(),
+        }));
         assert_eq!(m.operation(), Some(Operation::ListTools));
         assert!(matches!(
             m.restart_step(),
