@@ -12,7 +12,6 @@ impl Connection {
             });
         }
         let deadline = Deadline::new(now, &self.config.budgets, Budget::ListTime);
-        self.retries = Retries::default();
         self.listen_keep(now, Some(deadline.at));
         let req = self.new_request(now, Step::ListPage { cursor: None }, Some(deadline));
         self.machine.start_list(req, deadline);

@@ -426,7 +426,6 @@ pub struct Connection {
     /// The protocol state: every transition is made by [`Machine`] (`state.rs`).
     machine: Machine,
     session: Session,
-    hint: Hint,
     /// The buffer of the message being handled, if it is one (a listed page's tools share it).
     message: Option<bytes::Bytes>,
     /// The answer to the pending `tools/call`, decoded with its message in one pass, while that
@@ -445,8 +444,6 @@ pub struct Connection {
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
-    /// The recoveries the running operation has used (each at most once per operation).
-    retries: Retries,
     /// The legacy session's standalone `GET` stream (`listen.rs`).
     listen: Listen,
     /// What the `server/discover` answer the connection is connected by said of its caching.
@@ -477,15 +474,6 @@ impl core::fmt::Debug for Connection {
     }
 }
 
-/// The recoveries an operation may make once each; reset when an operation starts.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Retries {
-    /// A new legacy session was started after the server ended the last one.
-    new_session: bool,
-    /// The protocol was re-negotiated after a `-32022` refused the version negotiated.
-    renegotiated: bool,
-}
-
 impl Connection {
     /// A new connection with `config`; nothing is sent until an operation starts.
     ///
@@ -499,7 +487,6 @@ impl Connection {
             config,
             machine: Machine::new(),
             session: Session::None,
-            hint: Hint::Settled,
             message: None,
             decoded_call: None,
             spare: Vec::new(),
@@ -511,7 +498,6 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             header_mismatches: 0,
-            retries: Retries::default(),
             listen: Listen::default(),
             discover_cache: None,
             dpop_nonce: None,
@@ -630,7 +616,6 @@ impl Connection {
                 self.session = Session::Modern {
                     version: version.clone(),
                 };
-                self.hint = Hint::Unproven;
                 self.machine.connect_from_hint();
                 self.events.push_back(Event::Connected {
                     era: Era::Modern,
@@ -644,8 +629,7 @@ impl Connection {
             Some(EraHint {
                 era: Era::Legacy, ..
             }) => {
-                self.hint = Hint::Unproven;
-                self.start_initialize(now);
+                self.start_initialize(now, true);
             }
             None => self.start_probe(now),
         }

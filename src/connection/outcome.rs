@@ -29,7 +29,7 @@ impl Connection {
                 let rpc_failure = match outcome {
                     Outcome::Result(result) => {
                         // An answer in the era the connection assumed: the hint, if any, was right.
-                        self.hint = Hint::Settled;
+                        self.machine.set_hint(Hint::Settled);
                         return if is_call {
                             self.on_call_result(now, result)
                         } else {
@@ -57,17 +57,19 @@ impl Connection {
                     }
                     Err(_) => false,
                 };
-                if self.hint != Hint::Settled && wrong_era {
+                if self.machine.hint() != Hint::Settled && wrong_era {
                     if let Ok((_, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
-                        self.retries.renegotiated = true; // that was the operation's one
+                        if let Some(rec) = self.machine.rec_mut() {
+                            rec.renegotiated = true; // that was the operation's one
+                        }
                     }
                     return self.renegotiate(now);
                 }
                 // A `-32022` refusing the version negotiated: the server changed its versions
                 // (a deployment mid-upgrade). Re-negotiate once per operation, then fail.
                 if let Ok((400..=499, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
-                    if !self.retries.renegotiated {
-                        self.retries.renegotiated = true;
+                    if let Some(rec) = self.machine.rec_mut().filter(|rec| !rec.renegotiated) {
+                        rec.renegotiated = true;
                         return self.renegotiate(now);
                     }
                 }
@@ -78,18 +80,20 @@ impl Connection {
                     rpc_failure,
                     Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
                 );
-                if not_found && self.session_id().is_some() && !self.retries.new_session {
-                    self.retries.new_session = true;
-                    return self.new_session(now);
+                if not_found && self.session_id().is_some() {
+                    if let Some(rec) = self.machine.rec_mut().filter(|rec| !rec.new_session) {
+                        rec.new_session = true;
+                        return self.new_session(now);
+                    }
                 }
                 // A header mismatch on a call made without the tool's schema: list once to
                 // learn its x-mcp-header parameters, then call once more.
                 if let Ok((_, HEADER_MISMATCH, rpc, _)) = &rpc_failure {
                     self.header_mismatches += 1;
-                    if let Some(call) = self.machine.call() {
-                        if !call.relisted && matches!(self.session, Session::Modern { .. }) {
-                            return self.relist_for_call(now, rpc.clone());
-                        }
+                    let calling = matches!(self.machine.get(), State::Calling { .. });
+                    let relisted = self.machine.rec().is_some_and(|rec| rec.relisted);
+                    if calling && !relisted && matches!(self.session, Session::Modern { .. }) {
+                        return self.relist_for_call(now, rpc.clone());
                     }
                 }
                 let error = match rpc_failure {

@@ -3,16 +3,24 @@
 //!
 //! The rest of the connection reads the state ([`Machine::get`] and the accessors below) and
 //! changes the data a state carries (a listing's catalog, a call's rounds, the pending request's
-//! counters), but only the methods of this module move it from one variant to another: the
-//! field is private to this module. Each method names the transition it makes; together they make
-//! the rows of the [transition table](Connection#transitions), which the tests check both ways:
-//! `tests/transitions.rs` drives every row, and `tests/support/table.rs` checks that every state
-//! change of every scripted session is a pair of states some row names.
+//! counters, the recoveries an operation made), but only the methods of this module move it from
+//! one variant to another: the field is private to this module. Each method names the
+//! transition it makes, matches the state it starts from, and moves through one check against
+//! [`TRANSITIONS`], the [transition table](Connection#transitions) as data: a transition the
+//! table lacks, or a method called in a state it does not start from, is a bug (a debug
+//! assertion; in a release build the connection ends with [`Error::InvalidTransition`], never
+//! keeping a wrong state). `tests/transitions.rs` checks the documented table against
+//! [`TRANSITIONS`] both ways and drives every row.
 //!
-//! The request a state waits on is its [`Pending`]: the negotiation steps, a listing's page, a
-//! call's round and the `DELETE` of a close each carry one. [`State::AwaitingInput`] and
-//! [`State::Backoff`] wait on the embedder or on time and carry none; [`State::Resuming`] keeps
-//! the state it interrupted, request included, and returns to it when the `GET` is sent.
+//! What an operation may still try lives in its states too: its [`Recovery`] (the one
+//! re-negotiation, the one new session, the one re-listing, and whether the era it runs in may
+//! still prove wrong) is made new when the operation starts and carried through every state it
+//! passes, so no allowance outlives its operation. The request a state waits on is its
+//! [`Pending`] (with the request's own one-time allowances: the resend on a fresh socket, the
+//! retry with a new `DPoP-Nonce`): the negotiation steps, a listing's page, a call's round and the
+//! `DELETE` of a close each carry one. [`State::AwaitingInput`] and [`State::Backoff`] wait on
+//! the embedder or on time and carry none; [`State::Resuming`] keeps the state it interrupted,
+//! request included, and returns to it when the `GET` is sent.
 
 use super::*;
 
@@ -188,6 +196,36 @@ fn is_transition(from: ConnectionState, to: ConnectionState) -> bool {
     TRANSITIONS.iter().any(|&(a, b)| a == from && b == to)
 }
 
+/// The recoveries one operation may make, each at most once, and whether the era it runs in
+/// may still prove wrong: data of the operation's states, made new when the operation starts
+/// ([`Machine::start_list`], [`Machine::start_call`]) and carried through every state it passes
+/// (a re-listing, a re-negotiation, a new session, a resumption, the rounds of a call), so that
+/// no allowance outlives its operation and none is reset while it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Recovery {
+    /// Whether the era assumed may still prove wrong (the hint the operation started with, until
+    /// an answer settles it).
+    pub(super) hint: Hint,
+    /// The protocol was re-negotiated after a `-32022` refused the version negotiated.
+    pub(super) renegotiated: bool,
+    /// A new legacy session was started after the server ended the last one.
+    pub(super) new_session: bool,
+    /// The tools were listed once after a header mismatch (a call's; never twice).
+    pub(super) relisted: bool,
+}
+
+impl Recovery {
+    /// An operation's, started in an era `hint` says may or may not prove wrong.
+    fn new(hint: Hint) -> Recovery {
+        Recovery {
+            hint,
+            renegotiated: false,
+            new_session: false,
+            relisted: false,
+        }
+    }
+}
+
 /// What a negotiation leads to once connected: the caller's `connect` reports it; a
 /// re-negotiation (an era hint proved wrong) restarts the operation it interrupted.
 #[derive(Debug)]
@@ -195,17 +233,19 @@ pub(super) enum Then {
     /// The caller's [`connect`](Connection::connect): report [`Event::Connected`] and be ready.
     Report,
     /// Restart the listing from its first page, within its deadline.
-    List { deadline: Deadline },
+    List { deadline: Deadline, rec: Recovery },
     /// Restart the listing a call runs after a header mismatch, within the call's deadline.
     Relist {
         call: Box<CallState>,
         error: crate::error::RpcError,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// Send the call's round again, within its deadline.
     Call {
         call: Box<CallState>,
         deadline: Deadline,
+        rec: Recovery,
     },
 }
 
@@ -214,7 +254,7 @@ impl Then {
     fn deadline(&self) -> Option<Deadline> {
         match self {
             Then::Report => None,
-            Then::List { deadline }
+            Then::List { deadline, .. }
             | Then::Relist { deadline, .. }
             | Then::Call { deadline, .. } => Some(*deadline),
         }
@@ -236,17 +276,23 @@ pub(super) enum State {
     Unconnected,
     /// `server/discover` (its first offer or the one retry) is pending.
     Discovering { req: Pending, then: Then },
-    /// `initialize` is pending.
-    Initializing { req: Pending, then: Then },
+    /// `initialize` is pending; `hinted` if a legacy era hint skipped the probe (a modern answer
+    /// then re-negotiates, once).
+    Initializing {
+        req: Pending,
+        then: Then,
+        hinted: bool,
+    },
     /// `notifications/initialized` is pending; the legacy session is recorded.
     Confirming { req: Pending, then: Then },
-    /// Negotiated and idle.
-    Ready,
+    /// Negotiated and idle; `hint` says whether the era may still prove wrong.
+    Ready { hint: Hint },
     /// A page of the caller's listing is pending.
     Listing {
         req: Pending,
         list: ListState,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// A page of the listing a call runs after a header mismatch is pending; the call and the
     /// error it got wait for the listing's end, on the call's deadline.
@@ -256,20 +302,27 @@ pub(super) enum State {
         call: Box<CallState>,
         error: crate::error::RpcError,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// A round of a tool call is pending.
     Calling {
         req: Pending,
         call: CallState,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// A tool call waits for the embedder's input responses.
-    AwaitingInput { call: CallState, deadline: Deadline },
+    AwaitingInput {
+        call: CallState,
+        deadline: Deadline,
+        rec: Recovery,
+    },
     /// A tool call waits for `at` to send its next round (load shedding).
     Backoff {
         call: CallState,
         deadline: Deadline,
         at: Instant,
+        rec: Recovery,
     },
     /// A legacy stream of `interrupted`'s request broke after event `from`: at `at` it is
     /// resumed with a `GET` carrying `Last-Event-ID: from`. `retry` is the stream's last `retry:`
@@ -295,7 +348,7 @@ impl State {
             State::Discovering { .. } => ConnectionState::Discovering,
             State::Initializing { .. } => ConnectionState::Initializing,
             State::Confirming { .. } => ConnectionState::Confirming,
-            State::Ready => ConnectionState::Ready,
+            State::Ready { .. } => ConnectionState::Ready,
             State::Listing { .. } => ConnectionState::Listing,
             State::Relisting { .. } => ConnectionState::Relisting,
             State::Calling { .. } => ConnectionState::Calling,
@@ -310,7 +363,7 @@ impl State {
 
     fn operation(&self) -> Option<Operation> {
         match self {
-            State::Unconnected | State::Ready | State::Dead(_) | State::Closed => None,
+            State::Unconnected | State::Ready { .. } | State::Dead(_) | State::Closed => None,
             State::Discovering { then, .. }
             | State::Initializing { then, .. }
             | State::Confirming { then, .. } => Some(then.operation()),
@@ -377,6 +430,70 @@ impl State {
         }
     }
 
+    /// The running operation's recoveries (through a resumption's wait and a re-negotiation).
+    fn rec(&self) -> Option<&Recovery> {
+        match self {
+            State::Listing { rec, .. }
+            | State::Relisting { rec, .. }
+            | State::Calling { rec, .. }
+            | State::AwaitingInput { rec, .. }
+            | State::Backoff { rec, .. } => Some(rec),
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => match then {
+                Then::Report => None,
+                Then::List { rec, .. } | Then::Relist { rec, .. } | Then::Call { rec, .. } => {
+                    Some(rec)
+                }
+            },
+            State::Resuming { interrupted, .. } => interrupted.rec(),
+            State::Unconnected
+            | State::Ready { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
+        }
+    }
+
+    fn rec_mut(&mut self) -> Option<&mut Recovery> {
+        match self {
+            State::Listing { rec, .. }
+            | State::Relisting { rec, .. }
+            | State::Calling { rec, .. }
+            | State::AwaitingInput { rec, .. }
+            | State::Backoff { rec, .. } => Some(rec),
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => match then {
+                Then::Report => None,
+                Then::List { rec, .. } | Then::Relist { rec, .. } | Then::Call { rec, .. } => {
+                    Some(rec)
+                }
+            },
+            State::Resuming { interrupted, .. } => interrupted.rec_mut(),
+            State::Unconnected
+            | State::Ready { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
+        }
+    }
+
+    /// Whether the era assumed may still prove wrong: idle or in an operation, the hint it
+    /// carries; while `initialize` runs, whether a legacy hint skipped the probe.
+    fn hint(&self) -> Hint {
+        match self {
+            State::Ready { hint } => *hint,
+            State::Initializing { hinted: true, .. } => Hint::Unproven,
+            // A negotiation runs for itself, or re-negotiates: nothing left to prove.
+            State::Discovering { .. } | State::Initializing { .. } | State::Confirming { .. } => {
+                Hint::Settled
+            }
+            State::Resuming { interrupted, .. } => interrupted.hint(),
+            other => other.rec().map_or(Hint::Settled, |rec| rec.hint),
+        }
+    }
+
     /// What a negotiation started now leads to: the negotiation's own if one runs, the operation
     /// it interrupts otherwise.
     fn into_then(self) -> Then {
@@ -384,26 +501,43 @@ impl State {
             State::Discovering { then, .. }
             | State::Initializing { then, .. }
             | State::Confirming { then, .. } => then,
-            State::Listing { deadline, .. } => Then::List { deadline },
+            State::Listing { deadline, rec, .. } => Then::List { deadline, rec },
             State::Relisting {
                 call,
                 error,
                 deadline,
+                rec,
                 ..
             } => Then::Relist {
                 call,
                 error,
                 deadline,
+                rec,
             },
-            State::Calling { call, deadline, .. }
-            | State::AwaitingInput { call, deadline }
-            | State::Backoff { call, deadline, .. } => Then::Call {
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            }
+            | State::AwaitingInput {
+                call,
+                deadline,
+                rec,
+            }
+            | State::Backoff {
+                call,
+                deadline,
+                rec,
+                ..
+            } => Then::Call {
                 call: Box::new(call),
                 deadline,
+                rec,
             },
             State::Resuming { interrupted, .. } => interrupted.into_then(),
             State::Unconnected
-            | State::Ready
+            | State::Ready { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => Then::Report,
@@ -518,6 +652,34 @@ impl Machine {
         }
     }
 
+    /// Whether the era assumed may still prove wrong (see [`Hint`]).
+    pub(super) fn hint(&self) -> Hint {
+        self.state.hint()
+    }
+
+    /// Sets what the state says of the era: idle, or in the running operation.
+    pub(super) fn set_hint(&mut self, hint: Hint) {
+        match &mut self.state {
+            State::Ready { hint: h } => *h = hint,
+            state => {
+                if let Some(rec) = state.rec_mut() {
+                    rec.hint = hint;
+                }
+            }
+        }
+    }
+
+    /// The recoveries the running operation has made (through a re-negotiation or a
+    /// resumption's wait).
+    pub(super) fn rec(&self) -> Option<&Recovery> {
+        self.state.rec()
+    }
+
+    /// The running operation's recoveries, to record one made.
+    pub(super) fn rec_mut(&mut self) -> Option<&mut Recovery> {
+        self.state.rec_mut()
+    }
+
     // --- Transitions ---------------------------------------------------------------------------
 
     /// Takes the state out to build the next one from its data (the placeholder never stays:
@@ -572,7 +734,12 @@ impl Machine {
     /// Unconnected → Ready: a modern era hint connects without a request.
     pub(super) fn connect_from_hint(&mut self) {
         match self.take() {
-            State::Unconnected => self.set(ConnectionState::Unconnected, State::Ready),
+            State::Unconnected => self.set(
+                ConnectionState::Unconnected,
+                State::Ready {
+                    hint: Hint::Unproven,
+                },
+            ),
             other => self.invalid(other, ConnectionState::Ready),
         }
     }
@@ -586,13 +753,13 @@ impl Machine {
         self.set(name, State::Discovering { req, then });
     }
 
-    /// → Initializing: `req` (an `initialize`) is sent, with a legacy hint, after the probe, or
-    /// to re-negotiate the operation running.
-    pub(super) fn initialize(&mut self, req: Pending) {
+    /// → Initializing: `req` (an `initialize`) is sent, with a legacy hint (`hinted`), after the
+    /// probe, or to re-negotiate the operation running.
+    pub(super) fn initialize(&mut self, req: Pending, hinted: bool) {
         let from = self.take();
         let name = from.name();
         let then = from.into_then();
-        self.set(name, State::Initializing { req, then });
+        self.set(name, State::Initializing { req, then, hinted });
     }
 
     /// Initializing → Confirming: `req` (`notifications/initialized`) is sent.
@@ -616,7 +783,7 @@ impl Machine {
             | State::Initializing { then, .. }
             | State::Confirming { then, .. } => match then {
                 Then::Report => None,
-                Then::List { deadline } | Then::Relist { deadline, .. } => {
+                Then::List { deadline, .. } | Then::Relist { deadline, .. } => {
                     Some((Step::ListPage { cursor: None }, *deadline))
                 }
                 Then::Call { deadline, .. } => Some((Step::Call, *deadline)),
@@ -626,7 +793,8 @@ impl Machine {
     }
 
     /// A negotiation → Ready, or → the operation it interrupted, restarted with `req` (its
-    /// first page, or its round again: the request [`Machine::restart_step`] names).
+    /// first page, or its round again: the request [`Machine::restart_step`] names). The era is
+    /// settled: a request proved it.
     pub(super) fn connected(&mut self, req: Option<Pending>) {
         let from = self.take();
         let (name, operation) = (from.name(), from.operation());
@@ -636,18 +804,26 @@ impl Machine {
             | State::Confirming { then, .. } => then,
             other => return self.invalid(other, ConnectionState::Ready),
         };
+        let settled = |rec: Recovery| Recovery {
+            hint: Hint::Settled,
+            ..rec
+        };
         let next = match (then, req) {
-            (Then::Report, None) => State::Ready,
-            (Then::List { deadline }, Some(req)) => State::Listing {
+            (Then::Report, None) => State::Ready {
+                hint: Hint::Settled,
+            },
+            (Then::List { deadline, rec }, Some(req)) => State::Listing {
                 req,
                 list: ListState::new(),
                 deadline,
+                rec: settled(rec),
             },
             (
                 Then::Relist {
                     call,
                     error,
                     deadline,
+                    rec,
                 },
                 Some(req),
             ) => State::Relisting {
@@ -656,11 +832,20 @@ impl Machine {
                 call,
                 error,
                 deadline,
+                rec: settled(rec),
             },
-            (Then::Call { call, deadline }, Some(req)) => State::Calling {
+            (
+                Then::Call {
+                    call,
+                    deadline,
+                    rec,
+                },
+                Some(req),
+            ) => State::Calling {
                 req,
                 call: *call,
                 deadline,
+                rec: settled(rec),
             },
             // A request for a connect, or none for an operation to restart.
             (Then::Report, Some(_))
@@ -671,30 +856,34 @@ impl Machine {
         self.set(name, next);
     }
 
-    /// Ready → Listing: the caller's listing sends its first page `req`.
+    /// Ready → Listing: the caller's listing sends its first page `req`, with every recovery
+    /// still allowed.
     pub(super) fn start_list(&mut self, req: Pending, deadline: Deadline) {
         match self.take() {
-            State::Ready => self.set(
+            State::Ready { hint } => self.set(
                 ConnectionState::Ready,
                 State::Listing {
                     req,
                     list: ListState::new(),
                     deadline,
+                    rec: Recovery::new(hint),
                 },
             ),
             other => self.invalid(other, ConnectionState::Listing),
         }
     }
 
-    /// Ready → Calling: the caller's call sends its first round `req`.
+    /// Ready → Calling: the caller's call sends its first round `req`, with every recovery
+    /// still allowed.
     pub(super) fn start_call(&mut self, req: Pending, call: CallState, deadline: Deadline) {
         match self.take() {
-            State::Ready => self.set(
+            State::Ready { hint } => self.set(
                 ConnectionState::Ready,
                 State::Calling {
                     req,
                     call,
                     deadline,
+                    rec: Recovery::new(hint),
                 },
             ),
             other => self.invalid(other, ConnectionState::Calling),
@@ -718,9 +907,12 @@ impl Machine {
     pub(super) fn relist(&mut self, req: Pending, error: crate::error::RpcError) {
         match self.take() {
             State::Calling {
-                mut call, deadline, ..
+                call,
+                deadline,
+                mut rec,
+                ..
             } => {
-                call.relisted = true;
+                rec.relisted = true;
                 self.set(
                     ConnectionState::Calling,
                     State::Relisting {
@@ -729,6 +921,7 @@ impl Machine {
                         call: Box::new(call),
                         error,
                         deadline,
+                        rec,
                     },
                 );
             }
@@ -739,12 +932,18 @@ impl Machine {
     /// Relisting → Calling: the listing is complete; the call's round `req` is sent again.
     pub(super) fn call_after_relist(&mut self, req: Pending) {
         match self.take() {
-            State::Relisting { call, deadline, .. } => self.set(
+            State::Relisting {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
                 ConnectionState::Relisting,
                 State::Calling {
                     req,
                     call: *call,
                     deadline,
+                    rec,
                 },
             ),
             other => self.invalid(other, ConnectionState::Calling),
@@ -756,14 +955,29 @@ impl Machine {
         let from = self.take();
         let name = from.name();
         match from {
-            State::Calling { call, deadline, .. }
-            | State::AwaitingInput { call, deadline }
-            | State::Backoff { call, deadline, .. } => self.set(
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            }
+            | State::AwaitingInput {
+                call,
+                deadline,
+                rec,
+            }
+            | State::Backoff {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
                 name,
                 State::Calling {
                     req,
                     call,
                     deadline,
+                    rec,
                 },
             ),
             other => self.invalid(other, ConnectionState::Calling),
@@ -773,9 +987,18 @@ impl Machine {
     /// Calling → AwaitingInput: the server asked for input only the embedder can give.
     pub(super) fn await_input(&mut self) {
         match self.take() {
-            State::Calling { call, deadline, .. } => self.set(
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
                 ConnectionState::Calling,
-                State::AwaitingInput { call, deadline },
+                State::AwaitingInput {
+                    call,
+                    deadline,
+                    rec,
+                },
             ),
             other => self.invalid(other, ConnectionState::AwaitingInput),
         }
@@ -784,9 +1007,19 @@ impl Machine {
     /// Calling → Backoff: load shedding; the next round waits for `at`.
     pub(super) fn back_off(&mut self, at: Instant) {
         match self.take() {
-            State::Calling { call, deadline, .. } => self.set(
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
                 ConnectionState::Calling,
-                State::Backoff { call, deadline, at },
+                State::Backoff {
+                    call,
+                    deadline,
+                    at,
+                    rec,
+                },
             ),
             other => self.invalid(other, ConnectionState::Backoff),
         }
@@ -795,8 +1028,8 @@ impl Machine {
     /// Listing → Ready: the listing succeeded; returns it.
     pub(super) fn finish_list(&mut self) -> Option<ListState> {
         match self.take() {
-            State::Listing { list, .. } => {
-                self.set(ConnectionState::Listing, State::Ready);
+            State::Listing { list, rec, .. } => {
+                self.set(ConnectionState::Listing, State::Ready { hint: rec.hint });
                 Some(list)
             }
             other => {
@@ -809,7 +1042,9 @@ impl Machine {
     /// Calling → Ready: the call succeeded.
     pub(super) fn finish_call(&mut self) {
         match self.take() {
-            State::Calling { .. } => self.set(ConnectionState::Calling, State::Ready),
+            State::Calling { rec, .. } => {
+                self.set(ConnectionState::Calling, State::Ready { hint: rec.hint })
+            }
             other => self.invalid(other, ConnectionState::Ready),
         }
     }
@@ -861,7 +1096,7 @@ impl Machine {
         let next = match dead {
             Some(error) => State::Dead(error),
             None if from.is_negotiating() => State::Unconnected,
-            None => State::Ready,
+            None => State::Ready { hint: from.hint() },
         };
         if from.operation().is_none() {
             return self.invalid(from, next.name());
@@ -935,7 +1170,7 @@ mod tests {
         }));
         assert_eq!(m.name(), ConnectionState::Discovering);
         assert_eq!(m.operation(), Some(Operation::ListTools));
-        m.initialize(req(Step::initialize()));
+        m.initialize(req(Step::initialize()), false);
         assert_eq!(m.operation(), Some(Operation::ListTools));
         m.confirm(req(Step::Initialized {
             server: Announced::default(),
