@@ -36,7 +36,9 @@
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition. The protocol state is one enum, and every transition is made in one module
-//! (`state.rs`); the other modules read the state and ask it to move.
+//! (`state.rs`), checked against the table as data; the recoveries an operation may still make
+//! are data of its states, and the choice among them after a refused request is made there too.
+//! The other modules read the state, classify what the server said, and ask the machine to move.
 use crate::prelude::*;
 
 use alloc::collections::{BTreeSet, VecDeque};

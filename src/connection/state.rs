@@ -226,6 +226,34 @@ impl Recovery {
     }
 }
 
+/// What the server's refusal of a listing's page or a call's round says, as far as the
+/// recoveries go: outcome.rs classifies the answer, [`Machine::recover`] decides.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Refusal {
+    /// An answer of the other era: a 4xx without a recognised modern error (a legacy server's
+    /// `-32000`, "no valid session id"), or a `-32022`.
+    pub(super) wrong_era: bool,
+    /// A 4xx `-32022`: the server refuses the version negotiated.
+    pub(super) version_refused: bool,
+    /// A 404 while a legacy session id is held: the server ended the session.
+    pub(super) session_ended: bool,
+    /// A `-32020` in a modern session: the call's headers did not match the tool's.
+    pub(super) header_mismatch: bool,
+}
+
+/// The recovery a refused page or round leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Recover {
+    /// Negotiate again (the era or the version proved wrong), then restart the operation.
+    Renegotiate,
+    /// Start a new legacy session, then restart the operation in it.
+    NewSession,
+    /// List the tools to learn the called tool's headers, then call once more.
+    Relist,
+    /// No recovery is left: the operation fails.
+    Fail,
+}
+
 /// What a negotiation leads to once connected: the caller's `connect` reports it; a
 /// re-negotiation (an era hint proved wrong) restarts the operation it interrupted.
 #[derive(Debug)]
@@ -387,7 +415,12 @@ impl State {
             | State::Calling { req, .. }
             | State::Closing { req } => Some(req),
             State::Resuming { interrupted, .. } => interrupted.req(),
-            _ => None,
+            State::Unconnected
+            | State::Ready { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -401,7 +434,12 @@ impl State {
             | State::Calling { req, .. }
             | State::Closing { req } => Some(req),
             State::Resuming { interrupted, .. } => interrupted.req_mut(),
-            _ => None,
+            State::Unconnected
+            | State::Ready { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -416,7 +454,11 @@ impl State {
             | State::AwaitingInput { deadline, .. }
             | State::Backoff { deadline, .. } => Some(*deadline),
             State::Resuming { interrupted, .. } => interrupted.deadline(),
-            _ => None,
+            State::Unconnected
+            | State::Ready { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -426,35 +468,41 @@ impl State {
                 true
             }
             State::Resuming { interrupted, .. } => interrupted.is_negotiating(),
-            _ => false,
+            State::Unconnected
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => false,
         }
     }
 
-    /// The running operation's recoveries (through a resumption's wait and a re-negotiation).
-    fn rec(&self) -> Option<&Recovery> {
+    /// The running call, while it is on the wire or between rounds (through a resumption's
+    /// wait; not while the tools are re-listed for it).
+    fn call(&self) -> Option<&CallState> {
         match self {
-            State::Listing { rec, .. }
-            | State::Relisting { rec, .. }
-            | State::Calling { rec, .. }
-            | State::AwaitingInput { rec, .. }
-            | State::Backoff { rec, .. } => Some(rec),
-            State::Discovering { then, .. }
-            | State::Initializing { then, .. }
-            | State::Confirming { then, .. } => match then {
-                Then::Report => None,
-                Then::List { rec, .. } | Then::Relist { rec, .. } | Then::Call { rec, .. } => {
-                    Some(rec)
-                }
-            },
-            State::Resuming { interrupted, .. } => interrupted.rec(),
+            State::Calling { call, .. }
+            | State::AwaitingInput { call, .. }
+            | State::Backoff { call, .. } => Some(call),
+            State::Resuming { interrupted, .. } => interrupted.call(),
             State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
             | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => None,
         }
     }
 
+    /// The running operation's recoveries (through a resumption's wait and a re-negotiation).
     fn rec_mut(&mut self) -> Option<&mut Recovery> {
         match self {
             State::Listing { rec, .. }
@@ -490,7 +538,14 @@ impl State {
                 Hint::Settled
             }
             State::Resuming { interrupted, .. } => interrupted.hint(),
-            other => other.rec().map_or(Hint::Settled, |rec| rec.hint),
+            State::Listing { rec, .. }
+            | State::Relisting { rec, .. }
+            | State::Calling { rec, .. }
+            | State::AwaitingInput { rec, .. }
+            | State::Backoff { rec, .. } => rec.hint,
+            State::Unconnected | State::Closing { .. } | State::Dead(_) | State::Closed => {
+                Hint::Settled
+            }
         }
     }
 
@@ -603,23 +658,25 @@ impl Machine {
     pub(super) fn wait_until(&self) -> Option<Instant> {
         match &self.state {
             State::Backoff { at, .. } | State::Resuming { at, .. } => Some(*at),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
     /// The running call, while it is on the wire or between rounds (not while the tools are
     /// re-listed for it).
     pub(super) fn call(&self) -> Option<&CallState> {
-        match &self.state {
-            State::Calling { call, .. }
-            | State::AwaitingInput { call, .. }
-            | State::Backoff { call, .. } => Some(call),
-            State::Resuming { interrupted, .. } => match &**interrupted {
-                State::Calling { call, .. } => Some(call),
-                _ => None,
-            },
-            _ => None,
-        }
+        self.state.call()
     }
 
     /// The running call, to record the server's answer in it.
@@ -628,7 +685,17 @@ impl Machine {
             State::Calling { call, .. }
             | State::AwaitingInput { call, .. }
             | State::Backoff { call, .. } => Some(call),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -636,7 +703,18 @@ impl Machine {
     pub(super) fn list_mut(&mut self) -> Option<&mut ListState> {
         match &mut self.state {
             State::Listing { list, .. } | State::Relisting { list, .. } => Some(list),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -648,7 +726,19 @@ impl Machine {
             State::Relisting {
                 list, call, error, ..
             } => Some((&list.catalog, call, error)),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -669,15 +759,36 @@ impl Machine {
         }
     }
 
-    /// The recoveries the running operation has made (through a re-negotiation or a
-    /// resumption's wait).
-    pub(super) fn rec(&self) -> Option<&Recovery> {
-        self.state.rec()
-    }
-
-    /// The running operation's recoveries, to record one made.
-    pub(super) fn rec_mut(&mut self) -> Option<&mut Recovery> {
-        self.state.rec_mut()
+    /// Chooses what a refused page or round leads to, from the running operation's
+    /// [`Recovery`] alone, and spends the allowance it uses: an era hint not yet settled and
+    /// proved wrong re-negotiates (a `-32022` spends the operation's one re-negotiation);
+    /// otherwise a `-32022` re-negotiates once per operation, a session the server ended is
+    /// replaced once per operation (the client "MUST start a new session"), and a call's header
+    /// mismatch re-lists once (spent by [`Machine::relist`]). Anything else fails.
+    pub(super) fn recover(&mut self, refusal: Refusal) -> Recover {
+        let hint = self.state.hint();
+        let calling = matches!(self.state, State::Calling { .. });
+        let Some(rec) = self.state.rec_mut() else {
+            return Recover::Fail;
+        };
+        if hint != Hint::Settled && refusal.wrong_era {
+            if refusal.version_refused {
+                rec.renegotiated = true; // that was the operation's one
+            }
+            return Recover::Renegotiate;
+        }
+        if refusal.version_refused && !rec.renegotiated {
+            rec.renegotiated = true;
+            return Recover::Renegotiate;
+        }
+        if refusal.session_ended && !rec.new_session {
+            rec.new_session = true;
+            return Recover::NewSession;
+        }
+        if refusal.header_mismatch && calling && !rec.relisted {
+            return Recover::Relist;
+        }
+        Recover::Fail
     }
 
     // --- Transitions ---------------------------------------------------------------------------
@@ -788,7 +899,17 @@ impl Machine {
                 }
                 Then::Call { deadline, .. } => Some((Step::Call, *deadline)),
             },
-            _ => None,
+            State::Unconnected
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -894,7 +1015,18 @@ impl Machine {
     pub(super) fn again(&mut self, next: Pending) {
         match &mut self.state {
             State::Listing { req, .. } | State::Relisting { req, .. } => *req = next,
-            _ => {
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => {
                 let from = self.take();
                 let name = from.name();
                 self.invalid(from, name);
