@@ -285,6 +285,17 @@ pub enum Error {
     /// e.g. by dropping its future): its request was cancelled and the connection stays usable.
     #[error("the operation was abandoned by the caller")]
     Abandoned,
+    /// A bug of this crate: the connection's state machine was asked to make a transition its
+    /// [transition table](crate::Connection#transitions) does not list. A release
+    /// build ends the connection with it (a debug build stops at the bug); kind
+    /// [`ErrorKind::ConnectionFailed`], and every later operation fails with it.
+    #[error("invalid state transition {from} → {to} (a bug of mcp-sansio)")]
+    InvalidTransition {
+        /// The state the connection was in.
+        from: crate::connection::ConnectionState,
+        /// The state it was asked to move to.
+        to: crate::connection::ConnectionState,
+    },
     /// Authorization (OAuth 2.1) failed; its kind is [`AuthError::kind`].
     #[error("authorization: {0}")]
     Auth(#[from] AuthError),

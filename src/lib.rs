@@ -277,7 +277,7 @@ pub mod limits {
 /// ```
 #[cfg(feature = "unstable-internals")]
 pub mod internals {
-    pub use crate::connection::{DRAIN_BYTES, DRAIN_GRACE};
+    pub use crate::connection::{DRAIN_BYTES, DRAIN_GRACE, TRANSITIONS};
     pub use crate::jsonrpc::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
     pub use crate::list::valid_tool_name;
     pub use crate::sse::{SseDecoder, SseEvent, SseItem, SseStep};

@@ -2,13 +2,17 @@
 //! every row, drives a connection into the row's state, applies the input, and checks the next
 //! state and the output. A row whose state, input or output this test does not know fails it, so
 //! the table cannot name what the code does not do. The other direction (the code makes no
-//! transition the table lacks) is checked by every scripted session: `support::table::TableCheck`.
+//! transition the table lacks): the machine checks every state change it makes against its own
+//! table, the `TRANSITIONS` const (a debug assertion), and the documented table is that const,
+//! both ways (`the_documented_table_is_the_machine_s`); every scripted session also checks its
+//! state changes against the documented rows (`support::table::TableCheck`).
 
 mod support;
 
 use std::collections::BTreeSet;
 
 use mcp_sansio::h2::{H2Error, Reason};
+use mcp_sansio::internals::TRANSITIONS;
 use mcp_sansio::wire::WireError;
 use mcp_sansio::{Config, ConnectionState, Era, EraHint, Event};
 use support::table::{base, rows};
@@ -36,7 +40,35 @@ fn drive_to(state: &str) -> Harness {
         "Unconnected (legacy hint)" => {
             return Harness::new(config(Some(Era::Legacy)), Split::Whole)
         }
+        "Initializing (legacy hint, no modern version offered)" => {
+            let mut config = config(Some(Era::Legacy));
+            config.modern_versions.clear();
+            let mut h = Harness::new(config, Split::Whole);
+            apply(&mut h, "`connect`");
+            assert_eq!(h.conn.state().name(), base(state), "reaching {state}");
+            h.take_events();
+            return h;
+        }
         "Discovering" => ("Unconnected", &["`connect`"]),
+        "Resuming (a discovery)" => ("Discovering", &["stream ends after an event id"]),
+        "Resuming (an initialization)" => ("Initializing", &["stream ends after an event id"]),
+        "Resuming (a re-listing)" => ("Relisting (legacy)", &["stream ends after an event id"]),
+        "Confirming (no session id)" => ("Initializing", &["`result` without a session id"]),
+        "Discovering (re-negotiating a call)" => ("Calling (modern hint)", &["`400`"]),
+        "Confirming (re-negotiating a re-listing)" => (
+            "Discovering (re-negotiating a re-listing)",
+            &["`404`", "`result`"],
+        ),
+        "Relisting (legacy)" => ("Confirming (re-negotiating a re-listing)", &["`result`"]),
+        "Calling (discover unimplemented)" => {
+            ("Discovering", &["`404` with `-32601`", "`call_tool`"])
+        }
+        "Relisting (discover unimplemented)" => ("Calling (discover unimplemented)", &["`-32020`"]),
+        "AwaitingInput (legacy)" => ("Calling (legacy)", &["`input_required` with requests"]),
+        "Backoff (legacy)" => (
+            "Calling (legacy)",
+            &["`input_required` without requests, twice"],
+        ),
         "Initializing" => ("Discovering", &["`404`"]),
         "Initializing (legacy hint)" => ("Unconnected (legacy hint)", &["`connect`"]),
         "Confirming" => ("Initializing", &["`result`"]),
@@ -306,5 +338,29 @@ fn every_state_the_table_reaches_has_rows_of_its_own() {
     assert_eq!(
         from, states,
         "the states with rows are the connection's states"
+    );
+}
+
+/// The documented table and the machine's (`TRANSITIONS`, against which the connection checks
+/// every state change it makes) name the same transitions, both ways: a pair of the machine
+/// without a row is a transition the docs hide (and `every_row_of_the_transition_table_holds`
+/// walks every row, so each pair is driven), a row without a pair is one the code refuses. This
+/// reads only the two tables, whatever the other tests reach.
+#[test]
+fn the_documented_table_is_the_machine_s() {
+    let documented: BTreeSet<(String, String)> = rows()
+        .iter()
+        .map(|r| (base(&r.state).to_owned(), r.next.clone()))
+        .collect();
+    let machine: BTreeSet<(String, String)> = TRANSITIONS
+        .iter()
+        .map(|(from, to)| (from.name().to_owned(), to.name().to_owned()))
+        .collect();
+    assert_eq!(machine.len(), TRANSITIONS.len(), "no pair listed twice");
+    let undocumented: Vec<_> = machine.difference(&documented).collect();
+    let refused: Vec<_> = documented.difference(&machine).collect();
+    assert!(
+        undocumented.is_empty() && refused.is_empty(),
+        "transitions without a row: {undocumented:?}; rows the machine does not list: {refused:?}"
     );
 }

@@ -66,9 +66,7 @@ impl Connection {
             request_state: None,
             rounds: 0,
             param_headers,
-            relisted: false,
         };
-        self.retries = Retries::default();
         self.listen_keep(now, Some(deadline.at));
         let req = self.new_request(now, Step::Call, Some(deadline));
         self.machine.start_call(req, call, deadline);
@@ -83,7 +81,7 @@ impl Connection {
         };
         let (requests, state) = match answer {
             Ok(CallAnswer::Complete(r)) => {
-                self.machine.finish();
+                self.machine.finish_call();
                 self.events.push_back(Event::CallFinished(r));
                 return;
             }
@@ -222,9 +220,6 @@ pub(super) struct CallState {
     pub(super) rounds: u32,
     /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
     pub(super) param_headers: Vec<(String, String)>,
-    /// Whether the tools were listed once after a header mismatch (never twice): a per-call
-    /// budget, like `rounds`, not a state of the table.
-    pub(super) relisted: bool,
 }
 
 /// The wait before load-shedding retry `round` (none before the first retry, then 100 ms

@@ -12,7 +12,6 @@ impl Connection {
             });
         }
         let deadline = Deadline::new(now, &self.config.budgets, Budget::ListTime);
-        self.retries = Retries::default();
         self.listen_keep(now, Some(deadline.at));
         let req = self.new_request(now, Step::ListPage { cursor: None }, Some(deadline));
         self.machine.start_list(req, deadline);
@@ -54,7 +53,7 @@ impl Connection {
                 if matches!(self.machine.get(), State::Relisting { .. }) {
                     return self.resume_call(now, deadline);
                 }
-                if let Some(list) = self.machine.finish() {
+                if let Some(list) = self.machine.finish_list() {
                     self.events.push_back(Event::ToolsListed(list.catalog));
                 }
             }

@@ -36,7 +36,9 @@
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition. The protocol state is one enum, and every transition is made in one module
-//! (`state.rs`); the other modules read the state and ask it to move.
+//! (`state.rs`), checked against the table as data; the recoveries an operation may still make
+//! are data of its states, and the choice among them after a refused request is made there too.
+//! The other modules read the state, classify what the server said, and ask the machine to move.
 use crate::prelude::*;
 
 use alloc::collections::{BTreeSet, VecDeque};
@@ -71,6 +73,8 @@ mod state;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
 pub use self::state::ConnectionState;
+#[cfg(feature = "unstable-internals")]
+pub use self::state::TRANSITIONS;
 use self::{
     calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,
     state::*,
@@ -424,7 +428,6 @@ pub struct Connection {
     /// The protocol state: every transition is made by [`Machine`] (`state.rs`).
     machine: Machine,
     session: Session,
-    hint: Hint,
     /// The buffer of the message being handled, if it is one (a listed page's tools share it).
     message: Option<bytes::Bytes>,
     /// The answer to the pending `tools/call`, decoded with its message in one pass, while that
@@ -443,8 +446,6 @@ pub struct Connection {
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
-    /// The recoveries the running operation has used (each at most once per operation).
-    retries: Retries,
     /// The legacy session's standalone `GET` stream (`listen.rs`).
     listen: Listen,
     /// What the `server/discover` answer the connection is connected by said of its caching.
@@ -475,15 +476,6 @@ impl core::fmt::Debug for Connection {
     }
 }
 
-/// The recoveries an operation may make once each; reset when an operation starts.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Retries {
-    /// A new legacy session was started after the server ended the last one.
-    new_session: bool,
-    /// The protocol was re-negotiated after a `-32022` refused the version negotiated.
-    renegotiated: bool,
-}
-
 impl Connection {
     /// A new connection with `config`; nothing is sent until an operation starts.
     ///
@@ -497,7 +489,6 @@ impl Connection {
             config,
             machine: Machine::new(),
             session: Session::None,
-            hint: Hint::Settled,
             message: None,
             decoded_call: None,
             spare: Vec::new(),
@@ -509,7 +500,6 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             header_mismatches: 0,
-            retries: Retries::default(),
             listen: Listen::default(),
             discover_cache: None,
             dpop_nonce: None,
@@ -628,7 +618,6 @@ impl Connection {
                 self.session = Session::Modern {
                     version: version.clone(),
                 };
-                self.hint = Hint::Unproven;
                 self.machine.connect_from_hint();
                 self.events.push_back(Event::Connected {
                     era: Era::Modern,
@@ -642,8 +631,7 @@ impl Connection {
             Some(EraHint {
                 era: Era::Legacy, ..
             }) => {
-                self.hint = Hint::Unproven;
-                self.start_initialize(now);
+                self.start_initialize(now, true);
             }
             None => self.start_probe(now),
         }
@@ -752,6 +740,10 @@ impl Connection {
     /// The next event, if any.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some((operation, error)) = self.machine.take_fault() {
+            // An invalid transition (a bug) ended the connection: reported before the rest.
+            self.events.push_front(Event::Failed { operation, error });
+        }
         self.events.pop_front()
     }
 

@@ -23,7 +23,7 @@ impl Connection {
                         .iter()
                         .any(|v| self.config.legacy_versions.contains(v))
                     {
-                        self.start_initialize(now);
+                        self.start_initialize(now, false);
                     } else {
                         self.fail_op(self.no_mutual(&d.supported, true));
                     }
@@ -58,7 +58,7 @@ impl Connection {
                 self.session = Session::Modern { version: offered };
                 self.connected(now, Announced::default());
                 if !self.config.legacy_versions.is_empty() && self.session != Session::None {
-                    self.hint = Hint::Undiscovered;
+                    self.machine.set_hint(Hint::Undiscovered);
                 }
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status)
@@ -67,7 +67,7 @@ impl Connection {
                 if self.config.legacy_versions.is_empty() {
                     return self.fail_op(Error::HttpStatus { status });
                 }
-                self.start_initialize(now);
+                self.start_initialize(now, false);
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status) => {
                 self.fail_op(Error::HttpStatus { status })
@@ -102,13 +102,13 @@ impl Connection {
             Outcome::RpcError { status, error } => {
                 let modern = MODERN_ERROR_CODES.contains(&error.code)
                     || (status == 404 && error.code == -32601);
-                if modern && self.hint == Hint::Unproven {
+                if modern && self.machine.hint() == Hint::Unproven {
                     return self.renegotiate(now);
                 }
                 self.fail_op(error.to_error(status))
             }
             Outcome::Status(status) => {
-                if self.hint == Hint::Unproven && (400..500).contains(&status) {
+                if self.machine.hint() == Hint::Unproven && (400..500).contains(&status) {
                     return self.renegotiate(now);
                 }
                 self.fail_op(status_error(status))
@@ -146,7 +146,6 @@ impl Connection {
             Session::Legacy { version, .. } => (Era::Legacy, version.clone()),
             Session::None => return,
         };
-        self.hint = Hint::Settled;
         // The legacy session's standalone stream, if it listens: sent before the operation a
         // re-negotiation restarts, so that the server has it when that request arrives.
         let until = self.machine.deadline().map(|d| d.at);
@@ -159,20 +158,28 @@ impl Connection {
             capabilities: server.capabilities,
             instructions: server.instructions,
         });
-        let then = self.machine.connected();
-        self.restart(now, then);
+        // Straight on to the operation a re-negotiation interrupted, if any, within its own
+        // deadline: a listing from its first page (still for the call it may run for), a call's
+        // round again.
+        let restart = self.machine.restart_step();
+        let req = restart.map(|(step, deadline)| self.new_request(now, step, Some(deadline)));
+        let sends = req.is_some();
+        self.machine.connected(req);
+        if sends {
+            self.send_pending(now, false, None);
+        }
     }
 
     /// Re-negotiates once after an era hint proved wrong, then restarts the operation: from the
     /// probe, or straight to `initialize` when the probe already found no `server/discover`.
     pub(super) fn renegotiate(&mut self, now: Instant) {
-        let undiscovered = self.hint == Hint::Undiscovered;
-        self.hint = Hint::Settled;
+        let undiscovered = self.machine.hint() == Hint::Undiscovered;
+        self.machine.set_hint(Hint::Settled);
         self.discover_cache = None;
         self.listen_end();
         self.session = Session::None;
         if undiscovered {
-            self.start_initialize(now);
+            self.start_initialize(now, false);
         } else {
             self.start_probe(now);
         }
@@ -184,26 +191,7 @@ impl Connection {
     pub(super) fn new_session(&mut self, now: Instant) {
         self.listen_end();
         self.session = Session::None;
-        self.start_initialize(now);
-    }
-
-    /// Restarts the operation a re-negotiation interrupted, within its own deadline: a listing
-    /// from its first page (still for the call it may run for), a call's round again.
-    pub(super) fn restart(&mut self, now: Instant, then: Then) {
-        let step = match &then {
-            Then::Report => return,
-            Then::List { .. } | Then::Relist { .. } => Step::ListPage { cursor: None },
-            Then::Call { .. } => Step::Call,
-        };
-        let deadline = match &then {
-            Then::Report => return,
-            Then::List { deadline }
-            | Then::Relist { deadline, .. }
-            | Then::Call { deadline, .. } => *deadline,
-        };
-        let req = self.new_request(now, step, Some(deadline));
-        self.machine.restart(then, req);
-        self.send_pending(now, false, None);
+        self.start_initialize(now, false);
     }
 
     /// Sends `server/discover` offering the newest modern version (or `initialize` if none is
@@ -219,14 +207,14 @@ impl Connection {
                 self.machine.discover(req);
                 self.send_pending(now, false, None);
             }
-            None => self.start_initialize(now),
+            None => self.start_initialize(now, false),
         }
     }
 
-    /// Sends `initialize`.
-    pub(super) fn start_initialize(&mut self, now: Instant) {
+    /// Sends `initialize`; `hinted` if a legacy era hint skipped the probe.
+    pub(super) fn start_initialize(&mut self, now: Instant, hinted: bool) {
         let req = self.new_request(now, Step::initialize(), None);
-        self.machine.initialize(req);
+        self.machine.initialize(req, hinted);
         self.send_pending(now, false, None);
     }
 
@@ -267,7 +255,8 @@ pub(super) const MISSING_CAPABILITY: i64 = -32021;
 /// `-32601`: method not found (a modern server answers it with HTTP 404).
 pub(super) const METHOD_NOT_FOUND: i64 = -32601;
 
-/// Whether the negotiated era may still prove wrong.
+/// Whether the negotiated era may still prove wrong: data of the states (`Ready`'s, and a
+/// running operation's [`Recovery`]), never of the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Hint {
     /// Taken from the era hint and not yet confirmed by an answer: a wrong-era answer

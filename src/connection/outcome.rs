@@ -29,7 +29,7 @@ impl Connection {
                 let rpc_failure = match outcome {
                     Outcome::Result(result) => {
                         // An answer in the era the connection assumed: the hint, if any, was right.
-                        self.hint = Hint::Settled;
+                        self.machine.set_hint(Hint::Settled);
                         return if is_call {
                             self.on_call_result(now, result)
                         } else {
@@ -57,40 +57,36 @@ impl Connection {
                     }
                     Err(_) => false,
                 };
-                if self.hint != Hint::Settled && wrong_era {
-                    if let Ok((_, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
-                        self.retries.renegotiated = true; // that was the operation's one
-                    }
-                    return self.renegotiate(now);
-                }
-                // A `-32022` refusing the version negotiated: the server changed its versions
-                // (a deployment mid-upgrade). Re-negotiate once per operation, then fail.
-                if let Ok((400..=499, UNSUPPORTED_VERSION, _, _)) = &rpc_failure {
-                    if !self.retries.renegotiated {
-                        self.retries.renegotiated = true;
-                        return self.renegotiate(now);
-                    }
-                }
-                // A legacy session the server ended (404 to a request carrying its id): the
-                // client "MUST start a new session", once per operation, and the operation
-                // restarts in it; a second expiry fails the operation.
+                // A header mismatch on a call made without the tool's schema: list once to
+                // learn its x-mcp-header parameters, then call once more.
+                let header_mismatch = matches!(&rpc_failure, Ok((_, HEADER_MISMATCH, _, _)));
                 let not_found = matches!(
                     rpc_failure,
                     Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
                 );
-                if not_found && self.session_id().is_some() && !self.retries.new_session {
-                    self.retries.new_session = true;
-                    return self.new_session(now);
-                }
-                // A header mismatch on a call made without the tool's schema: list once to
-                // learn its x-mcp-header parameters, then call once more.
-                if let Ok((_, HEADER_MISMATCH, rpc, _)) = &rpc_failure {
+                let refusal = Refusal {
+                    wrong_era,
+                    version_refused: matches!(
+                        &rpc_failure,
+                        Ok((400..=499, UNSUPPORTED_VERSION, _, _))
+                    ),
+                    session_ended: not_found && self.session_id().is_some(),
+                    header_mismatch: header_mismatch
+                        && matches!(self.session, Session::Modern { .. }),
+                };
+                let recover = self.machine.recover(refusal);
+                if header_mismatch && recover != Recover::NewSession {
                     self.header_mismatches += 1;
-                    if let Some(call) = self.machine.call() {
-                        if !call.relisted && matches!(self.session, Session::Modern { .. }) {
+                }
+                match recover {
+                    Recover::Renegotiate => return self.renegotiate(now),
+                    Recover::NewSession => return self.new_session(now),
+                    Recover::Relist => {
+                        if let Ok((_, _, rpc, _)) = &rpc_failure {
                             return self.relist_for_call(now, rpc.clone());
                         }
                     }
+                    Recover::Fail => {}
                 }
                 let error = match rpc_failure {
                     Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })

@@ -3,84 +3,34 @@
 //!
 //! The rest of the connection reads the state ([`Machine::get`] and the accessors below) and
 //! changes the data a state carries (a listing's catalog, a call's rounds, the pending request's
-//! counters), but only the methods of this module move it from one variant to another: the
-//! field is private to this module. Each method names the transition it makes; together they make
-//! the rows of the [transition table](Connection#transitions), which the tests check both ways:
-//! `tests/transitions.rs` drives every row, and `tests/support/table.rs` checks that every state
-//! change of every scripted session is a pair of states some row names.
+//! counters, the recoveries an operation made), but only the methods of this module move it from
+//! one variant to another: the field is private to this module. Each method names the
+//! transition it makes, matches the state it starts from, and moves through one check against
+//! [`TRANSITIONS`], the [transition table](Connection#transitions) as data: a transition the
+//! table lacks, or a method called in a state it does not start from, is a bug (a debug
+//! assertion; in a release build the connection ends with [`Error::InvalidTransition`], never
+//! keeping a wrong state). `tests/transitions.rs` checks the documented table against
+//! [`TRANSITIONS`] both ways and drives every row.
 //!
-//! The request a state waits on is its [`Pending`]: the negotiation steps, a listing's page, a
-//! call's round and the `DELETE` of a close each carry one. [`State::AwaitingInput`] and
-//! [`State::Backoff`] wait on the embedder or on time and carry none; [`State::Resuming`] keeps
-//! the state it interrupted, request included, and returns to it when the `GET` is sent.
+//! What an operation may still try lives in its states too: its [`Recovery`] (the one
+//! re-negotiation, the one new session, the one re-listing, and whether the era it runs in may
+//! still prove wrong) is made new when the operation starts and carried through every state it
+//! passes, so no allowance outlives its operation. The request a state waits on is its
+//! [`Pending`] (with the request's own one-time allowances: the resend on a fresh socket, the
+//! retry with a new `DPoP-Nonce`): the negotiation steps, a listing's page, a call's round and the
+//! `DELETE` of a close each carry one. [`State::AwaitingInput`] and [`State::Backoff`] wait on
+//! the embedder or on time and carry none; [`State::Resuming`] keeps the state it interrupted,
+//! request included, and returns to it when the `GET` is sent.
 
 use super::*;
 
-use core::fmt;
+mod queries;
+mod recovery;
+mod table;
 
-/// The state of a [`Connection`], as the [transition table](Connection#transitions) names it:
-/// what [`Connection::state`] reports. The table says which input leads from each to which.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ConnectionState {
-    /// Nothing negotiated (a new connection, or one whose negotiation failed).
-    Unconnected,
-    /// `server/discover` sent.
-    Discovering,
-    /// `initialize` sent.
-    Initializing,
-    /// `notifications/initialized` sent.
-    Confirming,
-    /// Negotiated and idle: an operation may start.
-    Ready,
-    /// Listing tools.
-    Listing,
-    /// Listing tools inside a call, after the server said its headers did not match.
-    Relisting,
-    /// A tool call's round is on the wire.
-    Calling,
-    /// A tool call waits for the embedder's answer to input requests
-    /// ([`Connection::provide_input`]).
-    AwaitingInput,
-    /// A tool call waits before its next round (load shedding).
-    Backoff,
-    /// A legacy event stream broke: its `GET` waits for the retry time.
-    Resuming,
-    /// The `DELETE` that ends a legacy session is sent.
-    Closing,
-    /// A connection failure ended it: every operation fails with that error; only
-    /// [`close`](Connection::close) remains useful.
-    Dead,
-    /// Closed: nothing more will be sent.
-    Closed,
-}
-
-impl ConnectionState {
-    /// The name the transition table gives the state.
-    pub fn name(self) -> &'static str {
-        match self {
-            ConnectionState::Unconnected => "Unconnected",
-            ConnectionState::Discovering => "Discovering",
-            ConnectionState::Initializing => "Initializing",
-            ConnectionState::Confirming => "Confirming",
-            ConnectionState::Ready => "Ready",
-            ConnectionState::Listing => "Listing",
-            ConnectionState::Relisting => "Relisting",
-            ConnectionState::Calling => "Calling",
-            ConnectionState::AwaitingInput => "AwaitingInput",
-            ConnectionState::Backoff => "Backoff",
-            ConnectionState::Resuming => "Resuming",
-            ConnectionState::Closing => "Closing",
-            ConnectionState::Dead => "Dead",
-            ConnectionState::Closed => "Closed",
-        }
-    }
-}
-
-impl fmt::Display for ConnectionState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub(super) use self::recovery::{Recover, Recovery, Refusal};
+use self::table::is_transition;
+pub use self::table::{ConnectionState, TRANSITIONS};
 
 /// What a negotiation leads to once connected: the caller's `connect` reports it; a
 /// re-negotiation (an era hint proved wrong) restarts the operation it interrupted.
@@ -89,17 +39,19 @@ pub(super) enum Then {
     /// The caller's [`connect`](Connection::connect): report [`Event::Connected`] and be ready.
     Report,
     /// Restart the listing from its first page, within its deadline.
-    List { deadline: Deadline },
+    List { deadline: Deadline, rec: Recovery },
     /// Restart the listing a call runs after a header mismatch, within the call's deadline.
     Relist {
         call: Box<CallState>,
         error: crate::error::RpcError,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// Send the call's round again, within its deadline.
     Call {
         call: Box<CallState>,
         deadline: Deadline,
+        rec: Recovery,
     },
 }
 
@@ -108,7 +60,7 @@ impl Then {
     fn deadline(&self) -> Option<Deadline> {
         match self {
             Then::Report => None,
-            Then::List { deadline }
+            Then::List { deadline, .. }
             | Then::Relist { deadline, .. }
             | Then::Call { deadline, .. } => Some(*deadline),
         }
@@ -130,17 +82,23 @@ pub(super) enum State {
     Unconnected,
     /// `server/discover` (its first offer or the one retry) is pending.
     Discovering { req: Pending, then: Then },
-    /// `initialize` is pending.
-    Initializing { req: Pending, then: Then },
+    /// `initialize` is pending; `hinted` if a legacy era hint skipped the probe (a modern answer
+    /// then re-negotiates, once).
+    Initializing {
+        req: Pending,
+        then: Then,
+        hinted: bool,
+    },
     /// `notifications/initialized` is pending; the legacy session is recorded.
     Confirming { req: Pending, then: Then },
-    /// Negotiated and idle.
-    Ready,
+    /// Negotiated and idle; `hint` says whether the era may still prove wrong.
+    Ready { hint: Hint },
     /// A page of the caller's listing is pending.
     Listing {
         req: Pending,
         list: ListState,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// A page of the listing a call runs after a header mismatch is pending; the call and the
     /// error it got wait for the listing's end, on the call's deadline.
@@ -150,20 +108,27 @@ pub(super) enum State {
         call: Box<CallState>,
         error: crate::error::RpcError,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// A round of a tool call is pending.
     Calling {
         req: Pending,
         call: CallState,
         deadline: Deadline,
+        rec: Recovery,
     },
     /// A tool call waits for the embedder's input responses.
-    AwaitingInput { call: CallState, deadline: Deadline },
+    AwaitingInput {
+        call: CallState,
+        deadline: Deadline,
+        rec: Recovery,
+    },
     /// A tool call waits for `at` to send its next round (load shedding).
     Backoff {
         call: CallState,
         deadline: Deadline,
         at: Instant,
+        rec: Recovery,
     },
     /// A legacy stream of `interrupted`'s request broke after event `from`: at `at` it is
     /// resumed with a `GET` carrying `Last-Event-ID: from`. `retry` is the stream's last `retry:`
@@ -182,134 +147,13 @@ pub(super) enum State {
     Closed,
 }
 
-impl State {
-    fn name(&self) -> ConnectionState {
-        match self {
-            State::Unconnected => ConnectionState::Unconnected,
-            State::Discovering { .. } => ConnectionState::Discovering,
-            State::Initializing { .. } => ConnectionState::Initializing,
-            State::Confirming { .. } => ConnectionState::Confirming,
-            State::Ready => ConnectionState::Ready,
-            State::Listing { .. } => ConnectionState::Listing,
-            State::Relisting { .. } => ConnectionState::Relisting,
-            State::Calling { .. } => ConnectionState::Calling,
-            State::AwaitingInput { .. } => ConnectionState::AwaitingInput,
-            State::Backoff { .. } => ConnectionState::Backoff,
-            State::Resuming { .. } => ConnectionState::Resuming,
-            State::Closing { .. } => ConnectionState::Closing,
-            State::Dead(_) => ConnectionState::Dead,
-            State::Closed => ConnectionState::Closed,
-        }
-    }
-
-    fn operation(&self) -> Option<Operation> {
-        match self {
-            State::Unconnected | State::Ready | State::Dead(_) | State::Closed => None,
-            State::Discovering { then, .. }
-            | State::Initializing { then, .. }
-            | State::Confirming { then, .. } => Some(then.operation()),
-            State::Listing { .. } => Some(Operation::ListTools),
-            State::Relisting { .. }
-            | State::Calling { .. }
-            | State::AwaitingInput { .. }
-            | State::Backoff { .. } => Some(Operation::CallTool),
-            State::Resuming { interrupted, .. } => interrupted.operation(),
-            State::Closing { .. } => Some(Operation::Close),
-        }
-    }
-
-    fn req(&self) -> Option<&Pending> {
-        match self {
-            State::Discovering { req, .. }
-            | State::Initializing { req, .. }
-            | State::Confirming { req, .. }
-            | State::Listing { req, .. }
-            | State::Relisting { req, .. }
-            | State::Calling { req, .. }
-            | State::Closing { req } => Some(req),
-            State::Resuming { interrupted, .. } => interrupted.req(),
-            _ => None,
-        }
-    }
-
-    fn req_mut(&mut self) -> Option<&mut Pending> {
-        match self {
-            State::Discovering { req, .. }
-            | State::Initializing { req, .. }
-            | State::Confirming { req, .. }
-            | State::Listing { req, .. }
-            | State::Relisting { req, .. }
-            | State::Calling { req, .. }
-            | State::Closing { req } => Some(req),
-            State::Resuming { interrupted, .. } => interrupted.req_mut(),
-            _ => None,
-        }
-    }
-
-    fn deadline(&self) -> Option<Deadline> {
-        match self {
-            State::Discovering { then, .. }
-            | State::Initializing { then, .. }
-            | State::Confirming { then, .. } => then.deadline(),
-            State::Listing { deadline, .. }
-            | State::Relisting { deadline, .. }
-            | State::Calling { deadline, .. }
-            | State::AwaitingInput { deadline, .. }
-            | State::Backoff { deadline, .. } => Some(*deadline),
-            State::Resuming { interrupted, .. } => interrupted.deadline(),
-            _ => None,
-        }
-    }
-
-    fn is_negotiating(&self) -> bool {
-        match self {
-            State::Discovering { .. } | State::Initializing { .. } | State::Confirming { .. } => {
-                true
-            }
-            State::Resuming { interrupted, .. } => interrupted.is_negotiating(),
-            _ => false,
-        }
-    }
-
-    /// What a negotiation started now leads to: the negotiation's own if one runs, the operation
-    /// it interrupts otherwise.
-    fn into_then(self) -> Then {
-        match self {
-            State::Discovering { then, .. }
-            | State::Initializing { then, .. }
-            | State::Confirming { then, .. } => then,
-            State::Listing { deadline, .. } => Then::List { deadline },
-            State::Relisting {
-                call,
-                error,
-                deadline,
-                ..
-            } => Then::Relist {
-                call,
-                error,
-                deadline,
-            },
-            State::Calling { call, deadline, .. }
-            | State::AwaitingInput { call, deadline }
-            | State::Backoff { call, deadline, .. } => Then::Call {
-                call: Box::new(call),
-                deadline,
-            },
-            State::Resuming { interrupted, .. } => interrupted.into_then(),
-            State::Unconnected
-            | State::Ready
-            | State::Closing { .. }
-            | State::Dead(_)
-            | State::Closed => Then::Report,
-        }
-    }
-}
-
 /// The one place the protocol state changes: [`State`] behind methods that each make one kind
 /// of transition.
 #[derive(Debug)]
 pub(super) struct Machine {
     state: State,
+    /// The operation an invalid transition failed and its error, until reported.
+    fault: Option<(Operation, Error)>,
 }
 
 impl Machine {
@@ -317,6 +161,7 @@ impl Machine {
     pub(super) fn new() -> Machine {
         Machine {
             state: State::Unconnected,
+            fault: None,
         }
     }
 
@@ -360,23 +205,25 @@ impl Machine {
     pub(super) fn wait_until(&self) -> Option<Instant> {
         match &self.state {
             State::Backoff { at, .. } | State::Resuming { at, .. } => Some(*at),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
     /// The running call, while it is on the wire or between rounds (not while the tools are
     /// re-listed for it).
     pub(super) fn call(&self) -> Option<&CallState> {
-        match &self.state {
-            State::Calling { call, .. }
-            | State::AwaitingInput { call, .. }
-            | State::Backoff { call, .. } => Some(call),
-            State::Resuming { interrupted, .. } => match &**interrupted {
-                State::Calling { call, .. } => Some(call),
-                _ => None,
-            },
-            _ => None,
-        }
+        self.state.call()
     }
 
     /// The running call, to record the server's answer in it.
@@ -385,7 +232,17 @@ impl Machine {
             State::Calling { call, .. }
             | State::AwaitingInput { call, .. }
             | State::Backoff { call, .. } => Some(call),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -393,7 +250,18 @@ impl Machine {
     pub(super) fn list_mut(&mut self) -> Option<&mut ListState> {
         match &mut self.state {
             State::Listing { list, .. } | State::Relisting { list, .. } => Some(list),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
         }
     }
 
@@ -405,214 +273,464 @@ impl Machine {
             State::Relisting {
                 list, call, error, ..
             } => Some((&list.catalog, call, error)),
-            _ => None,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
+        }
+    }
+
+    /// Whether the era assumed may still prove wrong (see [`Hint`]).
+    pub(super) fn hint(&self) -> Hint {
+        self.state.hint()
+    }
+
+    /// Sets what the state says of the era: idle, or in the running operation.
+    pub(super) fn set_hint(&mut self, hint: Hint) {
+        match &mut self.state {
+            State::Ready { hint: h } => *h = hint,
+            state => {
+                if let Some(rec) = state.rec_mut() {
+                    rec.hint = hint;
+                }
+            }
         }
     }
 
     // --- Transitions ---------------------------------------------------------------------------
 
-    fn replace(&mut self, next: State) -> State {
-        core::mem::replace(&mut self.state, next)
+    /// Takes the state out to build the next one from its data (the placeholder never stays:
+    /// every caller sets a state through [`Machine::set`] or [`Machine::invalid`]).
+    fn take(&mut self) -> State {
+        core::mem::replace(&mut self.state, State::Closed)
+    }
+
+    /// Moves from a state named `from` (already taken out) to `next`, a transition of the
+    /// table; any other is [`Machine::invalid`].
+    fn set(&mut self, from: ConnectionState, next: State) {
+        let to = next.name();
+        if is_transition(from, to) {
+            self.state = next;
+        } else {
+            self.broken(from, None, to);
+        }
+    }
+
+    /// `from` cannot make the transition to `to`: a bug of the connection. A debug build stops
+    /// here; a release build ends the connection ([`State::Dead`] with
+    /// [`Error::InvalidTransition`]) and reports the running operation failed with it, rather
+    /// than keep a wrong state.
+    fn invalid(&mut self, from: State, to: ConnectionState) {
+        let operation = from.operation();
+        self.broken(from.name(), operation, to);
+    }
+
+    fn broken(&mut self, from: ConnectionState, operation: Option<Operation>, to: ConnectionState) {
+        debug_assert!(false, "invalid transition {from} → {to}");
+        self.end_invalid(from, operation, to);
+    }
+
+    /// What a release build does on an invalid transition: the connection ends with the error
+    /// and the operation that was running fails with it.
+    fn end_invalid(
+        &mut self,
+        from: ConnectionState,
+        operation: Option<Operation>,
+        to: ConnectionState,
+    ) {
+        let error = Error::InvalidTransition { from, to };
+        self.fault = operation.map(|operation| (operation, error.clone()));
+        self.state = State::Dead(error);
+    }
+
+    /// The operation an invalid transition failed, with its error, to report once.
+    pub(super) fn take_fault(&mut self) -> Option<(Operation, Error)> {
+        self.fault.take()
     }
 
     /// Unconnected → Ready: a modern era hint connects without a request.
     pub(super) fn connect_from_hint(&mut self) {
-        if matches!(self.state, State::Unconnected) {
-            self.state = State::Ready;
+        match self.take() {
+            State::Unconnected => self.set(
+                ConnectionState::Unconnected,
+                State::Ready {
+                    hint: Hint::Unproven,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Ready),
         }
     }
 
     /// → Discovering: `req` (a `server/discover`) is sent, by the caller's `connect`, as the one
     /// retry, or to re-negotiate the operation running.
     pub(super) fn discover(&mut self, req: Pending) {
-        let then = self.replace(State::Closed).into_then();
-        self.state = State::Discovering { req, then };
+        let from = self.take();
+        let name = from.name();
+        let then = from.into_then();
+        self.set(name, State::Discovering { req, then });
     }
 
-    /// → Initializing: `req` (an `initialize`) is sent, with a legacy hint, after the probe, or
-    /// to re-negotiate the operation running.
-    pub(super) fn initialize(&mut self, req: Pending) {
-        let then = self.replace(State::Closed).into_then();
-        self.state = State::Initializing { req, then };
+    /// → Initializing: `req` (an `initialize`) is sent, with a legacy hint (`hinted`), after the
+    /// probe, or to re-negotiate the operation running.
+    pub(super) fn initialize(&mut self, req: Pending, hinted: bool) {
+        let from = self.take();
+        let name = from.name();
+        let then = from.into_then();
+        self.set(name, State::Initializing { req, then, hinted });
     }
 
     /// Initializing → Confirming: `req` (`notifications/initialized`) is sent.
     pub(super) fn confirm(&mut self, req: Pending) {
-        let then = self.replace(State::Closed).into_then();
-        self.state = State::Confirming { req, then };
-    }
-
-    /// A negotiation → Ready. Returns what it leads to ([`Then::Report`] if none ran).
-    pub(super) fn connected(&mut self) -> Then {
-        if !self.state.is_negotiating() {
-            return Then::Report;
+        match self.take() {
+            State::Initializing { then, .. } => {
+                self.set(
+                    ConnectionState::Initializing,
+                    State::Confirming { req, then },
+                );
+            }
+            other => self.invalid(other, ConnectionState::Confirming),
         }
-        self.replace(State::Ready).into_then()
     }
 
-    /// Ready → Listing: the caller's listing sends its first page `req`.
-    pub(super) fn start_list(&mut self, req: Pending, deadline: Deadline) {
-        self.state = State::Listing {
-            req,
-            list: ListState::new(),
-            deadline,
+    /// The first request of the operation a negotiation restarts once connected (its step and
+    /// deadline), or `None` for the caller's `connect` (and when no negotiation runs).
+    pub(super) fn restart_step(&self) -> Option<(Step, Deadline)> {
+        match &self.state {
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => match then {
+                Then::Report => None,
+                Then::List { deadline, .. } | Then::Relist { deadline, .. } => {
+                    Some((Step::ListPage { cursor: None }, *deadline))
+                }
+                Then::Call { deadline, .. } => Some((Step::Call, *deadline)),
+            },
+            State::Unconnected
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
+        }
+    }
+
+    /// A negotiation → Ready, or → the operation it interrupted, restarted with `req` (its
+    /// first page, or its round again: the request [`Machine::restart_step`] names). The era is
+    /// settled: a request proved it.
+    pub(super) fn connected(&mut self, req: Option<Pending>) {
+        let from = self.take();
+        let (name, operation) = (from.name(), from.operation());
+        let then = match from {
+            State::Discovering { then, .. }
+            | State::Initializing { then, .. }
+            | State::Confirming { then, .. } => then,
+            other => return self.invalid(other, ConnectionState::Ready),
         };
-    }
-
-    /// Ready → Calling: the caller's call sends its first round `req`.
-    pub(super) fn start_call(&mut self, req: Pending, call: CallState, deadline: Deadline) {
-        self.state = State::Calling {
-            req,
-            call,
-            deadline,
+        let settled = |rec: Recovery| Recovery {
+            hint: Hint::Settled,
+            ..rec
         };
-    }
-
-    /// Ready → the operation a re-negotiation interrupted, restarted with `req` (its first page,
-    /// or its round again).
-    pub(super) fn restart(&mut self, then: Then, req: Pending) {
-        self.state = match then {
-            Then::Report => State::Ready,
-            Then::List { deadline } => State::Listing {
+        let next = match (then, req) {
+            (Then::Report, None) => State::Ready {
+                hint: Hint::Settled,
+            },
+            (Then::List { deadline, rec }, Some(req)) => State::Listing {
                 req,
                 list: ListState::new(),
                 deadline,
+                rec: settled(rec),
             },
-            Then::Relist {
-                call,
-                error,
-                deadline,
-            } => State::Relisting {
+            (
+                Then::Relist {
+                    call,
+                    error,
+                    deadline,
+                    rec,
+                },
+                Some(req),
+            ) => State::Relisting {
                 req,
                 list: ListState::new(),
                 call,
                 error,
                 deadline,
+                rec: settled(rec),
             },
-            Then::Call { call, deadline } => State::Calling {
+            (
+                Then::Call {
+                    call,
+                    deadline,
+                    rec,
+                },
+                Some(req),
+            ) => State::Calling {
                 req,
                 call: *call,
                 deadline,
+                rec: settled(rec),
             },
+            // A request for a connect, or none for an operation to restart.
+            (Then::Report, Some(_))
+            | (Then::List { .. } | Then::Relist { .. } | Then::Call { .. }, None) => {
+                return self.broken(name, operation, ConnectionState::Ready)
+            }
         };
+        self.set(name, next);
+    }
+
+    /// Ready → Listing: the caller's listing sends its first page `req`, with every recovery
+    /// still allowed.
+    pub(super) fn start_list(&mut self, req: Pending, deadline: Deadline) {
+        match self.take() {
+            State::Ready { hint } => self.set(
+                ConnectionState::Ready,
+                State::Listing {
+                    req,
+                    list: ListState::new(),
+                    deadline,
+                    rec: Recovery::new(hint),
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Listing),
+        }
+    }
+
+    /// Ready → Calling: the caller's call sends its first round `req`, with every recovery
+    /// still allowed.
+    pub(super) fn start_call(&mut self, req: Pending, call: CallState, deadline: Deadline) {
+        match self.take() {
+            State::Ready { hint } => self.set(
+                ConnectionState::Ready,
+                State::Calling {
+                    req,
+                    call,
+                    deadline,
+                    rec: Recovery::new(hint),
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Calling),
+        }
     }
 
     /// The same state with its next request `req`: a listing's next page.
     pub(super) fn again(&mut self, next: Pending) {
-        if let Some(req) = self.state.req_mut() {
-            *req = next;
+        match &mut self.state {
+            State::Listing { req, .. } | State::Relisting { req, .. } => *req = next,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => {
+                let from = self.take();
+                let name = from.name();
+                self.invalid(from, name);
+            }
         }
     }
 
     /// Calling → Relisting: the call got a header mismatch (`error`); the listing's first page
     /// `req` is sent, on the call's deadline.
     pub(super) fn relist(&mut self, req: Pending, error: crate::error::RpcError) {
-        match self.replace(State::Closed) {
+        match self.take() {
             State::Calling {
-                mut call, deadline, ..
+                call,
+                deadline,
+                mut rec,
+                ..
             } => {
-                call.relisted = true;
-                self.state = State::Relisting {
-                    req,
-                    list: ListState::new(),
-                    call: Box::new(call),
-                    error,
-                    deadline,
-                };
+                rec.relisted = true;
+                self.set(
+                    ConnectionState::Calling,
+                    State::Relisting {
+                        req,
+                        list: ListState::new(),
+                        call: Box::new(call),
+                        error,
+                        deadline,
+                        rec,
+                    },
+                );
             }
-            other => self.state = other,
+            other => self.invalid(other, ConnectionState::Relisting),
         }
     }
 
     /// Relisting → Calling: the listing is complete; the call's round `req` is sent again.
     pub(super) fn call_after_relist(&mut self, req: Pending) {
-        match self.replace(State::Closed) {
-            State::Relisting { call, deadline, .. } => {
-                self.state = State::Calling {
+        match self.take() {
+            State::Relisting {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
+                ConnectionState::Relisting,
+                State::Calling {
                     req,
                     call: *call,
                     deadline,
-                };
-            }
-            other => self.state = other,
+                    rec,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Calling),
         }
     }
 
     /// Calling, AwaitingInput or Backoff → Calling: the call's next round `req` is sent.
     pub(super) fn next_round(&mut self, req: Pending) {
-        match self.replace(State::Closed) {
-            State::Calling { call, deadline, .. }
-            | State::AwaitingInput { call, deadline }
-            | State::Backoff { call, deadline, .. } => {
-                self.state = State::Calling {
+        let from = self.take();
+        let name = from.name();
+        match from {
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            }
+            | State::AwaitingInput {
+                call,
+                deadline,
+                rec,
+            }
+            | State::Backoff {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
+                name,
+                State::Calling {
                     req,
                     call,
                     deadline,
-                };
-            }
-            other => self.state = other,
+                    rec,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Calling),
         }
     }
 
     /// Calling → AwaitingInput: the server asked for input only the embedder can give.
     pub(super) fn await_input(&mut self) {
-        match self.replace(State::Closed) {
-            State::Calling { call, deadline, .. } => {
-                self.state = State::AwaitingInput { call, deadline };
-            }
-            other => self.state = other,
+        match self.take() {
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
+                ConnectionState::Calling,
+                State::AwaitingInput {
+                    call,
+                    deadline,
+                    rec,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::AwaitingInput),
         }
     }
 
     /// Calling → Backoff: load shedding; the next round waits for `at`.
     pub(super) fn back_off(&mut self, at: Instant) {
-        match self.replace(State::Closed) {
-            State::Calling { call, deadline, .. } => {
-                self.state = State::Backoff { call, deadline, at };
-            }
-            other => self.state = other,
+        match self.take() {
+            State::Calling {
+                call,
+                deadline,
+                rec,
+                ..
+            } => self.set(
+                ConnectionState::Calling,
+                State::Backoff {
+                    call,
+                    deadline,
+                    at,
+                    rec,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Backoff),
         }
     }
 
-    /// Listing or Calling → Ready: the operation succeeded. Returns the listing if it was one.
-    pub(super) fn finish(&mut self) -> Option<ListState> {
-        match self.replace(State::Ready) {
-            State::Listing { list, .. } => Some(list),
-            State::Calling { .. } => None,
+    /// Listing → Ready: the listing succeeded; returns it.
+    pub(super) fn finish_list(&mut self) -> Option<ListState> {
+        match self.take() {
+            State::Listing { list, rec, .. } => {
+                self.set(ConnectionState::Listing, State::Ready { hint: rec.hint });
+                Some(list)
+            }
             other => {
-                self.state = other;
+                self.invalid(other, ConnectionState::Ready);
                 None
             }
         }
     }
 
-    /// A listing's, a call's or a negotiation's request → Resuming: its legacy stream broke
-    /// after event `from`; the `GET` waits for `at`.
+    /// Calling → Ready: the call succeeded.
+    pub(super) fn finish_call(&mut self) {
+        match self.take() {
+            State::Calling { rec, .. } => {
+                self.set(ConnectionState::Calling, State::Ready { hint: rec.hint })
+            }
+            other => self.invalid(other, ConnectionState::Ready),
+        }
+    }
+
+    /// A state waiting on a request → Resuming: its legacy stream broke after event `from`;
+    /// the `GET` waits for `at`.
     pub(super) fn suspend(&mut self, from: String, retry: Option<Duration>, at: Instant) {
-        let interrupted = self.replace(State::Closed);
-        self.state = State::Resuming {
-            from,
-            retry,
-            at,
-            interrupted: Box::new(interrupted),
-        };
+        let interrupted = self.take();
+        let name = interrupted.name();
+        if interrupted.req().is_none() {
+            return self.invalid(interrupted, ConnectionState::Resuming);
+        }
+        self.set(
+            name,
+            State::Resuming {
+                from,
+                retry,
+                at,
+                interrupted: Box::new(interrupted),
+            },
+        );
     }
 
     /// Resuming → the state it interrupted: the `GET` is sent. Returns the last event id and
     /// the stream's `retry:`.
     pub(super) fn resume(&mut self) -> Option<(String, Option<Duration>)> {
-        match self.replace(State::Closed) {
+        match self.take() {
             State::Resuming {
                 from,
                 retry,
                 interrupted,
                 ..
             } => {
-                self.state = *interrupted;
+                self.set(ConnectionState::Resuming, *interrupted);
                 Some((from, retry))
             }
             other => {
-                self.state = other;
+                let name = other.name();
+                self.invalid(other, name);
                 None
             }
         }
@@ -621,98 +739,30 @@ impl Machine {
     /// A running operation → Dead (`dead`, a connection failure), Unconnected (a failed
     /// negotiation) or Ready: it failed.
     pub(super) fn fail(&mut self, dead: Option<Error>) {
-        let negotiating = self.state.is_negotiating();
-        self.state = match dead {
+        let from = self.take();
+        let next = match dead {
             Some(error) => State::Dead(error),
-            None if negotiating => State::Unconnected,
-            None => State::Ready,
+            None if from.is_negotiating() => State::Unconnected,
+            None => State::Ready { hint: from.hint() },
         };
+        if from.operation().is_none() {
+            return self.invalid(from, next.name());
+        }
+        self.set(from.name(), next);
     }
 
     /// Ready, Dead or an interrupted operation → Closing: the `DELETE` `req` is sent.
     pub(super) fn closing(&mut self, req: Pending) {
-        self.state = State::Closing { req };
+        let from = self.take();
+        self.set(from.name(), State::Closing { req });
     }
 
     /// Any state → Closed.
     pub(super) fn closed(&mut self) {
-        self.state = State::Closed;
+        let from = self.take();
+        self.set(from.name(), State::Closed);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn req(step: Step) -> Pending {
-        let budgets = crate::budget::Budgets::default();
-        Pending {
-            step,
-            id: 1,
-            progress_token: 1,
-            exchange: None,
-            responses: 0,
-            stalled: 0,
-            deadline: Deadline::new(Instant::ZERO, &budgets, Budget::ListTime),
-            retried_fresh: false,
-            nonce_retried: false,
-            refusals: 0,
-        }
-    }
-
-    fn deadline() -> Deadline {
-        Deadline::new(
-            Instant::ZERO,
-            &crate::budget::Budgets::default(),
-            Budget::ListTime,
-        )
-    }
-
-    #[test]
-    fn a_resumption_returns_to_the_state_it_interrupted() {
-        let mut m = Machine::new();
-        m.connect_from_hint();
-        assert_eq!(m.name(), ConnectionState::Ready);
-        m.start_list(req(Step::ListPage { cursor: None }), deadline());
-        m.suspend("ev-1".into(), None, Instant::ZERO);
-        assert_eq!(m.name(), ConnectionState::Resuming);
-        assert_eq!(m.operation(), Some(Operation::ListTools));
-        assert!(m.req().is_some(), "the interrupted request is kept");
-        assert_eq!(m.resume(), Some(("ev-1".into(), None)));
-        assert_eq!(m.name(), ConnectionState::Listing);
-        assert_eq!(m.resume(), None, "only a resumption resumes");
-        assert_eq!(m.name(), ConnectionState::Listing);
-    }
-
-    #[test]
-    fn a_re_negotiation_carries_the_operation_it_interrupted() {
-        let mut m = Machine::new();
-        m.connect_from_hint();
-        m.start_list(req(Step::ListPage { cursor: None }), deadline());
-        m.discover(req(Step::Discover {
-            attempt: 0,
-            version: "v".into(),
-        }));
-        assert_eq!(m.name(), ConnectionState::Discovering);
-        assert_eq!(m.operation(), Some(Operation::ListTools));
-        m.initialize(req(Step::initialize()));
-        assert_eq!(m.operation(), Some(Operation::ListTools));
-        assert!(matches!(m.connected(), Then::List { .. }));
-        assert_eq!(m.name(), ConnectionState::Ready);
-        // A failed negotiation leaves nothing negotiated; a failed operation leaves it ready.
-        m.discover(req(Step::Discover {
-            attempt: 0,
-            version: "v".into(),
-        }));
-        m.fail(None);
-        assert_eq!(m.name(), ConnectionState::Unconnected);
-        m.connect_from_hint();
-        m.start_list(req(Step::ListPage { cursor: None }), deadline());
-        m.fail(None);
-        assert_eq!(m.name(), ConnectionState::Ready);
-        m.start_list(req(Step::ListPage { cursor: None }), deadline());
-        m.fail(Some(Error::Closed));
-        assert_eq!(m.name(), ConnectionState::Dead);
-        assert_eq!(m.operation(), None);
-    }
-}
+mod tests;

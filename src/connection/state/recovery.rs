@@ -1,0 +1,96 @@
+//! What an operation may still try: its [`Recovery`], and the choice of a recovery after the
+//! server refused a listing's page or a call's round ([`Machine::recover`]).
+
+use super::*;
+
+/// The recoveries one operation may make, each at most once, and whether the era it runs in
+/// may still prove wrong: data of the operation's states, made new when the operation starts
+/// ([`Machine::start_list`], [`Machine::start_call`]) and carried through every state it passes
+/// (a re-listing, a re-negotiation, a new session, a resumption, the rounds of a call), so that
+/// no allowance outlives its operation and none is reset while it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::connection) struct Recovery {
+    /// Whether the era assumed may still prove wrong (the hint the operation started with, until
+    /// an answer settles it).
+    pub(in crate::connection) hint: Hint,
+    /// The protocol was re-negotiated after a `-32022` refused the version negotiated.
+    pub(in crate::connection) renegotiated: bool,
+    /// A new legacy session was started after the server ended the last one.
+    pub(in crate::connection) new_session: bool,
+    /// The tools were listed once after a header mismatch (a call's; never twice).
+    pub(in crate::connection) relisted: bool,
+}
+
+impl Recovery {
+    /// An operation's, started in an era `hint` says may or may not prove wrong.
+    pub(super) fn new(hint: Hint) -> Recovery {
+        Recovery {
+            hint,
+            renegotiated: false,
+            new_session: false,
+            relisted: false,
+        }
+    }
+}
+
+/// What the server's refusal of a listing's page or a call's round says, as far as the
+/// recoveries go: outcome.rs classifies the answer, [`Machine::recover`] decides.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::connection) struct Refusal {
+    /// An answer of the other era: a 4xx without a recognised modern error (a legacy server's
+    /// `-32000`, "no valid session id"), or a `-32022`.
+    pub(in crate::connection) wrong_era: bool,
+    /// A 4xx `-32022`: the server refuses the version negotiated.
+    pub(in crate::connection) version_refused: bool,
+    /// A 404 while a legacy session id is held: the server ended the session.
+    pub(in crate::connection) session_ended: bool,
+    /// A `-32020` in a modern session: the call's headers did not match the tool's.
+    pub(in crate::connection) header_mismatch: bool,
+}
+
+/// The recovery a refused page or round leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::connection) enum Recover {
+    /// Negotiate again (the era or the version proved wrong), then restart the operation.
+    Renegotiate,
+    /// Start a new legacy session, then restart the operation in it.
+    NewSession,
+    /// List the tools to learn the called tool's headers, then call once more.
+    Relist,
+    /// No recovery is left: the operation fails.
+    Fail,
+}
+
+impl Machine {
+    /// Chooses what a refused page or round leads to, from the running operation's
+    /// [`Recovery`] alone, and spends the allowance it uses: an era hint not yet settled and
+    /// proved wrong re-negotiates (a `-32022` spends the operation's one re-negotiation);
+    /// otherwise a `-32022` re-negotiates once per operation, a session the server ended is
+    /// replaced once per operation (the client "MUST start a new session"), and a call's header
+    /// mismatch re-lists once (spent by [`Machine::relist`]). Anything else fails.
+    pub(in crate::connection) fn recover(&mut self, refusal: Refusal) -> Recover {
+        let hint = self.state.hint();
+        let calling = matches!(self.state, State::Calling { .. });
+        let Some(rec) = self.state.rec_mut() else {
+            return Recover::Fail;
+        };
+        if hint != Hint::Settled && refusal.wrong_era {
+            if refusal.version_refused {
+                rec.renegotiated = true; // that was the operation's one
+            }
+            return Recover::Renegotiate;
+        }
+        if refusal.version_refused && !rec.renegotiated {
+            rec.renegotiated = true;
+            return Recover::Renegotiate;
+        }
+        if refusal.session_ended && !rec.new_session {
+            rec.new_session = true;
+            return Recover::NewSession;
+        }
+        if refusal.header_mismatch && calling && !rec.relisted {
+            return Recover::Relist;
+        }
+        Recover::Fail
+    }
+}

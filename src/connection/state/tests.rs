@@ -1,0 +1,129 @@
+use super::*;
+
+fn req(step: Step) -> Pending {
+    let budgets = crate::budget::Budgets::default();
+    Pending {
+        step,
+        id: 1,
+        progress_token: 1,
+        exchange: None,
+        responses: 0,
+        stalled: 0,
+        deadline: Deadline::new(Instant::ZERO, &budgets, Budget::ListTime),
+        retried_fresh: false,
+        nonce_retried: false,
+        refusals: 0,
+    }
+}
+
+fn deadline() -> Deadline {
+    Deadline::new(
+        Instant::ZERO,
+        &crate::budget::Budgets::default(),
+        Budget::ListTime,
+    )
+}
+
+#[test]
+fn a_resumption_returns_to_the_state_it_interrupted() {
+    let mut m = Machine::new();
+    m.connect_from_hint();
+    assert_eq!(m.name(), ConnectionState::Ready);
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    m.suspend("ev-1".into(), None, Instant::ZERO);
+    assert_eq!(m.name(), ConnectionState::Resuming);
+    assert_eq!(m.operation(), Some(Operation::ListTools));
+    assert!(m.req().is_some(), "the interrupted request is kept");
+    assert_eq!(m.resume(), Some(("ev-1".into(), None)));
+    assert_eq!(m.name(), ConnectionState::Listing);
+}
+
+#[test]
+fn a_re_negotiation_carries_the_operation_it_interrupted() {
+    let mut m = Machine::new();
+    m.connect_from_hint();
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    m.discover(req(Step::Discover {
+        attempt: 0,
+        version: "v".into(),
+    }));
+    assert_eq!(m.name(), ConnectionState::Discovering);
+    assert_eq!(m.operation(), Some(Operation::ListTools));
+    m.initialize(req(Step::initialize()), false);
+    assert_eq!(m.operation(), Some(Operation::ListTools));
+    m.confirm(req(Step::Initialized {
+        server: Announced::default(),
+    }));
+    assert_eq!(m.operation(), Some(Operation::ListTools));
+    assert!(matches!(
+        m.restart_step(),
+        Some((Step::ListPage { cursor: None }, _))
+    ));
+    m.connected(Some(req(Step::ListPage { cursor: None })));
+    assert_eq!(
+        m.name(),
+        ConnectionState::Listing,
+        "the listing restarts at once"
+    );
+    // A failed negotiation leaves nothing negotiated; a failed operation leaves it ready.
+    m.fail(None);
+    assert_eq!(m.name(), ConnectionState::Ready);
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    m.discover(req(Step::Discover {
+        attempt: 0,
+        version: "v".into(),
+    }));
+    m.fail(None);
+    assert_eq!(m.name(), ConnectionState::Unconnected);
+    m.connect_from_hint();
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    m.fail(None);
+    assert_eq!(m.name(), ConnectionState::Ready);
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    m.fail(Some(Error::Closed));
+    assert_eq!(m.name(), ConnectionState::Dead);
+    assert_eq!(m.operation(), None);
+}
+
+/// "Only a resumption resumes": any other state asked to resume is a bug, caught in a debug
+/// build.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "invalid transition Listing → Listing")]
+fn an_invalid_transition_is_caught_in_a_debug_build() {
+    let mut m = Machine::new();
+    m.connect_from_hint();
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    let _ = m.resume();
+}
+
+/// A release build ends the connection instead: Dead with the typed error, and the
+/// operation that ran reported failed once.
+#[test]
+fn an_invalid_transition_ends_the_connection_with_a_typed_error() {
+    let mut m = Machine::new();
+    m.connect_from_hint();
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    m.end_invalid(
+        ConnectionState::Listing,
+        Some(Operation::ListTools),
+        ConnectionState::Backoff,
+    );
+    let error = Error::InvalidTransition {
+        from: ConnectionState::Listing,
+        to: ConnectionState::Backoff,
+    };
+    assert_eq!(m.name(), ConnectionState::Dead);
+    assert!(matches!(m.get(), State::Dead(e) if *e == error));
+    assert_eq!(error.kind(), crate::error::ErrorKind::ConnectionFailed);
+    assert_eq!(m.take_fault(), Some((Operation::ListTools, error)));
+    assert_eq!(m.take_fault(), None, "reported once");
+}
+
+/// The table's pairs are a set: none listed twice.
+#[test]
+fn the_transitions_are_listed_once() {
+    for (i, a) in TRANSITIONS.iter().enumerate() {
+        assert!(!TRANSITIONS[i + 1..].contains(a), "{a:?} listed twice");
+    }
+}
