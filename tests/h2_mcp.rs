@@ -66,6 +66,14 @@ fn ops(run: &Run) -> Vec<String> {
         .collect()
 }
 
+/// The error of the first `Failed` event of a run.
+fn first_failure(run: &Run) -> Option<Error> {
+    run.events.iter().find_map(|(_, e)| match e {
+        Event::Failed { error, .. } => Some(error.clone()),
+        _ => None,
+    })
+}
+
 #[test]
 fn modern_list_and_call_as_streams_whatever_the_split() {
     let mut seen = Vec::new();
@@ -242,14 +250,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
             }
         },
     );
-    let failed = run
-        .events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Failed { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("the call fails");
+    let failed = first_failure(&run).expect("the call fails");
     assert_eq!(
         failed.budget().map(|b| (b.budget, b.limit)),
         Some((Budget::CallTime, 5000))
@@ -326,14 +327,7 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
             assert!(run2.fresh.is_empty(), "never a second fresh socket");
             let limit = mcp_sansio::Budgets::default().responses_per_request;
             assert_eq!(ids.len(), limit as usize, "every sending counted");
-            let error = run2
-                .events
-                .iter()
-                .find_map(|(_, e)| match e {
-                    Event::Failed { error, .. } => Some(error.clone()),
-                    _ => None,
-                })
-                .unwrap();
+            let error = first_failure(&run2).unwrap();
             assert_eq!(
                 error.budget().map(|b| b.budget),
                 Some(Budget::ResponsesPerRequest)
@@ -502,14 +496,7 @@ fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
             .filter(|r| r.rpc_method() == "tools/call")
             .count();
         assert_eq!(calls, 1, "{split:?}: not sent again");
-        let error = run
-            .events
-            .iter()
-            .find_map(|(_, e)| match e {
-                Event::Failed { error, .. } => Some(error.clone()),
-                _ => None,
-            })
-            .expect("the call fails");
+        let error = first_failure(&run).expect("the call fails");
         assert_eq!(
             error,
             Error::from(H2Error::Reset {
@@ -614,14 +601,7 @@ fn stream_resets_are_reissued_within_responses_per_request() {
     let ids: std::collections::BTreeSet<u64> =
         peer.requests.iter().map(SeenRequest::rpc_id).collect();
     assert_eq!(ids.len(), limit, "never one id twice");
-    let error = run
-        .events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Failed { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("the call fails");
+    let error = first_failure(&run).expect("the call fails");
     assert_eq!(
         error.budget().map(|b| b.budget),
         Some(Budget::ResponsesPerRequest)
@@ -711,62 +691,118 @@ fn two_work_items_multiplexed_keep_separate_budgets() {
     );
 }
 
+/// An event stream answer on `sid` that carries the session id `sess-1`.
+fn sse(peer: &mut H2Peer, sid: u32, text: &str) -> Vec<u8> {
+    peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
+}
+
+/// What [`legacy_resume`] leaves: the socket, its one work item and peer, the events of both
+/// drives, the second drive's socket errors and the moment the listing was asked for.
+struct LegacyResume {
+    socket: H2Socket,
+    work: WorkId,
+    peer: H2Peer,
+    run: Run,
+    second_errors: Vec<H2Error>,
+    listed_at: Instant,
+    now: Instant,
+}
+
+/// A 2025-11-25 session over HTTP/2 in `split`: the handshake on event streams of session
+/// `sess-1`, then a listing whose stream `list_stream` answers; the `GET` that resumes it is
+/// checked by `check_get` and answered with the listing's result under event id `ev-2`.
+fn legacy_resume(
+    split: Split,
+    list_stream: impl Fn(&mut H2Peer, u32) -> Vec<u8>,
+    check_get: impl Fn(&SeenRequest),
+) -> LegacyResume {
+    let mut config = Config::new(URL).unwrap();
+    config.era_hint = Some(EraHint {
+        era: Era::Legacy,
+        version: "2025-11-25".into(),
+    });
+    let (mut s, w) = socket_with(vec![config]);
+    let mut peer = H2Peer::default();
+    let mut now = Instant::ZERO;
+    s.connection_mut(w[0]).unwrap().connect(now);
+    let list_id = std::cell::Cell::new(0);
+    let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+        let sid = r.stream;
+        match r.rpc_method().as_str() {
+            "initialize" => {
+                let init = r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#;
+                sse(
+                    peer,
+                    sid,
+                    &format!("data: {}\n\n", result(r.rpc_id(), init)),
+                )
+            }
+            "notifications/initialized" => peer.response(sid, 202, "", b""),
+            "tools/list" => {
+                list_id.set(r.rpc_id());
+                list_stream(peer, sid)
+            }
+            "GET" => {
+                check_get(r);
+                let done = result(list_id.get(), TOOLS);
+                sse(peer, sid, &format!("id: ev-2\ndata: {done}\n\n"))
+            }
+            _ => peer.response(sid, 400, "", b""),
+        }
+    };
+    let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
+    let listed_at = now;
+    s.connection_mut(w[0]).unwrap().list_tools(now);
+    let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
+    run.events.extend(second.events);
+    LegacyResume {
+        socket: s,
+        work: w[0],
+        peer,
+        run,
+        second_errors: second.socket_errors,
+        listed_at,
+        now,
+    }
+}
+
+/// The methods of the requests the peer saw, in order.
+fn methods(peer: &H2Peer) -> Vec<String> {
+    peer.requests.iter().map(|r| r.rpc_method()).collect()
+}
+
+/// Every split ended with the same events, the last of them the listing of `echo`.
+fn assert_every_split_listed_echo(seen: &[Vec<String>]) {
+    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+}
+
 /// A legacy event stream that ends after an event id is resumed with `GET` and
 /// `Last-Event-ID` on a new stream of the same socket, after the server's `retry:`.
 #[test]
 fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let mut config = Config::new(URL).unwrap();
-        config.era_hint = Some(EraHint {
-            era: Era::Legacy,
-            version: "2025-11-25".into(),
-        });
-        let (mut s, w) = socket_with(vec![config]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
-        let list_id = std::cell::Cell::new(0);
-        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
-            let sse = |peer: &mut H2Peer, text: String| {
-                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
-            };
-            match r.rpc_method().as_str() {
-                "initialize" => sse(
-                    peer,
-                    format!(
-                        "data: {}\n\n",
-                        result(
-                            r.rpc_id(),
-                            r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#
-                        )
-                    ),
-                ),
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
-                "tools/list" => {
-                    list_id.set(r.rpc_id());
-                    sse(peer, "id: ev-1\nretry: 2500\ndata:\n\n".into())
-                }
-                "GET" => {
-                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
-                    assert_eq!(r.header("accept"), Some("text/event-stream"));
-                    assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
-                    let done = result(list_id.get(), TOOLS);
-                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
-                }
-                _ => peer.response(sid, 400, "", b""),
-            }
-        };
-        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
-        let listed_at = now;
-        s.connection_mut(w[0]).unwrap().list_tools(now);
-        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
-        run.events.extend(second.events);
-        assert!(second.socket_errors.is_empty());
-        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        let LegacyResume {
+            socket: s,
+            work,
+            peer,
+            run,
+            second_errors,
+            listed_at,
+            now,
+        } = legacy_resume(
+            split,
+            |peer, sid| sse(peer, sid, "id: ev-1\nretry: 2500\ndata:\n\n"),
+            |r| {
+                assert_eq!(r.header("last-event-id"), Some("ev-1"));
+                assert_eq!(r.header("accept"), Some("text/event-stream"));
+                assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+            },
+        );
+        assert!(second_errors.is_empty());
         assert_eq!(
-            methods,
+            methods(&peer),
             [
                 "initialize",
                 "notifications/initialized",
@@ -778,12 +814,11 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
             now >= listed_at + Duration::from_millis(2500),
             "waits the retry"
         );
-        assert_eq!(s.connection(w[0]).unwrap().gets_sent(), 1);
+        assert_eq!(s.connection(work).unwrap().gets_sent(), 1);
         assert!(!s.is_closed());
         seen.push(ops(&run));
     }
-    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
-    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+    assert_every_split_listed_echo(&seen);
 }
 
 /// MCP 2025-11-25, Streamable HTTP, resumability: a client resumes a broken stream with `GET`
@@ -794,54 +829,23 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
 fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let mut config = Config::new(URL).unwrap();
-        config.era_hint = Some(EraHint {
-            era: Era::Legacy,
-            version: "2025-11-25".into(),
-        });
-        let (mut s, w) = socket_with(vec![config]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
-        let list_id = std::cell::Cell::new(0);
-        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
-            let sse = |peer: &mut H2Peer, text: String| {
-                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
-            };
-            match r.rpc_method().as_str() {
-                "initialize" => {
-                    let init = r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#;
-                    sse(peer, format!("data: {}\n\n", result(r.rpc_id(), init)))
-                }
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
-                "tools/list" => {
-                    list_id.set(r.rpc_id());
-                    let fields = [
-                        (":status", "200"),
-                        ("content-type", "text/event-stream"),
-                        ("mcp-session-id", "sess-1"),
-                    ];
-                    let mut out = peer.headers(sid, &fields, false);
-                    out.extend(h2server::data(sid, b"id: ev-1\ndata:\n\n", false));
-                    out.extend(rst(sid, Reason::INTERNAL_ERROR));
-                    out
-                }
-                "GET" => {
-                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
-                    let done = result(list_id.get(), TOOLS);
-                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
-                }
-                _ => peer.response(sid, 400, "", b""),
-            }
-        };
-        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
-        s.connection_mut(w[0]).unwrap().list_tools(now);
-        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
-        run.events.extend(second.events);
-        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        let resumed = legacy_resume(
+            split,
+            |peer, sid| {
+                let fields = [
+                    (":status", "200"),
+                    ("content-type", "text/event-stream"),
+                    ("mcp-session-id", "sess-1"),
+                ];
+                let mut out = peer.headers(sid, &fields, false);
+                out.extend(h2server::data(sid, b"id: ev-1\ndata:\n\n", false));
+                out.extend(rst(sid, Reason::INTERNAL_ERROR));
+                out
+            },
+            |r| assert_eq!(r.header("last-event-id"), Some("ev-1")),
+        );
         assert_eq!(
-            methods,
+            methods(&resumed.peer),
             [
                 "initialize",
                 "notifications/initialized",
@@ -850,11 +854,10 @@ fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
             ],
             "{split:?}"
         );
-        assert!(!s.is_closed());
-        seen.push(ops(&run));
+        assert!(!resumed.socket.is_closed());
+        seen.push(ops(&resumed.run));
     }
-    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
-    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+    assert_every_split_listed_echo(&seen);
 }
 
 /// The retry after REFUSED_STREAM is one more response of the request: with
@@ -879,14 +882,7 @@ fn the_refused_stream_retry_counts_in_responses_per_request() {
         |_, r| rst(r.stream, Reason::REFUSED_STREAM),
     );
     assert!(run.fresh.is_empty());
-    let error = run
-        .events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Failed { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("the call fails");
+    let error = first_failure(&run).expect("the call fails");
     assert_eq!(
         error.budget().map(|b| (b.budget, b.limit)),
         Some((Budget::ResponsesPerRequest, 1))
