@@ -36,6 +36,24 @@ fn socket_with(configs: Vec<Config>) -> (H2Socket, Vec<WorkId>) {
     (s, works)
 }
 
+/// A socket whose one work item, made with `config`, connects at time zero, with a fresh peer
+/// and the clock at zero.
+fn connected(config: Config) -> (H2Socket, Vec<WorkId>, H2Peer, Instant) {
+    let (mut s, w) = socket_with(vec![config]);
+    let now = Instant::ZERO;
+    s.connection_mut(w[0]).unwrap().connect(now);
+    (s, w, H2Peer::default(), now)
+}
+
+/// As [`connected`], and the work item calls `echo` with `{}` at time zero too.
+fn calling_echo(config: Config) -> (H2Socket, Vec<WorkId>, H2Peer, Instant) {
+    let (mut s, w, peer, now) = connected(config);
+    s.connection_mut(w[0])
+        .unwrap()
+        .call_tool(now, "echo", b"{}");
+    (s, w, peer, now)
+}
+
 /// Moves work item `old` from `s` to a fresh socket, with the request `s` could not send.
 fn onto_a_fresh_socket(
     s: &mut H2Socket,
@@ -120,31 +138,37 @@ fn modern_list_and_call_as_streams_whatever_the_split() {
     assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
 }
 
+/// A 2025-06-18 server's answers to discovery (404) and to the handshake, whose `initialize`
+/// result is `init` under session `sess-1`; `None` for any other method.
+fn legacy_handshake(peer: &mut H2Peer, r: &SeenRequest, init: &str) -> Option<Vec<u8>> {
+    let sid = r.stream;
+    match r.rpc_method().as_str() {
+        "server/discover" => Some(peer.response(sid, 404, "", b"")),
+        "initialize" => {
+            let body = result(r.rpc_id(), init);
+            Some(peer.with_session(sid, "application/json", "sess-1", body.as_bytes()))
+        }
+        "notifications/initialized" => Some(peer.response(sid, 202, "", b"")),
+        _ => None,
+    }
+}
+
 #[test]
 fn legacy_session_over_http2_keeps_its_session_id() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let (mut s, w) = socket_with(vec![Config::new(URL).unwrap()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
+        let (mut s, w, mut peer, mut now) = connected(Config::new(URL).unwrap());
         let legacy = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
+            let init = r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#;
+            if let Some(out) = legacy_handshake(peer, r, init) {
+                return out;
+            }
             match r.rpc_method().as_str() {
-                "server/discover" => peer.response(sid, 404, "", b""),
-                "initialize" => {
-                    let body = result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
-                    );
-                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
-                }
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
                 "tools/list" => {
                     assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
-                    peer.json(sid, &result(r.rpc_id(), TOOLS))
+                    peer.json(r.stream, &result(r.rpc_id(), TOOLS))
                 }
-                _ => peer.response(sid, 400, "", b""),
+                _ => peer.response(r.stream, 400, "", b""),
             }
         };
         let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, legacy);
@@ -173,12 +197,7 @@ fn legacy_session_over_http2_keeps_its_session_id() {
 fn an_event_stream_on_a_stream_delivers_progress_then_the_result() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let (mut s, w) = socket_with(vec![modern_config()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        let c = s.connection_mut(w[0]).unwrap();
-        c.connect(now);
-        c.call_tool(now, "echo", b"{}");
+        let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
         let run = drive(
             &mut s,
             &mut peer,
@@ -205,10 +224,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
         version: "2025-06-18".into(),
     });
     config.budgets.call_time = Duration::from_secs(5);
-    let (mut s, w) = socket_with(vec![config]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    s.connection_mut(w[0]).unwrap().connect(now);
+    let (mut s, w, mut peer, mut now) = connected(config);
     let mut call_stream = 0;
     let run = drive(
         &mut s,
@@ -278,12 +294,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
 #[test]
 fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
     for refuse_twice in [false, true] {
-        let (mut s, w) = socket_with(vec![modern_config()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        let c = s.connection_mut(w[0]).unwrap();
-        c.connect(now);
-        c.call_tool(now, "echo", b"{}");
+        let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
         let run = drive(
             &mut s,
             &mut peer,
@@ -343,12 +354,7 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
 /// call goes once more on a fresh socket.
 #[test]
 fn goaway_below_the_stream_retries_the_call_once() {
-    let (mut s, w) = socket_with(vec![modern_config()]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
+    let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
     let run = drive(
         &mut s,
         &mut peer,
@@ -373,6 +379,14 @@ fn goaway_below_the_stream_retries_the_call_once() {
     );
 }
 
+/// The head of an event-stream answer on `stream` and a keep-alive comment: an answer under way.
+fn answer_under_way(peer: &mut H2Peer, stream: u32) -> Vec<u8> {
+    let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+    let mut out = peer.headers(stream, &fields, false);
+    out.extend(h2server::data(stream, b": working\n\n", false));
+    out
+}
+
 /// The JSON-RPC id of a request still to be sent.
 fn body_id(t: &mcp_sansio::Transmit) -> u64 {
     let v: serde_json::Value = serde_json::from_slice(&t.request.body).unwrap();
@@ -391,21 +405,14 @@ fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
     for reason in [Reason::INTERNAL_ERROR, Reason::CANCEL, Reason::NO_ERROR] {
         let mut seen = Vec::new();
         for split in SPLITS {
-            let (mut s, w) = socket_with(vec![modern_config()]);
-            let mut peer = H2Peer::default();
-            let mut now = Instant::ZERO;
-            let c = s.connection_mut(w[0]).unwrap();
-            c.connect(now);
-            c.call_tool(now, "echo", b"{}");
+            let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
             let mut calls = 0;
             let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
                 calls += 1;
                 if calls > 1 {
                     return modern(p, r);
                 }
-                let fields = [(":status", "200"), ("content-type", "text/event-stream")];
-                let mut out = p.headers(r.stream, &fields, false);
-                out.extend(h2server::data(r.stream, b": working\n\n", false));
+                let mut out = answer_under_way(p, r.stream);
                 out.extend(rst(r.stream, reason));
                 out
             });
@@ -438,12 +445,7 @@ fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
 #[test]
 fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
     for split in SPLITS {
-        let (mut s, w) = socket_with(vec![modern_config()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        let c = s.connection_mut(w[0]).unwrap();
-        c.connect(now);
-        c.call_tool(now, "echo", b"{}");
+        let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
         let mut calls = 0;
         let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
             calls += 1;
@@ -466,24 +468,10 @@ fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
         );
 
         // A legacy session.
-        let (mut s, w) = socket_with(vec![Config::new(URL).unwrap()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
+        let (mut s, w, mut peer, mut now) = connected(Config::new(URL).unwrap());
         let legacy = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
-            match r.rpc_method().as_str() {
-                "server/discover" => peer.response(sid, 404, "", b""),
-                "initialize" => {
-                    let body = result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
-                    );
-                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
-                }
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
-                _ => rst(sid, Reason::INTERNAL_ERROR),
-            }
+            let init = r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#;
+            legacy_handshake(peer, r, init).unwrap_or_else(|| rst(r.stream, Reason::INTERNAL_ERROR))
         };
         drive(&mut s, &mut peer, &mut now, split, hello(), LONG, legacy);
         s.connection_mut(w[0])
@@ -515,12 +503,7 @@ fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
 fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socket() {
     for goaway in [false, true] {
         for split in SPLITS {
-            let (mut s, w) = socket_with(vec![modern_config()]);
-            let mut peer = H2Peer::default();
-            let mut now = Instant::ZERO;
-            let c = s.connection_mut(w[0]).unwrap();
-            c.connect(now);
-            c.call_tool(now, "echo", b"{}");
+            let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
             // A short run: the answer stays under way (the call's deadline is far).
             let short = Duration::from_secs(1);
             let run = drive(
@@ -531,9 +514,7 @@ fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socke
                 hello(),
                 short,
                 |p, r| {
-                    let fields = [(":status", "200"), ("content-type", "text/event-stream")];
-                    let mut out = p.headers(r.stream, &fields, false);
-                    out.extend(h2server::data(r.stream, b": working\n\n", false));
+                    let mut out = answer_under_way(p, r.stream);
                     if goaway {
                         out.extend(h2server::frame(Frame::GoAway {
                             last_stream_id: 0,
@@ -573,12 +554,7 @@ fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socke
 /// with that budget.
 #[test]
 fn stream_resets_are_reissued_within_responses_per_request() {
-    let (mut s, w) = socket_with(vec![modern_config()]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
+    let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
     let run = drive(
         &mut s,
         &mut peer,
@@ -721,10 +697,7 @@ fn legacy_resume(
         era: Era::Legacy,
         version: "2025-11-25".into(),
     });
-    let (mut s, w) = socket_with(vec![config]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    s.connection_mut(w[0]).unwrap().connect(now);
+    let (mut s, w, mut peer, mut now) = connected(config);
     let list_id = std::cell::Cell::new(0);
     let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
         let sid = r.stream;
@@ -866,12 +839,7 @@ fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
 fn the_refused_stream_retry_counts_in_responses_per_request() {
     let mut config = modern_config();
     config.budgets.responses_per_request = 1;
-    let (mut s, w) = socket_with(vec![config]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
+    let (mut s, _, mut peer, mut now) = calling_echo(config);
     let run = drive(
         &mut s,
         &mut peer,
@@ -893,12 +861,7 @@ fn the_refused_stream_retry_counts_in_responses_per_request() {
 /// closed socket, its request asks for a fresh one, and on it the call finishes.
 #[test]
 fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
-    let (mut s, w) = socket_with(vec![modern_config()]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
+    let (mut s, w, mut peer, mut now) = calling_echo(modern_config());
     let run = drive(
         &mut s,
         &mut peer,
