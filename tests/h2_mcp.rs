@@ -67,6 +67,15 @@ fn onto_a_fresh_socket(
     fresh.resend(work, transmit);
     fresh
 }
+/// Drives the socket from the server's preface, whole, for up to [`LONG`].
+fn drive_whole(
+    socket: &mut H2Socket,
+    peer: &mut H2Peer,
+    now: &mut Instant,
+    respond: impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8>,
+) -> Run {
+    drive(socket, peer, now, Split::Whole, hello(), LONG, respond)
+}
 
 /// A modern server: lists one tool, answers every call.
 fn modern(peer: &mut H2Peer, r: &SeenRequest) -> Vec<u8> {
@@ -355,21 +364,13 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
 #[test]
 fn goaway_below_the_stream_retries_the_call_once() {
     let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        |_, _| {
-            h2server::frame(Frame::GoAway {
-                last_stream_id: 0,
-                reason: Reason::NO_ERROR,
-                debug: Vec::new(),
-            })
-        },
-    );
+    let run = drive_whole(&mut s, &mut peer, &mut now, |_, _| {
+        h2server::frame(Frame::GoAway {
+            last_stream_id: 0,
+            reason: Reason::NO_ERROR,
+            debug: Vec::new(),
+        })
+    });
     assert_eq!(run.fresh.len(), 1, "{:?}", run.summary());
     assert!(run.fresh[0].1.fresh_socket);
     assert_ne!(
@@ -555,23 +556,15 @@ fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socke
 #[test]
 fn stream_resets_are_reissued_within_responses_per_request() {
     let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        |p, r| {
-            let mut out = p.headers(
-                r.stream,
-                &[(":status", "200"), ("content-type", "text/event-stream")],
-                false,
-            );
-            out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
-            out
-        },
-    );
+    let run = drive_whole(&mut s, &mut peer, &mut now, |p, r| {
+        let mut out = p.headers(
+            r.stream,
+            &[(":status", "200"), ("content-type", "text/event-stream")],
+            false,
+        );
+        out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
+        out
+    });
     let limit = mcp_sansio::Budgets::default().responses_per_request as usize;
     assert_eq!(peer.requests.len(), limit);
     let ids: std::collections::BTreeSet<u64> =
@@ -584,40 +577,39 @@ fn stream_resets_are_reissued_within_responses_per_request() {
     );
 }
 
+/// A modern configuration whose answers may take 600 bytes at the most.
+fn small_byte_budget() -> Config {
+    let mut config = modern_config();
+    config.budgets.response_bytes = 600;
+    config
+}
+
+/// Every work item connects and lists tools at `now`.
+fn connect_and_list_all(socket: &mut H2Socket, work: &[WorkId], now: Instant) {
+    for &x in work {
+        let c = socket.connection_mut(x).unwrap();
+        c.connect(now);
+        c.list_tools(now);
+    }
+}
+
 /// Two work items on one socket, each with its own byte budget: the one whose answer is too
 /// large fails on its budget (with its configured limit), the other finishes, and the socket
 /// serves both and stays open.
 #[test]
 fn two_work_items_multiplexed_keep_separate_budgets() {
-    let mut small = modern_config();
-    small.budgets.response_bytes = 600;
-    let (mut s, w) = socket_with(vec![small, modern_config()]);
+    let (mut s, w) = socket_with(vec![small_byte_budget(), modern_config()]);
     let mut peer = H2Peer::default();
     let mut now = Instant::ZERO;
-    for &x in &w {
-        let c = s.connection_mut(x).unwrap();
-        c.connect(now);
-        c.list_tools(now);
-    }
+    connect_and_list_all(&mut s, &w, now);
     let big = format!(
         r#"{{"tools":[{{"name":"echo","description":"{}","inputSchema":{{"type":"object"}}}}]}}"#,
         "x".repeat(2000)
     );
     let mut seen = Vec::new();
     for split in SPLITS {
-        let (mut s2, w2) = socket_with(vec![
-            {
-                let mut c = modern_config();
-                c.budgets.response_bytes = 600;
-                c
-            },
-            modern_config(),
-        ]);
-        for &x in &w2 {
-            let c = s2.connection_mut(x).unwrap();
-            c.connect(now);
-            c.list_tools(now);
-        }
+        let (mut s2, w2) = socket_with(vec![small_byte_budget(), modern_config()]);
+        connect_and_list_all(&mut s2, &w2, now);
         let mut p2 = H2Peer::default();
         let run = drive(&mut s2, &mut p2, &mut now, split, hello(), LONG, |p, r| {
             p.json(r.stream, &result(r.rpc_id(), &big))
@@ -649,15 +641,7 @@ fn two_work_items_multiplexed_keep_separate_budgets() {
     }
     assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
     // The first socket, driven too, lists for the large item.
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        modern,
-    );
+    let run = drive_whole(&mut s, &mut peer, &mut now, modern);
     assert_eq!(
         ops(&run)
             .iter()
@@ -840,15 +824,9 @@ fn the_refused_stream_retry_counts_in_responses_per_request() {
     let mut config = modern_config();
     config.budgets.responses_per_request = 1;
     let (mut s, _, mut peer, mut now) = calling_echo(config);
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        |_, r| rst(r.stream, Reason::REFUSED_STREAM),
-    );
+    let run = drive_whole(&mut s, &mut peer, &mut now, |_, r| {
+        rst(r.stream, Reason::REFUSED_STREAM)
+    });
     assert!(run.fresh.is_empty());
     let error = first_failure(&run).expect("the call fails");
     assert_eq!(
@@ -862,15 +840,7 @@ fn the_refused_stream_retry_counts_in_responses_per_request() {
 #[test]
 fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
     let (mut s, w, mut peer, mut now) = calling_echo(modern_config());
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        modern,
-    );
+    let run = drive_whole(&mut s, &mut peer, &mut now, modern);
     assert_eq!(ops(&run).pop().unwrap(), "0:CallFinished error=false");
     s.handle_eof(now);
     assert!(s.is_closed());
@@ -897,15 +867,7 @@ fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
     let (old, transmit) = run.fresh.into_iter().next().unwrap();
     let mut s2 = onto_a_fresh_socket(&mut s, now, old, transmit);
     let mut peer2 = H2Peer::default();
-    let run2 = drive(
-        &mut s2,
-        &mut peer2,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        modern,
-    );
+    let run2 = drive_whole(&mut s2, &mut peer2, &mut now, modern);
     assert_eq!(peer2.requests.len(), 1);
     assert_eq!(ops(&run2).pop().unwrap(), "0:CallFinished error=false");
 }
