@@ -380,6 +380,21 @@ fn goaway_below_the_stream_retries_the_call_once() {
     );
 }
 
+/// A server that answers its first request with `first` and every later one as [`modern`].
+fn first_then_modern(
+    mut first: impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8>,
+) -> impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8> {
+    let mut calls = 0;
+    move |p, r| {
+        calls += 1;
+        if calls > 1 {
+            modern(p, r)
+        } else {
+            first(p, r)
+        }
+    }
+}
+
 /// The head of an event-stream answer on `stream` and a keep-alive comment: an answer under way.
 fn answer_under_way(peer: &mut H2Peer, stream: u32) -> Vec<u8> {
     let fields = [(":status", "200"), ("content-type", "text/event-stream")];
@@ -407,16 +422,12 @@ fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
         let mut seen = Vec::new();
         for split in SPLITS {
             let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
-            let mut calls = 0;
-            let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
-                calls += 1;
-                if calls > 1 {
-                    return modern(p, r);
-                }
+            let server = first_then_modern(|p, r| {
                 let mut out = answer_under_way(p, r.stream);
                 out.extend(rst(r.stream, reason));
                 out
             });
+            let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
             assert!(run.socket_errors.is_empty() && run.fresh.is_empty());
             assert!(!s.is_closed(), "a reset stream leaves the socket usable");
             let calls: Vec<&SeenRequest> = peer.requests.iter().collect();
@@ -447,15 +458,8 @@ fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
 fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
     for split in SPLITS {
         let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
-        let mut calls = 0;
-        let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
-            calls += 1;
-            if calls > 1 {
-                modern(p, r)
-            } else {
-                rst(r.stream, Reason::INTERNAL_ERROR)
-            }
-        });
+        let server = first_then_modern(|_, r| rst(r.stream, Reason::INTERNAL_ERROR));
+        let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
         assert!(run.fresh.is_empty(), "{split:?}: the same socket");
         assert_eq!(peer.requests.len(), 2, "{split:?}");
         assert_ne!(peer.requests[0].rpc_id(), peer.requests[1].rpc_id());
