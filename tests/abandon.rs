@@ -35,6 +35,16 @@ fn open_stream(id: u64) -> Vec<u8> {
     )
 }
 
+/// A 2025-06-18 session whose call of `slow` has begun its answer ([`open_stream`]); gives the
+/// harness and the call's request.
+fn legacy_call_under_way(split: Split) -> (Harness, SentRequest) {
+    let mut h = legacy(split, "2025-06-18");
+    h.call("slow", "{}");
+    let call = h.next();
+    h.feed(call.exchange, &open_stream(call.rpc_id()));
+    (h, call)
+}
+
 /// The one `Failed` event among `events`, with its operation.
 fn failed(events: &[Event]) -> (mcp_sansio::Operation, Error) {
     let failed: Vec<_> = events
@@ -77,21 +87,14 @@ fn an_abandoned_modern_call_abandons_its_exchange_and_sends_nothing() {
         h.call("echo", "{}");
         let r = h.next();
         assert_ne!(r.exchange, call.exchange);
-        h.feed(
-            r.exchange,
-            &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
-        );
-        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        h.answer_call_ok(&r);
     }
 }
 
 #[test]
 fn an_abandoned_legacy_call_sends_one_cancelled_naming_its_request() {
     for split in SPLITS {
-        let mut h = legacy(split, "2025-06-18");
-        h.call("slow", "{}");
-        let call = h.next();
-        h.feed(call.exchange, &open_stream(call.rpc_id()));
+        let (mut h, call) = legacy_call_under_way(split);
         let sent = h.sent.len();
         h.conn.abandon(h.now);
         h.drain();
@@ -174,10 +177,7 @@ fn an_abandoned_initialize_is_not_cancelled() {
 #[test]
 fn closing_mid_call_cancels_the_legacy_request_before_its_delete() {
     for split in SPLITS {
-        let mut h = legacy(split, "2025-06-18");
-        h.call("slow", "{}");
-        let call = h.next();
-        h.feed(call.exchange, &open_stream(call.rpc_id()));
+        let (mut h, call) = legacy_call_under_way(split);
         h.close();
         assert_eq!(failed(&h.take_events()).1, Error::Closed);
         assert_eq!(h.abandoned, vec![call.exchange]);
@@ -275,31 +275,26 @@ fn never_answers(peer: &mut H2Peer, r: &SeenRequest) -> Vec<u8> {
     }
 }
 
+/// Drives the socket against [`never_answers`] with no time passing.
+fn drive_never_answered(
+    s: &mut H2Socket,
+    peer: &mut H2Peer,
+    now: &mut Instant,
+    split: h2server::Split,
+    prelude: Vec<u8>,
+) -> h2server::Run {
+    drive(s, peer, now, split, prelude, Duration::ZERO, never_answers)
+}
+
 /// Connects `w`, starts a call the server never answers, abandons it; gives the peer and the
 /// call's stream.
 fn abandon_h2_call(s: &mut H2Socket, w: WorkId, split: h2server::Split) -> (H2Peer, u32) {
     let mut peer = H2Peer::default();
     let mut now = Instant::ZERO;
     s.connection_mut(w).unwrap().connect(now);
-    drive(
-        s,
-        &mut peer,
-        &mut now,
-        split,
-        hello(),
-        Duration::ZERO,
-        never_answers,
-    );
+    drive_never_answered(s, &mut peer, &mut now, split, hello());
     s.connection_mut(w).unwrap().call_tool(now, "slow", b"{}");
-    drive(
-        s,
-        &mut peer,
-        &mut now,
-        split,
-        Vec::new(),
-        Duration::ZERO,
-        never_answers,
-    );
+    drive_never_answered(s, &mut peer, &mut now, split, Vec::new());
     let call = peer
         .requests
         .iter()
@@ -314,15 +309,7 @@ fn abandon_h2_call(s: &mut H2Socket, w: WorkId, split: h2server::Split) -> (H2Pe
         "nothing reset before the call is abandoned"
     );
     s.connection_mut(w).unwrap().abandon(now);
-    let run = drive(
-        s,
-        &mut peer,
-        &mut now,
-        split,
-        Vec::new(),
-        Duration::ZERO,
-        never_answers,
-    );
+    let run = drive_never_answered(s, &mut peer, &mut now, split, Vec::new());
     let failed: Vec<_> = run
         .events
         .iter()

@@ -164,6 +164,22 @@ fn client_credentials(auth: ClientAuth) -> Grant {
     }
 }
 
+/// Challenged by a resource naming [`HOSTILE`], `grant` is refused: no request goes there and
+/// none carries the secret.
+fn assert_refused_for_hostile(grant: Grant) {
+    let (sent, events) = challenged(machine(grant), HOSTILE);
+    assert!(refused(&events), "{events:?}");
+    assert_eq!(to_host(&sent, HOSTILE), 0, "{sent:?}");
+    assert!(!sent.iter().any(carries_secret));
+}
+
+/// The token request among `sent`, which goes to our authorization server's token endpoint.
+fn token_request_to_ours(sent: &[AuthRequest]) -> &AuthRequest {
+    let token = sent.iter().find(|r| r.purpose == Purpose::Token).unwrap();
+    assert_eq!(token.url, format!("{OURS}/token"));
+    token
+}
+
 /// Client credentials with `client_secret_basic` pinned to our authorization server: a
 /// protected resource naming another gets nothing (not even a metadata request); one naming
 /// ours gets the grant with the Basic header.
@@ -175,18 +191,14 @@ fn a_client_secret_basic_goes_to_the_pinned_issuer_only() {
             secret: SECRET.into(),
         })
     };
-    let (sent, events) = challenged(machine(grant()), HOSTILE);
-    assert!(refused(&events), "{events:?}");
-    assert_eq!(to_host(&sent, HOSTILE), 0, "{sent:?}");
-    assert!(!sent.iter().any(carries_secret));
+    assert_refused_for_hostile(grant());
     // The control: named by the resource, the pinned server gets the grant.
     let (sent, events) = challenged(machine(grant()), OURS);
     assert!(
         matches!(&events[..], [AuthEvent::Authorized { issuer, .. }] if issuer == OURS),
         "{events:?}"
     );
-    let token = sent.iter().find(|r| r.purpose == Purpose::Token).unwrap();
-    assert_eq!(token.url, format!("{OURS}/token"));
+    let token = token_request_to_ours(&sent);
     assert!(token
         .headers
         .iter()
@@ -202,13 +214,9 @@ fn a_client_secret_post_goes_to_the_pinned_issuer_only() {
             secret: SECRET.into(),
         })
     };
-    let (sent, events) = challenged(machine(grant()), HOSTILE);
-    assert!(refused(&events), "{events:?}");
-    assert_eq!(to_host(&sent, HOSTILE), 0, "{sent:?}");
-    assert!(!sent.iter().any(carries_secret));
+    assert_refused_for_hostile(grant());
     let (sent, _) = challenged(machine(grant()), OURS);
-    let token = sent.iter().find(|r| r.purpose == Purpose::Token).unwrap();
-    assert_eq!(token.url, format!("{OURS}/token"));
+    let token = token_request_to_ours(&sent);
     assert_eq!(field(&form(token), "client_secret"), Some(SECRET));
 }
 

@@ -990,11 +990,7 @@ fn modern_hint_makes_zero_extra_round_trips() {
     let r = h.next();
     assert_eq!(r.rpc_method(), "tools/call");
     assert_eq!(r.header("Mcp-Name"), Some("echo"));
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
-    );
-    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    h.answer_call_ok(&r);
     assert_eq!(h.sent.len(), 1, "one request for one call");
 }
 
@@ -1250,11 +1246,7 @@ fn rpc_error_with_400_is_per_request() {
     // The connection is still usable.
     h.call("echo", "{}");
     let r = h.next();
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
-    );
-    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    h.answer_call_ok(&r);
 }
 
 #[test]
@@ -1466,11 +1458,7 @@ fn modern_broken_stream_is_reissued_with_a_new_id() {
         assert_eq!(r.method, "POST");
         assert_ne!(r.rpc_id(), first, "a new id");
         assert_eq!(r.json()["params"]["name"], "slow");
-        h.feed(
-            r.exchange,
-            &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
-        );
-        assert!(matches!(h.single_event(), Event::CallFinished(_)));
+        h.answer_call_ok(&r);
         assert_eq!(h.gets(), 0, "modern never sends GET");
     }
 }
@@ -1735,11 +1723,7 @@ fn a_call_is_not_capped_at_thirty_seconds() {
     );
     h.advance(Duration::from_secs(90));
     assert!(h.take_events().is_empty());
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
-    );
-    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    h.answer_call_ok(&r);
 }
 
 #[test]

@@ -117,6 +117,24 @@ fn a_connection_and_its_transmits_never_show_the_bearer_token() {
     no_secret("Transmit", &t, &[BEARER, API_KEY]);
 }
 
+/// `s`'s octets as Debug lists them, without the brackets: `1, 2, 3`.
+fn octets(s: &str) -> String {
+    let list = format!("{:?}", s.as_bytes());
+    list.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned()
+}
+
+/// The request went out in `written` with its token.
+fn assert_went_out_with_the_token(written: &[u8]) {
+    assert!(
+        written
+            .windows(BEARER.len())
+            .any(|w| w == BEARER.as_bytes()),
+        "the request went out with its token"
+    );
+}
+
 #[test]
 fn an_h2_socket_never_shows_the_credentials_of_its_work_items() {
     let mut socket = H2Socket::new(Instant::ZERO, H2Config::default(), "https");
@@ -128,19 +146,12 @@ fn an_h2_socket_never_shows_the_credentials_of_its_work_items() {
     assert!(socket.poll_fresh().is_none());
     no_secret("H2Socket", &socket, &[BEARER, API_KEY]);
     // Not even as a list of octets.
-    let octets = format!("{:?}", BEARER.as_bytes());
-    let octets = octets.trim_start_matches('[').trim_end_matches(']');
-    no_secret("H2Socket", &socket, &[octets]);
+    no_secret("H2Socket", &socket, &[&octets(BEARER)]);
     let mut written = Vec::new();
     while let Some(bytes) = socket.poll_transmit(Instant::ZERO) {
         written.extend(bytes);
     }
-    assert!(
-        written
-            .windows(BEARER.len())
-            .any(|w| w == BEARER.as_bytes()),
-        "the request went out with its token"
-    );
+    assert_went_out_with_the_token(&written);
 }
 
 /// An HTTP/2 connection with a stream just opened holds its HEADERS (the token an HPACK literal)
@@ -153,12 +164,6 @@ fn an_h2_connection_never_shows_the_octets_it_queued() {
     let mut r = request();
     r.headers[0].1 = format!("Bearer {BEARER}");
     c.open_stream(Scheme::Https, &r, 1 << 20).unwrap();
-    let octets = |s: &str| {
-        let list = format!("{:?}", s.as_bytes());
-        list.trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned()
-    };
     no_secret(
         "ClientConnection",
         &c,
@@ -174,12 +179,7 @@ fn an_h2_connection_never_shows_the_octets_it_queued() {
     while let Some(bytes) = c.poll_transmit() {
         written.extend(bytes);
     }
-    assert!(
-        written
-            .windows(BEARER.len())
-            .any(|w| w == BEARER.as_bytes()),
-        "the request went out with its token"
-    );
+    assert_went_out_with_the_token(&written);
 }
 
 /// A HEADERS frame's fragment (HPACK, here a literal `authorization`) and a DATA frame's

@@ -36,6 +36,24 @@ fn socket_with(configs: Vec<Config>) -> (H2Socket, Vec<WorkId>) {
     (s, works)
 }
 
+/// A socket whose one work item, made with `config`, connects at time zero, with a fresh peer
+/// and the clock at zero.
+fn connected(config: Config) -> (H2Socket, Vec<WorkId>, H2Peer, Instant) {
+    let (mut s, w) = socket_with(vec![config]);
+    let now = Instant::ZERO;
+    s.connection_mut(w[0]).unwrap().connect(now);
+    (s, w, H2Peer::default(), now)
+}
+
+/// As [`connected`], and the work item calls `echo` with `{}` at time zero too.
+fn calling_echo(config: Config) -> (H2Socket, Vec<WorkId>, H2Peer, Instant) {
+    let (mut s, w, peer, now) = connected(config);
+    s.connection_mut(w[0])
+        .unwrap()
+        .call_tool(now, "echo", b"{}");
+    (s, w, peer, now)
+}
+
 /// Moves work item `old` from `s` to a fresh socket, with the request `s` could not send.
 fn onto_a_fresh_socket(
     s: &mut H2Socket,
@@ -48,6 +66,15 @@ fn onto_a_fresh_socket(
     let work = fresh.add(conn);
     fresh.resend(work, transmit);
     fresh
+}
+/// Drives the socket from the server's preface, whole, for up to [`LONG`].
+fn drive_whole(
+    socket: &mut H2Socket,
+    peer: &mut H2Peer,
+    now: &mut Instant,
+    respond: impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8>,
+) -> Run {
+    drive(socket, peer, now, Split::Whole, hello(), LONG, respond)
 }
 
 /// A modern server: lists one tool, answers every call.
@@ -64,6 +91,14 @@ fn ops(run: &Run) -> Vec<String> {
         .into_iter()
         .filter(|l| !l.contains(":Finished ") && !l.contains(":Abandoned "))
         .collect()
+}
+
+/// The error of the first `Failed` event of a run.
+fn first_failure(run: &Run) -> Option<Error> {
+    run.events.iter().find_map(|(_, e)| match e {
+        Event::Failed { error, .. } => Some(error.clone()),
+        _ => None,
+    })
 }
 
 #[test]
@@ -112,31 +147,37 @@ fn modern_list_and_call_as_streams_whatever_the_split() {
     assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
 }
 
+/// A 2025-06-18 server's answers to discovery (404) and to the handshake, whose `initialize`
+/// result is `init` under session `sess-1`; `None` for any other method.
+fn legacy_handshake(peer: &mut H2Peer, r: &SeenRequest, init: &str) -> Option<Vec<u8>> {
+    let sid = r.stream;
+    match r.rpc_method().as_str() {
+        "server/discover" => Some(peer.response(sid, 404, "", b"")),
+        "initialize" => {
+            let body = result(r.rpc_id(), init);
+            Some(peer.with_session(sid, "application/json", "sess-1", body.as_bytes()))
+        }
+        "notifications/initialized" => Some(peer.response(sid, 202, "", b"")),
+        _ => None,
+    }
+}
+
 #[test]
 fn legacy_session_over_http2_keeps_its_session_id() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let (mut s, w) = socket_with(vec![Config::new(URL).unwrap()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
+        let (mut s, w, mut peer, mut now) = connected(Config::new(URL).unwrap());
         let legacy = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
+            let init = r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#;
+            if let Some(out) = legacy_handshake(peer, r, init) {
+                return out;
+            }
             match r.rpc_method().as_str() {
-                "server/discover" => peer.response(sid, 404, "", b""),
-                "initialize" => {
-                    let body = result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
-                    );
-                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
-                }
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
                 "tools/list" => {
                     assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
-                    peer.json(sid, &result(r.rpc_id(), TOOLS))
+                    peer.json(r.stream, &result(r.rpc_id(), TOOLS))
                 }
-                _ => peer.response(sid, 400, "", b""),
+                _ => peer.response(r.stream, 400, "", b""),
             }
         };
         let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, legacy);
@@ -165,12 +206,7 @@ fn legacy_session_over_http2_keeps_its_session_id() {
 fn an_event_stream_on_a_stream_delivers_progress_then_the_result() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let (mut s, w) = socket_with(vec![modern_config()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        let c = s.connection_mut(w[0]).unwrap();
-        c.connect(now);
-        c.call_tool(now, "echo", b"{}");
+        let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
         let run = drive(
             &mut s,
             &mut peer,
@@ -197,10 +233,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
         version: "2025-06-18".into(),
     });
     config.budgets.call_time = Duration::from_secs(5);
-    let (mut s, w) = socket_with(vec![config]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    s.connection_mut(w[0]).unwrap().connect(now);
+    let (mut s, w, mut peer, mut now) = connected(config);
     let mut call_stream = 0;
     let run = drive(
         &mut s,
@@ -242,14 +275,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
             }
         },
     );
-    let failed = run
-        .events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Failed { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("the call fails");
+    let failed = first_failure(&run).expect("the call fails");
     assert_eq!(
         failed.budget().map(|b| (b.budget, b.limit)),
         Some((Budget::CallTime, 5000))
@@ -277,12 +303,7 @@ fn a_timed_out_legacy_call_resets_its_stream_sends_cancelled_and_keeps_the_socke
 #[test]
 fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
     for refuse_twice in [false, true] {
-        let (mut s, w) = socket_with(vec![modern_config()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        let c = s.connection_mut(w[0]).unwrap();
-        c.connect(now);
-        c.call_tool(now, "echo", b"{}");
+        let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
         let run = drive(
             &mut s,
             &mut peer,
@@ -326,14 +347,7 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
             assert!(run2.fresh.is_empty(), "never a second fresh socket");
             let limit = mcp_sansio::Budgets::default().responses_per_request;
             assert_eq!(ids.len(), limit as usize, "every sending counted");
-            let error = run2
-                .events
-                .iter()
-                .find_map(|(_, e)| match e {
-                    Event::Failed { error, .. } => Some(error.clone()),
-                    _ => None,
-                })
-                .unwrap();
+            let error = first_failure(&run2).unwrap();
             assert_eq!(
                 error.budget().map(|b| b.budget),
                 Some(Budget::ResponsesPerRequest)
@@ -349,27 +363,14 @@ fn refused_stream_retries_a_call_once_on_a_fresh_socket() {
 /// call goes once more on a fresh socket.
 #[test]
 fn goaway_below_the_stream_retries_the_call_once() {
-    let (mut s, w) = socket_with(vec![modern_config()]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        |_, _| {
-            h2server::frame(Frame::GoAway {
-                last_stream_id: 0,
-                reason: Reason::NO_ERROR,
-                debug: Vec::new(),
-            })
-        },
-    );
+    let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
+    let run = drive_whole(&mut s, &mut peer, &mut now, |_, _| {
+        h2server::frame(Frame::GoAway {
+            last_stream_id: 0,
+            reason: Reason::NO_ERROR,
+            debug: Vec::new(),
+        })
+    });
     assert_eq!(run.fresh.len(), 1, "{:?}", run.summary());
     assert!(run.fresh[0].1.fresh_socket);
     assert_ne!(
@@ -377,6 +378,29 @@ fn goaway_below_the_stream_retries_the_call_once() {
         peer.requests[0].rpc_id(),
         "the call goes once more under a new id"
     );
+}
+
+/// A server that answers its first request with `first` and every later one as [`modern`].
+fn first_then_modern(
+    mut first: impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8>,
+) -> impl FnMut(&mut H2Peer, &SeenRequest) -> Vec<u8> {
+    let mut calls = 0;
+    move |p, r| {
+        calls += 1;
+        if calls > 1 {
+            modern(p, r)
+        } else {
+            first(p, r)
+        }
+    }
+}
+
+/// The head of an event-stream answer on `stream` and a keep-alive comment: an answer under way.
+fn answer_under_way(peer: &mut H2Peer, stream: u32) -> Vec<u8> {
+    let fields = [(":status", "200"), ("content-type", "text/event-stream")];
+    let mut out = peer.headers(stream, &fields, false);
+    out.extend(h2server::data(stream, b": working\n\n", false));
+    out
 }
 
 /// The JSON-RPC id of a request still to be sent.
@@ -397,24 +421,13 @@ fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
     for reason in [Reason::INTERNAL_ERROR, Reason::CANCEL, Reason::NO_ERROR] {
         let mut seen = Vec::new();
         for split in SPLITS {
-            let (mut s, w) = socket_with(vec![modern_config()]);
-            let mut peer = H2Peer::default();
-            let mut now = Instant::ZERO;
-            let c = s.connection_mut(w[0]).unwrap();
-            c.connect(now);
-            c.call_tool(now, "echo", b"{}");
-            let mut calls = 0;
-            let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
-                calls += 1;
-                if calls > 1 {
-                    return modern(p, r);
-                }
-                let fields = [(":status", "200"), ("content-type", "text/event-stream")];
-                let mut out = p.headers(r.stream, &fields, false);
-                out.extend(h2server::data(r.stream, b": working\n\n", false));
+            let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
+            let server = first_then_modern(|p, r| {
+                let mut out = answer_under_way(p, r.stream);
                 out.extend(rst(r.stream, reason));
                 out
             });
+            let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
             assert!(run.socket_errors.is_empty() && run.fresh.is_empty());
             assert!(!s.is_closed(), "a reset stream leaves the socket usable");
             let calls: Vec<&SeenRequest> = peer.requests.iter().collect();
@@ -444,21 +457,9 @@ fn a_stream_reset_mid_answer_is_reissued_with_a_new_id() {
 #[test]
 fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
     for split in SPLITS {
-        let (mut s, w) = socket_with(vec![modern_config()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        let c = s.connection_mut(w[0]).unwrap();
-        c.connect(now);
-        c.call_tool(now, "echo", b"{}");
-        let mut calls = 0;
-        let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, |p, r| {
-            calls += 1;
-            if calls > 1 {
-                modern(p, r)
-            } else {
-                rst(r.stream, Reason::INTERNAL_ERROR)
-            }
-        });
+        let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
+        let server = first_then_modern(|_, r| rst(r.stream, Reason::INTERNAL_ERROR));
+        let run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
         assert!(run.fresh.is_empty(), "{split:?}: the same socket");
         assert_eq!(peer.requests.len(), 2, "{split:?}");
         assert_ne!(peer.requests[0].rpc_id(), peer.requests[1].rpc_id());
@@ -472,24 +473,10 @@ fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
         );
 
         // A legacy session.
-        let (mut s, w) = socket_with(vec![Config::new(URL).unwrap()]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
+        let (mut s, w, mut peer, mut now) = connected(Config::new(URL).unwrap());
         let legacy = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
-            match r.rpc_method().as_str() {
-                "server/discover" => peer.response(sid, 404, "", b""),
-                "initialize" => {
-                    let body = result(
-                        r.rpc_id(),
-                        r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#,
-                    );
-                    peer.with_session(sid, "application/json", "sess-1", body.as_bytes())
-                }
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
-                _ => rst(sid, Reason::INTERNAL_ERROR),
-            }
+            let init = r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#;
+            legacy_handshake(peer, r, init).unwrap_or_else(|| rst(r.stream, Reason::INTERNAL_ERROR))
         };
         drive(&mut s, &mut peer, &mut now, split, hello(), LONG, legacy);
         s.connection_mut(w[0])
@@ -502,14 +489,7 @@ fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
             .filter(|r| r.rpc_method() == "tools/call")
             .count();
         assert_eq!(calls, 1, "{split:?}: not sent again");
-        let error = run
-            .events
-            .iter()
-            .find_map(|(_, e)| match e {
-                Event::Failed { error, .. } => Some(error.clone()),
-                _ => None,
-            })
-            .expect("the call fails");
+        let error = first_failure(&run).expect("the call fails");
         assert_eq!(
             error,
             Error::from(H2Error::Reset {
@@ -528,12 +508,7 @@ fn a_stream_reset_before_its_head_is_reissued_in_the_modern_era_only() {
 fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socket() {
     for goaway in [false, true] {
         for split in SPLITS {
-            let (mut s, w) = socket_with(vec![modern_config()]);
-            let mut peer = H2Peer::default();
-            let mut now = Instant::ZERO;
-            let c = s.connection_mut(w[0]).unwrap();
-            c.connect(now);
-            c.call_tool(now, "echo", b"{}");
+            let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
             // A short run: the answer stays under way (the call's deadline is far).
             let short = Duration::from_secs(1);
             let run = drive(
@@ -544,9 +519,7 @@ fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socke
                 hello(),
                 short,
                 |p, r| {
-                    let fields = [(":status", "200"), ("content-type", "text/event-stream")];
-                    let mut out = p.headers(r.stream, &fields, false);
-                    out.extend(h2server::data(r.stream, b": working\n\n", false));
+                    let mut out = answer_under_way(p, r.stream);
                     if goaway {
                         out.extend(h2server::frame(Frame::GoAway {
                             last_stream_id: 0,
@@ -586,46 +559,42 @@ fn a_connection_lost_or_going_away_mid_answer_reissues_the_call_on_a_fresh_socke
 /// with that budget.
 #[test]
 fn stream_resets_are_reissued_within_responses_per_request() {
-    let (mut s, w) = socket_with(vec![modern_config()]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        |p, r| {
-            let mut out = p.headers(
-                r.stream,
-                &[(":status", "200"), ("content-type", "text/event-stream")],
-                false,
-            );
-            out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
-            out
-        },
-    );
+    let (mut s, _, mut peer, mut now) = calling_echo(modern_config());
+    let run = drive_whole(&mut s, &mut peer, &mut now, |p, r| {
+        let mut out = p.headers(
+            r.stream,
+            &[(":status", "200"), ("content-type", "text/event-stream")],
+            false,
+        );
+        out.extend(rst(r.stream, Reason::INTERNAL_ERROR));
+        out
+    });
     let limit = mcp_sansio::Budgets::default().responses_per_request as usize;
     assert_eq!(peer.requests.len(), limit);
     let ids: std::collections::BTreeSet<u64> =
         peer.requests.iter().map(SeenRequest::rpc_id).collect();
     assert_eq!(ids.len(), limit, "never one id twice");
-    let error = run
-        .events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Failed { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("the call fails");
+    let error = first_failure(&run).expect("the call fails");
     assert_eq!(
         error.budget().map(|b| b.budget),
         Some(Budget::ResponsesPerRequest)
     );
+}
+
+/// A modern configuration whose answers may take 600 bytes at the most.
+fn small_byte_budget() -> Config {
+    let mut config = modern_config();
+    config.budgets.response_bytes = 600;
+    config
+}
+
+/// Every work item connects and lists tools at `now`.
+fn connect_and_list_all(socket: &mut H2Socket, work: &[WorkId], now: Instant) {
+    for &x in work {
+        let c = socket.connection_mut(x).unwrap();
+        c.connect(now);
+        c.list_tools(now);
+    }
 }
 
 /// Two work items on one socket, each with its own byte budget: the one whose answer is too
@@ -633,35 +602,18 @@ fn stream_resets_are_reissued_within_responses_per_request() {
 /// serves both and stays open.
 #[test]
 fn two_work_items_multiplexed_keep_separate_budgets() {
-    let mut small = modern_config();
-    small.budgets.response_bytes = 600;
-    let (mut s, w) = socket_with(vec![small, modern_config()]);
+    let (mut s, w) = socket_with(vec![small_byte_budget(), modern_config()]);
     let mut peer = H2Peer::default();
     let mut now = Instant::ZERO;
-    for &x in &w {
-        let c = s.connection_mut(x).unwrap();
-        c.connect(now);
-        c.list_tools(now);
-    }
+    connect_and_list_all(&mut s, &w, now);
     let big = format!(
         r#"{{"tools":[{{"name":"echo","description":"{}","inputSchema":{{"type":"object"}}}}]}}"#,
         "x".repeat(2000)
     );
     let mut seen = Vec::new();
     for split in SPLITS {
-        let (mut s2, w2) = socket_with(vec![
-            {
-                let mut c = modern_config();
-                c.budgets.response_bytes = 600;
-                c
-            },
-            modern_config(),
-        ]);
-        for &x in &w2 {
-            let c = s2.connection_mut(x).unwrap();
-            c.connect(now);
-            c.list_tools(now);
-        }
+        let (mut s2, w2) = socket_with(vec![small_byte_budget(), modern_config()]);
+        connect_and_list_all(&mut s2, &w2, now);
         let mut p2 = H2Peer::default();
         let run = drive(&mut s2, &mut p2, &mut now, split, hello(), LONG, |p, r| {
             p.json(r.stream, &result(r.rpc_id(), &big))
@@ -693,15 +645,7 @@ fn two_work_items_multiplexed_keep_separate_budgets() {
     }
     assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
     // The first socket, driven too, lists for the large item.
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        modern,
-    );
+    let run = drive_whole(&mut s, &mut peer, &mut now, modern);
     assert_eq!(
         ops(&run)
             .iter()
@@ -711,62 +655,115 @@ fn two_work_items_multiplexed_keep_separate_budgets() {
     );
 }
 
+/// An event stream answer on `sid` that carries the session id `sess-1`.
+fn sse(peer: &mut H2Peer, sid: u32, text: &str) -> Vec<u8> {
+    peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
+}
+
+/// What [`legacy_resume`] leaves: the socket, its one work item and peer, the events of both
+/// drives, the second drive's socket errors and the moment the listing was asked for.
+struct LegacyResume {
+    socket: H2Socket,
+    work: WorkId,
+    peer: H2Peer,
+    run: Run,
+    second_errors: Vec<H2Error>,
+    listed_at: Instant,
+    now: Instant,
+}
+
+/// A 2025-11-25 session over HTTP/2 in `split`: the handshake on event streams of session
+/// `sess-1`, then a listing whose stream `list_stream` answers; the `GET` that resumes it is
+/// checked by `check_get` and answered with the listing's result under event id `ev-2`.
+fn legacy_resume(
+    split: Split,
+    list_stream: impl Fn(&mut H2Peer, u32) -> Vec<u8>,
+    check_get: impl Fn(&SeenRequest),
+) -> LegacyResume {
+    let mut config = Config::new(URL).unwrap();
+    config.era_hint = Some(EraHint {
+        era: Era::Legacy,
+        version: "2025-11-25".into(),
+    });
+    let (mut s, w, mut peer, mut now) = connected(config);
+    let list_id = std::cell::Cell::new(0);
+    let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
+        let sid = r.stream;
+        match r.rpc_method().as_str() {
+            "initialize" => {
+                let init = r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#;
+                sse(
+                    peer,
+                    sid,
+                    &format!("data: {}\n\n", result(r.rpc_id(), init)),
+                )
+            }
+            "notifications/initialized" => peer.response(sid, 202, "", b""),
+            "tools/list" => {
+                list_id.set(r.rpc_id());
+                list_stream(peer, sid)
+            }
+            "GET" => {
+                check_get(r);
+                let done = result(list_id.get(), TOOLS);
+                sse(peer, sid, &format!("id: ev-2\ndata: {done}\n\n"))
+            }
+            _ => peer.response(sid, 400, "", b""),
+        }
+    };
+    let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
+    let listed_at = now;
+    s.connection_mut(w[0]).unwrap().list_tools(now);
+    let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
+    run.events.extend(second.events);
+    LegacyResume {
+        socket: s,
+        work: w[0],
+        peer,
+        run,
+        second_errors: second.socket_errors,
+        listed_at,
+        now,
+    }
+}
+
+/// The methods of the requests the peer saw, in order.
+fn methods(peer: &H2Peer) -> Vec<String> {
+    peer.requests.iter().map(|r| r.rpc_method()).collect()
+}
+
+/// Every split ended with the same events, the last of them the listing of `echo`.
+fn assert_every_split_listed_echo(seen: &[Vec<String>]) {
+    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+}
+
 /// A legacy event stream that ends after an event id is resumed with `GET` and
 /// `Last-Event-ID` on a new stream of the same socket, after the server's `retry:`.
 #[test]
 fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let mut config = Config::new(URL).unwrap();
-        config.era_hint = Some(EraHint {
-            era: Era::Legacy,
-            version: "2025-11-25".into(),
-        });
-        let (mut s, w) = socket_with(vec![config]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
-        let list_id = std::cell::Cell::new(0);
-        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
-            let sse = |peer: &mut H2Peer, text: String| {
-                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
-            };
-            match r.rpc_method().as_str() {
-                "initialize" => sse(
-                    peer,
-                    format!(
-                        "data: {}\n\n",
-                        result(
-                            r.rpc_id(),
-                            r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#
-                        )
-                    ),
-                ),
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
-                "tools/list" => {
-                    list_id.set(r.rpc_id());
-                    sse(peer, "id: ev-1\nretry: 2500\ndata:\n\n".into())
-                }
-                "GET" => {
-                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
-                    assert_eq!(r.header("accept"), Some("text/event-stream"));
-                    assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
-                    let done = result(list_id.get(), TOOLS);
-                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
-                }
-                _ => peer.response(sid, 400, "", b""),
-            }
-        };
-        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
-        let listed_at = now;
-        s.connection_mut(w[0]).unwrap().list_tools(now);
-        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
-        run.events.extend(second.events);
-        assert!(second.socket_errors.is_empty());
-        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        let LegacyResume {
+            socket: s,
+            work,
+            peer,
+            run,
+            second_errors,
+            listed_at,
+            now,
+        } = legacy_resume(
+            split,
+            |peer, sid| sse(peer, sid, "id: ev-1\nretry: 2500\ndata:\n\n"),
+            |r| {
+                assert_eq!(r.header("last-event-id"), Some("ev-1"));
+                assert_eq!(r.header("accept"), Some("text/event-stream"));
+                assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+            },
+        );
+        assert!(second_errors.is_empty());
         assert_eq!(
-            methods,
+            methods(&peer),
             [
                 "initialize",
                 "notifications/initialized",
@@ -778,12 +775,11 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
             now >= listed_at + Duration::from_millis(2500),
             "waits the retry"
         );
-        assert_eq!(s.connection(w[0]).unwrap().gets_sent(), 1);
+        assert_eq!(s.connection(work).unwrap().gets_sent(), 1);
         assert!(!s.is_closed());
         seen.push(ops(&run));
     }
-    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
-    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+    assert_every_split_listed_echo(&seen);
 }
 
 /// MCP 2025-11-25, Streamable HTTP, resumability: a client resumes a broken stream with `GET`
@@ -794,54 +790,23 @@ fn a_legacy_stream_is_resumed_on_a_new_stream_after_its_retry() {
 fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
     let mut seen = Vec::new();
     for split in SPLITS {
-        let mut config = Config::new(URL).unwrap();
-        config.era_hint = Some(EraHint {
-            era: Era::Legacy,
-            version: "2025-11-25".into(),
-        });
-        let (mut s, w) = socket_with(vec![config]);
-        let mut peer = H2Peer::default();
-        let mut now = Instant::ZERO;
-        s.connection_mut(w[0]).unwrap().connect(now);
-        let list_id = std::cell::Cell::new(0);
-        let server = |peer: &mut H2Peer, r: &SeenRequest| -> Vec<u8> {
-            let sid = r.stream;
-            let sse = |peer: &mut H2Peer, text: String| {
-                peer.with_session(sid, "text/event-stream", "sess-1", text.as_bytes())
-            };
-            match r.rpc_method().as_str() {
-                "initialize" => {
-                    let init = r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#;
-                    sse(peer, format!("data: {}\n\n", result(r.rpc_id(), init)))
-                }
-                "notifications/initialized" => peer.response(sid, 202, "", b""),
-                "tools/list" => {
-                    list_id.set(r.rpc_id());
-                    let fields = [
-                        (":status", "200"),
-                        ("content-type", "text/event-stream"),
-                        ("mcp-session-id", "sess-1"),
-                    ];
-                    let mut out = peer.headers(sid, &fields, false);
-                    out.extend(h2server::data(sid, b"id: ev-1\ndata:\n\n", false));
-                    out.extend(rst(sid, Reason::INTERNAL_ERROR));
-                    out
-                }
-                "GET" => {
-                    assert_eq!(r.header("last-event-id"), Some("ev-1"));
-                    let done = result(list_id.get(), TOOLS);
-                    sse(peer, format!("id: ev-2\ndata: {done}\n\n"))
-                }
-                _ => peer.response(sid, 400, "", b""),
-            }
-        };
-        let mut run = drive(&mut s, &mut peer, &mut now, split, hello(), LONG, server);
-        s.connection_mut(w[0]).unwrap().list_tools(now);
-        let second = drive(&mut s, &mut peer, &mut now, split, Vec::new(), LONG, server);
-        run.events.extend(second.events);
-        let methods: Vec<String> = peer.requests.iter().map(|r| r.rpc_method()).collect();
+        let resumed = legacy_resume(
+            split,
+            |peer, sid| {
+                let fields = [
+                    (":status", "200"),
+                    ("content-type", "text/event-stream"),
+                    ("mcp-session-id", "sess-1"),
+                ];
+                let mut out = peer.headers(sid, &fields, false);
+                out.extend(h2server::data(sid, b"id: ev-1\ndata:\n\n", false));
+                out.extend(rst(sid, Reason::INTERNAL_ERROR));
+                out
+            },
+            |r| assert_eq!(r.header("last-event-id"), Some("ev-1")),
+        );
         assert_eq!(
-            methods,
+            methods(&resumed.peer),
             [
                 "initialize",
                 "notifications/initialized",
@@ -850,11 +815,10 @@ fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
             ],
             "{split:?}"
         );
-        assert!(!s.is_closed());
-        seen.push(ops(&run));
+        assert!(!resumed.socket.is_closed());
+        seen.push(ops(&resumed.run));
     }
-    assert_eq!(seen[0].last().unwrap(), "0:ToolsListed [\"echo\"]");
-    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:#?}");
+    assert_every_split_listed_echo(&seen);
 }
 
 /// The retry after REFUSED_STREAM is one more response of the request: with
@@ -863,30 +827,12 @@ fn a_legacy_stream_reset_after_an_event_id_is_resumed_not_reissued() {
 fn the_refused_stream_retry_counts_in_responses_per_request() {
     let mut config = modern_config();
     config.budgets.responses_per_request = 1;
-    let (mut s, w) = socket_with(vec![config]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        |_, r| rst(r.stream, Reason::REFUSED_STREAM),
-    );
+    let (mut s, _, mut peer, mut now) = calling_echo(config);
+    let run = drive_whole(&mut s, &mut peer, &mut now, |_, r| {
+        rst(r.stream, Reason::REFUSED_STREAM)
+    });
     assert!(run.fresh.is_empty());
-    let error = run
-        .events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Failed { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("the call fails");
+    let error = first_failure(&run).expect("the call fails");
     assert_eq!(
         error.budget().map(|b| (b.budget, b.limit)),
         Some((Budget::ResponsesPerRequest, 1))
@@ -897,21 +843,8 @@ fn the_refused_stream_retry_counts_in_responses_per_request() {
 /// closed socket, its request asks for a fresh one, and on it the call finishes.
 #[test]
 fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
-    let (mut s, w) = socket_with(vec![modern_config()]);
-    let mut peer = H2Peer::default();
-    let mut now = Instant::ZERO;
-    let c = s.connection_mut(w[0]).unwrap();
-    c.connect(now);
-    c.call_tool(now, "echo", b"{}");
-    let run = drive(
-        &mut s,
-        &mut peer,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        modern,
-    );
+    let (mut s, w, mut peer, mut now) = calling_echo(modern_config());
+    let run = drive_whole(&mut s, &mut peer, &mut now, modern);
     assert_eq!(ops(&run).pop().unwrap(), "0:CallFinished error=false");
     s.handle_eof(now);
     assert!(s.is_closed());
@@ -938,15 +871,7 @@ fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
     let (old, transmit) = run.fresh.into_iter().next().unwrap();
     let mut s2 = onto_a_fresh_socket(&mut s, now, old, transmit);
     let mut peer2 = H2Peer::default();
-    let run2 = drive(
-        &mut s2,
-        &mut peer2,
-        &mut now,
-        Split::Whole,
-        hello(),
-        LONG,
-        modern,
-    );
+    let run2 = drive_whole(&mut s2, &mut peer2, &mut now, modern);
     assert_eq!(peer2.requests.len(), 1);
     assert_eq!(ops(&run2).pop().unwrap(), "0:CallFinished error=false");
 }

@@ -197,6 +197,15 @@ impl Harness {
         self.drain();
     }
 
+    /// Answers the call `r` with [`CALL_OK`] and expects it to finish.
+    pub fn answer_call_ok(&mut self, r: &SentRequest) {
+        self.feed(
+            r.exchange,
+            &json_response(200, &result_msg(r.rpc_id(), CALL_OK)),
+        );
+        assert!(matches!(self.single_event(), Event::CallFinished(_)));
+    }
+
     /// Feeds a response and then the end of stream.
     pub fn respond_and_close(&mut self, exchange: ExchangeId, bytes: &[u8]) {
         self.feed(exchange, bytes);

@@ -44,6 +44,21 @@ fn listed(o: &Output, secrets: &[&str]) {
 
 const BASE: [&str; 3] = ["--allow-loopback", "--json", "--oauth"];
 
+/// The arguments of the client-credentials grant with the client id and the secret in the file
+/// at `secret`, after [`BASE`].
+fn client_credentials(secret: &str) -> Vec<&str> {
+    let mut args = BASE.to_vec();
+    args.extend([
+        "--grant",
+        "client-credentials",
+        "--client-id",
+        m2m::CLIENT_ID,
+        "--client-secret-file",
+        secret,
+    ]);
+    args
+}
+
 #[test]
 fn client_credentials_with_a_secret_file_and_from_the_environment() {
     let server = AuthServer::start(Mode::Normal);
@@ -189,19 +204,8 @@ fn with_issuer_the_secret_goes_to_no_other_authorization_server() {
     let dir = tmp("issuer");
     let secret = file(&dir, "secret", m2m::SECRET);
     let url = server.url();
-    let mut args = BASE.to_vec();
-    args.extend([
-        "--grant",
-        "client-credentials",
-        "--client-id",
-        m2m::CLIENT_ID,
-        "--client-secret-file",
-        &secret,
-        "--issuer",
-        "https://auth.example",
-        "list",
-        &url,
-    ]);
+    let mut args = client_credentials(&secret);
+    args.extend(["--issuer", "https://auth.example", "list", &url]);
     let o = probe(&args, &[]);
     assert_eq!(
         o.status.code(),
@@ -311,15 +315,7 @@ fn a_grant_without_issuer_is_a_usage_error_and_sends_nothing() {
     let secret = file(&dir, "secret", m2m::SECRET);
     let url = server.url();
     for post in [false, true] {
-        let mut args = BASE.to_vec();
-        args.extend([
-            "--grant",
-            "client-credentials",
-            "--client-id",
-            m2m::CLIENT_ID,
-            "--client-secret-file",
-            &secret,
-        ]);
+        let mut args = client_credentials(&secret);
         if post {
             args.push("--client-secret-post");
         }
@@ -362,21 +358,8 @@ fn a_renewal_under_a_pin_sends_nothing_to_another_issuer() {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    let mut args = BASE.to_vec();
-    args.extend([
-        "--grant",
-        "client-credentials",
-        "--client-id",
-        m2m::CLIENT_ID,
-        "--client-secret-file",
-        &secret,
-        "--issuer",
-        &issuer,
-        "--token-file",
-        &tokens,
-        "list",
-        &url,
-    ]);
+    let mut args = client_credentials(&secret);
+    args.extend(["--issuer", &issuer, "--token-file", &tokens, "list", &url]);
     listed(&probe(&args, &[]), &[m2m::SECRET]);
     assert!(other.seen().is_empty(), "{:?}", other.seen());
     assert_eq!(ours.grants("/token", "client_credentials").len(), 1);

@@ -83,8 +83,7 @@ fn token_requests(s: &support::Server) -> usize {
 #[test]
 fn oauth_authorizes_lists_and_keeps_the_tokens_in_a_private_file() {
     let server = oauth::start(oauth::modern_answer);
-    let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli");
     let token_file = dir.join("tokens.json");
     let _ = std::fs::remove_file(&token_file);
     let tf = token_file.to_str().unwrap();
@@ -233,22 +232,33 @@ fn without_oauth_a_401_is_the_authentication_error_it_always_was() {
         .all(|r| r.head.starts_with("POST /mcp")));
 }
 
-#[test]
-fn record_with_oauth_records_the_authorization_too_without_a_secret() {
-    use mcp_sansio_transcript::{replay_auth, AuthTranscript, Transcript};
-    let server = oauth::start(oauth::modern_answer);
-    let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-rec-{}", std::process::id()));
+/// The directory `mcp-probe-oauth-{name}-{pid}` in the temporary one, created.
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let record = dir.join("s.transcript");
-    let url = server.url();
-    let mut child = spawn(&[
+    dir
+}
+
+/// Spawns the probe listing `url` with `--oauth`, recording into `record`.
+fn spawn_recording(record: &std::path::Path, url: &str) -> Child {
+    spawn(&[
         "--allow-loopback",
         "--oauth",
         "--record",
         record.to_str().unwrap(),
         "list",
-        &url,
-    ]);
+        url,
+    ])
+}
+
+#[test]
+fn record_with_oauth_records_the_authorization_too_without_a_secret() {
+    use mcp_sansio_transcript::{replay_auth, AuthTranscript, Transcript};
+    let server = oauth::start(oauth::modern_answer);
+    let dir = scratch_dir("rec");
+    let record = dir.join("s.transcript");
+    let url = server.url();
+    let mut child = spawn_recording(&record, &url);
     let stderr = play_browser(&mut child);
     let out = finish(child);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -278,21 +288,13 @@ fn record_with_oauth_records_the_authorization_too_without_a_secret() {
 fn record_refuses_a_symlink_at_file_auth_and_leaves_its_target_untouched() {
     use std::os::unix::fs::PermissionsExt;
     let server = oauth::start(oauth::modern_answer);
-    let dir = std::env::temp_dir().join(format!("mcp-probe-oauth-link-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("link");
     let target = dir.join("precious");
     std::fs::write(&target, "do not overwrite").unwrap();
     let record = dir.join("s.transcript");
     std::os::unix::fs::symlink(&target, dir.join("s.transcript.auth")).unwrap();
     let url = server.url();
-    let mut child = spawn(&[
-        "--allow-loopback",
-        "--oauth",
-        "--record",
-        record.to_str().unwrap(),
-        "list",
-        &url,
-    ]);
+    let mut child = spawn_recording(&record, &url);
     // It fails at once; a probe that went on to authorize waits for a browser: stop it.
     let start = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
