@@ -71,7 +71,7 @@ impl fmt::Display for ConnectionState {
 
 /// Every transition of the [table](crate::Connection#transitions), as pairs of states: the
 /// table as data. Every state change the machine makes is checked against it
-/// ([`Machine`](super::Machine): one not listed is a bug, caught by a debug assertion, and in a
+/// (one not listed is a bug, caught by a debug assertion, and in a
 /// release build it ends the connection with
 /// [`Error::InvalidTransition`](crate::Error::InvalidTransition) rather than keep a wrong state),
 /// and `tests/transitions.rs` checks `transitions.md` against it both ways: every row's pair is
