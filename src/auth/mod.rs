@@ -86,7 +86,8 @@
 //! [`Authorizer::authorization_headers`] gives those fields for one request).
 //!
 //! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
-//! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
+//! [`AuthExchange`]s (the crate's one request type, a [`wire::Request`](crate::wire::Request),
+//! with its id, purpose and URL) and answers go in as
 //! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
 //! [`AuthSecrets`]; time comes in as [`Instant`](crate::Instant).
 //!
@@ -101,7 +102,8 @@
 //! az.handle_challenge(Instant::ZERO, 401, &[challenge], AuthSecrets::from_random_bytes(&[42; 64]))?;
 //! let req = az.poll_request().expect("the resource metadata request");
 //! assert_eq!(req.url, "https://mcp.example/prm.json");
-//! assert_eq!(req.endpoint.target(), "/prm.json");
+//! assert_eq!(req.request.path, "/prm.json");
+//! assert_eq!(req.request.method, mcp_sansio::wire::Method::Get);
 //! // The adapter dials it through its guard, without following redirects, and answers:
 //! az.handle_response(Instant::ZERO, req.id, AuthResponse::new(302, ""));
 //! match az.poll_event() {
@@ -172,4 +174,4 @@ pub use jwt::{JwsAlgorithm, JwtSigner, SignError};
 pub use metadata::{check_issuer, ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
 pub use scope::MAX_SCOPES;
 pub use token::{AuthSecrets, PendingAuthorization, TokenSet};
-pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
+pub use wire::{AuthExchange, AuthRequestId, AuthResponse};

@@ -7,7 +7,7 @@
 //! [`AddressPolicy`] admits are dialled, `https` uses the same rustls configuration (with any
 //! extra roots), the HTTP/1.1 request is encoded and the response decoded by the core, no
 //! redirect is ever followed (a 3xx is handed to the core, which refuses it), and at most
-//! [`AuthRequest::max_response_bytes`] plus one byte of body is kept (the core refuses the
+//! [`AuthExchange::max_response_bytes`] plus one byte of body is kept (the core refuses the
 //! excess). The whole exchange — dial, TLS handshake, request and response — has one deadline
 //! ([`AuthHttp::timeout`]), checked around every socket operation, and one byte limit on what
 //! is read from the socket, TLS records included: rustls is driven by hand
@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant as StdInstant};
 
 use mcp_sansio::auth::{
-    parse_challenges, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
-    Authorizer, BearerChallenge, BearerErrorCode, CredentialStore, HttpMethod,
+    parse_challenges, AuthConfig, AuthError, AuthEvent, AuthExchange, AuthResponse, AuthSecrets,
+    Authorizer, BearerChallenge, BearerErrorCode, CredentialStore,
 };
 use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Endpoint, Instant, Scheme, TransportError, TransportErrorKind};
@@ -159,40 +159,21 @@ impl AuthHttp {
         }
     }
 
-    /// `req` as an exchange to run on a socket: the request encoded by the core (with
+    /// `req` as an exchange to run on a socket: its request encoded by the core (with
     /// `Connection: close`), TLS set up with this runner's configuration for `https`.
-    pub fn prepare(&self, req: &AuthRequest) -> Result<Prepared, TransportError> {
-        let method = match req.method {
-            HttpMethod::Get => Method::Get,
-            HttpMethod::Post => Method::Post,
-        };
-        self.prepare_with(
-            method,
-            &req.endpoint,
-            &req.headers,
-            &req.body,
-            req.max_response_bytes,
-        )
+    pub fn prepare(&self, req: &AuthExchange) -> Result<Prepared, TransportError> {
+        self.prepare_request(&req.endpoint, &req.request, req.max_response_bytes)
     }
 
-    fn prepare_with(
+    fn prepare_request(
         &self,
-        method: Method,
         endpoint: &Endpoint,
-        headers: &[(String, String)],
-        body: &[u8],
+        request: &Request,
         max_body: usize,
     ) -> Result<Prepared, TransportError> {
-        let mut headers = headers.to_vec();
-        headers.push(("Connection".into(), "close".into()));
-        let request = mcp_sansio::http1::encode(&Request {
-            method,
-            path: endpoint.target().to_owned(),
-            authority: endpoint.authority().to_owned(),
-            headers,
-            body: body.to_vec(),
-        })
-        .map_err(|e| TransportError {
+        let mut request = request.clone();
+        request.headers.push(("Connection".into(), "close".into()));
+        let request = mcp_sansio::http1::encode(&request).map_err(|e| TransportError {
             kind: TransportErrorKind::Io,
             message: format!("request not encodable: {e}"),
         })?;
@@ -210,7 +191,7 @@ impl AuthHttp {
     /// Performs `req` on the calling thread: see the [module docs](self). A 3xx answer is
     /// returned as it is (never followed); a body longer than `req.max_response_bytes` is cut
     /// one byte past the limit, so the core sees the excess and refuses it.
-    pub fn send(&self, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+    pub fn send(&self, req: &AuthExchange) -> Result<AuthResponse, TransportError> {
         let start = StdInstant::now();
         let prepared = self.prepare(req)?;
         self.run(start, prepared)
@@ -225,8 +206,14 @@ impl AuthHttp {
         max_response_bytes: usize,
     ) -> Result<AuthResponse, TransportError> {
         let start = StdInstant::now();
-        let prepared =
-            self.prepare_with(Method::Get, endpoint, headers, &[], max_response_bytes)?;
+        let request = Request {
+            method: Method::Get,
+            authority: endpoint.authority().to_owned(),
+            path: endpoint.target().to_owned(),
+            headers: headers.to_vec(),
+            body: Vec::new(),
+        };
+        let prepared = self.prepare_request(endpoint, &request, max_response_bytes)?;
         self.run(start, prepared)
     }
 
@@ -344,7 +331,7 @@ pub fn lock_hook(hook: &SharedHook) -> MutexGuard<'_, Box<dyn AuthHook>> {
 pub enum AuthStep {
     /// Send this request ([`AuthHttp::send`], or the same exchange run asynchronously with
     /// [`AuthHttp::prepare`]) and report its outcome with [`Authorization::response`].
-    Send(AuthRequest),
+    Send(AuthExchange),
     /// Open the user agent at this URL with the hook ([`Authorization::hook`]) and report with
     /// [`Authorization::user_agent`].
     OpenUserAgent(String),
@@ -708,7 +695,7 @@ impl Authorization {
     }
 
     /// The outcome of the request of [`AuthStep::Send`].
-    pub fn response(&mut self, req: &AuthRequest, result: Result<AuthResponse, TransportError>) {
+    pub fn response(&mut self, req: &AuthExchange, result: Result<AuthResponse, TransportError>) {
         let now = self.now();
         match result {
             Ok(resp) => {

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::auth::{AuthExchange, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 
 use crate::auth::{
@@ -42,7 +42,7 @@ pub trait AuthRuntime {
     /// Sends one authorization request within [`AuthHttp::exchange_timeout`].
     fn send(
         http: &AuthHttp,
-        req: &AuthRequest,
+        req: &AuthExchange,
     ) -> impl Future<Output = Result<AuthResponse, TransportError>> + Send;
 
     /// Opens the user agent through the embedder's hook (which blocks by contract).
