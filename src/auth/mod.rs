@@ -113,6 +113,17 @@
 //! # Ok::<(), mcp_sansio::auth::AuthError>(())
 //! ```
 //!
+//! # Sessions that authorize
+//!
+//! What a session does when its MCP server refuses is decided here too, so that every
+//! runtime's adapter only carries it out: [`AuthRetry::after_failure`] says, for a failed try
+//! of an operation ([`Attempt`]), whether to authorize, connect again and retry once
+//! ([`AfterRefusal::AuthorizeThenRetry`], for a 401 or a 403 `insufficient_scope` on the first
+//! try: [`calls_for_authorization`]) or to return the error as it is ([`AfterRefusal::Return`],
+//! for anything else and for every error after authorizing); [`AuthRetry::open_user_agent`]
+//! says whether an authorization may open the user agent ([`UserAgent`]): at most
+//! [`MAX_STEP_UPS`] times after the session connected.
+//!
 //! # Bounds and refusals
 //!
 //! - Every URL fetched (metadata, registration, token endpoints) and the authorization endpoint
@@ -124,7 +135,8 @@
 //! - Per authorization: at most [`AuthLimits::max_exchanges`] requests and a deadline of
 //!   [`AuthLimits::time`] for the network part; [`AuthLimits::callback_time`] for the user
 //!   agent; at most [`AuthLimits::max_attempts`] user-agent round trips until the MCP server
-//!   accepts a token ([`Authorizer::accepted`]). At most 3 candidate URLs for each metadata
+//!   accepts a token ([`Authorizer::accepted`]); at most [`MAX_STEP_UPS`] user-agent openings
+//!   after a session connected ([`AuthRetry`]). At most 3 candidate URLs for each metadata
 //!   document; the `WWW-Authenticate` values, queries, scopes and client values are bounded too
 //!   ([`MAX_CHALLENGE_BYTES`], [`form::MAX_QUERY_BYTES`], [`MAX_SCOPES`]).
 //! - No request carries the MCP bearer token; token endpoints see only client authentication.
@@ -166,8 +178,9 @@ pub use client::{
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey, IssuerCredentials,
-    ResourceCredentials,
+    calls_for_authorization, AfterRefusal, Attempt, AuthConfig, AuthEvent, AuthLimits, AuthRetry,
+    Authorizer, CredentialStore, DpopKey, IssuerCredentials, ResourceCredentials, UserAgent,
+    MAX_STEP_UPS,
 };
 pub use grant::{AssertionSource, ClientAuth, Grant, IdentityProvider};
 pub use jwt::{JwsAlgorithm, JwtSigner, SignError};

@@ -35,10 +35,14 @@ mod direct;
 mod dpop_flow;
 mod event;
 mod progress;
+mod retry;
 mod store;
 
 pub use config::{AuthConfig, AuthLimits, DpopKey};
 pub use event::AuthEvent;
+pub use retry::{
+    calls_for_authorization, AfterRefusal, Attempt, AuthRetry, UserAgent, MAX_STEP_UPS,
+};
 pub use store::{resource_key, token_key, CredentialStore, IssuerCredentials, ResourceCredentials};
 
 use progress::{
