@@ -1,18 +1,4 @@
 //! What a session that authorizes does when its MCP server refuses: [`AuthRetry`].
-//!
-//! The rules, decided here and carried out by every adapter's authorizing session:
-//!
-//! - A refusal that calls for authorization ([`calls_for_authorization`]: a 401, or a 403 whose
-//!   challenge says `insufficient_scope`) on the first try of an operation (connecting, or an
-//!   operation on a connected session) is answered by authorizing once, connecting again and
-//!   trying the operation once more ([`AfterRefusal::AuthorizeThenRetry`]).
-//! - Any other error, and every error of the try after authorizing, is returned as it is
-//!   ([`AfterRefusal::Return`]): a server that refuses the new token is not asked again by the
-//!   same operation, so an operation tries at most twice.
-//! - Once the session connected, the user agent opens at most [`MAX_STEP_UPS`] more times over
-//!   the session's life ([`AuthRetry::open_user_agent`]); the authorization that would open it
-//!   once more is refused before it opens ([`UserAgent::Refuse`]). Silent authorizations (a
-//!   refresh, a grant without a user agent) are not counted.
 
 use crate::prelude::*;
 
@@ -86,9 +72,23 @@ pub enum UserAgent {
     },
 }
 
-/// The decisions of a session that authorizes: see the [module docs](self). Deterministic:
-/// it holds the user agent's allowance and nothing else; the adapter reports what happened
-/// ([`AuthRetry::connected`]) and asks what to do next.
+/// The decisions of a session that authorizes, which every adapter's authorizing session
+/// carries out:
+///
+/// - A refusal that calls for authorization ([`calls_for_authorization`]: a 401, or a 403 whose
+///   challenge says `insufficient_scope`) on the first try of an operation (connecting, or an
+///   operation on a connected session) is answered by authorizing once, connecting again and
+///   trying the operation once more ([`AfterRefusal::AuthorizeThenRetry`]).
+/// - Any other error, and every error of the try after authorizing, is returned as it is
+///   ([`AfterRefusal::Return`]): a server that refuses the new token is not asked again by the
+///   same operation, so an operation tries at most twice.
+/// - Once the session connected, the user agent opens at most [`MAX_STEP_UPS`] more times over
+///   the session's life ([`AuthRetry::open_user_agent`]); the authorization that would open it
+///   once more is refused before it opens ([`UserAgent::Refuse`]). Silent authorizations (a
+///   refresh, a grant without a user agent) are not counted.
+///
+/// Deterministic: it holds the user agent's allowance and nothing else; the adapter reports
+/// what happened ([`AuthRetry::connected`]) and asks what to do next.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AuthRetry {
     /// How many more times the user agent may open (`None`: no limit).
