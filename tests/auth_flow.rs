@@ -1234,3 +1234,49 @@ fn the_same_inputs_give_the_same_requests() {
     assert_eq!(run(), run());
     let _ = Duration::ZERO;
 }
+
+/// Each request of an authorization is the crate's one request type, built from its URL: the
+/// path is the URL's path and query (RFC 9112 §3.2.1: `origin-form = absolute-path [ "?" query
+/// ]`), the authority its host and port (RFC 9110 §7.2: the `Host` field "provides the host and
+/// port information from the target URI"), and it passes the checks every wire shares.
+#[test]
+fn every_request_is_a_wire_request_for_its_url() {
+    let issuer = "https://auth.example:8443";
+    let prm = "https://mcp.example/prm?v=1";
+    let mut fake = Fake::default();
+    standard(&mut fake, issuer, "client-p");
+    fake.on("GET", prm, 200, prm_body(SERVER, issuer));
+    let mut az = Authorizer::new(config()).unwrap();
+    let challenge = format!(r#"Bearer resource_metadata="{prm}""#);
+    az.handle_challenge(Instant::ZERO, 401, &[challenge.as_bytes()], secrets(2))
+        .unwrap();
+    let events = fake.drive(&mut az, Instant::ZERO);
+    let (_, pending) = open_event(&events);
+    az.handle_callback(Instant::ZERO, &callback_query(&pending, "c1", None));
+    let events = fake.drive(&mut az, Instant::ZERO);
+    assert!(
+        matches!(events.as_slice(), [AuthEvent::Authorized { .. }]),
+        "{events:?}"
+    );
+    assert_eq!(
+        fake.urls(),
+        [
+            format!("GET {prm}"),
+            format!("GET {issuer}/.well-known/oauth-authorization-server"),
+            format!("POST {issuer}/register"),
+            format!("POST {issuer}/token"),
+        ]
+    );
+    for ex in &fake.log {
+        let rest = ex.url.strip_prefix("https://").unwrap();
+        let slash = rest.find('/').unwrap();
+        assert_eq!(ex.request.authority, rest[..slash], "{ex:?}");
+        assert_eq!(ex.request.path, rest[slash..], "{ex:?}");
+        assert_eq!(ex.request.check(), Ok(()), "{ex:?}");
+        assert_eq!(
+            ex.request.body.is_empty(),
+            ex.request.method == Method::Get,
+            "{ex:?}"
+        );
+    }
+}
