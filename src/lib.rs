@@ -205,6 +205,7 @@ pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind};
 /// constants, documented where they apply and named here so that an embedder (or a test) can
 /// rely on them.
 pub mod limits {
+    pub use crate::auth::MAX_STEP_UPS;
     pub use crate::budget::CONTENT_BLOCK_BYTES;
     pub use crate::connection::{
         MAX_CAPABILITIES_BYTES, MAX_ERA_HINTS, MAX_ERA_HINT_TTL, MAX_INSTRUCTIONS_BYTES,

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
-    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
+    AuthConfig, AuthError, AuthEvent, AuthExchange, AuthResponse, AuthSecrets, Authorizer,
     ClientAuth, ClientSettings, CredentialStore, Grant, IssuerPin, PendingAuthorization, Purpose,
 };
 use mcp_sansio::{Endpoint, Instant};
@@ -26,7 +26,7 @@ const REDIRECT: &str = "http://127.0.0.1:33418/callback";
 #[derive(Default)]
 struct Fake {
     routes: HashMap<String, VecDeque<AuthResponse>>,
-    log: Vec<AuthRequest>,
+    log: Vec<AuthExchange>,
 }
 
 impl Fake {
@@ -44,7 +44,7 @@ impl Fake {
             let mut moved = false;
             while let Some(req) = az.poll_request() {
                 self.log.push(req.clone());
-                let key = format!("{} {}", req.method.as_str(), req.url);
+                let key = format!("{} {}", req.request.method.as_str(), req.url);
                 let resp = match self.routes.get_mut(&key) {
                     Some(q) if q.len() > 1 => q.pop_front().unwrap_or_default(),
                     Some(q) => q.front().cloned().unwrap_or_default(),
@@ -220,7 +220,7 @@ fn a_server_naming_another_servers_authorization_server_gets_no_refreshed_token(
     assert_eq!(param(&url, "client_id").as_deref(), Some("cid"));
     assert!(fake.log[first..]
         .iter()
-        .all(|r| !String::from_utf8_lossy(&r.body).contains("rt-at-a")));
+        .all(|r| !String::from_utf8_lossy(&r.request.body).contains("rt-at-a")));
 }
 
 #[test]
@@ -232,7 +232,7 @@ fn a_refresh_is_for_the_resource_the_token_was_issued_for() {
     let req = a.poll_request().unwrap();
     assert_eq!(req.purpose, Purpose::Refresh);
     assert_eq!(req.url, format!("{AS}/token"));
-    let form = parse_query(std::str::from_utf8(&req.body).unwrap()).unwrap();
+    let form = parse_query(std::str::from_utf8(&req.request.body).unwrap()).unwrap();
     let get = |n: &str| form.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
     assert_eq!(get("resource"), Some(SERVER_A));
     assert_eq!(get("refresh_token"), Some("rt-at-a"));
@@ -473,7 +473,7 @@ fn each_authorization_server_without_iss_gets_its_own_redirect_uri() {
         .log
         .iter()
         .filter(|r| r.purpose == Purpose::Registration)
-        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .map(|r| String::from_utf8_lossy(&r.request.body).into_owned())
         .collect();
     assert!(
         registered[0].contains(&honest_redirect.replace('/', "\\/"))

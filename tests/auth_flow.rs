@@ -8,11 +8,12 @@ use std::time::Duration;
 use base64::Engine as _;
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
-    AuthBudget, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
-    Authorizer, ClientCredentials, ClientSettings, HttpMethod, IssuerPin, PendingAuthorization,
-    PreRegistered, Purpose, TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
+    AuthBudget, AuthConfig, AuthError, AuthEvent, AuthExchange, AuthResponse, AuthSecrets,
+    Authorizer, ClientCredentials, ClientSettings, IssuerPin, PendingAuthorization, PreRegistered,
+    Purpose, TokenAuthMethod, UrlPolicy, MAX_BODY_BYTES,
 };
 use mcp_sansio::internals::auth::pkce_challenge;
+use mcp_sansio::wire::Method;
 use mcp_sansio::{ErrorKind, Instant};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use serde_json::json;
@@ -27,7 +28,7 @@ const REDIRECT: &str = "http://127.0.0.1:33418/callback";
 #[derive(Default)]
 struct Fake {
     routes: HashMap<String, VecDeque<AuthResponse>>,
-    log: Vec<AuthRequest>,
+    log: Vec<AuthExchange>,
 }
 
 impl Fake {
@@ -39,9 +40,9 @@ impl Fake {
         self
     }
 
-    fn answer(&mut self, req: &AuthRequest) -> AuthResponse {
+    fn answer(&mut self, req: &AuthExchange) -> AuthResponse {
         self.log.push(req.clone());
-        let key = format!("{} {}", req.method.as_str(), req.url);
+        let key = format!("{} {}", req.request.method.as_str(), req.url);
         match self.routes.get_mut(&key) {
             Some(q) if q.len() > 1 => q.pop_front().unwrap_or_default(),
             Some(q) => q.front().cloned().unwrap_or_default(),
@@ -72,7 +73,7 @@ impl Fake {
     fn urls(&self) -> Vec<String> {
         self.log
             .iter()
-            .map(|r| format!("{} {}", r.method.as_str(), r.url))
+            .map(|r| format!("{} {}", r.request.method.as_str(), r.url))
             .collect()
     }
 }
@@ -179,7 +180,7 @@ fn callback_query(pending: &PendingAuthorization, code: &str, iss: Option<&str>)
 
 fn no_bearer_anywhere(fake: &Fake) {
     for r in &fake.log {
-        for (n, v) in &r.headers {
+        for (n, v) in &r.request.headers {
             assert!(
                 !v.to_ascii_lowercase().starts_with("bearer"),
                 "{n}: a Bearer token was sent to {}",
@@ -258,7 +259,7 @@ fn happy_path_discovery_registration_user_agent_token_refresh() {
         ]
     );
     // The registration asks for what the client is.
-    let reg: serde_json::Value = serde_json::from_slice(&fake.log[3].body).unwrap();
+    let reg: serde_json::Value = serde_json::from_slice(&fake.log[3].request.body).unwrap();
     assert_eq!(
         reg["grant_types"],
         json!(["authorization_code", "refresh_token"])
@@ -302,9 +303,10 @@ fn happy_path_discovery_registration_user_agent_token_refresh() {
         }]
     );
     let token_req = &fake.log[4];
-    assert_eq!(token_req.method, HttpMethod::Post);
+    assert_eq!(token_req.request.method, Method::Post);
     assert_eq!(token_req.purpose, Purpose::Token);
     let basic = token_req
+        .request
         .headers
         .iter()
         .find(|(n, _)| n == "Authorization")
@@ -315,7 +317,7 @@ fn happy_path_discovery_registration_user_agent_token_refresh() {
         .unwrap();
     // Form-encoded before base64 (RFC 6749 §2.3.1).
     assert_eq!(decoded, b"client%201:s3cr%3Aet");
-    let form = parse_query(std::str::from_utf8(&token_req.body).unwrap()).unwrap();
+    let form = parse_query(std::str::from_utf8(&token_req.request.body).unwrap()).unwrap();
     assert_eq!(get(&form, "grant_type"), Some("authorization_code"));
     assert_eq!(get(&form, "code"), Some("code-1"));
     assert_eq!(get(&form, "code_verifier"), Some(secrets(7).verifier()));
@@ -332,7 +334,7 @@ fn happy_path_discovery_registration_user_agent_token_refresh() {
     az.start_refresh(Instant::from_millis(90_000)).unwrap();
     let events = fake.drive(&mut az, Instant::from_millis(90_000));
     assert!(matches!(events.as_slice(), [AuthEvent::Authorized { .. }]));
-    let form = parse_query(std::str::from_utf8(&fake.log[5].body).unwrap()).unwrap();
+    let form = parse_query(std::str::from_utf8(&fake.log[5].request.body).unwrap()).unwrap();
     assert_eq!(get(&form, "grant_type"), Some("refresh_token"));
     assert_eq!(get(&form, "refresh_token"), Some("rt-1"));
     assert_eq!(get(&form, "resource"), Some(SERVER));
@@ -945,8 +947,8 @@ fn a_new_authorization_server_is_registered_with_anew() {
         let text = format!(
             "{} {:?} {}",
             r.url,
-            r.headers,
-            String::from_utf8_lossy(&r.body)
+            r.request.headers,
+            String::from_utf8_lossy(&r.request.body)
         );
         assert!(
             !text.contains("client-1") && !text.contains("rt-1"),
@@ -954,10 +956,14 @@ fn a_new_authorization_server_is_registered_with_anew() {
         );
     }
     let token = fake.log.last().unwrap();
-    let form = parse_query(std::str::from_utf8(&token.body).unwrap()).unwrap();
+    let form = parse_query(std::str::from_utf8(&token.request.body).unwrap()).unwrap();
     assert_eq!(get(&form, "client_id"), Some("as2-client"));
     assert_eq!(get(&form, "client_secret"), Some("as2-secret"));
-    assert!(token.headers.iter().all(|(n, _)| n != "Authorization"));
+    assert!(token
+        .request
+        .headers
+        .iter()
+        .all(|(n, _)| n != "Authorization"));
 }
 
 #[test]
@@ -993,7 +999,8 @@ fn client_metadata_document_and_pre_registration_skip_registration() {
     assert!(fake.log.iter().all(|r| r.purpose != Purpose::Registration));
     az.handle_callback(Instant::ZERO, &callback_query(&pending, "c", None));
     fake.drive(&mut az, Instant::ZERO);
-    let form = parse_query(std::str::from_utf8(&fake.log.last().unwrap().body).unwrap()).unwrap();
+    let form =
+        parse_query(std::str::from_utf8(&fake.log.last().unwrap().request.body).unwrap()).unwrap();
     assert_eq!(
         get(&form, "client_id"),
         Some("https://client.example/meta.json")
@@ -1027,7 +1034,8 @@ fn client_metadata_document_and_pre_registration_skip_registration() {
     assert!(fake.log.iter().all(|r| r.purpose != Purpose::Registration));
     az.handle_callback(Instant::ZERO, &callback_query(&pending, "c", None));
     fake.drive(&mut az, Instant::ZERO);
-    let form = parse_query(std::str::from_utf8(&fake.log.last().unwrap().body).unwrap()).unwrap();
+    let form =
+        parse_query(std::str::from_utf8(&fake.log.last().unwrap().request.body).unwrap()).unwrap();
     assert_eq!(get(&form, "client_secret"), Some("pre-secret"));
 
     // No registration endpoint and nothing else: refused.
@@ -1073,15 +1081,20 @@ fn public_client_sends_its_id_and_no_secret() {
     az.handle_challenge(Instant::ZERO, 401, &[CHALLENGE], secrets(1))
         .unwrap();
     let (_, pending) = open_event(&fake.drive(&mut az, Instant::ZERO));
-    let reg: serde_json::Value = serde_json::from_slice(&fake.log.last().unwrap().body).unwrap();
+    let reg: serde_json::Value =
+        serde_json::from_slice(&fake.log.last().unwrap().request.body).unwrap();
     assert_eq!(reg["token_endpoint_auth_method"], "none");
     az.handle_callback(Instant::ZERO, &callback_query(&pending, "c", None));
     fake.drive(&mut az, Instant::ZERO);
     let token = fake.log.last().unwrap();
-    let form = parse_query(std::str::from_utf8(&token.body).unwrap()).unwrap();
+    let form = parse_query(std::str::from_utf8(&token.request.body).unwrap()).unwrap();
     assert_eq!(get(&form, "client_id"), Some("pub"));
     assert_eq!(get(&form, "client_secret"), None);
-    assert!(token.headers.iter().all(|(n, _)| n != "Authorization"));
+    assert!(token
+        .request
+        .headers
+        .iter()
+        .all(|(n, _)| n != "Authorization"));
 }
 
 #[test]
@@ -1209,9 +1222,61 @@ fn the_same_inputs_give_the_same_requests() {
         fake.drive(&mut az, Instant::from_millis(1));
         fake.log
             .iter()
-            .map(|r| (r.url.clone(), r.headers.clone(), r.body.clone()))
+            .map(|r| {
+                (
+                    r.url.clone(),
+                    r.request.headers.clone(),
+                    r.request.body.clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());
     let _ = Duration::ZERO;
+}
+
+/// Each request of an authorization is the crate's one request type, built from its URL: the
+/// path is the URL's path and query (RFC 9112 §3.2.1: `origin-form = absolute-path [ "?" query
+/// ]`), the authority its host and port (RFC 9110 §7.2: the `Host` field "provides the host and
+/// port information from the target URI"), and it passes the checks every wire shares.
+#[test]
+fn every_request_is_a_wire_request_for_its_url() {
+    let issuer = "https://auth.example:8443";
+    let prm = "https://mcp.example/prm?v=1";
+    let mut fake = Fake::default();
+    standard(&mut fake, issuer, "client-p");
+    fake.on("GET", prm, 200, prm_body(SERVER, issuer));
+    let mut az = Authorizer::new(config()).unwrap();
+    let challenge = format!(r#"Bearer resource_metadata="{prm}""#);
+    az.handle_challenge(Instant::ZERO, 401, &[challenge.as_bytes()], secrets(2))
+        .unwrap();
+    let events = fake.drive(&mut az, Instant::ZERO);
+    let (_, pending) = open_event(&events);
+    az.handle_callback(Instant::ZERO, &callback_query(&pending, "c1", None));
+    let events = fake.drive(&mut az, Instant::ZERO);
+    assert!(
+        matches!(events.as_slice(), [AuthEvent::Authorized { .. }]),
+        "{events:?}"
+    );
+    assert_eq!(
+        fake.urls(),
+        [
+            format!("GET {prm}"),
+            format!("GET {issuer}/.well-known/oauth-authorization-server"),
+            format!("POST {issuer}/register"),
+            format!("POST {issuer}/token"),
+        ]
+    );
+    for ex in &fake.log {
+        let rest = ex.url.strip_prefix("https://").unwrap();
+        let slash = rest.find('/').unwrap();
+        assert_eq!(ex.request.authority, rest[..slash], "{ex:?}");
+        assert_eq!(ex.request.path, rest[slash..], "{ex:?}");
+        assert_eq!(ex.request.check(), Ok(()), "{ex:?}");
+        assert_eq!(
+            ex.request.body.is_empty(),
+            ex.request.method == Method::Get,
+            "{ex:?}"
+        );
+    }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use mcp_sansio::auth::form::parse_query;
 use mcp_sansio::auth::{
-    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
+    AuthConfig, AuthError, AuthEvent, AuthExchange, AuthResponse, AuthSecrets, Authorizer,
     ClientAuth, ClientCredentials, ClientSettings, CredentialStore, Grant, IdentityProvider,
     IssuerPin, PreRegistered, Purpose, TokenAuthMethod,
 };
@@ -44,8 +44,8 @@ fn basic_header() -> String {
     )
 }
 
-fn form(r: &AuthRequest) -> Vec<(String, String)> {
-    parse_query(&String::from_utf8_lossy(&r.body)).unwrap()
+fn form(r: &AuthExchange) -> Vec<(String, String)> {
+    parse_query(&String::from_utf8_lossy(&r.request.body)).unwrap()
 }
 
 fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -55,12 +55,13 @@ fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// Whether `r` carries the client secret, in a header field or the body.
-fn carries_secret(r: &AuthRequest) -> bool {
+fn carries_secret(r: &AuthExchange) -> bool {
     let basic = basic_header();
-    r.headers
+    r.request
+        .headers
         .iter()
         .any(|(_, v)| v.contains(SECRET) || *v == basic)
-        || String::from_utf8_lossy(&r.body).contains(SECRET)
+        || String::from_utf8_lossy(&r.request.body).contains(SECRET)
 }
 
 /// An unsigned compact JWT with `claims` (what an identity provider would sign).
@@ -82,7 +83,7 @@ fn issuer_of(url: &str) -> String {
 
 /// Answers every request as honest servers would, the protected resource naming `named`;
 /// returns every request sent and every event.
-fn run(az: &mut Authorizer, named: &str) -> (Vec<AuthRequest>, Vec<AuthEvent>) {
+fn run(az: &mut Authorizer, named: &str) -> (Vec<AuthExchange>, Vec<AuthEvent>) {
     let now = Instant::ZERO;
     let (mut sent, mut events) = (Vec::new(), Vec::new());
     while let Some(r) = az.poll_request() {
@@ -140,7 +141,7 @@ fn machine(grant: Grant) -> Authorizer {
     Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap()
 }
 
-fn challenged(mut az: Authorizer, named: &str) -> (Vec<AuthRequest>, Vec<AuthEvent>) {
+fn challenged(mut az: Authorizer, named: &str) -> (Vec<AuthExchange>, Vec<AuthEvent>) {
     az.handle_challenge(Instant::ZERO, 401, &[], secrets(1))
         .unwrap();
     run(&mut az, named)
@@ -153,7 +154,7 @@ fn refused(events: &[AuthEvent]) -> bool {
     )
 }
 
-fn to_host(sent: &[AuthRequest], origin: &str) -> usize {
+fn to_host(sent: &[AuthExchange], origin: &str) -> usize {
     sent.iter().filter(|r| r.url.starts_with(origin)).count()
 }
 
@@ -174,7 +175,7 @@ fn assert_refused_for_hostile(grant: Grant) {
 }
 
 /// The token request among `sent`, which goes to our authorization server's token endpoint.
-fn token_request_to_ours(sent: &[AuthRequest]) -> &AuthRequest {
+fn token_request_to_ours(sent: &[AuthExchange]) -> &AuthExchange {
     let token = sent.iter().find(|r| r.purpose == Purpose::Token).unwrap();
     assert_eq!(token.url, format!("{OURS}/token"));
     token
@@ -200,6 +201,7 @@ fn a_client_secret_basic_goes_to_the_pinned_issuer_only() {
     );
     let token = token_request_to_ours(&sent);
     assert!(token
+        .request
         .headers
         .iter()
         .any(|(n, v)| n.eq_ignore_ascii_case("authorization") && *v == basic_header()));

@@ -92,7 +92,7 @@ fn requests_print_without_secrets() {
         assert!(!text.contains(secret), "{secret} in {text}");
         assert!(!format!("{token:?}").contains(secret));
         // The real body carries them.
-        assert!(String::from_utf8_lossy(&token.body).contains(secret));
+        assert!(String::from_utf8_lossy(&token.request.body).contains(secret));
     }
 }
 

@@ -9,8 +9,8 @@
 //! storage". A `Debug` output ends up in logs and panic messages: it is such a storage.
 
 use mcp_sansio::auth::{
-    AuthConfig, AuthEvent, AuthResponse, AuthSecrets, Authorizer, ClientCredentials,
-    ClientSettings, IssuerPin, PreRegistered, TokenAuthMethod,
+    AuthConfig, AuthEvent, AuthExchange, AuthRequestId, AuthResponse, AuthSecrets, Authorizer,
+    ClientCredentials, ClientSettings, IssuerPin, PreRegistered, Purpose, TokenAuthMethod,
 };
 use mcp_sansio::h2::{H2Config, StreamEvent, StreamId};
 use mcp_sansio::internals::h2::hpack::Header;
@@ -283,6 +283,28 @@ fn an_auth_response_shows_its_body_length_only() {
         .push(("Set-Cookie".into(), COOKIE.as_bytes().to_vec()));
     no_secret("AuthResponse", &r, &[ACCESS, REFRESH, COOKIE]);
     assert!(format!("{r:?}").contains(&format!("body_len: {}", body.len())));
+}
+
+/// An authorization's request is the crate's one request type with its id and URL: its
+/// `Debug` output hides what [`Request`] hides, and the secrets of the URL's query too (RFC
+/// 6750 §5.3: "Don't pass bearer tokens in page URLs"; a URL a server names may carry one).
+#[test]
+fn an_auth_exchange_redacts_its_url_request_and_body() {
+    let url = format!("https://mcp.example.com/mcp?api_key={API_KEY}&x=1");
+    let exchange = AuthExchange {
+        id: AuthRequestId(7),
+        purpose: Purpose::Token,
+        endpoint: mcp_sansio::Endpoint::parse(&url).unwrap(),
+        url,
+        request: request(),
+        max_response_bytes: 10,
+    };
+    no_secret(
+        "AuthExchange",
+        &exchange,
+        &[API_KEY, DPOP_TOKEN, DPOP_PROOF, COOKIE, PROXY, REFRESH],
+    );
+    assert!(format!("{exchange:?}").contains("mcp.example.com/mcp"));
 }
 
 /// RFC 6749 §10.12 and RFC 7636 §4.4: `state` and the PKCE values bind the callback to this

@@ -143,7 +143,7 @@ fn flow(data: &[u8]) {
                 "more requests than the exchange bound allows"
             );
             assert!(POLICY.check("u", &req.url).is_ok());
-            for (_, v) in &req.headers {
+            for (_, v) in &req.request.headers {
                 assert!(!v.to_ascii_lowercase().starts_with("bearer"));
             }
             let part = parts.next().unwrap_or_default();

@@ -86,7 +86,8 @@
 //! [`Authorizer::authorization_headers`] gives those fields for one request).
 //!
 //! The core stays deterministic: requests come out of [`Authorizer::poll_request`] as
-//! wire-neutral [`AuthRequest`]s (method, URL, headers, body) and answers go in as
+//! [`AuthExchange`]s (the crate's one request type, a [`wire::Request`](crate::wire::Request),
+//! with its id, purpose and URL) and answers go in as
 //! [`AuthResponse`]s (status, headers, body); the random `state` and PKCE verifier come in as
 //! [`AuthSecrets`]; time comes in as [`Instant`](crate::Instant).
 //!
@@ -101,7 +102,8 @@
 //! az.handle_challenge(Instant::ZERO, 401, &[challenge], AuthSecrets::from_random_bytes(&[42; 64]))?;
 //! let req = az.poll_request().expect("the resource metadata request");
 //! assert_eq!(req.url, "https://mcp.example/prm.json");
-//! assert_eq!(req.endpoint.target(), "/prm.json");
+//! assert_eq!(req.request.path, "/prm.json");
+//! assert_eq!(req.request.method, mcp_sansio::wire::Method::Get);
 //! // The adapter dials it through its guard, without following redirects, and answers:
 //! az.handle_response(Instant::ZERO, req.id, AuthResponse::new(302, ""));
 //! match az.poll_event() {
@@ -110,6 +112,17 @@
 //! }
 //! # Ok::<(), mcp_sansio::auth::AuthError>(())
 //! ```
+//!
+//! # Sessions that authorize
+//!
+//! What a session does when its MCP server refuses is decided here too, so that every
+//! runtime's adapter only carries it out: [`AuthRetry::after_failure`] says, for a failed try
+//! of an operation ([`Attempt`]), whether to authorize, connect again and retry once
+//! ([`AfterRefusal::AuthorizeThenRetry`], for a 401 or a 403 `insufficient_scope` on the first
+//! try: [`calls_for_authorization`]) or to return the error as it is ([`AfterRefusal::Return`],
+//! for anything else and for every error after authorizing); [`AuthRetry::open_user_agent`]
+//! says whether an authorization may open the user agent ([`UserAgent`]): at most
+//! [`MAX_STEP_UPS`] times after the session connected.
 //!
 //! # Bounds and refusals
 //!
@@ -122,7 +135,8 @@
 //! - Per authorization: at most [`AuthLimits::max_exchanges`] requests and a deadline of
 //!   [`AuthLimits::time`] for the network part; [`AuthLimits::callback_time`] for the user
 //!   agent; at most [`AuthLimits::max_attempts`] user-agent round trips until the MCP server
-//!   accepts a token ([`Authorizer::accepted`]). At most 3 candidate URLs for each metadata
+//!   accepts a token ([`Authorizer::accepted`]); at most [`MAX_STEP_UPS`] user-agent openings
+//!   after a session connected ([`AuthRetry`]). At most 3 candidate URLs for each metadata
 //!   document; the `WWW-Authenticate` values, queries, scopes and client values are bounded too
 //!   ([`MAX_CHALLENGE_BYTES`], [`form::MAX_QUERY_BYTES`], [`MAX_SCOPES`]).
 //! - No request carries the MCP bearer token; token endpoints see only client authentication.
@@ -164,12 +178,13 @@ pub use client::{
 pub use dpop::DpopBinding;
 pub use error::{AuthBudget, AuthError, Purpose};
 pub use flow::{
-    AuthConfig, AuthEvent, AuthLimits, Authorizer, CredentialStore, DpopKey, IssuerCredentials,
-    ResourceCredentials,
+    calls_for_authorization, AfterRefusal, Attempt, AuthConfig, AuthEvent, AuthLimits, AuthRetry,
+    Authorizer, CredentialStore, DpopKey, IssuerCredentials, ResourceCredentials, UserAgent,
+    MAX_STEP_UPS,
 };
 pub use grant::{AssertionSource, ClientAuth, Grant, IdentityProvider};
 pub use jwt::{JwsAlgorithm, JwtSigner, SignError};
 pub use metadata::{check_issuer, ResourceMetadata, ServerMetadata, UrlPolicy, MAX_BODY_BYTES};
 pub use scope::MAX_SCOPES;
 pub use token::{AuthSecrets, PendingAuthorization, TokenSet};
-pub use wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
+pub use wire::{AuthExchange, AuthRequestId, AuthResponse};

@@ -1,6 +1,6 @@
 //! The redaction policy: which values are secrets, and how they are hidden in logs and
 //! transcripts. It is the one policy of the workspace: the authorization's own
-//! [`AuthRequest::redacted_text`](crate::auth::AuthRequest::redacted_text) and the transcripts
+//! [`AuthExchange::redacted_text`](crate::auth::AuthExchange::redacted_text) and the transcripts
 //! (of MCP sessions and of authorizations) apply these functions and nothing else.
 //!
 //! What is a secret:

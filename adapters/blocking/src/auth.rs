@@ -29,7 +29,7 @@
 
 use std::future::{ready, Future};
 
-use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::auth::{AuthExchange, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 use mcp_sansio_net::auth::{self as net_auth, async_auth, lock_hook, AuthRuntime, SharedHook};
 pub use mcp_sansio_net::auth::{
@@ -78,7 +78,7 @@ impl AuthRuntime for StdAuth {
 
     fn send(
         http: &AuthHttp,
-        req: &AuthRequest,
+        req: &AuthExchange,
     ) -> impl Future<Output = Result<AuthResponse, TransportError>> {
         async_auth::send::<SmolThreads>(http, req)
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use mcp_sansio::auth::{
-    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets, Authorizer,
+    AuthConfig, AuthError, AuthEvent, AuthExchange, AuthResponse, AuthSecrets, Authorizer,
     ClientAuth, DpopKey, Grant, IssuerPin,
 };
 use mcp_sansio::Instant;
@@ -50,7 +50,7 @@ fn now() -> Instant {
 }
 
 /// An authorizer with client credentials and a DPoP key, driven to its token request.
-fn to_token_request() -> (Authorizer, AuthRequest, Vec<u8>) {
+fn to_token_request() -> (Authorizer, AuthExchange, Vec<u8>) {
     let (signer, public) = key();
     let grant = Grant::ClientCredentials {
         client: ClientAuth::SecretBasic {
@@ -111,7 +111,7 @@ fn check_proof(proof: &str, public: &[u8], htm: &str, htu: &str) -> Value {
 #[test]
 fn a_token_request_carries_a_proof_for_its_endpoint_without_query() {
     let (_, req, public) = to_token_request();
-    let proof = header(&req.headers, "dpop").expect("a DPoP header");
+    let proof = header(&req.request.headers, "dpop").expect("a DPoP header");
     let c = check_proof(proof, &public, "POST", "https://as.example/token");
     assert!(c.get("ath").is_none() && c.get("nonce").is_none(), "{c}");
     assert!(!req.redacted_text().contains(proof));
@@ -129,9 +129,9 @@ fn a_use_dpop_nonce_answer_is_retried_once_with_the_nonce_and_never_more() {
     let second = az
         .poll_request()
         .expect("the request again, with the nonce");
-    assert_eq!(second.body, first.body);
-    let p1 = header(&first.headers, "dpop").unwrap();
-    let p2 = header(&second.headers, "dpop").unwrap();
+    assert_eq!(second.request.body, first.request.body);
+    let p1 = header(&first.request.headers, "dpop").unwrap();
+    let p2 = header(&second.request.headers, "dpop").unwrap();
     let c1 = check_proof(p1, &public, "POST", "https://as.example/token");
     let c2 = check_proof(p2, &public, "POST", "https://as.example/token");
     assert_eq!(c2["nonce"], "n-1");
@@ -202,7 +202,7 @@ fn without_a_dpop_key_a_dpop_token_is_refused() {
     let doc = serde_json::json!({"issuer": ISSUER, "token_endpoint": TOKEN_ENDPOINT});
     az.handle_response(now(), asm.id, AuthResponse::new(200, doc.to_string()));
     let req = az.poll_request().unwrap();
-    assert!(header(&req.headers, "dpop").is_none());
+    assert!(header(&req.request.headers, "dpop").is_none());
     let body = r#"{"access_token":"t","token_type":"DPoP"}"#;
     az.handle_response(now(), req.id, AuthResponse::new(200, body));
     assert!(matches!(
@@ -213,7 +213,7 @@ fn without_a_dpop_key_a_dpop_token_is_refused() {
 }
 
 /// Drives `az` (challenged with `seed`) through discovery naming `issuer` to its token request.
-fn discover(az: &mut Authorizer, issuer: &str, seed: u8) -> AuthRequest {
+fn discover(az: &mut Authorizer, issuer: &str, seed: u8) -> AuthExchange {
     az.handle_challenge(now(), 401, &[], AuthSecrets::from_random_bytes(&[seed; 64]))
         .unwrap();
     let prm = az.poll_request().unwrap();
@@ -232,8 +232,8 @@ fn use_dpop_nonce(nonce: &str) -> AuthResponse {
     r
 }
 
-fn form_field(r: &AuthRequest, name: &str) -> String {
-    mcp_sansio::auth::form::parse_query(&String::from_utf8_lossy(&r.body))
+fn form_field(r: &AuthExchange, name: &str) -> String {
+    mcp_sansio::auth::form::parse_query(&String::from_utf8_lossy(&r.request.body))
         .unwrap()
         .into_iter()
         .find(|(n, _)| n == name)
@@ -284,7 +284,7 @@ fn a_nonce_resend_signs_a_new_client_assertion() {
     assert_ne!(c1["jti"], c2["jti"], "the assertion's jti is sent once");
     assert_eq!(c2["aud"], ISSUER);
     assert_eq!(form_field(&second, "grant_type"), "client_credentials");
-    let p2 = header(&second.headers, "dpop").unwrap();
+    let p2 = header(&second.request.headers, "dpop").unwrap();
     let proof = check_proof(p2, &dpop_public, "POST", "https://as.example/token");
     assert_eq!(proof["nonce"], "n-1");
 }
@@ -319,7 +319,7 @@ fn an_authorization_servers_dpop_nonce_is_sent_to_it_alone() {
     let other = discover(&mut az, OTHER, 7);
     assert_eq!(other.url, format!("{OTHER}/token"));
     let c = check_proof(
-        header(&other.headers, "dpop").unwrap(),
+        header(&other.request.headers, "dpop").unwrap(),
         &public,
         "POST",
         &format!("{OTHER}/token"),

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use auth_server::{AuthServer, Browser, Mode};
 use mcp_sansio::auth::{
-    AuthBudget, AuthConfig, AuthError, AuthRequest, AuthRequestId, ClientSettings, HttpMethod,
-    Purpose, UrlPolicy,
+    AuthBudget, AuthConfig, AuthError, AuthExchange, AuthRequestId, ClientSettings, Purpose,
+    UrlPolicy,
 };
 use mcp_sansio::{Endpoint, TransportErrorKind};
 use mcp_sansio_net::auth::{calls_for_authorization, AuthHttp, Authorization, AuthorizeError};
@@ -22,15 +22,20 @@ fn loopback_http() -> AuthHttp {
     AuthHttp::with_policy(AddressPolicy::strict().allow_loopback(true))
 }
 
-fn get(url: &str) -> AuthRequest {
-    AuthRequest {
+fn get(url: &str) -> AuthExchange {
+    let endpoint = Endpoint::parse(url).unwrap();
+    AuthExchange {
         id: AuthRequestId(1),
         purpose: Purpose::ServerMetadata,
-        method: HttpMethod::Get,
         url: url.into(),
-        endpoint: Endpoint::parse(url).unwrap(),
-        headers: vec![("Accept".into(), "application/json".into())],
-        body: Vec::new(),
+        request: mcp_sansio::wire::Request {
+            method: mcp_sansio::wire::Method::Get,
+            authority: endpoint.authority().into(),
+            path: endpoint.target().into(),
+            headers: vec![("Accept".into(), "application/json".into())],
+            body: Vec::new(),
+        },
+        endpoint,
         max_response_bytes: 100,
     }
 }

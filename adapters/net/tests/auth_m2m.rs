@@ -78,7 +78,7 @@ fn assertion_request(signer: KeySigner) -> (Vec<(String, String)>, String, Strin
     assert_eq!(az.poll_event(), None);
     let token = az.poll_request().unwrap();
     assert_eq!(token.url, format!("{ISSUER}/token"));
-    let body = String::from_utf8(token.body.clone()).unwrap();
+    let body = String::from_utf8(token.request.body.clone()).unwrap();
     let form: Vec<(String, String)> = pairs(&body).into_iter().collect();
     (form, token.redacted_text(), format!("{token:?}"))
 }

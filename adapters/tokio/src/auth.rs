@@ -75,7 +75,7 @@ pub type TokioAuth = mcp_sansio_net::auth::AsyncAuth<crate::Tokio>;
 /// start ([`mcp_sansio_net::auth::async_auth::send`]).
 pub async fn send(
     http: &AuthHttp,
-    req: &mcp_sansio::auth::AuthRequest,
+    req: &mcp_sansio::auth::AuthExchange,
 ) -> Result<mcp_sansio::auth::AuthResponse, mcp_sansio::TransportError> {
     mcp_sansio_net::auth::async_auth::send::<crate::Tokio>(http, req).await
 }

@@ -4,7 +4,8 @@
 //! An authorization transcript is a text file of its own kind (first line [`AUTH_MAGIC`]), written
 //! with the same conventions as a connection transcript (offsets, escaped byte blocks, JSON
 //! event summaries); the format is in `docs/transcripts.md`. The HTTP exchanges of an
-//! authorization are wire-neutral ([`AuthRequest`](mcp_sansio::auth::AuthRequest) and
+//! authorization are the core's ([`AuthExchange`](mcp_sansio::auth::AuthExchange), a
+//! [`Request`](mcp_sansio::wire::Request) with its id, and
 //! [`AuthResponse`](mcp_sansio::auth::AuthResponse)), so they are recorded
 //! as the request and response the core sees, not as socket bytes.
 //!

@@ -1,9 +1,10 @@
 //! One redaction policy: the connection transcripts, the authorization transcripts and the
-//! core (`mcp_sansio::auth::redact`, `AuthRequest::redacted_text`) hide the same values of the
+//! core (`mcp_sansio::auth::redact`, `AuthExchange::redacted_text`) hide the same values of the
 //! same input, and keep the same others.
 
 use mcp_sansio::auth::redact;
-use mcp_sansio::auth::{AuthRequest, AuthRequestId, HttpMethod, Purpose};
+use mcp_sansio::auth::{AuthExchange, AuthRequestId, Purpose};
+use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::Endpoint;
 use mcp_sansio_transcript::{auth_request_bytes, redact_request};
 use proptest::prelude::*;
@@ -47,31 +48,35 @@ fn recorded_target(target: &str) -> String {
 }
 
 /// An authorization request to `url` with these headers and form body.
-fn auth_request(url: &str, headers: &[(&str, &str)], body: &str) -> AuthRequest {
-    AuthRequest {
+fn auth_request(url: &str, headers: &[(&str, &str)], body: &str) -> AuthExchange {
+    AuthExchange {
         id: AuthRequestId(0),
         purpose: Purpose::Token,
-        method: HttpMethod::Post,
         url: url.to_owned(),
         // Where it is dialled plays no part in what is recorded.
         endpoint: Endpoint::parse("https://h.example/").unwrap(),
-        headers: headers
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect(),
-        body: body.as_bytes().to_vec(),
+        request: Request {
+            method: Method::Post,
+            authority: "h.example".to_owned(),
+            path: "/".to_owned(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.as_bytes().to_vec(),
+        },
         max_response_bytes: 1024,
     }
 }
 
 /// The authorization transcript's record of `req`, as the core's text form writes it (LF line
 /// ends; the core omits the empty line before an empty body).
-fn recorded_auth_text(req: &AuthRequest) -> String {
+fn recorded_auth_text(req: &AuthExchange) -> String {
     let text = String::from_utf8(auth_request_bytes(req))
         .unwrap()
         .replace("\r\n", "\n");
     match text.strip_suffix("\n\n") {
-        Some(head) if req.body.is_empty() => format!("{head}\n"),
+        Some(head) if req.request.body.is_empty() => format!("{head}\n"),
         _ => text,
     }
 }

@@ -170,7 +170,7 @@ impl Authorizer {
                 let flight = self.send(
                     budget,
                     Purpose::TokenExchange,
-                    HttpMethod::Post,
+                    Method::Post,
                     &idp.token_endpoint,
                     headers,
                     body,

@@ -123,7 +123,7 @@ impl Authorizer {
             }
             None => headers,
         };
-        self.send(budget, purpose, HttpMethod::Post, url, headers, body)
+        self.send(budget, purpose, Method::Post, url, headers, body)
     }
 
     /// A token endpoint's answer asking for a DPoP nonce (`use_dpop_nonce` with `DPoP-Nonce`)

@@ -23,10 +23,11 @@ use crate::auth::token::{
     authorization_url, decode_token_response_for, parse_callback, token_request, AuthSecrets,
     PendingAuthorization, TokenSet,
 };
-use crate::auth::wire::{AuthRequest, AuthRequestId, AuthResponse, HttpMethod};
+use crate::auth::wire::{AuthExchange, AuthRequestId, AuthResponse};
 use crate::endpoint::Endpoint;
 use crate::error::TransportError;
 use crate::time::Instant;
+use crate::wire::{Method, Request};
 
 mod answers;
 mod config;
@@ -34,10 +35,14 @@ mod direct;
 mod dpop_flow;
 mod event;
 mod progress;
+mod retry;
 mod store;
 
 pub use config::{AuthConfig, AuthLimits, DpopKey};
 pub use event::AuthEvent;
+pub use retry::{
+    calls_for_authorization, AfterRefusal, Attempt, AuthRetry, UserAgent, MAX_STEP_UPS,
+};
 pub use store::{resource_key, token_key, CredentialStore, IssuerCredentials, ResourceCredentials};
 
 use progress::{
@@ -54,7 +59,7 @@ pub struct Authorizer {
     store: CredentialStore,
     /// Where the authorization stands (moved by [`Authorizer::enter`] only).
     progress: Progress,
-    outbox: VecDeque<AuthRequest>,
+    outbox: VecDeque<AuthExchange>,
     events: VecDeque<AuthEvent>,
     next_id: u64,
     /// User-agent round trips since the server last accepted a token.
@@ -489,7 +494,7 @@ impl Authorizer {
     }
 
     /// The next request to send, if any.
-    pub fn poll_request(&mut self) -> Option<AuthRequest> {
+    pub fn poll_request(&mut self) -> Option<AuthExchange> {
         self.outbox.pop_front()
     }
 
@@ -564,7 +569,7 @@ impl Authorizer {
         &mut self,
         mut budget: Budget,
         purpose: Purpose,
-        method: HttpMethod,
+        method: Method,
         url: &str,
         headers: Vec<(String, String)>,
         body: Vec<u8>,
@@ -587,14 +592,19 @@ impl Authorizer {
         budget.exchanges += 1;
         let id = AuthRequestId(self.next_id);
         self.next_id += 1;
-        self.outbox.push_back(AuthRequest {
-            id,
-            purpose,
+        let request = Request {
             method,
-            url: url.to_owned(),
-            endpoint,
+            authority: endpoint.authority().to_owned(),
+            path: endpoint.target().to_owned(),
             headers,
             body,
+        };
+        self.outbox.push_back(AuthExchange {
+            id,
+            purpose,
+            url: url.to_owned(),
+            endpoint,
+            request,
             max_response_bytes: MAX_BODY_BYTES,
         });
         Ok(InFlight { budget, id })
@@ -656,7 +666,7 @@ impl Authorizer {
         };
         candidates.tried += 1;
         let headers = vec![("Accept".to_owned(), "application/json".to_owned())];
-        self.send(budget, purpose, HttpMethod::Get, &url, headers, Vec::new())
+        self.send(budget, purpose, Method::Get, &url, headers, Vec::new())
     }
 
     /// Sends a refresh request when this server holds tokens from `issuer` with a refresh token,
@@ -791,7 +801,7 @@ impl Authorizer {
         let flight = self.send(
             budget,
             Purpose::Registration,
-            HttpMethod::Post,
+            Method::Post,
             &endpoint,
             headers,
             body,

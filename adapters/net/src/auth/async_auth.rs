@@ -6,7 +6,7 @@
 use std::marker::PhantomData;
 use std::time::Instant;
 
-use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::auth::{AuthExchange, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 
 use crate::auth::session::AuthRuntime;
@@ -46,7 +46,7 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
         s.close().await
     }
 
-    async fn send(http: &AuthHttp, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+    async fn send(http: &AuthHttp, req: &AuthExchange) -> Result<AuthResponse, TransportError> {
         send::<R>(http, req).await
     }
 
@@ -64,7 +64,7 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
 /// response. No task: dropping the future cancels the exchange.
 pub async fn send<R: AsyncNet>(
     http: &AuthHttp,
-    req: &AuthRequest,
+    req: &AuthExchange,
 ) -> Result<AuthResponse, TransportError> {
     let deadline = DialDeadline::new(Instant::now(), http.exchange_timeout());
     let prepared = http.prepare(req)?;

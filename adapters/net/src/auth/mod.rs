@@ -7,7 +7,7 @@
 //! [`AddressPolicy`] admits are dialled, `https` uses the same rustls configuration (with any
 //! extra roots), the HTTP/1.1 request is encoded and the response decoded by the core, no
 //! redirect is ever followed (a 3xx is handed to the core, which refuses it), and at most
-//! [`AuthRequest::max_response_bytes`] plus one byte of body is kept (the core refuses the
+//! [`AuthExchange::max_response_bytes`] plus one byte of body is kept (the core refuses the
 //! excess). The whole exchange — dial, TLS handshake, request and response — has one deadline
 //! ([`AuthHttp::timeout`]), checked around every socket operation, and one byte limit on what
 //! is read from the socket, TLS records included: rustls is driven by hand
@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant as StdInstant};
 
 use mcp_sansio::auth::{
-    parse_challenges, AuthConfig, AuthError, AuthEvent, AuthRequest, AuthResponse, AuthSecrets,
-    Authorizer, BearerChallenge, BearerErrorCode, CredentialStore, HttpMethod,
+    AfterRefusal, Attempt, AuthConfig, AuthError, AuthEvent, AuthExchange, AuthResponse, AuthRetry,
+    AuthSecrets, Authorizer, CredentialStore, UserAgent,
 };
 use mcp_sansio::wire::{Method, Request};
 use mcp_sansio::{Endpoint, Instant, Scheme, TransportError, TransportErrorKind};
@@ -56,13 +56,9 @@ pub use signer::{KeyError, KeySigner};
 /// Default deadline of one authorization exchange (dial, request and response).
 pub const DEFAULT_AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How many times an authorizing session (`AuthSession` of either adapter) may open the user
-/// agent after it connected: the step-up authorizations (403 `insufficient_scope`) and new
-/// authorizations (401) a server asks for over the session's life. A server that alternates
-/// acceptance and refusal would otherwise send the user to the browser on every operation; the
-/// authorization that would pass the limit fails with [`AuthorizeError::UserAgentLimit`] before
-/// the user agent opens. Silent ones (a refresh) are not counted.
-pub const MAX_STEP_UPS: u32 = 4;
+/// How many times an authorizing session may open the user agent after it connected: the core's
+/// rule ([`AuthRetry`]), which [`Authorization`] carries out.
+pub use mcp_sansio::auth::MAX_STEP_UPS;
 
 /// Sends authorization requests through the address guard: see the [module docs](self).
 #[derive(Clone)]
@@ -159,40 +155,21 @@ impl AuthHttp {
         }
     }
 
-    /// `req` as an exchange to run on a socket: the request encoded by the core (with
+    /// `req` as an exchange to run on a socket: its request encoded by the core (with
     /// `Connection: close`), TLS set up with this runner's configuration for `https`.
-    pub fn prepare(&self, req: &AuthRequest) -> Result<Prepared, TransportError> {
-        let method = match req.method {
-            HttpMethod::Get => Method::Get,
-            HttpMethod::Post => Method::Post,
-        };
-        self.prepare_with(
-            method,
-            &req.endpoint,
-            &req.headers,
-            &req.body,
-            req.max_response_bytes,
-        )
+    pub fn prepare(&self, req: &AuthExchange) -> Result<Prepared, TransportError> {
+        self.prepare_request(&req.endpoint, &req.request, req.max_response_bytes)
     }
 
-    fn prepare_with(
+    fn prepare_request(
         &self,
-        method: Method,
         endpoint: &Endpoint,
-        headers: &[(String, String)],
-        body: &[u8],
+        request: &Request,
         max_body: usize,
     ) -> Result<Prepared, TransportError> {
-        let mut headers = headers.to_vec();
-        headers.push(("Connection".into(), "close".into()));
-        let request = mcp_sansio::http1::encode(&Request {
-            method,
-            path: endpoint.target().to_owned(),
-            authority: endpoint.authority().to_owned(),
-            headers,
-            body: body.to_vec(),
-        })
-        .map_err(|e| TransportError {
+        let mut request = request.clone();
+        request.headers.push(("Connection".into(), "close".into()));
+        let request = mcp_sansio::http1::encode(&request).map_err(|e| TransportError {
             kind: TransportErrorKind::Io,
             message: format!("request not encodable: {e}"),
         })?;
@@ -210,7 +187,7 @@ impl AuthHttp {
     /// Performs `req` on the calling thread: see the [module docs](self). A 3xx answer is
     /// returned as it is (never followed); a body longer than `req.max_response_bytes` is cut
     /// one byte past the limit, so the core sees the excess and refuses it.
-    pub fn send(&self, req: &AuthRequest) -> Result<AuthResponse, TransportError> {
+    pub fn send(&self, req: &AuthExchange) -> Result<AuthResponse, TransportError> {
         let start = StdInstant::now();
         let prepared = self.prepare(req)?;
         self.run(start, prepared)
@@ -225,8 +202,14 @@ impl AuthHttp {
         max_response_bytes: usize,
     ) -> Result<AuthResponse, TransportError> {
         let start = StdInstant::now();
-        let prepared =
-            self.prepare_with(Method::Get, endpoint, headers, &[], max_response_bytes)?;
+        let request = Request {
+            method: Method::Get,
+            authority: endpoint.authority().to_owned(),
+            path: endpoint.target().to_owned(),
+            headers: headers.to_vec(),
+            body: Vec::new(),
+        };
+        let prepared = self.prepare_request(endpoint, &request, max_response_bytes)?;
         self.run(start, prepared)
     }
 
@@ -295,28 +278,8 @@ pub enum AuthorizeError {
     },
 }
 
-/// Whether an MCP answer of `status` with this `WWW-Authenticate` value calls for
-/// authorization: a 401, or a 403 whose Bearer (or DPoP, RFC 9449 §7.1) challenge has
-/// `error="insufficient_scope"`. A plain 403 does not.
-pub fn calls_for_authorization(status: u16, www_authenticate: Option<&str>) -> bool {
-    match status {
-        401 => true,
-        403 => {
-            let Some(v) = www_authenticate else {
-                return false;
-            };
-            let Ok(challenges) = parse_challenges([v.as_bytes()]) else {
-                return false;
-            };
-            challenges.iter().any(|c| {
-                (c.is_scheme("bearer") || c.is_scheme("dpop"))
-                    && BearerChallenge::from_challenge(c).error
-                        == Some(BearerErrorCode::InsufficientScope)
-            })
-        }
-        _ => false,
-    }
-}
+/// Whether an MCP answer calls for authorization: the core's rule.
+pub use mcp_sansio::auth::calls_for_authorization;
 
 /// 64 random bytes for [`AuthSecrets::from_random_bytes`], from the system's generator.
 pub fn random_secrets() -> Result<AuthSecrets, AuthorizeError> {
@@ -344,7 +307,7 @@ pub fn lock_hook(hook: &SharedHook) -> MutexGuard<'_, Box<dyn AuthHook>> {
 pub enum AuthStep {
     /// Send this request ([`AuthHttp::send`], or the same exchange run asynchronously with
     /// [`AuthHttp::prepare`]) and report its outcome with [`Authorization::response`].
-    Send(AuthRequest),
+    Send(AuthExchange),
     /// Open the user agent at this URL with the hook ([`Authorization::hook`]) and report with
     /// [`Authorization::user_agent`].
     OpenUserAgent(String),
@@ -383,10 +346,8 @@ pub struct Authorization {
     failure: Option<AuthorizeError>,
     /// The span of the running authorization (feature `tracing`).
     trace: crate::trace::AuthTrace,
-    /// How many more times the user agent may be opened (`None`: no limit).
-    user_agent_left: Option<u32>,
-    /// The limit it counts down from.
-    user_agent_limit: u32,
+    /// The core's decisions of a session that authorizes: when the user agent may open.
+    retry: AuthRetry,
 }
 
 impl std::fmt::Debug for Authorization {
@@ -421,8 +382,7 @@ impl Authorization {
             idle: false,
             failure: None,
             trace: crate::trace::AuthTrace::default(),
-            user_agent_left: None,
-            user_agent_limit: 0,
+            retry: AuthRetry::new(),
         })
     }
 
@@ -538,11 +498,20 @@ impl Authorization {
 
     /// From now on, the user agent may be opened at most `n` more times (`None`: no limit); an
     /// authorization that would open it once more fails with [`AuthorizeError::UserAgentLimit`]
-    /// before opening it. An authorizing session uses it to bound the step-up authorizations a
-    /// server can ask for.
+    /// before opening it ([`AuthRetry::limit_user_agent`]).
     pub fn limit_user_agent(&mut self, n: Option<u32>) {
-        self.user_agent_left = n;
-        self.user_agent_limit = n.unwrap_or(0);
+        self.retry.limit_user_agent(n);
+    }
+
+    /// The session this authorization serves connected: from the first time on, the user agent
+    /// opens at most [`MAX_STEP_UPS`] more times ([`AuthRetry::connected`]).
+    pub fn session_connected(&mut self) {
+        self.retry.connected();
+    }
+
+    /// The core's decisions of the session this authorization serves ([`AuthRetry`]).
+    pub fn retry(&self) -> &AuthRetry {
+        &self.retry
     }
 
     /// The MCP server accepted a request with the current token.
@@ -663,18 +632,12 @@ impl Authorization {
             match event {
                 Some(AuthEvent::OpenUserAgent { url, .. }) => {
                     self.idle = false;
-                    match &mut self.user_agent_left {
-                        Some(0) => {
-                            let now = self.now();
-                            self.record(|r| r.cancel(now));
-                            self.authorizer.cancel();
-                            self.flush();
-                            return AuthStep::Done(Err(AuthorizeError::UserAgentLimit {
-                                limit: self.user_agent_limit,
-                            }));
-                        }
-                        Some(n) => *n -= 1,
-                        None => {}
+                    if let UserAgent::Refuse { limit } = self.retry.open_user_agent() {
+                        let now = self.now();
+                        self.record(|r| r.cancel(now));
+                        self.authorizer.cancel();
+                        self.flush();
+                        return AuthStep::Done(Err(AuthorizeError::UserAgentLimit { limit }));
                     }
                     self.trace.step("user agent", None);
                     return AuthStep::OpenUserAgent(url);
@@ -708,7 +671,7 @@ impl Authorization {
     }
 
     /// The outcome of the request of [`AuthStep::Send`].
-    pub fn response(&mut self, req: &AuthRequest, result: Result<AuthResponse, TransportError>) {
+    pub fn response(&mut self, req: &AuthExchange, result: Result<AuthResponse, TransportError>) {
         let now = self.now();
         match result {
             Ok(resp) => {
@@ -764,16 +727,12 @@ impl AuthSessionError {
     }
 }
 
-/// The status and `WWW-Authenticate` value of `e` when it calls for authorization
-/// ([`calls_for_authorization`]).
+/// The status and `WWW-Authenticate` value of `e` when it calls for authorization on an
+/// operation's first try ([`AuthRetry::after_failure`]).
 pub fn authorization_needed(e: &mcp_sansio::Error) -> Option<(u16, Option<String>)> {
-    match e {
-        mcp_sansio::Error::Authentication { status, challenge }
-            if calls_for_authorization(*status, challenge.as_deref()) =>
-        {
-            Some((*status, challenge.clone()))
-        }
-        _ => None,
+    match AuthRetry::new().after_failure(Attempt::First, e) {
+        AfterRefusal::AuthorizeThenRetry { status, challenge } => Some((status, challenge)),
+        AfterRefusal::Return => None,
     }
 }
 

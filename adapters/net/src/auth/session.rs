@@ -3,14 +3,17 @@
 
 use std::future::Future;
 
-use mcp_sansio::auth::{AuthRequest, AuthResponse};
+use mcp_sansio::auth::{AfterRefusal, Attempt, AuthExchange, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 
+#[cfg(doc)]
+use crate::auth::MAX_STEP_UPS;
 use crate::auth::{
-    authorization_needed, AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError,
-    SharedHook, MAX_STEP_UPS,
+    AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError, SharedHook,
 };
 use crate::session::io::CallObserver;
+#[cfg(doc)]
+use mcp_sansio::auth::AuthRetry;
 
 /// What an [`AuthSession`] needs of its adapter.
 pub trait AuthRuntime {
@@ -42,7 +45,7 @@ pub trait AuthRuntime {
     /// Sends one authorization request within [`AuthHttp::exchange_timeout`].
     fn send(
         http: &AuthHttp,
-        req: &AuthRequest,
+        req: &AuthExchange,
     ) -> impl Future<Output = Result<AuthResponse, TransportError>> + Send;
 
     /// Opens the user agent through the embedder's hook (which blocks by contract).
@@ -73,10 +76,11 @@ pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), Autho
     }
 }
 
-/// The session that authorizes, written once for every runtime ([`AuthSession`]): when the MCP
-/// server answers 401 (or 403 with `error="insufficient_scope"`), it runs the OAuth 2.1
+/// The session that authorizes, written once for every runtime ([`AuthSession`]). What it does
+/// when the MCP server refuses is the core's decision ([`AuthRetry`], consulted after every
+/// failed try): on a 401 (or 403 with `error="insufficient_scope"`) it runs the OAuth 2.1
 /// authorization once through its [`Authorization`], connects again with the new bearer token
-/// and retries the operation. A plain 403 never triggers authorization; a second refusal after
+/// and retries the operation; a plain 403 never triggers authorization; a second refusal after
 /// authorizing is returned as it is.
 ///
 /// When it connects again, the new session is connected first; only once it is connected is
@@ -117,20 +121,24 @@ impl<R: AuthRuntime> AuthSession<R> {
             let _ = drive::<R>(&mut auth).await;
         }
         auth.present(&mut config);
-        let session = match R::connect(client, config.clone()).await {
-            Ok(s) => s,
-            Err(e) => {
-                let Some((status, challenge)) = authorization_needed(&e) else {
-                    return Err(e.into());
-                };
-                auth.begin_authorize(status, challenge.as_deref())?;
-                drive::<R>(&mut auth).await?;
-                auth.present(&mut config);
-                R::connect(client, config.clone()).await?
+        let mut attempt = Attempt::First;
+        let session = loop {
+            let e = match R::connect(client, config.clone()).await {
+                Ok(s) => break s,
+                Err(e) => e,
+            };
+            match auth.retry().after_failure(attempt, &e) {
+                AfterRefusal::AuthorizeThenRetry { status, challenge } => {
+                    auth.begin_authorize(status, challenge.as_deref())?;
+                    drive::<R>(&mut auth).await?;
+                    auth.present(&mut config);
+                    attempt = Attempt::AfterAuthorization;
+                }
+                AfterRefusal::Return => return Err(e.into()),
             }
         };
         auth.accepted();
-        auth.limit_user_agent(Some(MAX_STEP_UPS));
+        auth.session_connected();
         Ok(AuthSession {
             client: client.clone(),
             config,
@@ -149,11 +157,14 @@ impl<R: AuthRuntime> AuthSession<R> {
         &self.auth
     }
 
-    /// After `e`: authorizes and reconnects when `e` calls for it, else gives `e` back. The new
-    /// session is connected first; the old one is then closed, best effort.
-    async fn recover(&mut self, e: Error) -> Result<(), AuthSessionError> {
-        let Some((status, challenge)) = authorization_needed(&e) else {
-            return Err(e.into());
+    /// After try `attempt` of an operation failed with `e`, carries out the core's decision
+    /// ([`AuthRetry::after_failure`]): authorizes and reconnects, and gives the next try, or
+    /// gives `e` back. The new session is connected first; the old one is then closed, best
+    /// effort.
+    async fn recover(&mut self, attempt: Attempt, e: Error) -> Result<Attempt, AuthSessionError> {
+        let (status, challenge) = match self.auth.retry().after_failure(attempt, &e) {
+            AfterRefusal::AuthorizeThenRetry { status, challenge } => (status, challenge),
+            AfterRefusal::Return => return Err(e.into()),
         };
         self.auth.begin_authorize(status, challenge.as_deref())?;
         drive::<R>(&mut self.auth).await?;
@@ -161,16 +172,17 @@ impl<R: AuthRuntime> AuthSession<R> {
         let fresh = R::connect(&self.client, self.config.clone()).await?;
         let old = std::mem::replace(&mut self.session, fresh);
         let _ = R::close(old).await;
-        Ok(())
+        self.auth.session_connected();
+        Ok(Attempt::AfterAuthorization)
     }
 
     /// Lists every tool; authorizes and retries once when the server asks.
     pub async fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
-        let r = match R::list_tools(&mut self.session).await {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e).await?;
-                R::list_tools(&mut self.session).await?
+        let mut attempt = Attempt::First;
+        let r = loop {
+            match R::list_tools(&mut self.session).await {
+                Ok(c) => break c,
+                Err(e) => attempt = self.recover(attempt, e).await?,
             }
         };
         self.auth.accepted();
@@ -194,11 +206,11 @@ impl<R: AuthRuntime> AuthSession<R> {
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, AuthSessionError> {
-        let r = match R::call_tool_with(&mut self.session, name, arguments_json, observer).await {
-            Ok(c) => c,
-            Err(e) => {
-                self.recover(e).await?;
-                R::call_tool_with(&mut self.session, name, arguments_json, observer).await?
+        let mut attempt = Attempt::First;
+        let r = loop {
+            match R::call_tool_with(&mut self.session, name, arguments_json, observer).await {
+                Ok(c) => break c,
+                Err(e) => attempt = self.recover(attempt, e).await?,
             }
         };
         self.auth.accepted();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mcp_sansio::auth::redact;
 use mcp_sansio::auth::{
-    AuthConfig, AuthLimits, AuthRequest, AuthResponse, ClientSettings, UrlPolicy,
+    AuthConfig, AuthExchange, AuthLimits, AuthResponse, ClientSettings, UrlPolicy,
 };
 use mcp_sansio::TransportErrorKind;
 use serde_json::Value;
@@ -28,8 +28,10 @@ fn content_type<'a, V: AsRef<[u8]> + 'a>(
 
 /// The recorded form of a request: `METHOD URL`, the headers, an empty line and the body, lines
 /// ending in CRLF, every secret redacted.
-pub fn auth_request_bytes(req: &AuthRequest) -> Vec<u8> {
-    let mut out = format!("{} {}\r\n", req.method.as_str(), redact::url(&req.url)).into_bytes();
+pub fn auth_request_bytes(exchange: &AuthExchange) -> Vec<u8> {
+    let req = &exchange.request;
+    let mut out =
+        format!("{} {}\r\n", req.method.as_str(), redact::url(&exchange.url)).into_bytes();
     for (n, v) in &req.headers {
         out.extend_from_slice(n.as_bytes());
         out.extend_from_slice(b": ");

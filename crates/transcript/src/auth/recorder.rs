@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mcp_sansio::auth::redact;
 use mcp_sansio::auth::{
-    AuthConfig, AuthError, AuthEvent, AuthRequest, AuthRequestId, AuthResponse,
+    AuthConfig, AuthError, AuthEvent, AuthExchange, AuthRequestId, AuthResponse,
 };
 use mcp_sansio::{Instant, TransportError};
 
@@ -134,7 +134,7 @@ impl AuthRecorder {
     }
 
     /// A request was taken from `poll_request` and sent at `now`.
-    pub fn request(&mut self, now: Instant, req: &AuthRequest) {
+    pub fn request(&mut self, now: Instant, req: &AuthExchange) {
         let record = AuthRecord::Send {
             id: req.id.0,
             bytes: auth_request_bytes(req),

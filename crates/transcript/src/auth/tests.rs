@@ -5,8 +5,8 @@ use mcp_sansio::auth::redact;
 use std::time::Duration;
 
 use mcp_sansio::auth::{
-    AuthConfig, AuthRequest, AuthRequestId, AuthResponse, AuthSecrets, Authorizer, ClientSettings,
-    HttpMethod, Purpose, UrlPolicy,
+    AuthConfig, AuthExchange, AuthRequestId, AuthResponse, AuthSecrets, Authorizer, ClientSettings,
+    Purpose, UrlPolicy,
 };
 use mcp_sansio::Instant;
 
@@ -143,22 +143,27 @@ fn a_matching_callback_state_is_marked_and_a_wrong_one_redacted() {
     );
 }
 
-fn request(body: &[u8]) -> AuthRequest {
+fn request(body: &[u8]) -> AuthExchange {
     let url = "https://as.example/token?x=1";
-    AuthRequest {
+    let endpoint = mcp_sansio::Endpoint::parse(url).unwrap();
+    AuthExchange {
         id: AuthRequestId(3),
         purpose: Purpose::Token,
-        method: HttpMethod::Post,
         url: url.into(),
-        endpoint: mcp_sansio::Endpoint::parse(url).unwrap(),
-        headers: vec![
-            (
-                "Content-Type".into(),
-                "application/x-www-form-urlencoded".into(),
-            ),
-            ("Authorization".into(), "Basic c2VjcmV0".into()),
-        ],
-        body: body.to_vec(),
+        request: mcp_sansio::wire::Request {
+            method: mcp_sansio::wire::Method::Post,
+            authority: endpoint.authority().into(),
+            path: endpoint.target().into(),
+            headers: vec![
+                (
+                    "Content-Type".into(),
+                    "application/x-www-form-urlencoded".into(),
+                ),
+                ("Authorization".into(), "Basic c2VjcmV0".into()),
+            ],
+            body: body.to_vec(),
+        },
+        endpoint,
         max_response_bytes: 10,
     }
 }
