@@ -173,6 +173,7 @@ mod list;
 pub mod mux;
 mod prelude;
 pub mod socket;
+pub mod task;
 mod sse;
 mod time;
 pub mod wire;
