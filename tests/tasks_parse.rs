@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use mcp_sansio::task::{
-    classify_result, client_capabilities, mcp_name, parse_ack, parse_create_result,
+    check_legacy_task_support, classify_result, client_capabilities, mcp_name, parse_ack, parse_create_result,
     parse_get_result, poll_interval, request_body, routing_headers, rpc_error, HandleError,
     InputBook, ResultShape, StatusGuard, TaskError, TaskHandle, TaskId, TaskMethod, TaskPayload,
     TaskStatus, MAX_HANDLE_BYTES, MAX_INPUT_KEYS,
@@ -647,4 +647,24 @@ fn task_handles_have_their_own_store_keys() {
     assert!(k1.starts_with("task:"));
     assert_ne!(k1, k2);
     assert!(!k1.contains("786512e2"));
+}
+
+/// 2025-11-25: "If `execution.taskSupport` is `"required"`, clients MUST invoke the tool as a
+/// task. Servers MUST return a `-32601` (Method not found) error if a client does not attempt to
+/// do so." This client does not speak that flavour, so it refuses such a call with a typed error
+/// that says why; other values are plain calls.
+#[test]
+fn a_legacy_tool_requiring_tasks_is_refused_before_sending() {
+    let e = check_legacy_task_support("long_job", Some("required")).unwrap_err();
+    assert_eq!(
+        e,
+        TaskError::LegacyTaskRequired {
+            tool: "long_job".into()
+        }
+    );
+    assert!(e.to_string().contains("2025-11-25"), "{e}");
+    assert_eq!(Error::from(e).kind(), ErrorKind::ServerAnswered);
+    for ok in [None, Some("optional"), Some("forbidden")] {
+        assert_eq!(check_legacy_task_support("t", ok), Ok(()), "{ok:?}");
+    }
 }

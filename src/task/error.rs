@@ -99,6 +99,16 @@ pub enum TaskError {
     /// polling again cannot help.
     #[error("the server does not know the task (or it expired): {0}")]
     UnknownTask(RpcError),
+    /// A 2025-11-25 tool whose `execution.taskSupport` is `"required"`: "clients MUST invoke the
+    /// tool as a task. Servers MUST return a `-32601` (Method not found) error if a client does
+    /// not attempt to do so." This client does not speak the 2025-11-25 experimental tasks
+    /// (superseded by the `io.modelcontextprotocol/tasks` extension), so it refuses such a call
+    /// before sending it (see docs/tasks.md).
+    #[error("tool {tool:?} requires the 2025-11-25 experimental tasks, which this client does not speak")]
+    LegacyTaskRequired {
+        /// The tool's name (truncated to [`MAX_QUOTED`] bytes).
+        tool: String,
+    },
     /// The task's `ttlMs` has elapsed since it was created without a terminal status ("the
     /// client MAY consider the task to no longer be usable").
     #[error("the task outlived its ttlMs of {ttl_ms} ms")]

@@ -423,6 +423,20 @@ pub fn rpc_error(rpc: RpcError) -> crate::Error {
     }
 }
 
+/// Whether a call of `tool` may be sent to a 2025-11-25 server, given the tool's
+/// `execution.taskSupport` from its listing: `"required"` is [`TaskError::LegacyTaskRequired`]
+/// (the server would answer `-32601`, as the 2025-11-25 specification makes it: "Servers MUST
+/// return a `-32601` (Method not found) error if a client does not attempt to do so");
+/// `"optional"`, `"forbidden"` and absent are plain calls.
+pub fn check_legacy_task_support(tool: &str, task_support: Option<&str>) -> Result<(), TaskError> {
+    if task_support == Some("required") {
+        return Err(TaskError::LegacyTaskRequired {
+            tool: inert(tool, MAX_QUOTED),
+        });
+    }
+    Ok(())
+}
+
 /// The wait before the next poll: the server's `pollIntervalMs` ("Clients SHOULD respect the
 /// `pollIntervalMs`") held between [`Budgets::task_poll_floor`] and
 /// [`Budgets::task_poll_ceiling`]; [`DEFAULT_POLL_INTERVAL`] when it names none. A floor above
