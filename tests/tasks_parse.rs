@@ -509,6 +509,15 @@ fn the_extension_is_declared_when_tasks_are_on() {
         caps,
         serde_json::json!({"elicitation":{"form":{}},"extensions":{"x.example/y":{"a":1},"io.modelcontextprotocol/tasks":{}}})
     );
+    // An `extensions` that is not an object, or repeated, leaves one object holding the
+    // extension: no reader sees a declaration without it.
+    for raw in [r#"{"extensions":5}"#, r#"{"extensions":{},"extensions":{"a/b":{}}}"#] {
+        let mut odd = config().with_tasks(true);
+        odd.client_capabilities = raw.into();
+        let caps = client_capabilities(&odd, Era::Modern);
+        assert_eq!(caps.matches("\"extensions\"").count(), 1, "{caps}");
+        assert!(caps.contains(r#""io.modelcontextprotocol/tasks":{}"#), "{caps}");
+    }
 }
 
 /// A raw declaration of the extension while tasks are off is a configuration error (a server

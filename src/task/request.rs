@@ -134,7 +134,8 @@ pub(crate) fn declares_extension(caps: &str) -> bool {
 /// The client capabilities a request of `era` declares under `config`: its raw
 /// [`Config::client_capabilities`], with `extensions["io.modelcontextprotocol/tasks"]: {}` added
 /// when [`Config::tasks`] is on and the era is the 2026-07-28 one ("This extension is not
-/// defined under the `2025-11-25` protocol version"). The other members are kept in their order.
+/// defined under the `2025-11-25` protocol version"). The other members are kept in their order;
+/// an `extensions` member that is not an object is replaced, a repeated one dropped.
 pub fn client_capabilities(config: &Config, era: Era) -> Cow<'_, str> {
     let raw = config.client_capabilities.as_str();
     if !config.tasks || era != Era::Modern || declares_extension(raw) {
@@ -147,19 +148,21 @@ pub fn client_capabilities(config: &Config, era: Era) -> Cow<'_, str> {
     let mut w = ObjectWriter::new(&mut out);
     let mut extended = false;
     for (k, v) in &caps {
-        match members(v.get()).filter(|_| k == "extensions" && !extended) {
-            Some(ext) => {
-                extended = true;
-                w.object("extensions", |e| {
-                    for (ek, ev) in &ext {
-                        e.raw(ek, ev.get().as_bytes());
-                    }
-                    e.raw(EXTENSION_ID, b"{}");
-                });
-            }
-            None => {
-                w.raw(k, v.get().as_bytes());
-            }
+        if k != "extensions" {
+            w.raw(k, v.get().as_bytes());
+            continue;
+        }
+        // The first `extensions` member gains the extension (one that is not an object is
+        // replaced); a repeated one is dropped, so that no reader sees another.
+        if !extended {
+            extended = true;
+            let ext = members(v.get()).unwrap_or_default();
+            w.object("extensions", |e| {
+                for (ek, ev) in &ext {
+                    e.raw(ek, ev.get().as_bytes());
+                }
+                e.raw(EXTENSION_ID, b"{}");
+            });
         }
     }
     if !extended {
