@@ -3,10 +3,10 @@
 use core::time::Duration;
 
 use mcp_sansio::task::{
-    check_legacy_task_support, classify_result, client_capabilities, mcp_name, parse_ack, parse_create_result,
-    parse_get_result, poll_interval, request_body, routing_headers, rpc_error, HandleError,
-    InputBook, ResultShape, StatusGuard, TaskError, TaskHandle, TaskId, TaskMethod, TaskPayload,
-    TaskStatus, MAX_HANDLE_BYTES, MAX_INPUT_KEYS,
+    check_legacy_task_support, classify_result, client_capabilities, mcp_name, parse_ack,
+    parse_create_result, parse_get_result, poll_interval, request_body, routing_headers, rpc_error,
+    HandleError, InputBook, ResultShape, StatusGuard, TaskError, TaskHandle, TaskId, TaskMethod,
+    TaskPayload, TaskStatus, MAX_HANDLE_BYTES, MAX_INPUT_KEYS,
 };
 use mcp_sansio::{
     store_key, AuthContext, Budget, Budgets, Config, ConfigError, Connection, Credential, Era,
@@ -53,7 +53,9 @@ fn the_seps_create_task_result_is_read_field_by_field() {
 fn ttl_is_null_or_an_integer_of_any_size() {
     let with = |ttl: &str| CREATE.replace(r#""ttlMs":60000"#, &format!(r#""ttlMs":{ttl}"#));
     assert_eq!(
-        parse_create_result(&with("null"), &budgets()).unwrap().ttl_ms,
+        parse_create_result(&with("null"), &budgets())
+            .unwrap()
+            .ttl_ms,
         None
     );
     assert_eq!(
@@ -154,7 +156,10 @@ fn a_status_message_is_cut_and_made_inert() {
         "The operation is now in progress.",
         r"\u001b]52;c;aGk=\u0007é\u202eok and more",
     );
-    let m = parse_create_result(&body, &b).unwrap().status_message.unwrap();
+    let m = parse_create_result(&body, &b)
+        .unwrap()
+        .status_message
+        .unwrap();
     assert!(m.len() <= 10, "{m:?}");
     assert!(
         !m.chars()
@@ -216,7 +221,10 @@ fn each_status_brings_its_payload() {
     );
     match parse_get_result(&failed, &budgets()).unwrap().payload {
         TaskPayload::Error(rpc) => {
-            assert_eq!((rpc.code, rpc.message.as_str()), (-32603, "API rate limit exceeded"))
+            assert_eq!(
+                (rpc.code, rpc.message.as_str()),
+                (-32603, "API rate limit exceeded")
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -233,7 +241,9 @@ fn each_status_brings_its_payload() {
     // `working` and `cancelled` need nothing.
     for status in ["working", "cancelled"] {
         assert_eq!(
-            parse_get_result(&get(status, ""), &budgets()).unwrap().payload,
+            parse_get_result(&get(status, ""), &budgets())
+                .unwrap()
+                .payload,
             TaskPayload::None
         );
     }
@@ -246,9 +256,15 @@ fn task_requests_are_answered_complete() {
     let wrong = get("working", "").replace("\"complete\"", "\"task\"");
     assert!(matches!(
         parse_get_result(&wrong, &budgets()),
-        Err(TaskError::WrongResultType { method: "tasks/get", .. })
+        Err(TaskError::WrongResultType {
+            method: "tasks/get",
+            ..
+        })
     ));
-    assert_eq!(parse_ack(TaskMethod::Cancel, r#"{"resultType":"complete"}"#), Ok(()));
+    assert_eq!(
+        parse_ack(TaskMethod::Cancel, r#"{"resultType":"complete"}"#),
+        Ok(())
+    );
     assert_eq!(parse_ack(TaskMethod::Update, "{}"), Ok(()));
     assert!(parse_ack(TaskMethod::Update, r#"{"resultType":"input_required"}"#).is_err());
 }
@@ -264,7 +280,9 @@ fn a_terminal_status_never_changes() {
             "input_required" => r#","inputRequests":{}"#,
             _ => "",
         };
-        parse_get_result(&get(status, extra), &budgets()).unwrap().task
+        parse_get_result(&get(status, extra), &budgets())
+            .unwrap()
+            .task
     };
     assert!(!TaskStatus::Working.is_terminal() && !TaskStatus::InputRequired.is_terminal());
     for terminal in ["completed", "failed", "cancelled"] {
@@ -273,7 +291,13 @@ fn a_terminal_status_never_changes() {
         g.observe(&at(terminal)).unwrap();
         // The same terminal status again is a re-issued poll, not a change.
         g.observe(&at(terminal)).unwrap();
-        for other in ["working", "input_required", "completed", "failed", "cancelled"] {
+        for other in [
+            "working",
+            "input_required",
+            "completed",
+            "failed",
+            "cancelled",
+        ] {
             if other == terminal {
                 continue;
             }
@@ -364,11 +388,16 @@ fn input_responses_answer_outstanding_keys_once() {
         book.respond(&[("a", "{}"), ("a", "{}")], &b),
         Err(TaskError::NotOutstanding { .. })
     ));
-    let body = book.respond(&[("a", r#"{"action":"decline"}"#)], &b).unwrap();
+    let body = book
+        .respond(&[("a", r#"{"action":"decline"}"#)], &b)
+        .unwrap();
     assert_eq!(body, br#"{"a":{"action":"decline"}}"#);
     // Answered: never again, even when the next poll (eventually consistent) lists it again.
     assert!(book.respond(&[("a", "{}")], &b).is_err());
-    assert!(book.poll(r#"{"a":{"method":"m"},"b":{"method":"m"}}"#).unwrap().is_empty());
+    assert!(book
+        .poll(r#"{"a":{"method":"m"},"b":{"method":"m"}}"#)
+        .unwrap()
+        .is_empty());
     assert!(book.respond(&[("a", "{}")], &b).is_err());
     assert_eq!(book.outstanding().collect::<Vec<_>>(), ["b"]);
     // A key the latest poll no longer lists is superseded, no longer outstanding.
@@ -453,11 +482,19 @@ fn task_requests_carry_routing_headers_and_the_full_meta() {
         assert_eq!(v["id"], 7);
         assert_eq!(v["params"]["taskId"], id.as_str());
         let meta = &v["params"]["_meta"];
-        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-        assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "mcp-sansio");
-        assert!(meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
-            ["io.modelcontextprotocol/tasks"]
-            .is_object());
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            "mcp-sansio"
+        );
+        assert!(
+            meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+                ["io.modelcontextprotocol/tasks"]
+                .is_object()
+        );
         assert_eq!(
             v["params"].get("inputResponses").is_some(),
             method == TaskMethod::Update,
@@ -511,12 +548,18 @@ fn the_extension_is_declared_when_tasks_are_on() {
     );
     // An `extensions` that is not an object, or repeated, leaves one object holding the
     // extension: no reader sees a declaration without it.
-    for raw in [r#"{"extensions":5}"#, r#"{"extensions":{},"extensions":{"a/b":{}}}"#] {
+    for raw in [
+        r#"{"extensions":5}"#,
+        r#"{"extensions":{},"extensions":{"a/b":{}}}"#,
+    ] {
         let mut odd = config().with_tasks(true);
         odd.client_capabilities = raw.into();
         let caps = client_capabilities(&odd, Era::Modern);
         assert_eq!(caps.matches("\"extensions\"").count(), 1, "{caps}");
-        assert!(caps.contains(r#""io.modelcontextprotocol/tasks":{}"#), "{caps}");
+        assert!(
+            caps.contains(r#""io.modelcontextprotocol/tasks":{}"#),
+            "{caps}"
+        );
     }
 }
 

@@ -136,7 +136,9 @@ impl TaskHandle {
     ) -> Result<TaskHandle, HandleError> {
         let server = server_of(config);
         if server.len() > MAX_HANDLE_URL {
-            return Err(HandleError::TooLong { what: "a server URL" });
+            return Err(HandleError::TooLong {
+                what: "a server URL",
+            });
         }
         if task.id.as_str().len() > MAX_HANDLE_ID {
             return Err(HandleError::TooLong { what: "a task id" });
@@ -287,10 +289,7 @@ impl TaskHandle {
         }
         let server = r.str16()?;
         let id = r.str16()?;
-        let context: [u8; 32] = r
-            .take(32)?
-            .try_into()
-            .map_err(|_| HandleError::Truncated)?;
+        let context: [u8; 32] = r.take(32)?.try_into().map_err(|_| HandleError::Truncated)?;
         let era = r.u8()?;
         let protocol_len = r.u8()?;
         let protocol = r.take(usize::from(protocol_len))?;

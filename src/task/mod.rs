@@ -43,8 +43,8 @@ mod request;
 pub use error::{TaskError, MAX_QUOTED};
 pub use handle::{HandleError, TaskHandle, HANDLE_VERSION, MAX_HANDLE_BYTES, MAX_HANDLE_URL};
 pub use input::{InputBook, InputRequest, MAX_INPUT_KEYS, MAX_INPUT_KEY_BYTES};
-pub use request::{client_capabilities, mcp_name, request_body, routing_headers, TaskMethod};
 pub(crate) use request::declares_extension;
+pub use request::{client_capabilities, mcp_name, request_body, routing_headers, TaskMethod};
 
 /// The extension's identifier, the key under `extensions` in the client and server
 /// capabilities.

@@ -378,7 +378,9 @@ impl Server {
                     return bad(
                         -32021,
                         "Missing required client capability",
-                        Some(json!({"requiredCapabilities":{"extensions":{crate::tasks::EXTENSION_ID:{}}}})),
+                        Some(
+                            json!({"requiredCapabilities":{"extensions":{crate::tasks::EXTENSION_ID:{}}}}),
+                        ),
                     );
                 }
                 let task_id = msg.pointer("/params/taskId").and_then(Value::as_str);

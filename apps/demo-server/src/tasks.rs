@@ -74,7 +74,10 @@ pub fn count_to(arguments: &Value) -> Result<u64, String> {
 /// The finished count as a `CallToolResult`.
 pub fn count_result(to: u64, accepted: bool) -> Value {
     if accepted {
-        let text = (1..=to).map(|n| n.to_string()).collect::<Vec<_>>().join(" ");
+        let text = (1..=to)
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
         json!({"content":[{"type":"text","text":text}],"isError":false})
     } else {
         json!({"content":[{"type":"text","text":"the count was declined"}],"isError":true})
@@ -163,7 +166,10 @@ impl Tasks {
             .pointer("/params/taskId")
             .and_then(Value::as_str)
             .ok_or_else(|| (-32602, "Invalid params: taskId is required".to_owned()))?;
-        let mut tasks = self.tasks.lock().map_err(|_| (-32603, "Internal error".to_owned()))?;
+        let mut tasks = self
+            .tasks
+            .lock()
+            .map_err(|_| (-32603, "Internal error".to_owned()))?;
         let task = tasks.get_mut(id).ok_or_else(unknown)?;
         match method {
             "tasks/get" => Ok(Self::get(id, task)),
@@ -172,7 +178,10 @@ impl Tasks {
                     .pointer("/params/inputResponses")
                     .and_then(Value::as_object)
                     .ok_or_else(|| {
-                        (-32602, "Invalid params: inputResponses is required".to_owned())
+                        (
+                            -32602,
+                            "Invalid params: inputResponses is required".to_owned(),
+                        )
                     })?;
                 // Responses to keys not outstanding are ignored, as the SEP asks.
                 if let (Phase::AskedToConfirm, Some(r)) = (task.phase, responses.get(CONFIRM)) {

@@ -37,7 +37,10 @@ fn exchange(server: &DemoServer, headers: &[(String, String)], body: &[u8]) -> (
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let (head, body) = out.split_once("\r\n\r\n").expect("a complete response");
-    (head[9..12].parse().unwrap(), serde_json::from_str(body).unwrap())
+    (
+        head[9..12].parse().unwrap(),
+        serde_json::from_str(body).unwrap(),
+    )
 }
 
 fn meta(c: &Config) -> Value {
@@ -192,9 +195,17 @@ fn task_requests_get_the_seps_errors() {
     let undeclared = config(&server, false);
     let body = request_body(&undeclared, V, TaskMethod::Get, 3, &task.id, None);
     let (status, v) = exchange(&server, &routing_headers(TaskMethod::Get, &task.id), &body);
-    assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32021)), "{v}");
+    assert_eq!(
+        (status, v["error"]["code"].as_i64()),
+        (400, Some(-32021)),
+        "{v}"
+    );
     let body = request_body(&c, V, TaskMethod::Get, 3, &task.id, None);
     let wrong = routing_headers(TaskMethod::Get, &unknown);
     let (status, v) = exchange(&server, &wrong, &body);
-    assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32020)), "{v}");
+    assert_eq!(
+        (status, v["error"]["code"].as_i64()),
+        (400, Some(-32020)),
+        "{v}"
+    );
 }
