@@ -343,6 +343,7 @@ impl Error {
             Error::Budget(b) => Some(*b),
             Error::Wire(e) => e.budget(),
             Error::Sse(SseError::Budget(b)) => Some(*b),
+            Error::Task(crate::task::TaskError::Budget(b)) => Some(*b),
             _ => None,
         }
     }

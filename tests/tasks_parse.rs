@@ -115,6 +115,13 @@ fn an_oversize_task_id_exceeds_its_budget() {
         TaskError::Budget(mcp_sansio::BudgetExceeded::new(Budget::TaskIdBytes, 256))
     );
     assert_eq!(Error::from(e).budget().unwrap().budget, Budget::TaskIdBytes);
+    // However it is wrapped, the error names its budget and fails the connection.
+    let wrapped = Error::Task(TaskError::Budget(mcp_sansio::BudgetExceeded::new(
+        Budget::TaskIdBytes,
+        256,
+    )));
+    assert_eq!(wrapped.budget().unwrap().budget, Budget::TaskIdBytes);
+    assert_eq!(wrapped.kind(), ErrorKind::ConnectionFailed);
     // At the limit it is accepted.
     let body = CREATE.replace("786512e2-9e0d-44bd-8f29-789f320fe840", &"b".repeat(256));
     assert!(parse_create_result(&body, &budgets()).is_ok());
