@@ -727,3 +727,39 @@ fn a_legacy_tool_requiring_tasks_is_refused_before_sending() {
         assert_eq!(check_legacy_task_support("t", ok), Ok(()), "{ok:?}");
     }
 }
+
+proptest::proptest! {
+    /// Any handle this client makes reads back as itself, and every strict prefix of its bytes
+    /// is refused as truncated.
+    #[test]
+    fn any_handle_round_trips(
+        id in "[a-zA-Z0-9 é_=?-]{1,64}",
+        path in "[a-z/]{0,40}",
+        now in proptest::prelude::any::<u64>(),
+        ttl in proptest::option::of(proptest::prelude::any::<u64>()),
+        legacy in proptest::prelude::any::<bool>(),
+    ) {
+        let c = Config::new(&format!("https://h.example/{path}")).unwrap();
+        let mut body: serde_json::Value = serde_json::from_str(CREATE).unwrap();
+        body["taskId"] = id.clone().into();
+        body["ttlMs"] = ttl.map_or(serde_json::Value::Null, Into::into);
+        let t = parse_create_result(&body.to_string(), &c.budgets).unwrap();
+        let era = if legacy { Era::Legacy } else { Era::Modern };
+        let h = TaskHandle::new(&c, era, "2026-07-28", &t, now).unwrap();
+        let bytes = h.to_bytes();
+        proptest::prop_assert_eq!(TaskHandle::from_bytes(&bytes), Ok(h.clone()));
+        proptest::prop_assert_eq!(h.id().as_str(), id.as_str());
+        proptest::prop_assert_eq!(h.ttl_ms(), ttl);
+        for n in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+            proptest::prop_assert_eq!(TaskHandle::from_bytes(&bytes[..n]), Err(HandleError::Truncated));
+        }
+    }
+
+    /// The reader takes any bytes without panicking, and accepts only what it would write.
+    #[test]
+    fn the_handle_reader_takes_any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        if let Ok(h) = TaskHandle::from_bytes(&bytes) {
+            proptest::prop_assert_eq!(h.to_bytes(), bytes);
+        }
+    }
+}
