@@ -763,3 +763,33 @@ proptest::proptest! {
         }
     }
 }
+
+/// "Clients SHOULD track `inputRequests` keys to avoid responding to requests more than once":
+/// across a crash too. A handle re-persisted after a `tasks/update` makes the resumed book skip
+/// the keys answered before, even when the next poll (eventually consistent) lists them again.
+#[test]
+fn answered_keys_survive_a_resumption() {
+    let (c, mut h) = handle();
+    let mut book = InputBook::new();
+    book.poll(r#"{"a":{"method":"m"},"b":{"method":"m"}}"#)
+        .unwrap();
+    book.respond(&[("a", "{}")], &c.budgets).unwrap();
+    h.record_answers(&book);
+    let back = TaskHandle::from_bytes(&h.to_bytes()).unwrap();
+    assert_eq!(back, h);
+    let mut resumed = InputBook::resumed(&back);
+    let fresh = resumed
+        .poll(r#"{"a":{"method":"m"},"b":{"method":"m"}}"#)
+        .unwrap();
+    assert_eq!(
+        fresh.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+        ["b"]
+    );
+    assert!(matches!(
+        resumed.respond(&[("a", "{}")], &c.budgets),
+        Err(TaskError::NotOutstanding { .. })
+    ));
+    // A fresh handle knows no answer.
+    let mut fresh_book = InputBook::resumed(&handle().1);
+    assert_eq!(fresh_book.poll(r#"{"a":{}}"#).unwrap().len(), 1);
+}

@@ -87,7 +87,8 @@ pub enum HandleError {
 /// A durable reference to one task: the server (its normalised endpoint URL), the task id, the
 /// [`AuthContext`] it was created in (its digest), the era and protocol version spoken, and the
 /// task's deadlines on the embedder's wall clock (milliseconds since the Unix epoch: the core
-/// reads no clock, and an [`Instant`](crate::Instant) means nothing in another process).
+/// reads no clock, and an [`Instant`](crate::Instant) means nothing in another process), and the
+/// digests of the input-request keys already answered ([`record_answers`](Self::record_answers)).
 ///
 /// [`to_bytes`](Self::to_bytes) writes it in a small versioned binary format of at most
 /// [`MAX_HANDLE_BYTES`] bytes with a check digest; [`from_bytes`](Self::from_bytes) reads it
@@ -103,6 +104,7 @@ pub struct TaskHandle {
     created_unix_ms: u64,
     deadline_unix_ms: u64,
     ttl_ms: Option<u64>,
+    answered: Vec<[u8; 8]>,
 }
 
 impl core::fmt::Debug for TaskHandle {
@@ -115,6 +117,7 @@ impl core::fmt::Debug for TaskHandle {
             .field("created_unix_ms", &self.created_unix_ms)
             .field("deadline_unix_ms", &self.deadline_unix_ms)
             .field("ttl_ms", &self.ttl_ms)
+            .field("answered", &self.answered.len())
             .finish_non_exhaustive()
     }
 }
@@ -158,6 +161,7 @@ impl TaskHandle {
             created_unix_ms: now_unix_ms,
             deadline_unix_ms: now_unix_ms.saturating_add(task_ms),
             ttl_ms: task.ttl_ms,
+            answered: Vec::new(),
         })
     }
 
@@ -199,6 +203,23 @@ impl TaskHandle {
     /// Records a newer `ttlMs` ("This value MAY change over the lifetime of a task").
     pub fn set_ttl_ms(&mut self, ttl_ms: Option<u64>) {
         self.ttl_ms = ttl_ms;
+    }
+
+    /// Records the input-request keys `book` has answered (their digests, at most
+    /// [`MAX_INPUT_KEYS`](super::MAX_INPUT_KEYS)), so that a task resumed from this handle
+    /// ([`InputBook::resumed`](super::InputBook::resumed)) never answers one again: persist the
+    /// handle again after each `tasks/update`.
+    pub fn record_answers(&mut self, book: &super::InputBook) {
+        self.answered = book
+            .answered_digests()
+            .into_iter()
+            .take(super::MAX_INPUT_KEYS)
+            .collect();
+    }
+
+    /// The digests of the answered keys recorded.
+    pub(crate) fn answered(&self) -> &[[u8; 8]] {
+        &self.answered
     }
 
     /// Whether `now_unix_ms` is past the task's own deadline or past `ttlMs` after its creation
@@ -260,6 +281,11 @@ impl TaskHandle {
                 out.extend_from_slice(&t.to_be_bytes());
             }
         }
+        // At most MAX_INPUT_KEYS (checked when recorded and when read).
+        out.push(u8::try_from(self.answered.len()).unwrap_or(u8::MAX));
+        for d in &self.answered {
+            out.extend_from_slice(d);
+        }
         let check = Sha256::digest(&out);
         out.extend_from_slice(&check[..CHECK]);
         out
@@ -300,6 +326,12 @@ impl TaskHandle {
             1 => Some(r.u64()?),
             _ => return Err(HandleError::Invalid { what: "ttl flag" }),
         };
+        let count = usize::from(r.u8()?);
+        let mut answered = Vec::with_capacity(count.min(super::MAX_INPUT_KEYS));
+        for _ in 0..count {
+            let d: [u8; 8] = r.take(8)?.try_into().map_err(|_| HandleError::Truncated)?;
+            answered.push(d);
+        }
         let end = r.at;
         let check = r.take(CHECK)?;
         if r.at != bytes.len() {
@@ -330,6 +362,11 @@ impl TaskHandle {
                 what: "protocol version",
             });
         }
+        if answered.len() > super::MAX_INPUT_KEYS {
+            return Err(HandleError::Invalid {
+                what: "answered keys",
+            });
+        }
         Ok(TaskHandle {
             server,
             id,
@@ -339,6 +376,7 @@ impl TaskHandle {
             created_unix_ms: created,
             deadline_unix_ms: deadline,
             ttl_ms: ttl,
+            answered,
         })
     }
 }

@@ -45,7 +45,19 @@ pub struct InputBook {
     presented: BTreeSet<String>,
     outstanding: BTreeSet<String>,
     answered: BTreeSet<String>,
+    /// Keys answered before a resumption, known by their [`key_digest`] only.
+    answered_before: BTreeSet<[u8; 8]>,
     rounds: u32,
+}
+
+/// The digest a [`TaskHandle`](super::TaskHandle) keeps of an answered key: the first 8 bytes
+/// of its SHA-256.
+pub(crate) fn key_digest(key: &str) -> [u8; 8] {
+    use sha2::{Digest as _, Sha256};
+    let d = Sha256::digest(key.as_bytes());
+    let mut out = [0; 8];
+    out.copy_from_slice(&d[..8]);
+    out
 }
 
 /// The members of an `inputRequests` object in order, each value checked to be an object.
@@ -92,6 +104,29 @@ impl InputBook {
         InputBook::default()
     }
 
+    /// The book of a task resumed from `handle`: the keys answered before (as
+    /// [`TaskHandle::record_answers`](super::TaskHandle::record_answers) kept them) are never
+    /// presented nor answered again, and count towards [`MAX_INPUT_KEYS`].
+    pub fn resumed(handle: &super::TaskHandle) -> InputBook {
+        InputBook {
+            answered_before: handle.answered().iter().copied().collect(),
+            ..InputBook::default()
+        }
+    }
+
+    fn was_answered(&self, key: &str) -> bool {
+        self.answered.contains(key)
+            || (!self.answered_before.is_empty() && self.answered_before.contains(&key_digest(key)))
+    }
+
+    /// The digests of every key answered, before a resumption too, for a
+    /// [`TaskHandle`](super::TaskHandle) to keep.
+    pub(crate) fn answered_digests(&self) -> BTreeSet<[u8; 8]> {
+        let mut all = self.answered_before.clone();
+        all.extend(self.answered.iter().map(|k| key_digest(k)));
+        all
+    }
+
     /// Takes the `inputRequests` object of an `input_required` poll: its keys become the
     /// outstanding ones (but those already answered: the acknowledgement of `tasks/update` is
     /// eventually consistent, so a later poll may still list them), and the requests never
@@ -107,16 +142,16 @@ impl InputBook {
             .0;
         let fresh: Vec<&(String, String)> = requests
             .iter()
-            .filter(|(k, _)| !self.presented.contains(k) && !self.answered.contains(k))
+            .filter(|(k, _)| !self.presented.contains(k) && !self.was_answered(k))
             .collect();
-        if self.presented.len() + fresh.len() > MAX_INPUT_KEYS {
+        if self.presented.len() + self.answered_before.len() + fresh.len() > MAX_INPUT_KEYS {
             return Err(TaskError::InputRequests {
                 reason: "more input requests than a task may make",
             });
         }
         self.outstanding = requests
             .iter()
-            .filter(|(k, _)| !self.answered.contains(k))
+            .filter(|(k, _)| !self.was_answered(k))
             .map(|(k, _)| k.clone())
             .collect();
         let fresh: Vec<InputRequest> = fresh
