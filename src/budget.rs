@@ -48,6 +48,18 @@ pub enum Budget {
     /// Content blocks one call result keeps. Not configured on its own: one block per
     /// [`CONTENT_BLOCK_BYTES`] of the byte budget (see [`Budgets::content_blocks`]).
     ContentBlocks,
+    /// The aggregate deadline of one task (SEP-2663): from its `CreateTaskResult` to a terminal
+    /// status, across every poll, update and resumption. Separate from [`Budget::CallTime`]:
+    /// tasks run long.
+    TaskTime,
+    /// `tasks/get` polls of one task.
+    TaskPolls,
+    /// Bytes of one task id: a longer `taskId` is refused.
+    TaskIdBytes,
+    /// `tasks/update` rounds of one task (each answers the input requests of one poll).
+    TaskUpdateRounds,
+    /// The deadline of a task's cancellation: from `tasks/cancel` to a terminal status.
+    TaskCancelTime,
 }
 
 /// Bytes of the byte budget that pay for one kept content block of a call result: a block
@@ -80,6 +92,11 @@ impl Budget {
             Budget::CloseTime => "close_time_ms",
             Budget::H2SocketBytes => "h2_socket_bytes",
             Budget::ContentBlocks => "content_blocks",
+            Budget::TaskTime => "task_time_ms",
+            Budget::TaskPolls => "task_polls",
+            Budget::TaskIdBytes => "task_id_bytes",
+            Budget::TaskUpdateRounds => "task_update_rounds",
+            Budget::TaskCancelTime => "task_cancel_time_ms",
         }
     }
 
@@ -88,7 +105,12 @@ impl Budget {
     pub const fn is_time(self) -> bool {
         matches!(
             self,
-            Budget::RequestTime | Budget::ListTime | Budget::CallTime | Budget::CloseTime
+            Budget::RequestTime
+                | Budget::ListTime
+                | Budget::CallTime
+                | Budget::CloseTime
+                | Budget::TaskTime
+                | Budget::TaskCancelTime
         )
     }
 }
@@ -198,6 +220,25 @@ pub struct Budgets {
     /// Raw bytes per HTTP/2 socket that no stream owns, refilled as streams complete (see
     /// [`Budget::H2SocketBytes`]). Default 1 MiB.
     pub h2_socket_bytes: u64,
+    /// Aggregate deadline of one task, from its creation to a terminal status (SEP-2663).
+    /// Default 1 h.
+    pub task_time: Duration,
+    /// `tasks/get` polls per task. Default 4096 (over an hour at the default floor).
+    pub task_polls: u32,
+    /// The shortest wait between two polls of a task, whatever `pollIntervalMs` says (a
+    /// `pollIntervalMs: 0` is a flood otherwise). Default 1 s.
+    pub task_poll_floor: Duration,
+    /// The longest wait between two polls of a task, whatever `pollIntervalMs` says. Default
+    /// 30 s.
+    pub task_poll_ceiling: Duration,
+    /// Bytes of a task id; a longer one is refused. Default 256.
+    pub task_id_bytes: usize,
+    /// Bytes kept of a task's `statusMessage` (cut on a character boundary). Default 1 KiB.
+    pub status_message_bytes: usize,
+    /// `tasks/update` rounds per task. Default 16.
+    pub task_update_rounds: u32,
+    /// Deadline from `tasks/cancel` to a terminal status. Default 30 s.
+    pub task_cancel_time: Duration,
 }
 
 impl Default for Budgets {
@@ -218,6 +259,14 @@ impl Default for Budgets {
             close_time: Duration::from_secs(5),
             max_retry_wait: Duration::from_secs(10),
             h2_socket_bytes: 1024 * 1024,
+            task_time: Duration::from_secs(60 * 60),
+            task_polls: 4096,
+            task_poll_floor: Duration::from_secs(1),
+            task_poll_ceiling: Duration::from_secs(30),
+            task_id_bytes: 256,
+            status_message_bytes: 1024,
+            task_update_rounds: 16,
+            task_cancel_time: Duration::from_secs(30),
         }
     }
 }
@@ -252,6 +301,11 @@ impl Budgets {
             Budget::CloseTime => ms(self.close_time),
             Budget::H2SocketBytes => self.h2_socket_bytes,
             Budget::ContentBlocks => self.content_blocks(),
+            Budget::TaskTime => ms(self.task_time),
+            Budget::TaskPolls => u64::from(self.task_polls),
+            Budget::TaskIdBytes => as_u64(self.task_id_bytes),
+            Budget::TaskUpdateRounds => u64::from(self.task_update_rounds),
+            Budget::TaskCancelTime => ms(self.task_cancel_time),
         }
     }
 
@@ -337,6 +391,14 @@ mod tests {
             close_time: Duration::from_millis(13),
             max_retry_wait: Duration::from_millis(14),
             h2_socket_bytes: 15,
+            task_time: Duration::from_millis(16),
+            task_polls: 17,
+            task_poll_floor: Duration::from_millis(18),
+            task_poll_ceiling: Duration::from_millis(19),
+            task_id_bytes: 20,
+            status_message_bytes: 21,
+            task_update_rounds: 22,
+            task_cancel_time: Duration::from_millis(23),
         };
         let expected = [
             (Budget::ResponseBytes, 1),
@@ -356,6 +418,11 @@ mod tests {
             (Budget::H2SocketBytes, 15),
             // Derived from the byte budget, at least 16.
             (Budget::ContentBlocks, 16),
+            (Budget::TaskTime, 16),
+            (Budget::TaskPolls, 17),
+            (Budget::TaskIdBytes, 20),
+            (Budget::TaskUpdateRounds, 22),
+            (Budget::TaskCancelTime, 23),
         ];
         for (budget, limit) in expected {
             assert_eq!(b.limit(budget), limit, "{budget}");

@@ -121,6 +121,12 @@ pub struct Config {
     pub input_hook: bool,
     /// Which tool names a listing accepts; others are refused entries of the catalog.
     pub tool_names: crate::list::ToolNameRule,
+    /// Whether this client follows tasks (SEP-2663, the `io.modelcontextprotocol/tasks`
+    /// extension): with it, every request of the 2026-07-28 era declares the extension in its
+    /// client capabilities ([`task::client_capabilities`](crate::task::client_capabilities)),
+    /// and a server may answer a tool call with a task. Off by default; `client_capabilities`
+    /// may not declare the extension itself ([`ConfigError::TasksNotEnabled`]).
+    pub tasks: bool,
 }
 
 impl core::fmt::Debug for Config {
@@ -143,6 +149,7 @@ impl core::fmt::Debug for Config {
             .field("client_capabilities", &self.client_capabilities)
             .field("input_hook", &self.input_hook)
             .field("tool_names", &self.tool_names)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -163,6 +170,7 @@ impl Config {
             client_capabilities: "{}".to_owned(),
             input_hook: false,
             tool_names: crate::list::ToolNameRule::Strict,
+            tasks: false,
         })
     }
 
@@ -199,6 +207,12 @@ impl Config {
     /// Sets the client info.
     pub fn with_client_info(mut self, info: ClientInfo) -> Config {
         self.client_info = info;
+        self
+    }
+
+    /// Turns tasks on or off ([`Config::tasks`]).
+    pub fn with_tasks(mut self, tasks: bool) -> Config {
+        self.tasks = tasks;
         self
     }
 
@@ -242,6 +256,9 @@ impl Config {
             return Err(ConfigError::InvalidValue {
                 what: "client capabilities that are not a JSON object",
             });
+        }
+        if !self.tasks && crate::task::declares_extension(&self.client_capabilities) {
+            return Err(ConfigError::TasksNotEnabled);
         }
         if let Some(h) = &self.era_hint {
             let ok = match h.era {

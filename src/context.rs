@@ -164,6 +164,11 @@ impl AuthContext {
         }
     }
 
+    /// The digest this context is (for a [`TaskHandle`](crate::task::TaskHandle) to carry).
+    pub(crate) const fn digest(&self) -> &[u8; 32] {
+        &self.digest
+    }
+
     /// The context of a connection with `config`: its DPoP binding (token and key thumbprint)
     /// if it has one, else its bearer token (an empty one is no credential), with
     /// [`Config::grant`]. A DPoP key that gives no public JWK is known by its algorithm and
@@ -213,6 +218,12 @@ pub enum StoreUse {
     EraHint,
     /// The tokens an authorization obtained.
     Tokens,
+    /// The [`TaskHandle`](crate::task::TaskHandle) of one task; `task` is a digest of its id
+    /// ([`StoreUse::task_handle`]).
+    TaskHandle {
+        /// The digest of the task id.
+        task: [u8; 32],
+    },
 }
 
 impl StoreUse {
@@ -233,12 +244,25 @@ impl StoreUse {
         }
     }
 
+    /// The use for the handle of the task `task_id`: a digest of the id, so that every task of a
+    /// server and context has its own entry and the key does not show the id (a server may treat
+    /// task ids as bearer secrets).
+    pub fn task_handle(task_id: &str) -> StoreUse {
+        let mut h = Sha256::new();
+        field(&mut h, b"task id");
+        field(&mut h, task_id.as_bytes());
+        StoreUse::TaskHandle {
+            task: h.finalize().into(),
+        }
+    }
+
     /// The use's stable name, the readable start of its keys.
     pub const fn name(&self) -> &'static str {
         match self {
             StoreUse::Catalog { .. } => "catalog",
             StoreUse::EraHint => "era",
             StoreUse::Tokens => "tokens",
+            StoreUse::TaskHandle { .. } => "task",
         }
     }
 }
@@ -264,8 +288,10 @@ pub fn store_key(store_use: StoreUse, resource: &Endpoint, context: &AuthContext
     let mut h = Sha256::new();
     field(&mut h, b"mcp-sansio store key 1");
     field(&mut h, store_use.name().as_bytes());
-    if let StoreUse::Catalog { request } = &store_use {
-        field(&mut h, request);
+    match &store_use {
+        StoreUse::Catalog { request } => field(&mut h, request),
+        StoreUse::TaskHandle { task } => field(&mut h, task),
+        StoreUse::EraHint | StoreUse::Tokens => {}
     }
     field(&mut h, resource.origin().as_bytes());
     field(&mut h, resource.target().as_bytes());

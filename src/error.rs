@@ -58,6 +58,12 @@ pub enum ConfigError {
     /// No protocol version is offered.
     #[error("no protocol version is offered")]
     NoVersions,
+    /// `client_capabilities` declares the tasks extension (`extensions` holds
+    /// `io.modelcontextprotocol/tasks`) while [`Config::tasks`](crate::Config::tasks) is off:
+    /// a server could then answer with a task this client would not follow. Turn tasks on
+    /// instead, which declares the extension where it applies.
+    #[error("client capabilities declare the tasks extension, but tasks are not enabled")]
+    TasksNotEnabled,
     /// A tool-call argument value is not a JSON object.
     #[error("unusable tool arguments: {reason}")]
     InvalidArguments {
@@ -296,6 +302,10 @@ pub enum Error {
         /// The state it was asked to move to.
         to: crate::connection::ConnectionState,
     },
+    /// A task (SEP-2663) broke its rules, or the server no longer knows it; its kind is
+    /// [`TaskError::kind`](crate::task::TaskError::kind).
+    #[error("task: {0}")]
+    Task(crate::task::TaskError),
     /// Authorization (OAuth 2.1) failed; its kind is [`AuthError::kind`].
     #[error("authorization: {0}")]
     Auth(#[from] AuthError),
@@ -319,6 +329,7 @@ impl Error {
         match self {
             Error::Authentication { .. } => ErrorKind::AuthenticationFailed,
             Error::Auth(e) => e.kind(),
+            Error::Task(e) => e.kind(),
             Error::Rpc(_) | Error::MissingClientCapability { .. } | Error::InvalidAnswer { .. } => {
                 ErrorKind::ServerAnswered
             }
@@ -332,6 +343,7 @@ impl Error {
             Error::Budget(b) => Some(*b),
             Error::Wire(e) => e.budget(),
             Error::Sse(SseError::Budget(b)) => Some(*b),
+            Error::Task(crate::task::TaskError::Budget(b)) => Some(*b),
             _ => None,
         }
     }

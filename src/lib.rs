@@ -174,6 +174,7 @@ pub mod mux;
 mod prelude;
 pub mod socket;
 mod sse;
+pub mod task;
 mod time;
 pub mod wire;
 mod xmcp;

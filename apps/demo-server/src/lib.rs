@@ -17,6 +17,10 @@
 //! {steps, delay_ms} (progress notifications on an SSE stream), `big` (a long text), and as many
 //! `filler_NNNNN` tools with realistic schemas as asked for. An unknown tool is a JSON-RPC error.
 //!
+//! Tasks (SEP-2663): to a modern request that declares the `io.modelcontextprotocol/tasks`
+//! extension, `tools/list` also lists `slow_count` {to}, whose call answers with a
+//! `CreateTaskResult`; `tasks/get`, `tasks/update` and `tasks/cancel` drive it (see [`tasks`]).
+//!
 //! ```
 //! use mcp_sansio_demo_server::{DemoServer, Options};
 //!
@@ -31,6 +35,7 @@
 
 mod http;
 pub mod mcp;
+pub mod tasks;
 pub mod tools;
 
 use std::io;

@@ -76,6 +76,9 @@ pub enum Reply {
 pub struct Server {
     pub(crate) options: Options,
     catalog: Vec<String>,
+    /// The catalog listed to requests that declare the tasks extension: `slow_count` last.
+    catalog_tasks: Vec<String>,
+    tasks: crate::tasks::Tasks,
     sessions: Mutex<HashMap<String, &'static str>>,
     next_session: std::sync::atomic::AtomicU64,
     resource_metadata: String,
@@ -120,8 +123,13 @@ enum Era {
 
 impl Server {
     pub(crate) fn new(options: Options, port: u16) -> Server {
+        let catalog = tools::catalog(&options);
+        let mut catalog_tasks = catalog.clone();
+        catalog_tasks.push(crate::tasks::tool_entry());
         Server {
-            catalog: tools::catalog(&options),
+            catalog,
+            catalog_tasks,
+            tasks: crate::tasks::Tasks::default(),
             options,
             sessions: Mutex::new(HashMap::new()),
             next_session: std::sync::atomic::AtomicU64::new(1),
@@ -365,6 +373,30 @@ impl Server {
                 }
                 self.call(&id, msg, Era::Modern)
             }
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                if !crate::tasks::declared(msg) {
+                    return bad(
+                        -32021,
+                        "Missing required client capability",
+                        Some(
+                            json!({"requiredCapabilities":{"extensions":{crate::tasks::EXTENSION_ID:{}}}}),
+                        ),
+                    );
+                }
+                let task_id = msg.pointer("/params/taskId").and_then(Value::as_str);
+                let header = req.header("mcp-name").and_then(decode_header_value);
+                if task_id.is_none() || header.as_deref() != task_id {
+                    return bad(
+                        -32020,
+                        "Header mismatch: Mcp-Name differs from params.taskId",
+                        None,
+                    );
+                }
+                match self.tasks.request(method, msg) {
+                    Ok(result) => self.result(&id, result, Era::Modern),
+                    Err((code, message)) => self.error(&id, code, &message),
+                }
+            }
             _ => json_reply(404, rpc_error(&id, -32601, "Method not found", None)),
         }
     }
@@ -448,26 +480,30 @@ impl Server {
     }
 
     fn list(&self, id: &Value, msg: &Value, era: Era) -> Reply {
+        let catalog = match era {
+            Era::Modern if crate::tasks::declared(msg) => &self.catalog_tasks,
+            _ => &self.catalog,
+        };
         let start = match msg.pointer("/params/cursor") {
             None | Some(Value::Null) => 0,
             Some(c) => match c
                 .as_str()
                 .and_then(|c| c.strip_prefix("page-"))
                 .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| *n > 0 && *n < self.catalog.len())
+                .filter(|n| *n > 0 && *n < catalog.len())
             {
                 Some(n) => n,
                 None => return self.error(id, -32602, "Invalid params: unknown cursor"),
             },
         };
         let size = if self.options.page_size == 0 {
-            self.catalog.len()
+            catalog.len()
         } else {
             self.options.page_size
         };
-        let end = (start + size).min(self.catalog.len());
+        let end = (start + size).min(catalog.len());
         // Written directly: the catalog entries are already serialized.
-        let page = &self.catalog[start..end];
+        let page = &catalog[start..end];
         let mut body = String::with_capacity(page.iter().map(|t| t.len() + 1).sum::<usize>() + 256);
         body.push_str(r#"{"jsonrpc":"2.0","id":"#);
         body.push_str(&id.to_string());
@@ -479,7 +515,7 @@ impl Server {
             body.push_str(t);
         }
         body.push(']');
-        if end < self.catalog.len() {
+        if end < catalog.len() {
             body.push_str(&format!(r#","nextCursor":"page-{end}""#));
         }
         if let Era::Modern = era {
@@ -499,6 +535,9 @@ impl Server {
         if !(arguments.is_object() || arguments.is_null()) {
             return self.error(id, -32602, "Invalid params: arguments must be an object");
         }
+        if name == crate::tasks::TOOL {
+            return self.slow_count(id, msg, arguments, era);
+        }
         match tools::call(name, arguments, &self.options) {
             Outcome::Result(r) => self.result(id, r, era),
             Outcome::InvalidParams(m) => self.error(id, -32602, &m),
@@ -515,6 +554,29 @@ impl Server {
                     _ => self.message(last, Vec::new(), None, delay * steps as u32),
                 }
             }
+        }
+    }
+
+    /// `slow_count`: a task when the request declares the extension on the modern era, the
+    /// plain result otherwise.
+    fn slow_count(&self, id: &Value, msg: &Value, arguments: &Value, era: Era) -> Reply {
+        let to = match crate::tasks::count_to(arguments) {
+            Ok(to) => to,
+            Err(m) => return self.error(id, -32602, &m),
+        };
+        let created = match era {
+            Era::Modern if crate::tasks::declared(msg) => self.tasks.create(to),
+            _ => None,
+        };
+        match created {
+            Some(mut result) => {
+                result["_meta"] = json!({"io.modelcontextprotocol/serverInfo": self.server_info()});
+                let body = json!({"jsonrpc":"2.0","id":id,"result":result})
+                    .to_string()
+                    .into_bytes();
+                self.message(body, Vec::new(), None, Duration::ZERO)
+            }
+            None => self.result(id, crate::tasks::count_result(to, true), era),
         }
     }
 
