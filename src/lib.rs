@@ -92,8 +92,9 @@
 //! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket;
 //! the bytes of an exchange and the end of its socket go to the socket type that encoded its
 //! request ([`socket::Http1Socket::handle_bytes`] and [`socket::Http1Socket::handle_eof`], or
-//! [`mux::H2Socket`]'s), which hands the connection its response; a socket that fails is
-//! reported to the connection as a [`TransportError`]; and [`Connection::poll_timeout`] says
+//! [`mux::H2Socket`]'s), which hands the connection its response as [`Input`]s
+//! ([`Connection::handle`]); a socket that fails is
+//! reported to the connection as an [`Input::TransportError`]; and [`Connection::poll_timeout`] says
 //! when to call [`Connection::handle_timeout`].
 //!
 //! # What is public, layer by layer
@@ -182,8 +183,8 @@ pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
-    Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, HOOKED_SERVER_REQUESTS,
+    Allowance, Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Input,
+    Operation, ServerInfo, Transmit, HOOKED_SERVER_REQUESTS,
 };
 pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;
