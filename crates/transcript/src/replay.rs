@@ -365,7 +365,13 @@ impl Driver {
                     self.recorder
                         .transport_error(now, ExchangeId(exchange), &error);
                     self.conn
-                        .handle_transport_error(now, ExchangeId(exchange), error);
+                        .handle(
+                            now,
+                            mcp_sansio::Input::TransportError {
+                                exchange: ExchangeId(exchange),
+                                error,
+                            },
+                        );
                 }
             }
             Record::Timeout => {

@@ -744,7 +744,13 @@ fn fail_pending(st: &mut State, now: Instant, e: &TransportError) {
             continue;
         };
         if let Some(conn) = st.socket.connection_mut(work) {
-            conn.handle_transport_error(now, t.exchange, e.clone());
+            conn.handle(
+                now,
+                mcp_sansio::Input::TransportError {
+                    exchange: t.exchange,
+                    error: e.clone(),
+                },
+            );
         }
     }
 }
