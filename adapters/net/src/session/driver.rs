@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use mcp_sansio::socket::{Http1Socket, OwnedBytes};
 use mcp_sansio::{
-    CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Input, Instant,
-    Operation, ServerInfo, Transmit,
+    CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Input,
+    Instant, Operation, ServerInfo, Transmit,
 };
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
