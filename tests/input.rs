@@ -119,11 +119,14 @@ fn the_h2_streams_route_each_input_to_the_work_item_they_do_not_own() {
     streams.send(wa, ta, a.bytes_left());
     streams.send(wb, tb, b.bytes_left());
     while streams.poll_transmit().is_some() {}
+    // The server's SETTINGS and the acknowledgement of ours: then both streams are open.
+    let mut settings = frame(0x4, 0, 0, &[]);
+    settings.extend(frame(0x4, 0x1, 0, &[]));
+    streams.handle_bytes(now, &settings).unwrap();
+    while streams.poll_transmit().is_some() {}
     assert_eq!(streams.open_streams(), 2);
     let (for_a, for_b) = (answer(1, "alpha"), answer(3, "beta"));
-    let mut wire = frame(0x4, 0, 0, &[]); // SETTINGS
-    wire.extend(frame(0x4, 0x1, 0, &[])); // SETTINGS, ACK
-    wire.extend(&for_b);
+    let mut wire = for_b.clone();
     wire.extend(&for_a);
     for piece in wire.chunks(5) {
         streams.handle_bytes(now, piece).unwrap();

@@ -720,17 +720,22 @@ impl SessionDriver {
                 }
                 self.trace.bytes(exchange, bytes.len());
                 self.fed.insert(exchange);
-                // An HTTP/2 session's bytes go to its shared socket, never here.
-                if let Core::Http1(c) = &mut self.core {
-                    let bytes = OwnedBytes::from(bytes);
-                    let mut inputs = self.http1.read_owned(exchange, &bytes, c.allowance());
-                    while let Some(input) = inputs.next() {
-                        c.handle(now, input);
-                        if !c.has_exchange(exchange) {
-                            // The rest of the bytes are not read.
-                            break;
+                // An HTTP/2 session's bytes go to its shared socket, never here. The bytes of an
+                // exchange the connection is done with (its verdict not yet pumped) are not read:
+                // its reader would count them against the other exchanges.
+                match &mut self.core {
+                    Core::Http1(c) if c.has_exchange(exchange) => {
+                        let bytes = OwnedBytes::from(bytes);
+                        let mut inputs = self.http1.read_owned(exchange, &bytes, c.allowance());
+                        while let Some(input) = inputs.next() {
+                            c.handle(now, input);
+                            if !c.has_exchange(exchange) {
+                                // The rest of the bytes are not read.
+                                break;
+                            }
                         }
                     }
+                    _ => {}
                 }
             }
             Report::Eof => {
