@@ -75,8 +75,7 @@ struct Reader {
 /// assert!(request.starts_with(b"POST /mcp HTTP/1.1\r\n"));
 /// for piece in answer.as_bytes().chunks(3) {
 ///     // Any split, down to one byte; the socket owns no connection.
-///     let mut inputs = socket.read(t.exchange, piece, conn.allowance());
-///     while let Some(input) = inputs.next() {
+///     for input in socket.read(t.exchange, piece, conn.allowance()) {
 ///         conn.handle(now, input);
 ///         if !conn.has_exchange(t.exchange) {
 ///             break;
@@ -299,8 +298,8 @@ impl Http1Socket {
 }
 
 /// Hands `inputs` to `conn` until it no longer has `exchange`.
-fn hand(mut inputs: Http1Read<'_, '_>, conn: &mut Connection, now: Instant, exchange: ExchangeId) {
-    while let Some(input) = inputs.next() {
+fn hand(inputs: Http1Read<'_, '_>, conn: &mut Connection, now: Instant, exchange: ExchangeId) {
+    for input in inputs {
         conn.handle(now, input);
         if !conn.has_exchange(exchange) {
             // The connection is done with the exchange (an outcome, a failure, a drain

@@ -726,8 +726,7 @@ impl SessionDriver {
                 match &mut self.core {
                     Core::Http1(c) if c.has_exchange(exchange) => {
                         let bytes = OwnedBytes::from(bytes);
-                        let mut inputs = self.http1.read_owned(exchange, &bytes, c.allowance());
-                        while let Some(input) = inputs.next() {
+                        for input in self.http1.read_owned(exchange, &bytes, c.allowance()) {
                             c.handle(now, input);
                             if !c.has_exchange(exchange) {
                                 // The rest of the bytes are not read.
