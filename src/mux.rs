@@ -389,7 +389,7 @@ impl H2Streams {
 /// Every exchange a work item starts becomes a stream of this socket's [`ClientConnection`]:
 /// the stream's allowance is what the work item's byte budget has left, and every frame of the
 /// stream (frame headers, padding, header blocks, DATA) is charged to that work item when its
-/// events are delivered ([`Connection::handle_response_event`]). Stream-0 frames and frames
+/// events are handed in ([`Connection::handle`]). Stream-0 frames and frames
 /// for streams already reset are charged to the socket's own ledger
 /// ([`Budget::H2SocketBytes`](crate::Budget::H2SocketBytes)). An exchange the work item
 /// abandons (a cancellation, a failure) is reset with RST_STREAM(CANCEL) and the socket stays

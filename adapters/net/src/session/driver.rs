@@ -13,8 +13,11 @@
 //!
 //! A session that speaks HTTP/2 ([`SessionDriver::join_h2`]) has no socket of its own: its
 //! exchanges are streams of the origin's shared connection ([`SharedH2`]), whose socket readers
-//! route every event to the session's inbox and call its waker; the adapter then pumps again
-//! (nothing to feed), and still calls [`timeout`](SessionDriver::timeout) at the deadline.
+//! hand every input of the session's streams to its connection, put its events in the session's
+//! inbox and call its waker; the adapter then pumps again (nothing to feed), and still calls
+//! [`timeout`](SessionDriver::timeout) at the deadline. Either way the inputs reach the connection
+//! from a socket that does not own it ([`Http1Socket`] here, the core's `H2Streams` there), and
+//! one pump drains it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
