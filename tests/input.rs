@@ -149,3 +149,47 @@ fn the_h2_streams_route_each_input_to_the_work_item_they_do_not_own() {
         assert_eq!(names, [name]);
     }
 }
+
+/// What a socket needs of a connection is passed as data: a stream's allowance is what its
+/// work item's byte budget had left when the stream opened (the last `allow`), not when the
+/// request was handed over, so a request that waited for a slot meanwhile gets no more than its
+/// work item still has. Here the second stream waits (one stream until the server's SETTINGS),
+/// its work item is down to 20 bytes, and the stream's first frame (9 octets of frame header,
+/// RFC 9113 §4.1, and a header block of 19) is beyond them: the stream fails on its budget.
+#[test]
+fn a_waiting_stream_opens_with_what_its_work_item_has_left_then() {
+    let now = Instant::ZERO;
+    let (a, ta) = listing();
+    let (_, tb) = listing();
+    let mut streams = H2Streams::new(now, H2Config::default(), "https");
+    let (wa, wb) = (WorkId(0), WorkId(1));
+    streams.send(wa, ta, a.bytes_left());
+    streams.send(wb, tb, 1 << 20);
+    while streams.poll_transmit().is_some() {}
+    assert_eq!(
+        streams.open_streams(),
+        1,
+        "the second request waits for a slot"
+    );
+    streams.allow(wb, 20);
+    let mut settings = frame(0x4, 0, 0, &[]);
+    settings.extend(frame(0x4, 0x1, 0, &[]));
+    streams.handle_bytes(now, &settings).unwrap();
+    while streams.poll_transmit().is_some() {}
+    assert_eq!(streams.open_streams(), 2);
+    let _ = streams.handle_bytes(now, &answer(3, "beta"));
+    let mut for_b = Vec::new();
+    while let Some((work, input)) = streams.poll_input() {
+        assert_eq!(work, wb, "{input:?}");
+        for_b.push(match input {
+            Input::WireError { error, .. } => Some(error),
+            _ => None,
+        });
+    }
+    assert!(
+        for_b
+            .iter()
+            .any(|e| e.as_ref().is_some_and(WireError::is_byte_budget_overrun)),
+        "{for_b:?}"
+    );
+}
