@@ -127,12 +127,14 @@
 //! the connection: requests out, responses in, time and randomness passed in.
 //!
 //! **The sockets**, for adapters: they put a connection's exchanges on sockets without owning a
-//! socket themselves.
+//! socket themselves, and produce [`Input`]s for connections they do not own (what they need of
+//! one, its [`Allowance`], is passed as data).
 //!
 //! - [`socket`]: [`socket::Http1Socket`] encodes a connection's requests as HTTP/1.1 and decodes
-//!   each exchange's bytes into the connection's response events.
-//! - [`mux`]: [`mux::H2Socket`] runs the exchanges of several connections (work items) as the
-//!   streams of one HTTP/2 socket.
+//!   each exchange's bytes into the connection's inputs.
+//! - [`mux`]: [`mux::H2Streams`] runs the exchanges of several connections (work items) as the
+//!   streams of one HTTP/2 socket, yielding each input with its work item; [`mux::H2Socket`]
+//!   owns the work items' connections and hands them their inputs.
 //!
 //! **Below the sockets**, public for adapters that run an exchange themselves, in the way a TLS
 //! library documents its unbuffered API:
