@@ -193,3 +193,56 @@ fn a_waiting_stream_opens_with_what_its_work_item_has_left_then() {
         "{for_b:?}"
     );
 }
+
+/// The HTTP/1.1 socket charges what every exchange read and did not hand in yet, so that the
+/// byte budget holds across exchanges at the exact byte; an exchange the connection is done
+/// with is forgotten, and what its reader had read counts no more. Exchange 1 has read a
+/// partial head (17 bytes); exchange 2's whole response is `len` bytes, under a ledger of
+/// `len + 16`: together one byte too many, alone within it.
+#[test]
+fn an_exchange_forgotten_no_longer_counts_against_the_others() {
+    use mcp_sansio::http1::ResponseLimits;
+    use mcp_sansio::socket::Http1Socket;
+    use mcp_sansio::{Allowance, ByteLedger};
+    let (one, two) = (ExchangeId(1), ExchangeId(2));
+    let partial = b"HTTP/1.1 200 OK\r\n";
+    assert_eq!(partial.len(), 17);
+    let response = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+    let allowance = || Allowance {
+        ledger: ByteLedger::new(response.len() as u64 + 16),
+        limits: ResponseLimits::default(),
+    };
+    let ended = |inputs: Vec<Input<'_>>| {
+        inputs.iter().any(|i| {
+            matches!(
+                i,
+                Input::Response {
+                    event: ResponseEvent::End { .. },
+                    ..
+                }
+            )
+        })
+    };
+    let over_budget = |inputs: &[Input<'_>]| {
+        inputs.iter().any(|i| match i {
+            Input::WireError { error, .. } => {
+                error.budget().is_some() || error.is_byte_budget_overrun()
+            }
+            _ => false,
+        })
+    };
+    // Both exchanges' bytes: one too many.
+    let mut socket = Http1Socket::new();
+    let _: Vec<Input<'_>> = socket.read(one, partial, allowance()).collect();
+    let inputs: Vec<Input<'_>> = socket.read(two, response, allowance()).collect();
+    assert!(over_budget(&inputs), "{inputs:?}");
+    // Exchange 1 forgotten: exchange 2 alone fits.
+    let mut socket = Http1Socket::new();
+    let _: Vec<Input<'_>> = socket.read(one, partial, allowance()).collect();
+    assert_eq!(socket.reading(), 1);
+    socket.forget(one);
+    assert_eq!(socket.reading(), 0);
+    let inputs: Vec<Input<'_>> = socket.read(two, response, allowance()).collect();
+    assert!(!over_budget(&inputs), "{inputs:?}");
+    assert!(ended(inputs));
+}
