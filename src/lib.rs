@@ -92,8 +92,9 @@
 //! exactly this with real sockets: a [`Transmit`] with `fresh_socket` set goes on a new socket;
 //! the bytes of an exchange and the end of its socket go to the socket type that encoded its
 //! request ([`socket::Http1Socket::handle_bytes`] and [`socket::Http1Socket::handle_eof`], or
-//! [`mux::H2Socket`]'s), which hands the connection its response; a socket that fails is
-//! reported to the connection as a [`TransportError`]; and [`Connection::poll_timeout`] says
+//! [`mux::H2Socket`]'s), which hands the connection its response as [`Input`]s
+//! ([`Connection::handle`]); a socket that fails is
+//! reported to the connection as an [`Input::TransportError`]; and [`Connection::poll_timeout`] says
 //! when to call [`Connection::handle_timeout`].
 //!
 //! # What is public, layer by layer
@@ -126,12 +127,14 @@
 //! the connection: requests out, responses in, time and randomness passed in.
 //!
 //! **The sockets**, for adapters: they put a connection's exchanges on sockets without owning a
-//! socket themselves.
+//! socket themselves, and produce [`Input`]s for connections they do not own (what they need of
+//! one, its [`Allowance`], is passed as data).
 //!
 //! - [`socket`]: [`socket::Http1Socket`] encodes a connection's requests as HTTP/1.1 and decodes
-//!   each exchange's bytes into the connection's response events.
-//! - [`mux`]: [`mux::H2Socket`] runs the exchanges of several connections (work items) as the
-//!   streams of one HTTP/2 socket.
+//!   each exchange's bytes into the connection's inputs.
+//! - [`mux`]: [`mux::H2Streams`] runs the exchanges of several connections (work items) as the
+//!   streams of one HTTP/2 socket, yielding each input with its work item; [`mux::H2Socket`]
+//!   owns the work items' connections and hands them their inputs.
 //!
 //! **Below the sockets**, public for adapters that run an exchange themselves, in the way a TLS
 //! library documents its unbuffered API:
@@ -183,8 +186,8 @@ pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
-    Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Operation, ServerInfo,
-    Transmit, HOOKED_SERVER_REQUESTS,
+    Allowance, Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Input,
+    Operation, ServerInfo, Transmit, HOOKED_SERVER_REQUESTS,
 };
 pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;

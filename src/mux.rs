@@ -1,5 +1,10 @@
-//! Several connections over one socket: [`H2Socket`] owns one HTTP/2 socket's
-//! [`ClientConnection`] and routes each stream to the [`Connection`] whose exchange it carries.
+//! Several connections over one socket: [`H2Streams`] holds one HTTP/2 socket's
+//! [`ClientConnection`] and routes each stream's events, as [`Input`]s, to the work item and
+//! exchange it carries, owning no [`Connection`] (as [`Http1Socket`](crate::socket::Http1Socket)
+//! owns none): the caller hands each `(WorkId, Input)` to that work item's
+//! [`Connection::handle`], and gives the socket what it needs of each connection as data (its
+//! requests, with what its byte budget has left, and the end of its exchanges). [`H2Socket`] is
+//! a thin layer over it that owns its work items' connections and does just that.
 //!
 //! This layer sits above both the connection's state machine and the HTTP/2 codec
 //! ([`crate::h2`]), which know nothing of each other.
@@ -8,7 +13,7 @@ use crate::prelude::*;
 
 use alloc::collections::VecDeque;
 
-use crate::connection::{Connection, Event, ExchangeId, Transmit};
+use crate::connection::{Connection, Event, ExchangeId, Input, Transmit};
 use crate::endpoint::Scheme;
 use crate::h2::{ClientConnection, H2Config, H2Error, OpenError, StreamEvent, StreamId};
 use crate::time::Instant;
@@ -23,19 +28,368 @@ pub struct WorkId(pub usize);
 #[derive(Debug)]
 struct Route {
     stream: StreamId,
-    work: usize,
+    work: WorkId,
     exchange: ExchangeId,
     /// Raw octets of 1xx responses, charged with the stream's next event.
     carried: u64,
 }
 
-/// One HTTP/2 socket shared by several work items ([`Connection`]s), each keeping its own
-/// budgets.
+/// The streams of one HTTP/2 socket, routed to work items it does not own: the non-owning
+/// core of [`H2Socket`] (see its docs for the budgets, the retries and the fresh sockets).
+///
+/// Each work item is a [`WorkId`] the caller chooses (and keeps while anything of the item is
+/// here, [`holds`](Self::holds)). The caller hands the socket each request of a work item with
+/// what the item's byte budget has left ([`send`](Self::send); [`allow`](Self::allow) updates it
+/// for the requests still waiting for a stream slot): a stream's allowance is what its work
+/// item had left when the stream opened. Out come the bytes to write
+/// ([`poll_transmit`](Self::poll_transmit)), the requests that must go on another socket
+/// ([`poll_fresh`](Self::poll_fresh)) and the inputs of every stream
+/// ([`poll_input`](Self::poll_input)): each `(WorkId, Input)` goes to that work item's
+/// [`Connection::handle`], which charges every frame of the stream to that item. The caller
+/// tells the socket of every exchange the connection finished or abandoned
+/// ([`ended`](Self::ended): an abandoned stream is reset with RST_STREAM(CANCEL)).
+pub struct H2Streams {
+    conn: ClientConnection,
+    scheme: Scheme,
+    routes: Vec<Route>,
+    /// Requests waiting for a stream slot of this socket, with their work item's allowance.
+    waiting: VecDeque<(WorkId, Transmit, u64)>,
+    /// Requests that must go on another socket.
+    fresh: VecDeque<(WorkId, Transmit)>,
+    /// Inputs made outside the streams' events (a request that cannot be sent over HTTP/2).
+    inputs: VecDeque<(WorkId, Input<'static>)>,
+    /// The data of the last body input handed out, lent to it.
+    data: Vec<u8>,
+    /// Whether a stream was ever opened (a fresh socket has none).
+    used: bool,
+    /// The requests that opened a stream, kept for [`poll_opened`](Self::poll_opened) when
+    /// [`report_opened`](Self::report_opened) asked for them (`None`: dropped).
+    opened: Option<VecDeque<(WorkId, StreamId, Transmit)>>,
+}
+
+/// The socket's HTTP/2 connection and the requests it holds, never a credential: each
+/// [`Transmit`] redacts its own.
+impl core::fmt::Debug for H2Streams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("H2Streams")
+            .field("conn", &self.conn)
+            .field("scheme", &self.scheme)
+            .field("routes", &self.routes)
+            .field("waiting", &self.waiting)
+            .field("fresh", &self.fresh)
+            .field("inputs", &self.inputs.len())
+            .field("used", &self.used)
+            .field("opened", &self.opened)
+            .finish_non_exhaustive()
+    }
+}
+
+impl H2Streams {
+    /// A new socket's HTTP/2 connection at `now` (the preface and our SETTINGS are queued);
+    /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge (compared
+    /// case-insensitively; anything else is taken as `https`).
+    pub fn new(now: Instant, config: H2Config, scheme: &str) -> H2Streams {
+        let scheme = if scheme.eq_ignore_ascii_case("http") {
+            Scheme::Http
+        } else {
+            Scheme::Https
+        };
+        H2Streams {
+            conn: ClientConnection::new(now, config),
+            scheme,
+            routes: Vec::new(),
+            waiting: VecDeque::new(),
+            fresh: VecDeque::new(),
+            inputs: VecDeque::new(),
+            data: Vec::new(),
+            used: false,
+            opened: None,
+        }
+    }
+
+    /// Whether anything of work item `work` is still here: a stream, a request waiting for a
+    /// slot or for another socket, an input not yet taken, an opened stream not yet reported.
+    /// Its id may be given to another work item once nothing is.
+    pub fn holds(&self, work: WorkId) -> bool {
+        self.fresh.iter().any(|(w, _)| *w == work)
+            || self.waiting.iter().any(|(w, _, _)| *w == work)
+            || self.routes.iter().any(|r| r.work == work)
+            || self.inputs.iter().any(|(w, _)| *w == work)
+            || self.opened.iter().flatten().any(|(w, _, _)| *w == work)
+    }
+
+    /// A request of work item `work`, whose byte budget has `bytes_left`
+    /// ([`Connection::bytes_left`]): it opens a stream as soon as a slot is free, or, if it asks
+    /// for a fresh socket and this one already carried a stream, comes out of
+    /// [`poll_fresh`](Self::poll_fresh).
+    pub fn send(&mut self, work: WorkId, transmit: Transmit, bytes_left: u64) {
+        if transmit.fresh_socket && self.used {
+            self.fresh.push_back((work, transmit));
+        } else {
+            self.waiting.push_back((work, transmit, bytes_left));
+        }
+    }
+
+    /// Hands a request taken from another socket's [`poll_fresh`](Self::poll_fresh) to work
+    /// item `work` of this one: it opens a stream as soon as a slot is free.
+    pub fn resend(&mut self, work: WorkId, transmit: Transmit, bytes_left: u64) {
+        self.waiting.push_back((work, transmit, bytes_left));
+    }
+
+    /// Work item `work`'s byte budget now has `bytes_left`: the allowance of the streams its
+    /// waiting requests open.
+    pub fn allow(&mut self, work: WorkId, bytes_left: u64) {
+        for (w, _, left) in &mut self.waiting {
+            if *w == work {
+                *left = bytes_left;
+            }
+        }
+    }
+
+    /// Work item `work`'s connection finished `exchange` ([`Event::ExchangeFinished`]) or
+    /// abandoned it (`abandoned`, [`Event::ExchangeAbandoned`]: its stream, if open, is reset
+    /// with RST_STREAM(CANCEL)); its request, if still waiting, is dropped.
+    pub fn ended(&mut self, work: WorkId, exchange: ExchangeId, abandoned: bool) {
+        if let Some(i) = self
+            .routes
+            .iter()
+            .position(|r| r.work == work && r.exchange == exchange)
+        {
+            let r = self.routes.swap_remove(i);
+            if abandoned {
+                self.conn.cancel(r.stream);
+            }
+        }
+        self.waiting
+            .retain(|(w, t, _)| !(*w == work && t.exchange == exchange));
+    }
+
+    /// Takes work item `work` off this socket: its open streams are reset (CANCEL) and its
+    /// requests still waiting for a slot are dropped. Returns the inputs its connection must
+    /// be handed: each exchange on those streams breaks as closed (in the 2026-07-28 era the
+    /// request is re-issued with a new id, to send on the socket the work item goes to next).
+    pub fn remove(&mut self, work: WorkId) -> Vec<Input<'static>> {
+        self.waiting.retain(|(w, _, _)| *w != work);
+        let mut inputs = Vec::new();
+        let mut i = 0;
+        while i < self.routes.len() {
+            if self.routes[i].work == work {
+                let r = self.routes.swap_remove(i);
+                self.conn.cancel(r.stream);
+                let e = H2Error::Closed {
+                    what: "the work item left the socket",
+                };
+                inputs.push(Input::WireError {
+                    exchange: r.exchange,
+                    error: WireError::Http2(e),
+                    raw: r.carried,
+                });
+            } else {
+                i += 1;
+            }
+        }
+        inputs
+    }
+
+    /// The socket's HTTP/2 connection.
+    pub fn client(&self) -> &ClientConnection {
+        &self.conn
+    }
+
+    /// Whether the socket is done: its connection failed or the server closed it. Close it.
+    pub fn is_closed(&self) -> bool {
+        self.conn.error().is_some()
+    }
+
+    /// Streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.conn.open_streams()
+    }
+
+    /// Opens streams for the waiting requests while slots are free; a request that cannot go
+    /// on this socket any more goes to [`poll_fresh`](Self::poll_fresh). Whether any request
+    /// moved.
+    pub fn open(&mut self) -> bool {
+        let mut progress = false;
+        while let Some((w, t, left)) = self.waiting.pop_front() {
+            if self.conn.error().is_some() || self.conn.goaway().is_some() {
+                self.fresh.push_back((w, t));
+                progress = true;
+                continue;
+            }
+            if !self.conn.can_open() {
+                self.waiting.push_front((w, t, left));
+                break;
+            }
+            progress = true;
+            match self.conn.open_stream(self.scheme, &t.request, left) {
+                Ok(stream) => {
+                    self.used = true;
+                    self.routes.push(Route {
+                        stream,
+                        work: w,
+                        exchange: t.exchange,
+                        carried: 0,
+                    });
+                    if let Some(opened) = &mut self.opened {
+                        opened.push_back((w, stream, t));
+                    }
+                }
+                Err(OpenError::NoSlot { .. }) => {
+                    self.waiting.push_front((w, t, left));
+                    break;
+                }
+                Err(OpenError::NotAccepting) => self.fresh.push_back((w, t)),
+                Err(OpenError::InvalidHeader { .. }) => {
+                    let e = H2Error::Malformed {
+                        what: "a request header cannot be sent over HTTP/2",
+                    };
+                    self.inputs.push_back((
+                        w,
+                        Input::WireError {
+                            exchange: t.exchange,
+                            error: WireError::Http2(e),
+                            raw: 0,
+                        },
+                    ));
+                }
+            }
+        }
+        progress
+    }
+
+    /// Bytes to write to the socket. Opens the streams the waiting requests asked for first.
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        self.open();
+        self.conn.poll_transmit()
+    }
+
+    /// A request that must go on another socket: this one is going away or failed, or the
+    /// request is a retry that asks for a fresh socket. Move its work item.
+    #[must_use]
+    pub fn poll_fresh(&mut self) -> Option<(WorkId, Transmit)> {
+        self.fresh.pop_front()
+    }
+
+    /// Whether the requests that open a stream are kept for [`poll_opened`](Self::poll_opened)
+    /// (off by default: they are dropped once sent). Whoever turns it on must drain
+    /// `poll_opened` after every input, as it drains the inputs.
+    pub fn report_opened(&mut self, on: bool) {
+        self.opened = on.then(VecDeque::new);
+    }
+
+    /// The next request that opened a stream, with its work item and its stream, in the
+    /// order they opened (only while [`report_opened`](Self::report_opened) is on): what an
+    /// observer needs to follow each exchange over the socket.
+    #[must_use]
+    pub fn poll_opened(&mut self) -> Option<(WorkId, StreamId, Transmit)> {
+        self.opened.as_mut()?.pop_front()
+    }
+
+    /// The next input of a stream, with the work item whose connection must be handed it
+    /// ([`Connection::handle`]): every frame of the stream is charged to that work item in
+    /// the `raw` of its inputs (1xx heads and empty DATA frames with the next one).
+    #[must_use]
+    pub fn poll_input(&mut self) -> Option<(WorkId, Input<'_>)> {
+        if let Some(routed) = self.inputs.pop_front() {
+            return Some(routed);
+        }
+        loop {
+            let ev = self.conn.poll_event()?;
+            let Some(i) = self.routes.iter().position(|r| r.stream == ev.stream()) else {
+                continue;
+            };
+            let (work, exchange) = (self.routes[i].work, self.routes[i].exchange);
+            let raw = ev.raw().saturating_add(self.routes[i].carried);
+            self.routes[i].carried = 0;
+            let event = match ev {
+                StreamEvent::Informational { .. } => {
+                    self.routes[i].carried = raw;
+                    continue;
+                }
+                StreamEvent::Head {
+                    status, headers, ..
+                } => {
+                    let headers: Vec<(String, Vec<u8>)> = headers
+                        .into_iter()
+                        .map(|h| (String::from_utf8_lossy(&h.name).into_owned(), h.value))
+                        .collect();
+                    let content_length = wire::header_str(&headers, "content-length")
+                        .and_then(|v| v.parse::<u64>().ok());
+                    let head = ResponseHead {
+                        status,
+                        headers,
+                        content_length,
+                        close_delimited: false,
+                    };
+                    ResponseEvent::Head { head, raw }
+                }
+                StreamEvent::Data { data, .. } if data.is_empty() => {
+                    self.routes[i].carried = raw;
+                    continue;
+                }
+                StreamEvent::Data { data, .. } => {
+                    self.data = data;
+                    ResponseEvent::Body {
+                        bytes: &self.data,
+                        raw,
+                        owner: None,
+                    }
+                }
+                StreamEvent::End { .. } => {
+                    self.routes.swap_remove(i);
+                    ResponseEvent::End {
+                        reusable: true,
+                        raw,
+                    }
+                }
+                StreamEvent::Failed { error, .. } => {
+                    self.routes.swap_remove(i);
+                    let input = Input::WireError {
+                        exchange,
+                        error: WireError::Http2(error),
+                        raw,
+                    };
+                    return Some((work, input));
+                }
+            };
+            return Some((work, Input::Response { exchange, event }));
+        }
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called for the socket itself
+    /// (the SETTINGS acknowledgement); the work items' deadlines are their connections'.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.conn.poll_timeout()
+    }
+
+    /// Bytes from the socket, in any split. A connection error (returned) fails every stream:
+    /// each work item hears of it through its exchange's input.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> Result<(), H2Error> {
+        self.conn.handle_bytes(now, bytes)
+    }
+
+    /// The server closed the socket: every open stream fails.
+    pub fn handle_eof(&mut self) {
+        self.conn.handle_eof();
+    }
+
+    /// Time has reached `now`: the SETTINGS acknowledgement.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        // A connection failure is delivered to every stream as its input.
+        let _ = self.conn.handle_timeout(now);
+    }
+}
+
+/// One HTTP/2 socket shared by several work items ([`Connection`]s) that it owns, each keeping
+/// its own budgets: a thin layer over [`H2Streams`], which owns none.
 ///
 /// Every exchange a work item starts becomes a stream of this socket's [`ClientConnection`]:
 /// the stream's allowance is what the work item's byte budget has left, and every frame of the
 /// stream (frame headers, padding, header blocks, DATA) is charged to that work item when its
-/// events are delivered ([`Connection::handle_response_event`]). Stream-0 frames and frames
+/// events are handed in ([`Connection::handle`]). Stream-0 frames and frames
 /// for streams already reset are charged to the socket's own ledger
 /// ([`Budget::H2SocketBytes`](crate::Budget::H2SocketBytes)). An exchange the work item
 /// abandons (a cancellation, a failure) is reset with RST_STREAM(CANCEL) and the socket stays
@@ -116,20 +470,9 @@ struct Route {
 /// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
 pub struct H2Socket {
-    conn: ClientConnection,
-    scheme: Scheme,
+    streams: H2Streams,
     items: Vec<Option<Connection>>,
-    routes: Vec<Route>,
-    /// Requests waiting for a stream slot of this socket.
-    waiting: VecDeque<(usize, Transmit)>,
-    /// Requests that must go on another socket.
-    fresh: VecDeque<(WorkId, Transmit)>,
     events: VecDeque<(WorkId, Event)>,
-    /// Whether a stream was ever opened (a fresh socket has none).
-    used: bool,
-    /// The requests that opened a stream, kept for [`poll_opened`](Self::poll_opened) when
-    /// [`report_opened`](Self::report_opened) asked for them (`None`: dropped).
-    opened: Option<VecDeque<(WorkId, StreamId, Transmit)>>,
 }
 
 /// The socket's HTTP/2 connection and its work items, never a credential: each
@@ -137,14 +480,9 @@ pub struct H2Socket {
 impl core::fmt::Debug for H2Socket {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("H2Socket")
-            .field("conn", &self.conn)
-            .field("scheme", &self.scheme)
+            .field("streams", &self.streams)
             .field("items", &self.items)
-            .field("waiting", &self.waiting)
-            .field("fresh", &self.fresh)
             .field("events", &self.events.len())
-            .field("used", &self.used)
-            .field("opened", &self.opened)
             .finish_non_exhaustive()
     }
 }
@@ -154,21 +492,10 @@ impl H2Socket {
     /// `scheme` is `https`, or `http` for HTTP/2 with prior knowledge (compared
     /// case-insensitively; anything else is taken as `https`).
     pub fn new(now: Instant, config: H2Config, scheme: &str) -> H2Socket {
-        let scheme = if scheme.eq_ignore_ascii_case("http") {
-            Scheme::Http
-        } else {
-            Scheme::Https
-        };
         H2Socket {
-            conn: ClientConnection::new(now, config),
-            scheme,
+            streams: H2Streams::new(now, config, scheme),
             items: Vec::new(),
-            routes: Vec::new(),
-            waiting: VecDeque::new(),
-            fresh: VecDeque::new(),
             events: VecDeque::new(),
-            used: false,
-            opened: None,
         }
     }
 
@@ -181,11 +508,8 @@ impl H2Socket {
     pub fn add(&mut self, connection: Connection) -> WorkId {
         let free = (0..self.items.len()).find(|&i| {
             self.items[i].is_none()
-                && !self.fresh.iter().any(|(w, _)| w.0 == i)
                 && !self.events.iter().any(|(w, _)| w.0 == i)
-                && !self.waiting.iter().any(|(w, _)| *w == i)
-                && !self.routes.iter().any(|r| r.work == i)
-                && !self.opened.iter().flatten().any(|(w, _, _)| w.0 == i)
+                && !self.streams.holds(WorkId(i))
         });
         match free {
             Some(i) => {
@@ -221,19 +545,8 @@ impl H2Socket {
     /// waiting for a slot are dropped.
     pub fn remove(&mut self, now: Instant, work: WorkId) -> Option<Connection> {
         let mut conn = self.items.get_mut(work.0)?.take()?;
-        self.waiting.retain(|(w, _)| *w != work.0);
-        let mut i = 0;
-        while i < self.routes.len() {
-            if self.routes[i].work == work.0 {
-                let r = self.routes.swap_remove(i);
-                self.conn.cancel(r.stream);
-                let e = H2Error::Closed {
-                    what: "the work item left the socket",
-                };
-                conn.handle_wire_error(now, r.exchange, WireError::Http2(e), r.carried);
-            } else {
-                i += 1;
-            }
+        for input in self.streams.remove(work) {
+            conn.handle(now, input);
         }
         Some(conn)
     }
@@ -241,43 +554,49 @@ impl H2Socket {
     /// Hands a request taken from another socket's [`poll_fresh`](Self::poll_fresh) to work
     /// item `work` of this one: it opens a stream as soon as a slot is free.
     pub fn resend(&mut self, work: WorkId, transmit: Transmit) {
-        self.waiting.push_back((work.0, transmit));
+        let left = self.connection(work).map_or(0, Connection::bytes_left);
+        self.streams.resend(work, transmit, left);
+    }
+
+    /// The socket's streams, which route to the work items owned here.
+    pub fn streams(&self) -> &H2Streams {
+        &self.streams
     }
 
     /// The socket's HTTP/2 connection.
     pub fn client(&self) -> &ClientConnection {
-        &self.conn
+        self.streams.client()
     }
 
     /// Whether the socket is done: its connection failed or the server closed it. Close it.
     pub fn is_closed(&self) -> bool {
-        self.conn.error().is_some()
+        self.streams.is_closed()
     }
 
     /// Streams open now.
     pub fn open_streams(&self) -> usize {
-        self.conn.open_streams()
+        self.streams.open_streams()
     }
 
     /// Bytes to write to the socket. Opens the streams the work items asked for first.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
         self.pump(now);
-        self.conn.poll_transmit()
+        self.streams.poll_transmit()
     }
 
     /// A request that must go on another socket: this one is going away or failed, or the
     /// request is a retry that asks for a fresh socket. Move its work item (see the type's docs).
     #[must_use]
     pub fn poll_fresh(&mut self) -> Option<(WorkId, Transmit)> {
-        self.fresh.pop_front()
+        self.streams.poll_fresh()
     }
 
     /// Whether the requests that open a stream are kept for [`poll_opened`](Self::poll_opened)
     /// (off by default: they are dropped once sent). Whoever turns it on must drain
     /// `poll_opened` after every input, as it drains the events.
     pub fn report_opened(&mut self, on: bool) {
-        self.opened = on.then(VecDeque::new);
+        self.streams.report_opened(on);
     }
 
     /// The next request that opened a stream, with its work item and its stream, in the
@@ -285,7 +604,7 @@ impl H2Socket {
     /// observer needs to follow each exchange over the socket.
     #[must_use]
     pub fn poll_opened(&mut self) -> Option<(WorkId, StreamId, Transmit)> {
-        self.opened.as_mut()?.pop_front()
+        self.streams.poll_opened()
     }
 
     /// The next event of a work item.
@@ -303,184 +622,75 @@ impl H2Socket {
             .iter()
             .flatten()
             .filter_map(Connection::poll_timeout)
-            .chain(self.conn.poll_timeout())
+            .chain(self.streams.poll_timeout())
             .min()
     }
 
     /// Bytes from the socket, in any split. A connection error (returned) fails every stream:
     /// each work item hears of it through its exchange.
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> Result<(), H2Error> {
-        let r = self.conn.handle_bytes(now, bytes);
+        let r = self.streams.handle_bytes(now, bytes);
         self.pump(now);
         r
     }
 
     /// The server closed the socket: every open stream fails.
     pub fn handle_eof(&mut self, now: Instant) {
-        self.conn.handle_eof();
+        self.streams.handle_eof();
         self.pump(now);
     }
 
     /// Time has reached `now`: the SETTINGS acknowledgement and every work item's deadlines.
     pub fn handle_timeout(&mut self, now: Instant) {
-        // A connection failure is delivered to every stream as its event.
-        let _ = self.conn.handle_timeout(now);
+        self.streams.handle_timeout(now);
         for conn in self.items.iter_mut().flatten() {
             conn.handle_timeout(now);
         }
         self.pump(now);
     }
 
-    /// Moves everything that can move: work items' requests onto streams, stream events to
-    /// their exchanges, work items' events out, until nothing changes.
+    /// Moves everything that can move: work items' requests onto streams, stream inputs to
+    /// their work items, work items' events out, until nothing changes.
     fn pump(&mut self, now: Instant) {
         loop {
             let mut progress = false;
-            // Requests of the work items.
+            // Requests of the work items, with what each has left as its streams open.
             for (w, slot) in self.items.iter_mut().enumerate() {
                 let Some(conn) = slot else { continue };
                 while let Some(t) = conn.poll_transmit() {
                     progress = true;
-                    if t.fresh_socket && self.used {
-                        self.fresh.push_back((WorkId(w), t));
-                    } else {
-                        self.waiting.push_back((w, t));
-                    }
+                    self.streams.send(WorkId(w), t, conn.bytes_left());
                 }
+                self.streams.allow(WorkId(w), conn.bytes_left());
             }
             // Streams for them, while slots are free.
-            while let Some((w, t)) = self.waiting.pop_front() {
-                let Some(conn) = self.items.get_mut(w).and_then(Option::as_mut) else {
-                    continue;
-                };
-                let request = &t.request;
-                if self.conn.error().is_some() || self.conn.goaway().is_some() {
-                    self.fresh.push_back((WorkId(w), t));
-                    progress = true;
-                    continue;
-                }
-                if !self.conn.can_open() {
-                    self.waiting.push_front((w, t));
-                    break;
-                }
+            progress |= self.streams.open();
+            // Stream inputs to their work items.
+            while let Some((w, input)) = self.streams.poll_input() {
                 progress = true;
-                match self
-                    .conn
-                    .open_stream(self.scheme, request, conn.bytes_left())
-                {
-                    Ok(stream) => {
-                        self.used = true;
-                        self.routes.push(Route {
-                            stream,
-                            work: w,
-                            exchange: t.exchange,
-                            carried: 0,
-                        });
-                        if let Some(opened) = &mut self.opened {
-                            opened.push_back((WorkId(w), stream, t));
-                        }
-                    }
-                    Err(OpenError::NoSlot { .. }) => {
-                        self.waiting.push_front((w, t));
-                        break;
-                    }
-                    Err(OpenError::NotAccepting) => self.fresh.push_back((WorkId(w), t)),
-                    Err(OpenError::InvalidHeader { .. }) => {
-                        let e = H2Error::Malformed {
-                            what: "a request header cannot be sent over HTTP/2",
-                        };
-                        conn.handle_wire_error(now, t.exchange, WireError::Http2(e), 0);
-                    }
+                if let Some(conn) = self.items.get_mut(w.0).and_then(Option::as_mut) {
+                    conn.handle(now, input);
                 }
-            }
-            // Stream events to their exchanges.
-            while let Some(ev) = self.conn.poll_event() {
-                progress = true;
-                self.deliver(now, ev);
             }
             // Work items' events; abandoned exchanges reset their streams.
             for (w, slot) in self.items.iter_mut().enumerate() {
                 let Some(conn) = slot else { continue };
                 while let Some(event) = conn.poll_event() {
                     progress = true;
-                    let exchange = match &event {
-                        Event::ExchangeAbandoned { exchange } => Some((*exchange, true)),
-                        Event::ExchangeFinished { exchange, .. } => Some((*exchange, false)),
-                        _ => None,
-                    };
-                    if let Some((x, cancel)) = exchange {
-                        if let Some(i) = self
-                            .routes
-                            .iter()
-                            .position(|r| r.work == w && r.exchange == x)
-                        {
-                            let r = self.routes.swap_remove(i);
-                            if cancel {
-                                self.conn.cancel(r.stream);
-                            }
+                    match &event {
+                        Event::ExchangeAbandoned { exchange } => {
+                            self.streams.ended(WorkId(w), *exchange, true)
                         }
-                        self.waiting
-                            .retain(|(ww, t)| !(*ww == w && t.exchange == x));
+                        Event::ExchangeFinished { exchange, .. } => {
+                            self.streams.ended(WorkId(w), *exchange, false)
+                        }
+                        _ => {}
                     }
                     self.events.push_back((WorkId(w), event));
                 }
             }
             if !progress {
                 break;
-            }
-        }
-    }
-
-    /// One stream event, translated for the exchange it carries.
-    fn deliver(&mut self, now: Instant, ev: StreamEvent) {
-        let Some(i) = self.routes.iter().position(|r| r.stream == ev.stream()) else {
-            return;
-        };
-        let (work, exchange) = (self.routes[i].work, self.routes[i].exchange);
-        let raw = ev.raw().saturating_add(self.routes[i].carried);
-        self.routes[i].carried = 0;
-        let Some(conn) = self.items.get_mut(work).and_then(Option::as_mut) else {
-            return;
-        };
-        match ev {
-            StreamEvent::Informational { .. } => self.routes[i].carried = raw,
-            StreamEvent::Head {
-                status, headers, ..
-            } => {
-                let headers: Vec<(String, Vec<u8>)> = headers
-                    .into_iter()
-                    .map(|h| (String::from_utf8_lossy(&h.name).into_owned(), h.value))
-                    .collect();
-                let content_length = wire::header_str(&headers, "content-length")
-                    .and_then(|v| v.parse::<u64>().ok());
-                let head = ResponseHead {
-                    status,
-                    headers,
-                    content_length,
-                    close_delimited: false,
-                };
-                conn.handle_response_event(now, exchange, ResponseEvent::Head { head, raw });
-            }
-            StreamEvent::Data { data, .. } if data.is_empty() => self.routes[i].carried = raw,
-            StreamEvent::Data { data, .. } => {
-                let event = ResponseEvent::Body {
-                    bytes: &data,
-                    raw,
-                    owner: None,
-                };
-                conn.handle_response_event(now, exchange, event);
-            }
-            StreamEvent::End { .. } => {
-                self.routes.swap_remove(i);
-                let event = ResponseEvent::End {
-                    reusable: true,
-                    raw,
-                };
-                conn.handle_response_event(now, exchange, event);
-            }
-            StreamEvent::Failed { error, .. } => {
-                self.routes.swap_remove(i);
-                conn.handle_wire_error(now, exchange, WireError::Http2(error), raw);
             }
         }
     }

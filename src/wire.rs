@@ -7,18 +7,18 @@
 //! bytes it cost, which the connection charges to its byte budget. The connection holds no
 //! codec: a socket type above it encodes its requests and decodes each exchange's response into
 //! these events. Over HTTP/1.1 that is [`Http1Socket`](crate::socket::Http1Socket), which runs
-//! one [`ResponseDecoder`] per exchange against the connection's remaining allowance (so the
+//! one HTTP/1.1 decoder per exchange against the connection's remaining allowance (so the
 //! byte budget fails at the exact byte); over HTTP/2 it is
 //! [`H2Socket`](crate::mux::H2Socket), whose [`crate::h2`] connection decodes the frames of
-//! every stream. Nothing above this boundary tells the two apart.
+//! every stream. Nothing above this boundary tells the two apart; only [`WireError`] names the
+//! wire whose codec refused a response.
 
 use crate::prelude::*;
 
 use bytes::Bytes;
 
-use crate::budget::ByteLedger;
 use crate::h2::H2Error;
-use crate::http1::{self, Framing, Http1Error, RequestError, ResponseLimits};
+use crate::http1::{self, Http1Error, RequestError};
 
 /// The request methods this client sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -194,15 +194,6 @@ pub enum ResponseEvent<'a> {
     },
 }
 
-/// What one call to [`ResponseDecoder::decode`] did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decoded<'a> {
-    /// Input bytes consumed (and charged to the ledger).
-    pub consumed: usize,
-    /// The event completed, if any.
-    pub event: Option<ResponseEvent<'a>>,
-}
-
 /// Why a response was refused by its wire codec.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -213,6 +204,14 @@ pub enum WireError {
     /// HTTP/2: the stream (or the connection it ran on) failed.
     #[error("HTTP/2: {0}")]
     Http2(#[from] H2Error),
+    /// The socket type handed the connection a response's events out of order (a second head,
+    /// anything after the end, body or end before the head): no codec refused anything, so
+    /// this names no wire; `what` names the event.
+    #[error("response events out of order: {what}")]
+    OutOfOrder {
+        /// The event that came out of order.
+        what: &'static str,
+    },
 }
 
 impl WireError {
@@ -227,7 +226,7 @@ impl WireError {
             WireError::Http1(Http1Error::ContentLengthExceedsBudget { .. }) => true,
             WireError::Http1(_) => false,
             WireError::Http2(H2Error::Budget(b)) => b.budget == Budget::ResponseBytes,
-            WireError::Http2(_) => false,
+            WireError::Http2(_) | WireError::OutOfOrder { .. } => false,
         }
     }
 
@@ -250,22 +249,28 @@ impl WireError {
                 e,
                 H2Error::Reset { .. } | H2Error::GoAway { .. } | H2Error::Closed { .. }
             ),
+            WireError::OutOfOrder { .. } => false,
         }
     }
 
-    /// Whether the response stream broke after it began, whatever the wire: it was cut off
-    /// ([`is_cut_off`](Self::is_cut_off)), or, over HTTP/1.1, the framing of its body broke
-    /// (a bad chunk), as a transport failure would. A budget is never a break: it fails the
-    /// operation. The connection re-issues (2026-07-28) or resumes (a legacy event stream) a
-    /// stream broken after a `2xx` head.
+    /// Whether the response stream broke after its head, whatever the wire: it was cut off
+    /// ([`is_cut_off`](Self::is_cut_off)), or the framing that carries its body broke (over
+    /// HTTP/1.1 a bad chunk-size line or chunk, as a transport failure would break it). A budget
+    /// is never a break: it fails the operation; nor are events out of order. The connection
+    /// re-issues (2026-07-28) or resumes (a legacy event stream) a stream broken after a `2xx`
+    /// head.
     pub fn is_broken_stream(&self) -> bool {
-        if self.budget().is_some() || self.is_byte_budget_overrun() {
-            return false;
-        }
-        match self {
-            WireError::Http1(_) => true,
-            WireError::Http2(_) => self.is_cut_off(),
-        }
+        self.is_cut_off() || self.is_broken_framing()
+    }
+
+    /// Whether the framing of the body broke: over HTTP/1.1 an invalid chunk-size line or a
+    /// malformed chunk (the only errors of the body but a cut-off and the budgets); over HTTP/2
+    /// frames are the connection's, whose failure cuts the stream off instead.
+    fn is_broken_framing(&self) -> bool {
+        matches!(
+            self,
+            WireError::Http1(Http1Error::InvalidChunkSize | Http1Error::Malformed { .. })
+        )
     }
 
     /// The budget this error names, if it is an exceeded budget.
@@ -274,89 +279,8 @@ impl WireError {
             WireError::Http1(Http1Error::Budget(b)) => Some(*b),
             WireError::Http1(_) => None,
             WireError::Http2(e) => e.budget(),
+            WireError::OutOfOrder { .. } => None,
         }
-    }
-}
-
-/// The HTTP/1.1 decoder of one response, as wire-neutral [`ResponseEvent`]s: what
-/// [`Http1Socket`](crate::socket::Http1Socket) runs for each exchange.
-#[derive(Clone, Debug)]
-pub struct ResponseDecoder {
-    inner: http1::ResponseDecoder,
-    /// Raw bytes consumed since the last event.
-    since_event: u64,
-}
-
-impl ResponseDecoder {
-    /// A decoder for one HTTP/1.1 response under `limits`.
-    pub fn new(limits: ResponseLimits) -> Self {
-        ResponseDecoder {
-            inner: http1::ResponseDecoder::new(limits),
-            since_event: 0,
-        }
-    }
-
-    /// Consumes a prefix of `input`, charging every consumed byte to `ledger`, and returns at
-    /// most one event. The contract is [`http1::ResponseDecoder::decode`]'s: while the response
-    /// has not ended, a non-empty `input` yields progress; an `End` due without further bytes is
-    /// returned by the next call, even with an empty `input`; after `End` nothing is consumed;
-    /// errors are sticky. Body events have no owner.
-    pub fn decode<'a>(
-        &mut self,
-        input: &'a [u8],
-        ledger: &mut ByteLedger,
-    ) -> Result<Decoded<'a>, WireError> {
-        let decoded = self.inner.decode(input, ledger)?;
-        self.since_event = self
-            .since_event
-            .saturating_add(u64::try_from(decoded.consumed).unwrap_or(u64::MAX));
-        let event = decoded.event.map(|e| {
-            let raw = core::mem::take(&mut self.since_event);
-            match e {
-                http1::ResponseEvent::Head(h) => ResponseEvent::Head {
-                    head: neutral_head(h),
-                    raw,
-                },
-                http1::ResponseEvent::Body(bytes) => ResponseEvent::Body {
-                    bytes,
-                    raw,
-                    owner: None,
-                },
-                http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
-            }
-        });
-        Ok(Decoded {
-            consumed: decoded.consumed,
-            event,
-        })
-    }
-
-    /// The peer closed the socket: the `End` of a response whose end that is (a close-delimited
-    /// body, or an end that was due), `None` if the response had already ended, an error
-    /// anywhere else.
-    pub fn finish(&mut self) -> Result<Option<ResponseEvent<'static>>, WireError> {
-        Ok(self.inner.finish()?.map(|e| {
-            let raw = core::mem::take(&mut self.since_event);
-            match e {
-                http1::ResponseEvent::End { reusable } => ResponseEvent::End { reusable, raw },
-                // `finish` yields nothing else; an end that cannot be reused covers it.
-                _ => ResponseEvent::End {
-                    reusable: false,
-                    raw,
-                },
-            }
-        }))
-    }
-
-    /// Raw bytes consumed (and charged to the ledgers given) since the last event returned:
-    /// what the next event's `raw` will carry.
-    pub fn pending_raw(&self) -> u64 {
-        self.since_event
-    }
-
-    /// Whether `End` was returned.
-    pub fn is_ended(&self) -> bool {
-        self.inner.is_ended()
     }
 }
 
@@ -373,7 +297,7 @@ impl ResponseState {
     /// Records `event` (its status, its end). An event out of order (a second head, anything
     /// after the end, body or end before the head) is refused.
     pub(crate) fn observe(&mut self, event: &ResponseEvent<'_>) -> Result<(), WireError> {
-        let malformed = |what| Err(WireError::Http2(H2Error::Malformed { what }));
+        let malformed = |what| Err(WireError::OutOfOrder { what });
         if self.ended {
             return malformed("an event after the end of the response");
         }
@@ -412,20 +336,5 @@ impl ResponseState {
     /// socket. `false` before the head.
     pub(crate) fn end_is_delimited(&self) -> bool {
         self.status.is_some() && self.delimited
-    }
-}
-
-/// The wire-neutral view of an HTTP/1.x head: its fields are moved, not copied.
-fn neutral_head(h: http1::ResponseHead) -> ResponseHead {
-    let content_length = match h.framing {
-        Framing::ContentLength(n) => Some(n),
-        Framing::NoBody => Some(0),
-        Framing::Chunked | Framing::CloseDelimited => None,
-    };
-    ResponseHead {
-        status: h.status,
-        headers: h.headers,
-        content_length,
-        close_delimited: h.framing == Framing::CloseDelimited,
     }
 }

@@ -1577,7 +1577,13 @@ fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
         let r = h.next();
         assert!(!r.fresh);
         h.feed(r.exchange, b"HTTP/1.1 200 OK\r\ncontent-");
-        h.conn.handle_transport_error(h.now, r.exchange, io());
+        h.conn.handle(
+            h.now,
+            mcp_sansio::Input::TransportError {
+                exchange: r.exchange,
+                error: io(),
+            },
+        );
         h.drain();
         assert!(!h.has_outstanding(), "{split:?}: no second request");
         let (op, e) = failed(h.single_event());
@@ -1589,7 +1595,13 @@ fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
         let r = h.next();
         let first = r.rpc_id();
         h.feed(r.exchange, b"HTTP/1.1 200 OK\r\ncontent-");
-        h.conn.handle_transport_error(h.now, r.exchange, io());
+        h.conn.handle(
+            h.now,
+            mcp_sansio::Input::TransportError {
+                exchange: r.exchange,
+                error: io(),
+            },
+        );
         h.drain();
         let again = h.next();
         assert!(
@@ -1607,7 +1619,13 @@ fn a_pooled_socket_failing_after_part_of_a_head_is_not_retried() {
         let mut h = modern(split);
         h.call("echo", "{}");
         let r = h.next();
-        h.conn.handle_transport_error(h.now, r.exchange, io());
+        h.conn.handle(
+            h.now,
+            mcp_sansio::Input::TransportError {
+                exchange: r.exchange,
+                error: io(),
+            },
+        );
         h.drain();
         let again = h.next();
         assert!(again.fresh, "{split:?}: nothing heard, so a fresh socket");

@@ -253,7 +253,14 @@ fn stream_failed(h: &mut Harness, reason: Reason) {
         r = h.next();
     }
     let error = WireError::Http2(H2Error::Reset { reason });
-    h.conn.handle_wire_error(h.now, r.exchange, error, 0);
+    h.conn.handle(
+        h.now,
+        mcp_sansio::Input::WireError {
+            exchange: r.exchange,
+            error,
+            raw: 0,
+        },
+    );
     h.drain();
 }
 

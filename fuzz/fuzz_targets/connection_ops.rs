@@ -427,7 +427,13 @@ impl Driver {
                         kind: TransportErrorKind::Io,
                         message: "reset".into(),
                     };
-                    self.conn.handle_transport_error(self.now, id, error);
+                    self.conn.handle(
+                        self.now,
+                        mcp_sansio::Input::TransportError {
+                            exchange: id,
+                            error,
+                        },
+                    );
                 }
             }
             Op::Advance { ms } => {

@@ -50,13 +50,12 @@ impl Connection {
     }
 
     /// One event of `exchange`'s response, decoded by the socket it runs on
-    /// ([`Http1Socket`](crate::socket::Http1Socket), [`H2Socket`](crate::mux::H2Socket)): the
-    /// connection's one input of response data. Its `raw` cost (every byte the socket read for
+    /// ([`Input::Response`] of [`Connection::handle`]). Its `raw` cost (every byte the socket read for
     /// it since the previous event: framing, header blocks, 1xx responses, padding) is charged
     /// to this connection's byte budget first. Events of unknown exchanges are ignored; an
     /// event out of order breaks the exchange. A body whose bytes come with their `owner`, and
     /// arrive whole in one event, is kept as a slice of it rather than copied.
-    pub fn handle_response_event(
+    pub(crate) fn handle_response_event(
         &mut self,
         now: Instant,
         exchange: ExchangeId,
@@ -112,7 +111,7 @@ impl Connection {
     /// ([`WireError::is_cut_off`] before the head, [`WireError::is_broken_stream`] after a `2xx`
     /// head) is re-issued with a new id. Every sending counts in `responses_per_request`.
     /// `raw` is what the stream was charged since its previous event, charged here too.
-    pub fn handle_wire_error(
+    pub(crate) fn handle_wire_error(
         &mut self,
         now: Instant,
         exchange: ExchangeId,
@@ -136,7 +135,7 @@ impl Connection {
     /// `exchange`'s stream ended (the server closed its socket) before its response did; a
     /// socket that decodes a response whose end the close marks delivers that end as an event
     /// first. Ignored for exchanges no longer open.
-    pub fn handle_eof(&mut self, now: Instant, exchange: ExchangeId) {
+    pub(crate) fn handle_eof(&mut self, now: Instant, exchange: ExchangeId) {
         let Some(idx) = self.exchanges.iter().position(|e| e.id == exchange) else {
             return;
         };
@@ -161,7 +160,7 @@ impl Connection {
     }
 
     /// The transport failed for `exchange` (dial refused, TLS, reset…).
-    pub fn handle_transport_error(
+    pub(crate) fn handle_transport_error(
         &mut self,
         now: Instant,
         exchange: ExchangeId,

@@ -6,11 +6,9 @@
 //! ([`abandon`](Connection::abandon), which cancels its request), then drains
 //! [`poll_transmit`](Connection::poll_transmit), [`poll_event`](Connection::poll_event) and
 //! [`poll_timeout`](Connection::poll_timeout) until they are empty, and feeds what the network and
-//! the clock bring: [`handle_response_event`](Connection::handle_response_event),
-//! [`handle_wire_error`](Connection::handle_wire_error), [`handle_eof`](Connection::handle_eof),
-//! [`handle_transport_error`](Connection::handle_transport_error) and
-//! [`handle_timeout`](Connection::handle_timeout). After every input the caller MUST drain the
-//! outputs again before waiting.
+//! the clock bring: [`handle`](Connection::handle) for everything of an exchange (an [`Input`])
+//! and [`handle_timeout`](Connection::handle_timeout) for the clock. After every input the caller
+//! MUST drain the outputs again before waiting.
 //!
 //! One operation runs at a time. Every HTTP request is an *exchange* with its own
 //! [`ExchangeId`]; each exchange runs on its own socket (a fresh one, or an idle pooled one the
@@ -23,11 +21,10 @@
 //!
 //! The machine speaks protocol-neutral HTTP through [`crate::wire`] and holds no codec: each
 //! exchange's [`Transmit`] carries a [`wire::Request`](crate::wire::Request), and its response
-//! comes back through one input, [`handle_response_event`](Connection::handle_response_event)
-//! ([`wire::ResponseEvent`](crate::wire::ResponseEvent)s: head, body bytes, end, each with the
-//! raw bytes it cost), plus [`handle_wire_error`](Connection::handle_wire_error) (the socket
-//! refused the response), [`handle_eof`](Connection::handle_eof) (end of stream) and
-//! [`handle_transport_error`](Connection::handle_transport_error). The socket types above both
+//! comes back through one input, [`handle`](Connection::handle) with an [`Input`]: the
+//! response's [`wire::ResponseEvent`](crate::wire::ResponseEvent)s (head, body bytes, end, each
+//! with the raw bytes it cost), the socket's refusal of the response, the end of its stream, a
+//! transport failure, or the first bytes of a response not yet whole. The socket types above both
 //! the connection and the codecs do the encoding and decoding:
 //! [`socket::Http1Socket`](crate::socket::Http1Socket) over HTTP/1.1 (one socket per exchange,
 //! decoded against the connection's remaining byte allowance), and
@@ -63,6 +60,7 @@ use crate::wire::{Method, Request, ResponseEvent, ResponseHead, ResponseState, W
 mod calling;
 mod completion;
 mod exchange;
+mod input;
 mod listen;
 mod listing;
 mod negotiation;
@@ -72,6 +70,7 @@ mod resumption;
 mod state;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
+pub use self::input::{Allowance, Input};
 pub use self::state::ConnectionState;
 #[cfg(feature = "unstable-internals")]
 pub use self::state::TRANSITIONS;
@@ -356,10 +355,7 @@ impl Deadline {
 ///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
 ///   [`provide_input`](Self::provide_input), [`close`](Self::close), [`abandon`](Self::abandon))
 ///   and what the world brings
-///   ([`handle_response_event`](Self::handle_response_event),
-///   [`handle_wire_error`](Self::handle_wire_error), [`handle_eof`](Self::handle_eof),
-///   [`handle_transport_error`](Self::handle_transport_error),
-///   [`handle_timeout`](Self::handle_timeout)). Each takes `now`; `now` never goes backwards
+///   ([`handle`](Self::handle) with an [`Input`], and [`handle_timeout`](Self::handle_timeout)). Each takes `now`; `now` never goes backwards
 ///   from one call to the next (pass the same value again rather than an earlier one).
 /// - **After every input, drain the outputs in this order**: [`poll_transmit`](Self::poll_transmit)
 ///   until `None`, then [`poll_event`](Self::poll_event) until `None`, then read

@@ -29,7 +29,7 @@
 //! // a fresh socket is open and the work item moved to it
 //! //   (H2Socket::new, remove, add, resend):                 rec.socket_opened(now);
 //! // the fresh socket could not be opened (each pending
-//! //   request failed with handle_transport_error):          rec.dial_error(now, &error);
+//! //   request failed with Input::TransportError):          rec.dial_error(now, &error);
 //! let text = rec.take_text();                                 // or rec.finish().to_text()
 //! ```
 //!

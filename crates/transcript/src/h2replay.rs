@@ -204,7 +204,13 @@ impl Driver {
                 let pending = std::mem::take(&mut self.pending);
                 if let Some(c) = self.conn() {
                     for t in pending {
-                        c.handle_transport_error(now, t.exchange, error.clone());
+                        c.handle(
+                            now,
+                            mcp_sansio::Input::TransportError {
+                                exchange: t.exchange,
+                                error: error.clone(),
+                            },
+                        );
                     }
                 }
             }

@@ -142,7 +142,7 @@ pub enum Record {
         /// The exchange.
         exchange: u64,
     },
-    /// The transport failed for an exchange (`handle_transport_error`).
+    /// The transport failed for an exchange (`Input::TransportError`).
     TransportError {
         /// The exchange.
         exchange: u64,
@@ -192,7 +192,7 @@ pub enum Record {
         message: String,
     },
     /// HTTP/2: the fresh socket the core asked for could not be opened; the requests waiting for
-    /// it fail with this error (`handle_transport_error` of each).
+    /// it fail with this error (an `Input::TransportError` of each).
     H2DialError {
         /// The stage.
         kind: TransportErrorKind,

@@ -364,8 +364,13 @@ impl Driver {
                     let error = TransportError { kind, message };
                     self.recorder
                         .transport_error(now, ExchangeId(exchange), &error);
-                    self.conn
-                        .handle_transport_error(now, ExchangeId(exchange), error);
+                    self.conn.handle(
+                        now,
+                        mcp_sansio::Input::TransportError {
+                            exchange: ExchangeId(exchange),
+                            error,
+                        },
+                    );
                 }
             }
             Record::Timeout => {

@@ -13,17 +13,20 @@
 //!
 //! A session that speaks HTTP/2 ([`SessionDriver::join_h2`]) has no socket of its own: its
 //! exchanges are streams of the origin's shared connection ([`SharedH2`]), whose socket readers
-//! route every event to the session's inbox and call its waker; the adapter then pumps again
-//! (nothing to feed), and still calls [`timeout`](SessionDriver::timeout) at the deadline.
+//! hand every input of the session's streams to its connection, put its events in the session's
+//! inbox and call its waker; the adapter then pumps again (nothing to feed), and still calls
+//! [`timeout`](SessionDriver::timeout) at the deadline. Either way the inputs reach the connection
+//! from a socket that does not own it ([`Http1Socket`] here, the core's `H2Streams` there), and
+//! one pump drains it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sansio::socket::Http1Socket;
+use mcp_sansio::socket::{Http1Socket, OwnedBytes};
 use mcp_sansio::{
-    CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Instant,
-    Operation, ServerInfo, Transmit,
+    CallResult, Catalog, Completion, Config, Connection, Era, Error, Event, ExchangeId, Input,
+    Instant, Operation, ServerInfo, Transmit,
 };
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
@@ -473,18 +476,12 @@ impl SessionDriver {
         observer: &mut dyn CallObserver,
     ) -> Option<Result<Completion, Error>> {
         let _entered = self.trace.enter();
-        if matches!(self.core, Core::Http2(_)) {
-            return self.pump_h2(io, observer);
-        }
-        while let Core::Http1(conn) = &mut self.core {
-            let mut queued = Vec::new();
-            let mut events = Vec::new();
-            while let Some(t) = conn.poll_transmit() {
-                queued.push(t);
-            }
-            while let Some(event) = conn.poll_event() {
-                events.push(event);
-            }
+        // One loop whatever the wire: the inputs were handed in as they came (an HTTP/1.1
+        // socket's by `feed`, the shared HTTP/2 connection's under its lock); each pass takes the
+        // connection's outputs, handles its events, and starts its requests (an HTTP/2 session's
+        // went onto the shared connection's streams already).
+        loop {
+            let (mut queued, events) = self.outputs();
             for t in &queued {
                 if self.recording.is_some() {
                     let now = self.now();
@@ -526,9 +523,14 @@ impl SessionDriver {
         for id in fed {
             io.read_on(id);
         }
-        if let Core::Http1(c) = &self.core {
-            self.trace.state(Some(c.state()));
+        if let Core::Http2(h) = &mut self.core {
+            h.session_id = h
+                .conn
+                .read(h.member, |c| c.session_id().map(str::to_owned))
+                .flatten();
         }
+        let state = self.read_conn(Connection::state);
+        self.trace.state(state);
         let outcome = self.outcome.take();
         if let Some(o) = &outcome {
             self.trace
@@ -542,6 +544,25 @@ impl SessionDriver {
             self.running = None;
         }
         outcome
+    }
+
+    /// The connection's outputs since the last pass: the requests an HTTP/1.1 session's
+    /// connection asks to start, and its events (an HTTP/2 session's, from its inbox).
+    fn outputs(&mut self) -> (Vec<Transmit>, Vec<Event>) {
+        match &mut self.core {
+            Core::Http1(conn) => {
+                let mut queued = Vec::new();
+                let mut events = Vec::new();
+                while let Some(t) = conn.poll_transmit() {
+                    queued.push(t);
+                }
+                while let Some(event) = conn.poll_event() {
+                    events.push(event);
+                }
+                (queued, events)
+            }
+            Core::Http2(h) => (Vec::new(), h.conn.take_events(h.member)),
+        }
     }
 
     fn on_event(
@@ -630,6 +651,7 @@ impl SessionDriver {
             }
             Event::ExchangeFinished { exchange, reusable } => {
                 queued.retain(|t| t.exchange != exchange);
+                self.http1.forget(exchange);
                 if self.live.remove(&exchange) {
                     self.trace
                         .exchange_end(exchange, if reusable { "reusable" } else { "finished" });
@@ -638,6 +660,7 @@ impl SessionDriver {
             }
             Event::ExchangeAbandoned { exchange } => {
                 queued.retain(|t| t.exchange != exchange);
+                self.http1.forget(exchange);
                 if self.live.remove(&exchange) {
                     self.trace.exchange_end(exchange, "abandoned");
                     io.abandon(exchange);
@@ -645,41 +668,6 @@ impl SessionDriver {
             }
             _ => {}
         }
-    }
-
-    /// [`pump`](Self::pump) of an HTTP/2 session: the shared connection routes the socket's
-    /// bytes; the work item's events, taken from its inbox, are handled as over HTTP/1.1
-    /// (streams need no socket verdict).
-    fn pump_h2(
-        &mut self,
-        io: &mut dyn Io,
-        observer: &mut dyn CallObserver,
-    ) -> Option<Result<Completion, Error>> {
-        while let Core::Http2(h) = &mut self.core {
-            let events = h.conn.take_events(h.member);
-            if events.is_empty() {
-                break;
-            }
-            for event in events {
-                let mut queued = Vec::new();
-                self.on_event(event, io, observer, &mut queued);
-            }
-        }
-        if let Core::Http2(h) = &mut self.core {
-            h.session_id = h
-                .conn
-                .read(h.member, |c| c.session_id().map(str::to_owned))
-                .flatten();
-            let state = h.conn.read(h.member, Connection::state);
-            self.trace.state(state);
-        }
-        let outcome = self.outcome.take();
-        if let Some(o) = &outcome {
-            self.trace
-                .end(o, self.era, &self.version, self.bytes_read());
-            self.running = None;
-        }
-        outcome
     }
 
     /// The embedder gave the running operation up (an async adapter calls this when the
@@ -735,28 +723,38 @@ impl SessionDriver {
                 }
                 self.trace.bytes(exchange, bytes.len());
                 self.fed.insert(exchange);
+                // An HTTP/2 session's bytes go to its shared socket, never here. The bytes of an
+                // exchange the connection is done with (its verdict not yet pumped) are not read:
+                // its reader would count them against the other exchanges.
                 match &mut self.core {
-                    Core::Http1(c) => self.http1.handle_owned_bytes(c, now, exchange, bytes),
-                    // An HTTP/2 session's bytes go to its shared socket, never here.
-                    Core::Http2(_) => {}
+                    Core::Http1(c) if c.has_exchange(exchange) => {
+                        let bytes = OwnedBytes::from(bytes);
+                        for input in self.http1.read_owned(exchange, &bytes, c.allowance()) {
+                            c.handle(now, input);
+                            if !c.has_exchange(exchange) {
+                                // The rest of the bytes are not read.
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
             Report::Eof => {
                 if let Some(r) = self.rec() {
                     r.eof(now, exchange);
                 }
-                match &mut self.core {
-                    Core::Http1(c) => self.http1.handle_eof(c, now, exchange),
-                    Core::Http2(h) => {
-                        let _ = h.conn.with(h.member, |c| c.handle_eof(now, exchange));
-                    }
-                }
+                let input = match &self.core {
+                    Core::Http1(_) => self.http1.eof(exchange),
+                    Core::Http2(_) => Input::Eof { exchange },
+                };
+                self.on_conn(|c| c.handle(now, input));
             }
             Report::Failed(e) => {
                 if let Some(r) = self.rec() {
                     r.transport_error(now, exchange, &e);
                 }
-                self.on_conn(|c| c.handle_transport_error(now, exchange, e));
+                self.on_conn(|c| c.handle(now, Input::TransportError { exchange, error: e }));
             }
         }
     }

@@ -1,9 +1,11 @@
 //! One HTTP/2 connection per origin, shared by every session of a client that speaks HTTP/2 to
 //! that origin: [`SharedH2`].
 //!
-//! The core's [`H2Socket`] multiplexes several work items (one [`Connection`] per session) on
-//! one socket, each with its own budgets. [`SharedH2`] keeps that socket behind a mutex with
-//! everything the sessions need around it: per-session inboxes of events, the socket's
+//! The core's [`H2Streams`] multiplexes several work items (one [`Connection`] per session) on
+//! one socket, each with its own budgets, owning none of them: it yields each stream's inputs
+//! with the work item they are for. [`SharedH2`] keeps that socket and the sessions'
+//! connections behind a mutex with everything the sessions need around it, and hands each input
+//! to its session's connection: per-session inboxes of events, the socket's
 //! generation (a fresh socket replaces one that goes away), and one clock zero for every work
 //! item, so that their deadlines stay comparable across sockets.
 //!
@@ -60,8 +62,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_sansio::h2::{H2Config, Reason};
-use mcp_sansio::mux::{H2Socket, WorkId};
-use mcp_sansio::{Budgets, Config, Connection, Error, Event, Instant, Transmit, TransportError};
+use mcp_sansio::mux::{H2Streams, WorkId};
+use mcp_sansio::{
+    Budgets, Config, Connection, Error, Event, Input, Instant, Transmit, TransportError,
+};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::lock::lock;
@@ -91,7 +95,10 @@ pub trait H2Io: Send + Sync {
 pub struct Member(u64);
 
 struct Item {
+    /// The session's work item on every socket: its member number.
     work: WorkId,
+    /// The session's connection.
+    conn: Connection,
     inbox: VecDeque<Event>,
     wake: Waker,
     /// The spans of its exchanges (feature `tracing`).
@@ -100,12 +107,12 @@ struct Item {
 
 /// A fresh socket, open, waiting for the old one to drain.
 struct Next {
-    socket: H2Socket,
+    socket: H2Streams,
     generation: u64,
 }
 
 struct State {
-    socket: H2Socket,
+    socket: H2Streams,
     generation: u64,
     /// Whether [`H2Io::close`] was called for the current socket.
     closing: bool,
@@ -224,7 +231,7 @@ impl SharedH2 {
             recorded: record_to.is_some(),
             zero: std::time::Instant::now(),
             state: Mutex::new(State {
-                socket: opening(H2Socket::new(Instant::ZERO, h2.clone(), scheme)),
+                socket: opening(H2Streams::new(Instant::ZERO, h2.clone(), scheme)),
                 generation: 0,
                 closing: false,
                 last_generation: 0,
@@ -349,11 +356,12 @@ impl SharedH2 {
         }
         st.last_member += 1;
         let member = Member(st.last_member);
-        let work = st.socket.add(conn);
+        let work = WorkId(usize::try_from(member.0).unwrap_or(usize::MAX));
         st.items.insert(
             member,
             Item {
                 work,
+                conn,
                 inbox: VecDeque::new(),
                 wake,
                 trace: H2Trace::default(),
@@ -374,7 +382,8 @@ impl SharedH2 {
         };
         // The recording ends with the session: what leaving writes is the connection's.
         st.recording = Recording::Off;
-        let _ = st.socket.remove(now, item.work);
+        // Its exchanges break as closed; the connection goes with the session.
+        let _ = st.socket.remove(item.work);
         st.pending.retain(|(m, _)| *m != member);
         // A recorded connection serves its one session only: it is closed when that leaves.
         let healthy = !self.recorded
@@ -404,7 +413,8 @@ impl SharedH2 {
         st.life = Life::Shut;
         st.pending.clear();
         let generation = st.generation;
-        while let Some(bytes) = st.socket.poll_transmit(now) {
+        let _ = pump(st, now, &mut Vec::new());
+        while let Some(bytes) = st.socket.poll_transmit() {
             self.write(generation, bytes);
         }
         if !st.socket.is_closed() && !st.closing {
@@ -442,9 +452,8 @@ impl SharedH2 {
     ) -> Option<R> {
         let mut st = lock(&self.state);
         let now = self.now();
-        let work = st.items.get(&member)?.work;
         let st = &mut *st;
-        let conn = st.socket.connection_mut(work)?;
+        let conn = &mut st.items.get_mut(&member)?.conn;
         if let (Some(rec), Some(op)) = (st.recording.on(), op) {
             rec.recorder().operation(now, op);
         }
@@ -464,8 +473,7 @@ impl SharedH2 {
     /// Reads session `member`'s connection.
     pub fn read<R>(&self, member: Member, f: impl FnOnce(&Connection) -> R) -> Option<R> {
         let st = lock(&self.state);
-        let work = st.items.get(&member)?.work;
-        st.socket.connection(work).map(f)
+        st.items.get(&member).map(|i| f(&i.conn))
     }
 
     /// Drains the connection and takes the events in session `member`'s inbox.
@@ -484,7 +492,12 @@ impl SharedH2 {
     pub fn poll_timeout(&self) -> Option<std::time::Instant> {
         let st = lock(&self.state);
         let next = st.next.as_ref().and_then(|n| n.socket.poll_timeout());
-        [st.socket.poll_timeout(), next]
+        let items = st
+            .items
+            .values()
+            .filter_map(|i| i.conn.poll_timeout())
+            .min();
+        [st.socket.poll_timeout(), next, items]
             .into_iter()
             .flatten()
             .min()
@@ -509,6 +522,9 @@ impl SharedH2 {
             rec.recorder().timeout(now);
         }
         st.socket.handle_timeout(now);
+        for item in st.items.values_mut() {
+            item.conn.handle_timeout(now);
+        }
         if let Some(next) = &mut st.next {
             next.socket.handle_timeout(now);
         }
@@ -544,13 +560,13 @@ impl SharedH2 {
                 if let Some(rec) = rec {
                     rec.eof(now);
                 }
-                socket.handle_eof(now);
+                socket.handle_eof();
             }
             Report::Failed(e) => {
                 if let Some(rec) = rec {
                     rec.failure(now, &e);
                 }
-                socket.handle_eof(now);
+                socket.handle_eof();
             }
         }
         self.drain(st, now);
@@ -569,7 +585,7 @@ impl SharedH2 {
         match result {
             Ok(()) => {
                 st.next = Some(Next {
-                    socket: opening(H2Socket::new(now, self.h2.clone(), self.scheme)),
+                    socket: opening(H2Streams::new(now, self.h2.clone(), self.scheme)),
                     generation,
                 });
                 if self.recorded {
@@ -605,9 +621,12 @@ impl SharedH2 {
     fn drain(self: &Arc<Self>, st: &mut State, now: Instant) {
         let mut woken = BTreeSet::new();
         loop {
-            let mut any = false;
+            // The work items' requests onto streams, the streams' inputs to the work items
+            // (their events gathered), until nothing moves.
+            let mut events = Vec::new();
+            let mut any = pump(st, now, &mut events);
             let generation = st.generation;
-            while let Some(bytes) = st.socket.poll_transmit(now) {
+            while let Some(bytes) = st.socket.poll_transmit() {
                 any = true;
                 // Bytes dropped on a closing socket were written by the core all the same.
                 if let Some(rec) = st.recording.on() {
@@ -622,9 +641,9 @@ impl SharedH2 {
                 self.io.close(generation);
             }
             while let Some((work, stream, t)) = st.socket.poll_opened() {
-                let read = st.socket.connection(work).map_or(0, Connection::bytes_read);
                 let Some(m) = st.member(work) else { continue };
                 if let Some(item) = st.items.get_mut(&m) {
+                    let read = item.conn.bytes_read();
                     item.trace.opened(&t, stream.0, read);
                 }
             }
@@ -634,9 +653,8 @@ impl SharedH2 {
                     st.pending.push((m, t));
                 }
             }
-            while let Some((work, event)) = st.socket.poll_event(now) {
-                any = true;
-                let Some(m) = st.member(work) else { continue };
+            any |= pump(st, now, &mut events);
+            for (m, event) in events {
                 if let Some(rec) = st.recording.on() {
                     rec.recorder().event(&event);
                 }
@@ -649,8 +667,8 @@ impl SharedH2 {
                         Event::ExchangeAbandoned { .. } => "abandoned",
                         _ => "finished",
                     };
-                    let read = st.socket.connection(work).map_or(0, Connection::bytes_read);
                     if let Some(item) = st.items.get_mut(&m) {
+                        let read = item.conn.bytes_read();
                         item.trace.end(x, outcome, read);
                     }
                 }
@@ -660,7 +678,7 @@ impl SharedH2 {
                 }
             }
             if let Some(next) = &mut st.next {
-                while let Some(bytes) = next.socket.poll_transmit(now) {
+                while let Some(bytes) = next.socket.poll_transmit() {
                     self.write(next.generation, bytes);
                 }
                 if next.socket.is_closed() {
@@ -712,17 +730,17 @@ impl SharedH2 {
         let old_generation = std::mem::replace(&mut st.generation, next.generation);
         let old_closing = std::mem::replace(&mut st.closing, false);
         for item in st.items.values_mut() {
-            if let Some(conn) = old.remove(now, item.work) {
-                item.work = st.socket.add(conn);
+            for input in old.remove(item.work) {
+                item.conn.handle(now, input);
             }
         }
         for (m, t) in std::mem::take(&mut st.pending) {
             if let Some(item) = st.items.get(&m) {
-                st.socket.resend(item.work, t);
+                st.socket.resend(item.work, t, item.conn.bytes_left());
             }
         }
         if !old_closing {
-            while let Some(bytes) = old.poll_transmit(now) {
+            while let Some(bytes) = old.poll_transmit() {
                 self.write(old_generation, bytes);
             }
             self.io.close(old_generation);
@@ -732,7 +750,7 @@ impl SharedH2 {
 
 /// `socket`, reporting the requests that open its streams when their spans are made (feature
 /// `tracing`).
-fn opening(mut socket: H2Socket) -> H2Socket {
+fn opening(mut socket: H2Streams) -> H2Streams {
     socket.report_opened(cfg!(feature = "tracing"));
     socket
 }
@@ -740,11 +758,58 @@ fn opening(mut socket: H2Socket) -> H2Socket {
 /// Fails every request waiting for a fresh socket with `e`.
 fn fail_pending(st: &mut State, now: Instant, e: &TransportError) {
     for (m, t) in std::mem::take(&mut st.pending) {
-        let Some(work) = st.items.get(&m).map(|i| i.work) else {
-            continue;
-        };
-        if let Some(conn) = st.socket.connection_mut(work) {
-            conn.handle_transport_error(now, t.exchange, e.clone());
+        if let Some(item) = st.items.get_mut(&m) {
+            item.conn.handle(
+                now,
+                Input::TransportError {
+                    exchange: t.exchange,
+                    error: e.clone(),
+                },
+            );
+        }
+    }
+}
+
+/// Moves everything that can move between the sessions' connections and the serving socket's
+/// streams: every request onto a stream (with what its work item has left), every stream input
+/// to its work item's connection, every connection's event into `events` (an exchange's end
+/// tells the streams, which reset an abandoned one); until nothing moves. Whether anything did.
+fn pump(st: &mut State, now: Instant, events: &mut Vec<(Member, Event)>) -> bool {
+    let mut any = false;
+    loop {
+        let mut progress = false;
+        for item in st.items.values_mut() {
+            while let Some(t) = item.conn.poll_transmit() {
+                progress = true;
+                st.socket.send(item.work, t, item.conn.bytes_left());
+            }
+            st.socket.allow(item.work, item.conn.bytes_left());
+        }
+        progress |= st.socket.open();
+        while let Some((work, input)) = st.socket.poll_input() {
+            progress = true;
+            if let Some(item) = st.items.values_mut().find(|i| i.work == work) {
+                item.conn.handle(now, input);
+            }
+        }
+        for (m, item) in &mut st.items {
+            while let Some(event) = item.conn.poll_event() {
+                progress = true;
+                match &event {
+                    Event::ExchangeAbandoned { exchange } => {
+                        st.socket.ended(item.work, *exchange, true);
+                    }
+                    Event::ExchangeFinished { exchange, .. } => {
+                        st.socket.ended(item.work, *exchange, false);
+                    }
+                    _ => {}
+                }
+                events.push((*m, event));
+            }
+        }
+        any |= progress;
+        if !progress {
+            return any;
         }
     }
 }

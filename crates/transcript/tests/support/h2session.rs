@@ -175,7 +175,13 @@ impl Session {
                         .connection_mut(self.work)
                         .expect("the work item");
                     for t in std::mem::take(&mut self.pending) {
-                        conn.handle_transport_error(self.now, t.exchange, e.clone());
+                        conn.handle(
+                            self.now,
+                            mcp_sansio::Input::TransportError {
+                                exchange: t.exchange,
+                                error: e.clone(),
+                            },
+                        );
                     }
                     self.drain();
                     continue;
