@@ -497,6 +497,7 @@ impl Connection {
             // After the outcome's events, whatever split the framing's end came in: the order of
             // events must not depend on how the bytes were cut.
             self.events.push_back(event);
+            self.close_when_cancelled();
             return;
         }
         let Some(status) = ex.decoder.status() else {
@@ -638,6 +639,7 @@ impl Connection {
         if !ex.role.is_main() {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            self.close_when_cancelled();
             return;
         }
         self.events

@@ -446,6 +446,10 @@ pub struct Connection {
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
+    /// The background `notifications/cancelled` exchanges sent (those still open are waited
+    /// for by a close whose `DELETE` was answered first; the rest are forgotten as new ones
+    /// are sent).
+    cancellations: Vec<ExchangeId>,
     /// The legacy session's standalone `GET` stream (`listen.rs`).
     listen: Listen,
     /// What the `server/discover` answer the connection is connected by said of its caching.
@@ -500,6 +504,7 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             header_mismatches: 0,
+            cancellations: Vec::new(),
             listen: Listen::default(),
             discover_cache: None,
             dpop_nonce: None,
@@ -643,6 +648,13 @@ impl Connection {
     /// budget, after a `notifications/cancelled` for a listing's page or a call's round that was
     /// running (best effort, as [`abandon`](Self::abandon) sends it); [`Event::Closed`] follows
     /// in every case.
+    ///
+    /// A legacy `notifications/cancelled` still queued or in flight when the `DELETE` is
+    /// answered (this close's own, or one an earlier timeout or [`abandon`](Self::abandon)
+    /// sent) is not dropped: the connection stays Closing until that exchange ends (its
+    /// answer, its failure, or the end of its grace, the close budget from when it was sent),
+    /// and the close deadline bounds the wait; [`Event::Closed`] follows. The `DELETE` is not
+    /// held back: the two travel side by side, and the server may see them in either order.
     pub fn close(&mut self, now: Instant) {
         if matches!(self.machine.get(), State::Closing { .. }) {
             return; // already closing
@@ -780,6 +792,9 @@ impl Connection {
             } else {
                 i += 1;
             }
+        }
+        if self.close_when_cancelled() {
+            return;
         }
         let Some(p) = self.machine.req() else {
             // Waiting on the embedder (input requests): only the operation's deadline runs.

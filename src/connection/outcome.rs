@@ -23,7 +23,7 @@ impl Connection {
                 Outcome::RpcError { status, error } => self.fail_op(error.to_error(status)),
                 Outcome::Status(status) => self.fail_op(status_error(status)),
             },
-            Step::Delete => self.finish_close(),
+            Step::Delete => self.session_deleted(),
             Step::ListPage { .. } | Step::Call => {
                 let is_call = matches!(p.step, Step::Call);
                 let rpc_failure = match outcome {
@@ -159,13 +159,51 @@ impl Connection {
 
     /// Queues the legacy `notifications/cancelled` of request `id` as a background exchange:
     /// one request, its answer discarded, dropped at the end of its grace (the close budget).
+    /// A close whose `DELETE` is answered while it is still open waits for its end (see
+    /// [`Connection::close`]).
     pub(super) fn send_cancelled(&mut self, now: Instant, id: u64, reason: &str) {
         let mut params = Vec::new();
         let mut w = ObjectWriter::new(&mut params);
         w.uint("requestId", id).string("reason", reason);
         w.finish();
         let body = notification_body("notifications/cancelled", Some(&params));
-        self.send_background(now, Method::Post, body);
+        self.forget_ended_cancellations();
+        if let Some(x) = self.send_background(now, Method::Post, body) {
+            self.cancellations.push(x);
+        }
+    }
+
+    /// Forgets the cancellations whose exchanges have ended.
+    fn forget_ended_cancellations(&mut self) {
+        let exchanges = &self.exchanges;
+        self.cancellations
+            .retain(|x| exchanges.iter().any(|e| e.id == *x));
+    }
+
+    /// The `DELETE` that ends the legacy session was answered: Closed, unless a background
+    /// cancellation is still queued or in flight; then the close waits for its end (its answer,
+    /// its failure, or its grace), within the close deadline, so that reaching Closed never
+    /// drops a cancellation the server has not been sent.
+    fn session_deleted(&mut self) {
+        self.forget_ended_cancellations();
+        if self.cancellations.is_empty() {
+            return self.finish_close();
+        }
+        self.machine.deleted();
+    }
+
+    /// A side exchange ended (or expired): a close waiting for the last cancellation after its
+    /// `DELETE` was answered ends now. Returns whether it did.
+    pub(super) fn close_when_cancelled(&mut self) -> bool {
+        if !self.machine.is_deleted() {
+            return false;
+        }
+        self.forget_ended_cancellations();
+        if !self.cancellations.is_empty() {
+            return false;
+        }
+        self.finish_close();
+        true
     }
 
     pub(super) fn abandon_main(&mut self) {

@@ -103,10 +103,15 @@ impl Connection {
     }
 
     /// Fire-and-forget request whose answer is discarded (legacy cancellation, refusals).
-    pub(super) fn send_background(&mut self, now: Instant, method: Method, body: Vec<u8>) {
+    pub(super) fn send_background(
+        &mut self,
+        now: Instant,
+        method: Method,
+        body: Vec<u8>,
+    ) -> Option<ExchangeId> {
         let headers = self.base_headers(None, true);
         let request = self.request(method, headers, body);
-        self.queue_side_request(now, request, Role::Background);
+        self.queue_side_request(now, request, Role::Background)
     }
 
     /// Queues `request`, which no operation waits for (a background request, the standalone

@@ -139,8 +139,10 @@ pub(super) enum State {
         at: Instant,
         interrupted: Box<State>,
     },
-    /// The `DELETE` of the legacy session is pending.
-    Closing { req: Pending },
+    /// The `DELETE` of the legacy session is pending, or (`answered`) was answered while a
+    /// background `notifications/cancelled` was still queued or in flight: Closed waits for
+    /// that exchange's end (its answer, its failure or its grace), within the close deadline.
+    Closing { req: Pending, answered: bool },
     /// A connection failure ended it.
     Dead(Error),
     /// Closed.
@@ -754,7 +756,43 @@ impl Machine {
     /// Ready, Dead or an interrupted operation → Closing: the `DELETE` `req` is sent.
     pub(super) fn closing(&mut self, req: Pending) {
         let from = self.take();
-        self.set(from.name(), State::Closing { req });
+        self.set(
+            from.name(),
+            State::Closing {
+                req,
+                answered: false,
+            },
+        );
+    }
+
+    /// Closing → Closing: the `DELETE` was answered, and Closed waits for the background
+    /// cancellations still open ([`Machine::is_deleted`]).
+    pub(super) fn deleted(&mut self) {
+        match &mut self.state {
+            State::Closing { answered, .. } => *answered = true,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Dead(_)
+            | State::Closed => {
+                let from = self.take();
+                self.invalid(from, ConnectionState::Closing);
+            }
+        }
+    }
+
+    /// Whether the state is Closing with its `DELETE` answered (waiting for the background
+    /// cancellations to end).
+    pub(super) fn is_deleted(&self) -> bool {
+        matches!(self.state, State::Closing { answered: true, .. })
     }
 
     /// Any state → Closed.
