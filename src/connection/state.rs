@@ -28,7 +28,7 @@ mod queries;
 mod recovery;
 mod table;
 
-pub(super) use self::recovery::{Recover, Recovery, Refusal};
+pub(super) use self::recovery::{Allowance, Recover, Recovery, Refusal};
 use self::table::is_transition;
 pub use self::table::{ConnectionState, TRANSITIONS};
 

@@ -10,8 +10,7 @@ fn req(step: Step) -> Pending {
         responses: 0,
         stalled: 0,
         deadline: Deadline::new(Instant::ZERO, &budgets, Budget::ListTime),
-        retried_fresh: false,
-        nonce_retried: false,
+        allowance: Allowance::new(),
         refusals: 0,
     }
 }
@@ -126,4 +125,29 @@ fn the_transitions_are_listed_once() {
     for (i, a) in TRANSITIONS.iter().enumerate() {
         assert!(!TRANSITIONS[i + 1..].contains(a), "{a:?} listed twice");
     }
+}
+
+/// A request's one-time retries (the resend on a fresh socket, the retry with a new
+/// `DPoP-Nonce`) are its own: each is granted once, and the next request (a listing's next
+/// page, a call's next round) starts with both again, whatever the last one spent.
+#[test]
+fn each_request_gets_its_own_one_time_retries() {
+    let mut m = Machine::new();
+    assert!(!m.spend_fresh_resend(), "no request, no resend");
+    m.connect_from_hint();
+    m.start_list(req(Step::ListPage { cursor: None }), deadline());
+    assert!(m.spend_fresh_resend());
+    assert!(!m.spend_fresh_resend(), "once per request");
+    assert!(m.spend_nonce_retry());
+    assert!(!m.spend_nonce_retry(), "once per request");
+    // Suspended and resumed, the request keeps what it spent.
+    m.suspend("ev-1".into(), None, Instant::ZERO);
+    assert!(!m.spend_fresh_resend());
+    let _ = m.resume();
+    assert!(!m.spend_nonce_retry());
+    m.again(req(Step::ListPage {
+        cursor: Some("c".into()),
+    }));
+    assert!(m.spend_nonce_retry(), "the next page is a new request");
+    assert!(m.spend_fresh_resend());
 }
