@@ -25,6 +25,16 @@ impl Connection {
         self.header_mismatches
     }
 
+    /// Whether the last tool call (the one running, or the last one started) met a `-32020`
+    /// (header mismatch): the tool's `x-mcp-header` parameters it was called with are out of
+    /// date, so the catalog they were taken from (this connection's listing, or one held
+    /// elsewhere, such as a client's catalog cache) no longer matches the server's tools and
+    /// should be dropped. The connection decides it; a cache only carries it out. Cleared when
+    /// the next call starts.
+    pub fn catalog_stale(&self) -> bool {
+        self.catalog_stale
+    }
+
     pub(super) fn start_call(
         &mut self,
         now: Instant,
@@ -32,6 +42,7 @@ impl Connection {
         params: &[crate::xmcp::HeaderParam],
         arguments: &[u8],
     ) {
+        self.catalog_stale = false;
         if let Err(e) = self.check_connected() {
             return self.events.push_back(Event::Failed {
                 operation: Operation::CallTool,

@@ -446,6 +446,8 @@ pub struct Connection {
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
+    /// Whether the last tool call met a `-32020` ([`Connection::catalog_stale`]).
+    catalog_stale: bool,
     /// The background `notifications/cancelled` exchanges sent (those still open are waited
     /// for by a close whose `DELETE` was answered first; the rest are forgotten as new ones
     /// are sent).
@@ -504,6 +506,7 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             header_mismatches: 0,
+            catalog_stale: false,
             cancellations: Vec::new(),
             listen: Listen::default(),
             discover_cache: None,

@@ -73,10 +73,14 @@ impl Connection {
                     session_ended: not_found && self.session_id().is_some(),
                     header_mismatch: header_mismatch
                         && matches!(self.session, Session::Modern { .. }),
+                    mismatch_code: header_mismatch,
                 };
                 let recover = self.machine.recover(refusal);
-                if header_mismatch && recover != Recover::NewSession {
+                if refusal.catalog_stale(recover) {
                     self.header_mismatches += 1;
+                    if self.machine.operation() == Some(Operation::CallTool) {
+                        self.catalog_stale = true;
+                    }
                 }
                 match recover {
                     Recover::Renegotiate => return self.renegotiate(now),

@@ -71,6 +71,19 @@ pub(in crate::connection) struct Refusal {
     pub(in crate::connection) session_ended: bool,
     /// A `-32020` in a modern session: the call's headers did not match the tool's.
     pub(in crate::connection) header_mismatch: bool,
+    /// A `-32020`, in either era.
+    pub(in crate::connection) mismatch_code: bool,
+}
+
+impl Refusal {
+    /// Whether the refusal, met by a tool call and followed by `recover`, says that the catalog
+    /// the call took the tool's headers from is stale: a `-32020` (the server's tools changed),
+    /// unless the session is replaced (the answer of an ended session says nothing of the
+    /// tools). Counted in [`Connection::header_mismatches`], reported by
+    /// [`Connection::catalog_stale`].
+    pub(in crate::connection) fn catalog_stale(&self, recover: Recover) -> bool {
+        self.mismatch_code && recover != Recover::NewSession
+    }
 }
 
 /// The recovery a refused page or round leads to.
