@@ -62,6 +62,7 @@ use crate::wire::{Method, Request, ResponseEvent, ResponseHead, ResponseState, W
 
 mod calling;
 mod completion;
+mod effects;
 mod exchange;
 mod listen;
 mod listing;

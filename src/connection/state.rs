@@ -26,9 +26,11 @@ use super::*;
 
 mod queries;
 mod recovery;
+mod step;
 mod table;
 
 pub(super) use self::recovery::{Allowance, Recover, Recovery, Refusal};
+pub(super) use self::step::{Answer, Effect, Policy};
 use self::table::is_transition;
 pub use self::table::{ConnectionState, TRANSITIONS};
 
@@ -268,10 +270,8 @@ impl Machine {
     }
 
     /// The call a re-listing runs for, with the catalog listed so far and the error the call got.
-    pub(super) fn relisting(
-        &mut self,
-    ) -> Option<(&Catalog, &mut CallState, &crate::error::RpcError)> {
-        match &mut self.state {
+    pub(super) fn relisting(&self) -> Option<(&Catalog, &CallState, &crate::error::RpcError)> {
+        match &self.state {
             State::Relisting {
                 list, call, error, ..
             } => Some((&list.catalog, call, error)),
@@ -289,11 +289,6 @@ impl Machine {
             | State::Dead(_)
             | State::Closed => None,
         }
-    }
-
-    /// Whether the era assumed may still prove wrong (see [`Hint`]).
-    pub(super) fn hint(&self) -> Hint {
-        self.state.hint()
     }
 
     /// Sets what the state says of the era: idle, or in the running operation.
