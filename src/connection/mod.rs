@@ -36,9 +36,13 @@
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition. The protocol state is one enum, and every transition is made in one module
-//! (`state.rs`), checked against the table as data; the recoveries an operation may still make
-//! are data of its states, and the choice among them after a refused request is made there too.
-//! The other modules read the state, classify what the server said, and ask the machine to move.
+//! (`state.rs`), checked against the table as data; the recoveries an operation may still make,
+//! and the one-time retries of each request, are data of its states. What follows the server's
+//! answer to a request is chosen by the transition function (`state/step.rs`): the codec
+//! modules (`outcome.rs`, `negotiation.rs`, `listing.rs`, `calling.rs`) classify the answer into
+//! a typed `Answer`, one exhaustive match over (state, answer) chooses the next state and the
+//! effects, returned as data, and `effects.rs` carries them out (builds and sends requests,
+//! reports events, records the session).
 use crate::prelude::*;
 
 use alloc::collections::{BTreeSet, VecDeque};

@@ -116,18 +116,10 @@ impl Connection {
             // session behind, not even the id recorded from `initialize`'s head.
             self.session = Session::None;
         }
-        let dead = matches!(
-            error.kind(),
-            crate::error::ErrorKind::ConnectionFailed
-                | crate::error::ErrorKind::AuthenticationFailed
-        ) && !matches!(
-            error,
-            Error::Misuse { .. } | Error::Config(_) | Error::Abandoned
-        );
-        if dead {
+        if self.machine.fail(&error) {
+            // A connection failure: the standalone stream ends with the connection.
             self.listen_end();
         }
-        self.machine.fail(dead.then(|| error.clone()));
         self.events.push_back(Event::Failed { operation, error });
     }
 

@@ -12,6 +12,11 @@
 //! keeping a wrong state). `tests/transitions.rs` checks the documented table against
 //! [`TRANSITIONS`] both ways and drives every row.
 //!
+//! What follows the server's answer to the request a state waits on is chosen in one place,
+//! the transition function [`Machine::step`] (`state/step.rs`): one exhaustive match from the
+//! state and the classified answer ([`Answer`]) to the effects ([`Effect`]) the connection
+//! carries out.
+//!
 //! What an operation may still try lives in its states too: its [`Recovery`] (the one
 //! re-negotiation, the one new session, the one re-listing, and whether the era it runs in may
 //! still prove wrong) is made new when the operation starts and carried through every state it
@@ -733,19 +738,31 @@ impl Machine {
         }
     }
 
-    /// A running operation → Dead (`dead`, a connection failure), Unconnected (a failed
-    /// negotiation) or Ready: it failed.
-    pub(super) fn fail(&mut self, dead: Option<Error>) {
+    /// A running operation → Dead, Unconnected (a failed negotiation) or Ready: it failed with
+    /// `error`. A connection failure (an error of kind `ConnectionFailed` or
+    /// `AuthenticationFailed`, other than a misuse, a configuration error or an abandonment)
+    /// ends the connection: Dead, with that error. Returns whether it did.
+    pub(super) fn fail(&mut self, error: &Error) -> bool {
+        let dead = matches!(
+            error.kind(),
+            crate::error::ErrorKind::ConnectionFailed
+                | crate::error::ErrorKind::AuthenticationFailed
+        ) && !matches!(
+            error,
+            Error::Misuse { .. } | Error::Config(_) | Error::Abandoned
+        );
         let from = self.take();
         let next = match dead {
-            Some(error) => State::Dead(error),
-            None if from.is_negotiating() => State::Unconnected,
-            None => State::Ready { hint: from.hint() },
+            true => State::Dead(error.clone()),
+            false if from.is_negotiating() => State::Unconnected,
+            false => State::Ready { hint: from.hint() },
         };
         if from.operation().is_none() {
-            return self.invalid(from, next.name());
+            self.invalid(from, next.name());
+            return dead;
         }
         self.set(from.name(), next);
+        dead
     }
 
     /// Ready, Dead or an interrupted operation → Closing: the `DELETE` `req` is sent.

@@ -65,21 +65,21 @@ fn a_re_negotiation_carries_the_operation_it_interrupted() {
         "the listing restarts at once"
     );
     // A failed negotiation leaves nothing negotiated; a failed operation leaves it ready.
-    m.fail(None);
+    m.fail(&invalid_answer("tools/list", "refused".into()));
     assert_eq!(m.name(), ConnectionState::Ready);
     m.start_list(req(Step::ListPage { cursor: None }), deadline());
     m.discover(req(Step::Discover {
         attempt: 0,
         version: "v".into(),
     }));
-    m.fail(None);
+    m.fail(&invalid_answer("tools/list", "refused".into()));
     assert_eq!(m.name(), ConnectionState::Unconnected);
     m.connect_from_hint();
     m.start_list(req(Step::ListPage { cursor: None }), deadline());
-    m.fail(None);
+    m.fail(&invalid_answer("tools/list", "refused".into()));
     assert_eq!(m.name(), ConnectionState::Ready);
     m.start_list(req(Step::ListPage { cursor: None }), deadline());
-    m.fail(Some(Error::Closed));
+    m.fail(&Error::Closed);
     assert_eq!(m.name(), ConnectionState::Dead);
     assert_eq!(m.operation(), None);
 }
