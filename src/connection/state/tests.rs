@@ -151,3 +151,66 @@ fn each_request_gets_its_own_one_time_retries() {
     assert!(m.spend_nonce_retry(), "the next page is a new request");
     assert!(m.spend_fresh_resend());
 }
+
+fn policy(budgets: &crate::budget::Budgets) -> Policy<'_> {
+    Policy {
+        budgets,
+        input_hook: true,
+        legacy_offered: true,
+    }
+}
+
+/// Versioning (2026-07-28): after `-32022` the client retries `server/discover` once with a
+/// mutual version the error names; a second refusal, or none mutual, fails the negotiation.
+#[test]
+fn a_refused_version_is_retried_once() {
+    let budgets = crate::budget::Budgets::default();
+    let refused = || Answer::VersionRefused {
+        mutual: Some("v2".into()),
+        supported: vec!["v2".into()],
+    };
+    let mut m = Machine::new();
+    m.discover(req(Step::Discover {
+        attempt: 0,
+        version: "v1".into(),
+    }));
+    let effects = m.step(Instant::ZERO, refused(), policy(&budgets));
+    assert!(
+        matches!(&effects[..], [Effect::Rediscover { version }] if version == "v2"),
+        "{effects:?}"
+    );
+    m.discover(req(Step::Discover {
+        attempt: 1,
+        version: "v2".into(),
+    }));
+    let effects = m.step(Instant::ZERO, refused(), policy(&budgets));
+    assert!(
+        matches!(&effects[..], [Effect::NoMutual { all: false, .. }]),
+        "{effects:?}"
+    );
+}
+
+/// A page's answer to a state that waits on no page is a bug of the connection: a debug build
+/// stops at the transition function.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "invalid transition Calling → Calling")]
+fn an_answer_the_state_does_not_wait_for_is_caught() {
+    let budgets = crate::budget::Budgets::default();
+    let mut m = Machine::new();
+    m.connect_from_hint();
+    let call = CallState {
+        name: "echo".into(),
+        arguments: b"{}".to_vec(),
+        input_responses: None,
+        request_state: None,
+        rounds: 0,
+        param_headers: Vec::new(),
+    };
+    m.start_call(req(Step::Call), call, deadline());
+    let page = Answer::Page {
+        next: None,
+        repeated: false,
+    };
+    let _ = m.step(Instant::ZERO, page, policy(&budgets));
+}
