@@ -112,9 +112,9 @@ impl Machine {
     /// (a second `use_dpop_nonce` for it is refused); spends that allowance. Without a pending
     /// request there is nothing to spend: yes.
     pub(in crate::connection) fn spend_nonce_retry(&mut self) -> bool {
-        self.state.req_mut().map_or(true, |p| {
-            core::mem::replace(&mut p.allowance.nonce_retry, false)
-        })
+        self.state
+            .req_mut()
+            .is_none_or(|p| core::mem::replace(&mut p.allowance.nonce_retry, false))
     }
 
     /// Chooses what a refused page or round leads to, from the running operation's
