@@ -223,7 +223,11 @@ impl Machine {
             (State::Discovering { req, .. }, Answer::DiscoverUnimplemented) => {
                 let version = match &req.step {
                     Step::Discover { version, .. } => version.clone(),
-                    _ => String::new(),
+                    Step::Initialize { .. }
+                    | Step::Initialized { .. }
+                    | Step::ListPage { .. }
+                    | Step::Call
+                    | Step::Delete => String::new(),
                 };
                 out.push(Effect::ConnectModern {
                     version,
@@ -255,7 +259,11 @@ impl Machine {
                     version,
                     session_id: match &mut req.step {
                         Step::Initialize { session_id } => session_id.take(),
-                        _ => None,
+                        Step::Discover { .. }
+                        | Step::Initialized { .. }
+                        | Step::ListPage { .. }
+                        | Step::Call
+                        | Step::Delete => None,
                     },
                     server,
                 },
@@ -280,7 +288,11 @@ impl Machine {
             (State::Confirming { req, .. }, Answer::Accepted) => {
                 let server = match &mut req.step {
                     Step::Initialized { server } => core::mem::take(server),
-                    _ => Announced::default(),
+                    Step::Discover { .. }
+                    | Step::Initialize { .. }
+                    | Step::ListPage { .. }
+                    | Step::Call
+                    | Step::Delete => Announced::default(),
                 };
                 out.push(Effect::ConnectLegacy { server })
             }
@@ -373,15 +385,17 @@ impl Machine {
                     out.push(Effect::CatalogStale { call });
                 }
                 out.push(match (recover, rpc) {
-                    (Recover::Renegotiate, _) => {
+                    (Recover::Renegotiate, Some(_) | None) => {
                         self.set_hint(Hint::Settled);
                         Effect::Renegotiate {
                             probe: hint != Hint::Undiscovered,
                         }
                     }
-                    (Recover::NewSession, _) => Effect::NewSession,
+                    (Recover::NewSession, Some(_) | None) => Effect::NewSession,
                     (Recover::Relist, Some(rpc)) => Effect::Relist(rpc),
-                    (Recover::Relist | Recover::Fail, _) => Effect::Fail(error),
+                    (Recover::Relist, None) | (Recover::Fail, Some(_) | None) => {
+                        Effect::Fail(error)
+                    }
                 });
             }
             (
