@@ -73,6 +73,8 @@ impl Connection {
                     self.fail_op(error);
                 }
                 Effect::Deleted => self.session_deleted(),
+                Effect::TimedOut(error) => self.timed_out(now, error),
+                Effect::Resume => self.send_resume(now),
             }
         }
     }

@@ -804,34 +804,18 @@ impl Connection {
         if self.close_when_cancelled() {
             return;
         }
-        let Some(p) = self.machine.req() else {
-            // Waiting on the embedder (input requests): only the operation's deadline runs.
-            // Waiting on a load-shedding backoff: the retry when it is due.
-            if let Some(deadline) = self.machine.deadline() {
-                if deadline.at <= now {
-                    let error = deadline.exceeded(&self.config.budgets);
-                    self.fail_op(Error::Budget(error));
-                } else if matches!(self.machine.get(), State::Backoff { at, .. } if *at <= now) {
-                    self.send_call_round(now);
-                }
-            }
-            return;
-        };
-        let exchange_deadline = p
-            .exchange
+        // What is due is the machine's choice (`Machine::on_time`).
+        let exchange_deadline = self
+            .machine
+            .req()
+            .and_then(|p| p.exchange)
             .and_then(|x| self.exchanges.iter().find(|e| e.id == x))
             .map(|e| e.deadline);
-        if p.deadline.at <= now || exchange_deadline.is_some_and(|d| d <= now) {
-            let error = if p.deadline.at <= now {
-                p.deadline.exceeded(&self.config.budgets)
-            } else {
-                self.config.budgets.exceeded(Budget::RequestTime)
-            };
-            self.timed_out(now, error);
-            return;
-        }
-        if matches!(self.machine.get(), State::Resuming { at, .. } if *at <= now) {
-            self.send_resume(now);
+        let due = self
+            .machine
+            .on_time(now, exchange_deadline, &self.config.budgets);
+        if let Some(effect) = due {
+            self.carry_out(now, vec![effect]);
         }
     }
 }

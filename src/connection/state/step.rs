@@ -146,6 +146,11 @@ pub(in crate::connection) enum Effect {
     NoMutual { theirs: Vec<String>, all: bool },
     /// The `DELETE` was answered: Closed, unless a background cancellation is still open.
     Deleted,
+    /// The request's time ran out (its own, its exchange's, or its operation's): the operation
+    /// fails with the budget, and a legacy listing's page or call's round is cancelled.
+    TimedOut(BudgetExceeded),
+    /// A resumption's wait is over: send its `GET`.
+    Resume,
 }
 
 /// The effects of one answer: at most three.
@@ -527,6 +532,63 @@ impl Machine {
         }
         out
     }
+}
+
+impl Machine {
+    /// The clock reached `now`: what is due in the state, if anything. `exchange_deadline` is
+    /// that of the exchange carrying the pending request's answer, if one does.
+    pub(in crate::connection) fn on_time(
+        &mut self,
+        now: Instant,
+        exchange_deadline: Option<Instant>,
+        budgets: &crate::budget::Budgets,
+    ) -> Option<Effect> {
+        match &self.state {
+            // Waiting on nothing the clock ends.
+            State::Unconnected | State::Ready { .. } | State::Dead(_) | State::Closed => None,
+            // Waiting on the embedder (input requests): only the operation's deadline runs.
+            // Waiting on a load-shedding backoff: the retry when it is due.
+            State::AwaitingInput { deadline, .. } | State::Backoff { deadline, .. }
+                if deadline.at <= now =>
+            {
+                Some(Effect::Fail(Error::Budget(deadline.exceeded(budgets))))
+            }
+            State::Backoff { at, .. } if *at <= now => Some(Effect::NextRound),
+            State::AwaitingInput { .. } | State::Backoff { .. } => None,
+            // Waiting on a request: its own deadline (within the operation's), or its exchange's.
+            State::Discovering { req, .. }
+            | State::Initializing { req, .. }
+            | State::Confirming { req, .. }
+            | State::Listing { req, .. }
+            | State::Relisting { req, .. }
+            | State::Calling { req, .. }
+            | State::Closing { req, .. } => timed_out(req, now, exchange_deadline, budgets),
+            // A resumption waits for its `GET`, on the interrupted request's deadline.
+            State::Resuming {
+                at, interrupted, ..
+            } => match interrupted.req() {
+                Some(req) => timed_out(req, now, exchange_deadline, budgets)
+                    .or_else(|| (*at <= now).then_some(Effect::Resume)),
+                None => (*at <= now).then_some(Effect::Resume),
+            },
+        }
+    }
+}
+
+/// Whether `req` ran out of time at `now` (its own deadline, or its exchange's), with the
+/// budget it reports.
+fn timed_out(
+    req: &Pending,
+    now: Instant,
+    exchange_deadline: Option<Instant>,
+    budgets: &crate::budget::Budgets,
+) -> Option<Effect> {
+    if req.deadline.at <= now {
+        return Some(Effect::TimedOut(req.deadline.exceeded(budgets)));
+    }
+    exchange_deadline
+        .filter(|d| *d <= now)
+        .map(|_| Effect::TimedOut(budgets.exceeded(Budget::RequestTime)))
 }
 
 /// The tools of `catalog` with `x-mcp-header` parameters, by name.
