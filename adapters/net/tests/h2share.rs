@@ -560,3 +560,142 @@ fn twenty_thousand_sessions_come_and_go_over_one_socket_with_a_chatty_server() {
     assert!(io.closes.lock().unwrap().is_empty());
     assert!(!conn.is_shut());
 }
+
+/// A stream opened while inputs of its work item wait in the item's inbox is allowed what the
+/// item's byte budget will have left once they are handed in: the connection charges each
+/// input's raw bytes when it is handed them ("every byte the socket read for it … charged to the
+/// connection's byte budget first", `Input::Response`), so the answer waiting in the inbox is
+/// already spent when the next stream opens.
+#[test]
+fn a_stream_opened_while_an_answer_waits_in_the_inbox_is_allowed_what_the_budget_will_have_left()
+{
+    const BUDGET: u64 = 4096;
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::new("http", &Budgets::default(), io.clone());
+    let mut cfg = config();
+    cfg.budgets.response_bytes = BUDGET;
+    let (_, wake) = counter();
+    let mut a = Sess::join(&conn, cfg.clone(), wake).unwrap();
+    a.start_at(conn.now(), |c, now| c.connect(now));
+    let _ = a.take_events();
+    let mut server = H2Peer::default();
+    conn.feed(0, Report::Bytes(hello()));
+    list(&mut a);
+    let seen = server.read(&io.take(0));
+    assert_eq!(seen.len(), 1);
+    // The listing's answer, about 3,000 raw octets, lands in a's inbox; a does not take it yet.
+    let tools = |n: usize| {
+        format!(
+            r#"{{"tools":[{{"name":"echo","description":"{}","inputSchema":{{"type":"object"}}}}]}}"#,
+            "x".repeat(n)
+        )
+    };
+    let first = server.json(seen[0].stream, &result(seen[0].rpc_id(), &tools(2900)));
+    let spent = first.len() as u64;
+    assert!(spent > 2900 && spent < BUDGET);
+    conn.feed(0, Report::Bytes(first));
+    // A second request of a's work item (made by a twin of its connection), handed over with
+    // what a's connection reports as left: the answer in the inbox is not handed in yet.
+    let mut twin = Connection::new(cfg).unwrap();
+    let now = conn.now();
+    twin.connect(now);
+    twin.list_tools(now);
+    let t = twin.poll_transmit().unwrap();
+    let out = Outbox {
+        requests: vec![t],
+        bytes_left: a.conn.bytes_left(),
+        ..Outbox::default()
+    };
+    assert_eq!(out.bytes_left, BUDGET, "nothing handed in yet");
+    let inbox = a.shared.sync(a.m, out);
+    assert!(!inbox.is_empty(), "the first answer");
+    let seen = server.read(&io.take(0));
+    assert_eq!(seen.len(), 1, "the second request opened a stream");
+    // Its answer costs more than the budget has left once the first is handed in, and less
+    // than the whole budget.
+    let second = server.json(seen[0].stream, &result(seen[0].rpc_id(), &tools(1500)));
+    let cost = second.len() as u64;
+    assert!(cost > BUDGET - spent && cost < BUDGET, "{cost}");
+    conn.feed(0, Report::Bytes(second));
+    let inbox = a.shared.sync(
+        a.m,
+        Outbox {
+            bytes_left: BUDGET - spent,
+            ..Outbox::default()
+        },
+    );
+    let inputs: Vec<String> = inbox.iter().map(|r| format!("{:?}", r.input())).collect();
+    assert!(
+        inputs.iter().any(|i| i.starts_with("WireError") && i.contains("Budget")),
+        "the second stream fails on its allowance: {inputs:?}"
+    );
+}
+
+struct TestClient(Arc<mcp_sansio_net::Shared<()>>);
+
+impl mcp_sansio_net::BuildClient for TestClient {
+    type Socket = ();
+    fn from_shared(shared: Arc<mcp_sansio_net::Shared<()>>) -> Self {
+        TestClient(shared)
+    }
+}
+
+/// The I/O of an HTTP/2 session: it has no socket of its own, so nothing is asked of it.
+struct NoSockets;
+
+impl mcp_sansio_net::Io for NoSockets {
+    fn start(
+        &mut self,
+        _: mcp_sansio::Transmit,
+        _: Vec<u8>,
+    ) -> Result<(), mcp_sansio::TransportError> {
+        panic!("an HTTP/2 session starts no socket")
+    }
+    fn read_on(&mut self, _: mcp_sansio::ExchangeId) {}
+    fn finish(&mut self, _: mcp_sansio::ExchangeId, _: bool) {}
+    fn abandon(&mut self, _: mcp_sansio::ExchangeId) {}
+}
+
+/// An answer read before the listing's deadline completes the listing even when the session
+/// wakes only at the deadline: the driver hands its connection the inputs waiting in its inbox,
+/// at the instant each was read, before the deadline (as the recorded session replays: the read
+/// comes before the timeout).
+#[test]
+fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wakes_at_the_deadline(
+) {
+    use mcp_sansio_net::{ClientBuilder, NoObserver, SessionDriver, Start, Wait};
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::new("http", &Budgets::default(), io.clone());
+    let client = ClientBuilder::<TestClient>::new().build();
+    let mut cfg = config();
+    cfg.budgets.list_time = Duration::from_millis(300);
+    cfg.budgets.request_time = Duration::from_millis(300);
+    let (_, wake) = counter();
+    let mut d = SessionDriver::join_h2(&client.0, cfg, conn.clone(), wake)
+        .unwrap()
+        .unwrap();
+    d.start(Start::Connect);
+    assert!(matches!(d.pump(&mut NoSockets, &mut NoObserver), Some(Ok(_))));
+    conn.feed(0, Report::Bytes(hello()));
+    d.start(Start::ListTools);
+    assert!(d.pump(&mut NoSockets, &mut NoObserver).is_none());
+    let mut server = H2Peer::default();
+    let seen = server.read(&io.take(0));
+    assert_eq!(seen.len(), 1);
+    conn.feed(
+        0,
+        Report::Bytes(server.json(seen[0].stream, &result(seen[0].rpc_id(), TOOLS))),
+    );
+    // The session sleeps through the wake-up, until its deadline.
+    let Wait::Until(due) = d.wait() else {
+        panic!("the listing waits on its deadline")
+    };
+    std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+    std::thread::sleep(Duration::from_millis(20));
+    d.timeout();
+    let r = d.pump(&mut NoSockets, &mut NoObserver);
+    assert!(
+        matches!(&r, Some(Ok(mcp_sansio::Completion::Listed(c))) if c.tools.len() == 1),
+        "{r:?}"
+    );
+}
