@@ -567,8 +567,7 @@ fn twenty_thousand_sessions_come_and_go_over_one_socket_with_a_chatty_server() {
 /// connection's byte budget first", `Input::Response`), so the answer waiting in the inbox is
 /// already spent when the next stream opens.
 #[test]
-fn a_stream_opened_while_an_answer_waits_in_the_inbox_is_allowed_what_the_budget_will_have_left()
-{
+fn a_stream_opened_while_an_answer_waits_in_the_inbox_is_allowed_what_the_budget_will_have_left() {
     const BUDGET: u64 = 4096;
     let io = Arc::new(Recorder::default());
     let conn = SharedH2::new("http", &Budgets::default(), io.clone());
@@ -626,7 +625,9 @@ fn a_stream_opened_while_an_answer_waits_in_the_inbox_is_allowed_what_the_budget
     );
     let inputs: Vec<String> = inbox.iter().map(|r| format!("{:?}", r.input())).collect();
     assert!(
-        inputs.iter().any(|i| i.starts_with("WireError") && i.contains("Budget")),
+        inputs
+            .iter()
+            .any(|i| i.starts_with("WireError") && i.contains("Budget")),
         "the second stream fails on its allowance: {inputs:?}"
     );
 }
@@ -661,8 +662,8 @@ impl mcp_sansio_net::Io for NoSockets {
 /// at the instant each was read, before the deadline (as the recorded session replays: the read
 /// comes before the timeout).
 #[test]
-fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wakes_at_the_deadline(
-) {
+fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wakes_at_the_deadline()
+{
     use mcp_sansio_net::{ClientBuilder, NoObserver, SessionDriver, Start, Wait};
     let io = Arc::new(Recorder::default());
     let conn = SharedH2::new("http", &Budgets::default(), io.clone());
@@ -675,7 +676,10 @@ fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wak
         .unwrap()
         .unwrap();
     d.start(Start::Connect);
-    assert!(matches!(d.pump(&mut NoSockets, &mut NoObserver), Some(Ok(_))));
+    assert!(matches!(
+        d.pump(&mut NoSockets, &mut NoObserver),
+        Some(Ok(_))
+    ));
     conn.feed(0, Report::Bytes(hello()));
     d.start(Start::ListTools);
     assert!(d.pump(&mut NoSockets, &mut NoObserver).is_none());

@@ -1,7 +1,7 @@
 //! One HTTP/2 connection per origin, shared by every session of a client that speaks HTTP/2 to
 //! that origin: [`SharedH2`].
 //!
-//! The core's [`H2Streams`] multiplexes several work items (one [`Connection`](mcp_sansio::Connection) per session) on
+//! The core's [`H2Streams`] multiplexes several work items (one [`Connection`] per session) on
 //! one socket, each with its own budgets, owning none of them: it yields each stream's inputs
 //! with the work item they are for. [`SharedH2`] keeps that socket behind a mutex with
 //! everything the sessions need around it, and owns no connection either: each session's
@@ -78,17 +78,17 @@ use std::time::Duration;
 
 use mcp_sansio::h2::{H2Config, Reason};
 use mcp_sansio::mux::{H2Streams, WorkId};
+#[cfg(doc)]
+use mcp_sansio::Connection;
 use mcp_sansio::wire::ResponseEvent;
-use mcp_sansio::{
-    Budgets, Config, Event, ExchangeId, Input, Instant, Transmit, TransportError,
-};
+use mcp_sansio::{Budgets, Config, Event, ExchangeId, Input, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::lock::lock;
 use crate::session::io::Report;
 use crate::trace::{H2Trace, SessionTrace};
 
-/// Wakes a session whose inbox got events. It must not block (it is called under the lock).
+/// Wakes a session whose inbox got inputs. It must not block (it is called under the lock).
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// The socket I/O an adapter supplies to a [`SharedH2`]. Sockets are numbered by generation;
@@ -111,7 +111,7 @@ pub trait H2Io: Send + Sync {
 pub struct Member(u64);
 
 /// An input of one of a session's streams, routed to its inbox: its driver hands
-/// [`input`](Routed::input) to the session's [`Connection::handle`](mcp_sansio::Connection::handle) at [`at`](Routed::at), the
+/// [`input`](Routed::input) to the session's [`Connection::handle`] at [`at`](Routed::at), the
 /// instant it was read.
 #[derive(Debug)]
 pub struct Routed {
@@ -172,7 +172,7 @@ impl Routed {
         self.at
     }
 
-    /// The input, for [`Connection::handle`](mcp_sansio::Connection::handle).
+    /// The input, for [`Connection::handle`].
     pub fn input(&self) -> Input<'_> {
         match &self.held {
             Held::Input(input) => input.clone(),
@@ -209,15 +209,15 @@ impl Routed {
 /// connection it owns since the last call.
 #[derive(Debug, Default)]
 pub struct Outbox {
-    /// The connection's requests ([`Connection::poll_transmit`](mcp_sansio::Connection::poll_transmit)), in order.
+    /// The connection's requests ([`Connection::poll_transmit`]), in order.
     pub requests: Vec<Transmit>,
     /// The exchanges the connection ended ([`Event::ExchangeFinished`]: `false`;
     /// [`Event::ExchangeAbandoned`]: `true`, its stream is reset with RST_STREAM(CANCEL)).
     pub ended: Vec<(ExchangeId, bool)>,
-    /// What the connection's byte budget has left now ([`Connection::bytes_left`](mcp_sansio::Connection::bytes_left)), every input
+    /// What the connection's byte budget has left now ([`Connection::bytes_left`]), every input
     /// taken before handed in.
     pub bytes_left: u64,
-    /// Raw bytes the connection read so far ([`Connection::bytes_read`](mcp_sansio::Connection::bytes_read)): for the exchange spans
+    /// Raw bytes the connection read so far ([`Connection::bytes_read`]): for the exchange spans
     /// (feature `tracing`).
     pub bytes_read: u64,
 }
@@ -517,9 +517,9 @@ impl SharedH2 {
     }
 
     /// Takes session `member` off the connection: its open streams are reset (CANCEL), its
-    /// waiting requests and the inputs in its inbox dropped. When the last session leaves, a healthy socket stays open, idle
-    /// (see [`reusable`](Self::reusable)); one that failed, is going away or is being replaced
-    /// is closed with GOAWAY(NO_ERROR).
+    /// waiting requests and the inputs in its inbox dropped. When the last session leaves, a
+    /// healthy socket stays open, idle (see [`reusable`](Self::reusable)); one that failed, is
+    /// going away or is being replaced is closed with GOAWAY(NO_ERROR).
     pub fn leave(self: &Arc<Self>, member: Member) {
         let mut st = lock(&self.state);
         let now = self.now();
@@ -581,7 +581,7 @@ impl SharedH2 {
     /// What session `member`'s connection asks of the socket since the last call (`out`: its
     /// requests, the exchanges it ended, what its byte budget has left), handed over; then the
     /// connection drains, and the inputs in the session's inbox are taken: its driver hands each
-    /// to the connection ([`Connection::handle`](mcp_sansio::Connection::handle)) at the instant it was read. Nothing for a
+    /// to the connection ([`Connection::handle`]) at the instant it was read. Nothing for a
     /// session that left.
     pub fn sync(self: &Arc<Self>, member: Member, out: Outbox) -> Vec<Routed> {
         let mut st = lock(&self.state);
@@ -672,7 +672,7 @@ impl SharedH2 {
     /// A session's clock reached its deadline or [`poll_timeout`](Self::poll_timeout): the
     /// sockets' deadlines are handled (and the timeout recorded, on a recorded connection).
     /// Returns the instant they were handled at: the session's driver hands its connection the
-    /// timeout then ([`Connection::handle_timeout`](mcp_sansio::Connection::handle_timeout)).
+    /// timeout then ([`Connection::handle_timeout`]).
     pub fn handle_timeout(self: &Arc<Self>) -> Instant {
         let mut st = lock(&self.state);
         let now = self.now();
