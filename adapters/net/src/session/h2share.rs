@@ -78,9 +78,9 @@ use std::time::Duration;
 
 use mcp_sansio::h2::{H2Config, Reason};
 use mcp_sansio::mux::{H2Streams, WorkId};
+use mcp_sansio::wire::ResponseEvent;
 #[cfg(doc)]
 use mcp_sansio::Connection;
-use mcp_sansio::wire::ResponseEvent;
 use mcp_sansio::{Budgets, Config, Event, ExchangeId, Input, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
