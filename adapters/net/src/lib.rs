@@ -72,6 +72,6 @@ pub use runtime::tasks::{AsyncH2, AsyncNet, Tasks};
 pub use runtime::{Connect, Dialled, Runtime, StdNet};
 pub use session::{
     BuildClient, CallObserver, Client, ClientBuilder, ClientRuntime, H2DialLead, H2Io, H2Route, Io,
-    Member, NoObserver, Report, Session, SessionDriver, SessionRuntime, Shared, SharedH2, Start,
-    Wait, Waker, DEFAULT_WRITE_STALL,
+    Member, NoObserver, Outbox, Report, Routed, Session, SessionDriver, SessionRuntime, Shared,
+    SharedH2, Start, Wait, Waker, DEFAULT_WRITE_STALL,
 };

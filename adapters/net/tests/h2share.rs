@@ -14,8 +14,8 @@ use std::time::Duration;
 use h2server::{frame, hello, result, H2Peer};
 use mcp_sansio::internals::h2::client::PREFACE;
 use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason};
-use mcp_sansio::{Budgets, Config, Era, EraHint, Event};
-use mcp_sansio_net::{H2Io, Member, Report, SharedH2, Waker};
+use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, Instant};
+use mcp_sansio_net::{H2Io, Member, Outbox, Report, SharedH2, Waker};
 
 const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#;
 
@@ -76,23 +76,96 @@ fn counter() -> (Arc<AtomicUsize>, Waker) {
     )
 }
 
+/// A session as the session driver runs it: it owns its connection, hands the shared
+/// connection its requests and ended exchanges, and hands its connection the inputs of its
+/// inbox.
+struct Sess {
+    shared: Arc<SharedH2>,
+    m: Member,
+    conn: Connection,
+    events: Vec<Event>,
+}
+
+impl Sess {
+    fn join(shared: &Arc<SharedH2>, config: Config, wake: Waker) -> Option<Sess> {
+        let conn = Connection::new(config).unwrap();
+        let m = shared.join(conn.config(), conn.bytes_left(), wake)?;
+        Some(Sess {
+            shared: shared.clone(),
+            m,
+            conn,
+            events: Vec::new(),
+        })
+    }
+
+    /// Hands the shared connection `out` and the connection its inbox. Whether it had inputs.
+    fn sync(&mut self, mut out: Outbox) -> bool {
+        out.bytes_left = self.conn.bytes_left();
+        out.bytes_read = self.conn.bytes_read();
+        let inbox = self.shared.sync(self.m, out);
+        for r in &inbox {
+            self.conn.handle(r.at(), r.input());
+        }
+        !inbox.is_empty()
+    }
+
+    /// Until nothing moves: the inbox in, the requests and ended exchanges out, the events kept.
+    fn pump(&mut self) {
+        let mut out = Outbox::default();
+        loop {
+            let mut any = self.sync(std::mem::take(&mut out));
+            while let Some(t) = self.conn.poll_transmit() {
+                any = true;
+                out.requests.push(t);
+            }
+            while let Some(e) = self.conn.poll_event() {
+                any = true;
+                match &e {
+                    Event::ExchangeFinished { exchange, .. } => out.ended.push((*exchange, false)),
+                    Event::ExchangeAbandoned { exchange } => out.ended.push((*exchange, true)),
+                    _ => {}
+                }
+                self.shared.record_event(&e);
+                self.events.push(e);
+            }
+            if !any {
+                return;
+            }
+        }
+    }
+
+    /// Starts an operation with `f` at `now` (the inbox handed in first), then pumps.
+    fn start_at(&mut self, now: Instant, f: impl FnOnce(&mut Connection, Instant)) {
+        self.sync(Outbox::default());
+        f(&mut self.conn, now);
+        self.pump();
+    }
+
+    fn take_events(&mut self) -> Vec<Event> {
+        self.pump();
+        std::mem::take(&mut self.events)
+    }
+
+    fn leave(self) {
+        self.shared.leave(self.m);
+    }
+}
+
 /// Joins a session and connects it (the modern hint needs no request).
-fn session(conn: &Arc<SharedH2>) -> (Member, Arc<AtomicUsize>) {
+fn session(conn: &Arc<SharedH2>) -> (Sess, Arc<AtomicUsize>) {
     let (woken, wake) = counter();
-    let m = conn.join(config(), wake).unwrap().unwrap();
-    let now = conn.now();
-    conn.with(m, |c| c.connect(now)).unwrap();
-    let events = conn.take_events(m);
+    let mut s = Sess::join(conn, config(), wake).unwrap();
+    s.start_at(conn.now(), |c, now| c.connect(now));
+    let events = s.take_events();
     assert!(
         matches!(events[..], [Event::Connected { .. }]),
         "{events:?}"
     );
-    (m, woken)
+    (s, woken)
 }
 
-fn list(conn: &Arc<SharedH2>, m: Member) {
-    let now = conn.now();
-    conn.with(m, |c| c.list_tools(now)).unwrap();
+fn list(s: &mut Sess) {
+    s.start_at(s.shared.now(), |c, now| c.list_tools(now));
 }
 
 /// The server answers every request its peer completed in `bytes` (a `tools/list`).
@@ -115,11 +188,11 @@ fn goaway_moves_every_session_to_one_fresh_socket_and_an_idle_socket_past_its_ti
 ) {
     let io = Arc::new(Recorder::default());
     let conn = SharedH2::new("https", &Budgets::default(), io.clone());
-    let (a, woken_a) = session(&conn);
-    let (b, woken_b) = session(&conn);
+    let (mut a, woken_a) = session(&conn);
+    let (mut b, woken_b) = session(&conn);
 
     // Socket 0: the preface, SETTINGS, then a's listing on stream 1.
-    list(&conn, a);
+    list(&mut a);
     let mut server = H2Peer::default();
     let sent = io.take(0);
     assert!(sent.starts_with(PREFACE));
@@ -143,11 +216,11 @@ fn goaway_moves_every_session_to_one_fresh_socket_and_an_idle_socket_past_its_ti
         before_b,
         "b has nothing to hear"
     );
-    assert!(listed(&conn.take_events(a)));
+    assert!(listed(&a.take_events()));
 
     // Both list again: the socket is going away, so one dial serves both.
-    list(&conn, b);
-    list(&conn, a);
+    list(&mut b);
+    list(&mut a);
     assert_eq!(*io.dials.lock().unwrap(), [1]);
     assert!(
         server.read(&io.take(0)).is_empty(),
@@ -173,17 +246,17 @@ fn goaway_moves_every_session_to_one_fresh_socket_and_an_idle_socket_past_its_ti
         "the second request once SETTINGS came"
     );
     conn.feed(1, Report::Bytes(reply));
-    assert!(listed(&conn.take_events(a)));
-    assert!(listed(&conn.take_events(b)));
+    assert!(listed(&a.take_events()));
+    assert!(listed(&b.take_events()));
     assert!(woken_b.load(Ordering::SeqCst) > before_b);
     assert_eq!(*io.dials.lock().unwrap(), [1], "still one dial");
 
     // Leaving: a first, then b: nothing closes, the healthy socket stays idle for the next
     // session; closing it writes GOAWAY(NO_ERROR), then closes.
-    conn.leave(a);
+    a.leave();
     assert!(!conn.is_shut());
     assert!(!io.closes.lock().unwrap().contains(&1));
-    conn.leave(b);
+    b.leave();
     assert!(!conn.is_shut() && conn.is_idle());
     assert!(!io.closes.lock().unwrap().contains(&1));
     assert!(conn.reusable(Duration::from_secs(30)));
@@ -206,23 +279,23 @@ fn goaway_moves_every_session_to_one_fresh_socket_and_an_idle_socket_past_its_ti
     assert_eq!(io.closes.lock().unwrap().last(), Some(&1));
     // A shut connection takes no one.
     let (_, wake) = counter();
-    assert!(conn.join(config(), wake).unwrap().is_none());
+    assert!(conn.join(&config(), 0, wake).is_none());
 }
 
 #[test]
 fn a_session_leaving_mid_listing_resets_only_its_stream() {
     let io = Arc::new(Recorder::default());
     let conn = SharedH2::new("http", &Budgets::default(), io.clone());
-    let (a, _) = session(&conn);
-    let (b, _) = session(&conn);
+    let (mut a, _) = session(&conn);
+    let (mut b, _) = session(&conn);
     let mut server = H2Peer::default();
     conn.feed(0, Report::Bytes(hello()));
-    list(&conn, a);
-    list(&conn, b);
+    list(&mut a);
+    list(&mut b);
     let seen = server.read(&io.take(0));
     assert_eq!(seen.len(), 2);
     assert_eq!(conn.open_streams(), 2);
-    conn.leave(a);
+    a.leave();
     assert_eq!(conn.open_streams(), 1);
     let _ = server.read(&io.take(0));
     let resets: Vec<u32> = server
@@ -237,7 +310,7 @@ fn a_session_leaving_mid_listing_resets_only_its_stream() {
     // b's answer still arrives.
     let reply = server.json(seen[1].stream, &result(seen[1].rpc_id(), TOOLS));
     conn.feed(0, Report::Bytes(reply));
-    assert!(listed(&conn.take_events(b)));
+    assert!(listed(&b.take_events()));
     assert!(!conn.is_shut());
 }
 
@@ -245,19 +318,19 @@ fn a_session_leaving_mid_listing_resets_only_its_stream() {
 fn a_failed_dial_fails_the_waiting_requests_of_every_session() {
     let io = Arc::new(Recorder::default());
     let conn = SharedH2::new("https", &Budgets::default(), io.clone());
-    let (a, _) = session(&conn);
-    let (b, _) = session(&conn);
+    let (mut a, _) = session(&conn);
+    let (mut b, _) = session(&conn);
     conn.feed(0, Report::Eof);
-    list(&conn, a);
-    list(&conn, b);
+    list(&mut a);
+    list(&mut b);
     assert_eq!(*io.dials.lock().unwrap(), [1]);
     let e = mcp_sansio::TransportError {
         kind: mcp_sansio::TransportErrorKind::Connect,
         message: "refused".into(),
     };
     conn.dialled(1, Err(e));
-    for m in [a, b] {
-        let events = conn.take_events(m);
+    for m in [&mut a, &mut b] {
+        let events = m.take_events();
         assert!(
             events.iter().any(|e| matches!(e, Event::Failed { .. })),
             "{events:?}"
@@ -298,10 +371,12 @@ impl Texts {
     }
 }
 
-/// Starts `op` on a recorded connection, as the session driver does.
-fn start(conn: &Arc<SharedH2>, m: Member, op: mcp_sansio_transcript::RecordedOperation) {
-    conn.start(m, Some(op.clone()), |c, now| op.apply(c, now))
-        .unwrap();
+/// Starts `op` on a recorded connection, as the session driver does: the inbox is handed in,
+/// then the operation recorded and started at the instant recorded.
+fn start(s: &mut Sess, op: mcp_sansio_transcript::RecordedOperation) {
+    s.sync(Outbox::default());
+    let now = s.shared.record_operation(op.clone());
+    s.start_at(now, |c, now| op.apply(c, now));
 }
 
 /// The frames of `bytes` (whole frames, after the preface if any).
@@ -332,14 +407,14 @@ fn a_recorded_connection_records_its_one_session_across_a_fresh_socket() {
     assert!(conn.is_recorded());
     let (_, wake) = counter();
     let cfg = config().with_bearer_token("tok-s3cr3t");
-    let m = conn.join(cfg, wake).unwrap().unwrap();
+    let mut m = Sess::join(&conn, cfg, wake).unwrap();
     let (_, wake) = counter();
     assert!(
-        conn.join(config(), wake).unwrap().is_none(),
+        Sess::join(&conn, config(), wake).is_none(),
         "a recorded connection takes one session"
     );
-    start(&conn, m, RecordedOperation::Connect);
-    start(&conn, m, RecordedOperation::ListTools);
+    start(&mut m, RecordedOperation::Connect);
+    start(&mut m, RecordedOperation::ListTools);
     let mut server = H2Peer::default();
     let mut reply = hello();
     reply.extend(answer(&mut server, &io.take(0)));
@@ -352,10 +427,10 @@ fn a_recorded_connection_records_its_one_session_across_a_fresh_socket() {
     let (first, second) = reply.split_at(reply.len() / 2);
     conn.feed(0, Report::Bytes(first.to_vec()));
     conn.feed(0, Report::Bytes(second.to_vec()));
-    assert!(listed(&conn.take_events(m)));
+    assert!(listed(&m.take_events()));
 
     // The next listing waits for a fresh socket; once it is open the session moves at once.
-    start(&conn, m, RecordedOperation::ListTools);
+    start(&mut m, RecordedOperation::ListTools);
     assert_eq!(*io.dials.lock().unwrap(), [1]);
     conn.dialled(1, Ok(()));
     assert_eq!(conn.generation(), 1);
@@ -363,12 +438,12 @@ fn a_recorded_connection_records_its_one_session_across_a_fresh_socket() {
     let mut reply = hello();
     reply.extend(answer(&mut fresh, &io.take(1)));
     conn.feed(1, Report::Bytes(reply));
-    assert!(listed(&conn.take_events(m)));
+    assert!(listed(&m.take_events()));
     // A read of the replaced socket is not the session's any more.
     conn.feed(0, Report::Eof);
-    start(&conn, m, RecordedOperation::Close);
-    let _ = conn.take_events(m);
-    conn.leave(m);
+    start(&mut m, RecordedOperation::Close);
+    let _ = m.take_events();
+    m.leave();
     assert!(conn.is_shut());
     assert!(has_goaway(&io.take(1)), "leaving wrote GOAWAY(NO_ERROR)");
 
@@ -403,18 +478,18 @@ fn a_recorded_connection_records_a_failed_dial() {
     let sink = Arc::new(Texts::default());
     let conn = SharedH2::new_recorded("http", &Budgets::default(), io.clone(), sink.clone(), 1);
     let (_, wake) = counter();
-    let m = conn.join(config(), wake).unwrap().unwrap();
-    start(&conn, m, RecordedOperation::Connect);
+    let mut m = Sess::join(&conn, config(), wake).unwrap();
+    start(&mut m, RecordedOperation::Connect);
     conn.feed(0, Report::Bytes(hello()));
     conn.feed(0, Report::Eof);
-    start(&conn, m, RecordedOperation::ListTools);
+    start(&mut m, RecordedOperation::ListTools);
     assert_eq!(*io.dials.lock().unwrap(), [1]);
     let e = mcp_sansio::TransportError {
         kind: mcp_sansio::TransportErrorKind::Connect,
         message: "refused".into(),
     };
     conn.dialled(1, Err(e));
-    let events = conn.take_events(m);
+    let events = m.take_events();
     assert!(
         events.iter().any(|e| matches!(e, Event::Failed { .. })),
         "{events:?}"
@@ -442,14 +517,14 @@ fn twenty_thousand_sessions_come_and_go_over_one_socket_with_a_chatty_server() {
     let mut server = H2Peer::default();
     let mut first = true;
     let mut chatter = 0u64;
-    let mut previous: Option<Member> = None;
+    let mut previous: Option<Sess> = None;
     for n in 0..SESSIONS {
-        let (m, _) = session(&conn);
+        let (mut m, _) = session(&conn);
         // The session before leaves only now: two overlap, as sessions of a busy client do.
         if let Some(p) = previous.take() {
-            conn.leave(p);
+            p.leave();
         }
-        list(&conn, m);
+        list(&mut m);
         let sent = io.take(0);
         let mut reply = if first { hello() } else { Vec::new() };
         first = false;
@@ -472,7 +547,7 @@ fn twenty_thousand_sessions_come_and_go_over_one_socket_with_a_chatty_server() {
             chatter += (reply.len() - before) as u64;
         }
         conn.feed(0, Report::Bytes(reply));
-        let events = conn.take_events(m);
+        let events = m.take_events();
         assert!(listed(&events), "session {n}: {events:?}");
         previous = Some(m);
         // The peer's history is not needed: keep the run's memory flat.
@@ -484,4 +559,147 @@ fn twenty_thousand_sessions_come_and_go_over_one_socket_with_a_chatty_server() {
     assert!(io.dials.lock().unwrap().is_empty());
     assert!(io.closes.lock().unwrap().is_empty());
     assert!(!conn.is_shut());
+}
+
+/// A stream opened while inputs of its work item wait in the item's inbox is allowed what the
+/// item's byte budget will have left once they are handed in: the connection charges each
+/// input's raw bytes when it is handed them ("every byte the socket read for it … charged to the
+/// connection's byte budget first", `Input::Response`), so the answer waiting in the inbox is
+/// already spent when the next stream opens.
+#[test]
+fn a_stream_opened_while_an_answer_waits_in_the_inbox_is_allowed_what_the_budget_will_have_left() {
+    const BUDGET: u64 = 4096;
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::new("http", &Budgets::default(), io.clone());
+    let mut cfg = config();
+    cfg.budgets.response_bytes = BUDGET;
+    let (_, wake) = counter();
+    let mut a = Sess::join(&conn, cfg.clone(), wake).unwrap();
+    a.start_at(conn.now(), |c, now| c.connect(now));
+    let _ = a.take_events();
+    let mut server = H2Peer::default();
+    conn.feed(0, Report::Bytes(hello()));
+    list(&mut a);
+    let seen = server.read(&io.take(0));
+    assert_eq!(seen.len(), 1);
+    // The listing's answer, about 3,000 raw octets, lands in a's inbox; a does not take it yet.
+    let tools = |n: usize| {
+        format!(
+            r#"{{"tools":[{{"name":"echo","description":"{}","inputSchema":{{"type":"object"}}}}]}}"#,
+            "x".repeat(n)
+        )
+    };
+    let first = server.json(seen[0].stream, &result(seen[0].rpc_id(), &tools(2900)));
+    let spent = first.len() as u64;
+    assert!(spent > 2900 && spent < BUDGET);
+    conn.feed(0, Report::Bytes(first));
+    // A second request of a's work item (made by a twin of its connection), handed over with
+    // what a's connection reports as left: the answer in the inbox is not handed in yet.
+    let mut twin = Connection::new(cfg).unwrap();
+    let now = conn.now();
+    twin.connect(now);
+    twin.list_tools(now);
+    let t = twin.poll_transmit().unwrap();
+    let out = Outbox {
+        requests: vec![t],
+        bytes_left: a.conn.bytes_left(),
+        ..Outbox::default()
+    };
+    assert_eq!(out.bytes_left, BUDGET, "nothing handed in yet");
+    let inbox = a.shared.sync(a.m, out);
+    assert!(!inbox.is_empty(), "the first answer");
+    let seen = server.read(&io.take(0));
+    assert_eq!(seen.len(), 1, "the second request opened a stream");
+    // Its answer costs more than the budget has left once the first is handed in, and less
+    // than the whole budget.
+    let second = server.json(seen[0].stream, &result(seen[0].rpc_id(), &tools(1500)));
+    let cost = second.len() as u64;
+    assert!(cost > BUDGET - spent && cost < BUDGET, "{cost}");
+    conn.feed(0, Report::Bytes(second));
+    let inbox = a.shared.sync(
+        a.m,
+        Outbox {
+            bytes_left: BUDGET - spent,
+            ..Outbox::default()
+        },
+    );
+    let inputs: Vec<String> = inbox.iter().map(|r| format!("{:?}", r.input())).collect();
+    assert!(
+        inputs
+            .iter()
+            .any(|i| i.starts_with("WireError") && i.contains("Budget")),
+        "the second stream fails on its allowance: {inputs:?}"
+    );
+}
+
+struct TestClient(Arc<mcp_sansio_net::Shared<()>>);
+
+impl mcp_sansio_net::BuildClient for TestClient {
+    type Socket = ();
+    fn from_shared(shared: Arc<mcp_sansio_net::Shared<()>>) -> Self {
+        TestClient(shared)
+    }
+}
+
+/// The I/O of an HTTP/2 session: it has no socket of its own, so nothing is asked of it.
+struct NoSockets;
+
+impl mcp_sansio_net::Io for NoSockets {
+    fn start(
+        &mut self,
+        _: mcp_sansio::Transmit,
+        _: Vec<u8>,
+    ) -> Result<(), mcp_sansio::TransportError> {
+        panic!("an HTTP/2 session starts no socket")
+    }
+    fn read_on(&mut self, _: mcp_sansio::ExchangeId) {}
+    fn finish(&mut self, _: mcp_sansio::ExchangeId, _: bool) {}
+    fn abandon(&mut self, _: mcp_sansio::ExchangeId) {}
+}
+
+/// An answer read before the listing's deadline completes the listing even when the session
+/// wakes only at the deadline: the driver hands its connection the inputs waiting in its inbox,
+/// at the instant each was read, before the deadline (as the recorded session replays: the read
+/// comes before the timeout).
+#[test]
+fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wakes_at_the_deadline()
+{
+    use mcp_sansio_net::{ClientBuilder, NoObserver, SessionDriver, Start, Wait};
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::new("http", &Budgets::default(), io.clone());
+    let client = ClientBuilder::<TestClient>::new().build();
+    let mut cfg = config();
+    cfg.budgets.list_time = Duration::from_millis(300);
+    cfg.budgets.request_time = Duration::from_millis(300);
+    let (_, wake) = counter();
+    let mut d = SessionDriver::join_h2(&client.0, cfg, conn.clone(), wake)
+        .unwrap()
+        .unwrap();
+    d.start(Start::Connect);
+    assert!(matches!(
+        d.pump(&mut NoSockets, &mut NoObserver),
+        Some(Ok(_))
+    ));
+    conn.feed(0, Report::Bytes(hello()));
+    d.start(Start::ListTools);
+    assert!(d.pump(&mut NoSockets, &mut NoObserver).is_none());
+    let mut server = H2Peer::default();
+    let seen = server.read(&io.take(0));
+    assert_eq!(seen.len(), 1);
+    conn.feed(
+        0,
+        Report::Bytes(server.json(seen[0].stream, &result(seen[0].rpc_id(), TOOLS))),
+    );
+    // The session sleeps through the wake-up, until its deadline.
+    let Wait::Until(due) = d.wait() else {
+        panic!("the listing waits on its deadline")
+    };
+    std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+    std::thread::sleep(Duration::from_millis(20));
+    d.timeout();
+    let r = d.pump(&mut NoSockets, &mut NoObserver);
+    assert!(
+        matches!(&r, Some(Ok(mcp_sansio::Completion::Listed(c))) if c.tools.len() == 1),
+        "{r:?}"
+    );
 }

@@ -11,13 +11,15 @@
 //!    with [`feed`](SessionDriver::feed)) or for the deadline ([`timeout`](SessionDriver::timeout)),
 //!    and pump again.
 //!
-//! A session that speaks HTTP/2 ([`SessionDriver::join_h2`]) has no socket of its own: its
-//! exchanges are streams of the origin's shared connection ([`SharedH2`]), whose socket readers
-//! hand every input of the session's streams to its connection, put its events in the session's
+//! The driver owns the session's [`Connection`] whatever the wire, and hands it every input in
+//! one place (the private `hand`). A session that speaks HTTP/2 ([`SessionDriver::join_h2`]) has
+//! no socket of its own: its exchanges are streams of the origin's shared connection
+//! ([`SharedH2`]), whose socket readers route every input of the session's streams into its
 //! inbox and call its waker; the adapter then pumps again (nothing to feed), and still calls
-//! [`timeout`](SessionDriver::timeout) at the deadline. Either way the inputs reach the connection
-//! from a socket that does not own it ([`Http1Socket`] here, the core's `H2Streams` there), and
-//! one pump drains it.
+//! [`timeout`](SessionDriver::timeout) at the deadline. Each pass of the pump hands the shared
+//! connection the session's requests and ended exchanges and takes its inbox
+//! ([`SharedH2::sync`]). Either way the inputs reach the connection from a socket that does not
+//! own it ([`Http1Socket`] here, the core's `H2Streams` there), and one pump drains it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -31,7 +33,7 @@ use mcp_sansio::{
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
 use crate::session::client::{HintBook, Shared};
-use crate::session::h2share::{Member, SharedH2, Waker};
+use crate::session::h2share::{Member, Outbox, SharedH2, Waker};
 use crate::session::io::{CallObserver, Io, Report, Start, Wait};
 use crate::trace::{OpKind, SessionTrace};
 
@@ -44,25 +46,15 @@ std::thread_local! {
     static BODY_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// The session's connection: alone (HTTP/1.1, one socket per exchange) or as a work item of
-/// the origin's shared HTTP/2 connection.
-enum Core {
-    Http1(Box<Connection>),
-    Http2(Box<H2Core>),
-}
-
-/// A session's place on the origin's shared HTTP/2 connection; leaving it (drop) resets the
-/// session's streams; the last session to leave leaves the socket idle for the next one.
-struct H2Core {
+/// A session's place on the origin's shared HTTP/2 connection, as a work item; leaving it
+/// (drop) resets the session's streams; the last session to leave leaves the socket idle for
+/// the next one.
+struct H2Place {
     conn: Arc<SharedH2>,
     member: Member,
-    /// The work item's configuration (the work item itself lives on the socket).
-    config: Config,
-    /// The legacy session id, as of the last pump.
-    session_id: Option<String>,
 }
 
-impl Drop for H2Core {
+impl Drop for H2Place {
     fn drop(&mut self) {
         self.conn.leave(self.member);
     }
@@ -70,7 +62,13 @@ impl Drop for H2Core {
 
 /// One session: the connection, its recording and what it negotiated.
 pub struct SessionDriver {
-    core: Core,
+    /// The session's connection, whatever the wire.
+    conn: Box<Connection>,
+    /// Its place on the origin's shared HTTP/2 connection, if it speaks HTTP/2 (HTTP/1.1: one
+    /// socket per exchange, through `io`).
+    h2: Option<H2Place>,
+    /// The last instant the connection was given (inputs carry the instant they were read).
+    clock: Instant,
     /// Decodes the responses of an HTTP/1.1 session's exchanges.
     http1: Http1Socket,
     hints: Arc<HintBook>,
@@ -141,11 +139,8 @@ impl SessionDriver {
             ))
         });
         let conn = Connection::new(config)?;
-        Ok(SessionDriver::with_core(
-            Core::Http1(Box::new(conn)),
-            origin,
-            shared,
-            recording,
+        Ok(SessionDriver::with_conn(
+            conn, None, origin, shared, recording,
         ))
     }
 
@@ -166,31 +161,25 @@ impl SessionDriver {
             .hints
             .offer(&crate::cache::hint_key(&config), &mut config);
         dpop_clock(&mut config, conn.zero());
-        let Some(member) = conn.join(config.clone(), wake)? else {
+        let session = Connection::new(config)?;
+        let Some(member) = conn.join(session.config(), session.bytes_left(), wake) else {
             return Ok(None);
         };
         let zero = conn.zero();
-        let core = Core::Http2(Box::new(H2Core {
-            conn,
-            member,
-            config,
-            session_id: None,
-        }));
-        let mut driver = SessionDriver::with_core(core, origin, shared, None);
+        let place = H2Place { conn, member };
+        let mut driver = SessionDriver::with_conn(session, Some(place), origin, shared, None);
         driver.zero = zero;
         Ok(Some(driver))
     }
 
-    fn with_core<S>(
-        core: Core,
+    fn with_conn<S>(
+        conn: Connection,
+        h2: Option<H2Place>,
         origin: String,
         shared: &Shared<S>,
         recording: Option<Box<Recording>>,
     ) -> SessionDriver {
-        let config = match &core {
-            Core::Http1(conn) => conn.config(),
-            Core::Http2(h) => &h.config,
-        };
+        let config = conn.config();
         let hint_key = crate::cache::hint_key(config);
         let cache = shared
             .cache
@@ -198,7 +187,9 @@ impl SessionDriver {
             .map(|c| crate::cache::SessionCache::new(c.clone(), config));
         SessionDriver {
             cache,
-            core,
+            conn: Box::new(conn),
+            h2,
+            clock: Instant::ZERO,
             http1: Http1Socket::new(),
             hints: shared.hints.clone(),
             hint_key,
@@ -218,53 +209,66 @@ impl SessionDriver {
         }
     }
 
-    /// Runs `f` on the session's connection (on the shared HTTP/2 connection, under its lock).
-    fn on_conn(&mut self, f: impl FnOnce(&mut Connection)) {
-        match &mut self.core {
-            Core::Http1(c) => f(c),
-            Core::Http2(h) => {
-                let _ = h.conn.with(h.member, f);
-            }
+    /// Hands the connection one input, read at `at`: the one place the driver does, whatever
+    /// the wire. The connection's clock never goes back (an input read before the connection's
+    /// last instant is handed in at that instant).
+    fn hand(conn: &mut Connection, clock: &mut Instant, at: Instant, input: Input<'_>) {
+        *clock = (*clock).max(at);
+        conn.handle(*clock, input);
+    }
+
+    /// An HTTP/2 session: hands the shared connection `out` (what its connection asks of the
+    /// socket) and its connection the inputs of its inbox. Whether there were any. Nothing for
+    /// an HTTP/1.1 session, whose inputs come with [`feed`](Self::feed).
+    fn sync(&mut self, mut out: Outbox) -> bool {
+        let Some(h) = &self.h2 else {
+            return false;
+        };
+        out.bytes_left = self.conn.bytes_left();
+        out.bytes_read = self.conn.bytes_read();
+        let inbox = h.conn.sync(h.member, out);
+        for routed in &inbox {
+            Self::hand(&mut self.conn, &mut self.clock, routed.at(), routed.input());
         }
+        !inbox.is_empty()
     }
 
     /// Starts an operation: records `op` (when recording) and runs `f` on the session's
-    /// connection with the instant it is recorded at. An HTTP/2 session's connection records and
-    /// runs it under its lock, at its own instant.
+    /// connection with the instant it is recorded at. An HTTP/2 session's inbox is handed in
+    /// first (what was read before the operation started, as a replay reads it), and its
+    /// operation recorded by the shared connection, at its instant.
     fn begin(
         &mut self,
         op: impl FnOnce() -> RecordedOperation,
         f: impl FnOnce(&mut Connection, Instant),
     ) {
-        let now = self.now();
-        match &mut self.core {
-            Core::Http1(_) => {
+        self.sync(Outbox::default());
+        let now = match &self.h2 {
+            Some(h) if h.conn.is_recorded() => {
+                let at = h.conn.record_operation(op());
+                self.clock = self.clock.max(at);
+                self.clock
+            }
+            _ => {
+                let now = self.now();
                 self.record_op(now, op);
-                if let Core::Http1(c) = &mut self.core {
-                    f(c, now);
-                }
+                now
             }
-            Core::Http2(h) => {
-                let op = h.conn.is_recorded().then(op);
-                let _ = h.conn.start(h.member, op, f);
-            }
-        }
+        };
+        f(&mut self.conn, now);
     }
 
     /// The HTTP version the session's exchanges run on: `"HTTP/2"` or `"HTTP/1.1"`.
     pub fn http_version(&self) -> &'static str {
-        match self.core {
-            Core::Http1(_) => "HTTP/1.1",
-            Core::Http2(_) => "HTTP/2",
+        match self.h2 {
+            None => "HTTP/1.1",
+            Some(_) => "HTTP/2",
         }
     }
 
     /// The connection's configuration.
     pub fn config(&self) -> &Config {
-        match &self.core {
-            Core::Http1(c) => c.config(),
-            Core::Http2(h) => &h.config,
-        }
+        self.conn.config()
     }
 
     /// The normalised origin: the pool's key.
@@ -303,34 +307,22 @@ impl SessionDriver {
 
     /// The legacy session id, if the server assigned one.
     pub fn session_id(&self) -> Option<&str> {
-        match &self.core {
-            Core::Http1(c) => c.session_id(),
-            Core::Http2(h) => h.session_id.as_deref(),
-        }
+        self.conn.session_id()
     }
 
     /// Raw bytes read so far.
     pub fn bytes_read(&self) -> u64 {
-        match &self.core {
-            Core::Http1(c) => c.bytes_read(),
-            Core::Http2(h) => h.conn.read(h.member, Connection::bytes_read).unwrap_or(0),
-        }
+        self.conn.bytes_read()
     }
 
     /// Raw bytes the session may still read (its byte budget's remainder).
     pub fn bytes_left(&self) -> u64 {
-        match &self.core {
-            Core::Http1(c) => c.bytes_left(),
-            Core::Http2(h) => h.conn.read(h.member, Connection::bytes_left).unwrap_or(0),
-        }
+        self.conn.bytes_left()
     }
 
     /// The shared HTTP/2 connection the session's exchanges run on, if it speaks HTTP/2.
     pub fn h2_connection(&self) -> Option<&Arc<SharedH2>> {
-        match &self.core {
-            Core::Http1(_) => None,
-            Core::Http2(h) => Some(&h.conn),
-        }
+        self.h2.as_ref().map(|h| &h.conn)
     }
 
     /// Exchanges the adapter serves now.
@@ -339,10 +331,14 @@ impl SessionDriver {
     }
 
     /// Now on the core's clock, in whole microseconds (a transcript's resolution, so that a
-    /// recording replays at the very instants the core saw).
-    fn now(&self) -> Instant {
+    /// recording replays at the very instants the core saw); never before the connection's last
+    /// instant.
+    fn now(&mut self) -> Instant {
         let micros = u64::try_from(self.zero.elapsed().as_micros()).unwrap_or(u64::MAX);
-        Instant::from_duration(Duration::from_micros(micros))
+        self.clock = self
+            .clock
+            .max(Instant::from_duration(Duration::from_micros(micros)));
+        self.clock
     }
 
     fn rec(&mut self) -> Option<&mut Recorder> {
@@ -360,10 +356,7 @@ impl SessionDriver {
         self.outcome = None;
         let http_version = self.http_version();
         let bytes_read = self.bytes_read();
-        let config = match &self.core {
-            Core::Http1(c) => c.config(),
-            Core::Http2(h) => &h.config,
-        };
+        let config = self.conn.config();
         let kind = match op {
             Start::Connect => OpKind::Connect,
             Start::ListTools => OpKind::List,
@@ -372,14 +365,12 @@ impl SessionDriver {
         };
         self.trace
             .start(kind, &config.endpoint, http_version, bytes_read);
-        if let Core::Http2(h) = &self.core {
+        if let Some(h) = &self.h2 {
             h.conn.trace_parent(h.member, &self.trace);
         }
-        if let Core::Http1(c) = &mut self.core {
-            let buf = BODY_BUFFER.take();
-            if buf.capacity() > 0 {
-                c.give_body_buffer(buf);
-            }
+        let buf = BODY_BUFFER.take();
+        if buf.capacity() > 0 {
+            self.conn.give_body_buffer(buf);
         }
         let operation = match op {
             Start::Connect => {
@@ -419,14 +410,6 @@ impl SessionDriver {
         self.running = Some(operation);
     }
 
-    /// The session's connection, read (on the shared HTTP/2 connection, under its lock).
-    fn read_conn<R>(&self, f: impl FnOnce(&Connection) -> R) -> Option<R> {
-        match &self.core {
-            Core::Http1(c) => Some(f(c)),
-            Core::Http2(h) => h.conn.read(h.member, f),
-        }
-    }
-
     /// The cache hook of a listing: a fresh cached listing, if the cache is on and has one.
     fn cached_listing(&self) -> Option<Catalog> {
         let cache = self.cache.as_ref()?;
@@ -435,11 +418,7 @@ impl SessionDriver {
 
     /// The cache hook of a call: tool `name` of a fresh cached listing, if any.
     fn cached_tool(&mut self, name: &str) -> Option<mcp_sansio::Tool> {
-        let config = match &self.core {
-            Core::Http1(c) => c.config(),
-            Core::Http2(h) => &h.config,
-        };
-        self.cache.as_ref()?.tool(config, name)
+        self.cache.as_ref()?.tool(self.conn.config(), name)
     }
 
     /// The cache hook of an ended operation: a listing is stored (or its entry removed if it
@@ -452,18 +431,17 @@ impl SessionDriver {
             (Operation::ListTools, Ok(Completion::Listed(catalog))) => cache.listed(Ok(catalog)),
             (Operation::ListTools, _) => cache.listed(Err(())),
             (Operation::CallTool, _) => {
-                if let Some(stale) = self.read_conn(Connection::catalog_stale) {
-                    cache.called(stale);
-                }
+                cache.called(self.conn.catalog_stale());
             }
             _ => {}
         }
     }
 
-    /// Drains the core: every request goes to `io.start`, every socket verdict to
-    /// `io.finish`/`io.abandon`, progress and input requests to `observer`; then the exchanges
-    /// whose bytes were fed read on. Returns the running operation's result once the core
-    /// reported its completion.
+    /// Drains the core: every request goes to `io.start` (an HTTP/2 session's onto the shared
+    /// connection's streams), every socket verdict to `io.finish`/`io.abandon` (the shared
+    /// connection's streams), progress and input requests to `observer`; an HTTP/2 session's
+    /// inbox is handed in on every pass; then the exchanges whose bytes were fed read on.
+    /// Returns the running operation's result once the core reported its completion.
     ///
     /// The requests of a pass start after its events: a socket that an event of the same pass
     /// hands back (the previous page's, say) is parked before the next exchange looks for one, so
@@ -474,11 +452,13 @@ impl SessionDriver {
         observer: &mut dyn CallObserver,
     ) -> Option<Result<Completion, Error>> {
         let _entered = self.trace.enter();
-        // One loop whatever the wire: the inputs were handed in as they came (an HTTP/1.1
-        // socket's by `feed`, the shared HTTP/2 connection's under its lock); each pass takes the
-        // connection's outputs, handles its events, and starts its requests (an HTTP/2 session's
-        // went onto the shared connection's streams already).
+        // One loop whatever the wire: an HTTP/1.1 socket's inputs were handed in by `feed`; an
+        // HTTP/2 session's come from its inbox at the start of each pass, as the shared
+        // connection takes what the pass before asked of its streams. Each pass then takes the
+        // connection's outputs, handles its events, and starts its requests.
+        let mut out = Outbox::default();
         loop {
+            let mut any = self.sync(std::mem::take(&mut out));
             let (mut queued, events) = self.outputs();
             for t in &queued {
                 if self.recording.is_some() {
@@ -488,14 +468,22 @@ impl SessionDriver {
                     }
                 }
             }
-            let mut any = !queued.is_empty() || !events.is_empty();
+            any |= !queued.is_empty() || !events.is_empty();
             for event in events {
                 if let Some(r) = self.rec() {
                     r.event(&event);
                 }
-                self.on_event(event, io, observer, &mut queued);
+                if let Some(h) = &self.h2 {
+                    h.conn.record_event(&event);
+                }
+                self.on_event(event, io, observer, &mut queued, &mut out.ended);
             }
             for t in queued {
+                if self.h2.is_some() {
+                    // A stream of the shared connection, which keeps its spans.
+                    out.requests.push(t);
+                    continue;
+                }
                 let id = t.exchange;
                 self.trace.transmit(&t);
                 self.live.insert(id);
@@ -521,63 +509,50 @@ impl SessionDriver {
         for id in fed {
             io.read_on(id);
         }
-        if let Core::Http2(h) = &mut self.core {
-            h.session_id = h
-                .conn
-                .read(h.member, |c| c.session_id().map(str::to_owned))
-                .flatten();
-        }
-        let state = self.read_conn(Connection::state);
-        self.trace.state(state);
+        let state = self.conn.state();
+        self.trace.state(Some(state));
         let outcome = self.outcome.take();
         if let Some(o) = &outcome {
             self.trace
                 .end(o, self.era, &self.version, self.bytes_read());
-            if let Core::Http1(c) = &mut self.core {
-                let buf = c.take_body_buffer();
-                if buf.capacity() > 0 {
-                    BODY_BUFFER.set(buf);
-                }
+            let buf = self.conn.take_body_buffer();
+            if buf.capacity() > 0 {
+                BODY_BUFFER.set(buf);
             }
             self.running = None;
         }
         outcome
     }
 
-    /// The connection's outputs since the last pass: the requests an HTTP/1.1 session's
-    /// connection asks to start, and its events (an HTTP/2 session's, from its inbox).
+    /// The connection's outputs since the last pass: the requests it asks to start, and its
+    /// events.
     fn outputs(&mut self) -> (Vec<Transmit>, Vec<Event>) {
-        match &mut self.core {
-            Core::Http1(conn) => {
-                let mut queued = Vec::new();
-                let mut events = Vec::new();
-                while let Some(t) = conn.poll_transmit() {
-                    queued.push(t);
-                }
-                while let Some(event) = conn.poll_event() {
-                    events.push(event);
-                }
-                (queued, events)
-            }
-            Core::Http2(h) => (Vec::new(), h.conn.take_events(h.member)),
+        let mut queued = Vec::new();
+        let mut events = Vec::new();
+        while let Some(t) = self.conn.poll_transmit() {
+            queued.push(t);
         }
+        while let Some(event) = self.conn.poll_event() {
+            events.push(event);
+        }
+        (queued, events)
     }
 
+    /// Handles one event of the connection; an exchange it ended is added to `ended` (for the
+    /// shared HTTP/2 connection's streams).
     fn on_event(
         &mut self,
         event: Event,
         io: &mut dyn Io,
         observer: &mut dyn CallObserver,
         queued: &mut Vec<Transmit>,
+        ended: &mut Vec<(ExchangeId, bool)>,
     ) {
         if let Event::Connected {
             from_hint: false, ..
         } = &event
         {
-            let discover = match &self.core {
-                Core::Http1(c) => c.discover_cache(),
-                Core::Http2(h) => h.conn.read(h.member, Connection::discover_cache).flatten(),
-            };
+            let discover = self.conn.discover_cache();
             self.hints.learn(&self.hint_key, &event, discover);
         }
         if let Event::Connected {
@@ -649,6 +624,9 @@ impl SessionDriver {
             }
             Event::ExchangeFinished { exchange, reusable } => {
                 queued.retain(|t| t.exchange != exchange);
+                if self.h2.is_some() {
+                    ended.push((exchange, false));
+                }
                 self.http1.forget(exchange);
                 if self.live.remove(&exchange) {
                     self.trace
@@ -658,6 +636,9 @@ impl SessionDriver {
             }
             Event::ExchangeAbandoned { exchange } => {
                 queued.retain(|t| t.exchange != exchange);
+                if self.h2.is_some() {
+                    ended.push((exchange, true));
+                }
                 self.http1.forget(exchange);
                 if self.live.remove(&exchange) {
                     self.trace.exchange_end(exchange, "abandoned");
@@ -687,14 +668,18 @@ impl SessionDriver {
 
     /// What to wait for before pumping again.
     pub fn wait(&self) -> Wait {
-        match &self.core {
-            Core::Http2(h) => match h.conn.poll_timeout() {
+        let due = self
+            .conn
+            .poll_timeout()
+            .map(|due| self.zero + due.as_duration());
+        match &self.h2 {
+            Some(h) => match due.into_iter().chain(h.conn.poll_timeout()).min() {
                 Some(due) => Wait::Until(due),
                 None if h.conn.can_report(h.member) => Wait::Report,
                 None => Wait::Nothing,
             },
-            Core::Http1(c) => match c.poll_timeout() {
-                Some(due) => Wait::Until(self.zero + due.as_duration()),
+            None => match due {
+                Some(due) => Wait::Until(due),
                 None if self.live.is_empty() => Wait::Nothing,
                 None => Wait::Report,
             },
@@ -708,7 +693,8 @@ impl SessionDriver {
         }
     }
 
-    /// Feeds what a socket reported; reports of exchanges the core no longer serves are ignored.
+    /// Feeds what an HTTP/1.1 exchange's socket reported; reports of exchanges the core no
+    /// longer serves are ignored (an HTTP/2 session's sockets report to its [`SharedH2`]).
     pub fn feed(&mut self, exchange: ExchangeId, report: Report) {
         if !self.live.contains(&exchange) {
             return;
@@ -721,58 +707,63 @@ impl SessionDriver {
                 }
                 self.trace.bytes(exchange, bytes.len());
                 self.fed.insert(exchange);
-                // An HTTP/2 session's bytes go to its shared socket, never here. The bytes of an
-                // exchange the connection is done with (its verdict not yet pumped) are not read:
-                // its reader would count them against the other exchanges.
-                match &mut self.core {
-                    Core::Http1(c) if c.has_exchange(exchange) => {
-                        let bytes = OwnedBytes::from(bytes);
-                        for input in self.http1.read_owned(exchange, &bytes, c.allowance()) {
-                            c.handle(now, input);
-                            if !c.has_exchange(exchange) {
-                                // The rest of the bytes are not read.
-                                break;
-                            }
+                // The bytes of an exchange the connection is done with (its verdict not yet
+                // pumped) are not read: its reader would count them against the other exchanges.
+                if self.conn.has_exchange(exchange) {
+                    let bytes = OwnedBytes::from(bytes);
+                    let allowance = self.conn.allowance();
+                    for input in self.http1.read_owned(exchange, &bytes, allowance) {
+                        Self::hand(&mut self.conn, &mut self.clock, now, input);
+                        if !self.conn.has_exchange(exchange) {
+                            // The rest of the bytes are not read.
+                            break;
                         }
                     }
-                    _ => {}
                 }
             }
             Report::Eof => {
                 if let Some(r) = self.rec() {
                     r.eof(now, exchange);
                 }
-                let input = match &self.core {
-                    Core::Http1(_) => self.http1.eof(exchange),
-                    Core::Http2(_) => Input::Eof { exchange },
-                };
-                self.on_conn(|c| c.handle(now, input));
+                let input = self.http1.eof(exchange);
+                Self::hand(&mut self.conn, &mut self.clock, now, input);
             }
             Report::Failed(e) => {
                 if let Some(r) = self.rec() {
                     r.transport_error(now, exchange, &e);
                 }
-                self.on_conn(|c| c.handle(now, Input::TransportError { exchange, error: e }));
+                let input = Input::TransportError { exchange, error: e };
+                Self::hand(&mut self.conn, &mut self.clock, now, input);
             }
         }
     }
 
-    /// The clock reached what [`wait`](Self::wait) named.
+    /// The clock reached what [`wait`](Self::wait) named. An HTTP/2 session's inbox is handed
+    /// in first (what was read before the deadline), then the shared connection's sockets and
+    /// the session's connection handle the deadline, at one instant.
     pub fn timeout(&mut self) {
-        let now = self.now();
-        if let Some(r) = self.rec() {
-            r.timeout(now);
-        }
-        match &mut self.core {
-            Core::Http1(c) => c.handle_timeout(now),
-            Core::Http2(h) => h.conn.handle_timeout(),
-        }
+        self.sync(Outbox::default());
+        let now = match &self.h2 {
+            Some(h) => {
+                let at = h.conn.handle_timeout();
+                self.clock = self.clock.max(at);
+                self.clock
+            }
+            None => {
+                let now = self.now();
+                if let Some(r) = self.rec() {
+                    r.timeout(now);
+                }
+                now
+            }
+        };
+        self.conn.handle_timeout(now);
     }
 
     /// Ends the recording: the transcript is flushed and closed.
     pub fn end_recording(&mut self) {
         self.recording = None;
-        if let Core::Http2(h) = &self.core {
+        if let Some(h) = &self.h2 {
             h.conn.end_recording();
         }
     }

@@ -3,23 +3,35 @@
 //!
 //! The core's [`H2Streams`] multiplexes several work items (one [`Connection`] per session) on
 //! one socket, each with its own budgets, owning none of them: it yields each stream's inputs
-//! with the work item they are for. [`SharedH2`] keeps that socket and the sessions'
-//! connections behind a mutex with everything the sessions need around it, and hands each input
-//! to its session's connection: per-session inboxes of events, the socket's
-//! generation (a fresh socket replaces one that goes away), and one clock zero for every work
-//! item, so that their deadlines stay comparable across sockets.
+//! with the work item they are for. [`SharedH2`] keeps that socket behind a mutex with
+//! everything the sessions need around it, and owns no connection either: each session's
+//! driver owns its own. [`SharedH2`] routes each `(WorkId, Input)` into its session's inbox of
+//! inputs ([`Routed`]), keeps the socket's generation (a fresh socket replaces one that goes
+//! away), and one clock zero for every work item, so that their deadlines stay comparable
+//! across sockets.
 //!
 //! # Who does what
 //!
 //! The adapter supplies the socket I/O through [`H2Io`]: write bytes to a socket in order, close
 //! it, dial a fresh one; and it runs one reader per socket that hands every read to
-//! [`SharedH2::feed`]. Whoever holds the lock (a reader with bytes, a session starting an
-//! operation or reaching its deadline) drains the socket: bytes go to [`H2Io::write`], each work
-//! item's events into its inbox, and the sessions whose inbox got events are woken through the
-//! [`Waker`] they joined with. A session then takes its events ([`SharedH2::take_events`]) and
-//! handles them without the lock. A session never waits on another session's operation except
-//! for a stream slot (the core opens at most min(8, the server's MAX_CONCURRENT_STREAMS) streams
-//! at once and queues the rest).
+//! [`SharedH2::feed`]. Whoever holds the lock (a reader with bytes, a session handing over its
+//! requests or reaching its deadline) drains the socket: bytes go to [`H2Io::write`], each
+//! stream's inputs into its work item's inbox, and the sessions whose inbox got inputs are woken
+//! through the [`Waker`] they joined with. A session's driver then hands the connection it owns
+//! what its connection asks of the socket and takes its inputs, in one call under the lock
+//! ([`SharedH2::sync`]: its requests, the exchanges it ended, what its byte budget has left),
+//! and hands the inputs to its connection without the lock. A session never waits on another
+//! session's operation except for a stream slot (the core opens at most min(8, the server's
+//! MAX_CONCURRENT_STREAMS) streams at once and queues the rest).
+//!
+//! # Budgets
+//!
+//! A stream's allowance is what its work item's byte budget had left when the stream opened
+//! ([`H2Streams::allow`]). The connection charges each input when its driver hands it in, so
+//! the shared connection counts, per work item, what its driver last reported as left less the
+//! raw cost of every input routed to its inbox since: the inputs waiting in an inbox are
+//! already spent, and a stream opened meanwhile is allowed no more than the budget will have
+//! left once they are handed in.
 //!
 //! # Fresh sockets
 //!
@@ -47,9 +59,12 @@
 //! registered for the origin. The session's [`H2Recording`] lives here, under the lock, and
 //! hears every call at the points `mcp_sansio_transcript::h2` documents: the socket opened,
 //! every piece of bytes the core wrote and every read fed to it (with the instant it was given),
-//! end of stream, failures, dial errors, timeouts, operations ([`SharedH2::start`]) and events.
-//! Every call under the lock uses one instant, for the input and for the drain after it, as a
-//! replay does. A recorded connection moves its work item to a fresh socket as soon as that
+//! end of stream, failures, dial errors, timeouts, and, from the session's driver, operations
+//! ([`SharedH2::record_operation`]) and events ([`SharedH2::record_event`]). Every call under the
+//! lock uses one instant, for the input and for the drain after it, as a replay does; each
+//! routed input carries the instant it was read, at which the driver hands it in, and the
+//! driver hands its inbox in before it starts an operation or handles a deadline, as a replay
+//! reads before it. A recorded connection moves its work item to a fresh socket as soon as that
 //! socket is open (the streams left on the old socket are reset), as its replay does; the
 //! frames written for the connection itself when the session leaves (the resets of its streams,
 //! GOAWAY) are not recorded: the recording ends when the session leaves.
@@ -63,16 +78,17 @@ use std::time::Duration;
 
 use mcp_sansio::h2::{H2Config, Reason};
 use mcp_sansio::mux::{H2Streams, WorkId};
-use mcp_sansio::{
-    Budgets, Config, Connection, Error, Event, Input, Instant, Transmit, TransportError,
-};
+use mcp_sansio::wire::ResponseEvent;
+#[cfg(doc)]
+use mcp_sansio::Connection;
+use mcp_sansio::{Budgets, Config, Event, ExchangeId, Input, Instant, Transmit, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::lock::lock;
 use crate::session::io::Report;
 use crate::trace::{H2Trace, SessionTrace};
 
-/// Wakes a session whose inbox got events. It must not block (it is called under the lock).
+/// Wakes a session whose inbox got inputs. It must not block (it is called under the lock).
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// The socket I/O an adapter supplies to a [`SharedH2`]. Sockets are numbered by generation;
@@ -94,12 +110,128 @@ pub trait H2Io: Send + Sync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Member(u64);
 
+/// An input of one of a session's streams, routed to its inbox: its driver hands
+/// [`input`](Routed::input) to the session's [`Connection::handle`] at [`at`](Routed::at), the
+/// instant it was read.
+#[derive(Debug)]
+pub struct Routed {
+    at: Instant,
+    held: Held,
+}
+
+/// A routed input, owned.
+#[derive(Debug)]
+enum Held {
+    Input(Input<'static>),
+    /// Body bytes: copied out of the socket's buffer, lent again when handed in.
+    Body {
+        exchange: ExchangeId,
+        bytes: Vec<u8>,
+        raw: u64,
+    },
+}
+
+impl Routed {
+    fn new(at: Instant, input: Input<'_>) -> Routed {
+        let held = match input {
+            Input::Response { exchange, event } => match event {
+                ResponseEvent::Body { bytes, raw, .. } => Held::Body {
+                    exchange,
+                    bytes: bytes.to_vec(),
+                    raw,
+                },
+                ResponseEvent::Head { head, raw } => Held::Input(Input::Response {
+                    exchange,
+                    event: ResponseEvent::Head { head, raw },
+                }),
+                ResponseEvent::End { reusable, raw } => Held::Input(Input::Response {
+                    exchange,
+                    event: ResponseEvent::End { reusable, raw },
+                }),
+            },
+            Input::ResponseBegun { exchange } => Held::Input(Input::ResponseBegun { exchange }),
+            Input::WireError {
+                exchange,
+                error,
+                raw,
+            } => Held::Input(Input::WireError {
+                exchange,
+                error,
+                raw,
+            }),
+            Input::Eof { exchange } => Held::Input(Input::Eof { exchange }),
+            Input::TransportError { exchange, error } => {
+                Held::Input(Input::TransportError { exchange, error })
+            }
+        };
+        Routed { at, held }
+    }
+
+    /// The instant the input was read, on the work items' clock ([`SharedH2::now`]).
+    pub fn at(&self) -> Instant {
+        self.at
+    }
+
+    /// The input, for [`Connection::handle`].
+    pub fn input(&self) -> Input<'_> {
+        match &self.held {
+            Held::Input(input) => input.clone(),
+            Held::Body {
+                exchange,
+                bytes,
+                raw,
+            } => Input::Response {
+                exchange: *exchange,
+                event: ResponseEvent::Body {
+                    bytes,
+                    raw: *raw,
+                    owner: None,
+                },
+            },
+        }
+    }
+
+    /// The raw bytes the connection charges when it is handed the input.
+    fn raw(&self) -> u64 {
+        match &self.held {
+            Held::Body { raw, .. }
+            | Held::Input(Input::WireError { raw, .. })
+            | Held::Input(Input::Response {
+                event: ResponseEvent::Head { raw, .. } | ResponseEvent::End { raw, .. },
+                ..
+            }) => *raw,
+            Held::Input(_) => 0,
+        }
+    }
+}
+
+/// What a session's driver hands the shared connection with [`SharedH2::sync`], taken from the
+/// connection it owns since the last call.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    /// The connection's requests ([`Connection::poll_transmit`]), in order.
+    pub requests: Vec<Transmit>,
+    /// The exchanges the connection ended ([`Event::ExchangeFinished`]: `false`;
+    /// [`Event::ExchangeAbandoned`]: `true`, its stream is reset with RST_STREAM(CANCEL)).
+    pub ended: Vec<(ExchangeId, bool)>,
+    /// What the connection's byte budget has left now ([`Connection::bytes_left`]), every input
+    /// taken before handed in.
+    pub bytes_left: u64,
+    /// Raw bytes the connection read so far ([`Connection::bytes_read`]): for the exchange spans
+    /// (feature `tracing`).
+    pub bytes_read: u64,
+}
+
 struct Item {
     /// The session's work item on every socket: its member number.
     work: WorkId,
-    /// The session's connection.
-    conn: Connection,
-    inbox: VecDeque<Event>,
+    /// The inputs of its streams, not yet taken by its driver.
+    inbox: VecDeque<Routed>,
+    /// What its byte budget has left once the inputs in its inbox are handed in: what its
+    /// driver last reported, less the raw cost of every input routed since.
+    left: u64,
+    /// Raw bytes its connection read, as its driver last reported (for the exchange spans).
+    read: u64,
     wake: Waker,
     /// The spans of its exchanges (feature `tracing`).
     trace: H2Trace,
@@ -124,6 +256,8 @@ struct State {
     /// Requests waiting for a fresh socket.
     pending: Vec<(Member, Transmit)>,
     items: BTreeMap<Member, Item>,
+    /// The sessions whose inbox got inputs since the last drain woke them.
+    woken: BTreeSet<Member>,
     last_member: u64,
     life: Life,
     recording: Recording,
@@ -167,6 +301,16 @@ impl State {
             .iter()
             .find(|(_, i)| i.work == work)
             .map(|(m, _)| *m)
+    }
+
+    /// Puts `routed` into the inbox of work item `work` (dropped if it left), charging its raw
+    /// cost to what the item has left.
+    fn route(&mut self, work: WorkId, routed: Routed) {
+        if let Some((m, item)) = self.items.iter_mut().find(|(_, i)| i.work == work) {
+            item.left = item.left.saturating_sub(routed.raw());
+            item.inbox.push_back(routed);
+            self.woken.insert(*m);
+        }
     }
 }
 
@@ -239,6 +383,7 @@ impl SharedH2 {
                 dialling: None,
                 pending: Vec::new(),
                 items: BTreeMap::new(),
+                woken: BTreeSet::new(),
                 last_member: 0,
                 life: Life::Serving,
                 recording: match record_to {
@@ -328,15 +473,15 @@ impl SharedH2 {
         lock(&self.state).socket.open_streams()
     }
 
-    /// Adds a session with `config` as a work item; `wake` is called whenever its inbox gets
-    /// events. `Ok(None)` if the connection was shut meanwhile, or is recorded and already
-    /// has its session (dial a new one). On a recorded connection, the recording of the session
-    /// starts here, with `config`.
-    pub fn join(self: &Arc<Self>, config: Config, wake: Waker) -> Result<Option<Member>, Error> {
-        let conn = Connection::new(config.clone())?;
+    /// Adds a session whose connection (its driver's, made with `config`) has `bytes_left` of
+    /// its byte budget, as a work item; `wake` is called whenever its inbox gets inputs. `None`
+    /// if the connection was shut meanwhile, or is recorded and already has its session (dial a
+    /// new one). On a recorded connection, the recording of the session starts here, with
+    /// `config`.
+    pub fn join(self: &Arc<Self>, config: &Config, bytes_left: u64, wake: Waker) -> Option<Member> {
         let mut st = lock(&self.state);
         if st.life == Life::Shut {
-            return Ok(None);
+            return None;
         }
         st.life = Life::Serving;
         if self.recorded {
@@ -345,11 +490,11 @@ impl SharedH2 {
                 Recording::Awaiting(sink, session) => (sink, session),
                 other => {
                     st.recording = other;
-                    return Ok(None);
+                    return None;
                 }
             };
             let mut rec =
-                H2Recording::new(&config, &self.h2, self.scheme, Instant::ZERO, sink, session);
+                H2Recording::new(config, &self.h2, self.scheme, Instant::ZERO, sink, session);
             // The first socket was made at the clock zero.
             rec.recorder().socket_opened(Instant::ZERO);
             st.recording = Recording::On(Box::new(rec));
@@ -361,19 +506,20 @@ impl SharedH2 {
             member,
             Item {
                 work,
-                conn,
                 inbox: VecDeque::new(),
+                left: bytes_left,
+                read: 0,
                 wake,
                 trace: H2Trace::default(),
             },
         );
-        Ok(Some(member))
+        Some(member)
     }
 
     /// Takes session `member` off the connection: its open streams are reset (CANCEL), its
-    /// waiting requests dropped. When the last session leaves, a healthy socket stays open, idle
-    /// (see [`reusable`](Self::reusable)); one that failed, is going away or is being replaced
-    /// is closed with GOAWAY(NO_ERROR).
+    /// waiting requests and the inputs in its inbox dropped. When the last session leaves, a
+    /// healthy socket stays open, idle (see [`reusable`](Self::reusable)); one that failed, is
+    /// going away or is being replaced is closed with GOAWAY(NO_ERROR).
     pub fn leave(self: &Arc<Self>, member: Member) {
         let mut st = lock(&self.state);
         let now = self.now();
@@ -413,7 +559,7 @@ impl SharedH2 {
         st.life = Life::Shut;
         st.pending.clear();
         let generation = st.generation;
-        let _ = pump(st, now, &mut Vec::new());
+        let _ = pump(st, now);
         while let Some(bytes) = st.socket.poll_transmit() {
             self.write(generation, bytes);
         }
@@ -432,34 +578,65 @@ impl SharedH2 {
         }
     }
 
-    /// Runs `f` on session `member`'s connection (to start an operation), then drains.
-    pub fn with<R>(
-        self: &Arc<Self>,
-        member: Member,
-        f: impl FnOnce(&mut Connection) -> R,
-    ) -> Option<R> {
-        self.start(member, None, |c, _| f(c))
-    }
-
-    /// Starts an operation on session `member`'s connection: `f` is given the connection and
-    /// now, the instant the operation `op` is recorded at (on a recorded connection); then
-    /// the connection drains at that instant.
-    pub fn start<R>(
-        self: &Arc<Self>,
-        member: Member,
-        op: Option<RecordedOperation>,
-        f: impl FnOnce(&mut Connection, Instant) -> R,
-    ) -> Option<R> {
+    /// What session `member`'s connection asks of the socket since the last call (`out`: its
+    /// requests, the exchanges it ended, what its byte budget has left), handed over; then the
+    /// connection drains, and the inputs in the session's inbox are taken: its driver hands each
+    /// to the connection ([`Connection::handle`]) at the instant it was read. Nothing for a
+    /// session that left.
+    pub fn sync(self: &Arc<Self>, member: Member, out: Outbox) -> Vec<Routed> {
         let mut st = lock(&self.state);
         let now = self.now();
         let st = &mut *st;
-        let conn = &mut st.items.get_mut(&member)?.conn;
-        if let (Some(rec), Some(op)) = (st.recording.on(), op) {
-            rec.recorder().operation(now, op);
+        let Some(item) = st.items.get_mut(&member) else {
+            return Vec::new();
+        };
+        // The inputs still in the inbox are not in what the connection reports as left.
+        let queued: u64 = item.inbox.iter().map(Routed::raw).sum();
+        item.left = out.bytes_left.saturating_sub(queued);
+        item.read = out.bytes_read;
+        let (work, left) = (item.work, item.left);
+        for t in out.requests {
+            st.socket.send(work, t, left);
         }
-        let r = f(conn, now);
+        for (exchange, abandoned) in out.ended {
+            st.socket.ended(work, exchange, abandoned);
+            st.pending
+                .retain(|(m, t)| !(*m == member && t.exchange == exchange));
+            let outcome = if abandoned { "abandoned" } else { "finished" };
+            item.trace.end(exchange, outcome, out.bytes_read);
+        }
+        st.socket.allow(work, left);
         self.drain(st, now);
-        Some(r)
+        st.items
+            .get_mut(&member)
+            .map(|i| i.inbox.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// Records that session `member`'s driver starts operation `op` (on a recorded connection;
+    /// nothing otherwise). Returns the instant it is recorded at: the driver starts the
+    /// operation then.
+    pub fn record_operation(&self, op: RecordedOperation) -> Instant {
+        let mut st = lock(&self.state);
+        let now = self.now();
+        if let Some(rec) = st.recording.on() {
+            rec.recorder().operation(now, op);
+            rec.flush();
+        }
+        now
+    }
+
+    /// Records an event of the recorded session's connection (nothing on a connection that is
+    /// not recorded).
+    pub fn record_event(&self, event: &Event) {
+        if !self.recorded {
+            return;
+        }
+        let mut st = lock(&self.state);
+        if let Some(rec) = st.recording.on() {
+            rec.recorder().event(event);
+            rec.flush();
+        }
     }
 
     /// The operation `trace` runs (feature `tracing`) is the parent of the exchange spans of
@@ -470,41 +647,19 @@ impl SharedH2 {
         }
     }
 
-    /// Reads session `member`'s connection.
-    pub fn read<R>(&self, member: Member, f: impl FnOnce(&Connection) -> R) -> Option<R> {
-        let st = lock(&self.state);
-        st.items.get(&member).map(|i| f(&i.conn))
-    }
-
-    /// Drains the connection and takes the events in session `member`'s inbox.
-    pub fn take_events(self: &Arc<Self>, member: Member) -> Vec<Event> {
-        let mut st = lock(&self.state);
-        let now = self.now();
-        self.drain(&mut st, now);
-        st.items
-            .get_mut(&member)
-            .map(|i| i.inbox.drain(..).collect())
-            .unwrap_or_default()
-    }
-
-    /// When [`handle_timeout`](Self::handle_timeout) is due next (any work item's deadline or
-    /// the socket's SETTINGS acknowledgement), on the adapter's clock.
+    /// When [`handle_timeout`](Self::handle_timeout) is due next (a socket's SETTINGS
+    /// acknowledgement), on the adapter's clock; each work item's deadlines are its connection's.
     pub fn poll_timeout(&self) -> Option<std::time::Instant> {
         let st = lock(&self.state);
         let next = st.next.as_ref().and_then(|n| n.socket.poll_timeout());
-        let items = st
-            .items
-            .values()
-            .filter_map(|i| i.conn.poll_timeout())
-            .min();
-        [st.socket.poll_timeout(), next, items]
+        [st.socket.poll_timeout(), next]
             .into_iter()
             .flatten()
             .min()
             .map(|due| self.zero + due.as_duration())
     }
 
-    /// Whether session `member` may still hear something: events wait in its inbox, or a
+    /// Whether session `member` may still hear something: inputs wait in its inbox, or a
     /// socket is open or being dialled.
     pub fn can_report(&self, member: Member) -> bool {
         let st = lock(&self.state);
@@ -514,21 +669,22 @@ impl SharedH2 {
             || st.next.is_some()
     }
 
-    /// The clock reached [`poll_timeout`](Self::poll_timeout).
-    pub fn handle_timeout(self: &Arc<Self>) {
+    /// A session's clock reached its deadline or [`poll_timeout`](Self::poll_timeout): the
+    /// sockets' deadlines are handled (and the timeout recorded, on a recorded connection).
+    /// Returns the instant they were handled at: the session's driver hands its connection the
+    /// timeout then ([`Connection::handle_timeout`]).
+    pub fn handle_timeout(self: &Arc<Self>) -> Instant {
         let mut st = lock(&self.state);
         let now = self.now();
         if let Some(rec) = st.recording.on() {
             rec.recorder().timeout(now);
         }
         st.socket.handle_timeout(now);
-        for item in st.items.values_mut() {
-            item.conn.handle_timeout(now);
-        }
         if let Some(next) = &mut st.next {
             next.socket.handle_timeout(now);
         }
         self.drain(&mut st, now);
+        now
     }
 
     /// What the reader of socket `generation` read. Reports of a socket already replaced are
@@ -613,18 +769,16 @@ impl SharedH2 {
     }
 
     /// Moves everything that can move: socket bytes out, requests for a fresh socket into the
-    /// waiting list, events into inboxes, work items to a fresh socket; then wakes the sessions
-    /// whose inbox got events.
+    /// waiting list, inputs into inboxes, work items to a fresh socket; then wakes the sessions
+    /// whose inbox got inputs.
     /// Everything happens at `now`, the instant of the input that came before (as a replay
-    /// drains). A recorded connection records what the core wrote and the events, then writes
-    /// the text recorded to its sink.
+    /// drains). A recorded connection records what the core wrote, then writes the text
+    /// recorded to its sink.
     fn drain(self: &Arc<Self>, st: &mut State, now: Instant) {
-        let mut woken = BTreeSet::new();
         loop {
-            // The work items' requests onto streams, the streams' inputs to the work items
-            // (their events gathered), until nothing moves.
-            let mut events = Vec::new();
-            let mut any = pump(st, now, &mut events);
+            // The waiting requests onto streams, the streams' inputs into the inboxes, until
+            // nothing moves.
+            let mut any = pump(st, now);
             let generation = st.generation;
             while let Some(bytes) = st.socket.poll_transmit() {
                 any = true;
@@ -643,8 +797,7 @@ impl SharedH2 {
             while let Some((work, stream, t)) = st.socket.poll_opened() {
                 let Some(m) = st.member(work) else { continue };
                 if let Some(item) = st.items.get_mut(&m) {
-                    let read = item.conn.bytes_read();
-                    item.trace.opened(&t, stream.0, read);
+                    item.trace.opened(&t, stream.0, item.read);
                 }
             }
             while let Some((work, t)) = st.socket.poll_fresh() {
@@ -653,30 +806,7 @@ impl SharedH2 {
                     st.pending.push((m, t));
                 }
             }
-            any |= pump(st, now, &mut events);
-            for (m, event) in events {
-                if let Some(rec) = st.recording.on() {
-                    rec.recorder().event(&event);
-                }
-                if let Event::ExchangeAbandoned { exchange }
-                | Event::ExchangeFinished { exchange, .. } = &event
-                {
-                    let x = *exchange;
-                    st.pending.retain(|(mm, t)| !(*mm == m && t.exchange == x));
-                    let outcome = match &event {
-                        Event::ExchangeAbandoned { .. } => "abandoned",
-                        _ => "finished",
-                    };
-                    if let Some(item) = st.items.get_mut(&m) {
-                        let read = item.conn.bytes_read();
-                        item.trace.end(x, outcome, read);
-                    }
-                }
-                if let Some(item) = st.items.get_mut(&m) {
-                    item.inbox.push_back(event);
-                    woken.insert(m);
-                }
-            }
+            any |= pump(st, now);
             if let Some(next) = &mut st.next {
                 while let Some(bytes) = next.socket.poll_transmit() {
                     self.write(next.generation, bytes);
@@ -715,7 +845,7 @@ impl SharedH2 {
         if let Some(rec) = st.recording.on() {
             rec.flush();
         }
-        for m in woken {
+        for m in std::mem::take(&mut st.woken) {
             if let Some(item) = st.items.get(&m) {
                 (item.wake)();
             }
@@ -729,14 +859,15 @@ impl SharedH2 {
         let mut old = std::mem::replace(&mut st.socket, next.socket);
         let old_generation = std::mem::replace(&mut st.generation, next.generation);
         let old_closing = std::mem::replace(&mut st.closing, false);
-        for item in st.items.values_mut() {
-            for input in old.remove(item.work) {
-                item.conn.handle(now, input);
+        let works: Vec<WorkId> = st.items.values().map(|i| i.work).collect();
+        for work in works {
+            for input in old.remove(work) {
+                st.route(work, Routed::new(now, input));
             }
         }
         for (m, t) in std::mem::take(&mut st.pending) {
             if let Some(item) = st.items.get(&m) {
-                st.socket.resend(item.work, t, item.conn.bytes_left());
+                st.socket.resend(item.work, t, item.left);
             }
         }
         if !old_closing {
@@ -755,56 +886,39 @@ fn opening(mut socket: H2Streams) -> H2Streams {
     socket
 }
 
-/// Fails every request waiting for a fresh socket with `e`.
+/// Fails every request waiting for a fresh socket with `e`: the failure goes to its session's
+/// inbox.
 fn fail_pending(st: &mut State, now: Instant, e: &TransportError) {
     for (m, t) in std::mem::take(&mut st.pending) {
-        if let Some(item) = st.items.get_mut(&m) {
-            item.conn.handle(
-                now,
-                Input::TransportError {
-                    exchange: t.exchange,
-                    error: e.clone(),
-                },
-            );
-        }
+        let Some(work) = st.items.get(&m).map(|i| i.work) else {
+            continue;
+        };
+        let input = Input::TransportError {
+            exchange: t.exchange,
+            error: e.clone(),
+        };
+        st.route(work, Routed::new(now, input));
     }
 }
 
-/// Moves everything that can move between the sessions' connections and the serving socket's
-/// streams: every request onto a stream (with what its work item has left), every stream input
-/// to its work item's connection, every connection's event into `events` (an exchange's end
-/// tells the streams, which reset an abandoned one); until nothing moves. Whether anything did.
-fn pump(st: &mut State, now: Instant, events: &mut Vec<(Member, Event)>) -> bool {
+/// Moves everything that can move between the serving socket's streams and the sessions'
+/// inboxes: every waiting request onto a stream (with what its work item has left), every
+/// stream input into its work item's inbox (its raw cost taken off what the item has left, and
+/// the allowance of its waiting requests updated); until nothing moves. Whether anything did.
+fn pump(st: &mut State, now: Instant) -> bool {
     let mut any = false;
     loop {
-        let mut progress = false;
-        for item in st.items.values_mut() {
-            while let Some(t) = item.conn.poll_transmit() {
-                progress = true;
-                st.socket.send(item.work, t, item.conn.bytes_left());
-            }
-            st.socket.allow(item.work, item.conn.bytes_left());
-        }
-        progress |= st.socket.open();
+        let mut progress = st.socket.open();
+        let mut routed = false;
         while let Some((work, input)) = st.socket.poll_input() {
-            progress = true;
-            if let Some(item) = st.items.values_mut().find(|i| i.work == work) {
-                item.conn.handle(now, input);
-            }
+            let input = Routed::new(now, input);
+            st.route(work, input);
+            routed = true;
         }
-        for (m, item) in &mut st.items {
-            while let Some(event) = item.conn.poll_event() {
-                progress = true;
-                match &event {
-                    Event::ExchangeAbandoned { exchange } => {
-                        st.socket.ended(item.work, *exchange, true);
-                    }
-                    Event::ExchangeFinished { exchange, .. } => {
-                        st.socket.ended(item.work, *exchange, false);
-                    }
-                    _ => {}
-                }
-                events.push((*m, event));
+        if routed {
+            progress = true;
+            for item in st.items.values() {
+                st.socket.allow(item.work, item.left);
             }
         }
         any |= progress;
