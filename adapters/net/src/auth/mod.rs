@@ -45,6 +45,7 @@ use crate::runtime::{block_on, connect, StdNet};
 use wire::{run_blocking, AuthWire};
 
 pub mod async_auth;
+pub(crate) mod read;
 pub(crate) mod session;
 pub(crate) mod signer;
 pub(crate) mod wire;

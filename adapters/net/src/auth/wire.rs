@@ -5,8 +5,8 @@
 //! record incomplete or sends records without plaintext: every socket operation is the caller's,
 //! so the caller checks its deadline around each one, and every raw byte read — handshake, alerts,
 //! tickets and records alike — is counted against the exchange's byte limit before it reaches
-//! rustls. The plaintext is decoded by the core's HTTP/1.1 response decoder under its own byte
-//! ledger.
+//! rustls. The plaintext is decoded by the core's HTTP/1.1 socket ([`AuthRead`]) under the
+//! exchange's own byte ledger.
 //!
 //! [`AuthHttp::send`](crate::auth::AuthHttp::send) runs an [`AuthWire`] on a `std::net` socket
 //! with [`run_blocking`]; the adapters run the same [`AuthWire`] on their runtime's sockets
@@ -18,15 +18,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_sansio::auth::AuthResponse;
-use mcp_sansio::http1::{ResponseDecoder, ResponseEvent};
-use mcp_sansio::ByteLedger;
 use mcp_sansio::{TransportError, TransportErrorKind};
 use rustls::{ClientConfig, ClientConnection};
 
+use crate::auth::read::{plaintext_limit, AuthRead};
 use crate::guard::dial::{io_error, server_name, tls_error};
-
-/// Bytes of response head and framing allowed on top of an authorization response's body limit.
-pub const HEAD_ALLOWANCE: usize = 64 * 1024;
 
 /// Raw bytes allowed on top of the plaintext limit of an `https` exchange: the server's handshake
 /// (certificate chain included), session tickets and record framing.
@@ -40,15 +36,12 @@ pub struct AuthWire {
     tls: Option<Box<ClientConnection>>,
     /// Raw bytes to write (the request, or TLS records).
     out: Vec<u8>,
-    decoder: ResponseDecoder,
-    ledger: ByteLedger,
+    read: AuthRead,
     /// Raw bytes read so far and the most allowed.
     raw_read: u64,
     raw_limit: u64,
     /// Plaintext read, not yet decoded.
     plain: Vec<u8>,
-    response: AuthResponse,
-    max_body: usize,
 }
 
 impl std::fmt::Debug for AuthWire {
@@ -87,24 +80,21 @@ impl AuthWire {
     }
 
     fn with(tls: Option<Box<ClientConnection>>, out: Vec<u8>, max_body: usize) -> AuthWire {
-        let plaintext = max_body.saturating_add(1).saturating_add(HEAD_ALLOWANCE);
+        let plaintext = plaintext_limit(max_body);
         let raw = if tls.is_some() {
             plaintext
                 .saturating_add(plaintext / 16)
-                .saturating_add(TLS_ALLOWANCE)
+                .saturating_add(TLS_ALLOWANCE as u64)
         } else {
             plaintext
         };
         AuthWire {
             tls,
             out,
-            decoder: ResponseDecoder::new(Default::default()),
-            ledger: ByteLedger::new(plaintext as u64),
+            read: AuthRead::new(max_body),
             raw_read: 0,
-            raw_limit: raw as u64,
+            raw_limit: raw,
             plain: Vec::new(),
-            response: AuthResponse::default(),
-            max_body,
         }
     }
 
@@ -175,10 +165,7 @@ impl AuthWire {
         if let Some(r) = self.decode()? {
             return Ok(r);
         }
-        match self.decoder.finish() {
-            Ok(_) => Ok(std::mem::take(&mut self.response)),
-            Err(e) => Err(io_text(format!("response: {e}"))),
-        }
+        self.read.eof()
     }
 
     /// Hands the records read to rustls and moves the plaintext they hold to `plain`.
@@ -211,41 +198,8 @@ impl AuthWire {
 
     /// Decodes the plaintext read so far.
     fn decode(&mut self) -> Result<Option<AuthResponse>, TransportError> {
-        let mut at = 0;
-        let result = loop {
-            let d = self
-                .decoder
-                .decode(&self.plain[at..], &mut self.ledger)
-                .map_err(|e| io_text(format!("response: {e}")))?;
-            at += d.consumed;
-            match d.event {
-                Some(ResponseEvent::Head(h)) => {
-                    self.response.status = h.status;
-                    self.response.headers = h.headers;
-                }
-                Some(ResponseEvent::Body(b)) => {
-                    let room = self.max_body.saturating_add(1) - self.response.body.len();
-                    self.response
-                        .body
-                        .extend_from_slice(&b[..b.len().min(room)]);
-                    if self.response.body.len() > self.max_body {
-                        break Some(std::mem::take(&mut self.response));
-                    }
-                }
-                Some(ResponseEvent::End { .. }) => break Some(std::mem::take(&mut self.response)),
-                None if d.consumed == 0 => break None,
-                None => {}
-            }
-        };
-        self.plain.drain(..at);
-        Ok(result)
-    }
-}
-
-fn io_text(message: String) -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Io,
-        message,
+        let plain = std::mem::take(&mut self.plain);
+        self.read.read(&plain)
     }
 }
 
@@ -323,7 +277,7 @@ mod tests {
     fn raw_bytes_past_the_limit_are_refused() {
         let mut w = AuthWire::plain(Vec::new(), 10);
         let limit = w.raw_limit() as usize;
-        assert_eq!(limit, 11 + HEAD_ALLOWANCE);
+        assert_eq!(limit, 11 + crate::auth::read::HEAD_ALLOWANCE);
         let junk = vec![b'x'; limit + 1];
         assert!(w.incoming(&junk).is_err());
     }
