@@ -16,6 +16,13 @@ use mcp_sansio::{Allowance, ByteLedger, ExchangeId, Input, TransportError, Trans
 /// Bytes of response head and framing allowed on top of an authorization response's body limit.
 pub const HEAD_ALLOWANCE: usize = 64 * 1024;
 
+/// Raw bytes allowed on top of the plaintext limit of an `https` exchange: the server's handshake
+/// (certificate chain included), session tickets and record framing.
+pub const TLS_ALLOWANCE: usize = 64 * 1024;
+
+/// Bytes read from an exchange's socket at a time.
+pub const EXCHANGE_READ: usize = 16 * 1024;
+
 /// The one exchange an [`AuthRead`]'s socket reads.
 const EXCHANGE: ExchangeId = ExchangeId(0);
 
@@ -86,6 +93,19 @@ impl AuthRead {
 pub fn plaintext_limit(max_body: usize) -> u64 {
     let n = max_body.saturating_add(1).saturating_add(HEAD_ALLOWANCE);
     u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// The most raw bytes an exchange whose body may hold `max_body` bytes reads from its socket:
+/// its [`plaintext_limit`], and over TLS a sixteenth more for record framing and
+/// [`TLS_ALLOWANCE`].
+pub fn raw_limit(max_body: usize, tls: bool) -> u64 {
+    let plaintext = plaintext_limit(max_body);
+    if !tls {
+        return plaintext;
+    }
+    plaintext
+        .saturating_add(plaintext / 16)
+        .saturating_add(TLS_ALLOWANCE as u64)
 }
 
 /// Takes one input into `response`, charging its raw cost to `ledger`: whether the response is
