@@ -12,8 +12,8 @@
 //! ([`AuthHttp::timeout`]), checked around every socket operation, and one byte limit on what
 //! is read from the socket, TLS records included. The exchange runs on the same sockets as the
 //! MCP traffic: the runtime's TCP socket, which counts every raw byte it reads below TLS
-//! ([`Connect::limit_reads`](crate::runtime::Connect::limit_reads)), the runtime's TLS layer
-//! ([`Runtime::tls`](crate::runtime::Runtime::tls)), and the core's
+//! ([`Connect::limit_reads`]), the runtime's TLS layer
+//! ([`Runtime::tls`]), and the core's
 //! [`Http1Socket`](mcp_sansio::socket::Http1Socket) decoding the response (`read::AuthRead`).
 //! So a server that trickles its handshake or streams records without end is cut off at the
 //! deadline or the limit, whichever comes first.
