@@ -452,6 +452,46 @@ mod tests {
         drop(tasks);
     }
 
+    /// A plain socket's reads (straight into the buffer, in place or on the reactor) count
+    /// too: a server that sends one byte more than the socket may read fails the read that
+    /// brings it, after at most the limit was handed on, on both of [`SmolNet`]'s ways to read.
+    #[test]
+    fn a_plain_socket_stops_one_byte_past_its_limit() {
+        fn read_all<S: Spawn>() -> (usize, io::Error) {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let address = listener.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                let (mut tcp, _) = listener.accept().unwrap();
+                io::Write::write_all(&mut tcp, &[7u8; 101]).unwrap();
+            });
+            let rt = SmolNet::<S>::default();
+            let limit = Duration::from_secs(5);
+            let tcp = block_on(rt.connect_tcp(address, limit)).unwrap().unwrap();
+            let mut stream = SmolNet::<S>::stream(Dialled::Plain(tcp));
+            if let SmolStream::Plain(tcp) = &mut stream {
+                SmolNet::<S>::limit_reads(tcp, 100);
+            }
+            server.join().unwrap();
+            let mut handed = 0;
+            let mut buf = Vec::with_capacity(8);
+            let e = loop {
+                buf.clear();
+                match block_on(SmolNet::<S>::io(&mut stream, IoStep::Read(&mut buf))) {
+                    Ok(0) => panic!("the end of the stream, {handed} bytes handed on"),
+                    Ok(n) => handed += n,
+                    Err(e) => break e,
+                }
+            };
+            (handed, e)
+        }
+        let on_reactor = read_all::<Executor>();
+        let in_place = OwnThread::block_on(async { read_all::<OwnThread>() });
+        for (handed, e) in [on_reactor, in_place] {
+            assert!(handed <= 100, "{handed}");
+            assert!(e.to_string().contains("limit of 100"), "{e}");
+        }
+    }
+
     /// Dropping a task drops its future (which closes the socket it holds); a detached task runs
     /// to its end.
     #[test]
