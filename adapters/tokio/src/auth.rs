@@ -15,8 +15,9 @@
 //! The authorization's own requests go through an [`AuthHttp`] built with the same address
 //! policy, resolver and TLS configuration as the [`Client`], and take the MCP traffic's path to
 //! the network on the runtime: the name is resolved and vetted on the blocking pool as the MCP
-//! dial does, then the vetted address is dialled and the exchange (TLS driven by hand, every raw
-//! byte counted, the core's HTTP/1.1 codec) runs as a task-free future under the exchange's
+//! dial does, then the vetted address is dialled and the exchange (tokio-rustls as for the MCP
+//! traffic, every raw byte counted below it, the core's `Http1Socket` reading the response) runs
+//! as a task-free future under the exchange's
 //! deadline ([`AuthHttp::timeout`]), so a server that trickles its handshake or its body is cut
 //! off at that deadline and dropping the operation cancels the exchange. Only the embedder's
 //! [`AuthHook::open_user_agent`], which blocks by contract, runs on the blocking pool.

@@ -90,6 +90,7 @@ pub mod auth;
 pub use auth::AuthSession;
 mod stream;
 use stream::Stream;
+pub use stream::Tcp;
 
 /// An MCP client on tokio. Cheap to clone: clones share the address policy, resolver, TLS
 /// configuration, idle-socket pool, HTTP/2 connections and the era hints learnt per server and
@@ -109,26 +110,26 @@ pub type Session = mcp_sansio_net::Session<Tokio>;
 pub struct Tokio;
 
 impl Connect for Tokio {
-    type Tcp = TcpStream;
+    type Tcp = Tcp;
 
-    async fn connect_tcp(
-        &self,
-        address: SocketAddr,
-        limit: Duration,
-    ) -> io::Result<Option<TcpStream>> {
+    async fn connect_tcp(&self, address: SocketAddr, limit: Duration) -> io::Result<Option<Tcp>> {
         match tokio::time::timeout(limit, TcpStream::connect(address)).await {
             Ok(Ok(s)) => {
                 let _ = s.set_nodelay(true);
-                Ok(Some(s))
+                Ok(Some(Tcp::new(s)))
             }
             Ok(Err(e)) => Err(e),
             Err(_) => Ok(None),
         }
     }
+
+    fn limit_reads(tcp: &mut Tcp, limit: u64) {
+        tcp.count_mut().set(limit);
+    }
 }
 
 impl Runtime for Tokio {
-    type Tls = tokio_rustls::client::TlsStream<TcpStream>;
+    type Tls = tokio_rustls::client::TlsStream<Tcp>;
 
     async fn unblock<T: Send + 'static>(
         &self,
@@ -141,7 +142,7 @@ impl Runtime for Tokio {
 
     async fn tls(
         &self,
-        tcp: TcpStream,
+        tcp: Tcp,
         config: &Arc<rustls::ClientConfig>,
         host: &str,
         deadline: &DialDeadline,
@@ -173,7 +174,7 @@ impl AsyncNet for Tokio {
     type Spawner = tokio::runtime::Handle;
     type Task = TokioTask;
 
-    fn stream(dialled: Dialled<TcpStream, Self::Tls>) -> Stream {
+    fn stream(dialled: Dialled<Tcp, Self::Tls>) -> Stream {
         match dialled {
             Dialled::Plain(tcp) => Stream::Plain(tcp),
             Dialled::Tls(tls) => Stream::Tls(Box::new(tls)),
@@ -282,7 +283,9 @@ mod tests {
         let (mut first, _) = listener.accept().unwrap();
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
-        client.shared().park(&origin, addr, Stream::Plain(pooled));
+        client
+            .shared()
+            .park(&origin, addr, Stream::Plain(Tcp::new(pooled)));
         let server = std::thread::spawn(move || {
             let mut req = [0u8; 4];
             first.read_exact(&mut req).unwrap();
@@ -341,7 +344,9 @@ mod tests {
         let (_silent, _) = listener.accept().unwrap();
         pooled.set_nonblocking(true).unwrap();
         let pooled = TcpStream::from_std(pooled).unwrap();
-        client.shared().park(&origin, addr, Stream::Plain(pooled));
+        client
+            .shared()
+            .park(&origin, addr, Stream::Plain(Tcp::new(pooled)));
         let (t, bytes) = transmit(1, b"one!", false);
         io.start(t, bytes).unwrap();
         io.launch().await;

@@ -1,18 +1,93 @@
-//! The socket of an exchange, plain or TLS, and its idle check.
+//! The socket of an exchange, plain or TLS, its idle check, and the TCP socket below both,
+//! which counts what it reads ([`Tcp`]).
 
 use std::io;
-use std::task::{Context, Poll};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 use mcp_sansio_net::guard::dial::{still_idle, Peek};
+use mcp_sansio_net::runtime::counted::ReadLimit;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 /// A plain or TLS socket.
 pub enum Stream {
     /// `http`.
-    Plain(TcpStream),
+    Plain(Tcp),
     /// `https`.
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Tls(Box<tokio_rustls::client::TlsStream<Tcp>>),
+}
+
+/// A tokio TCP socket that counts every raw byte it reads against its [`ReadLimit`], below TLS:
+/// a read past the limit fails before its bytes go on
+/// ([`Connect::limit_reads`](mcp_sansio_net::runtime::Connect::limit_reads)).
+#[derive(Debug)]
+pub struct Tcp {
+    inner: TcpStream,
+    count: ReadLimit,
+}
+
+impl Tcp {
+    /// `inner`, counting with no limit.
+    pub fn new(inner: TcpStream) -> Tcp {
+        Tcp {
+            inner,
+            count: ReadLimit::new(),
+        }
+    }
+
+    /// What the socket read, against its limit.
+    pub fn count(&self) -> &ReadLimit {
+        &self.count
+    }
+
+    /// The read limit, to set it.
+    pub fn count_mut(&mut self) -> &mut ReadLimit {
+        &mut self.count
+    }
+}
+
+impl AsyncRead for Tcp {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        Poll::Ready(this.count.count(buf.filled().len() - before))
+    }
+}
+
+impl AsyncWrite for Tcp {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
 }
 
 /// What a [`Stream`] reads and writes through, plain or TLS.
@@ -41,14 +116,14 @@ impl Stream {
     pub(crate) fn is_idle(&mut self) -> bool {
         let mut byte = [0u8; 1];
         let (tcp, tls, buffered) = match self {
-            Stream::Plain(s) => (&*s, false, false),
+            Stream::Plain(s) => (&s.inner, false, false),
             Stream::Tls(s) => {
                 let (tcp, conn) = s.get_mut();
                 let buffered = !matches!(
                     io::Read::read(&mut conn.reader(), &mut byte),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock
                 );
-                (&*tcp, true, buffered)
+                (&tcp.inner, true, buffered)
             }
         };
         let mut buf = ReadBuf::new(&mut byte);

@@ -9,11 +9,11 @@ use std::time::Instant;
 use mcp_sansio::auth::{AuthExchange, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 
+use crate::auth::read::EXCHANGE_READ;
 use crate::auth::session::AuthRuntime;
-use crate::auth::wire::WIRE_READ;
 use crate::auth::{lock_hook, AuthHttp, Prepared, SharedHook};
 use crate::guard::dial::{io_error, DialDeadline};
-use crate::runtime::tasks::{until, AsyncNet, IoStep};
+use crate::runtime::tasks::{until, write_all, AsyncNet, IoStep};
 use crate::runtime::{self, Dialled};
 use crate::session::{CallObserver, Client, Session};
 
@@ -59,9 +59,10 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
 }
 
 /// One authorization exchange on `R`, within [`AuthHttp::exchange_timeout`] counted from its
-/// start: resolved and vetted as the MCP dial does, the vetted address dialled, then the
-/// exchange's bytes moved (TLS handshake and records included, driven by hand) until its
-/// response. No task: dropping the future cancels the exchange.
+/// start: resolved and vetted as the MCP dial does, the vetted address dialled, its reads
+/// counted against [`Prepared::raw_limit`] below TLS, the runtime's TLS run for `https`, then the
+/// request written and the response read through the core's HTTP/1.1 socket. No task: dropping
+/// the future cancels the exchange.
 pub async fn send<R: AsyncNet>(
     http: &AuthHttp,
     req: &AuthExchange,
@@ -75,33 +76,49 @@ pub async fn send<R: AsyncNet>(
 
 async fn exchange<R: AsyncNet>(
     http: &AuthHttp,
-    mut p: Prepared,
+    p: Prepared,
     deadline: &DialDeadline,
 ) -> Result<AuthResponse, TransportError> {
+    let late = |e: TransportError| {
+        if deadline.left(Instant::now()).is_none() {
+            http.expired()
+        } else {
+            e
+        }
+    };
     let rt = R::default();
     let guard = http.clone();
     let (host, port) = (p.host.clone(), p.port);
     let vetted = runtime::vet(&rt, move || guard.vetted(&host, port)).await?;
-    let (_, tcp) = runtime::connect(&rt, &vetted, deadline).await?;
-    let mut socket = R::stream(Dialled::Plain(tcp));
-    let mut buf = Vec::with_capacity(WIRE_READ);
+    let (_, mut tcp) = runtime::connect(&rt, &vetted, deadline)
+        .await
+        .map_err(late)?;
+    R::limit_reads(&mut tcp, p.raw_limit());
+    let dialled = if p.tls {
+        let tls = rt.tls(tcp, &http.tls, &p.host, deadline).await;
+        Dialled::Tls(tls.map_err(late)?)
+    } else {
+        Dialled::Plain(tcp)
+    };
+    let mut socket = R::stream(dialled);
+    write_all::<R>(&mut socket, &p.request)
+        .await
+        .map_err(|e| io_error(&e))?;
+    let mut read = p.reader();
+    let mut buf = Vec::with_capacity(EXCHANGE_READ);
     loop {
-        while !p.wire.outgoing().is_empty() {
-            let step = IoStep::Write(p.wire.outgoing());
-            let n = R::io(&mut socket, step).await.map_err(|e| io_error(&e))?;
-            if n == 0 {
-                return Err(io_error(&std::io::ErrorKind::WriteZero.into()));
-            }
-            p.wire.sent(n);
-        }
         buf.clear();
-        let step = IoStep::Read(&mut buf);
-        let n = R::io(&mut socket, step).await.map_err(|e| io_error(&e))?;
-        if n == 0 {
-            return p.wire.closed();
-        }
-        if let Some(response) = p.wire.incoming(&buf[..n])? {
-            return Ok(response);
+        match R::io(&mut socket, IoStep::Read(&mut buf)).await {
+            Ok(0) => return read.eof(),
+            Ok(n) => {
+                if let Some(response) = read.read(&buf[..n])? {
+                    return Ok(response);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // TLS closed without close_notify: the response's framing judges the end.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return read.eof(),
+            Err(e) => return Err(io_error(&e)),
         }
     }
 }

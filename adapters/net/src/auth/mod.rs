@@ -10,9 +10,13 @@
 //! [`AuthExchange::max_response_bytes`] plus one byte of body is kept (the core refuses the
 //! excess). The whole exchange — dial, TLS handshake, request and response — has one deadline
 //! ([`AuthHttp::timeout`]), checked around every socket operation, and one byte limit on what
-//! is read from the socket, TLS records included: rustls is driven by hand
-//! (`wire::AuthWire`), so a server that trickles its handshake or streams records
-//! without end is cut off at the deadline or the limit, whichever comes first.
+//! is read from the socket, TLS records included. The exchange runs on the same sockets as the
+//! MCP traffic: the runtime's TCP socket, which counts every raw byte it reads below TLS
+//! ([`Connect::limit_reads`]), the runtime's TLS layer
+//! ([`Runtime::tls`]), and the core's
+//! [`Http1Socket`](mcp_sansio::socket::Http1Socket) decoding the response (`read::AuthRead`).
+//! So a server that trickles its handshake or streams records without end is cut off at the
+//! deadline or the limit, whichever comes first.
 //!
 //! [`Authorization`] runs one authorization to its end: it asks the [`AuthHook`] to open the
 //! user agent, and loads and saves the [`CredentialStore`] through it: on the calling thread
@@ -25,6 +29,7 @@
 //! redacted) as an authorization transcript (`mcp_sansio_transcript::auth`, format in
 //! `docs/transcripts.md`).
 
+use std::io::{Read, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant as StdInstant};
 
@@ -38,16 +43,16 @@ use rustls::ClientConfig;
 
 use mcp_sansio_transcript::{AuthRecorder, AuthRecording, TranscriptSink};
 
-use crate::guard::dial::DialDeadline;
+use crate::guard::dial::{io_error, DialDeadline};
 use crate::guard::policy::AddressPolicy;
 use crate::guard::resolve::{vetted_addresses, Resolve, SystemResolver};
-use crate::runtime::{block_on, connect, StdNet};
-use wire::{run_blocking, AuthWire};
+use crate::runtime::{block_on, connect, Connect, Runtime, StdNet};
+use read::{raw_limit, AuthRead, EXCHANGE_READ};
 
 pub mod async_auth;
+pub(crate) mod read;
 pub(crate) mod session;
 pub(crate) mod signer;
-pub(crate) mod wire;
 
 pub use async_auth::AsyncAuth;
 pub use session::{drive, AuthRuntime, AuthSession};
@@ -79,15 +84,34 @@ impl std::fmt::Debug for AuthHttp {
 }
 
 /// One authorization exchange ready to run on a socket ([`AuthHttp::prepare`]): where to dial,
-/// and the exchange's bytes.
+/// the request's bytes and the response's limit.
 #[derive(Debug)]
 pub struct Prepared {
-    /// The host to resolve (or the IP literal).
+    /// The host to resolve (or the IP literal), and the TLS server name.
     pub host: String,
     /// The port.
     pub port: u16,
-    /// The exchange: the request's bytes and the response's decoding.
-    pub wire: AuthWire,
+    /// Whether the exchange runs over TLS (`https`).
+    pub tls: bool,
+    /// The request, encoded as HTTP/1.1 by the core (with `Connection: close`).
+    pub request: Vec<u8>,
+    /// The most body bytes the response may have ([`AuthExchange::max_response_bytes`]); one
+    /// more is kept, so that the core sees the excess and refuses it.
+    pub max_body: usize,
+}
+
+impl Prepared {
+    /// The most raw bytes the exchange reads from its socket (TLS records included): the body
+    /// limit, one byte and an allowance for the head and framing, and over TLS a sixteenth more
+    /// and an allowance for the handshake.
+    pub fn raw_limit(&self) -> u64 {
+        raw_limit(self.max_body, self.tls)
+    }
+
+    /// The response's reader.
+    fn reader(&self) -> AuthRead {
+        AuthRead::new(self.max_body)
+    }
 }
 
 impl AuthHttp {
@@ -156,7 +180,7 @@ impl AuthHttp {
     }
 
     /// `req` as an exchange to run on a socket: its request encoded by the core (with
-    /// `Connection: close`), TLS set up with this runner's configuration for `https`.
+    /// `Connection: close`), over TLS for `https`.
     pub fn prepare(&self, req: &AuthExchange) -> Result<Prepared, TransportError> {
         self.prepare_request(&req.endpoint, &req.request, req.max_response_bytes)
     }
@@ -173,14 +197,12 @@ impl AuthHttp {
             kind: TransportErrorKind::Io,
             message: format!("request not encodable: {e}"),
         })?;
-        let wire = match endpoint.scheme() {
-            Scheme::Http => AuthWire::plain(request, max_body),
-            Scheme::Https => AuthWire::tls(&self.tls, endpoint.host(), request, max_body)?,
-        };
         Ok(Prepared {
             host: endpoint.host().to_owned(),
             port: endpoint.port(),
-            wire,
+            tls: endpoint.scheme() == Scheme::Https,
+            request,
+            max_body,
         })
     }
 
@@ -214,18 +236,59 @@ impl AuthHttp {
     }
 
     /// Resolves, vets and dials as every MCP dial does ([`connect`]), then runs the exchange on
-    /// the `std::net` socket, all within one deadline counted from `start`.
-    fn run(&self, start: StdInstant, mut p: Prepared) -> Result<AuthResponse, TransportError> {
+    /// [`StdNet`]'s socket (reads counted against [`Prepared::raw_limit`], each read and write
+    /// ending by the deadline) and TLS, all within one deadline counted from `start`.
+    fn run(&self, start: StdInstant, p: Prepared) -> Result<AuthResponse, TransportError> {
         let deadline = DialDeadline::new(start, self.timeout);
-        let addresses = self.vetted(&p.host, p.port)?;
-        let (_, mut tcp) = block_on(connect(&StdNet, &addresses, &deadline)).map_err(|e| {
+        let late = |e: TransportError| {
             if deadline.left(StdInstant::now()).is_none() {
                 self.expired()
             } else {
                 e
             }
-        })?;
-        run_blocking(&mut p.wire, &mut tcp, deadline.at(), || self.expired())
+        };
+        let addresses = self.vetted(&p.host, p.port)?;
+        let (_, mut tcp) = block_on(connect(&StdNet, &addresses, &deadline)).map_err(late)?;
+        StdNet::limit_reads(&mut tcp, p.raw_limit());
+        tcp.until(deadline.at());
+        let response = if p.tls {
+            let mut tls = block_on(StdNet.tls(tcp, &self.tls, &p.host, &deadline)).map_err(late)?;
+            self.exchange_on(&mut tls, &p)
+        } else {
+            self.exchange_on(&mut tcp, &p)
+        };
+        response.map_err(late)
+    }
+
+    /// Writes the request on `socket` and reads until the response (see [`AuthRead`]); a read or
+    /// write that timed out ran out of the deadline.
+    fn exchange_on(
+        &self,
+        socket: &mut (impl Read + Write),
+        p: &Prepared,
+    ) -> Result<AuthResponse, TransportError> {
+        let failed = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::TimedOut => self.expired(),
+            _ => io_error(&e),
+        };
+        socket.write_all(&p.request).map_err(failed)?;
+        socket.flush().map_err(failed)?;
+        let mut read = p.reader();
+        let mut buf = vec![0u8; EXCHANGE_READ];
+        loop {
+            match socket.read(&mut buf) {
+                Ok(0) => return read.eof(),
+                Ok(n) => {
+                    if let Some(response) = read.read(&buf[..n])? {
+                        return Ok(response);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // TLS closed without close_notify: the response's framing judges the end.
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return read.eof(),
+                Err(e) => return Err(failed(e)),
+            }
+        }
     }
 }
 

@@ -7,8 +7,12 @@
 //! ([`DialDeadline::share`]), then TLS with ALPN and SNI within what is left of it. The tokio,
 //! blocking and smol adapters and the authorization exchanges all dial through it.
 //!
-//! [`StdNet`] connects `std::net` sockets, blocking inside the call (bounded by its limit); its
-//! futures are ready when first polled, and [`block_on`] runs them on the calling thread.
+//! [`StdNet`] connects `std::net` sockets, blocking inside the call (bounded by its limit), and
+//! runs rustls over them; its futures are ready when first polled, and [`block_on`] runs them on
+//! the calling thread.
+//!
+//! Every runtime's TCP socket counts the raw bytes it reads, below TLS, and fails a read past
+//! the limit it is given ([`Connect::limit_reads`], [`counted`]).
 //!
 //! The runtime glue around it, in this folder:
 //!
@@ -34,10 +38,12 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Endpoint, Scheme, TransportError, TransportErrorKind};
 use rustls::ClientConfig;
 
-use crate::guard::dial::DialDeadline;
+use crate::guard::dial::{server_name, tls_error, DialDeadline};
 use crate::session::client::Shared;
+pub use counted::StdTcp;
 
 pub(crate) mod async_run;
+pub mod counted;
 pub(crate) mod inbox;
 pub(crate) mod inline;
 #[cfg(feature = "smol")]
@@ -55,6 +61,12 @@ pub trait Connect: Send + Sync + 'static {
         address: SocketAddr,
         limit: Duration,
     ) -> impl Future<Output = io::Result<Option<Self::Tcp>>> + Send;
+
+    /// Bounds what `tcp` reads: every raw byte it reads (below TLS: handshake, alerts, session
+    /// tickets, records) counts, and a read that takes the count past `limit` bytes in all fails
+    /// ([`counted::ReadLimitExceeded`]) before its bytes reach TLS. Without it a socket counts
+    /// with no limit.
+    fn limit_reads(tcp: &mut Self::Tcp, limit: u64);
 }
 
 /// What the shared network code asks of a runtime.
@@ -170,25 +182,67 @@ pub async fn dial_socket<R: Runtime, S: Send + 'static>(
         })
 }
 
-/// `std::net` sockets: every connect blocks the calling thread, bounded by its limit; its futures
-/// are ready when first polled ([`block_on`]). What [`AuthHttp::send`](crate::auth::AuthHttp::send)
-/// dials with (the exchange itself, TLS included, is its `AuthWire`).
+/// `std::net` sockets ([`StdTcp`]): every connect, handshake, read and write blocks the calling
+/// thread, bounded by its limit or the socket's deadline ([`StdTcp::until`]); its futures are
+/// ready when first polled ([`block_on`]). What
+/// [`AuthHttp::send`](crate::auth::AuthHttp::send) runs its exchanges on.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdNet;
 
 impl Connect for StdNet {
-    type Tcp = TcpStream;
+    type Tcp = StdTcp;
 
     fn connect_tcp(
         &self,
         address: SocketAddr,
         limit: Duration,
-    ) -> impl Future<Output = io::Result<Option<TcpStream>>> + Send {
+    ) -> impl Future<Output = io::Result<Option<StdTcp>>> + Send {
         let s = TcpStream::connect_timeout(&address, limit).map(|s| {
             let _ = s.set_nodelay(true);
-            Some(s)
+            Some(StdTcp::new(s))
         });
         std::future::ready(s)
+    }
+
+    fn limit_reads(tcp: &mut StdTcp, limit: u64) {
+        tcp.count_mut().set(limit);
+    }
+}
+
+impl Runtime for StdNet {
+    type Tls = rustls::StreamOwned<rustls::ClientConnection, StdTcp>;
+
+    fn unblock<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> impl Future<Output = Result<T, String>> + Send {
+        std::future::ready(Ok(f()))
+    }
+
+    /// The handshake on the calling thread: each of its reads and writes ends by `deadline`
+    /// ([`StdTcp::until`]), so the handshake does too, however the server trickles it.
+    fn tls(
+        &self,
+        mut tcp: StdTcp,
+        config: &Arc<ClientConfig>,
+        host: &str,
+        deadline: &DialDeadline,
+    ) -> impl Future<Output = Result<Self::Tls, TransportError>> + Send {
+        tcp.until(deadline.at());
+        let handshake = || {
+            let mut conn = rustls::ClientConnection::new(config.clone(), server_name(host)?)
+                .map_err(|e| tls_error(e.to_string()))?;
+            while conn.is_handshaking() {
+                if let Err(e) = conn.complete_io(&mut tcp) {
+                    if e.kind() == io::ErrorKind::TimedOut {
+                        return Err(deadline.expired());
+                    }
+                    return Err(tls_error(e.to_string()));
+                }
+            }
+            Ok(rustls::StreamOwned::new(conn, tcp))
+        };
+        std::future::ready(handshake())
     }
 }
 
@@ -221,6 +275,8 @@ mod tests {
             std::thread::sleep(limit);
             Ok(None)
         }
+
+        fn limit_reads(_: &mut (), _: u64) {}
     }
 
     /// Three silent addresses share one 300 ms deadline: each is given about a third of what is

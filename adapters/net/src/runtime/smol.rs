@@ -23,10 +23,13 @@ use smol::{Async, Task, Timer};
 
 use crate::guard::dial::{server_name, still_idle, tls_error, DialDeadline, Peek};
 use crate::lock::lock;
+use crate::runtime::counted::ReadLimit;
 use crate::runtime::tasks::{within, AsyncNet, IoStep};
 use crate::runtime::{Connect, Dialled, Runtime};
 #[cfg(unix)]
 use rustix::buffer::spare_capacity;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 pub use smol::block_on;
 
@@ -190,7 +193,7 @@ impl Spawn for OwnThread {
 }
 
 impl<S: Spawn> Connect for SmolNet<S> {
-    type Tcp = Async<TcpStream>;
+    type Tcp = SmolTcp;
 
     async fn connect_tcp(
         &self,
@@ -202,12 +205,19 @@ impl<S: Spawn> Connect for SmolNet<S> {
         if let Some(tcp) = &tcp {
             let _ = tcp.get_ref().set_nodelay(true);
         }
-        Ok(tcp)
+        Ok(tcp.map(|inner| SmolTcp {
+            inner,
+            count: ReadLimit::new(),
+        }))
+    }
+
+    fn limit_reads(tcp: &mut SmolTcp, limit: u64) {
+        tcp.count.set(limit);
     }
 }
 
 impl<S: Spawn> Runtime for SmolNet<S> {
-    type Tls = TlsStream<Async<TcpStream>>;
+    type Tls = TlsStream<SmolTcp>;
 
     async fn unblock<T: Send + 'static>(
         &self,
@@ -263,12 +273,12 @@ impl<S: Spawn> AsyncNet for SmolNet<S> {
     fn is_idle(stream: &mut SmolStream) -> bool {
         let mut byte = [0u8; 1];
         let (tcp, tls, buffered) = match stream {
-            SmolStream::Plain(s) => (s.get_ref(), false, false),
+            SmolStream::Plain(s) => (s.inner.get_ref(), false, false),
             SmolStream::Tls(s) => {
                 let (tcp, conn) = s.get_mut();
                 let read = io::Read::read(&mut conn.reader(), &mut byte);
                 let buffered = !matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-                (tcp.get_ref(), true, buffered)
+                (tcp.inner.get_ref(), true, buffered)
             }
         };
         let peek = match tcp.peek(&mut byte) {
@@ -282,17 +292,28 @@ impl<S: Spawn> AsyncNet for SmolNet<S> {
     async fn io(stream: &mut SmolStream, mut step: IoStep<'_>) -> io::Result<usize> {
         // A plain socket reads straight into the buffer's spare capacity: not zeroed first.
         #[cfg(unix)]
-        if let (SmolStream::Plain(tcp), IoStep::Read(buf)) = (&*stream, &mut step) {
+        if let (SmolStream::Plain(tcp), IoStep::Read(buf)) = (&mut *stream, &mut step) {
+            let SmolTcp { inner, count } = tcp;
+            let start = buf.len();
             let mut read = |tcp: &TcpStream| -> io::Result<usize> {
                 Ok(rustix::io::read(tcp, spare_capacity(&mut **buf))?)
             };
-            if S::OWN_THREAD && WAITS_IN_PLACE.get() {
-                match read(tcp.get_ref()) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_in_place(tcp.get_ref()),
-                    done => return done,
+            let n = 'read: {
+                if S::OWN_THREAD && WAITS_IN_PLACE.get() {
+                    match read(inner.get_ref()) {
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            wait_in_place(inner.get_ref())
+                        }
+                        done => break 'read done,
+                    }
                 }
+                inner.read_with(read).await
+            }?;
+            if let Err(e) = count.count(n) {
+                buf.truncate(start);
+                return Err(e);
             }
-            return tcp.read_with(read).await;
+            return Ok(n);
         }
         let io: &mut dyn Io = match stream {
             SmolStream::Plain(s) => s,
@@ -330,9 +351,63 @@ impl<S: Spawn> AsyncNet for SmolNet<S> {
 /// A plain or TLS socket on smol's reactor.
 pub enum SmolStream {
     /// `http`.
-    Plain(Async<TcpStream>),
+    Plain(SmolTcp),
     /// `https`.
-    Tls(Box<TlsStream<Async<TcpStream>>>),
+    Tls(Box<TlsStream<SmolTcp>>),
+}
+
+/// A TCP socket on smol's reactor that counts every raw byte it reads against its
+/// [`ReadLimit`], below TLS: a read past the limit fails before its bytes go on
+/// ([`Connect::limit_reads`]).
+#[derive(Debug)]
+pub struct SmolTcp {
+    inner: Async<TcpStream>,
+    count: ReadLimit,
+}
+
+impl SmolTcp {
+    /// What the socket read, against its limit.
+    pub fn count(&self) -> &ReadLimit {
+        &self.count
+    }
+}
+
+impl AsyncRead for SmolTcp {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let n = ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        Poll::Ready(this.count.count(n).map(|()| n))
+    }
+}
+
+impl AsyncWrite for SmolTcp {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_close(cx)
+    }
 }
 
 /// What a [`SmolStream`] reads and writes through, plain or TLS.
@@ -375,6 +450,46 @@ mod tests {
             assert_eq!(got, Ok("ended"), "a task waited for a thread");
         }
         drop(tasks);
+    }
+
+    /// A plain socket's reads (straight into the buffer, in place or on the reactor) count
+    /// too: a server that sends one byte more than the socket may read fails the read that
+    /// brings it, after at most the limit was handed on, on both of [`SmolNet`]'s ways to read.
+    #[test]
+    fn a_plain_socket_stops_one_byte_past_its_limit() {
+        fn read_all<S: Spawn>() -> (usize, io::Error) {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let address = listener.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                let (mut tcp, _) = listener.accept().unwrap();
+                io::Write::write_all(&mut tcp, &[7u8; 101]).unwrap();
+            });
+            let rt = SmolNet::<S>::default();
+            let limit = Duration::from_secs(5);
+            let tcp = block_on(rt.connect_tcp(address, limit)).unwrap().unwrap();
+            let mut stream = SmolNet::<S>::stream(Dialled::Plain(tcp));
+            if let SmolStream::Plain(tcp) = &mut stream {
+                SmolNet::<S>::limit_reads(tcp, 100);
+            }
+            server.join().unwrap();
+            let mut handed = 0;
+            let mut buf = Vec::with_capacity(8);
+            let e = loop {
+                buf.clear();
+                match block_on(SmolNet::<S>::io(&mut stream, IoStep::Read(&mut buf))) {
+                    Ok(0) => panic!("the end of the stream, {handed} bytes handed on"),
+                    Ok(n) => handed += n,
+                    Err(e) => break e,
+                }
+            };
+            (handed, e)
+        }
+        let on_reactor = read_all::<Executor>();
+        let in_place = OwnThread::block_on(async { read_all::<OwnThread>() });
+        for (handed, e) in [on_reactor, in_place] {
+            assert!(handed <= 100, "{handed}");
+            assert!(e.to_string().contains("limit of 100"), "{e}");
+        }
     }
 
     /// Dropping a task drops its future (which closes the socket it holds); a detached task runs
