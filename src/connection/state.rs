@@ -37,6 +37,7 @@ mod table;
 pub(super) use self::recovery::{Recover, Recovery, Refusal, Resends};
 pub(super) use self::step::{Answer, Effect, Policy};
 use self::table::is_transition;
+#[cfg_attr(not(feature = "unstable-internals"), allow(unused_imports))]
 pub use self::table::{ConnectionState, TRANSITIONS};
 
 /// What a negotiation leads to once connected: the caller's `connect` reports it; a
