@@ -195,6 +195,59 @@ fn closing_mid_call_cancels_the_legacy_request_before_its_delete() {
     }
 }
 
+/// Up to 2025-11-25 over HTTP "the client POSTs the notification (202). A disconnect is **not**
+/// a cancel": a cancellation the connection queued (here after a call's timeout) must reach
+/// the server even when `close` follows at once and the server answers the `DELETE` first.
+/// Reaching Closed abandons every exchange still open (the caller closes their sockets), so the
+/// connection stays Closing until the cancellation's exchange ends: its answer, or (the
+/// opposite case, a server that never answers it) the end of its grace, the close budget
+/// from when it was sent.
+#[test]
+fn a_close_right_after_a_legacy_timeout_keeps_the_cancellation_until_it_ends() {
+    for answers in [true, false] {
+        for split in SPLITS {
+            let (mut h, call) = legacy_call_under_way(split);
+            assert!(h.advance_to_timeout());
+            let timed_out = h.now;
+            assert_eq!(failed(&h.take_events()).0, mcp_sansio::Operation::CallTool);
+            let cancel = h.next();
+            assert_eq!(cancel.rpc_method(), "notifications/cancelled");
+            assert_eq!(cancel.json()["params"]["reason"], "timeout");
+            assert_eq!(
+                cancel.json()["params"]["requestId"].as_u64(),
+                Some(call.rpc_id())
+            );
+            h.close();
+            let delete = h.next();
+            assert_eq!(delete.method, "DELETE");
+            // The DELETE is answered before the cancellation was sent or answered.
+            h.feed(delete.exchange, &empty_response(200));
+            assert!(h.take_events().is_empty(), "{split:?}");
+            assert_eq!(h.conn.state(), ConnectionState::Closing, "{split:?}");
+            assert!(
+                !h.abandoned.contains(&cancel.exchange),
+                "the cancellation is not dropped: {split:?}"
+            );
+            assert!(h.conn.has_exchange(cancel.exchange));
+            if answers {
+                h.feed(cancel.exchange, &empty_response(202));
+                assert!(h.finished.iter().any(|(x, _)| *x == cancel.exchange));
+            } else {
+                assert!(h.advance_to_timeout());
+                let close_time = Config::new("http://127.0.0.1:9/mcp")
+                    .unwrap()
+                    .budgets
+                    .close_time;
+                assert_eq!(h.now, timed_out + close_time, "the grace bounds the wait");
+                assert!(h.abandoned.contains(&cancel.exchange));
+            }
+            assert!(matches!(h.single_event(), Event::Closed), "{split:?}");
+            assert_eq!(h.conn.state(), ConnectionState::Closed);
+            assert!(!h.has_outstanding());
+        }
+    }
+}
+
 /// A legacy session the server gave no id closes at once ("nothing more will be sent"): no
 /// notification is left queued for an exchange already abandoned.
 #[test]

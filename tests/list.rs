@@ -324,6 +324,68 @@ fn header_mismatch_lists_once_and_retries_with_the_tool_headers() {
     }
 }
 
+/// 2026-07-28 (SEP-2243): a `-32020` means a standard or `Mcp-Param-*` header did not match the
+/// body, i.e. the headers the client took from the tool's `x-mcp-header` schema are out of date.
+/// The connection says so for the call ([`Connection::catalog_stale`]), whether the call then
+/// succeeds after its re-listing or fails; a call that met none (the opposite case), and the
+/// next call after a stale one, say nothing.
+#[test]
+fn a_call_that_meets_a_header_mismatch_says_its_catalog_is_stale() {
+    let mismatch = |r: &SentRequest| {
+        json_response(400, &error_msg(r.rpc_id(), -32020, "Header mismatch", None))
+    };
+    let page =
+        |r: &SentRequest| json_response(200, &result_msg(r.rpc_id(), &tools_page(&["echo"], None)));
+    let ok = |r: &SentRequest| json_response(200, &result_msg(r.rpc_id(), CALL_OK));
+    let mut h = modern(Split::Whole);
+    h.call("echo", "{}");
+    let r = h.next();
+    h.feed(r.exchange, &ok(&r));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert!(!h.conn.catalog_stale(), "a call without a mismatch");
+
+    // Mismatch, re-listing, the call again: it succeeds, and the catalog it used was stale.
+    h.call("echo", "{}");
+    let r = h.next();
+    h.feed(r.exchange, &mismatch(&r));
+    let r = h.next();
+    h.feed(r.exchange, &page(&r));
+    let r = h.next();
+    h.feed(r.exchange, &ok(&r));
+    assert!(matches!(h.single_event(), Event::CallFinished(_)));
+    assert!(h.conn.catalog_stale());
+
+    // The next call starts afresh.
+    h.call("echo", "{}");
+    assert!(!h.conn.catalog_stale());
+    let r = h.next();
+    h.feed(r.exchange, &ok(&r));
+    h.take_events();
+    assert!(!h.conn.catalog_stale());
+
+    // A call whose mismatch is final (after its one re-listing) is stale too.
+    h.call("echo", "{}");
+    let r = h.next();
+    h.feed(r.exchange, &mismatch(&r));
+    let r = h.next();
+    h.feed(r.exchange, &page(&r));
+    let r = h.next();
+    h.feed(r.exchange, &mismatch(&r));
+    assert!(matches!(h.single_event(), Event::Failed { .. }));
+    assert!(h.conn.catalog_stale());
+
+    // A listing's `-32020` is not a call's.
+    h.call("echo", "{}");
+    let r = h.next();
+    h.feed(r.exchange, &ok(&r));
+    h.take_events();
+    h.list();
+    let r = h.next();
+    h.feed(r.exchange, &mismatch(&r));
+    h.take_events();
+    assert!(!h.conn.catalog_stale());
+}
+
 #[test]
 fn header_mismatch_for_an_unlisted_tool_fails_with_the_mismatch() {
     let mut h = modern(Split::Whole);

@@ -108,6 +108,11 @@ fn drive_to(state: &str) -> Harness {
         "Backoff" => ("Calling", &["`input_required` without requests, twice"]),
         "Relisting" => ("Calling", &["`-32020`"]),
         "Closing" => ("Ready (legacy)", &["`close`"]),
+        "Closing (a cancellation open)" => ("Calling (legacy)", &["`abandon`", "`close`"]),
+        "Closing (the `DELETE` answered)" => (
+            "Closing (a cancellation open)",
+            &["the `DELETE`'s `result`"],
+        ),
         "Dead" => ("Listing", &["`timeout`"]),
         "Dead (legacy)" => ("Listing (legacy)", &["`timeout`"]),
         "Closed" => ("Ready", &["`close`"]),
@@ -170,13 +175,23 @@ fn apply(h: &mut Harness, input: &str) {
                     let body = result_msg(r.rpc_id(), &initialize_ok("2025-11-25"));
                     return json_response_with(200, &[("mcp-session-id", "sess-1")], &body);
                 }
-                "notifications/initialized" => return empty_response(202),
+                "notifications/initialized" | "notifications/cancelled" => {
+                    return empty_response(202)
+                }
                 "tools/list" => tools_page(&["echo"], None),
                 "tools/call" => CALL_OK.to_owned(),
                 other => panic!("no result for {other}"),
             };
             json_response(200, &result_msg(r.rpc_id(), &result))
         }),
+        "the `DELETE`'s `result`" => {
+            let at = h.outstanding.iter().position(|r| r.method == "DELETE");
+            let delete = h
+                .outstanding
+                .remove(at.expect("a DELETE outstanding"))
+                .unwrap();
+            h.feed(delete.exchange, &empty_response(200));
+        }
         "`result` without a session id" => answer(h, |r| {
             json_response(200, &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")))
         }),

@@ -25,6 +25,16 @@ impl Connection {
         self.header_mismatches
     }
 
+    /// Whether the last tool call (the one running, or the last one started) met a `-32020`
+    /// (header mismatch): the tool's `x-mcp-header` parameters it was called with are out of
+    /// date, so the catalog they were taken from (this connection's listing, or one held
+    /// elsewhere, such as a client's catalog cache) no longer matches the server's tools and
+    /// should be dropped. The connection decides it; a cache only carries it out. Cleared when
+    /// the next call starts.
+    pub fn catalog_stale(&self) -> bool {
+        self.catalog_stale
+    }
+
     pub(super) fn start_call(
         &mut self,
         now: Instant,
@@ -32,6 +42,7 @@ impl Connection {
         params: &[crate::xmcp::HeaderParam],
         arguments: &[u8],
     ) {
+        self.catalog_stale = false;
         if let Err(e) = self.check_connected() {
             return self.events.push_back(Event::Failed {
                 operation: Operation::CallTool,
@@ -73,59 +84,24 @@ impl Connection {
         self.send_pending(now, false, None);
     }
 
-    pub(super) fn on_call_result(&mut self, now: Instant, result: RawJson<'_>) {
-        // Decoded with its message in one pass, or else read here the checking way.
+    /// Classifies a call's result (decoded with its message in one pass, or else read here the
+    /// checking way).
+    pub(super) fn classify_call(&mut self, result: RawJson<'_>) -> Answer {
         let answer = match self.decoded_call.take() {
             Some(answer) => answer,
             None => call::parse_call_result(result, self.max_content_blocks()),
         };
-        let (requests, state) = match answer {
-            Ok(CallAnswer::Complete(r)) => {
-                self.machine.finish_call();
-                self.events.push_back(Event::CallFinished(r));
-                return;
+        match answer {
+            Ok(CallAnswer::Complete(r)) => Answer::CallDone(r),
+            Ok(CallAnswer::InputRequired { requests, state }) => {
+                Answer::InputRequired { requests, state }
             }
-            Ok(CallAnswer::InputRequired { requests, state }) => (requests, state),
             Err(call::AnswerError::Invalid(reason)) => {
-                return self.fail_op(invalid_answer("tools/call", reason))
+                Answer::Invalid(invalid_answer("tools/call", reason))
             }
             Err(call::AnswerError::TooManyBlocks) => {
                 let e = self.config.budgets.exceeded(Budget::ContentBlocks);
-                return self.fail_op(Error::Budget(e));
-            }
-        };
-        let input_hook = self.config.input_hook;
-        let limit = self.config.budgets.responses_per_request;
-        let Some(call) = self.machine.call_mut() else {
-            return;
-        };
-        // Every round is a response spent on the one logical call.
-        if call.rounds + 1 >= limit {
-            let e = self.config.budgets.exceeded(Budget::ResponsesPerRequest);
-            return self.fail_op(Error::Budget(e));
-        }
-        call.request_state = state;
-        call.input_responses = None;
-        match requests {
-            // Load shedding: retry echoing the state, the first time at once, then backing off.
-            None => {
-                let wait = load_shedding_backoff(call.rounds);
-                if wait.is_zero() {
-                    self.send_call_round(now);
-                } else {
-                    self.machine.back_off(now + wait);
-                }
-            }
-            Some(requests) if input_hook => {
-                self.machine.await_input();
-                self.events.push_back(Event::InputRequired { requests });
-            }
-            Some(requests) => {
-                let reason = format!(
-                    "input_required asks for {} and no input hook is configured",
-                    requested_kinds(&requests)
-                );
-                self.fail_op(invalid_answer("tools/call", reason))
+                Answer::Invalid(Error::Budget(e))
             }
         }
     }
@@ -135,23 +111,24 @@ impl Connection {
         usize::try_from(self.config.budgets.content_blocks()).unwrap_or(usize::MAX)
     }
 
-    /// The listing after a header mismatch is complete: call once more with the tool's headers
-    /// (on the call's `deadline`), or fail with the error the call got if the tool is not listed.
-    pub(super) fn resume_call(&mut self, now: Instant, deadline: Deadline) {
-        let Some((catalog, call, error)) = self.machine.relisting() else {
+    /// The listing after a header mismatch is complete: the called tool's headers from it, or
+    /// the error the call fails with (the error it got if the tool is not listed). `None` if
+    /// no such listing runs.
+    pub(super) fn relisted_call(&self) -> Option<Answer> {
+        let (catalog, call, error) = self.machine.relisting()?;
+        let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
+            return Some(Answer::Relisted(Err(Error::Rpc(error.clone()))));
+        };
+        let found = crate::xmcp::header_values(tool.header_params(), &call.arguments)
+            .map_err(|reason| Error::Config(ConfigError::InvalidArguments { reason }));
+        Some(Answer::Relisted(found))
+    }
+
+    /// Sends the call's round once more after its re-listing, on the call's deadline.
+    pub(super) fn call_again(&mut self, now: Instant) {
+        let Some(deadline) = self.machine.deadline() else {
             return;
         };
-        let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
-            let error = error.clone();
-            return self.fail_op(Error::Rpc(error));
-        };
-        match crate::xmcp::header_values(tool.header_params(), &call.arguments) {
-            Ok(h) => call.param_headers = h,
-            Err(reason) => {
-                let e = Error::Config(ConfigError::InvalidArguments { reason });
-                return self.fail_op(e);
-            }
-        }
         let req = self.new_request(now, Step::Call, Some(deadline));
         self.machine.call_after_relist(req);
         self.send_pending(now, false, None);
@@ -224,7 +201,7 @@ pub(super) struct CallState {
 
 /// The wait before load-shedding retry `round` (none before the first retry, then 100 ms
 /// doubling, at most 2 s).
-fn load_shedding_backoff(round: u32) -> Duration {
+pub(super) fn load_shedding_backoff(round: u32) -> Duration {
     match round {
         0 => Duration::ZERO,
         n => Duration::from_millis(100u64 << (n - 1).min(5)).min(Duration::from_secs(2)),

@@ -278,16 +278,12 @@ impl Connection {
         {
             return None;
         }
-        let retried = self.machine.req().is_some_and(|p| p.nonce_retried);
-        if retried {
+        if !self.machine.spend_nonce_retry() {
             self.fail_exchange(
                 ex.id,
                 Error::Auth(crate::auth::AuthError::DpopNonceRepeated),
             );
             return Some(Flow::Stop);
-        }
-        if let Some(p) = self.machine.req_mut() {
-            p.nonce_retried = true;
         }
         let resume = match &ex.role {
             Role::Resume { from } => Some((from.clone(), ex.retry)),
@@ -496,6 +492,7 @@ impl Connection {
             // After the outcome's events, whatever split the framing's end came in: the order of
             // events must not depend on how the bytes were cut.
             self.events.push_back(event);
+            self.close_when_cancelled();
             return;
         }
         let Some(status) = ex.decoder.status() else {
@@ -637,6 +634,7 @@ impl Connection {
         if !ex.role.is_main() {
             self.events
                 .push_back(Event::ExchangeAbandoned { exchange: ex.id });
+            self.close_when_cancelled();
             return;
         }
         self.events
@@ -657,17 +655,12 @@ impl Connection {
         // below it), so even a tool call may go once more, on a fresh socket.
         let never_processed = ex.decoder.status().is_none()
             && matches!(&error, Error::Wire(e) if e.never_processed());
-        if stale || never_processed {
-            if let Some(p) = self.machine.req_mut() {
-                if !p.retried_fresh {
-                    p.retried_fresh = true;
-                    let resume = match ex.role {
-                        Role::Resume { from } => Some((from, ex.retry)),
-                        _ => None,
-                    };
-                    return self.resend(now, true, resume);
-                }
-            }
+        if (stale || never_processed) && self.machine.spend_fresh_resend() {
+            let resume = match ex.role {
+                Role::Resume { from } => Some((from, ex.retry)),
+                _ => None,
+            };
+            return self.resend(now, true, resume);
         }
         let modern = matches!(self.session, Session::Modern { .. });
         let status = ex.decoder.status();

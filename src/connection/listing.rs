@@ -18,15 +18,14 @@ impl Connection {
         self.send_pending(now, false, None);
     }
 
-    pub(super) fn on_page(&mut self, now: Instant, result: RawJson<'_>) {
-        let Some(deadline) = self.machine.deadline() else {
-            return;
-        };
+    /// Classifies a listing's page: adds it to the listing in progress (the caller's or a
+    /// call's) and says where it leads, or why it cannot be used.
+    pub(super) fn classify_page(&mut self, result: RawJson<'_>) -> Answer {
         let Some(state) = self.machine.list_mut() else {
-            return;
+            return Answer::Unusable(invalid_answer("tools/list", "no listing runs".into()));
         };
         let name_rule = self.config.tool_names;
-        let next_cursor = match list::add_page(
+        let next = match list::add_page(
             &mut state.catalog,
             &mut state.names,
             &mut state.entries,
@@ -36,45 +35,28 @@ impl Connection {
         ) {
             Ok(cursor) => cursor,
             Err(list::PageError::Invalid(reason)) => {
-                return self.fail_op(invalid_answer("tools/list", reason))
+                return Answer::Invalid(invalid_answer("tools/list", reason))
             }
-            Err(list::PageError::Malformed(e)) => return self.fail_op(Error::Protocol(e)),
+            Err(list::PageError::Malformed(e)) => return Answer::Invalid(Error::Protocol(e)),
         };
         state.catalog.pages += 1;
-        match next_cursor {
-            None => {
-                self.listed_headers = state
-                    .catalog
-                    .tools
-                    .iter()
-                    .filter(|t| !t.header_params().is_empty())
-                    .map(|t| (t.name().to_owned(), t.header_params().to_vec()))
-                    .collect();
-                if matches!(self.machine.get(), State::Relisting { .. }) {
-                    return self.resume_call(now, deadline);
-                }
-                if let Some(list) = self.machine.finish_list() {
-                    self.events.push_back(Event::ToolsListed(list.catalog));
-                }
-            }
-            Some(cursor) => {
-                if state.catalog.pages >= self.config.budgets.pages {
-                    let e = self.config.budgets.exceeded(Budget::Pages);
-                    return self.fail_op(Error::Budget(e));
-                }
-                if !state.seen.insert(cursor.clone()) {
-                    let cursor = truncated(&cursor, 64);
-                    let e = Error::Protocol(ProtocolError::PaginationLoop { cursor });
-                    return self.fail_op(e);
-                }
-                let step = Step::ListPage {
-                    cursor: Some(cursor),
-                };
-                let req = self.new_request(now, step, Some(deadline));
-                self.machine.again(req);
-                self.send_pending(now, false, None);
-            }
-        }
+        let repeated = next
+            .as_ref()
+            .is_some_and(|cursor| !state.seen.insert(cursor.clone()));
+        Answer::Page { next, repeated }
+    }
+
+    /// Sends the listing's next page, from `cursor`.
+    pub(super) fn next_page(&mut self, now: Instant, cursor: String) {
+        let Some(deadline) = self.machine.deadline() else {
+            return;
+        };
+        let step = Step::ListPage {
+            cursor: Some(cursor),
+        };
+        let req = self.new_request(now, step, Some(deadline));
+        self.machine.again(req);
+        self.send_pending(now, false, None);
     }
 
     /// Lists the tools inside the running call's budget, to recover from a header mismatch.

@@ -33,9 +33,13 @@
 //!
 //! [`Connection`] documents the run loop, the poll contract, the negotiation and the table of
 //! every transition. The protocol state is one enum, and every transition is made in one module
-//! (`state.rs`), checked against the table as data; the recoveries an operation may still make
-//! are data of its states, and the choice among them after a refused request is made there too.
-//! The other modules read the state, classify what the server said, and ask the machine to move.
+//! (`state.rs`), checked against the table as data; the recoveries an operation may still make,
+//! and the one-time retries of each request, are data of its states. What follows the server's
+//! answer to a request is chosen by the transition function (`state/step.rs`): the codec
+//! modules (`outcome.rs`, `negotiation.rs`, `listing.rs`, `calling.rs`) classify the answer into
+//! a typed `Answer`, one exhaustive match over (state, answer) chooses the next state and the
+//! effects, returned as data, and `effects.rs` carries them out (builds and sends requests,
+//! reports events, records the session).
 use crate::prelude::*;
 
 use alloc::collections::{BTreeSet, VecDeque};
@@ -59,6 +63,7 @@ use crate::wire::{Method, Request, ResponseEvent, ResponseHead, ResponseState, W
 
 mod calling;
 mod completion;
+mod effects;
 mod exchange;
 mod input;
 mod listen;
@@ -442,6 +447,12 @@ pub struct Connection {
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
+    /// Whether the last tool call met a `-32020` ([`Connection::catalog_stale`]).
+    catalog_stale: bool,
+    /// The background `notifications/cancelled` exchanges sent (those still open are waited
+    /// for by a close whose `DELETE` was answered first; the rest are forgotten as new ones
+    /// are sent).
+    cancellations: Vec<ExchangeId>,
     /// The legacy session's standalone `GET` stream (`listen.rs`).
     listen: Listen,
     /// What the `server/discover` answer the connection is connected by said of its caching.
@@ -496,6 +507,8 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             header_mismatches: 0,
+            catalog_stale: false,
+            cancellations: Vec::new(),
             listen: Listen::default(),
             discover_cache: None,
             dpop_nonce: None,
@@ -639,6 +652,13 @@ impl Connection {
     /// budget, after a `notifications/cancelled` for a listing's page or a call's round that was
     /// running (best effort, as [`abandon`](Self::abandon) sends it); [`Event::Closed`] follows
     /// in every case.
+    ///
+    /// A legacy `notifications/cancelled` still queued or in flight when the `DELETE` is
+    /// answered (this close's own, or one an earlier timeout or [`abandon`](Self::abandon)
+    /// sent) is not dropped: the connection stays Closing until that exchange ends (its
+    /// answer, its failure, or the end of its grace, the close budget from when it was sent),
+    /// and the close deadline bounds the wait; [`Event::Closed`] follows. The `DELETE` is not
+    /// held back: the two travel side by side, and the server may see them in either order.
     pub fn close(&mut self, now: Instant) {
         if matches!(self.machine.get(), State::Closing { .. }) {
             return; // already closing
@@ -777,34 +797,21 @@ impl Connection {
                 i += 1;
             }
         }
-        let Some(p) = self.machine.req() else {
-            // Waiting on the embedder (input requests): only the operation's deadline runs.
-            // Waiting on a load-shedding backoff: the retry when it is due.
-            if let Some(deadline) = self.machine.deadline() {
-                if deadline.at <= now {
-                    let error = deadline.exceeded(&self.config.budgets);
-                    self.fail_op(Error::Budget(error));
-                } else if matches!(self.machine.get(), State::Backoff { at, .. } if *at <= now) {
-                    self.send_call_round(now);
-                }
-            }
-            return;
-        };
-        let exchange_deadline = p
-            .exchange
-            .and_then(|x| self.exchanges.iter().find(|e| e.id == x))
-            .map(|e| e.deadline);
-        if p.deadline.at <= now || exchange_deadline.is_some_and(|d| d <= now) {
-            let error = if p.deadline.at <= now {
-                p.deadline.exceeded(&self.config.budgets)
-            } else {
-                self.config.budgets.exceeded(Budget::RequestTime)
-            };
-            self.timed_out(now, error);
+        if self.close_when_cancelled() {
             return;
         }
-        if matches!(self.machine.get(), State::Resuming { at, .. } if *at <= now) {
-            self.send_resume(now);
+        // What is due is the machine's choice (`Machine::on_time`).
+        let exchange_deadline = self
+            .machine
+            .req()
+            .and_then(|p| p.exchange)
+            .and_then(|x| self.exchanges.iter().find(|e| e.id == x))
+            .map(|e| e.deadline);
+        let due = self
+            .machine
+            .on_time(now, exchange_deadline, &self.config.budgets);
+        if let Some(effect) = due {
+            self.carry_out(now, vec![effect]);
         }
     }
 }

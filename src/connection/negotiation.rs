@@ -4,116 +4,76 @@
 use super::*;
 
 impl Connection {
-    pub(super) fn on_discover(
-        &mut self,
-        now: Instant,
-        attempt: u8,
-        offered: String,
-        outcome: Outcome<'_>,
-    ) {
+    /// Classifies the answer to `server/discover`.
+    pub(super) fn classify_discover(&self, outcome: Outcome<'_>) -> Answer {
         match outcome {
             Outcome::Result(result) => match parse_discover(result) {
                 Ok(d) => {
-                    if let Some(v) = self.best_modern(&d.supported) {
-                        self.session = Session::Modern { version: v };
-                        self.discover_cache = Some(d.cache);
-                        self.connected(now, d.server);
-                    } else if d
+                    let modern = self.best_modern(&d.supported);
+                    let legacy = d
                         .supported
                         .iter()
-                        .any(|v| self.config.legacy_versions.contains(v))
-                    {
-                        self.start_initialize(now, false);
-                    } else {
-                        self.fail_op(self.no_mutual(&d.supported, true));
+                        .any(|v| self.config.legacy_versions.contains(v));
+                    Answer::Discovered {
+                        modern,
+                        legacy,
+                        supported: d.supported,
+                        server: d.server,
+                        cache: d.cache,
                     }
                 }
-                Err(reason) => self.fail_op(invalid_answer("server/discover", reason)),
+                Err(reason) => Answer::Unusable(invalid_answer("server/discover", reason)),
             },
             Outcome::RpcError { status, error } if MODERN_ERROR_CODES.contains(&error.code) => {
                 if error.code != UNSUPPORTED_VERSION {
-                    return self.fail_op(error.to_error(status));
+                    return Answer::ModernError(error.to_error(status));
                 }
-                // One retry, even with the version just refused when the server lists it as
-                // supported (a deployment mid-upgrade answers both ways); never a second.
                 let supported = supported_versions(error.data);
-                match self.best_modern(&supported) {
-                    Some(v) if attempt == 0 => {
-                        let step = Step::Discover {
-                            attempt: 1,
-                            version: v,
-                        };
-                        let req = self.new_request(now, step, None);
-                        self.machine.discover(req);
-                        self.send_pending(now, false, None);
-                    }
-                    _ => self.fail_op(self.no_mutual(&supported, false)),
-                }
+                let mutual = self.best_modern(&supported);
+                Answer::VersionRefused { mutual, supported }
             }
-            // A modern server that does not implement `server/discover` (clients need not call
-            // it): the body tells it from a legacy server's 404. Connected in the modern era with
-            // the version offered and nothing discovered; if the next request shows a legacy
-            // server after all, the connection falls back to `initialize` once.
             Outcome::RpcError { status: 404, error } if error.code == METHOD_NOT_FOUND => {
-                self.session = Session::Modern { version: offered };
-                self.connected(now, Announced::default());
-                if !self.config.legacy_versions.is_empty() && self.session != Session::None {
-                    self.machine.set_hint(Hint::Undiscovered);
-                }
+                Answer::DiscoverUnimplemented
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status)
                 if (400..500).contains(&status) || status == 200 =>
             {
-                if self.config.legacy_versions.is_empty() {
-                    return self.fail_op(Error::HttpStatus { status });
-                }
-                self.start_initialize(now, false);
+                Answer::OtherEra(Error::HttpStatus { status })
             }
             Outcome::RpcError { status, .. } | Outcome::Status(status) => {
-                self.fail_op(Error::HttpStatus { status })
+                Answer::Unusable(Error::HttpStatus { status })
             }
-            Outcome::Accepted => self.fail_op(Error::HttpStatus { status: 202 }),
+            Outcome::Accepted => Answer::Unusable(Error::HttpStatus { status: 202 }),
         }
     }
 
-    /// `session_id` is what the head of `initialize`'s answer assigned, if anything.
-    pub(super) fn on_initialize(
-        &mut self,
-        now: Instant,
-        session_id: Option<String>,
-        outcome: Outcome<'_>,
-    ) {
+    /// Classifies the answer to `initialize`.
+    pub(super) fn classify_initialize(&self, outcome: Outcome<'_>) -> Answer {
         match outcome {
             Outcome::Result(result) => match parse_initialize(result) {
                 Ok((version, server)) => {
-                    if !self.config.legacy_versions.contains(&version) {
-                        return self.fail_op(self.no_mutual(&[version], false));
-                    }
-                    self.session = Session::Legacy {
+                    let offered = self.config.legacy_versions.contains(&version);
+                    Answer::Initialized {
                         version,
-                        session_id,
-                    };
-                    let req = self.new_request(now, Step::Initialized { server }, None);
-                    self.machine.confirm(req);
-                    self.send_pending(now, false, None);
+                        offered,
+                        server,
+                    }
                 }
-                Err(reason) => self.fail_op(invalid_answer("initialize", reason)),
+                Err(reason) => Answer::Unusable(invalid_answer("initialize", reason)),
             },
             Outcome::RpcError { status, error } => {
                 let modern = MODERN_ERROR_CODES.contains(&error.code)
-                    || (status == 404 && error.code == -32601);
-                if modern && self.machine.hint() == Hint::Unproven {
-                    return self.renegotiate(now);
+                    || (status == 404 && error.code == METHOD_NOT_FOUND);
+                match modern {
+                    true => Answer::ModernError(error.to_error(status)),
+                    false => Answer::Unusable(error.to_error(status)),
                 }
-                self.fail_op(error.to_error(status))
             }
-            Outcome::Status(status) => {
-                if self.machine.hint() == Hint::Unproven && (400..500).contains(&status) {
-                    return self.renegotiate(now);
-                }
-                self.fail_op(status_error(status))
+            Outcome::Status(status) if (400..500).contains(&status) => {
+                Answer::OtherEra(status_error(status))
             }
-            Outcome::Accepted => self.fail_op(Error::HttpStatus { status: 202 }),
+            Outcome::Status(status) => Answer::Unusable(status_error(status)),
+            Outcome::Accepted => Answer::Unusable(Error::HttpStatus { status: 202 }),
         }
     }
 
@@ -170,18 +130,17 @@ impl Connection {
         }
     }
 
-    /// Re-negotiates once after an era hint proved wrong, then restarts the operation: from the
-    /// probe, or straight to `initialize` when the probe already found no `server/discover`.
-    pub(super) fn renegotiate(&mut self, now: Instant) {
-        let undiscovered = self.machine.hint() == Hint::Undiscovered;
-        self.machine.set_hint(Hint::Settled);
+    /// Re-negotiates after an era hint proved wrong (the machine chose it and settled the era),
+    /// then restarts the operation: from the probe, or straight to `initialize` when the probe
+    /// already found no `server/discover` (`probe` false).
+    pub(super) fn renegotiate(&mut self, now: Instant, probe: bool) {
         self.discover_cache = None;
         self.listen_end();
         self.session = Session::None;
-        if undiscovered {
-            self.start_initialize(now, false);
-        } else {
+        if probe {
             self.start_probe(now);
+        } else {
+            self.start_initialize(now, false);
         }
     }
 

@@ -3,105 +3,101 @@
 use super::*;
 
 impl Connection {
+    /// What the request the state waits on came to: classified here (the codec's work: what
+    /// the answer says), then handed to the machine's transition function
+    /// ([`Machine::step`]), which chooses what follows; the effects are carried out in order.
     pub(super) fn on_outcome(&mut self, now: Instant, outcome: Outcome<'_>) {
         // The request stays with its state (attached to no exchange) until the outcome moves it.
         let Some(p) = self.machine.req() else { return };
-        match &p.step {
-            Step::Discover { attempt, version } => {
-                let (attempt, version) = (*attempt, version.clone());
-                self.on_discover(now, attempt, version, outcome)
-            }
-            Step::Initialize { session_id } => {
-                let session_id = session_id.clone();
-                self.on_initialize(now, session_id, outcome)
-            }
-            Step::Initialized { server } => match outcome {
-                Outcome::Accepted | Outcome::Result(_) => {
-                    let server = server.clone();
-                    self.connected(now, server)
-                }
-                Outcome::RpcError { status, error } => self.fail_op(error.to_error(status)),
-                Outcome::Status(status) => self.fail_op(status_error(status)),
+        let answer = match &p.step {
+            Step::Discover { .. } => self.classify_discover(outcome),
+            Step::Initialize { .. } => self.classify_initialize(outcome),
+            Step::Initialized { .. } => match outcome {
+                Outcome::Accepted | Outcome::Result(_) => Answer::Accepted,
+                Outcome::RpcError { status, error } => Answer::Unusable(error.to_error(status)),
+                Outcome::Status(status) => Answer::Unusable(status_error(status)),
             },
-            Step::Delete => self.finish_close(),
-            Step::ListPage { .. } | Step::Call => {
-                let is_call = matches!(p.step, Step::Call);
-                let rpc_failure = match outcome {
-                    Outcome::Result(result) => {
-                        // An answer in the era the connection assumed: the hint, if any, was right.
-                        self.machine.set_hint(Hint::Settled);
-                        return if is_call {
-                            self.on_call_result(now, result)
-                        } else {
-                            self.on_page(now, result)
-                        };
-                    }
-                    Outcome::Accepted => Err(Error::HttpStatus { status: 202 }),
-                    Outcome::Status(status) => Err(status_error(status)),
-                    Outcome::RpcError { status, error } => {
-                        Ok((status, error.code, error.to_owned_error(status), error.data))
-                    }
-                };
-                // The era assumed may have been wrong (a cached hint, or a modern server that
-                // did not implement `server/discover`): re-negotiate once. A 4xx without a
-                // recognised modern body is a legacy server's answer (a legacy server asked
-                // without a session says `-32000`, "no valid session id"), and so is a
-                // `-32022` refusing the version.
-                let wrong_era = match &rpc_failure {
-                    Err(Error::HttpStatus { status }) => (400..500).contains(status),
-                    Ok((status, code, _, _)) => {
-                        (400..500).contains(status)
-                            && *code != MISSING_CAPABILITY
-                            && *code != HEADER_MISMATCH
-                            && !(*status == 404 && *code == METHOD_NOT_FOUND)
-                    }
-                    Err(_) => false,
-                };
-                // A header mismatch on a call made without the tool's schema: list once to
-                // learn its x-mcp-header parameters, then call once more.
-                let header_mismatch = matches!(&rpc_failure, Ok((_, HEADER_MISMATCH, _, _)));
-                let not_found = matches!(
-                    rpc_failure,
-                    Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
-                );
-                let refusal = Refusal {
-                    wrong_era,
-                    version_refused: matches!(
-                        &rpc_failure,
-                        Ok((400..=499, UNSUPPORTED_VERSION, _, _))
-                    ),
-                    session_ended: not_found && self.session_id().is_some(),
-                    header_mismatch: header_mismatch
-                        && matches!(self.session, Session::Modern { .. }),
-                };
-                let recover = self.machine.recover(refusal);
-                if header_mismatch && recover != Recover::NewSession {
-                    self.header_mismatches += 1;
-                }
-                match recover {
-                    Recover::Renegotiate => return self.renegotiate(now),
-                    Recover::NewSession => return self.new_session(now),
-                    Recover::Relist => {
-                        if let Ok((_, _, rpc, _)) = &rpc_failure {
-                            return self.relist_for_call(now, rpc.clone());
-                        }
-                    }
-                    Recover::Fail => {}
-                }
-                let error = match rpc_failure {
-                    Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
-                        if self.session_id().is_some() =>
-                    {
-                        Error::SessionExpired
-                    }
-                    Ok((_, MISSING_CAPABILITY, e, data)) => {
-                        crate::error::missing_capability(data, e)
-                    }
-                    Ok((_, _, e, _)) => Error::Rpc(e),
-                    Err(e) => e,
-                };
-                self.fail_op(error);
+            // Whatever the answer, the session ends for the client.
+            Step::Delete => Answer::Accepted,
+            Step::ListPage { .. } => match outcome {
+                Outcome::Result(result) => self.classify_page(result),
+                refused => self.classify_refusal(refused),
+            },
+            Step::Call => match outcome {
+                Outcome::Result(result) => self.classify_call(result),
+                refused => self.classify_refusal(refused),
+            },
+        };
+        self.apply(now, answer);
+    }
+
+    /// Hands `answer` to the transition function and carries out what it chose.
+    pub(super) fn apply(&mut self, now: Instant, answer: Answer) {
+        let policy = Policy {
+            budgets: &self.config.budgets,
+            input_hook: self.config.input_hook,
+            legacy_offered: !self.config.legacy_versions.is_empty(),
+        };
+        let effects = self.machine.step(now, answer, policy);
+        self.carry_out(now, effects);
+    }
+
+    /// Classifies an answer to a listing's page or a call's round that is not its result: what
+    /// the refusal says for the recoveries, and the error the operation fails with if none is
+    /// left.
+    fn classify_refusal(&self, outcome: Outcome<'_>) -> Answer {
+        let rpc_failure = match outcome {
+            Outcome::Result(_) | Outcome::Accepted => Err(Error::HttpStatus { status: 202 }),
+            Outcome::Status(status) => Err(status_error(status)),
+            Outcome::RpcError { status, error } => {
+                Ok((status, error.code, error.to_owned_error(status), error.data))
             }
+        };
+        // The era assumed may have been wrong (a cached hint, or a modern server that did not
+        // implement `server/discover`). A 4xx without a recognised modern body is a legacy
+        // server's answer (a legacy server asked without a session says `-32000`, "no valid
+        // session id"), and so is a `-32022` refusing the version.
+        let wrong_era = match &rpc_failure {
+            Err(Error::HttpStatus { status }) => (400..500).contains(status),
+            Ok((status, code, _, _)) => {
+                (400..500).contains(status)
+                    && *code != MISSING_CAPABILITY
+                    && *code != HEADER_MISMATCH
+                    && !(*status == 404 && *code == METHOD_NOT_FOUND)
+            }
+            Err(_) => false,
+        };
+        // A header mismatch on a call made without the tool's schema: list once to learn its
+        // x-mcp-header parameters, then call once more.
+        let header_mismatch = matches!(&rpc_failure, Ok((_, HEADER_MISMATCH, _, _)));
+        let not_found = matches!(
+            rpc_failure,
+            Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 })
+        );
+        let session = self.session_id().is_some();
+        let refusal = Refusal {
+            wrong_era,
+            version_refused: matches!(&rpc_failure, Ok((400..=499, UNSUPPORTED_VERSION, _, _))),
+            session_ended: not_found && session,
+            header_mismatch: header_mismatch && matches!(self.session, Session::Modern { .. }),
+            mismatch_code: header_mismatch,
+        };
+        let rpc = match &rpc_failure {
+            Ok((_, HEADER_MISMATCH, e, _)) => Some(e.clone()),
+            Ok(_) | Err(_) => None,
+        };
+        let error = match rpc_failure {
+            Ok((404, _, _, _)) | Err(Error::HttpStatus { status: 404 }) if session => {
+                Error::SessionExpired
+            }
+            Ok((_, MISSING_CAPABILITY, e, data)) => crate::error::missing_capability(data, e),
+            Ok((_, _, e, _)) => Error::Rpc(e),
+            Err(e) => e,
+        };
+        Answer::Refused {
+            refusal,
+            error,
+            rpc,
         }
     }
 
@@ -120,18 +116,10 @@ impl Connection {
             // session behind, not even the id recorded from `initialize`'s head.
             self.session = Session::None;
         }
-        let dead = matches!(
-            error.kind(),
-            crate::error::ErrorKind::ConnectionFailed
-                | crate::error::ErrorKind::AuthenticationFailed
-        ) && !matches!(
-            error,
-            Error::Misuse { .. } | Error::Config(_) | Error::Abandoned
-        );
-        if dead {
+        if self.machine.fail(&error) {
+            // A connection failure: the standalone stream ends with the connection.
             self.listen_end();
         }
-        self.machine.fail(dead.then(|| error.clone()));
         self.events.push_back(Event::Failed { operation, error });
     }
 
@@ -159,13 +147,51 @@ impl Connection {
 
     /// Queues the legacy `notifications/cancelled` of request `id` as a background exchange:
     /// one request, its answer discarded, dropped at the end of its grace (the close budget).
+    /// A close whose `DELETE` is answered while it is still open waits for its end (see
+    /// [`Connection::close`]).
     pub(super) fn send_cancelled(&mut self, now: Instant, id: u64, reason: &str) {
         let mut params = Vec::new();
         let mut w = ObjectWriter::new(&mut params);
         w.uint("requestId", id).string("reason", reason);
         w.finish();
         let body = notification_body("notifications/cancelled", Some(&params));
-        self.send_background(now, Method::Post, body);
+        self.forget_ended_cancellations();
+        if let Some(x) = self.send_background(now, Method::Post, body) {
+            self.cancellations.push(x);
+        }
+    }
+
+    /// Forgets the cancellations whose exchanges have ended.
+    fn forget_ended_cancellations(&mut self) {
+        let exchanges = &self.exchanges;
+        self.cancellations
+            .retain(|x| exchanges.iter().any(|e| e.id == *x));
+    }
+
+    /// The `DELETE` that ends the legacy session was answered: Closed, unless a background
+    /// cancellation is still queued or in flight; then the close waits for its end (its answer,
+    /// its failure, or its grace), within the close deadline, so that reaching Closed never
+    /// drops a cancellation the server has not been sent.
+    pub(super) fn session_deleted(&mut self) {
+        self.forget_ended_cancellations();
+        if self.cancellations.is_empty() {
+            return self.finish_close();
+        }
+        self.machine.deleted();
+    }
+
+    /// A side exchange ended (or expired): a close waiting for the last cancellation after its
+    /// `DELETE` was answered ends now. Returns whether it did.
+    pub(super) fn close_when_cancelled(&mut self) -> bool {
+        if !self.machine.is_deleted() {
+            return false;
+        }
+        self.forget_ended_cancellations();
+        if !self.cancellations.is_empty() {
+            return false;
+        }
+        self.finish_close();
+        true
     }
 
     pub(super) fn abandon_main(&mut self) {

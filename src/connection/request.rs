@@ -31,8 +31,7 @@ impl Connection {
             responses: 0,
             stalled: 0,
             deadline,
-            retried_fresh: false,
-            nonce_retried: false,
+            allowance: Allowance::new(),
             refusals: 0,
         }
     }
@@ -103,10 +102,15 @@ impl Connection {
     }
 
     /// Fire-and-forget request whose answer is discarded (legacy cancellation, refusals).
-    pub(super) fn send_background(&mut self, now: Instant, method: Method, body: Vec<u8>) {
+    pub(super) fn send_background(
+        &mut self,
+        now: Instant,
+        method: Method,
+        body: Vec<u8>,
+    ) -> Option<ExchangeId> {
         let headers = self.base_headers(None, true);
         let request = self.request(method, headers, body);
-        self.queue_side_request(now, request, Role::Background);
+        self.queue_side_request(now, request, Role::Background)
     }
 
     /// Queues `request`, which no operation waits for (a background request, the standalone
@@ -450,11 +454,10 @@ pub(super) struct Pending {
     pub(super) responses: u32,
     pub(super) stalled: u32,
     pub(super) deadline: Deadline,
-    /// Whether it was re-sent on a fresh socket (at most once per request: a budget, like
-    /// `responses` and `refusals`, not a state of the table).
-    pub(super) retried_fresh: bool,
-    /// Whether it was sent once more with the server's DPoP nonce (at most once per request).
-    pub(super) nonce_retried: bool,
+    /// What the request may still try once (the resend on a fresh socket, the retry with a new
+    /// `DPoP-Nonce`): made new with the request, spent only through the machine
+    /// ([`Machine::spend_fresh_resend`], [`Machine::spend_nonce_retry`]).
+    pub(super) allowance: Allowance,
     pub(super) refusals: u32,
 }
 

@@ -12,6 +12,11 @@
 //! keeping a wrong state). `tests/transitions.rs` checks the documented table against
 //! [`TRANSITIONS`] both ways and drives every row.
 //!
+//! What follows the server's answer to the request a state waits on is chosen in one place,
+//! the transition function [`Machine::step`] (`state/step.rs`): one exhaustive match from the
+//! state and the classified answer ([`Answer`]) to the effects ([`Effect`]) the connection
+//! carries out.
+//!
 //! What an operation may still try lives in its states too: its [`Recovery`] (the one
 //! re-negotiation, the one new session, the one re-listing, and whether the era it runs in may
 //! still prove wrong) is made new when the operation starts and carried through every state it
@@ -26,9 +31,11 @@ use super::*;
 
 mod queries;
 mod recovery;
+mod step;
 mod table;
 
-pub(super) use self::recovery::{Recover, Recovery, Refusal};
+pub(super) use self::recovery::{Allowance, Recover, Recovery, Refusal};
+pub(super) use self::step::{Answer, Effect, Policy};
 use self::table::is_transition;
 pub use self::table::{ConnectionState, TRANSITIONS};
 
@@ -139,8 +146,10 @@ pub(super) enum State {
         at: Instant,
         interrupted: Box<State>,
     },
-    /// The `DELETE` of the legacy session is pending.
-    Closing { req: Pending },
+    /// The `DELETE` of the legacy session is pending, or (`answered`) was answered while a
+    /// background `notifications/cancelled` was still queued or in flight: Closed waits for
+    /// that exchange's end (its answer, its failure or its grace), within the close deadline.
+    Closing { req: Pending, answered: bool },
     /// A connection failure ended it.
     Dead(Error),
     /// Closed.
@@ -266,10 +275,8 @@ impl Machine {
     }
 
     /// The call a re-listing runs for, with the catalog listed so far and the error the call got.
-    pub(super) fn relisting(
-        &mut self,
-    ) -> Option<(&Catalog, &mut CallState, &crate::error::RpcError)> {
-        match &mut self.state {
+    pub(super) fn relisting(&self) -> Option<(&Catalog, &CallState, &crate::error::RpcError)> {
+        match &self.state {
             State::Relisting {
                 list, call, error, ..
             } => Some((&list.catalog, call, error)),
@@ -287,11 +294,6 @@ impl Machine {
             | State::Dead(_)
             | State::Closed => None,
         }
-    }
-
-    /// Whether the era assumed may still prove wrong (see [`Hint`]).
-    pub(super) fn hint(&self) -> Hint {
-        self.state.hint()
     }
 
     /// Sets what the state says of the era: idle, or in the running operation.
@@ -736,25 +738,73 @@ impl Machine {
         }
     }
 
-    /// A running operation → Dead (`dead`, a connection failure), Unconnected (a failed
-    /// negotiation) or Ready: it failed.
-    pub(super) fn fail(&mut self, dead: Option<Error>) {
+    /// A running operation → Dead, Unconnected (a failed negotiation) or Ready: it failed with
+    /// `error`. A connection failure (an error of kind `ConnectionFailed` or
+    /// `AuthenticationFailed`, other than a misuse, a configuration error or an abandonment)
+    /// ends the connection: Dead, with that error. Returns whether it did.
+    pub(super) fn fail(&mut self, error: &Error) -> bool {
+        let dead = matches!(
+            error.kind(),
+            crate::error::ErrorKind::ConnectionFailed
+                | crate::error::ErrorKind::AuthenticationFailed
+        ) && !matches!(
+            error,
+            Error::Misuse { .. } | Error::Config(_) | Error::Abandoned
+        );
         let from = self.take();
         let next = match dead {
-            Some(error) => State::Dead(error),
-            None if from.is_negotiating() => State::Unconnected,
-            None => State::Ready { hint: from.hint() },
+            true => State::Dead(error.clone()),
+            false if from.is_negotiating() => State::Unconnected,
+            false => State::Ready { hint: from.hint() },
         };
         if from.operation().is_none() {
-            return self.invalid(from, next.name());
+            self.invalid(from, next.name());
+            return dead;
         }
         self.set(from.name(), next);
+        dead
     }
 
     /// Ready, Dead or an interrupted operation → Closing: the `DELETE` `req` is sent.
     pub(super) fn closing(&mut self, req: Pending) {
         let from = self.take();
-        self.set(from.name(), State::Closing { req });
+        self.set(
+            from.name(),
+            State::Closing {
+                req,
+                answered: false,
+            },
+        );
+    }
+
+    /// Closing → Closing: the `DELETE` was answered, and Closed waits for the background
+    /// cancellations still open ([`Machine::is_deleted`]).
+    pub(super) fn deleted(&mut self) {
+        match &mut self.state {
+            State::Closing { answered, .. } => *answered = true,
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Dead(_)
+            | State::Closed => {
+                let from = self.take();
+                self.invalid(from, ConnectionState::Closing);
+            }
+        }
+    }
+
+    /// Whether the state is Closing with its `DELETE` answered (waiting for the background
+    /// cancellations to end).
+    pub(super) fn is_deleted(&self) -> bool {
+        matches!(self.state, State::Closing { answered: true, .. })
     }
 
     /// Any state → Closed.

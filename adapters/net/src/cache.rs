@@ -190,10 +190,6 @@ impl CatalogCache {
         .into_bytes()
     }
 
-    fn now_ms() -> u64 {
-        now_ms()
-    }
-
     /// Stores `catalog` under `key` for min(its `ttlMs`, the cap); a lifetime of 0 stores
     /// nothing (and removes what was there).
     pub fn put(&self, key: &[u8], catalog: &Catalog) {
@@ -206,7 +202,7 @@ impl CatalogCache {
             return;
         };
         let mut entry = MAGIC.to_vec();
-        entry.extend_from_slice(&Self::now_ms().saturating_add(ttl).to_be_bytes());
+        entry.extend_from_slice(&now_ms().saturating_add(ttl).to_be_bytes());
         entry.extend_from_slice(&pages.to_be_bytes());
         for page in catalog.result_pages() {
             let Ok(len) = u32::try_from(page.len()) else {
@@ -233,7 +229,7 @@ impl CatalogCache {
     fn read(entry: &[u8], rule: mcp_sansio::ToolNameRule, budgets: &Budgets) -> Option<Catalog> {
         let rest = entry.strip_prefix(MAGIC)?;
         let (expires, rest) = rest.split_first_chunk::<8>()?;
-        if u64::from_be_bytes(*expires) <= Self::now_ms() {
+        if u64::from_be_bytes(*expires) <= now_ms() {
             return None;
         }
         let (count, mut rest) = rest.split_first_chunk::<4>()?;
@@ -339,8 +335,6 @@ pub(crate) fn offer_stored_hint(store: &dyn Store, key: &str, config: &mut Confi
 pub struct SessionCache {
     cache: Arc<CatalogCache>,
     key: Vec<u8>,
-    /// `-32020` answers the connection had met when the running call started.
-    mismatches: u64,
 }
 
 impl SessionCache {
@@ -349,7 +343,6 @@ impl SessionCache {
         SessionCache {
             key: CatalogCache::key(config),
             cache,
-            mismatches: 0,
         }
     }
 
@@ -358,10 +351,8 @@ impl SessionCache {
         self.cache.get(&self.key, config)
     }
 
-    /// Tool `name` of a fresh cached listing, if any; `mismatches` is the connection's count of
-    /// `-32020` answers now.
-    pub fn tool(&mut self, config: &Config, name: &str, mismatches: u64) -> Option<Tool> {
-        self.mismatches = mismatches;
+    /// Tool `name` of a fresh cached listing, if any.
+    pub fn tool(&self, config: &Config, name: &str) -> Option<Tool> {
         let catalog = self.listing(config)?;
         catalog.tools.into_iter().find(|t| t.name() == name)
     }
@@ -374,10 +365,11 @@ impl SessionCache {
         }
     }
 
-    /// A call ended; `mismatches` is the connection's count of `-32020` answers now: if it grew
-    /// during the call, the entry is removed.
-    pub fn called(&self, mismatches: u64) {
-        if mismatches > self.mismatches {
+    /// A call ended; `stale` is what the connection decided of the catalog the call took its
+    /// tool from ([`Connection::catalog_stale`](mcp_sansio::Connection::catalog_stale)): if
+    /// stale, the entry is removed.
+    pub fn called(&self, stale: bool) {
+        if stale {
             self.cache.invalidate(&self.key);
         }
     }

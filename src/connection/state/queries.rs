@@ -47,7 +47,7 @@ impl State {
             | State::Listing { req, .. }
             | State::Relisting { req, .. }
             | State::Calling { req, .. }
-            | State::Closing { req } => Some(req),
+            | State::Closing { req, .. } => Some(req),
             State::Resuming { interrupted, .. } => interrupted.req(),
             State::Unconnected
             | State::Ready { .. }
@@ -66,7 +66,7 @@ impl State {
             | State::Listing { req, .. }
             | State::Relisting { req, .. }
             | State::Calling { req, .. }
-            | State::Closing { req } => Some(req),
+            | State::Closing { req, .. } => Some(req),
             State::Resuming { interrupted, .. } => interrupted.req_mut(),
             State::Unconnected
             | State::Ready { .. }

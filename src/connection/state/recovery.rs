@@ -1,5 +1,6 @@
 //! What an operation may still try: its [`Recovery`], and the choice of a recovery after the
-//! server refused a listing's page or a call's round ([`Machine::recover`]).
+//! server refused a listing's page or a call's round ([`Machine::recover`]); what one request
+//! may still try: its [`Allowance`].
 
 use super::*;
 
@@ -33,6 +34,30 @@ impl Recovery {
     }
 }
 
+/// The one-time retries of one request, data of its [`Pending`]: made new when the request is
+/// made (every request, a listing's next page or a call's next round included, starts with
+/// both), and spent only by the machine's decisions ([`Machine::spend_fresh_resend`],
+/// [`Machine::spend_nonce_retry`]), so that no request gets either twice and none inherits
+/// another's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::connection) struct Allowance {
+    /// It may still be sent once more on a fresh socket (a pooled socket closed before a byte
+    /// of its answer, a stream the server never processed).
+    fresh_resend: bool,
+    /// It may still be sent once more with the server's `DPoP-Nonce` (RFC 9449 §8).
+    nonce_retry: bool,
+}
+
+impl Allowance {
+    /// A new request's: every retry still allowed.
+    pub(in crate::connection) fn new() -> Allowance {
+        Allowance {
+            fresh_resend: true,
+            nonce_retry: true,
+        }
+    }
+}
+
 /// What the server's refusal of a listing's page or a call's round says, as far as the
 /// recoveries go: outcome.rs classifies the answer, [`Machine::recover`] decides.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +71,19 @@ pub(in crate::connection) struct Refusal {
     pub(in crate::connection) session_ended: bool,
     /// A `-32020` in a modern session: the call's headers did not match the tool's.
     pub(in crate::connection) header_mismatch: bool,
+    /// A `-32020`, in either era.
+    pub(in crate::connection) mismatch_code: bool,
+}
+
+impl Refusal {
+    /// Whether the refusal, met by a tool call and followed by `recover`, says that the catalog
+    /// the call took the tool's headers from is stale: a `-32020` (the server's tools changed),
+    /// unless the session is replaced (the answer of an ended session says nothing of the
+    /// tools). Counted in [`Connection::header_mismatches`], reported by
+    /// [`Connection::catalog_stale`].
+    pub(in crate::connection) fn catalog_stale(&self, recover: Recover) -> bool {
+        self.mismatch_code && recover != Recover::NewSession
+    }
 }
 
 /// The recovery a refused page or round leads to.
@@ -62,6 +100,23 @@ pub(in crate::connection) enum Recover {
 }
 
 impl Machine {
+    /// Whether the pending request may be sent once more on a fresh socket (its server never
+    /// read or processed it); spends that allowance. Without a pending request, no.
+    pub(in crate::connection) fn spend_fresh_resend(&mut self) -> bool {
+        self.state
+            .req_mut()
+            .is_some_and(|p| core::mem::replace(&mut p.allowance.fresh_resend, false))
+    }
+
+    /// Whether the pending request may be sent once more with the server's new `DPoP-Nonce`
+    /// (a second `use_dpop_nonce` for it is refused); spends that allowance. Without a pending
+    /// request there is nothing to spend: yes.
+    pub(in crate::connection) fn spend_nonce_retry(&mut self) -> bool {
+        self.state
+            .req_mut()
+            .is_none_or(|p| core::mem::replace(&mut p.allowance.nonce_retry, false))
+    }
+
     /// Chooses what a refused page or round leads to, from the running operation's
     /// [`Recovery`] alone, and spends the allowance it uses: an era hint not yet settled and
     /// proved wrong re-negotiates (a `-32022` spends the operation's one re-negotiation);

@@ -164,6 +164,7 @@ pub const TRANSITIONS: &[(ConnectionState, ConnectionState)] = {
         (Resuming, Ready),
         (Resuming, Dead),
         (Resuming, Closed),
+        (Closing, Closing),
         (Closing, Closed),
         (Dead, Dead),
         (Dead, Closing),

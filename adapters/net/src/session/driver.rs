@@ -435,17 +435,15 @@ impl SessionDriver {
 
     /// The cache hook of a call: tool `name` of a fresh cached listing, if any.
     fn cached_tool(&mut self, name: &str) -> Option<mcp_sansio::Tool> {
-        self.cache.as_ref()?;
-        let mismatches = self.read_conn(Connection::header_mismatches)?;
         let config = match &self.core {
             Core::Http1(c) => c.config(),
             Core::Http2(h) => &h.config,
         };
-        self.cache.as_mut()?.tool(config, name, mismatches)
+        self.cache.as_ref()?.tool(config, name)
     }
 
     /// The cache hook of an ended operation: a listing is stored (or its entry removed if it
-    /// failed); a call that met a `-32020` removes the entry.
+    /// failed); a call the connection found its catalog stale for removes the entry.
     fn cache_settle(&self, op: Operation, result: &Result<Completion, Error>) {
         let Some(cache) = &self.cache else {
             return;
@@ -454,8 +452,8 @@ impl SessionDriver {
             (Operation::ListTools, Ok(Completion::Listed(catalog))) => cache.listed(Ok(catalog)),
             (Operation::ListTools, _) => cache.listed(Err(())),
             (Operation::CallTool, _) => {
-                if let Some(n) = self.read_conn(Connection::header_mismatches) {
-                    cache.called(n);
+                if let Some(stale) = self.read_conn(Connection::catalog_stale) {
+                    cache.called(stale);
                 }
             }
             _ => {}
