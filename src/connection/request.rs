@@ -31,7 +31,7 @@ impl Connection {
             responses: 0,
             stalled: 0,
             deadline,
-            allowance: Allowance::new(),
+            allowance: Resends::new(),
             refusals: 0,
         }
     }
@@ -457,7 +457,7 @@ pub(super) struct Pending {
     /// What the request may still try once (the resend on a fresh socket, the retry with a new
     /// `DPoP-Nonce`): made new with the request, spent only through the machine
     /// ([`Machine::spend_fresh_resend`], [`Machine::spend_nonce_retry`]).
-    pub(super) allowance: Allowance,
+    pub(super) allowance: Resends,
     pub(super) refusals: u32,
 }
 

@@ -1,6 +1,6 @@
 //! What an operation may still try: its [`Recovery`], and the choice of a recovery after the
 //! server refused a listing's page or a call's round ([`Machine::recover`]); what one request
-//! may still try: its [`Allowance`].
+//! may still try: its [`Resends`].
 
 use super::*;
 
@@ -40,7 +40,7 @@ impl Recovery {
 /// [`Machine::spend_nonce_retry`]), so that no request gets either twice and none inherits
 /// another's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::connection) struct Allowance {
+pub(in crate::connection) struct Resends {
     /// It may still be sent once more on a fresh socket (a pooled socket closed before a byte
     /// of its answer, a stream the server never processed).
     fresh_resend: bool,
@@ -48,10 +48,10 @@ pub(in crate::connection) struct Allowance {
     nonce_retry: bool,
 }
 
-impl Allowance {
+impl Resends {
     /// A new request's: every retry still allowed.
-    pub(in crate::connection) fn new() -> Allowance {
-        Allowance {
+    pub(in crate::connection) fn new() -> Resends {
+        Resends {
             fresh_resend: true,
             nonce_retry: true,
         }

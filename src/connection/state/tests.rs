@@ -10,7 +10,7 @@ fn req(step: Step) -> Pending {
         responses: 0,
         stalled: 0,
         deadline: Deadline::new(Instant::ZERO, &budgets, Budget::ListTime),
-        allowance: Allowance::new(),
+        allowance: Resends::new(),
         refusals: 0,
     }
 }
