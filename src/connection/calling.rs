@@ -87,6 +87,10 @@ impl Connection {
     /// Classifies a call's result (decoded with its message in one pass, or else read here the
     /// checking way).
     pub(super) fn classify_call(&mut self, result: RawJson<'_>) -> Answer {
+        if let Some(task) = self.classify_task_creation(result) {
+            self.decoded_call = None;
+            return task;
+        }
         let answer = match self.decoded_call.take() {
             Some(answer) => answer,
             None => call::parse_call_result(result, self.max_content_blocks()),
@@ -153,7 +157,8 @@ impl Connection {
     /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
     /// declines: the call fails as an answer this client cannot fulfil.
     pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
-        let waiting = matches!(self.machine.get(), State::AwaitingInput { .. });
+        let task = matches!(self.machine.get(), State::TaskAwaitingInput { .. });
+        let waiting = task || matches!(self.machine.get(), State::AwaitingInput { .. });
         if !waiting {
             let error = Error::Misuse {
                 reason: "no tool call is waiting for input",
@@ -167,6 +172,9 @@ impl Connection {
             let reason = "the embedder declined the server's input requests";
             return self.fail_op(invalid_answer("tools/call", reason.into()));
         };
+        if task {
+            return self.provide_task_input(now, responses);
+        }
         let responses = match call::check_arguments(responses) {
             Ok(r) => r.to_vec(),
             Err(reason) => {

@@ -73,6 +73,7 @@ mod outcome;
 mod request;
 mod resumption;
 mod state;
+mod task;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
 pub use self::input::{Allowance, Input};
@@ -81,7 +82,7 @@ pub use self::state::ConnectionState;
 pub use self::state::TRANSITIONS;
 use self::{
     calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,
-    state::*,
+    state::*, task::*,
 };
 
 /// Bytes of the server's `capabilities` kept raw in [`Event::Connected`] (larger: not kept).
@@ -203,6 +204,30 @@ pub enum Event {
     },
     /// A listing finished.
     ToolsListed(Catalog),
+    /// The running tool call's answer created a task (SEP-2663, with [`Config::tasks`] on): its
+    /// handle, reported before the first `tasks/get` is sent, for the embedder to persist
+    /// ("Clients SHOULD persist task IDs to durable storage so that polling can resume after a
+    /// crash or restart") and to resume from ([`Connection::resume_task`]). The call goes on:
+    /// it ends with [`Event::CallFinished`] or [`Event::Failed`] when the task does.
+    TaskCreated {
+        /// The task's durable handle.
+        handle: crate::task::TaskHandle,
+    },
+    /// The running task's handle changed: it now records the input-request keys just answered
+    /// (a `tasks/update` follows). Persist it again, so that a resumed task never answers a key
+    /// twice.
+    TaskHandleUpdated {
+        /// The task's durable handle.
+        handle: crate::task::TaskHandle,
+    },
+    /// A `tasks/get` report of the running task: its status and its `statusMessage` (cut and
+    /// made inert, but still the server's text).
+    TaskStatus {
+        /// The status reported.
+        status: crate::task::TaskStatus,
+        /// The `statusMessage`, if any.
+        message: Option<String>,
+    },
     /// A tool call finished.
     CallFinished(CallResult),
     /// The running tool call needs input only the embedder can give (a multi round-trip
@@ -461,6 +486,8 @@ pub struct Connection {
     dpop_nonce: Option<String>,
     /// DPoP proofs made so far (each `jti` is derived from the binding's seed and this count).
     dpop_proofs: u64,
+    /// Where the timeline's zero sits on the Unix clock ([`Connection::set_unix_at_zero`]).
+    unix_at_zero: Duration,
 }
 
 /// The state and what is queued, never a credential: the configuration's own `Debug` redacts
@@ -513,6 +540,7 @@ impl Connection {
             discover_cache: None,
             dpop_nonce: None,
             dpop_proofs: 0,
+            unix_at_zero: Duration::ZERO,
         })
     }
 
