@@ -11,7 +11,8 @@ use mcp_sansio::task::{TaskError, TaskHandle, TaskStatus};
 use mcp_sansio::{Budget, Config, ConnectionState, Error, Event, Instant};
 use support::*;
 
-pub const CREATED: &str = r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null,"pollIntervalMs":2000}"#;
+pub const CREATED: &str =
+    r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null,"pollIntervalMs":2000}"#;
 
 fn tasks_config() -> Config {
     let mut c = Config::new("http://127.0.0.1:9/mcp")
@@ -94,7 +95,10 @@ fn a_call_declares_the_extension_only_with_tasks_on() {
         let ext = &j["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
             ["io.modelcontextprotocol/tasks"];
         assert_eq!(ext.is_object(), declared, "tasks {tasks}: {j}");
-        assert!(j["params"].get("task").is_none(), "no 2025-11-25 task parameter");
+        assert!(
+            j["params"].get("task").is_none(),
+            "no 2025-11-25 task parameter"
+        );
     }
 }
 
@@ -141,10 +145,15 @@ fn polls_wait_the_interval_and_carry_the_routing_headers() {
         let j = r.json();
         assert_eq!(j["params"]["taskId"], "t1");
         let meta = &j["params"]["_meta"];
-        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-        assert!(meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
-            ["io.modelcontextprotocol/tasks"]
-            .is_object());
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert!(
+            meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+                ["io.modelcontextprotocol/tasks"]
+                .is_object()
+        );
         assert!(meta["io.modelcontextprotocol/clientInfo"]["name"].is_string());
     }
 }
@@ -301,7 +310,8 @@ fn mrtr_keys_before_the_task_are_another_space() {
         r#"{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}},"requestState":"s"}"#,
     );
     h.take_events();
-    h.conn.provide_input(h.now, Some(br#"{"k":{"action":"accept"}}"#));
+    h.conn
+        .provide_input(h.now, Some(br#"{"k":{"action":"accept"}}"#));
     h.drain();
     let r = h.next();
     assert_eq!(r.rpc_method(), "tools/call");
@@ -391,10 +401,7 @@ fn abandon_and_close_do_not_cancel_the_task() {
             h.conn.abandon(h.now);
             h.drain();
         }
-        assert!(matches!(
-            failure(&mut h),
-            Error::Abandoned | Error::Closed
-        ));
+        assert!(matches!(failure(&mut h), Error::Abandoned | Error::Closed));
         h.advance(Duration::from_secs(120));
         assert_eq!(h.sent.len(), sent, "nothing sent: {:?}", &h.sent[sent..]);
     }
@@ -453,10 +460,7 @@ fn a_handle_of_another_context_is_refused() {
         let sent = h.sent.len();
         h.conn.resume_task(h.now, &handle);
         h.drain();
-        assert!(matches!(
-            failure(&mut h),
-            Error::Task(TaskError::Handle(_))
-        ));
+        assert!(matches!(failure(&mut h), Error::Task(TaskError::Handle(_))));
         assert_eq!(h.sent.len(), sent);
     }
 }

@@ -34,7 +34,7 @@ mod recovery;
 mod step;
 mod table;
 
-pub(super) use self::recovery::{Resends, Recover, Recovery, Refusal};
+pub(super) use self::recovery::{Recover, Recovery, Refusal, Resends};
 pub(super) use self::step::{Answer, Effect, Policy};
 use self::table::is_transition;
 pub use self::table::{ConnectionState, TRANSITIONS};

@@ -143,10 +143,12 @@ impl Connection {
             Outcome::Accepted => return Answer::Unusable(Error::HttpStatus { status: 202 }),
         };
         match method {
-            TaskMethod::Update | TaskMethod::Cancel => match task::parse_ack(method, result.get()) {
-                Ok(()) => Answer::TaskAck,
-                Err(e) => Answer::Invalid(e.into()),
-            },
+            TaskMethod::Update | TaskMethod::Cancel => {
+                match task::parse_ack(method, result.get()) {
+                    Ok(()) => Answer::TaskAck,
+                    Err(e) => Answer::Invalid(e.into()),
+                }
+            }
             TaskMethod::Get => {
                 let detailed = match task::parse_get_result(result.get(), budgets) {
                     Ok(d) => d,
@@ -361,15 +363,15 @@ impl Connection {
         let budgets = self.config.budgets.clone();
         let pairs = match input_pairs(responses) {
             Ok(p) => p,
-            Err(reason) => return self.fail_op(Error::Config(ConfigError::InvalidArguments { reason })),
+            Err(reason) => {
+                return self.fail_op(Error::Config(ConfigError::InvalidArguments { reason }))
+            }
         };
         let Some(run) = self.machine.task_mut() else {
             return;
         };
-        let borrowed: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.get()))
-            .collect();
+        let borrowed: Vec<(&str, &str)> =
+            pairs.iter().map(|(k, v)| (k.as_str(), v.get())).collect();
         let update = match run.book.respond(&borrowed, &budgets) {
             Ok(u) => u,
             Err(e) => return self.fail_op(e.into()),

@@ -38,7 +38,10 @@ impl State {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
-            | State::TaskWaiting { .. } | State::TaskPolling { .. } | State::TaskAwaitingInput { .. } | State::TaskCancelling { .. } => Some(Operation::CallTool),
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. } => Some(Operation::CallTool),
             State::Resuming { interrupted, .. } => interrupted.operation(),
             State::Closing { .. } => Some(Operation::Close),
         }
@@ -126,7 +129,10 @@ impl State {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
-            | State::TaskWaiting { .. } | State::TaskPolling { .. } | State::TaskAwaitingInput { .. } | State::TaskCancelling { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => false,
@@ -148,7 +154,10 @@ impl State {
             | State::Ready { .. }
             | State::Listing { .. }
             | State::Relisting { .. }
-            | State::TaskWaiting { .. } | State::TaskPolling { .. } | State::TaskAwaitingInput { .. } | State::TaskCancelling { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => None,
@@ -255,7 +264,10 @@ impl State {
             // A task's requests make no recovery: no negotiation starts from them.
             State::Unconnected
             | State::Ready { .. }
-            | State::TaskWaiting { .. } | State::TaskPolling { .. } | State::TaskAwaitingInput { .. } | State::TaskCancelling { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => Then::Report,

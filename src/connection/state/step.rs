@@ -694,7 +694,9 @@ impl Machine {
             State::TaskWaiting { task, .. } | State::TaskAwaitingInput { task }
                 if task.deadline().at <= now =>
             {
-                Some(Effect::Fail(Error::Budget(task.deadline().exceeded(budgets))))
+                Some(Effect::Fail(Error::Budget(
+                    task.deadline().exceeded(budgets),
+                )))
             }
             State::TaskWaiting { at, .. } if *at <= now => Some(Effect::Poll),
             State::TaskWaiting { .. } | State::TaskAwaitingInput { .. } => None,
