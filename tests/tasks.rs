@@ -489,6 +489,11 @@ fn a_handle_past_its_deadline_is_refused() {
 fn a_broken_poll_is_reissued_and_a_broken_creation_is_not() {
     let mut h = started(Split::Whole);
     let r = next_request(&mut h);
+    // The stream breaks after its head: the server may have processed the poll.
+    h.feed(
+        r.exchange,
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n",
+    );
     h.eof(r.exchange);
     let again = h.next();
     assert_eq!(again.rpc_method(), "tasks/get");
@@ -552,4 +557,51 @@ fn each_report_is_an_event() {
         Some((TaskStatus::Working, Some("step\u{fffd} 1".to_owned())))
     );
     let _ = Instant::ZERO;
+}
+
+/// "Clients SHOULD deduplicate `inputRequests` keys across consecutive polls to avoid presenting
+/// the same request to the user or model more than once": a key presented and not answered is
+/// not presented again; only new keys are.
+#[test]
+fn only_new_keys_are_presented() {
+    let ask = |keys: &[&str]| {
+        let reqs: Vec<String> = keys
+            .iter()
+            .map(|k| format!(r#""{k}":{{"method":"elicitation/create","params":{{}}}}"#))
+            .collect();
+        format!(
+            r#"{{"taskId":"t1","status":"input_required","ttlMs":null,"inputRequests":{{{}}}}}"#,
+            reqs.join(",")
+        )
+    };
+    let presented = |h: &mut Harness| -> Vec<String> {
+        h.take_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::InputRequired { requests } => Some(requests),
+                _ => None,
+            })
+            .flat_map(|r| {
+                let v: serde_json::Value = serde_json::from_str(r.get()).unwrap();
+                v.as_object().unwrap().keys().cloned().collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for split in SPLITS {
+        let mut h = started(split);
+        let r = next_request(&mut h);
+        reply(&mut h, &r, &ask(&["a", "b"]));
+        assert_eq!(presented(&mut h), ["a", "b"]);
+        h.conn.provide_input(h.now, Some(br#"{"a":{"action":"accept"}}"#));
+        h.drain();
+        let u = h.next();
+        assert_eq!(u.rpc_method(), "tasks/update");
+        reply(&mut h, &u, "{}");
+        let r = next_request(&mut h);
+        reply(&mut h, &r, &ask(&["a", "b"]));
+        assert!(presented(&mut h).is_empty());
+        let r = next_request(&mut h);
+        reply(&mut h, &r, &ask(&["b", "c"]));
+        assert_eq!(presented(&mut h), ["c"]);
+    }
 }
