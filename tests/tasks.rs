@@ -113,7 +113,7 @@ fn the_handle_comes_before_the_first_poll() {
         let handle = events
             .iter()
             .find_map(|e| match e {
-                Event::TaskCreated { handle } => Some(handle.clone()),
+                Event::TaskCreated { handle } => Some((**handle).clone()),
                 _ => None,
             })
             .expect("TaskCreated");
@@ -257,7 +257,7 @@ fn input_requests_go_through_the_hook_and_tasks_update() {
         assert_eq!(j["params"]["taskId"], "t1");
         assert_eq!(j["params"]["inputResponses"]["k"]["action"], "accept");
         let updated = h.take_events().into_iter().any(|e| {
-            matches!(&e, Event::TaskHandleUpdated { handle } if *handle != created
+            matches!(&e, Event::TaskHandleUpdated { handle } if **handle != created
                 && handle.id() == created.id())
         });
         assert!(updated, "the handle records the answered key");
@@ -411,7 +411,7 @@ fn handle_of(h: &mut Harness) -> TaskHandle {
     h.take_events()
         .into_iter()
         .find_map(|e| match e {
-            Event::TaskCreated { handle } => Some(handle),
+            Event::TaskCreated { handle } => Some(*handle),
             _ => None,
         })
         .expect("TaskCreated")
@@ -592,7 +592,8 @@ fn only_new_keys_are_presented() {
         let r = next_request(&mut h);
         reply(&mut h, &r, &ask(&["a", "b"]));
         assert_eq!(presented(&mut h), ["a", "b"]);
-        h.conn.provide_input(h.now, Some(br#"{"a":{"action":"accept"}}"#));
+        h.conn
+            .provide_input(h.now, Some(br#"{"a":{"action":"accept"}}"#));
         h.drain();
         let u = h.next();
         assert_eq!(u.rpc_method(), "tasks/update");

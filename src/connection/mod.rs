@@ -211,14 +211,14 @@ pub enum Event {
     /// it ends with [`Event::CallFinished`] or [`Event::Failed`] when the task does.
     TaskCreated {
         /// The task's durable handle.
-        handle: crate::task::TaskHandle,
+        handle: Box<crate::task::TaskHandle>,
     },
     /// The running task's handle changed: it now records the input-request keys just answered
     /// (a `tasks/update` follows). Persist it again, so that a resumed task never answers a key
     /// twice.
     TaskHandleUpdated {
         /// The task's durable handle.
-        handle: crate::task::TaskHandle,
+        handle: Box<crate::task::TaskHandle>,
     },
     /// A `tasks/get` report of the running task: its status and its `statusMessage` (cut and
     /// made inert, but still the server's text).

@@ -248,7 +248,9 @@ impl Connection {
             update: None,
             rec: Recovery::new(Hint::Settled),
         };
-        self.events.push_back(Event::TaskCreated { handle });
+        self.events.push_back(Event::TaskCreated {
+            handle: Box::new(handle),
+        });
         self.machine.start_task(Box::new(run), now + interval);
     }
 
@@ -378,7 +380,7 @@ impl Connection {
         };
         run.update = Some(update);
         run.handle.record_answers(&run.book);
-        let handle = run.handle.clone();
+        let handle = Box::new(run.handle.clone());
         self.events.push_back(Event::TaskHandleUpdated { handle });
         let req = self.new_request(now, Step::Task(TaskMethod::Update), None);
         self.machine.task_request(req);
