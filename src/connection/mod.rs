@@ -383,7 +383,8 @@ impl Deadline {
 ///
 /// - **Inputs** are the operations ([`connect`](Self::connect), [`list_tools`](Self::list_tools),
 ///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
-///   [`provide_input`](Self::provide_input), [`close`](Self::close), [`abandon`](Self::abandon))
+///   [`provide_input`](Self::provide_input), [`resume_task`](Self::resume_task),
+///   [`cancel_task`](Self::cancel_task), [`close`](Self::close), [`abandon`](Self::abandon))
 ///   and what the world brings
 ///   ([`handle`](Self::handle) with an [`Input`], and [`handle_timeout`](Self::handle_timeout)). Each takes `now`; `now` never goes backwards
 ///   from one call to the next (pass the same value again rather than an earlier one).
@@ -405,6 +406,8 @@ impl Deadline {
 /// | [`Event::Connected`], [`Event::ToolsListed`], [`Event::CallFinished`], [`Event::Failed`] | nothing: the operation is over and another may start (keep feeding sockets still draining); a `Connected` after a re-negotiation comes mid-operation, which goes on |
 /// | [`Event::InputRequired`] | answer with [`provide_input`](Self::provide_input) (or `None` to decline) before the call's deadline |
 /// | [`Event::Progress`] | nothing |
+/// | [`Event::TaskCreated`], [`Event::TaskHandleUpdated`] | persist the task's handle if the call should survive this process ([`resume_task`](Self::resume_task) continues it); the call goes on |
+/// | [`Event::TaskStatus`] | nothing (a status line may show it) |
 /// | [`Event::Closed`] | nothing more will be sent; drop the connection once its sockets are closed |
 ///
 /// One operation runs at a time; starting another while one runs fails with
