@@ -523,6 +523,7 @@ impl Connection {
         config.validate()?;
         Ok(Connection {
             ledger: ByteLedger::new(config.budgets.response_bytes),
+            unix_at_zero: config.unix_at_zero,
             config,
             machine: Machine::new(),
             session: Session::None,
@@ -543,7 +544,6 @@ impl Connection {
             discover_cache: None,
             dpop_nonce: None,
             dpop_proofs: 0,
-            unix_at_zero: Duration::ZERO,
         })
     }
 

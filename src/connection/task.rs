@@ -84,11 +84,9 @@ pub(in crate::connection) enum TaskNews {
 }
 
 impl Connection {
-    /// Sets where this connection's timeline sits on the Unix clock: `now` passed to any input
-    /// is `unix_at_zero + now` in Unix time. The core reads no clock; a [`TaskHandle`] holds
-    /// its times on the Unix clock so that another process can resume it, and this is how the
-    /// connection converts. Adapters set it from the system clock; zero (the default) puts the
-    /// timeline's zero at the Unix epoch.
+    /// Sets where this connection's timeline sits on the Unix clock
+    /// ([`Config::unix_at_zero`], which it starts with): `now` passed to any input is
+    /// `unix_at_zero + now` in Unix time, the clock of a [`TaskHandle`]'s times.
     pub fn set_unix_at_zero(&mut self, unix_at_zero: Duration) {
         self.unix_at_zero = unix_at_zero;
     }
