@@ -606,3 +606,37 @@ fn only_new_keys_are_presented() {
         assert_eq!(presented(&mut h), ["c"]);
     }
 }
+
+/// A `CreateTaskResult` whose `resultType` is escaped is read as the string it spells.
+#[test]
+fn an_escaped_result_type_creates_the_task() {
+    let created = r#"{"resultType":"t\u0061sk","taskId":"t1","status":"working","ttlMs":null}"#;
+    let mut h = started_with(tasks_config(), Split::Whole, created);
+    assert_eq!(handle_of(&mut h).id().as_str(), "t1");
+}
+
+/// "Internal errors: `-32603`" stays a JSON-RPC error; `-32021` (the extension not declared on a
+/// `tasks/*` request) is read as a missing client capability.
+#[test]
+fn task_request_errors_map_to_their_kinds() {
+    let mut h = started(Split::Whole);
+    let r = next_request(&mut h);
+    h.feed(
+        r.exchange,
+        &json_response(200, &error_msg(r.rpc_id(), -32603, "internal", None)),
+    );
+    assert!(matches!(failure(&mut h), Error::Rpc(e) if e.code == -32603));
+    let mut h = started(Split::Whole);
+    let r = next_request(&mut h);
+    h.feed(
+        r.exchange,
+        &json_response(
+            400,
+            &error_msg(r.rpc_id(), -32021, "missing capability", None),
+        ),
+    );
+    assert!(matches!(
+        failure(&mut h),
+        Error::MissingClientCapability { .. }
+    ));
+}

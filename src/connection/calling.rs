@@ -87,10 +87,6 @@ impl Connection {
     /// Classifies a call's result (decoded with its message in one pass, or else read here the
     /// checking way).
     pub(super) fn classify_call(&mut self, result: RawJson<'_>) -> Answer {
-        if let Some(task) = self.classify_task_creation(result) {
-            self.decoded_call = None;
-            return task;
-        }
         let answer = match self.decoded_call.take() {
             Some(answer) => answer,
             None => call::parse_call_result(result, self.max_content_blocks()),
@@ -101,7 +97,12 @@ impl Connection {
                 Answer::InputRequired { requests, state }
             }
             Err(call::AnswerError::Invalid(reason)) => {
-                Answer::Invalid(invalid_answer("tools/call", reason))
+                // The call reader refuses a `resultType` it does not know: a `CreateTaskResult`
+                // is read here, only then (a plain result costs no second reading).
+                match self.classify_task_creation(result) {
+                    Some(task) => task,
+                    None => Answer::Invalid(invalid_answer("tools/call", reason)),
+                }
             }
             Err(call::AnswerError::TooManyBlocks) => {
                 let e = self.config.budgets.exceeded(Budget::ContentBlocks);

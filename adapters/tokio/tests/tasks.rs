@@ -72,10 +72,18 @@ async fn call_tool_follows_slow_count_to_its_result() {
                 result.content
             );
         }
-        assert_eq!(observer.seen.first(), Some(&"handle"), "{:?}", observer.seen);
+        assert_eq!(
+            observer.seen.first(),
+            Some(&"handle"),
+            "{:?}",
+            observer.seen
+        );
         assert!(observer.seen.contains(&"input"));
         let handle = observer.handle.expect("a handle");
-        assert!(handle.created_unix_ms() > 1_600_000_000_000, "on the Unix clock");
+        assert!(
+            handle.created_unix_ms() > 1_600_000_000_000,
+            "on the Unix clock"
+        );
         session.close().await.unwrap();
     }
     server.shutdown();
