@@ -156,7 +156,10 @@ impl Connection {
     /// Answers the input requests of the running tool call ([`Event::InputRequired`]):
     /// `responses` is a JSON object mapping each request key to its result, sent as
     /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
-    /// declines: the call fails as an answer this client cannot fulfil.
+    /// declines: the call fails as an answer this client cannot fulfil. For a task's input
+    /// requests the answers go in one `tasks/update` (keys not outstanding, or named twice, fail
+    /// the call with [`TaskError::NotOutstanding`](crate::task::TaskError::NotOutstanding);
+    /// declining does not cancel the task).
     pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
         let task = matches!(self.machine.get(), State::TaskAwaitingInput { .. });
         let waiting = task || matches!(self.machine.get(), State::AwaitingInput { .. });

@@ -231,8 +231,10 @@ pub enum Event {
     /// A tool call finished.
     CallFinished(CallResult),
     /// The running tool call needs input only the embedder can give (a multi round-trip
-    /// request): answer with [`Connection::provide_input`]. Only when [`Config::input_hook`] is
-    /// set; otherwise such a call fails as an answer this client cannot fulfil.
+    /// request, or a task's `input_required` poll): answer with [`Connection::provide_input`].
+    /// Only when [`Config::input_hook`] is set; otherwise such a call fails as an answer this
+    /// client cannot fulfil. A task's requests come once each (keys already presented or
+    /// answered are not presented again).
     InputRequired {
         /// The raw `inputRequests` object: request keys to `{method, params}`.
         requests: Box<RawValue>,
