@@ -110,13 +110,9 @@ impl Connection {
         }
     }
 
-    /// Classifies a `tools/call` result that may be a `CreateTaskResult`: `None` when it is not
-    /// one (the call's own result follows).
+    /// Classifies a `tools/call` result that the call reader refused, which may be a
+    /// `CreateTaskResult`: `None` when it is not one.
     pub(super) fn classify_task_creation(&self, result: RawJson<'_>) -> Option<Answer> {
-        // Only an answer that names a `resultType` of "task" is read twice.
-        if !result.get().contains("\"task\"") {
-            return None;
-        }
         let declared = self.declares_tasks();
         match task::classify_result("tools/call", result.get(), declared, &self.config.budgets) {
             Ok(task::ResultShape::NotTask) => None,
