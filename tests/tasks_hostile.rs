@@ -236,7 +236,7 @@ fn a_huge_or_control_task_id_is_refused() {
 /// A huge result is bounded by the connection's byte budget, across every poll.
 #[test]
 fn a_huge_result_runs_out_of_the_byte_budget() {
-    for split in [Split::Whole, Split::Chunks(7)] {
+    for split in SPLITS {
         let mut config = tasks_config();
         config.budgets.response_bytes = 64 * 1024;
         let mut h = started_with(config, split, &created("1000", "null"));
@@ -362,11 +362,12 @@ fn a_key_asked_forever_is_presented_once() {
 /// or named twice, is refused and nothing is sent.
 #[test]
 fn answers_to_keys_not_outstanding_are_refused() {
-    for bad in [
-        &br#"{"other":{"action":"accept"}}"#[..],
-        &br#"{"k":{"action":"accept"},"k":{"action":"decline"}}"#[..],
-    ] {
-        let mut h = started_with(tasks_config(), Split::Whole, &created("1000", "null"));
+    let bad: [&[u8]; 2] = [
+        br#"{"other":{"action":"accept"}}"#,
+        br#"{"k":{"action":"accept"},"k":{"action":"decline"}}"#,
+    ];
+    for (bad, split) in bad.into_iter().flat_map(|b| SPLITS.map(|s| (b, s))) {
+        let mut h = started_with(tasks_config(), split, &created("1000", "null"));
         h.advance_to_timeout();
         let r = h.next();
         reply(
