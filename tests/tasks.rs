@@ -640,3 +640,66 @@ fn task_request_errors_map_to_their_kinds() {
         Error::MissingClientCapability { .. }
     ));
 }
+
+/// "Clients SHOULD track `inputRequests` keys to avoid responding to requests more than once",
+/// across processes too: a task resumed from the handle persisted after a `tasks/update` never
+/// presents (nor answers) the keys answered before.
+#[test]
+fn a_resumed_task_never_answers_a_key_twice() {
+    for split in SPLITS {
+        let mut first = started(split);
+        let r = next_request(&mut first);
+        reply(&mut first, &r, INPUT);
+        first.take_events();
+        first
+            .conn
+            .provide_input(first.now, Some(br#"{"k":{"action":"accept"}}"#));
+        first.drain();
+        let handle = first
+            .take_events()
+            .into_iter()
+            .find_map(|e| match e {
+                Event::TaskHandleUpdated { handle } => Some(*handle),
+                _ => None,
+            })
+            .expect("the handle after the answers");
+        let bytes = handle.to_bytes();
+        drop(first);
+
+        let mut h = modern_with(tasks_config(), split);
+        h.conn
+            .resume_task(h.now, &TaskHandle::from_bytes(&bytes).unwrap());
+        h.drain();
+        let r = h.next();
+        reply(&mut h, &r, INPUT);
+        assert!(!h
+            .take_events()
+            .iter()
+            .any(|e| matches!(e, Event::InputRequired { .. })));
+        assert_eq!(h.conn.state(), ConnectionState::TaskWaiting);
+        assert!(!h.sent.iter().any(|r| r.rpc_method() == "tasks/update"));
+    }
+}
+
+/// `cancel_task` without a task is a misuse and sends nothing; a second cancel while one runs
+/// sends nothing more.
+#[test]
+fn cancel_task_needs_a_task_and_cancels_once() {
+    let mut h = modern_with(tasks_config(), Split::Whole);
+    assert!(matches!(
+        h.conn.cancel_task(h.now),
+        Err(Error::Misuse { .. })
+    ));
+    h.drain();
+    assert!(!h.has_outstanding());
+    let mut h = started(Split::Whole);
+    h.conn.cancel_task(h.now).unwrap();
+    h.conn.cancel_task(h.now).unwrap();
+    h.drain();
+    let cancels = h
+        .sent
+        .iter()
+        .filter(|r| r.rpc_method() == "tasks/cancel")
+        .count();
+    assert_eq!(cancels, 1);
+}
