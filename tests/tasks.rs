@@ -703,3 +703,19 @@ fn cancel_task_needs_a_task_and_cancels_once() {
         .count();
     assert_eq!(cancels, 1);
 }
+
+/// A refused call result that is not a `CreateTaskResult` keeps the call reader's reason (an
+/// array, a `resultType` that is not "task").
+#[test]
+fn other_refused_results_keep_their_reason() {
+    for result in [r#"["task"]"#, r#"{"resultType":"tusk"}"#] {
+        let mut h = modern_with(tasks_config(), Split::Whole);
+        h.call("slow", "{}");
+        let r = h.next();
+        reply(&mut h, &r, result);
+        assert!(
+            matches!(failure(&mut h), Error::InvalidAnswer { .. }),
+            "{result}"
+        );
+    }
+}

@@ -113,6 +113,20 @@ impl Connection {
     /// Classifies a `tools/call` result that the call reader refused, which may be a
     /// `CreateTaskResult`: `None` when it is not one.
     pub(super) fn classify_task_creation(&self, result: RawJson<'_>) -> Option<Answer> {
+        #[derive(Deserialize)]
+        struct ResultType<'a> {
+            #[serde(rename = "resultType", borrow)]
+            result_type: alloc::borrow::Cow<'a, str>,
+        }
+        // Only an object whose `resultType` is "task" (escapes read) is a task's answer; any
+        // other refused result keeps the call reader's reason.
+        if !result.get().trim_start().starts_with('{') {
+            return None;
+        }
+        match serde_json::from_str::<ResultType<'_>>(result.get()) {
+            Ok(r) if r.result_type == task::RESULT_TYPE_TASK => {}
+            Ok(_) | Err(_) => return None,
+        }
         let declared = self.declares_tasks();
         match task::classify_result("tools/call", result.get(), declared, &self.config.budgets) {
             Ok(task::ResultShape::NotTask) => None,
