@@ -127,6 +127,12 @@ pub struct Config {
     /// and a server may answer a tool call with a task. Off by default; `client_capabilities`
     /// may not declare the extension itself ([`ConfigError::TasksNotEnabled`]).
     pub tasks: bool,
+    /// Where the caller's timeline (the `now` of every input) starts on the Unix clock: `now`
+    /// is `unix_at_zero + now` in Unix time. The core reads no clock; a task's
+    /// [`TaskHandle`](crate::task::TaskHandle) holds its times on the Unix clock so that another
+    /// process can resume it, and this is how a connection converts. Adapters set it from the
+    /// system clock; zero (the default) makes the timeline Unix time itself.
+    pub unix_at_zero: core::time::Duration,
 }
 
 impl core::fmt::Debug for Config {
@@ -150,6 +156,7 @@ impl core::fmt::Debug for Config {
             .field("input_hook", &self.input_hook)
             .field("tool_names", &self.tool_names)
             .field("tasks", &self.tasks)
+            .field("unix_at_zero", &self.unix_at_zero)
             .finish()
     }
 }
@@ -171,6 +178,7 @@ impl Config {
             input_hook: false,
             tool_names: crate::list::ToolNameRule::Strict,
             tasks: false,
+            unix_at_zero: core::time::Duration::ZERO,
         })
     }
 

@@ -49,6 +49,20 @@ fn drive_to(state: &str) -> Harness {
             h.take_events();
             return h;
         }
+        "Ready (tasks)" => {
+            let mut h = Harness::new(config(None).with_tasks(true), Split::Whole);
+            apply(&mut h, "`connect`");
+            apply(&mut h, "`result`");
+            assert_eq!(h.conn.state().name(), base(state), "reaching {state}");
+            h.take_events();
+            return h;
+        }
+        "Calling (tasks)" => ("Ready (tasks)", &["`call_tool`"]),
+        "TaskWaiting" => ("Calling (tasks)", &["`CreateTaskResult`"]),
+        "TaskPolling" => ("TaskWaiting", &["`timeout`"]),
+        "TaskAwaitingInput" => ("TaskPolling", &["`input_required` task"]),
+        "TaskPolling (an update)" => ("TaskAwaitingInput", &["`provide_input`"]),
+        "TaskCancelling" => ("TaskWaiting", &["`cancel_task`"]),
         "Discovering" => ("Unconnected", &["`connect`"]),
         "Resuming (a discovery)" => ("Discovering", &["stream ends after an event id"]),
         "Resuming (an initialization)" => ("Initializing", &["stream ends after an event id"]),
@@ -160,6 +174,48 @@ fn apply(h: &mut Harness, input: &str) {
                 .provide_input(h.now, Some(br#"{"k":{"action":"accept"}}"#));
             h.drain();
         }
+        "`cancel_task`" => {
+            h.conn.cancel_task(h.now).expect("a task runs");
+            h.drain();
+        }
+        "`resume_task`" => {
+            let config = h.conn.config().clone();
+            let created = r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null}"#;
+            let task = mcp_sansio::task::parse_create_result(created, &config.budgets).unwrap();
+            let handle =
+                mcp_sansio::task::TaskHandle::new(&config, Era::Modern, "2026-07-28", &task, 0)
+                    .unwrap();
+            h.conn.resume_task(h.now, &handle);
+            h.drain();
+        }
+        "`CreateTaskResult`" => answer(h, |r| {
+            let result = r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null,"pollIntervalMs":1000}"#;
+            json_response(200, &result_msg(r.rpc_id(), result))
+        }),
+        "`working`" => answer(h, |r| {
+            let result = r#"{"taskId":"t1","status":"working","ttlMs":null}"#;
+            json_response(200, &result_msg(r.rpc_id(), result))
+        }),
+        "`input_required` task" => answer(h, |r| {
+            let result = r#"{"taskId":"t1","status":"input_required","ttlMs":null,"inputRequests":{"k":{"method":"elicitation/create","params":{}}}}"#;
+            json_response(200, &result_msg(r.rpc_id(), result))
+        }),
+        "`completed`" => answer(h, |r| {
+            let result = format!(
+                r#"{{"taskId":"t1","status":"completed","ttlMs":null,"result":{CALL_OK}}}"#
+            );
+            json_response(200, &result_msg(r.rpc_id(), &result))
+        }),
+        "`failed` task" => answer(h, |r| {
+            let result = r#"{"taskId":"t1","status":"failed","ttlMs":null,"error":{"code":-32603,"message":"boom"}}"#;
+            json_response(200, &result_msg(r.rpc_id(), result))
+        }),
+        "acknowledgement" => answer(h, |r| {
+            json_response(200, &result_msg(r.rpc_id(), r#"{"resultType":"complete"}"#))
+        }),
+        "`-32602`" => answer(h, |r| {
+            json_response(200, &error_msg(r.rpc_id(), -32602, "no such task", None))
+        }),
         "`provide_input` declined" => {
             h.conn.provide_input(h.now, None);
             h.drain();
@@ -348,6 +404,10 @@ fn every_state_the_table_reaches_has_rows_of_its_own() {
         ConnectionState::Calling,
         ConnectionState::AwaitingInput,
         ConnectionState::Backoff,
+        ConnectionState::TaskWaiting,
+        ConnectionState::TaskPolling,
+        ConnectionState::TaskAwaitingInput,
+        ConnectionState::TaskCancelling,
         ConnectionState::Resuming,
         ConnectionState::Closing,
         ConnectionState::Dead,
@@ -356,7 +416,7 @@ fn every_state_the_table_reaches_has_rows_of_its_own() {
     .into_iter()
     .map(ConnectionState::name)
     .collect();
-    assert_eq!(states.len(), 14);
+    assert_eq!(states.len(), 18);
     assert_eq!(
         from, states,
         "the states with rows are the connection's states"

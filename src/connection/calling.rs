@@ -97,7 +97,12 @@ impl Connection {
                 Answer::InputRequired { requests, state }
             }
             Err(call::AnswerError::Invalid(reason)) => {
-                Answer::Invalid(invalid_answer("tools/call", reason))
+                // The call reader refuses a `resultType` it does not know: a `CreateTaskResult`
+                // is read here, only then (a plain result costs no second reading).
+                match self.classify_task_creation(result) {
+                    Some(task) => task,
+                    None => Answer::Invalid(invalid_answer("tools/call", reason)),
+                }
             }
             Err(call::AnswerError::TooManyBlocks) => {
                 let e = self.config.budgets.exceeded(Budget::ContentBlocks);
@@ -151,9 +156,13 @@ impl Connection {
     /// Answers the input requests of the running tool call ([`Event::InputRequired`]):
     /// `responses` is a JSON object mapping each request key to its result, sent as
     /// `inputResponses` in a new request that echoes the server's `requestState`. `None`
-    /// declines: the call fails as an answer this client cannot fulfil.
+    /// declines: the call fails as an answer this client cannot fulfil. For a task's input
+    /// requests the answers go in one `tasks/update` (keys not outstanding, or named twice, fail
+    /// the call with [`TaskError::NotOutstanding`](crate::task::TaskError::NotOutstanding);
+    /// declining does not cancel the task).
     pub fn provide_input(&mut self, now: Instant, responses: Option<&[u8]>) {
-        let waiting = matches!(self.machine.get(), State::AwaitingInput { .. });
+        let task = matches!(self.machine.get(), State::TaskAwaitingInput { .. });
+        let waiting = task || matches!(self.machine.get(), State::AwaitingInput { .. });
         if !waiting {
             let error = Error::Misuse {
                 reason: "no tool call is waiting for input",
@@ -167,6 +176,9 @@ impl Connection {
             let reason = "the embedder declined the server's input requests";
             return self.fail_op(invalid_answer("tools/call", reason.into()));
         };
+        if task {
+            return self.provide_task_input(now, responses);
+        }
         let responses = match call::check_arguments(responses) {
             Ok(r) => r.to_vec(),
             Err(reason) => {

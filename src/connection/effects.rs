@@ -75,6 +75,8 @@ impl Connection {
                 Effect::Deleted => self.session_deleted(),
                 Effect::TimedOut(error) => self.timed_out(now, error),
                 Effect::Resume => self.send_resume(now),
+                Effect::StartTask(task) => self.start_task(now, *task),
+                Effect::Poll => self.poll_task(now),
             }
         }
     }

@@ -35,7 +35,18 @@ impl Connection {
         ) {
             Ok(cursor) => cursor,
             Err(list::PageError::Invalid(reason)) => {
-                return Answer::Invalid(invalid_answer("tools/list", reason))
+                // A `CreateTaskResult` to `tools/list` "MUST [be interpreted] as an invalid
+                // response": typed as such.
+                let declared = self.declares_tasks();
+                let budgets = &self.config.budgets;
+                if let Err(e) =
+                    crate::task::classify_result("tools/list", result.get(), declared, budgets)
+                {
+                    if matches!(e, crate::task::TaskError::UnsupportedRequest { .. }) {
+                        return Answer::Invalid(Error::Task(e));
+                    }
+                }
+                return Answer::Invalid(invalid_answer("tools/list", reason));
             }
             Err(list::PageError::Malformed(e)) => return Answer::Invalid(Error::Protocol(e)),
         };

@@ -73,6 +73,7 @@ mod outcome;
 mod request;
 mod resumption;
 mod state;
+mod task;
 
 pub use self::completion::{Completion, EraHints, MAX_ERA_HINTS, MAX_ERA_HINT_TTL};
 pub use self::input::{Allowance, Input};
@@ -81,7 +82,7 @@ pub use self::state::ConnectionState;
 pub use self::state::TRANSITIONS;
 use self::{
     calling::*, exchange::*, listen::*, listing::*, negotiation::*, outcome::*, request::*,
-    state::*,
+    state::*, task::*,
 };
 
 /// Bytes of the server's `capabilities` kept raw in [`Event::Connected`] (larger: not kept).
@@ -203,11 +204,37 @@ pub enum Event {
     },
     /// A listing finished.
     ToolsListed(Catalog),
+    /// The running tool call's answer created a task (SEP-2663, with [`Config::tasks`] on): its
+    /// handle, reported before the first `tasks/get` is sent, for the embedder to persist
+    /// ("Clients SHOULD persist task IDs to durable storage so that polling can resume after a
+    /// crash or restart") and to resume from ([`Connection::resume_task`]). The call goes on:
+    /// it ends with [`Event::CallFinished`] or [`Event::Failed`] when the task does.
+    TaskCreated {
+        /// The task's durable handle.
+        handle: Box<crate::task::TaskHandle>,
+    },
+    /// The running task's handle changed: it now records the input-request keys just answered
+    /// (a `tasks/update` follows). Persist it again, so that a resumed task never answers a key
+    /// twice.
+    TaskHandleUpdated {
+        /// The task's durable handle.
+        handle: Box<crate::task::TaskHandle>,
+    },
+    /// A `tasks/get` report of the running task: its status and its `statusMessage` (cut and
+    /// made inert, but still the server's text).
+    TaskStatus {
+        /// The status reported.
+        status: crate::task::TaskStatus,
+        /// The `statusMessage`, if any.
+        message: Option<String>,
+    },
     /// A tool call finished.
     CallFinished(CallResult),
     /// The running tool call needs input only the embedder can give (a multi round-trip
-    /// request): answer with [`Connection::provide_input`]. Only when [`Config::input_hook`] is
-    /// set; otherwise such a call fails as an answer this client cannot fulfil.
+    /// request, or a task's `input_required` poll): answer with [`Connection::provide_input`].
+    /// Only when [`Config::input_hook`] is set; otherwise such a call fails as an answer this
+    /// client cannot fulfil. A task's requests come once each (keys already presented or
+    /// answered are not presented again).
     InputRequired {
         /// The raw `inputRequests` object: request keys to `{method, params}`.
         requests: Box<RawValue>,
@@ -358,7 +385,8 @@ impl Deadline {
 ///
 /// - **Inputs** are the operations ([`connect`](Self::connect), [`list_tools`](Self::list_tools),
 ///   [`call_tool`](Self::call_tool), [`call_known_tool`](Self::call_known_tool),
-///   [`provide_input`](Self::provide_input), [`close`](Self::close), [`abandon`](Self::abandon))
+///   [`provide_input`](Self::provide_input), [`resume_task`](Self::resume_task),
+///   [`cancel_task`](Self::cancel_task), [`close`](Self::close), [`abandon`](Self::abandon))
 ///   and what the world brings
 ///   ([`handle`](Self::handle) with an [`Input`], and [`handle_timeout`](Self::handle_timeout)). Each takes `now`; `now` never goes backwards
 ///   from one call to the next (pass the same value again rather than an earlier one).
@@ -380,6 +408,8 @@ impl Deadline {
 /// | [`Event::Connected`], [`Event::ToolsListed`], [`Event::CallFinished`], [`Event::Failed`] | nothing: the operation is over and another may start (keep feeding sockets still draining); a `Connected` after a re-negotiation comes mid-operation, which goes on |
 /// | [`Event::InputRequired`] | answer with [`provide_input`](Self::provide_input) (or `None` to decline) before the call's deadline |
 /// | [`Event::Progress`] | nothing |
+/// | [`Event::TaskCreated`], [`Event::TaskHandleUpdated`] | persist the task's handle if the call should survive this process ([`resume_task`](Self::resume_task) continues it); the call goes on |
+/// | [`Event::TaskStatus`] | nothing (a status line may show it) |
 /// | [`Event::Closed`] | nothing more will be sent; drop the connection once its sockets are closed |
 ///
 /// One operation runs at a time; starting another while one runs fails with
@@ -461,6 +491,8 @@ pub struct Connection {
     dpop_nonce: Option<String>,
     /// DPoP proofs made so far (each `jti` is derived from the binding's seed and this count).
     dpop_proofs: u64,
+    /// Where the timeline's zero sits on the Unix clock ([`Connection::set_unix_at_zero`]).
+    unix_at_zero: Duration,
 }
 
 /// The state and what is queued, never a credential: the configuration's own `Debug` redacts
@@ -493,6 +525,7 @@ impl Connection {
         config.validate()?;
         Ok(Connection {
             ledger: ByteLedger::new(config.budgets.response_bytes),
+            unix_at_zero: config.unix_at_zero,
             config,
             machine: Machine::new(),
             session: Session::None,

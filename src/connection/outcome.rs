@@ -27,6 +27,7 @@ impl Connection {
                 Outcome::Result(result) => self.classify_call(result),
                 refused => self.classify_refusal(refused),
             },
+            Step::Task(method) => self.classify_task(*method, outcome),
         };
         self.apply(now, answer);
     }
@@ -242,6 +243,8 @@ pub(super) fn aggregate_limit(budgets: &crate::budget::Budgets, budget: Budget) 
         Budget::CallTime => budgets.call_time,
         Budget::ListTime => budgets.list_time,
         Budget::CloseTime => budgets.close_time,
+        Budget::TaskTime => budgets.task_time,
+        Budget::TaskCancelTime => budgets.task_cancel_time,
         _ => budgets.request_time,
     }
 }

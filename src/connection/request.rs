@@ -294,7 +294,7 @@ impl Connection {
             m.string("io.modelcontextprotocol/protocolVersion", version)
                 .raw(
                     "io.modelcontextprotocol/clientCapabilities",
-                    self.config.client_capabilities.as_bytes(),
+                    crate::task::client_capabilities(&self.config, Era::Modern).as_bytes(),
                 )
                 .object("io.modelcontextprotocol/clientInfo", |i| {
                     i.string("name", &info.name)
@@ -404,6 +404,7 @@ impl Connection {
                 headers = self.base_headers(None, false);
                 return Ok(self.request(Method::Delete, headers, Vec::new()));
             }
+            Step::Task(method) => return self.build_task_step(*method, id),
         }
         Ok(self.request(Method::Post, headers, body))
     }
@@ -427,6 +428,8 @@ pub(super) enum Step {
     Call,
     /// `DELETE` of the legacy session.
     Delete,
+    /// `tasks/get`, `tasks/update` or `tasks/cancel` about the running task (SEP-2663).
+    Task(crate::task::TaskMethod),
 }
 
 impl Step {

@@ -9,6 +9,12 @@ impl Connection {
             return;
         };
         if let Session::Modern { .. } = &self.session {
+            // A `tools/call` that declared the tasks extension may have created a task whose
+            // id was lost with the stream: a second one would start a second task, so it is
+            // not re-issued (SEP-2663; see `connection/task.rs`).
+            if matches!(p.step, Step::Call) && self.declares_tasks() {
+                return self.fail_op(Error::Task(crate::task::TaskError::CreationLost));
+            }
             // A broken modern stream loses the request: re-issue it with a new id.
             return self.reissue(now);
         }

@@ -138,6 +138,15 @@ pub(super) enum State {
         at: Instant,
         rec: Recovery,
     },
+    /// A task the call follows waits for `at` to send its next `tasks/get`.
+    TaskWaiting { task: Box<TaskRun>, at: Instant },
+    /// A request about the task (`tasks/get`, or `tasks/update` with the embedder's answers)
+    /// is pending.
+    TaskPolling { req: Pending, task: Box<TaskRun> },
+    /// The task's input requests wait for the embedder's answers.
+    TaskAwaitingInput { task: Box<TaskRun> },
+    /// `tasks/cancel` is pending.
+    TaskCancelling { req: Pending, task: Box<TaskRun> },
     /// A legacy stream of `interrupted`'s request broke after event `from`: at `at` it is
     /// resumed with a `GET` carrying `Last-Event-ID: from`. `retry` is the stream's last `retry:`
     /// field, for the next break.
@@ -214,7 +223,9 @@ impl Machine {
     /// When a load-shedding backoff or a resumption's wait ends.
     pub(super) fn wait_until(&self) -> Option<Instant> {
         match &self.state {
-            State::Backoff { at, .. } | State::Resuming { at, .. } => Some(*at),
+            State::Backoff { at, .. }
+            | State::Resuming { at, .. }
+            | State::TaskWaiting { at, .. } => Some(*at),
             State::Unconnected
             | State::Discovering { .. }
             | State::Initializing { .. }
@@ -224,6 +235,9 @@ impl Machine {
             | State::Relisting { .. }
             | State::Calling { .. }
             | State::AwaitingInput { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => None,
@@ -249,6 +263,10 @@ impl Machine {
             | State::Ready { .. }
             | State::Listing { .. }
             | State::Relisting { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Resuming { .. }
             | State::Closing { .. }
             | State::Dead(_)
@@ -268,6 +286,10 @@ impl Machine {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Resuming { .. }
             | State::Closing { .. }
             | State::Dead(_)
@@ -290,6 +312,10 @@ impl Machine {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Resuming { .. }
             | State::Closing { .. }
             | State::Dead(_)
@@ -424,6 +450,10 @@ impl Machine {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Resuming { .. }
             | State::Closing { .. }
             | State::Dead(_)
@@ -541,6 +571,10 @@ impl Machine {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Resuming { .. }
             | State::Closing { .. }
             | State::Dead(_)
@@ -675,6 +709,146 @@ impl Machine {
         }
     }
 
+    /// The task the running call follows, if any.
+    pub(super) fn task(&self) -> Option<&TaskRun> {
+        match &self.state {
+            State::TaskWaiting { task, .. }
+            | State::TaskPolling { task, .. }
+            | State::TaskAwaitingInput { task }
+            | State::TaskCancelling { task, .. } => Some(task),
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
+        }
+    }
+
+    /// The task the running call follows, to record what its reports and the embedder say.
+    pub(super) fn task_mut(&mut self) -> Option<&mut TaskRun> {
+        match &mut self.state {
+            State::TaskWaiting { task, .. }
+            | State::TaskPolling { task, .. }
+            | State::TaskAwaitingInput { task }
+            | State::TaskCancelling { task, .. } => Some(task),
+            State::Unconnected
+            | State::Discovering { .. }
+            | State::Initializing { .. }
+            | State::Confirming { .. }
+            | State::Ready { .. }
+            | State::Listing { .. }
+            | State::Relisting { .. }
+            | State::Calling { .. }
+            | State::AwaitingInput { .. }
+            | State::Backoff { .. }
+            | State::Resuming { .. }
+            | State::Closing { .. }
+            | State::Dead(_)
+            | State::Closed => None,
+        }
+    }
+
+    /// Calling → TaskWaiting: the call's answer created `task`; its first poll waits for `at`.
+    pub(super) fn start_task(&mut self, task: Box<TaskRun>, at: Instant) {
+        match self.take() {
+            State::Calling { rec, .. } => {
+                let mut task = task;
+                task.rec = Recovery {
+                    hint: Hint::Settled,
+                    ..rec
+                };
+                self.set(ConnectionState::Calling, State::TaskWaiting { task, at })
+            }
+            other => self.invalid(other, ConnectionState::TaskWaiting),
+        }
+    }
+
+    /// Ready → TaskPolling: a task resumed from its handle; its first `tasks/get` `req` is sent.
+    pub(super) fn resume_task(&mut self, task: Box<TaskRun>, req: Pending) {
+        match self.take() {
+            State::Ready { hint } => {
+                let mut task = task;
+                task.rec = Recovery::new(hint);
+                self.set(ConnectionState::Ready, State::TaskPolling { req, task })
+            }
+            other => self.invalid(other, ConnectionState::TaskPolling),
+        }
+    }
+
+    /// TaskWaiting or TaskAwaitingInput → TaskPolling: `req` (a `tasks/get`, or a `tasks/update`
+    /// with the embedder's answers) is sent.
+    pub(super) fn task_request(&mut self, req: Pending) {
+        let from = self.take();
+        let name = from.name();
+        match from {
+            State::TaskWaiting { task, .. } | State::TaskAwaitingInput { task } => {
+                self.set(name, State::TaskPolling { req, task })
+            }
+            other => self.invalid(other, ConnectionState::TaskPolling),
+        }
+    }
+
+    /// A task state → TaskCancelling: `tasks/cancel` `req` is sent (a request in flight was
+    /// given up).
+    pub(super) fn cancel_task(&mut self, req: Pending) {
+        let from = self.take();
+        let name = from.name();
+        match from {
+            State::TaskWaiting { task, .. }
+            | State::TaskPolling { task, .. }
+            | State::TaskAwaitingInput { task }
+            | State::TaskCancelling { task, .. } => {
+                self.set(name, State::TaskCancelling { req, task })
+            }
+            other => self.invalid(other, ConnectionState::TaskCancelling),
+        }
+    }
+
+    /// TaskPolling or TaskCancelling → TaskWaiting: the next poll waits for `at`.
+    pub(super) fn task_wait(&mut self, at: Instant) {
+        let from = self.take();
+        let name = from.name();
+        match from {
+            State::TaskPolling { task, .. } | State::TaskCancelling { task, .. } => {
+                self.set(name, State::TaskWaiting { task, at })
+            }
+            other => self.invalid(other, ConnectionState::TaskWaiting),
+        }
+    }
+
+    /// TaskPolling → TaskAwaitingInput: the task asks for input only the embedder can give.
+    pub(super) fn task_await_input(&mut self) {
+        match self.take() {
+            State::TaskPolling { task, .. } => self.set(
+                ConnectionState::TaskPolling,
+                State::TaskAwaitingInput { task },
+            ),
+            other => self.invalid(other, ConnectionState::TaskAwaitingInput),
+        }
+    }
+
+    /// TaskPolling → Ready: the task completed; the call succeeded.
+    pub(super) fn finish_task(&mut self) {
+        match self.take() {
+            State::TaskPolling { task, .. } => self.set(
+                ConnectionState::TaskPolling,
+                State::Ready {
+                    hint: task.rec.hint,
+                },
+            ),
+            other => self.invalid(other, ConnectionState::Ready),
+        }
+    }
+
     /// Listing → Ready: the listing succeeded; returns it.
     pub(super) fn finish_list(&mut self) -> Option<ListState> {
         match self.take() {
@@ -793,6 +967,10 @@ impl Machine {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Resuming { .. }
             | State::Dead(_)
             | State::Closed => {

@@ -109,6 +109,23 @@ pub enum TaskError {
         /// The tool's name (truncated to [`MAX_QUOTED`] bytes).
         tool: String,
     },
+    /// The task ended `cancelled`: "The request was cancelled before completion." Terminal: the
+    /// call has no result.
+    #[error("the task was cancelled{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Cancelled {
+        /// The task's last `statusMessage`, if any (cut and made inert).
+        message: Option<String>,
+    },
+    /// The stream of a `tools/call` that declared the extension broke after the request may
+    /// have reached the server and before its answer: a task may have been created whose id
+    /// never arrived. The call is not re-sent ("a second `tools/call` would start a second
+    /// task"); the embedder decides whether to call again.
+    #[error("the tools/call answer was lost after it was sent; not re-sent, since it may have created a task")]
+    CreationLost,
+    /// A [`TaskHandle`](super::TaskHandle) this connection cannot resume: another server,
+    /// another authorization context, another era, or past its deadline.
+    #[error("the task handle cannot be resumed here: {0}")]
+    Handle(#[from] super::HandleError),
     /// The task's `ttlMs` has elapsed since it was created without a terminal status ("the
     /// client MAY consider the task to no longer be usable").
     #[error("the task outlived its ttlMs of {ttl_ms} ms")]

@@ -16,6 +16,10 @@ impl State {
             State::Calling { .. } => ConnectionState::Calling,
             State::AwaitingInput { .. } => ConnectionState::AwaitingInput,
             State::Backoff { .. } => ConnectionState::Backoff,
+            State::TaskWaiting { .. } => ConnectionState::TaskWaiting,
+            State::TaskPolling { .. } => ConnectionState::TaskPolling,
+            State::TaskAwaitingInput { .. } => ConnectionState::TaskAwaitingInput,
+            State::TaskCancelling { .. } => ConnectionState::TaskCancelling,
             State::Resuming { .. } => ConnectionState::Resuming,
             State::Closing { .. } => ConnectionState::Closing,
             State::Dead(_) => ConnectionState::Dead,
@@ -33,7 +37,11 @@ impl State {
             State::Relisting { .. }
             | State::Calling { .. }
             | State::AwaitingInput { .. }
-            | State::Backoff { .. } => Some(Operation::CallTool),
+            | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. } => Some(Operation::CallTool),
             State::Resuming { interrupted, .. } => interrupted.operation(),
             State::Closing { .. } => Some(Operation::Close),
         }
@@ -47,12 +55,16 @@ impl State {
             | State::Listing { req, .. }
             | State::Relisting { req, .. }
             | State::Calling { req, .. }
+            | State::TaskPolling { req, .. }
+            | State::TaskCancelling { req, .. }
             | State::Closing { req, .. } => Some(req),
             State::Resuming { interrupted, .. } => interrupted.req(),
             State::Unconnected
             | State::Ready { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskAwaitingInput { .. }
             | State::Dead(_)
             | State::Closed => None,
         }
@@ -66,12 +78,16 @@ impl State {
             | State::Listing { req, .. }
             | State::Relisting { req, .. }
             | State::Calling { req, .. }
+            | State::TaskPolling { req, .. }
+            | State::TaskCancelling { req, .. }
             | State::Closing { req, .. } => Some(req),
             State::Resuming { interrupted, .. } => interrupted.req_mut(),
             State::Unconnected
             | State::Ready { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskAwaitingInput { .. }
             | State::Dead(_)
             | State::Closed => None,
         }
@@ -87,6 +103,10 @@ impl State {
             | State::Calling { deadline, .. }
             | State::AwaitingInput { deadline, .. }
             | State::Backoff { deadline, .. } => Some(*deadline),
+            State::TaskWaiting { task, .. }
+            | State::TaskPolling { task, .. }
+            | State::TaskAwaitingInput { task }
+            | State::TaskCancelling { task, .. } => Some(task.deadline()),
             State::Resuming { interrupted, .. } => interrupted.deadline(),
             State::Unconnected
             | State::Ready { .. }
@@ -109,6 +129,10 @@ impl State {
             | State::Calling { .. }
             | State::AwaitingInput { .. }
             | State::Backoff { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => false,
@@ -130,6 +154,10 @@ impl State {
             | State::Ready { .. }
             | State::Listing { .. }
             | State::Relisting { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => None,
@@ -144,6 +172,10 @@ impl State {
             | State::Calling { rec, .. }
             | State::AwaitingInput { rec, .. }
             | State::Backoff { rec, .. } => Some(rec),
+            State::TaskWaiting { task, .. }
+            | State::TaskPolling { task, .. }
+            | State::TaskAwaitingInput { task }
+            | State::TaskCancelling { task, .. } => Some(&mut task.rec),
             State::Discovering { then, .. }
             | State::Initializing { then, .. }
             | State::Confirming { then, .. } => match then {
@@ -177,6 +209,10 @@ impl State {
             | State::Calling { rec, .. }
             | State::AwaitingInput { rec, .. }
             | State::Backoff { rec, .. } => rec.hint,
+            State::TaskWaiting { task, .. }
+            | State::TaskPolling { task, .. }
+            | State::TaskAwaitingInput { task }
+            | State::TaskCancelling { task, .. } => task.rec.hint,
             State::Unconnected | State::Closing { .. } | State::Dead(_) | State::Closed => {
                 Hint::Settled
             }
@@ -225,8 +261,13 @@ impl State {
                 rec,
             },
             State::Resuming { interrupted, .. } => interrupted.into_then(),
+            // A task's requests make no recovery: no negotiation starts from them.
             State::Unconnected
             | State::Ready { .. }
+            | State::TaskWaiting { .. }
+            | State::TaskPolling { .. }
+            | State::TaskAwaitingInput { .. }
+            | State::TaskCancelling { .. }
             | State::Closing { .. }
             | State::Dead(_)
             | State::Closed => Then::Report,

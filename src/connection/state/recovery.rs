@@ -24,7 +24,7 @@ pub(in crate::connection) struct Recovery {
 
 impl Recovery {
     /// An operation's, started in an era `hint` says may or may not prove wrong.
-    pub(super) fn new(hint: Hint) -> Recovery {
+    pub(in crate::connection) fn new(hint: Hint) -> Recovery {
         Recovery {
             hint,
             renegotiated: false,

@@ -72,6 +72,16 @@ pub(in crate::connection) enum Answer {
         error: Error,
         rpc: Option<crate::error::RpcError>,
     },
+    /// The call's answer is a `CreateTaskResult` (SEP-2663), read under bounds: the task it
+    /// created.
+    TaskCreated(Box<crate::task::Task>),
+    /// A `tasks/get` report: the task and what its status brings.
+    TaskReport {
+        task: Box<crate::task::Task>,
+        news: TaskNews,
+    },
+    /// `tasks/update` or `tasks/cancel` acknowledged.
+    TaskAck,
     /// A result in the era assumed (the era is settled) whose content cannot be used.
     Invalid(Error),
     /// Any other answer that cannot be used.
@@ -151,6 +161,10 @@ pub(in crate::connection) enum Effect {
     TimedOut(BudgetExceeded),
     /// A resumption's wait is over: send its `GET`.
     Resume,
+    /// The call created a task: make its handle, report it, and wait for the first poll.
+    StartTask(Box<crate::task::Task>),
+    /// Send the task's next `tasks/get`.
+    Poll,
 }
 
 /// The effects of one answer: at most three.
@@ -173,6 +187,7 @@ impl Machine {
             Answer::Page { .. }
                 | Answer::CallDone(_)
                 | Answer::InputRequired { .. }
+                | Answer::TaskCreated(_)
                 | Answer::Invalid(_)
         ) && matches!(
             self.state,
@@ -232,6 +247,7 @@ impl Machine {
                     | Step::Initialized { .. }
                     | Step::ListPage { .. }
                     | Step::Call
+                    | Step::Task(_)
                     | Step::Delete => String::new(),
                 };
                 out.push(Effect::ConnectModern {
@@ -268,6 +284,7 @@ impl Machine {
                         | Step::Initialized { .. }
                         | Step::ListPage { .. }
                         | Step::Call
+                        | Step::Task(_)
                         | Step::Delete => None,
                     },
                     server,
@@ -297,6 +314,7 @@ impl Machine {
                     | Step::Initialize { .. }
                     | Step::ListPage { .. }
                     | Step::Call
+                    | Step::Task(_)
                     | Step::Delete => Announced::default(),
                 };
                 out.push(Effect::ConnectLegacy { server })
@@ -407,6 +425,80 @@ impl Machine {
                 State::Listing { .. } | State::Relisting { .. } | State::Calling { .. },
                 Answer::Invalid(error) | Answer::Unusable(error),
             ) => out.push(Effect::Fail(error)),
+            // --- a task (SEP-2663) --------------------------------------------------------------------
+            (State::Calling { .. }, Answer::TaskCreated(task)) => out.push(Effect::StartTask(task)),
+            (State::TaskPolling { task: run, .. }, Answer::TaskReport { task, news }) => {
+                if let Err(e) = run.guard.observe(&task) {
+                    out.push(Effect::Fail(e.into()));
+                    return out;
+                }
+                run.handle.set_ttl_ms(task.ttl_ms);
+                run.interval = crate::task::poll_interval(task.poll_interval_ms, policy.budgets);
+                out.push(Effect::Report(Event::TaskStatus {
+                    status: task.status,
+                    message: task.status_message.clone(),
+                }));
+                let expired = run.expired(now);
+                let cancelling = run.cancel.is_some();
+                let at = now + run.interval;
+                match news {
+                    TaskNews::Done(result) => {
+                        self.finish_task();
+                        out.push(Effect::Report(Event::CallFinished(result)));
+                    }
+                    TaskNews::Failed(rpc) => out.push(Effect::Fail(Error::Rpc(rpc))),
+                    TaskNews::Cancelled => out.push(Effect::Fail(Error::Task(
+                        crate::task::TaskError::Cancelled {
+                            message: task.status_message,
+                        },
+                    ))),
+                    // `ttlMs` as a backstop: a task past it is no longer usable.
+                    TaskNews::Working | TaskNews::Input(_) if expired.is_some() => {
+                        let ttl_ms = expired.unwrap_or_default();
+                        out.push(Effect::Fail(Error::Task(
+                            crate::task::TaskError::Expired { ttl_ms },
+                        )))
+                    }
+                    TaskNews::Working => self.task_wait(at),
+                    TaskNews::Input(raw) => match run.book.poll(&raw) {
+                        Err(e) => out.push(Effect::Fail(e.into())),
+                        // Nothing new to present (or a cancellation runs): poll again.
+                        Ok(fresh) if fresh.is_empty() || cancelling => self.task_wait(at),
+                        Ok(fresh) if policy.input_hook => match requests_object(&fresh) {
+                            Some(requests) => {
+                                self.task_await_input();
+                                out.push(Effect::Report(Event::InputRequired { requests }));
+                            }
+                            None => out.push(Effect::Fail(invalid_answer(
+                                "tasks/get",
+                                "unusable input requests".into(),
+                            ))),
+                        },
+                        Ok(fresh) => {
+                            let mut kinds: Vec<&str> =
+                                fresh.iter().map(|r| input_method(&r.request)).collect();
+                            kinds.sort_unstable();
+                            kinds.dedup();
+                            let reason = format!(
+                                "input_required asks for {} and no input hook is configured",
+                                kinds.join(", ")
+                            );
+                            out.push(Effect::Fail(invalid_answer("tasks/get", reason)))
+                        }
+                    },
+                }
+            }
+            (
+                State::TaskPolling { task: run, .. } | State::TaskCancelling { task: run, .. },
+                Answer::TaskAck,
+            ) => {
+                let at = now + run.interval;
+                self.task_wait(at);
+            }
+            (
+                State::TaskPolling { .. } | State::TaskCancelling { .. },
+                Answer::Invalid(error) | Answer::Unusable(error),
+            ) => out.push(Effect::Fail(error)),
             // --- the DELETE ---------------------------------------------------------------------------
             (State::Closing { .. }, Answer::Accepted) => out.push(Effect::Deleted),
             // --- anything else is a bug: no such answer reaches that state ------------------------
@@ -416,6 +508,8 @@ impl Machine {
                 | State::Ready { .. }
                 | State::AwaitingInput { .. }
                 | State::Backoff { .. }
+                | State::TaskWaiting { .. }
+                | State::TaskAwaitingInput { .. }
                 | State::Resuming { .. }
                 | State::Dead(_)
                 | State::Closed,
@@ -432,7 +526,10 @@ impl Machine {
                 | Answer::InputRequired { .. }
                 | Answer::Refused { .. }
                 | Answer::Invalid(_)
-                | Answer::Unusable(_),
+                | Answer::Unusable(_)
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             // Each request's answers are classified for its own kind of request.
             | (
@@ -443,7 +540,10 @@ impl Machine {
                 | Answer::Relisted(_)
                 | Answer::CallDone(_)
                 | Answer::InputRequired { .. }
-                | Answer::Refused { .. },
+                | Answer::Refused { .. }
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             | (
                 State::Initializing { .. },
@@ -455,7 +555,10 @@ impl Machine {
                 | Answer::Relisted(_)
                 | Answer::CallDone(_)
                 | Answer::InputRequired { .. }
-                | Answer::Refused { .. },
+                | Answer::Refused { .. }
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             | (
                 State::Confirming { .. },
@@ -469,7 +572,10 @@ impl Machine {
                 | Answer::Relisted(_)
                 | Answer::CallDone(_)
                 | Answer::InputRequired { .. }
-                | Answer::Refused { .. },
+                | Answer::Refused { .. }
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             | (
                 State::Listing { .. },
@@ -482,7 +588,10 @@ impl Machine {
                 | Answer::Accepted
                 | Answer::Relisted(_)
                 | Answer::CallDone(_)
-                | Answer::InputRequired { .. },
+                | Answer::InputRequired { .. }
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             | (
                 State::Relisting { .. },
@@ -494,7 +603,10 @@ impl Machine {
                 | Answer::Initialized { .. }
                 | Answer::Accepted
                 | Answer::CallDone(_)
-                | Answer::InputRequired { .. },
+                | Answer::InputRequired { .. }
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             | (
                 State::Calling { .. },
@@ -506,7 +618,9 @@ impl Machine {
                 | Answer::Initialized { .. }
                 | Answer::Accepted
                 | Answer::Page { .. }
-                | Answer::Relisted(_),
+                | Answer::Relisted(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
             )
             | (
                 State::Closing { .. },
@@ -522,8 +636,28 @@ impl Machine {
                 | Answer::InputRequired { .. }
                 | Answer::Refused { .. }
                 | Answer::Invalid(_)
-                | Answer::Unusable(_),
-            ) => {
+                | Answer::Unusable(_)
+                | Answer::TaskCreated(_)
+                | Answer::TaskReport { .. }
+                | Answer::TaskAck,
+            )
+            | (
+                State::TaskPolling { .. } | State::TaskCancelling { .. },
+                Answer::Discovered { .. }
+                | Answer::VersionRefused { .. }
+                | Answer::DiscoverUnimplemented
+                | Answer::ModernError(_)
+                | Answer::OtherEra(_)
+                | Answer::Initialized { .. }
+                | Answer::Accepted
+                | Answer::Page { .. }
+                | Answer::Relisted(_)
+                | Answer::CallDone(_)
+                | Answer::InputRequired { .. }
+                | Answer::Refused { .. }
+                | Answer::TaskCreated(_),
+            )
+            | (State::TaskCancelling { .. }, Answer::TaskReport { .. }) => {
                 // A bug of the connection: a debug build stops; a release build ends the
                 // connection with the typed error rather than guess what follows.
                 let name = self.state.name();
@@ -555,6 +689,17 @@ impl Machine {
             }
             State::Backoff { at, .. } if *at <= now => Some(Effect::NextRound),
             State::AwaitingInput { .. } | State::Backoff { .. } => None,
+            // A task between polls, or waiting on the embedder: its own time (or its
+            // cancellation's) runs; the next poll when it is due.
+            State::TaskWaiting { task, .. } | State::TaskAwaitingInput { task }
+                if task.deadline().at <= now =>
+            {
+                Some(Effect::Fail(Error::Budget(
+                    task.deadline().exceeded(budgets),
+                )))
+            }
+            State::TaskWaiting { at, .. } if *at <= now => Some(Effect::Poll),
+            State::TaskWaiting { .. } | State::TaskAwaitingInput { .. } => None,
             // Waiting on a request: its own deadline (within the operation's), or its exchange's.
             State::Discovering { req, .. }
             | State::Initializing { req, .. }
@@ -562,6 +707,8 @@ impl Machine {
             | State::Listing { req, .. }
             | State::Relisting { req, .. }
             | State::Calling { req, .. }
+            | State::TaskPolling { req, .. }
+            | State::TaskCancelling { req, .. }
             | State::Closing { req, .. } => timed_out(req, now, exchange_deadline, budgets),
             // A resumption waits for its `GET`, on the interrupted request's deadline.
             State::Resuming {
@@ -589,6 +736,25 @@ fn timed_out(
     exchange_deadline
         .filter(|d| *d <= now)
         .map(|_| Effect::TimedOut(budgets.exceeded(Budget::RequestTime)))
+}
+
+/// The method an input request names, for error messages.
+fn input_method(request: &str) -> &'static str {
+    #[derive(Deserialize)]
+    struct Entry<'a> {
+        #[serde(borrow, default)]
+        method: Option<alloc::borrow::Cow<'a, str>>,
+    }
+    let method = serde_json::from_str::<Entry<'_>>(request)
+        .ok()
+        .and_then(|e| e.method);
+    match method.as_deref() {
+        Some("elicitation/create") => "elicitation/create",
+        Some("sampling/createMessage") => "sampling/createMessage",
+        Some("roots/list") => "roots/list",
+        Some(_) => "another request",
+        None => "an unnamed request",
+    }
 }
 
 /// The tools of `catalog` with `x-mcp-header` parameters, by name.

@@ -110,13 +110,15 @@ impl std::fmt::Debug for SessionDriver {
 }
 
 /// Places the core's timeline, whose zero is `zero` on the adapter's clock, on the wall clock
-/// for the `iat` of a DPoP binding's proofs.
+/// for the `iat` of a DPoP binding's proofs and the times of a task's handle
+/// ([`Config::unix_at_zero`]).
 fn dpop_clock(config: &mut Config, zero: std::time::Instant) {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    config.unix_at_zero = wall.saturating_sub(zero.elapsed());
     if let Some(binding) = &mut config.dpop {
-        let wall = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        binding.unix_at_zero = wall.saturating_sub(zero.elapsed());
+        binding.unix_at_zero = config.unix_at_zero;
     }
 }
 
@@ -593,6 +595,12 @@ impl SessionDriver {
                 total,
                 message,
             } => observer.progress(progress, total, message.as_deref()),
+            Event::TaskCreated { handle } | Event::TaskHandleUpdated { handle } => {
+                observer.task_handle(&handle)
+            }
+            Event::TaskStatus { status, message } => {
+                observer.task_status(status, message.as_deref())
+            }
             Event::InputRequired { requests } => {
                 let answer = observer.input_required(&requests);
                 if answer.is_none() {

@@ -19,6 +19,20 @@ pub trait CallObserver: Send {
         None
     }
 
+    /// The handle of the task the call's answer created (SEP-2663, with `Config::tasks` on),
+    /// before the first `tasks/get` is sent, and again after each `tasks/update` (it records the
+    /// answered keys): persist it so that another process can resume the task
+    /// (`Connection::resume_task`). The call goes on; `call_tool` returns the task's result.
+    fn task_handle(&mut self, handle: &mcp_sansio::task::TaskHandle) {
+        let _ = handle;
+    }
+
+    /// A `tasks/get` report of the call's task: its status and `statusMessage` (cut and made
+    /// inert, but the server's text).
+    fn task_status(&mut self, status: mcp_sansio::task::TaskStatus, message: Option<&str>) {
+        let _ = (status, message);
+    }
+
     /// A legacy server's own request on the stream of the running operation or on the
     /// session's standalone `GET` stream (`elicitation/create`, `sampling/createMessage` or
     /// `roots/list`; only when `Config::input_hook` is set): return its result, a JSON object

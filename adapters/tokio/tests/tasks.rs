@@ -1,0 +1,90 @@
+//! A tool call that becomes a task (SEP-2663) through the tokio adapter, against the demo
+//! server's `slow_count`: `call_tool` returns the task's result, and the call observer gets the
+//! task's handle before the first poll and the task's input request through the usual hook.
+
+use std::time::Duration;
+
+use mcp_sansio::task::{TaskHandle, TaskStatus};
+use mcp_sansio::{Config, ContentBlock};
+use mcp_sansio_demo_server::{DemoServer, Options};
+use mcp_sansio_tokio::{AddressPolicy, CallObserver, Client};
+
+#[derive(Default)]
+struct Observer {
+    /// What came, in order: "handle", "status", "input".
+    seen: Vec<&'static str>,
+    handle: Option<TaskHandle>,
+    accept: bool,
+}
+
+impl CallObserver for Observer {
+    fn task_handle(&mut self, handle: &TaskHandle) {
+        self.seen.push("handle");
+        self.handle = Some(handle.clone());
+    }
+
+    fn task_status(&mut self, status: TaskStatus, _message: Option<&str>) {
+        let _ = status;
+        self.seen.push("status");
+    }
+
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        self.seen.push("input");
+        let v: serde_json::Value = serde_json::from_str(requests.get()).ok()?;
+        let key = v.as_object()?.keys().next()?.clone();
+        let action = if self.accept { "accept" } else { "decline" };
+        Some(format!(r#"{{"{key}":{{"action":"{action}","content":{{}}}}}}"#).into_bytes())
+    }
+}
+
+fn config(url: &str) -> Config {
+    let mut config = Config::new(url).unwrap().with_tasks(true);
+    config.input_hook = true;
+    // The demo server asks for 100 ms between polls; the floor is ours.
+    config.budgets.task_poll_floor = Duration::from_millis(50);
+    config
+}
+
+/// "`completed`: … results are available in the `result` field": `call_tool` with tasks on
+/// returns the task's `CallToolResult` (a declined count stays a tool error, `isError`); the
+/// handle reaches the observer first ("Clients SHOULD persist task IDs to durable storage").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_tool_follows_slow_count_to_its_result() {
+    let server = DemoServer::start(Options::default()).unwrap();
+    let client = Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .build();
+    for accept in [true, false] {
+        let mut session = client.connect(config(&server.url())).await.unwrap();
+        let mut observer = Observer {
+            accept,
+            ..Observer::default()
+        };
+        let result = session
+            .call_tool_with("slow_count", br#"{"to":3}"#, &mut observer)
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, !accept);
+        if accept {
+            assert!(
+                matches!(&result.content[..], [ContentBlock::Text { text, .. }] if text == "1 2 3"),
+                "{:?}",
+                result.content
+            );
+        }
+        assert_eq!(
+            observer.seen.first(),
+            Some(&"handle"),
+            "{:?}",
+            observer.seen
+        );
+        assert!(observer.seen.contains(&"input"));
+        let handle = observer.handle.expect("a handle");
+        assert!(
+            handle.created_unix_ms() > 1_600_000_000_000,
+            "on the Unix clock"
+        );
+        session.close().await.unwrap();
+    }
+    server.shutdown();
+}
