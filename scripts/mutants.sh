@@ -8,6 +8,8 @@
 #   scripts/mutants.sh [--full]             every module of the table, in order (hours: by hand)
 #   scripts/mutants.sh MODULE...            the named modules of the table (see --list)
 #   scripts/mutants.sh --list               the table: module, package, files, test targets
+#   scripts/mutants.sh --summary            per module of the last run: caught, missed, unviable,
+#                                           timeout, score (the rows of docs/mutants.md)
 # Options (before or after the modules):
 #   --shard K/N    run only shard K of N of each module's mutants (cargo-mutants --shard)
 #   --in-place     mutate the source tree itself, not a copy (faster: reuses target/; only for a
@@ -33,8 +35,8 @@ TABLE=$(cat <<'EOF'
 context|mcp-sansio|src/context.rs|-|lib store_keys list_cache edges_context|-
 budget|mcp-sansio|src/budget.rs|-|lib hostile connection http1_socket h2_mcp edges_budget|hostile::catalog_abuse
 auth-metadata|mcp-sansio|src/auth/metadata.rs|-|lib auth_discovery auth_flow auth_pin auth_binding dpop_requests edges_auth|-
-sse|mcp-sansio|src/sse.rs|-|lib sse hostile body_buffer standalone_get edges_sse|-
-http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket hostile body_buffer edges_http1|-
+sse|mcp-sansio|src/sse.rs|-|lib sse hostile body_buffer standalone_get edges_sse|hostile::catalog_abuse
+http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket hostile body_buffer edges_http1|hostile::catalog_abuse
 xmcp|mcp-sansio|src/xmcp/**|-|lib xmcp connection edges_xmcp|-
 list|mcp-sansio|src/list/**|-|lib list list_cache edges_list|-
 call|mcp-sansio|src/call/**|-|lib call input_required edges_call|-
@@ -56,6 +58,26 @@ crate_dir() {
 
 row() { printf '%s\n' "$TABLE" | awk -F'|' -v m="$1" '$1 == m'; }
 
+# One row per module that has results: the counts of cargo-mutants' outcomes.json, and the score
+# (caught / (caught + missed + timeout): unviable mutants do not build, so they test nothing).
+summary() {
+  python3 - "$(printf '%s\n' "$TABLE" | cut -d'|' -f1)" <<'PY'
+import json, os, sys
+print("| module | mutants | caught | missed | unviable | timeout | score |")
+print("|---|---|---|---|---|---|---|")
+for m in sys.argv[1].split():
+    path = os.path.join("target/mutants", m, "mutants.out", "outcomes.json")
+    if not os.path.exists(path):
+        continue
+    with open(path) as f:
+        d = json.load(f)
+    c, mi, u, t = d["caught"], d["missed"], d["unviable"], d["timeout"]
+    viable = c + mi + t
+    score = f"{100 * c / viable:.0f} %" if viable else "-"
+    print(f"| {m} | {d['total_mutants']} | {c} | {mi} | {u} | {t} | {score} |")
+PY
+}
+
 modules=()
 shard=""
 in_place=0
@@ -67,6 +89,7 @@ while [ $# -gt 0 ]; do
     --quick) mode=quick ;;
     --full) mode=full ;;
     --list) printf '%s\n' "$TABLE" | column -t -s'|'; exit 0 ;;
+    --summary) summary; exit 0 ;;
     --shard) shard="$2"; shift ;;
     --in-place) in_place=1 ;;
     --jobs) jobs="$2"; shift ;;
