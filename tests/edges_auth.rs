@@ -22,7 +22,11 @@ fn server() -> Endpoint {
 /// `doc` padded with trailing JSON whitespace to exactly `len` bytes.
 fn padded(doc: serde_json::Value, len: usize) -> Vec<u8> {
     let mut body = doc.to_string().into_bytes();
-    assert!(body.len() <= len, "the document alone is {} bytes", body.len());
+    assert!(
+        body.len() <= len,
+        "the document alone is {} bytes",
+        body.len()
+    );
     body.resize(len, b' ');
     body
 }
@@ -36,7 +40,8 @@ fn issuers(n: usize) -> Vec<String> {
 }
 
 fn resource_metadata(body: &[u8]) -> Result<Vec<String>, AuthError> {
-    decode_resource_metadata(body, &server(), SERVER, STRICT, false).map(|m| m.authorization_servers)
+    decode_resource_metadata(body, &server(), SERVER, STRICT, false)
+        .map(|m| m.authorization_servers)
 }
 
 fn body_refused() -> Result<Vec<String>, AuthError> {
