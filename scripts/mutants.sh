@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Mutation testing of the limits and security decisions: runs cargo-mutants (a pinned version,
+# installed here if absent) one module at a time, each mutant against only the test targets that
+# guard that module (the table below), so a run fits a small machine.
+#
+# Usage:
+#   scripts/mutants.sh --quick              the CI shard: one small module (a few minutes)
+#   scripts/mutants.sh [--full]             every module of the table, in order (hours: by hand)
+#   scripts/mutants.sh MODULE...            the named modules of the table (see --list)
+#   scripts/mutants.sh --list               the table: module, package, files, test targets
+#   scripts/mutants.sh --summary            per module of the last run: caught, missed, unviable,
+#                                           timeout, score (the rows of docs/mutants.md)
+# Options (before or after the modules):
+#   --shard K/N    run only shard K of N of each module's mutants (cargo-mutants --shard)
+#   --in-place     mutate the source tree itself, not a copy (faster: reuses target/; only for a
+#                  tree nobody else reads or builds while it runs; the files are restored after
+#                  each mutant)
+#   --jobs N       mutants built and tested at once, each in its own copy (default 1; not with
+#                  --in-place)
+#   --             the rest is passed to cargo-mutants as is (e.g. --re 'charge' or --list)
+#
+# Results go to target/mutants/<module>/mutants.out (outcomes.json, caught.txt, missed.txt, …).
+# The exit code is cargo-mutants' worst: 0 all caught or unviable, 2 a mutant survived,
+# 3 a timeout, 4 the unmutated tests failed. docs/mutants.md records the last full run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MUTANTS_VERSION=27.1.0
+
+# module | package | files (cargo-mutants --file globs, comma-separated) | excluded files (globs,
+# comma-separated, or -) | test targets that guard it ("lib" is the crate's unit tests; a target
+# whose file does not exist is skipped) | tests skipped (names given to the test harness's
+# --skip, space-separated, or -: stress tests that take minutes on each mutant)
+TABLE=$(cat <<'EOF'
+context|mcp-sansio|src/context.rs|-|lib store_keys list_cache edges_context|-
+budget|mcp-sansio|src/budget.rs|-|lib hostile connection http1_socket h2_mcp edges_budget|hostile::catalog_abuse
+auth-metadata|mcp-sansio|src/auth/metadata.rs|-|lib auth_discovery auth_flow auth_pin auth_binding dpop_requests edges_auth|-
+sse|mcp-sansio|src/sse.rs|-|lib sse hostile body_buffer standalone_get edges_sse|hostile::catalog_abuse
+http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket hostile body_buffer edges_http1|hostile::catalog_abuse
+xmcp|mcp-sansio|src/xmcp/**|-|lib xmcp connection edges_xmcp|-
+list|mcp-sansio|src/list/**|-|lib list list_cache edges_list|-
+call|mcp-sansio|src/call/**|-|lib call input_required edges_call|-
+auth|mcp-sansio|src/auth/**|src/auth/metadata.rs,src/auth/flow/**|lib auth_discovery auth_flow auth_pin auth_binding auth_challenge auth_challenge_fields auth_redact dpop_requests debug_redaction edges_auth|-
+h2|mcp-sansio|src/h2/**|-|lib h2_client h2_frames h2_hpack h2_hpack_differential h2_long_lived h2_mcp hostile_h2 edges_h2|-
+net-policy|mcp-sansio-net|adapters/net/src/guard/policy.rs|-|lib edges_policy|-
+net-cache|mcp-sansio-net|adapters/net/src/cache.rs|-|lib edges_cache|-
+EOF
+)
+QUICK_MODULE=context
+
+crate_dir() {
+  case "$1" in
+    mcp-sansio) echo . ;;
+    mcp-sansio-net) echo adapters/net ;;
+    *) echo "unknown package $1" >&2; exit 1 ;;
+  esac
+}
+
+row() { printf '%s\n' "$TABLE" | awk -F'|' -v m="$1" '$1 == m'; }
+
+# One row per module that has results: the counts of cargo-mutants' outcomes.json, and the score
+# (caught / (caught + missed + timeout): unviable mutants do not build, so they test nothing).
+summary() {
+  python3 - "$(printf '%s\n' "$TABLE" | cut -d'|' -f1)" <<'PY'
+import json, os, sys
+print("| module | mutants | caught | missed | unviable | timeout | score |")
+print("|---|---|---|---|---|---|---|")
+for m in sys.argv[1].split():
+    path = os.path.join("target/mutants", m, "mutants.out", "outcomes.json")
+    if not os.path.exists(path):
+        continue
+    with open(path) as f:
+        d = json.load(f)
+    c, mi, u, t = d["caught"], d["missed"], d["unviable"], d["timeout"]
+    viable = c + mi + t
+    score = f"{100 * c / viable:.0f} %" if viable else "-"
+    print(f"| {m} | {d['total_mutants']} | {c} | {mi} | {u} | {t} | {score} |")
+PY
+}
+
+modules=()
+shard=""
+in_place=0
+jobs=1
+extra=()
+mode=full
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick ;;
+    --full) mode=full ;;
+    --list) printf '%s\n' "$TABLE" | column -t -s'|'; exit 0 ;;
+    --summary) summary; exit 0 ;;
+    --shard) shard="$2"; shift ;;
+    --in-place) in_place=1 ;;
+    --jobs) jobs="$2"; shift ;;
+    --) shift; extra=("$@"); break ;;
+    -*) echo "unknown option $1 (see the head of $0)" >&2; exit 1 ;;
+    *) [ -n "$(row "$1")" ] || { echo "no module $1 in the table (--list)" >&2; exit 1; }
+       modules+=("$1") ;;
+  esac
+  shift
+done
+if [ ${#modules[@]} -eq 0 ]; then
+  if [ "$mode" = quick ]; then
+    modules=("$QUICK_MODULE")
+  else
+    mapfile -t modules < <(printf '%s\n' "$TABLE" | cut -d'|' -f1)
+  fi
+fi
+
+if [ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $MUTANTS_VERSION" ]; then
+  echo "== installing cargo-mutants $MUTANTS_VERSION"
+  cargo install cargo-mutants --locked --version "$MUTANTS_VERSION"
+fi
+
+worst=0
+for m in "${modules[@]}"; do
+  IFS='|' read -r _ package files excluded tests skips <<<"$(row "$m")"
+  dir=$(crate_dir "$package")
+  args=(mutants --package "$package" --no-shuffle --colors never --output "target/mutants/$m")
+  IFS=',' read -ra globs <<<"$files"
+  for g in "${globs[@]}"; do args+=(--file "$g"); done
+  if [ "$excluded" != - ]; then
+    IFS=',' read -ra globs <<<"$excluded"
+    for g in "${globs[@]}"; do args+=(--exclude "$g"); done
+  fi
+  [ -n "$shard" ] && args+=(--shard "$shard")
+  if [ "$in_place" = 1 ]; then args+=(--in-place); else args+=(--jobs "$jobs"); fi
+  targets=()
+  for t in $tests; do
+    if [ "$t" = lib ]; then
+      targets+=(--lib)
+    elif [ -f "$dir/tests/$t.rs" ] || [ -f "$dir/tests/$t/main.rs" ]; then
+      targets+=(--test "$t")
+    fi
+  done
+  harness=()
+  if [ "$skips" != - ]; then
+    harness=(--)
+    for t in $skips; do harness+=(--skip "${t#*::}"); done
+  fi
+  echo "== mutants: $m ($files) against ${targets[*]} ${harness[*]}"
+  mkdir -p "target/mutants/$m"
+  rc=0
+  nice -n 10 cargo "${args[@]}" "${extra[@]}" -- "${targets[@]}" "${harness[@]}" || rc=$?
+  [ "$rc" -gt "$worst" ] && worst=$rc
+done
+exit "$worst"
