@@ -54,10 +54,11 @@ fn started_task(server: &DemoServer) -> Vec<u8> {
     let client = loopback_client();
     let mut session = client.connect(config(&server.url())).unwrap();
     let mut persist = Persist::default();
-    let failed = session
-        .call_tool_with("slow_count", br#"{"to":4}"#, &mut persist)
-        ;
-    assert!(failed.is_err(), "a declined input ends the call: {failed:?}");
+    let failed = session.call_tool_with("slow_count", br#"{"to":4}"#, &mut persist);
+    assert!(
+        failed.is_err(),
+        "a declined input ends the call: {failed:?}"
+    );
     drop(session);
     drop(client);
     persist.bytes.expect("the handle reached the observer")
@@ -77,10 +78,7 @@ fn a_second_client_resumes_the_task_from_its_persisted_handle() {
         accept: Some(true),
         ..Persist::default()
     };
-    let result = session
-        .resume_task_with(&handle, &mut persist)
-        
-        .unwrap();
+    let result = session.resume_task_with(&handle, &mut persist).unwrap();
     assert!(!result.is_error);
     assert!(
         matches!(&result.content[..], [ContentBlock::Text { text, .. }] if text == "1 2 3 4"),

@@ -129,7 +129,10 @@ async fn started_task(server: &DemoServer) -> Vec<u8> {
     let failed = session
         .call_tool_with("slow_count", br#"{"to":4}"#, &mut persist)
         .await;
-    assert!(failed.is_err(), "a declined input ends the call: {failed:?}");
+    assert!(
+        failed.is_err(),
+        "a declined input ends the call: {failed:?}"
+    );
     drop(session);
     drop(client);
     persist.bytes.expect("the handle reached the observer")
