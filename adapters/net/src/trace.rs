@@ -63,6 +63,7 @@ pub(crate) enum OpKind<'a> {
     Connect,
     List,
     Call { tool: &'a str },
+    Resume,
     Close,
 }
 
@@ -362,6 +363,7 @@ mod on {
                 OpKind::Connect => op_span!("connect", Empty),
                 OpKind::List => op_span!("list", Empty),
                 OpKind::Call { tool } => op_span!("call", tool),
+                OpKind::Resume => op_span!("resume", Empty),
                 OpKind::Close => op_span!("close", Empty),
             };
             st.op = Some(span);

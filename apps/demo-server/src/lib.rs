@@ -304,6 +304,12 @@ impl DemoServer {
         }
     }
 
+    /// How many `slow_count` calls asked for a task since the start (each would have started the
+    /// tool once): a test's count of the tool's runs.
+    pub fn tasks_created(&self) -> u64 {
+        self.server.tasks_created()
+    }
+
     /// The options the server runs with.
     pub fn options(&self) -> &Options {
         &self.server.options

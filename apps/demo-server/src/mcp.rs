@@ -168,6 +168,11 @@ impl Server {
         self.sessions.lock().map(|s| s.len()).unwrap_or(0)
     }
 
+    /// How many `slow_count` calls asked for a task.
+    pub(crate) fn tasks_created(&self) -> u64 {
+        self.tasks.created()
+    }
+
     /// Answers one HTTP request.
     pub fn handle(&self, req: &HttpRequest<'_>) -> Reply {
         if let Some(token) = &self.options.bearer_token {

@@ -160,6 +160,12 @@ impl Tasks {
         Some(v)
     }
 
+    /// How many `slow_count` calls asked for a task since the start (the task made, or refused
+    /// past [`MAX_TASKS`]).
+    pub fn created(&self) -> u64 {
+        self.next.load(Ordering::Relaxed).saturating_sub(1)
+    }
+
     /// Answers `tasks/get`, `tasks/update` or `tasks/cancel` about `params.taskId`.
     pub fn request(&self, method: &str, msg: &Value) -> Answer {
         let id = msg

@@ -663,6 +663,62 @@ impl<R: SessionRuntime> Session<R> {
         )
     }
 
+    /// Resumes the task of `handle` (SEP-2663), persisted from another session, process or
+    /// executor (`TaskHandle::to_bytes`, read back with `TaskHandle::from_bytes`): polls it with
+    /// `tasks/get` from now on and returns the tool's result when the task completes, within its
+    /// budgets (the handle's deadline, `task_polls`, the byte budget) and as the call that
+    /// created it would have (`failed` is `Error::Rpc`, `cancelled` `TaskError::Cancelled`).
+    /// The session must speak 2026-07-28 with `Config::tasks` on; a handle of another server or
+    /// authorization context is refused (`TaskError::Handle`). A recorded session refuses a
+    /// resume (`Error::Misuse`): transcripts have no operation for it yet.
+    pub fn resume_task<'a>(
+        &'a mut self,
+        handle: &'a mcp_sansio::task::TaskHandle,
+    ) -> R::Op<'a, mcp_sansio::CallResult> {
+        self.resume_task_with(handle, no_observer())
+    }
+
+    /// [`resume_task`](Self::resume_task), reporting the task's statuses, its updated handle and
+    /// its input requests to `observer`.
+    pub fn resume_task_with<'a>(
+        &'a mut self,
+        handle: &'a mcp_sansio::task::TaskHandle,
+        observer: &'a mut dyn crate::session::io::CallObserver,
+    ) -> R::Op<'a, mcp_sansio::CallResult> {
+        let op = crate::session::io::Start::ResumeTask {
+            handle,
+            cancel: false,
+        };
+        R::run(
+            self,
+            op,
+            observer,
+            crate::session::driver::SessionDriver::called,
+        )
+    }
+
+    /// Cancels the task of `handle`: resumes it as [`resume_task`](Self::resume_task) does, sends
+    /// `tasks/cancel` (never `notifications/cancelled`) and polls to a terminal status within
+    /// `task_cancel_time` (`Budget::TaskCancelTime`). The task ends `cancelled` as
+    /// `Err(Error::Task(TaskError::Cancelled { .. }))`: the outcome a cancel asks for. A task that
+    /// completed before the server acted on the cancel gives its result (`Ok`), one that failed
+    /// its error.
+    pub fn cancel_task<'a>(
+        &'a mut self,
+        handle: &'a mcp_sansio::task::TaskHandle,
+    ) -> R::Op<'a, mcp_sansio::CallResult> {
+        let op = crate::session::io::Start::ResumeTask {
+            handle,
+            cancel: true,
+        };
+        R::run(
+            self,
+            op,
+            no_observer(),
+            crate::session::driver::SessionDriver::called,
+        )
+    }
+
     /// Closes the session: a legacy session is ended with `DELETE` within the close budget. Every
     /// socket still serving an exchange of the session is closed; sockets parked earlier stay in
     /// the client's pool for other sessions.

@@ -363,6 +363,7 @@ impl SessionDriver {
             Start::Connect => OpKind::Connect,
             Start::ListTools => OpKind::List,
             Start::CallTool { name, .. } => OpKind::Call { tool: name },
+            Start::ResumeTask { .. } => OpKind::Resume,
             Start::Close => OpKind::Close,
         };
         self.trace
@@ -402,6 +403,28 @@ impl SessionDriver {
                         None => c.call_tool(now, name, arguments),
                     },
                 );
+                Operation::CallTool
+            }
+            Start::ResumeTask { handle, cancel } => {
+                // The transcript format has no operation for a resume yet: a recorded session
+                // refuses it rather than write a transcript that would not replay.
+                let recorded = self.recording.is_some()
+                    || self.h2.as_ref().is_some_and(|h| h.conn.is_recorded());
+                if recorded {
+                    self.outcome = Some(Err(Error::Misuse {
+                        reason: "a task resume cannot be recorded: the transcript format has no operation for it",
+                    }));
+                    self.running = Some(Operation::CallTool);
+                    return;
+                }
+                self.sync(Outbox::default());
+                let now = self.now();
+                self.conn.resume_task(now, handle);
+                if cancel {
+                    // Fails only when the resume failed at once (no task runs): its own
+                    // failure is the operation's outcome.
+                    let _ = self.conn.cancel_task(now);
+                }
                 Operation::CallTool
             }
             Start::Close => {

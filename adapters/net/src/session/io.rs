@@ -152,6 +152,15 @@ pub enum Start<'a> {
         /// Its arguments.
         arguments: &'a [u8],
     },
+    /// Resume the task of `handle` (SEP-2663): poll it to a terminal status as the call that
+    /// created it would have, and, if `cancel`, send `tasks/cancel` first and poll to a terminal
+    /// status within `task_cancel_time`. It ends as a tool call does.
+    ResumeTask {
+        /// The task's handle (`TaskHandle::from_bytes` of what the call observer persisted).
+        handle: &'a mcp_sansio::task::TaskHandle,
+        /// Cancel the task.
+        cancel: bool,
+    },
     /// Close.
     Close,
 }
