@@ -4,41 +4,7 @@
 //!
 //! [`StdNet`]: mcp_sansio_net::runtime::StdNet
 
-use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
-
-use mcp_sansio::auth::{AuthExchange, AuthRequestId, Purpose};
-use mcp_sansio::Endpoint;
-use mcp_sansio_net::auth::AuthHttp;
-use mcp_sansio_net::{AddressPolicy, StaticResolver};
 use mcp_sansio_test_support::tls;
-
-fn http(tls: Arc<rustls::ClientConfig>) -> AuthHttp {
-    AuthHttp::new(
-        AddressPolicy::strict().allow_loopback(true),
-        Arc::new(StaticResolver::new().with("as.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])),
-        tls,
-    )
-}
-
-fn get(port: u16, max_response_bytes: usize) -> AuthExchange {
-    let url = format!("https://as.test:{port}/.well-known/oauth-authorization-server");
-    let endpoint = Endpoint::parse(&url).unwrap();
-    AuthExchange {
-        id: AuthRequestId(1),
-        purpose: Purpose::ServerMetadata,
-        url,
-        request: mcp_sansio::wire::Request {
-            method: mcp_sansio::wire::Method::Get,
-            authority: endpoint.authority().into(),
-            path: endpoint.target().into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-        },
-        endpoint,
-        max_response_bytes,
-    }
-}
 
 /// A body without length over TLS ends where the server closes the socket (here without
 /// close_notify): RFC 9112 §6.3, "the message body length is determined by the number of octets
@@ -47,7 +13,9 @@ fn get(port: u16, max_response_bytes: usize) -> AuthExchange {
 fn a_tls_response_without_length_ends_at_the_close() {
     let answer = b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{\"a\":1}";
     let (port, tls) = tls::answer_once(answer.to_vec(), false);
-    let response = http(tls).send(&get(port, 100)).unwrap();
+    let response = tls::auth_http(tls)
+        .send(&tls::metadata_get(port, 100))
+        .unwrap();
     assert_eq!(response.status, 200);
     assert_eq!(response.body, b"{\"a\":1}");
 }
@@ -62,12 +30,17 @@ fn tls_framing_counts_against_the_exchange_limit() {
     let mut answer = format!("HTTP/1.1 200 OK\r\nx-pad: {}\r\n", "a".repeat(12_000)).into_bytes();
     answer.extend_from_slice(b"content-length: 2\r\n\r\n{}");
     let (port, tls) = tls::answer_once(answer.clone(), false);
-    let response = http(tls).send(&get(port, 1)).unwrap();
+    let response = tls::auth_http(tls)
+        .send(&tls::metadata_get(port, 1))
+        .unwrap();
     assert_eq!(
         response.body, b"{}",
         "the control: the answer is within the limits"
     );
     let (port, tls) = tls::answer_once(answer, true);
-    let e = http(tls).send(&get(port, 1)).map(|r| r.status).unwrap_err();
+    let e = tls::auth_http(tls)
+        .send(&tls::metadata_get(port, 1))
+        .map(|r| r.status)
+        .unwrap_err();
     assert!(e.message.contains("limit of"), "{e:?}");
 }

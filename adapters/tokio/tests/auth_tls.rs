@@ -3,43 +3,12 @@
 //! and every raw byte the socket reads, record framing included, counts against the exchange's
 //! limit before rustls sees it.
 
-use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
-
-use mcp_sansio::auth::{AuthExchange, AuthRequestId, AuthResponse, Purpose};
-use mcp_sansio::{Endpoint, TransportError};
-use mcp_sansio_net::auth::{async_auth, AuthHttp};
+use mcp_sansio::auth::AuthResponse;
+use mcp_sansio::TransportError;
+use mcp_sansio_net::auth::async_auth;
 use mcp_sansio_net::runtime::smol::SmolThreads;
-use mcp_sansio_net::{AddressPolicy, StaticResolver};
 use mcp_sansio_test_support::tls;
 use mcp_sansio_tokio::Tokio;
-
-fn http(tls: Arc<rustls::ClientConfig>) -> AuthHttp {
-    AuthHttp::new(
-        AddressPolicy::strict().allow_loopback(true),
-        Arc::new(StaticResolver::new().with("as.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])),
-        tls,
-    )
-}
-
-fn get(port: u16, max_response_bytes: usize) -> AuthExchange {
-    let url = format!("https://as.test:{port}/.well-known/oauth-authorization-server");
-    let endpoint = Endpoint::parse(&url).unwrap();
-    AuthExchange {
-        id: AuthRequestId(1),
-        purpose: Purpose::ServerMetadata,
-        url,
-        request: mcp_sansio::wire::Request {
-            method: mcp_sansio::wire::Method::Get,
-            authority: endpoint.authority().into(),
-            path: endpoint.target().into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-        },
-        endpoint,
-        max_response_bytes,
-    }
-}
 
 /// The exchange on tokio, then on smol (the blocking adapter's runtime), each on a server of its
 /// own.
@@ -54,13 +23,13 @@ fn on_both(
         .build()
         .unwrap()
         .block_on(async_auth::send::<Tokio>(
-            &http(tls),
-            &get(port, max_response_bytes),
+            &tls::auth_http(tls),
+            &tls::metadata_get(port, max_response_bytes),
         ));
     let (port, tls) = tls::answer_once(answer.to_vec(), per_record);
     let smol = mcp_sansio_net::runtime::smol::block_on(async_auth::send::<SmolThreads>(
-        &http(tls),
-        &get(port, max_response_bytes),
+        &tls::auth_http(tls),
+        &tls::metadata_get(port, max_response_bytes),
     ));
     [tokio, smol]
 }

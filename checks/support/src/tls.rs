@@ -1,12 +1,17 @@
 //! Self-signed TLS for the in-test servers: a certificate for a name with the server
 //! configuration presenting it and a client configuration trusting it, and a one-shot TLS
-//! server that answers one request with given bytes (the authorization exchanges' TLS tests of
+//! server for `as.test` that answers one request with given bytes, with the authorization
+//! client and the metadata request that reach it (the authorization exchanges' TLS tests of
 //! mcp-sansio-net and the tokio adapter).
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::sync::Arc;
 
+use mcp_sansio::auth::{AuthExchange, AuthRequestId, Purpose};
+use mcp_sansio::Endpoint;
+use mcp_sansio_net::auth::AuthHttp;
+use mcp_sansio_net::{AddressPolicy, StaticResolver};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A self-signed certificate for `name` and a server configuration (ring provider, safe default
@@ -68,4 +73,35 @@ pub fn answer_once(answer: Vec<u8>, per_record: bool) -> (u16, Arc<rustls::Clien
         let _ = tls.flush();
     });
     (port, client)
+}
+
+/// The authorization client of the [`answer_once`] tests: loopback allowed, `as.test` resolved
+/// to 127.0.0.1, TLS by `tls`.
+pub fn auth_http(tls: Arc<rustls::ClientConfig>) -> AuthHttp {
+    AuthHttp::new(
+        AddressPolicy::strict().allow_loopback(true),
+        Arc::new(StaticResolver::new().with("as.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])),
+        tls,
+    )
+}
+
+/// A `GET` of `as.test`'s authorization server metadata on `port` whose body may hold
+/// `max_response_bytes`.
+pub fn metadata_get(port: u16, max_response_bytes: usize) -> AuthExchange {
+    let url = format!("https://as.test:{port}/.well-known/oauth-authorization-server");
+    let endpoint = Endpoint::parse(&url).unwrap();
+    AuthExchange {
+        id: AuthRequestId(1),
+        purpose: Purpose::ServerMetadata,
+        url,
+        request: mcp_sansio::wire::Request {
+            method: mcp_sansio::wire::Method::Get,
+            authority: endpoint.authority().into(),
+            path: endpoint.target().into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        },
+        endpoint,
+        max_response_bytes,
+    }
 }
