@@ -11,8 +11,8 @@
 //!   `tracing`: the tracing test both adapters declare (`adapter_tests::tracing`).
 //!
 //! The tests both adapters declare are macros (`auth_tests!`, `auth_binding_tests!`, `h2_tests!`,
-//! `recording_tests!`, `hostile_socket_test!`, `tracing_tests!`, and `cancel_tests!` for the async
-//! runtimes): each adapter's test file brings the adapter's
+//! `recording_tests!`, `hostile_socket_test!`, `tracing_tests!`, `task_resume_tests!`, and
+//! `cancel_tests!` for the async runtimes): each adapter's test file brings the adapter's
 //! `Client` and the modules named in the macro's documentation into scope and invokes it, giving
 //! only how its runtime drives a session.
 
