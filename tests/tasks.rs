@@ -9,35 +9,11 @@ use std::time::Duration;
 
 use mcp_sansio::task::{TaskError, TaskHandle, TaskStatus};
 use mcp_sansio::{Budget, Config, ConnectionState, Error, Event, Instant};
+use support::tasks::{reply, started_with, tasks_config};
 use support::*;
 
 pub const CREATED: &str =
     r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null,"pollIntervalMs":2000}"#;
-
-fn tasks_config() -> Config {
-    let mut c = Config::new("http://127.0.0.1:9/mcp")
-        .unwrap()
-        .with_tasks(true);
-    c.input_hook = true;
-    c
-}
-
-fn reply(h: &mut Harness, r: &SentRequest, result: &str) {
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), result)),
-    );
-}
-
-/// A task-enabled modern connection whose call `slow` got `created`.
-fn started_with(config: Config, split: Split, created: &str) -> Harness {
-    let mut h = modern_with(config, split);
-    h.call("slow", "{}");
-    let r = h.next();
-    assert_eq!(r.rpc_method(), "tools/call");
-    reply(&mut h, &r, created);
-    h
-}
 
 fn started(split: Split) -> Harness {
     started_with(tasks_config(), split, CREATED)

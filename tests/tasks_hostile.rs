@@ -6,37 +6,14 @@ mod support;
 use std::time::Duration;
 
 use mcp_sansio::task::TaskError;
-use mcp_sansio::{Budget, Config, ConnectionState, Error, Event};
+use mcp_sansio::{Budget, ConnectionState, Error, Event};
+use support::tasks::{reply, started_with, tasks_config};
 use support::*;
-
-fn tasks_config() -> Config {
-    let mut c = Config::new("http://127.0.0.1:9/mcp")
-        .unwrap()
-        .with_tasks(true);
-    c.input_hook = true;
-    c
-}
-
-fn reply(h: &mut Harness, r: &SentRequest, result: &str) {
-    h.feed(
-        r.exchange,
-        &json_response(200, &result_msg(r.rpc_id(), result)),
-    );
-}
 
 fn created(poll_ms: &str, ttl: &str) -> String {
     format!(
         r#"{{"resultType":"task","taskId":"t1","status":"working","ttlMs":{ttl},"pollIntervalMs":{poll_ms}}}"#
     )
-}
-
-fn started_with(config: Config, split: Split, created: &str) -> Harness {
-    let mut h = modern_with(config, split);
-    h.call("slow", "{}");
-    let r = h.next();
-    assert_eq!(r.rpc_method(), "tools/call");
-    reply(&mut h, &r, created);
-    h
 }
 
 /// The first failure reported, if any.
@@ -86,6 +63,37 @@ fn serve(
         error = failure(h);
     }
     (error, polls, h.now.saturating_since(t0))
+}
+
+/// Runs the connection for at most 50 rounds: a request it sent goes to `on_request` (with the
+/// round's number), an input request it presents to `on_input`, and the clock moves to the next
+/// deadline when nothing is outstanding; the first failure reported ends it and is returned.
+fn drive_inputs(
+    h: &mut Harness,
+    mut on_request: impl FnMut(&mut Harness, SentRequest, usize),
+    mut on_input: impl FnMut(&mut Harness, &serde_json::value::RawValue),
+) -> Option<Error> {
+    let mut error = None;
+    for n in 0..50 {
+        if h.has_outstanding() {
+            let r = h.next();
+            on_request(h, r, n);
+        }
+        for e in h.take_events() {
+            match e {
+                Event::InputRequired { requests } => on_input(h, &requests),
+                Event::Failed { error: e, .. } => error = Some(e),
+                _ => {}
+            }
+        }
+        if error.is_some() {
+            break;
+        }
+        if !h.has_outstanding() {
+            h.advance_to_timeout();
+        }
+    }
+    error
 }
 
 fn working(poll_ms: u64) -> String {
@@ -262,10 +270,9 @@ fn input_required_forever_is_bounded_by_the_rounds() {
         config.budgets.task_update_rounds = 3;
         let mut h = started_with(config, split, &created("1000", "null"));
         let mut updates = 0;
-        let mut error = None;
-        for n in 0..50 {
-            if h.has_outstanding() {
-                let r = h.next();
+        let error = drive_inputs(
+            &mut h,
+            |h, r, n| {
                 let body = match r.rpc_method().as_str() {
                     "tasks/get" => format!(
                         r#"{{"taskId":"t1","status":"input_required","ttlMs":null,"inputRequests":{{"k{n}":{{"method":"elicitation/create","params":{{}}}}}}}}"#
@@ -276,28 +283,16 @@ fn input_required_forever_is_bounded_by_the_rounds() {
                     }
                     other => panic!("{other}"),
                 };
-                reply(&mut h, &r, &body);
-            }
-            for e in h.take_events() {
-                match e {
-                    Event::InputRequired { requests } => {
-                        let v: serde_json::Value = serde_json::from_str(requests.get()).unwrap();
-                        let key = v.as_object().unwrap().keys().next().unwrap().clone();
-                        let answer = format!(r#"{{"{key}":{{"action":"decline"}}}}"#);
-                        h.conn.provide_input(h.now, Some(answer.as_bytes()));
-                        h.drain();
-                    }
-                    Event::Failed { error: e, .. } => error = Some(e),
-                    _ => {}
-                }
-            }
-            if error.is_some() {
-                break;
-            }
-            if !h.has_outstanding() {
-                h.advance_to_timeout();
-            }
-        }
+                reply(h, &r, &body);
+            },
+            |h, requests| {
+                let v: serde_json::Value = serde_json::from_str(requests.get()).unwrap();
+                let key = v.as_object().unwrap().keys().next().unwrap().clone();
+                let answer = format!(r#"{{"{key}":{{"action":"decline"}}}}"#);
+                h.conn.provide_input(h.now, Some(answer.as_bytes()));
+                h.drain();
+            },
+        );
         assert_eq!(updates, 3);
         assert_eq!(
             error.and_then(|e| e.budget()).map(|b| b.budget),
@@ -316,39 +311,26 @@ fn a_key_asked_forever_is_presented_once() {
         let mut h = started_with(config, split, &created("1000", "null"));
         let mut presented = 0;
         let mut polls = 0;
-        let mut error = None;
-        for _ in 0..50 {
-            if h.has_outstanding() {
-                let r = h.next();
+        let error = drive_inputs(
+            &mut h,
+            |h, r, _| {
                 polls += 1;
                 reply(
-                    &mut h,
+                    h,
                     &r,
                     r#"{"taskId":"t1","status":"input_required","ttlMs":null,"inputRequests":{"k":{"method":"elicitation/create","params":{}}}}"#,
                 );
-            }
-            for e in h.take_events() {
-                match e {
-                    Event::InputRequired { .. } => {
-                        presented += 1;
-                        h.conn
-                            .provide_input(h.now, Some(br#"{"k":{"action":"decline"}}"#));
-                        h.drain();
-                        let u = h.next();
-                        assert_eq!(u.rpc_method(), "tasks/update");
-                        reply(&mut h, &u, r#"{}"#);
-                    }
-                    Event::Failed { error: e, .. } => error = Some(e),
-                    _ => {}
-                }
-            }
-            if error.is_some() {
-                break;
-            }
-            if !h.has_outstanding() {
-                h.advance_to_timeout();
-            }
-        }
+            },
+            |h, _| {
+                presented += 1;
+                h.conn
+                    .provide_input(h.now, Some(br#"{"k":{"action":"decline"}}"#));
+                h.drain();
+                let u = h.next();
+                assert_eq!(u.rpc_method(), "tasks/update");
+                reply(h, &u, r#"{}"#);
+            },
+        );
         assert_eq!(presented, 1);
         assert_eq!(polls, 8);
         assert_eq!(

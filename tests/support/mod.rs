@@ -8,6 +8,7 @@ use mcp_sansio::socket::Http1Socket;
 use mcp_sansio::{Config, Connection, Event, ExchangeId, Instant, Transmit};
 
 pub mod table;
+pub mod tasks;
 
 /// How response bytes are fed to the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Budget, Budgets, Config, Era, Error, ErrorKind};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_blocking::{AddressPolicy, CallObserver, Client, Session, StaticResolver};
+use mcp_sansio_test_support::tls;
 use support::{sse_response, Reply, Server};
 
 /// How late past its budget an operation may end: thread wake-up and scheduling on a loaded
@@ -308,25 +309,6 @@ fn unresolvable_name_is_a_resolve_error() {
 // ---------------------------------------------------------------------------------------------
 // TLS
 
-fn tls_pair(name: &str) -> (Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>) {
-    let ck = rcgen::generate_simple_self_signed(vec![name.to_owned()]).unwrap();
-    let der = ck.cert.der().clone();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let server = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![der.clone()], key)
-        .unwrap();
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(der).unwrap();
-    (
-        Arc::new(server),
-        mcp_sansio_net::client_config_with_roots(roots),
-    )
-}
-
 fn tls_client(client_tls: Arc<rustls::ClientConfig>) -> Client {
     Client::builder()
         .policy(AddressPolicy::strict().allow_loopback(true))
@@ -337,7 +319,7 @@ fn tls_client(client_tls: Arc<rustls::ClientConfig>) -> Client {
 
 #[test]
 fn tls_with_a_trusted_certificate_works() {
-    let (server_tls, client_tls) = tls_pair("mcp.test");
+    let (server_tls, client_tls) = tls::pair("mcp.test");
     let server = Server::start_tls(server_tls, support::modern);
     let client = tls_client(client_tls);
     let url = format!("https://mcp.test:{}/mcp", server.addr.port());
@@ -355,7 +337,7 @@ fn tls_with_a_trusted_certificate_works() {
 /// give up with "the origin's HTTP/2 connection kept closing" (a `Connect` error).
 #[test]
 fn sessions_waiting_on_a_dial_that_chose_http1_take_http1() {
-    let (server_tls, client_tls) = tls_pair("mcp.test");
+    let (server_tls, client_tls) = tls::pair("mcp.test");
     let server = Server::start_tls(server_tls, |_| Reply::SendAndClose(Vec::new()));
     let client = tls_client(client_tls);
     let url = format!("https://mcp.test:{}/mcp", server.addr.port());
@@ -372,7 +354,7 @@ fn sessions_waiting_on_a_dial_that_chose_http1_take_http1() {
 
 #[test]
 fn tls_verifies_a_host_with_a_trailing_dot_without_its_dot() {
-    let (server_tls, client_tls) = tls_pair("mcp.test");
+    let (server_tls, client_tls) = tls::pair("mcp.test");
     let server = Server::start_tls(server_tls, support::modern);
     let client = tls_client(client_tls);
     let url = format!("https://mcp.test.:{}/mcp", server.addr.port());
@@ -404,7 +386,7 @@ fn the_dial_timeout_covers_the_tls_handshake() {
 
 #[test]
 fn tls_with_a_certificate_for_another_name_fails() {
-    let (server_tls, client_tls) = tls_pair("other.test");
+    let (server_tls, client_tls) = tls::pair("other.test");
     let server = Server::start_tls(server_tls, support::modern);
     let client = tls_client(client_tls);
     let url = format!("https://mcp.test:{}/mcp", server.addr.port());
@@ -639,17 +621,8 @@ fn a_cold_listing_of_several_pages_keeps_one_socket() {
 
 #[test]
 fn added_root_certificates_are_trusted_besides_the_webpki_roots() {
-    let ck = rcgen::generate_simple_self_signed(vec!["mcp.test".to_owned()]).unwrap();
-    let der = ck.cert.der().clone();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let server_tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![der.clone()], key)
-        .unwrap();
-    let server = Server::start_tls(Arc::new(server_tls), support::modern);
+    let (der, server_tls) = tls::self_signed("mcp.test");
+    let server = Server::start_tls(server_tls, support::modern);
     let client = Client::builder()
         .policy(AddressPolicy::strict().allow_loopback(true))
         .resolver(StaticResolver::new().with("mcp.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]))

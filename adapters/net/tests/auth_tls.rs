@@ -4,87 +4,7 @@
 //!
 //! [`StdNet`]: mcp_sansio_net::runtime::StdNet
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, TcpListener};
-use std::sync::Arc;
-
-use mcp_sansio::auth::{AuthExchange, AuthRequestId, Purpose};
-use mcp_sansio::Endpoint;
-use mcp_sansio_net::auth::AuthHttp;
-use mcp_sansio_net::{AddressPolicy, StaticResolver};
-
-/// A TLS server for `as.test` that reads the request's head and answers `answer`, one byte per
-/// TLS record if `per_record` (each costing 22 more raw bytes), closing without close_notify.
-fn tls_server(answer: Vec<u8>, per_record: bool) -> (u16, Arc<rustls::ClientConfig>) {
-    let ck = rcgen::generate_simple_self_signed(vec!["as.test".to_owned()]).unwrap();
-    let der = ck.cert.der().clone();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let server = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![der.clone()], key)
-        .unwrap();
-    let server = Arc::new(server);
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(der).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let Ok((tcp, _)) = listener.accept() else {
-            return;
-        };
-        let conn = rustls::ServerConnection::new(server).unwrap();
-        let mut tls = rustls::StreamOwned::new(conn, tcp);
-        let mut head = Vec::new();
-        let mut b = [0u8; 512];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-            match tls.read(&mut b) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => head.extend_from_slice(&b[..n]),
-            }
-        }
-        if per_record {
-            for byte in &answer {
-                if tls.write_all(std::slice::from_ref(byte)).is_err() {
-                    return;
-                }
-            }
-        } else {
-            let _ = tls.write_all(&answer);
-        }
-        let _ = tls.flush();
-    });
-    (port, mcp_sansio_net::client_config_with_roots(roots))
-}
-
-fn http(tls: Arc<rustls::ClientConfig>) -> AuthHttp {
-    AuthHttp::new(
-        AddressPolicy::strict().allow_loopback(true),
-        Arc::new(StaticResolver::new().with("as.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])),
-        tls,
-    )
-}
-
-fn get(port: u16, max_response_bytes: usize) -> AuthExchange {
-    let url = format!("https://as.test:{port}/.well-known/oauth-authorization-server");
-    let endpoint = Endpoint::parse(&url).unwrap();
-    AuthExchange {
-        id: AuthRequestId(1),
-        purpose: Purpose::ServerMetadata,
-        url,
-        request: mcp_sansio::wire::Request {
-            method: mcp_sansio::wire::Method::Get,
-            authority: endpoint.authority().into(),
-            path: endpoint.target().into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-        },
-        endpoint,
-        max_response_bytes,
-    }
-}
+use mcp_sansio_test_support::tls;
 
 /// A body without length over TLS ends where the server closes the socket (here without
 /// close_notify): RFC 9112 §6.3, "the message body length is determined by the number of octets
@@ -92,8 +12,10 @@ fn get(port: u16, max_response_bytes: usize) -> AuthExchange {
 #[test]
 fn a_tls_response_without_length_ends_at_the_close() {
     let answer = b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{\"a\":1}";
-    let (port, tls) = tls_server(answer.to_vec(), false);
-    let response = http(tls).send(&get(port, 100)).unwrap();
+    let (port, tls) = tls::answer_once(answer.to_vec(), false);
+    let response = tls::auth_http(tls)
+        .send(&tls::metadata_get(port, 100))
+        .unwrap();
     assert_eq!(response.status, 200);
     assert_eq!(response.body, b"{\"a\":1}");
 }
@@ -107,13 +29,18 @@ fn a_tls_response_without_length_ends_at_the_close() {
 fn tls_framing_counts_against_the_exchange_limit() {
     let mut answer = format!("HTTP/1.1 200 OK\r\nx-pad: {}\r\n", "a".repeat(12_000)).into_bytes();
     answer.extend_from_slice(b"content-length: 2\r\n\r\n{}");
-    let (port, tls) = tls_server(answer.clone(), false);
-    let response = http(tls).send(&get(port, 1)).unwrap();
+    let (port, tls) = tls::answer_once(answer.clone(), false);
+    let response = tls::auth_http(tls)
+        .send(&tls::metadata_get(port, 1))
+        .unwrap();
     assert_eq!(
         response.body, b"{}",
         "the control: the answer is within the limits"
     );
-    let (port, tls) = tls_server(answer, true);
-    let e = http(tls).send(&get(port, 1)).map(|r| r.status).unwrap_err();
+    let (port, tls) = tls::answer_once(answer, true);
+    let e = tls::auth_http(tls)
+        .send(&tls::metadata_get(port, 1))
+        .map(|r| r.status)
+        .unwrap_err();
     assert!(e.message.contains("limit of"), "{e:?}");
 }

@@ -3,89 +3,12 @@
 //! and every raw byte the socket reads, record framing included, counts against the exchange's
 //! limit before rustls sees it.
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, TcpListener};
-use std::sync::Arc;
-
-use mcp_sansio::auth::{AuthExchange, AuthRequestId, AuthResponse, Purpose};
-use mcp_sansio::{Endpoint, TransportError};
-use mcp_sansio_net::auth::{async_auth, AuthHttp};
+use mcp_sansio::auth::AuthResponse;
+use mcp_sansio::TransportError;
+use mcp_sansio_net::auth::async_auth;
 use mcp_sansio_net::runtime::smol::SmolThreads;
-use mcp_sansio_net::{AddressPolicy, StaticResolver};
+use mcp_sansio_test_support::tls;
 use mcp_sansio_tokio::Tokio;
-
-/// A TLS server for `as.test` that reads the request's head and answers `answer`, one byte per
-/// TLS record if `per_record` (each costing 22 more raw bytes), closing without close_notify.
-fn tls_server(answer: Vec<u8>, per_record: bool) -> (u16, Arc<rustls::ClientConfig>) {
-    let ck = rcgen::generate_simple_self_signed(vec!["as.test".to_owned()]).unwrap();
-    let der = ck.cert.der().clone();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.key_pair.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let server = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![der.clone()], key)
-        .unwrap();
-    let server = Arc::new(server);
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(der).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let Ok((tcp, _)) = listener.accept() else {
-            return;
-        };
-        let conn = rustls::ServerConnection::new(server).unwrap();
-        let mut tls = rustls::StreamOwned::new(conn, tcp);
-        let mut head = Vec::new();
-        let mut b = [0u8; 512];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-            match tls.read(&mut b) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => head.extend_from_slice(&b[..n]),
-            }
-        }
-        if per_record {
-            for byte in &answer {
-                if tls.write_all(std::slice::from_ref(byte)).is_err() {
-                    return;
-                }
-            }
-        } else {
-            let _ = tls.write_all(&answer);
-        }
-        let _ = tls.flush();
-    });
-    (port, mcp_sansio_net::client_config_with_roots(roots))
-}
-
-fn http(tls: Arc<rustls::ClientConfig>) -> AuthHttp {
-    AuthHttp::new(
-        AddressPolicy::strict().allow_loopback(true),
-        Arc::new(StaticResolver::new().with("as.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)])),
-        tls,
-    )
-}
-
-fn get(port: u16, max_response_bytes: usize) -> AuthExchange {
-    let url = format!("https://as.test:{port}/.well-known/oauth-authorization-server");
-    let endpoint = Endpoint::parse(&url).unwrap();
-    AuthExchange {
-        id: AuthRequestId(1),
-        purpose: Purpose::ServerMetadata,
-        url,
-        request: mcp_sansio::wire::Request {
-            method: mcp_sansio::wire::Method::Get,
-            authority: endpoint.authority().into(),
-            path: endpoint.target().into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-        },
-        endpoint,
-        max_response_bytes,
-    }
-}
 
 /// The exchange on tokio, then on smol (the blocking adapter's runtime), each on a server of its
 /// own.
@@ -94,19 +17,19 @@ fn on_both(
     per_record: bool,
     max_response_bytes: usize,
 ) -> [Result<AuthResponse, TransportError>; 2] {
-    let (port, tls) = tls_server(answer.to_vec(), per_record);
+    let (port, tls) = tls::answer_once(answer.to_vec(), per_record);
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
         .block_on(async_auth::send::<Tokio>(
-            &http(tls),
-            &get(port, max_response_bytes),
+            &tls::auth_http(tls),
+            &tls::metadata_get(port, max_response_bytes),
         ));
-    let (port, tls) = tls_server(answer.to_vec(), per_record);
+    let (port, tls) = tls::answer_once(answer.to_vec(), per_record);
     let smol = mcp_sansio_net::runtime::smol::block_on(async_auth::send::<SmolThreads>(
-        &http(tls),
-        &get(port, max_response_bytes),
+        &tls::auth_http(tls),
+        &tls::metadata_get(port, max_response_bytes),
     ));
     [tokio, smol]
 }

@@ -1,13 +1,15 @@
 //! A tool call that becomes a task (SEP-2663) through the tokio adapter, against the demo
 //! server's `slow_count`: `call_tool` returns the task's result, and the call observer gets the
-//! task's handle before the first poll and the task's input request through the usual hook.
-
-use std::time::Duration;
+//! task's handle before the first poll and the task's input request through the usual hook. A
+//! second client resumes and cancels a task from its persisted handle (the tests shared with the
+//! blocking adapter, `checks/support/src/adapter_tests/tasks.rs`).
 
 use mcp_sansio::task::{HandleError, TaskError, TaskHandle, TaskStatus};
-use mcp_sansio::{Config, ContentBlock, Error};
+use mcp_sansio::{ContentBlock, Error};
 use mcp_sansio_demo_server::{DemoServer, Options};
-use mcp_sansio_tokio::{AddressPolicy, CallObserver, Client};
+use mcp_sansio_test_support::adapter_tests::tasks::{answer_input, config, Persist};
+use mcp_sansio_test_support::task_resume_tests;
+use mcp_sansio_tokio::{AddressPolicy, CallObserver, Client, TranscriptSink};
 
 #[derive(Default)]
 struct Observer {
@@ -30,19 +32,8 @@ impl CallObserver for Observer {
 
     fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
         self.seen.push("input");
-        let v: serde_json::Value = serde_json::from_str(requests.get()).ok()?;
-        let key = v.as_object()?.keys().next()?.clone();
-        let action = if self.accept { "accept" } else { "decline" };
-        Some(format!(r#"{{"{key}":{{"action":"{action}","content":{{}}}}}}"#).into_bytes())
+        answer_input(requests, self.accept)
     }
-}
-
-fn config(url: &str) -> Config {
-    let mut config = Config::new(url).unwrap().with_tasks(true);
-    config.input_hook = true;
-    // The demo server asks for 100 ms between polls; the floor is ours.
-    config.budgets.task_poll_floor = Duration::from_millis(50);
-    config
 }
 
 /// "`completed`: … results are available in the `result` field": `call_tool` with tasks on
@@ -89,159 +80,4 @@ async fn call_tool_follows_slow_count_to_its_result() {
     server.shutdown();
 }
 
-/// Persists the task's handle bytes (`TaskHandle::to_bytes`) as a durable store would, and
-/// answers the task's input request with `accept` (`None`: declines, which ends the call and
-/// leaves the task running on the server).
-#[derive(Default)]
-struct Persist {
-    bytes: Option<Vec<u8>>,
-    accept: Option<bool>,
-}
-
-impl CallObserver for Persist {
-    fn task_handle(&mut self, handle: &TaskHandle) {
-        self.bytes = Some(handle.to_bytes());
-    }
-
-    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
-        let accept = self.accept?;
-        let v: serde_json::Value = serde_json::from_str(requests.get()).ok()?;
-        let key = v.as_object()?.keys().next()?.clone();
-        let action = if accept { "accept" } else { "decline" };
-        Some(format!(r#"{{"{key}":{{"action":"{action}","content":{{}}}}}}"#).into_bytes())
-    }
-}
-
-fn loopback_client() -> Client {
-    Client::builder()
-        .policy(AddressPolicy::strict().allow_loopback(true))
-        .build()
-}
-
-/// Starts `slow_count` through a first client whose work item then ends (it declines the
-/// task's input request, so its call fails, and the client is dropped): the persisted handle
-/// bytes. "Clients SHOULD persist task IDs to durable storage so that polling can resume after
-/// a crash or restart."
-async fn started_task(server: &DemoServer) -> Vec<u8> {
-    let client = loopback_client();
-    let mut session = client.connect(config(&server.url())).await.unwrap();
-    let mut persist = Persist::default();
-    let failed = session
-        .call_tool_with("slow_count", br#"{"to":4}"#, &mut persist)
-        .await;
-    assert!(
-        failed.is_err(),
-        "a declined input ends the call: {failed:?}"
-    );
-    drop(session);
-    drop(client);
-    persist.bytes.expect("the handle reached the observer")
-}
-
-/// A second `Client` (its own pool and session) resumes the task from the persisted bytes and
-/// gets the tool's result; the server made one task: the tool ran once ("Clients SHOULD persist
-/// task IDs to durable storage so that polling can resume after a crash or restart").
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_client_resumes_the_task_from_its_persisted_handle() {
-    let server = DemoServer::start(Options::default()).unwrap();
-    let bytes = started_task(&server).await;
-    let handle = TaskHandle::from_bytes(&bytes).unwrap();
-    let client = loopback_client();
-    let mut session = client.connect(config(&server.url())).await.unwrap();
-    let mut persist = Persist {
-        accept: Some(true),
-        ..Persist::default()
-    };
-    let result = session
-        .resume_task_with(&handle, &mut persist)
-        .await
-        .unwrap();
-    assert!(!result.is_error);
-    assert!(
-        matches!(&result.content[..], [ContentBlock::Text { text, .. }] if text == "1 2 3 4"),
-        "{:?}",
-        result.content
-    );
-    assert_eq!(server.tasks_created(), 1, "the tool ran once");
-    session.close().await.unwrap();
-    server.shutdown();
-}
-
-/// `Session::cancel_task` from a second client: "Cancellation is cooperative and eventually
-/// consistent", so the client polls after `tasks/cancel` until the task reports `cancelled`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_client_cancels_the_task_to_cancelled() {
-    let server = DemoServer::start(Options::default()).unwrap();
-    let bytes = started_task(&server).await;
-    let handle = TaskHandle::from_bytes(&bytes).unwrap();
-    let client = loopback_client();
-    let mut session = client.connect(config(&server.url())).await.unwrap();
-    let ended = session.cancel_task(&handle).await;
-    assert!(
-        matches!(ended, Err(Error::Task(TaskError::Cancelled { .. }))),
-        "{ended:?}"
-    );
-    // The server agrees: a later resume finds the task cancelled.
-    let again = session.resume_task(&handle).await;
-    assert!(
-        matches!(again, Err(Error::Task(TaskError::Cancelled { .. }))),
-        "{again:?}"
-    );
-    assert_eq!(server.tasks_created(), 1);
-    session.close().await.unwrap();
-    server.shutdown();
-}
-
-/// A handle made under one credential is refused under another, before any request about the
-/// task ("Servers MUST perform authentication and authorization checks on each task-related
-/// request"; the client does not present one context's task under another's credential).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_handle_of_another_authorization_context_is_refused() {
-    let server = DemoServer::start(Options::default()).unwrap();
-    let bytes = started_task(&server).await;
-    let handle = TaskHandle::from_bytes(&bytes).unwrap();
-    let client = loopback_client();
-    let mut other = config(&server.url());
-    other.bearer_token = "another-credential".to_owned();
-    let mut session = client.connect(other).await.unwrap();
-    let served = server.stats().requests_served;
-    for cancel in [false, true] {
-        let refused = if cancel {
-            session.cancel_task(&handle).await
-        } else {
-            session.resume_task(&handle).await
-        };
-        assert!(
-            matches!(
-                refused,
-                Err(Error::Task(TaskError::Handle(HandleError::OtherContext)))
-            ),
-            "{refused:?}"
-        );
-    }
-    assert_eq!(server.stats().requests_served, served, "nothing was sent");
-    session.close().await.unwrap();
-    server.shutdown();
-}
-
-/// The transcript format has no operation for a resume yet: a recording session refuses it
-/// with a typed error instead of writing a transcript that would not replay.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_recording_session_refuses_a_resume() {
-    struct Discard;
-    impl mcp_sansio_tokio::TranscriptSink for Discard {
-        fn write(&self, _session: u64, _text: &str) {}
-    }
-    let server = DemoServer::start(Options::default()).unwrap();
-    let bytes = started_task(&server).await;
-    let handle = TaskHandle::from_bytes(&bytes).unwrap();
-    let client = Client::builder()
-        .policy(AddressPolicy::strict().allow_loopback(true))
-        .record_to(std::sync::Arc::new(Discard))
-        .build();
-    let mut session = client.connect(config(&server.url())).await.unwrap();
-    let refused = session.resume_task(&handle).await;
-    assert!(matches!(refused, Err(Error::Misuse { .. })), "{refused:?}");
-    session.close().await.unwrap();
-    server.shutdown();
-}
+task_resume_tests!(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async [.await]);

@@ -108,17 +108,9 @@ async fn exchange<R: AsyncNet>(
     let mut buf = Vec::with_capacity(EXCHANGE_READ);
     loop {
         buf.clear();
-        match R::io(&mut socket, IoStep::Read(&mut buf)).await {
-            Ok(0) => return read.eof(),
-            Ok(n) => {
-                if let Some(response) = read.read(&buf[..n])? {
-                    return Ok(response);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            // TLS closed without close_notify: the response's framing judges the end.
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return read.eof(),
-            Err(e) => return Err(io_error(&e)),
+        let got = R::io(&mut socket, IoStep::Read(&mut buf)).await;
+        if let Some(done) = read.after_read(got, &buf, |e| io_error(&e)) {
+            return done;
         }
     }
 }

@@ -276,17 +276,9 @@ impl AuthHttp {
         let mut read = p.reader();
         let mut buf = vec![0u8; EXCHANGE_READ];
         loop {
-            match socket.read(&mut buf) {
-                Ok(0) => return read.eof(),
-                Ok(n) => {
-                    if let Some(response) = read.read(&buf[..n])? {
-                        return Ok(response);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                // TLS closed without close_notify: the response's framing judges the end.
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return read.eof(),
-                Err(e) => return Err(failed(e)),
+            let got = socket.read(&mut buf);
+            if let Some(done) = read.after_read(got, &buf, failed) {
+                return done;
             }
         }
     }

@@ -80,6 +80,27 @@ impl AuthRead {
         ))
     }
 
+    /// What one read of the exchange's socket into `buf` (`got`: its result) means: the
+    /// response or an error, or `None` (read on). `Ok(0)` is the server's close ([`eof`]); an
+    /// interrupted read is retried; a TLS close without close_notify (`UnexpectedEof`) lets the
+    /// response's framing judge the end; any other error is `failed(e)`.
+    ///
+    /// [`eof`]: AuthRead::eof
+    pub fn after_read(
+        &mut self,
+        got: std::io::Result<usize>,
+        buf: &[u8],
+        failed: impl FnOnce(std::io::Error) -> TransportError,
+    ) -> Option<Result<AuthResponse, TransportError>> {
+        match got {
+            Ok(0) => Some(self.eof()),
+            Ok(n) => self.read(&buf[..n]).transpose(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => None,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Some(self.eof()),
+            Err(e) => Some(Err(failed(e))),
+        }
+    }
+
     /// The response, once `done`; the socket forgets the exchange.
     fn finished(&mut self, done: bool) -> Option<AuthResponse> {
         done.then(|| {

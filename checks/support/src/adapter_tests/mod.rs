@@ -18,5 +18,7 @@ pub mod h2;
 pub mod m2m;
 #[cfg(feature = "net")]
 pub mod recording;
+#[cfg(feature = "net")]
+pub mod tasks;
 #[cfg(feature = "tracing")]
 pub mod tracing;
