@@ -117,7 +117,11 @@ worst=0
 for m in "${modules[@]}"; do
   IFS='|' read -r _ package files excluded tests skips <<<"$(row "$m")"
   dir=$(crate_dir "$package")
-  args=(mutants --package "$package" --no-shuffle --colors never --output "target/mutants/$m")
+  # The test timeout cargo-mutants sets from the unmutated run (5 times it, at least 20 s) is too
+  # short when the machine is shared: a test binary slowed by other work would count as a timed
+  # out mutant. At least 120 s per test run; a mutant that really hangs still times out.
+  args=(mutants --package "$package" --no-shuffle --colors never --output "target/mutants/$m"
+    --minimum-test-timeout 120)
   IFS=',' read -ra globs <<<"$files"
   for g in "${globs[@]}"; do args+=(--file "$g"); done
   if [ "$excluded" != - ]; then
