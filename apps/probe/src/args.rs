@@ -102,9 +102,11 @@ enum Sub {
         #[command(flatten)]
         options: Options,
     },
-    /// Follow or cancel a task (SEP-2663) from the handle file that
-    /// `call --task-handle FILE` wrote, in this or another process
-    #[command(verbatim_doc_comment, after_help = COMMAND_AFTER_HELP, args_override_self = true)]
+    /// Follow or cancel a task (SEP-2663) from its handle file
+    ///
+    /// The handle file is the one `call --task-handle FILE` wrote, in this
+    /// or another process (one killed mid-task included).
+    #[command(after_help = COMMAND_AFTER_HELP, args_override_self = true)]
     Task {
         /// What to do with the task
         #[command(subcommand)]

@@ -135,7 +135,7 @@ fn a_call_follows_its_task_with_status_lines() {
 
 /// "Servers MAY use task IDs as bearer tokens": a handle written under one authorization
 /// context is refused under another before any request (exit 5, the message saying why), and
-/// the task is not touched.
+/// the task is not touched: the same context resumes it afterwards.
 #[test]
 fn a_handle_of_another_authorization_context_is_refused() {
     let server = DemoServer::start(Options::default()).unwrap();
@@ -165,6 +165,14 @@ fn a_handle_of_another_authorization_context_is_refused() {
         text(&o.stderr)
     );
     assert!(o.stdout.is_empty());
+    // The same context resumes it.
+    let o = run(
+        &["--allow-loopback", "task", "wait", "--task-handle", h],
+        Some("token-a"),
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(!o.stdout.is_empty());
+    assert_eq!(server.tasks_created(), 1);
 }
 
 /// "`tasks/cancel` … cancellation is cooperative": `task cancel` ends with the error of a
