@@ -415,9 +415,7 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
             },
         ),
         Sub::Task { action } => match action {
-            TaskAction::Wait { options } => {
-                (before.then(options), Command::Task { cancel: false })
-            }
+            TaskAction::Wait { options } => (before.then(options), Command::Task { cancel: false }),
             TaskAction::Cancel { options } => {
                 (before.then(options), Command::Task { cancel: true })
             }

@@ -421,7 +421,10 @@ impl TaskObserver {
     fn outcome(&self, code: ExitCode) -> ExitCode {
         match &self.write_error {
             Some(e) => {
-                eprintln!("mcp-probe: the task handle was not written: {}", inert::line(e));
+                eprintln!(
+                    "mcp-probe: the task handle was not written: {}",
+                    inert::line(e)
+                );
                 ExitCode::from(2)
             }
             None => code,

@@ -90,7 +90,14 @@ fn a_killed_call_is_resumed_from_its_handle_file_and_the_tool_runs_once() {
     }
 
     let o = run(
-        &["--allow-loopback", "--json", "task", "wait", "--task-handle", h],
+        &[
+            "--allow-loopback",
+            "--json",
+            "task",
+            "wait",
+            "--task-handle",
+            h,
+        ],
         None,
     );
     assert_eq!(code(&o), 0, "{}", text(&o.stderr));
