@@ -98,7 +98,7 @@ fn the_manual_names_every_option_of_the_help_and_no_other() {
     let commands = help_commands(&top);
     assert_eq!(
         commands,
-        ["call", "completions", "demo", "list"]
+        ["call", "completions", "demo", "list", "task"]
             .map(str::to_owned)
             .into(),
         "{top}"
@@ -111,6 +111,9 @@ fn the_manual_names_every_option_of_the_help_and_no_other() {
             "{sub}"
         );
         in_help.extend(help_options(&sub));
+    }
+    for action in ["wait", "cancel"] {
+        in_help.extend(help_options(&help(&["task", action, "--help"])));
     }
     // The parser of the extraction finds the options it should (it could find none).
     for known in [
