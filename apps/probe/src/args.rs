@@ -31,6 +31,7 @@ Exit codes:
   3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
   4  authentication failed (HTTP 401 or 403)
   5  the server answered and refused (JSON-RPC error, unusable answer)
+  130  interrupted (Ctrl-C); a task the call created is cancelled first
 
 JSON output (--json):
   list:  {\"protocol_version\", \"http_version\", \"tools\": [{\"name\", \"description\",

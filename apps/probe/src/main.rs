@@ -288,15 +288,22 @@ async fn call(
     tool: &str,
     arguments: &str,
 ) -> ExitCode {
-    let mut session = match oauth::Probe::connect(&client, config, o).await {
+    let mut session = match oauth::Probe::connect(&client, config.clone(), o).await {
         Ok(s) => s,
         Err(e) => return failed(o.json, &e),
     };
     let mut observer = TaskObserver::new(o);
-    let result = session
-        .call_tool_with(tool, arguments.as_bytes(), &mut observer)
-        .await;
+    let result = {
+        let call = session.call_tool_with(tool, arguments.as_bytes(), &mut observer);
+        tokio::select! {
+            r = call => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    };
     observer.progress.finish();
+    let Some(result) = result else {
+        return observer.outcome(interrupted(&client, config, o, observer.handle.as_ref()).await);
+    };
     let result = match result {
         Ok(r) => r,
         Err(e) => return observer.outcome(failed(o.json, &e)),
@@ -304,6 +311,49 @@ async fn call(
     print_result(o, session.session().http_version(), &result, &observer);
     let _ = session.close().await;
     observer.outcome(ExitCode::SUCCESS)
+}
+
+/// After Ctrl-C during a call: the call is given up, and a task it created is cancelled
+/// (`tasks/cancel`, then polled to its end within `task_cancel_time`) in a new session, since a
+/// task otherwise goes on on the server. Exits with 130 (interrupted), saying what became of the
+/// task.
+async fn interrupted(
+    client: &Client,
+    config: Config,
+    o: &Options,
+    handle: Option<&TaskHandle>,
+) -> ExitCode {
+    const INTERRUPTED: u8 = 130;
+    let Some(handle) = handle else {
+        eprintln!("mcp-probe: interrupted");
+        return ExitCode::from(INTERRUPTED);
+    };
+    if o.oauth {
+        eprintln!(
+            "mcp-probe: interrupted; the task goes on on the server (not cancelled under --oauth)"
+        );
+        return ExitCode::from(INTERRUPTED);
+    }
+    eprintln!("mcp-probe: interrupted; cancelling the task (tasks/cancel)");
+    let outcome = match client.connect(config).await {
+        Ok(mut session) => {
+            let r = session.cancel_task(handle).await;
+            let _ = session.close().await;
+            r
+        }
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Err(mcp_sansio::Error::Task(mcp_sansio::task::TaskError::Cancelled { .. })) => {
+            eprintln!("mcp-probe: the task was cancelled");
+        }
+        Ok(_) => eprintln!("mcp-probe: the task had completed before the cancel"),
+        Err(e) => eprintln!(
+            "mcp-probe: the task was not cancelled: {}",
+            inert::line(&e.to_string())
+        ),
+    }
+    ExitCode::from(INTERRUPTED)
 }
 
 /// `mcp-probe task wait|cancel`: resumes the task of `handle` in a new session and prints its
@@ -402,6 +452,8 @@ struct TaskObserver {
     handle_path: Option<PathBuf>,
     /// Set when the call became a task.
     summary: Option<render::TaskSummary>,
+    /// The task's latest handle.
+    handle: Option<TaskHandle>,
     /// The first failure to write the handle file.
     write_error: Option<String>,
 }
@@ -413,6 +465,7 @@ impl TaskObserver {
             show: !o.json,
             handle_path: o.task_handle.clone(),
             summary: None,
+            handle: None,
             write_error: None,
         }
     }
@@ -438,6 +491,7 @@ impl CallObserver for TaskObserver {
     }
 
     fn task_handle(&mut self, handle: &TaskHandle) {
+        self.handle = Some(handle.clone());
         if self.summary.is_none() {
             self.summary = Some(render::TaskSummary {
                 id: handle.id().as_str().to_owned(),

@@ -244,3 +244,51 @@ fn the_handle_file_replaces_a_symbolic_link_and_leaves_its_target() {
     let meta = std::fs::symlink_metadata(&handle).unwrap();
     assert!(meta.file_type().is_file());
 }
+
+/// Ctrl-C (`SIGINT`) during a task gives up the call and sends `tasks/cancel` ("Clients MAY
+/// cancel a task … by sending `tasks/cancel`"; `notifications/cancelled` "MUST NOT be used for
+/// task cancellation"): the probe exits with 130, and the task, resumed from its handle, ends
+/// `cancelled`.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_task_cancels_it() {
+    let server = DemoServer::start(Options::default()).unwrap();
+    let d = dir("interrupt");
+    let handle = d.join("task.handle");
+    let h = handle.to_str().unwrap();
+    let child = probe(
+        &[
+            "--allow-loopback",
+            "call",
+            &server.url(),
+            "slow_count",
+            "--task-handle",
+            h,
+        ],
+        None,
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for(&handle);
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 130, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the task was cancelled"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(
+        &["--allow-loopback", "task", "wait", "--task-handle", h],
+        None,
+    );
+    assert_eq!(code(&o), 5, "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("cancelled"), "{}", text(&o.stderr));
+    assert_eq!(server.tasks_created(), 1);
+}
