@@ -743,6 +743,21 @@ mod tests {
     }
 
     #[test]
+    fn task_options_and_actions_parse() {
+        let (o, c) = p(&["--tasks", "call", "u", "t"]).unwrap();
+        assert!(o.tasks && o.task_handle.is_none());
+        assert!(matches!(c, Command::Call { .. }));
+        let (o, _) = p(&["call", "u", "t", "--task-handle", "h"]).unwrap();
+        assert_eq!(o.task_handle, Some(PathBuf::from("h")));
+        let (o, c) = p(&["--allow-loopback", "task", "wait", "--task-handle", "h"]).unwrap();
+        assert_eq!(c, Command::Task { cancel: false });
+        assert!(o.allow_loopback);
+        assert_eq!(o.task_handle, Some(PathBuf::from("h")));
+        let (_, c) = p(&["task", "cancel", "--task-handle=h", "--json"]).unwrap();
+        assert_eq!(c, Command::Task { cancel: true });
+    }
+
+    #[test]
     fn verbose_is_read_on_either_side_short_or_long() {
         assert!(!p(&["list", "u"]).unwrap().0.verbose);
         assert!(p(&["-v", "list", "u"]).unwrap().0.verbose);
@@ -828,6 +843,13 @@ mod tests {
             &["--token-file", "t.json", "list", "u"],
             &["--oauth", "--token-file", "", "list", "u"],
             &["--oauth=1", "list", "u"],
+            &["task", "wait"],
+            &["task", "--task-handle", "h"],
+            &["task", "get", "--task-handle", "h"],
+            &["task", "wait", "--task-handle", "h", "--oauth"],
+            &["task", "cancel", "--task-handle", "h", "--record", "r"],
+            &["--task-handle", "h", "list", "u"],
+            &["--task-handle", "h", "demo"],
             &[],
         ] {
             let e = p(bad).unwrap_err();

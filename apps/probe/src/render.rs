@@ -467,6 +467,20 @@ fn num(x: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A task's `statusMessage` is the server's text: on the status line no control character
+    /// (C0, DEL, C1: an escape sequence, a carriage return that rewrites the line) and no
+    /// bidirectional formatting character (U+202A..U+202E, U+2066..U+2069, U+200E/F, U+061C)
+    /// reaches the terminal.
+    #[test]
+    fn a_task_status_line_is_inert() {
+        let hostile = "ok\x1b]0;title\x07\x1b[31m red\r\nfake line\u{9b}\u{202e}desrever\u{2066}x\u{200f}\u{61c}";
+        let line = task_status_line("working", Some(hostile));
+        assert!(line.starts_with("task working: ok"), "{line}");
+        let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}');
+        assert!(!line.chars().any(|c| c.is_control() || bidi(c)), "{line:?}");
+        assert_eq!(task_status_line("completed", None), "task completed");
+    }
+
     #[test]
     fn progress_lines_show_the_share_done() {
         assert_eq!(
