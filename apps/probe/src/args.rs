@@ -15,6 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 const USAGE: &str = "\
 mcp-probe [OPTIONS] list <URL>
        mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]  (arguments default to {})
+       mcp-probe [OPTIONS] task wait|cancel --task-handle <FILE>
        mcp-probe demo                                          (loopback servers, no network)
        mcp-probe completions <SHELL>";
 
@@ -30,11 +31,14 @@ Exit codes:
   3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
   4  authentication failed (HTTP 401 or 403)
   5  the server answered and refused (JSON-RPC error, unusable answer)
+  130  interrupted (Ctrl-C); a task the call created is cancelled first
 
 JSON output (--json):
   list:  {\"protocol_version\", \"http_version\", \"tools\": [{\"name\", \"description\",
           \"input_schema\"}], \"refused\": [{\"index\", \"name\", \"reason\"}]}
-  call:  {\"content\": [...], \"is_error\": bool, \"http_version\", \"structured_content\"?}
+  call:  {\"content\": [...], \"is_error\": bool, \"http_version\", \"structured_content\"?,
+          \"task\"?: {\"id\", \"polls\", \"status\"}}  (task: when the call became a task)
+  task wait: as call; task cancel: the error document of the cancelled task (exit 5)
   http_version is \"HTTP/2\" or \"HTTP/1.1\": what the session's exchanges ran on.
   error: {\"error\": {\"type\", \"message\"}}, type one of mcp_connection_failed_error,
          mcp_authentication_failed_error, mcp_server_answered_error.
@@ -99,12 +103,43 @@ enum Sub {
         #[command(flatten)]
         options: Options,
     },
+    /// Follow or cancel a task (SEP-2663) from its handle file
+    ///
+    /// The handle file is the one `call --task-handle FILE` wrote, in this
+    /// or another process (one killed mid-task included).
+    #[command(after_help = COMMAND_AFTER_HELP, args_override_self = true)]
+    Task {
+        /// What to do with the task
+        #[command(subcommand)]
+        action: TaskAction,
+    },
     /// Run the embedded demonstration: loopback servers, no network, no options
     Demo,
     /// Print the completion script of a shell on stdout
     Completions {
         /// The shell
         shell: clap_complete::Shell,
+    },
+}
+
+/// What `mcp-probe task` does with the task of a handle file.
+#[derive(Clone, Debug, Subcommand)]
+pub enum TaskAction {
+    /// Poll the task to its end and print the tool's result as `call` does
+    #[command(args_override_self = true)]
+    Wait {
+        /// The options written after the action.
+        #[command(flatten)]
+        options: Options,
+    },
+    /// Send tasks/cancel and poll to the task's end: a cancelled task is
+    /// an error (exit 5, the message says cancelled); one that completed
+    /// first prints its result
+    #[command(verbatim_doc_comment, args_override_self = true)]
+    Cancel {
+        /// The options written after the action.
+        #[command(flatten)]
+        options: Options,
     },
 }
 
@@ -124,6 +159,11 @@ pub enum Command {
         tool: String,
         /// The arguments, a JSON object.
         arguments: String,
+    },
+    /// Follow (`cancel` false) or cancel the task of the `--task-handle` file.
+    Task {
+        /// Whether to cancel the task.
+        cancel: bool,
     },
     /// Run the embedded demonstration.
     Demo,
@@ -267,6 +307,19 @@ pub struct Options {
     /// RUST_LOG, when set, chooses what is printed instead
     #[arg(verbatim_doc_comment, short, long)]
     pub verbose: bool,
+    /// Declare the tasks extension (SEP-2663) on every request: a tool
+    /// call the server turns into a task is followed to its end, one
+    /// status line per report on stderr; input requests of the task
+    /// (elicitations) are declined. Off by default: a server then never
+    /// answers with a task
+    #[arg(verbatim_doc_comment, long)]
+    pub tasks: bool,
+    /// With call (implies --tasks): write the task's handle to FILE as
+    /// soon as the task exists, replaced as it is updated (mode 0600,
+    /// never through a symbolic link), so that `mcp-probe task wait`
+    /// resumes it after a crash; with task: the handle to read
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub task_handle: Option<PathBuf>,
     /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
     #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
     pub bearer_token: Option<Option<String>>,
@@ -282,6 +335,8 @@ impl Options {
         self.http1 |= later.http1;
         self.h2c |= later.h2c;
         self.verbose |= later.verbose;
+        self.tasks |= later.tasks;
+        self.task_handle = later.task_handle.or(self.task_handle);
         self.dial_timeout = later.dial_timeout.or(self.dial_timeout);
         self.request_timeout = later.request_timeout.or(self.request_timeout);
         self.list_timeout = later.list_timeout.or(self.list_timeout);
@@ -360,6 +415,12 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
                 arguments,
             },
         ),
+        Sub::Task { action } => match action {
+            TaskAction::Wait { options } => (before.then(options), Command::Task { cancel: false }),
+            TaskAction::Cancel { options } => {
+                (before.then(options), Command::Task { cancel: true })
+            }
+        },
         Sub::Demo => (before, Command::Demo),
         Sub::Completions { shell } => (before, Command::Completions { shell }),
     };
@@ -386,6 +447,19 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
                 ));
             }
         }
+    }
+    if let Command::Task { .. } = &command {
+        if o.task_handle.is_none() {
+            return Err(usage("task needs --task-handle FILE"));
+        }
+        if o.oauth || o.record.is_some() {
+            return Err(usage(
+                "task does not take --oauth or --record (a recorded session cannot resume a task)",
+            ));
+        }
+    }
+    if o.task_handle.is_some() && matches!(command, Command::List { .. }) {
+        return Err(usage("--task-handle goes with call or task"));
     }
     if o.token_file.is_some() && !o.oauth {
         return Err(usage("--token-file needs --oauth"));
@@ -669,6 +743,21 @@ mod tests {
     }
 
     #[test]
+    fn task_options_and_actions_parse() {
+        let (o, c) = p(&["--tasks", "call", "u", "t"]).unwrap();
+        assert!(o.tasks && o.task_handle.is_none());
+        assert!(matches!(c, Command::Call { .. }));
+        let (o, _) = p(&["call", "u", "t", "--task-handle", "h"]).unwrap();
+        assert_eq!(o.task_handle, Some(PathBuf::from("h")));
+        let (o, c) = p(&["--allow-loopback", "task", "wait", "--task-handle", "h"]).unwrap();
+        assert_eq!(c, Command::Task { cancel: false });
+        assert!(o.allow_loopback);
+        assert_eq!(o.task_handle, Some(PathBuf::from("h")));
+        let (_, c) = p(&["task", "cancel", "--task-handle=h", "--json"]).unwrap();
+        assert_eq!(c, Command::Task { cancel: true });
+    }
+
+    #[test]
     fn verbose_is_read_on_either_side_short_or_long() {
         assert!(!p(&["list", "u"]).unwrap().0.verbose);
         assert!(p(&["-v", "list", "u"]).unwrap().0.verbose);
@@ -754,6 +843,13 @@ mod tests {
             &["--token-file", "t.json", "list", "u"],
             &["--oauth", "--token-file", "", "list", "u"],
             &["--oauth=1", "list", "u"],
+            &["task", "wait"],
+            &["task", "--task-handle", "h"],
+            &["task", "get", "--task-handle", "h"],
+            &["task", "wait", "--task-handle", "h", "--oauth"],
+            &["task", "cancel", "--task-handle", "h", "--record", "r"],
+            &["--task-handle", "h", "list", "u"],
+            &["--task-handle", "h", "demo"],
             &[],
         ] {
             let e = p(bad).unwrap_err();

@@ -10,12 +10,49 @@ use mcp_sansio_tokio::{CallObserver, Client, Session};
 
 use crate::render;
 
-/// Prints each progress notification as a line of the demo's report.
+/// Prints each progress notification, and a task's creation and status reports, as lines of
+/// the demo's report; accepts a task's confirmation request.
 struct Printer {
     count: usize,
+    /// Whether a task handle came already (later ones are updates).
+    task: bool,
 }
 
 impl CallObserver for Printer {
+    fn task_handle(&mut self, handle: &mcp_sansio::task::TaskHandle) {
+        let what = if self.task {
+            "handle updated"
+        } else {
+            "created"
+        };
+        self.task = true;
+        println!(
+            "      task {what} ({} bytes of handle to persist)",
+            handle.to_bytes().len()
+        );
+    }
+
+    fn task_status(&mut self, status: mcp_sansio::task::TaskStatus, message: Option<&str>) {
+        println!(
+            "      {}",
+            render::task_status_line(status.as_str(), message)
+        );
+    }
+
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        let requests: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(requests.get()).ok()?;
+        let mut answers = serde_json::Map::new();
+        for key in requests.keys() {
+            println!("      input request {}: accepted", crate::inert::line(key));
+            answers.insert(
+                key.clone(),
+                serde_json::json!({"action": "accept", "content": {}}),
+            );
+        }
+        serde_json::to_vec(&answers).ok()
+    }
+
     fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.count += 1;
         println!(
@@ -49,7 +86,10 @@ fn indent(text: &str) -> String {
 
 async fn show_call(session: &mut Session, tool: &str, arguments: &str) -> Result<(), Error> {
     println!("  call {tool} {arguments}");
-    let mut printer = Printer { count: 0 };
+    let mut printer = Printer {
+        count: 0,
+        task: false,
+    };
     let result = session
         .call_tool_with(tool, arguments.as_bytes(), &mut printer)
         .await?;
@@ -131,6 +171,16 @@ async fn steps() -> Result<(), DemoError> {
         modern.stats().requests_served - before
     );
     again.close().await?;
+    // With the tasks extension declared (SEP-2663), the server lists `slow_count` and answers
+    // its call with a task, which the client polls to its end.
+    let mut tasks = Config::new(&modern.url())?.with_tasks(true);
+    tasks.input_hook = true;
+    // The server asks for 100 ms between polls; the client's floor is 1 s by default.
+    tasks.budgets.task_poll_floor = std::time::Duration::from_millis(100);
+    let mut session = client.connect(tasks).await?;
+    println!("  with the tasks extension declared:");
+    show_call(&mut session, "slow_count", r#"{"to":3}"#).await?;
+    session.close().await?;
     let s = modern.stats();
     println!(
         "  server counted {} requests on {}",

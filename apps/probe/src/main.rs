@@ -10,12 +10,14 @@ mod inert;
 mod oauth;
 mod render;
 
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use args::{Command, Options};
-use mcp_sansio::{Config, ErrorKind};
+use mcp_sansio::task::{TaskHandle, TaskStatus};
+use mcp_sansio::{CallResult, Config, ErrorKind};
 use mcp_sansio_net::auth::AuthSessionError;
 use mcp_sansio_tokio::{read_ca_certificates, AddressPolicy, CallObserver, Client, TranscriptFile};
 
@@ -31,6 +33,25 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Demo => runtime().block_on(demo::run()),
+        Command::Task { cancel } => {
+            init_tracing(options.verbose);
+            let Some(path) = options.task_handle.clone() else {
+                return usage_error(options.json, "task needs --task-handle FILE");
+            };
+            let handle = match read_handle(&path) {
+                Ok(h) => h,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            let config = match config(handle.server(), &options) {
+                Ok(c) => c,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            let (client, _) = match client(&options) {
+                Ok(c) => c,
+                Err(m) => return usage_error(options.json, &m),
+            };
+            runtime().block_on(task(client, config, &options, handle, cancel))
+        }
         Command::Completions { shell } => {
             let mut out = std::io::stdout().lock();
             clap_complete::generate(shell, &mut args::command(), "mcp-probe", &mut out);
@@ -177,6 +198,12 @@ fn config(url: &str, o: &Options) -> Result<Config, String> {
     if let Some(n) = o.max_pages {
         c.budgets.pages = n;
     }
+    if o.tasks || o.task_handle.is_some() {
+        c = c.with_tasks(true);
+        // A task's input requests reach the observer, which declines elicitations
+        // (`TaskObserver::input_required`).
+        c.input_hook = true;
+    }
     Ok(c)
 }
 
@@ -261,33 +288,249 @@ async fn call(
     tool: &str,
     arguments: &str,
 ) -> ExitCode {
-    let mut session = match oauth::Probe::connect(&client, config, o).await {
+    let mut session = match oauth::Probe::connect(&client, config.clone(), o).await {
         Ok(s) => s,
         Err(e) => return failed(o.json, &e),
     };
-    let mut progress = ProgressBar::new(!o.json);
-    let result = session
-        .call_tool_with(tool, arguments.as_bytes(), &mut progress)
-        .await;
-    progress.finish();
+    let mut observer = TaskObserver::new(o);
+    let result = {
+        let call = session.call_tool_with(tool, arguments.as_bytes(), &mut observer);
+        tokio::select! {
+            r = call => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    };
+    observer.progress.finish();
+    let Some(result) = result else {
+        return observer.outcome(interrupted(&client, config, o, observer.handle.as_ref()).await);
+    };
     let result = match result {
         Ok(r) => r,
-        Err(e) => return failed(o.json, &e),
+        Err(e) => return observer.outcome(failed(o.json, &e)),
     };
-    // Written as it is rendered, through one buffer: a result of many small pieces is never
-    // built whole a second time. Every string a server chose is written inert.
+    print_result(o, session.session().http_version(), &result, &observer);
+    let _ = session.close().await;
+    observer.outcome(ExitCode::SUCCESS)
+}
+
+/// After Ctrl-C during a call: the call is given up, and a task it created is cancelled
+/// (`tasks/cancel`, then polled to its end within `task_cancel_time`) in a new session, since a
+/// task otherwise goes on on the server. Exits with 130 (interrupted), saying what became of the
+/// task.
+async fn interrupted(
+    client: &Client,
+    config: Config,
+    o: &Options,
+    handle: Option<&TaskHandle>,
+) -> ExitCode {
+    const INTERRUPTED: u8 = 130;
+    let Some(handle) = handle else {
+        eprintln!("mcp-probe: interrupted");
+        return ExitCode::from(INTERRUPTED);
+    };
+    if o.oauth {
+        eprintln!(
+            "mcp-probe: interrupted; the task goes on on the server (not cancelled under --oauth)"
+        );
+        return ExitCode::from(INTERRUPTED);
+    }
+    eprintln!("mcp-probe: interrupted; cancelling the task (tasks/cancel)");
+    let outcome = match client.connect(config).await {
+        Ok(mut session) => {
+            let r = session.cancel_task(handle).await;
+            let _ = session.close().await;
+            r
+        }
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Err(mcp_sansio::Error::Task(mcp_sansio::task::TaskError::Cancelled { .. })) => {
+            eprintln!("mcp-probe: the task was cancelled");
+        }
+        Ok(_) => eprintln!("mcp-probe: the task had completed before the cancel"),
+        Err(e) => eprintln!(
+            "mcp-probe: the task was not cancelled: {}",
+            inert::line(&e.to_string())
+        ),
+    }
+    ExitCode::from(INTERRUPTED)
+}
+
+/// `mcp-probe task wait|cancel`: resumes the task of `handle` in a new session and prints its
+/// result as `call` does (a cancelled task is an error naming the cancellation).
+async fn task(
+    client: Client,
+    config: Config,
+    o: &Options,
+    handle: mcp_sansio::task::TaskHandle,
+    cancel: bool,
+) -> ExitCode {
+    let mut session = match client.connect(config).await {
+        Ok(s) => s,
+        Err(e) => return failed(o.json, &e.into()),
+    };
+    let mut observer = TaskObserver::new(o);
+    observer.summary = Some(render::TaskSummary {
+        id: handle.id().as_str().to_owned(),
+        polls: 0,
+        status: "working".into(),
+    });
+    let result = if cancel {
+        session.cancel_task(&handle).await
+    } else {
+        session.resume_task_with(&handle, &mut observer).await
+    };
+    observer.progress.finish();
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return observer.outcome(failed(o.json, &e.into())),
+    };
+    print_result(o, session.http_version(), &result, &observer);
+    let _ = session.close().await;
+    observer.outcome(ExitCode::SUCCESS)
+}
+
+/// Prints a tool's result on stdout: text, or the `--json` document (with its `task` object
+/// when the call became a task). Written as it is rendered, through one buffer: a result of many
+/// small pieces is never built whole a second time. Every string a server chose is written
+/// inert.
+fn print_result(o: &Options, http_version: &str, result: &CallResult, observer: &TaskObserver) {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let _ = if o.json {
         let mut json = inert::JsonWriter::new(&mut out);
-        render::write_call_json(&mut json, session.session().http_version(), &result)
+        render::write_call_json(&mut json, http_version, result, observer.summary.as_ref())
             .and_then(|()| json.flush())
     } else {
-        render::write_call_text(&mut out, &result)
+        render::write_call_text(&mut out, result)
     };
     let _ = out.flush();
-    drop(out);
-    let _ = session.close().await;
-    ExitCode::SUCCESS
+}
+
+/// The most bytes read of a handle file (a handle is at most 4096).
+const MAX_HANDLE_FILE: u64 = 8 * 1024;
+
+/// Reads the task handle in `path`.
+fn read_handle(path: &Path) -> Result<TaskHandle, String> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| format!("cannot read the task handle {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::take(file, MAX_HANDLE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the task handle {}: {e}", path.display()))?;
+    TaskHandle::from_bytes(&bytes)
+        .map_err(|e| format!("{} is not a usable task handle: {e}", path.display()))
+}
+
+/// Writes `bytes` to `path` the way the credential file of `--token-file` is written: through
+/// a temporary file created anew with mode 0600 (never opened through a symbolic link), then
+/// renamed over `path` (a link at `path` is replaced, not followed).
+fn write_handle(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+/// Follows a call: its progress, and when it becomes a task its statuses (one line each on
+/// stderr), its handle (written to `--task-handle`) and its input requests (elicitations
+/// declined).
+struct TaskObserver {
+    progress: ProgressBar,
+    show: bool,
+    handle_path: Option<PathBuf>,
+    /// Set when the call became a task.
+    summary: Option<render::TaskSummary>,
+    /// The task's latest handle.
+    handle: Option<TaskHandle>,
+    /// The first failure to write the handle file.
+    write_error: Option<String>,
+}
+
+impl TaskObserver {
+    fn new(o: &Options) -> TaskObserver {
+        TaskObserver {
+            progress: ProgressBar::new(!o.json),
+            show: !o.json,
+            handle_path: o.task_handle.clone(),
+            summary: None,
+            handle: None,
+            write_error: None,
+        }
+    }
+
+    /// `code`, unless the handle file could not be written: the user asked for it (exit 2).
+    fn outcome(&self, code: ExitCode) -> ExitCode {
+        match &self.write_error {
+            Some(e) => {
+                eprintln!(
+                    "mcp-probe: the task handle was not written: {}",
+                    inert::line(e)
+                );
+                ExitCode::from(2)
+            }
+            None => code,
+        }
+    }
+}
+
+impl CallObserver for TaskObserver {
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.progress.progress(progress, total, message);
+    }
+
+    fn task_handle(&mut self, handle: &TaskHandle) {
+        self.handle = Some(handle.clone());
+        if self.summary.is_none() {
+            self.summary = Some(render::TaskSummary {
+                id: handle.id().as_str().to_owned(),
+                polls: 0,
+                status: "working".into(),
+            });
+        }
+        if let Some(path) = &self.handle_path {
+            if let Err(e) = write_handle(path, &handle.to_bytes()) {
+                self.write_error
+                    .get_or_insert(format!("{}: {e}", path.display()));
+            }
+        }
+    }
+
+    fn task_status(&mut self, status: TaskStatus, message: Option<&str>) {
+        let summary = self.summary.get_or_insert_with(Default::default);
+        summary.polls += 1;
+        summary.status = status.as_str().to_owned();
+        if self.show {
+            self.progress.finish();
+            eprintln!("{}", render::task_status_line(status.as_str(), message));
+        }
+    }
+
+    /// Declines every elicitation of a task (the probe asks nobody); any other input request is
+    /// refused, which fails the call.
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        let requests: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(requests.get()).ok()?;
+        let mut answers = serde_json::Map::new();
+        for (key, request) in requests {
+            if request.get("method")?.as_str()? != "elicitation/create" {
+                return None;
+            }
+            answers.insert(key, serde_json::json!({"action": "decline"}));
+        }
+        serde_json::to_vec(&answers).ok()
+    }
 }
 
 /// Shows progress notifications on stderr: one rewritten line on a terminal, one line each

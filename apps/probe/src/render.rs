@@ -117,12 +117,14 @@ pub fn write_call_json(
     out: &mut impl Write,
     http_version: &str,
     result: &CallResult,
+    task: Option<&TaskSummary>,
 ) -> std::io::Result<()> {
     serde_json::to_writer(
         &mut *out,
         &CallDoc {
             http_version,
             result,
+            task,
         },
     )?;
     out.write_all(b"\n")
@@ -132,6 +134,38 @@ pub fn write_call_json(
 struct CallDoc<'a> {
     http_version: &'a str,
     result: &'a CallResult,
+    task: Option<&'a TaskSummary>,
+}
+
+/// The `task` object of a call's `--json` document when the call became a task (SEP-2663): the
+/// task's id, the polls (`tasks/get` reports) seen, and the last status reported.
+#[derive(Clone, Debug, Default)]
+pub struct TaskSummary {
+    /// The task id (the server's; written inert like every string a server chose).
+    pub id: String,
+    /// How many status reports came.
+    pub polls: u64,
+    /// The last status reported (`working` before any report).
+    pub status: String,
+}
+
+impl Serialize for TaskSummary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("id", &self.id)?;
+        m.serialize_entry("polls", &self.polls)?;
+        m.serialize_entry("status", &self.status)?;
+        m.end()
+    }
+}
+
+/// The line shown for a task status report: the status, and the server's `statusMessage` on
+/// one line, inert (no control or bidirectional formatting character reaches the terminal).
+pub fn task_status_line(status: &str, message: Option<&str>) -> String {
+    match message {
+        Some(m) if !m.is_empty() => format!("task {status}: {}", one_line(m, 200)),
+        _ => format!("task {status}"),
+    }
 }
 
 impl Serialize for CallDoc<'_> {
@@ -142,6 +176,9 @@ impl Serialize for CallDoc<'_> {
         m.serialize_entry("is_error", &self.result.is_error)?;
         if let Some(raw) = &self.result.structured_content {
             m.serialize_entry("structured_content", raw)?;
+        }
+        if let Some(task) = self.task {
+            m.serialize_entry("task", task)?;
         }
         m.end()
     }
@@ -429,6 +466,20 @@ fn num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A task's `statusMessage` is the server's text: on the status line no control character
+    /// (C0, DEL, C1: an escape sequence, a carriage return that rewrites the line) and no
+    /// bidirectional formatting character (U+202A..U+202E, U+2066..U+2069, U+200E/F, U+061C)
+    /// reaches the terminal.
+    #[test]
+    fn a_task_status_line_is_inert() {
+        let hostile = "ok\x1b]0;title\x07\x1b[31m red\r\nfake line\u{9b}\u{202e}desrever\u{2066}x\u{200f}\u{61c}";
+        let line = task_status_line("working", Some(hostile));
+        assert!(line.starts_with("task working: ok"), "{line}");
+        let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}');
+        assert!(!line.chars().any(|c| c.is_control() || bidi(c)), "{line:?}");
+        assert_eq!(task_status_line("completed", None), "task completed");
+    }
 
     #[test]
     fn progress_lines_show_the_share_done() {

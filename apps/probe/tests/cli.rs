@@ -445,6 +445,13 @@ fn demo_runs_offline_and_exits_with_0() {
     assert!(out.contains("era legacy, version 2025-11-25"), "{out}");
     assert!(out.contains("5/5 step 5 of 5"), "{out}");
     assert!(out.contains("requests on"), "{out}");
+    // A call that becomes a task (SEP-2663): its status lines, then the tool's result.
+    assert!(out.contains("call slow_count"), "{out}");
+    assert!(
+        out.contains("task input_required: waiting for confirmation"),
+        "{out}"
+    );
+    assert!(out.contains("task completed"), "{out}");
     assert!(out.contains("every step succeeded"), "{out}");
 }
 

@@ -98,7 +98,7 @@ fn the_manual_names_every_option_of_the_help_and_no_other() {
     let commands = help_commands(&top);
     assert_eq!(
         commands,
-        ["call", "completions", "demo", "list"]
+        ["call", "completions", "demo", "list", "task"]
             .map(str::to_owned)
             .into(),
         "{top}"
@@ -111,6 +111,9 @@ fn the_manual_names_every_option_of_the_help_and_no_other() {
             "{sub}"
         );
         in_help.extend(help_options(&sub));
+    }
+    for action in ["wait", "cancel"] {
+        in_help.extend(help_options(&help(&["task", action, "--help"])));
     }
     // The parser of the extraction finds the options it should (it could find none).
     for known in [
@@ -147,7 +150,7 @@ fn the_manual_names_the_exit_codes_environment_and_json_members_of_the_help() {
         .iter()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(codes, ["0", "2", "3", "4", "5"], "{top}");
+    assert_eq!(codes, ["0", "2", "3", "4", "5", "130"], "{top}");
     for code in &codes {
         assert!(man.contains(&format!("\n| {code} |")), "exit code {code}");
     }
