@@ -260,6 +260,12 @@ pub struct TranscriptConfig {
     pub budgets: Budgets,
     /// `Some` for an HTTP/2 session (`config http 2`): its scheme and socket limits.
     pub http2: Option<H2Setup>,
+    /// Whether the client followed tasks ([`Config::tasks`], `config tasks`): each request then
+    /// declares the tasks extension, and a replay must declare it too.
+    pub tasks: bool,
+    /// The Unix time at the timeline's zero ([`Config::unix_at_zero`], `config unix-at-zero`):
+    /// a task handle's deadlines are computed from it, so a replay needs the recorded value.
+    pub unix_at_zero: core::time::Duration,
 }
 
 impl TranscriptConfig {
@@ -286,6 +292,8 @@ impl TranscriptConfig {
             tool_names: config.tool_names,
             budgets: config.budgets.clone(),
             http2: None,
+            tasks: config.tasks,
+            unix_at_zero: config.unix_at_zero,
         }
     }
 
@@ -307,6 +315,8 @@ impl TranscriptConfig {
         c.input_hook = self.input_hook;
         c.tool_names = self.tool_names;
         c.budgets = self.budgets.clone();
+        c.tasks = self.tasks;
+        c.unix_at_zero = self.unix_at_zero;
         Ok(c)
     }
 }
