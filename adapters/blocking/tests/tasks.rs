@@ -147,10 +147,41 @@ fn a_handle_of_another_authorization_context_is_refused() {
     server.shutdown();
 }
 
-/// The transcript format has no operation for a resume yet: a recording session refuses it
-/// with a typed error instead of writing a transcript that would not replay.
+/// A resume from a persisted handle ("Clients SHOULD persist task IDs to durable storage so
+/// that polling can resume after a crash or restart") in a recording session is recorded
+/// (`op resume`) and replays whole and one byte at a time with the same requests, events and
+/// result.
 #[test]
-fn a_recording_session_refuses_a_resume() {
+fn a_recorded_resume_replays() {
+    use mcp_sansio_test_support::adapter_tests::recording::{recording_client, replays, Memory};
+    let server = DemoServer::start(Options::default()).unwrap();
+    let bytes = started_task(&server);
+    let handle = TaskHandle::from_bytes(&bytes).unwrap();
+    let sink = std::sync::Arc::new(Memory::default());
+    let client: Client = recording_client(sink.clone());
+    let mut session = client.connect(config(&server.url())).unwrap();
+    let mut persist = Persist {
+        accept: Some(true),
+        ..Persist::default()
+    };
+    let result = session.resume_task_with(&handle, &mut persist).unwrap();
+    assert!(!result.is_error);
+    session.close().unwrap();
+    server.shutdown();
+    let (text, t) = replays(&sink);
+    assert!(text.contains(" op resume "), "{text}");
+    let outcome = t.outcome();
+    let finished = outcome
+        .iter()
+        .find_map(|e| e.get("call_finished"))
+        .unwrap_or_else(|| panic!("{outcome:?}"));
+    assert_eq!(finished["content"][0]["text"], "1 2 3 4");
+}
+
+/// A resume in a recording session with a bearer token is refused with a typed error: the
+/// handle names its authorization context, which a replay's stand-in token would not match.
+#[test]
+fn a_recording_session_with_a_token_refuses_a_resume() {
     struct Discard;
     impl mcp_sansio_blocking::TranscriptSink for Discard {
         fn write(&self, _session: u64, _text: &str) {}
@@ -162,7 +193,9 @@ fn a_recording_session_refuses_a_resume() {
         .policy(AddressPolicy::strict().allow_loopback(true))
         .record_to(std::sync::Arc::new(Discard))
         .build();
-    let mut session = client.connect(config(&server.url())).unwrap();
+    let mut config = config(&server.url());
+    config.bearer_token = "tok".into();
+    let mut session = client.connect(config).unwrap();
     let refused = session.resume_task(&handle);
     assert!(matches!(refused, Err(Error::Misuse { .. })), "{refused:?}");
     session.close().unwrap();

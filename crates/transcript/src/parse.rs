@@ -138,6 +138,10 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
             let (id, _) = leading_string(rest, "server request id")?;
             RecordedOperation::AnswerServerRequest { id, result: None }
         }
+        "resume" | "resume_cancel" => RecordedOperation::ResumeTask {
+            handle: unescape(rest)?,
+            cancel: word == "resume_cancel",
+        },
         "call_tool" => {
             let (name, after) = leading_string(rest, "tool name")?;
             RecordedOperation::CallTool {

@@ -540,7 +540,9 @@ fn a_dpop_session_with_a_nonce_retry_is_recorded_redacted_and_replays() {
 /// the task budgets), and the configuration a replay builds declares the extension again.
 #[test]
 fn tasks_and_the_unix_zero_round_trip_and_replay_declares_the_extension() {
-    let mut config = Config::new("http://example.com/mcp").unwrap().with_tasks(true);
+    let mut config = Config::new("http://example.com/mcp")
+        .unwrap()
+        .with_tasks(true);
     config.unix_at_zero = Duration::new(1_765_000_000, 5_000);
     config.budgets.task_poll_floor = Duration::from_millis(50);
     config.budgets.task_polls = 7;
@@ -551,7 +553,10 @@ fn tasks_and_the_unix_zero_round_trip_and_replay_declares_the_extension() {
         text.contains("config unix-at-zero 1765000000.000005000\n"),
         "{text}"
     );
-    assert!(text.contains("config budget task_poll_floor_ms 50\n"), "{text}");
+    assert!(
+        text.contains("config budget task_poll_floor_ms 50\n"),
+        "{text}"
+    );
     assert!(text.contains("config budget task_polls 7\n"), "{text}");
     let back = Transcript::parse(&text).unwrap();
     assert_eq!(back.config, t.config);

@@ -282,6 +282,10 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
                 RecordedOperation::AnswerServerRequest { id, result: None } => {
                     writeln!(out, "{at} op refuse {}", json_string(id))
                 }
+                RecordedOperation::ResumeTask { handle, cancel } => {
+                    let word = if *cancel { "resume_cancel" } else { "resume" };
+                    writeln!(out, "{at} op {word} {}", escape(handle))
+                }
             };
         }
         Record::Send {
