@@ -65,7 +65,10 @@ async fn a_task_session_is_recorded_and_replays_whole_and_split() {
     let (text, t) = replays(&sink);
     assert!(text.contains("config tasks\n"), "{text}");
     assert!(text.contains("config unix-at-zero "), "{text}");
-    assert!(text.contains("config budget task_poll_floor_ms 50\n"), "{text}");
+    assert!(
+        text.contains("config budget task_poll_floor_ms 50\n"),
+        "{text}"
+    );
     let sends = t.sends();
     let bodies: Vec<String> = sends
         .iter()
