@@ -258,6 +258,40 @@ async fn a_recorded_resume_replays() {
     assert_eq!(finished["content"][0]["text"], "1 2 3 4");
 }
 
+/// A cancel from a persisted handle in a recording session ("Cancellation is cooperative and
+/// eventually consistent") is recorded (`op resume_cancel`): the replay sends `tasks/cancel`
+/// again and ends `cancelled`, whole and one byte at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_cancel_replays() {
+    use mcp_sansio_test_support::adapter_tests::recording::{recording_client, replays, Memory};
+    let server = DemoServer::start(Options::default()).unwrap();
+    let bytes = started_task(&server).await;
+    let handle = TaskHandle::from_bytes(&bytes).unwrap();
+    let sink = std::sync::Arc::new(Memory::default());
+    let client: Client = recording_client(sink.clone());
+    let mut session = client.connect(config(&server.url())).await.unwrap();
+    let ended = session.cancel_task(&handle).await;
+    assert!(
+        matches!(ended, Err(Error::Task(TaskError::Cancelled { .. }))),
+        "{ended:?}"
+    );
+    session.close().await.unwrap();
+    server.shutdown();
+    let (text, t) = replays(&sink);
+    assert!(text.contains(" op resume_cancel "), "{text}");
+    assert!(
+        t.sends()
+            .iter()
+            .any(|(_, _, b)| String::from_utf8_lossy(b).contains("\"tasks/cancel\"")),
+        "{text}"
+    );
+    let outcome = t.outcome();
+    assert!(
+        outcome.iter().any(|e| e.get("failed").is_some()),
+        "{outcome:?}"
+    );
+}
+
 /// A resume in a recording session with a bearer token is refused with a typed error: the
 /// handle names its authorization context, which a replay's stand-in token would not match.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
