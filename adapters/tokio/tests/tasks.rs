@@ -81,3 +81,37 @@ async fn call_tool_follows_slow_count_to_its_result() {
 }
 
 task_resume_tests!(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async [.await]);
+
+/// A cancel from a persisted handle in a recording session ("Cancellation is cooperative and
+/// eventually consistent") is recorded (`op resume_cancel`): the replay sends `tasks/cancel`
+/// again and ends `cancelled`, whole and one byte at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_cancel_replays() {
+    use mcp_sansio_test_support::adapter_tests::recording::{recording_client, replays, Memory};
+    let server = DemoServer::start(Options::default()).unwrap();
+    let bytes = started_task(&server).await;
+    let handle = TaskHandle::from_bytes(&bytes).unwrap();
+    let sink = std::sync::Arc::new(Memory::default());
+    let client: Client = recording_client(sink.clone());
+    let mut session = client.connect(config(&server.url())).await.unwrap();
+    let ended = session.cancel_task(&handle).await;
+    assert!(
+        matches!(ended, Err(Error::Task(TaskError::Cancelled { .. }))),
+        "{ended:?}"
+    );
+    session.close().await.unwrap();
+    server.shutdown();
+    let (text, t) = replays(&sink);
+    assert!(text.contains(" op resume_cancel "), "{text}");
+    assert!(
+        t.sends()
+            .iter()
+            .any(|(_, _, b)| String::from_utf8_lossy(b).contains("\"tasks/cancel\"")),
+        "{text}"
+    );
+    let outcome = t.outcome();
+    assert!(
+        outcome.iter().any(|e| e.get("failed").is_some()),
+        "{outcome:?}"
+    );
+}

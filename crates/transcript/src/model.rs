@@ -58,6 +58,17 @@ pub enum RecordedOperation {
         /// The result, or `None`.
         result: Option<Vec<u8>>,
     },
+    /// [`Connection::resume_task`] with a task handle's bytes
+    /// ([`TaskHandle::to_bytes`](mcp_sansio::task::TaskHandle::to_bytes)), followed by
+    /// [`Connection::cancel_task`] when `cancel`. Recorded only for a session without
+    /// credentials or secret query values: the handle names its server URL and authorization
+    /// context, which a replay's stand-in credentials would not match.
+    ResumeTask {
+        /// The handle's bytes.
+        handle: Vec<u8>,
+        /// Whether the task was cancelled at once.
+        cancel: bool,
+    },
 }
 
 impl RecordedOperation {
@@ -94,6 +105,17 @@ impl RecordedOperation {
                 // A recorded id was a JSON value; one that is not replays as nothing sent.
                 if let Ok(id) = serde_json::value::RawValue::from_string(id.clone()) {
                     let _ = conn.answer_server_request(now, &id, result.as_deref());
+                }
+            }
+            RecordedOperation::ResumeTask { handle, cancel } => {
+                // A recorded handle was read when recorded; one that is not replays as nothing
+                // started.
+                if let Ok(handle) = mcp_sansio::task::TaskHandle::from_bytes(handle) {
+                    conn.resume_task(now, &handle);
+                    if *cancel {
+                        // Fails only when the resume failed at once, as when recorded.
+                        let _ = conn.cancel_task(now);
+                    }
                 }
             }
         }
@@ -260,6 +282,12 @@ pub struct TranscriptConfig {
     pub budgets: Budgets,
     /// `Some` for an HTTP/2 session (`config http 2`): its scheme and socket limits.
     pub http2: Option<H2Setup>,
+    /// Whether the client followed tasks ([`Config::tasks`], `config tasks`): each request then
+    /// declares the tasks extension, and a replay must declare it too.
+    pub tasks: bool,
+    /// The Unix time at the timeline's zero ([`Config::unix_at_zero`], `config unix-at-zero`):
+    /// a task handle's deadlines are computed from it, so a replay needs the recorded value.
+    pub unix_at_zero: core::time::Duration,
 }
 
 impl TranscriptConfig {
@@ -286,6 +314,8 @@ impl TranscriptConfig {
             tool_names: config.tool_names,
             budgets: config.budgets.clone(),
             http2: None,
+            tasks: config.tasks,
+            unix_at_zero: config.unix_at_zero,
         }
     }
 
@@ -307,6 +337,8 @@ impl TranscriptConfig {
         c.input_hook = self.input_hook;
         c.tool_names = self.tool_names;
         c.budgets = self.budgets.clone();
+        c.tasks = self.tasks;
+        c.unix_at_zero = self.unix_at_zero;
         Ok(c)
     }
 }

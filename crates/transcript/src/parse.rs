@@ -138,6 +138,10 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
             let (id, _) = leading_string(rest, "server request id")?;
             RecordedOperation::AnswerServerRequest { id, result: None }
         }
+        "resume" | "resume_cancel" => RecordedOperation::ResumeTask {
+            handle: unescape(rest)?,
+            cancel: word == "resume_cancel",
+        },
         "call_tool" => {
             let (name, after) = leading_string(rest, "tool name")?;
             RecordedOperation::CallTool {
@@ -216,6 +220,21 @@ fn parse_config_line(
                 })?
         }
         "input-hook" => cfg.input_hook = true,
+        "tasks" => cfg.tasks = true,
+        "unix-at-zero" => {
+            let (secs, nanos) = value.split_once('.').ok_or(ParseErrorKind::Malformed {
+                what: "unix-at-zero",
+            })?;
+            let bad = || ParseErrorKind::Malformed {
+                what: "unix-at-zero",
+            };
+            if nanos.len() != 9 || !nanos.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            let secs: u64 = secs.parse().map_err(|_| bad())?;
+            let nanos: u32 = nanos.parse().map_err(|_| bad())?;
+            cfg.unix_at_zero = core::time::Duration::new(secs, nanos);
+        }
         "tool-names" => {
             cfg.tool_names = match value {
                 "strict" => ToolNameRule::Strict,
@@ -290,6 +309,8 @@ impl Transcript {
             tool_names: ToolNameRule::Strict,
             budgets: Budgets::default(),
             http2: None,
+            tasks: false,
+            unix_at_zero: core::time::Duration::ZERO,
         };
         let defaults = Config::new("http://localhost/").map_err(|e| ParseError {
             line: 1,

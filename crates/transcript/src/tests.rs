@@ -533,3 +533,65 @@ fn a_dpop_session_with_a_nonce_retry_is_recorded_redacted_and_replays() {
         assert_eq!(r.sends.len(), 2);
     }
 }
+
+/// SEP-2663: "Clients declare support for tasks by including
+/// `io.modelcontextprotocol/tasks` in the `extensions` field of their client capabilities" — a
+/// transcript of a session with `Config::tasks` records it (with the timeline's Unix zero and
+/// the task budgets), and the configuration a replay builds declares the extension again.
+#[test]
+fn tasks_and_the_unix_zero_round_trip_and_replay_declares_the_extension() {
+    let mut config = Config::new("http://example.com/mcp")
+        .unwrap()
+        .with_tasks(true);
+    config.unix_at_zero = Duration::new(1_765_000_000, 5_000);
+    config.budgets.task_poll_floor = Duration::from_millis(50);
+    config.budgets.task_polls = 7;
+    let t = Recorder::new(&config, Instant::ZERO).finish();
+    let text = t.to_text();
+    assert!(text.contains("config tasks\n"), "{text}");
+    assert!(
+        text.contains("config unix-at-zero 1765000000.000005000\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("config budget task_poll_floor_ms 50\n"),
+        "{text}"
+    );
+    assert!(text.contains("config budget task_polls 7\n"), "{text}");
+    let back = Transcript::parse(&text).unwrap();
+    assert_eq!(back.config, t.config);
+    let c = back.config.to_config().unwrap();
+    assert!(c.tasks);
+    assert_eq!(c.unix_at_zero, config.unix_at_zero);
+    assert_eq!(c.budgets, config.budgets);
+    let declares = |c: Config| {
+        let mut conn = Connection::new(c).unwrap();
+        conn.connect(Instant::ZERO);
+        let sent = Http1Socket::encode(&conn.poll_transmit().unwrap()).unwrap();
+        String::from_utf8_lossy(&sent).contains("\"io.modelcontextprotocol/tasks\"")
+    };
+    assert!(declares(c));
+    // A transcript written before these lines existed replays with tasks off.
+    let old = Transcript::parse(&format!("{MAGIC}\nconfig url http://example.com/mcp\n")).unwrap();
+    assert!(!old.config.tasks);
+    assert_eq!(old.config.unix_at_zero, Duration::ZERO);
+    assert!(!declares(old.config.to_config().unwrap()));
+}
+
+#[test]
+fn a_malformed_unix_zero_is_a_typed_error() {
+    let head = format!("{MAGIC}\nconfig url http://h/mcp\n");
+    for bad in ["1", "1.5", "x.000000000", "1.00000000x", "1.0000000000"] {
+        let e = Transcript::parse(&format!("{head}config unix-at-zero {bad}\n")).unwrap_err();
+        assert_eq!(
+            (e.line, e.kind),
+            (
+                3,
+                ParseErrorKind::Malformed {
+                    what: "unix-at-zero"
+                }
+            ),
+            "{bad}"
+        );
+    }
+}

@@ -34,7 +34,7 @@ pub(crate) fn kind_name(kind: TransportErrorKind) -> &'static str {
 
 pub(crate) type BudgetField = (&'static str, fn(&Budgets) -> u64, fn(&mut Budgets, u64));
 
-pub(crate) const BUDGET_FIELDS: [BudgetField; 14] = [
+pub(crate) const BUDGET_FIELDS: [BudgetField; 22] = [
     (
         "response_bytes",
         |b| b.response_bytes,
@@ -104,6 +104,46 @@ pub(crate) const BUDGET_FIELDS: [BudgetField; 14] = [
         "max_retry_wait_ms",
         |b| ms(b.max_retry_wait),
         |b, v| b.max_retry_wait = Duration::from_millis(v),
+    ),
+    (
+        "task_time_ms",
+        |b| ms(b.task_time),
+        |b, v| b.task_time = Duration::from_millis(v),
+    ),
+    (
+        "task_polls",
+        |b| u64::from(b.task_polls),
+        |b, v| b.task_polls = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
+    (
+        "task_poll_floor_ms",
+        |b| ms(b.task_poll_floor),
+        |b, v| b.task_poll_floor = Duration::from_millis(v),
+    ),
+    (
+        "task_poll_ceiling_ms",
+        |b| ms(b.task_poll_ceiling),
+        |b, v| b.task_poll_ceiling = Duration::from_millis(v),
+    ),
+    (
+        "task_id_bytes",
+        |b| b.task_id_bytes as u64,
+        |b, v| b.task_id_bytes = usize::try_from(v).unwrap_or(usize::MAX),
+    ),
+    (
+        "status_message_bytes",
+        |b| b.status_message_bytes as u64,
+        |b, v| b.status_message_bytes = usize::try_from(v).unwrap_or(usize::MAX),
+    ),
+    (
+        "task_update_rounds",
+        |b| u64::from(b.task_update_rounds),
+        |b, v| b.task_update_rounds = u32::try_from(v).unwrap_or(u32::MAX),
+    ),
+    (
+        "task_cancel_time_ms",
+        |b| ms(b.task_cancel_time),
+        |b, v| b.task_cancel_time = Duration::from_millis(v),
     ),
 ];
 
@@ -176,6 +216,17 @@ impl Transcript {
         if c.tool_names == ToolNameRule::Lenient {
             out.push_str("config tool-names lenient\n");
         }
+        if c.tasks {
+            out.push_str("config tasks\n");
+        }
+        if !c.unix_at_zero.is_zero() {
+            let _ = writeln!(
+                out,
+                "config unix-at-zero {}.{:09}",
+                c.unix_at_zero.as_secs(),
+                c.unix_at_zero.subsec_nanos()
+            );
+        }
         let defaults = Budgets::default();
         for (name, get, _) in BUDGET_FIELDS {
             if get(&c.budgets) != get(&defaults) {
@@ -230,6 +281,10 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
                 } => writeln!(out, "{at} op answer {} {}", json_string(id), escape(r)),
                 RecordedOperation::AnswerServerRequest { id, result: None } => {
                     writeln!(out, "{at} op refuse {}", json_string(id))
+                }
+                RecordedOperation::ResumeTask { handle, cancel } => {
+                    let word = if *cancel { "resume_cancel" } else { "resume" };
+                    writeln!(out, "{at} op {word} {}", escape(handle))
                 }
             };
         }

@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp_sansio_transcript::{is_lifecycle, replay, Mismatch, Record, Split, Transcript};
+use mcp_sansio_transcript::{
+    is_lifecycle, replay, Mismatch, Record, RecordedOperation, Split, Transcript,
+};
 use serde_json::Value;
 
 fn transcript_dir() -> PathBuf {
@@ -269,6 +271,21 @@ fn fixtures_cover_the_promised_ground() {
         t.entries
             .iter()
             .any(|e| matches!(e.record, Record::H2DialError { .. }))
+    });
+    has("a tool call that became a task, completed", &|t| {
+        t.config.tasks
+            && t.sends()
+                .iter()
+                .any(|(_, _, b)| String::from_utf8_lossy(b).contains("\"tasks/get\""))
+            && outcome_has(t, &|v| v["call_finished"].is_object())
+    });
+    has("a task resumed from its handle, completed", &|t| {
+        t.entries.iter().any(|e| {
+            matches!(
+                e.record,
+                Record::Operation(RecordedOperation::ResumeTask { cancel: false, .. })
+            )
+        }) && outcome_has(t, &|v| v["call_finished"].is_object())
     });
     let spread = all
         .iter()

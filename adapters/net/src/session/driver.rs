@@ -122,6 +122,17 @@ fn dpop_clock(config: &mut Config, zero: std::time::Instant) {
     }
 }
 
+/// Whether a recorded resume with `config` replays: the session has no credentials and its
+/// URL no secret query values, so the replay's configuration names the same server and
+/// authorization context as the handle.
+fn resume_replays(config: &Config) -> bool {
+    let target = config.endpoint.target();
+    config.bearer_token.is_empty()
+        && config.dpop.is_none()
+        && config.grant.is_none()
+        && mcp_sansio::auth::redact::url(target) == target
+}
+
 impl SessionDriver {
     /// A session of the client `shared` with `config`: the era hint learnt for its URL and
     /// authorization context is offered (when hints are on and `config` has none), and
@@ -406,25 +417,32 @@ impl SessionDriver {
                 Operation::CallTool
             }
             Start::ResumeTask { handle, cancel } => {
-                // The transcript format has no operation for a resume yet: a recorded session
-                // refuses it rather than write a transcript that would not replay.
+                // A handle names its server URL and authorization context; a replay presents
+                // stand-ins for credentials and secret query values, which would not match it.
                 let recorded = self.recording.is_some()
                     || self.h2.as_ref().is_some_and(|h| h.conn.is_recorded());
-                if recorded {
+                if recorded && !resume_replays(self.conn.config()) {
                     self.outcome = Some(Err(Error::Misuse {
-                        reason: "a task resume cannot be recorded: the transcript format has no operation for it",
+                        reason: "a task resume cannot be recorded in a session with credentials or secret query values: a replay could not present the handle's",
                     }));
                     self.running = Some(Operation::CallTool);
                     return;
                 }
-                self.sync(Outbox::default());
-                let now = self.now();
-                self.conn.resume_task(now, handle);
-                if cancel {
-                    // Fails only when the resume failed at once (no task runs): its own
-                    // failure is the operation's outcome.
-                    let _ = self.conn.cancel_task(now);
-                }
+                let bytes = handle.to_bytes();
+                self.begin(
+                    || RecordedOperation::ResumeTask {
+                        handle: bytes,
+                        cancel,
+                    },
+                    |c, now| {
+                        c.resume_task(now, handle);
+                        if cancel {
+                            // Fails only when the resume failed at once (no task runs): its
+                            // own failure is the operation's outcome.
+                            let _ = c.cancel_task(now);
+                        }
+                    },
+                );
                 Operation::CallTool
             }
             Start::Close => {

@@ -169,10 +169,40 @@ macro_rules! task_resume_tests {
             server.shutdown();
         }
 
-        /// The transcript format has no operation for a resume yet: a recording session refuses it
-        /// with a typed error instead of writing a transcript that would not replay.
+        /// A resume from a persisted handle in a recording session is recorded (`op resume`) and
+        /// its transcript replays to the same result.
         #[$test]
-        $($async)? fn a_recording_session_refuses_a_resume() {
+        $($async)? fn a_recorded_resume_replays() {
+            use $crate::adapter_tests::recording::{recording_client, replays, Memory};
+            let server = DemoServer::start(Options::default()).unwrap();
+            let bytes = started_task(&server)$($wait)*;
+            let handle = TaskHandle::from_bytes(&bytes).unwrap();
+            let sink = std::sync::Arc::new(Memory::default());
+            let client: Client = recording_client(sink.clone());
+            let mut session = client.connect(config(&server.url()))$($wait)*.unwrap();
+            let mut persist = Persist {
+                accept: Some(true),
+                ..Persist::default()
+            };
+            let result = session.resume_task_with(&handle, &mut persist)$($wait)*.unwrap();
+            assert!(!result.is_error);
+            session.close()$($wait)*.unwrap();
+            server.shutdown();
+            let (text, t) = replays(&sink);
+            assert!(text.contains(" op resume "), "{text}");
+            let outcome = t.outcome();
+            let finished = outcome
+                .iter()
+                .find_map(|e| e.get("call_finished"))
+                .unwrap_or_else(|| panic!("{outcome:?}"));
+            assert_eq!(finished["content"][0]["text"], "1 2 3 4");
+        }
+
+        /// A resume in a recording session with a bearer token is refused with a typed error:
+        /// the handle names its authorization context, which a replay's stand-in token would not
+        /// match.
+        #[$test]
+        $($async)? fn a_recording_session_with_a_token_refuses_a_resume() {
             struct Discard;
             impl TranscriptSink for Discard {
                 fn write(&self, _session: u64, _text: &str) {}
@@ -184,7 +214,9 @@ macro_rules! task_resume_tests {
                 .policy(AddressPolicy::strict().allow_loopback(true))
                 .record_to(std::sync::Arc::new(Discard))
                 .build();
-            let mut session = client.connect(config(&server.url()))$($wait)*.unwrap();
+            let mut config = config(&server.url());
+            config.bearer_token = "tok".into();
+            let mut session = client.connect(config)$($wait)*.unwrap();
             let refused = session.resume_task(&handle)$($wait)*;
             assert!(matches!(refused, Err(Error::Misuse { .. })), "{refused:?}");
             session.close()$($wait)*.unwrap();
