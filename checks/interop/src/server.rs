@@ -155,6 +155,20 @@ impl Server {
                 answers_http(self.port)
             };
             if ready {
+                // The port was free when chosen, but another process may have taken it before the
+                // server bound it: then what answered is that process, and the server fails to
+                // bind. Ready only if the server itself still runs and did not say so.
+                std::thread::sleep(Duration::from_millis(100));
+                if self
+                    .log_text()
+                    .to_ascii_lowercase()
+                    .contains("address already in use")
+                {
+                    return Err("its port was taken by another process".to_owned());
+                }
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    return Err(format!("exited with {status} once something answered"));
+                }
                 return Ok(());
             }
             if Instant::now() >= deadline {
