@@ -441,6 +441,35 @@ fn a_handle_of_another_context_is_refused() {
     }
 }
 
+/// A handle's task id meets the resuming connection's `task_id_bytes` as an id the server sends
+/// does: a handle is read from the embedder's storage, which may hold an id longer than this
+/// connection allows; nothing is sent for it.
+#[test]
+fn a_handle_whose_id_exceeds_the_budget_is_refused() {
+    let mut first = started(Split::Whole);
+    let handle = handle_of(&mut first);
+    let id_len = handle.id().as_str().len();
+    let mut config = tasks_config();
+    config.budgets.task_id_bytes = id_len - 1;
+    let mut h = modern_with(config, Split::Whole);
+    let sent = h.sent.len();
+    h.conn.resume_task(h.now, &handle);
+    h.drain();
+    assert_eq!(
+        failure(&mut h).budget().map(|b| b.budget),
+        Some(Budget::TaskIdBytes)
+    );
+    assert_eq!(h.sent.len(), sent);
+    // At the budget, the same handle is resumed.
+    let mut config = tasks_config();
+    config.budgets.task_id_bytes = id_len;
+    let mut h = modern_with(config, Split::Whole);
+    let sent = h.sent.len();
+    h.conn.resume_task(h.now, &handle);
+    h.drain();
+    assert_eq!(h.sent.len(), sent + 1, "a tasks/get");
+}
+
 /// A handle past its task's deadline is not polled: `task_time` counts from creation, across
 /// processes (on the Unix clock the connection is given).
 #[test]

@@ -793,3 +793,19 @@ fn answered_keys_survive_a_resumption() {
     let mut fresh_book = InputBook::resumed(&handle().1);
     assert_eq!(fresh_book.poll(r#"{"a":{}}"#).unwrap().len(), 1);
 }
+
+/// The task budgets' defaults are those docs/guarantees.md states: 4096 polls, a 1 KiB
+/// `statusMessage`, 16 `tasks/update` rounds, one hour for a task, 30 s for its cancellation,
+/// 256 bytes of task id, and polls between 1 s and 30 s apart.
+#[test]
+fn the_task_budgets_defaults_are_the_documented_ones() {
+    let b = mcp_sansio::Budgets::default();
+    assert_eq!(b.task_polls, 4096);
+    assert_eq!(b.status_message_bytes, 1024);
+    assert_eq!(b.task_update_rounds, 16);
+    assert_eq!(b.task_time, std::time::Duration::from_secs(3600));
+    assert_eq!(b.task_cancel_time, std::time::Duration::from_secs(30));
+    assert_eq!(b.task_id_bytes, 256);
+    assert_eq!(b.task_poll_floor, std::time::Duration::from_secs(1));
+    assert_eq!(b.task_poll_ceiling, std::time::Duration::from_secs(30));
+}

@@ -299,7 +299,7 @@ impl Connection {
         let left = Duration::from_millis(handle.deadline_unix_ms().saturating_sub(now_unix));
         let age = Duration::from_millis(now_unix.saturating_sub(handle.created_unix_ms()));
         let created = Instant::from_duration(now.as_duration().saturating_sub(age));
-        let run = TaskRun {
+        let mut run = TaskRun {
             guard: StatusGuard::resumed(handle.id().clone()),
             book: task::InputBook::resumed(handle),
             handle: handle.clone(),
@@ -313,7 +313,6 @@ impl Connection {
             update: None,
             rec: Recovery::new(Hint::Settled),
         };
-        let mut run = run;
         if let Err(e) = run.guard.poll(budgets) {
             return self.events.push_back(Event::Failed {
                 operation: Operation::CallTool,
@@ -336,6 +335,9 @@ impl Connection {
             });
         }
         handle.check(&self.config).map_err(TaskError::Handle)?;
+        // A handle comes from the embedder's storage: its id meets this connection's budget as
+        // an id the server sends does.
+        task::TaskId::parse(handle.id().as_str(), self.config.budgets.task_id_bytes)?;
         handle.check_time(self.unix_ms(now), &self.config)?;
         Ok(())
     }
