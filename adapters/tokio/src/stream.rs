@@ -36,11 +36,6 @@ impl Tcp {
         }
     }
 
-    /// What the socket read, against its limit.
-    pub fn count(&self) -> &ReadLimit {
-        &self.count
-    }
-
     /// The read limit, to set it.
     pub fn count_mut(&mut self) -> &mut ReadLimit {
         &mut self.count
@@ -56,7 +51,12 @@ impl AsyncRead for Tcp {
         let this = self.get_mut();
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        Poll::Ready(this.count.count(buf.filled().len() - before))
+        if let Err(e) = this.count.count(buf.filled().len() - before) {
+            // Past the limit: the read's bytes are not handed on (as on smol).
+            buf.set_filled(before);
+            return Poll::Ready(Err(e));
+        }
+        Poll::Ready(Ok(()))
     }
 }
 

@@ -425,22 +425,7 @@ fn read_handle(path: &Path) -> Result<TaskHandle, String> {
 /// a temporary file created anew with mode 0600 (never opened through a symbolic link), then
 /// renamed over `path` (a link at `path` is replaced, not followed).
 fn write_handle(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let _ = std::fs::remove_file(&tmp);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut f = options.open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+    oauth::write_private(path, bytes)
 }
 
 /// Follows a call: its progress, and when it becomes a task its statuses (one line each on

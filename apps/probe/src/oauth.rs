@@ -518,7 +518,13 @@ fn load_store(path: &Path) -> Result<Option<CredentialStore>, String> {
 
 /// Writes `store` to `path` through a temporary file created with mode 0600, then renamed.
 pub fn save_store(path: &Path, store: &CredentialStore) -> std::io::Result<()> {
-    let json = serde_json::to_vec_pretty(store)?;
+    write_private(path, &serde_json::to_vec_pretty(store)?)
+}
+
+/// Writes `bytes` to `path` readable by its owner only (mode 0600): to a new temporary file
+/// beside it, then renamed over `path`, so a symbolic link at `path` is replaced, never written
+/// through, and a reader never sees half a file.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
@@ -531,7 +537,7 @@ pub fn save_store(path: &Path, store: &CredentialStore) -> std::io::Result<()> {
         options.mode(0o600);
     }
     let mut f = options.open(&tmp)?;
-    f.write_all(&json)?;
+    f.write_all(bytes)?;
     f.sync_all()?;
     drop(f);
     std::fs::rename(&tmp, path)

@@ -139,7 +139,7 @@ struct CallDoc<'a> {
 
 /// The `task` object of a call's `--json` document when the call became a task (SEP-2663): the
 /// task's id, the polls (`tasks/get` reports) seen, and the last status reported.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct TaskSummary {
     /// The task id (the server's; written inert like every string a server chose).
     pub id: String,

@@ -97,7 +97,9 @@ pub use auth::{
 };
 pub use escape::{escape, unescape};
 pub use h2::{redact_header_block, H2Recorder, H2Setup, H2WriteRedactor, H2Writes};
-pub use model::{Entry, Record, RecordedOperation, Sent, Transcript, TranscriptConfig};
+pub use model::{
+    Entry, HandleBytes, Record, RecordedOperation, Sent, Transcript, TranscriptConfig,
+};
 pub use parse::{ParseError, ParseErrorKind};
 pub use recorder::Recorder;
 pub use redact::redact_request;

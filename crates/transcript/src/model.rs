@@ -18,6 +18,19 @@ use mcp_sansio::auth::redact::url as redact_url;
 /// fresh socket, and its bytes after redaction.
 pub type Sent = (u64, bool, Vec<u8>);
 
+/// A task handle's bytes ([`TaskHandle::to_bytes`](mcp_sansio::task::TaskHandle::to_bytes)) in a
+/// recorded operation. The task id they hold may be a bearer secret to the server ("Servers MAY
+/// use task IDs as bearer tokens"), so `Debug` shows their length only; the transcript holds them
+/// whole.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HandleBytes(pub Vec<u8>);
+
+impl core::fmt::Debug for HandleBytes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "HandleBytes(<{} bytes>)", self.0.len())
+    }
+}
+
 /// An operation the adapter started on the connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordedOperation {
@@ -65,7 +78,7 @@ pub enum RecordedOperation {
     /// context, which a replay's stand-in credentials would not match.
     ResumeTask {
         /// The handle's bytes.
-        handle: Vec<u8>,
+        handle: HandleBytes,
         /// Whether the task was cancelled at once.
         cancel: bool,
     },
@@ -110,7 +123,7 @@ impl RecordedOperation {
             RecordedOperation::ResumeTask { handle, cancel } => {
                 // A recorded handle was read when recorded; one that is not replays as nothing
                 // started.
-                if let Ok(handle) = mcp_sansio::task::TaskHandle::from_bytes(handle) {
+                if let Ok(handle) = mcp_sansio::task::TaskHandle::from_bytes(&handle.0) {
                     conn.resume_task(now, &handle);
                     if *cancel {
                         // Fails only when the resume failed at once, as when recorded.

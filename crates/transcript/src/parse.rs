@@ -139,7 +139,7 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
             RecordedOperation::AnswerServerRequest { id, result: None }
         }
         "resume" | "resume_cancel" => RecordedOperation::ResumeTask {
-            handle: unescape(rest)?,
+            handle: crate::model::HandleBytes(unescape(rest)?),
             cancel: word == "resume_cancel",
         },
         "call_tool" => {

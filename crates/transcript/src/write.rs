@@ -284,7 +284,7 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
                 }
                 RecordedOperation::ResumeTask { handle, cancel } => {
                     let word = if *cancel { "resume_cancel" } else { "resume" };
-                    writeln!(out, "{at} op {word} {}", escape(handle))
+                    writeln!(out, "{at} op {word} {}", escape(&handle.0))
                 }
             };
         }

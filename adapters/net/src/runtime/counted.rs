@@ -53,11 +53,6 @@ impl ReadLimit {
         self.read
     }
 
-    /// The most raw bytes the socket may read.
-    pub fn limit(&self) -> u64 {
-        self.limit
-    }
-
     /// `n` raw bytes were read: an error ([`ReadLimitExceeded`], as an [`io::Error`]) once the
     /// count passes the limit, and then the bytes are not to be used.
     pub fn count(&mut self, n: usize) -> io::Result<()> {
@@ -97,19 +92,9 @@ impl StdTcp {
         self.deadline = Some(self.deadline.map_or(at, |d| d.min(at)));
     }
 
-    /// What the socket read, against its limit.
-    pub fn count(&self) -> &ReadLimit {
-        &self.count
-    }
-
     /// The read limit, to set it.
     pub fn count_mut(&mut self) -> &mut ReadLimit {
         &mut self.count
-    }
-
-    /// The socket.
-    pub fn get_ref(&self) -> &TcpStream {
-        &self.tcp
     }
 
     /// What is left before the deadline (`None`: no deadline), or a timeout once it passed.

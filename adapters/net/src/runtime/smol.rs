@@ -365,13 +365,6 @@ pub struct SmolTcp {
     count: ReadLimit,
 }
 
-impl SmolTcp {
-    /// What the socket read, against its limit.
-    pub fn count(&self) -> &ReadLimit {
-        &self.count
-    }
-}
-
 impl AsyncRead for SmolTcp {
     fn poll_read(
         self: Pin<&mut Self>,

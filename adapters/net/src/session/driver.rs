@@ -428,10 +428,9 @@ impl SessionDriver {
                     self.running = Some(Operation::CallTool);
                     return;
                 }
-                let bytes = handle.to_bytes();
                 self.begin(
                     || RecordedOperation::ResumeTask {
-                        handle: bytes,
+                        handle: mcp_sansio_transcript::HandleBytes(handle.to_bytes()),
                         cancel,
                     },
                     |c, now| {
