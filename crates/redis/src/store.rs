@@ -1,0 +1,1 @@
+//! The catalog cache, era hints, task handles and tool pins in Redis.

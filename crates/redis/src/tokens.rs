@@ -1,0 +1,1 @@
+//! Tokens in Redis, with one refresh per grant across the fleet.
