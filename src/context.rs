@@ -224,6 +224,8 @@ pub enum StoreUse {
         /// The digest of the task id.
         task: [u8; 32],
     },
+    /// The tool pins of a server in a context ([`ToolPins`](crate::pin::ToolPins)).
+    ToolPins,
 }
 
 impl StoreUse {
@@ -263,6 +265,7 @@ impl StoreUse {
             StoreUse::EraHint => "era",
             StoreUse::Tokens => "tokens",
             StoreUse::TaskHandle { .. } => "task",
+            StoreUse::ToolPins => "pins",
         }
     }
 }
@@ -291,7 +294,7 @@ pub fn store_key(store_use: StoreUse, resource: &Endpoint, context: &AuthContext
     match &store_use {
         StoreUse::Catalog { request } => field(&mut h, request),
         StoreUse::TaskHandle { task } => field(&mut h, task),
-        StoreUse::EraHint | StoreUse::Tokens => {}
+        StoreUse::EraHint | StoreUse::Tokens | StoreUse::ToolPins => {}
     }
     field(&mut h, resource.origin().as_bytes());
     field(&mut h, resource.target().as_bytes());
