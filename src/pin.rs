@@ -546,9 +546,7 @@ impl ToolPins {
             return Err(PinSetError::Length);
         }
         let (entries, sum) = rest.split_at(count * ENTRY);
-        let body = bytes
-            .get(..bytes.len() - 32)
-            .ok_or(PinSetError::Length)?;
+        let body = bytes.get(..bytes.len() - 32).ok_or(PinSetError::Length)?;
         if Sha256::digest(body).as_slice() != sum {
             return Err(PinSetError::Checksum);
         }
@@ -584,7 +582,10 @@ mod tests {
             canon(r#" { "b" : [1, 2.0 , {"z":null,"a":true}], "a": "x\u0041\/" } "#).as_deref(),
             Some(r#"{"a":"xA/","b":[1,2.0,{"a":true,"z":null}]}"#)
         );
-        assert_eq!(canon(r#"{"\u0062":1,"a":2}"#).as_deref(), Some(r#"{"a":2,"b":1}"#));
+        assert_eq!(
+            canon(r#"{"\u0062":1,"a":2}"#).as_deref(),
+            Some(r#"{"a":2,"b":1}"#)
+        );
         assert_eq!(canon(r#""\ud800""#).as_deref(), Some(r#""\ud800""#));
         assert_eq!(canon("{} x"), None);
         assert_eq!(canon("[1,]"), None);
