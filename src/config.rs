@@ -133,9 +133,13 @@ pub struct Config {
     /// process can resume it, and this is how a connection converts. Adapters set it from the
     /// system clock; zero (the default) makes the timeline Unix time itself.
     pub unix_at_zero: core::time::Duration,
-    /// What a client does with a tool that changed since it was pinned ([`crate::pin`]): read
-    /// and applied by the client that keeps the pins (the adapters' session driver), not by the
-    /// connection. [`PinPolicy::Off`](crate::pin::PinPolicy::Off) by default.
+    /// What a client does with a tool that changed since it was pinned ([`crate::pin`]): applied
+    /// by the client that keeps the pins (the adapters' session driver) to listings and to calls
+    /// before they are sent; the connection reads it only when a call made with a known
+    /// definition meets `-32020` (header mismatch): under
+    /// [`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse) it is not sent again with the
+    /// re-listed definition but fails with [`Error::ToolChanged`](crate::Error::ToolChanged).
+    /// [`PinPolicy::Off`](crate::pin::PinPolicy::Off) by default.
     pub tool_pins: crate::pin::PinPolicy,
 }
 

@@ -180,3 +180,31 @@ fn a_shared_store_shares_pins_and_a_poisoned_set_is_a_miss() {
     let stored = store.get(&key).expect("pinned again");
     assert_eq!(mcp_sansio::ToolPins::from_bytes(&stored).unwrap().len(), 2);
 }
+
+/// A tool that changes within a work item, after the listing: the call made with the listed
+/// definition meets `-32020` (header mismatch). Under `refuse` the call is not sent again with
+/// the new definition (one `tools/call` seen, the call fails naming the tool); under `warn` it
+/// re-lists and is sent again, as without pins.
+#[test]
+fn refuse_does_not_resend_a_call_after_a_header_mismatch() {
+    for (policy, calls) in [
+        (PinPolicy::Refuse, 1),
+        (PinPolicy::Warn, 2),
+        (PinPolicy::Off, 2),
+    ] {
+        let server = CacheServer::start(Script::default());
+        let client = client(policy, None);
+        let mut s = client.connect(config(&server, "t")).unwrap();
+        s.list_tools().unwrap();
+        change_weather(&server);
+        let r = s.call_tool("weather", br#"{"region":"eu"}"#);
+        assert_eq!(server.count("tools/call"), calls, "{policy:?}");
+        match policy {
+            PinPolicy::Refuse => assert!(
+                matches!(&r, Err(Error::ToolChanged { name, operation: Operation::CallTool, .. }) if name == "weather"),
+                "{r:?}"
+            ),
+            _ => assert!(r.is_ok(), "{policy:?}: {r:?}"),
+        }
+    }
+}
