@@ -16,7 +16,7 @@
 //! - **Policy** ([`PinPolicy`], [`Config::tool_pins`](crate::Config::tool_pins), off by
 //!   default): under [`PinPolicy::Warn`] a listing or a call whose tool changed goes on with a
 //!   note ([`ToolChange`]); under [`PinPolicy::Refuse`] it fails with
-//!   [`Error::ToolChanged`](crate::Error::ToolChanged) (a call before it is sent, a listing
+//!   [`Error::ToolChanged`] (a call before it is sent, a listing
 //!   changing no pin). [`PinPolicy::judge`] is the one place that decides.
 //! - **Bounds**: a set holds at most [`MAX_TOOL_PINS`] pins of 64 bytes each (a digest of the
 //!   name and the pin); a set at its bound pins no new tool (it never evicts a pin to make room,
@@ -322,8 +322,8 @@ impl core::fmt::Display for ToolChange {
     }
 }
 
-/// What a client does with a tool that changed since it was pinned ([`Config::tool_pins`]
-/// (crate::Config::tool_pins)). Ordered: `Off < Warn < Refuse`, so the stricter of two is their
+/// What a client does with a tool that changed since it was pinned
+/// ([`Config::tool_pins`](crate::Config::tool_pins)). Ordered: `Off < Warn < Refuse`, so the stricter of two is their
 /// `max`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PinPolicy {

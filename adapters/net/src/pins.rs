@@ -6,7 +6,7 @@
 //!   Off by default.
 //! - **Where**: every pin set is kept in the client's [`Store`] under
 //!   [`store_key`](mcp_sansio::store_key) of [`StoreUse::ToolPins`], the server's URL and the
-//!   [`AuthContext`](mcp_sansio::AuthContext): a pin of one authorization context never applies
+//!   [`AuthContext`]: a pin of one authorization context never applies
 //!   under another. The store is the client's shared store if it has one
 //!   ([`ClientBuilder::shared_store`](crate::ClientBuilder::shared_store): a fleet's executors then
 //!   share their pins), else a [`MemoryStore`](crate::cache::MemoryStore) of the client
@@ -19,7 +19,7 @@
 //! - **Verdict** ([`PinPolicy::judge`]): under `warn` the operation goes on and the notes are
 //!   kept for the embedder ([`Session::tool_changes`](crate::Session::tool_changes)); under
 //!   `refuse` a listing fails (changing no pin; a cached listing's entry is removed) and a call
-//!   fails before it is sent, with [`Error::ToolChanged`](mcp_sansio::Error::ToolChanged).
+//!   fails before it is sent, with [`Error::ToolChanged`].
 //! - **Bounds and checks**: a stored set is at most
 //!   [`MAX_PIN_SET_BYTES`](mcp_sansio::pin::MAX_PIN_SET_BYTES) ([`MAX_TOOL_PINS`] pins), framed,
 //!   versioned and checksummed; one that does not read back ([`ToolPins::from_bytes`]) is a miss
