@@ -208,3 +208,43 @@ fn refuse_does_not_resend_a_call_after_a_header_mismatch() {
         }
     }
 }
+
+/// A listing served from the catalog cache is checked as one from the wire: another client of
+/// the fleet (pins off) re-lists the changed tool into the shared cache; the pinning client's
+/// next listing comes from that cache and is refused, and the cached entry removed.
+#[test]
+fn a_cached_listing_is_checked_too() {
+    let server = CacheServer::start(Script::default());
+    let store = TestStore::new(1 << 20);
+    let build = |policy| {
+        Client::builder()
+            .policy(loopback())
+            .http1_only(true)
+            .catalog_cache(true)
+            .shared_store(store.clone())
+            .tool_pins(policy)
+            .build()
+    };
+    let pinning = build(PinPolicy::Refuse);
+    let other = build(PinPolicy::Off);
+    let mut s = pinning.connect(config(&server, "t")).unwrap();
+    s.list_tools().unwrap();
+    s.close().unwrap();
+    change_weather(&server);
+    // The other client calls with the cached (old) definition: -32020, its re-listing removes
+    // the entry; its next listing caches the changed tool.
+    let mut s = other.connect(config(&server, "t")).unwrap();
+    s.call_tool("weather", br#"{"region":"eu"}"#).unwrap();
+    s.list_tools().unwrap();
+    s.close().unwrap();
+    assert_eq!(store.listings(), 1);
+    let lists = server.count("tools/list");
+    let mut s = pinning.connect(config(&server, "t")).unwrap();
+    let e = s.list_tools().unwrap_err();
+    assert!(
+        matches!(&e, Error::ToolChanged { name, .. } if name == "weather"),
+        "{e:?}"
+    );
+    assert_eq!(server.count("tools/list"), lists, "served from the cache");
+    assert_eq!(store.listings(), 0, "the refused cached listing is removed");
+}
