@@ -133,6 +133,14 @@ pub struct Config {
     /// process can resume it, and this is how a connection converts. Adapters set it from the
     /// system clock; zero (the default) makes the timeline Unix time itself.
     pub unix_at_zero: core::time::Duration,
+    /// What a client does with a tool that changed since it was pinned ([`crate::pin`]): applied
+    /// by the client that keeps the pins (the adapters' session driver) to listings and to calls
+    /// before they are sent; the connection reads it only when a call made with a known
+    /// definition meets `-32020` (header mismatch): under
+    /// [`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse) it is not sent again with the
+    /// re-listed definition but fails with [`Error::ToolChanged`](crate::Error::ToolChanged).
+    /// [`PinPolicy::Off`](crate::pin::PinPolicy::Off) by default.
+    pub tool_pins: crate::pin::PinPolicy,
 }
 
 impl core::fmt::Debug for Config {
@@ -157,6 +165,7 @@ impl core::fmt::Debug for Config {
             .field("tool_names", &self.tool_names)
             .field("tasks", &self.tasks)
             .field("unix_at_zero", &self.unix_at_zero)
+            .field("tool_pins", &self.tool_pins)
             .finish()
     }
 }
@@ -179,6 +188,7 @@ impl Config {
             tool_names: crate::list::ToolNameRule::Strict,
             tasks: false,
             unix_at_zero: core::time::Duration::ZERO,
+            tool_pins: crate::pin::PinPolicy::Off,
         })
     }
 
@@ -221,6 +231,12 @@ impl Config {
     /// Turns tasks on or off ([`Config::tasks`]).
     pub fn with_tasks(mut self, tasks: bool) -> Config {
         self.tasks = tasks;
+        self
+    }
+
+    /// Sets the tool-pin policy ([`Config::tool_pins`]).
+    pub fn with_tool_pins(mut self, policy: crate::pin::PinPolicy) -> Config {
+        self.tool_pins = policy;
         self
     }
 

@@ -2,7 +2,7 @@
 //! client stores for it.
 //!
 //! What a client keeps between connections (a cached catalog, an era hint, the tokens of an
-//! authorization, later task handles and tool pins) belongs to one server and to one
+//! authorization, task handles, tool pins) belongs to one server and to one
 //! authorization context: SEP-2549 says caches "MUST NOT be shared across authorization
 //! contexts", and a token obtained by one grant is not another's. Every such entry is stored
 //! under [`store_key`] of (what the entry is for, the resource, the context), and nothing else
@@ -203,8 +203,7 @@ impl AuthContext {
     }
 }
 
-/// What a stored entry is for: the first part of its [`store_key`]. Later uses (task handles,
-/// tool pins) extend it.
+/// What a stored entry is for: the first part of its [`store_key`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StoreUse {
@@ -224,6 +223,8 @@ pub enum StoreUse {
         /// The digest of the task id.
         task: [u8; 32],
     },
+    /// The tool pins of a server in a context ([`ToolPins`](crate::pin::ToolPins)).
+    ToolPins,
 }
 
 impl StoreUse {
@@ -263,6 +264,7 @@ impl StoreUse {
             StoreUse::EraHint => "era",
             StoreUse::Tokens => "tokens",
             StoreUse::TaskHandle { .. } => "task",
+            StoreUse::ToolPins => "pins",
         }
     }
 }
@@ -273,7 +275,7 @@ impl StoreUse {
 /// may itself be a secret).
 ///
 /// The one builder of the keys of everything a client stores between connections (a cached
-/// catalog, an era hint, the tokens of an authorization; later task handles and tool pins):
+/// catalog, an era hint, the tokens of an authorization, task handles, tool pins):
 /// SEP-2549 says caches "MUST NOT be shared across authorization contexts", and a token one
 /// grant obtained is not another's. So every entry belongs to
 ///
@@ -291,7 +293,7 @@ pub fn store_key(store_use: StoreUse, resource: &Endpoint, context: &AuthContext
     match &store_use {
         StoreUse::Catalog { request } => field(&mut h, request),
         StoreUse::TaskHandle { task } => field(&mut h, task),
-        StoreUse::EraHint | StoreUse::Tokens => {}
+        StoreUse::EraHint | StoreUse::Tokens | StoreUse::ToolPins => {}
     }
     field(&mut h, resource.origin().as_bytes());
     field(&mut h, resource.target().as_bytes());

@@ -309,6 +309,22 @@ pub enum Error {
     /// Authorization (OAuth 2.1) failed; its kind is [`AuthError::kind`].
     #[error("authorization: {0}")]
     Auth(#[from] AuthError),
+    /// A tool changed since it was pinned and the policy is
+    /// [`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse) (see [`crate::pin`]): a listing that
+    /// shows it, or a call of it (not sent), fails. Kind [`ErrorKind::ServerAnswered`]: the
+    /// server answered, with a definition this client will not use.
+    #[error(
+        "tool {name:?} changed since it was pinned ({changed} changed tool(s) in all); the {} is refused",
+        match operation { crate::Operation::CallTool => "call", _ => "listing" }
+    )]
+    ToolChanged {
+        /// The first changed tool's name.
+        name: String,
+        /// What saw it: a listing or a call.
+        operation: crate::Operation,
+        /// How many tools changed (1 for a call).
+        changed: usize,
+    },
 }
 
 impl From<Http1Error> for Error {
@@ -330,9 +346,10 @@ impl Error {
             Error::Authentication { .. } => ErrorKind::AuthenticationFailed,
             Error::Auth(e) => e.kind(),
             Error::Task(e) => e.kind(),
-            Error::Rpc(_) | Error::MissingClientCapability { .. } | Error::InvalidAnswer { .. } => {
-                ErrorKind::ServerAnswered
-            }
+            Error::Rpc(_)
+            | Error::MissingClientCapability { .. }
+            | Error::InvalidAnswer { .. }
+            | Error::ToolChanged { .. } => ErrorKind::ServerAnswered,
             _ => ErrorKind::ConnectionFailed,
         }
     }

@@ -174,6 +174,7 @@ mod json;
 mod jsonrpc;
 mod list;
 pub mod mux;
+pub mod pin;
 mod prelude;
 pub mod socket;
 mod sse;
@@ -200,6 +201,7 @@ pub use list::{
     CacheHint, CacheScope, Catalog, Icon, IconDrop, RefusalReason, RefusedTool, Tool, ToolHints,
     ToolNameRule, ToolNote,
 };
+pub use pin::{PinPolicy, ToolChange, ToolPin, ToolPins};
 pub use sse::SseError;
 pub use time::Instant;
 pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind};

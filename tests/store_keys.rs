@@ -125,6 +125,7 @@ fn every_credential_form_and_store_use_has_its_own_key() {
                 StoreUse::catalog(&config),
                 StoreUse::EraHint,
                 StoreUse::Tokens,
+                StoreUse::ToolPins,
             ] {
                 let key = store_key(store_use, &config.endpoint, &context);
                 let what = format!("{name} at {url} for {}", store_use.name());
@@ -143,7 +144,7 @@ fn every_credential_form_and_store_use_has_its_own_key() {
             }
         }
     }
-    assert_eq!(count, 2 * forms("https://x/").len() * 3);
+    assert_eq!(count, 2 * forms("https://x/").len() * 4);
 }
 
 /// The resource is the URL normalised (scheme and host case, the default port), path kept:

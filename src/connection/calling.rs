@@ -8,14 +8,15 @@ impl Connection {
     /// the `Mcp-Param-*` headers of its `x-mcp-header` parameters.
     pub fn call_tool(&mut self, now: Instant, name: &str, arguments: &[u8]) {
         let listed = self.listed_headers.iter().find(|(n, _)| n == name);
+        let known = listed.is_some();
         let params = listed.map(|(_, p)| p.clone()).unwrap_or_default();
-        self.start_call(now, name, &params, arguments);
+        self.start_call(now, name, &params, arguments, known);
     }
 
     /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
     /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first.
     pub fn call_known_tool(&mut self, now: Instant, tool: &crate::list::Tool, arguments: &[u8]) {
-        self.start_call(now, tool.name(), tool.header_params(), arguments);
+        self.start_call(now, tool.name(), tool.header_params(), arguments, true);
     }
 
     /// How many `-32020` (header mismatch) answers this connection has met: a caller holding
@@ -41,6 +42,7 @@ impl Connection {
         name: &str,
         params: &[crate::xmcp::HeaderParam],
         arguments: &[u8],
+        known: bool,
     ) {
         self.catalog_stale = false;
         if let Err(e) = self.check_connected() {
@@ -77,6 +79,7 @@ impl Connection {
             request_state: None,
             rounds: 0,
             param_headers,
+            known,
         };
         self.listen_keep(now, Some(deadline.at));
         let req = self.new_request(now, Step::Call, Some(deadline));
@@ -119,8 +122,21 @@ impl Connection {
     /// The listing after a header mismatch is complete: the called tool's headers from it, or
     /// the error the call fails with (the error it got if the tool is not listed). `None` if
     /// no such listing runs.
+    ///
+    /// Under the tool-pin policy [`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse), a call
+    /// made with a known definition of its tool (this connection's listing, or a tool held from
+    /// an earlier one) is not sent again: the mismatch says the server's definition is no longer
+    /// that one (its `x-mcp-header` parameters, part of its input schema, changed), and refuse
+    /// does not use a changed tool. It fails with [`Error::ToolChanged`].
     pub(super) fn relisted_call(&self) -> Option<Answer> {
         let (catalog, call, error) = self.machine.relisting()?;
+        if call.known && self.config.tool_pins == crate::pin::PinPolicy::Refuse {
+            return Some(Answer::Relisted(Err(Error::ToolChanged {
+                name: call.name.clone(),
+                operation: Operation::CallTool,
+                changed: 1,
+            })));
+        }
         let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
             return Some(Answer::Relisted(Err(Error::Rpc(error.clone()))));
         };
@@ -209,6 +225,9 @@ pub(super) struct CallState {
     pub(super) rounds: u32,
     /// `Mcp-Param-*` headers from the tool's `x-mcp-header` parameters.
     pub(super) param_headers: Vec<(String, String)>,
+    /// Whether the call was made with a known definition of its tool (a listing's, or one held
+    /// from an earlier listing): its parameters came from that definition.
+    pub(super) known: bool,
 }
 
 /// The wait before load-shedding retry `round` (none before the first retry, then 100 ms

@@ -47,6 +47,8 @@
 //!   `private_key_jwt` signer ([`auth::KeySigner`]);
 //! - [`cache`]: the catalog cache a client's sessions may share ([`ClientBuilder::catalog_cache`]),
 //!   per server URL and credential, behind a small [`cache::Store`] trait;
+//! - [`pins`]: the tool pins a client's sessions keep in that store
+//!   ([`ClientBuilder::tool_pins`]), a defence against a tool that changed since it was pinned;
 //! - [`trace`]: the `tracing` spans of operations, exchanges and authorizations (feature
 //!   `tracing`; without it nothing of `tracing` is compiled in).
 #![forbid(unsafe_code)]
@@ -56,6 +58,7 @@ pub mod auth;
 pub mod cache;
 pub mod guard;
 mod lock;
+pub mod pins;
 pub mod runtime;
 pub mod session;
 pub mod trace;

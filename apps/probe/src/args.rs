@@ -320,6 +320,17 @@ pub struct Options {
     /// resumes it after a crash; with task: the handle to read
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub task_handle: Option<PathBuf>,
+    /// What to do with a tool that changed since it was pinned (its
+    /// name, description, schemas or annotations): off (default), warn
+    /// (a note on stderr) or refuse (exit 5, a call is not sent); with
+    /// it, call lists the tools first. Pins last one run unless
+    /// --pin-file keeps them
+    #[arg(verbatim_doc_comment, long, value_name = "POLICY", value_parser = pin_policy)]
+    pub pin_tools: Option<mcp_sansio::PinPolicy>,
+    /// With --pin-tools: keep the tool pins in FILE between runs
+    /// (created with mode 0600)
+    #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
+    pub pin_file: Option<PathBuf>,
     /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
     #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
     pub bearer_token: Option<Option<String>>,
@@ -357,6 +368,8 @@ impl Options {
         self.idp_token_endpoint = later.idp_token_endpoint.or(self.idp_token_endpoint);
         self.idp_client_id = later.idp_client_id.or(self.idp_client_id);
         self.id_token_file = later.id_token_file.or(self.id_token_file);
+        self.pin_tools = later.pin_tools.or(self.pin_tools);
+        self.pin_file = later.pin_file.or(self.pin_file);
         self.ca_certs.extend(later.ca_certs);
         self.bearer_token = later.bearer_token.or(self.bearer_token);
         self
@@ -375,6 +388,10 @@ fn count<T: std::str::FromStr + PartialOrd + Default>(v: &str) -> Result<T, Stri
         Ok(n) if n > T::default() => Ok(n),
         _ => Err("expects a positive integer".into()),
     }
+}
+
+fn pin_policy(v: &str) -> Result<mcp_sansio::PinPolicy, String> {
+    mcp_sansio::PinPolicy::from_name(v).ok_or_else(|| "expects off, warn or refuse".into())
 }
 
 fn file(v: &str) -> Result<PathBuf, String> {

@@ -8,6 +8,7 @@ mod args;
 mod demo;
 mod inert;
 mod oauth;
+mod pins;
 mod render;
 
 use std::io::{IsTerminal, Read, Write};
@@ -214,6 +215,15 @@ fn client(o: &Options) -> Result<(Client, Option<Arc<TranscriptFile>>), String> 
         b = b.dial_timeout(d);
     }
     b = b.http1_only(o.http1).h2_prior_knowledge(o.h2c);
+    if let Some(policy) = o.pin_tools {
+        b = b.tool_pins(policy);
+    }
+    if let Some(path) = &o.pin_file {
+        if o.pin_tools.is_none() {
+            return Err("--pin-file needs --pin-tools warn or refuse".into());
+        }
+        b = b.shared_store(Arc::new(pins::FileStore::open(path)?));
+    }
     for path in &o.ca_certs {
         b = b.add_root_certificates(read_ca_certificates(path).map_err(|e| e.to_string())?);
     }
@@ -261,6 +271,7 @@ async fn list(client: Client, config: Config, o: &Options) -> ExitCode {
         Ok(c) => c,
         Err(e) => return failed(o.json, &e),
     };
+    pins::print_notes(session.session());
     if o.json {
         // Written as it is rendered: a catalog of many small tools is never built twice; every
         // string a server chose is written inert.
@@ -292,6 +303,14 @@ async fn call(
         Ok(s) => s,
         Err(e) => return failed(o.json, &e),
     };
+    // With pins, the tools are listed first: the call is checked against the definition listed
+    // (and refused before it is sent if it changed, under refuse).
+    if o.pin_tools.is_some_and(|p| p != mcp_sansio::PinPolicy::Off) {
+        if let Err(e) = session.list_tools().await {
+            return failed(o.json, &e);
+        }
+        pins::print_notes(session.session());
+    }
     let mut observer = TaskObserver::new(o);
     let result = {
         let call = session.call_tool_with(tool, arguments.as_bytes(), &mut observer);
@@ -304,6 +323,7 @@ async fn call(
     let Some(result) = result else {
         return observer.outcome(interrupted(&client, config, o, observer.handle.as_ref()).await);
     };
+    pins::print_notes(session.session());
     let result = match result {
         Ok(r) => r,
         Err(e) => return observer.outcome(failed(o.json, &e)),

@@ -206,6 +206,7 @@ fn an_answer_the_state_does_not_wait_for_is_caught() {
         request_state: None,
         rounds: 0,
         param_headers: Vec::new(),
+        known: false,
     };
     m.start_call(req(Step::Call), call, deadline());
     let page = Answer::Page {

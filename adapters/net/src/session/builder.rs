@@ -42,6 +42,7 @@ pub struct ClientBuilder<C> {
     catalog_cache: bool,
     cache_store: Option<Arc<dyn crate::cache::Store>>,
     cache_max_ttl: Duration,
+    tool_pins: mcp_sansio::PinPolicy,
     http1_only: bool,
     h2c: bool,
     sink: Option<Arc<dyn TranscriptSink>>,
@@ -56,6 +57,7 @@ impl<C> fmt::Debug for ClientBuilder<C> {
             .field("pool_limits", &self.pool_limits)
             .field("era_hints", &self.era_hints)
             .field("catalog_cache", &self.catalog_cache)
+            .field("tool_pins", &self.tool_pins)
             .finish_non_exhaustive()
     }
 }
@@ -83,6 +85,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             catalog_cache: false,
             cache_store: None,
             cache_max_ttl: crate::cache::DEFAULT_MAX_TTL,
+            tool_pins: mcp_sansio::PinPolicy::Off,
             http1_only: false,
             h2c: false,
             sink: None,
@@ -178,6 +181,19 @@ impl<C: BuildClient> ClientBuilder<C> {
         self
     }
 
+    /// What every session does with a tool that changed since it was pinned (see
+    /// [`crate::pins`]): [`PinPolicy::Off`](mcp_sansio::PinPolicy::Off) (the default),
+    /// `Warn` (the operation goes on with a note,
+    /// [`Session::tool_changes`](crate::Session::tool_changes)) or `Refuse` (a listing that
+    /// shows a changed tool fails, a call of one fails before it is sent). A session's
+    /// [`Config::tool_pins`](mcp_sansio::Config::tool_pins) may be stricter. Pins live in the
+    /// [`shared_store`](Self::shared_store) if there is one (a fleet shares them), else in the
+    /// client's memory.
+    pub fn tool_pins(mut self, policy: mcp_sansio::PinPolicy) -> Self {
+        self.tool_pins = policy;
+        self
+    }
+
     /// Whether the era learnt per server and authorization context is offered to the next
     /// connect. Default on.
     pub fn era_hints(mut self, on: bool) -> Self {
@@ -246,6 +262,14 @@ impl<C: BuildClient> ClientBuilder<C> {
                 hints: Mutex::new(EraHints::new()),
                 store: self.cache_store.clone(),
             }),
+            pins: Arc::new(crate::pins::PinBook::new(
+                self.cache_store.clone().unwrap_or_else(|| {
+                    Arc::new(crate::cache::MemoryStore::new(
+                        crate::pins::DEFAULT_MAX_BYTES,
+                    ))
+                }),
+                self.tool_pins,
+            )),
             cache: (self.catalog_cache && self.sink.is_none()).then(|| {
                 let store = self.cache_store.unwrap_or_else(|| {
                     Arc::new(crate::cache::MemoryStore::new(

@@ -100,6 +100,8 @@ pub struct Shared<S> {
     pub(crate) hints: Arc<HintBook>,
     /// The catalog cache, if on ([`ClientBuilder::catalog_cache`]).
     pub(crate) cache: Option<Arc<crate::cache::CatalogCache>>,
+    /// The tool pins ([`ClientBuilder::tool_pins`]).
+    pub(crate) pins: Arc<crate::pins::PinBook>,
     pub(crate) sink: Option<Arc<dyn TranscriptSink>>,
     pub(crate) sessions: AtomicU64,
 }
@@ -530,6 +532,13 @@ impl<R: ClientRuntime> Client<R> {
     pub fn h2_connections(&self) -> usize {
         self.shared.h2_connections()
     }
+
+    /// Forgets the tool pins of `config`'s server URL and authorization context (see
+    /// [`crate::pins`]): the embedder accepts the tools as the server defines them now, and the
+    /// next sight of each pins it again.
+    pub fn forget_tool_pins(&self, config: &mcp_sansio::Config) {
+        self.shared.pins.forget(config);
+    }
 }
 
 /// What a runtime's [`Session`] is made of: the I/O of its exchanges, and how an operation runs
@@ -626,6 +635,13 @@ impl<R: SessionRuntime> Session<R> {
     /// The HTTP version the session's exchanges run on: `"HTTP/2"` or `"HTTP/1.1"`.
     pub fn http_version(&self) -> &'static str {
         self.driver.http_version()
+    }
+
+    /// The notes of the last listing or call under the tool-pin policy `warn`
+    /// ([`ClientBuilder::tool_pins`]): each tool that changed since it was pinned. Empty when
+    /// the policy is off, and when nothing changed.
+    pub fn tool_changes(&self) -> &[mcp_sansio::ToolChange] {
+        self.driver.tool_changes()
     }
 
     /// Lists every tool, following cursors to the end, within the page and list-time budgets.

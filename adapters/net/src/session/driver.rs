@@ -95,6 +95,8 @@ pub struct SessionDriver {
     trace: SessionTrace,
     /// The session's handle on the client's catalog cache, if on.
     cache: Option<crate::cache::SessionCache>,
+    /// The session's handle on the client's tool pins, if its policy is not off.
+    pins: Option<crate::pins::SessionPins>,
 }
 
 impl std::fmt::Debug for SessionDriver {
@@ -138,6 +140,7 @@ impl SessionDriver {
     /// authorization context is offered (when hints are on and `config` has none), and
     /// recording starts when the client records. Nothing is sent before [`start`](Self::start).
     pub fn new<S>(shared: &Shared<S>, mut config: Config) -> Result<SessionDriver, Error> {
+        config.tool_pins = config.tool_pins.max(shared.pins.policy());
         let origin = config.endpoint.origin();
         shared
             .hints
@@ -169,6 +172,7 @@ impl SessionDriver {
         conn: Arc<SharedH2>,
         wake: Waker,
     ) -> Result<Option<SessionDriver>, Error> {
+        config.tool_pins = config.tool_pins.max(shared.pins.policy());
         let origin = config.endpoint.origin();
         shared
             .hints
@@ -198,8 +202,10 @@ impl SessionDriver {
             .cache
             .as_ref()
             .map(|c| crate::cache::SessionCache::new(c.clone(), config));
+        let pins = crate::pins::SessionPins::new(shared.pins.clone(), config);
         SessionDriver {
             cache,
+            pins,
             conn: Box::new(conn),
             h2,
             clock: Instant::ZERO,
@@ -277,6 +283,12 @@ impl SessionDriver {
             None => "HTTP/1.1",
             Some(_) => "HTTP/2",
         }
+    }
+
+    /// The notes of the last listing or call under the tool-pin policy `warn` (see
+    /// [`crate::pins`]).
+    pub fn tool_changes(&self) -> &[mcp_sansio::ToolChange] {
+        self.pins.as_ref().map_or(&[], |p| p.changes())
     }
 
     /// The connection's configuration.
@@ -386,6 +398,9 @@ impl SessionDriver {
         if buf.capacity() > 0 {
             self.conn.give_body_buffer(buf);
         }
+        if let Some(p) = &mut self.pins {
+            p.start();
+        }
         let operation = match op {
             Start::Connect => {
                 self.begin(|| RecordedOperation::Connect, |c, now| c.connect(now));
@@ -394,7 +409,12 @@ impl SessionDriver {
             Start::ListTools => {
                 // A fresh cached listing: the outcome, with no request.
                 if let Some(catalog) = self.cached_listing() {
-                    self.outcome = Some(Ok(Completion::Listed(catalog)));
+                    let result =
+                        self.pins_settle(Operation::ListTools, Ok(Completion::Listed(catalog)));
+                    if result.is_err() {
+                        self.cache_settle(Operation::ListTools, &result);
+                    }
+                    self.outcome = Some(result);
                     self.running = Some(Operation::ListTools);
                     return;
                 }
@@ -404,6 +424,14 @@ impl SessionDriver {
             Start::CallTool { name, arguments } => {
                 // A tool of a fresh cached listing is called with its header parameters.
                 let known = self.cached_tool(name);
+                // A tool that changed since it was pinned is refused before the call is sent.
+                if let Some(p) = &mut self.pins {
+                    if let Err(e) = p.call(name, known.as_ref()) {
+                        self.outcome = Some(Err(e));
+                        self.running = Some(Operation::CallTool);
+                        return;
+                    }
+                }
                 self.begin(
                     || RecordedOperation::CallTool {
                         name: name.to_owned(),
@@ -461,6 +489,22 @@ impl SessionDriver {
     /// The cache hook of a call: tool `name` of a fresh cached listing, if any.
     fn cached_tool(&mut self, name: &str) -> Option<mcp_sansio::Tool> {
         self.cache.as_ref()?.tool(self.conn.config(), name)
+    }
+
+    /// The pins hook of an ended operation: a listing's tools are checked against the pins (the
+    /// verdict may turn it into [`Error::ToolChanged`]) and the new ones pinned.
+    fn pins_settle(
+        &mut self,
+        op: Operation,
+        result: Result<Completion, Error>,
+    ) -> Result<Completion, Error> {
+        match (&mut self.pins, op, result) {
+            (Some(pins), Operation::ListTools, Ok(Completion::Listed(catalog))) => {
+                pins.listed(&catalog)?;
+                Ok(Completion::Listed(catalog))
+            }
+            (_, _, result) => result,
+        }
     }
 
     /// The cache hook of an ended operation: a listing is stored (or its entry removed if it
@@ -621,6 +665,7 @@ impl SessionDriver {
         let event = match self.running {
             Some(op) => match event.completion(op) {
                 Ok(result) => {
+                    let result = self.pins_settle(op, result);
                     self.cache_settle(op, &result);
                     self.outcome.get_or_insert(result);
                     return;
