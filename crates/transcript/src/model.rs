@@ -82,6 +82,12 @@ pub enum RecordedOperation {
         /// Whether the task was cancelled at once.
         cancel: bool,
     },
+    /// [`Connection::get_task`] with a task handle's bytes: one `tasks/get`, the operation
+    /// ending with its report.
+    GetTask {
+        /// The handle's bytes.
+        handle: HandleBytes,
+    },
 }
 
 impl RecordedOperation {
@@ -129,6 +135,11 @@ impl RecordedOperation {
                         // Fails only when the resume failed at once, as when recorded.
                         let _ = conn.cancel_task(now);
                     }
+                }
+            }
+            RecordedOperation::GetTask { handle } => {
+                if let Ok(handle) = mcp_sansio::task::TaskHandle::from_bytes(&handle.0) {
+                    conn.get_task(now, &handle);
                 }
             }
         }

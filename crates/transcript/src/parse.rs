@@ -142,6 +142,9 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
             handle: crate::model::HandleBytes(unescape(rest)?),
             cancel: word == "resume_cancel",
         },
+        "resume_get" => RecordedOperation::GetTask {
+            handle: crate::model::HandleBytes(unescape(rest)?),
+        },
         "call_tool" => {
             let (name, after) = leading_string(rest, "tool name")?;
             RecordedOperation::CallTool {

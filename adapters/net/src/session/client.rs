@@ -697,6 +697,25 @@ impl<R: SessionRuntime> Session<R> {
         )
     }
 
+    /// One `tasks/get` of the task of `handle` (SEP-2663): checked as
+    /// [`resume_task`](Self::resume_task) checks it (a handle of another server or authorization
+    /// context is `TaskError::Handle`, nothing sent), then the task's report whatever its status
+    /// (`TaskReport`: the status, `statusMessage`, `ttlMs`, `pollIntervalMs`, a `completed`
+    /// task's result, a `failed` task's error). A `working` task is not waited for. The poll's
+    /// own failures (`-32602` for an unknown task, transport, budgets) are errors.
+    pub fn get_task<'a>(
+        &'a mut self,
+        handle: &'a mcp_sansio::task::TaskHandle,
+    ) -> R::Op<'a, mcp_sansio::task::TaskReport> {
+        let op = crate::session::io::Start::GetTask { handle };
+        R::run(
+            self,
+            op,
+            no_observer(),
+            crate::session::driver::SessionDriver::reported,
+        )
+    }
+
     /// Cancels the task of `handle`: resumes it as [`resume_task`](Self::resume_task) does, sends
     /// `tasks/cancel` (never `notifications/cancelled`) and polls to a terminal status within
     /// `task_cancel_time` (`Budget::TaskCancelTime`). The task ends `cancelled` as

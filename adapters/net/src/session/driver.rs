@@ -374,7 +374,7 @@ impl SessionDriver {
             Start::Connect => OpKind::Connect,
             Start::ListTools => OpKind::List,
             Start::CallTool { name, .. } => OpKind::Call { tool: name },
-            Start::ResumeTask { .. } => OpKind::Resume,
+            Start::ResumeTask { .. } | Start::GetTask { .. } => OpKind::Resume,
             Start::Close => OpKind::Close,
         };
         self.trace
@@ -441,6 +441,24 @@ impl SessionDriver {
                             let _ = c.cancel_task(now);
                         }
                     },
+                );
+                Operation::CallTool
+            }
+            Start::GetTask { handle } => {
+                let recorded = self.recording.is_some()
+                    || self.h2.as_ref().is_some_and(|h| h.conn.is_recorded());
+                if recorded && !resume_replays(self.conn.config()) {
+                    self.outcome = Some(Err(Error::Misuse {
+                        reason: "a task resume cannot be recorded in a session with credentials or secret query values: a replay could not present the handle's",
+                    }));
+                    self.running = Some(Operation::CallTool);
+                    return;
+                }
+                self.begin(
+                    || RecordedOperation::GetTask {
+                        handle: mcp_sansio_transcript::HandleBytes(handle.to_bytes()),
+                    },
+                    |c, now| c.get_task(now, handle),
                 );
                 Operation::CallTool
             }
@@ -839,6 +857,14 @@ impl SessionDriver {
     pub fn called(c: Completion) -> Result<CallResult, Error> {
         match c {
             Completion::Called(r) => Ok(r),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// The result of a task's one poll.
+    pub fn reported(c: Completion) -> Result<mcp_sansio::task::TaskReport, Error> {
+        match c {
+            Completion::TaskReported(r) => Ok(*r),
             _ => Err(mismatch()),
         }
     }
