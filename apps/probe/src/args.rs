@@ -30,8 +30,7 @@ Exit codes:
   2  usage or configuration error
   3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
   4  authentication failed (HTTP 401 or 403)
-  5  the server answered and refused (JSON-RPC error, unusable answer); a
-     task that failed or was cancelled (task wait, get, cancel)
+  5  the server answered and refused (JSON-RPC error, unusable answer, a failed or cancelled task)
   6  task get: the task is still running (working or input_required)
   130  interrupted (Ctrl-C); a task the call created is cancelled first
 
