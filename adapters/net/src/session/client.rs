@@ -669,8 +669,8 @@ impl<R: SessionRuntime> Session<R> {
     /// budgets (the handle's deadline, `task_polls`, the byte budget) and as the call that
     /// created it would have (`failed` is `Error::Rpc`, `cancelled` `TaskError::Cancelled`).
     /// The session must speak 2026-07-28 with `Config::tasks` on; a handle of another server or
-    /// authorization context is refused (`TaskError::Handle`). A recorded session refuses a
-    /// resume (`Error::Misuse`): transcripts have no operation for it yet.
+    /// authorization context is refused (`TaskError::Handle`). A recording session records it
+    /// as `op resume` with the handle rebound to the replay's stand-in credentials.
     pub fn resume_task<'a>(
         &'a mut self,
         handle: &'a mcp_sansio::task::TaskHandle,
