@@ -447,3 +447,54 @@ fn task_get_of_a_cancelled_task_and_of_another_context() {
         "{doc}"
     );
 }
+
+/// `task wait --record FILE` under `MCP_BEARER_TOKEN`: the resume is recorded (`op resume`)
+/// with the handle rebound to the replay's stand-in token, the token appears nowhere in the
+/// transcript, and the transcript replays to the same requests and outcome, whole and one byte
+/// at a time (a replay presents a stand-in token, which the recorded real handle's context would
+/// not match).
+#[test]
+fn a_resume_with_a_token_is_recorded_and_replays() {
+    use mcp_sansio_transcript::{replay, Split, Transcript};
+    const TOKEN: &str = "tok-probe-task-s3cr3t";
+    let server = DemoServer::start(Options {
+        bearer_token: Some(TOKEN.into()),
+        ..Options::default()
+    })
+    .unwrap();
+    let d = dir("record");
+    let handle = d.join("task.handle");
+    let h = handle.to_str().unwrap();
+    killed_call_with_handle(&server, &handle, Some(TOKEN));
+    let record = d.join("resume.transcript");
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--record",
+            record.to_str().unwrap(),
+            "task",
+            "wait",
+            "--task-handle",
+            h,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    assert!(!recorded.contains(TOKEN));
+    assert!(recorded.contains("config bearer-token <redacted>\n"), "{recorded}");
+    assert!(recorded.contains(" op resume "), "{recorded}");
+    let t = Transcript::parse(&recorded).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&t, split).unwrap();
+        assert_eq!(r.sends, t.sends(), "{split:?}");
+        r.check(&t).unwrap();
+    }
+    let finished = t
+        .outcome()
+        .into_iter()
+        .find_map(|e| e.get("call_finished").cloned())
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(finished["is_error"], true, "{finished}");
+    assert_eq!(server.tasks_created(), 1);
+}
