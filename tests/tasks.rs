@@ -827,3 +827,29 @@ fn get_task_refuses_another_context_and_fails_on_an_unknown_task() {
         Error::Task(TaskError::UnknownTask(e)) if e.code == -32602
     ));
 }
+
+/// `TaskHandle::rebound` (what a recording holds): the same task, times and answered keys,
+/// bound to another configuration's server and authorization context; it passes that
+/// configuration's check and no longer the original's.
+#[test]
+fn a_rebound_handle_belongs_to_the_new_context_only() {
+    let mut first = started(Split::Whole);
+    let handle = handle_of(&mut first);
+    let original = tasks_config();
+    let stand_in = Config::new("http://127.0.0.1:9/mcp?key=replay-secret")
+        .unwrap()
+        .with_tasks(true)
+        .with_bearer_token("replay-token");
+    assert!(handle.check(&original).is_ok());
+    assert!(handle.check(&stand_in).is_err());
+    let rebound = handle.rebound(&stand_in).unwrap();
+    assert!(rebound.check(&stand_in).is_ok());
+    assert!(rebound.check(&original).is_err());
+    assert_eq!(rebound.id(), handle.id());
+    assert_eq!(rebound.created_unix_ms(), handle.created_unix_ms());
+    assert_eq!(rebound.deadline_unix_ms(), handle.deadline_unix_ms());
+    assert_eq!(rebound.ttl_ms(), handle.ttl_ms());
+    assert_eq!(rebound.server(), "http://127.0.0.1:9/mcp?key=replay-secret");
+    let bytes = rebound.to_bytes();
+    assert_eq!(TaskHandle::from_bytes(&bytes).unwrap(), rebound);
+}

@@ -466,6 +466,34 @@ fn a_resume_with_a_token_is_recorded_and_replays() {
     let handle = d.join("task.handle");
     let h = handle.to_str().unwrap();
     killed_call_with_handle(&server, &handle, Some(TOKEN));
+    // One poll, recorded (`op resume_get`): it replays to the same report.
+    let polled = d.join("get.transcript");
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--record",
+            polled.to_str().unwrap(),
+            "task",
+            "get",
+            "--task-handle",
+            h,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code(&o), 6, "{}", text(&o.stderr));
+    let recorded = std::fs::read_to_string(&polled).unwrap();
+    assert!(!recorded.contains(TOKEN));
+    assert!(recorded.contains(" op resume_get "), "{recorded}");
+    let t = Transcript::parse(&recorded).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        replay(&t, split).unwrap().check(&t).unwrap();
+    }
+    let reported = t
+        .outcome()
+        .into_iter()
+        .find_map(|e| e.get("task_reported").cloned())
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(reported["status"], "working", "{reported}");
     let record = d.join("resume.transcript");
     let o = run(
         &[
@@ -482,7 +510,10 @@ fn a_resume_with_a_token_is_recorded_and_replays() {
     assert_eq!(code(&o), 0, "{}", text(&o.stderr));
     let recorded = std::fs::read_to_string(&record).unwrap();
     assert!(!recorded.contains(TOKEN));
-    assert!(recorded.contains("config bearer-token <redacted>\n"), "{recorded}");
+    assert!(
+        recorded.contains("config bearer-token <redacted>\n"),
+        "{recorded}"
+    );
     assert!(recorded.contains(" op resume "), "{recorded}");
     let t = Transcript::parse(&recorded).unwrap();
     for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
