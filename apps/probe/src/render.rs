@@ -557,6 +557,40 @@ mod tests {
         assert_eq!(task_status_line("completed", None), "task completed");
     }
 
+    /// `task get`'s report shows the server's task id and `statusMessage` inert (no control or
+    /// bidirectional formatting character reaches the terminal), one per line, with the TTL and
+    /// the poll interval, `unlimited` and `not given` when absent.
+    #[test]
+    fn a_task_report_is_inert_and_names_ttl_and_interval() {
+        let summary = |ttl, interval| TaskSummary {
+            id: "t\x1b[2J\u{202e}1".into(),
+            polls: 1,
+            status: "working".into(),
+            detail: Some(TaskDetail {
+                status_message: Some("a\r\nfake\x1b]0;x\x07".into()),
+                ttl_ms: ttl,
+                poll_interval_ms: interval,
+            }),
+        };
+        let text = task_report_text(&summary(Some(60_000), Some(100)));
+        let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || bidi(c)),
+            "{text:?}"
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text:?}");
+        assert!(lines[1].starts_with("task working: a"), "{text:?}");
+        assert_eq!(&lines[2..], ["ttl 60000 ms", "poll interval 100 ms"]);
+        let text = task_report_text(&summary(None, None));
+        assert!(
+            text.ends_with("ttl unlimited\npoll interval not given\n"),
+            "{text:?}"
+        );
+    }
+
     #[test]
     fn progress_lines_show_the_share_done() {
         assert_eq!(
