@@ -724,3 +724,132 @@ fn other_refused_results_keep_their_reason() {
         );
     }
 }
+
+/// `tasks/get` "MUST return the current state of the task": `get_task` sends one `tasks/get`
+/// at once and ends with that report whatever the status. A `working` (or `input_required`)
+/// task is not waited for: nothing more is sent however long the clock runs, and the connection
+/// is ready for another operation; a `completed` task brings its `CallToolResult`, a `failed`
+/// one its JSON-RPC error, as data of the report, not as the operation's failure.
+#[test]
+fn get_task_reports_one_poll_whatever_the_status() {
+    let input = r#"{"resultType":"complete","taskId":"t1","status":"input_required","statusMessage":"say\u001b[31m","ttlMs":60000,"pollIntervalMs":500,"inputRequests":{"k":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}}}"#;
+    let failed = r#"{"taskId":"t1","status":"failed","ttlMs":null,"error":{"code":-32000,"message":"broke"}}"#;
+    let cancelled = r#"{"taskId":"t1","status":"cancelled","ttlMs":null}"#;
+    let cases: [(&str, TaskStatus); 5] = [
+        (
+            r#"{"resultType":"complete","taskId":"t1","status":"working","ttlMs":60000,"pollIntervalMs":2500}"#,
+            TaskStatus::Working,
+        ),
+        (input, TaskStatus::InputRequired),
+        (&completed(true), TaskStatus::Completed),
+        (failed, TaskStatus::Failed),
+        (cancelled, TaskStatus::Cancelled),
+    ];
+    for split in SPLITS {
+        for (answer, status) in &cases {
+            let mut first = started(split);
+            let handle = handle_of(&mut first);
+            let mut h = modern_with(tasks_config(), split);
+            h.conn.get_task(h.now, &handle);
+            h.drain();
+            let r = h.next();
+            assert_eq!(r.rpc_method(), "tasks/get");
+            assert_eq!(r.json()["params"]["taskId"], "t1");
+            reply(&mut h, &r, answer);
+            let events = h.take_events();
+            let report = events
+                .iter()
+                .find_map(|e| match e {
+                    Event::TaskReported(r) => Some(r.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{status}: {events:?}"));
+            assert_eq!(report.task.status, *status);
+            assert!(
+                !events.iter().any(|e| matches!(
+                    e,
+                    Event::Failed { .. } | Event::CallFinished(_) | Event::InputRequired { .. }
+                )),
+                "{status}: {events:?}"
+            );
+            match status {
+                TaskStatus::Working => {
+                    assert_eq!(report.task.ttl_ms, Some(60000));
+                    assert_eq!(report.task.poll_interval_ms, Some(2500));
+                }
+                TaskStatus::InputRequired => {
+                    let m = report.task.status_message.as_deref().unwrap();
+                    assert!(m.starts_with("say") && !m.contains('\u{1b}'), "{m:?}");
+                }
+                TaskStatus::Completed => {
+                    let result = report.result.as_ref().expect("the result");
+                    assert!(result.is_error);
+                }
+                TaskStatus::Failed => {
+                    let error = report.error.as_ref().expect("the error");
+                    assert_eq!(error.code, -32000);
+                }
+                TaskStatus::Cancelled => assert!(report.result.is_none()),
+            }
+            let sent = h.sent.len();
+            h.advance(Duration::from_secs(120));
+            assert_eq!(h.sent.len(), sent, "{status}: nothing more is sent");
+            assert_eq!(h.conn.state(), ConnectionState::Ready);
+        }
+    }
+}
+
+/// A `get_task` with a handle of another authorization context is refused before anything is
+/// sent, as a resume is; an unknown task (`-32602`) fails the operation.
+#[test]
+fn get_task_refuses_another_context_and_fails_on_an_unknown_task() {
+    let mut first = started(Split::Whole);
+    let handle = handle_of(&mut first);
+    let mut h = modern_with(
+        tasks_config().with_bearer_token("someone-else"),
+        Split::Whole,
+    );
+    let sent = h.sent.len();
+    h.conn.get_task(h.now, &handle);
+    h.drain();
+    assert!(matches!(failure(&mut h), Error::Task(TaskError::Handle(_))));
+    assert_eq!(h.sent.len(), sent);
+    let mut h = modern_with(tasks_config(), Split::Whole);
+    h.conn.get_task(h.now, &handle);
+    h.drain();
+    let r = h.next();
+    h.feed(
+        r.exchange,
+        &json_response(200, &error_msg(r.rpc_id(), -32602, "no such task", None)),
+    );
+    assert!(matches!(
+        failure(&mut h),
+        Error::Task(TaskError::UnknownTask(e)) if e.code == -32602
+    ));
+}
+
+/// `TaskHandle::rebound` (what a recording holds): the same task, times and answered keys,
+/// bound to another configuration's server and authorization context; it passes that
+/// configuration's check and no longer the original's.
+#[test]
+fn a_rebound_handle_belongs_to_the_new_context_only() {
+    let mut first = started(Split::Whole);
+    let handle = handle_of(&mut first);
+    let original = tasks_config();
+    let stand_in = Config::new("http://127.0.0.1:9/mcp?key=replay-secret")
+        .unwrap()
+        .with_tasks(true)
+        .with_bearer_token("replay-token");
+    assert!(handle.check(&original).is_ok());
+    assert!(handle.check(&stand_in).is_err());
+    let rebound = handle.rebound(&stand_in).unwrap();
+    assert!(rebound.check(&stand_in).is_ok());
+    assert!(rebound.check(&original).is_err());
+    assert_eq!(rebound.id(), handle.id());
+    assert_eq!(rebound.created_unix_ms(), handle.created_unix_ms());
+    assert_eq!(rebound.deadline_unix_ms(), handle.deadline_unix_ms());
+    assert_eq!(rebound.ttl_ms(), handle.ttl_ms());
+    assert_eq!(rebound.server(), "http://127.0.0.1:9/mcp?key=replay-secret");
+    let bytes = rebound.to_bytes();
+    assert_eq!(TaskHandle::from_bytes(&bytes).unwrap(), rebound);
+}

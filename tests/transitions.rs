@@ -63,6 +63,7 @@ fn drive_to(state: &str) -> Harness {
         "TaskAwaitingInput" => ("TaskPolling", &["`input_required` task"]),
         "TaskPolling (an update)" => ("TaskAwaitingInput", &["`provide_input`"]),
         "TaskCancelling" => ("TaskWaiting", &["`cancel_task`"]),
+        "TaskPolling (a `get_task`)" => ("Ready (tasks)", &["`get_task`"]),
         "Discovering" => ("Unconnected", &["`connect`"]),
         "Resuming (a discovery)" => ("Discovering", &["stream ends after an event id"]),
         "Resuming (an initialization)" => ("Initializing", &["stream ends after an event id"]),
@@ -186,6 +187,16 @@ fn apply(h: &mut Harness, input: &str) {
                 mcp_sansio::task::TaskHandle::new(&config, Era::Modern, "2026-07-28", &task, 0)
                     .unwrap();
             h.conn.resume_task(h.now, &handle);
+            h.drain();
+        }
+        "`get_task`" => {
+            let config = h.conn.config().clone();
+            let created = r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null}"#;
+            let task = mcp_sansio::task::parse_create_result(created, &config.budgets).unwrap();
+            let handle =
+                mcp_sansio::task::TaskHandle::new(&config, Era::Modern, "2026-07-28", &task, 0)
+                    .unwrap();
+            h.conn.get_task(h.now, &handle);
             h.drain();
         }
         "`CreateTaskResult`" => answer(h, |r| {

@@ -16,14 +16,16 @@ pub enum Completion {
     Called(CallResult),
     /// [`Connection::close`] closed the connection.
     Closed,
+    /// [`Connection::get_task`] got the task's report.
+    TaskReported(Box<crate::task::TaskReport>),
 }
 
 impl Event {
     /// Whether this event completes `running`, the operation the caller started last.
     ///
     /// Every operation the caller starts ends with exactly one such event: `Connected` for
-    /// [`Operation::Connect`], `ToolsListed` for [`Operation::ListTools`], `CallFinished` for
-    /// [`Operation::CallTool`], `Closed` for [`Operation::Close`], or a `Failed` naming the
+    /// [`Operation::Connect`], `ToolsListed` for [`Operation::ListTools`], `CallFinished` (or
+    /// `TaskReported`, for [`Connection::get_task`]) for [`Operation::CallTool`], `Closed` for [`Operation::Close`], or a `Failed` naming the
     /// operation. Other events do not end it: a `Connected` after a re-negotiation comes in the
     /// middle of a listing or call, and the `Failed` of an operation that
     /// [`close`](Connection::close) interrupted belongs to that operation, not to the close.
@@ -31,7 +33,7 @@ impl Event {
         match self {
             Event::Connected { .. } => running == Operation::Connect,
             Event::ToolsListed(_) => running == Operation::ListTools,
-            Event::CallFinished(_) => running == Operation::CallTool,
+            Event::CallFinished(_) | Event::TaskReported(_) => running == Operation::CallTool,
             Event::Closed => running == Operation::Close,
             Event::Failed { operation, .. } => *operation == running,
             _ => false,
@@ -48,6 +50,7 @@ impl Event {
             Event::Connected { .. } => Ok(Completion::Connected),
             Event::ToolsListed(c) => Ok(Completion::Listed(c)),
             Event::CallFinished(r) => Ok(Completion::Called(r)),
+            Event::TaskReported(r) => Ok(Completion::TaskReported(r)),
             Event::Failed { error, .. } => Err(error),
             _ => Ok(Completion::Closed),
         })

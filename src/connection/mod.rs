@@ -228,6 +228,10 @@ pub enum Event {
         /// The `statusMessage`, if any.
         message: Option<String>,
     },
+    /// The one `tasks/get` of [`Connection::get_task`] was answered: the task's report, whatever
+    /// its status (a `working` or `input_required` task is not waited for, nor its input
+    /// requests presented). It ends the operation ([`Operation::CallTool`]).
+    TaskReported(Box<crate::task::TaskReport>),
     /// A tool call finished.
     CallFinished(CallResult),
     /// The running tool call needs input only the embedder can give (a multi round-trip

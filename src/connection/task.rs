@@ -49,6 +49,9 @@ pub(super) struct TaskRun {
     pub(super) update: Option<Vec<u8>>,
     /// The operation's recoveries (none is made for a task request; kept for the era hint).
     pub(super) rec: Recovery,
+    /// One report ends the operation ([`Connection::get_task`]): whatever the status, it is
+    /// reported ([`Event::TaskReported`]) and nothing more is sent.
+    pub(super) once: bool,
 }
 
 impl TaskRun {
@@ -255,6 +258,7 @@ impl Connection {
             interval,
             update: None,
             rec: Recovery::new(Hint::Settled),
+            once: false,
         };
         self.events.push_back(Event::TaskCreated {
             handle: Box::new(handle),
@@ -288,6 +292,21 @@ impl Connection {
     /// [`Event::CallFinished`] or a [`Event::Failed`] of [`Operation::CallTool`]); the keys the
     /// handle records as answered are never answered again.
     pub fn resume_task(&mut self, now: Instant, handle: &TaskHandle) {
+        self.resume(now, handle, false);
+    }
+
+    /// One `tasks/get` of the task of `handle`, checked and sent as
+    /// [`resume_task`](Self::resume_task) does; the operation ([`Operation::CallTool`]) ends
+    /// with the first report, whatever the status: [`Event::TaskReported`] carries the task
+    /// (its status, `statusMessage`, `ttlMs`, `pollIntervalMs`) and a `completed` task's result
+    /// or a `failed` task's error. A `working` or `input_required` task is not waited for, and
+    /// its input requests are not presented. A poll that fails (the handle refused, `-32602`,
+    /// an unusable answer, a budget) fails the operation as a resume's would.
+    pub fn get_task(&mut self, now: Instant, handle: &TaskHandle) {
+        self.resume(now, handle, true);
+    }
+
+    fn resume(&mut self, now: Instant, handle: &TaskHandle, once: bool) {
         if let Err(e) = self.check_resumable(now, handle) {
             return self.events.push_back(Event::Failed {
                 operation: Operation::CallTool,
@@ -312,6 +331,7 @@ impl Connection {
             interval: task::poll_interval(None, budgets),
             update: None,
             rec: Recovery::new(Hint::Settled),
+            once,
         };
         if let Err(e) = run.guard.poll(budgets) {
             return self.events.push_back(Event::Failed {

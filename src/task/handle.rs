@@ -257,6 +257,28 @@ impl TaskHandle {
         self.check_context(&AuthContext::of(config))
     }
 
+    /// This handle bound to the server and authorization context of `config` instead of its
+    /// own, everything else kept (the task id, era, version, times, answered keys). For a
+    /// recording: a transcript holds the handle rebound to the stand-in configuration its
+    /// replay runs with (a stand-in token, redacted query values), so that the replay's
+    /// resumption passes [`check`](Self::check) as the recorded one did, and the transcript
+    /// holds neither the real URL's secret query values nor a digest of the real credential.
+    /// Never a way to move a task to another context: the server checks its own authorization
+    /// on every task request. A URL too long for a handle is [`HandleError::TooLong`].
+    pub fn rebound(&self, config: &Config) -> Result<TaskHandle, HandleError> {
+        let server = server_of(config);
+        if server.len() > MAX_HANDLE_URL {
+            return Err(HandleError::TooLong {
+                what: "a server URL",
+            });
+        }
+        Ok(TaskHandle {
+            server,
+            context: *AuthContext::of(config).digest(),
+            ..self.clone()
+        })
+    }
+
     /// The handle's bytes: the format of [`HANDLE_VERSION`], at most [`MAX_HANDLE_BYTES`].
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(128 + self.server.len() + self.id.as_str().len());

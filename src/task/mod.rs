@@ -185,6 +185,23 @@ pub struct Task {
     pub poll_interval_ms: Option<u64>,
 }
 
+/// One `tasks/get` report of a task, with what its status brings: what
+/// [`Connection::get_task`](crate::Connection::get_task) ends with
+/// ([`Event::TaskReported`](crate::Event::TaskReported)) whatever the status, the task's own
+/// failure or cancellation included (they are the task's state, not the poll's failure).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TaskReport {
+    /// The task as reported: its status, `statusMessage` (cut and made inert), `ttlMs` and
+    /// `pollIntervalMs` (as sent).
+    pub task: Task,
+    /// A `completed` task's `CallToolResult`, read as a call's result is (`isError` stays a tool
+    /// error).
+    pub result: Option<crate::CallResult>,
+    /// A `failed` task's JSON-RPC error.
+    pub error: Option<RpcError>,
+}
+
 /// What a `tasks/get` answer carries besides the [`Task`], by its status.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TaskPayload {

@@ -6,7 +6,7 @@
 
 use mcp_sansio::task::{HandleError, TaskError, TaskHandle};
 use mcp_sansio::{ContentBlock, Error};
-use mcp_sansio_blocking::{AddressPolicy, Client, TranscriptSink};
+use mcp_sansio_blocking::{AddressPolicy, Client};
 use mcp_sansio_demo_server::{DemoServer, Options};
 use mcp_sansio_test_support::adapter_tests::tasks::{config, Persist};
 use mcp_sansio_test_support::task_resume_tests;

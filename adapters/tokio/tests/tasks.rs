@@ -9,7 +9,7 @@ use mcp_sansio::{ContentBlock, Error};
 use mcp_sansio_demo_server::{DemoServer, Options};
 use mcp_sansio_test_support::adapter_tests::tasks::{answer_input, config, Persist};
 use mcp_sansio_test_support::task_resume_tests;
-use mcp_sansio_tokio::{AddressPolicy, CallObserver, Client, TranscriptSink};
+use mcp_sansio_tokio::{AddressPolicy, CallObserver, Client};
 
 #[derive(Default)]
 struct Observer {

@@ -15,7 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 const USAGE: &str = "\
 mcp-probe [OPTIONS] list <URL>
        mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]  (arguments default to {})
-       mcp-probe [OPTIONS] task wait|cancel --task-handle <FILE>
+       mcp-probe [OPTIONS] task wait|get|cancel --task-handle <FILE>
        mcp-probe demo                                          (loopback servers, no network)
        mcp-probe completions <SHELL>";
 
@@ -30,7 +30,8 @@ Exit codes:
   2  usage or configuration error
   3  connection failed (unreachable, refused address, timeout, budget exceeded, bad HTTP)
   4  authentication failed (HTTP 401 or 403)
-  5  the server answered and refused (JSON-RPC error, unusable answer)
+  5  the server answered and refused (JSON-RPC error, unusable answer, a failed or cancelled task)
+  6  task get: the task is still running (working or input_required)
   130  interrupted (Ctrl-C); a task the call created is cancelled first
 
 JSON output (--json):
@@ -39,6 +40,9 @@ JSON output (--json):
   call:  {\"content\": [...], \"is_error\": bool, \"http_version\", \"structured_content\"?,
           \"task\"?: {\"id\", \"polls\", \"status\"}}  (task: when the call became a task)
   task wait: as call; task cancel: the error document of the cancelled task (exit 5)
+  task get: {\"http_version\", \"task\": {\"id\", \"polls\", \"status\", \"status_message\",
+          \"ttl_ms\", \"poll_interval_ms\"}} (null: none, unlimited, not given), with the
+          fields of call when completed, \"error\" when failed
   http_version is \"HTTP/2\" or \"HTTP/1.1\": what the session's exchanges ran on.
   error: {\"error\": {\"type\", \"message\"}}, type one of mcp_connection_failed_error,
          mcp_authentication_failed_error, mcp_server_answered_error.
@@ -132,6 +136,15 @@ pub enum TaskAction {
         #[command(flatten)]
         options: Options,
     },
+    /// One tasks/get: print the task's status, statusMessage, ttl and
+    /// poll interval, and its result if completed or its error if
+    /// failed; a task still running is not waited for (exit 6)
+    #[command(verbatim_doc_comment, args_override_self = true)]
+    Get {
+        /// The options written after the action.
+        #[command(flatten)]
+        options: Options,
+    },
     /// Send tasks/cancel and poll to the task's end: a cancelled task is
     /// an error (exit 5, the message says cancelled); one that completed
     /// first prints its result
@@ -160,10 +173,10 @@ pub enum Command {
         /// The arguments, a JSON object.
         arguments: String,
     },
-    /// Follow (`cancel` false) or cancel the task of the `--task-handle` file.
+    /// Follow, poll once or cancel the task of the `--task-handle` file.
     Task {
-        /// Whether to cancel the task.
-        cancel: bool,
+        /// What to do.
+        op: TaskOp,
     },
     /// Run the embedded demonstration.
     Demo,
@@ -172,6 +185,17 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+}
+
+/// What `mcp-probe task` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskOp {
+    /// Poll to the task's end and print its result.
+    Wait,
+    /// One `tasks/get`: print the task's report.
+    Get,
+    /// Send `tasks/cancel` and poll to the task's end.
+    Cancel,
 }
 
 /// The grant of `--grant`.
@@ -433,9 +457,14 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
             },
         ),
         Sub::Task { action } => match action {
-            TaskAction::Wait { options } => (before.then(options), Command::Task { cancel: false }),
+            TaskAction::Wait { options } => {
+                (before.then(options), Command::Task { op: TaskOp::Wait })
+            }
+            TaskAction::Get { options } => {
+                (before.then(options), Command::Task { op: TaskOp::Get })
+            }
             TaskAction::Cancel { options } => {
-                (before.then(options), Command::Task { cancel: true })
+                (before.then(options), Command::Task { op: TaskOp::Cancel })
             }
         },
         Sub::Demo => (before, Command::Demo),
@@ -468,11 +497,6 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
     if let Command::Task { .. } = &command {
         if o.task_handle.is_none() {
             return Err(usage("task needs --task-handle FILE"));
-        }
-        if o.oauth || o.record.is_some() {
-            return Err(usage(
-                "task does not take --oauth or --record (a recorded session cannot resume a task)",
-            ));
         }
     }
     if o.task_handle.is_some() && matches!(command, Command::List { .. }) {
@@ -767,11 +791,25 @@ mod tests {
         let (o, _) = p(&["call", "u", "t", "--task-handle", "h"]).unwrap();
         assert_eq!(o.task_handle, Some(PathBuf::from("h")));
         let (o, c) = p(&["--allow-loopback", "task", "wait", "--task-handle", "h"]).unwrap();
-        assert_eq!(c, Command::Task { cancel: false });
+        assert_eq!(c, Command::Task { op: TaskOp::Wait });
         assert!(o.allow_loopback);
         assert_eq!(o.task_handle, Some(PathBuf::from("h")));
         let (_, c) = p(&["task", "cancel", "--task-handle=h", "--json"]).unwrap();
-        assert_eq!(c, Command::Task { cancel: true });
+        assert_eq!(c, Command::Task { op: TaskOp::Cancel });
+        let (_, c) = p(&["task", "get", "--task-handle=h"]).unwrap();
+        assert_eq!(c, Command::Task { op: TaskOp::Get });
+        // The credential options of call go with task too.
+        let (o, _) = p(&[
+            "task",
+            "wait",
+            "--task-handle",
+            "h",
+            "--oauth",
+            "--token-file",
+            "t.json",
+        ])
+        .unwrap();
+        assert!(o.oauth && o.token_file.is_some());
     }
 
     #[test]
@@ -862,9 +900,16 @@ mod tests {
             &["--oauth=1", "list", "u"],
             &["task", "wait"],
             &["task", "--task-handle", "h"],
-            &["task", "get", "--task-handle", "h"],
-            &["task", "wait", "--task-handle", "h", "--oauth"],
-            &["task", "cancel", "--task-handle", "h", "--record", "r"],
+            &["task", "peek", "--task-handle", "h"],
+            &["task", "get"],
+            &[
+                "task",
+                "wait",
+                "--task-handle",
+                "h",
+                "--token-file",
+                "t.json",
+            ],
             &["--task-handle", "h", "list", "u"],
             &["--task-handle", "h", "demo"],
             &[],

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use args::{Command, Options};
+use args::{Command, Options, TaskOp};
 use mcp_sansio::task::{TaskHandle, TaskStatus};
 use mcp_sansio::{CallResult, Config, ErrorKind};
 use mcp_sansio_net::auth::AuthSessionError;
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Demo => runtime().block_on(demo::run()),
-        Command::Task { cancel } => {
+        Command::Task { op } => {
             init_tracing(options.verbose);
             let Some(path) = options.task_handle.clone() else {
                 return usage_error(options.json, "task needs --task-handle FILE");
@@ -47,11 +47,12 @@ fn main() -> ExitCode {
                 Ok(c) => c,
                 Err(m) => return usage_error(options.json, &m),
             };
-            let (client, _) = match client(&options) {
+            let (client, recording) = match client(&options) {
                 Ok(c) => c,
                 Err(m) => return usage_error(options.json, &m),
             };
-            runtime().block_on(task(client, config, &options, handle, cancel))
+            let code = runtime().block_on(task(client, config, &options, handle, op));
+            recorded(recording.as_deref(), code)
         }
         Command::Completions { shell } => {
             let mut out = std::io::stdout().lock();
@@ -348,14 +349,14 @@ async fn interrupted(
         eprintln!("mcp-probe: interrupted");
         return ExitCode::from(INTERRUPTED);
     };
-    if o.oauth {
-        eprintln!(
-            "mcp-probe: interrupted; the task goes on on the server (not cancelled under --oauth)"
-        );
-        return ExitCode::from(INTERRUPTED);
-    }
     eprintln!("mcp-probe: interrupted; cancelling the task (tasks/cancel)");
-    let outcome = match client.connect(config).await {
+    // The same credentials (with --oauth: the stored tokens); the authorization is not
+    // recorded a second time over the call's.
+    let o = Options {
+        record: None,
+        ..o.clone()
+    };
+    let outcome = match oauth::Probe::connect(client, config, &o).await {
         Ok(mut session) => {
             let r = session.cancel_task(handle).await;
             let _ = session.close().await;
@@ -364,7 +365,9 @@ async fn interrupted(
         Err(e) => Err(e),
     };
     match outcome {
-        Err(mcp_sansio::Error::Task(mcp_sansio::task::TaskError::Cancelled { .. })) => {
+        Err(AuthSessionError::Mcp(mcp_sansio::Error::Task(
+            mcp_sansio::task::TaskError::Cancelled { .. },
+        ))) => {
             eprintln!("mcp-probe: the task was cancelled");
         }
         Ok(_) => eprintln!("mcp-probe: the task had completed before the cancel"),
@@ -376,26 +379,34 @@ async fn interrupted(
     ExitCode::from(INTERRUPTED)
 }
 
-/// `mcp-probe task wait|cancel`: resumes the task of `handle` in a new session and prints its
-/// result as `call` does (a cancelled task is an error naming the cancellation).
+/// `mcp-probe task wait|get|cancel`: resumes the task of `handle` in a new session (with the
+/// credentials `call` would present: `MCP_BEARER_TOKEN`, or `--oauth` and its stored tokens)
+/// and prints its result as `call` does (a cancelled task is an error naming the
+/// cancellation), or for `get` its one report.
 async fn task(
     client: Client,
     config: Config,
     o: &Options,
     handle: mcp_sansio::task::TaskHandle,
-    cancel: bool,
+    op: TaskOp,
 ) -> ExitCode {
-    let mut session = match client.connect(config).await {
+    let mut session = match oauth::Probe::connect(&client, config, o).await {
         Ok(s) => s,
-        Err(e) => return failed(o.json, &e.into()),
+        Err(e) => return failed(o.json, &e),
     };
+    if op == TaskOp::Get {
+        let code = task_get(&mut session, o, &handle).await;
+        let _ = session.close().await;
+        return code;
+    }
     let mut observer = TaskObserver::new(o);
     observer.summary = Some(render::TaskSummary {
         id: handle.id().as_str().to_owned(),
         polls: 0,
         status: "working".into(),
+        detail: None,
     });
-    let result = if cancel {
+    let result = if op == TaskOp::Cancel {
         session.cancel_task(&handle).await
     } else {
         session.resume_task_with(&handle, &mut observer).await
@@ -403,11 +414,70 @@ async fn task(
     observer.progress.finish();
     let result = match result {
         Ok(r) => r,
-        Err(e) => return observer.outcome(failed(o.json, &e.into())),
+        Err(e) => return observer.outcome(failed(o.json, &e)),
     };
-    print_result(o, session.http_version(), &result, &observer);
+    print_result(o, session.session().http_version(), &result, &observer);
     let _ = session.close().await;
     observer.outcome(ExitCode::SUCCESS)
+}
+
+/// The exit code of `task get` for a task still running (`working`, `input_required`).
+const STILL_RUNNING: u8 = 6;
+
+/// `mcp-probe task get`: one `tasks/get`; prints the task's report (text on stdout, or the
+/// `--json` document with its `task` object). Exits as `task wait` would have for a terminal
+/// task (0 completed, a tool error included; 5 failed or cancelled), with [`STILL_RUNNING`]
+/// for a task still running; a poll that fails exits as any failure does.
+async fn task_get(session: &mut oauth::Probe, o: &Options, handle: &TaskHandle) -> ExitCode {
+    let report = match session.get_task(handle).await {
+        Ok(r) => r,
+        Err(e) => return failed(o.json, &e),
+    };
+    let summary = render::TaskSummary::of_report(&report.task);
+    let http_version = session.session().http_version();
+    let error = match (report.task.status, &report.error) {
+        (TaskStatus::Failed, Some(rpc)) => Some(mcp_sansio::Error::Rpc(rpc.clone())),
+        (TaskStatus::Cancelled, _) => Some(mcp_sansio::Error::Task(
+            mcp_sansio::task::TaskError::Cancelled {
+                message: report.task.status_message.clone(),
+            },
+        )),
+        _ => None,
+    };
+    let code = match (&error, report.task.status) {
+        (Some(e), _) => render::exit_code(e),
+        (None, TaskStatus::Completed) => 0,
+        (None, _) => STILL_RUNNING,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let message = error.as_ref().map(|e| (e.kind(), e.to_string()));
+    let _ = match (&report.result, o.json) {
+        (Some(result), true) => {
+            let mut json = inert::JsonWriter::new(&mut out);
+            render::write_call_json(&mut json, http_version, result, Some(&summary))
+                .and_then(|()| json.flush())
+        }
+        (None, true) => {
+            let mut json = inert::JsonWriter::new(&mut out);
+            let error = message.as_ref().map(|(k, m)| (*k, m.as_str()));
+            render::write_task_json(&mut json, http_version, &summary, error)
+                .and_then(|()| json.flush())
+        }
+        (result, false) => out
+            .write_all(render::task_report_text(&summary).as_bytes())
+            .and_then(|()| match result {
+                Some(r) => render::write_call_text(&mut out, r),
+                None => Ok(()),
+            })
+            .and_then(|()| match &message {
+                Some((kind, m)) => {
+                    writeln!(out, "error: {} ({})", inert::line(m), kind.code())
+                }
+                None => Ok(()),
+            }),
+    };
+    let _ = out.flush();
+    ExitCode::from(code)
 }
 
 /// Prints a tool's result on stdout: text, or the `--json` document (with its `task` object
@@ -502,6 +572,7 @@ impl CallObserver for TaskObserver {
                 id: handle.id().as_str().to_owned(),
                 polls: 0,
                 status: "working".into(),
+                detail: None,
             });
         }
         if let Some(path) = &self.handle_path {

@@ -21,6 +21,7 @@ use mcp_sansio::auth::{
     AuthConfig, ClientAuth, ClientSettings, CredentialStore, Grant, IdentityProvider, IssuerPin,
     UrlPolicy,
 };
+use mcp_sansio::task::{TaskHandle, TaskReport};
 use mcp_sansio::{CallResult, Catalog, Config, ErrorKind};
 use mcp_sansio_net::auth::KeySigner;
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
@@ -98,6 +99,40 @@ impl Probe {
         match self {
             Probe::Plain(s) => Ok(s.call_tool_with(name, arguments, observer).await?),
             Probe::Auth(s) => s.call_tool_with(name, arguments, observer).await,
+        }
+    }
+
+    /// Resumes the task of `handle`, reporting to `observer`.
+    pub async fn resume_task_with(
+        &mut self,
+        handle: &TaskHandle,
+        observer: &mut dyn CallObserver,
+    ) -> Result<CallResult, AuthSessionError> {
+        match self {
+            Probe::Plain(s) => Ok(s.resume_task_with(handle, observer).await?),
+            Probe::Auth(s) => {
+                s.run(async |s| s.resume_task_with(handle, &mut *observer).await)
+                    .await
+            }
+        }
+    }
+
+    /// One `tasks/get` of the task of `handle`.
+    pub async fn get_task(&mut self, handle: &TaskHandle) -> Result<TaskReport, AuthSessionError> {
+        match self {
+            Probe::Plain(s) => Ok(s.get_task(handle).await?),
+            Probe::Auth(s) => s.run(async |s| s.get_task(handle).await).await,
+        }
+    }
+
+    /// Cancels the task of `handle` and polls it to its end.
+    pub async fn cancel_task(
+        &mut self,
+        handle: &TaskHandle,
+    ) -> Result<CallResult, AuthSessionError> {
+        match self {
+            Probe::Plain(s) => Ok(s.cancel_task(handle).await?),
+            Probe::Auth(s) => s.run(async |s| s.cancel_task(handle).await).await,
         }
     }
 

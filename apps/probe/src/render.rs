@@ -147,16 +147,92 @@ pub struct TaskSummary {
     pub polls: u64,
     /// The last status reported (`working` before any report).
     pub status: String,
+    /// `task get`: what the report said besides the status.
+    pub detail: Option<TaskDetail>,
+}
+
+/// What `task get` shows of a report besides the status: `status_message`, `ttl_ms` and
+/// `poll_interval_ms` are written even when absent (`null`: no message, an unlimited TTL, no
+/// interval given).
+#[derive(Clone, Default)]
+pub struct TaskDetail {
+    /// The `statusMessage` (already cut and made inert by the core; written inert again).
+    pub status_message: Option<String>,
+    /// `ttlMs` (`None`: unlimited).
+    pub ttl_ms: Option<u64>,
+    /// `pollIntervalMs` as sent.
+    pub poll_interval_ms: Option<u64>,
+}
+
+impl TaskSummary {
+    /// The summary of `task get`'s one report.
+    pub fn of_report(task: &mcp_sansio::task::Task) -> TaskSummary {
+        TaskSummary {
+            id: task.id.as_str().to_owned(),
+            polls: 1,
+            status: task.status.as_str().to_owned(),
+            detail: Some(TaskDetail {
+                status_message: task.status_message.clone(),
+                ttl_ms: task.ttl_ms,
+                poll_interval_ms: task.poll_interval_ms,
+            }),
+        }
+    }
 }
 
 impl Serialize for TaskSummary {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("id", &self.id)?;
+        if let Some(d) = &self.detail {
+            m.serialize_entry("poll_interval_ms", &d.poll_interval_ms)?;
+        }
         m.serialize_entry("polls", &self.polls)?;
         m.serialize_entry("status", &self.status)?;
+        if let Some(d) = &self.detail {
+            m.serialize_entry("status_message", &d.status_message)?;
+            m.serialize_entry("ttl_ms", &d.ttl_ms)?;
+        }
         m.end()
     }
+}
+
+/// The `--json` document of `task get` for a task without a result: its `task` object, and
+/// the `error` of a failed or cancelled task (`kind` and `message`).
+pub fn write_task_json(
+    out: &mut impl Write,
+    http_version: &str,
+    task: &TaskSummary,
+    error: Option<(ErrorKind, &str)>,
+) -> std::io::Result<()> {
+    let mut doc = json!({"http_version": http_version});
+    if let Some((kind, message)) = error {
+        doc["error"] = json!({"type": kind.code(), "message": message});
+    }
+    doc["task"] = serde_json::to_value(task).map_err(std::io::Error::other)?;
+    serde_json::to_writer(&mut *out, &doc)?;
+    out.write_all(b"\n")
+}
+
+/// The readable report of `task get`: the id, the status with its `statusMessage` on one inert
+/// line, the TTL and the poll interval.
+pub fn task_report_text(task: &TaskSummary) -> String {
+    let detail = task.detail.clone().unwrap_or_default();
+    let mut out = format!("task {}\n", one_line(&task.id, 256));
+    out.push_str(&task_status_line(
+        &task.status,
+        detail.status_message.as_deref(),
+    ));
+    out.push('\n');
+    match detail.ttl_ms {
+        Some(ms) => out.push_str(&format!("ttl {ms} ms\n")),
+        None => out.push_str("ttl unlimited\n"),
+    }
+    match detail.poll_interval_ms {
+        Some(ms) => out.push_str(&format!("poll interval {ms} ms\n")),
+        None => out.push_str("poll interval not given\n"),
+    }
+    out
 }
 
 /// The line shown for a task status report: the status, and the server's `statusMessage` on
@@ -479,6 +555,40 @@ mod tests {
         let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}');
         assert!(!line.chars().any(|c| c.is_control() || bidi(c)), "{line:?}");
         assert_eq!(task_status_line("completed", None), "task completed");
+    }
+
+    /// `task get`'s report shows the server's task id and `statusMessage` inert (no control or
+    /// bidirectional formatting character reaches the terminal), one per line, with the TTL and
+    /// the poll interval, `unlimited` and `not given` when absent.
+    #[test]
+    fn a_task_report_is_inert_and_names_ttl_and_interval() {
+        let summary = |ttl, interval| TaskSummary {
+            id: "t\x1b[2J\u{202e}1".into(),
+            polls: 1,
+            status: "working".into(),
+            detail: Some(TaskDetail {
+                status_message: Some("a\r\nfake\x1b]0;x\x07".into()),
+                ttl_ms: ttl,
+                poll_interval_ms: interval,
+            }),
+        };
+        let text = task_report_text(&summary(Some(60_000), Some(100)));
+        let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || bidi(c)),
+            "{text:?}"
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text:?}");
+        assert!(lines[1].starts_with("task working: a"), "{text:?}");
+        assert_eq!(&lines[2..], ["ttl 60000 ms", "poll interval 100 ms"]);
+        let text = task_report_text(&summary(None, None));
+        assert!(
+            text.ends_with("ttl unlimited\npoll interval not given\n"),
+            "{text:?}"
+        );
     }
 
     #[test]

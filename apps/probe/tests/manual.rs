@@ -150,7 +150,7 @@ fn the_manual_names_the_exit_codes_environment_and_json_members_of_the_help() {
         .iter()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(codes, ["0", "2", "3", "4", "5", "130"], "{top}");
+    assert_eq!(codes, ["0", "2", "3", "4", "5", "6", "130"], "{top}");
     for code in &codes {
         assert!(man.contains(&format!("\n| {code} |")), "exit code {code}");
     }

@@ -292,3 +292,240 @@ fn ctrl_c_during_a_task_cancels_it() {
     assert!(text(&o.stderr).contains("cancelled"), "{}", text(&o.stderr));
     assert_eq!(server.tasks_created(), 1);
 }
+
+/// Spawns `call … slow_count --task-handle FILE` under `token`, waits for the handle file and
+/// kills the call (`SIGKILL`) before its first poll (which waits at least the 1 s poll floor).
+fn killed_call_with_handle(server: &DemoServer, handle: &Path, token: Option<&str>) {
+    let mut child = probe(
+        &[
+            "--allow-loopback",
+            "call",
+            &server.url(),
+            "slow_count",
+            "--task-handle",
+            handle.to_str().unwrap(),
+        ],
+        token,
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    wait_for(handle);
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
+/// "`tasks/get`: … the current state of the task": `task get` sends one `tasks/get` and prints
+/// the report (status, `statusMessage`, `ttlMs`, `pollIntervalMs`) without waiting for a task
+/// still running (exit 6), and the result of a completed one (exit 0, a tool error included)
+/// as `task wait` does; the demo task moves one step per poll (`working`, then
+/// `input_required`), so each `get` is exactly one poll.
+#[test]
+fn task_get_reports_one_poll_and_does_not_wait() {
+    let server = DemoServer::start(Options::default()).unwrap();
+    let d = dir("get");
+    let handle = d.join("task.handle");
+    let h = handle.to_str().unwrap();
+    killed_call_with_handle(&server, &handle, None);
+
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--json",
+            "task",
+            "get",
+            "--task-handle",
+            h,
+        ],
+        None,
+    );
+    assert_eq!(code(&o), 6, "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let task = &doc["task"];
+    assert_eq!(task["status"], "working", "{doc}");
+    assert_eq!(task["status_message"], "counting", "{doc}");
+    assert_eq!(task["ttl_ms"], 60_000, "{doc}");
+    assert_eq!(task["poll_interval_ms"], 100, "{doc}");
+    assert_eq!(task["polls"], 1, "{doc}");
+    assert!(
+        doc.get("content").is_none() && doc.get("error").is_none(),
+        "{doc}"
+    );
+
+    // Text: the report on stdout, the same exit code.
+    let o = run(
+        &["--allow-loopback", "task", "get", "--task-handle", h],
+        None,
+    );
+    assert_eq!(code(&o), 6, "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("task input_required: waiting for confirmation\n"),
+        "{out}"
+    );
+    assert!(out.contains("ttl 60000 ms\n"), "{out}");
+    assert!(out.contains("poll interval 100 ms\n"), "{out}");
+
+    let o = run(
+        &["--allow-loopback", "task", "wait", "--task-handle", h],
+        None,
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--json",
+            "task",
+            "get",
+            "--task-handle",
+            h,
+        ],
+        None,
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["task"]["status"], "completed", "{doc}");
+    assert_eq!(doc["is_error"], true, "{doc}");
+    assert!(doc["content"][0]["text"].is_string(), "{doc}");
+    assert_eq!(server.tasks_created(), 1, "the tool ran once");
+}
+
+/// A cancelled task's `get` is exit 5 with the error document, as `task wait` of it is; a
+/// handle of another authorization context is refused before any request.
+#[test]
+fn task_get_of_a_cancelled_task_and_of_another_context() {
+    let server = DemoServer::start(Options::default()).unwrap();
+    let d = dir("get-cancelled");
+    let handle = d.join("task.handle");
+    let h = handle.to_str().unwrap();
+    killed_call_with_handle(&server, &handle, Some("token-a"));
+    let served = server.stats().requests_served;
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--json",
+            "task",
+            "get",
+            "--task-handle",
+            h,
+        ],
+        Some("token-b"),
+    );
+    assert_eq!(code(&o), 5, "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(message.contains("authorization context"), "{doc}");
+    // A connection's negotiation, no tasks/get.
+    assert!(server.stats().requests_served <= served + 1);
+    let o = run(
+        &["--allow-loopback", "task", "cancel", "--task-handle", h],
+        Some("token-a"),
+    );
+    assert_eq!(code(&o), 5, "{}", text(&o.stderr));
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--json",
+            "task",
+            "get",
+            "--task-handle",
+            h,
+        ],
+        Some("token-a"),
+    );
+    assert_eq!(code(&o), 5, "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["task"]["status"], "cancelled", "{doc}");
+    assert_eq!(doc["error"]["type"], "mcp_server_answered_error", "{doc}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled"),
+        "{doc}"
+    );
+}
+
+/// `task wait --record FILE` under `MCP_BEARER_TOKEN`: the resume is recorded (`op resume`)
+/// with the handle rebound to the replay's stand-in token, the token appears nowhere in the
+/// transcript, and the transcript replays to the same requests and outcome, whole and one byte
+/// at a time (a replay presents a stand-in token, which the recorded real handle's context would
+/// not match).
+#[test]
+fn a_resume_with_a_token_is_recorded_and_replays() {
+    use mcp_sansio_transcript::{replay, Split, Transcript};
+    const TOKEN: &str = "tok-probe-task-s3cr3t";
+    let server = DemoServer::start(Options {
+        bearer_token: Some(TOKEN.into()),
+        ..Options::default()
+    })
+    .unwrap();
+    let d = dir("record");
+    let handle = d.join("task.handle");
+    let h = handle.to_str().unwrap();
+    killed_call_with_handle(&server, &handle, Some(TOKEN));
+    // One poll, recorded (`op resume_get`): it replays to the same report.
+    let polled = d.join("get.transcript");
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--record",
+            polled.to_str().unwrap(),
+            "task",
+            "get",
+            "--task-handle",
+            h,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code(&o), 6, "{}", text(&o.stderr));
+    let recorded = std::fs::read_to_string(&polled).unwrap();
+    assert!(!recorded.contains(TOKEN));
+    assert!(recorded.contains(" op resume_get "), "{recorded}");
+    let t = Transcript::parse(&recorded).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        replay(&t, split).unwrap().check(&t).unwrap();
+    }
+    let reported = t
+        .outcome()
+        .into_iter()
+        .find_map(|e| e.get("task_reported").cloned())
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(reported["status"], "working", "{reported}");
+    let record = d.join("resume.transcript");
+    let o = run(
+        &[
+            "--allow-loopback",
+            "--record",
+            record.to_str().unwrap(),
+            "task",
+            "wait",
+            "--task-handle",
+            h,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    assert!(!recorded.contains(TOKEN));
+    assert!(
+        recorded.contains("config bearer-token <redacted>\n"),
+        "{recorded}"
+    );
+    assert!(recorded.contains(" op resume "), "{recorded}");
+    let t = Transcript::parse(&recorded).unwrap();
+    for split in [Split::Recorded, Split::BYTE_BY_BYTE] {
+        let r = replay(&t, split).unwrap();
+        assert_eq!(r.sends, t.sends(), "{split:?}");
+        r.check(&t).unwrap();
+    }
+    let finished = t
+        .outcome()
+        .into_iter()
+        .find_map(|e| e.get("call_finished").cloned())
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(finished["is_error"], true, "{finished}");
+    assert_eq!(server.tasks_created(), 1);
+}

@@ -17,6 +17,11 @@
 //! JWT bearer grant with an assertion whose `aud` is this issuer (`sub` `denied` is answered
 //! `invalid_grant`); and at `/idp/token` an identity provider's token exchange of the ID token
 //! [`m2m::ID_TOKEN`] for an identity assertion grant for this issuer and resource.
+//!
+//! In the modern modes, a `tools/call` of [`TASK_TOOL`] that declares the tasks extension
+//! (SEP-2663) creates a task (`t-1`, `t-2`…): its first `tasks/get` reports `working`, the next
+//! ones `completed` with the text `done`; `tasks/cancel` acknowledges and the next poll reports
+//! `cancelled`; an unknown task id is `-32602`.
 
 #![allow(dead_code)]
 
@@ -144,6 +149,9 @@ struct State {
     bound: BTreeMap<String, String>,
     /// The `jti`s of the proofs the MCP endpoint accepted.
     dpop_jtis: BTreeSet<String>,
+    /// The tasks created ([`TASK_TOOL`]): their `tasks/get` polls so far, and whether a
+    /// `tasks/cancel` came.
+    tasks: BTreeMap<String, (u32, bool)>,
     /// Nonces handed out ([`Mode::DpopNonceForever`]).
     nonces: usize,
 }
@@ -242,6 +250,52 @@ fn json(status: u16, body: serde_json::Value) -> Vec<u8> {
     )
 }
 
+/// The tool whose call creates a task when the request declares the tasks extension.
+pub const TASK_TOOL: &str = "slow";
+
+/// The tasks extension's identifier.
+const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether `msg` declares the tasks extension in its client capabilities.
+fn declares_tasks(msg: &serde_json::Value) -> bool {
+    msg.pointer("/params/_meta/io.modelcontextprotocol~1clientCapabilities/extensions")
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some_and(serde_json::Value::is_object)
+}
+
+/// The answer to a task request (`tasks/get`, `tasks/cancel`): the result, or the JSON-RPC
+/// error object.
+fn task_answer(
+    msg: &serde_json::Value,
+    state: &Mutex<State>,
+) -> Result<serde_json::Value, serde_json::Value> {
+    let id = msg["params"]["taskId"].as_str().unwrap_or("");
+    let mut st = state.lock().unwrap();
+    let Some((polls, cancelled)) = st.tasks.get_mut(id) else {
+        return Err(serde_json::json!({"code": -32602, "message": "unknown task"}));
+    };
+    let task = |status: &str| {
+        serde_json::json!({"resultType": "complete", "taskId": id, "status": status,
+            "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+            "ttlMs": 60000, "pollIntervalMs": 100})
+    };
+    if msg["method"] == "tasks/cancel" {
+        *cancelled = true;
+        return Ok(serde_json::json!({"resultType": "complete"}));
+    }
+    *polls += 1;
+    Ok(match (*polls, *cancelled) {
+        (_, true) => task("cancelled"),
+        (1, false) => task("working"),
+        _ => {
+            let mut t = task("completed");
+            t["result"] =
+                serde_json::json!({"content":[{"type":"text","text":"done"}],"isError":false});
+            t
+        }
+    })
+}
+
 const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"protected","version":"1"}}}"#;
 
 impl AuthServer {
@@ -336,6 +390,12 @@ impl AuthServer {
                     .to_ascii_lowercase()
                     .contains("authorization: bearer")
         })
+    }
+
+    /// The `tasks/get` polls each task got so far, by task id.
+    pub fn task_polls(&self) -> BTreeMap<String, u32> {
+        let st = self.state.lock().unwrap();
+        st.tasks.iter().map(|(k, (p, _))| (k.clone(), *p)).collect()
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -501,6 +561,15 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }
             let result = match msg["method"].as_str().unwrap_or("") {
                 "server/discover" => serde_json::from_str::<serde_json::Value>(DISCOVER).unwrap(),
+                "tasks/get" | "tasks/cancel" if !mode.legacy() => match task_answer(&msg, state) {
+                    Ok(result) => result,
+                    Err(error) => {
+                        return json(
+                            200,
+                            serde_json::json!({"jsonrpc":"2.0","id":id,"error":error}),
+                        )
+                    }
+                },
                 "tools/list" => {
                     serde_json::json!({"tools":[{"name":"echo","inputSchema":{"type":"object"}}]})
                 }
@@ -531,7 +600,18 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                             "",
                         );
                     }
-                    serde_json::json!({"content":[{"type":"text","text":"ok"}],"isError":false})
+                    if msg["params"]["name"] == TASK_TOOL && declares_tasks(&msg) && !mode.legacy()
+                    {
+                        let mut st = state.lock().unwrap();
+                        let task = format!("t-{}", st.tasks.len() + 1);
+                        st.tasks.insert(task.clone(), (0, false));
+                        serde_json::json!({"resultType": "task", "taskId": task,
+                            "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+                            "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000,
+                            "pollIntervalMs": 100})
+                    } else {
+                        serde_json::json!({"content":[{"type":"text","text":"ok"}],"isError":false})
+                    }
                 }
                 _ => return response(202, &[], ""),
             };

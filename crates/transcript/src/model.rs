@@ -22,12 +22,32 @@ pub type Sent = (u64, bool, Vec<u8>);
 /// recorded operation. The task id they hold may be a bearer secret to the server ("Servers MAY
 /// use task IDs as bearer tokens"), so `Debug` shows their length only; the transcript holds them
 /// whole.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct HandleBytes(pub Vec<u8>);
 
 impl core::fmt::Debug for HandleBytes {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "HandleBytes(<{} bytes>)", self.0.len())
+    }
+}
+
+impl HandleBytes {
+    /// The bytes a transcript records for `handle`, resumed on a connection with `config`: the
+    /// handle rebound ([`TaskHandle::rebound`](mcp_sansio::task::TaskHandle::rebound)) to the
+    /// stand-in configuration a replay of that connection runs with
+    /// ([`TranscriptConfig::to_config`]: [`REPLAY_TOKEN`], a stand-in DPoP key,
+    /// [`REPLAY_SECRET`] for redacted query values, no grant). A replay's resumption then meets
+    /// the handle's server and context as the recorded one did; the transcript holds neither the
+    /// URL's secret query values nor a digest of the credential. `None` when the handle is not
+    /// of `config`'s server and context (the resumption is refused and records the real bytes)
+    /// or cannot be rebound.
+    pub fn for_recording(
+        handle: &mcp_sansio::task::TaskHandle,
+        config: &Config,
+    ) -> Option<HandleBytes> {
+        handle.check(config).ok()?;
+        let stand_in = TranscriptConfig::from_config(config).to_config().ok()?;
+        Some(HandleBytes(handle.rebound(&stand_in).ok()?.to_bytes()))
     }
 }
 
@@ -73,14 +93,20 @@ pub enum RecordedOperation {
     },
     /// [`Connection::resume_task`] with a task handle's bytes
     /// ([`TaskHandle::to_bytes`](mcp_sansio::task::TaskHandle::to_bytes)), followed by
-    /// [`Connection::cancel_task`] when `cancel`. Recorded only for a session without
-    /// credentials or secret query values: the handle names its server URL and authorization
-    /// context, which a replay's stand-in credentials would not match.
+    /// [`Connection::cancel_task`] when `cancel`. The handle names its server URL and
+    /// authorization context: a session with credentials or secret query values records it
+    /// rebound to the replay's stand-ins ([`HandleBytes::for_recording`]).
     ResumeTask {
         /// The handle's bytes.
         handle: HandleBytes,
         /// Whether the task was cancelled at once.
         cancel: bool,
+    },
+    /// [`Connection::get_task`] with a task handle's bytes: one `tasks/get`, the operation
+    /// ending with its report.
+    GetTask {
+        /// The handle's bytes.
+        handle: HandleBytes,
     },
 }
 
@@ -129,6 +155,11 @@ impl RecordedOperation {
                         // Fails only when the resume failed at once, as when recorded.
                         let _ = conn.cancel_task(now);
                     }
+                }
+            }
+            RecordedOperation::GetTask { handle } => {
+                if let Ok(handle) = mcp_sansio::task::TaskHandle::from_bytes(&handle.0) {
+                    conn.get_task(now, &handle);
                 }
             }
         }

@@ -56,6 +56,10 @@ pub enum ParseErrorKind {
     /// The configuration has no `url`.
     #[error("no url configured")]
     NoUrl,
+    /// The task handle of an `op resume`, `op resume_cancel` or `op resume_get` is not one
+    /// (tampered, truncated, of another format version).
+    #[error("the task handle of the resume is unusable: {0}")]
+    TaskHandle(mcp_sansio::task::HandleError),
 }
 
 pub(crate) fn parse_at(s: &str) -> Option<Duration> {
@@ -139,8 +143,11 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
             RecordedOperation::AnswerServerRequest { id, result: None }
         }
         "resume" | "resume_cancel" => RecordedOperation::ResumeTask {
-            handle: crate::model::HandleBytes(unescape(rest)?),
+            handle: handle_bytes(rest)?,
             cancel: word == "resume_cancel",
+        },
+        "resume_get" => RecordedOperation::GetTask {
+            handle: handle_bytes(rest)?,
         },
         "call_tool" => {
             let (name, after) = leading_string(rest, "tool name")?;
@@ -165,6 +172,15 @@ fn parse_op(args: &str) -> Result<RecordedOperation, ParseErrorKind> {
         }
         other => return Err(ParseErrorKind::UnknownRecord(truncate(other))),
     })
+}
+
+/// The escaped bytes of a task handle, which must read as one
+/// ([`TaskHandle::from_bytes`](mcp_sansio::task::TaskHandle::from_bytes)): a tampered handle
+/// is refused when the transcript is read, never replayed as nothing started.
+fn handle_bytes(s: &str) -> Result<crate::model::HandleBytes, ParseErrorKind> {
+    let bytes = unescape(s)?;
+    mcp_sansio::task::TaskHandle::from_bytes(&bytes).map_err(ParseErrorKind::TaskHandle)?;
+    Ok(crate::model::HandleBytes(bytes))
 }
 
 /// A JSON string at the start of `s`, and the rest after one space.

@@ -46,6 +46,26 @@ pub fn event_summary(event: &Event) -> Value {
                 "structured_content": structured,
             }})
         }
+        Event::TaskReported(report) => {
+            let t = &report.task;
+            let result = report.result.as_ref().map(|r| {
+                json!({"is_error": r.is_error,
+                    "content": r.content.iter().map(block_summary).collect::<Vec<_>>()})
+            });
+            let error = report
+                .error
+                .as_ref()
+                .map(|e| json!({"code": e.code, "message": e.message}));
+            json!({"task_reported": {
+                "id": t.id.as_str(),
+                "status": t.status.as_str(),
+                "status_message": t.status_message,
+                "ttl_ms": t.ttl_ms,
+                "poll_interval_ms": t.poll_interval_ms,
+                "result": result,
+                "error": error,
+            }})
+        }
         Event::InputRequired { requests } => {
             let requests = serde_json::from_str::<Value>(requests.get()).unwrap_or(Value::Null);
             json!({"input_required": {"requests": requests}})

@@ -595,3 +595,56 @@ fn a_malformed_unix_zero_is_a_typed_error() {
         );
     }
 }
+
+/// A resume's handle as a transcript records it (`HandleBytes::for_recording`), for a session
+/// with a bearer token, a DPoP binding or a grant, and a secret query value: the recorded handle
+/// meets the replay's stand-in configuration (so the replay resumes as the session did), the
+/// original does not, and the recorded bytes hold neither the secret query value nor the
+/// real context's digest. A handle of another context is not rebound.
+#[test]
+fn a_resume_handle_is_recorded_for_the_replays_stand_ins() {
+    use mcp_sansio::task::{parse_create_result, TaskHandle};
+    use mcp_sansio::{GrantIdentity, GrantKind};
+    let base = || {
+        Config::new("http://127.0.0.1:9/mcp?api_key=s3cr3t-q")
+            .unwrap()
+            .with_tasks(true)
+    };
+    let mut configs = Vec::new();
+    configs.push(base().with_bearer_token("real-token"));
+    let mut dpop = base();
+    dpop.dpop = Some(mcp_sansio::auth::DpopBinding::new(
+        "real-dpop-token",
+        crate::model::replay_dpop_key(),
+        "seed",
+    ));
+    configs.push(dpop);
+    let mut granted = base().with_bearer_token("granted-token");
+    granted.grant = Some(GrantIdentity {
+        kind: GrantKind::ClientCredentials,
+        issuer: "https://as.example".into(),
+        client_id: "c".into(),
+    });
+    configs.push(granted);
+    let created = r#"{"resultType":"task","taskId":"t1","status":"working","ttlMs":null}"#;
+    for config in &configs {
+        let task = parse_create_result(created, &config.budgets).unwrap();
+        let handle = TaskHandle::new(config, Era::Modern, "2026-07-28", &task, 7).unwrap();
+        let stand_in = TranscriptConfig::from_config(config).to_config().unwrap();
+        assert!(
+            handle.check(&stand_in).is_err(),
+            "the real handle would not replay"
+        );
+        let bytes = HandleBytes::for_recording(&handle, config).expect("rebound");
+        let recorded = TaskHandle::from_bytes(&bytes.0).unwrap();
+        assert!(recorded.check(&stand_in).is_ok());
+        assert!(recorded.check(config).is_err());
+        assert_eq!(recorded.id(), handle.id());
+        assert_eq!(recorded.created_unix_ms(), 7);
+        let needle = b"s3cr3t-q";
+        assert!(!bytes.0.windows(needle.len()).any(|w| w == needle));
+        // A handle of another context is refused by the core, and not rebound.
+        let other = base().with_bearer_token("someone-else");
+        assert!(HandleBytes::for_recording(&handle, &other).is_none());
+    }
+}

@@ -286,6 +286,9 @@ pub(crate) fn write_entry(out: &mut String, e: &Entry, notes: &mut Annotator) {
                     let word = if *cancel { "resume_cancel" } else { "resume" };
                     writeln!(out, "{at} op {word} {}", escape(&handle.0))
                 }
+                RecordedOperation::GetTask { handle } => {
+                    writeln!(out, "{at} op resume_get {}", escape(&handle.0))
+                }
             };
         }
         Record::Send {

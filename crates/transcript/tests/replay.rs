@@ -287,6 +287,15 @@ fn fixtures_cover_the_promised_ground() {
             )
         }) && outcome_has(t, &|v| v["call_finished"].is_object())
     });
+    has("a task resumed in a session with a bearer token", &|t| {
+        t.config.bearer_token
+            && t.entries.iter().any(|e| {
+                matches!(
+                    e.record,
+                    Record::Operation(RecordedOperation::ResumeTask { .. })
+                )
+            })
+    });
     let spread = all
         .iter()
         .filter(|(_, t)| {
@@ -387,4 +396,43 @@ mod properties {
             }
         }
     }
+}
+
+/// A transcript's task handle is refused when the transcript is read, with the line and the
+/// handle's own error: one byte of it changed (the task id, say) no longer meets its check
+/// digest ("the task handle is corrupt"), and a cut one is truncated. Replaying it as nothing
+/// started would only show as a difference later, far from its cause.
+#[test]
+fn a_tampered_task_handle_fails_the_transcript_with_a_clear_error() {
+    use mcp_sansio::task::HandleError;
+    use mcp_sansio_transcript::ParseErrorKind;
+    let name = "demo-server_modern.task-resume-bearer.transcript";
+    let text = std::fs::read_to_string(transcript_dir().join(name)).unwrap();
+    Transcript::parse(&text).expect("the fixture reads");
+    let (index, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with('@') && l.contains(" op resume "))
+        .expect("a resume");
+    let tamper = |new_line: String| {
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines[index] = new_line;
+        let mut out = lines.join("\n");
+        out.push('\n');
+        Transcript::parse(&out).expect_err("a tampered handle is refused")
+    };
+    let at = line.find("task-").expect("the task id in the handle");
+    let mut changed = line.to_owned();
+    changed.replace_range(at..at + 5, "TASK-");
+    let e = tamper(changed);
+    assert_eq!(e.line, index + 1);
+    assert_eq!(e.kind, ParseErrorKind::TaskHandle(HandleError::Corrupt));
+    let message = e.to_string();
+    assert!(
+        message.contains(&format!("line {}", index + 1)) && message.contains("corrupt"),
+        "{message}"
+    );
+    let cut = line[..at + 9].to_owned();
+    let e = tamper(cut);
+    assert_eq!(e.kind, ParseErrorKind::TaskHandle(HandleError::Truncated));
 }

@@ -438,6 +438,24 @@ impl Machine {
                     status: task.status,
                     message: task.status_message.clone(),
                 }));
+                // `get_task`: the report is the outcome, whatever the status.
+                if run.once {
+                    let (result, error) = match news {
+                        TaskNews::Done(result) => (Some(result), None),
+                        TaskNews::Failed(rpc) => (None, Some(rpc)),
+                        TaskNews::Working | TaskNews::Input(_) | TaskNews::Cancelled => {
+                            (None, None)
+                        }
+                    };
+                    self.finish_task();
+                    let report = crate::task::TaskReport {
+                        task: *task,
+                        result,
+                        error,
+                    };
+                    out.push(Effect::Report(Event::TaskReported(Box::new(report))));
+                    return out;
+                }
                 let expired = run.expired(now);
                 let cancelling = run.cancel.is_some();
                 let at = now + run.interval;

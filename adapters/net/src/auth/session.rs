@@ -217,6 +217,26 @@ impl<R: AuthRuntime> AuthSession<R> {
         Ok(r)
     }
 
+    /// Runs `op` on the session (a task resume, poll or cancel of the adapter's session, say);
+    /// authorizes and retries once when the server asks, as [`list_tools`](Self::list_tools)
+    /// does. A retry runs `op` again on the new session, with the new token: a task handle is
+    /// bound to the authorization context it was created in, so a handle resumed after a new
+    /// authorization is refused (`TaskError::Handle`), never presented under another context.
+    pub async fn run<T>(
+        &mut self,
+        mut op: impl AsyncFnMut(&mut R::Session) -> Result<T, Error>,
+    ) -> Result<T, AuthSessionError> {
+        let mut attempt = Attempt::First;
+        let r = loop {
+            match op(&mut self.session).await {
+                Ok(c) => break c,
+                Err(e) => attempt = self.recover(attempt, e).await?,
+            }
+        };
+        self.auth.accepted();
+        Ok(r)
+    }
+
     /// Closes the session.
     pub async fn close(self) -> Result<(), AuthSessionError> {
         Ok(R::close(self.session).await?)

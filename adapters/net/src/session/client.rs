@@ -685,8 +685,8 @@ impl<R: SessionRuntime> Session<R> {
     /// budgets (the handle's deadline, `task_polls`, the byte budget) and as the call that
     /// created it would have (`failed` is `Error::Rpc`, `cancelled` `TaskError::Cancelled`).
     /// The session must speak 2026-07-28 with `Config::tasks` on; a handle of another server or
-    /// authorization context is refused (`TaskError::Handle`). A recorded session refuses a
-    /// resume (`Error::Misuse`): transcripts have no operation for it yet.
+    /// authorization context is refused (`TaskError::Handle`). A recording session records it
+    /// as `op resume` with the handle rebound to the replay's stand-in credentials.
     pub fn resume_task<'a>(
         &'a mut self,
         handle: &'a mcp_sansio::task::TaskHandle,
@@ -710,6 +710,25 @@ impl<R: SessionRuntime> Session<R> {
             op,
             observer,
             crate::session::driver::SessionDriver::called,
+        )
+    }
+
+    /// One `tasks/get` of the task of `handle` (SEP-2663): checked as
+    /// [`resume_task`](Self::resume_task) checks it (a handle of another server or authorization
+    /// context is `TaskError::Handle`, nothing sent), then the task's report whatever its status
+    /// (`TaskReport`: the status, `statusMessage`, `ttlMs`, `pollIntervalMs`, a `completed`
+    /// task's result, a `failed` task's error). A `working` task is not waited for. The poll's
+    /// own failures (`-32602` for an unknown task, transport, budgets) are errors.
+    pub fn get_task<'a>(
+        &'a mut self,
+        handle: &'a mcp_sansio::task::TaskHandle,
+    ) -> R::Op<'a, mcp_sansio::task::TaskReport> {
+        let op = crate::session::io::Start::GetTask { handle };
+        R::run(
+            self,
+            op,
+            no_observer(),
+            crate::session::driver::SessionDriver::reported,
         )
     }
 

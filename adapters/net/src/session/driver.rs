@@ -124,17 +124,6 @@ fn dpop_clock(config: &mut Config, zero: std::time::Instant) {
     }
 }
 
-/// Whether a recorded resume with `config` replays: the session has no credentials and its
-/// URL no secret query values, so the replay's configuration names the same server and
-/// authorization context as the handle.
-fn resume_replays(config: &Config) -> bool {
-    let target = config.endpoint.target();
-    config.bearer_token.is_empty()
-        && config.dpop.is_none()
-        && config.grant.is_none()
-        && mcp_sansio::auth::redact::url(target) == target
-}
-
 impl SessionDriver {
     /// A session of the client `shared` with `config`: the era hint learnt for its URL and
     /// authorization context is offered (when hints are on and `config` has none), and
@@ -386,7 +375,7 @@ impl SessionDriver {
             Start::Connect => OpKind::Connect,
             Start::ListTools => OpKind::List,
             Start::CallTool { name, .. } => OpKind::Call { tool: name },
-            Start::ResumeTask { .. } => OpKind::Resume,
+            Start::ResumeTask { .. } | Start::GetTask { .. } => OpKind::Resume,
             Start::Close => OpKind::Close,
         };
         self.trace
@@ -445,20 +434,10 @@ impl SessionDriver {
                 Operation::CallTool
             }
             Start::ResumeTask { handle, cancel } => {
-                // A handle names its server URL and authorization context; a replay presents
-                // stand-ins for credentials and secret query values, which would not match it.
-                let recorded = self.recording.is_some()
-                    || self.h2.as_ref().is_some_and(|h| h.conn.is_recorded());
-                if recorded && !resume_replays(self.conn.config()) {
-                    self.outcome = Some(Err(Error::Misuse {
-                        reason: "a task resume cannot be recorded in a session with credentials or secret query values: a replay could not present the handle's",
-                    }));
-                    self.running = Some(Operation::CallTool);
-                    return;
-                }
+                let bytes = self.recorded_handle(handle);
                 self.begin(
                     || RecordedOperation::ResumeTask {
-                        handle: mcp_sansio_transcript::HandleBytes(handle.to_bytes()),
+                        handle: bytes.unwrap_or_default(),
                         cancel,
                     },
                     |c, now| {
@@ -472,12 +451,41 @@ impl SessionDriver {
                 );
                 Operation::CallTool
             }
+            Start::GetTask { handle } => {
+                let bytes = self.recorded_handle(handle);
+                self.begin(
+                    || RecordedOperation::GetTask {
+                        handle: bytes.unwrap_or_default(),
+                    },
+                    |c, now| c.get_task(now, handle),
+                );
+                Operation::CallTool
+            }
             Start::Close => {
                 self.begin(|| RecordedOperation::Close, |c, now| c.close(now));
                 Operation::Close
             }
         };
         self.running = Some(operation);
+    }
+
+    /// What a recording holds of a resumed task's `handle` (`None` when nothing records): the
+    /// handle rebound to the stand-ins a replay presents for the session's credentials and
+    /// secret query values, so that the replay's resumption meets the same server and context;
+    /// a handle of another server or context (the core refuses it before any request) as it is.
+    fn recorded_handle(
+        &self,
+        handle: &mcp_sansio::task::TaskHandle,
+    ) -> Option<mcp_sansio_transcript::HandleBytes> {
+        let recorded =
+            self.recording.is_some() || self.h2.as_ref().is_some_and(|h| h.conn.is_recorded());
+        if !recorded {
+            return None;
+        }
+        Some(
+            mcp_sansio_transcript::HandleBytes::for_recording(handle, self.conn.config())
+                .unwrap_or_else(|| mcp_sansio_transcript::HandleBytes(handle.to_bytes())),
+        )
     }
 
     /// The cache hook of a listing: a fresh cached listing, if the cache is on and has one.
@@ -884,6 +892,14 @@ impl SessionDriver {
     pub fn called(c: Completion) -> Result<CallResult, Error> {
         match c {
             Completion::Called(r) => Ok(r),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// The result of a task's one poll.
+    pub fn reported(c: Completion) -> Result<mcp_sansio::task::TaskReport, Error> {
+        match c {
+            Completion::TaskReported(r) => Ok(*r),
             _ => Err(mismatch()),
         }
     }

@@ -161,6 +161,12 @@ pub enum Start<'a> {
         /// Cancel the task.
         cancel: bool,
     },
+    /// One `tasks/get` of the task of `handle` (SEP-2663): the operation ends with the task's
+    /// report, whatever its status (`Connection::get_task`).
+    GetTask {
+        /// The task's handle.
+        handle: &'a mcp_sansio::task::TaskHandle,
+    },
     /// Close.
     Close,
 }

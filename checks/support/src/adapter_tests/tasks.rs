@@ -49,9 +49,9 @@ impl CallObserver for Persist {
 }
 
 /// Declares the task tests of an adapter (a task of the demo server's `slow_count` resumed and
-/// cancelled from its persisted handle by a second client; another authorization context and a
-/// recording session refused). In scope: the adapter's `Client`, `AddressPolicy` and
-/// `TranscriptSink`, `DemoServer` and `Options` of the demo server, `TaskHandle`,
+/// cancelled from its persisted handle by a second client; another authorization context
+/// refused; a resume recorded, with and without a token). In scope: the adapter's `Client` and
+/// `AddressPolicy`, `DemoServer` and `Options` of the demo server, `TaskHandle`,
 /// `HandleError` and `TaskError` of `mcp_sansio::task`, `ContentBlock` and `Error` of
 /// `mcp_sansio`, and this module's [`config`] and [`Persist`]. `#[$test]` is the test
 /// attribute, `async` is present when the adapter's operations are futures, `[$($wait)*]` is
@@ -198,29 +198,69 @@ macro_rules! task_resume_tests {
             assert_eq!(finished["content"][0]["text"], "1 2 3 4");
         }
 
-        /// A resume in a recording session with a bearer token is refused with a typed error:
-        /// the handle names its authorization context, which a replay's stand-in token would not
-        /// match.
+        /// A resume in a recording session with a bearer token is recorded (`op resume`) with
+        /// the handle rebound to the replay's stand-in token: the transcript holds neither the
+        /// token nor the handle of its context, and replays to the same result, whole and one
+        /// byte at a time.
         #[$test]
-        $($async)? fn a_recording_session_with_a_token_refuses_a_resume() {
-            struct Discard;
-            impl TranscriptSink for Discard {
-                fn write(&self, _session: u64, _text: &str) {}
-            }
-            let server = DemoServer::start(Options::default()).unwrap();
-            let bytes = started_task(&server)$($wait)*;
-            let handle = TaskHandle::from_bytes(&bytes).unwrap();
-            let client = Client::builder()
-                .policy(AddressPolicy::strict().allow_loopback(true))
-                .record_to(std::sync::Arc::new(Discard))
-                .build();
+        $($async)? fn a_recording_session_with_a_token_records_a_resume_that_replays() {
+            use $crate::adapter_tests::recording::{recording_client, replays, Memory};
+            const TOKEN: &str = "tok-task-s3cr3t";
+            let server = DemoServer::start(Options {
+                bearer_token: Some(TOKEN.into()),
+                ..Options::default()
+            })
+            .unwrap();
             let mut config = config(&server.url());
-            config.bearer_token = "tok".into();
-            let mut session = client.connect(config)$($wait)*.unwrap();
-            let refused = session.resume_task(&handle)$($wait)*;
-            assert!(matches!(refused, Err(Error::Misuse { .. })), "{refused:?}");
+            config.bearer_token = TOKEN.into();
+            let client = loopback_client();
+            let mut session = client.connect(config.clone())$($wait)*.unwrap();
+            let mut persist = Persist::default();
+            let failed = session.call_tool_with("slow_count", br#"{"to":4}"#, &mut persist)$($wait)*;
+            assert!(failed.is_err(), "a declined input ends the call: {failed:?}");
+            drop(session);
+            let handle = TaskHandle::from_bytes(&persist.bytes.unwrap()).unwrap();
+            let sink = std::sync::Arc::new(Memory::default());
+            let client: Client = recording_client(sink.clone());
+            let mut session = client.connect(config.clone())$($wait)*.unwrap();
+            let mut persist = Persist {
+                accept: Some(true),
+                ..Persist::default()
+            };
+            let result = session.resume_task_with(&handle, &mut persist)$($wait)*.unwrap();
+            assert!(!result.is_error);
             session.close()$($wait)*.unwrap();
             server.shutdown();
+            let (text, t) = replays(&sink);
+            assert!(text.contains(" op resume "), "{text}");
+            assert!(!text.contains(TOKEN));
+            let recorded = $crate::adapter_tests::tasks::recorded_handle(&t);
+            assert_eq!(recorded.id(), handle.id());
+            assert!(recorded.check(&config).is_err(), "rebound away from the real token");
+            assert!(recorded.check(&t.config.to_config().unwrap()).is_ok());
+            let outcome = t.outcome();
+            let finished = outcome
+                .iter()
+                .find_map(|e| e.get("call_finished"))
+                .unwrap_or_else(|| panic!("{outcome:?}"));
+            assert_eq!(finished["content"][0]["text"], "1 2 3 4");
         }
     };
+}
+
+/// The handle of the first `op resume` (or `resume_cancel`, `resume_get`) of `t`, read.
+pub fn recorded_handle(t: &mcp_sansio_transcript::Transcript) -> TaskHandle {
+    use mcp_sansio_transcript::{Record, RecordedOperation};
+    let bytes = t
+        .entries
+        .iter()
+        .find_map(|e| match &e.record {
+            Record::Operation(
+                RecordedOperation::ResumeTask { handle, .. }
+                | RecordedOperation::GetTask { handle },
+            ) => Some(handle.0.clone()),
+            _ => None,
+        })
+        .expect("a recorded resume");
+    TaskHandle::from_bytes(&bytes).expect("a recorded handle reads")
 }
