@@ -320,6 +320,13 @@ pub struct Options {
     /// resumes it after a crash; with task: the handle to read
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub task_handle: Option<PathBuf>,
+    /// Share the catalog cache and the era hints through the Redis (or
+    /// Valkey) at URL (redis://[user:password@]host[:port][/db], rediss://
+    /// for TLS), as a fleet of executors does: a listing or an era another
+    /// run stored is used until it expires, per server and credential; a
+    /// store that is down, slow or answering garbage is a miss
+    #[arg(verbatim_doc_comment, long, value_name = "URL")]
+    pub store: Option<String>,
     /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
     #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
     pub bearer_token: Option<Option<String>>,
@@ -337,6 +344,7 @@ impl Options {
         self.verbose |= later.verbose;
         self.tasks |= later.tasks;
         self.task_handle = later.task_handle.or(self.task_handle);
+        self.store = later.store.or(self.store);
         self.dial_timeout = later.dial_timeout.or(self.dial_timeout);
         self.request_timeout = later.request_timeout.or(self.request_timeout);
         self.list_timeout = later.list_timeout.or(self.list_timeout);

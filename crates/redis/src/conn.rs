@@ -244,7 +244,10 @@ impl Write for Bounded<'_> {
 impl Bounded<'_> {
     /// A socket timeout is the deadline.
     fn classify(&mut self, e: io::Error) -> io::Error {
-        if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ) {
             self.hit = Some(Hit::Deadline);
         }
         e

@@ -156,14 +156,20 @@ mod tests {
         assert_eq!(decode(b"j", &f, 0, 1 << 10), Err(FrameError::OtherKey));
         assert_eq!(
             decode(b"k", &f, 0, 10),
-            Err(FrameError::Oversize { len: f.len(), max: 10 })
+            Err(FrameError::Oversize {
+                len: f.len(),
+                max: 10
+            })
         );
         for cut in 0..f.len() {
             assert!(decode(b"k", &f[..cut], 0, 1 << 10).is_err(), "cut at {cut}");
         }
         let mut longer = f.clone();
         longer.push(0);
-        assert_eq!(decode(b"k", &longer, 0, 1 << 10), Err(FrameError::TrailingBytes));
+        assert_eq!(
+            decode(b"k", &longer, 0, 1 << 10),
+            Err(FrameError::TrailingBytes)
+        );
         let mut flipped = f.clone();
         flipped[FRAME_OVERHEAD - CHECK + 2] ^= 1;
         assert_eq!(decode(b"k", &flipped, 0, 1 << 10), Err(FrameError::Corrupt));

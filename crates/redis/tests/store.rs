@@ -23,14 +23,24 @@ fn a_second_process_finds_the_listing_and_the_era_with_no_request() {
     let redis = RedisServer::start();
     let server = CacheServer::start(Script::default());
     let first = client(store(&redis.url()));
-    assert_eq!(work_item(&first, config(&server, "tok")), ["weather", "echo"]);
+    assert_eq!(
+        work_item(&first, config(&server, "tok")),
+        ["weather", "echo"]
+    );
     assert_eq!(server.count("tools/list"), 1);
     let discovers = server.count("server/discover");
     assert!(discovers >= 1, "the first negotiated");
 
     let second = client(store(&redis.url()));
-    assert_eq!(work_item(&second, config(&server, "tok")), ["weather", "echo"]);
-    assert_eq!(server.count("server/discover"), discovers, "the era came from Redis");
+    assert_eq!(
+        work_item(&second, config(&server, "tok")),
+        ["weather", "echo"]
+    );
+    assert_eq!(
+        server.count("server/discover"),
+        discovers,
+        "the era came from Redis"
+    );
     assert_eq!(server.count("tools/list"), 1, "the listing came from Redis");
 
     // Both entries expire in Redis with their lifetime: the listing's `ttlMs` (60 s), the
@@ -49,7 +59,11 @@ fn a_second_process_finds_the_listing_and_the_era_with_no_request() {
 fn a_value_round_trips_framed_with_its_lifetime() {
     let redis = RedisServer::start();
     let s = store(&redis.url());
-    s.put_for(b"era:abc", b"m\nvalue".to_vec(), std::time::Duration::from_secs(30));
+    s.put_for(
+        b"era:abc",
+        b"m\nvalue".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
     assert_eq!(s.get(b"era:abc").as_deref(), Some(&b"m\nvalue"[..]));
     let stored = get_raw(&redis.url(), b"era:abc").unwrap();
     assert_eq!(stored.len(), frame::FRAME_OVERHEAD + 7, "framed");
@@ -69,13 +83,21 @@ fn poisoned_foreign_truncated_and_oversized_values_are_misses_and_deleted() {
     let mut small = options();
     small.max_value_bytes = 1024;
     let s = mcp_sansio_redis::RedisStore::with_options(&url, small).unwrap();
-    s.put_for(b"k", b"payload".to_vec(), std::time::Duration::from_secs(60));
+    s.put_for(
+        b"k",
+        b"payload".to_vec(),
+        std::time::Duration::from_secs(60),
+    );
     let good = get_raw(&url, b"k").unwrap();
     let mut foreign = good.clone();
     foreign[6] = 2;
     let mut corrupt = good.clone();
     corrupt[30] ^= 1;
-    s.put_for(b"other", b"payload".to_vec(), std::time::Duration::from_secs(60));
+    s.put_for(
+        b"other",
+        b"payload".to_vec(),
+        std::time::Duration::from_secs(60),
+    );
     let other_key = get_raw(&url, b"other").unwrap();
     let expired = frame::encode(b"k", b"payload", 1, 1024).unwrap();
     let cases: [(&str, Vec<u8>); 7] = [
@@ -119,8 +141,15 @@ fn a_poisoned_listing_is_listed_again_and_replaced() {
         std::time::Duration::from_secs(60),
     );
     let other = client(store(&redis.url()));
-    assert_eq!(work_item(&other, config(&server, "tok")), ["weather", "echo"]);
-    assert_eq!(server.count("tools/list"), 2, "the poisoned entry was not used");
+    assert_eq!(
+        work_item(&other, config(&server, "tok")),
+        ["weather", "echo"]
+    );
+    assert_eq!(
+        server.count("tools/list"),
+        2,
+        "the poisoned entry was not used"
+    );
     let replaced = s.get(&key).expect("the good listing replaced it");
     assert!(replaced.starts_with(b"mcpcat"));
     assert!(replaced.len() > 30);
@@ -140,7 +169,11 @@ fn a_dpop_tenant_and_a_bearer_tenant_never_share() {
     work_item(&a, dpop(&server, "shared-token", &key));
     assert_eq!(server.count("tools/list"), 1);
     work_item(&b, config(&server, "shared-token"));
-    assert_eq!(server.count("tools/list"), 2, "the bearer tenant got the DPoP tenant's entry");
+    assert_eq!(
+        server.count("tools/list"),
+        2,
+        "the bearer tenant got the DPoP tenant's entry"
+    );
     let lists: Vec<_> = server
         .seen()
         .into_iter()
@@ -165,11 +198,18 @@ fn a_dpop_tenant_and_a_bearer_tenant_never_share() {
     assert_eq!(server.count("tools/list"), 2);
     // The bearer tenant's bytes under the DPoP tenant's key: a miss, deleted.
     let dpop_key_bytes = CatalogCache::key(&dpop(&server, "shared-token", &key));
-    let bearer = get_raw(&redis.url(), &CatalogCache::key(&config(&server, "shared-token")));
+    let bearer = get_raw(
+        &redis.url(),
+        &CatalogCache::key(&config(&server, "shared-token")),
+    );
     set_raw(&redis.url(), &dpop_key_bytes, &bearer.unwrap());
     let c = client(store(&redis.url()));
     work_item(&c, dpop(&server, "shared-token", &key));
-    assert_eq!(server.count("tools/list"), 3, "another key's entry was used");
+    assert_eq!(
+        server.count("tools/list"),
+        3,
+        "another key's entry was used"
+    );
 }
 
 /// "N executors cold on one origin give one listing fleet-wide while a short lease holds":

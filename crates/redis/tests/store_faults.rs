@@ -162,7 +162,11 @@ fn each_operation_ends_within_its_deadline_and_byte_bound() {
         std::thread::sleep(Duration::from_millis(150));
         let start = Instant::now();
         assert_eq!(s.get(b"catalog:x"), None);
-        assert!(start.elapsed() < OP + SLACK, "{fake:?}: {:?}", start.elapsed());
+        assert!(
+            start.elapsed() < OP + SLACK,
+            "{fake:?}: {:?}",
+            start.elapsed()
+        );
     }
 }
 
@@ -179,7 +183,11 @@ fn after_a_failure_the_store_backs_off_then_reconnects() {
         assert_eq!(s.get(b"catalog:x"), None);
         s.put(b"catalog:x", b"v".to_vec());
     }
-    assert!(start.elapsed() < Duration::from_millis(50), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(50),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(server.accepted(), 1, "no dial during the backoff");
     std::thread::sleep(Duration::from_millis(120));
     assert!(s.ping().is_err());
@@ -203,7 +211,11 @@ fn work_items_succeed_within_their_budget_against_a_hostile_store() {
         for i in 0..3 {
             let start = Instant::now();
             assert_eq!(work_item(&c, config(&server, "tok")), ["weather", "echo"]);
-            assert!(start.elapsed() < ITEM, "{fake:?} item {i}: {:?}", start.elapsed());
+            assert!(
+                start.elapsed() < ITEM,
+                "{fake:?} item {i}: {:?}",
+                start.elapsed()
+            );
         }
         assert!(server.count("tools/list") >= 1, "{fake:?}");
     }
@@ -218,7 +230,11 @@ fn work_items_go_on_when_redis_is_killed_mid_run() {
     let c = client(store(&redis.url()));
     work_item(&c, config(&server, "tok"));
     work_item(&c, config(&server, "tok"));
-    assert_eq!(server.count("tools/list"), 1, "the second item hit the cache");
+    assert_eq!(
+        server.count("tools/list"),
+        1,
+        "the second item hit the cache"
+    );
     drop(redis);
     for i in 0..3 {
         let start = Instant::now();
@@ -255,7 +271,11 @@ fn work_items_go_on_while_redis_is_paused_and_the_store_comes_back() {
     }
     let lists = server.count("tools/list");
     work_item(&c, config(&server, "tok"));
-    assert_eq!(server.count("tools/list"), lists, "a hit again after reconnecting");
+    assert_eq!(
+        server.count("tools/list"),
+        lists,
+        "a hit again after reconnecting"
+    );
 }
 
 /// A store URL that is no Redis URL is refused when the store is made; a store that is down is
@@ -272,6 +292,9 @@ fn a_bad_url_is_refused_and_a_down_store_is_made() {
     let s = RedisStore::open(&format!("redis://127.0.0.1:{port}/")).unwrap();
     assert_eq!(s.get(b"catalog:x"), None);
     assert!(RedisStore::open("rediss://user:secret@redis.example.com:6380/2").is_ok());
-    let debug = format!("{:?}", RedisStore::open("redis://u:secret-pw@h:1/").unwrap());
+    let debug = format!(
+        "{:?}",
+        RedisStore::open("redis://u:secret-pw@h:1/").unwrap()
+    );
     assert!(!debug.contains("secret-pw"), "{debug}");
 }

@@ -27,8 +27,14 @@ fn start_task(server: &DemoServer, store: &RedisStore, name: &str) {
     let mut session = client.connect(cfg.clone()).unwrap();
     let mut observer = SaveHandles::new(store, &cfg, name, Persist::default());
     let failed = session.call_tool_with("slow_count", br#"{"to":4}"#, &mut observer);
-    assert!(failed.is_err(), "a declined input ends the call: {failed:?}");
-    assert!(observer.inner.bytes.is_some(), "the observer got the handle");
+    assert!(
+        failed.is_err(),
+        "a declined input ends the call: {failed:?}"
+    );
+    assert!(
+        observer.inner.bytes.is_some(),
+        "the observer got the handle"
+    );
 }
 
 /// "Clients SHOULD persist task IDs to durable storage so that polling can resume after a crash
@@ -47,7 +53,10 @@ fn a_second_process_resumes_the_task_from_the_saved_handle() {
         .load_task_handle(&cfg, "work-item-7")
         .expect("the saved handle");
     let key = RedisStore::task_handle_key(&cfg, "work-item-7");
-    assert!(pttl(&redis.url(), key.as_bytes()) > 0, "it expires in Redis");
+    assert!(
+        pttl(&redis.url(), key.as_bytes()) > 0,
+        "it expires in Redis"
+    );
     let client = loopback_client();
     let mut session = client.connect(cfg.clone()).unwrap();
     let mut persist = Persist {
@@ -91,8 +100,15 @@ fn a_handle_is_found_only_in_its_server_and_context() {
         handle.to_bytes(),
         std::time::Duration::from_secs(60),
     );
-    assert!(s.get(other_key.as_bytes()).is_some(), "the frame reads back");
-    assert_eq!(s.load_task_handle(&other, "item"), None, "the handle does not");
+    assert!(
+        s.get(other_key.as_bytes()).is_some(),
+        "the frame reads back"
+    );
+    assert_eq!(
+        s.load_task_handle(&other, "item"),
+        None,
+        "the handle does not"
+    );
     assert_eq!(get_raw(&redis.url(), other_key.as_bytes()), None, "deleted");
 
     // Bytes that are no handle.

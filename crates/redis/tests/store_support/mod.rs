@@ -38,9 +38,7 @@ pub fn client(store: Arc<RedisStore>) -> Client {
 
 /// A configuration for `server` with `token` (empty: anonymous).
 pub fn config(server: &CacheServer, token: &str) -> Config {
-    Config::new(&server.url())
-        .unwrap()
-        .with_bearer_token(token)
+    Config::new(&server.url()).unwrap().with_bearer_token(token)
 }
 
 /// A configuration for `server` with the DPoP-bound `token` and `key`.
