@@ -488,19 +488,62 @@ fn exchange(
     io.write_all(&packed)
         .and_then(|()| io.flush())
         .map_err(|e| io.error(LinkError::Io(e)))?;
-    let mut replies = Vec::with_capacity(cmds.len());
-    for _ in cmds {
-        match parser.parse_value(&mut io) {
+    read_replies(parser, &mut io, cmds.len()).map_err(|other| io.error(other))
+}
+
+/// Reads `count` replies from `reader` with `parser`.
+fn read_replies<R: Read>(
+    parser: &mut redis::Parser,
+    mut reader: R,
+    count: usize,
+) -> Result<Vec<Value>, LinkError> {
+    let mut replies = Vec::with_capacity(count.min(16));
+    for _ in 0..count {
+        match parser.parse_value(&mut reader) {
             Ok(v) => replies.push(v),
-            Err(e) => {
-                let other = if e.is_io_error() {
-                    LinkError::Io(io::Error::other(e.to_string()))
-                } else {
-                    LinkError::Garbage(e.to_string())
-                };
-                return Err(io.error(other));
+            Err(e) if e.is_io_error() => {
+                return Err(LinkError::Io(io::Error::other(e.to_string())))
             }
+            Err(e) => return Err(LinkError::Garbage(e.to_string())),
         }
     }
     Ok(replies)
+}
+
+/// Reads `count` replies from `bytes` as a link reads them off its socket, with at most `max`
+/// bytes read: the reply reader without the socket (for fuzzing and tests).
+pub fn parse_replies(bytes: &[u8], count: usize, max: usize) -> Result<Vec<Value>, LinkError> {
+    let mut parser = redis::Parser::new();
+    let capped = bytes.get(..max).unwrap_or(bytes);
+    read_replies(&mut parser, capped, count).map_err(|e| match e {
+        LinkError::Io(_) if bytes.len() > max => LinkError::TooLarge(max),
+        e => e,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RESP 2 (redis.io, "RESP protocol spec"): a bulk string is `$<length>\r\n<data>\r\n`; the
+    /// reader takes whole replies and fails past its byte bound, whatever a header declares.
+    #[test]
+    fn the_reply_reader_reads_whole_replies_within_its_bound() {
+        let two = parse_replies(b":5\r\n$3\r\nabc\r\n", 2, 64).unwrap();
+        assert_eq!(two, [Value::Int(5), Value::BulkString(b"abc".to_vec())]);
+        assert!(matches!(
+            parse_replies(b"$999999999\r\nabc", 1, 64),
+            Err(LinkError::Io(_))
+        ));
+        let mut huge = b"$999999999\r\n".to_vec();
+        huge.extend_from_slice(&[0; 200]);
+        assert!(matches!(
+            parse_replies(&huge, 1, 64),
+            Err(LinkError::TooLarge(64))
+        ));
+        assert!(matches!(
+            parse_replies(b"HTTP/1.1 200 OK\r\n", 1, 64),
+            Err(LinkError::Garbage(_))
+        ));
+    }
 }
