@@ -107,7 +107,11 @@ fn poisoned_foreign_truncated_and_oversized_values_are_misses_and_deleted() {
         ("corrupt", corrupt),
         ("another key's", other_key),
         ("expired", expired),
-        ("oversized", vec![b'x'; 1025]),
+        // A whole, fresh frame under the right key, only larger than the bound.
+        (
+            "oversized",
+            frame::encode(b"k", &[b'x'; 1000], u64::MAX, 1 << 20).unwrap(),
+        ),
     ];
     for (what, value) in cases {
         set_raw(&url, b"k", &value);
