@@ -510,15 +510,39 @@ fn read_replies<R: Read>(
     Ok(replies)
 }
 
-/// Reads `count` replies from `bytes` as a link reads them off its socket, with at most `max`
-/// bytes read: the reply reader without the socket (for fuzzing and tests).
+/// Reads `count` replies from `bytes` as a link reads them off its socket, failing once more
+/// than `max` bytes are needed: the reply reader without the socket (for fuzzing and tests).
 pub fn parse_replies(bytes: &[u8], count: usize, max: usize) -> Result<Vec<Value>, LinkError> {
+    /// `bytes`, of which at most `left` may be read.
+    struct Capped<'a> {
+        bytes: &'a [u8],
+        left: usize,
+        hit: bool,
+    }
+    impl Read for Capped<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.left == 0 && !self.bytes.is_empty() {
+                self.hit = true;
+                return Err(io::Error::other("reply byte bound exceeded"));
+            }
+            let n = buf.len().min(self.left).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            self.left -= n;
+            Ok(n)
+        }
+    }
     let mut parser = redis::Parser::new();
-    let capped = bytes.get(..max).unwrap_or(bytes);
-    read_replies(&mut parser, capped, count).map_err(|e| match e {
-        LinkError::Io(_) if bytes.len() > max => LinkError::TooLarge(max),
-        e => e,
-    })
+    let mut reader = Capped {
+        bytes,
+        left: max,
+        hit: false,
+    };
+    let replies = read_replies(&mut parser, &mut reader, count);
+    match replies {
+        Err(_) if reader.hit => Err(LinkError::TooLarge(max)),
+        r => r,
+    }
 }
 
 #[cfg(test)]
