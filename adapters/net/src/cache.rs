@@ -483,6 +483,72 @@ mod tests {
         assert_eq!(CatalogCache::key(&base.clone()), key);
     }
 
+    /// A store that coordinates listings: `await_fill` hands over what `fill` holds, counting
+    /// the calls; `put_for` records the lifetimes it was given.
+    struct Waits {
+        inner: MemoryStore,
+        fill: Mutex<Option<Vec<u8>>>,
+        asked: Mutex<usize>,
+        ttls: Mutex<Vec<Duration>>,
+    }
+
+    impl Store for Waits {
+        fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+            self.inner.get(key)
+        }
+        fn put(&self, key: &[u8], value: Vec<u8>) {
+            self.inner.put(key, value);
+        }
+        fn put_for(&self, key: &[u8], value: Vec<u8>, ttl: Duration) {
+            lock(&self.ttls).push(ttl);
+            self.inner.put(key, value);
+        }
+        fn remove(&self, key: &[u8]) {
+            self.inner.remove(key);
+        }
+        fn await_fill(&self, _key: &[u8]) -> Option<Vec<u8>> {
+            *lock(&self.asked) += 1;
+            lock(&self.fill).take()
+        }
+    }
+
+    /// The no-stampede seam: a listing's miss asks the store's `await_fill`, and what it hands
+    /// over is read as any entry (`Catalog::from_pages`): a listing written by another process
+    /// is the listing, bytes that do not read back are a miss and removed. A call's lookup of a
+    /// tool never waits. A put carries the entry's lifetime: min(`ttlMs`, the cap).
+    #[test]
+    fn a_listing_miss_takes_what_the_store_waited_for() {
+        let config = Config::new("https://mcp.example.com/a").unwrap();
+        let key = CatalogCache::key(&config);
+        let page = br#"{"tools":[{"name":"weather","inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"private"}"#;
+        let catalog =
+            Catalog::from_pages([&page[..]], config.tool_names, &config.budgets).unwrap();
+        let other = Arc::new(MemoryStore::new(1 << 16));
+        CatalogCache::new(other.clone(), Duration::from_secs(30)).put(&key, &catalog);
+        let written = other.get(&key).unwrap();
+
+        let store = Arc::new(Waits {
+            inner: MemoryStore::new(1 << 16),
+            fill: Mutex::new(Some(written)),
+            asked: Mutex::new(0),
+            ttls: Mutex::new(Vec::new()),
+        });
+        let cache = Arc::new(CatalogCache::new(store.clone(), Duration::from_secs(30)));
+        let session = SessionCache::new(cache.clone(), &config);
+        assert!(session.tool(&config, "weather").is_none(), "a call does not wait");
+        assert_eq!(*lock(&store.asked), 0);
+        assert_eq!(session.listing(&config), Some(catalog.clone()));
+        assert_eq!(*lock(&store.asked), 1);
+
+        store.inner.put(&key, b"mcpcat\x00\x01garbage".to_vec());
+        *lock(&store.fill) = Some(b"garbage".to_vec());
+        assert_eq!(session.listing(&config), None);
+        assert_eq!(store.inner.get(&key), None, "the bad entry is removed");
+
+        session.listed(Ok(&catalog));
+        assert_eq!(*lock(&store.ttls), [Duration::from_secs(30)]);
+    }
+
     /// A hint in a shared store carries its expiry: an expired or malformed one is a miss.
     #[test]
     fn a_stored_hint_expires() {
