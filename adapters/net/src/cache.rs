@@ -483,8 +483,9 @@ mod tests {
         assert_eq!(CatalogCache::key(&base.clone()), key);
     }
 
-    /// A store that coordinates listings: `await_fill` hands over what `fill` holds, counting
-    /// the calls; `put_for` records the lifetimes it was given.
+    /// A store that coordinates listings: `await_fill` hands over what `fill` holds (as if
+    /// another process had written it meanwhile), counting the calls; `put_for` records the
+    /// lifetimes it was given.
     struct Waits {
         inner: MemoryStore,
         fill: Mutex<Option<Vec<u8>>>,
@@ -506,9 +507,12 @@ mod tests {
         fn remove(&self, key: &[u8]) {
             self.inner.remove(key);
         }
-        fn await_fill(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        /// What another process wrote meanwhile: `fill`, now also in the store.
+        fn await_fill(&self, key: &[u8]) -> Option<Vec<u8>> {
             *lock(&self.asked) += 1;
-            lock(&self.fill).take()
+            let fill = lock(&self.fill).take()?;
+            self.inner.put(key, fill.clone());
+            Some(fill)
         }
     }
 
