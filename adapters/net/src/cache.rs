@@ -525,8 +525,7 @@ mod tests {
         let config = Config::new("https://mcp.example.com/a").unwrap();
         let key = CatalogCache::key(&config);
         let page = br#"{"tools":[{"name":"weather","inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"private"}"#;
-        let catalog =
-            Catalog::from_pages([&page[..]], config.tool_names, &config.budgets).unwrap();
+        let catalog = Catalog::from_pages([&page[..]], config.tool_names, &config.budgets).unwrap();
         let other = Arc::new(MemoryStore::new(1 << 16));
         CatalogCache::new(other.clone(), Duration::from_secs(30)).put(&key, &catalog);
         let written = other.get(&key).unwrap();
@@ -539,7 +538,10 @@ mod tests {
         });
         let cache = Arc::new(CatalogCache::new(store.clone(), Duration::from_secs(30)));
         let session = SessionCache::new(cache.clone(), &config);
-        assert!(session.tool(&config, "weather").is_none(), "a call does not wait");
+        assert!(
+            session.tool(&config, "weather").is_none(),
+            "a call does not wait"
+        );
         assert_eq!(*lock(&store.asked), 0);
         assert_eq!(session.listing(&config), Some(catalog.clone()));
         assert_eq!(*lock(&store.asked), 1);
