@@ -37,7 +37,7 @@
 //! thread that drives the session: with the tokio adapter, an executor thread. A call blocks it
 //! at most [`Options::op_timeout`] (at most twice that for a `get`, which deletes a bad value),
 //! and not at all during a backoff; [`Store::await_fill`] blocks at most
-//! [`Options::lease_wait`] plus one operation. Keep both short on a runtime whose threads serve
+//! [`Options::lease_wait`] plus four operation deadlines (a failure ends it at once). Keep both short on a runtime whose threads serve
 //! other tasks.
 //!
 //! **No stampede.** On a listing's miss, [`Store::await_fill`] takes a lease (`SET NX PX`,

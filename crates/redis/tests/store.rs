@@ -240,3 +240,29 @@ fn eight_cold_executors_make_one_listing() {
     }
     assert_eq!(server.count("tools/list"), 1, "one listing fleet-wide");
 }
+
+/// "The others wait within a bound, then list for themselves": a lease whose holder never
+/// writes (it died mid-listing) holds a cold work item at most `lease_wait` (1 s) before it
+/// lists on its own.
+#[test]
+fn a_lease_whose_holder_never_writes_holds_others_only_within_the_wait() {
+    let redis = RedisServer::start();
+    let server = CacheServer::start(Script::default());
+    let cfg = config(&server, "tok");
+    let mut lease = b"lease:".to_vec();
+    lease.extend_from_slice(&CatalogCache::key(&cfg));
+    let () = redis::cmd("SET")
+        .arg(namespaced(&lease))
+        .arg("a dead holder")
+        .arg("PX")
+        .arg(30_000)
+        .query(&mut raw(&redis.url()))
+        .unwrap();
+    let c = client(store(&redis.url()));
+    let start = std::time::Instant::now();
+    assert_eq!(work_item(&c, cfg), ["weather", "echo"]);
+    let took = start.elapsed();
+    assert!(took >= std::time::Duration::from_millis(1000), "it waited: {took:?}");
+    assert!(took < std::time::Duration::from_millis(2500), "within the bound: {took:?}");
+    assert_eq!(server.count("tools/list"), 1, "then listed for itself");
+}
