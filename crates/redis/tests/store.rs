@@ -262,7 +262,13 @@ fn a_lease_whose_holder_never_writes_holds_others_only_within_the_wait() {
     let start = std::time::Instant::now();
     assert_eq!(work_item(&c, cfg), ["weather", "echo"]);
     let took = start.elapsed();
-    assert!(took >= std::time::Duration::from_millis(1000), "it waited: {took:?}");
-    assert!(took < std::time::Duration::from_millis(2500), "within the bound: {took:?}");
+    assert!(
+        took >= std::time::Duration::from_millis(1000),
+        "it waited: {took:?}"
+    );
+    assert!(
+        took < std::time::Duration::from_millis(2500),
+        "within the bound: {took:?}"
+    );
     assert_eq!(server.count("tools/list"), 1, "then listed for itself");
 }
