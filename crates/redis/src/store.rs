@@ -40,12 +40,13 @@
 //! [`Options::lease_wait`] plus four operation deadlines (a failure ends it at once). Keep both short on a runtime whose threads serve
 //! other tasks.
 //!
-//! **No stampede.** On a listing's miss, [`Store::await_fill`] takes a lease (`SET NX PX`,
-//! [`Options::lease_hold`]) for the listing's key: the process that gets it lists (its `put` or
-//! `remove` frees the lease), the others look for the entry every [`Options::lease_poll`] (and
-//! take the lease if it was freed without an entry) for at most [`Options::lease_wait`], then
-//! list for themselves. So N cold executors on one server make one listing while the lease
-//! holds.
+//! **No stampede.** On a listing's miss, [`Store::await_fill`] takes a lease (`SET NX PX GET`,
+//! Redis 7, [`Options::lease_hold`]) for the listing's key: the process that gets it lists; the
+//! others look for the entry every [`Options::lease_poll`] for at most [`Options::lease_wait`],
+//! then list for themselves. The holder's `put` of the listing deletes the lease; a listing that
+//! ends with nothing stored (it failed, or the server's `ttlMs` lets nothing be kept: a
+//! `remove`) marks the lease released, and the waiters list at once rather than one after
+//! another. So N cold executors on one server make one listing while the lease holds.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -132,6 +133,22 @@ pub struct RedisStore {
     backend: Backend,
     options: Options,
     leases: AtomicU64,
+}
+
+/// The value of a lease whose holder's listing ended with nothing stored.
+const RELEASED: &[u8] = b"released";
+
+/// What taking a listing's lease found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lease {
+    /// This process holds it: list.
+    Taken,
+    /// Another process holds it: wait for its entry.
+    Held,
+    /// The last holder's listing ended with nothing stored: list (uncoordinated).
+    Released,
+    /// The store failed: list (uncoordinated).
+    Failed,
 }
 
 /// Reply bytes a command adds to a value (RESP headers, the other replies of a round trip).
@@ -238,12 +255,28 @@ impl RedisStore {
         }
     }
 
+    /// Deletes the value under `key` (one that did not read back): the key's lease, if any, is
+    /// left to its holder.
     fn delete(&self, key: &[u8]) {
-        let cmd = redis::cmd("DEL")
-            .arg(self.name(key))
-            .arg(self.lease_name(key))
-            .clone();
+        let cmd = redis::cmd("DEL").arg(self.name(key)).clone();
         let _ = self.backend.call(&[cmd], REPLY_SLACK);
+    }
+
+    /// Deletes the value under `key` and marks its lease released for [`Options::lease_hold`]:
+    /// a listing that ended with nothing stored (it failed, or its answer may not be kept), or
+    /// an entry invalidated. Processes waiting on the lease then list at once instead of one
+    /// after another.
+    fn release(&self, key: &[u8]) {
+        let cmds = [
+            redis::cmd("DEL").arg(self.name(key)).clone(),
+            redis::cmd("SET")
+                .arg(self.lease_name(key))
+                .arg(RELEASED)
+                .arg("PX")
+                .arg(millis(self.options.lease_hold).max(1))
+                .clone(),
+        ];
+        let _ = self.backend.call(&cmds, REPLY_SLACK);
     }
 
     /// Writes `payload` under `key` for `ttl`, freeing the key's lease. A lifetime of 0 or a
@@ -257,7 +290,7 @@ impl RedisStore {
             self.options.max_value_bytes,
         );
         let Some(framed) = framed.filter(|_| ttl_ms > 0) else {
-            return self.delete(key);
+            return self.release(key);
         };
         let cmds = [
             redis::cmd("SET")
@@ -271,9 +304,9 @@ impl RedisStore {
         let _ = self.backend.call(&cmds, REPLY_SLACK);
     }
 
-    /// Takes the lease of `key` for [`Options::lease_hold`]: `Some(true)` if taken, `Some(false)`
-    /// if another holds it, `None` if the store failed.
-    fn take_lease(&self, key: &[u8]) -> Option<bool> {
+    /// Takes the lease of `key` for [`Options::lease_hold`] (`SET NX GET`, Redis 7): whether
+    /// this process lists now or waits for another's listing.
+    fn take_lease(&self, key: &[u8]) -> Lease {
         let token = format!(
             "{}:{}",
             std::process::id(),
@@ -285,11 +318,15 @@ impl RedisStore {
             .arg("NX")
             .arg("PX")
             .arg(millis(self.options.lease_hold).max(1))
+            .arg("GET")
             .clone();
-        match self.backend.call(&[cmd], REPLY_SLACK).ok()?.as_slice() {
-            [Value::Okay] => Some(true),
-            [Value::Nil] => Some(false),
-            _ => None,
+        match self.backend.call(&[cmd], REPLY_SLACK).as_deref() {
+            // Set: there was no lease.
+            Ok([Value::Nil]) => Lease::Taken,
+            Ok([Value::BulkString(v)]) if v == RELEASED => Lease::Released,
+            Ok([Value::BulkString(_)]) => Lease::Held,
+            // A failure, or an answer of a store without `SET NX GET`: no coordination.
+            _ => Lease::Failed,
         }
     }
 
@@ -352,14 +389,15 @@ impl Store for RedisStore {
     }
 
     fn remove(&self, key: &[u8]) {
-        self.delete(key);
+        self.release(key);
     }
 
     fn await_fill(&self, key: &[u8]) -> Option<Vec<u8>> {
         let end = Instant::now() + self.options.lease_wait;
         loop {
-            // Taken (list now) or the store failed (list now, uncoordinated).
-            if self.take_lease(key) != Some(false) {
+            // Taken (list now), released without an entry (list now), or the store failed
+            // (list now, uncoordinated): only a lease another holds is waited on.
+            if self.take_lease(key) != Lease::Held {
                 return None;
             }
             let left = end.saturating_duration_since(Instant::now());

@@ -272,3 +272,44 @@ fn a_lease_whose_holder_never_writes_holds_others_only_within_the_wait() {
     );
     assert_eq!(server.count("tools/list"), 1, "then listed for itself");
 }
+
+/// A listing that may not be kept (no `ttlMs`: "stale immediately") releases the lease, and the
+/// executors waiting on it list at once instead of one after another: with a poll of 300 ms,
+/// 6 cold executors each end within about one poll, not one poll per executor before it.
+#[test]
+fn a_listing_that_may_not_be_kept_releases_the_waiters_at_once() {
+    let redis = RedisServer::start();
+    let script = Script {
+        ttl: None,
+        ..Script::default()
+    };
+    let server = Arc::new(CacheServer::start(script));
+    let barrier = Arc::new(Barrier::new(6));
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let (url, server, barrier) = (redis.url(), server.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let mut o = options();
+                o.lease_poll = std::time::Duration::from_millis(300);
+                o.lease_wait = std::time::Duration::from_secs(5);
+                let c = client(Arc::new(
+                    mcp_sansio_redis::RedisStore::with_options(&url, o).unwrap(),
+                ));
+                let cfg = config(&server, "tok");
+                barrier.wait();
+                let start = std::time::Instant::now();
+                assert_eq!(work_item(&c, cfg), ["weather", "echo"]);
+                start.elapsed()
+            })
+        })
+        .collect();
+    for t in threads {
+        let took = t.join().unwrap();
+        assert!(took < std::time::Duration::from_millis(1000), "{took:?}");
+    }
+    assert_eq!(
+        server.count("tools/list"),
+        6,
+        "nothing may be kept: each listed"
+    );
+}
