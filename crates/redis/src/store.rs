@@ -37,11 +37,12 @@
 //! thread that drives the session: with the tokio adapter, an executor thread. A call blocks it
 //! at most [`Options::op_timeout`] (at most twice that for a `get`, which deletes a bad value),
 //! and not at all during a backoff; [`Store::await_fill`] blocks at most
-//! [`Options::lease_wait`] plus four operation deadlines (a failure ends it at once). Keep both short on a runtime whose threads serve
-//! other tasks.
+//! [`Options::lease_wait`] plus five operation deadlines (a failure ends it at once). Keep both
+//! short on a runtime whose threads serve other tasks.
 //!
 //! **No stampede.** On a listing's miss, [`Store::await_fill`] takes a lease (`SET NX PX GET`,
-//! Redis 7, [`Options::lease_hold`]) for the listing's key: the process that gets it lists; the
+//! Redis 7, [`Options::lease_hold`]) for the listing's key: the process that gets it looks for
+//! the entry once more (another's listing may have ended since its miss) and lists; the
 //! others look for the entry every [`Options::lease_poll`] for at most [`Options::lease_wait`],
 //! then list for themselves. The holder's `put` of the listing deletes the lease; a listing that
 //! ends with nothing stored (it failed, or the server's `ttlMs` lets nothing be kept: a
@@ -267,6 +268,10 @@ impl RedisStore {
     /// an entry invalidated. Processes waiting on the lease then list at once instead of one
     /// after another.
     fn release(&self, key: &[u8]) {
+        // Only listings are leased.
+        if !key.starts_with(b"catalog:") {
+            return self.delete(key);
+        }
         let cmds = [
             redis::cmd("DEL").arg(self.name(key)).clone(),
             redis::cmd("SET")
@@ -395,10 +400,19 @@ impl Store for RedisStore {
     fn await_fill(&self, key: &[u8]) -> Option<Vec<u8>> {
         let end = Instant::now() + self.options.lease_wait;
         loop {
-            // Taken (list now), released without an entry (list now), or the store failed
-            // (list now, uncoordinated): only a lease another holds is waited on.
-            if self.take_lease(key) != Lease::Held {
-                return None;
+            match self.take_lease(key) {
+                // Another's listing may have ended between this process's miss and the lease
+                // it then took: look once more before listing.
+                Lease::Taken => {
+                    let entry = self.read(key)?;
+                    let cmd = redis::cmd("DEL").arg(self.lease_name(key)).clone();
+                    let _ = self.backend.call(&[cmd], REPLY_SLACK);
+                    return Some(entry);
+                }
+                // Released without an entry, or the store failed: list now, uncoordinated.
+                Lease::Released | Lease::Failed => return None,
+                // Another holds it: wait for its entry.
+                Lease::Held => {}
             }
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {

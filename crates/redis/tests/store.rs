@@ -313,3 +313,23 @@ fn a_listing_that_may_not_be_kept_releases_the_waiters_at_once() {
         "nothing may be kept: each listed"
     );
 }
+
+/// Only listings are leased: removing an era hint or a task handle leaves no lease behind.
+#[test]
+fn only_listings_leave_a_released_lease() {
+    let redis = RedisServer::start();
+    let s = store(&redis.url());
+    s.put_for(
+        b"era:k",
+        b"m\nv".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
+    s.remove(b"era:k");
+    s.put_for(
+        b"catalog:k",
+        b"x".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
+    s.remove(b"catalog:k");
+    assert_eq!(keys(&redis.url()), ["test-ns:lease:catalog:k"]);
+}
