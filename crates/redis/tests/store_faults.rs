@@ -22,7 +22,7 @@ use support::RedisServer;
 /// The deadline of one store operation in these tests (the default).
 const OP: Duration = Duration::from_millis(250);
 /// Scheduling slack on a loaded 2-core machine.
-const SLACK: Duration = Duration::from_millis(200);
+const SLACK: Duration = Duration::from_millis(400);
 /// The budget of one work item against a failing store (a handful of store operations, most
 /// answered by the backoff at once, and the listing itself).
 const ITEM: Duration = Duration::from_millis(2000);

@@ -18,7 +18,7 @@ use store_support::{config, options};
 /// The deadline of one store operation (the default).
 const OP: Duration = Duration::from_millis(250);
 /// Scheduling slack on a loaded 2-core machine.
-const SLACK: Duration = Duration::from_millis(250);
+const SLACK: Duration = Duration::from_millis(400);
 
 /// A fake Redis that reads and never answers; its port.
 fn silent_redis() -> u16 {
