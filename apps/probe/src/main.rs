@@ -33,17 +33,10 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Demo => runtime().block_on(demo::run()),
-        Command::Task { cancel } => {
+        Command::Task { cancel, url } => {
             init_tracing(options.verbose);
-            let Some(path) = options.task_handle.clone() else {
-                return usage_error(options.json, "task needs --task-handle FILE");
-            };
-            let handle = match read_handle(&path) {
-                Ok(h) => h,
-                Err(m) => return usage_error(options.json, &m),
-            };
-            let config = match config(handle.server(), &options) {
-                Ok(c) => c,
+            let (handle, config) = match task_handle(&options, url.as_deref()) {
+                Ok(found) => found,
                 Err(m) => return usage_error(options.json, &m),
             };
             let (client, _) = match client(&options) {
@@ -198,13 +191,47 @@ fn config(url: &str, o: &Options) -> Result<Config, String> {
     if let Some(n) = o.max_pages {
         c.budgets.pages = n;
     }
-    if o.tasks || o.task_handle.is_some() {
+    if o.tasks || o.task_handle.is_some() || o.task_name.is_some() {
         c = c.with_tasks(true);
         // A task's input requests reach the observer, which declines elicitations
         // (`TaskObserver::input_required`).
         c.input_hook = true;
     }
     Ok(c)
+}
+
+/// The task handle `task` resumes and the configuration of its server: from the
+/// `--task-handle` file, or from the `--store` under `--task-name` for the server at `url`.
+fn task_handle(o: &Options, url: Option<&str>) -> Result<(TaskHandle, Config), String> {
+    if let Some(path) = &o.task_handle {
+        let handle = read_handle(path)?;
+        let config = config(handle.server(), o)?;
+        return Ok((handle, config));
+    }
+    let (Some(store), Some(name), Some(url)) = (task_store(o)?, &o.task_name, url) else {
+        return Err(
+            "task needs --task-handle FILE, or --store, --task-name NAME and the server's URL"
+                .into(),
+        );
+    };
+    let config = config(url, o)?;
+    match store.load_task_handle(&config, name) {
+        Some(handle) => Ok((handle, config)),
+        None => Err(format!(
+            "no task handle under --task-name {} for this server and credential in the store (none saved, expired, or the store did not answer)",
+            inert::line(name)
+        )),
+    }
+}
+
+/// The store of `--store`, when `--task-name` keeps task handles there.
+fn task_store(o: &Options) -> Result<Option<Arc<mcp_sansio_redis::RedisStore>>, String> {
+    match (&o.store, &o.task_name) {
+        (Some(url), Some(_)) => mcp_sansio_redis::RedisStore::open(url)
+            .map(|s| Some(Arc::new(s)))
+            .map_err(|e| format!("--store: {e}")),
+        _ => Ok(None),
+    }
 }
 
 /// The client, and the transcript file it records to with `--record`.
@@ -300,6 +327,10 @@ async fn call(
         Err(e) => return failed(o.json, &e),
     };
     let mut observer = TaskObserver::new(o);
+    match task_store(o) {
+        Ok(store) => observer.keep_in(store, &config, o),
+        Err(m) => return usage_error(o.json, &m),
+    }
     let result = {
         let call = session.call_tool_with(tool, arguments.as_bytes(), &mut observer);
         tokio::select! {
@@ -372,11 +403,14 @@ async fn task(
     handle: mcp_sansio::task::TaskHandle,
     cancel: bool,
 ) -> ExitCode {
-    let mut session = match client.connect(config).await {
+    let mut session = match client.connect(config.clone()).await {
         Ok(s) => s,
         Err(e) => return failed(o.json, &e.into()),
     };
     let mut observer = TaskObserver::new(o);
+    if let Ok(store) = task_store(o) {
+        observer.keep_in(store, &config, o);
+    }
     observer.summary = Some(render::TaskSummary {
         id: handle.id().as_str().to_owned(),
         polls: 0,
@@ -448,6 +482,9 @@ struct TaskObserver {
     handle: Option<TaskHandle>,
     /// The first failure to write the handle file.
     write_error: Option<String>,
+    /// With `--store` and `--task-name`: where each handle is also kept, for which server and
+    /// credential, under which name.
+    keep: Option<(Arc<mcp_sansio_redis::RedisStore>, Config, String)>,
 }
 
 impl TaskObserver {
@@ -459,6 +496,20 @@ impl TaskObserver {
             summary: None,
             handle: None,
             write_error: None,
+            keep: None,
+        }
+    }
+
+    /// Also keeps each handle in `store` under `--task-name`, for `config`'s server and
+    /// credential.
+    fn keep_in(
+        &mut self,
+        store: Option<Arc<mcp_sansio_redis::RedisStore>>,
+        config: &Config,
+        o: &Options,
+    ) {
+        if let (Some(store), Some(name)) = (store, &o.task_name) {
+            self.keep = Some((store, config.clone(), name.clone()));
         }
     }
 
@@ -490,6 +541,10 @@ impl CallObserver for TaskObserver {
                 polls: 0,
                 status: "working".into(),
             });
+        }
+        if let Some((store, config, name)) = &self.keep {
+            // A store that does not answer drops it: `task` then finds nothing.
+            store.save_task_handle(config, name, handle);
         }
         if let Some(path) = &self.handle_path {
             if let Err(e) = write_handle(path, &handle.to_bytes()) {

@@ -87,3 +87,69 @@ fn a_store_that_is_down_is_a_miss_and_a_bad_url_a_usage_error() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+/// "Clients SHOULD persist task IDs to durable storage so that polling can resume after a crash
+/// or restart": with `--store` and `--task-name`, a call killed mid-task (`SIGKILL`) leaves its
+/// handle in the store; a second process resumes it from there by name and prints the result;
+/// the tool ran once. Another name finds nothing (exit 2).
+#[test]
+fn a_killed_call_is_resumed_from_the_store_by_name() {
+    use mcp_sansio_demo_server::{DemoServer, Options};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let redis = RedisServer::start();
+    let server = DemoServer::start(Options::default()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+        .args([
+            "--allow-loopback",
+            "call",
+            &server.url(),
+            "slow_count",
+            r#"{"to":3}"#,
+        ])
+        .args(["--store", &redis.url(), "--task-name", "job-1"])
+        .env_remove("MCP_BEARER_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    while redis.command("KEYS mcp-sansio:task:*") != "*1" {
+        assert!(Instant::now() < end, "the handle never reached the store");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    assert!(
+        !child.wait().unwrap().success(),
+        "the call was killed, not finished"
+    );
+
+    let wait = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+            .args(["--allow-loopback", "--json", "task", "wait", &server.url()])
+            .args(["--store", &redis.url(), "--task-name", name])
+            .env_remove("MCP_BEARER_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let o = wait("job-1");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The probe declines the task's elicitation: the demo's count ends as a tool error.
+    assert_eq!(doc["task"]["status"], "completed", "{doc}");
+    assert_eq!(doc["is_error"], true, "{doc}");
+    assert_eq!(server.tasks_created(), 1, "the tool ran once");
+    let other = wait("job-2");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("no task handle"),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+}
