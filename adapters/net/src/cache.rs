@@ -32,7 +32,8 @@
 //! - **Invalidation**: a listing's entry is removed when a listing of its key fails and when a
 //!   call of its key meets a `-32020` (header mismatch: the server's tools changed). A hint that
 //!   proves wrong is replaced by what the re-negotiation found.
-//! - **Store**: [`Store`] is a small trait (get, put, remove of bytes), so that a platform running
+//! - **Store**: [`Store`] is a small trait (get, put, remove of bytes; a put with the entry's
+//!   lifetime and a wait for another process's listing, both optional), so that a platform running
 //!   many executor processes can back the cache and the hints with a store they share. An entry
 //!   crosses it as bytes and is checked again when read back: its framing, its expiry, then
 //!   every page goes through the same reader as the wire with the session's budgets
@@ -64,6 +65,26 @@ pub trait Store: Send + Sync {
     fn put(&self, key: &[u8], value: Vec<u8>);
     /// Removes the entry under `key`.
     fn remove(&self, key: &[u8]);
+
+    /// Stores `value` under `key` for at most `ttl` (the entry's lifetime, which its bytes also
+    /// carry), so that a store with expiry drops it then. Default: [`put`](Self::put) (the
+    /// entry's own expiry makes it a miss once read back).
+    fn put_for(&self, key: &[u8], value: Vec<u8>, ttl: Duration) {
+        let _ = ttl;
+        self.put(key, value);
+    }
+
+    /// A listing's entry under `key` missed and this process is about to list: a store shared
+    /// by many processes may coordinate their listings (no stampede), returning the entry
+    /// another process's listing wrote while this one waited (within the store's own bound),
+    /// or `None` to list now (the store may then hold a lease for this process, released by the
+    /// [`put_for`](Self::put_for) or [`remove`](Self::remove) the listing's end makes, else when
+    /// it lapses). What it returns is checked as any entry read back. It blocks its thread for
+    /// at most the store's bound. Default: `None` (no coordination: list now).
+    fn await_fill(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let _ = key;
+        None
+    }
 }
 
 /// The default [`Store`]: in memory, at most `max_bytes` of keys and values in all; the oldest
@@ -211,7 +232,7 @@ impl CatalogCache {
             entry.extend_from_slice(&len.to_be_bytes());
             entry.extend_from_slice(page);
         }
-        self.store.put(key, entry);
+        self.store.put_for(key, entry, Duration::from_millis(ttl));
     }
 
     /// The catalog under `key`, if a fresh entry reads back as a listing within `budgets` and
@@ -219,6 +240,21 @@ impl CatalogCache {
     /// malformed, refused by the reader) is removed.
     pub fn get(&self, key: &[u8], config: &Config) -> Option<Catalog> {
         let entry = self.store.get(key)?;
+        let catalog = Self::read(&entry, config.tool_names, &config.budgets);
+        if catalog.is_none() {
+            self.store.remove(key);
+        }
+        catalog
+    }
+
+    /// As [`get`](Self::get), and on a miss the store's [`Store::await_fill`]: the entry another
+    /// process's listing wrote meanwhile, if the store coordinates listings and one came within
+    /// its bound (checked and removed as [`get`](Self::get) does); `None`: list now.
+    pub fn get_or_await(&self, key: &[u8], config: &Config) -> Option<Catalog> {
+        if let Some(catalog) = self.get(key, config) {
+            return Some(catalog);
+        }
+        let entry = self.store.await_fill(key)?;
         let catalog = Self::read(&entry, config.tool_names, &config.budgets);
         if catalog.is_none() {
             self.store.remove(key);
@@ -287,6 +323,7 @@ pub(crate) fn store_hint(
     expires: mcp_sansio::Instant,
 ) {
     let expires = u64::try_from(expires.as_duration().as_millis()).unwrap_or(u64::MAX);
+    let ttl = Duration::from_millis(expires.saturating_sub(now_ms()));
     let era = match hint.era {
         mcp_sansio::Era::Modern => b'm',
         mcp_sansio::Era::Legacy => b'l',
@@ -294,7 +331,7 @@ pub(crate) fn store_hint(
     let mut value = vec![era, b'\n'];
     value.extend_from_slice(&expires.to_be_bytes());
     value.extend_from_slice(hint.version.as_bytes());
-    store.put(key.as_bytes(), value);
+    store.put_for(key.as_bytes(), value, ttl);
 }
 
 /// Sets `config.era_hint` from the hint `store` holds under `key`, if it reads back (an era, an
@@ -346,14 +383,16 @@ impl SessionCache {
         }
     }
 
-    /// A fresh cached listing, if any.
+    /// A fresh cached listing, if any (on a miss, what the store's [`Store::await_fill`] gives:
+    /// another process's listing, within the store's bound).
     pub fn listing(&self, config: &Config) -> Option<Catalog> {
-        self.cache.get(&self.key, config)
+        self.cache.get_or_await(&self.key, config)
     }
 
-    /// Tool `name` of a fresh cached listing, if any.
+    /// Tool `name` of a fresh cached listing, if any (a call does not wait for another
+    /// process's listing).
     pub fn tool(&self, config: &Config, name: &str) -> Option<Tool> {
-        let catalog = self.listing(config)?;
+        let catalog = self.cache.get(&self.key, config)?;
         catalog.tools.into_iter().find(|t| t.name() == name)
     }
 
@@ -442,6 +481,78 @@ mod tests {
         legacy.legacy_versions = vec!["2025-06-18".to_owned()];
         assert_ne!(CatalogCache::key(&legacy), key);
         assert_eq!(CatalogCache::key(&base.clone()), key);
+    }
+
+    /// A store that coordinates listings: `await_fill` hands over what `fill` holds (as if
+    /// another process had written it meanwhile), counting the calls; `put_for` records the
+    /// lifetimes it was given.
+    struct Waits {
+        inner: MemoryStore,
+        fill: Mutex<Option<Vec<u8>>>,
+        asked: Mutex<usize>,
+        ttls: Mutex<Vec<Duration>>,
+    }
+
+    impl Store for Waits {
+        fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+            self.inner.get(key)
+        }
+        fn put(&self, key: &[u8], value: Vec<u8>) {
+            self.inner.put(key, value);
+        }
+        fn put_for(&self, key: &[u8], value: Vec<u8>, ttl: Duration) {
+            lock(&self.ttls).push(ttl);
+            self.inner.put(key, value);
+        }
+        fn remove(&self, key: &[u8]) {
+            self.inner.remove(key);
+        }
+        /// What another process wrote meanwhile: `fill`, now also in the store.
+        fn await_fill(&self, key: &[u8]) -> Option<Vec<u8>> {
+            *lock(&self.asked) += 1;
+            let fill = lock(&self.fill).take()?;
+            self.inner.put(key, fill.clone());
+            Some(fill)
+        }
+    }
+
+    /// The no-stampede seam: a listing's miss asks the store's `await_fill`, and what it hands
+    /// over is read as any entry (`Catalog::from_pages`): a listing written by another process
+    /// is the listing, bytes that do not read back are a miss and removed. A call's lookup of a
+    /// tool never waits. A put carries the entry's lifetime: min(`ttlMs`, the cap).
+    #[test]
+    fn a_listing_miss_takes_what_the_store_waited_for() {
+        let config = Config::new("https://mcp.example.com/a").unwrap();
+        let key = CatalogCache::key(&config);
+        let page = br#"{"tools":[{"name":"weather","inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"private"}"#;
+        let catalog = Catalog::from_pages([&page[..]], config.tool_names, &config.budgets).unwrap();
+        let other = Arc::new(MemoryStore::new(1 << 16));
+        CatalogCache::new(other.clone(), Duration::from_secs(30)).put(&key, &catalog);
+        let written = other.get(&key).unwrap();
+
+        let store = Arc::new(Waits {
+            inner: MemoryStore::new(1 << 16),
+            fill: Mutex::new(Some(written)),
+            asked: Mutex::new(0),
+            ttls: Mutex::new(Vec::new()),
+        });
+        let cache = Arc::new(CatalogCache::new(store.clone(), Duration::from_secs(30)));
+        let session = SessionCache::new(cache.clone(), &config);
+        assert!(
+            session.tool(&config, "weather").is_none(),
+            "a call does not wait"
+        );
+        assert_eq!(*lock(&store.asked), 0);
+        assert_eq!(session.listing(&config), Some(catalog.clone()));
+        assert_eq!(*lock(&store.asked), 1);
+
+        store.inner.put(&key, b"mcpcat\x00\x01garbage".to_vec());
+        *lock(&store.fill) = Some(b"garbage".to_vec());
+        assert_eq!(session.listing(&config), None);
+        assert_eq!(store.inner.get(&key), None, "the bad entry is removed");
+
+        session.listed(Ok(&catalog));
+        assert_eq!(*lock(&store.ttls), [Duration::from_secs(30)]);
     }
 
     /// A hint in a shared store carries its expiry: an expired or malformed one is a miss.

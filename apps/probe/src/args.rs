@@ -16,6 +16,7 @@ const USAGE: &str = "\
 mcp-probe [OPTIONS] list <URL>
        mcp-probe [OPTIONS] call <URL> <TOOL> [ARGUMENTS_JSON]  (arguments default to {})
        mcp-probe [OPTIONS] task wait|get|cancel --task-handle <FILE>
+       mcp-probe [OPTIONS] task wait|get|cancel <URL> --store <STORE> --task-name <NAME>
        mcp-probe demo                                          (loopback servers, no network)
        mcp-probe completions <SHELL>";
 
@@ -132,6 +133,8 @@ pub enum TaskAction {
     /// Poll the task to its end and print the tool's result as `call` does
     #[command(args_override_self = true)]
     Wait {
+        /// With --task-name: the MCP endpoint the task runs on
+        url: Option<String>,
         /// The options written after the action.
         #[command(flatten)]
         options: Options,
@@ -141,6 +144,8 @@ pub enum TaskAction {
     /// failed; a task still running is not waited for (exit 6)
     #[command(verbatim_doc_comment, args_override_self = true)]
     Get {
+        /// With --task-name: the MCP endpoint the task runs on
+        url: Option<String>,
         /// The options written after the action.
         #[command(flatten)]
         options: Options,
@@ -150,6 +155,8 @@ pub enum TaskAction {
     /// first prints its result
     #[command(verbatim_doc_comment, args_override_self = true)]
     Cancel {
+        /// With --task-name: the MCP endpoint the task runs on
+        url: Option<String>,
         /// The options written after the action.
         #[command(flatten)]
         options: Options,
@@ -173,10 +180,13 @@ pub enum Command {
         /// The arguments, a JSON object.
         arguments: String,
     },
-    /// Follow, poll once or cancel the task of the `--task-handle` file.
+    /// Follow, poll once or cancel the task of the `--task-handle` file, or of the handle kept
+    /// in the `--store` under `--task-name` for the server at `url`.
     Task {
         /// What to do.
         op: TaskOp,
+        /// The endpoint, with `--task-name`.
+        url: Option<String>,
     },
     /// Run the embedded demonstration.
     Demo,
@@ -355,6 +365,20 @@ pub struct Options {
     /// (created with mode 0600)
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub pin_file: Option<PathBuf>,
+    /// Share the catalog cache and the era hints through the Redis (or
+    /// Valkey) at URL (redis://[user:password@]host[:port][/db], rediss://
+    /// for TLS), as a fleet of executors does: a listing or an era another
+    /// run stored is used until it expires, per server and credential; a
+    /// store that is down, slow or answering garbage is a miss
+    #[arg(verbatim_doc_comment, long, value_name = "URL")]
+    pub store: Option<String>,
+    /// With --store: with call (implies --tasks), also keep the task's
+    /// handle in the store under NAME (for the server and credential,
+    /// replaced as it is updated, expiring with the task); with task: read
+    /// the handle from there (the server's URL after the action) instead of
+    /// --task-handle
+    #[arg(verbatim_doc_comment, long, value_name = "NAME")]
+    pub task_name: Option<String>,
     /// A bearer token on the command line: always refused (MCP_BEARER_TOKEN carries it).
     #[arg(long = "bearer-token", alias = "token", hide = true, num_args = 0..=1)]
     pub bearer_token: Option<Option<String>>,
@@ -372,6 +396,8 @@ impl Options {
         self.verbose |= later.verbose;
         self.tasks |= later.tasks;
         self.task_handle = later.task_handle.or(self.task_handle);
+        self.store = later.store.or(self.store);
+        self.task_name = later.task_name.or(self.task_name);
         self.dial_timeout = later.dial_timeout.or(self.dial_timeout);
         self.request_timeout = later.request_timeout.or(self.request_timeout);
         self.list_timeout = later.list_timeout.or(self.list_timeout);
@@ -457,15 +483,27 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
             },
         ),
         Sub::Task { action } => match action {
-            TaskAction::Wait { options } => {
-                (before.then(options), Command::Task { op: TaskOp::Wait })
-            }
-            TaskAction::Get { options } => {
-                (before.then(options), Command::Task { op: TaskOp::Get })
-            }
-            TaskAction::Cancel { options } => {
-                (before.then(options), Command::Task { op: TaskOp::Cancel })
-            }
+            TaskAction::Wait { url, options } => (
+                before.then(options),
+                Command::Task {
+                    op: TaskOp::Wait,
+                    url,
+                },
+            ),
+            TaskAction::Get { url, options } => (
+                before.then(options),
+                Command::Task {
+                    op: TaskOp::Get,
+                    url,
+                },
+            ),
+            TaskAction::Cancel { url, options } => (
+                before.then(options),
+                Command::Task {
+                    op: TaskOp::Cancel,
+                    url,
+                },
+            ),
         },
         Sub::Demo => (before, Command::Demo),
         Sub::Completions { shell } => (before, Command::Completions { shell }),
@@ -494,13 +532,32 @@ pub fn parse(args: &[String]) -> Result<(Options, Command), clap::Error> {
             }
         }
     }
-    if let Command::Task { .. } = &command {
-        if o.task_handle.is_none() {
-            return Err(usage("task needs --task-handle FILE"));
+    if o.task_name.is_some() && o.store.is_none() {
+        return Err(usage("--task-name needs --store"));
+    }
+    if let Command::Task { url, .. } = &command {
+        match (&o.task_handle, &o.task_name, url) {
+            (Some(_), None, None) | (None, Some(_), Some(_)) => {}
+            (Some(_), _, _) => {
+                return Err(usage(
+                    "task reads --task-handle FILE, or --task-name NAME with the server's URL, not both",
+                ))
+            }
+            (None, Some(_), None) => {
+                return Err(usage("task --task-name NAME needs the server's URL"))
+            }
+            (None, None, _) => {
+                return Err(usage(
+                    "task needs --task-handle FILE, or --store, --task-name NAME and the server's URL",
+                ))
+            }
         }
     }
     if o.task_handle.is_some() && matches!(command, Command::List { .. }) {
         return Err(usage("--task-handle goes with call or task"));
+    }
+    if o.task_name.is_some() && matches!(command, Command::List { .. }) {
+        return Err(usage("--task-name goes with call or task"));
     }
     if o.token_file.is_some() && !o.oauth {
         return Err(usage("--token-file needs --oauth"));
@@ -791,13 +848,31 @@ mod tests {
         let (o, _) = p(&["call", "u", "t", "--task-handle", "h"]).unwrap();
         assert_eq!(o.task_handle, Some(PathBuf::from("h")));
         let (o, c) = p(&["--allow-loopback", "task", "wait", "--task-handle", "h"]).unwrap();
-        assert_eq!(c, Command::Task { op: TaskOp::Wait });
+        assert_eq!(
+            c,
+            Command::Task {
+                op: TaskOp::Wait,
+                url: None
+            }
+        );
         assert!(o.allow_loopback);
         assert_eq!(o.task_handle, Some(PathBuf::from("h")));
         let (_, c) = p(&["task", "cancel", "--task-handle=h", "--json"]).unwrap();
-        assert_eq!(c, Command::Task { op: TaskOp::Cancel });
+        assert_eq!(
+            c,
+            Command::Task {
+                op: TaskOp::Cancel,
+                url: None
+            }
+        );
         let (_, c) = p(&["task", "get", "--task-handle=h"]).unwrap();
-        assert_eq!(c, Command::Task { op: TaskOp::Get });
+        assert_eq!(
+            c,
+            Command::Task {
+                op: TaskOp::Get,
+                url: None
+            }
+        );
         // The credential options of call go with task too.
         let (o, _) = p(&[
             "task",
@@ -810,6 +885,53 @@ mod tests {
         ])
         .unwrap();
         assert!(o.oauth && o.token_file.is_some());
+    }
+
+    /// `--task-name` goes with `--store`; `task` reads the handle file or the store's entry
+    /// (with the server's URL), never both or neither.
+    #[test]
+    fn task_name_goes_with_the_store_and_a_url() {
+        let (o, c) = p(&[
+            "task",
+            "wait",
+            "u",
+            "--store",
+            "redis://r",
+            "--task-name",
+            "n",
+        ])
+        .unwrap();
+        assert_eq!(o.task_name.as_deref(), Some("n"));
+        assert_eq!(
+            c,
+            Command::Task {
+                op: TaskOp::Wait,
+                url: Some("u".into())
+            }
+        );
+        let (o, _) = p(&["call", "u", "t", "--store", "redis://r", "--task-name", "n"]).unwrap();
+        assert_eq!(o.task_name.as_deref(), Some("n"));
+        for bad in [
+            &["call", "u", "t", "--task-name", "n"][..],
+            &["task", "wait", "u", "--task-name", "n"],
+            &["task", "wait", "--store", "redis://r", "--task-name", "n"],
+            &["task", "wait", "u", "--store", "redis://r"],
+            &["task", "cancel", "u", "--task-handle", "h"],
+            &[
+                "task",
+                "wait",
+                "u",
+                "--store",
+                "r",
+                "--task-name",
+                "n",
+                "--task-handle",
+                "h",
+            ],
+            &["list", "u", "--store", "redis://r", "--task-name", "n"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

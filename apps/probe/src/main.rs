@@ -34,17 +34,10 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Demo => runtime().block_on(demo::run()),
-        Command::Task { op } => {
+        Command::Task { op, url } => {
             init_tracing(options.verbose);
-            let Some(path) = options.task_handle.clone() else {
-                return usage_error(options.json, "task needs --task-handle FILE");
-            };
-            let handle = match read_handle(&path) {
-                Ok(h) => h,
-                Err(m) => return usage_error(options.json, &m),
-            };
-            let config = match config(handle.server(), &options) {
-                Ok(c) => c,
+            let (handle, config) = match task_handle(&options, url.as_deref()) {
+                Ok(found) => found,
                 Err(m) => return usage_error(options.json, &m),
             };
             let (client, recording) = match client(&options) {
@@ -200,13 +193,47 @@ fn config(url: &str, o: &Options) -> Result<Config, String> {
     if let Some(n) = o.max_pages {
         c.budgets.pages = n;
     }
-    if o.tasks || o.task_handle.is_some() {
+    if o.tasks || o.task_handle.is_some() || o.task_name.is_some() {
         c = c.with_tasks(true);
         // A task's input requests reach the observer, which declines elicitations
         // (`TaskObserver::input_required`).
         c.input_hook = true;
     }
     Ok(c)
+}
+
+/// The task handle `task` resumes and the configuration of its server: from the
+/// `--task-handle` file, or from the `--store` under `--task-name` for the server at `url`.
+fn task_handle(o: &Options, url: Option<&str>) -> Result<(TaskHandle, Config), String> {
+    if let Some(path) = &o.task_handle {
+        let handle = read_handle(path)?;
+        let config = config(handle.server(), o)?;
+        return Ok((handle, config));
+    }
+    let (Some(store), Some(name), Some(url)) = (task_store(o)?, &o.task_name, url) else {
+        return Err(
+            "task needs --task-handle FILE, or --store, --task-name NAME and the server's URL"
+                .into(),
+        );
+    };
+    let config = config(url, o)?;
+    match store.load_task_handle(&config, name) {
+        Some(handle) => Ok((handle, config)),
+        None => Err(format!(
+            "no task handle under --task-name {} for this server and credential in the store (none saved, expired, or the store did not answer)",
+            inert::line(name)
+        )),
+    }
+}
+
+/// The store of `--store`, when `--task-name` keeps task handles there.
+fn task_store(o: &Options) -> Result<Option<Arc<mcp_sansio_redis::RedisStore>>, String> {
+    match (&o.store, &o.task_name) {
+        (Some(url), Some(_)) => mcp_sansio_redis::RedisStore::open(url)
+            .map(|s| Some(Arc::new(s)))
+            .map_err(|e| format!("--store: {e}")),
+        _ => Ok(None),
+    }
 }
 
 /// The client, and the transcript file it records to with `--record`.
@@ -223,10 +250,20 @@ fn client(o: &Options) -> Result<(Client, Option<Arc<TranscriptFile>>), String> 
         if o.pin_tools.is_none() {
             return Err("--pin-file needs --pin-tools warn or refuse".into());
         }
+        if o.store.is_some() {
+            return Err("--pin-file and --store both keep the tool pins: give one".into());
+        }
         b = b.shared_store(Arc::new(pins::FileStore::open(path)?));
     }
     for path in &o.ca_certs {
         b = b.add_root_certificates(read_ca_certificates(path).map_err(|e| e.to_string())?);
+    }
+    if let Some(url) = &o.store {
+        // The fleet's store: catalog cache and era hints (the token store, with one refresh
+        // per grant across the fleet, is `mcp_sansio_redis::tokens` and plugs in with the
+        // authorization, not here).
+        let store = mcp_sansio_redis::RedisStore::open(url).map_err(|e| format!("--store: {e}"))?;
+        b = b.shared_store(Arc::new(store)).catalog_cache(true);
     }
     let mut recording = None;
     if let Some(path) = &o.record {
@@ -313,6 +350,10 @@ async fn call(
         pins::print_notes(session.session());
     }
     let mut observer = TaskObserver::new(o);
+    match task_store(o) {
+        Ok(store) => observer.keep_in(store, &config, o),
+        Err(m) => return usage_error(o.json, &m),
+    }
     let result = {
         let call = session.call_tool_with(tool, arguments.as_bytes(), &mut observer);
         tokio::select! {
@@ -390,7 +431,7 @@ async fn task(
     handle: mcp_sansio::task::TaskHandle,
     op: TaskOp,
 ) -> ExitCode {
-    let mut session = match oauth::Probe::connect(&client, config, o).await {
+    let mut session = match oauth::Probe::connect(&client, config.clone(), o).await {
         Ok(s) => s,
         Err(e) => return failed(o.json, &e),
     };
@@ -400,6 +441,9 @@ async fn task(
         return code;
     }
     let mut observer = TaskObserver::new(o);
+    if let Ok(store) = task_store(o) {
+        observer.keep_in(store, &config, o);
+    }
     observer.summary = Some(render::TaskSummary {
         id: handle.id().as_str().to_owned(),
         polls: 0,
@@ -531,6 +575,9 @@ struct TaskObserver {
     handle: Option<TaskHandle>,
     /// The first failure to write the handle file.
     write_error: Option<String>,
+    /// With `--store` and `--task-name`: where each handle is also kept, for which server and
+    /// credential, under which name.
+    keep: Option<(Arc<mcp_sansio_redis::RedisStore>, Config, String)>,
 }
 
 impl TaskObserver {
@@ -542,6 +589,20 @@ impl TaskObserver {
             summary: None,
             handle: None,
             write_error: None,
+            keep: None,
+        }
+    }
+
+    /// Also keeps each handle in `store` under `--task-name`, for `config`'s server and
+    /// credential.
+    fn keep_in(
+        &mut self,
+        store: Option<Arc<mcp_sansio_redis::RedisStore>>,
+        config: &Config,
+        o: &Options,
+    ) {
+        if let (Some(store), Some(name)) = (store, &o.task_name) {
+            self.keep = Some((store, config.clone(), name.clone()));
         }
     }
 
@@ -574,6 +635,10 @@ impl CallObserver for TaskObserver {
                 status: "working".into(),
                 detail: None,
             });
+        }
+        if let Some((store, config, name)) = &self.keep {
+            // A store that does not answer drops it: `task` then finds nothing.
+            store.save_task_handle(config, name, handle);
         }
         if let Some(path) = &self.handle_path {
             if let Err(e) = write_handle(path, &handle.to_bytes()) {

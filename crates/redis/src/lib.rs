@@ -5,6 +5,8 @@
 //!   size-bounded and checked again when read back.
 //! - [`tokens`]: the token store, with one refresh per grant across the fleet (a lease with a
 //!   fencing token and a compare-and-set write of the new token set).
+//! - [`frame`]: the frame of every stored value; [`conn`]: the bounded link to Redis (one total
+//!   deadline and one byte bound per operation, a backoff after failures).
 //!
 //! Redis is trusted for integrity, not for liveness: every operation runs under a deadline and
 //! a byte bound, and a store that is down, slow or answering garbage is a miss, never an
@@ -12,5 +14,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod conn;
+pub mod frame;
 pub mod store;
 pub mod tokens;
+
+pub use store::{Options, RedisStore, SaveHandles, StoreError};

@@ -1,0 +1,300 @@
+//! "Failure is not an outage": Redis killed mid-run, paused, or a fake Redis that answers
+//! garbage, trickles, sends a huge bulk or array header or says nothing. Every store operation
+//! ends within its one deadline (not a per-read timeout a trickle stretches) and byte bound,
+//! and every work item succeeds (a miss) within its budget.
+
+mod store_support;
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_sansio_net::cache::Store;
+use mcp_sansio_redis::conn::LinkError;
+use mcp_sansio_redis::{RedisStore, StoreError};
+use mcp_sansio_test_support::adapter_tests::cache::{CacheServer, Script};
+use store_support::*;
+use support::RedisServer;
+
+/// The deadline of one store operation in these tests (the default).
+const OP: Duration = Duration::from_millis(250);
+/// Scheduling slack on a loaded 2-core machine.
+const SLACK: Duration = Duration::from_millis(400);
+/// The budget of one work item against a failing store (a handful of store operations, most
+/// answered by the backoff at once, and the listing itself).
+const ITEM: Duration = Duration::from_millis(2000);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fake {
+    /// Answers a line that is no RESP.
+    Garbage,
+    /// Answers `+PONG\r\n…` one byte every 100 ms, forever.
+    Trickle,
+    /// Answers `$999999999\r\n` then bytes as fast as it can.
+    HugeBulk,
+    /// Answers `*999999999\r\n` then `:1\r\n` as fast as it can.
+    HugeArray,
+    /// Reads, never answers.
+    Silent,
+}
+
+/// A fake Redis on 127.0.0.1 behaving as `fake` on every connection; counts connections;
+/// stops when dropped.
+struct FakeRedis {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl FakeRedis {
+    fn start(fake: Fake) -> FakeRedis {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (a, st) = (accepted.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                a.fetch_add(1, Ordering::SeqCst);
+                let st = st.clone();
+                std::thread::spawn(move || serve(fake, conn, &st));
+            }
+        });
+        FakeRedis {
+            port,
+            accepted,
+            stop,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for FakeRedis {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn serve(fake: Fake, mut conn: TcpStream, stop: &AtomicBool) {
+    let mut buf = [0u8; 4096];
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    if conn.read(&mut buf).unwrap_or(0) == 0 {
+        return;
+    }
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut go = |bytes: &[u8]| {
+        !stop.load(Ordering::SeqCst) && Instant::now() < end && conn.write_all(bytes).is_ok()
+    };
+    match fake {
+        Fake::Garbage => {
+            go(b"HTTP/1.1 200 OK\r\n\r\n");
+            std::thread::sleep(Duration::from_secs(2));
+        }
+        Fake::Trickle => {
+            for b in b"+PONG\r\n".iter().cycle() {
+                if !go(&[*b]) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Fake::HugeBulk => {
+            if go(b"$999999999\r\n") {
+                let zeros = vec![0u8; 64 << 10];
+                while go(&zeros) {}
+            }
+        }
+        Fake::HugeArray => {
+            if go(b"*999999999\r\n") {
+                let ones = b":1\r\n".repeat(16 << 10);
+                while go(&ones) {}
+            }
+        }
+        Fake::Silent => std::thread::sleep(Duration::from_secs(5)),
+    }
+}
+
+/// One deadline per operation, and a byte bound: against each fake, `PING` fails within the
+/// deadline, with the bound that ended it named. A trickle of one byte per 100 ms would pass a
+/// per-read timeout of 250 ms for ever; a `$999999999` header would have the reader follow a
+/// gigabyte.
+#[test]
+fn each_operation_ends_within_its_deadline_and_byte_bound() {
+    for fake in [
+        Fake::Garbage,
+        Fake::Trickle,
+        Fake::HugeBulk,
+        Fake::HugeArray,
+        Fake::Silent,
+    ] {
+        let server = FakeRedis::start(fake);
+        let s = store(&server.url());
+        let start = Instant::now();
+        let err = s.ping().expect_err("a fake is no store");
+        let took = start.elapsed();
+        assert!(took < OP + SLACK, "{fake:?}: {took:?}");
+        let ok = match fake {
+            Fake::Garbage => matches!(err, StoreError::Unavailable(LinkError::Garbage(_))),
+            Fake::Trickle | Fake::Silent => {
+                matches!(err, StoreError::Unavailable(LinkError::Deadline(_)))
+            }
+            Fake::HugeBulk | Fake::HugeArray => {
+                matches!(err, StoreError::Unavailable(LinkError::TooLarge(_)))
+            }
+        };
+        assert!(ok, "{fake:?}: {err:?}");
+        // A store read is a miss within the deadline too (after the backoff).
+        std::thread::sleep(Duration::from_millis(150));
+        let start = Instant::now();
+        assert_eq!(s.get(b"catalog:x"), None);
+        assert!(
+            start.elapsed() < OP + SLACK,
+            "{fake:?}: {:?}",
+            start.elapsed()
+        );
+    }
+}
+
+/// After a failure the store is not asked again before the backoff ends (every operation a
+/// miss at once, no dial), then it dials again.
+#[test]
+fn after_a_failure_the_store_backs_off_then_reconnects() {
+    let server = FakeRedis::start(Fake::Silent);
+    let s = store(&server.url());
+    assert!(s.ping().is_err());
+    assert_eq!(server.accepted(), 1);
+    let start = Instant::now();
+    for _ in 0..20 {
+        assert_eq!(s.get(b"catalog:x"), None);
+        s.put(b"catalog:x", b"v".to_vec());
+    }
+    assert!(
+        start.elapsed() < Duration::from_millis(50),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(server.accepted(), 1, "no dial during the backoff");
+    std::thread::sleep(Duration::from_millis(120));
+    assert!(s.ping().is_err());
+    assert_eq!(server.accepted(), 2, "a dial once the backoff ended");
+}
+
+/// Work items go on against every fake store: each succeeds (the cache and the hints miss) and
+/// ends within its budget.
+#[test]
+fn work_items_succeed_within_their_budget_against_a_hostile_store() {
+    for fake in [
+        Fake::Garbage,
+        Fake::Trickle,
+        Fake::HugeBulk,
+        Fake::HugeArray,
+        Fake::Silent,
+    ] {
+        let redis = FakeRedis::start(fake);
+        let server = CacheServer::start(Script::default());
+        let c = client(store(&redis.url()));
+        for i in 0..3 {
+            let start = Instant::now();
+            assert_eq!(work_item(&c, config(&server, "tok")), ["weather", "echo"]);
+            assert!(
+                start.elapsed() < ITEM,
+                "{fake:?} item {i}: {:?}",
+                start.elapsed()
+            );
+        }
+        assert!(server.count("tools/list") >= 1, "{fake:?}");
+    }
+}
+
+/// Redis killed mid-run: the next work items succeed within their budget, listing for
+/// themselves (a store that refuses connections is a miss).
+#[test]
+fn work_items_go_on_when_redis_is_killed_mid_run() {
+    let redis = RedisServer::start();
+    let server = CacheServer::start(Script::default());
+    let c = client(store(&redis.url()));
+    work_item(&c, config(&server, "tok"));
+    work_item(&c, config(&server, "tok"));
+    assert_eq!(
+        server.count("tools/list"),
+        1,
+        "the second item hit the cache"
+    );
+    drop(redis);
+    for i in 0..3 {
+        let start = Instant::now();
+        assert_eq!(work_item(&c, config(&server, "tok")), ["weather", "echo"]);
+        assert!(start.elapsed() < ITEM, "item {i}: {:?}", start.elapsed());
+    }
+    assert_eq!(server.count("tools/list"), 4, "each listed for itself");
+}
+
+/// Redis paused (`CLIENT PAUSE 3000`: every command waits 3 s): a work item during the pause
+/// succeeds in far less than the pause; once the pause and the backoff are over, the store
+/// reconnects and the next work item hits the entry again.
+#[test]
+fn work_items_go_on_while_redis_is_paused_and_the_store_comes_back() {
+    let redis = RedisServer::start();
+    let server = CacheServer::start(Script::default());
+    let s = store(&redis.url());
+    let c = client(s.clone());
+    work_item(&c, config(&server, "tok"));
+    assert_eq!(server.count("tools/list"), 1);
+    assert_eq!(redis.command("CLIENT PAUSE 3000"), "+OK");
+    let paused = Instant::now();
+    let start = Instant::now();
+    assert_eq!(work_item(&c, config(&server, "tok")), ["weather", "echo"]);
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    assert_eq!(server.count("tools/list"), 2, "the paused store was a miss");
+    // After the pause: the store answers again.
+    std::thread::sleep(Duration::from_millis(3200).saturating_sub(paused.elapsed()));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.ping().is_err() {
+        assert!(Instant::now() < deadline, "the store never came back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lists = server.count("tools/list");
+    work_item(&c, config(&server, "tok"));
+    assert_eq!(
+        server.count("tools/list"),
+        lists,
+        "a hit again after reconnecting"
+    );
+}
+
+/// A store URL that is no Redis URL is refused when the store is made; a store that is down is
+/// no error when made (a miss later).
+#[test]
+fn a_bad_url_is_refused_and_a_down_store_is_made() {
+    for bad in ["http://127.0.0.1/", "redis+unix:///tmp/x.sock", "redis://"] {
+        assert!(
+            matches!(RedisStore::open(bad), Err(StoreError::Url(_))),
+            "{bad}"
+        );
+    }
+    let port = support::free_port();
+    let s = RedisStore::open(&format!("redis://127.0.0.1:{port}/")).unwrap();
+    assert_eq!(s.get(b"catalog:x"), None);
+    assert!(RedisStore::open("rediss://user:secret@redis.example.com:6380/2").is_ok());
+    let debug = format!(
+        "{:?}",
+        RedisStore::open("redis://u:secret-pw@h:1/").unwrap()
+    );
+    assert!(!debug.contains("secret-pw"), "{debug}");
+}
