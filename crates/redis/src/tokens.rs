@@ -5,7 +5,7 @@
 //! [`AuthHttp::token_store`](mcp_sansio_net::auth::AuthHttp::token_store), and the sessions of
 //! the whole fleet refresh each grant once (the seam's protocol:
 //! [`mcp_sansio_net::auth::tokens`]). In Redis, for a token key `K` (the core's
-//! [`token_key`](mcp_sansio::auth::token_key): a digest of the server and the grant's
+//! [`Authorizer::token_key`](mcp_sansio::auth::Authorizer::token_key): a digest of the server and the grant's
 //! authorization context, no secret, no URL):
 //!
 //! - `P:tokens:{K}`, a hash: `v` the version, `d` the entry's bytes ([`read_token_entry`]),
