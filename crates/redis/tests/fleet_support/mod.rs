@@ -50,6 +50,8 @@ struct State {
     accepted: usize,
     /// A reuse is refused without revoking the family.
     lenient: bool,
+    /// Refresh requests received (before any delay).
+    requests: usize,
 }
 
 /// The counters of a [`RotatingServer`].
@@ -172,6 +174,11 @@ impl RotatingServer {
         }
     }
 
+    /// Refresh requests received so far (counted before any delay).
+    pub fn token_requests(&self) -> usize {
+        self.state.lock().unwrap().requests
+    }
+
     /// When each refresh was answered, in order.
     pub fn refreshed_at(&self) -> Vec<Instant> {
         self.state.lock().unwrap().refreshed_at.clone()
@@ -233,6 +240,7 @@ fn serve(mut tcp: TcpStream, state: &Mutex<State>, slow: &Mutex<u64>, lifetime: 
         let Some(rt) = form.get("refresh_token").cloned() else {
             return reply(&mut tcp, 400, r#"{"error":"invalid_request"}"#);
         };
+        state.lock().unwrap().requests += 1;
         let delay = *slow.lock().unwrap();
         if delay > 0 {
             // Commit nothing for a client that went away while the endpoint was slow.
