@@ -223,6 +223,12 @@ impl RedisTokens {
             ));
         }
         let mut slot = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        // Another thread may have found Redis failing while this one waited for the connection.
+        if !self.usable() {
+            return Err(TokenStoreError::Unavailable(
+                "left aside since it failed".into(),
+            ));
+        }
         let result = (|| {
             if slot.is_none() {
                 let con = self.client.get_connection_with_timeout(self.op_timeout)?;
