@@ -142,3 +142,86 @@ fn a_refused_refresh_reads_the_store_again_and_takes_the_successor() {
     let counts = server.counts();
     assert_eq!((counts.refreshes, counts.reuses), (1, 1), "{counts:?}");
 }
+
+/// An entry of another lineage under the same token key (another person's tokens from the same
+/// client configuration, say) is never taken: the session refreshes its own tokens, and sends
+/// only its own family's.
+#[test]
+fn an_entry_of_another_lineage_is_never_taken() {
+    let server = RotatingServer::start(3600);
+    let base = server.base();
+    let (mine_access, mine_refresh) = server.seed();
+    let (theirs_access, theirs_refresh) = server.seed();
+    let key = fleet_support::key(&base);
+    let v = vault(&base, &mine_access, &mine_refresh, now_ms() - 1);
+    let mut theirs = v.0.lock().unwrap().resources[&key].clone();
+    theirs.tokens.access_token = theirs_access.clone();
+    theirs.tokens.refresh_token = Some(theirs_refresh.clone());
+    theirs.tokens.expires_at_ms = Some(now_ms() + 3_600_000);
+    let store = MemoryTokens::new();
+    store.put(
+        &key,
+        TokenEntry {
+            version: 4,
+            credentials: theirs,
+            spent: vec![spent_digest("rt-of-someone-else")],
+        },
+    );
+    let http = http().token_store(SharedTokens::new(Arc::new(store)));
+    let mut auth = authorization(&base, http, v);
+    assert_eq!(work_item(&base, &mut auth), Ok(200));
+    let bearer = auth.bearer().unwrap().to_owned();
+    assert_ne!(bearer, theirs_access);
+    let family = |t: &str| t.split('-').nth(1).map(str::to_owned);
+    assert_eq!(family(&bearer), family(&mine_access));
+    let c = server.counts();
+    assert_eq!((c.refreshes, c.reuses, c.revocations), (1, 0, 0), "{c:?}");
+}
+
+/// A store that fails every operation.
+#[derive(Debug)]
+struct Broken;
+
+impl TokenStore for Broken {
+    fn read(&self, _: &str) -> Result<Option<TokenEntry>, TokenStoreError> {
+        Err(TokenStoreError::Unavailable("broken".into()))
+    }
+    fn lease(&self, _: &str, _: Duration) -> Result<Option<Lease>, TokenStoreError> {
+        Err(TokenStoreError::Unavailable("broken".into()))
+    }
+    fn renew(&self, _: &Lease, _: Duration) -> Result<bool, TokenStoreError> {
+        Err(TokenStoreError::Unavailable("broken".into()))
+    }
+    fn write(
+        &self,
+        _: &Lease,
+        _: u64,
+        _: &ResourceCredentials,
+        _: &[Spent],
+    ) -> Result<Written, TokenStoreError> {
+        Err(TokenStoreError::Unavailable("broken".into()))
+    }
+    fn release(&self, _: &Lease) {}
+}
+
+/// A store that fails is a coordination lost, not an outage: the session refreshes on its own,
+/// and the hook's vault gets the new tokens.
+#[test]
+fn a_failing_store_leaves_the_refresh_to_the_session() {
+    let server = RotatingServer::start(3600);
+    let base = server.base();
+    let (access, refresh) = server.seed();
+    let v = vault(&base, &access, &refresh, now_ms() - 1);
+    let saved = v.0.clone();
+    let http = http().token_store(SharedTokens::new(Arc::new(Broken)));
+    let mut auth = authorization(&base, http, v);
+    assert_eq!(work_item(&base, &mut auth), Ok(200));
+    let key = fleet_support::key(&base);
+    let in_vault = saved.lock().unwrap().resources[&key]
+        .tokens
+        .access_token
+        .clone();
+    assert_eq!(Some(in_vault.as_str()), auth.bearer());
+    assert_ne!(in_vault, access);
+    assert_eq!(server.counts().refreshes, 1);
+}
