@@ -501,9 +501,10 @@ impl TokenStore for RedisTokens {
         match self.write_redis(key, Some(lease), expected, credentials, spent) {
             Ok(w) => Ok(w),
             Err(e) => {
-                // Never lost: kept here, for this process now and for Redis later.
+                // Never lost: kept here, for this process now and for Redis later (the session
+                // keeps its tokens in any case).
                 let version = self.local.read(key)?.map_or(0, |e| e.version);
-                self.local.put(
+                let _ = self.local.put(
                     key,
                     TokenEntry {
                         version: version + 1,

@@ -122,14 +122,14 @@ fn a_refused_refresh_reads_the_store_again_and_takes_the_successor() {
     successor.tokens.refresh_token = Some(r2);
     successor.tokens.expires_at_ms = Some(now_ms() + 3_600_000);
     let inner = MemoryTokens::new();
-    inner.put(
+    assert!(inner.put(
         &key,
         TokenEntry {
             version: 1,
             credentials: successor,
             spent: vec![spent_digest(&refresh)],
         },
-    );
+    ));
     // This session does not see it before refreshing (both reads hidden).
     let store = Hiding {
         inner,
@@ -159,14 +159,14 @@ fn an_entry_of_another_lineage_is_never_taken() {
     theirs.tokens.refresh_token = Some(theirs_refresh.clone());
     theirs.tokens.expires_at_ms = Some(now_ms() + 3_600_000);
     let store = MemoryTokens::new();
-    store.put(
+    assert!(store.put(
         &key,
         TokenEntry {
             version: 4,
             credentials: theirs,
             spent: vec![spent_digest("rt-of-someone-else")],
         },
-    );
+    ));
     let http = http().token_store(SharedTokens::new(Arc::new(store)));
     let mut auth = authorization(&base, http, v);
     assert_eq!(work_item(&base, &mut auth), Ok(200));

@@ -25,6 +25,9 @@
 //! with the exchanges on the adapter's runtime ([`crate::auth::async_auth::send`]), under the same
 //! deadline, and the embedder's user agent (which blocks by contract) where the runtime allows
 //! blocking.
+//! Refreshes go through the [`AuthHttp`]'s token store ([`tokens`]): one refresh per grant among
+//! the sessions sharing it (by default the clones of one [`AuthHttp`]; across a fleet with a
+//! shared store), the others taking the new tokens.
 //! [`Authorization::record_to`] records every exchange of its authorizations (secrets
 //! redacted) as an authorization transcript (`mcp_sansio_transcript::auth`, format in
 //! `docs/transcripts.md`).

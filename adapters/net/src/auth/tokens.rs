@@ -256,12 +256,17 @@ impl MemoryTokens {
     }
 
     /// Keeps `entry` under `key` as it is (no lease, no version check): what a store that
-    /// fell back on this one had written, or a test's setup.
-    pub fn put(&self, key: &str, entry: TokenEntry) {
+    /// fell back on this one had written, or a test's setup. `false` when the store is full of
+    /// leased keys and `key` is new (nothing kept).
+    pub fn put(&self, key: &str, entry: TokenEntry) -> bool {
         let mut m = self.lock();
         make_room(&mut m, key);
+        if m.slots.len() >= MEMORY_MAX_KEYS && !m.slots.contains_key(key) {
+            return false;
+        }
         m.slots.entry(key.to_owned()).or_default().entry = Some(entry);
         self.changed.notify_all();
+        true
     }
 }
 
@@ -530,5 +535,80 @@ impl Drop for Held {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_sansio::auth::TokenSet;
+
+    fn creds(access: &str) -> ResourceCredentials {
+        ResourceCredentials {
+            issuer: "https://as.example".into(),
+            resource: "https://mcp.example/mcp".into(),
+            tokens: TokenSet {
+                access_token: access.into(),
+                refresh_token: Some(format!("r-{access}")),
+                expires_at_ms: Some(1),
+                scopes: Vec::new(),
+                dpop: false,
+            },
+        }
+    }
+
+    /// The process's store holds at most `MEMORY_MAX_KEYS` keys: a new key takes the place of
+    /// one without a live lease, and is refused when every key is leased.
+    #[test]
+    fn the_memory_store_is_bounded() {
+        let store = MemoryTokens::new();
+        let ttl = Duration::from_secs(60);
+        let leases: Vec<Lease> = (0..MEMORY_MAX_KEYS)
+            .map(|i| store.lease(&format!("k{i}"), ttl).unwrap().unwrap())
+            .collect();
+        assert!(store.lease("one-more", ttl).is_err());
+        assert_eq!(store.lock().slots.len(), MEMORY_MAX_KEYS);
+        store.release(&leases[7]);
+        assert!(store.lease("one-more", ttl).unwrap().is_some());
+        assert_eq!(store.lock().slots.len(), MEMORY_MAX_KEYS);
+        store.put(
+            "another",
+            TokenEntry {
+                version: 1,
+                credentials: creds("a"),
+                spent: vec![],
+            },
+        );
+        assert!(store.lock().slots.len() <= MEMORY_MAX_KEYS);
+    }
+
+    /// A successor names the spent refresh token; the same tokens are the same; another issuer,
+    /// another resource or another lineage is unrelated.
+    #[test]
+    fn relations() {
+        let mine = creds("a1");
+        let next = TokenEntry {
+            version: 2,
+            credentials: creds("a2"),
+            spent: vec![spent_digest("r-a1")],
+        };
+        assert_eq!(relation(&mine, &next), Relation::Successor);
+        let same = TokenEntry {
+            version: 1,
+            credentials: creds("a1"),
+            spent: vec![],
+        };
+        assert_eq!(relation(&mine, &same), Relation::Same);
+        let mut other_issuer = next.clone();
+        other_issuer.credentials.issuer = "https://evil.example".into();
+        assert_eq!(relation(&mine, &other_issuer), Relation::Unrelated);
+        let mut other_resource = next.clone();
+        other_resource.credentials.resource = "https://mcp.example/other".into();
+        assert_eq!(relation(&mine, &other_resource), Relation::Unrelated);
+        let other_lineage = TokenEntry {
+            spent: vec![spent_digest("r-zz")],
+            ..next
+        };
+        assert_eq!(relation(&mine, &other_lineage), Relation::Unrelated);
     }
 }
