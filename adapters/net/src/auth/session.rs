@@ -109,6 +109,10 @@ pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), Autho
 /// and retries the operation; a plain 403 never triggers authorization; a second refusal after
 /// authorizing is returned as it is.
 ///
+/// A 401 to a session whose token has expired meanwhile refreshes it through the token store
+/// ([`refresh`]: one refresh per grant among the sessions sharing it) and connects again with the
+/// new token; if that refresh fails, the authorization runs as above.
+///
 /// When it connects again, the new session is connected first; only once it is connected is
 /// the session it replaces closed (best effort: its error is ignored, since the server may no
 /// longer accept the old token). If the new connection fails, the old session is kept as it was
@@ -192,8 +196,17 @@ impl<R: AuthRuntime> AuthSession<R> {
             AfterRefusal::AuthorizeThenRetry { status, challenge } => (status, challenge),
             AfterRefusal::Return => return Err(e.into()),
         };
-        self.auth.begin_authorize(status, challenge.as_deref())?;
-        drive::<R>(&mut self.auth).await?;
+        // A token that expired during the session is refreshed through the token store (one
+        // refresh per grant among the sessions sharing it); any other refusal, or a refresh
+        // that fails, authorizes as the core says.
+        let refreshed = status == 401
+            && self.auth.has_token()
+            && self.auth.token_expired()
+            && refresh::<R>(&mut self.auth).await.is_ok();
+        if !refreshed {
+            self.auth.begin_authorize(status, challenge.as_deref())?;
+            drive::<R>(&mut self.auth).await?;
+        }
         self.auth.present(&mut self.config);
         let fresh = R::connect(&self.client, self.config.clone()).await?;
         let old = std::mem::replace(&mut self.session, fresh);

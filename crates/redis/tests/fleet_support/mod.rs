@@ -1,5 +1,6 @@
 //! What the token tests share: an authorization server that rotates refresh tokens and revokes
-//! the whole family when one is spent twice ([`RotatingServer`]), a TCP proxy in front of Redis
+//! the whole family when one is spent twice, with its protected resource (`GET /resource`) and
+//! an MCP server of the modern era (`POST /mcp`) accepting its tokens ([`RotatingServer`]), a TCP proxy in front of Redis
 //! that can be cut, stalled or made to answer garbage ([`Proxy`]), and the client side
 //! ([`authorization`]).
 #![allow(dead_code)]
@@ -17,6 +18,9 @@ use mcp_sansio::auth::{
 };
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
 use mcp_sansio_net::AddressPolicy;
+
+/// The answer to `server/discover`: a server of the modern era.
+const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rotating","version":"1"}}}"#;
 
 /// How long past its `expires_in` the server still accepts an access token (the client's
 /// clock counts from the answer's arrival, the server's from its issuance).
@@ -115,7 +119,7 @@ impl RotatingServer {
                 }
                 let Ok(tcp) = tcp else { continue };
                 let (state, slow) = (state.clone(), slow.clone());
-                std::thread::spawn(move || serve(tcp, &state, &slow, lifetime));
+                std::thread::spawn(move || serve(tcp, addr, &state, &slow, lifetime));
             }
         });
         server
@@ -205,7 +209,14 @@ fn reply(tcp: &mut TcpStream, status: u16, body: &str) {
     let _ = tcp.flush();
 }
 
-fn serve(mut tcp: TcpStream, state: &Mutex<State>, slow: &Mutex<u64>, lifetime: u64) {
+fn serve(
+    mut tcp: TcpStream,
+    addr: SocketAddr,
+    state: &Mutex<State>,
+    slow: &Mutex<u64>,
+    lifetime: u64,
+) {
+    let base = format!("http://{addr}");
     let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -289,6 +300,55 @@ fn serve(mut tcp: TcpStream, state: &Mutex<State>, slow: &Mutex<u64>, lifetime: 
             r#"{{"access_token":"{access}","token_type":"Bearer","expires_in":{lifetime},"refresh_token":"{refresh}"}}"#
         );
         return reply(&mut tcp, 200, &body);
+    }
+    if first.starts_with("POST /mcp") {
+        let token = head
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+            .and_then(|(_, v)| v.trim().strip_prefix("Bearer ").map(str::to_owned));
+        let mut st = state.lock().unwrap();
+        let ok = token
+            .and_then(|t| st.access.get(&t).copied())
+            .is_some_and(|(family, until)| !st.revoked[family] && Instant::now() < until);
+        if !ok {
+            st.auth_failures += 1;
+            drop(st);
+            let text = format!("HTTP/1.1 401 X\r\nwww-authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+            let _ = tcp.write_all(text.as_bytes());
+            return;
+        }
+        st.accepted += 1;
+        drop(st);
+        let msg: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let result = match msg["method"].as_str().unwrap_or("") {
+            "server/discover" => serde_json::from_str::<serde_json::Value>(DISCOVER).unwrap(),
+            "tools/list" => {
+                serde_json::json!({"tools":[{"name":"echo","inputSchema":{"type":"object"}}]})
+            }
+            _ => {
+                let text = "HTTP/1.1 202 X\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+                let _ = tcp.write_all(text.as_bytes());
+                return;
+            }
+        };
+        let answer = serde_json::json!({"jsonrpc":"2.0","id":msg["id"].clone(),"result":result});
+        return reply(&mut tcp, 200, &answer.to_string());
+    }
+    if first.starts_with("GET /.well-known/oauth-protected-resource/mcp ") {
+        let doc =
+            serde_json::json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
+        return reply(&mut tcp, 200, &doc.to_string());
+    }
+    if first.starts_with("GET /.well-known/oauth-authorization-server ") {
+        let doc = serde_json::json!({
+            "issuer": base,
+            "authorization_endpoint": format!("{base}/authorize"),
+            "token_endpoint": format!("{base}/token"),
+            "response_types_supported": ["code"],
+            "code_challenge_methods_supported": ["S256"],
+        });
+        return reply(&mut tcp, 200, &doc.to_string());
     }
     if first.starts_with("GET /resource") {
         let token = head
