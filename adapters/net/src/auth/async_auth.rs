@@ -56,6 +56,10 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
             .await
             .unwrap_or_else(|e| Err(format!("the user agent hook failed: {e}")))
     }
+
+    async fn pause(d: std::time::Duration) {
+        R::sleep_until(Instant::now() + d).await;
+    }
 }
 
 /// One authorization exchange on `R`, within [`AuthHttp::exchange_timeout`] counted from its

@@ -25,6 +25,9 @@
 //! with the exchanges on the adapter's runtime ([`crate::auth::async_auth::send`]), under the same
 //! deadline, and the embedder's user agent (which blocks by contract) where the runtime allows
 //! blocking.
+//! Refreshes go through the [`AuthHttp`]'s token store ([`tokens`]): one refresh per grant among
+//! the sessions sharing it (by default the clones of one [`AuthHttp`]; across a fleet with a
+//! shared store), the others taking the new tokens.
 //! [`Authorization::record_to`] records every exchange of its authorizations (secrets
 //! redacted) as an authorization transcript (`mcp_sansio_transcript::auth`, format in
 //! `docs/transcripts.md`).
@@ -53,10 +56,14 @@ pub mod async_auth;
 pub(crate) mod read;
 pub(crate) mod session;
 pub(crate) mod signer;
+pub mod tokens;
 
 pub use async_auth::AsyncAuth;
-pub use session::{drive, AuthRuntime, AuthSession};
+pub use session::{drive, refresh, AuthRuntime, AuthSession};
 pub use signer::{KeyError, KeySigner};
+pub use tokens::{MemoryTokens, SharedTokens, TokenEntry, TokenStore};
+
+use tokens::{relation, spent_digest, Held, Relation, MAX_LINEAGE};
 
 /// Default deadline of one authorization exchange (dial, request and response).
 pub const DEFAULT_AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -72,6 +79,8 @@ pub struct AuthHttp {
     resolver: Arc<dyn Resolve>,
     tls: Arc<ClientConfig>,
     timeout: Duration,
+    /// Where refreshes meet ([`tokens`]): shared by the clones.
+    tokens: SharedTokens,
 }
 
 impl std::fmt::Debug for AuthHttp {
@@ -79,6 +88,7 @@ impl std::fmt::Debug for AuthHttp {
         f.debug_struct("AuthHttp")
             .field("policy", &self.policy)
             .field("timeout", &self.timeout)
+            .field("tokens", &self.tokens)
             .finish_non_exhaustive()
     }
 }
@@ -117,13 +127,30 @@ impl Prepared {
 impl AuthHttp {
     /// A runner with this policy, resolver and TLS configuration: give it the same ones as the
     /// MCP client, so that authorization reaches exactly the addresses the client may reach.
+    /// Its token store is a new [`MemoryTokens`], shared by its clones: the authorizations made
+    /// with it refresh each grant once ([`tokens`]).
     pub fn new(policy: AddressPolicy, resolver: Arc<dyn Resolve>, tls: Arc<ClientConfig>) -> Self {
         AuthHttp {
             policy,
             resolver,
             tls,
             timeout: DEFAULT_AUTH_EXCHANGE_TIMEOUT,
+            tokens: SharedTokens::default(),
         }
+    }
+
+    /// Sets the token store where the refreshes of the authorizations made with this runner (and
+    /// its clones made afterwards) meet: one refresh per grant across everything sharing it
+    /// ([`tokens`]).
+    #[must_use]
+    pub fn token_store(mut self, tokens: SharedTokens) -> Self {
+        self.tokens = tokens;
+        self
+    }
+
+    /// The token store ([`AuthHttp::token_store`]).
+    pub fn shared_tokens(&self) -> &SharedTokens {
+        &self.tokens
     }
 
     /// A runner with this policy, the system resolver and the default TLS configuration.
@@ -320,6 +347,16 @@ pub enum AuthorizeError {
     /// The authorization stopped without an outcome (nothing left to send or wait for).
     #[error("authorization failed: the authorization stopped without an outcome")]
     Stalled,
+    /// Another session held the lease on the same grant's refresh for the whole authorization
+    /// deadline, and no new tokens came of it ([`tokens`]).
+    #[error(
+        "authorization failed: another refresh of the same grant held its lease for {waited_ms} \
+         ms (the authorization's deadline) without new tokens"
+    )]
+    RefreshWait {
+        /// How long the session waited, in milliseconds.
+        waited_ms: u64,
+    },
     /// The authorization would open the user agent once more than allowed
     /// ([`Authorization::limit_user_agent`]): an authorizing session asks the user at most
     /// `limit` times after it connected, however often the server asks for more scopes.
@@ -403,7 +440,30 @@ pub struct Authorization {
     trace: crate::trace::AuthTrace,
     /// The core's decisions of a session that authorizes: when the user agent may open.
     retry: AuthRetry,
+    /// When a shared refresh started waiting, and until when it may ([`tokens`]).
+    shared_wait: Option<(StdInstant, StdInstant)>,
 }
+
+/// What a refresh through the token store needs next ([`Authorization::begin_shared_refresh`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SharedRefresh {
+    /// Another session's new tokens were taken: nothing to refresh.
+    Adopted,
+    /// Another session is refreshing: wait this long (the runtime's sleep, or
+    /// [`TokenStore::wait`]), then ask again.
+    Wait(Duration),
+    /// Refresh: drive the steps ([`Authorization::next_step`]) and give their outcome and the
+    /// ticket to [`Authorization::end_shared_refresh`].
+    Refresh(RefreshTicket),
+    /// The refresh cannot run.
+    Failed(AuthorizeError),
+}
+
+/// The lease of a refresh that runs ([`SharedRefresh::Refresh`]); `None` inside when the store
+/// could not be used and the refresh runs on its own. Dropping it stops renewing the lease.
+#[derive(Debug)]
+pub struct RefreshTicket(Option<Held>);
 
 impl std::fmt::Debug for Authorization {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -438,6 +498,7 @@ impl Authorization {
             failure: None,
             trace: crate::trace::AuthTrace::default(),
             retry: AuthRetry::new(),
+            shared_wait: None,
         })
     }
 
@@ -581,13 +642,181 @@ impl Authorization {
         self.authorizer.token_expired(self.now())
     }
 
-    /// Refreshes the current tokens (when a refresh token is held), on the calling thread.
+    /// Refreshes the current tokens (when a refresh token is held), on the calling thread,
+    /// through the token store ([`tokens`]): one refresh per grant among the sessions sharing
+    /// it, the others taking its tokens.
     pub fn refresh(&mut self) -> Result<(), AuthorizeError> {
-        self.begin_refresh()?;
-        self.drive()
+        loop {
+            match self.begin_shared_refresh() {
+                SharedRefresh::Adopted => return Ok(()),
+                SharedRefresh::Wait(d) => {
+                    let key = self.authorizer.token_key().to_owned();
+                    self.http.tokens.store().wait(&key, d);
+                }
+                SharedRefresh::Refresh(ticket) => {
+                    let result = self.drive();
+                    return self.end_shared_refresh(ticket, result);
+                }
+                SharedRefresh::Failed(e) => return Err(e),
+            }
+        }
     }
 
-    /// Starts a refresh of the current tokens; drive it with [`Authorization::next_step`].
+    /// The first step of a refresh through the token store ([`tokens`]): takes a successor of
+    /// the current tokens if the store holds one, else takes the lease and starts the refresh
+    /// ([`Authorization::begin_refresh`]), else says how long to wait before asking again (for
+    /// at most the authorization's deadline). A store that fails is left aside: the refresh
+    /// runs on its own.
+    pub fn begin_shared_refresh(&mut self) -> SharedRefresh {
+        let key = self.authorizer.token_key().to_owned();
+        let Some(mut mine) = self.current_credentials() else {
+            return self.refresh_alone();
+        };
+        let now = StdInstant::now();
+        let (since, deadline) = *self
+            .shared_wait
+            .get_or_insert((now, now + self.config.limits.time));
+        let shared = self.http.tokens.clone();
+        let store = shared.store();
+        match store.read(&key) {
+            Ok(entry) => {
+                if let Some(adopted) = self.adopt_successor(&mine, entry.as_ref()) {
+                    if !self.token_expired() {
+                        self.shared_wait = None;
+                        return SharedRefresh::Adopted;
+                    }
+                    mine = adopted;
+                }
+            }
+            Err(_) => return self.refresh_alone(),
+        }
+        let lease = match store.lease(&key, shared.ttl()) {
+            Ok(Some(lease)) => lease,
+            Ok(None) if now < deadline => {
+                return SharedRefresh::Wait(shared.poll_interval().min(deadline - now));
+            }
+            Ok(None) => {
+                self.shared_wait = None;
+                let waited_ms = u64::try_from(now.duration_since(since).as_millis());
+                return SharedRefresh::Failed(AuthorizeError::RefreshWait {
+                    waited_ms: waited_ms.unwrap_or(u64::MAX),
+                });
+            }
+            Err(_) => return self.refresh_alone(),
+        };
+        // Read again under the lease: the last holder may have written just before releasing.
+        let entry = match store.read(&key) {
+            Ok(e) => e,
+            Err(_) => {
+                store.release(&lease);
+                return self.refresh_alone();
+            }
+        };
+        if let Some(adopted) = self.adopt_successor(&mine, entry.as_ref()) {
+            if !self.token_expired() {
+                store.release(&lease);
+                self.shared_wait = None;
+                return SharedRefresh::Adopted;
+            }
+            mine = adopted;
+        }
+        let (version, spent) = match &entry {
+            Some(e) if relation(&mine, e) == Relation::Same => (e.version, e.spent.clone()),
+            Some(e) => (e.version, Vec::new()),
+            None => (0, Vec::new()),
+        };
+        self.shared_wait = None;
+        if let Err(e) = self.begin_refresh() {
+            store.release(&lease);
+            return SharedRefresh::Failed(e);
+        }
+        SharedRefresh::Refresh(RefreshTicket(Some(Held::new(
+            &shared, lease, version, spent, mine, deadline,
+        ))))
+    }
+
+    /// The refresh started by [`Authorization::begin_shared_refresh`] ended with `result`:
+    /// new tokens are written to the store (compare-and-set on the version read; a conflict
+    /// keeps them in this session), a failure reads the store once more and takes a successor
+    /// written meanwhile before it is reported; then the lease is released.
+    pub fn end_shared_refresh(
+        &mut self,
+        ticket: RefreshTicket,
+        result: Result<(), AuthorizeError>,
+    ) -> Result<(), AuthorizeError> {
+        self.shared_wait = None;
+        let Some(held) = ticket.0 else {
+            return result;
+        };
+        let shared = self.http.tokens.clone();
+        let store = shared.store();
+        let outcome = match result {
+            Ok(()) => {
+                if let Some(now) = self.current_credentials() {
+                    let mut spent: Vec<_> = held
+                        .before
+                        .tokens
+                        .refresh_token
+                        .as_deref()
+                        .map(spent_digest)
+                        .into_iter()
+                        .collect();
+                    spent.extend(held.spent.iter().copied());
+                    spent.truncate(MAX_LINEAGE);
+                    // A conflict or a failing store keeps the tokens here (the store keeps
+                    // what it could not write, if it can).
+                    let _ = store.write(&held.lease, held.version, &now, &spent);
+                }
+                Ok(())
+            }
+            Err(e) => match store.read(held.lease.key()) {
+                Ok(entry) if self.adopt_successor(&held.before, entry.as_ref()).is_some() => Ok(()),
+                _ => Err(e),
+            },
+        };
+        store.release(&held.lease);
+        drop(held);
+        outcome
+    }
+
+    /// The refresh without the store.
+    fn refresh_alone(&mut self) -> SharedRefresh {
+        self.shared_wait = None;
+        match self.begin_refresh() {
+            Ok(()) => SharedRefresh::Refresh(RefreshTicket(None)),
+            Err(e) => SharedRefresh::Failed(e),
+        }
+    }
+
+    /// The credentials under this authorization's token key.
+    fn current_credentials(&self) -> Option<mcp_sansio::auth::ResourceCredentials> {
+        let key = self.authorizer.token_key();
+        self.authorizer.store().resources.get(key).cloned()
+    }
+
+    /// Takes `entry` when it is a successor of `mine`, saving it through the hook.
+    fn adopt_successor(
+        &mut self,
+        mine: &mcp_sansio::auth::ResourceCredentials,
+        entry: Option<&TokenEntry>,
+    ) -> Option<mcp_sansio::auth::ResourceCredentials> {
+        let entry = entry.filter(|e| relation(mine, e) == Relation::Successor)?;
+        let mut store = self.authorizer.store().clone();
+        store.resources.insert(
+            self.authorizer.token_key().to_owned(),
+            entry.credentials.clone(),
+        );
+        // The configuration was accepted when this authorization was made.
+        let placeholder = Authorizer::new(self.config.clone()).ok()?;
+        let authorizer = std::mem::replace(&mut self.authorizer, placeholder);
+        self.authorizer = authorizer.with_store(store);
+        lock_hook(&self.hook).save(self.authorizer.store());
+        Some(entry.credentials.clone())
+    }
+
+    /// Starts a refresh of the current tokens on its own, without the token store ([`tokens`]:
+    /// prefer [`Authorization::begin_shared_refresh`]); drive it with
+    /// [`Authorization::next_step`].
     pub fn begin_refresh(&mut self) -> Result<(), AuthorizeError> {
         self.trace.begin("refresh", None);
         // A grant without a user agent runs again on a refresh: its assertions need a jti.

@@ -2,6 +2,7 @@
 //! ([`AuthSession`]).
 
 use std::future::Future;
+use std::time::Duration;
 
 use mcp_sansio::auth::{AfterRefusal, Attempt, AuthExchange, AuthResponse};
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
@@ -9,7 +10,7 @@ use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 #[cfg(doc)]
 use crate::auth::MAX_STEP_UPS;
 use crate::auth::{
-    AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError, SharedHook,
+    AuthHttp, AuthSessionError, AuthStep, Authorization, AuthorizeError, SharedHook, SharedRefresh,
 };
 use crate::session::io::CallObserver;
 #[cfg(doc)]
@@ -53,6 +54,31 @@ pub trait AuthRuntime {
         hook: SharedHook,
         url: String,
     ) -> impl Future<Output = Result<String, String>> + Send;
+
+    /// Waits `d` while another session refreshes the same grant ([`refresh`]). By default the
+    /// calling thread sleeps (right for a runtime whose operations block it); an async runtime
+    /// sleeps on its timer.
+    fn pause(d: Duration) -> impl Future<Output = ()> + Send {
+        std::thread::sleep(d);
+        std::future::ready(())
+    }
+}
+
+/// Refreshes the tokens of `auth` through its token store ([`crate::auth::tokens`]): one
+/// refresh per grant among the sessions sharing the store, the others waiting
+/// ([`AuthRuntime::pause`], at most the authorization's deadline) and taking its tokens.
+pub async fn refresh<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), AuthorizeError> {
+    loop {
+        match auth.begin_shared_refresh() {
+            SharedRefresh::Adopted => return Ok(()),
+            SharedRefresh::Wait(d) => R::pause(d).await,
+            SharedRefresh::Refresh(ticket) => {
+                let result = drive::<R>(auth).await;
+                return auth.end_shared_refresh(ticket, result);
+            }
+            SharedRefresh::Failed(e) => return Err(e),
+        }
+    }
 }
 
 /// Drives the authorization `auth` started to its end: every request through
@@ -82,6 +108,10 @@ pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), Autho
 /// authorization once through its [`Authorization`], connects again with the new bearer token
 /// and retries the operation; a plain 403 never triggers authorization; a second refusal after
 /// authorizing is returned as it is.
+///
+/// A 401 to a session whose token has expired meanwhile refreshes it through the token store
+/// ([`refresh`]: one refresh per grant among the sessions sharing it) and connects again with the
+/// new token; if that refresh fails, the authorization runs as above.
 ///
 /// When it connects again, the new session is connected first; only once it is connected is
 /// the session it replaces closed (best effort: its error is ignored, since the server may no
@@ -116,9 +146,9 @@ impl<R: AuthRuntime> AuthSession<R> {
         mut config: Config,
         mut auth: Authorization,
     ) -> Result<Self, AuthSessionError> {
-        if auth.has_token() && auth.token_expired() && auth.begin_refresh().is_ok() {
+        if auth.has_token() && auth.token_expired() {
             // A failed refresh is not fatal: the server's 401 starts a full authorization.
-            let _ = drive::<R>(&mut auth).await;
+            let _ = refresh::<R>(&mut auth).await;
         }
         auth.present(&mut config);
         let mut attempt = Attempt::First;
@@ -166,8 +196,17 @@ impl<R: AuthRuntime> AuthSession<R> {
             AfterRefusal::AuthorizeThenRetry { status, challenge } => (status, challenge),
             AfterRefusal::Return => return Err(e.into()),
         };
-        self.auth.begin_authorize(status, challenge.as_deref())?;
-        drive::<R>(&mut self.auth).await?;
+        // A token that expired during the session is refreshed through the token store (one
+        // refresh per grant among the sessions sharing it); any other refusal, or a refresh
+        // that fails, authorizes as the core says.
+        let refreshed = status == 401
+            && self.auth.has_token()
+            && self.auth.token_expired()
+            && refresh::<R>(&mut self.auth).await.is_ok();
+        if !refreshed {
+            self.auth.begin_authorize(status, challenge.as_deref())?;
+            drive::<R>(&mut self.auth).await?;
+        }
         self.auth.present(&mut self.config);
         let fresh = R::connect(&self.client, self.config.clone()).await?;
         let old = std::mem::replace(&mut self.session, fresh);
