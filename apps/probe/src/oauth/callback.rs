@@ -405,12 +405,12 @@ mod tests {
     /// The callback path of the tests.
     const PATH: &str = "/callback";
 
+    /// What [`receive_callback`] returned, and how long it took.
+    type Outcome = (Result<String, String>, Duration);
+
     /// A listener on a free loopback port, served by [`receive_callback`] on a thread within
-    /// `limits` until `wait` has passed; the port, and the result with how long it took.
-    fn serve(
-        limits: Limits,
-        wait: Duration,
-    ) -> (u16, mpsc::Receiver<(Result<String, String>, Duration)>) {
+    /// `limits` until `wait` has passed; the port, and the outcome.
+    fn serve(limits: Limits, wait: Duration) -> (u16, mpsc::Receiver<Outcome>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let (tx, rx) = mpsc::channel();
