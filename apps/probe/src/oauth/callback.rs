@@ -3,8 +3,9 @@
 //! A real browser does more than send the one redirect: it opens speculative connections that
 //! may never carry a request, and asks for `/favicon.ico`. So the listener serves every
 //! connection at once, without blocking on any: the listener and each connection are
-//! non-blocking, and one loop accepts, reads and writes whatever is ready. It is bounded
-//! whatever local processes do:
+//! non-blocking, and one loop accepts, reads and writes whatever is ready (only the callback's
+//! own page, which ends the wait, is written blocking, until its connection's deadline at
+//! most). It is bounded whatever local processes do:
 //!
 //! - at most [`Limits::connections`] connections are held at once; one more makes the oldest
 //!   held one close (a browser's real request arrives on its newest connections);
@@ -111,7 +112,7 @@ pub fn classify_callback(head: &str, expected: &str) -> Callback {
 
 /// Serves the connections of `listener`, all at once and within `limits`, until one is a `GET`
 /// of `expected` (the redirect URI's path) with a query; returns that query once its page is
-/// written (or its connection's deadline passed). A redirect to the callback path of another
+/// written (at most until its connection's deadline). A redirect to the callback path of another
 /// authorization server fails the wait; other requests are answered 404. Fails at `deadline`.
 pub fn receive_callback(
     listener: &TcpListener,
@@ -192,8 +193,9 @@ struct Connection {
     until: Instant,
     /// The request head read so far (at most [`Limits::head`] bytes).
     head: Vec<u8>,
-    /// Once the head is read: the answer and how much of it is written, and what it was.
-    answer: Option<(Vec<u8>, usize, Callback)>,
+    /// Once the head is read and found not to be the callback: the answer (a 404, a 431) and
+    /// how much of it is written.
+    answer: Option<(Vec<u8>, usize)>,
 }
 
 /// What one step of a connection did.
@@ -203,7 +205,8 @@ enum Step {
     /// Bytes moved; more to do.
     Progressed,
     /// The connection is done (answered, closed by its peer, failed or past its deadline),
-    /// with what it brought.
+    /// with what it brought: the callback (or another server's) is answered at once, so that
+    /// nothing else the listener does can lose it.
     Closed(Callback),
 }
 
@@ -220,14 +223,8 @@ impl Connection {
     /// Reads what is ready of the head, or writes what the socket takes of the answer.
     fn step(&mut self, now: Instant, expected: &str, limits: &Limits) -> Step {
         if now >= self.until {
-            // Too late: what it brought stands (a callback read whose page could not be
-            // written is still the callback).
-            let got = self
-                .answer
-                .take()
-                .map_or(Callback::Other, |(_, _, got)| got);
             let _ = self.stream.shutdown(Shutdown::Both);
-            return Step::Closed(got);
+            return Step::Closed(Callback::Other);
         }
         if self.answer.is_none() {
             return self.read(expected, limits);
@@ -251,15 +248,40 @@ impl Connection {
         let complete = self.head[scan_from..].windows(4).any(|w| w == b"\r\n\r\n");
         if complete {
             let got = classify_callback(&String::from_utf8_lossy(&self.head), expected);
-            self.answer = Some((answer(&got), 0, got));
+            if got != Callback::Other {
+                return self.answer_at_once(got);
+            }
+            self.answer = Some((answer(&got), 0));
         } else if self.head.len() >= limits.head {
-            self.answer = Some((too_large(), 0, Callback::Other));
+            self.answer = Some((too_large(), 0));
         }
         Step::Progressed
     }
 
+    /// Writes the page of the callback `got` (a few KiB at most, which a fresh socket's buffer
+    /// takes whole) until the connection's deadline at the latest, and ends the connection.
+    fn answer_at_once(&mut self, got: Callback) -> Step {
+        let bytes = answer(&got);
+        let _ = self.stream.set_nonblocking(false);
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let left = self.until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stream.set_write_timeout(Some(left)).is_err() {
+                break;
+            }
+            match self.stream.write(&bytes[sent..]) {
+                Ok(0) => break,
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = self.stream.shutdown(Shutdown::Write);
+        Step::Closed(got)
+    }
+
     fn write(&mut self) -> Step {
-        let Some((bytes, sent, _)) = &mut self.answer else {
+        let Some((bytes, sent)) = &mut self.answer else {
             return Step::Waiting;
         };
         match self.stream.write(&bytes[*sent..]) {
@@ -276,13 +298,8 @@ impl Connection {
             Err(_) => {}
         }
         // Written (or failed): the answer ends the connection.
-        let _ = self.stream.flush();
         let _ = self.stream.shutdown(Shutdown::Write);
-        let got = self
-            .answer
-            .take()
-            .map_or(Callback::Other, |(_, _, got)| got);
-        Step::Closed(got)
+        Step::Closed(Callback::Other)
     }
 }
 
