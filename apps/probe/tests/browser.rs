@@ -132,9 +132,12 @@ impl HeadlessBrowser {
 
 impl Drop for HeadlessBrowser {
     fn drop(&mut self) {
-        // A gated browser still waiting gives up at once.
+        // A gated browser still waiting gives up at once. A failed test keeps the DOM and the
+        // log, not the profile.
         let _ = std::fs::write(self.dir.join("go"), b"");
-        if !std::thread::panicking() {
+        if std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(self.dir.join("profile"));
+        } else {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
