@@ -4,15 +4,19 @@
 //! authorization URL on stderr (and opens a browser when one is obviously available: `$BROWSER`
 //! is set, or a desktop session with `xdg-open`, or macOS), receives the redirect on
 //! `http://127.0.0.1:PORT/callback`, a port of its own bound before the flow starts, finishes
-//! the exchange and retries the operation. `--token-file FILE` keeps the credentials between
+//! the exchange and retries the operation. The listener serves a browser's speculative
+//! connections and its `/favicon.ico` alongside the callback, within bounds, and answers the
+//! browser with a page saying how it went (the `callback` module). `--token-file FILE` keeps the credentials between
 //! runs; the file is created with mode 0600. Tokens never appear in output or errors.
 //!
 //! With `--record FILE`, the authorization's exchanges are recorded too, secrets redacted, in
 //! `FILE.auth` (an authorization transcript, see `docs/transcripts.md`), next to the MCP
 //! sessions in `FILE`.
 
+mod callback;
+
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,17 +36,11 @@ use mcp_sansio_tokio::{
 };
 
 use crate::args::{GrantName, Options};
+#[cfg(test)]
+use callback::{classify_callback, Callback};
 
 /// How long the probe waits for the browser to come back.
 const CALLBACK_TIME: Duration = Duration::from_secs(600);
-
-/// The most bytes read of a callback request head.
-const MAX_CALLBACK_HEAD: usize = 8 * 1024;
-
-/// How long one connection to the callback listener may take to send its request head and
-/// receive the answer: a local process that connects and trickles (or sends nothing) is dropped
-/// after this, and the listener accepts the next connection.
-pub const CALLBACK_CONNECTION_TIME: Duration = Duration::from_secs(5);
 
 /// The most bytes read of a token file.
 const MAX_TOKEN_FILE: u64 = 1024 * 1024;
@@ -321,7 +319,12 @@ impl AuthHook for LoopbackAgent {
         }
         eprintln!("mcp-probe: waiting for the browser to come back to the callback…");
         let expected = redirect_path(url).unwrap_or_else(|| "/callback".to_owned());
-        receive_callback(&self.listener, Instant::now() + CALLBACK_TIME, &expected)
+        callback::receive_callback(
+            &self.listener,
+            Instant::now() + CALLBACK_TIME,
+            &expected,
+            &callback::LIMITS,
+        )
     }
 
     fn load(&mut self) -> Option<CredentialStore> {
@@ -389,135 +392,6 @@ fn redirect_path(url: &str) -> Option<String> {
     Some(e.target().split('?').next().unwrap_or("/").to_owned())
 }
 
-/// What a connection to the callback listener brought. Its `Debug` output redacts the
-/// query's secrets (the code, `state`…).
-#[derive(PartialEq, Eq)]
-pub enum Callback {
-    /// The redirect to the expected path, with this query.
-    Query(String),
-    /// A redirect to the callback of another authorization server: refused (mix-up).
-    OtherServer,
-    /// Anything else (answered 404).
-    Other,
-}
-
-impl std::fmt::Debug for Callback {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Callback::Query(q) => f
-                .debug_tuple("Query")
-                .field(&mcp_sansio::auth::redact::form(q))
-                .finish(),
-            Callback::OtherServer => f.write_str("OtherServer"),
-            Callback::Other => f.write_str("Other"),
-        }
-    }
-}
-
-/// Accepts connections on `listener` until one is a `GET` of `expected` (the redirect URI's
-/// path) with a query; returns that query. A redirect to the callback path of another
-/// authorization server fails the wait; other requests are answered 404. Each connection has
-/// [`CALLBACK_CONNECTION_TIME`]. Fails at `deadline`.
-fn receive_callback(
-    listener: &TcpListener,
-    deadline: Instant,
-    expected: &str,
-) -> Result<String, String> {
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("callback listener: {e}"))?;
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let until = deadline.min(Instant::now() + CALLBACK_CONNECTION_TIME);
-                match serve_callback(stream, until, expected) {
-                    Callback::Query(q) => return Ok(q),
-                    Callback::OtherServer => {
-                        return Err("the authorization response came back to the redirect URI \
-                            of another authorization server"
-                            .into())
-                    }
-                    Callback::Other => {}
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if Instant::now() >= deadline {
-                    return Err("the browser did not come back to the callback in time".into());
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(e) => return Err(format!("callback listener: {e}")),
-        }
-    }
-}
-
-/// What the request head `head` is, for a callback expected at path `expected`: its query when
-/// it is a `GET` of `expected` with one; [`Callback::OtherServer`] for a `GET` with a query of
-/// another path under the same first segment (another authorization server's callback).
-pub fn classify_callback(head: &str, expected: &str) -> Callback {
-    let Some(line) = head.lines().next() else {
-        return Callback::Other;
-    };
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
-        return Callback::Other;
-    };
-    if method != "GET" {
-        return Callback::Other;
-    }
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    if query.is_empty() {
-        return Callback::Other;
-    }
-    if path == expected {
-        return Callback::Query(query.to_owned());
-    }
-    let first = |p: &str| p.split('/').nth(1).map(str::to_owned);
-    if first(path).is_some() && first(path) == first(expected) {
-        return Callback::OtherServer;
-    }
-    Callback::Other
-}
-
-/// Reads one request head until `until` (the connection's deadline, whatever the peer sends or
-/// withholds) and answers it.
-fn serve_callback(mut stream: TcpStream, until: Instant, expected: &str) -> Callback {
-    let _ = stream.set_nonblocking(false);
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_CALLBACK_HEAD {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
-            return Callback::Other;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let got = classify_callback(&String::from_utf8_lossy(&head), expected);
-    let (status, text) = match &got {
-        Callback::Query(_) => (
-            "200 OK",
-            "mcp-probe received the authorization; you can close this window.",
-        ),
-        Callback::OtherServer => (
-            "400 Bad Request",
-            "this answer belongs to another authorization server; the authorization was stopped",
-        ),
-        Callback::Other => ("404 Not Found", "not the authorization callback"),
-    };
-    let left = until.saturating_duration_since(Instant::now());
-    let _ = stream.set_write_timeout(Some(left.max(Duration::from_millis(100))));
-    let _ = write!(
-        stream,
-        "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-        text.len()
-    );
-    let _ = stream.flush();
-    got
-}
-
 fn load_store(path: &Path) -> Result<Option<CredentialStore>, String> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -581,19 +455,6 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// RFC 6749 §4.1.2: the callback's query carries the authorization code and `state`; its
-    /// `Debug` output shows neither.
-    #[test]
-    fn a_callback_query_prints_without_its_code_and_state() {
-        let c =
-            Callback::Query("code=CODE-SECRET-1&state=STATE-SECRET-2&iss=https%3A%2F%2Fa".into());
-        for text in [format!("{c:?}"), format!("{c:#?}")] {
-            assert!(text.contains("Query") && text.contains("iss="), "{text}");
-            assert!(!text.contains("CODE-SECRET-1"), "{text}");
-            assert!(!text.contains("STATE-SECRET-2"), "{text}");
-        }
-    }
 
     #[test]
     fn the_authorization_transcript_goes_next_to_the_session_transcript() {

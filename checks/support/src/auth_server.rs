@@ -122,6 +122,9 @@ struct State {
     /// The authorization server the protected-resource metadata names, when not this one.
     foreign_issuer: Option<String>,
     challenge: Option<String>,
+    /// The `error` and `error_description` the authorization endpoint answers instead of a
+    /// code ([`AuthServer::deny_consent`]).
+    denial: Option<(String, String)>,
     /// Scope asked for by the last authorization request.
     scope: String,
     /// Issued tokens and their scopes.
@@ -332,6 +335,12 @@ impl AuthServer {
         let s = AuthServer::start(Mode::NamesAnotherAuthorizationServer);
         s.state.lock().unwrap().foreign_issuer = Some(issuer.to_owned());
         s
+    }
+
+    /// The user denies consent: the authorization endpoint redirects at once with this `error`
+    /// and `error_description` (and `state`, `iss`) instead of a code (RFC 6749 §4.1.2.1).
+    pub fn deny_consent(&self, error: &str, description: &str) {
+        self.state.lock().unwrap().denial = Some((error.to_owned(), description.to_owned()));
     }
 
     /// The metadata names `url` as the token endpoint.
@@ -656,6 +665,17 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             let mut st = state.lock().unwrap();
             st.challenge = q.get("code_challenge").cloned();
             st.scope = q.get("scope").cloned().unwrap_or_default();
+            if let Some((error, description)) = &st.denial {
+                let location = format!(
+                    "{}?error={}&error_description={}&state={}&iss={}",
+                    q.get("redirect_uri").cloned().unwrap_or_default(),
+                    encode(error),
+                    encode(description),
+                    encode(q.get("state").map(String::as_str).unwrap_or("")),
+                    encode(base)
+                );
+                return response(302, &[("location", location)], "");
+            }
             let location = format!(
                 "{}?code=the-code&state={}&iss={}",
                 q.get("redirect_uri").cloned().unwrap_or_default(),
