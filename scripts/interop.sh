@@ -27,12 +27,12 @@ bash "$ROOT/checks/interop/install.sh"
 echo "== building and running the interop tests"
 cd "$ROOT/checks/interop"
 status=0
-cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live -- \
+cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live --test tasks -- \
   --test-threads "$jobs" "$@" || status=$?
 
 # Every test stops its own server; this only reports a server that outlived its test.
 if command -v pgrep >/dev/null; then
-  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp)/server\.py --port|nghttpx .*$MCP_INTEROP_DIR/tls/" || true)
+  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp|fastmcp-tasks)/server\.py --port|nghttpx .*$MCP_INTEROP_DIR/tls/" || true)
   if [ -n "$left" ]; then
     echo "interop.sh: servers still running after the tests: $left" >&2
     status=1
