@@ -504,3 +504,121 @@ pub fn run_tasks(
         crate::Adapter::Blocking => run_blocking_tasks(target, url, log, wire),
     }
 }
+
+/// What a legacy (2025-11-25) session observed of a server's task tools.
+#[derive(Debug)]
+pub struct LegacyObserved {
+    /// `tokio` or `blocking`, and the wire.
+    pub adapter: &'static str,
+    /// The negotiated version.
+    pub version: String,
+    /// The listing.
+    pub catalog: Result<mcp_sansio::Catalog, Error>,
+    /// Each tool called, in order, with its outcome.
+    pub calls: Vec<(&'static str, Result<CallResult, Error>)>,
+    /// The `tools/call` names the server received during the calls, from its `call_log` tool
+    /// (called before and after them), where it has one.
+    pub call_log: Option<Result<Vec<String>, String>>,
+}
+
+/// The names a `call_log` result lists.
+fn call_log_names(r: &Result<CallResult, Error>) -> Result<Vec<String>, String> {
+    let r = r.as_ref().map_err(|e| format!("call_log: {e}"))?;
+    let text = r
+        .content
+        .iter()
+        .find_map(|c| match c {
+            mcp_sansio::ContentBlock::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .ok_or("call_log: no text")?;
+    serde_json::from_str(&text).map_err(|e| format!("call_log: {e}: {text}"))
+}
+
+/// The legacy scenario: connect in the 2025 era, list, call each of `calls` (no arguments),
+/// reading the server's `call_log` before and after when `call_log` is set.
+macro_rules! legacy_scenario {
+    ($adapter:expr, $target:expr, $url:expr, $calls:expr, $call_log:expr, $client:expr, $($wait:tt)*) => {{
+        let target: &Target = $target;
+        let who = format!("{} via {}", target.label(), $adapter);
+        let client = $client;
+        let mut session = client
+            .connect(target.config($url))
+            $($wait)*
+            .unwrap_or_else(|e| panic!("{who}: connect failed: {e} ({})", e.kind()));
+        let version = session.version().to_owned();
+        let catalog = session.list_tools() $($wait)*;
+        let before = if $call_log {
+            Some(call_log_names(&(session.call_tool("call_log", b"{}") $($wait)*)))
+        } else {
+            None
+        };
+        let mut calls = Vec::new();
+        for name in $calls {
+            let r = session.call_tool(name, b"{}") $($wait)*;
+            calls.push((*name, r));
+        }
+        let call_log = match before {
+            Some(before) => {
+                let after = call_log_names(&(session.call_tool("call_log", b"{}") $($wait)*));
+                Some(before.and_then(|b| after.map(|a| a[b.len().min(a.len())..].to_vec())))
+            }
+            None => None,
+        };
+        let _ = session.close() $($wait)*;
+        LegacyObserved { adapter: $adapter, version, catalog, calls, call_log }
+    }};
+}
+
+/// Runs the legacy scenario through `adapter` over HTTP/1.1: `calls` in order, the server's
+/// `call_log` read around them when `call_log` is set.
+///
+/// # Panics
+///
+/// When the tokio run takes longer than `limit`, or the session cannot be opened.
+pub fn run_legacy(
+    adapter: crate::Adapter,
+    target: &Target,
+    url: &str,
+    calls: &'static [&'static str],
+    call_log: bool,
+    limit: Duration,
+) -> LegacyObserved {
+    let wire = Wire::Plain;
+    match adapter {
+        crate::Adapter::Tokio => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            rt.block_on(async {
+                tokio::time::timeout(limit, async {
+                    legacy_scenario!(
+                        crate::Adapter::Tokio.label(wire),
+                        target,
+                        url,
+                        calls,
+                        call_log,
+                        client_for::<mcp_sansio_tokio::Client>(wire),
+                        .await
+                    )
+                })
+                .await
+            })
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{} via tokio: legacy scenario exceeded {limit:?}",
+                    target.label()
+                )
+            })
+        }
+        crate::Adapter::Blocking => legacy_scenario!(
+            crate::Adapter::Blocking.label(wire),
+            target,
+            url,
+            calls,
+            call_log,
+            client_for::<mcp_sansio_blocking::Client>(wire),
+        ),
+    }
+}

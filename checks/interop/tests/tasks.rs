@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_sansio::task::{TaskError, TaskHandle, TaskStatus};
-use mcp_sansio::Era::Modern;
+use mcp_sansio::Era::{Legacy, Modern};
 use mcp_sansio::{Budget, BudgetExceeded, CallResult, ContentBlock, Error};
-use mcp_sansio_interop::tasks::{run_tasks, ServerLog, TaskCall, TaskEvent, TaskObserved};
-use mcp_sansio_interop::Peer::FastMcpTasks;
+use mcp_sansio_interop::tasks::{
+    run_legacy, run_tasks, server_log, LegacyObserved, ServerLog, TaskCall, TaskEvent, TaskObserved,
+};
+use mcp_sansio_interop::Peer::{FastMcpTasks, TsV1};
 use mcp_sansio_interop::Stream::Sse;
 use mcp_sansio_interop::{Adapter, Server, Target, Wire};
 
@@ -549,5 +551,177 @@ fn fastmcp_tasks_modern_stateless_json() {
             stateful: false,
             ..modern(&["--stateless", "--json"])
         },
+    );
+}
+
+/// The legacy (2025-11-25) facts of one adapter's run: the listing gives each tool's
+/// `taskSupport` as the server wrote it, the `required` tool is refused before it is sent, the
+/// others are called as plain tools (their results `want`).
+fn check_legacy(o: &LegacyObserved, support: &[(&str, Option<&str>)], want: &[(&str, &str)]) {
+    let who = o.adapter;
+    assert_eq!(o.version, "2025-11-25", "{who}: version");
+    let catalog = match &o.catalog {
+        Ok(c) => c,
+        Err(e) => panic!("{who}: tools/list: {e}"),
+    };
+    for (name, ts) in support {
+        let tool = catalog
+            .tools
+            .iter()
+            .find(|t| t.name() == *name)
+            .unwrap_or_else(|| panic!("{who}: {name} not listed"));
+        assert_eq!(
+            tool.task_support().as_deref(),
+            *ts,
+            "{who}: {name} taskSupport"
+        );
+    }
+    // 2025-11-25: "`"required"`: clients MUST invoke the tool as a task. Servers MUST return a
+    // `-32601` (Method not found) error if a client does not attempt to do so." This client
+    // does not speak that flow (docs/tasks.md): it refuses the call before sending it.
+    let (name, required) = &o.calls[0];
+    match required {
+        Err(Error::Task(TaskError::LegacyTaskRequired { tool })) => {
+            assert_eq!(tool, name, "{who}: the refused tool")
+        }
+        other => panic!("{who}: {name}: {other:?}"),
+    }
+    for ((name, r), (want_name, want_text)) in o.calls[1..].iter().zip(want) {
+        assert_eq!(name, want_name, "{who}: call order");
+        match r {
+            Ok(r) => {
+                assert!(!r.is_error, "{who}: {name} isError: {r:?}");
+                assert_eq!(texts(r), [*want_text], "{who}: {name}");
+            }
+            Err(e) => panic!("{who}: {name}: {e} ({})", e.kind()),
+        }
+    }
+    assert_eq!(o.calls.len(), want.len() + 1, "{who}: calls");
+}
+
+/// TypeScript SDK v1 1.32.2, the only SDK serving the 2025-11-25 experimental tasks
+/// (`registerToolTask`, `--tasks`): the `required` tool is refused before sending (the server's
+/// own record of `tools/call` names lacks it), `optional` and `forbidden` ones are called
+/// plainly (the SDK runs the `optional` one as a task of its own and answers its result).
+#[test]
+fn ts_v1_legacy_task_support() {
+    let t = Target {
+        peer: TsV1,
+        args: &["--tasks"],
+        era: Legacy,
+        stream: Sse,
+        stateful: true,
+        negotiated: false,
+        legacy_version: None,
+    };
+    let mut server = t.start();
+    let url = server.url();
+    const CALLS: &[&str] = &["required_task", "optional_task", "forbidden_task"];
+    let mut failures = Vec::new();
+    for a in ADAPTERS {
+        let run = std::panic::catch_unwind(|| {
+            let o = run_legacy(*a, &t, &url, CALLS, true, SCENARIO_TIME);
+            check_legacy(
+                &o,
+                &[
+                    ("required_task", Some("required")),
+                    ("optional_task", Some("optional")),
+                    ("forbidden_task", Some("forbidden")),
+                ],
+                &[
+                    ("optional_task", "optional ran"),
+                    ("forbidden_task", "forbidden ran"),
+                ],
+            );
+            assert_eq!(
+                o.call_log,
+                Some(Ok(vec![
+                    "optional_task".to_owned(),
+                    "forbidden_task".to_owned(),
+                    "call_log".to_owned()
+                ])),
+                "{}: the tools/call the server received",
+                o.adapter
+            );
+        });
+        if let Err(p) = run {
+            failures.push(panic_text(&*p));
+        }
+    }
+    assert!(server.is_running(), "server exited\n{}", server.log_text());
+    let output = server.log_text();
+    drop(server);
+    assert!(
+        failures.is_empty(),
+        "{}:\n{}\n--- server output ---\n{output}",
+        t.label(),
+        failures.join("\n")
+    );
+}
+
+/// `fastmcp-tasks` in the 2025 era lists the 2025-11-25 `execution.taskSupport` of its task
+/// tools (and serves none of that flow): the `required` one is refused before sending, as
+/// against the TypeScript SDK; the `optional` one runs inline.
+#[test]
+fn fastmcp_tasks_legacy_task_support() {
+    let t = Target {
+        peer: FastMcpTasks,
+        args: &[],
+        era: Legacy,
+        stream: Sse,
+        stateful: true,
+        negotiated: false,
+        legacy_version: None,
+    };
+    let log = log_file("fastmcp_tasks_legacy_task_support");
+    let mut server = Server::start(t.peer, &["--log-file", log.to_str().unwrap()]);
+    let url = server.url();
+    const CALLS: &[&str] = &["required_task", "count_task"];
+    let mut failures = Vec::new();
+    for a in ADAPTERS {
+        let run = std::panic::catch_unwind(|| {
+            let before = server_log(&log).unwrap();
+            let o = run_legacy(*a, &t, &url, CALLS, false, SCENARIO_TIME);
+            let seen = server_log(&log).unwrap().since(&before);
+            check_legacy(
+                &o,
+                &[
+                    ("required_task", Some("required")),
+                    ("count_task", Some("optional")),
+                    ("echo", None),
+                ],
+                &[("count_task", "counted to 3")],
+            );
+            assert_eq!(
+                seen.calls,
+                ["count_task"],
+                "{}: the tools/call the server received",
+                o.adapter
+            );
+            assert_eq!(
+                seen.began("required_task"),
+                0,
+                "{}: required_task ran",
+                o.adapter
+            );
+            assert!(
+                seen.task_requests.is_empty(),
+                "{}: tasks/* in the 2025 era",
+                o.adapter
+            );
+        });
+        if let Err(p) = run {
+            failures.push(panic_text(&*p));
+        }
+    }
+    assert!(server.is_running(), "server exited\n{}", server.log_text());
+    let output = server.log_text();
+    drop(server);
+    let _ = std::fs::remove_file(&log);
+    assert!(
+        failures.is_empty(),
+        "{}:\n{}\n--- server output ---\n{output}",
+        t.label(),
+        failures.join("\n")
     );
 }
