@@ -3,7 +3,8 @@
 # interop test crate, which starts every server configuration on a free 127.0.0.1 port, drives
 # the scenario through mcp-sansio-tokio and mcp-sansio-blocking over HTTP/1.1, then starts it
 # again over TLS with ALPN h2 (under hypercorn, or behind nghttpx) and drives it over HTTP/2, and
-# stops the server by PID.
+# stops the server by PID. The task tests (tests/tasks.rs) run the task-capable peer
+# (fastmcp-tasks) and the TS SDK v1's 2025-11-25 task tools the same way.
 #
 #   scripts/interop.sh                    # everything
 #   scripts/interop.sh ts_v2              # only tests whose name contains ts_v2 (cargo test filter)

@@ -15,6 +15,9 @@
 //! 6. call `busy_once` (load shedding: a first answer with only a request state) where served;
 //! 7. close, then connect again with the same client (the era learnt is offered as a hint).
 //!
+//! The task-capable peer (`fastmcp-tasks`) runs a scenario of its own instead ([`tasks`],
+//! `tests/tasks.rs`), as does the TypeScript SDK v1 with its 2025-11-25 task tools.
+//!
 //! The servers are installed by `checks/interop/install.sh`; `scripts/interop.sh` runs everything.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -21,7 +21,8 @@ reading it changes nothing; rewritten whole, by rename, on every change): the ru
 headers of every `tasks/*` request (`task_requests`, in arrival order).
 
 Usage (in the venv made by checks/interop/install.sh):
-    python server.py --port 8934 [--log-file PATH] [--stateless] [--json] [--ttl 600] [--tls-cert C --tls-key K]
+    python server.py --port 8934 [--log-file PATH] [--stateless] [--json] [--page-size 50] [--ttl 600]
+                     [--tls-cert C --tls-key K]
 The process exits by itself after --ttl seconds (default 600).
 Endpoint: http://127.0.0.1:PORT/mcp
 """
@@ -78,11 +79,12 @@ def finished(tool: str, what: str = "finished") -> None:
         flush_log()
 
 
-def build_server() -> FastMCP:
+def build_server(page_size: int) -> FastMCP:
     mcp = FastMCP(
         "peer-fastmcp-tasks",
         version="4.1.4-peer",
         instructions="Third-party test peer: FastMCP 4 with the SEP-2663 tasks extension.",
+        list_page_size=page_size,
     )
     mcp.add_extension(TasksExtension(url="memory://"))
 
@@ -213,7 +215,7 @@ def main() -> None:
     LOG_FILE = a.log_file
     with LOCK:
         flush_log()
-    mcp = build_server()
+    mcp = build_server(a.page_size)
     app = Observe(mcp.http_app(path="/mcp", json_response=a.json, stateless_http=a.stateless))
     # The lifespan (Docket and its worker) is the inner app's: Observe passes it through.
     print(
