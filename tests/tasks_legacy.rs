@@ -1,11 +1,12 @@
-//! The 2025-11-25 experimental tasks: a tool listed with `execution.taskSupport: "required"` is
-//! refused before anything is sent (`TaskError::LegacyTaskRequired`, docs/tasks.md). The quotes
-//! are from `docs/specification/2025-11-25/basic/utilities/tasks.mdx` and
-//! `schema/2025-11-25/schema.ts` of the specification repository.
+//! The 2025-11-25 experimental tasks: a tool listed with `execution.taskSupport: "required"` by a
+//! server that declared `tasks.requests.tools.call` is refused before anything is sent
+//! (`TaskError::LegacyTaskRequired`, docs/tasks.md). The quotes are from
+//! `docs/specification/2025-11-25/basic/utilities/tasks.mdx` ("Tool-Level Negotiation") of the
+//! specification repository.
 
 mod support;
 
-use mcp_sansio::task::TaskError;
+use mcp_sansio::task::{declares_legacy_tool_tasks, TaskError};
 use mcp_sansio::{Error, Event};
 use support::*;
 
@@ -18,8 +19,41 @@ const PAGE: &str = r#"{"tools":[
   {"name":"required_task","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}
 ]}"#;
 
+/// The capabilities of a 2025-11-25 server that accepts task-augmented `tools/call`.
+const TASK_CAPS: &str = r#"{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}}"#;
+
+/// A connection that completed a 2025-11-25 handshake with a server of `capabilities`.
+fn legacy_with(split: Split, capabilities: &str) -> Harness {
+    let mut h = Harness::for_url("http://127.0.0.1:9/mcp", split);
+    h.connect();
+    let r = h.next();
+    h.feed(r.exchange, &empty_response(404));
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "initialize");
+    let init = format!(
+        r#"{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"serverInfo":{{"name":"legacy","version":"1"}}}}"#
+    );
+    h.feed(
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "sess-1")],
+            &result_msg(r.rpc_id(), &init),
+        ),
+    );
+    let r = h.next();
+    assert_eq!(r.rpc_method(), "notifications/initialized");
+    h.feed(r.exchange, &empty_response(202));
+    assert!(matches!(h.single_event(), Event::Connected { .. }));
+    h
+}
+
 fn listed(split: Split) -> (Harness, mcp_sansio::Catalog) {
-    let mut h = legacy(split, "2025-11-25");
+    listed_with(split, TASK_CAPS)
+}
+
+fn listed_with(split: Split, capabilities: &str) -> (Harness, mcp_sansio::Catalog) {
+    let mut h = legacy_with(split, capabilities);
     h.list();
     let r = h.next();
     assert_eq!(r.rpc_method(), "tools/list");
@@ -41,10 +75,11 @@ fn refused(h: &mut Harness) -> Error {
     }
 }
 
-/// "`execution.taskSupport`: `"required"`: clients MUST invoke the tool as a task. Servers MUST
-/// return a `-32601` (Method not found) error if a client does not attempt to do so." This client
-/// does not speak that flow, so it refuses the call before sending it, naming the tool; nothing
-/// reaches the server.
+/// "If a server's capabilities include `tasks.requests.tools.call`, then clients consider the
+/// value of `execution.taskSupport` […] If `execution.taskSupport` is `"required"`, clients
+/// **MUST** invoke the tool as a task. Servers **MUST** return a `-32601` (Method not found)
+/// error if a client does not attempt to do so." This client does not speak that flow, so it
+/// refuses the call before sending it, naming the tool; nothing reaches the server.
 #[test]
 fn a_required_tool_is_refused_before_sending() {
     for split in SPLITS {
@@ -62,9 +97,10 @@ fn a_required_tool_is_refused_before_sending() {
     }
 }
 
-/// "`"forbidden"` (default): Clients MUST NOT attempt to invoke the tool as a task";
-/// "`"optional"`: Clients MAY invoke the tool as a task or as a normal request": both, and a tool
-/// without `execution`, are called as plain tools (no 2025-11-25 `task` parameter).
+/// "If `execution.taskSupport` is not present or `"forbidden"`, clients **MUST NOT** attempt to
+/// invoke the tool as a task"; "If `execution.taskSupport` is `"optional"`, clients **MAY** invoke
+/// the tool as a task or as a normal request": both, and a tool without `execution`, are called
+/// as plain tools (no 2025-11-25 `task` parameter).
 #[test]
 fn optional_and_forbidden_tools_are_called_plainly() {
     for split in SPLITS {
@@ -92,7 +128,7 @@ fn a_known_required_tool_is_refused_too() {
         .unwrap();
     assert_eq!(required.task_support().as_deref(), Some("required"));
     assert_eq!(required.execution(), Some(r#"{"taskSupport":"required"}"#));
-    let mut h = legacy(Split::Whole, "2025-11-25");
+    let mut h = legacy_with(Split::Whole, TASK_CAPS);
     let sent = h.sent.len();
     h.conn.call_known_tool(h.now, required, b"{}");
     h.drain();
@@ -160,4 +196,54 @@ fn an_execution_of_another_type_is_ignored() {
     );
     h.call("odd", "{}");
     assert_eq!(h.next().rpc_method(), "tools/call");
+}
+
+/// "If a server's capabilities do not include `tasks.requests.tools.call`, then clients **MUST
+/// NOT** attempt to use task augmentation on that server's tools, regardless of the
+/// `execution.taskSupport` value": without the capability, even a `required` tool is called as
+/// a normal request (as a plain call, what the server answers is its own).
+#[test]
+fn without_the_capability_task_support_does_not_count() {
+    for caps in [
+        r#"{"tools":{}}"#,
+        r#"{"tools":{},"tasks":{}}"#,
+        r#"{"tools":{},"tasks":{"requests":{"tools":{"call":null}}}}"#,
+        r#"{"tools":{},"tasks":{"requests":{"sampling":{"createMessage":{}}}}}"#,
+    ] {
+        let (mut h, catalog) = listed_with(Split::Whole, caps);
+        h.call("required_task", "{}");
+        let r = h.next();
+        assert_eq!(r.rpc_method(), "tools/call", "{caps}");
+        assert!(r.json()["params"].get("task").is_none(), "{caps}");
+        h.answer_call_ok(&r);
+        let required = catalog
+            .tools
+            .iter()
+            .find(|t| t.name() == "required_task")
+            .unwrap();
+        h.conn.call_known_tool(h.now, required, b"{}");
+        h.drain();
+        assert_eq!(h.next().rpc_method(), "tools/call", "{caps}");
+    }
+}
+
+/// The capability read from a server's `capabilities`: present and not `null`; anything else, or
+/// unreadable JSON, declares nothing.
+#[test]
+fn the_tool_tasks_capability_is_read_exactly() {
+    assert!(declares_legacy_tool_tasks(TASK_CAPS));
+    assert!(declares_legacy_tool_tasks(
+        r#"{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{"x":1}}}}}"#
+    ));
+    for no in [
+        "{}",
+        r#"{"tasks":null}"#,
+        r#"{"tasks":{"requests":{"tools":{}}}}"#,
+        r#"{"tasks":{"requests":{"tools":{"call":null}}}}"#,
+        r#"{"tasks":{"requests":{"tools":{"list":{}}}}}"#,
+        r#"{"tasks":5}"#,
+        "not json",
+    ] {
+        assert!(!declares_legacy_tool_tasks(no), "{no}");
+    }
 }

@@ -89,9 +89,10 @@ fn handles(call: &TaskCall) -> usize {
 }
 
 /// Every `tasks/*` request the server saw in `log` is about task `id` and carries the routing
-/// headers SEP-2663 asks for: "`tasks/get`, `tasks/update`, and `tasks/cancel` requests MUST
-/// include the `Mcp-Name` header set to the value of `params.taskId`" (with `Mcp-Method`, as
-/// every request of SEP-2243). Returns the methods, in order.
+/// headers: "When `tasks/get`, `tasks/update`, or `tasks/cancel` is sent over the Streamable HTTP
+/// transport, the client **MUST** set the `Mcp-Name` header (defined by SEP-2243) to the value of
+/// `params.taskId`. […] The `Mcp-Method` header is set to the JSON-RPC method name per SEP-2243."
+/// Returns the methods, in order.
 fn task_methods(who: &str, what: &str, log: &ServerLog, id: &str) -> Vec<String> {
     for r in &log.task_requests {
         assert_eq!(
@@ -268,8 +269,9 @@ fn check_tasks(o: &TaskObserved) {
         "{who}: ask_task legs"
     );
 
-    // 4. A failed task: "`failed`: The request failed due to a JSON-RPC error during execution";
-    // the call fails with that error, as the JSON-RPC error of a plain call would.
+    // 4. A failed task: "`failed`: The request failed due to a JSON-RPC error during execution.
+    // The task will include the `error` field with the JSON-RPC error details"; the call fails
+    // with that error, as the JSON-RPC error of a plain call would.
     match &o.fail.result {
         Err(Error::Rpc(rpc)) => {
             assert_eq!(rpc.code, -32050, "{who}: fail_task code");
@@ -311,7 +313,8 @@ fn check_tasks(o: &TaskObserved) {
     );
 
     // 5b. Cancelled from another session: `tasks/cancel` once, polled to `cancelled`; the
-    // server stopped the tool (its worker saw the cancellation).
+    // server stopped the tool (its worker saw the cancellation). SEP-2663 lets a server do less
+    // ("Cancellation is **cooperative**"); this is what this one does.
     match &o.cancel.result {
         Err(Error::Task(TaskError::Cancelled { .. })) => {}
         other => panic!("{who}: cancel_task: {other:?}"),
@@ -346,10 +349,11 @@ fn check_tasks(o: &TaskObserved) {
         "{who}: long_task finished"
     );
 
-    // 6. The extension not declared. SEP-2663: "Servers only return task handles to clients
-    // that declared the extension in their per-request capabilities — otherwise, the server
-    // either blocks for a regular result as usual or returns a capability error."
-    // An `optional` task tool runs inline and answers its result:
+    // 6. The extension not declared. SEP-2663: "A server **MUST NOT** return `CreateTaskResult`
+    // to a client that did not include the extension capability on its request, regardless of
+    // prior declarations." (The extension's overview: "otherwise, the server either blocks for
+    // a regular result as usual or returns a capability error.") An `optional` task tool runs
+    // inline and answers its result:
     let plain = ok(who, "count_task (tasks off)", &o.untasked_count);
     assert_eq!(
         texts(plain),
@@ -660,8 +664,12 @@ fn ts_v1_legacy_task_support() {
 }
 
 /// `fastmcp-tasks` in the 2025 era lists the 2025-11-25 `execution.taskSupport` of its task
-/// tools (and serves none of that flow): the `required` one is refused before sending, as
-/// against the TypeScript SDK; the `optional` one runs inline.
+/// tools but declares no `tasks` capability and serves none of that flow. 2025-11-25: "If a
+/// server's capabilities do not include `tasks.requests.tools.call`, then clients **MUST NOT**
+/// attempt to use task augmentation on that server's tools, regardless of the
+/// `execution.taskSupport` value": the client calls even the `required` tool plainly, and the
+/// server answers it with the SEP-2663 capability error (`-32021` naming the extension, not the
+/// `-32601` of 2025-11-25) without running it; the `optional` one runs inline.
 #[test]
 fn fastmcp_tasks_legacy_task_support() {
     let t = Target {
@@ -683,27 +691,45 @@ fn fastmcp_tasks_legacy_task_support() {
             let before = server_log(&log).unwrap();
             let o = run_legacy(*a, &t, &url, CALLS, false, SCENARIO_TIME);
             let seen = server_log(&log).unwrap().since(&before);
-            check_legacy(
-                &o,
-                &[
-                    ("required_task", Some("required")),
-                    ("count_task", Some("optional")),
-                    ("echo", None),
-                ],
-                &[("count_task", "counted to 3")],
-            );
+            let who = o.adapter;
+            assert_eq!(o.version, "2025-11-25", "{who}: version");
+            let catalog = o
+                .catalog
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{who}: tools/list: {e}"));
+            for (name, ts) in [
+                ("required_task", Some("required")),
+                ("count_task", Some("optional")),
+                ("echo", None),
+            ] {
+                let tool = catalog
+                    .tools
+                    .iter()
+                    .find(|t| t.name() == name)
+                    .unwrap_or_else(|| panic!("{who}: {name} not listed"));
+                assert_eq!(
+                    tool.task_support().as_deref(),
+                    ts,
+                    "{who}: {name} taskSupport"
+                );
+            }
+            match &o.calls[0].1 {
+                Err(Error::MissingClientCapability { required, rpc, .. }) => {
+                    assert_eq!(rpc.code, -32021, "{who}: required_task code");
+                    assert_eq!(required, &["extensions"], "{who}: required_task");
+                }
+                other => panic!("{who}: required_task: {other:?}"),
+            }
+            match &o.calls[1].1 {
+                Ok(r) => assert_eq!(texts(r), ["counted to 3"], "{who}: count_task"),
+                Err(e) => panic!("{who}: count_task: {e}"),
+            }
             assert_eq!(
                 seen.calls,
-                ["count_task"],
-                "{}: the tools/call the server received",
-                o.adapter
+                ["required_task", "count_task"],
+                "{who}: the tools/call the server received"
             );
-            assert_eq!(
-                seen.began("required_task"),
-                0,
-                "{}: required_task ran",
-                o.adapter
-            );
+            assert_eq!(seen.began("required_task"), 0, "{who}: required_task ran");
             assert!(
                 seen.task_requests.is_empty(),
                 "{}: tasks/* in the 2025 era",
