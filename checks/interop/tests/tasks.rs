@@ -4,6 +4,11 @@
 //! starts its own server on a free 127.0.0.1 port, runs the task scenario
 //! (`mcp_sansio_interop::tasks`) through each adapter, stops the server, and checks what the
 //! client and the server observed (the server writes what it saw to a log file).
+//!
+//! The 2025-11-25 experimental tasks: `ts_v1_legacy_task_support` (the TypeScript SDK v1's
+//! `registerToolTask`, `ts-v1 --tasks`) and `fastmcp_tasks_legacy_task_support` (the same peer
+//! in the 2025 era): which tools the client refuses before sending, and what the servers
+//! received.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
