@@ -3,7 +3,8 @@
 # interop test crate, which starts every server configuration on a free 127.0.0.1 port, drives
 # the scenario through mcp-sansio-tokio and mcp-sansio-blocking over HTTP/1.1, then starts it
 # again over TLS with ALPN h2 (under hypercorn, or behind nghttpx) and drives it over HTTP/2, and
-# stops the server by PID.
+# stops the server by PID. The task tests (tests/tasks.rs) run the task-capable peer
+# (fastmcp-tasks) and the TS SDK v1's 2025-11-25 task tools the same way.
 #
 #   scripts/interop.sh                    # everything
 #   scripts/interop.sh ts_v2              # only tests whose name contains ts_v2 (cargo test filter)
@@ -27,12 +28,12 @@ bash "$ROOT/checks/interop/install.sh"
 echo "== building and running the interop tests"
 cd "$ROOT/checks/interop"
 status=0
-cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live -- \
+cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live --test tasks -- \
   --test-threads "$jobs" "$@" || status=$?
 
 # Every test stops its own server; this only reports a server that outlived its test.
 if command -v pgrep >/dev/null; then
-  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp)/server\.py --port|nghttpx .*$MCP_INTEROP_DIR/tls/" || true)
+  left=$(pgrep -f "$MCP_INTEROP_DIR/ts-v[12]/server\.mjs --port|$ROOT/checks/interop/servers/(py-mcp|fastmcp|fastmcp-tasks)/server\.py --port|nghttpx .*$MCP_INTEROP_DIR/tls/" || true)
   if [ -n "$left" ]; then
     echo "interop.sh: servers still running after the tests: $left" >&2
     status=1

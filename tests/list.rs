@@ -605,6 +605,7 @@ fn listed_now(body: &str, split: Split) -> Listed {
                             output_schema: t.output_schema().map(str::to_owned),
                             icons: t.icons().map(|i| i.raw().to_owned()).collect(),
                             meta: t.meta().map(str::to_owned),
+                            execution: t.execution().map(str::to_owned),
                             notes: t.notes().iter().map(ToString::to_string).collect(),
                         },
                     )
@@ -797,6 +798,9 @@ mod generated {
             1 => Just(r#""_meta":{"k":[1,2,{"n":null}]}"#.to_owned()),
             1 => Just(r#""_meta":1"#.to_owned()),
             1 => Just(r#""_m\u0065ta":{}"#.to_owned()),
+            1 => Just(r#""execution":{"taskSupport":"required"}"#.to_owned()),
+            1 => Just(r#""execution":"optional""#.to_owned()),
+            1 => Just(r#""execution":null"#.to_owned()),
         ];
         prop::collection::vec(member, 1..4).prop_map(|ms| ms.join(","))
     }

@@ -2,7 +2,7 @@
 # Install the MCP servers used by the interop tests (npm registry and PyPI only).
 #
 #   bash checks/interop/install.sh            # everything
-#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp nghttpx
+#   bash checks/interop/install.sh ts-v2      # only some: ts-v1 ts-v2 py-mcp fastmcp fastmcp-tasks nghttpx
 #
 # nghttpx (the TLS HTTP/2 front of the TypeScript servers) comes from the Debian package
 # nghttp2-proxy, installed with apt-get when missing (as root, or through sudo).
@@ -20,13 +20,18 @@ TS_V2_NODE=2.1.2
 ZOD=4.6.7
 PY_MCP=2.3.0
 FASTMCP=4.1.7
+# The SEP-2663 tasks peer: fastmcp-tasks pins fastmcp-slim[server] to its own version, so it gets
+# a venv of its own with the fastmcp of that version (its backend, pydocket, runs in-process on
+# its memory:// store: no Redis server).
+FASTMCP_TASKS=4.1.4
+PYDOCKET=0.27.2
 HYPERCORN=0.18.0  # the HTTP/2 server (h2c with prior knowledge) of the Python peers
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp nghttpx)
+[ ${#parts[@]} -eq 0 ] && parts=(ts-v1 ts-v2 py-mcp fastmcp fastmcp-tasks nghttpx)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 for p in "${parts[@]}"; do
-  case "$p" in ts-v1|ts-v2|py-mcp|fastmcp|nghttpx) ;; *) echo "install.sh: unknown part '$p'" >&2; exit 2 ;; esac
+  case "$p" in ts-v1|ts-v2|py-mcp|fastmcp|fastmcp-tasks|nghttpx) ;; *) echo "install.sh: unknown part '$p'" >&2; exit 2 ;; esac
 done
 command -v npm >/dev/null || { echo "install.sh: npm is required" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "install.sh: python3 is required" >&2; exit 1; }
@@ -75,6 +80,13 @@ if want fastmcp && ! { have_pip "$MCP_INTEROP_DIR/venv-fastmcp" fastmcp "$FASTMC
                        have_pip "$MCP_INTEROP_DIR/venv-fastmcp" hypercorn "$HYPERCORN"; }; then
   venv_dir "$MCP_INTEROP_DIR/venv-fastmcp" "fastmcp==$FASTMCP" "hypercorn==$HYPERCORN"
 fi
+if want fastmcp-tasks && ! { have_pip "$MCP_INTEROP_DIR/venv-fastmcp-tasks" fastmcp-tasks "$FASTMCP_TASKS" &&
+                             have_pip "$MCP_INTEROP_DIR/venv-fastmcp-tasks" fastmcp "$FASTMCP_TASKS" &&
+                             have_pip "$MCP_INTEROP_DIR/venv-fastmcp-tasks" pydocket "$PYDOCKET" &&
+                             have_pip "$MCP_INTEROP_DIR/venv-fastmcp-tasks" hypercorn "$HYPERCORN"; }; then
+  venv_dir "$MCP_INTEROP_DIR/venv-fastmcp-tasks" "fastmcp==$FASTMCP_TASKS" "fastmcp-tasks==$FASTMCP_TASKS" \
+    "pydocket==$PYDOCKET" "hypercorn==$HYPERCORN"
+fi
 
 if want nghttpx && ! command -v nghttpx >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
@@ -90,7 +102,8 @@ for p in ts-v1:@modelcontextprotocol/sdk ts-v2:@modelcontextprotocol/server ts-v
   f="$MCP_INTEROP_DIR/${p%%:*}/node_modules/${p#*:}/package.json"
   [ -f "$f" ] && printf '  %-40s %s\n' "${p#*:}" "$(node -p "require('$f').version")"
 done
-for v in venv-mcp:mcp venv-mcp:hypercorn venv-fastmcp:fastmcp venv-fastmcp:mcp venv-fastmcp:hypercorn; do
+for v in venv-mcp:mcp venv-mcp:hypercorn venv-fastmcp:fastmcp venv-fastmcp:mcp venv-fastmcp:hypercorn \
+         venv-fastmcp-tasks:fastmcp-tasks venv-fastmcp-tasks:fastmcp venv-fastmcp-tasks:pydocket venv-fastmcp-tasks:mcp; do
   py="$MCP_INTEROP_DIR/${v%%:*}/bin/python"
   [ -x "$py" ] && printf '  %-40s %s\n' "${v#*:} (${v%%:*})" "$("$py" -c "from importlib.metadata import version; print(version('${v#*:}'))")"
 done

@@ -6,6 +6,8 @@
 #   bash checks/interop/run-server.sh ts-v2   PORT [--legacy stateless|stateful|reject] [--response auto|sse|json] [--legacy-response sse|json]
 #   bash checks/interop/run-server.sh py-mcp  PORT [--stateless] [--json]
 #   bash checks/interop/run-server.sh fastmcp PORT [--stateless] [--json]
+#   bash checks/interop/run-server.sh fastmcp-tasks PORT [--stateless] [--json]
+#   bash checks/interop/run-server.sh ts-v1 PORT --tasks     (2025-11-25 task tools: see server.mjs)
 #   bash checks/interop/run-server.sh ts-v1|ts-v2 PORT --nghttpx CERT KEY [server args]
 #
 # --nghttpx (first after PORT): the TypeScript server listens on a free backend port and nghttpx
@@ -18,7 +20,7 @@
 set -euo pipefail
 MCP_INTEROP_DIR="${MCP_INTEROP_DIR:-${TMPDIR:-/tmp}/mcp-sansio-interop}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-server="${1:?usage: run-server.sh ts-v1|ts-v2|py-mcp|fastmcp PORT [server args]}"
+server="${1:?usage: run-server.sh ts-v1|ts-v2|py-mcp|fastmcp|fastmcp-tasks PORT [server args]}"
 port="${2:?usage: run-server.sh SERVER PORT [server args]}"
 shift 2
 missing() { echo "run-server.sh: $server is not installed in $MCP_INTEROP_DIR ($1 missing); run: bash $HERE/install.sh $server" >&2; exit 1; }
@@ -53,5 +55,8 @@ case "$server" in
   fastmcp)
     [ -x "$MCP_INTEROP_DIR/venv-fastmcp/bin/python" ] || missing venv-fastmcp
     exec "$MCP_INTEROP_DIR/venv-fastmcp/bin/python" "$HERE/servers/fastmcp/server.py" --port "$port" "$@" ;;
-  *) echo "run-server.sh: unknown server $server (ts-v1|ts-v2|py-mcp|fastmcp)" >&2; exit 2 ;;
+  fastmcp-tasks)
+    [ -x "$MCP_INTEROP_DIR/venv-fastmcp-tasks/bin/python" ] || missing venv-fastmcp-tasks
+    exec "$MCP_INTEROP_DIR/venv-fastmcp-tasks/bin/python" "$HERE/servers/fastmcp-tasks/server.py" --port "$port" "$@" ;;
+  *) echo "run-server.sh: unknown server $server (ts-v1|ts-v2|py-mcp|fastmcp|fastmcp-tasks)" >&2; exit 2 ;;
 esac

@@ -5,8 +5,18 @@ use super::*;
 impl Connection {
     /// Calls tool `name` with `arguments`, raw JSON sent verbatim (empty means `{}`; anything but
     /// a JSON object is refused before sending). A tool of this connection's last listing gets
-    /// the `Mcp-Param-*` headers of its `x-mcp-header` parameters.
+    /// the `Mcp-Param-*` headers of its `x-mcp-header` parameters. In a legacy session whose
+    /// server declared `tasks.requests.tools.call`, a tool that listing gave
+    /// `execution.taskSupport: "required"` is refused before sending
+    /// ([`TaskError::LegacyTaskRequired`](crate::task::TaskError::LegacyTaskRequired)).
     pub fn call_tool(&mut self, now: Instant, name: &str, arguments: &[u8]) {
+        let required = self.listed_task_required.iter().any(|n| n == name);
+        if let Err(e) = self.check_legacy_task(name, required.then_some("required")) {
+            return self.events.push_back(Event::Failed {
+                operation: Operation::CallTool,
+                error: e,
+            });
+        }
         let listed = self.listed_headers.iter().find(|(n, _)| n == name);
         let known = listed.is_some();
         let params = listed.map(|(_, p)| p.clone()).unwrap_or_default();
@@ -14,9 +24,32 @@ impl Connection {
     }
 
     /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its
-    /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first.
+    /// `x-mcp-header` parameters are sent as `Mcp-Param-*` headers without listing first. A tool
+    /// whose `execution.taskSupport` is `"required"` is refused before sending, as
+    /// [`call_tool`](Connection::call_tool) refuses it.
     pub fn call_known_tool(&mut self, now: Instant, tool: &crate::list::Tool, arguments: &[u8]) {
+        if let Err(e) = self.check_legacy_task(tool.name(), tool.task_support().as_deref()) {
+            return self.events.push_back(Event::Failed {
+                operation: Operation::CallTool,
+                error: e,
+            });
+        }
         self.start_call(now, tool.name(), tool.header_params(), arguments, true);
+    }
+
+    /// In a legacy session (a 2025-11-25 server and older) whose server declared
+    /// `tasks.requests.tools.call`, a tool whose `taskSupport` is `"required"` must be called as a
+    /// 2025-11-25 task, a flow this client does not speak (docs/tasks.md):
+    /// [`TaskError::LegacyTaskRequired`](crate::task::TaskError::LegacyTaskRequired). Without that
+    /// capability `taskSupport` does not count ("If a server's capabilities do not include
+    /// `tasks.requests.tools.call`, then clients **MUST NOT** attempt to use task augmentation on
+    /// that server's tools, regardless of the `execution.taskSupport` value"): the tool is called
+    /// plainly. SEP-2663 has no such member; a modern session calls the tool as any other.
+    fn check_legacy_task(&self, name: &str, task_support: Option<&str>) -> Result<(), Error> {
+        if !matches!(self.session, Session::Legacy { .. }) || !self.legacy_tool_tasks {
+            return Ok(());
+        }
+        crate::task::check_legacy_task_support(name, task_support).map_err(Error::Task)
     }
 
     /// How many `-32020` (header mismatch) answers this connection has met: a caller holding

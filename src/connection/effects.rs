@@ -60,6 +60,7 @@ impl Connection {
                 Effect::CallAgain => self.call_again(now),
                 Effect::NextRound => self.send_call_round(now),
                 Effect::LearnHeaders(headers) => self.listed_headers = headers,
+                Effect::LearnTaskRequired(names) => self.listed_task_required = names,
                 Effect::CatalogStale { call } => {
                     self.header_mismatches += 1;
                     if call {

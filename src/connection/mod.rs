@@ -479,6 +479,13 @@ pub struct Connection {
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
     listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+    /// The tools of the last complete listing whose `execution.taskSupport` is `"required"`
+    /// (2025-11-25), which [`call_tool`](Connection::call_tool) refuses in a legacy session whose
+    /// server declared task-augmented tool calls.
+    listed_task_required: Vec<String>,
+    /// Whether the legacy server's `initialize` answer declared `tasks.requests.tools.call`
+    /// (2025-11-25): only then does a tool's `execution.taskSupport` count.
+    legacy_tool_tasks: bool,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
     /// Whether the last tool call met a `-32020` ([`Connection::catalog_stale`]).
@@ -543,6 +550,8 @@ impl Connection {
             next_id: 0,
             gets_sent: 0,
             listed_headers: Vec::new(),
+            listed_task_required: Vec::new(),
+            legacy_tool_tasks: false,
             header_mismatches: 0,
             catalog_stale: false,
             cancellations: Vec::new(),

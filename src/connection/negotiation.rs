@@ -110,6 +110,11 @@ impl Connection {
         // re-negotiation restarts, so that the server has it when that request arrives.
         let until = self.machine.deadline().map(|d| d.at);
         self.listen_keep(now, until);
+        self.legacy_tool_tasks = era == Era::Legacy
+            && server
+                .capabilities
+                .as_deref()
+                .is_some_and(|c| crate::task::declares_legacy_tool_tasks(c.get()));
         self.events.push_back(Event::Connected {
             era,
             version,

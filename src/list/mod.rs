@@ -88,6 +88,8 @@ struct Fields {
     annotations: Span,
     output_schema: Span,
     meta: Span,
+    /// `execution` (2025-11-25: `taskSupport`).
+    execution: Span,
     /// The icons kept, in order.
     icons: Box<[Span]>,
 }
@@ -99,6 +101,7 @@ impl Fields {
             annotations: Span::NONE,
             output_schema: Span::NONE,
             meta: Span::NONE,
+            execution: Span::NONE,
             icons: Box::default(),
         }
     }
@@ -108,6 +111,7 @@ impl Fields {
             && self.annotations.start == u32::MAX
             && self.output_schema.start == u32::MAX
             && self.meta.start == u32::MAX
+            && self.execution.start == u32::MAX
             && self.icons.is_empty()
     }
 }
@@ -130,8 +134,8 @@ pub const MAX_NOTES_KEPT: usize = 16;
 #[non_exhaustive]
 pub enum ToolNote {
     /// A member had the wrong JSON type and was left out: `title` not a string of text,
-    /// `annotations` or `_meta` not an object, `outputSchema` not a JSON Schema (an object or a
-    /// boolean), `icons` not an array.
+    /// `annotations`, `_meta` or `execution` not an object, `outputSchema` not a JSON Schema (an
+    /// object or a boolean), `icons` not an array.
     FieldIgnored {
         /// The member's name as the schema spells it.
         field: &'static str,
@@ -373,6 +377,28 @@ impl Tool {
     /// The raw JSON of its `_meta` object, byte for byte.
     pub fn meta(&self) -> Option<&str> {
         self.field(|f| f.meta)
+    }
+
+    /// The raw JSON of its `execution` object, byte for byte (2025-11-25: "Execution-related
+    /// properties for this tool", `taskSupport`; SEP-2663 has no such member).
+    pub fn execution(&self) -> Option<&str> {
+        self.field(|f| f.execution)
+    }
+
+    /// Its `execution.taskSupport` when a string (2025-11-25: `"forbidden"`, `"optional"` or
+    /// `"required"`; "If not present, defaults to `"forbidden"`"): the server's word, as
+    /// [`task::check_legacy_task_support`](crate::task::check_legacy_task_support) reads it.
+    pub fn task_support(&self) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Execution {
+            #[serde(rename = "taskSupport", default)]
+            task_support: Option<serde_json::Value>,
+        }
+        let e: Execution = serde_json::from_str(self.execution()?).ok()?;
+        match e.task_support? {
+            serde_json::Value::String(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// Its icons with an `https:` or `data:` source, in order (the others are dropped, each with

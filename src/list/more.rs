@@ -1,4 +1,5 @@
-//! The rest of a tool's definition (`title`, `annotations`, `outputSchema`, `icons`, `_meta`):
+//! The rest of a tool's definition (`title`, `annotations`, `outputSchema`, `icons`, `_meta`,
+//! `execution`):
 //! what both readings of an entry hand over as the spans of the members' values, decided here
 //! once so that the two readings agree.
 
@@ -14,6 +15,7 @@ pub(super) struct RawFields {
     pub(super) output_schema: Option<(usize, usize)>,
     pub(super) icons: Option<(usize, usize)>,
     pub(super) meta: Option<(usize, usize)>,
+    pub(super) execution: Option<(usize, usize)>,
 }
 
 impl RawFields {
@@ -23,6 +25,7 @@ impl RawFields {
             && self.output_schema.is_none()
             && self.icons.is_none()
             && self.meta.is_none()
+            && self.execution.is_none()
     }
 }
 
@@ -107,6 +110,13 @@ pub(super) fn decide(b: &[u8], raw: &RawFields) -> More {
             more.fields.meta = span(s, e);
         } else {
             more.note(ToolNote::FieldIgnored { field: "_meta" });
+        }
+    }
+    if let Some((s, e)) = raw.execution {
+        if object(s) {
+            more.fields.execution = span(s, e);
+        } else {
+            more.note(ToolNote::FieldIgnored { field: "execution" });
         }
     }
     more

@@ -616,6 +616,7 @@ impl Listing<'_> {
             output_schema: value(wire.output_schema),
             icons: value(wire.icons),
             meta: value(wire.meta),
+            execution: value(wire.execution),
         };
         self.accept(
             ctx,
@@ -831,12 +832,13 @@ fn read_entry<'b>(
                     skip(b, at).ok_or(Unsure)?
                 }
             }
-            b"title" | b"annotations" | b"outputSchema" | b"icons" | b"_meta" => {
+            b"title" | b"annotations" | b"outputSchema" | b"icons" | b"_meta" | b"execution" => {
                 let (bit, slot) = match key {
                     b"title" => (1, &mut e.more.title),
                     b"annotations" => (2, &mut e.more.annotations),
                     b"outputSchema" => (4, &mut e.more.output_schema),
                     b"icons" => (8, &mut e.more.icons),
+                    b"execution" => (32, &mut e.more.execution),
                     _ => (16, &mut e.more.meta),
                 };
                 if seen & bit != 0 {

@@ -29,6 +29,8 @@ pub(super) struct ToolWire<'a> {
     pub(super) icons: Option<&'a RawValue>,
     #[serde(rename = "_meta", default, borrow)]
     pub(super) meta: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub(super) execution: Option<&'a RawValue>,
 }
 
 /// A tool's `name`: its text, borrowed unless escaped, or a mark that it is not a string (the value

@@ -103,7 +103,8 @@ pub enum TaskError {
     /// tool as a task. Servers MUST return a `-32601` (Method not found) error if a client does
     /// not attempt to do so." This client does not speak the 2025-11-25 experimental tasks
     /// (superseded by the `io.modelcontextprotocol/tasks` extension), so it refuses such a call
-    /// before sending it (see docs/tasks.md).
+    /// before sending it, in a legacy session whose server declared `tasks.requests.tools.call`
+    /// (without it `taskSupport` does not count; see docs/tasks.md).
     #[error("tool {tool:?} requires the 2025-11-25 experimental tasks, which this client does not speak")]
     LegacyTaskRequired {
         /// The tool's name (truncated to [`MAX_QUOTED`] bytes).

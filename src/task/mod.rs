@@ -454,6 +454,41 @@ pub fn check_legacy_task_support(tool: &str, task_support: Option<&str>) -> Resu
     Ok(())
 }
 
+/// Whether a 2025-11-25 server's `capabilities` (the raw JSON of its `initialize` answer)
+/// declare task-augmented tool calls, `tasks.requests.tools.call` (present and not `null`):
+/// "If a server's capabilities include `tasks.requests.tools.call`, then clients consider the
+/// value of `execution.taskSupport`". Anything unreadable declares nothing.
+pub fn declares_legacy_tool_tasks(capabilities: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Caps<'a> {
+        #[serde(default, borrow)]
+        tasks: Option<Level<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Level<'a> {
+        #[serde(default, borrow)]
+        requests: Option<Requests<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Requests<'a> {
+        #[serde(default, borrow)]
+        tools: Option<Tools<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Tools<'a> {
+        #[serde(default, borrow)]
+        call: Option<&'a serde_json::value::RawValue>,
+    }
+    let Ok(caps) = serde_json::from_str::<Caps<'_>>(capabilities) else {
+        return false;
+    };
+    caps.tasks
+        .and_then(|t| t.requests)
+        .and_then(|r| r.tools)
+        .and_then(|t| t.call)
+        .is_some_and(|c| c.get() != "null")
+}
+
 /// The wait before the next poll: the server's `pollIntervalMs` ("Clients SHOULD respect the
 /// `pollIntervalMs`") held between [`Budgets::task_poll_floor`] and
 /// [`Budgets::task_poll_ceiling`]; [`DEFAULT_POLL_INTERVAL`] when it names none. A floor above

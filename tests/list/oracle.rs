@@ -23,7 +23,8 @@
 // - where several rules are broken, the crate may name any of them: the reference gives the
 //   set of reasons it may name;
 // - the rest of a tool's definition (the schema's `Tool`: `title?: string`, `annotations?:
-//   ToolAnnotations`, `outputSchema?` a JSON Schema, `icons?: Icon[]`, `_meta?: object`) never
+//   ToolAnnotations`, `outputSchema?` a JSON Schema, `icons?: Icon[]`, `_meta?: object`, and the
+//   2025-11-25 `execution?: ToolExecution`) never
 //   refuses a usable tool: each member (read once, like the others; `null` is absent) of its
 //   schema type is kept verbatim (a title decoded), one of another type is left out with a
 //   note; an icon is kept when it is an object whose one `src` is a string of text with the
@@ -52,6 +53,7 @@ pub struct Definition {
     pub output_schema: Option<String>,
     pub icons: Vec<String>,
     pub meta: Option<String>,
+    pub execution: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -138,6 +140,12 @@ fn definition(input: &str, m: &[(&str, &Node)]) -> Definition {
         match &x.value {
             Json::Object(_) => d.meta = Some(x.text(input).to_owned()),
             _ => notes.push(ignored("_meta")),
+        }
+    }
+    if let Some(x) = get(m, "execution") {
+        match &x.value {
+            Json::Object(_) => d.execution = Some(x.text(input).to_owned()),
+            _ => notes.push(ignored("execution")),
         }
     }
     notes.truncate(NOTES_KEPT);
@@ -526,6 +534,7 @@ impl Catalog {
             "outputSchema",
             "icons",
             "_meta",
+            "execution",
         ];
         let Ok(m) = members(ms, &known) else {
             return self.refuse(index, None, one("not a tool object"));

@@ -44,7 +44,7 @@ pub fn elicit_expectation(target: &Target) -> Option<ElicitExpectation> {
             Rpc(-32601)
         }
         (Era::Legacy, Peer::PyMcp) => Rpc(-32600),
-        (Era::Legacy, Peer::FastMcp) => IsError,
+        (Era::Legacy, Peer::FastMcp | Peer::FastMcpTasks) => IsError,
     })
 }
 

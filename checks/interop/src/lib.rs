@@ -15,6 +15,9 @@
 //! 6. call `busy_once` (load shedding: a first answer with only a request state) where served;
 //! 7. close, then connect again with the same client (the era learnt is offered as a hint).
 //!
+//! The task-capable peer (`fastmcp-tasks`) runs a scenario of its own instead ([`tasks`],
+//! `tests/tasks.rs`), as does the TypeScript SDK v1 with its 2025-11-25 task tools.
+//!
 //! The servers are installed by `checks/interop/install.sh`; `scripts/interop.sh` runs everything.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -22,6 +25,7 @@
 pub mod check;
 pub mod scenario;
 pub mod server;
+pub mod tasks;
 
 use std::time::Duration;
 
@@ -45,6 +49,10 @@ pub enum Peer {
     PyMcp,
     /// `fastmcp` 4.1.7 (on `mcp` 2.3.0): both eras on one URL.
     FastMcp,
+    /// `fastmcp` 4.1.4 with `fastmcp-tasks` 4.1.4 (the SEP-2663 tasks extension on pydocket's
+    /// in-memory backend): task tools, both eras on one URL. It runs the task scenario
+    /// ([`tasks`]), not the common one.
+    FastMcpTasks,
 }
 
 impl Peer {
@@ -55,6 +63,7 @@ impl Peer {
             Peer::TsV2 => "ts-v2",
             Peer::PyMcp => "py-mcp",
             Peer::FastMcp => "fastmcp",
+            Peer::FastMcpTasks => "fastmcp-tasks",
         }
     }
 
@@ -65,12 +74,15 @@ impl Peer {
             Peer::TsV2 => "peer-ts-v2",
             Peer::PyMcp => "peer-py-mcp",
             Peer::FastMcp => "peer-fastmcp",
+            Peer::FastMcpTasks => "peer-fastmcp-tasks",
         }
     }
 
-    /// The text of the resource `test://static/readme.txt`, as embedded by `get_embedded_resource`.
+    /// The text of the resource `test://static/readme.txt`, as embedded by `get_embedded_resource`
+    /// (empty for the tasks peer, which has no resources).
     pub const fn readme_text(self) -> &'static str {
         match self {
+            Peer::FastMcpTasks => "",
             Peer::TsV1 => "Hello from the TS v1 peer.",
             Peer::TsV2 => "Hello from the TS v2 peer.",
             Peer::PyMcp => "Hello from the Python mcp peer.",
@@ -168,6 +180,12 @@ impl Target {
 
     /// The tool names the server lists, in any order.
     pub fn tool_names(&self) -> Vec<String> {
+        if self.peer == Peer::FastMcpTasks {
+            return tasks::FASTMCP_TASKS_TOOLS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+        }
         let mut names: Vec<String> = [
             "echo",
             "add",
@@ -191,6 +209,7 @@ impl Target {
             Peer::TsV1 => names.push("sample_llm".into()),
             Peer::TsV2 => names.extend(["two_rounds".into(), "busy_once".into()]),
             Peer::PyMcp | Peer::FastMcp => names.push("busy_once".into()),
+            Peer::FastMcpTasks => {}
         }
         names
     }

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use mcp_sansio::Era::{Legacy, Modern};
-use mcp_sansio_interop::Peer::{FastMcp, PyMcp, TsV1, TsV2};
+use mcp_sansio_interop::Peer::{FastMcp, FastMcpTasks, PyMcp, TsV1, TsV2};
 use mcp_sansio_interop::Stream::{Json, Sse};
 use mcp_sansio_interop::{check, Adapter, Observed, Server, Target, Wire};
 
@@ -173,7 +173,7 @@ fn test_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, st
 fn over_tls_h2(t: Target, name: &str) {
     let suffix = match t.peer {
         TsV1 | TsV2 => "_behind_nghttpx",
-        PyMcp | FastMcp => "_over_tls_h2",
+        PyMcp | FastMcp | FastMcpTasks => "_over_tls_h2",
     };
     assert!(
         name.ends_with(suffix),
@@ -191,7 +191,7 @@ fn over_tls_h2(t: Target, name: &str) {
             .into_iter()
             .chain(t.args.iter().copied())
             .collect(),
-        PyMcp | FastMcp => t
+        PyMcp | FastMcp | FastMcpTasks => t
             .args
             .iter()
             .copied()

@@ -144,6 +144,8 @@ pub(in crate::connection) enum Effect {
     NextRound,
     /// The tools of a complete listing: the headers of later calls.
     LearnHeaders(Vec<(String, Vec<crate::xmcp::HeaderParam>)>),
+    /// Keep the names of the listed tools whose `execution.taskSupport` is `"required"`.
+    LearnTaskRequired(Vec<String>),
     /// A `-32020`: the catalog the request took its tool's headers from is stale (`call`: met
     /// by a tool call, which reports it).
     CatalogStale { call: bool },
@@ -325,12 +327,14 @@ impl Machine {
             // --- a listing's page ------------------------------------------------------------------
             (State::Listing { list, .. }, Answer::Page { next: None, .. }) => {
                 out.push(Effect::LearnHeaders(header_tools(&list.catalog)));
+                out.push(Effect::LearnTaskRequired(task_required_tools(&list.catalog)));
                 if let Some(list) = self.finish_list() {
                     out.push(Effect::Report(Event::ToolsListed(list.catalog)));
                 }
             }
             (State::Relisting { list, .. }, Answer::Page { next: None, .. }) => {
                 out.push(Effect::LearnHeaders(header_tools(&list.catalog)));
+                out.push(Effect::LearnTaskRequired(task_required_tools(&list.catalog)));
                 out.push(Effect::Relisted);
             }
             (
@@ -776,6 +780,19 @@ fn input_method(request: &str) -> &'static str {
 }
 
 /// The tools of `catalog` with `x-mcp-header` parameters, by name.
+/// The tools of `catalog` a 2025-11-25 server says must be called as tasks
+/// (`execution.taskSupport: "required"`).
+fn task_required_tools(catalog: &Catalog) -> Vec<String> {
+    catalog
+        .tools
+        .iter()
+        .filter(|t| {
+            crate::task::check_legacy_task_support(t.name(), t.task_support().as_deref()).is_err()
+        })
+        .map(|t| t.name().to_owned())
+        .collect()
+}
+
 fn header_tools(catalog: &Catalog) -> Vec<(String, Vec<crate::xmcp::HeaderParam>)> {
     catalog
         .tools

@@ -7,6 +7,11 @@
 // --event-store  resumable SSE (InMemoryEventStore from the SDK examples): events get
 //                `id:` fields, priming events, and GET + Last-Event-ID replays them.
 // --retry-ms N   `retry:` field the transport puts in SSE priming events (needs --event-store).
+// --tasks        instead of the fixture tools, the 2025-11-25 experimental tasks of the SDK
+//                (McpServer, `server.experimental.tasks.registerToolTask`, InMemoryTaskStore):
+//                `required_task` (taskSupport "required"), `optional_task` ("optional"),
+//                `forbidden_task` (a plain tool: "forbidden"), and `call_log`, the names of every
+//                `tools/call` the server received, as JSON.
 // The process exits by itself after --ttl seconds (default 600).
 //
 // Endpoint: http://127.0.0.1:PORT/mcp   (POST, GET, DELETE)
@@ -15,6 +20,8 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import {
   CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema,
   ReadResourceRequestSchema, ListPromptsRequestSchema, GetPromptRequestSchema,
@@ -41,6 +48,10 @@ const TTL_S = Number(args.ttl ?? 600);
 const EVENT_STORE = args['event-store'] === 'true';
 const RETRY_MS = args['retry-ms'] !== undefined ? Number(args['retry-ms']) : undefined;
 const eventStore = EVENT_STORE ? new InMemoryEventStore() : undefined;
+const TASKS = args.tasks === 'true';
+const taskStore = TASKS ? new InMemoryTaskStore() : undefined;
+// The name of every tools/call received, in order (reported by `call_log` in --tasks mode).
+const CALLS = [];
 if (!['stateful', 'stateless'].includes(MODE)) throw new Error('--mode must be stateful|stateless');
 if (!['sse', 'json'].includes(RESPONSE)) throw new Error('--response must be sse|json');
 
@@ -187,6 +198,44 @@ function buildServer() {
   return server;
 }
 
+// ---------------------------------------------------------------- --tasks: 2025-11-25 task tools
+// A task tool of the SDK's experimental API: the task completes with `text` after `ms`. (A tool
+// without an input schema gets only the `extra` argument: it is always the last one.)
+function taskHandler(text, ms) {
+  const extra = (a) => a[a.length - 1];
+  return {
+    async createTask(...a) {
+      const { taskStore: store, taskRequestedTtl } = extra(a);
+      const task = await store.createTask({ ttl: taskRequestedTtl });
+      setTimeout(() => {
+        store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text }] }).catch(() => {});
+      }, ms);
+      return { task };
+    },
+    async getTask(...a) { const { taskId, taskStore: store } = extra(a); return await store.getTask(taskId); },
+    async getTaskResult(...a) { const { taskId, taskStore: store } = extra(a); return await store.getTaskResult(taskId); },
+  };
+}
+
+function buildTaskServer() {
+  const mcp = new McpServer(
+    { name: 'peer-ts-v1', version: '1.32.2-peer' },
+    { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, taskStore,
+      instructions: 'Third-party test peer built on @modelcontextprotocol/sdk v1: 2025-11-25 tasks.' },
+  );
+  mcp.experimental.tasks.registerToolTask('required_task',
+    { description: 'Runs only as a 2025-11-25 task (taskSupport required)', execution: { taskSupport: 'required' } },
+    taskHandler('required ran', 100));
+  mcp.experimental.tasks.registerToolTask('optional_task',
+    { description: 'May run as a 2025-11-25 task (taskSupport optional)', execution: { taskSupport: 'optional' } },
+    taskHandler('optional ran', 100));
+  mcp.registerTool('forbidden_task', { description: 'A plain tool (taskSupport forbidden)' },
+    async () => ({ content: [{ type: 'text', text: 'forbidden ran' }] }));
+  mcp.registerTool('call_log', { description: 'The names of every tools/call the server received, as JSON' },
+    async () => ({ content: [{ type: 'text', text: JSON.stringify(CALLS) }] }));
+  return mcp;
+}
+
 // ---------------------------------------------------------------- HTTP wiring
 const transports = new Map(); // session id -> transport (stateful mode)
 function readBody(req) {
@@ -211,10 +260,13 @@ const httpServer = http.createServer(async (req, res) => {
     if (req.method === 'POST') {
       const raw = await readBody(req);
       try { body = raw ? JSON.parse(raw) : undefined; } catch { jsonError(res, 400, -32700, 'Parse error'); return; }
+      for (const m of Array.isArray(body) ? body : [body]) {
+        if (m?.method === 'tools/call') CALLS.push(m.params?.name ?? null);
+      }
     }
     if (MODE === 'stateless') {
       if (req.method !== 'POST') { res.writeHead(405, { Allow: 'POST' }).end(); return; }
-      const server = buildServer();
+      const server = TASKS ? buildTaskServer() : buildServer();
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: RESPONSE === 'json' });
       res.on('close', () => { transport.close(); server.close(); });
       await server.connect(transport);
@@ -235,7 +287,7 @@ const httpServer = http.createServer(async (req, res) => {
         onsessionclosed: (id) => transports.delete(id),
       });
       transport.onclose = () => { if (transport.sessionId) transports.delete(transport.sessionId); };
-      await buildServer().connect(transport);
+      await (TASKS ? buildTaskServer() : buildServer()).connect(transport);
       await transport.handleRequest(req, res, body);
       return;
     }
@@ -247,7 +299,7 @@ const httpServer = http.createServer(async (req, res) => {
 });
 
 httpServer.listen(PORT, '127.0.0.1', () => {
-  console.error(`peer-ts-v1 listening on http://127.0.0.1:${PORT}/mcp mode=${MODE} response=${RESPONSE} pageSize=${PAGE_SIZE} eventStore=${EVENT_STORE} retryMs=${RETRY_MS} ttl=${TTL_S}s`);
+  console.error(`peer-ts-v1 listening on http://127.0.0.1:${PORT}/mcp mode=${MODE} response=${RESPONSE} pageSize=${PAGE_SIZE} eventStore=${EVENT_STORE} retryMs=${RETRY_MS} tasks=${TASKS} ttl=${TTL_S}s`);
   console.error(`LATEST_PROTOCOL_VERSION=${LATEST_PROTOCOL_VERSION} SUPPORTED_PROTOCOL_VERSIONS=${JSON.stringify(SUPPORTED_PROTOCOL_VERSIONS)}`);
 });
 const shutdown = () => { for (const t of transports.values()) t.close().catch(() => {}); httpServer.close(); httpServer.closeAllConnections?.(); process.exit(0); };
