@@ -49,6 +49,7 @@ fn run(s: &Scenario, counted: bool) -> Run {
     };
     let ((outcome, took), peak) = if counted { measure(body) } else { (body(), 0) };
     let left_open = server.live();
+    let requests = server.requests();
     drop(rt);
     server.stop(Duration::from_secs(1));
     Run {
@@ -56,6 +57,7 @@ fn run(s: &Scenario, counted: bool) -> Run {
         took,
         left_open,
         peak,
+        requests,
     }
 }
 

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mcp_sansio::{Budgets, Config, Era, EraHint};
+use mcp_sansio::{Config, Era, EraHint};
 
-use crate::hostile::script::{Rule, Server, Step};
-use crate::hostile::{memory_bound, verify, Cause, Expect, Input, Op, Outcome, Scenario, Setup};
+use crate::hostile::script::{Pieces, Rule, Server, Step};
+use crate::hostile::{memory_bound, verify, Cause, Expect, Input, Outcome, Scenario, Setup};
 
 // ---------------------------------------------------------------------------------------------
 // Time
@@ -47,7 +47,9 @@ fn scale_step(s: &Step) -> Step {
     }
 }
 
-/// The scenario with its time budgets and the server's timing divided by [`SCALE`].
+/// The scenario with its time budgets (the task budgets' times too: the task's time, the poll
+/// interval's floor and ceiling, the cancellation's time), its least time and the server's timing
+/// divided by [`SCALE`].
 pub fn scaled(s: &Scenario) -> Scenario {
     let mut s = s.clone();
     let b = &mut s.budgets;
@@ -56,6 +58,15 @@ pub fn scaled(s: &Scenario) -> Scenario {
     b.call_time /= SCALE;
     b.close_time /= SCALE;
     b.max_retry_wait /= SCALE;
+    b.task_time /= SCALE;
+    b.task_poll_floor /= SCALE;
+    b.task_poll_ceiling /= SCALE;
+    b.task_cancel_time /= SCALE;
+    s.at_least /= SCALE;
+    s.pieces = s.pieces.map(|p| Pieces {
+        bytes: p.bytes,
+        every: p.every / SCALE,
+    });
     s.rules = s
         .rules
         .iter()
@@ -68,15 +79,9 @@ pub fn scaled(s: &Scenario) -> Scenario {
     s
 }
 
-/// The longest an operation may take: connect makes at most four requests of `request_time`
-/// each; a listing, a call and a close have their aggregate budgets.
-pub fn time_limit(op: &Op, b: &Budgets) -> Duration {
-    match op {
-        Op::Connect => b.request_time * 4,
-        Op::List => b.list_time,
-        Op::Call(_) => b.call_time,
-        Op::Close => b.close_time,
-    }
+/// The longest an operation may take ([`Scenario::time_limit`]).
+pub fn time_limit(s: &Scenario) -> Duration {
+    s.time_limit()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -98,19 +103,16 @@ pub fn config_for(s: &Scenario, port: u16) -> Config {
             version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
-    if let Input::Answer(_) = s.input {
+    if s.input.hooked() {
         c.input_hook = true;
         c.client_capabilities = r#"{"elicitation":{}}"#.into();
     }
-    c
+    c.with_tasks(s.tasks)
 }
 
-/// The answer the client gives to input requests, if it has a hook.
-pub fn input_answer(s: &Scenario) -> Option<Vec<u8>> {
-    match s.input {
-        Input::NoHook => None,
-        Input::Answer(a) => Some(a.as_bytes().to_vec()),
-    }
+/// How the client answers input requests ([`Input::answer`] gives the answer to each).
+pub fn input_answer(s: &Scenario) -> Input {
+    s.input.clone()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +141,7 @@ pub fn start(s: &Scenario) -> Running {
     listener
         .set_nonblocking(true)
         .expect("non-blocking listener");
-    let server = Arc::new(Mutex::new(Server::new(s.rules.clone())));
+    let server = Arc::new(Mutex::new(s.server()));
     let stop = Arc::new(AtomicBool::new(false));
     let live = Arc::new(AtomicUsize::new(0));
     let streams = Arc::new(Mutex::new(Vec::new()));
@@ -188,6 +190,14 @@ impl Running {
     /// Connections still being served.
     pub fn live(&self) -> usize {
         self.live.load(Ordering::SeqCst)
+    }
+
+    /// Requests the server received so far, over every connection.
+    pub fn requests(&self) -> u64 {
+        self.server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .requests
     }
 
     /// Stops the listener and joins every thread. Call it once the client is gone: it returns
@@ -308,15 +318,19 @@ pub struct Run {
     pub left_open: usize,
     /// Peak bytes allocated by the client's threads (when counted).
     pub peak: i64,
+    /// Requests the server received.
+    pub requests: u64,
 }
 
-/// Outcome, wall time and connections left open of one run.
+/// Outcome, wall time (at most the scaled budget with [`GRACE`], at least the scenario's least
+/// time), requests received and connections left open of one run.
 fn check(s: &Scenario, r: &Run) -> Result<(), String> {
     verify(s, &r.outcome)?;
-    let limit = time_limit(&s.op, &s.budgets) + GRACE;
+    let limit = time_limit(s) + GRACE;
     if r.took > limit {
         return Err(format!("took {:?}, limit {limit:?} with grace", r.took));
     }
+    s.check_run(r.took, r.requests)?;
     if r.left_open > 0 {
         return Err(format!(
             "{} connection(s) still open after the client was dropped",
@@ -369,7 +383,7 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
     let mut failures = Vec::new();
     let mut overrun = Duration::ZERO;
     for (s, r) in all.iter().zip(&runs) {
-        overrun = overrun.max(r.took.saturating_sub(time_limit(&s.op, &s.budgets)));
+        overrun = overrun.max(r.took.saturating_sub(time_limit(s)));
         if report {
             eprintln!(
                 "{:<50} {:>8.3}s {:?}",
@@ -440,11 +454,13 @@ pub fn run_on_this_thread(
         (operate(s, server.port), 0)
     };
     // A legacy cancellation may outlive the failed operation by one close_time.
+    let requests = server.requests();
     let left_open = server.stop(s.budgets.close_time + Duration::from_secs(1));
     Run {
         outcome,
         took,
         left_open,
         peak,
+        requests,
     }
 }

@@ -6,12 +6,14 @@
 
 use mcp_sansio_net::CallObserver;
 
-/// Answers input requests as the scenario says.
-pub struct Answer(pub Option<Vec<u8>>);
+use super::Input;
+
+/// Answers input requests as the scenario says (a call's own, and a task's).
+pub struct Answer(pub Input);
 
 impl CallObserver for Answer {
-    fn input_required(&mut self, _requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
-        self.0.clone()
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        self.0.answer(requests.get())
     }
 }
 
