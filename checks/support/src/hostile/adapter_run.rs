@@ -360,16 +360,20 @@ fn memory_scenario(s: &Scenario) -> bool {
     }
 }
 
-/// Plays the whole catalogue through an adapter: `run(scenario, counted)` runs one scenario on
-/// sockets (counting allocations when `counted`). Every scenario is checked for its outcome, its
-/// wall time (scaled budget + [`GRACE`]) and connections left open; the byte-budget scenarios
-/// are run once more, one at a time, and checked against the memory bound.
+/// The category of the task scenarios, played by [`play_tasks`].
+pub const TASKS: &str = "task";
+
+/// Plays the catalogue but its task scenarios ([`play_tasks`]) through an adapter:
+/// `run(scenario, counted)` runs one scenario on sockets (counting allocations when `counted`).
+/// Every scenario is checked for its outcome, its wall time (scaled budget + [`GRACE`], and at
+/// least its least time), the requests the server received and connections left open; the
+/// byte-budget scenarios are run once more, one at a time, and checked against the memory bound.
 pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Sync) {
     let all: Vec<Scenario> = crate::hostile::catalogue::all()
         .iter()
+        .filter(|s| s.category != TASKS)
         .map(scaled)
         .collect();
-    let report = std::env::var_os("HOSTILE_REPORT").is_some();
     // The checks refuse what is not the expected outcome.
     let wrong_id = all.iter().find(|s| s.name == "wrong_id").expect("wrong_id");
     assert!(verify(wrong_id, &Outcome::Connected).is_err());
@@ -378,8 +382,37 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
         &Outcome::Failed(mcp_sansio::Error::SessionExpired)
     )
     .is_err());
+    play(&all, workers, 20, run);
+}
+
+/// Plays the catalogue's task scenarios (SEP-2663, category [`TASKS`]) through an adapter, as
+/// [`play_catalogue`] plays the others: each whole and written in pieces, with tasks on.
+pub fn play_tasks(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Sync) {
+    let all: Vec<Scenario> = crate::hostile::catalogue::all()
+        .iter()
+        .filter(|s| s.category == TASKS)
+        .map(scaled)
+        .collect();
+    assert!(all.len() >= 28, "{} task scenarios", all.len());
+    // The checks refuse a call that ended sooner than the poll floor allows.
+    let flood = all
+        .iter()
+        .find(|s| s.name == "task_zero_poll_interval_flood")
+        .expect("task_zero_poll_interval_flood");
+    assert!(flood.check_run(Duration::ZERO, 0).is_err());
+    play(&all, workers, 10, run);
+}
+
+/// Plays `all` (scaled) through `run`; at least `min_measured` of them are measured for memory.
+fn play(
+    all: &[Scenario],
+    workers: usize,
+    min_measured: usize,
+    run: impl Fn(&Scenario, bool) -> Run + Sync,
+) {
+    let report = std::env::var_os("HOSTILE_REPORT").is_some();
     let started = std::time::Instant::now();
-    let runs = in_parallel(&all, workers, |s| run(s, false));
+    let runs = in_parallel(all, workers, |s| run(s, false));
     let mut failures = Vec::new();
     let mut overrun = Duration::ZERO;
     for (s, r) in all.iter().zip(&runs) {
@@ -429,7 +462,10 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
         worst.0,
         worst.1
     );
-    assert!(measured >= 20, "{measured} scenarios measured");
+    assert!(
+        measured >= min_measured,
+        "{measured} scenarios measured, fewer than {min_measured}"
+    );
     assert!(
         failures.is_empty(),
         "{} of {} failed:\n{}",

@@ -21,8 +21,8 @@ impl CallObserver for Answer {
 pub const WORKERS: usize = 12;
 
 /// Declares, for an adapter whose `Client` and `fn run(s: &Scenario, counted: bool) -> Run` are in
-/// scope, `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` and the test that plays
-/// the catalogue with `run`: `async` is present when its operations are futures and
+/// scope, `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` and the tests that play
+/// the catalogue with `run` (its task scenarios in a test of their own): `async` is present when its operations are futures and
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
 #[macro_export]
 macro_rules! hostile_socket_test {
@@ -30,6 +30,11 @@ macro_rules! hostile_socket_test {
         #[test]
         fn hostile_catalogue_over_sockets() {
             adapter_run::play_catalogue(operate::WORKERS, run);
+        }
+
+        #[test]
+        fn hostile_task_scenarios_over_sockets() {
+            adapter_run::play_tasks(operate::WORKERS, run);
         }
 
         /// The operation of `s` through the adapter's public API, with the time it took.
