@@ -142,6 +142,7 @@ pub fn start(s: &Scenario) -> Running {
         .set_nonblocking(true)
         .expect("non-blocking listener");
     let server = Arc::new(Mutex::new(s.server()));
+    let http2 = s.over_http2;
     let stop = Arc::new(AtomicBool::new(false));
     let live = Arc::new(AtomicUsize::new(0));
     let streams = Arc::new(Mutex::new(Vec::new()));
@@ -163,7 +164,11 @@ pub fn start(s: &Scenario) -> Running {
                         let (server, live) = (server.clone(), live.clone());
                         workers.push(std::thread::spawn(move || {
                             not_counted();
-                            crate::hostile::socket::serve(&server, &stream);
+                            if http2 {
+                                crate::hostile::h2_play::serve(&server, &stream);
+                            } else {
+                                crate::hostile::socket::serve(&server, &stream);
+                            }
                             // The stopper holds a clone of the socket: end it here, as a close
                             // of the only handle would.
                             let _ = stream.shutdown(Shutdown::Both);
@@ -386,21 +391,33 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
 }
 
 /// Plays the catalogue's task scenarios (SEP-2663, category [`TASKS`]) through an adapter, as
-/// [`play_catalogue`] plays the others: each whole and written in pieces, with tasks on.
+/// [`play_catalogue`] plays the others: each whole and written in pieces, with tasks on, over
+/// HTTP/1.1 and again over HTTP/2 with prior knowledge (the server's answers as frames,
+/// [`crate::hostile::h2_play`]; the client's `operate` asks for h2c when
+/// [`Scenario::over_http2`]).
 pub fn play_tasks(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Sync) {
-    let all: Vec<Scenario> = crate::hostile::catalogue::all()
+    let mut all: Vec<Scenario> = crate::hostile::catalogue::all()
         .iter()
         .filter(|s| s.category == TASKS)
         .map(scaled)
         .collect();
     assert!(all.len() >= 28, "{} task scenarios", all.len());
+    let over_http2: Vec<Scenario> = all
+        .iter()
+        .map(|s| Scenario {
+            over_http2: true,
+            expect: s.http2_expect.clone().unwrap_or_else(|| s.expect.clone()),
+            ..s.clone()
+        })
+        .collect();
+    all.extend(over_http2);
     // The checks refuse a call that ended sooner than the poll floor allows.
     let flood = all
         .iter()
         .find(|s| s.name == "task_zero_poll_interval_flood")
         .expect("task_zero_poll_interval_flood");
     assert!(flood.check_run(Duration::ZERO, 0).is_err());
-    play(&all, workers, 10, run);
+    play(&all, workers, 18, run);
 }
 
 /// Plays `all` (scaled) through `run`; at least `min_measured` of them are measured for memory.
@@ -420,13 +437,13 @@ fn play(
         if report {
             eprintln!(
                 "{:<50} {:>8.3}s {:?}",
-                s.name,
+                s.label(),
                 r.took.as_secs_f64(),
                 r.outcome
             );
         }
         if let Err(e) = check(s, r) {
-            failures.push(format!("{}: {e}", s.name));
+            failures.push(format!("{}: {e}", s.label()));
         }
     }
     let parallel = started.elapsed();
@@ -441,17 +458,19 @@ fn play(
         if report {
             eprintln!(
                 "memory {:<43} {:>10} bytes {:>5.2}x response_bytes",
-                s.name, r.peak, ratio
+                s.label(),
+                r.peak,
+                ratio
             );
         }
         if ratio > worst.0 {
             worst = (ratio, s.name);
         }
         if r.peak > bound {
-            failures.push(format!("{}: peak {} > bound {bound}", s.name, r.peak));
+            failures.push(format!("{}: peak {} > bound {bound}", s.label(), r.peak));
         }
         if let Err(e) = check(s, &r) {
-            failures.push(format!("{} (measured): {e}", s.name));
+            failures.push(format!("{} (measured): {e}", s.label()));
         }
     }
     eprintln!(

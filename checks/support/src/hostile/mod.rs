@@ -4,8 +4,9 @@
 //! The catalogue is data ([`Scenario`] values built from [`script`] steps): `tests/hostile.rs`
 //! runs it against the core in virtual time, and [`socket::serve`] plays the same scripts on
 //! real sockets for an adapter runner ([`adapter_run`], with the operation of `operate`). Its
-//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`counting`] is the per-thread
-//! counting allocator of the in-memory runners.
+//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`h2_play`] plays the scripts
+//! themselves over HTTP/2 (the adapters' task runs); [`counting`] is the per-thread counting
+//! allocator of the in-memory runners.
 #![allow(dead_code)]
 
 pub mod adapter_run;
@@ -15,6 +16,8 @@ pub mod catalogue;
 pub mod counting;
 
 pub mod h2;
+
+pub mod h2_play;
 
 pub mod h2_sockets;
 
@@ -271,9 +274,23 @@ pub struct Scenario {
     pub max_requests: Option<u64>,
     /// Whether the server writes its answers in pieces (`None`: as its steps say).
     pub pieces: Option<Pieces>,
+    /// Played over HTTP/2 with prior knowledge (h2c): set by the adapters' runs only
+    /// (`adapter_run::play_tasks`), whose server then answers with `h2_play`.
+    pub over_http2: bool,
+    /// The outcome over HTTP/2, where it differs from [`Scenario::expect`].
+    pub http2_expect: Option<Expect>,
 }
 
 impl Scenario {
+    /// The scenario's name, with the protocol when it is played over HTTP/2.
+    pub fn label(&self) -> String {
+        if self.over_http2 {
+            format!("{} over HTTP/2", self.name)
+        } else {
+            self.name.to_owned()
+        }
+    }
+
     /// The scenario's server, fresh.
     pub fn server(&self) -> Server {
         Server::new(self.rules.clone()).in_pieces(self.pieces)

@@ -41,11 +41,24 @@ macro_rules! hostile_socket_test {
         $($async)? fn operate(s: &Scenario, port: u16) -> (Outcome, Duration) {
             let client = Client::builder()
                 .policy(AddressPolicy::strict().allow_loopback(true))
+                .h2_prior_knowledge(s.over_http2)
                 .era_hints(false)
                 .build();
             let config = config_for(s, port);
             let started = Instant::now();
             let connected = client.connect(config)$($wait)*;
+            // A scenario played over HTTP/2 is spoken over HTTP/2.
+            let connected = match connected {
+                Ok(session) if s.over_http2 && session.http_version() != "HTTP/2" => {
+                    return (
+                        Outcome::SetupFailed(mcp_sansio::Error::Misuse {
+                            reason: "the session did not speak HTTP/2",
+                        }),
+                        started.elapsed(),
+                    );
+                }
+                other => other,
+            };
             if s.op == Op::Connect {
                 let took = started.elapsed();
                 return match connected {

@@ -1,0 +1,306 @@
+//! The HTTP/1.1 catalogue's scenarios played over HTTP/2 (h2c, prior knowledge) on a real stream:
+//! the same [`Server`] answers each request, and what its steps write as an HTTP/1.1 response is
+//! sent back as HEADERS and DATA frames on the request's stream, within the client's flow-control
+//! windows.
+//!
+//! Only responses an HTTP/1.1 parser can read whole translate: a status line, headers, and a body
+//! delimited by `content-length` or chunked (decoded; the DATA carries the octets, a
+//! `content-length` is kept). A script's [`Step::Wait`] waits, [`Step::Hang`] leaves the stream
+//! open and silent, [`Step::Close`] ends the connection. Written in [`Pieces`] (a
+//! [`Step::Trickle`] of the server's), the body goes in DATA frames of that many octets with the
+//! pause before each; whole, in frames of at most 16,384 octets (the default
+//! SETTINGS_MAX_FRAME_SIZE). HTTP/1.1 framing abuse (endless lines, a `Repeat` without end) has no
+//! HTTP/2 meaning: the HTTP/2 catalogue (`h2.rs`) covers HTTP/2's own. The task scenarios are
+//! played this way.
+//!
+//! [`Pieces`]: super::script::Pieces
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{Read, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcp_sansio::internals::h2::frame::{setting, Frame, Reason};
+
+use super::script::{read_rpc, render, Request, Server, Step};
+use crate::h2server::{data, frame, hello, H2Peer, SeenRequest};
+
+/// The largest DATA payload written (the client's SETTINGS_MAX_FRAME_SIZE is at least this).
+const MAX_DATA: usize = 16_384;
+/// HTTP/2's initial flow-control window.
+const DEFAULT_WINDOW: i64 = 65_535;
+
+/// A response read back from what a script writes as HTTP/1.1.
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// Parses one whole HTTP/1.1 response (no informational one before it): `None` if `raw` is not
+/// one.
+fn parse_response(raw: &[u8]) -> Option<Response> {
+    let end = super::script::head_end(raw)?;
+    let head = std::str::from_utf8(&raw[..end]).ok()?;
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let mut headers = Vec::new();
+    let mut chunked = false;
+    let mut length = None;
+    for line in lines.filter(|l| !l.is_empty()) {
+        let (n, v) = line.split_once(':')?;
+        let (n, v) = (n.trim().to_ascii_lowercase(), v.trim().to_owned());
+        match n.as_str() {
+            "transfer-encoding" => chunked = v.eq_ignore_ascii_case("chunked"),
+            "connection" | "keep-alive" => {}
+            _ => {
+                if n == "content-length" {
+                    length = Some(v.parse::<usize>().ok()?);
+                }
+                headers.push((n, v));
+            }
+        }
+    }
+    let rest = &raw[end..];
+    let body = if chunked {
+        let mut body = Vec::new();
+        let mut at = rest;
+        loop {
+            let line_end = at.windows(2).position(|w| w == b"\r\n")?;
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&at[..line_end]).ok()?, 16).ok()?;
+            at = &at[line_end + 2..];
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(at.get(..size)?);
+            at = at.get(size + 2..)?;
+        }
+        body
+    } else {
+        rest.get(..length.unwrap_or(rest.len()))?.to_vec()
+    };
+    Some(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// One connection's state: the peer (frames in, HPACK), the client's flow-control windows and
+/// the requests read but not answered yet.
+struct Conn<S> {
+    stream: S,
+    peer: H2Peer,
+    frames_seen: usize,
+    initial_window: i64,
+    conn_window: i64,
+    windows: HashMap<u32, i64>,
+    queued: VecDeque<SeenRequest>,
+}
+
+/// How an answer ended.
+enum Answered {
+    /// The stream is done (ended or left silent); serve the next request.
+    Next,
+    /// The connection is closed or the client went away.
+    Gone,
+}
+
+impl<S: Read + Write> Conn<S> {
+    /// Reads once from the client; `false` when it went away (or wrote what no HTTP/2 peer
+    /// would).
+    fn read_more(&mut self, buf: &mut [u8]) -> bool {
+        let n = match self.stream.read(buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let peer = &mut self.peer;
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| peer.read(&buf[..n])));
+        let Ok(done) = read else { return false };
+        self.queued.extend(done);
+        for f in &self.peer.frames[self.frames_seen..] {
+            match f {
+                Frame::Settings {
+                    ack: false,
+                    settings,
+                } => {
+                    for &(id, v) in settings {
+                        if id == setting::INITIAL_WINDOW_SIZE {
+                            let delta = i64::from(v) - self.initial_window;
+                            self.initial_window = i64::from(v);
+                            self.windows.values_mut().for_each(|w| *w += delta);
+                        }
+                    }
+                }
+                Frame::WindowUpdate {
+                    stream_id: 0,
+                    increment,
+                } => self.conn_window += i64::from(*increment),
+                Frame::WindowUpdate {
+                    stream_id,
+                    increment,
+                } => {
+                    *self
+                        .windows
+                        .entry(*stream_id)
+                        .or_insert(self.initial_window) += i64::from(*increment)
+                }
+                _ => {}
+            }
+        }
+        self.frames_seen = self.peer.frames.len();
+        true
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        self.stream
+            .write_all(bytes)
+            .and_then(|_| self.stream.flush())
+            .is_ok()
+    }
+
+    /// Writes `body` as DATA on `sid` in pieces of at most `piece` octets, `every` before each,
+    /// within the windows (reading the client's WINDOW_UPDATEs as needed); END_STREAM on the
+    /// last.
+    fn send_body(
+        &mut self,
+        sid: u32,
+        body: &[u8],
+        piece: usize,
+        every: Duration,
+        buf: &mut [u8],
+    ) -> bool {
+        let piece = piece.clamp(1, MAX_DATA);
+        let count = body.len().div_ceil(piece);
+        for (i, p) in body.chunks(piece).enumerate() {
+            let need = p.len() as i64;
+            loop {
+                let stream = *self.windows.entry(sid).or_insert(self.initial_window);
+                if self.conn_window.min(stream) >= need {
+                    break;
+                }
+                if !self.read_more(buf) {
+                    return false;
+                }
+            }
+            self.conn_window -= need;
+            if let Some(w) = self.windows.get_mut(&sid) {
+                *w -= need;
+            }
+            if !every.is_zero() {
+                std::thread::sleep(every);
+            }
+            if !self.write(&data(sid, p, i + 1 == count)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Answers `seen` with the server's steps for it.
+    fn answer(&mut self, server: &Mutex<Server>, seen: SeenRequest, buf: &mut [u8]) -> Answered {
+        let mut req = Request {
+            http_method: seen.header(":method").unwrap_or("POST").to_owned(),
+            headers: seen
+                .headers
+                .iter()
+                .filter(|(n, _)| !n.starts_with(':'))
+                .cloned()
+                .collect(),
+            body: seen.body.clone(),
+            ..Request::default()
+        };
+        read_rpc(&mut req);
+        let steps = server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .answer(&req);
+        let sid = seen.stream;
+        self.windows.entry(sid).or_insert(self.initial_window);
+        let mut raw = Vec::new();
+        let (mut piece, mut every) = (MAX_DATA, Duration::ZERO);
+        let mut then = Answered::Next;
+        for step in &steps {
+            match step {
+                Step::Wait(d) => std::thread::sleep(*d),
+                Step::Repeat { bytes, times } if *times < 1 << 20 => {
+                    for _ in 0..*times {
+                        raw.extend_from_slice(bytes);
+                    }
+                }
+                Step::Trickle {
+                    bytes,
+                    piece: p,
+                    every: e,
+                } => {
+                    raw.extend_from_slice(bytes);
+                    (piece, every) = (*p, *e);
+                }
+                Step::Close => {
+                    then = Answered::Gone;
+                    break;
+                }
+                // Hang, or a Repeat without end: what came before is answered, then silence.
+                Step::Hang | Step::Repeat { .. } => break,
+                other => raw.extend(render(other).unwrap_or_default()),
+            }
+        }
+        if raw.is_empty() {
+            return then;
+        }
+        let Some(r) = parse_response(&raw) else {
+            // Not an HTTP/1.1 response: no HTTP/2 meaning; the stream is reset.
+            let reset = frame(Frame::RstStream {
+                stream_id: sid,
+                reason: Reason::INTERNAL_ERROR,
+            });
+            return if self.write(&reset) {
+                then
+            } else {
+                Answered::Gone
+            };
+        };
+        let status = r.status.to_string();
+        let mut fields: Vec<(&str, &str)> = vec![(":status", &status)];
+        fields.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        let head = self.peer.headers(sid, &fields, r.body.is_empty());
+        if !self.write(&head) {
+            return Answered::Gone;
+        }
+        if !r.body.is_empty() && !self.send_body(sid, &r.body, piece, every, buf) {
+            return Answered::Gone;
+        }
+        then
+    }
+}
+
+/// Serves requests on `stream` (HTTP/2 with prior knowledge) until the client closes it or a
+/// script closes it: the server's SETTINGS first, then each request answered by the next
+/// matching rule of `server`, shared by every stream of a scenario.
+pub fn serve<S: Read + Write>(server: &Mutex<Server>, stream: S) {
+    let mut c = Conn {
+        stream,
+        peer: H2Peer::default(),
+        frames_seen: 0,
+        initial_window: DEFAULT_WINDOW,
+        conn_window: DEFAULT_WINDOW,
+        windows: HashMap::new(),
+        queued: VecDeque::new(),
+    };
+    if !c.write(&hello()) {
+        return;
+    }
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        while let Some(seen) = c.queued.pop_front() {
+            if let Answered::Gone = c.answer(server, seen, &mut buf) {
+                return;
+            }
+        }
+        if !c.read_more(&mut buf) {
+            return;
+        }
+    }
+}
