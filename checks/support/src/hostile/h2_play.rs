@@ -88,24 +88,189 @@ fn parse_response(raw: &[u8]) -> Option<Response> {
     })
 }
 
+/// The client's flow-control windows as its frames set them (SETTINGS_INITIAL_WINDOW_SIZE,
+/// WINDOW_UPDATE), for a server that keeps to them.
+#[derive(Debug)]
+pub struct Windows {
+    initial: i64,
+    connection: i64,
+    streams: HashMap<u32, i64>,
+    seen: usize,
+}
+
+impl Default for Windows {
+    fn default() -> Self {
+        Windows {
+            initial: DEFAULT_WINDOW,
+            connection: DEFAULT_WINDOW,
+            streams: HashMap::new(),
+            seen: 0,
+        }
+    }
+}
+
+impl Windows {
+    /// Takes in the client's frames not seen yet (`frames` is every frame it sent, in order).
+    pub fn observe(&mut self, frames: &[Frame]) {
+        for f in frames.get(self.seen..).unwrap_or_default() {
+            match f {
+                Frame::Settings {
+                    ack: false,
+                    settings,
+                } => {
+                    for &(id, v) in settings {
+                        if id == setting::INITIAL_WINDOW_SIZE {
+                            let delta = i64::from(v) - self.initial;
+                            self.initial = i64::from(v);
+                            self.streams.values_mut().for_each(|w| *w += delta);
+                        }
+                    }
+                }
+                Frame::WindowUpdate {
+                    stream_id: 0,
+                    increment,
+                } => self.connection += i64::from(*increment),
+                Frame::WindowUpdate {
+                    stream_id,
+                    increment,
+                } => {
+                    *self.streams.entry(*stream_id).or_insert(self.initial) += i64::from(*increment)
+                }
+                _ => {}
+            }
+        }
+        self.seen = frames.len();
+    }
+
+    /// The octets stream `sid` may carry now.
+    pub fn room(&mut self, sid: u32) -> i64 {
+        let stream = *self.streams.entry(sid).or_insert(self.initial);
+        self.connection.min(stream)
+    }
+
+    /// Counts `n` octets sent on `sid`.
+    pub fn take(&mut self, sid: u32, n: usize) {
+        let n = n as i64;
+        self.connection -= n;
+        *self.streams.entry(sid).or_insert(self.initial) -= n;
+    }
+}
+
+/// What follows an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Then {
+    /// The stream is done (ended, or left open and silent); serve the next request.
+    Next,
+    /// The script closes the connection.
+    Close,
+}
+
+/// A request's answer as HTTP/2: the frames that go at once (HEADERS, or RST_STREAM), the body
+/// to send as DATA within the windows, and how.
+#[derive(Debug)]
+pub struct H2Answer {
+    /// The stream.
+    pub sid: u32,
+    /// A wait before anything is written (the script's [`Step::Wait`]s).
+    pub wait: Duration,
+    /// Frames written at once.
+    pub head: Vec<u8>,
+    /// The body, for DATA frames (END_STREAM on the last).
+    pub body: Vec<u8>,
+    /// Octets per DATA frame.
+    pub piece: usize,
+    /// Pause before each DATA frame.
+    pub every: Duration,
+    /// What follows.
+    pub then: Then,
+}
+
+impl H2Answer {
+    /// The DATA frame of the body's `i`-th piece, if there is one.
+    pub fn data_frame(&self, i: usize) -> Option<Vec<u8>> {
+        let count = self.body.len().div_ceil(self.piece);
+        let piece = self.body.chunks(self.piece).nth(i)?;
+        Some(data(self.sid, piece, i + 1 == count))
+    }
+}
+
+/// The answer of `server` to `seen` (a request read by `peer`) as HTTP/2 frames.
+pub fn answer(server: &mut Server, peer: &mut H2Peer, seen: &SeenRequest) -> H2Answer {
+    let mut req = Request {
+        http_method: seen.header(":method").unwrap_or("POST").to_owned(),
+        headers: seen
+            .headers
+            .iter()
+            .filter(|(n, _)| !n.starts_with(':'))
+            .cloned()
+            .collect(),
+        body: seen.body.clone(),
+        ..Request::default()
+    };
+    read_rpc(&mut req);
+    let steps = server.answer(&req);
+    let sid = seen.stream;
+    let mut out = H2Answer {
+        sid,
+        wait: Duration::ZERO,
+        head: Vec::new(),
+        body: Vec::new(),
+        piece: MAX_DATA,
+        every: Duration::ZERO,
+        then: Then::Next,
+    };
+    let mut raw = Vec::new();
+    for step in &steps {
+        match step {
+            Step::Wait(d) => out.wait += *d,
+            Step::Repeat { bytes, times } if *times < 1 << 20 => {
+                for _ in 0..*times {
+                    raw.extend_from_slice(bytes);
+                }
+            }
+            Step::Trickle {
+                bytes,
+                piece,
+                every,
+            } => {
+                raw.extend_from_slice(bytes);
+                (out.piece, out.every) = ((*piece).clamp(1, MAX_DATA), *every);
+            }
+            Step::Close => {
+                out.then = Then::Close;
+                break;
+            }
+            // Hang, or a Repeat without end: what came before is answered, then silence.
+            Step::Hang | Step::Repeat { .. } => break,
+            other => raw.extend(render(other).unwrap_or_default()),
+        }
+    }
+    if raw.is_empty() {
+        return out;
+    }
+    let Some(r) = parse_response(&raw) else {
+        // Not an HTTP/1.1 response: no HTTP/2 meaning; the stream is reset.
+        out.head = frame(Frame::RstStream {
+            stream_id: sid,
+            reason: Reason::INTERNAL_ERROR,
+        });
+        return out;
+    };
+    let status = r.status.to_string();
+    let mut fields: Vec<(&str, &str)> = vec![(":status", &status)];
+    fields.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    out.head = peer.headers(sid, &fields, r.body.is_empty());
+    out.body = r.body;
+    out
+}
+
 /// One connection's state: the peer (frames in, HPACK), the client's flow-control windows and
 /// the requests read but not answered yet.
 struct Conn<S> {
     stream: S,
     peer: H2Peer,
-    frames_seen: usize,
-    initial_window: i64,
-    conn_window: i64,
-    windows: HashMap<u32, i64>,
+    windows: Windows,
     queued: VecDeque<SeenRequest>,
-}
-
-/// How an answer ended.
-enum Answered {
-    /// The stream is done (ended or left silent); serve the next request.
-    Next,
-    /// The connection is closed or the client went away.
-    Gone,
 }
 
 impl<S: Read + Write> Conn<S> {
@@ -120,37 +285,7 @@ impl<S: Read + Write> Conn<S> {
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| peer.read(&buf[..n])));
         let Ok(done) = read else { return false };
         self.queued.extend(done);
-        for f in &self.peer.frames[self.frames_seen..] {
-            match f {
-                Frame::Settings {
-                    ack: false,
-                    settings,
-                } => {
-                    for &(id, v) in settings {
-                        if id == setting::INITIAL_WINDOW_SIZE {
-                            let delta = i64::from(v) - self.initial_window;
-                            self.initial_window = i64::from(v);
-                            self.windows.values_mut().for_each(|w| *w += delta);
-                        }
-                    }
-                }
-                Frame::WindowUpdate {
-                    stream_id: 0,
-                    increment,
-                } => self.conn_window += i64::from(*increment),
-                Frame::WindowUpdate {
-                    stream_id,
-                    increment,
-                } => {
-                    *self
-                        .windows
-                        .entry(*stream_id)
-                        .or_insert(self.initial_window) += i64::from(*increment)
-                }
-                _ => {}
-            }
-        }
-        self.frames_seen = self.peer.frames.len();
+        self.windows.observe(&self.peer.frames);
         true
     }
 
@@ -161,120 +296,41 @@ impl<S: Read + Write> Conn<S> {
             .is_ok()
     }
 
-    /// Writes `body` as DATA on `sid` in pieces of at most `piece` octets, `every` before each,
-    /// within the windows (reading the client's WINDOW_UPDATEs as needed); END_STREAM on the
-    /// last.
-    fn send_body(
-        &mut self,
-        sid: u32,
-        body: &[u8],
-        piece: usize,
-        every: Duration,
-        buf: &mut [u8],
-    ) -> bool {
-        let piece = piece.clamp(1, MAX_DATA);
-        let count = body.len().div_ceil(piece);
-        for (i, p) in body.chunks(piece).enumerate() {
-            let need = p.len() as i64;
-            loop {
-                let stream = *self.windows.entry(sid).or_insert(self.initial_window);
-                if self.conn_window.min(stream) >= need {
-                    break;
-                }
+    /// Answers `seen` with the server's steps for it: `false` when the connection ends.
+    fn answer(&mut self, server: &Mutex<Server>, seen: SeenRequest, buf: &mut [u8]) -> bool {
+        let a = {
+            let mut server = server.lock().unwrap_or_else(|e| e.into_inner());
+            answer(&mut server, &mut self.peer, &seen)
+        };
+        if !a.wait.is_zero() {
+            std::thread::sleep(a.wait);
+        }
+        if !a.head.is_empty() && !self.write(&a.head) {
+            return false;
+        }
+        let mut i = 0;
+        while let Some(data) = a.data_frame(i) {
+            let need = data.len() - FRAME_HEADER;
+            while self.windows.room(a.sid) < need as i64 {
                 if !self.read_more(buf) {
                     return false;
                 }
             }
-            self.conn_window -= need;
-            if let Some(w) = self.windows.get_mut(&sid) {
-                *w -= need;
+            self.windows.take(a.sid, need);
+            if !a.every.is_zero() {
+                std::thread::sleep(a.every);
             }
-            if !every.is_zero() {
-                std::thread::sleep(every);
-            }
-            if !self.write(&data(sid, p, i + 1 == count)) {
+            if !self.write(&data) {
                 return false;
             }
+            i += 1;
         }
-        true
-    }
-
-    /// Answers `seen` with the server's steps for it.
-    fn answer(&mut self, server: &Mutex<Server>, seen: SeenRequest, buf: &mut [u8]) -> Answered {
-        let mut req = Request {
-            http_method: seen.header(":method").unwrap_or("POST").to_owned(),
-            headers: seen
-                .headers
-                .iter()
-                .filter(|(n, _)| !n.starts_with(':'))
-                .cloned()
-                .collect(),
-            body: seen.body.clone(),
-            ..Request::default()
-        };
-        read_rpc(&mut req);
-        let steps = server
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .answer(&req);
-        let sid = seen.stream;
-        self.windows.entry(sid).or_insert(self.initial_window);
-        let mut raw = Vec::new();
-        let (mut piece, mut every) = (MAX_DATA, Duration::ZERO);
-        let mut then = Answered::Next;
-        for step in &steps {
-            match step {
-                Step::Wait(d) => std::thread::sleep(*d),
-                Step::Repeat { bytes, times } if *times < 1 << 20 => {
-                    for _ in 0..*times {
-                        raw.extend_from_slice(bytes);
-                    }
-                }
-                Step::Trickle {
-                    bytes,
-                    piece: p,
-                    every: e,
-                } => {
-                    raw.extend_from_slice(bytes);
-                    (piece, every) = (*p, *e);
-                }
-                Step::Close => {
-                    then = Answered::Gone;
-                    break;
-                }
-                // Hang, or a Repeat without end: what came before is answered, then silence.
-                Step::Hang | Step::Repeat { .. } => break,
-                other => raw.extend(render(other).unwrap_or_default()),
-            }
-        }
-        if raw.is_empty() {
-            return then;
-        }
-        let Some(r) = parse_response(&raw) else {
-            // Not an HTTP/1.1 response: no HTTP/2 meaning; the stream is reset.
-            let reset = frame(Frame::RstStream {
-                stream_id: sid,
-                reason: Reason::INTERNAL_ERROR,
-            });
-            return if self.write(&reset) {
-                then
-            } else {
-                Answered::Gone
-            };
-        };
-        let status = r.status.to_string();
-        let mut fields: Vec<(&str, &str)> = vec![(":status", &status)];
-        fields.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-        let head = self.peer.headers(sid, &fields, r.body.is_empty());
-        if !self.write(&head) {
-            return Answered::Gone;
-        }
-        if !r.body.is_empty() && !self.send_body(sid, &r.body, piece, every, buf) {
-            return Answered::Gone;
-        }
-        then
+        a.then == Then::Next
     }
 }
+
+/// The length of a frame's header.
+pub const FRAME_HEADER: usize = 9;
 
 /// Serves requests on `stream` (HTTP/2 with prior knowledge) until the client closes it or a
 /// script closes it: the server's SETTINGS first, then each request answered by the next
@@ -283,10 +339,7 @@ pub fn serve<S: Read + Write>(server: &Mutex<Server>, stream: S) {
     let mut c = Conn {
         stream,
         peer: H2Peer::default(),
-        frames_seen: 0,
-        initial_window: DEFAULT_WINDOW,
-        conn_window: DEFAULT_WINDOW,
-        windows: HashMap::new(),
+        windows: Windows::default(),
         queued: VecDeque::new(),
     };
     if !c.write(&hello()) {
@@ -295,7 +348,7 @@ pub fn serve<S: Read + Write>(server: &Mutex<Server>, stream: S) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         while let Some(seen) = c.queued.pop_front() {
-            if let Answered::Gone = c.answer(server, seen, &mut buf) {
+            if !c.answer(server, seen, &mut buf) {
                 return;
             }
         }
