@@ -473,11 +473,7 @@ mod tasks_over_http2 {
         let all: Vec<Scenario> = hostile::catalogue::all()
             .into_iter()
             .filter(|s| s.category == "task")
-            .map(|s| Scenario {
-                over_http2: true,
-                expect: s.http2_expect.clone().unwrap_or_else(|| s.expect.clone()),
-                ..s
-            })
+            .map(|s| s.on_http2())
             .collect();
         assert!(all.len() >= 28, "{} task scenarios", all.len());
         let mut problems = Vec::new();

@@ -402,14 +402,7 @@ pub fn play_tasks(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Sync) {
         .map(scaled)
         .collect();
     assert!(all.len() >= 28, "{} task scenarios", all.len());
-    let over_http2: Vec<Scenario> = all
-        .iter()
-        .map(|s| Scenario {
-            over_http2: true,
-            expect: s.http2_expect.clone().unwrap_or_else(|| s.expect.clone()),
-            ..s.clone()
-        })
-        .collect();
+    let over_http2: Vec<Scenario> = all.iter().map(Scenario::on_http2).collect();
     all.extend(over_http2);
     // The checks refuse a call that ended sooner than the poll floor allows.
     let flood = all

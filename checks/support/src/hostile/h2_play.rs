@@ -1,7 +1,8 @@
-//! The HTTP/1.1 catalogue's scenarios played over HTTP/2 (h2c, prior knowledge) on a real stream:
-//! the same [`Server`] answers each request, and what its steps write as an HTTP/1.1 response is
-//! sent back as HEADERS and DATA frames on the request's stream, within the client's flow-control
-//! windows.
+//! The HTTP/1.1 catalogue's scenarios answered over HTTP/2: the same [`Server`] answers each
+//! request, and what its steps write as an HTTP/1.1 response goes back as HEADERS and DATA frames
+//! on the request's stream ([`answer`]), within the client's flow-control windows ([`Windows`]).
+//! [`serve`] plays a scenario on a real stream (h2c, prior knowledge) for the adapters' runs;
+//! `tests/hostile_h2.rs` uses [`answer`] and [`Windows`] in virtual time.
 //!
 //! Only responses an HTTP/1.1 parser can read whole translate: a status line, headers, and a body
 //! delimited by `content-length` or chunked (decoded; the DATA carries the octets, a

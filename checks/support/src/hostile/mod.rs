@@ -4,9 +4,10 @@
 //! The catalogue is data ([`Scenario`] values built from [`script`] steps): `tests/hostile.rs`
 //! runs it against the core in virtual time, and [`socket::serve`] plays the same scripts on
 //! real sockets for an adapter runner ([`adapter_run`], with the operation of `operate`). Its
-//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`h2_play`] plays the scripts
-//! themselves over HTTP/2 (the adapters' task runs); [`counting`] is the per-thread counting
-//! allocator of the in-memory runners.
+//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`h2_play`] answers the scripts
+//! themselves over HTTP/2 (the task scenarios', on sockets for the adapters and in
+//! `tests/hostile_h2.rs` for the core); [`counting`] is the per-thread counting allocator of the
+//! in-memory runners.
 #![allow(dead_code)]
 
 pub mod adapter_run;
@@ -282,6 +283,18 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// The scenario played over HTTP/2 (h2c), expecting its outcome there.
+    pub fn on_http2(&self) -> Scenario {
+        Scenario {
+            over_http2: true,
+            expect: self
+                .http2_expect
+                .clone()
+                .unwrap_or_else(|| self.expect.clone()),
+            ..self.clone()
+        }
+    }
+
     /// The scenario's name, with the protocol when it is played over HTTP/2.
     pub fn label(&self) -> String {
         if self.over_http2 {
