@@ -3,9 +3,11 @@
 //!
 //! For every scenario and every split (whole, then 3-byte pieces) the runner checks: the error
 //! kind and its cause (the named budget with its configured limit), that the operation ended
-//! within its time budget in virtual time, that it took a bounded number of steps, that the
-//! bytes read stayed within the byte budget, that retained memory stayed within
-//! [`memory_bound`], and that both splits ended the same way.
+//! within its time budget in virtual time (a task's time counted from its creation) and took at
+//! least the scenario's least time, that the server received no more requests than the scenario
+//! allows, that it took a bounded number of steps, that the bytes read stayed within the byte
+//! budget, that retained memory stayed within [`memory_bound`], and that both splits ended the
+//! same way.
 
 use mcp_sansio_test_support::hostile;
 use mcp_sansio_test_support::hostile::counting;
@@ -25,7 +27,7 @@ use counting::counted;
 use hostile::script::{parse_request, render, Server, Step};
 use hostile::{memory_bound, verify, Input, Op, Outcome, Scenario, Setup};
 use mcp_sansio::socket::Http1Socket;
-use mcp_sansio::{Budget, Budgets, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
+use mcp_sansio::{Budget, Config, Connection, Era, EraHint, Event, ExchangeId, Instant};
 
 // ---------------------------------------------------------------------------------------------
 // The runner
@@ -59,6 +61,10 @@ struct Report {
     peak: i64,
     /// When each request of the run was sent, in order (virtual time).
     sent: Vec<Instant>,
+    /// When the call's task was created, if it became one.
+    task_created: Option<Instant>,
+    /// Requests the server received.
+    requests: u64,
 }
 
 struct Driver {
@@ -75,6 +81,8 @@ struct Driver {
     pending: Vec<Event>,
     /// When each request was sent.
     sent: Vec<Instant>,
+    /// When the call's task was created.
+    task_created: Option<Instant>,
     table: table::TableCheck,
 }
 
@@ -104,15 +112,19 @@ impl Driver {
                     self.live.remove(exchange);
                     counted(|| drop(e));
                 }
-                Event::InputRequired { .. } => {
+                Event::InputRequired { requests } => {
                     let now = self.now;
-                    match self.input {
-                        Input::Answer(a) => {
-                            counted(|| self.conn.provide_input(now, Some(a.as_bytes())));
+                    match self.input.answer(requests.get()) {
+                        Some(a) => {
+                            counted(|| self.conn.provide_input(now, Some(&a)));
                             self.table.observe(&self.conn);
                         }
-                        Input::NoHook => panic!("input requested without a hook"),
+                        None => panic!("input requested without a hook"),
                     }
+                    counted(|| drop(e));
+                }
+                Event::TaskCreated { .. } => {
+                    self.task_created.get_or_insert(self.now);
                     counted(|| drop(e));
                 }
                 _ => events.push(e),
@@ -294,16 +306,16 @@ fn config_for(s: &Scenario) -> Config {
             version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
-    if let Input::Answer(_) = s.input {
+    if s.input.hooked() {
         c.input_hook = true;
         c.client_capabilities = r#"{"elicitation":{}}"#.into();
     }
-    c
+    c.with_tasks(s.tasks)
 }
 
 fn run(s: &Scenario, split: Split) -> Report {
     let config = config_for(s);
-    let server = Server::new(s.rules.clone());
+    let server = s.server();
     counting::reset();
     let conn = counted(|| Connection::new(config).expect("valid config"));
     let mut d = Driver {
@@ -318,6 +330,7 @@ fn run(s: &Scenario, split: Split) -> Report {
         input: s.input.clone(),
         pending: Vec::new(),
         sent: Vec::new(),
+        task_created: None,
         table: table::TableCheck::default(),
     };
     counted(|| d.conn.connect(Instant::ZERO));
@@ -352,6 +365,8 @@ fn run(s: &Scenario, split: Split) -> Report {
         peak: 0,
         outcome,
         sent: std::mem::take(&mut d.sent),
+        task_created: d.task_created,
+        requests: d.server.requests,
     };
     counted(|| drop(d));
     Report {
@@ -360,26 +375,15 @@ fn run(s: &Scenario, split: Split) -> Report {
     }
 }
 
-/// The longest an operation may take in virtual time: connect makes at most four requests
-/// (probe, one re-probe, `initialize`, `notifications/initialized`) of `request_time` each; a
-/// listing, a call and a close have their aggregate budgets.
-fn time_limit(op: &Op, b: &Budgets) -> Duration {
-    match op {
-        Op::Connect => b.request_time * 4,
-        Op::List => b.list_time,
-        Op::Call(_) => b.call_time,
-        Op::Close => b.close_time,
-    }
-}
-
 /// Checks when an operation ended against its deadlines, in virtual time, with no tolerance: it
-/// never ends after `started + time_limit`, and one that fails on a time budget ends exactly at
-/// the deadline of that budget: `started + limit` for the aggregate budgets of a listing, a call
-/// or a close (`ListTime`, `CallTime`, `CloseTime`), and `sent + request_time` for one of the
-/// requests of the run for `RequestTime` (each handshake, page or close exchange has its own).
+/// never ends after `started + time_limit` ([`Scenario::time_limit`]), and one that fails on a
+/// time budget ends exactly at the deadline of that budget: `started + limit` for the aggregate
+/// budgets of a listing, a call or a close (`ListTime`, `CallTime`, `CloseTime`), `created +
+/// task_time` for a task's (`TaskTime`), and `sent + request_time` for one of the requests of
+/// the run for `RequestTime` (each handshake, page or close exchange has its own).
 fn check_deadline(s: &Scenario, r: &Report) -> Result<(), String> {
     let took = r.ended.saturating_since(r.started);
-    let limit = time_limit(&s.op, &s.budgets);
+    let limit = s.time_limit();
     if took > limit {
         return Err(format!("took {took:?} of virtual time, limit {limit:?}"));
     }
@@ -395,6 +399,10 @@ fn check_deadline(s: &Scenario, r: &Report) -> Result<(), String> {
         Budget::ListTime => exact(r.ended, at(b.list_time), "list_time"),
         Budget::CallTime => exact(r.ended, at(b.call_time), "call_time"),
         Budget::CloseTime => exact(r.ended, at(b.close_time), "close_time"),
+        Budget::TaskTime => match r.task_created {
+            Some(created) => exact(r.ended, created + b.task_time, "task_time"),
+            None => Err("failed on task_time without a task".into()),
+        },
         Budget::RequestTime => {
             if r.sent
                 .iter()
@@ -432,6 +440,8 @@ fn check(s: &Scenario) -> Result<(), String> {
         verify(s, &r.outcome).map_err(|e| format!("{at}: {e}"))?;
         check_deadline(s, &r).map_err(|e| format!("{at}: {e}"))?;
         let took = r.ended.saturating_since(r.started);
+        s.check_run(took, r.requests)
+            .map_err(|e| format!("{at}: {e}"))?;
         if r.bytes_read > s.budgets.response_bytes {
             return Err(format!(
                 "{at}: read {} bytes, budget {}",
@@ -447,13 +457,14 @@ fn check(s: &Scenario) -> Result<(), String> {
         }
         if std::env::var_os("HOSTILE_REPORT").is_some() {
             eprintln!(
-                "{:<50} {:>7?} {:>9} steps {:>9} bytes {:>9} peak {:>8.1?}s",
+                "{:<50} {:>7?} {:>9} steps {:>9} bytes {:>9} peak {:>8.1?}s {:>4} requests",
                 s.name,
                 split,
                 r.steps,
                 r.bytes_read,
                 r.peak,
-                took.as_secs_f64()
+                took.as_secs_f64(),
+                r.requests
             );
         }
         match &first {
@@ -525,6 +536,7 @@ category! {
     negotiation_abuse => "negotiation",
     status_abuse => "status",
     closing => "close",
+    task_abuse => "task",
 }
 
 // ---------------------------------------------------------------------------------------------

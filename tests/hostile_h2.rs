@@ -10,6 +10,9 @@
 //! splits ended the same way. A request to send on a fresh socket (one the server never
 //! processed, or a broken stream re-issued where the socket can carry no more) moves its work
 //! item to a fresh socket, as an embedder would, within `responses_per_request`.
+//!
+//! The HTTP/1.1 catalogue's task scenarios (SEP-2663) also run here over HTTP/2
+//! ([`tasks_over_http2`]): their scripts answered as frames, within the client's windows.
 
 use mcp_sansio_test_support::h2server;
 use mcp_sansio_test_support::hostile::counting;
@@ -194,4 +197,299 @@ fn a_wrong_expectation_is_noticed() {
     assert!(sc.expect.matches(&e, &sc.budgets));
     sc.expect = H2Cause::SettingsTimeout;
     assert!(!sc.expect.matches(&e, &sc.budgets));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP/1.1 catalogue's task scenarios (SEP-2663) over HTTP/2, in virtual time
+
+/// The catalogue's `task` scenarios, their scripts answered as HTTP/2 frames
+/// (`hostile::h2_play::answer`) within the client's flow-control windows, through an `H2Socket`,
+/// whole and in 3-byte pieces. Checked as `tests/hostile.rs` checks them over HTTP/1.1: the
+/// outcome (the scenario's outcome over HTTP/2 where it states one), the time bound, a failure on
+/// `task_time` exactly at its deadline, the least time, the requests the server received, the
+/// bytes read, the memory peak (with the socket's ledger, as above) and both splits alike.
+mod tasks_over_http2 {
+    use super::*;
+
+    use std::collections::VecDeque;
+
+    use mcp_sansio::{Budget, Era, EraHint};
+    use mcp_sansio_test_support::hostile::h2_play::{self, H2Answer, Then, Windows, FRAME_HEADER};
+    use mcp_sansio_test_support::hostile::{self, verify, Op, Outcome, Scenario};
+
+    /// An answer being written: its head sent or not, its next DATA piece, when it may go on.
+    struct Sending {
+        answer: H2Answer,
+        head_sent: bool,
+        next: usize,
+        ready_at: Instant,
+    }
+
+    struct Report {
+        outcome: Outcome,
+        started: Instant,
+        ended: Instant,
+        created: Option<Instant>,
+        requests: u64,
+        bytes_read: u64,
+        peak: i64,
+        steps: u32,
+    }
+
+    fn outcome_of(op: &Op, e: &Event) -> Option<Outcome> {
+        match e {
+            Event::Failed { error, .. } => Some(Outcome::Failed(error.clone())),
+            Event::ToolsListed(c) if *op == Op::List => Some(Outcome::Listed {
+                tools: c.tools.len(),
+                refused: c.refused_count(),
+            }),
+            Event::CallFinished(r) => Some(Outcome::Called {
+                blocks: r.content.len(),
+                unknown: r.dropped_unknown,
+                invalid: r.dropped_invalid,
+            }),
+            _ => None,
+        }
+    }
+
+    fn run(s: &Scenario, split: Split) -> Report {
+        let mut config = mcp_sansio::Config::new("https://mcp.example.com/mcp")
+            .unwrap()
+            .with_budgets(s.budgets.clone())
+            .with_tasks(s.tasks);
+        config.era_hint = Some(EraHint {
+            era: Era::Modern,
+            version: "2026-07-28".into(),
+        });
+        if s.input.hooked() {
+            config.input_hook = true;
+            config.client_capabilities = r#"{"elicitation":{}}"#.into();
+        }
+        let mut now = Instant::ZERO;
+        counting::reset();
+        meter(true);
+        let mut socket = H2Socket::new(now, H2Config::from_budgets(&s.budgets), "https");
+        let work = socket.add(Connection::new(config).unwrap());
+        let c = socket.connection_mut(work).unwrap();
+        c.connect(now);
+        match s.op {
+            Op::Call(args) => c.call_tool(now, "t", args.as_bytes()),
+            Op::List => c.list_tools(now),
+            Op::Connect | Op::Close => panic!("{}: a task scenario calls or lists", s.name),
+        }
+        meter(false);
+        let started = now;
+        let mut server = s.server();
+        let mut peer = H2Peer::default();
+        let mut windows = Windows::default();
+        let mut out = h2server::hello();
+        let mut sending: VecDeque<Sending> = VecDeque::new();
+        let mut created = None;
+        let mut steps = 0u32;
+        let outcome = loop {
+            steps += 1;
+            assert!(
+                steps < MAX_STEPS,
+                "{}: no end after {MAX_STEPS} steps",
+                s.name
+            );
+            let mut moved = false;
+            loop {
+                meter(true);
+                let bytes = socket.poll_transmit(now);
+                meter(false);
+                let Some(bytes) = bytes else { break };
+                moved = true;
+                for req in peer.read(&bytes) {
+                    let answer = h2_play::answer(&mut server, &mut peer, &req);
+                    let ready_at = now + answer.wait;
+                    sending.push_back(Sending {
+                        answer,
+                        head_sent: false,
+                        next: 0,
+                        ready_at,
+                    });
+                }
+                windows.observe(&peer.frames);
+            }
+            assert!(socket.poll_fresh().is_none(), "{}: a fresh socket", s.name);
+            let mut found = None;
+            loop {
+                meter(true);
+                let e = socket.poll_event(now);
+                meter(false);
+                let Some((_, e)) = e else { break };
+                moved = true;
+                match &e {
+                    Event::InputRequired { requests } => {
+                        let answer = s.input.answer(requests.get()).expect("a hook");
+                        meter(true);
+                        let c = socket.connection_mut(work).unwrap();
+                        c.provide_input(now, Some(&answer));
+                        meter(false);
+                    }
+                    Event::TaskCreated { .. } => {
+                        created.get_or_insert(now);
+                    }
+                    _ => {
+                        if found.is_none() {
+                            found = outcome_of(&s.op, &e);
+                        }
+                    }
+                }
+                meter(true);
+                drop(e);
+                meter(false);
+            }
+            if let Some(o) = found {
+                break o;
+            }
+            // The server writes what is ready and what the windows let through.
+            let mut close = false;
+            for w in sending.iter_mut().filter(|w| w.ready_at <= now) {
+                if !w.head_sent {
+                    w.head_sent = true;
+                    out.extend_from_slice(&w.answer.head);
+                    if !w.answer.every.is_zero() {
+                        w.ready_at = now + w.answer.every;
+                        continue;
+                    }
+                }
+                while let Some(data) = w.answer.data_frame(w.next) {
+                    let need = data.len() - FRAME_HEADER;
+                    if windows.room(w.answer.sid) < need as i64 {
+                        break;
+                    }
+                    windows.take(w.answer.sid, need);
+                    out.extend(data);
+                    w.next += 1;
+                    if !w.answer.every.is_zero() {
+                        w.ready_at = now + w.answer.every;
+                        break;
+                    }
+                }
+            }
+            sending.retain(|w| {
+                let done = w.head_sent && w.answer.data_frame(w.next).is_none();
+                close |= done && w.answer.then == Then::Close;
+                !done
+            });
+            if !out.is_empty() && !socket.is_closed() {
+                let bytes = std::mem::take(&mut out);
+                let n = match split {
+                    Split::Whole => bytes.len().max(1),
+                    Split::Chunks(n) => n,
+                };
+                for piece in bytes.chunks(n) {
+                    steps += 1;
+                    meter(true);
+                    let r = socket.handle_bytes(now, piece);
+                    meter(false);
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                continue;
+            }
+            out.clear();
+            if close {
+                meter(true);
+                socket.handle_eof(now);
+                meter(false);
+                continue;
+            }
+            if moved {
+                continue;
+            }
+            // Nothing moves: the clock goes to the next deadline or the next piece that may go
+            // (one waiting on the windows waits for the client).
+            let piece_at = sending
+                .iter()
+                .filter(|w| w.ready_at > now)
+                .map(|w| w.ready_at)
+                .min();
+            let Some(t) = [socket.poll_timeout(), piece_at]
+                .into_iter()
+                .flatten()
+                .min()
+            else {
+                panic!("{}: stuck at {now:?}", s.name);
+            };
+            now = t.max(now);
+            meter(true);
+            socket.handle_timeout(now);
+            meter(false);
+        };
+        let bytes_read = socket.connection(work).map_or(0, |c| c.bytes_read());
+        meter(true);
+        drop(socket);
+        meter(false);
+        Report {
+            outcome,
+            started,
+            ended: now,
+            created,
+            requests: server.requests,
+            bytes_read,
+            peak: counting::peak(),
+            steps,
+        }
+    }
+
+    fn check(s: &Scenario, r: &Report) -> Result<(), String> {
+        verify(s, &r.outcome)?;
+        let took = r.ended.saturating_since(r.started);
+        if took > s.time_limit() {
+            return Err(format!("took {took:?}, limit {:?}", s.time_limit()));
+        }
+        if let Outcome::Failed(e) = &r.outcome {
+            if e.budget().is_some_and(|b| b.budget == Budget::TaskTime) {
+                let deadline = r.created.map(|c| c + s.budgets.task_time);
+                if deadline != Some(r.ended) {
+                    return Err(format!(
+                        "failed on task_time at {:?}, its deadline is {deadline:?}",
+                        r.ended
+                    ));
+                }
+            }
+        }
+        s.check_run(took, r.requests)?;
+        if r.bytes_read > s.budgets.response_bytes {
+            return Err(format!("read {} bytes", r.bytes_read));
+        }
+        let bound =
+            hostile::memory_bound(&s.budgets, &r.outcome) + s.budgets.h2_socket_bytes as i64;
+        if r.peak > bound {
+            return Err(format!("peak memory {} over {bound}", r.peak));
+        }
+        if r.steps > MAX_STEPS {
+            return Err(format!("{} steps", r.steps));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn task_scenarios_over_http2_end_as_over_http1() {
+        let all: Vec<Scenario> = hostile::catalogue::all()
+            .into_iter()
+            .filter(|s| s.category == "task")
+            .map(|s| s.on_http2())
+            .collect();
+        assert!(all.len() >= 28, "{} task scenarios", all.len());
+        let mut problems = Vec::new();
+        for s in &all {
+            let mut ends = Vec::new();
+            for split in SPLITS {
+                let r = run(s, split);
+                if let Err(e) = check(s, &r) {
+                    problems.push(format!("{} ({split:?}): {e}", s.label()));
+                }
+                ends.push((format!("{:?}", r.outcome), r.ended, r.requests));
+            }
+            if ends[0] != ends[1] {
+                problems.push(format!("{}: splits differ: {ends:?}", s.label()));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }

@@ -1,5 +1,11 @@
 //! Hostile task servers (SEP-2663): every scenario of the catalogue is run whole, one byte at a
 //! time and in 7-byte chunks, and must end the same way, bounded.
+//!
+//! The same servers are scenarios of the hostile catalogue's `task` category
+//! (`checks/support/src/hostile/catalogue.rs`), which `tests/hostile.rs` runs against the core
+//! and both adapters run over 127.0.0.1 sockets, HTTP/1.1 and HTTP/2, whole and in pieces
+//! (`hostile_task_scenarios_over_sockets`); the checks here that need the connection's events
+//! (the clock at the ceiling, the input requests presented) stay here.
 
 mod support;
 

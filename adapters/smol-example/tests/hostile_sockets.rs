@@ -9,6 +9,11 @@
 //! thread joined. The scenarios that fail on a byte or count budget, and the largest catalog,
 //! run once more one at a time under a counting allocator: the peak must stay within the core's
 //! bound of docs/guarantees.md plus [`adapter_run::ADAPTER_ALLOWANCE`].
+//!
+//! The task scenarios (SEP-2663) have a test of their own (`hostile_task_scenarios_over_sockets`):
+//! each whole and written in small pieces, over HTTP/1.1 and again over HTTP/2 with prior
+//! knowledge, with the least time a scenario asks for (the poll interval's floor and ceiling)
+//! and the most requests it allows checked too.
 
 mod block;
 

@@ -9,6 +9,11 @@
 //! thread joined. The scenarios that fail on a byte or count budget, and the largest catalog,
 //! run once more one at a time under a counting allocator: the peak must stay within the core's
 //! bound of docs/guarantees.md plus [`adapter_run::ADAPTER_ALLOWANCE`].
+//!
+//! The task scenarios (SEP-2663) have a test of their own (`hostile_task_scenarios_over_sockets`):
+//! each whole and written in small pieces, over HTTP/1.1 and again over HTTP/2 with prior
+//! knowledge, with the least time a scenario asks for (the poll interval's floor and ceiling)
+//! and the most requests it allows checked too.
 
 use mcp_sansio_test_support::hostile;
 use mcp_sansio_test_support::hostile::adapter_run;
@@ -49,6 +54,7 @@ fn run(s: &Scenario, counted: bool) -> Run {
     };
     let ((outcome, took), peak) = if counted { measure(body) } else { (body(), 0) };
     let left_open = server.live();
+    let requests = server.requests();
     drop(rt);
     server.stop(Duration::from_secs(1));
     Run {
@@ -56,6 +62,7 @@ fn run(s: &Scenario, counted: bool) -> Run {
         took,
         left_open,
         peak,
+        requests,
     }
 }
 

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mcp_sansio::{Budgets, Config, Era, EraHint};
+use mcp_sansio::{Config, Era, EraHint};
 
-use crate::hostile::script::{Rule, Server, Step};
-use crate::hostile::{memory_bound, verify, Cause, Expect, Input, Op, Outcome, Scenario, Setup};
+use crate::hostile::script::{Pieces, Rule, Server, Step};
+use crate::hostile::{memory_bound, verify, Cause, Expect, Input, Outcome, Scenario, Setup};
 
 // ---------------------------------------------------------------------------------------------
 // Time
@@ -47,7 +47,9 @@ fn scale_step(s: &Step) -> Step {
     }
 }
 
-/// The scenario with its time budgets and the server's timing divided by [`SCALE`].
+/// The scenario with its time budgets (the task budgets' times too: the task's time, the poll
+/// interval's floor and ceiling, the cancellation's time), its least time and the server's timing
+/// divided by [`SCALE`].
 pub fn scaled(s: &Scenario) -> Scenario {
     let mut s = s.clone();
     let b = &mut s.budgets;
@@ -56,6 +58,15 @@ pub fn scaled(s: &Scenario) -> Scenario {
     b.call_time /= SCALE;
     b.close_time /= SCALE;
     b.max_retry_wait /= SCALE;
+    b.task_time /= SCALE;
+    b.task_poll_floor /= SCALE;
+    b.task_poll_ceiling /= SCALE;
+    b.task_cancel_time /= SCALE;
+    s.at_least /= SCALE;
+    s.pieces = s.pieces.map(|p| Pieces {
+        bytes: p.bytes,
+        every: p.every / SCALE,
+    });
     s.rules = s
         .rules
         .iter()
@@ -68,15 +79,9 @@ pub fn scaled(s: &Scenario) -> Scenario {
     s
 }
 
-/// The longest an operation may take: connect makes at most four requests of `request_time`
-/// each; a listing, a call and a close have their aggregate budgets.
-pub fn time_limit(op: &Op, b: &Budgets) -> Duration {
-    match op {
-        Op::Connect => b.request_time * 4,
-        Op::List => b.list_time,
-        Op::Call(_) => b.call_time,
-        Op::Close => b.close_time,
-    }
+/// The longest an operation may take ([`Scenario::time_limit`]).
+pub fn time_limit(s: &Scenario) -> Duration {
+    s.time_limit()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -98,19 +103,16 @@ pub fn config_for(s: &Scenario, port: u16) -> Config {
             version: mcp_sansio::LEGACY_VERSIONS[0].into(),
         }),
     };
-    if let Input::Answer(_) = s.input {
+    if s.input.hooked() {
         c.input_hook = true;
         c.client_capabilities = r#"{"elicitation":{}}"#.into();
     }
-    c
+    c.with_tasks(s.tasks)
 }
 
-/// The answer the client gives to input requests, if it has a hook.
-pub fn input_answer(s: &Scenario) -> Option<Vec<u8>> {
-    match s.input {
-        Input::NoHook => None,
-        Input::Answer(a) => Some(a.as_bytes().to_vec()),
-    }
+/// How the client answers input requests ([`Input::answer`] gives the answer to each).
+pub fn input_answer(s: &Scenario) -> Input {
+    s.input.clone()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +141,8 @@ pub fn start(s: &Scenario) -> Running {
     listener
         .set_nonblocking(true)
         .expect("non-blocking listener");
-    let server = Arc::new(Mutex::new(Server::new(s.rules.clone())));
+    let server = Arc::new(Mutex::new(s.server()));
+    let http2 = s.over_http2;
     let stop = Arc::new(AtomicBool::new(false));
     let live = Arc::new(AtomicUsize::new(0));
     let streams = Arc::new(Mutex::new(Vec::new()));
@@ -161,7 +164,11 @@ pub fn start(s: &Scenario) -> Running {
                         let (server, live) = (server.clone(), live.clone());
                         workers.push(std::thread::spawn(move || {
                             not_counted();
-                            crate::hostile::socket::serve(&server, &stream);
+                            if http2 {
+                                crate::hostile::h2_play::serve(&server, &stream);
+                            } else {
+                                crate::hostile::socket::serve(&server, &stream);
+                            }
                             // The stopper holds a clone of the socket: end it here, as a close
                             // of the only handle would.
                             let _ = stream.shutdown(Shutdown::Both);
@@ -188,6 +195,14 @@ impl Running {
     /// Connections still being served.
     pub fn live(&self) -> usize {
         self.live.load(Ordering::SeqCst)
+    }
+
+    /// Requests the server received so far, over every connection.
+    pub fn requests(&self) -> u64 {
+        self.server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .requests
     }
 
     /// Stops the listener and joins every thread. Call it once the client is gone: it returns
@@ -308,15 +323,19 @@ pub struct Run {
     pub left_open: usize,
     /// Peak bytes allocated by the client's threads (when counted).
     pub peak: i64,
+    /// Requests the server received.
+    pub requests: u64,
 }
 
-/// Outcome, wall time and connections left open of one run.
+/// Outcome, wall time (at most the scaled budget with [`GRACE`], at least the scenario's least
+/// time), requests received and connections left open of one run.
 fn check(s: &Scenario, r: &Run) -> Result<(), String> {
     verify(s, &r.outcome)?;
-    let limit = time_limit(&s.op, &s.budgets) + GRACE;
+    let limit = time_limit(s) + GRACE;
     if r.took > limit {
         return Err(format!("took {:?}, limit {limit:?} with grace", r.took));
     }
+    s.check_run(r.took, r.requests)?;
     if r.left_open > 0 {
         return Err(format!(
             "{} connection(s) still open after the client was dropped",
@@ -346,16 +365,20 @@ fn memory_scenario(s: &Scenario) -> bool {
     }
 }
 
-/// Plays the whole catalogue through an adapter: `run(scenario, counted)` runs one scenario on
-/// sockets (counting allocations when `counted`). Every scenario is checked for its outcome, its
-/// wall time (scaled budget + [`GRACE`]) and connections left open; the byte-budget scenarios
-/// are run once more, one at a time, and checked against the memory bound.
+/// The category of the task scenarios, played by [`play_tasks`].
+pub const TASKS: &str = "task";
+
+/// Plays the catalogue but its task scenarios ([`play_tasks`]) through an adapter:
+/// `run(scenario, counted)` runs one scenario on sockets (counting allocations when `counted`).
+/// Every scenario is checked for its outcome, its wall time (scaled budget + [`GRACE`], and at
+/// least its least time), the requests the server received and connections left open; the
+/// byte-budget scenarios are run once more, one at a time, and checked against the memory bound.
 pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Sync) {
     let all: Vec<Scenario> = crate::hostile::catalogue::all()
         .iter()
+        .filter(|s| s.category != TASKS)
         .map(scaled)
         .collect();
-    let report = std::env::var_os("HOSTILE_REPORT").is_some();
     // The checks refuse what is not the expected outcome.
     let wrong_id = all.iter().find(|s| s.name == "wrong_id").expect("wrong_id");
     assert!(verify(wrong_id, &Outcome::Connected).is_err());
@@ -364,22 +387,56 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
         &Outcome::Failed(mcp_sansio::Error::SessionExpired)
     )
     .is_err());
+    play(&all, workers, 20, run);
+}
+
+/// Plays the catalogue's task scenarios (SEP-2663, category [`TASKS`]) through an adapter, as
+/// [`play_catalogue`] plays the others: each whole and written in pieces, with tasks on, over
+/// HTTP/1.1 and again over HTTP/2 with prior knowledge (the server's answers as frames,
+/// [`crate::hostile::h2_play`]; the client's `operate` asks for h2c when
+/// [`Scenario::over_http2`]).
+pub fn play_tasks(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Sync) {
+    let mut all: Vec<Scenario> = crate::hostile::catalogue::all()
+        .iter()
+        .filter(|s| s.category == TASKS)
+        .map(scaled)
+        .collect();
+    assert!(all.len() >= 28, "{} task scenarios", all.len());
+    let over_http2: Vec<Scenario> = all.iter().map(Scenario::on_http2).collect();
+    all.extend(over_http2);
+    // The checks refuse a call that ended sooner than the poll floor allows.
+    let flood = all
+        .iter()
+        .find(|s| s.name == "task_zero_poll_interval_flood")
+        .expect("task_zero_poll_interval_flood");
+    assert!(flood.check_run(Duration::ZERO, 0).is_err());
+    play(&all, workers, 18, run);
+}
+
+/// Plays `all` (scaled) through `run`; at least `min_measured` of them are measured for memory.
+fn play(
+    all: &[Scenario],
+    workers: usize,
+    min_measured: usize,
+    run: impl Fn(&Scenario, bool) -> Run + Sync,
+) {
+    let report = std::env::var_os("HOSTILE_REPORT").is_some();
     let started = std::time::Instant::now();
-    let runs = in_parallel(&all, workers, |s| run(s, false));
+    let runs = in_parallel(all, workers, |s| run(s, false));
     let mut failures = Vec::new();
     let mut overrun = Duration::ZERO;
     for (s, r) in all.iter().zip(&runs) {
-        overrun = overrun.max(r.took.saturating_sub(time_limit(&s.op, &s.budgets)));
+        overrun = overrun.max(r.took.saturating_sub(time_limit(s)));
         if report {
             eprintln!(
                 "{:<50} {:>8.3}s {:?}",
-                s.name,
+                s.label(),
                 r.took.as_secs_f64(),
                 r.outcome
             );
         }
         if let Err(e) = check(s, r) {
-            failures.push(format!("{}: {e}", s.name));
+            failures.push(format!("{}: {e}", s.label()));
         }
     }
     let parallel = started.elapsed();
@@ -394,17 +451,19 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
         if report {
             eprintln!(
                 "memory {:<43} {:>10} bytes {:>5.2}x response_bytes",
-                s.name, r.peak, ratio
+                s.label(),
+                r.peak,
+                ratio
             );
         }
         if ratio > worst.0 {
             worst = (ratio, s.name);
         }
         if r.peak > bound {
-            failures.push(format!("{}: peak {} > bound {bound}", s.name, r.peak));
+            failures.push(format!("{}: peak {} > bound {bound}", s.label(), r.peak));
         }
         if let Err(e) = check(s, &r) {
-            failures.push(format!("{} (measured): {e}", s.name));
+            failures.push(format!("{} (measured): {e}", s.label()));
         }
     }
     eprintln!(
@@ -415,7 +474,10 @@ pub fn play_catalogue(workers: usize, run: impl Fn(&Scenario, bool) -> Run + Syn
         worst.0,
         worst.1
     );
-    assert!(measured >= 20, "{measured} scenarios measured");
+    assert!(
+        measured >= min_measured,
+        "{measured} scenarios measured, fewer than {min_measured}"
+    );
     assert!(
         failures.is_empty(),
         "{} of {} failed:\n{}",
@@ -440,11 +502,13 @@ pub fn run_on_this_thread(
         (operate(s, server.port), 0)
     };
     // A legacy cancellation may outlive the failed operation by one close_time.
+    let requests = server.requests();
     let left_open = server.stop(s.budgets.close_time + Duration::from_secs(1));
     Run {
         outcome,
         took,
         left_open,
         peak,
+        requests,
     }
 }

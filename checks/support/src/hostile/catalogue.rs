@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use mcp_sansio::{Budget, Budgets, ErrorKind};
 
-use super::script::{Rule, Step, Times, When};
-use super::{test_budgets, Cause, Expect, Input, Op, Scenario, Setup};
+use super::script::{Pieces, Rule, Step, Times, When};
+use super::{test_budgets, Cause, Expect, Input, Op, Scenario, Setup, TaskCause};
 
 const CF: ErrorKind = ErrorKind::ConnectionFailed;
 const SA: ErrorKind = ErrorKind::ServerAnswered;
@@ -171,6 +171,12 @@ fn sc(
         input: Input::NoHook,
         rules,
         expect,
+        tasks: false,
+        at_least: Duration::ZERO,
+        max_requests: None,
+        pieces: None,
+        over_http2: false,
+        http2_expect: None,
     }
 }
 
@@ -246,6 +252,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(negotiation());
     v.extend(statuses());
     v.extend(closing());
+    v.extend(tasks());
     v
 }
 
@@ -1826,4 +1833,433 @@ fn statuses() -> Vec<Scenario> {
             fail(SA, Cause::Rpc(-32603)),
         ),
     ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks (SEP-2663)
+
+/// The budgets of the task scenarios: the catalogue's, with a task time of one minute (the
+/// default hour would leave the bound on a task call's time meaningless).
+fn task_budgets() -> Budgets {
+    let mut b = test_budgets();
+    b.task_time = Duration::from_secs(60);
+    b
+}
+
+/// A `CreateTaskResult` for task `t1` with these members after the id (`pollIntervalMs: 0`, held
+/// at the floor, unless they say otherwise: the floor is a budget and scales with the others,
+/// a poll interval the server writes does not).
+fn created(rest: &str) -> String {
+    format!(r#"{{"resultType":"task","taskId":"t1",{rest}}}"#)
+}
+
+const WORKING: &str = r#""status":"working","ttlMs":null,"pollIntervalMs":0"#;
+
+/// A `tasks/get` answer about task `t1` with these members after the id.
+fn report(rest: &str) -> Step {
+    ok(&format!(
+        r#"{{"resultType":"complete","taskId":"t1",{rest}}}"#
+    ))
+}
+
+fn completed(rest: &str) -> Step {
+    report(&format!(
+        r#""status":"completed",{rest},"result":{CALL_OK}"#
+    ))
+}
+
+fn asking(keys: &str) -> Step {
+    report(&format!(
+        r#""status":"input_required","ttlMs":null,"pollIntervalMs":0,"inputRequests":{{{keys}}}"#
+    ))
+}
+
+fn elicit(key: &str) -> String {
+    format!(r#""{key}":{{"method":"elicitation/create","params":{{}}}}"#)
+}
+
+/// A scenario against a modern `tools/call` with tasks on, answered with `creation`; the task's
+/// requests (`tasks/get`, `tasks/update`) get `rules`. At most `max_requests` reach the server.
+fn task(
+    name: &'static str,
+    creation: &str,
+    rules: Vec<Rule>,
+    expect: Expect,
+    max_requests: u64,
+) -> Scenario {
+    let mut all = vec![once(When::Rpc("tools/call"), vec![ok(creation)])];
+    all.extend(rules);
+    let mut s = sc(name, "task", Setup::Modern, Op::Call("{}"), all, expect);
+    s.budgets = task_budgets();
+    s.tasks = true;
+    s.max_requests = Some(max_requests);
+    s
+}
+
+fn at_least(mut s: Scenario, d: Duration) -> Scenario {
+    s.at_least = d;
+    s
+}
+
+/// The scenario, then its twin named `split` whose server writes every answer in `bytes`-long
+/// pieces a millisecond apart.
+fn whole_and_split(s: Scenario, split: &'static str, bytes: usize) -> [Scenario; 2] {
+    let mut twin = s.clone();
+    twin.name = split;
+    twin.pieces = Some(Pieces {
+        bytes,
+        every: Duration::from_millis(1),
+    });
+    [s, twin]
+}
+
+/// The hostile task servers of `tests/tasks_hostile.rs` (which runs them against the core with
+/// the checks of each, whole, one byte at a time and in 7-byte chunks), as catalogue scenarios so
+/// that they run through every adapter too, each whole and written in small pieces. Every one
+/// runs on sockets: a task's waits are the poll interval's floor and ceiling and its budgets,
+/// all scaled with the others; a `ttlMs` the server writes is not (the shrinking `ttlMs` ends at
+/// its 2.5 s on sockets, at the first poll past it in virtual time).
+fn tasks() -> Vec<Scenario> {
+    let floor = Budgets::default().task_poll_floor;
+    let ceiling = Budgets::default().task_poll_ceiling;
+    let working = created(WORKING);
+    let id = 1 << 20;
+    let big_result = vec![
+        send("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"),
+        chunk(result(
+            r#"{"resultType":"complete","taskId":"t1","status":"completed","ttlMs":null,"result":{"content":[{"type":"text","text":""#,
+        ).trim_end_matches("}")),
+        repeat(chunk(kib(64, b'g')).render_bytes(), 17),
+        chunk(r#""}]}}}"#),
+        send(END_CHUNKS),
+    ];
+    let sa = |t| fail(SA, Cause::Task(t));
+    let list_answered_with_a_task = {
+        let mut s = list(
+            "task_in_answer_to_tools_list",
+            "task",
+            vec![always(When::Rpc("tools/list"), vec![ok(&working)])],
+            sa(TaskCause::UnsupportedRequest("tools/list")),
+        );
+        s.budgets = task_budgets();
+        s.tasks = true;
+        s.max_requests = Some(1);
+        s
+    };
+    let without_the_extension = {
+        let mut s = task(
+            "task_without_the_extension_declared",
+            &working,
+            vec![always(
+                When::Rpc("tasks/get"),
+                vec![completed(r#""ttlMs":null"#)],
+            )],
+            sa(TaskCause::NotDeclared),
+            1,
+        );
+        s.tasks = false;
+        s
+    };
+    let v: Vec<[Scenario; 2]> = vec![
+        // `pollIntervalMs: 0`: held at the floor, polls bounded by `task_polls`.
+        whole_and_split(
+            at_least(
+                with_budgets(
+                    task(
+                        "task_zero_poll_interval_flood",
+                        &working,
+                        vec![always(When::Rpc("tasks/get"), vec![report(WORKING)])],
+                        budget(Budget::TaskPolls),
+                        21,
+                    ),
+                    |b| b.task_polls = 20,
+                ),
+                floor * 20,
+            ),
+            "task_zero_poll_interval_flood_in_pieces",
+            7,
+        ),
+        // A huge `pollIntervalMs`: held at the ceiling, then the result.
+        whole_and_split(
+            at_least(
+                task(
+                    "task_huge_poll_interval_held_at_the_ceiling",
+                    &created(
+                        r#""status":"working","ttlMs":null,"pollIntervalMs":18446744073709551615"#,
+                    ),
+                    vec![always(
+                        When::Rpc("tasks/get"),
+                        vec![completed(r#""ttlMs":null"#)],
+                    )],
+                    Expect::Called {
+                        blocks: 1,
+                        unknown: 0,
+                        invalid: 0,
+                    },
+                    2,
+                ),
+                ceiling,
+            ),
+            "task_huge_poll_interval_held_at_the_ceiling_in_pieces",
+            7,
+        ),
+        whole_and_split(
+            with_budgets(
+                task(
+                    "task_never_ends",
+                    &working,
+                    vec![always(When::Rpc("tasks/get"), vec![report(WORKING)])],
+                    budget(Budget::TaskTime),
+                    11,
+                ),
+                |b| b.task_time = Duration::from_secs(10),
+            ),
+            "task_never_ends_in_pieces",
+            7,
+        ),
+        // A `ttlMs` past any clock does not overflow.
+        whole_and_split(
+            task(
+                "task_huge_ttl",
+                &created(r#""status":"working","ttlMs":18446744073709551615,"pollIntervalMs":0"#),
+                vec![
+                    once(
+                        When::Rpc("tasks/get"),
+                        vec![report(r#""status":"working","ttlMs":18446744073709551615"#)],
+                    ),
+                    once(
+                        When::Rpc("tasks/get"),
+                        vec![report(r#""status":"working","ttlMs":18446744073709551615"#)],
+                    ),
+                    always(
+                        When::Rpc("tasks/get"),
+                        vec![completed(r#""ttlMs":18446744073709551615"#)],
+                    ),
+                ],
+                Expect::Called {
+                    blocks: 1,
+                    unknown: 0,
+                    invalid: 0,
+                },
+                4,
+            ),
+            "task_huge_ttl_in_pieces",
+            7,
+        ),
+        // "This value MAY change": a `ttlMs` that shrinks below the task's age is the backstop.
+        whole_and_split(
+            task(
+                "task_ttl_shrinks_below_its_age",
+                &created(r#""status":"working","ttlMs":60000,"pollIntervalMs":0"#),
+                vec![
+                    once(
+                        When::Rpc("tasks/get"),
+                        vec![report(
+                            r#""status":"working","ttlMs":60000,"pollIntervalMs":0"#,
+                        )],
+                    ),
+                    once(
+                        When::Rpc("tasks/get"),
+                        vec![report(
+                            r#""status":"working","ttlMs":60000,"pollIntervalMs":0"#,
+                        )],
+                    ),
+                    always(
+                        When::Rpc("tasks/get"),
+                        vec![report(
+                            r#""status":"working","ttlMs":2500,"pollIntervalMs":0"#,
+                        )],
+                    ),
+                ],
+                fail(CF, Cause::Task(TaskCause::Expired(2500))),
+                // The floor scaled on sockets: about 2.5 s of polls a tenth of a second apart.
+                40,
+            ),
+            "task_ttl_shrinks_below_its_age_in_pieces",
+            7,
+        ),
+        // A terminal status ("`completed`, `failed`, or `cancelled`") that flips back.
+        whole_and_split(
+            task(
+                "task_terminal_status_flips_back",
+                &created(r#""status":"cancelled","ttlMs":null,"pollIntervalMs":0"#),
+                vec![always(When::Rpc("tasks/get"), vec![report(WORKING)])],
+                sa(TaskCause::TerminalChanged),
+                2,
+            ),
+            "task_terminal_status_flips_back_in_pieces",
+            7,
+        ),
+        whole_and_split(
+            task(
+                "task_report_of_another_task",
+                &working,
+                vec![always(
+                    When::Rpc("tasks/get"),
+                    vec![ok(
+                        r#"{"resultType":"complete","taskId":"t2","status":"working","ttlMs":null}"#,
+                    )],
+                )],
+                sa(TaskCause::OtherTask),
+                2,
+            ),
+            "task_report_of_another_task_in_pieces",
+            7,
+        ),
+        // A 1 MiB id: refused at `task_id_bytes` (the byte budget made room for it).
+        whole_and_split(
+            with_budgets(
+                task(
+                    "task_id_of_a_mebibyte",
+                    &format!(
+                        r#"{{"resultType":"task","taskId":"{}",{WORKING}}}"#,
+                        "a".repeat(id)
+                    ),
+                    vec![],
+                    budget(Budget::TaskIdBytes),
+                    1,
+                ),
+                |b| b.response_bytes = 2 * id as u64,
+            ),
+            "task_id_of_a_mebibyte_in_pieces",
+            4096,
+        ),
+        whole_and_split(
+            task(
+                "task_id_with_control_characters",
+                &format!(r#"{{"resultType":"task","taskId":"t\u0000\u001b[2J",{WORKING}}}"#),
+                vec![],
+                sa(TaskCause::InvalidId),
+                1,
+            ),
+            "task_id_with_control_characters_in_pieces",
+            7,
+        ),
+        // A huge result, its length undeclared (chunked): the byte budget, which counts every
+        // poll's bytes, ends the reading. Over HTTP/2 the client never opens its flow-control
+        // windows past the byte budget left: a server that keeps to them stalls, and the
+        // `tasks/get` ends at its `request_time`.
+        whole_and_split(
+            Scenario {
+                http2_expect: Some(budget(Budget::RequestTime)),
+                ..task(
+                    "task_result_beyond_the_byte_budget",
+                    &working,
+                    vec![
+                        once(When::Rpc("tasks/get"), vec![report(WORKING)]),
+                        always(When::Rpc("tasks/get"), big_result),
+                    ],
+                    budget(Budget::ResponseBytes),
+                    3,
+                )
+            },
+            "task_result_beyond_the_byte_budget_in_pieces",
+            4096,
+        ),
+        // `input_required` forever with new keys, each answered: bounded by the update rounds.
+        whole_and_split(
+            with_input(
+                with_budgets(
+                    task(
+                        "task_input_required_forever",
+                        &working,
+                        vec![
+                            always(When::Rpc("tasks/get"), vec![asking(&elicit("k$SEQ"))]),
+                            always(
+                                When::Rpc("tasks/update"),
+                                vec![ok(r#"{"resultType":"complete"}"#)],
+                            ),
+                        ],
+                        budget(Budget::TaskUpdateRounds),
+                        8,
+                    ),
+                    |b| b.task_update_rounds = 3,
+                ),
+                Input::DeclineEach,
+            ),
+            "task_input_required_forever_in_pieces",
+            7,
+        ),
+        // The same key asked forever is presented once (an answer to it again would not be
+        // outstanding); the polls stay bounded.
+        whole_and_split(
+            with_input(
+                with_budgets(
+                    task(
+                        "task_same_key_asked_forever",
+                        &working,
+                        vec![
+                            always(When::Rpc("tasks/get"), vec![asking(&elicit("k"))]),
+                            always(When::Rpc("tasks/update"), vec![ok("{}")]),
+                        ],
+                        budget(Budget::TaskPolls),
+                        10,
+                    ),
+                    |b| b.task_polls = 8,
+                ),
+                Input::Answer(r#"{"k":{"action":"decline"}}"#),
+            ),
+            "task_same_key_asked_forever_in_pieces",
+            7,
+        ),
+        // "Each key MUST correspond to a currently-outstanding inputRequest key": refused, and
+        // no `tasks/update` is sent.
+        whole_and_split(
+            with_input(
+                task(
+                    "task_answer_to_a_key_never_asked",
+                    &working,
+                    vec![always(When::Rpc("tasks/get"), vec![asking(&elicit("k"))])],
+                    sa(TaskCause::NotOutstanding),
+                    2,
+                ),
+                Input::Answer(r#"{"other":{"action":"accept"}}"#),
+            ),
+            "task_answer_to_a_key_never_asked_in_pieces",
+            7,
+        ),
+        whole_and_split(
+            with_input(
+                task(
+                    "task_answer_naming_a_key_twice",
+                    &working,
+                    vec![always(When::Rpc("tasks/get"), vec![asking(&elicit("k"))])],
+                    sa(TaskCause::NotOutstanding),
+                    2,
+                ),
+                Input::Answer(r#"{"k":{"action":"accept"},"k":{"action":"decline"}}"#),
+            ),
+            "task_answer_naming_a_key_twice_in_pieces",
+            7,
+        ),
+        whole_and_split(
+            task(
+                "task_unknown_status",
+                &working,
+                vec![always(
+                    When::Rpc("tasks/get"),
+                    vec![report(r#""status":"paused","ttlMs":null"#)],
+                )],
+                sa(TaskCause::UnknownStatus("paused")),
+                2,
+            ),
+            "task_unknown_status_in_pieces",
+            7,
+        ),
+        // "A client that receives `CreateTaskResult` in response to an unsupported request type
+        // MUST interpret this as an invalid response".
+        whole_and_split(
+            list_answered_with_a_task,
+            "task_in_answer_to_tools_list_in_pieces",
+            7,
+        ),
+        // "A server MUST NOT return `CreateTaskResult` to a client that did not include the
+        // extension capability on its request": refused, nothing polled.
+        whole_and_split(
+            without_the_extension,
+            "task_without_the_extension_declared_in_pieces",
+            7,
+        ),
+    ];
+    v.into_iter().flatten().collect()
 }

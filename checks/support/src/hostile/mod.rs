@@ -4,8 +4,10 @@
 //! The catalogue is data ([`Scenario`] values built from [`script`] steps): `tests/hostile.rs`
 //! runs it against the core in virtual time, and [`socket::serve`] plays the same scripts on
 //! real sockets for an adapter runner ([`adapter_run`], with the operation of `operate`). Its
-//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`counting`] is the per-thread
-//! counting allocator of the in-memory runners.
+//! HTTP/2 mode is [`h2`], run on sockets by [`h2_sockets`]; [`h2_play`] answers the scripts
+//! themselves over HTTP/2 (the task scenarios', on sockets for the adapters and in
+//! `tests/hostile_h2.rs` for the core); [`counting`] is the per-thread counting allocator of the
+//! in-memory runners.
 #![allow(dead_code)]
 
 pub mod adapter_run;
@@ -16,6 +18,8 @@ pub mod counting;
 
 pub mod h2;
 
+pub mod h2_play;
+
 pub mod h2_sockets;
 
 #[cfg(feature = "net")]
@@ -25,10 +29,13 @@ pub mod script;
 
 pub mod socket;
 
+use std::time::Duration;
+
 use mcp_sansio::internals::{MAX_ERROR_DATA, MAX_ERROR_MESSAGE};
+use mcp_sansio::task::TaskError;
 use mcp_sansio::wire::WireError;
 use mcp_sansio::{Budget, Budgets, Error, ErrorKind, ProtocolError};
-use script::Rule;
+use script::{Pieces, Rule, Server};
 
 /// What the client has done before the operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +101,48 @@ pub enum Cause {
     InvalidSession,
     /// `ProtocolError::PaginationLoop`.
     PaginationLoop,
+    /// `Error::Task` (SEP-2663) of this kind.
+    Task(TaskCause),
+}
+
+/// Which `TaskError` a task scenario fails with (its budgets are [`Cause::Budget`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskCause {
+    /// `TaskError::InvalidId`.
+    InvalidId,
+    /// `TaskError::UnknownStatus` naming this status.
+    UnknownStatus(&'static str),
+    /// `TaskError::TerminalChanged`.
+    TerminalChanged,
+    /// `TaskError::OtherTask`.
+    OtherTask,
+    /// `TaskError::UnsupportedRequest` naming this method.
+    UnsupportedRequest(&'static str),
+    /// `TaskError::NotDeclared`.
+    NotDeclared,
+    /// `TaskError::NotOutstanding`.
+    NotOutstanding,
+    /// `TaskError::Expired` with this `ttlMs`.
+    Expired(u64),
+}
+
+impl TaskCause {
+    /// Whether `e` is the task error this names.
+    pub fn matches(self, e: &TaskError) -> bool {
+        match (self, e) {
+            (TaskCause::InvalidId, TaskError::InvalidId { .. })
+            | (TaskCause::TerminalChanged, TaskError::TerminalChanged { .. })
+            | (TaskCause::OtherTask, TaskError::OtherTask)
+            | (TaskCause::NotDeclared, TaskError::NotDeclared)
+            | (TaskCause::NotOutstanding, TaskError::NotOutstanding { .. }) => true,
+            (TaskCause::UnknownStatus(want), TaskError::UnknownStatus { status }) => status == want,
+            (TaskCause::UnsupportedRequest(want), TaskError::UnsupportedRequest { method }) => {
+                method == want
+            }
+            (TaskCause::Expired(want), TaskError::Expired { ttl_ms }) => *ttl_ms == want,
+            _ => false,
+        }
+    }
 }
 
 impl Cause {
@@ -128,6 +177,7 @@ impl Cause {
             Cause::PaginationLoop => {
                 matches!(e, Error::Protocol(ProtocolError::PaginationLoop { .. }))
             }
+            Cause::Task(t) => matches!(e, Error::Task(task) if t.matches(task)),
         }
     }
 }
@@ -166,6 +216,34 @@ pub enum Input {
     NoHook,
     /// The hook answers every request with this JSON object.
     Answer(&'static str),
+    /// The hook declines every request it is given, by its key (`{"<key>":{"action":"decline"}}`
+    /// for each): the keys may change from one round to the next.
+    DeclineEach,
+}
+
+impl Input {
+    /// Whether the client has an input hook.
+    pub fn hooked(&self) -> bool {
+        !matches!(self, Input::NoHook)
+    }
+
+    /// The hook's answer to `requests` (the JSON object of input requests presented), or `None`
+    /// without a hook.
+    pub fn answer(&self, requests: &str) -> Option<Vec<u8>> {
+        match self {
+            Input::NoHook => None,
+            Input::Answer(a) => Some(a.as_bytes().to_vec()),
+            Input::DeclineEach => {
+                let keys: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(requests).ok()?;
+                let answers: serde_json::Map<String, serde_json::Value> = keys
+                    .keys()
+                    .map(|k| (k.clone(), serde_json::json!({"action": "decline"})))
+                    .collect();
+                serde_json::to_vec(&answers).ok()
+            }
+        }
+    }
 }
 
 /// One hostile server and what the client must make of it.
@@ -187,6 +265,78 @@ pub struct Scenario {
     pub rules: Vec<Rule>,
     /// The outcome.
     pub expect: Expect,
+    /// `Config::tasks`: every 2026-07-28 request declares the tasks extension (SEP-2663).
+    pub tasks: bool,
+    /// The least time the operation must take (a wait the client must keep, such as the poll
+    /// interval's floor); zero for most.
+    pub at_least: Duration,
+    /// The most requests the server may receive over the scenario, when it bounds them (polls,
+    /// a request that must not be sent).
+    pub max_requests: Option<u64>,
+    /// Whether the server writes its answers in pieces (`None`: as its steps say).
+    pub pieces: Option<Pieces>,
+    /// Played over HTTP/2 with prior knowledge (h2c): set by the adapters' runs only
+    /// (`adapter_run::play_tasks`), whose server then answers with `h2_play`.
+    pub over_http2: bool,
+    /// The outcome over HTTP/2, where it differs from [`Scenario::expect`].
+    pub http2_expect: Option<Expect>,
+}
+
+impl Scenario {
+    /// The scenario played over HTTP/2 (h2c), expecting its outcome there.
+    pub fn on_http2(&self) -> Scenario {
+        Scenario {
+            over_http2: true,
+            expect: self
+                .http2_expect
+                .clone()
+                .unwrap_or_else(|| self.expect.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The scenario's name, with the protocol when it is played over HTTP/2.
+    pub fn label(&self) -> String {
+        if self.over_http2 {
+            format!("{} over HTTP/2", self.name)
+        } else {
+            self.name.to_owned()
+        }
+    }
+
+    /// The scenario's server, fresh.
+    pub fn server(&self) -> Server {
+        Server::new(self.rules.clone()).in_pieces(self.pieces)
+    }
+
+    /// The longest the operation may take: connect makes at most four requests (probe, one
+    /// re-probe, `initialize`, `notifications/initialized`) of `request_time` each; a listing, a
+    /// call and a close have their aggregate budgets, and a call that becomes a task has
+    /// `task_time` more once the task is created.
+    pub fn time_limit(&self) -> Duration {
+        let b = &self.budgets;
+        match self.op {
+            Op::Connect => b.request_time * 4,
+            Op::List => b.list_time,
+            Op::Call(_) if self.tasks => b.call_time + b.task_time,
+            Op::Call(_) => b.call_time,
+            Op::Close => b.close_time,
+        }
+    }
+
+    /// Checks what the scenario bounds besides its outcome: the operation took at least
+    /// [`Scenario::at_least`] and the server received at most [`Scenario::max_requests`].
+    pub fn check_run(&self, took: Duration, requests: u64) -> Result<(), String> {
+        if took < self.at_least {
+            return Err(format!("took {took:?}, less than {:?}", self.at_least));
+        }
+        match self.max_requests {
+            Some(max) if requests > max => Err(format!(
+                "the server received {requests} requests, at most {max}"
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The budgets of the catalogue: defaults, with byte budgets small enough to exhaust quickly.

@@ -6,12 +6,14 @@
 
 use mcp_sansio_net::CallObserver;
 
-/// Answers input requests as the scenario says.
-pub struct Answer(pub Option<Vec<u8>>);
+use super::Input;
+
+/// Answers input requests as the scenario says (a call's own, and a task's).
+pub struct Answer(pub Input);
 
 impl CallObserver for Answer {
-    fn input_required(&mut self, _requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
-        self.0.clone()
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        self.0.answer(requests.get())
     }
 }
 
@@ -19,8 +21,8 @@ impl CallObserver for Answer {
 pub const WORKERS: usize = 12;
 
 /// Declares, for an adapter whose `Client` and `fn run(s: &Scenario, counted: bool) -> Run` are in
-/// scope, `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` and the test that plays
-/// the catalogue with `run`: `async` is present when its operations are futures and
+/// scope, `fn operate(s: &Scenario, port: u16) -> (Outcome, Duration)` and the tests that play
+/// the catalogue with `run` (its task scenarios in a test of their own): `async` is present when its operations are futures and
 /// `[$($wait)*]` is what waits for an operation (`.await`, or nothing).
 #[macro_export]
 macro_rules! hostile_socket_test {
@@ -30,15 +32,33 @@ macro_rules! hostile_socket_test {
             adapter_run::play_catalogue(operate::WORKERS, run);
         }
 
+        #[test]
+        fn hostile_task_scenarios_over_sockets() {
+            adapter_run::play_tasks(operate::WORKERS, run);
+        }
+
         /// The operation of `s` through the adapter's public API, with the time it took.
         $($async)? fn operate(s: &Scenario, port: u16) -> (Outcome, Duration) {
             let client = Client::builder()
                 .policy(AddressPolicy::strict().allow_loopback(true))
+                .h2_prior_knowledge(s.over_http2)
                 .era_hints(false)
                 .build();
             let config = config_for(s, port);
             let started = Instant::now();
             let connected = client.connect(config)$($wait)*;
+            // A scenario played over HTTP/2 is spoken over HTTP/2.
+            let connected = match connected {
+                Ok(session) if s.over_http2 && session.http_version() != "HTTP/2" => {
+                    return (
+                        Outcome::SetupFailed(mcp_sansio::Error::Misuse {
+                            reason: "the session did not speak HTTP/2",
+                        }),
+                        started.elapsed(),
+                    );
+                }
+                other => other,
+            };
             if s.op == Op::Connect {
                 let took = started.elapsed();
                 return match connected {

@@ -168,6 +168,19 @@ pub fn parse_request(bytes: &[u8]) -> Option<Request> {
     Some(req)
 }
 
+/// How a server cuts what it writes into pieces: each write of a [`Step::Send`],
+/// [`Step::Respond`] or [`Step::Chunk`] (after substitution) becomes a [`Step::Trickle`] of
+/// `bytes`-long pieces, each written after `every`. On a socket the client then reads the answer
+/// in pieces that small (the pause keeps the pieces apart); in the core's runner the pieces come
+/// `every` apart in virtual time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pieces {
+    /// Bytes per write.
+    pub bytes: usize,
+    /// Pause before each write.
+    pub every: Duration,
+}
+
 /// The server's rule book and the state it keeps across requests and connections.
 #[derive(Clone, Debug)]
 pub struct Server {
@@ -176,6 +189,7 @@ pub struct Server {
     /// Requests received so far.
     pub requests: u64,
     last_id: Option<String>,
+    pieces: Option<Pieces>,
 }
 
 impl Server {
@@ -187,7 +201,14 @@ impl Server {
             used,
             requests: 0,
             last_id: None,
+            pieces: None,
         }
+    }
+
+    /// The same server writing its answers in [`Pieces`] (`None`: as the steps say).
+    pub fn in_pieces(mut self, pieces: Option<Pieces>) -> Server {
+        self.pieces = pieces;
+        self
     }
 
     /// The steps answering `req`, substitutions applied. A request no rule matches is answered
@@ -219,10 +240,21 @@ impl Server {
         if self.rules[i].times == Times::Once {
             self.used[i] = true;
         }
+        let pieces = self.pieces;
         self.rules[i]
             .steps
             .iter()
-            .map(|s| substitute(s, &id, &seq))
+            .map(|s| {
+                let step = substitute(s, &id, &seq);
+                match (pieces, render(&step)) {
+                    (Some(p), Some(bytes)) => Step::Trickle {
+                        bytes,
+                        piece: p.bytes,
+                        every: p.every,
+                    },
+                    _ => step,
+                }
+            })
             .collect()
     }
 }
