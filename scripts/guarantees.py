@@ -37,6 +37,8 @@ CATALOGUES = ["checks/support/src/hostile/catalogue.rs", "checks/support/src/hos
 RUNNERS = [
     "header_abuse",
     "every_hostile_http2_scenario_ends_in_its_typed_error",
+    "task_abuse",
+    "task_scenarios_over_http2_end_as_over_http1",
 ]
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+|\{[\w.,-]+\})(?:/(?:[\w.-]+|\{[\w.,-]+\}))*\.rs)\b")
