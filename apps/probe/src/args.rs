@@ -366,10 +366,11 @@ pub struct Options {
     #[arg(verbatim_doc_comment, long, value_name = "FILE", value_parser = file)]
     pub pin_file: Option<PathBuf>,
     /// Share the catalog cache and the era hints through the Redis (or
-    /// Valkey) at URL (redis://[user:password@]host[:port][/db], rediss://
-    /// for TLS), as a fleet of executors does: a listing or an era another
-    /// run stored is used until it expires, per server and credential; a
-    /// store that is down, slow or answering garbage is a miss
+    /// Valkey) at URL (redis://user:password@host:port/db, all but the
+    /// host optional; rediss:// for TLS), as a fleet of executors does: a
+    /// listing or an era another run stored is used until it expires, per
+    /// server and credential; a store that is down, slow or answering
+    /// garbage is a miss
     #[arg(verbatim_doc_comment, long, value_name = "URL")]
     pub store: Option<String>,
     /// With --store: with call (implies --tasks), also keep the task's
