@@ -7,6 +7,8 @@
 #   scripts/bench-all.sh --quick    # fewer repetitions
 #   scripts/bench-all.sh --only tokio,rmcp
 #   scripts/bench-all.sh --only h2     # HTTP/2 vs HTTP/1.1 over TLS alone, other figures kept
+#   scripts/bench-all.sh --only h2 --cold-tls-only   # a cold work item over TLS, resumed vs full
+#                                                    # handshake, alone; other sections kept
 #
 # With --only, only what those contenders need is built and installed.
 #

@@ -252,6 +252,200 @@ def h2_figures(quick):
     return rows
 
 
+# The cold-TLS benchmark: handshake argument of bench-sansio-cold-tls -> label.
+COLD_TLS_MODES = {
+    "resumed": "mcp-sansio (tokio adapter), its own configuration: session resumed",
+    "full": "mcp-sansio (tokio adapter), resumption off: full handshake",
+}
+COLD_TLS_TITLE = "A cold work item over TLS: resumed vs full handshake"
+
+
+def cold_tls_process(server, mode, n, timeout=600):
+    """One run of `bench-sansio-cold-tls` against the TLS server: its output, its CPU seconds (user +
+    system) and the server's counters of that run."""
+    server.reset()
+    out, _, _, cpu = run_once([binary("bench-sansio-cold-tls"), server.url, server.ca, mode, str(n)], timeout,
+                              with_cpu=True)
+    if out.get("handshake") != mode:
+        raise RuntimeError(f"the process ran {out.get('handshake')} handshakes, not {mode}")
+    return out, cpu, server.stats()
+
+
+def cold_tls_instructions(server, mode, n):
+    """Callgrind over the whole client process: the instructions of a process that runs the warm-up
+    item and `n` cold items, less those of a process that runs the warm-up item alone, per item."""
+    ir = []
+    for k in (0, n):
+        cg = os.path.join(ROOT, "checks", "bench", "target", f"callgrind.cold-tls.{mode}.{k}.out")
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}",
+                            binary("bench-sansio-cold-tls"), server.url, server.ca, mode, str(k)],
+                           capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            raise RuntimeError(f"callgrind of bench-sansio-cold-tls {mode} failed: {p.stderr[-500:]}")
+        ir.append(int([l for l in p.stderr.splitlines() if "Collected :" in l][-1].split(":")[-1].strip()))
+    return (ir[1] - ir[0]) / n
+
+
+def cold_tls_figures(quick):
+    """Both rows of the cold-TLS table, against one `bench-tls-server` in one run.
+
+    Each process runs one warm-up work item, then `n` cold work items one after another (the
+    client keeps no idle socket, so each dials: TCP connect, TLS handshake, one request). The two
+    modes alternate process by process. Client CPU and the server's counters are those of the
+    timed items alone (a warm-up-only process of the same mode is subtracted); instructions come
+    from callgrind the same way."""
+    n, procs, cg_n = (50, 2, 10) if quick else (200, 5, 20)
+    srv = TlsServer()
+    rows = []
+    try:
+        acc, failed = {}, {}
+        for mode in COLD_TLS_MODES:
+            try:
+                _, cpu0, warm = cold_tls_process(srv, mode, 0)
+                acc[mode] = {"ms": [], "cpu": [], "check": set(), "cpu0": cpu0, "warm": warm,
+                             "stats": {k: 0 for k in warm}}
+            except Exception as e:  # reported in the table, not fatal
+                failed[mode] = e
+        for _ in range(procs):
+            for mode in list(acc):
+                a = acc[mode]
+                try:
+                    out, cpu, stats = cold_tls_process(srv, mode, n)
+                except Exception as e:
+                    failed[mode] = e
+                    del acc[mode]
+                    continue
+                a["ms"] += out["ms"]
+                a["cpu"].append((cpu - a["cpu0"]) * 1e3 / n)
+                a["check"].add(out["check"])
+                for k, v in stats.items():
+                    a["stats"][k] += v - a["warm"][k]
+        for mode, label in COLD_TLS_MODES.items():
+            if mode in failed:
+                print(f"  FAILED bench-sansio-cold-tls {mode}: {failed[mode]}", flush=True)
+                rows.append({"failed": True, "mode": mode, "label": label, "error": str(failed[mode])[-300:]})
+                continue
+            a = acc[mode]
+            items = procs * n
+            per = {k: v / items for k, v in a["stats"].items() if k != "open"}
+            try:
+                instructions = cold_tls_instructions(srv, mode, cg_n)
+            except Exception as e:  # reported, not fatal
+                print(f"  callgrind of {mode} failed: {e}", flush=True)
+                instructions = None
+            r = {"mode": mode, "label": label, "ms": statistics.median(a["ms"]), "ms_all": a["ms"],
+                 "p90_ms": sorted(a["ms"])[int(0.9 * (len(a["ms"]) - 1))],
+                 "cpu_ms": statistics.median(a["cpu"]), "cpu_all": a["cpu"], "instructions": instructions,
+                 "connections": per["connections"], "handshakes": per["tls_handshakes"],
+                 "resumed": per.get("tls_resumed"), "requests": per["requests"], "check": sorted(a["check"]),
+                 "items": items, "procs": procs, "n": n, "callgrind_items": cg_n}
+            rows.append(r)
+            ir = f"{instructions:,.0f}" if instructions is not None else "-"
+            print(f"  {label:<66} wall {r['ms']:.3f} ms  cpu {r['cpu_ms']:.3f} ms  instructions {ir}  "
+                  f"conns/item {r['connections']:.2f}  tls/item {r['handshakes']:.2f}  "
+                  f"resumed/item {r['resumed'] if r['resumed'] is not None else '-'}", flush=True)
+    finally:
+        srv.stop()
+    return {"rows": rows, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "quick": quick,
+            "machine": machine()}
+
+
+def cold_tls_table(w, cold):
+    """The cold-TLS section, if measured."""
+    if not cold or not cold.get("rows"):
+        return
+    rows = cold["rows"]
+    ok = [r for r in rows if not r.get("failed")]
+    full = next((r for r in ok if r["mode"] == "full"), None)
+    w(f"## {COLD_TLS_TITLE}")
+    w("")
+    any_ok = ok[0] if ok else {}
+    w(f"Measured {cold['when']} UTC{' (quick run)' if cold.get('quick') else ''} by `checks/bench/run.py --cold-tls-only` "
+      f"(also part of a full run), on {cold.get('machine', 'the machine above')}; a loaded machine (other builds "
+      "shared its 2 CPUs), so read the wall and CPU figures as this run's and the instructions as the steady ones. "
+      "Server: `bench-tls-server` (checks/bench/harness) on 127.0.0.1 over TLS 1.3 with ALPN `http/1.1`, rustls's "
+      "default session cache (two TLS 1.3 tickets per handshake); it counts its handshakes and those that resumed a "
+      "session (`ServerConnection::handshake_kind`). Contender: `bench-sansio-cold-tls` (checks/bench/sansio), one "
+      "tokio `Client` per process (current-thread runtime, `http1_only(true)`, a pool that keeps no idle socket: "
+      "`PoolLimits::max_idle` 0), one warm-up work item, then "
+      f"{any_ok.get('n', '?')} cold work items one after another, each its own `Session`: connect (era hint, no "
+      "request), call `small`, close: one dial each (TCP connect, TLS handshake, one request). `resumed`: the "
+      "client's own configuration (`add_root_certificates`), which keeps the origin's TLS session; `full`: the same "
+      "roots in a configuration given whole (`tls_config`) with `Resumption::disabled()`. The two rows' processes "
+      f"alternate ({any_ok.get('procs', '?')} of each). **Wall**: the median cold item (and its 90th percentile), "
+      "client and server on one loopback; **client CPU**: user + system time of the client process less that of a "
+      "warm-up-only process, per timed item, median over processes; **instructions**: callgrind over the whole "
+      f"client process, {any_ok.get('callgrind_items', '?')} cold items less the warm-up-only process, per item "
+      "(the client alone: the server's side of the handshake is not counted). Connections, handshakes and resumed "
+      "handshakes are the server's counts per timed item.")
+    w("")
+    if ok:
+        w("| client | wall / item (median) | p90 | × full | client CPU / item | × full | instructions / item | × full | "
+          "TCP conns / item | TLS handshakes / item | resumed / item | requests / item | check |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in ok:
+            rt = f"{r['ms'] / full['ms']:.2f}" if full else "-"
+            cr = f"{r['cpu_ms'] / full['cpu_ms']:.2f}" if full and full["cpu_ms"] > 0 else "-"
+            ir = f"{r['instructions']:,.0f}" if r["instructions"] is not None else "-"
+            irr = (f"{r['instructions'] / full['instructions']:.2f}"
+                   if full and r["instructions"] is not None and full["instructions"] else "-")
+            res = f"{r['resumed']:.2f}" if r["resumed"] is not None else "-"
+            w(f"| {r['label']} | {r['ms']:.3f} ms | {r['p90_ms']:.3f} ms | {rt} | {r['cpu_ms'] * 1e3:.0f} µs | {cr} | "
+              f"{ir} | {irr} | {r['connections']:.2f} | {r['handshakes']:.2f} | {res} | {r['requests']:.2f} | "
+              f"{'/'.join(map(str, r['check']))} |")
+        w("")
+    for f in rows:
+        if f.get("failed"):
+            err = " ".join(f["error"].split())[-200:].replace("|", "/")
+            w(f"- FAILED: {f['label']}: {err}")
+    if any(f.get("failed") for f in rows):
+        w("")
+    res = next((r for r in ok if r["mode"] == "resumed"), None)
+    if res and full:
+        ir = ""
+        if res["instructions"] is not None and full["instructions"]:
+            ir = (f", {res['instructions']:,.0f} client instructions against {full['instructions']:,.0f} "
+                  f"({res['instructions'] / full['instructions']:.2f}×)")
+        w(f"What the figures show: with the session kept, {res['resumed'] or 0:.2f} of the "
+          f"{res['handshakes']:.2f} handshakes per cold item resumed (full: {full['resumed'] or 0:.2f}), and a cold item "
+          f"took {res['ms']:.3f} ms of wall against {full['ms']:.3f} ms ({res['ms'] / full['ms']:.2f}×), "
+          f"{res['cpu_ms'] * 1e3:.0f} µs of client CPU against {full['cpu_ms'] * 1e3:.0f} µs"
+          f"{' (' + format(res['cpu_ms'] / full['cpu_ms'], '.2f') + '×)' if full['cpu_ms'] > 0 else ''}{ir}. "
+          "A resumed TLS 1.3 handshake skips the server's certificate and its verification by the client; it "
+          "keeps the key exchange (rustls resumes with PSK and a fresh ECDHE share).")
+        w("")
+
+
+def cold_tls_only(a):
+    """Measures the cold-TLS rows alone and writes their section into --out (replacing it, or after
+    the HTTP/2 vs HTTP/1.1 section), and the figures into --json, leaving the rest as it is."""
+    cold = cold_tls_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["cold_tls"] = cold
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    cold_tls_table(lines.append, cold)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {COLD_TLS_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        h2 = f"## {H2_TITLE}"
+        start = doc.index(h2) if h2 in doc else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
 def run_once(argv, timeout, cpus=None, with_cpu=False):
     """Runs argv under GNU time, confined to `cpus` if given; returns (parsed output, peak RSS KiB,
     wall seconds of the process), and with `with_cpu` also the CPU seconds (user + system) of the
@@ -605,9 +799,15 @@ def main():
     ap.add_argument("--idle-only", action="store_true", help="re-measure idle connections into --json, re-render")
     ap.add_argument("--cache-only", action="store_true",
                     help="measure the catalog cache rows alone and write their section into --out")
+    ap.add_argument("--cold-tls-only", action="store_true",
+                    help="measure the cold-TLS rows (resumed vs full handshake) alone and write their section into "
+                    "--out and their figures into --json")
     a = ap.parse_args()
     if a.cache_only:
         cache_only(a)
+        return
+    if a.cold_tls_only:
+        cold_tls_only(a)
         return
     if a.idle_only:
         with open(a.json) as f:
@@ -627,7 +827,7 @@ def main():
             d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                        d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
-                       cache=d.get("cache"))
+                       cache=d.get("cache"), cold_tls=d.get("cold_tls"))
         print(f"wrote {a.out}")
         return
     q = a.quick
@@ -711,6 +911,10 @@ def main():
         if "h2" in only:
             print(f"== {H2_TITLE}", flush=True)
             results += h2_figures(q)
+            print(f"== {COLD_TLS_TITLE}", flush=True)
+            cold_tls = cold_tls_figures(q)
+        else:
+            cold_tls = None
         if {"tokio", "blocking"} <= only:
             print("== whole process under callgrind: one warm list-all work item", flush=True)
             try:
@@ -732,9 +936,9 @@ def main():
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q, "cache": cache,
-                   "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
+                   "cold_tls": cold_tls, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
                   f, indent=1)
-    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache)
+    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
 
 
@@ -754,7 +958,8 @@ def h2_only(a):
     with open(a.json, "w") as f:
         json.dump(d, f, indent=1)
     write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
-                   d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick)
+                   d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick,
+                   cache=d.get("cache"), cold_tls=d.get("cold_tls"))
     print(f"wrote {a.out}")
 
 
@@ -783,7 +988,7 @@ def machine():
 
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
-                   cache=None):
+                   cache=None, cold_tls=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -877,6 +1082,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     table("100 concurrent work items (connect + call `small` + close each), total", lambda r: r["work"] == "small" and r["par"] > 1)
 
     h2_table(w, h2_rows, when, h2_when, quick if h2_quick is None else h2_quick)
+    cold_tls_table(w, cold_tls)
 
     failed = [r for r in results if r.get("failed")]
     if failed:
