@@ -446,6 +446,153 @@ def cold_tls_only(a):
     print(f"wrote {a.out}")
 
 
+# The concurrency scaling rows: work items in flight at once on one `Client`.
+SCALE_SIZES = (1, 100, 1000, 10000)
+SCALE_TITLE = "How cost grows: concurrent work items on one `Client` (HTTP/1.1, pooled)"
+# Milliseconds of client CPU a size's timed items must take in all for its CPU per item to enter
+# the exponent (below it, the warm-up subtraction is noise).
+SCALE_CPU_FLOOR_MS = 5.0
+
+
+def slope(points):
+    """Least-squares slope of log(y) against log(x) over `points` [(x, y)] with y > 0: the growth
+    exponent (1: linear)."""
+    import math
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    den = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / den if den else None
+
+
+def scale_figures(quick):
+    """`bench-sansio-scale` at each of SCALE_SIZES against one `bench-server`: client CPU per item
+    (the process's CPU less a warm-up-only process's, over the items), memory per in-flight item
+    (peak VmRSS during the round less VmRSS before it, over the items), descriptors in flight (peak
+    less before), the 99th-percentile latency; the growth exponents of the totals against the size."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(SCALE_SIZES) + 1024)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    procs = 1 if quick else 3
+    srv = Server("json", "both")
+    rows = []
+    try:
+        _, _, _, cpu0 = run_once([binary("bench-sansio-scale"), srv.url, "0"], 600, with_cpu=True)
+        for par in SCALE_SIZES:
+            if par + 512 > limit:
+                rows.append({"par": par, "failed": True, "error": f"ulimit -n {limit} is below {par} + 512"})
+                continue
+            try:
+                cpu, mem, fds, ms, walls, check = [], [], [], [], [], set()
+                for _ in range(procs):
+                    srv.reset()
+                    out, _, wall, c = run_once([binary("bench-sansio-scale"), srv.url, str(par)], 900, with_cpu=True)
+                    if len(out["ms"]) != par:
+                        raise RuntimeError(f"{len(out['ms'])} of {par} work items reported")
+                    cpu.append((c - cpu0) * 1e3)
+                    mem.append(out["rss_peak_kib"] - out["rss_before_kib"])
+                    fds.append(out["fds_peak"] - out["fds_before"])
+                    ms += out["ms"]
+                    check.add(out["check"])
+                ms.sort()
+                r = {"par": par, "procs": procs, "cpu_total_ms": statistics.median(cpu),
+                     "cpu_item_ms": statistics.median(cpu) / par, "mem_total_kib": statistics.median(mem),
+                     "mem_item_kib": statistics.median(mem) / par, "fds": statistics.median(fds),
+                     "p99_ms": ms[int(0.99 * (len(ms) - 1))], "p50_ms": ms[len(ms) // 2], "check": sorted(check)}
+            except Exception as e:  # reported in the table, not fatal
+                r = {"par": par, "failed": True, "error": str(e)[-300:]}
+            rows.append(r)
+            print(f"  {r}", flush=True)
+    finally:
+        srv.stop()
+    ok = [r for r in rows if not r.get("failed")]
+    cpu_pts = [(r["par"], r["cpu_total_ms"]) for r in ok if r["cpu_total_ms"] >= SCALE_CPU_FLOOR_MS]
+    exps = {
+        "cpu": slope(cpu_pts), "cpu_sizes": [p for p, _ in cpu_pts],
+        "mem": slope([(r["par"], r["mem_total_kib"]) for r in ok]),
+        "fds": slope([(r["par"], r["fds"]) for r in ok]),
+        "p99": slope([(r["par"], r["p99_ms"]) for r in ok]),
+    }
+    return {"rows": rows, "exponents": exps, "nofile": limit, "quick": quick, "machine": machine(),
+            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+
+
+def scale_table(w, sc):
+    """The concurrency scaling section, if measured."""
+    if not sc or not sc.get("rows"):
+        return
+    w(f"## {SCALE_TITLE}")
+    w("")
+    w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only`, on "
+      f"{sc.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
+      "figures as this run's. Server: `bench-server` (checks/bench/harness, JSON responses) on 127.0.0.1. Contender: "
+      "`bench-sansio-scale` (checks/bench/sansio), one tokio `Client` per process (loopback allowed, a pool that may "
+      "keep as many idle sockets as items), one warm-up work item, then N work items started at once, each its own "
+      "`Session`: connect (era hint, no request), call `slow`, close. The server answers `slow` after 3 s, so every "
+      "item of a round is in flight at the same time, each on a socket of its own (HTTP/1.1). **Client CPU / item**: "
+      "user + system time of the process less that of a warm-up-only process, over N; **memory / in-flight item**: "
+      "the process's peak `VmRSS` during the round (sampled every 50 ms) less its `VmRSS` before the round, over N "
+      "(user memory: kernel socket buffers not included; the response data of `slow` is 4 bytes of text); "
+      "**descriptors**: the peak count of `/proc/self/fd` during the round less the count before it; **p99**: the "
+      "99th-percentile latency of an item, the server's 3 s included. Median over "
+      f"{sc['rows'][0].get('procs', 1)} process(es) per size; `ulimit -n` {sc.get('nofile')}. **Exponent**: the "
+      "least-squares slope of log(total) against log(N) (1: linear; CPU only over the sizes whose timed items took "
+      f"at least {SCALE_CPU_FLOOR_MS:.0f} ms of CPU in all, since below that the subtraction is noise).")
+    w("")
+    w("| concurrent items | client CPU / item | memory / in-flight item | descriptors in flight | p50 latency | p99 latency | check |")
+    w("|---:|---:|---:|---:|---:|---:|---|")
+    for r in sc["rows"]:
+        if r.get("failed"):
+            err = " ".join(r["error"].split())[-200:].replace("|", "/")
+            w(f"| {r['par']:,} | FAILED: {err} | | | | | |")
+            continue
+        w(f"| {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs | {r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | "
+          f"{fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | {'/'.join(map(str, r['check']))} |")
+    e = sc["exponents"]
+    fx = lambda v: f"{v:.3f}" if v is not None else "-"
+    sizes = ", ".join(f"{p:,}" for p in e.get("cpu_sizes", []))
+    w(f"| **exponent** | {fx(e['cpu'])} (sizes {sizes or 'none'}) | {fx(e['mem'])} | {fx(e['fds'])} | | {fx(e['p99'])} | |")
+    w("")
+    ok = [r for r in sc["rows"] if not r.get("failed")]
+    big = max(ok, key=lambda r: r["par"]) if ok else None
+    if big:
+        cpu_ok = e["cpu"] is not None and e["cpu"] <= 1.05
+        mem_ok = big["mem_item_kib"] <= 16
+        w(f"Targets (set before measuring): client CPU per work item flat from 1 to 10,000 concurrent items, exponent "
+          f"≤ 1.05: {fx(e['cpu'])}, **{'met' if cpu_ok else 'missed'}**; memory per in-flight work item ≤ 16 KiB beyond "
+          f"its response data: {big['mem_item_kib']:.1f} KiB at {big['par']:,} items, **{'met' if mem_ok else 'missed'}**. "
+          "Not measured here (see the method): over one HTTP/2 socket, the list-all rows against catalogs of 1, 10 "
+          "and 100 pages (the default page cap is 100), rmcp beside these rows, and 1 to 1,000 origins.")
+        w("")
+
+
+def scale_only(a):
+    """Measures the concurrency scaling rows alone and writes their section into --out (replacing
+    it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is."""
+    lines = []
+    scale_table(lines.append, scale_figures(a.quick))
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {SCALE_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        after = next((h for h in (f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
+        start = doc.index(after) if after else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
 def run_once(argv, timeout, cpus=None, with_cpu=False):
     """Runs argv under GNU time, confined to `cpus` if given; returns (parsed output, peak RSS KiB,
     wall seconds of the process), and with `with_cpu` also the CPU seconds (user + system) of the
@@ -802,7 +949,12 @@ def main():
     ap.add_argument("--cold-tls-only", action="store_true",
                     help="measure the cold-TLS rows (resumed vs full handshake) alone and write their section into "
                     "--out and their figures into --json")
+    ap.add_argument("--scale-only", action="store_true",
+                    help="measure the concurrency scaling rows alone and write their section into --out")
     a = ap.parse_args()
+    if a.scale_only:
+        scale_only(a)
+        return
     if a.cache_only:
         cache_only(a)
         return
