@@ -1,13 +1,15 @@
 //! Contender of the concurrency scaling rows: `PAR` work items in flight at once on one tokio
 //! `Client`.
 //!
-//! `bench-sansio-scale URL PAR`: one `Client` (its defaults, loopback allowed, a pool that may
+//! `bench-sansio-scale URL PAR [nosample]`: one `Client` (its defaults, loopback allowed, a pool that may
 //! keep `PAR` idle sockets) runs one warm-up work item (it learns the era), then `PAR` work items
 //! started at once, each its own `Session`: connect (era hint, no request), call `slow` (the
 //! server answers after 3 s, so that every item is in flight at the same time), close. Over
 //! HTTP/1.1 each item in flight holds a socket of its own. While they run, the process samples its
 //! resident memory (`VmRSS`) and its open descriptors (`/proc/self/fd`) every 50 ms; it prints the
-//! largest of each beside their values before the round, and every item's latency. With `PAR` 0
+//! largest of each beside their values before the round, and every item's latency. With
+//! `nosample` it does not sample (reading `/proc/self/fd` costs CPU in proportion to the
+//! descriptors open), so that the process's CPU is the work items' alone. With `PAR` 0
 //! only the warm-up item runs (the baseline of the client CPU per item). Run it with `ulimit -n`
 //! above `PAR`. Every call must return the text the server sends; otherwise the process fails.
 //!
@@ -60,10 +62,11 @@ async fn work_item(client: &Client, url: &str, tool: &str) -> Result<(f64, usize
 
 fn main() -> ExitCode {
     let a: Vec<String> = std::env::args().collect();
-    if a.len() != 3 {
-        eprintln!("usage: bench-sansio-scale URL PAR");
+    if a.len() != 3 && !(a.len() == 4 && a[3] == "nosample") {
+        eprintln!("usage: bench-sansio-scale URL PAR [nosample]");
         return ExitCode::from(2);
     }
+    let sample = a.len() == 3;
     let url = a[1].clone();
     let Ok(par) = a[2].parse::<usize>() else {
         eprintln!("PAR is a number");
@@ -89,7 +92,7 @@ fn main() -> ExitCode {
             let running = running.clone();
             tokio::spawn(async move {
                 let (mut rss, mut fd) = (rss_kib(), fds());
-                while running.load(Ordering::Relaxed) {
+                while sample && running.load(Ordering::Relaxed) {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     rss = rss.max(rss_kib());
                     fd = fd.max(fds());
