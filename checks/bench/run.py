@@ -529,7 +529,7 @@ def scale_table(w, sc):
         return
     w(f"## {SCALE_TITLE}")
     w("")
-    w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only`, on "
+    w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only` (also part of a full run), on "
       f"{sc.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
       "figures as this run's. Server: `bench-server` (checks/bench/harness, JSON responses) on 127.0.0.1. Contender: "
       "`bench-sansio-scale` (checks/bench/sansio), one tokio `Client` per process (loopback allowed, a pool that may "
@@ -994,7 +994,7 @@ def main():
             d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                        d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
-                       cache=d.get("cache"), cold_tls=d.get("cold_tls"))
+                       cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"))
         print(f"wrote {a.out}")
         return
     q = a.quick
@@ -1082,6 +1082,11 @@ def main():
             cold_tls = cold_tls_figures(q)
         else:
             cold_tls = None
+        if "tokio" in only:
+            print(f"== {SCALE_TITLE}", flush=True)
+            scale = scale_figures(q)
+        else:
+            scale = None
         if {"tokio", "blocking"} <= only:
             print("== whole process under callgrind: one warm list-all work item", flush=True)
             try:
@@ -1103,9 +1108,9 @@ def main():
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q, "cache": cache,
-                   "cold_tls": cold_tls, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
+                   "cold_tls": cold_tls, "scale": scale, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
                   f, indent=1)
-    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls)
+    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls, scale=scale)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
 
 
@@ -1126,7 +1131,7 @@ def h2_only(a):
         json.dump(d, f, indent=1)
     write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                    d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick,
-                   cache=d.get("cache"), cold_tls=d.get("cold_tls"))
+                   cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"))
     print(f"wrote {a.out}")
 
 
@@ -1155,7 +1160,7 @@ def machine():
 
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
-                   cache=None, cold_tls=None):
+                   cache=None, cold_tls=None, scale=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -1250,6 +1255,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
 
     h2_table(w, h2_rows, when, h2_when, quick if h2_quick is None else h2_quick)
     cold_tls_table(w, cold_tls)
+    scale_table(w, scale)
 
     failed = [r for r in results if r.get("failed")]
     if failed:
