@@ -578,6 +578,125 @@ def scale_table(w, sc):
         w("")
 
 
+# The list-all scaling rows: catalogs of these many pages (the default page budget is 100).
+PAGE_SIZES = (1, 10, 100)
+PAGES_TITLE = "How cost grows: list-all against catalogs of 1, 10 and 100 pages"
+
+
+def pages_figures(quick):
+    """For each catalog size in PAGE_SIZES (a `bench-server --pages N`), this crate's tokio
+    adapter and rmcp (where its binary is built): callgrind instructions of one warm list-all work
+    item over the whole client process (a process with the warm-up item and one timed item, less
+    one with the warm-up item alone), and the process's peak RSS (GNU time, median of runs of the
+    warm-up item and 2 timed ones); the growth exponents of both against the pages."""
+    keys = [k for k in ("tokio", "rmcp") if os.path.exists(CONTENDERS[k][1][0])]
+    runs = 1 if quick else 3
+    rows = []
+    for pages in PAGE_SIZES:
+        srv = Server("json", "both", extra=("--pages", str(pages)))
+        try:
+            for key in keys:
+                era = "hint" if key == "tokio" else "modern"
+                try:
+                    ir = []
+                    for reps in (0, 1):
+                        cg = os.path.join(ROOT, "checks", "bench", "target", f"callgrind.pages.{key}.{pages}.{reps}.out")
+                        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}"]
+                                           + argv_of(key, srv.url, "list", 1, 1, reps, era),
+                                           capture_output=True, text=True, timeout=900)
+                        if p.returncode != 0:
+                            raise RuntimeError(f"callgrind failed: {p.stderr[-300:]}")
+                        ir.append(int([l for l in p.stderr.splitlines() if "Collected :" in l][-1].split(":")[-1].strip()))
+                    rss, checks = [], set()
+                    for _ in range(runs):
+                        out, maxrss, _ = run_once(argv_of(key, srv.url, "list", 1, 1, 2, era), 600)
+                        rss.append(maxrss)
+                        checks.add(out["check"])
+                    r = {"key": key, "label": CONTENDERS[key][0], "pages": pages, "instructions": ir[1] - ir[0],
+                         "rss_kib": statistics.median(rss), "check": sorted(checks), "runs": runs}
+                except Exception as e:  # reported in the table, not fatal
+                    r = {"key": key, "label": CONTENDERS[key][0], "pages": pages, "failed": True,
+                         "error": str(e)[-300:]}
+                rows.append(r)
+                print(f"  {r}", flush=True)
+        finally:
+            srv.stop()
+    exps = {}
+    for key in keys:
+        ok = [r for r in rows if r["key"] == key and not r.get("failed")]
+        exps[key] = {"instructions": slope([(r["pages"], r["instructions"]) for r in ok]),
+                     "rss": slope([(r["pages"], r["rss_kib"]) for r in ok])}
+    return {"rows": rows, "exponents": exps, "quick": quick, "machine": machine(),
+            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+
+
+def pages_table(w, pg):
+    """The list-all scaling section, if measured."""
+    if not pg or not pg.get("rows"):
+        return
+    w(f"## {PAGES_TITLE}")
+    w("")
+    w(f"Measured {pg['when']} UTC{' (quick run)' if pg.get('quick') else ''} by `checks/bench/run.py --pages-only`, on "
+      f"{pg.get('machine', 'the machine above')}; a loaded machine (other builds shared its 2 CPUs): the instructions "
+      "repeat whatever the load, the peak RSS is this run's. Server: `bench-server --pages N` (checks/bench/harness, "
+      "JSON responses), the first N pages of the usual catalog (about 80 KiB each), the last naming no next cursor; "
+      "N = 1, 10 and 100, the default page budget (`Budgets::pages`), so the page cap is the last size. A work item: "
+      "connect, list all pages, close (this crate: era hint, one `Client`; rmcp: `server/discover`, a pooled "
+      "`reqwest::Client`, as in the side-by-side tables). **Instructions**: callgrind over the whole client process "
+      "(every thread), a process with the warm-up item and one timed item less one with the warm-up item alone. "
+      "**Peak RSS**: GNU `time -f %M` of a process running the warm-up item and 2 timed ones (the catalog of the "
+      f"last retained), median of {pg['rows'][0].get('runs', 1)} process(es). **Exponent**: the least-squares slope "
+      "of log(figure) against log(pages) (1: linear).")
+    w("")
+    w("| client | pages | instructions / list-all item | × rmcp | peak RSS | × rmcp | check (tools) |")
+    w("|---|---:|---:|---:|---:|---:|---|")
+    ok = {(r["key"], r["pages"]): r for r in pg["rows"] if not r.get("failed")}
+    for r in pg["rows"]:
+        if r.get("failed"):
+            err = " ".join(r["error"].split())[-200:].replace("|", "/")
+            w(f"| {r['label']} | {r['pages']} | FAILED: {err} | | | | |")
+            continue
+        other = ok.get(("rmcp", r["pages"])) if r["key"] != "rmcp" else None
+        ri = f"{r['instructions'] / other['instructions']:.2f}" if other else "-"
+        rr = f"{r['rss_kib'] / other['rss_kib']:.2f}" if other else "-"
+        w(f"| {r['label']} | {r['pages']} | {r['instructions']:,} | {ri} | {r['rss_kib'] / 1024:.1f} MiB | {rr} | "
+          f"{'/'.join(map(str, r['check']))} |")
+    fx = lambda v: f"{v:.3f}" if v is not None else "-"
+    for key, e in pg["exponents"].items():
+        w(f"| {CONTENDERS[key][0]}: **exponent** | 1 → 100 | {fx(e['instructions'])} | | {fx(e['rss'])} | | |")
+    w("")
+
+
+def pages_only(a):
+    """Measures the list-all scaling rows alone and writes their section into --out (replacing it,
+    or after the concurrency scaling section), and the figures into --json if it exists."""
+    pg = pages_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["pages"] = pg
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    pages_table(lines.append, pg)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {PAGES_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        after = next((h for h in (f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
+        start = doc.index(after) if after else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
 def scale_only(a):
     """Measures the concurrency scaling rows alone and writes their section into --out (replacing
     it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is."""
@@ -966,7 +1085,13 @@ def main():
                     "--out and their figures into --json")
     ap.add_argument("--scale-only", action="store_true",
                     help="measure the concurrency scaling rows alone and write their section into --out")
+    ap.add_argument("--pages-only", action="store_true",
+                    help="measure the list-all scaling rows (catalogs of 1, 10 and 100 pages) alone and write "
+                    "their section into --out")
     a = ap.parse_args()
+    if a.pages_only:
+        pages_only(a)
+        return
     if a.scale_only:
         scale_only(a)
         return
@@ -994,7 +1119,8 @@ def main():
             d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                        d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
-                       cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"))
+                       cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
+                       pages=d.get("pages"))
         print(f"wrote {a.out}")
         return
     q = a.quick
@@ -1085,8 +1211,10 @@ def main():
         if "tokio" in only:
             print(f"== {SCALE_TITLE}", flush=True)
             scale = scale_figures(q)
+            print(f"== {PAGES_TITLE}", flush=True)
+            pages = pages_figures(q)
         else:
-            scale = None
+            scale = pages = None
         if {"tokio", "blocking"} <= only:
             print("== whole process under callgrind: one warm list-all work item", flush=True)
             try:
@@ -1108,9 +1236,9 @@ def main():
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q, "cache": cache,
-                   "cold_tls": cold_tls, "scale": scale, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
+                   "cold_tls": cold_tls, "scale": scale, "pages": pages, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
                   f, indent=1)
-    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls, scale=scale)
+    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls, scale=scale, pages=pages)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
 
 
@@ -1131,7 +1259,8 @@ def h2_only(a):
         json.dump(d, f, indent=1)
     write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                    d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick,
-                   cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"))
+                   cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
+                   pages=d.get("pages"))
     print(f"wrote {a.out}")
 
 
@@ -1160,7 +1289,7 @@ def machine():
 
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
-                   cache=None, cold_tls=None, scale=None):
+                   cache=None, cold_tls=None, scale=None, pages=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -1256,6 +1385,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     h2_table(w, h2_rows, when, h2_when, quick if h2_quick is None else h2_quick)
     cold_tls_table(w, cold_tls)
     scale_table(w, scale)
+    pages_table(w, pages)
 
     failed = [r for r in results if r.get("failed")]
     if failed:
