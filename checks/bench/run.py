@@ -667,6 +667,98 @@ def pages_table(w, pg):
     w("")
 
 
+# The origins scaling rows: this many work items in flight at once, spread over these many origins.
+ORIGIN_SIZES = (1, 10, 100, 1000)
+ORIGIN_ITEMS = 1000
+ORIGINS_TITLE = "How cost grows: 1,000 concurrent work items over 1, 10, 100 and 1,000 origins"
+
+
+def origins_figures(quick):
+    """`bench-sansio-scale URL 1000 … ORIGINS` at each of ORIGIN_SIZES against one `bench-server`
+    (every origin `o<i>.test` on its port, resolved to 127.0.0.1 by the client): memory after the
+    warm-up (one item per origin), client CPU per timed item (a `nosample` process less a
+    warm-up-only one of the same origins), memory per in-flight item, descriptors in flight, p99."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, ORIGIN_ITEMS + max(ORIGIN_SIZES) + 1024)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    procs = 1 if quick else 3
+    srv = Server("json", "both")
+    rows = []
+    try:
+        for origins in ORIGIN_SIZES:
+            o = str(origins)
+            try:
+                cpu, mem, warm, fds, ms, check = [], [], [], [], [], set()
+                for _ in range(procs):
+                    base, _, _, c0 = run_once([binary("bench-sansio-scale"), srv.url, "0", "nosample", o], 600,
+                                              with_cpu=True)
+                    out, _, _ = run_once([binary("bench-sansio-scale"), srv.url, str(ORIGIN_ITEMS), "sample", o], 900)
+                    quiet, _, _, c = run_once([binary("bench-sansio-scale"), srv.url, str(ORIGIN_ITEMS), "nosample", o],
+                                              900, with_cpu=True)
+                    if len(out["ms"]) != ORIGIN_ITEMS or len(quiet["ms"]) != ORIGIN_ITEMS:
+                        raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {ORIGIN_ITEMS} items reported")
+                    cpu.append((c - c0) * 1e3)
+                    warm.append(out["rss_before_kib"])
+                    mem.append(out["rss_peak_kib"] - out["rss_before_kib"])
+                    fds.append(out["fds_peak"] - out["fds_before"])
+                    ms += out["ms"]
+                    check.add(out["check"])
+                ms.sort()
+                r = {"origins": origins, "procs": procs, "rss_warm_kib": statistics.median(warm),
+                     "cpu_total_ms": statistics.median(cpu), "cpu_item_ms": statistics.median(cpu) / ORIGIN_ITEMS,
+                     "mem_item_kib": statistics.median(mem) / ORIGIN_ITEMS, "fds": statistics.median(fds),
+                     "p99_ms": ms[int(0.99 * (len(ms) - 1))], "check": sorted(check)}
+            except Exception as e:  # reported in the table, not fatal
+                r = {"origins": origins, "failed": True, "error": str(e)[-300:]}
+            rows.append(r)
+            print(f"  {r}", flush=True)
+    finally:
+        srv.stop()
+    ok = [r for r in rows if not r.get("failed")]
+    exps = {"rss_warm": slope([(r["origins"], r["rss_warm_kib"]) for r in ok]),
+            "cpu": slope([(r["origins"], r["cpu_total_ms"]) for r in ok]),
+            "mem": slope([(r["origins"], r["mem_item_kib"]) for r in ok]),
+            "p99": slope([(r["origins"], r["p99_ms"]) for r in ok])}
+    return {"rows": rows, "exponents": exps, "quick": quick, "machine": machine(),
+            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+
+
+def origins_table(w, og):
+    """The origins scaling section, if measured."""
+    if not og or not og.get("rows"):
+        return
+    w(f"## {ORIGINS_TITLE}")
+    w("")
+    w(f"Measured {og['when']} UTC{' (quick run)' if og.get('quick') else ''} by `checks/bench/run.py --origins-only`, on "
+      f"{og.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
+      "figures as this run's. Server: one `bench-server` (JSON responses) on 127.0.0.1; origins `o0.test` … on its "
+      "port, which the client resolves to 127.0.0.1 (`StaticResolver`), so each is an origin of its own to the "
+      "client (pool, era hint) while the server is the same. Contender: `bench-sansio-scale URL 1000 … ORIGINS` "
+      "(checks/bench/sansio), one tokio `Client` per process with the defaults of the concurrency rows: a warm-up "
+      "item per origin (each learns its era), then 1,000 work items at once, item k to origin k mod ORIGINS: "
+      "connect, call `slow` (3 s), close, HTTP/1.1, each item on a socket of its own. **Memory after warm-up**: "
+      "`VmRSS` before the round, what the client keeps per origin (era hints, idle sockets up to the pool's "
+      "limits: 8 per origin, 64 in all); **client CPU / item**: a `nosample` process less a warm-up-only process "
+      "of the same origins, over 1,000; memory per in-flight item, descriptors in flight and p99 as in the "
+      f"concurrency rows. Median over {og['rows'][0].get('procs', 1)} process(es) per size. **Exponent**: "
+      "least-squares slope of log(figure) against log(origins) (0: flat, 1: linear).")
+    w("")
+    w("| origins | memory after warm-up | client CPU / item | memory / in-flight item | descriptors in flight | p99 latency | check |")
+    w("|---:|---:|---:|---:|---:|---:|---|")
+    for r in og["rows"]:
+        if r.get("failed"):
+            err = " ".join(r["error"].split())[-200:].replace("|", "/")
+            w(f"| {r['origins']:,} | FAILED: {err} | | | | | |")
+            continue
+        w(f"| {r['origins']:,} | {r['rss_warm_kib'] / 1024:.1f} MiB | {r['cpu_item_ms'] * 1e3:.0f} µs | "
+          f"{r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | {fmt_ms(r['p99_ms'])} | {'/'.join(map(str, r['check']))} |")
+    e = og["exponents"]
+    fx = lambda v: f"{v:.3f}" if v is not None else "-"
+    w(f"| **exponent** | {fx(e['rss_warm'])} | {fx(e['cpu'])} (of the total) | {fx(e['mem'])} | | {fx(e['p99'])} | |")
+    w("")
+
+
 def pages_only(a):
     """Measures the list-all scaling rows alone and writes their section into --out (replacing it,
     or after the concurrency scaling section), and the figures into --json if it exists."""
@@ -688,6 +780,36 @@ def pages_only(a):
         doc[start:end] = lines
     else:
         after = next((h for h in (f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
+        start = doc.index(after) if after else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
+def origins_only(a):
+    """Measures the origins scaling rows alone and writes their section into --out (replacing it,
+    or after the list-all or concurrency scaling section), and the figures into --json if it exists."""
+    og = origins_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["origins"] = og
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    origins_table(lines.append, og)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {ORIGINS_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        after = next((h for h in (f"## {PAGES_TITLE}", f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}") if h in doc), None)
         start = doc.index(after) if after else None
         at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
               if start is not None else len(doc))
@@ -1085,10 +1207,16 @@ def main():
                     "--out and their figures into --json")
     ap.add_argument("--scale-only", action="store_true",
                     help="measure the concurrency scaling rows alone and write their section into --out")
+    ap.add_argument("--origins-only", action="store_true",
+                    help="measure the origins scaling rows (1,000 items over 1 to 1,000 origins) alone and write "
+                    "their section into --out")
     ap.add_argument("--pages-only", action="store_true",
                     help="measure the list-all scaling rows (catalogs of 1, 10 and 100 pages) alone and write "
                     "their section into --out")
     a = ap.parse_args()
+    if a.origins_only:
+        origins_only(a)
+        return
     if a.pages_only:
         pages_only(a)
         return
@@ -1120,7 +1248,7 @@ def main():
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                        d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
                        cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
-                       pages=d.get("pages"))
+                       pages=d.get("pages"), origins=d.get("origins"))
         print(f"wrote {a.out}")
         return
     q = a.quick
@@ -1213,8 +1341,10 @@ def main():
             scale = scale_figures(q)
             print(f"== {PAGES_TITLE}", flush=True)
             pages = pages_figures(q)
+            print(f"== {ORIGINS_TITLE}", flush=True)
+            origins = origins_figures(q)
         else:
-            scale = pages = None
+            scale = pages = origins = None
         if {"tokio", "blocking"} <= only:
             print("== whole process under callgrind: one warm list-all work item", flush=True)
             try:
@@ -1236,9 +1366,10 @@ def main():
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q, "cache": cache,
-                   "cold_tls": cold_tls, "scale": scale, "pages": pages, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
+                   "cold_tls": cold_tls, "scale": scale, "pages": pages, "origins": origins, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
                   f, indent=1)
-    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls, scale=scale, pages=pages)
+    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls, scale=scale, pages=pages,
+                   origins=origins)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
 
 
@@ -1260,7 +1391,7 @@ def h2_only(a):
     write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                    d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick,
                    cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
-                   pages=d.get("pages"))
+                   pages=d.get("pages"), origins=d.get("origins"))
     print(f"wrote {a.out}")
 
 
@@ -1289,7 +1420,8 @@ def machine():
 
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
-                   cache=None, cold_tls=None, scale=None, pages=None):
+                   cache=None, cold_tls=None, scale=None, pages=None,
+                   origins=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -1386,6 +1518,7 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     cold_tls_table(w, cold_tls)
     scale_table(w, scale)
     pages_table(w, pages)
+    origins_table(w, origins)
 
     failed = [r for r in results if r.get("failed")]
     if failed:
