@@ -738,8 +738,9 @@ def origins_table(w, og):
       "(checks/bench/sansio), one tokio `Client` per process with the defaults of the concurrency rows: a warm-up "
       "item per origin (each learns its era), then 1,000 work items at once, item k to origin k mod ORIGINS: "
       "connect, call `slow` (3 s), close, HTTP/1.1, each item on a socket of its own. **Memory after warm-up**: "
-      "`VmRSS` before the round, what the client keeps per origin (era hints, idle sockets up to the pool's "
-      "limits: 8 per origin, 64 in all); **client CPU / item**: a `nosample` process less a warm-up-only process "
+      "`VmRSS` before the round, what the client keeps per origin (era hints, and the warm-up's idle socket of "
+      "each origin: the pool may keep 1,000 sockets here, so the round's first item of each origin takes it, and "
+      "**descriptors in flight** count the new ones: 1,000 less the origins); **client CPU / item**: a `nosample` process less a warm-up-only process "
       "of the same origins, over 1,000; memory per in-flight item, descriptors in flight and p99 as in the "
       f"concurrency rows. Median over {og['rows'][0].get('procs', 1)} process(es) per size. **Exponent**: "
       "least-squares slope of log(figure) against log(origins) (0: flat, 1: linear).")
