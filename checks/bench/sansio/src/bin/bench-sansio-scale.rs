@@ -9,12 +9,11 @@
 //! resident memory (`VmRSS`) and its open descriptors (`/proc/self/fd`) every 50 ms; it prints the
 //! largest of each beside their values before the round, and every item's latency. With
 //! `nosample` it does not sample (reading `/proc/self/fd` costs CPU in proportion to the
-//! descriptors open), so that the process's CPU is the work items' alone. With `ORIGINS` (default
-//! 1) above 1 the items spread over that many origins, `o<i>.test` on `URL`'s port, which the
-//! client resolves to 127.0.0.1: item `k` goes to origin `k mod ORIGINS`, and the warm-up runs
-//! one item per origin (each learns its era). With `PAR` 0
-//! only the warm-up item runs (the baseline of the client CPU per item). Run it with `ulimit -n`
-//! above `PAR`. Every call must return the text the server sends; otherwise the process fails.
+//! descriptors open), so that the process's CPU is the work items' alone. With `ORIGINS` above
+//! one (the default) the items spread over that many origins, `o<i>.test` on `URL`'s port, which
+//! the client resolves to 127.0.0.1: item `k` goes to origin `k mod ORIGINS`, and the warm-up
+//! runs one item per origin (each learns its era). With `PAR` 0 only the warm-up item runs (the
+//! baseline of the client CPU per item). Run it with `ulimit -n` above `PAR`. Every call must return the text the server sends; otherwise the process fails.
 //!
 //! Prints `{"ms": [latency of each item], "check": text length, "rss_before_kib",
 //! "rss_peak_kib", "fds_before", "fds_peak"}`.
