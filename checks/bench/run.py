@@ -252,6 +252,609 @@ def h2_figures(quick):
     return rows
 
 
+# The cold-TLS benchmark: handshake argument of bench-sansio-cold-tls -> label.
+COLD_TLS_MODES = {
+    "resumed": "mcp-sansio (tokio adapter), its own configuration: session resumed",
+    "full": "mcp-sansio (tokio adapter), resumption off: full handshake",
+}
+COLD_TLS_TITLE = "A cold work item over TLS: resumed vs full handshake"
+
+
+def cold_tls_process(server, mode, n, timeout=600):
+    """One run of `bench-sansio-cold-tls` against the TLS server: its output, its CPU seconds (user +
+    system) and the server's counters of that run."""
+    server.reset()
+    out, _, _, cpu = run_once([binary("bench-sansio-cold-tls"), server.url, server.ca, mode, str(n)], timeout,
+                              with_cpu=True)
+    if out.get("handshake") != mode:
+        raise RuntimeError(f"the process ran {out.get('handshake')} handshakes, not {mode}")
+    return out, cpu, server.stats()
+
+
+def cold_tls_instructions(server, mode, n):
+    """Callgrind over the whole client process: the instructions of a process that runs the warm-up
+    item and `n` cold items, less those of a process that runs the warm-up item alone, per item."""
+    ir = []
+    for k in (0, n):
+        cg = os.path.join(ROOT, "checks", "bench", "target", f"callgrind.cold-tls.{mode}.{k}.out")
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}",
+                            binary("bench-sansio-cold-tls"), server.url, server.ca, mode, str(k)],
+                           capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            raise RuntimeError(f"callgrind of bench-sansio-cold-tls {mode} failed: {p.stderr[-500:]}")
+        ir.append(int([l for l in p.stderr.splitlines() if "Collected :" in l][-1].split(":")[-1].strip()))
+    return (ir[1] - ir[0]) / n
+
+
+def cold_tls_figures(quick):
+    """Both rows of the cold-TLS table, against one `bench-tls-server` in one run.
+
+    Each process runs one warm-up work item, then `n` cold work items one after another (the
+    client keeps no idle socket, so each dials: TCP connect, TLS handshake, one request). The two
+    modes alternate process by process. Client CPU and the server's counters are those of the
+    timed items alone (a warm-up-only process of the same mode is subtracted); instructions come
+    from callgrind the same way."""
+    n, procs, cg_n = (50, 2, 10) if quick else (200, 5, 20)
+    srv = TlsServer()
+    rows = []
+    try:
+        acc, failed = {}, {}
+        for mode in COLD_TLS_MODES:
+            try:
+                _, cpu0, warm = cold_tls_process(srv, mode, 0)
+                acc[mode] = {"ms": [], "cpu": [], "check": set(), "cpu0": cpu0, "warm": warm,
+                             "stats": {k: 0 for k in warm}}
+            except Exception as e:  # reported in the table, not fatal
+                failed[mode] = e
+        for _ in range(procs):
+            for mode in list(acc):
+                a = acc[mode]
+                try:
+                    out, cpu, stats = cold_tls_process(srv, mode, n)
+                except Exception as e:
+                    failed[mode] = e
+                    del acc[mode]
+                    continue
+                a["ms"] += out["ms"]
+                a["cpu"].append((cpu - a["cpu0"]) * 1e3 / n)
+                a["check"].add(out["check"])
+                for k, v in stats.items():
+                    a["stats"][k] += v - a["warm"][k]
+        for mode, label in COLD_TLS_MODES.items():
+            if mode in failed:
+                print(f"  FAILED bench-sansio-cold-tls {mode}: {failed[mode]}", flush=True)
+                rows.append({"failed": True, "mode": mode, "label": label, "error": str(failed[mode])[-300:]})
+                continue
+            a = acc[mode]
+            items = procs * n
+            per = {k: v / items for k, v in a["stats"].items() if k != "open"}
+            try:
+                instructions = cold_tls_instructions(srv, mode, cg_n)
+            except Exception as e:  # reported, not fatal
+                print(f"  callgrind of {mode} failed: {e}", flush=True)
+                instructions = None
+            r = {"mode": mode, "label": label, "ms": statistics.median(a["ms"]), "ms_all": a["ms"],
+                 "p90_ms": sorted(a["ms"])[int(0.9 * (len(a["ms"]) - 1))],
+                 "cpu_ms": statistics.median(a["cpu"]), "cpu_all": a["cpu"], "instructions": instructions,
+                 "connections": per["connections"], "handshakes": per["tls_handshakes"],
+                 "resumed": per.get("tls_resumed"), "requests": per["requests"], "check": sorted(a["check"]),
+                 "items": items, "procs": procs, "n": n, "callgrind_items": cg_n}
+            rows.append(r)
+            ir = f"{instructions:,.0f}" if instructions is not None else "-"
+            print(f"  {label:<66} wall {r['ms']:.3f} ms  cpu {r['cpu_ms']:.3f} ms  instructions {ir}  "
+                  f"conns/item {r['connections']:.2f}  tls/item {r['handshakes']:.2f}  "
+                  f"resumed/item {r['resumed'] if r['resumed'] is not None else '-'}", flush=True)
+    finally:
+        srv.stop()
+    return {"rows": rows, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "quick": quick,
+            "machine": machine()}
+
+
+def cold_tls_table(w, cold):
+    """The cold-TLS section, if measured."""
+    if not cold or not cold.get("rows"):
+        return
+    rows = cold["rows"]
+    ok = [r for r in rows if not r.get("failed")]
+    full = next((r for r in ok if r["mode"] == "full"), None)
+    w(f"## {COLD_TLS_TITLE}")
+    w("")
+    any_ok = ok[0] if ok else {}
+    w(f"Measured {cold['when']} UTC{' (quick run)' if cold.get('quick') else ''} by `checks/bench/run.py --cold-tls-only` "
+      f"(also part of a full run), on {cold.get('machine', 'the machine above')}; a loaded machine (other builds "
+      "shared its 2 CPUs), so read the wall and CPU figures as this run's and the instructions as the steady ones. "
+      "Server: `bench-tls-server` (checks/bench/harness) on 127.0.0.1 over TLS 1.3 with ALPN `http/1.1`, rustls's "
+      "default session cache (two TLS 1.3 tickets per handshake); it counts its handshakes and those that resumed a "
+      "session (`ServerConnection::handshake_kind`). Contender: `bench-sansio-cold-tls` (checks/bench/sansio), one "
+      "tokio `Client` per process (current-thread runtime, `http1_only(true)`, a pool that keeps no idle socket: "
+      "`PoolLimits::max_idle` 0), one warm-up work item, then "
+      f"{any_ok.get('n', '?')} cold work items one after another, each its own `Session`: connect (era hint, no "
+      "request), call `small`, close: one dial each (TCP connect, TLS handshake, one request). `resumed`: the "
+      "client's own configuration (`add_root_certificates`), which keeps the origin's TLS session; `full`: the same "
+      "roots in a configuration given whole (`tls_config`) with `Resumption::disabled()`. The two rows' processes "
+      f"alternate ({any_ok.get('procs', '?')} of each). **Wall**: the median cold item (and its 90th percentile), "
+      "client and server on one loopback; **client CPU**: user + system time of the client process less that of a "
+      "warm-up-only process, per timed item, median over processes; **instructions**: callgrind over the whole "
+      f"client process, {any_ok.get('callgrind_items', '?')} cold items less the warm-up-only process, per item "
+      "(the client alone: the server's side of the handshake is not counted). Connections, handshakes and resumed "
+      "handshakes are the server's counts per timed item.")
+    w("")
+    if ok:
+        w("| client | wall / item (median) | p90 | × full | client CPU / item | × full | instructions / item | × full | "
+          "TCP conns / item | TLS handshakes / item | resumed / item | requests / item | check |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in ok:
+            rt = f"{r['ms'] / full['ms']:.2f}" if full else "-"
+            cr = f"{r['cpu_ms'] / full['cpu_ms']:.2f}" if full and full["cpu_ms"] > 0 else "-"
+            ir = f"{r['instructions']:,.0f}" if r["instructions"] is not None else "-"
+            irr = (f"{r['instructions'] / full['instructions']:.2f}"
+                   if full and r["instructions"] is not None and full["instructions"] else "-")
+            res = f"{r['resumed']:.2f}" if r["resumed"] is not None else "-"
+            w(f"| {r['label']} | {r['ms']:.3f} ms | {r['p90_ms']:.3f} ms | {rt} | {r['cpu_ms'] * 1e3:.0f} µs | {cr} | "
+              f"{ir} | {irr} | {r['connections']:.2f} | {r['handshakes']:.2f} | {res} | {r['requests']:.2f} | "
+              f"{'/'.join(map(str, r['check']))} |")
+        w("")
+    for f in rows:
+        if f.get("failed"):
+            err = " ".join(f["error"].split())[-200:].replace("|", "/")
+            w(f"- FAILED: {f['label']}: {err}")
+    if any(f.get("failed") for f in rows):
+        w("")
+    res = next((r for r in ok if r["mode"] == "resumed"), None)
+    if res and full:
+        ir = ""
+        if res["instructions"] is not None and full["instructions"]:
+            ir = (f", {res['instructions']:,.0f} client instructions against {full['instructions']:,.0f} "
+                  f"({res['instructions'] / full['instructions']:.2f}×)")
+        w(f"What the figures show: with the session kept, {res['resumed'] or 0:.2f} of the "
+          f"{res['handshakes']:.2f} handshakes per cold item resumed (full: {full['resumed'] or 0:.2f}), and a cold item "
+          f"took {res['ms']:.3f} ms of wall against {full['ms']:.3f} ms ({res['ms'] / full['ms']:.2f}×), "
+          f"{res['cpu_ms'] * 1e3:.0f} µs of client CPU against {full['cpu_ms'] * 1e3:.0f} µs"
+          f"{' (' + format(res['cpu_ms'] / full['cpu_ms'], '.2f') + '×)' if full['cpu_ms'] > 0 else ''}{ir}. "
+          "A resumed TLS 1.3 handshake skips the server's certificate and its verification by the client; it "
+          "keeps the key exchange (rustls resumes with PSK and a fresh ECDHE share).")
+        w("")
+
+
+def cold_tls_only(a):
+    """Measures the cold-TLS rows alone and writes their section into --out (replacing it, or after
+    the HTTP/2 vs HTTP/1.1 section), and the figures into --json, leaving the rest as it is."""
+    cold = cold_tls_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["cold_tls"] = cold
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    cold_tls_table(lines.append, cold)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {COLD_TLS_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        h2 = f"## {H2_TITLE}"
+        start = doc.index(h2) if h2 in doc else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
+# The concurrency scaling rows: work items in flight at once on one `Client`.
+SCALE_SIZES = (1, 100, 1000, 10000)
+SCALE_TITLE = "How cost grows: concurrent work items on one `Client` (HTTP/1.1, pooled)"
+# Milliseconds of client CPU a size's timed items must take in all for its CPU per item to enter
+# the exponent (below it, the warm-up subtraction is noise).
+SCALE_CPU_FLOOR_MS = 5.0
+
+
+def slope(points):
+    """Least-squares slope of log(y) against log(x) over `points` [(x, y)] with y > 0: the growth
+    exponent (1: linear)."""
+    import math
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    den = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / den if den else None
+
+
+def scale_figures(quick):
+    """`bench-sansio-scale` at each of SCALE_SIZES against one `bench-server`: client CPU per item
+    (the process's CPU less a warm-up-only process's, over the items), memory per in-flight item
+    (peak VmRSS during the round less VmRSS before it, over the items), descriptors in flight (peak
+    less before), the 99th-percentile latency; the growth exponents of the totals against the size."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(SCALE_SIZES) + 1024)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    procs = 1 if quick else 3
+    srv = Server("json", "both")
+    rows = []
+    try:
+        _, _, _, cpu0 = run_once([binary("bench-sansio-scale"), srv.url, "0", "nosample"], 600, with_cpu=True)
+        for par in SCALE_SIZES:
+            if par + 512 > limit:
+                rows.append({"par": par, "failed": True, "error": f"ulimit -n {limit} is below {par} + 512"})
+                continue
+            try:
+                cpu, mem, fds, ms, walls, check = [], [], [], [], [], set()
+                for _ in range(procs):
+                    srv.reset()
+                    out, _, _ = run_once([binary("bench-sansio-scale"), srv.url, str(par)], 900)
+                    quiet, _, _, c = run_once([binary("bench-sansio-scale"), srv.url, str(par), "nosample"], 900,
+                                              with_cpu=True)
+                    if len(out["ms"]) != par or len(quiet["ms"]) != par:
+                        raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {par} work items reported")
+                    cpu.append((c - cpu0) * 1e3)
+                    mem.append(out["rss_peak_kib"] - out["rss_before_kib"])
+                    fds.append(out["fds_peak"] - out["fds_before"])
+                    ms += out["ms"]
+                    check.add(out["check"])
+                ms.sort()
+                r = {"par": par, "procs": procs, "cpu_total_ms": statistics.median(cpu),
+                     "cpu_item_ms": statistics.median(cpu) / par, "mem_total_kib": statistics.median(mem),
+                     "mem_item_kib": statistics.median(mem) / par, "fds": statistics.median(fds),
+                     "p99_ms": ms[int(0.99 * (len(ms) - 1))], "p50_ms": ms[len(ms) // 2], "check": sorted(check)}
+            except Exception as e:  # reported in the table, not fatal
+                r = {"par": par, "failed": True, "error": str(e)[-300:]}
+            rows.append(r)
+            print(f"  {r}", flush=True)
+    finally:
+        srv.stop()
+    ok = [r for r in rows if not r.get("failed")]
+    cpu_pts = [(r["par"], r["cpu_total_ms"]) for r in ok if r["cpu_total_ms"] >= SCALE_CPU_FLOOR_MS]
+    exps = {
+        "cpu": slope(cpu_pts), "cpu_sizes": [p for p, _ in cpu_pts],
+        "mem": slope([(r["par"], r["mem_total_kib"]) for r in ok]),
+        "fds": slope([(r["par"], r["fds"]) for r in ok]),
+        "p99": slope([(r["par"], r["p99_ms"]) for r in ok]),
+    }
+    return {"rows": rows, "exponents": exps, "nofile": limit, "quick": quick, "machine": machine(),
+            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+
+
+def scale_table(w, sc):
+    """The concurrency scaling section, if measured."""
+    if not sc or not sc.get("rows"):
+        return
+    w(f"## {SCALE_TITLE}")
+    w("")
+    w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only` (also part of a full run), on "
+      f"{sc.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
+      "figures as this run's. Server: `bench-server` (checks/bench/harness, JSON responses) on 127.0.0.1. Contender: "
+      "`bench-sansio-scale` (checks/bench/sansio), one tokio `Client` per process (loopback allowed, a pool that may "
+      "keep as many idle sockets as items), one warm-up work item, then N work items started at once, each its own "
+      "`Session`: connect (era hint, no request), call `slow`, close. The server answers `slow` after 3 s, so every "
+      "item of a round is in flight at the same time, each on a socket of its own (HTTP/1.1). Each size runs two "
+      "processes: one that samples memory and descriptors, one that does not (`nosample`), whose CPU is the items' "
+      "alone. **Client CPU / item**: user + system time of the `nosample` process less that of a warm-up-only "
+      "process, over N; **memory / in-flight item**: "
+      "the process's peak `VmRSS` during the round (sampled every 50 ms) less its `VmRSS` before the round, over N "
+      "(user memory: kernel socket buffers not included; the response data of `slow` is 4 bytes of text); "
+      "**descriptors**: the peak count of `/proc/self/fd` during the round less the count before it; **p99**: the "
+      "99th-percentile latency of an item, the server's 3 s included. Median over "
+      f"{sc['rows'][0].get('procs', 1)} process(es) per size; `ulimit -n` {sc.get('nofile')}. **Exponent**: the "
+      "least-squares slope of log(total) against log(N) (1: linear; CPU only over the sizes whose timed items took "
+      f"at least {SCALE_CPU_FLOOR_MS:.0f} ms of CPU in all, since below that the subtraction is noise).")
+    w("")
+    w("| concurrent items | client CPU / item | memory / in-flight item | descriptors in flight | p50 latency | p99 latency | check |")
+    w("|---:|---:|---:|---:|---:|---:|---|")
+    for r in sc["rows"]:
+        if r.get("failed"):
+            err = " ".join(r["error"].split())[-200:].replace("|", "/")
+            w(f"| {r['par']:,} | FAILED: {err} | | | | | |")
+            continue
+        w(f"| {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs | {r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | "
+          f"{fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | {'/'.join(map(str, r['check']))} |")
+    e = sc["exponents"]
+    fx = lambda v: f"{v:.3f}" if v is not None else "-"
+    sizes = ", ".join(f"{p:,}" for p in e.get("cpu_sizes", []))
+    w(f"| **exponent** | {fx(e['cpu'])} (sizes {sizes or 'none'}) | {fx(e['mem'])} | {fx(e['fds'])} | | {fx(e['p99'])} | |")
+    w("")
+    ok = [r for r in sc["rows"] if not r.get("failed")]
+    big = max(ok, key=lambda r: r["par"]) if ok else None
+    if big:
+        cpu_ok = e["cpu"] is not None and e["cpu"] <= 1.05
+        mem_ok = big["mem_item_kib"] <= 16
+        over = [f"{r['mem_item_kib']:.1f} KiB at {r['par']:,}" for r in ok if r["mem_item_kib"] > 16]
+        w(f"Targets (set before measuring): client CPU per work item flat from 1 to 10,000 concurrent items, exponent "
+          f"≤ 1.05: {fx(e['cpu'])}, **{'met' if cpu_ok else 'missed'}**; memory per in-flight work item ≤ 16 KiB beyond "
+          f"its response data: {big['mem_item_kib']:.1f} KiB at {big['par']:,} items, **{'met' if mem_ok else 'missed'}**"
+          f"{' (above it at the smaller sizes, where what the round costs once is shared by fewer items: ' + '; '.join(over) + ')' if over else ''}. "
+          "Descriptors in flight are one fewer than the items because the first item takes the warm-up's pooled "
+          "socket. "
+          "Not measured in this section: a work item that lists as well as calls (the harness's catalog is 8 MB, "
+          "80 GB at 10,000 items; these items call only), over one HTTP/2 socket (the core opens at most 8 streams "
+          "of a socket at once and queues the rest, `max_streams` of its HTTP/2 configuration, so 10,000 items of "
+          "3 s would take about an hour there: a row of its own, with a quick tool, is left to a later round), and "
+          "rmcp beside these rows. The "
+          "list-all rows against catalogs of 1, 10 and 100 pages (beside rmcp) and the rows over 1 to 1,000 origins "
+          "have sections of their own.")
+        w("")
+
+
+# The list-all scaling rows: catalogs of these many pages (the default page budget is 100).
+PAGE_SIZES = (1, 10, 100)
+PAGES_TITLE = "How cost grows: list-all against catalogs of 1, 10 and 100 pages"
+
+
+def pages_figures(quick):
+    """For each catalog size in PAGE_SIZES (a `bench-server --pages N`), this crate's tokio
+    adapter and rmcp (where its binary is built): callgrind instructions of one warm list-all work
+    item over the whole client process (a process with the warm-up item and one timed item, less
+    one with the warm-up item alone), and the process's peak RSS (GNU time, median of runs of the
+    warm-up item and 2 timed ones); the growth exponents of both against the pages."""
+    keys = [k for k in ("tokio", "rmcp") if os.path.exists(CONTENDERS[k][1][0])]
+    runs = 1 if quick else 3
+    rows = []
+    for pages in PAGE_SIZES:
+        srv = Server("json", "both", extra=("--pages", str(pages)))
+        try:
+            for key in keys:
+                era = "hint" if key == "tokio" else "modern"
+                try:
+                    ir = []
+                    for reps in (0, 1):
+                        cg = os.path.join(ROOT, "checks", "bench", "target", f"callgrind.pages.{key}.{pages}.{reps}.out")
+                        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}"]
+                                           + argv_of(key, srv.url, "list", 1, 1, reps, era),
+                                           capture_output=True, text=True, timeout=900)
+                        if p.returncode != 0:
+                            raise RuntimeError(f"callgrind failed: {p.stderr[-300:]}")
+                        ir.append(int([l for l in p.stderr.splitlines() if "Collected :" in l][-1].split(":")[-1].strip()))
+                    rss, checks = [], set()
+                    for _ in range(runs):
+                        out, maxrss, _ = run_once(argv_of(key, srv.url, "list", 1, 1, 2, era), 600)
+                        rss.append(maxrss)
+                        checks.add(out["check"])
+                    r = {"key": key, "label": CONTENDERS[key][0], "pages": pages, "instructions": ir[1] - ir[0],
+                         "rss_kib": statistics.median(rss), "check": sorted(checks), "runs": runs}
+                except Exception as e:  # reported in the table, not fatal
+                    r = {"key": key, "label": CONTENDERS[key][0], "pages": pages, "failed": True,
+                         "error": str(e)[-300:]}
+                rows.append(r)
+                print(f"  {r}", flush=True)
+        finally:
+            srv.stop()
+    exps = {}
+    for key in keys:
+        ok = [r for r in rows if r["key"] == key and not r.get("failed")]
+        exps[key] = {"instructions": slope([(r["pages"], r["instructions"]) for r in ok]),
+                     "rss": slope([(r["pages"], r["rss_kib"]) for r in ok])}
+    return {"rows": rows, "exponents": exps, "quick": quick, "machine": machine(),
+            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+
+
+def pages_table(w, pg):
+    """The list-all scaling section, if measured."""
+    if not pg or not pg.get("rows"):
+        return
+    w(f"## {PAGES_TITLE}")
+    w("")
+    w(f"Measured {pg['when']} UTC{' (quick run)' if pg.get('quick') else ''} by `checks/bench/run.py --pages-only`, on "
+      f"{pg.get('machine', 'the machine above')}; a loaded machine (other builds shared its 2 CPUs): the instructions "
+      "repeat whatever the load, the peak RSS is this run's. Server: `bench-server --pages N` (checks/bench/harness, "
+      "JSON responses), the first N pages of the usual catalog (about 80 KiB each), the last naming no next cursor; "
+      "N = 1, 10 and 100, the default page budget (`Budgets::pages`), so the page cap is the last size. A work item: "
+      "connect, list all pages, close (this crate: era hint, one `Client`; rmcp: `server/discover`, a pooled "
+      "`reqwest::Client`, as in the side-by-side tables). **Instructions**: callgrind over the whole client process "
+      "(every thread), a process with the warm-up item and one timed item less one with the warm-up item alone. "
+      "**Peak RSS**: GNU `time -f %M` of a process running the warm-up item and 2 timed ones (the catalog of the "
+      f"last retained), median of {pg['rows'][0].get('runs', 1)} process(es). **Exponent**: the least-squares slope "
+      "of log(figure) against log(pages) (1: linear).")
+    w("")
+    w("| client | pages | instructions / list-all item | × rmcp | peak RSS | × rmcp | check (tools) |")
+    w("|---|---:|---:|---:|---:|---:|---|")
+    ok = {(r["key"], r["pages"]): r for r in pg["rows"] if not r.get("failed")}
+    for r in pg["rows"]:
+        if r.get("failed"):
+            err = " ".join(r["error"].split())[-200:].replace("|", "/")
+            w(f"| {r['label']} | {r['pages']} | FAILED: {err} | | | | |")
+            continue
+        other = ok.get(("rmcp", r["pages"])) if r["key"] != "rmcp" else None
+        ri = f"{r['instructions'] / other['instructions']:.2f}" if other else "-"
+        rr = f"{r['rss_kib'] / other['rss_kib']:.2f}" if other else "-"
+        w(f"| {r['label']} | {r['pages']} | {r['instructions']:,} | {ri} | {r['rss_kib'] / 1024:.1f} MiB | {rr} | "
+          f"{'/'.join(map(str, r['check']))} |")
+    fx = lambda v: f"{v:.3f}" if v is not None else "-"
+    for key, e in pg["exponents"].items():
+        w(f"| {CONTENDERS[key][0]}: **exponent** | 1 → 100 | {fx(e['instructions'])} | | {fx(e['rss'])} | | |")
+    w("")
+
+
+# The origins scaling rows: this many work items in flight at once, spread over these many origins.
+ORIGIN_SIZES = (1, 10, 100, 1000)
+ORIGIN_ITEMS = 1000
+ORIGINS_TITLE = "How cost grows: 1,000 concurrent work items over 1, 10, 100 and 1,000 origins"
+
+
+def origins_figures(quick):
+    """`bench-sansio-scale URL 1000 … ORIGINS` at each of ORIGIN_SIZES against one `bench-server`
+    (every origin `o<i>.test` on its port, resolved to 127.0.0.1 by the client): memory after the
+    warm-up (one item per origin), client CPU per timed item (a `nosample` process less a
+    warm-up-only one of the same origins), memory per in-flight item, descriptors in flight, p99."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, ORIGIN_ITEMS + max(ORIGIN_SIZES) + 1024)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    procs = 1 if quick else 3
+    srv = Server("json", "both")
+    rows = []
+    try:
+        for origins in ORIGIN_SIZES:
+            o = str(origins)
+            try:
+                cpu, mem, warm, fds, ms, check = [], [], [], [], [], set()
+                for _ in range(procs):
+                    base, _, _, c0 = run_once([binary("bench-sansio-scale"), srv.url, "0", "nosample", o], 600,
+                                              with_cpu=True)
+                    out, _, _ = run_once([binary("bench-sansio-scale"), srv.url, str(ORIGIN_ITEMS), "sample", o], 900)
+                    quiet, _, _, c = run_once([binary("bench-sansio-scale"), srv.url, str(ORIGIN_ITEMS), "nosample", o],
+                                              900, with_cpu=True)
+                    if len(out["ms"]) != ORIGIN_ITEMS or len(quiet["ms"]) != ORIGIN_ITEMS:
+                        raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {ORIGIN_ITEMS} items reported")
+                    cpu.append((c - c0) * 1e3)
+                    warm.append(out["rss_before_kib"])
+                    mem.append(out["rss_peak_kib"] - out["rss_before_kib"])
+                    fds.append(out["fds_peak"] - out["fds_before"])
+                    ms += out["ms"]
+                    check.add(out["check"])
+                ms.sort()
+                r = {"origins": origins, "procs": procs, "rss_warm_kib": statistics.median(warm),
+                     "cpu_total_ms": statistics.median(cpu), "cpu_item_ms": statistics.median(cpu) / ORIGIN_ITEMS,
+                     "mem_item_kib": statistics.median(mem) / ORIGIN_ITEMS, "fds": statistics.median(fds),
+                     "p99_ms": ms[int(0.99 * (len(ms) - 1))], "check": sorted(check)}
+            except Exception as e:  # reported in the table, not fatal
+                r = {"origins": origins, "failed": True, "error": str(e)[-300:]}
+            rows.append(r)
+            print(f"  {r}", flush=True)
+    finally:
+        srv.stop()
+    ok = [r for r in rows if not r.get("failed")]
+    exps = {"rss_warm": slope([(r["origins"], r["rss_warm_kib"]) for r in ok]),
+            "cpu": slope([(r["origins"], r["cpu_total_ms"]) for r in ok]),
+            "mem": slope([(r["origins"], r["mem_item_kib"]) for r in ok]),
+            "p99": slope([(r["origins"], r["p99_ms"]) for r in ok])}
+    return {"rows": rows, "exponents": exps, "quick": quick, "machine": machine(),
+            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+
+
+def origins_table(w, og):
+    """The origins scaling section, if measured."""
+    if not og or not og.get("rows"):
+        return
+    w(f"## {ORIGINS_TITLE}")
+    w("")
+    w(f"Measured {og['when']} UTC{' (quick run)' if og.get('quick') else ''} by `checks/bench/run.py --origins-only`, on "
+      f"{og.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
+      "figures as this run's. Server: one `bench-server` (JSON responses) on 127.0.0.1; origins `o0.test` … on its "
+      "port, which the client resolves to 127.0.0.1 (`StaticResolver`), so each is an origin of its own to the "
+      "client (pool, era hint) while the server is the same. Contender: `bench-sansio-scale URL 1000 … ORIGINS` "
+      "(checks/bench/sansio), one tokio `Client` per process with the defaults of the concurrency rows: a warm-up "
+      "item per origin (each learns its era), then 1,000 work items at once, item k to origin k mod ORIGINS: "
+      "connect, call `slow` (3 s), close, HTTP/1.1, each item on a socket of its own. **Memory after warm-up**: "
+      "`VmRSS` before the round, what the client keeps per origin (era hints, and the warm-up's idle socket of "
+      "each origin: the pool may keep 1,000 sockets here, so the round's first item of each origin takes it, and "
+      "**descriptors in flight** count the new ones: 1,000 less the origins); **client CPU / item**: a `nosample` process less a warm-up-only process "
+      "of the same origins, over 1,000; memory per in-flight item, descriptors in flight and p99 as in the "
+      f"concurrency rows. Median over {og['rows'][0].get('procs', 1)} process(es) per size. **Exponent**: "
+      "least-squares slope of log(figure) against log(origins) (0: flat, 1: linear).")
+    w("")
+    w("| origins | memory after warm-up | client CPU / item | memory / in-flight item | descriptors in flight | p99 latency | check |")
+    w("|---:|---:|---:|---:|---:|---:|---|")
+    for r in og["rows"]:
+        if r.get("failed"):
+            err = " ".join(r["error"].split())[-200:].replace("|", "/")
+            w(f"| {r['origins']:,} | FAILED: {err} | | | | | |")
+            continue
+        w(f"| {r['origins']:,} | {r['rss_warm_kib'] / 1024:.1f} MiB | {r['cpu_item_ms'] * 1e3:.0f} µs | "
+          f"{r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | {fmt_ms(r['p99_ms'])} | {'/'.join(map(str, r['check']))} |")
+    e = og["exponents"]
+    fx = lambda v: f"{v:.3f}" if v is not None else "-"
+    w(f"| **exponent** | {fx(e['rss_warm'])} | {fx(e['cpu'])} (of the total) | {fx(e['mem'])} | | {fx(e['p99'])} | |")
+    w("")
+
+
+def pages_only(a):
+    """Measures the list-all scaling rows alone and writes their section into --out (replacing it,
+    or after the concurrency scaling section), and the figures into --json if it exists."""
+    pg = pages_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["pages"] = pg
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    pages_table(lines.append, pg)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {PAGES_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        after = next((h for h in (f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
+        start = doc.index(after) if after else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
+def origins_only(a):
+    """Measures the origins scaling rows alone and writes their section into --out (replacing it,
+    or after the list-all or concurrency scaling section), and the figures into --json if it exists."""
+    og = origins_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["origins"] = og
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    origins_table(lines.append, og)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {ORIGINS_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        after = next((h for h in (f"## {PAGES_TITLE}", f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}") if h in doc), None)
+        start = doc.index(after) if after else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
+def scale_only(a):
+    """Measures the concurrency scaling rows alone and writes their section into --out (replacing
+    it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is."""
+    sc = scale_figures(a.quick)
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+        d["scale"] = sc
+        with open(a.json, "w") as f:
+            json.dump(d, f, indent=1)
+    lines = []
+    scale_table(lines.append, sc)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+    heading = f"## {SCALE_TITLE}"
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = lines
+    else:
+        after = next((h for h in (f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
+        start = doc.index(after) if after else None
+        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+              if start is not None else len(doc))
+        doc[at:at] = lines
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {a.out}")
+
+
 def run_once(argv, timeout, cpus=None, with_cpu=False):
     """Runs argv under GNU time, confined to `cpus` if given; returns (parsed output, peak RSS KiB,
     wall seconds of the process), and with `with_cpu` also the CPU seconds (user + system) of the
@@ -605,9 +1208,32 @@ def main():
     ap.add_argument("--idle-only", action="store_true", help="re-measure idle connections into --json, re-render")
     ap.add_argument("--cache-only", action="store_true",
                     help="measure the catalog cache rows alone and write their section into --out")
+    ap.add_argument("--cold-tls-only", action="store_true",
+                    help="measure the cold-TLS rows (resumed vs full handshake) alone and write their section into "
+                    "--out and their figures into --json")
+    ap.add_argument("--scale-only", action="store_true",
+                    help="measure the concurrency scaling rows alone and write their section into --out")
+    ap.add_argument("--origins-only", action="store_true",
+                    help="measure the origins scaling rows (1,000 items over 1 to 1,000 origins) alone and write "
+                    "their section into --out")
+    ap.add_argument("--pages-only", action="store_true",
+                    help="measure the list-all scaling rows (catalogs of 1, 10 and 100 pages) alone and write "
+                    "their section into --out")
     a = ap.parse_args()
+    if a.origins_only:
+        origins_only(a)
+        return
+    if a.pages_only:
+        pages_only(a)
+        return
+    if a.scale_only:
+        scale_only(a)
+        return
     if a.cache_only:
         cache_only(a)
+        return
+    if a.cold_tls_only:
+        cold_tls_only(a)
         return
     if a.idle_only:
         with open(a.json) as f:
@@ -627,7 +1253,8 @@ def main():
             d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
         write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
                        d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
-                       cache=d.get("cache"))
+                       cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
+                       pages=d.get("pages"), origins=d.get("origins"))
         print(f"wrote {a.out}")
         return
     q = a.quick
@@ -711,6 +1338,19 @@ def main():
         if "h2" in only:
             print(f"== {H2_TITLE}", flush=True)
             results += h2_figures(q)
+            print(f"== {COLD_TLS_TITLE}", flush=True)
+            cold_tls = cold_tls_figures(q)
+        else:
+            cold_tls = None
+        if "tokio" in only:
+            print(f"== {SCALE_TITLE}", flush=True)
+            scale = scale_figures(q)
+            print(f"== {PAGES_TITLE}", flush=True)
+            pages = pages_figures(q)
+            print(f"== {ORIGINS_TITLE}", flush=True)
+            origins = origins_figures(q)
+        else:
+            scale = pages = origins = None
         if {"tokio", "blocking"} <= only:
             print("== whole process under callgrind: one warm list-all work item", flush=True)
             try:
@@ -732,9 +1372,10 @@ def main():
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"results": results, "core": core, "idle": idle, "elapsed": elapsed, "quick": q, "cache": cache,
-                   "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
+                   "cold_tls": cold_tls, "scale": scale, "pages": pages, "origins": origins, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}", "machine": machine()},
                   f, indent=1)
-    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache)
+    write_markdown(a.out, results, core, idle, elapsed, q, cache=cache, cold_tls=cold_tls, scale=scale, pages=pages,
+                   origins=origins)
     print(f"wrote {a.out} ({elapsed:.0f} s)")
 
 
@@ -754,7 +1395,9 @@ def h2_only(a):
     with open(a.json, "w") as f:
         json.dump(d, f, indent=1)
     write_markdown(a.out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
-                   d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick)
+                   d.get("when"), d.get("machine"), h2_when=d["h2_when"], h2_quick=a.quick,
+                   cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
+                   pages=d.get("pages"), origins=d.get("origins"))
     print(f"wrote {a.out}")
 
 
@@ -783,7 +1426,8 @@ def machine():
 
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
-                   cache=None):
+                   cache=None, cold_tls=None, scale=None, pages=None,
+                   origins=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -877,6 +1521,10 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     table("100 concurrent work items (connect + call `small` + close each), total", lambda r: r["work"] == "small" and r["par"] > 1)
 
     h2_table(w, h2_rows, when, h2_when, quick if h2_quick is None else h2_quick)
+    cold_tls_table(w, cold_tls)
+    scale_table(w, scale)
+    pages_table(w, pages)
+    origins_table(w, origins)
 
     failed = [r for r in results if r.get("failed")]
     if failed:

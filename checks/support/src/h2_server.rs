@@ -66,6 +66,8 @@ pub struct Server {
     pub requests: Arc<Mutex<Vec<SeenRequest>>>,
     /// Every frame the client sent, with the number of its connection (from 1).
     pub frames: Arc<Mutex<Vec<(usize, Frame)>>>,
+    /// The kind of every TLS handshake finished (full or resumed), in the order they finished.
+    pub handshakes: Arc<Mutex<Vec<rustls::HandshakeKind>>>,
 }
 
 impl Server {
@@ -81,12 +83,18 @@ impl Server {
         let accepted = Arc::new(AtomicUsize::new(0));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let frames = Arc::new(Mutex::new(Vec::new()));
-        let (a, r, f) = (accepted.clone(), requests.clone(), frames.clone());
+        let handshakes = Arc::new(Mutex::new(Vec::new()));
+        let (a, r, f, h) = (
+            accepted.clone(),
+            requests.clone(),
+            frames.clone(),
+            handshakes.clone(),
+        );
         std::thread::spawn(move || {
             for tcp in listener.incoming() {
                 let Ok(tcp) = tcp else { return };
                 let n = a.fetch_add(1, Ordering::SeqCst) + 1;
-                let (tls, r, f) = (tls.clone(), r.clone(), f.clone());
+                let (tls, r, f, h) = (tls.clone(), r.clone(), f.clone(), h.clone());
                 let b = Behaviour {
                     goaway_first: b.goaway_first && n == 1,
                     reset_first_call: b.reset_first_call && n == 1,
@@ -95,9 +103,16 @@ impl Server {
                 };
                 std::thread::spawn(move || match tls {
                     Some(config) => {
-                        let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        let Ok(mut conn) = rustls::ServerConnection::new(config) else {
                             return;
                         };
+                        let mut tcp = tcp;
+                        while conn.is_handshaking() {
+                            if conn.complete_io(&mut tcp).is_err() {
+                                return;
+                            }
+                        }
+                        h.lock().unwrap().extend(conn.handshake_kind());
                         serve(rustls::StreamOwned::new(conn, tcp), n, &r, &f, b);
                     }
                     None => serve(tcp, n, &r, &f, b),
@@ -109,6 +124,7 @@ impl Server {
             accepted,
             requests,
             frames,
+            handshakes,
         }
     }
 

@@ -12,8 +12,8 @@
 //! - `resolve`: name resolution ([`Resolve`]) and [`vetted_addresses`], which resolves a host
 //!   once and keeps only the addresses the policy allows;
 //! - `tls`: the rustls client configuration (ring provider, webpki roots, ALPN `http/1.1`, or
-//!   `h2` first where the adapter speaks HTTP/2), and extra roots read from PEM files
-//!   ([`read_ca_certificates`]);
+//!   `h2` first where the adapter speaks HTTP/2), the TLS sessions a client keeps per origin for
+//!   resumption, and extra roots read from PEM files ([`read_ca_certificates`]);
 //! - [`dial`]: the dial rule (one deadline across addresses and TLS, the TLS server name, the
 //!   idle check of pooled sockets), which every runtime follows;
 //! - `pool`: the bookkeeping of idle keep-alive sockets, per origin and vetted address.

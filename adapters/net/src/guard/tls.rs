@@ -1,13 +1,18 @@
 //! The rustls client configuration: ring provider, webpki roots, ALPN `http/1.1` (or `h2` first,
-//! [`with_h2_alpn`], where the adapter speaks HTTP/2); and extra roots
-//! read from PEM files, for servers behind a private certificate authority.
+//! [`with_h2_alpn`], where the adapter speaks HTTP/2); the TLS sessions a client keeps per origin
+//! for resumption ([`OriginSessions`]); and extra roots read from PEM files, for servers behind a
+//! private certificate authority.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use rustls::client::Resumption;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use rustls::{ClientConfig, RootCertStore};
+
+use crate::lock::lock;
 
 /// The default client configuration, trusting the Mozilla roots of `webpki-roots`.
 pub fn client_config() -> Arc<ClientConfig> {
@@ -33,6 +38,78 @@ pub fn with_h2_alpn(config: &ClientConfig) -> Arc<ClientConfig> {
     let mut config = config.clone();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Arc::new(config)
+}
+
+/// The origins whose TLS sessions a client keeps at most ([`OriginSessions`]); the origin dialled
+/// least recently is forgotten first. rustls's default store keeps as many server names.
+pub const RESUMABLE_ORIGINS: usize = 32;
+
+/// The TLS sessions rustls keeps of one origin: up to 8 TLS 1.3 tickets and one TLS 1.2
+/// session (rustls's memory store, sized for one server).
+const SESSIONS_PER_ORIGIN: usize = 8;
+
+/// The TLS configurations of a client's dials when the client builds its own configuration:
+/// a copy of it per origin (scheme, host and port), each with a session store of its own, which
+/// the origin's HTTP/1.1 and HTTP/2 dials share.
+///
+/// rustls keys the sessions of one store by the TLS server name alone, so two origins on one
+/// host (two ports) would take each other's tickets: each resumption would offer one origin's
+/// ticket to the other, which cannot resume it (a full handshake, and a ticket shown to a server
+/// it was not issued by). Kept per origin, the dials of a client make one full handshake per
+/// origin and resume after it, for as long as the server honours its tickets and the origin is
+/// among the [`RESUMABLE_ORIGINS`] last dialled.
+#[derive(Debug)]
+pub struct OriginSessions {
+    base: Arc<ClientConfig>,
+    origins: Mutex<VecDeque<OriginConfigs>>,
+}
+
+#[derive(Debug)]
+struct OriginConfigs {
+    origin: String,
+    http1: Arc<ClientConfig>,
+    h2: Arc<ClientConfig>,
+}
+
+impl OriginSessions {
+    /// Per-origin copies of `base` (ALPN `http/1.1`; the HTTP/2 copies offer `h2` first).
+    pub fn new(base: Arc<ClientConfig>) -> OriginSessions {
+        OriginSessions {
+            base,
+            origins: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// The configuration of a dial of `origin` ([`mcp_sansio::Endpoint::origin`]), offering
+    /// `h2` first if `h2`.
+    pub fn config(&self, origin: &str, h2: bool) -> Arc<ClientConfig> {
+        let mut origins = lock(&self.origins);
+        let at = origins.iter().position(|o| o.origin == origin);
+        let entry = match at.and_then(|i| origins.remove(i)) {
+            Some(entry) => entry,
+            None => {
+                let mut http1 = ClientConfig::clone(&self.base);
+                http1.resumption = Resumption::in_memory_sessions(SESSIONS_PER_ORIGIN);
+                OriginConfigs {
+                    origin: origin.to_owned(),
+                    h2: with_h2_alpn(&http1),
+                    http1: Arc::new(http1),
+                }
+            }
+        };
+        let config = if h2 { &entry.h2 } else { &entry.http1 }.clone();
+        origins.push_back(entry);
+        while origins.len() > RESUMABLE_ORIGINS {
+            origins.pop_front();
+        }
+        config
+    }
+
+    /// The origins whose sessions are kept now.
+    #[cfg(test)]
+    fn origins(&self) -> usize {
+        lock(&self.origins).len()
+    }
 }
 
 /// Whether the ALPN protocol a handshake negotiated is HTTP/2.
@@ -166,6 +243,32 @@ mod tests {
         assert!(is_h2(Some(b"h2")));
         assert!(!is_h2(Some(b"http/1.1")));
         assert!(!is_h2(None));
+    }
+
+    /// Each origin has a store of its own, shared by its HTTP/1.1 and HTTP/2 configurations;
+    /// the least recently dialled origin is forgotten past the bound.
+    #[test]
+    fn every_origin_has_its_own_session_store_and_the_book_is_bounded() {
+        let sessions = OriginSessions::new(client_config());
+        let a1 = sessions.config("https://a.test", false);
+        let a2 = sessions.config("https://a.test", true);
+        let b = sessions.config("https://a.test:8443", false);
+        assert_eq!(a1.alpn_protocols, vec![b"http/1.1".to_vec()]);
+        assert_eq!(
+            a2.alpn_protocols,
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+        assert!(Arc::ptr_eq(&a1, &sessions.config("https://a.test", false)));
+        assert!(!Arc::ptr_eq(&a1, &b));
+        for i in 0..RESUMABLE_ORIGINS + 5 {
+            sessions.config(&format!("https://o{i}.test"), false);
+            assert!(sessions.origins() <= RESUMABLE_ORIGINS);
+        }
+        assert_eq!(sessions.origins(), RESUMABLE_ORIGINS);
+        assert!(
+            !Arc::ptr_eq(&a1, &sessions.config("https://a.test", false)),
+            "a.test was forgotten"
+        );
     }
 
     fn temp_file(test: &str, name: &str, contents: &[u8]) -> PathBuf {

@@ -141,7 +141,8 @@ pub async fn vet<R: Runtime>(
 /// The one dial of the MCP traffic: resolves and vets the endpoint's host once, connects to the
 /// admitted addresses in order ([`connect`]), shows the TCP socket to `publish` (false: the dial
 /// was cancelled, `Ok(None)`), then for `https` runs TLS (SNI the host, ALPN `h2` first with
-/// `h2`) within what is left of the one dial deadline.
+/// `h2`, the origin's own session store where the client built its configuration) within what
+/// is left of the one dial deadline.
 pub async fn dial<R: Runtime, S: Send + 'static>(
     rt: &R,
     shared: &Arc<Shared<S>>,
@@ -162,8 +163,12 @@ pub async fn dial<R: Runtime, S: Send + 'static>(
     deadline
         .left(Instant::now())
         .ok_or_else(|| deadline.expired())?;
-    let config = if h2 { &shared.tls_h2 } else { &shared.tls };
-    let tls = rt.tls(tcp, config, endpoint.host(), &deadline).await?;
+    let config = match &shared.origin_tls {
+        Some(origins) => origins.config(&endpoint.origin(), h2),
+        None if h2 => shared.tls_h2.clone(),
+        None => shared.tls.clone(),
+    };
+    let tls = rt.tls(tcp, &config, endpoint.host(), &deadline).await?;
     Ok(Some((address, Dialled::Tls(tls))))
 }
 

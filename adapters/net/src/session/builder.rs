@@ -108,6 +108,13 @@ impl<C: BuildClient> ClientBuilder<C> {
     /// The rustls configuration for `https` endpoints. Default: [`crate::client_config`]
     /// (webpki roots, ALPN `http/1.1`). Its ALPN list should offer `http/1.1` only: where the
     /// adapter speaks HTTP/2, a copy offering `h2` first is made of it.
+    ///
+    /// TLS session resumption: the client's own configuration keeps the sessions of each origin
+    /// (scheme, host and port) apart, for the last 32 origins it dialled, so that every origin
+    /// costs one full handshake per client. A configuration given here is used as given, with
+    /// its own `resumption` setting (rustls's default store, keyed by server name alone, or
+    /// none): its sessions are shared by every client it is given to, and two origins on one
+    /// host share one server name's sessions.
     pub fn tls_config(mut self, c: Arc<rustls::ClientConfig>) -> Self {
         self.tls = Some(c);
         self
@@ -238,6 +245,7 @@ impl<C: BuildClient> ClientBuilder<C> {
 
     /// The client.
     pub fn build(self) -> C {
+        let given = self.tls.is_some();
         let tls = self.tls.unwrap_or_else(|| {
             if self.extra_roots.is_empty() {
                 crate::client_config()
@@ -250,6 +258,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             policy: self.policy,
             resolver: self.resolver.unwrap_or_else(|| Arc::new(SystemResolver)),
             tls_h2: crate::guard::tls::with_h2_alpn(&tls),
+            origin_tls: (!given).then(|| crate::guard::tls::OriginSessions::new(tls.clone())),
             tls,
             http1_only,
             h2c: self.h2c && !http1_only,

@@ -84,6 +84,10 @@ pub struct Shared<S> {
     /// The TLS configuration of `https` endpoints where HTTP/2 may be spoken: `tls` offering
     /// ALPN `h2` first (`with_h2_alpn`).
     pub tls_h2: Arc<rustls::ClientConfig>,
+    /// The per-origin copies of `tls`, each keeping its origin's TLS sessions, when the client
+    /// built `tls` itself; `None` for a configuration given whole
+    /// ([`ClientBuilder::tls_config`]), which is used as given, its session store included.
+    pub(crate) origin_tls: Option<crate::guard::tls::OriginSessions>,
     /// Whether every exchange runs on HTTP/1.1 ([`ClientBuilder::http1_only`]).
     pub http1_only: bool,
     /// Whether `http` endpoints speak HTTP/2 with prior knowledge

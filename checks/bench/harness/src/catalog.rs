@@ -138,6 +138,12 @@ pub fn page_result(page: usize, modern: bool) -> String {
 /// [`page_result`] whose modern pages declare `ttlMs: ttl_ms` (0 in the usual runs; the cached
 /// list-all row gives a lifetime, with `cacheScope: private`).
 pub fn page_result_cached(page: usize, modern: bool, ttl_ms: u64) -> String {
+    page_result_of(page, PAGES, modern, ttl_ms)
+}
+
+/// [`page_result_cached`] of a catalog of `pages` pages: its last page, `pages - 1`, names no
+/// next cursor (the scaling rows list catalogs of 1, 10 and 100 pages).
+pub fn page_result_of(page: usize, pages: usize, modern: bool, ttl_ms: u64) -> String {
     let mut tools = Vec::new();
     let mut len = 0;
     let mut i = 0;
@@ -148,7 +154,7 @@ pub fn page_result_cached(page: usize, modern: bool, ttl_ms: u64) -> String {
         i += 1;
     }
     let mut result = json!({"tools": tools});
-    if page + 1 < PAGES {
+    if page + 1 < pages {
         result["nextCursor"] = json!(format!("p{}", page + 1));
     }
     if modern {

@@ -19,6 +19,8 @@ pub mod m2m;
 #[cfg(feature = "net")]
 pub mod recording;
 #[cfg(feature = "net")]
+pub mod resume;
+#[cfg(feature = "net")]
 pub mod tasks;
 #[cfg(feature = "tracing")]
 pub mod tracing;

@@ -1,8 +1,9 @@
 //! The local MCP server every contender talks to in a benchmark run (127.0.0.1 only).
 //!
 //! `bench-server [--port P] [--mode json|sse] [--eras both|modern|legacy] [--ttl SECONDS]
-//! [--list-ttl-ms MS]` (`--list-ttl-ms`: the `ttlMs` its 2026-07-28 `tools/list` pages declare,
-//! default 0: not cacheable)
+//! [--list-ttl-ms MS] [--pages N]` (`--list-ttl-ms`: the `ttlMs` its 2026-07-28 `tools/list` pages
+//! declare, default 0: not cacheable; `--pages`: the catalog's first `N` pages, the last of them
+//! naming no next cursor, default all 100)
 //!
 //! Serves on `/mcp`: `server/discover` (modern era), `initialize` / `notifications/initialized`
 //! / `DELETE` (legacy era, with a session id), `tools/list` (the catalog of
@@ -211,7 +212,7 @@ impl Server {
                 let page = cursor
                     .strip_prefix('p')
                     .and_then(|n| n.parse::<usize>().ok());
-                match page.filter(|p| *p < catalog::PAGES) {
+                match page.filter(|p| *p < self.pages[0].len()) {
                     Some(p) => Response::json(rpc(&id, &self.pages[modern as usize][p])),
                     None => Response::json(rpc_error(&id, -32602, "invalid cursor")),
                 }
@@ -390,17 +391,20 @@ fn main() {
     let eras = opt("--eras", "both");
     let ttl: u64 = opt("--ttl", "1800").parse().expect("--ttl");
     let list_ttl_ms: u64 = opt("--list-ttl-ms", "0").parse().expect("--list-ttl-ms");
+    let pages: usize = opt("--pages", &catalog::PAGES.to_string())
+        .parse()
+        .expect("--pages");
     let big_text = catalog::big_text();
     let server = Arc::new(Server {
         sse: mode == "sse",
         modern_ok: eras != "legacy",
         legacy_ok: eras != "modern",
         pages: [
-            (0..catalog::PAGES)
-                .map(|p| catalog::page_result(p, false))
+            (0..pages)
+                .map(|p| catalog::page_result_of(p, pages, false, 0))
                 .collect(),
-            (0..catalog::PAGES)
-                .map(|p| catalog::page_result_cached(p, true, list_ttl_ms))
+            (0..pages)
+                .map(|p| catalog::page_result_of(p, pages, true, list_ttl_ms))
                 .collect(),
         ],
         big: [

@@ -12,7 +12,8 @@
 //! as by a server of the 2026 era only.
 //!
 //! Counters on a second, plain-HTTP listener that is not counted itself: `GET /stats` (JSON:
-//! accepted TCP connections, completed TLS handshakes, connections per protocol, requests per
+//! accepted TCP connections, completed TLS handshakes (and how many of them resumed a session:
+//! rustls's default stateful session cache, with its two TLS 1.3 tickets), connections per protocol, requests per
 //! HTTP version and per method) and `POST /reset`. It prints
 //! `listening 127.0.0.1:PORT control 127.0.0.1:PORT ca PATH` once bound and exits after `--ttl`
 //! seconds (default 1800), removing the PEM file (a server that is killed leaves it to its caller).
@@ -48,6 +49,7 @@ struct Stats {
     connections: AtomicU64,
     open: AtomicU64,
     tls_handshakes: AtomicU64,
+    tls_resumed: AtomicU64,
     tls_failed: AtomicU64,
     h2_connections: AtomicU64,
     h1_connections: AtomicU64,
@@ -64,11 +66,12 @@ struct Stats {
 }
 
 impl Stats {
-    fn fields(&self) -> [(&'static str, &AtomicU64); 16] {
+    fn fields(&self) -> [(&'static str, &AtomicU64); 17] {
         [
             ("connections", &self.connections),
             ("open", &self.open),
             ("tls_handshakes", &self.tls_handshakes),
+            ("tls_resumed", &self.tls_resumed),
             ("tls_failed", &self.tls_failed),
             ("h2_connections", &self.h2_connections),
             ("h1_connections", &self.h1_connections),
@@ -343,6 +346,9 @@ fn main() {
                         }
                     };
                     stats.tls_handshakes.fetch_add(1, Relaxed);
+                    if tls.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+                        stats.tls_resumed.fetch_add(1, Relaxed);
+                    }
                     let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
                     let builder = auto::Builder::new(TokioExecutor::new());
                     let builder = if h2 {
