@@ -15,8 +15,8 @@
 //! seeded generator (the same draws for both contenders of a round). Redis is flushed before each
 //! run, so every run starts cold. What is counted comes from outside the client: requests at the
 //! servers (by method), Redis commands from `INFO commandstats` and Redis round trips from
-//! `INFO stats` (`total_reads_processed`: one per read of a client's socket), each as the
-//! difference before and after the run; CPU (user + system) and wall time from each worker
+//! `INFO stats` (`total_reads_processed`: one per read of a client's socket) and Redis's own CPU
+//! from `INFO cpu`, each as the difference before and after the run; CPU (user + system) and wall time from each worker
 //! process's own `/proc/self/stat` and clock around its work items.
 #![allow(dead_code)]
 
@@ -93,6 +93,8 @@ pub struct Run {
     pub redis_reads: u64,
     /// Connections Redis accepted (`total_connections_received`).
     pub redis_connections: u64,
+    /// Redis's own user + system CPU (`INFO cpu`), seconds.
+    pub redis_cpu_s: f64,
     /// User + system CPU of the workers over their work items, seconds.
     pub cpu_s: f64,
     /// The workers' wall time over their work items, summed, seconds.
@@ -240,14 +242,16 @@ struct Snapshot {
     commands: BTreeMap<String, u64>,
     reads: u64,
     connections: u64,
+    cpu_s: f64,
 }
 
 fn snapshot(con: &mut redis::Connection) -> Snapshot {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .arg("stats")
+        .arg("cpu")
         .query(con)
-        .expect("INFO commandstats stats");
+        .expect("INFO commandstats stats cpu");
     let mut s = Snapshot::default();
     for line in info.lines() {
         if let Some(rest) = line.strip_prefix("cmdstat_") {
@@ -262,6 +266,14 @@ fn snapshot(con: &mut redis::Connection) -> Snapshot {
             s.commands.insert(name.to_owned(), calls);
         } else if let Some(v) = line.strip_prefix("total_reads_processed:") {
             s.reads = v.trim().parse().expect("total_reads_processed");
+        } else if let Some(v) = line
+            .strip_prefix("used_cpu_user:")
+            .or_else(|| line.strip_prefix("used_cpu_sys:"))
+        {
+            s.cpu_s += v
+                .trim()
+                .parse::<f64>()
+                .expect("used_cpu_user, used_cpu_sys");
         } else if let Some(v) = line.strip_prefix("total_connections_received:") {
             s.connections = v.trim().parse().expect("total_connections_received");
         }
@@ -355,6 +367,7 @@ pub fn drive(params: &Params, worker: &dyn Fn() -> Command) -> Vec<Run> {
                 redis_commands: BTreeMap::new(),
                 redis_reads: 0,
                 redis_connections: 0,
+                redis_cpu_s: 0.0,
                 cpu_s: 0.0,
                 wall_s: 0.0,
                 fleet_wall_s: 0.0,
@@ -389,6 +402,7 @@ pub fn drive(params: &Params, worker: &dyn Fn() -> Command) -> Vec<Run> {
             run.redis_commands = commands;
             run.redis_reads = (after.reads - before.reads).saturating_sub(own_reads);
             run.redis_connections = after.connections - before.connections;
+            run.redis_cpu_s = after.cpu_s - before.cpu_s;
             run.requests = difference(&requests(&servers), &requests_before);
             let mut pairs = BTreeSet::new();
             for p in 0..params.processes {
@@ -444,9 +458,9 @@ pub fn report(params: &Params, runs: &[Run]) -> String {
     );
     let _ = writeln!(
         w,
-        "| store | items | `server/discover` / item | `tools/list` / item | `tools/call` / item | requests / item | Redis commands / item | Redis round trips / item | CPU / item | wall / item |"
+        "| store | items | `server/discover` / item | `tools/list` / item | `tools/call` / item | requests / item | Redis commands / item | Redis round trips / item | CPU / item | wall / item | Redis CPU / item |"
     );
-    let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for c in [Contender::None, Contender::Shared] {
         let rs = of(runs, c);
         if rs.is_empty() {
@@ -456,7 +470,7 @@ pub fn report(params: &Params, runs: &[Run]) -> String {
         let m = |name: &'static str| per_item(&rs, move |r| r.requests_of(name) as f64);
         let _ = writeln!(
             w,
-            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.3} | {:.3} | {} | {} |",
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.3} | {:.3} | {} | {} | {} |",
             c.name(),
             items,
             m("server/discover"),
@@ -467,6 +481,7 @@ pub fn report(params: &Params, runs: &[Run]) -> String {
             per_item(&rs, |r| r.redis_reads as f64),
             us(per_item(&rs, |r| r.cpu_s)),
             us(per_item(&rs, |r| r.wall_s)),
+            us(per_item(&rs, |r| r.redis_cpu_s)),
         );
     }
     let (none, shared) = (of(runs, Contender::None), of(runs, Contender::Shared));
