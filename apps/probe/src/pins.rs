@@ -105,10 +105,19 @@ impl Store for FileStore {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
-        entries.insert(key.to_vec(), value);
+        let before = entries.insert(key.to_vec(), value);
         let size: usize = entries.iter().map(|(k, v)| k.len() + v.len() + 6).sum();
         if MAGIC.len() + size > MAX_FILE_BYTES {
-            entries.remove(key);
+            // The file is full: the set stored before stays (dropping it would let the server
+            // wash its own pins out by growing its set).
+            match before {
+                Some(v) => entries.insert(key.to_vec(), v),
+                None => entries.remove(key),
+            };
+            eprintln!(
+                "mcp-probe: the pin file {} is full ({MAX_FILE_BYTES} bytes): new pins not kept",
+                self.path.display()
+            );
             return;
         }
         self.write(&entries);
@@ -160,6 +169,27 @@ mod tests {
         store.put(b"pins:x", b"1".to_vec());
         std::fs::write(&path, b"mcp-probe pins 1\n\x00\x03era\x00\x00\x00\x00").unwrap();
         assert_eq!(FileStore::open(&path).unwrap().get(b"era"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A set that would overflow the file leaves the set stored before it in place (in memory
+    /// and in the file), and a new key that would overflow it is not kept.
+    #[test]
+    fn a_set_that_overflows_the_file_keeps_the_one_stored_before() {
+        let dir = std::env::temp_dir().join(format!("mcp-probe-pins-full-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pins");
+        let _ = std::fs::remove_file(&path);
+        let store = FileStore::open(&path).unwrap();
+        store.put(b"pins:a", b"first".to_vec());
+        store.put(b"pins:a", vec![7; MAX_FILE_BYTES]);
+        assert_eq!(store.get(b"pins:a"), Some(b"first".to_vec()));
+        store.put(b"pins:b", vec![7; MAX_FILE_BYTES]);
+        assert_eq!(store.get(b"pins:b"), None);
+        store.put(b"pins:c", b"third".to_vec());
+        let again = FileStore::open(&path).unwrap();
+        assert_eq!(again.get(b"pins:a"), Some(b"first".to_vec()));
+        assert_eq!(again.get(b"pins:c"), Some(b"third".to_vec()));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
