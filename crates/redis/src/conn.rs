@@ -5,10 +5,11 @@
 //! replies ([`redis::Parser`]) and reads the URL ([`redis::IntoConnectionInfo`]); the socket is
 //! ours, because the crate's own connections bound each read (a trickling server stretches an
 //! operation without end) and not the bytes of a reply (a `$999999999` header is followed for as
-//! long as bytes come). Under the parser is a reader that, before every read or write, sets the
-//! socket's timeout to what is left of the operation's deadline and fails once it has passed,
-//! and that fails once the operation's replies exceed their byte bound (the parser buffers in
-//! 8 KiB steps, so a header's length is never allocated ahead of its bytes). A link that failed
+//! long as bytes come). Under the parser is a reader that fails once the operation's deadline has
+//! passed or its replies exceed their byte bound (the parser buffers in 8 KiB steps, so a
+//! header's length is never allocated ahead of its bytes); under that reader, and under rustls,
+//! whose handshake and record reads take many socket reads and writes, is a socket that sets its
+//! timeout to what is left of the deadline before every read or write. A link that failed
 //! in any way (time, bytes, garbage, a closed socket) is dropped: its parser's state is unknown.
 
 use std::io::{self, Read, Write};
@@ -151,16 +152,56 @@ pub enum LinkError {
     Garbage(String),
 }
 
+/// A TCP socket under one operation's deadline: before every read or write of the socket it sets
+/// the socket's timeout to what is left of `deadline`, and fails once it has passed. Under
+/// rustls it bounds every socket read and write of the TLS layer (the handshake the first write
+/// or flush runs, the reads one record takes), not only the first one of a plaintext read.
+struct DeadlineTcp {
+    tcp: TcpStream,
+    deadline: Instant,
+}
+
+impl DeadlineTcp {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for DeadlineTcp {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.left()?;
+        self.tcp.set_read_timeout(Some(left))?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for DeadlineTcp {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = self.left()?;
+        self.tcp.set_write_timeout(Some(left))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
 enum Stream {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Plain(DeadlineTcp),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, DeadlineTcp>>),
 }
 
 impl Stream {
-    fn tcp(&self) -> &TcpStream {
+    /// The socket under the stream, whose deadline is the operation's.
+    fn sock(&mut self) -> &mut DeadlineTcp {
         match self {
             Stream::Plain(s) => s,
-            Stream::Tls(s) => &s.sock,
+            Stream::Tls(s) => &mut s.sock,
         }
     }
 }
@@ -190,13 +231,13 @@ enum Hit {
 }
 
 impl Bounded<'_> {
-    fn remaining(&mut self) -> io::Result<Duration> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+    /// Fails once the deadline has passed (the socket under the stream fails then too).
+    fn remaining(&mut self) -> io::Result<()> {
+        if self.deadline <= Instant::now() {
             self.hit = Some(Hit::Deadline);
             return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
         }
-        Ok(left)
+        Ok(())
     }
 }
 
@@ -206,8 +247,7 @@ impl Read for Bounded<'_> {
             self.hit = Some(Hit::Bytes);
             return Err(io::Error::other("reply byte bound exceeded"));
         }
-        let remaining = self.remaining()?;
-        self.stream.tcp().set_read_timeout(Some(remaining))?;
+        self.remaining()?;
         let max = buf.len().min(self.left);
         let n = match self.stream {
             Stream::Plain(s) => s.read(&mut buf[..max]),
@@ -221,8 +261,7 @@ impl Read for Bounded<'_> {
 
 impl Write for Bounded<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let remaining = self.remaining()?;
-        self.stream.tcp().set_write_timeout(Some(remaining))?;
+        self.remaining()?;
         let n = match self.stream {
             Stream::Plain(s) => s.write(buf),
             Stream::Tls(s) => s.write(buf),
@@ -231,8 +270,7 @@ impl Write for Bounded<'_> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let remaining = self.remaining()?;
-        self.stream.tcp().set_write_timeout(Some(remaining))?;
+        self.remaining()?;
         match self.stream {
             Stream::Plain(s) => s.flush(),
             Stream::Tls(s) => s.flush(),
@@ -398,6 +436,7 @@ impl Backend {
             }
         };
         let _ = tcp.set_nodelay(true);
+        let tcp = DeadlineTcp { tcp, deadline };
         let stream = match &self.tls {
             None => Stream::Plain(tcp),
             Some(config) => {
@@ -477,6 +516,7 @@ fn exchange(
         c.write_packed_command(&mut packed);
     }
     let Link { stream, parser } = link;
+    stream.sock().deadline = deadline;
     let mut io = Bounded {
         stream,
         deadline,
