@@ -361,6 +361,12 @@ impl Backend {
     /// Sends `cmds` (pipelined) and reads one reply each, all within the operation deadline and
     /// `max_reply` bytes of replies in all. A server error reply is returned as a value. Fails
     /// at once during a backoff.
+    ///
+    /// An idle link that fails before any byte of a reply arrives (the store or a balancer
+    /// closed it while it was idle) is dropped with the other idle links and the commands are
+    /// sent once more on a new link within the same deadline; only that attempt can count as a
+    /// failure. So a command may reach the store twice if the store ran it and then closed the
+    /// link without answering.
     pub fn call(&self, cmds: &[Cmd], max_reply: usize) -> Result<Vec<Value>, LinkError> {
         let start = Instant::now();
         {
@@ -372,15 +378,29 @@ impl Backend {
             }
         }
         let deadline = start + self.limits.op_timeout;
-        let link = lock(&self.idle).pop();
-        let result = match link {
-            Some(link) => Ok(link),
-            None => self.dial(deadline),
-        }
-        .and_then(|mut link| {
-            let replies = exchange(&mut link, cmds, deadline, max_reply, self.limits.op_timeout)?;
+        let timeout = self.limits.op_timeout;
+        let fresh = || {
+            let mut link = self.dial(deadline)?;
+            let replies =
+                exchange(&mut link, cmds, deadline, max_reply, timeout).map_err(|(e, _)| e)?;
             Ok((link, replies))
-        });
+        };
+        let reused = lock(&self.idle).pop();
+        let result = match reused {
+            None => fresh(),
+            Some(mut link) => match exchange(&mut link, cmds, deadline, max_reply, timeout) {
+                Ok(replies) => Ok((link, replies)),
+                // Closed while idle (the store's `timeout`, a balancer's idle timeout): it
+                // failed before any byte of a reply and before the deadline. The other idle
+                // links are older still: drop them, and dial once more within the same
+                // deadline; only that attempt counts.
+                Err((e, Replied::No)) if !matches!(e, LinkError::Deadline(_)) => {
+                    lock(&self.idle).clear();
+                    fresh()
+                }
+                Err((e, _)) => Err(e),
+            },
+        };
         match result {
             Ok((link, replies)) => {
                 {
@@ -464,7 +484,8 @@ impl Backend {
             hello.push(redis::cmd("SELECT").arg(self.target.db).clone());
         }
         if !hello.is_empty() {
-            let replies = exchange(&mut link, &hello, deadline, 4096, timeout)?;
+            let replies =
+                exchange(&mut link, &hello, deadline, 4096, timeout).map_err(|(e, _)| e)?;
             if replies.iter().any(|r| !matches!(r, Value::Okay)) {
                 return Err(LinkError::Garbage(
                     "the store refused AUTH or SELECT".to_owned(),
@@ -503,14 +524,22 @@ fn resolve(
     }
 }
 
-/// Writes `cmds` and reads one reply each on `link`, within `deadline` and `max_reply` bytes.
+/// Whether a failed exchange had read any byte of a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Replied {
+    No,
+    Yes,
+}
+
+/// Writes `cmds` and reads one reply each on `link`, within `deadline` and `max_reply` bytes;
+/// a failure says whether any byte of a reply had arrived.
 fn exchange(
     link: &mut Link,
     cmds: &[Cmd],
     deadline: Instant,
     max_reply: usize,
     timeout: Duration,
-) -> Result<Vec<Value>, LinkError> {
+) -> Result<Vec<Value>, (LinkError, Replied)> {
     let mut packed = Vec::new();
     for c in cmds {
         c.write_packed_command(&mut packed);
@@ -525,10 +554,17 @@ fn exchange(
         timeout,
         hit: None,
     };
-    io.write_all(&packed)
+    let result = io
+        .write_all(&packed)
         .and_then(|()| io.flush())
-        .map_err(|e| io.error(LinkError::Io(e)))?;
-    read_replies(parser, &mut io, cmds.len()).map_err(|other| io.error(other))
+        .map_err(|e| io.error(LinkError::Io(e)))
+        .and_then(|()| read_replies(parser, &mut io, cmds.len()).map_err(|other| io.error(other)));
+    let replied = if io.left < io.cap {
+        Replied::Yes
+    } else {
+        Replied::No
+    };
+    result.map_err(|e| (e, replied))
 }
 
 /// Reads `count` replies from `reader` with `parser`.

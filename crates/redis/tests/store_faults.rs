@@ -298,3 +298,79 @@ fn a_bad_url_is_refused_and_a_down_store_is_made() {
     );
     assert!(!debug.contains("secret-pw"), "{debug}");
 }
+
+/// A link the store closed while it was idle (Redis's `timeout`, a balancer's idle timeout;
+/// here `CLIENT KILL TYPE normal`) is dialled again within the operation, not counted as a
+/// failure: the operation succeeds, and the next is not in a backoff.
+#[test]
+fn a_link_closed_while_idle_is_dialled_again_not_a_failure() {
+    let redis = RedisServer::start();
+    let s = store(&redis.url());
+    s.put_for(b"era:k", b"m\nv".to_vec(), Duration::from_secs(30));
+    assert_eq!(s.get(b"era:k").as_deref(), Some(&b"m\nv"[..]));
+    for round in 0..2 {
+        let killed = redis.command("CLIENT KILL TYPE normal");
+        assert_eq!(
+            killed, ":1",
+            "round {round}: the store's idle link was killed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            s.get(b"era:k").as_deref(),
+            Some(&b"m\nv"[..]),
+            "round {round}"
+        );
+        s.ping().expect("no backoff");
+    }
+}
+
+/// The redial of a link closed while idle is inside the operation's one deadline: a store that
+/// closes the idle link late in the deadline and then says nothing fails the operation within
+/// the deadline, not one deadline per attempt.
+#[test]
+fn the_redial_of_a_closed_idle_link_is_within_the_one_deadline() {
+    let op = Duration::from_millis(1000);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let a = accepted.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let first = a.fetch_add(1, Ordering::SeqCst) == 0;
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                conn.set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
+                if first {
+                    // Answers the first PING; closes without a byte 900 ms into the second.
+                    if conn.read(&mut buf).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    conn.write_all(b"+PONG\r\n").unwrap();
+                    if conn.read(&mut buf).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(900));
+                } else {
+                    // Reads, never answers.
+                    let _ = conn.read(&mut buf);
+                    std::thread::sleep(Duration::from_secs(5));
+                }
+            });
+        }
+    });
+    let mut o = options();
+    o.op_timeout = op;
+    let s = RedisStore::with_options(&format!("redis://127.0.0.1:{port}/"), o).unwrap();
+    s.ping().expect("the first PING");
+    let start = Instant::now();
+    let err = s.ping().expect_err("closed, then silent");
+    let took = start.elapsed();
+    assert!(
+        matches!(err, StoreError::Unavailable(LinkError::Deadline(_))),
+        "{err:?}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 2, "dialled once more");
+    assert!(took < op + SLACK, "{took:?}");
+}
