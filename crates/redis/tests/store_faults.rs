@@ -387,10 +387,7 @@ fn take_commands(buf: &mut Vec<u8>) -> Vec<Vec<String>> {
     }
     let mut commands = Vec::new();
     let mut at = 0;
-    'next: loop {
-        let Some((head, mut i)) = line(buf, at) else {
-            break;
-        };
+    'next: while let Some((head, mut i)) = line(buf, at) {
         assert_eq!(head[0], b'*', "a command is an array");
         let mut words = Vec::new();
         for _ in 0..number(&head[1..]) {
