@@ -384,7 +384,7 @@ fn a_lapsed_holder_leaves_the_next_holders_lease() {
     let redis = RedisServer::start();
     let url = redis.url();
     let mut short = options();
-    short.lease_hold = std::time::Duration::from_millis(100);
+    short.lease_hold = std::time::Duration::from_millis(400);
     let a = mcp_sansio_redis::RedisStore::with_options(&url, short).unwrap();
     let b = store(&url);
     assert_eq!(
@@ -393,7 +393,7 @@ fn a_lapsed_holder_leaves_the_next_holders_lease() {
         "a takes the lease and lists"
     );
     let a_token = lease_of(&url, b"catalog:k").expect("a's lease");
-    std::thread::sleep(std::time::Duration::from_millis(250));
+    std::thread::sleep(std::time::Duration::from_millis(600));
     assert_eq!(lease_of(&url, b"catalog:k"), None, "a's lease lapsed");
     assert_eq!(
         b.await_fill(b"catalog:k"),

@@ -310,9 +310,9 @@ fn a_link_closed_while_idle_is_dialled_again_not_a_failure() {
     assert_eq!(s.get(b"era:k").as_deref(), Some(&b"m\nv"[..]));
     for round in 0..2 {
         let killed = redis.command("CLIENT KILL TYPE normal");
-        assert_eq!(
-            killed, ":1",
-            "round {round}: the store's idle link was killed"
+        assert!(
+            killed.starts_with(':') && killed != ":0",
+            "round {round}: the store's idle link was killed: {killed}"
         );
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(
