@@ -9,7 +9,9 @@
 //! passed or its replies exceed their byte bound (the parser buffers in 8 KiB steps, so a
 //! header's length is never allocated ahead of its bytes); under that reader, and under rustls,
 //! whose handshake and record reads take many socket reads and writes, is a socket that sets its
-//! timeout to what is left of the deadline before every read or write. A link that failed
+//! timeout to what is left of the deadline before every read or write, and that fails once twice
+//! the reply bound plus 64 KiB were read off it in the operation (under TLS, records that carry
+//! no reply count too: a handshake, key updates, tickets). A link that failed
 //! in any way (time, bytes, garbage, a closed socket) is dropped: its parser's state is unknown.
 
 use std::io::{self, Read, Write};
@@ -155,11 +157,21 @@ pub enum LinkError {
 /// A TCP socket under one operation's deadline: before every read or write of the socket it sets
 /// the socket's timeout to what is left of `deadline`, and fails once it has passed. Under
 /// rustls it bounds every socket read and write of the TLS layer (the handshake the first write
-/// or flush runs, the reads one record takes), not only the first one of a plaintext read.
+/// or flush runs, the reads one record takes), not only the first one of a plaintext read. It
+/// also fails once `read_left` bytes were read off the socket in the operation: under TLS,
+/// records that carry no reply (key updates, tickets, padding) count too.
 struct DeadlineTcp {
     tcp: TcpStream,
     deadline: Instant,
+    read_left: usize,
+    /// Whether `read_left` ran out.
+    over: bool,
 }
+
+/// The bytes an operation may read off the socket beyond twice its reply bound: the TLS
+/// handshake (a certificate chain is one handshake message of at most 64 KiB) and the records'
+/// framing.
+const WIRE_ALLOWANCE: usize = 64 << 10;
 
 impl DeadlineTcp {
     fn left(&self) -> io::Result<Duration> {
@@ -173,9 +185,16 @@ impl DeadlineTcp {
 
 impl Read for DeadlineTcp {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.read_left == 0 && !buf.is_empty() {
+            self.over = true;
+            return Err(io::Error::other("the socket's byte bound was exceeded"));
+        }
         let left = self.left()?;
         self.tcp.set_read_timeout(Some(left))?;
-        self.tcp.read(buf)
+        let max = buf.len().min(self.read_left);
+        let n = self.tcp.read(&mut buf[..max])?;
+        self.read_left -= n;
+        Ok(n)
     }
 }
 
@@ -280,9 +299,11 @@ impl Write for Bounded<'_> {
 }
 
 impl Bounded<'_> {
-    /// A socket timeout is the deadline.
+    /// A socket timeout is the deadline; the socket's byte bound is the byte bound.
     fn classify(&mut self, e: io::Error) -> io::Error {
-        if matches!(
+        if self.stream.sock().over {
+            self.hit = Some(Hit::Bytes);
+        } else if matches!(
             e.kind(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         ) {
@@ -391,10 +412,12 @@ impl Backend {
             Some(mut link) => match exchange(&mut link, cmds, deadline, max_reply, timeout) {
                 Ok(replies) => Ok((link, replies)),
                 // Closed while idle (the store's `timeout`, a balancer's idle timeout): it
-                // failed before any byte of a reply and before the deadline. The other idle
+                // failed before any byte of a reply, within its bounds. The other idle
                 // links are older still: drop them, and dial once more within the same
                 // deadline; only that attempt counts.
-                Err((e, Replied::No)) if !matches!(e, LinkError::Deadline(_)) => {
+                Err((e, Replied::No))
+                    if !matches!(e, LinkError::Deadline(_) | LinkError::TooLarge(_)) =>
+                {
                     lock(&self.idle).clear();
                     fresh()
                 }
@@ -456,7 +479,12 @@ impl Backend {
             }
         };
         let _ = tcp.set_nodelay(true);
-        let tcp = DeadlineTcp { tcp, deadline };
+        let tcp = DeadlineTcp {
+            tcp,
+            deadline,
+            read_left: 0,
+            over: false,
+        };
         let stream = match &self.tls {
             None => Stream::Plain(tcp),
             Some(config) => {
@@ -545,7 +573,10 @@ fn exchange(
         c.write_packed_command(&mut packed);
     }
     let Link { stream, parser } = link;
-    stream.sock().deadline = deadline;
+    let sock = stream.sock();
+    sock.deadline = deadline;
+    sock.read_left = max_reply.saturating_mul(2).saturating_add(WIRE_ALLOWANCE);
+    sock.over = false;
     let mut io = Bounded {
         stream,
         deadline,

@@ -152,6 +152,10 @@ enum TlsFake {
     /// Completes the TLS handshake at once, then sends the records of its answer (`+PONG`) one
     /// byte every 50 ms.
     Trickle,
+    /// Completes the TLS handshake at once, then answers a bulk string of 200 bytes, each byte
+    /// followed by 31 TLS 1.3 key updates (records that carry no reply; rustls refuses a 32nd
+    /// in a row), as fast as it can.
+    KeyUpdates,
 }
 
 /// A fake TLS Redis on 127.0.0.1 (a self-signed certificate for 127.0.0.1) behaving as `fake`
@@ -191,7 +195,7 @@ fn fake_tls_peer(fake: TlsFake) -> (u16, Arc<rustls::ClientConfig>) {
                         let _ = tcp.read(&mut buf);
                         std::thread::sleep(end.saturating_duration_since(Instant::now()));
                     }
-                    TlsFake::Trickle => {
+                    TlsFake::Trickle | TlsFake::KeyUpdates => {
                         let mut tls = rustls::ServerConnection::new(server).unwrap();
                         while tls.is_handshaking() {
                             if tls.complete_io(&mut tcp).is_err() {
@@ -212,6 +216,25 @@ fn fake_tls_peer(fake: TlsFake) -> (u16, Arc<rustls::ClientConfig>) {
                                 }
                                 _ => return,
                             }
+                        }
+                        if let TlsFake::KeyUpdates = fake {
+                            let mut out = Vec::new();
+                            tls.writer().write_all(b"$200\r\n").unwrap();
+                            for _ in 0..200 {
+                                tls.writer().write_all(b"x").unwrap();
+                                for _ in 0..31 {
+                                    tls.refresh_traffic_keys().unwrap();
+                                }
+                                while tls.wants_write() {
+                                    tls.write_tls(&mut out).unwrap();
+                                }
+                                if Instant::now() > end || tcp.write_all(&out).is_err() {
+                                    return;
+                                }
+                                out.clear();
+                            }
+                            std::thread::sleep(end.saturating_duration_since(Instant::now()));
+                            return;
                         }
                         tls.writer().write_all(b"+PONG\r\n").unwrap();
                         let mut out = Vec::new();
@@ -257,4 +280,26 @@ fn a_silent_or_trickling_tls_peer_fails_each_operation_within_its_deadline() {
         let took = start.elapsed();
         assert!(took < OP + SLACK, "{fake:?}: {took:?}");
     }
+}
+
+/// One byte bound per operation under TLS too, whatever the records carry: a TLS peer that
+/// pads a small reply with TLS 1.3 key updates (records with no reply in them, about 200 KB
+/// of them) fails the operation on its byte bound (twice the reply's bound plus 64 KiB read
+/// off the socket), not on its deadline (here 5 s, so that the bound is reached first) nor
+/// with the reply.
+#[test]
+fn a_tls_peer_sending_records_without_a_reply_fails_on_the_byte_bound() {
+    let (port, trust) = fake_tls_peer(TlsFake::KeyUpdates);
+    let mut o = options();
+    o.tls = Some(trust);
+    o.op_timeout = Duration::from_secs(5);
+    let s = RedisStore::with_options(&format!("rediss://127.0.0.1:{port}/"), o).unwrap();
+    let start = Instant::now();
+    let err = s.ping().expect_err("a fake is no store");
+    let took = start.elapsed();
+    assert!(
+        matches!(err, StoreError::Unavailable(LinkError::TooLarge(_))),
+        "{err:?} after {took:?}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
 }
