@@ -5,10 +5,13 @@
 //! replies ([`redis::Parser`]) and reads the URL ([`redis::IntoConnectionInfo`]); the socket is
 //! ours, because the crate's own connections bound each read (a trickling server stretches an
 //! operation without end) and not the bytes of a reply (a `$999999999` header is followed for as
-//! long as bytes come). Under the parser is a reader that, before every read or write, sets the
-//! socket's timeout to what is left of the operation's deadline and fails once it has passed,
-//! and that fails once the operation's replies exceed their byte bound (the parser buffers in
-//! 8 KiB steps, so a header's length is never allocated ahead of its bytes). A link that failed
+//! long as bytes come). Under the parser is a reader that fails once the operation's deadline has
+//! passed or its replies exceed their byte bound (the parser buffers in 8 KiB steps, so a
+//! header's length is never allocated ahead of its bytes); under that reader, and under rustls,
+//! whose handshake and record reads take many socket reads and writes, is a socket that sets its
+//! timeout to what is left of the deadline before every read or write, and that fails once twice
+//! the reply bound plus 64 KiB were read off it in the operation (under TLS, records that carry
+//! no reply count too: a handshake, key updates, tickets). A link that failed
 //! in any way (time, bytes, garbage, a closed socket) is dropped: its parser's state is unknown.
 
 use std::io::{self, Read, Write};
@@ -151,16 +154,73 @@ pub enum LinkError {
     Garbage(String),
 }
 
+/// A TCP socket under one operation's deadline: before every read or write of the socket it sets
+/// the socket's timeout to what is left of `deadline`, and fails once it has passed. Under
+/// rustls it bounds every socket read and write of the TLS layer (the handshake the first write
+/// or flush runs, the reads one record takes), not only the first one of a plaintext read. It
+/// also fails once `read_left` bytes were read off the socket in the operation: under TLS,
+/// records that carry no reply (key updates, tickets, padding) count too.
+struct DeadlineTcp {
+    tcp: TcpStream,
+    deadline: Instant,
+    read_left: usize,
+    /// Whether `read_left` ran out.
+    over: bool,
+}
+
+/// The bytes an operation may read off the socket beyond twice its reply bound: the TLS
+/// handshake (a certificate chain is one handshake message of at most 64 KiB) and the records'
+/// framing.
+const WIRE_ALLOWANCE: usize = 64 << 10;
+
+impl DeadlineTcp {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for DeadlineTcp {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.read_left == 0 && !buf.is_empty() {
+            self.over = true;
+            return Err(io::Error::other("the socket's byte bound was exceeded"));
+        }
+        let left = self.left()?;
+        self.tcp.set_read_timeout(Some(left))?;
+        let max = buf.len().min(self.read_left);
+        let n = self.tcp.read(&mut buf[..max])?;
+        self.read_left -= n;
+        Ok(n)
+    }
+}
+
+impl Write for DeadlineTcp {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = self.left()?;
+        self.tcp.set_write_timeout(Some(left))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
 enum Stream {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Plain(DeadlineTcp),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, DeadlineTcp>>),
 }
 
 impl Stream {
-    fn tcp(&self) -> &TcpStream {
+    /// The socket under the stream, whose deadline is the operation's.
+    fn sock(&mut self) -> &mut DeadlineTcp {
         match self {
             Stream::Plain(s) => s,
-            Stream::Tls(s) => &s.sock,
+            Stream::Tls(s) => &mut s.sock,
         }
     }
 }
@@ -190,13 +250,13 @@ enum Hit {
 }
 
 impl Bounded<'_> {
-    fn remaining(&mut self) -> io::Result<Duration> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+    /// Fails once the deadline has passed (the socket under the stream fails then too).
+    fn remaining(&mut self) -> io::Result<()> {
+        if self.deadline <= Instant::now() {
             self.hit = Some(Hit::Deadline);
             return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
         }
-        Ok(left)
+        Ok(())
     }
 }
 
@@ -206,8 +266,7 @@ impl Read for Bounded<'_> {
             self.hit = Some(Hit::Bytes);
             return Err(io::Error::other("reply byte bound exceeded"));
         }
-        let remaining = self.remaining()?;
-        self.stream.tcp().set_read_timeout(Some(remaining))?;
+        self.remaining()?;
         let max = buf.len().min(self.left);
         let n = match self.stream {
             Stream::Plain(s) => s.read(&mut buf[..max]),
@@ -221,8 +280,7 @@ impl Read for Bounded<'_> {
 
 impl Write for Bounded<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let remaining = self.remaining()?;
-        self.stream.tcp().set_write_timeout(Some(remaining))?;
+        self.remaining()?;
         let n = match self.stream {
             Stream::Plain(s) => s.write(buf),
             Stream::Tls(s) => s.write(buf),
@@ -231,8 +289,7 @@ impl Write for Bounded<'_> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let remaining = self.remaining()?;
-        self.stream.tcp().set_write_timeout(Some(remaining))?;
+        self.remaining()?;
         match self.stream {
             Stream::Plain(s) => s.flush(),
             Stream::Tls(s) => s.flush(),
@@ -242,9 +299,11 @@ impl Write for Bounded<'_> {
 }
 
 impl Bounded<'_> {
-    /// A socket timeout is the deadline.
+    /// A socket timeout is the deadline; the socket's byte bound is the byte bound.
     fn classify(&mut self, e: io::Error) -> io::Error {
-        if matches!(
+        if self.stream.sock().over {
+            self.hit = Some(Hit::Bytes);
+        } else if matches!(
             e.kind(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         ) {
@@ -323,6 +382,12 @@ impl Backend {
     /// Sends `cmds` (pipelined) and reads one reply each, all within the operation deadline and
     /// `max_reply` bytes of replies in all. A server error reply is returned as a value. Fails
     /// at once during a backoff.
+    ///
+    /// An idle link that fails before any byte of a reply arrives (the store or a balancer
+    /// closed it while it was idle) is dropped with the other idle links and the commands are
+    /// sent once more on a new link within the same deadline; only that attempt can count as a
+    /// failure. So a command may reach the store twice if the store ran it and then closed the
+    /// link without answering.
     pub fn call(&self, cmds: &[Cmd], max_reply: usize) -> Result<Vec<Value>, LinkError> {
         let start = Instant::now();
         {
@@ -334,15 +399,31 @@ impl Backend {
             }
         }
         let deadline = start + self.limits.op_timeout;
-        let link = lock(&self.idle).pop();
-        let result = match link {
-            Some(link) => Ok(link),
-            None => self.dial(deadline),
-        }
-        .and_then(|mut link| {
-            let replies = exchange(&mut link, cmds, deadline, max_reply, self.limits.op_timeout)?;
+        let timeout = self.limits.op_timeout;
+        let fresh = || {
+            let mut link = self.dial(deadline)?;
+            let replies =
+                exchange(&mut link, cmds, deadline, max_reply, timeout).map_err(|(e, _)| e)?;
             Ok((link, replies))
-        });
+        };
+        let reused = lock(&self.idle).pop();
+        let result = match reused {
+            None => fresh(),
+            Some(mut link) => match exchange(&mut link, cmds, deadline, max_reply, timeout) {
+                Ok(replies) => Ok((link, replies)),
+                // Closed while idle (the store's `timeout`, a balancer's idle timeout): it
+                // failed before any byte of a reply, within its bounds. The other idle
+                // links are older still: drop them, and dial once more within the same
+                // deadline; only that attempt counts.
+                Err((e, Replied::No))
+                    if !matches!(e, LinkError::Deadline(_) | LinkError::TooLarge(_)) =>
+                {
+                    lock(&self.idle).clear();
+                    fresh()
+                }
+                Err((e, _)) => Err(e),
+            },
+        };
         match result {
             Ok((link, replies)) => {
                 {
@@ -398,6 +479,12 @@ impl Backend {
             }
         };
         let _ = tcp.set_nodelay(true);
+        let tcp = DeadlineTcp {
+            tcp,
+            deadline,
+            read_left: 0,
+            over: false,
+        };
         let stream = match &self.tls {
             None => Stream::Plain(tcp),
             Some(config) => {
@@ -425,7 +512,8 @@ impl Backend {
             hello.push(redis::cmd("SELECT").arg(self.target.db).clone());
         }
         if !hello.is_empty() {
-            let replies = exchange(&mut link, &hello, deadline, 4096, timeout)?;
+            let replies =
+                exchange(&mut link, &hello, deadline, 4096, timeout).map_err(|(e, _)| e)?;
             if replies.iter().any(|r| !matches!(r, Value::Okay)) {
                 return Err(LinkError::Garbage(
                     "the store refused AUTH or SELECT".to_owned(),
@@ -464,19 +552,31 @@ fn resolve(
     }
 }
 
-/// Writes `cmds` and reads one reply each on `link`, within `deadline` and `max_reply` bytes.
+/// Whether a failed exchange had read any byte of a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Replied {
+    No,
+    Yes,
+}
+
+/// Writes `cmds` and reads one reply each on `link`, within `deadline` and `max_reply` bytes;
+/// a failure says whether any byte of a reply had arrived.
 fn exchange(
     link: &mut Link,
     cmds: &[Cmd],
     deadline: Instant,
     max_reply: usize,
     timeout: Duration,
-) -> Result<Vec<Value>, LinkError> {
+) -> Result<Vec<Value>, (LinkError, Replied)> {
     let mut packed = Vec::new();
     for c in cmds {
         c.write_packed_command(&mut packed);
     }
     let Link { stream, parser } = link;
+    let sock = stream.sock();
+    sock.deadline = deadline;
+    sock.read_left = max_reply.saturating_mul(2).saturating_add(WIRE_ALLOWANCE);
+    sock.over = false;
     let mut io = Bounded {
         stream,
         deadline,
@@ -485,10 +585,17 @@ fn exchange(
         timeout,
         hit: None,
     };
-    io.write_all(&packed)
+    let result = io
+        .write_all(&packed)
         .and_then(|()| io.flush())
-        .map_err(|e| io.error(LinkError::Io(e)))?;
-    read_replies(parser, &mut io, cmds.len()).map_err(|other| io.error(other))
+        .map_err(|e| io.error(LinkError::Io(e)))
+        .and_then(|()| read_replies(parser, &mut io, cmds.len()).map_err(|other| io.error(other)));
+    let replied = if io.left < io.cap {
+        Replied::Yes
+    } else {
+        Replied::No
+    };
+    result.map_err(|e| (e, replied))
 }
 
 /// Reads `count` replies from `reader` with `parser`.

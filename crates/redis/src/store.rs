@@ -37,20 +37,25 @@
 //! thread that drives the session: with the tokio adapter, an executor thread. A call blocks it
 //! at most [`Options::op_timeout`] (at most twice that for a `get`, which deletes a bad value),
 //! and not at all during a backoff; [`Store::await_fill`] blocks at most
-//! [`Options::lease_wait`] plus five operation deadlines (a failure ends it at once). Keep both
+//! [`Options::lease_wait`] plus three operation deadlines (a failure ends it at once). Keep both
 //! short on a runtime whose threads serve other tasks.
 //!
 //! **No stampede.** On a listing's miss, [`Store::await_fill`] takes a lease (`SET NX PX GET`,
 //! Redis 7, [`Options::lease_hold`]) for the listing's key: the process that gets it looks for
-//! the entry once more (another's listing may have ended since its miss) and lists; the
-//! others look for the entry every [`Options::lease_poll`] for at most [`Options::lease_wait`],
-//! then list for themselves. The holder's `put` of the listing deletes the lease; a listing that
-//! ends with nothing stored (it failed, or the server's `ttlMs` lets nothing be kept: a
-//! `remove`) marks the lease released, and the waiters list at once rather than one after
-//! another. So N cold executors on one server make one listing while the lease holds.
+//! the entry once more if its wait is not over (another's listing may have ended since its
+//! miss) and lists; the others look for the entry every [`Options::lease_poll`] for at most
+//! [`Options::lease_wait`], then list for themselves. The holder's `put` of the listing deletes
+//! the lease; a listing that ends with nothing stored (it failed, or the server's `ttlMs` lets
+//! nothing be kept: a `remove`) marks the lease released, and the waiters list at once rather
+//! than one after another. So N cold executors on one server make one listing while the lease
+//! holds. The lease holds a token the holder keeps: a `put` or `remove` frees or releases the
+//! lease only if it is still the writer's own (or already released, or, for a release, gone),
+//! compared and changed in one Lua script, so a waiter that gave up or a holder whose lease
+//! lapsed never frees another process's live lease.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::task::TaskHandle;
@@ -134,7 +139,27 @@ pub struct RedisStore {
     backend: Backend,
     options: Options,
     leases: AtomicU64,
+    /// The token of each lease this store took and has not yet freed (by its `put` or
+    /// `remove`), with when it was taken: at most [`MAX_HELD`], none older than
+    /// [`Options::lease_hold`] kept when another is taken.
+    held: Mutex<HashMap<Vec<u8>, (String, Instant)>>,
 }
+
+/// The most lease tokens a store remembers (leases whose listing never ended lapse by
+/// themselves).
+const MAX_HELD: usize = 1024;
+
+/// Deletes the lease `KEYS[1]` if it is still this process's (`ARGV[1]`, its token) or marked
+/// released (`ARGV[2]`): another process's live lease is left alone.
+const FREE_LEASE: &str = "local v = redis.call('GET', KEYS[1]) \
+if v == ARGV[1] or v == ARGV[2] then return redis.call('DEL', KEYS[1]) end return 0";
+
+/// Marks the lease `KEYS[1]` released (`ARGV[2]`) for `ARGV[3]` ms if there is none, or it is
+/// this process's (`ARGV[1]`, its token), or it is already released: another process's live
+/// lease is left alone.
+const RELEASE_LEASE: &str = "local v = redis.call('GET', KEYS[1]) \
+if v == false or v == ARGV[1] or v == ARGV[2] then \
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0";
 
 /// The value of a lease whose holder's listing ended with nothing stored.
 const RELEASED: &[u8] = b"released";
@@ -162,6 +187,10 @@ fn now_ms() -> u64 {
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -187,6 +216,7 @@ impl RedisStore {
             backend: Backend::new(target, limits, options.tls.clone()),
             options,
             leases: AtomicU64::new(0),
+            held: Mutex::new(HashMap::new()),
         })
     }
 
@@ -274,14 +304,36 @@ impl RedisStore {
         }
         let cmds = [
             redis::cmd("DEL").arg(self.name(key)).clone(),
-            redis::cmd("SET")
+            redis::cmd("EVAL")
+                .arg(RELEASE_LEASE)
+                .arg(1)
                 .arg(self.lease_name(key))
+                .arg(self.token_of(key))
                 .arg(RELEASED)
-                .arg("PX")
                 .arg(millis(self.options.lease_hold).max(1))
                 .clone(),
         ];
         let _ = self.backend.call(&cmds, REPLY_SLACK);
+    }
+
+    /// The command that deletes `key`'s lease if it is this store's (`token`) or released.
+    fn free_lease(&self, key: &[u8], token: &str) -> redis::Cmd {
+        redis::cmd("EVAL")
+            .arg(FREE_LEASE)
+            .arg(1)
+            .arg(self.lease_name(key))
+            .arg(token)
+            .arg(RELEASED)
+            .clone()
+    }
+
+    /// The token of the lease this store took for `key`, forgotten now (its listing ended); the
+    /// empty string, which no lease holds, if it took none.
+    fn token_of(&self, key: &[u8]) -> String {
+        lock(&self.held)
+            .remove(key)
+            .map(|(token, _)| token)
+            .unwrap_or_default()
     }
 
     /// Writes `payload` under `key` for `ttl`, freeing the key's lease. A lifetime of 0 or a
@@ -304,7 +356,7 @@ impl RedisStore {
                 .arg("PX")
                 .arg(ttl_ms)
                 .clone(),
-            redis::cmd("DEL").arg(self.lease_name(key)).clone(),
+            self.free_lease(key, &self.token_of(key)),
         ];
         let _ = self.backend.call(&cmds, REPLY_SLACK);
     }
@@ -312,14 +364,20 @@ impl RedisStore {
     /// Takes the lease of `key` for [`Options::lease_hold`] (`SET NX GET`, Redis 7): whether
     /// this process lists now or waits for another's listing.
     fn take_lease(&self, key: &[u8]) -> Lease {
+        // Random, so that no two processes (pid 1 in every container) nor two stores of one
+        // process hold the same token; the count keeps a store's own leases apart should the
+        // system's randomness fail.
+        let mut nonce = [0u8; 16];
+        let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce);
+        let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
         let token = format!(
-            "{}:{}",
+            "{}:{hex}:{}",
             std::process::id(),
             self.leases.fetch_add(1, Ordering::Relaxed)
         );
         let cmd = redis::cmd("SET")
             .arg(self.lease_name(key))
-            .arg(token)
+            .arg(&token)
             .arg("NX")
             .arg("PX")
             .arg(millis(self.options.lease_hold).max(1))
@@ -327,7 +385,22 @@ impl RedisStore {
             .clone();
         match self.backend.call(&[cmd], REPLY_SLACK).as_deref() {
             // Set: there was no lease.
-            Ok([Value::Nil]) => Lease::Taken,
+            Ok([Value::Nil]) => {
+                let now = Instant::now();
+                let mut held = lock(&self.held);
+                held.retain(|_, (_, at)| now.duration_since(*at) < self.options.lease_hold);
+                if held.len() >= MAX_HELD {
+                    if let Some(oldest) = held
+                        .iter()
+                        .min_by_key(|(_, (_, at))| *at)
+                        .map(|(k, _)| k.clone())
+                    {
+                        held.remove(&oldest);
+                    }
+                }
+                held.insert(key.to_vec(), (token, now));
+                Lease::Taken
+            }
             Ok([Value::BulkString(v)]) if v == RELEASED => Lease::Released,
             Ok([Value::BulkString(_)]) => Lease::Held,
             // A failure, or an answer of a store without `SET NX GET`: no coordination.
@@ -403,9 +476,13 @@ impl Store for RedisStore {
             match self.take_lease(key) {
                 // Another's listing may have ended between this process's miss and the lease
                 // it then took: look once more before listing.
+                // Past the wait, list at once (the bound of the wait).
                 Lease::Taken => {
+                    if Instant::now() >= end {
+                        return None;
+                    }
                     let entry = self.read(key)?;
-                    let cmd = redis::cmd("DEL").arg(self.lease_name(key)).clone();
+                    let cmd = self.free_lease(key, &self.token_of(key));
                     let _ = self.backend.call(&[cmd], REPLY_SLACK);
                     return Some(entry);
                 }

@@ -333,3 +333,107 @@ fn only_listings_leave_a_released_lease() {
     s.remove(b"catalog:k");
     assert_eq!(keys(&redis.url()), ["test-ns:lease:catalog:k"]);
 }
+
+/// The lease of `key` (namespaced), if any.
+fn lease_of(url: &str, key: &[u8]) -> Option<Vec<u8>> {
+    let mut lease = b"lease:".to_vec();
+    lease.extend_from_slice(key);
+    get_raw(url, &lease)
+}
+
+/// A `put` or `remove` of a process that does not hold the lease (a waiter that gave up and
+/// listed for itself) leaves another process's live lease as it is: the cold executors still
+/// wait on the holder rather than list in parallel.
+#[test]
+fn a_put_or_remove_of_a_non_holder_leaves_the_live_lease() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let () = redis::cmd("SET")
+        .arg(namespaced(b"lease:catalog:k"))
+        .arg("a live holder")
+        .arg("PX")
+        .arg(30_000)
+        .query(&mut raw(&url))
+        .unwrap();
+    let s = store(&url);
+    s.put_for(
+        b"catalog:k",
+        b"x".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(s.get(b"catalog:k").as_deref(), Some(&b"x"[..]));
+    assert_eq!(
+        lease_of(&url, b"catalog:k").as_deref(),
+        Some(&b"a live holder"[..]),
+        "a put"
+    );
+    s.remove(b"catalog:k");
+    assert_eq!(s.get(b"catalog:k"), None);
+    assert_eq!(
+        lease_of(&url, b"catalog:k").as_deref(),
+        Some(&b"a live holder"[..]),
+        "a remove"
+    );
+}
+
+/// A holder whose lease lapsed and was taken by another process: its late `put` and `remove`
+/// leave the new holder's lease; the new holder's own `remove` marks it released, and its own
+/// `put` frees it.
+#[test]
+fn a_lapsed_holder_leaves_the_next_holders_lease() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let mut short = options();
+    short.lease_hold = std::time::Duration::from_millis(400);
+    let a = mcp_sansio_redis::RedisStore::with_options(&url, short).unwrap();
+    let b = store(&url);
+    assert_eq!(
+        a.await_fill(b"catalog:k"),
+        None,
+        "a takes the lease and lists"
+    );
+    let a_token = lease_of(&url, b"catalog:k").expect("a's lease");
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(lease_of(&url, b"catalog:k"), None, "a's lease lapsed");
+    assert_eq!(
+        b.await_fill(b"catalog:k"),
+        None,
+        "b takes the lease and lists"
+    );
+    let b_token = lease_of(&url, b"catalog:k").expect("b's lease");
+    assert_ne!(a_token, b_token);
+    a.put_for(
+        b"catalog:k",
+        b"late".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(lease_of(&url, b"catalog:k"), Some(b_token.clone()), "a put");
+    a.remove(b"catalog:k");
+    assert_eq!(lease_of(&url, b"catalog:k"), Some(b_token), "a remove");
+    b.remove(b"catalog:k");
+    assert_eq!(
+        lease_of(&url, b"catalog:k").as_deref(),
+        Some(&b"released"[..]),
+        "the holder's remove"
+    );
+    assert_eq!(b.await_fill(b"catalog:k"), None, "released: list at once");
+    b.put_for(
+        b"catalog:k",
+        b"x".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(
+        lease_of(&url, b"catalog:k"),
+        None,
+        "a put frees a released lease"
+    );
+    // A holder's own put frees its lease.
+    assert_eq!(b.await_fill(b"catalog:j"), None, "b takes j's lease");
+    assert!(lease_of(&url, b"catalog:j").is_some());
+    b.put_for(
+        b"catalog:j",
+        b"x".to_vec(),
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(lease_of(&url, b"catalog:j"), None, "the holder's put");
+}

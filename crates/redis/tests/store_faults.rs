@@ -298,3 +298,197 @@ fn a_bad_url_is_refused_and_a_down_store_is_made() {
     );
     assert!(!debug.contains("secret-pw"), "{debug}");
 }
+
+/// A link the store closed while it was idle (Redis's `timeout`, a balancer's idle timeout;
+/// here `CLIENT KILL TYPE normal`) is dialled again within the operation, not counted as a
+/// failure: the operation succeeds, and the next is not in a backoff.
+#[test]
+fn a_link_closed_while_idle_is_dialled_again_not_a_failure() {
+    let redis = RedisServer::start();
+    let s = store(&redis.url());
+    s.put_for(b"era:k", b"m\nv".to_vec(), Duration::from_secs(30));
+    assert_eq!(s.get(b"era:k").as_deref(), Some(&b"m\nv"[..]));
+    for round in 0..2 {
+        let killed = redis.command("CLIENT KILL TYPE normal");
+        assert!(
+            killed.starts_with(':') && killed != ":0",
+            "round {round}: the store's idle link was killed: {killed}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            s.get(b"era:k").as_deref(),
+            Some(&b"m\nv"[..]),
+            "round {round}"
+        );
+        s.ping().expect("no backoff");
+    }
+}
+
+/// The redial of a link closed while idle is inside the operation's one deadline: a store that
+/// closes the idle link late in the deadline and then says nothing fails the operation within
+/// the deadline, not one deadline per attempt.
+#[test]
+fn the_redial_of_a_closed_idle_link_is_within_the_one_deadline() {
+    let op = Duration::from_millis(1000);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let a = accepted.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let first = a.fetch_add(1, Ordering::SeqCst) == 0;
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                conn.set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
+                if first {
+                    // Answers the first PING; closes without a byte 900 ms into the second.
+                    if conn.read(&mut buf).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    conn.write_all(b"+PONG\r\n").unwrap();
+                    if conn.read(&mut buf).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(900));
+                } else {
+                    // Reads, never answers.
+                    let _ = conn.read(&mut buf);
+                    std::thread::sleep(Duration::from_secs(5));
+                }
+            });
+        }
+    });
+    let mut o = options();
+    o.op_timeout = op;
+    let s = RedisStore::with_options(&format!("redis://127.0.0.1:{port}/"), o).unwrap();
+    s.ping().expect("the first PING");
+    let start = Instant::now();
+    let err = s.ping().expect_err("closed, then silent");
+    let took = start.elapsed();
+    assert!(
+        matches!(err, StoreError::Unavailable(LinkError::Deadline(_))),
+        "{err:?}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 2, "dialled once more");
+    assert!(took < op + SLACK, "{took:?}");
+}
+
+/// The commands of RESP arrays of bulk strings complete in `buf` (drained), each as its
+/// upper-cased words.
+fn take_commands(buf: &mut Vec<u8>) -> Vec<Vec<String>> {
+    fn line(b: &[u8], at: usize) -> Option<(&[u8], usize)> {
+        let end = b[at..].windows(2).position(|w| w == b"\r\n")? + at;
+        Some((&b[at..end], end + 2))
+    }
+    fn number(b: &[u8]) -> usize {
+        std::str::from_utf8(b).unwrap().parse().unwrap()
+    }
+    let mut commands = Vec::new();
+    let mut at = 0;
+    'next: while let Some((head, mut i)) = line(buf, at) {
+        assert_eq!(head[0], b'*', "a command is an array");
+        let mut words = Vec::new();
+        for _ in 0..number(&head[1..]) {
+            let Some((len, j)) = line(buf, i) else {
+                break 'next;
+            };
+            let len = number(&len[1..]);
+            if buf.len() < j + len + 2 {
+                break 'next;
+            }
+            words.push(String::from_utf8_lossy(&buf[j..j + len]).to_uppercase());
+            i = j + len + 2;
+        }
+        commands.push(words);
+        at = i;
+    }
+    buf.drain(..at);
+    commands
+}
+
+/// `await_fill` ends within `lease_wait` plus three operation deadlines: a lease taken once
+/// the wait is over is listed at once, with no more lookup of the entry (before, the lookup and
+/// the lease's deletion could add three more deadlines, six in all). The fake store answers
+/// every round trip 200 ms late: the lease is another's until the wait (600 ms) is over, then
+/// free; the entry is always a bad value (so each lookup also deletes it).
+#[test]
+fn a_lease_taken_after_the_wait_is_listed_at_once() {
+    let wait = Duration::from_millis(600);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let l = log.clone();
+    std::thread::spawn(move || {
+        let first_lease: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let (log, first_lease) = (l.clone(), first_lease.clone());
+            std::thread::spawn(move || {
+                conn.set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let n = conn.read(&mut chunk).unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let commands = take_commands(&mut buf);
+                    if commands.is_empty() {
+                        continue;
+                    }
+                    let mut out = Vec::new();
+                    for words in commands {
+                        let reply: &[u8] = match words[0].as_str() {
+                            "SET" if words.iter().any(|w| w == "NX") => {
+                                let first =
+                                    *first_lease.lock().unwrap().get_or_insert_with(Instant::now);
+                                if first.elapsed() < wait {
+                                    b"$7\r\nanother\r\n"
+                                } else {
+                                    log.lock().unwrap().push("taken".to_owned());
+                                    b"$-1\r\n"
+                                }
+                            }
+                            "STRLEN" => b":5\r\n",
+                            "GETRANGE" => b"$5\r\nxxxxx\r\n",
+                            "DEL" | "EVAL" => b":1\r\n",
+                            _ => b"+OK\r\n",
+                        };
+                        log.lock().unwrap().push(words[0].clone());
+                        out.extend_from_slice(reply);
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                    if conn.write_all(&out).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let mut o = options();
+    o.op_timeout = Duration::from_millis(1000);
+    o.lease_wait = wait;
+    let s = RedisStore::with_options(&format!("redis://127.0.0.1:{port}/"), o).unwrap();
+    let start = Instant::now();
+    assert_eq!(s.await_fill(b"catalog:k"), None);
+    let took = start.elapsed();
+    let log = log.lock().unwrap().clone();
+    let taken = log
+        .iter()
+        .position(|c| c == "taken")
+        .unwrap_or_else(|| panic!("the lease was never free: {log:?}"));
+    assert!(
+        log[..taken].iter().any(|c| c == "STRLEN"),
+        "it looked for the entry while waiting: {log:?}"
+    );
+    assert_eq!(
+        log[taken + 1..],
+        ["SET"],
+        "nothing after the lease taken past the wait: {log:?}"
+    );
+    assert!(took < wait + 3 * Duration::from_millis(1000), "{took:?}");
+}

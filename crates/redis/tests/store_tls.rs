@@ -137,3 +137,169 @@ fn a_wrong_password_or_an_untrusted_certificate_is_a_miss() {
     std::thread::sleep(Duration::from_millis(150));
     assert_eq!(untrusted.get(b"era:k"), None);
 }
+
+/// The deadline of one store operation in these tests (the default).
+const OP: Duration = Duration::from_millis(250);
+/// Scheduling slack on a loaded 2-core machine.
+const SLACK: Duration = Duration::from_millis(400);
+
+/// How a fake TLS peer behaves once it has accepted a connection.
+#[derive(Clone, Copy, Debug)]
+enum TlsFake {
+    /// Accepts TCP, reads the ClientHello, never answers (a paused Redis, a balancer that never
+    /// forwards).
+    Silent,
+    /// Completes the TLS handshake at once, then sends the records of its answer (`+PONG`) one
+    /// byte every 50 ms.
+    Trickle,
+    /// Completes the TLS handshake at once, then answers a bulk string of 200 bytes, each byte
+    /// followed by 31 TLS 1.3 key updates (records that carry no reply; rustls refuses a 32nd
+    /// in a row), as fast as it can.
+    KeyUpdates,
+}
+
+/// A fake TLS Redis on 127.0.0.1 (a self-signed certificate for 127.0.0.1) behaving as `fake`
+/// on every connection for at most 10 s; the client configuration that trusts it.
+fn fake_tls_peer(fake: TlsFake) -> (u16, Arc<rustls::ClientConfig>) {
+    use std::io::{Read, Write};
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ck.cert.der().clone()).unwrap();
+    let mut trust = (*mcp_sansio_net::client_config_with_roots(roots)).clone();
+    trust.alpn_protocols.clear();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        ck.key_pair.serialize_der(),
+    ));
+    let server = Arc::new(
+        rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key)
+        .unwrap(),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut tcp) = conn else { continue };
+            let server = server.clone();
+            std::thread::spawn(move || {
+                let end = Instant::now() + Duration::from_secs(10);
+                tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                match fake {
+                    TlsFake::Silent => {
+                        let mut buf = [0u8; 4096];
+                        let _ = tcp.read(&mut buf);
+                        std::thread::sleep(end.saturating_duration_since(Instant::now()));
+                    }
+                    TlsFake::Trickle | TlsFake::KeyUpdates => {
+                        let mut tls = rustls::ServerConnection::new(server).unwrap();
+                        while tls.is_handshaking() {
+                            if tls.complete_io(&mut tcp).is_err() {
+                                return;
+                            }
+                        }
+                        // The command, whatever it is.
+                        let mut buf = [0u8; 4096];
+                        loop {
+                            match tls.reader().read(&mut buf) {
+                                Ok(n) if n > 0 => break,
+                                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                                    if tls.read_tls(&mut tcp).unwrap_or(0) == 0
+                                        || tls.process_new_packets().is_err()
+                                    {
+                                        return;
+                                    }
+                                }
+                                _ => return,
+                            }
+                        }
+                        if let TlsFake::KeyUpdates = fake {
+                            let mut out = Vec::new();
+                            tls.writer().write_all(b"$200\r\n").unwrap();
+                            for _ in 0..200 {
+                                tls.writer().write_all(b"x").unwrap();
+                                for _ in 0..31 {
+                                    tls.refresh_traffic_keys().unwrap();
+                                }
+                                while tls.wants_write() {
+                                    tls.write_tls(&mut out).unwrap();
+                                }
+                                if Instant::now() > end || tcp.write_all(&out).is_err() {
+                                    return;
+                                }
+                                out.clear();
+                            }
+                            std::thread::sleep(end.saturating_duration_since(Instant::now()));
+                            return;
+                        }
+                        tls.writer().write_all(b"+PONG\r\n").unwrap();
+                        let mut out = Vec::new();
+                        while tls.wants_write() {
+                            tls.write_tls(&mut out).unwrap();
+                        }
+                        for b in out {
+                            if Instant::now() > end || tcp.write_all(&[b]).is_err() {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, Arc::new(trust))
+}
+
+/// One total deadline per operation under TLS too: a TLS peer that never answers the
+/// ClientHello (the handshake's reads), and one that trickles its records a byte at a time (one
+/// TLS record takes many socket reads), each fail `PING` within the deadline, as a deadline; and
+/// a read is a miss within it too.
+#[test]
+fn a_silent_or_trickling_tls_peer_fails_each_operation_within_its_deadline() {
+    for fake in [TlsFake::Silent, TlsFake::Trickle] {
+        let (port, trust) = fake_tls_peer(fake);
+        let mut o = options();
+        o.tls = Some(trust);
+        let s = RedisStore::with_options(&format!("rediss://127.0.0.1:{port}/"), o).unwrap();
+        let start = Instant::now();
+        let err = s.ping().expect_err("a fake is no store");
+        let took = start.elapsed();
+        assert!(took < OP + SLACK, "{fake:?}: {took:?}");
+        assert!(
+            matches!(err, StoreError::Unavailable(LinkError::Deadline(_))),
+            "{fake:?}: {err:?}"
+        );
+        std::thread::sleep(Duration::from_millis(150));
+        let start = Instant::now();
+        assert_eq!(s.get(b"catalog:x"), None);
+        let took = start.elapsed();
+        assert!(took < OP + SLACK, "{fake:?}: {took:?}");
+    }
+}
+
+/// One byte bound per operation under TLS too, whatever the records carry: a TLS peer that
+/// pads a small reply with TLS 1.3 key updates (records with no reply in them, about 200 KB
+/// of them) fails the operation on its byte bound (twice the reply's bound plus 64 KiB read
+/// off the socket), not on its deadline (here 5 s, so that the bound is reached first) nor
+/// with the reply.
+#[test]
+fn a_tls_peer_sending_records_without_a_reply_fails_on_the_byte_bound() {
+    let (port, trust) = fake_tls_peer(TlsFake::KeyUpdates);
+    let mut o = options();
+    o.tls = Some(trust);
+    o.op_timeout = Duration::from_secs(5);
+    let s = RedisStore::with_options(&format!("rediss://127.0.0.1:{port}/"), o).unwrap();
+    let start = Instant::now();
+    let err = s.ping().expect_err("a fake is no store");
+    let took = start.elapsed();
+    assert!(
+        matches!(err, StoreError::Unavailable(LinkError::TooLarge(_))),
+        "{err:?} after {took:?}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
