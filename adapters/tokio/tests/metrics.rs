@@ -7,8 +7,11 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 
 use mcp_sansio::{Budget, Config};
+use mcp_sansio_net::AddressPolicy;
+use mcp_sansio_test_support::h2_server;
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, Metric, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
@@ -78,10 +81,12 @@ fn has(a: &BTreeMap<String, String>, k: &str, v: &str) -> bool {
 /// `server.port`, `mcp.protocol.version` Recommended) and `mcp.client.session.duration`
 /// ("Histogram", `s`, "The duration of the MCP session as observed on the MCP client";
 /// `error.type` "If and only if session ends with an error"), from semantic-conventions'
-/// `docs/gen-ai/mcp.md`; and this crate's counts: budget hits by budget, errors by kind, bytes
-/// read, requests per work item (checked against the requests the servers saw) and pooled socket
-/// reuse (the requests less the sockets the server accepted). No token, argument or URL path
-/// appears in any exported value.
+/// `docs/gen-ai/mcp.md`; `network.protocol.version`: "The actual version of the protocol used for
+/// network communication", `1.1` or `2`); and this crate's counts: budget hits by budget, errors
+/// by kind, bytes read, requests per work item (checked against the requests the servers saw),
+/// pooled socket reuse (the requests less the sockets the server accepted) and multiplexed reuse
+/// over HTTP/2 (the sessions less the connections the server accepted). No token, argument or
+/// URL path appears in any exported value.
 #[tokio::test]
 async fn sessions_record_the_conventions_metrics_and_the_operators_counts() {
     let exporter = InMemoryMetricExporter::default();
@@ -261,5 +266,39 @@ async fn sessions_record_the_conventions_metrics_and_the_operators_counts() {
     for secret in [TOKEN, ARGUMENT, "/mcp"] {
         assert!(!text.contains(secret), "{secret} in the metrics");
     }
+
+    // Over HTTP/2 (h2c): a second session joins the first one's connection.
+    let h2 = h2_server::Server::start(None);
+    let url = format!("http://127.0.0.1:{}/mcp", h2.port);
+    let h2_client = mcp_sansio_tokio::Client::builder()
+        .policy(AddressPolicy::strict().allow_loopback(true))
+        .h2_prior_knowledge(true)
+        .build();
+    let mut a = h2_client.connect(h2_server::config(&url)).await.unwrap();
+    a.list_tools().await.unwrap();
+    let mut b = h2_client.connect(h2_server::config(&url)).await.unwrap();
+    b.list_tools().await.unwrap();
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+    let connections = h2.accepted.load(Ordering::SeqCst);
+    assert_eq!(connections, 1, "one HTTP/2 connection");
+    provider.force_flush().unwrap();
+    let exported = exporter.get_finished_metrics().unwrap();
+    let all = exported.last().expect("an export");
+    let reuse = sum_u64(metric(all, "mcp_sansio.client.socket.reuse"));
+    let multiplexed: u64 = reuse
+        .iter()
+        .filter(|p| has(&p.0, "mcp_sansio.reuse", "multiplexed"))
+        .map(|p| p.1)
+        .sum();
+    assert_eq!(multiplexed, 2 - connections as u64, "{reuse:?}");
+    let h2_lists: u64 = histogram_f64(metric(all, "mcp.client.operation.duration"))
+        .iter()
+        .filter(|(a, _, _)| {
+            has(a, "network.protocol.version", "2") && has(a, "mcp.method.name", "tools/list")
+        })
+        .map(|p| p.1)
+        .sum();
+    assert_eq!(h2_lists, 2, "network.protocol.version `2` over HTTP/2");
     provider.shutdown().unwrap();
 }
