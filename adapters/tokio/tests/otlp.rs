@@ -112,7 +112,8 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
 /// for the work item, the operations' fields as attributes; the metrics' names, units and the
 /// conventions' attributes (`mcp.client.operation.duration`: histogram, unit `s`,
 /// `mcp.method.name` Required, `gen_ai.tool.name` "When operation is related to a specific
-/// tool"; `mcp.client.session.duration`: histogram, `s`; semantic-conventions'
+/// tool", `error.type` `tool_error` for a result with `isError`; `mcp.client.session.duration`:
+/// histogram, `s`; semantic-conventions'
 /// `docs/gen-ai/mcp.md`), as the receiver decoded them; and neither the bearer token, nor the
 /// tool's argument, nor the endpoint's URL in any byte the exporters sent.
 #[tokio::test]
@@ -159,6 +160,8 @@ async fn spans_and_metrics_reach_an_otlp_receiver_decoded_independently() {
             .await
             .unwrap();
         assert!(!result.is_error);
+        let failed = session.call_tool("fail", b"{}").await.unwrap();
+        assert!(failed.is_error, "the demo server's `fail` answers isError");
         session.close().await.unwrap();
     };
     work.instrument(tracing::info_span!("work_item")).await;
@@ -232,8 +235,16 @@ async fn spans_and_metrics_reach_an_otlp_receiver_decoded_independently() {
             "{op} has an exchange carrying {rpc}: {children:?}"
         );
     }
-    let call = spans.iter().find(|v| s(v, "name") == "call").unwrap();
-    assert_eq!(call["attributes"]["tool"], "echo");
+    let calls: Vec<&str> = spans
+        .iter()
+        .filter(|v| s(v, "name") == "call")
+        .map(|v| s(&v["attributes"], "tool"))
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(
+        calls.contains(&"echo") && calls.contains(&"fail"),
+        "{calls:?}"
+    );
 
     // Metrics: the last export holds every instrument (cumulative).
     let exports = receiver.wait("/v1/metrics");
@@ -280,14 +291,24 @@ async fn spans_and_metrics_reach_an_otlp_receiver_decoded_independently() {
         methods.contains(&"server/discover") || methods.contains(&"initialize"),
         "{methods:?}"
     );
-    let call = points
-        .iter()
-        .find(|p| p["attributes"]["mcp.method.name"] == "tools/call")
-        .unwrap();
-    assert_eq!(call["attributes"]["gen_ai.tool.name"], "echo");
-    assert_eq!(call["attributes"]["network.transport"], "tcp");
-    assert_eq!(call["attributes"]["server.address"], "127.0.0.1");
-    assert_eq!(call["count"], 1);
+    let call = |tool: &str| -> &Value {
+        points
+            .iter()
+            .find(|p| {
+                p["attributes"]["mcp.method.name"] == "tools/call"
+                    && p["attributes"]["gen_ai.tool.name"] == tool
+            })
+            .unwrap_or_else(|| panic!("no tools/call point for {tool}: {points:?}"))
+    };
+    let echo = call("echo");
+    assert_eq!(echo["attributes"]["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(echo["attributes"]["network.transport"], "tcp");
+    assert_eq!(echo["attributes"]["server.address"], "127.0.0.1");
+    assert!(echo["attributes"].get("error.type").is_none(), "{echo}");
+    assert_eq!(echo["count"], 1);
+    // "When CallToolResult is returned with `isError` set to `true`, this attribute [error.type]
+    // SHOULD be set to `tool_error`."
+    assert_eq!(call("fail")["attributes"]["error.type"], "tool_error");
     let sessions = metric("mcp.client.session.duration")["points"]
         .as_array()
         .unwrap();
