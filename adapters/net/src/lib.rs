@@ -58,6 +58,7 @@ pub mod auth;
 pub mod cache;
 pub mod guard;
 mod lock;
+pub mod metrics;
 pub mod pins;
 pub mod runtime;
 pub mod session;

@@ -55,6 +55,15 @@
 //! `examples/tracing.rs` prints them with `tracing-subscriber`'s formatter on stderr, filtered
 //! by `RUST_LOG` (`cargo run -p mcp-sansio-tokio --features tracing --example tracing -- URL`).
 //!
+//! # Metrics
+//!
+//! With the feature `metrics` (forwarded to [`mcp_sansio_net`]), sessions record
+//! OpenTelemetry's `mcp.client.operation.duration` and `mcp.client.session.duration` and the
+//! counts of budget hits, errors, bytes read, requests and socket reuse through the global meter
+//! provider ([`mcp_sansio_net::metrics`] lists them). The example `examples/otlp` exports them,
+//! with the spans, over OTLP/HTTP
+//! (`cargo run -p mcp-sansio-tokio --features tracing,metrics --example otlp -- URL`).
+//!
 //! # Runtime and cancellation
 //!
 //! Sessions run on the tokio runtime they are used in (any flavour, with I/O and time

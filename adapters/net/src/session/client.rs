@@ -147,6 +147,7 @@ impl<S> Shared<S> {
         loop {
             let (address, mut socket) = lock(&self.pool).take(origin, std::time::Instant::now())?;
             if idle(&mut socket) {
+                crate::metrics::socket_reused(crate::metrics::Reuse::Pooled);
                 return Some((address, socket));
             }
         }
@@ -239,6 +240,7 @@ impl<S> Shared<S> {
     pub fn h2_route(&self, origin: &str, wake: Waker) -> H2Route {
         let mut book = lock(&self.h2);
         if let Some(conn) = book.live(origin) {
+            crate::metrics::socket_reused(crate::metrics::Reuse::Multiplexed);
             return H2Route::Join(conn);
         }
         match book.dialling.get_mut(origin) {

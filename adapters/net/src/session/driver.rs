@@ -32,6 +32,7 @@ use mcp_sansio::{
 };
 use mcp_sansio_transcript::{RecordedOperation, Recorder, Recording};
 
+use crate::metrics::{OpMethod, SessionMetrics};
 use crate::session::client::{HintBook, Shared};
 use crate::session::h2share::{Member, Outbox, SharedH2, Waker};
 use crate::session::io::{CallObserver, Io, Report, Start, Wait};
@@ -93,6 +94,8 @@ pub struct SessionDriver {
     recording: Option<Box<Recording>>,
     /// The spans of the running operation and its exchanges (feature `tracing`).
     trace: SessionTrace,
+    /// The session's metrics (feature `metrics`).
+    metrics: SessionMetrics,
     /// The session's handle on the client's catalog cache, if on.
     cache: Option<crate::cache::SessionCache>,
     /// The session's handle on the client's tool pins, if its policy is not off.
@@ -214,6 +217,7 @@ impl SessionDriver {
             instructions: None,
             recording,
             trace: SessionTrace::default(),
+            metrics: SessionMetrics::default(),
         }
     }
 
@@ -380,6 +384,16 @@ impl SessionDriver {
         };
         self.trace
             .start(kind, &config.endpoint, http_version, bytes_read);
+        let method = match op {
+            Start::Connect => OpMethod::Initialize,
+            Start::ListTools => OpMethod::List,
+            Start::CallTool { name, .. } => OpMethod::Call { tool: name },
+            Start::ResumeTask { .. } => OpMethod::TaskResult,
+            Start::GetTask { .. } => OpMethod::TaskGet,
+            Start::Close => OpMethod::Close,
+        };
+        self.metrics
+            .start(method, &config.endpoint, http_version, bytes_read);
         if let Some(h) = &self.h2 {
             h.conn.trace_parent(h.member, &self.trace);
         }
@@ -573,6 +587,7 @@ impl SessionDriver {
                 self.on_event(event, io, observer, &mut queued, &mut out.ended);
             }
             for t in queued {
+                self.metrics.request();
                 if self.h2.is_some() {
                     // A stream of the shared connection, which keeps its spans.
                     out.requests.push(t);
@@ -608,6 +623,8 @@ impl SessionDriver {
         let outcome = self.outcome.take();
         if let Some(o) = &outcome {
             self.trace
+                .end(o, self.era, &self.version, self.bytes_read());
+            self.metrics
                 .end(o, self.era, &self.version, self.bytes_read());
             let buf = self.conn.take_body_buffer();
             if buf.capacity() > 0 {
