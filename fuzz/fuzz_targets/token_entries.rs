@@ -36,13 +36,25 @@ fn check(entry: &TokenEntry, bytes: &[u8], seal: Option<&TokenSeal>, other: &Tok
     let tokens = &entry.credentials.tokens;
     assert!(header_safe(&tokens.access_token));
     assert!(tokens.refresh_token.as_deref().is_none_or(header_safe));
-    assert!(read_token_entry(OTHER_KEY, bytes, seal).is_err(), "another key");
+    assert!(
+        read_token_entry(OTHER_KEY, bytes, seal).is_err(),
+        "another key"
+    );
     match seal {
         Some(_) => {
-            assert!(read_token_entry(KEY, bytes, None).is_err(), "sealed, read plain");
-            assert!(read_token_entry(KEY, bytes, Some(other)).is_err(), "another seal");
+            assert!(
+                read_token_entry(KEY, bytes, None).is_err(),
+                "sealed, read plain"
+            );
+            assert!(
+                read_token_entry(KEY, bytes, Some(other)).is_err(),
+                "another seal"
+            );
         }
-        None => assert!(read_token_entry(KEY, bytes, Some(other)).is_err(), "plain, read sealed"),
+        None => assert!(
+            read_token_entry(KEY, bytes, Some(other)).is_err(),
+            "plain, read sealed"
+        ),
     }
 }
 
@@ -92,7 +104,12 @@ fuzz_target!(|data: &[u8]| {
             let mut expected = entry.clone();
             expected.spent.truncate(MAX_LINEAGE);
             assert_eq!(read_token_entry(KEY, &bytes, seal), Ok(expected));
-            check(&read_token_entry(KEY, &bytes, seal).unwrap(), &bytes, seal, &other);
+            check(
+                &read_token_entry(KEY, &bytes, seal).unwrap(),
+                &bytes,
+                seal,
+                &other,
+            );
             let at = usize::from(u16::from_be_bytes([*hi, *lo])) % bytes.len();
             if *xor == 0 {
                 return;
