@@ -370,7 +370,9 @@ pub struct Options {
     /// host optional; rediss:// for TLS), as a fleet of executors does: a
     /// listing or an era another run stored is used until it expires, per
     /// server and credential; a store that is down, slow or answering
-    /// garbage is a miss
+    /// garbage is a miss. With --oauth, token refreshes go through it too:
+    /// one per grant among the runs sharing it (the token file still keeps
+    /// this run's tokens)
     #[arg(verbatim_doc_comment, long, value_name = "URL")]
     pub store: Option<String>,
     /// With --store: with call (implies --tasks), also keep the task's

@@ -259,9 +259,8 @@ fn client(o: &Options) -> Result<(Client, Option<Arc<TranscriptFile>>), String> 
         b = b.add_root_certificates(read_ca_certificates(path).map_err(|e| e.to_string())?);
     }
     if let Some(url) = &o.store {
-        // The fleet's store: catalog cache and era hints (the token store, with one refresh
-        // per grant across the fleet, is `mcp_sansio_redis::tokens` and plugs in with the
-        // authorization, not here).
+        // The fleet's store: catalog cache and era hints (with `--oauth`, the token store on
+        // the same URL plugs in with the authorization: `oauth::authorization`).
         let store = mcp_sansio_redis::RedisStore::open(url).map_err(|e| format!("--store: {e}"))?;
         b = b.shared_store(Arc::new(store)).catalog_cache(true);
     }

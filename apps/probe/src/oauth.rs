@@ -183,6 +183,13 @@ fn authorization(config: &Config, o: &Options) -> Result<Authorization, String> 
     if let Some(d) = o.request_timeout {
         http = http.timeout(d);
     }
+    if let Some(url) = &o.store {
+        // The fleet's token store on the same Redis: one refresh per grant across every process
+        // sharing it (the token file stays where this process loads and saves its tokens).
+        let tokens = mcp_sansio_redis::tokens::RedisTokens::open(url)
+            .map_err(|e| format!("--store: {e}"))?;
+        http = http.token_store(mcp_sansio_net::auth::SharedTokens::new(Arc::new(tokens)));
+    }
     let hook = LoopbackAgent {
         listener,
         token_file: o.token_file.clone(),

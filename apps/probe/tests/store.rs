@@ -153,3 +153,76 @@ fn a_killed_call_is_resumed_from_the_store_by_name() {
         String::from_utf8_lossy(&other.stderr)
     );
 }
+
+/// RFC 9700 §4.14.2: a refresh token spent twice may revoke the whole family, so a fleet
+/// refreshes a grant once. With `--oauth` and `--store`, token refreshes go through the store:
+/// two probe runs at once (two processes, each with its own copy of a token file holding the
+/// same expired token of a client-credentials grant) renew it once between them, the other
+/// taking its tokens; both list.
+#[test]
+fn two_runs_sharing_a_grant_through_the_store_renew_it_once() {
+    use mcp_sansio_test_support::auth_server::{m2m, AuthServer, Mode};
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let redis = RedisServer::start();
+    let server = AuthServer::start(Mode::Normal);
+    let (issuer, url) = (server.base(), server.url());
+    let dir = std::env::temp_dir().join(format!("mcp-probe-store-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = dir.join("secret");
+    std::fs::write(&secret, m2m::SECRET).unwrap();
+    let run = |tokens: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+            .args(["--allow-loopback", "--json", "--oauth"])
+            .args(["--grant", "client-credentials", "--issuer", &issuer])
+            .args(["--client-id", m2m::CLIENT_ID, "--client-secret-file"])
+            .arg(&secret)
+            .arg("--token-file")
+            .arg(tokens)
+            .args(["--store", &redis.url(), "list", &url])
+            .env_remove("MCP_BEARER_TOKEN")
+            .env_remove("MCP_CLIENT_SECRET")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run mcp-probe")
+    };
+    let listed = |o: Output| {
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+        assert!(out.contains("\"echo\""), "{out}");
+    };
+    // A first run gets the grant's token and saves it.
+    let first = dir.join("first.json");
+    listed(run(&first).wait_with_output().unwrap());
+    assert_eq!(server.grants("/token", "client_credentials").len(), 1);
+    // Expired, in two copies.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    for bound in doc["resources"].as_object_mut().unwrap().values_mut() {
+        bound["tokens"]["expires_at_ms"] = 1.into();
+    }
+    let copies = [dir.join("a.json"), dir.join("b.json")];
+    for c in &copies {
+        std::fs::write(c, doc.to_string()).unwrap();
+        std::fs::set_permissions(c, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let children: Vec<_> = copies.iter().map(|c| run(c)).collect();
+    for child in children {
+        listed(child.wait_with_output().unwrap());
+    }
+    assert_eq!(
+        server.grants("/token", "client_credentials").len(),
+        2,
+        "one renewal between the two runs"
+    );
+    let saved: Vec<String> = copies
+        .iter()
+        .map(|c| std::fs::read_to_string(c).unwrap())
+        .collect();
+    assert_eq!(saved[0], saved[1], "both runs ended with the same tokens");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

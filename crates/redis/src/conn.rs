@@ -379,6 +379,13 @@ impl Backend {
         &self.limits
     }
 
+    /// Whether the link is in a backoff now (an operation would fail at once).
+    pub fn backing_off(&self) -> bool {
+        lock(&self.health)
+            .down_until
+            .is_some_and(|until| Instant::now() < until)
+    }
+
     /// Sends `cmds` (pipelined) and reads one reply each, all within the operation deadline and
     /// `max_reply` bytes of replies in all. A server error reply is returned as a value. Fails
     /// at once during a backoff.

@@ -20,13 +20,18 @@
 //! Redis sees only the key names (digests), the versions, the leases (a random holder and a
 //! number) and ciphertext. Either way no key names a server or a person.
 //!
-//! **Failure is not an outage.** Every operation runs under a deadline
-//! ([`RedisTokens::op_timeout`], applied to the connection and to each socket read and write)
-//! and a byte bound (an entry over [`MAX_ENTRY_BYTES`] is refused by the reading script before it
-//! is sent, and checked again here). A value that does not read back ([`read_token_entry`]) is a
-//! miss, and removed. When Redis is down, slow or answers garbage, the store falls back to the
-//! process's own [`MemoryTokens`] (one refresh per grant in the process) and tries Redis again
-//! after [`RedisTokens::retry_after`]; a refresh written during the outage is kept and written
+//! **Failure is not an outage.** Every operation runs on the crate's bounded link
+//! ([`crate::conn`]) under one total deadline ([`RedisTokens::op_timeout`]: dial, TLS,
+//! `AUTH`/`SELECT`, the script and every byte of its reply; a Redis that trickles one byte at a
+//! time cannot stretch it) and a byte bound on the reply ([`MAX_ENTRY_BYTES`] plus
+//! [`REPLY_SLACK`] for a read, [`REPLY_SLACK`] for the rest; an entry over [`MAX_ENTRY_BYTES`] is
+//! refused by the reading script before it is sent, and checked again here). `rediss://` is TLS
+//! (rustls; the roots of [`RedisTokens::tls`], by default the webpki roots). A value that does
+//! not read back ([`read_token_entry`]) is a miss, and removed. When Redis is down, slow or
+//! answers garbage, the store falls back to the process's own [`MemoryTokens`] (one refresh per
+//! grant in the process) and leaves Redis aside for a backoff (from [`RedisTokens::retry_after`],
+//! doubling with each failure in a row up to [`RedisTokens::backoff_max`]), then reconnects; a
+//! refresh written during the outage is kept and written
 //! to Redis once it answers again (when what Redis holds is the tokens that refresh spent, or
 //! nothing), never lost. While Redis is unreachable the single flight is per process: processes
 //! refreshing the same grant during the outage each spend its refresh token.
@@ -36,15 +41,17 @@ mod lease;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mcp_sansio::auth::ResourceCredentials;
 use mcp_sansio_net::auth::tokens::{
     relation, Lease, MemoryTokens, Relation, Spent, TokenEntry, TokenStore, TokenStoreError,
     Written, MAX_LINEAGE,
 };
-use redis::Value;
+use redis::{Cmd, Value};
+
+use crate::conn::{Backend, Limits, LinkError, Target};
 
 #[cfg(doc)]
 use mcp_sansio_net::auth::tokens::SharedTokens;
@@ -55,8 +62,13 @@ pub use entry::{
 
 /// Default deadline of one Redis operation.
 pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_millis(500);
-/// Default time before Redis is tried again after it failed.
+/// Default first pause before Redis is tried again after it failed (it doubles with each
+/// failure in a row).
 pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_millis(500);
+/// Default longest pause before Redis is tried again.
+pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// Reply bytes an operation may take beyond an entry (RESP headers, a version, an integer).
+pub const REPLY_SLACK: usize = 256;
 /// Default time to live of an entry in Redis (renewed on every write).
 pub const DEFAULT_ENTRY_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The most refreshes kept for a later write while Redis is unreachable (one per token key).
@@ -72,49 +84,48 @@ struct Pending {
 
 /// The token store of a fleet in Redis: see the [module docs](self).
 pub struct RedisTokens {
-    client: redis::Client,
-    connection: Mutex<Option<redis::Connection>>,
+    target: Target,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    limits: Limits,
+    backend: Backend,
     prefix: String,
-    op_timeout: Duration,
-    retry_after: Duration,
     entry_ttl: Duration,
     seal: Option<TokenSeal>,
     /// Where the process falls back while Redis fails.
     local: MemoryTokens,
     pending: Mutex<HashMap<String, Pending>>,
-    /// When Redis last failed.
-    failed_at: Mutex<Option<Instant>>,
-    scripts: Scripts,
-}
-
-struct Scripts {
-    lease: redis::Script,
-    renew: redis::Script,
-    release: redis::Script,
-    write: redis::Script,
-    read: redis::Script,
-    remove: redis::Script,
 }
 
 impl fmt::Debug for RedisTokens {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisTokens")
             .field("prefix", &self.prefix)
-            .field("op_timeout", &self.op_timeout)
+            .field("target", &self.target)
+            .field("limits", &self.limits)
             .field("sealed", &self.seal.is_some())
             .field("pending", &self.pending_writes())
             .finish_non_exhaustive()
     }
 }
 
-fn unavailable(e: &redis::RedisError, timeout: Duration) -> TokenStoreError {
-    if e.is_timeout() {
-        TokenStoreError::Timeout {
+fn unavailable(e: LinkError) -> TokenStoreError {
+    match e {
+        LinkError::Deadline(timeout) => TokenStoreError::Timeout {
             ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-        }
-    } else {
-        TokenStoreError::Unavailable(format!("redis: {:?}", e.kind()))
+        },
+        LinkError::Garbage(m) => TokenStoreError::Garbage(format!("redis: {m}")),
+        other => TokenStoreError::Unavailable(format!("redis: {other}")),
     }
+}
+
+/// `EVAL script` on `keys`; the arguments follow.
+fn eval(script: &str, keys: &[&str]) -> Cmd {
+    let mut cmd = redis::cmd("EVAL");
+    cmd.arg(script).arg(keys.len());
+    for k in keys {
+        cmd.arg(*k);
+    }
+    cmd
 }
 
 fn lease_value(lease: &Lease) -> String {
@@ -126,31 +137,36 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl RedisTokens {
-    /// A store on the Redis at `url` (`redis://host:port/db`, `rediss://` is not built in), keys
-    /// under prefix `mcp-sansio`. Nothing is connected yet: the first operation connects.
+    /// A store on the Redis at `url` (`redis://[user][:password@]host[:port][/db]`, `rediss://…`
+    /// for TLS, or the `valkey://`/`valkeys://` spellings), keys under prefix `mcp-sansio`.
+    /// Nothing is connected yet: the first operation connects.
     pub fn open(url: &str) -> Result<RedisTokens, TokenStoreError> {
-        let client = redis::Client::open(url)
-            .map_err(|e| TokenStoreError::Unavailable(format!("redis URL: {:?}", e.kind())))?;
-        Ok(RedisTokens {
-            client,
-            connection: Mutex::new(None),
-            prefix: "mcp-sansio".to_owned(),
+        let target = Target::parse(url)
+            .map_err(|e| TokenStoreError::Unavailable(format!("redis URL: {e}")))?;
+        let limits = Limits {
             op_timeout: DEFAULT_OP_TIMEOUT,
-            retry_after: DEFAULT_RETRY_AFTER,
+            backoff_min: DEFAULT_RETRY_AFTER,
+            backoff_max: DEFAULT_BACKOFF_MAX,
+            ..Limits::default()
+        };
+        Ok(RedisTokens {
+            backend: Backend::new(target.clone(), limits.clone(), None),
+            target,
+            tls: None,
+            limits,
+            prefix: "mcp-sansio".to_owned(),
             entry_ttl: DEFAULT_ENTRY_TTL,
             seal: None,
             local: MemoryTokens::new(),
             pending: Mutex::new(HashMap::new()),
-            failed_at: Mutex::new(None),
-            scripts: Scripts {
-                lease: lease::lease(),
-                renew: lease::renew(),
-                release: lease::release(),
-                write: lease::write(),
-                read: lease::read(),
-                remove: lease::remove(),
-            },
         })
+    }
+
+    /// The link again with the current bounds and TLS configuration (builders only: nothing is
+    /// connected yet).
+    fn relink(mut self) -> RedisTokens {
+        self.backend = Backend::new(self.target.clone(), self.limits.clone(), self.tls.clone());
+        self
     }
 
     /// Sets the prefix of every key (default `mcp-sansio`).
@@ -160,18 +176,37 @@ impl RedisTokens {
         self
     }
 
-    /// Sets the deadline of one operation (connecting, and each socket read and write).
+    /// Sets the total deadline of one operation: dial, TLS, `AUTH`/`SELECT`, the script and
+    /// every byte of its reply (default [`DEFAULT_OP_TIMEOUT`]).
     #[must_use]
     pub fn op_timeout(mut self, d: Duration) -> RedisTokens {
-        self.op_timeout = d.max(Duration::from_millis(1));
-        self
+        self.limits.op_timeout = d.max(Duration::from_millis(1));
+        self.relink()
     }
 
-    /// Sets how long Redis is left aside after it failed.
+    /// Sets how long Redis is left aside after a failure (default [`DEFAULT_RETRY_AFTER`]); the
+    /// pause doubles with each failure in a row, up to [`RedisTokens::backoff_max`] (raised to
+    /// `d` if lower).
     #[must_use]
     pub fn retry_after(mut self, d: Duration) -> RedisTokens {
-        self.retry_after = d;
-        self
+        self.limits.backoff_min = d;
+        self.limits.backoff_max = self.limits.backoff_max.max(d);
+        self.relink()
+    }
+
+    /// Sets the longest pause before Redis is tried again (default [`DEFAULT_BACKOFF_MAX`]; not
+    /// below [`RedisTokens::retry_after`]).
+    #[must_use]
+    pub fn backoff_max(mut self, d: Duration) -> RedisTokens {
+        self.limits.backoff_max = d.max(self.limits.backoff_min);
+        self.relink()
+    }
+
+    /// Sets the TLS configuration of a `rediss://` store (default: the webpki roots, no ALPN).
+    #[must_use]
+    pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> RedisTokens {
+        self.tls = Some(config);
+        self.relink()
     }
 
     /// Sets the time to live of an entry (renewed on every write).
@@ -205,69 +240,41 @@ impl RedisTokens {
         format!("{}:fence:{{{key}}}", self.prefix)
     }
 
-    /// Whether Redis is tried (it did not fail within [`RedisTokens::retry_after`]).
+    /// Whether Redis is tried (it is not in a backoff after a failure).
     fn usable(&self) -> bool {
-        let failed = self.failed_at.lock().unwrap_or_else(|p| p.into_inner());
-        failed.is_none_or(|at| at.elapsed() >= self.retry_after)
+        !self.backend.backing_off()
     }
 
-    /// Runs `op` on the connection (connecting first if needed), under the deadline; a failure
-    /// drops the connection and leaves Redis aside for a while.
-    fn with<T>(
-        &self,
-        op: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
-    ) -> Result<T, TokenStoreError> {
-        if !self.usable() {
-            return Err(TokenStoreError::Unavailable(
-                "left aside since it failed".into(),
-            ));
+    /// Sends `cmd` on the bounded link (one total deadline, at most `max_reply` bytes of
+    /// reply); a failure leaves Redis aside for a backoff. A server's error reply is garbage.
+    fn call(&self, cmd: Cmd, max_reply: usize) -> Result<Value, TokenStoreError> {
+        let mut replies = self.backend.call(&[cmd], max_reply).map_err(unavailable)?;
+        match replies.pop() {
+            Some(Value::ServerError(e)) => {
+                Err(TokenStoreError::Garbage(format!("redis: {}", e.code())))
+            }
+            Some(v) if replies.is_empty() => Ok(v),
+            _ => Err(TokenStoreError::Garbage("not one reply".into())),
         }
-        let mut slot = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        // Another thread may have found Redis failing while this one waited for the connection.
-        if !self.usable() {
-            return Err(TokenStoreError::Unavailable(
-                "left aside since it failed".into(),
-            ));
-        }
-        let result = (|| {
-            if slot.is_none() {
-                let con = self.client.get_connection_with_timeout(self.op_timeout)?;
-                con.set_read_timeout(Some(self.op_timeout))?;
-                con.set_write_timeout(Some(self.op_timeout))?;
-                *slot = Some(con);
-            }
-            match slot.as_mut() {
-                Some(con) => op(con),
-                None => Err(redis::RedisError::from((
-                    redis::ErrorKind::Io,
-                    "no connection",
-                ))),
-            }
-        })();
-        let mut failed = self.failed_at.lock().unwrap_or_else(|p| p.into_inner());
-        match result {
-            Ok(v) => {
-                *failed = None;
-                Ok(v)
-            }
-            Err(e) => {
-                *slot = None;
-                *failed = Some(Instant::now());
-                Err(unavailable(&e, self.op_timeout))
-            }
+    }
+
+    /// Sends `cmd`, whose answer is an integer.
+    fn call_int(&self, cmd: Cmd) -> Result<i64, TokenStoreError> {
+        match self.call(cmd, REPLY_SLACK)? {
+            Value::Int(i) => Ok(i),
+            _ => Err(TokenStoreError::Garbage("not an integer".into())),
         }
     }
 
     /// Reads the entry under `key` from Redis: a damaged one is removed and read as none.
     fn read_redis(&self, key: &str) -> Result<Option<TokenEntry>, TokenStoreError> {
         let entry_key = self.entry_key(key);
-        let reply: Value = self.with(|con| {
-            self.scripts
-                .read
-                .key(&entry_key)
+        let reply = self.call(
+            eval(lease::READ, &[&entry_key])
                 .arg(MAX_ENTRY_BYTES)
-                .invoke(con)
-        })?;
+                .clone(),
+            MAX_ENTRY_BYTES + REPLY_SLACK,
+        )?;
         let items = match reply {
             Value::Array(items) => items,
             _ => return Err(TokenStoreError::Garbage("not a list".into())),
@@ -296,14 +303,12 @@ impl RedisTokens {
 
     /// Removes a damaged entry if it is still `bytes` (best effort).
     fn remove(&self, entry_key: &str, bytes: &[u8]) {
-        let _ = self.with(|con| {
-            self.scripts
-                .remove
-                .key(entry_key)
+        let _ = self.call_int(
+            eval(lease::REMOVE, &[entry_key])
                 .arg(bytes)
                 .arg(MAX_ENTRY_BYTES)
-                .invoke::<i64>(con)
-        });
+                .clone(),
+        );
     }
 
     /// Writes `entry` as version `expected + 1` under `key` if the entry there is `expected`
@@ -326,18 +331,15 @@ impl RedisTokens {
             .ok_or_else(|| TokenStoreError::Garbage("the tokens do not fit an entry".into()))?;
         let lease_value = lease.map(lease_value).unwrap_or_default();
         let (lease_key, entry_key) = (self.lease_key(key), self.entry_key(key));
-        let got: i64 = self.with(|con| {
-            self.scripts
-                .write
-                .key(&lease_key)
-                .key(&entry_key)
+        let got = self.call_int(
+            eval(lease::WRITE, &[&lease_key, &entry_key])
                 .arg(&lease_value)
                 .arg(expected.to_string())
                 .arg(version.to_string())
                 .arg(&bytes)
                 .arg(millis(self.entry_ttl))
-                .invoke(con)
-        })?;
+                .clone(),
+        )?;
         match u64::try_from(got) {
             Ok(v) if v == version => Ok(Written::Stored { version }),
             Ok(_) => Err(TokenStoreError::Garbage("the write's answer".into())),
@@ -443,15 +445,12 @@ impl TokenStore for RedisTokens {
     fn lease(&self, key: &str, ttl: Duration) -> Result<Option<Lease>, TokenStoreError> {
         let holder = mcp_sansio_net::auth::tokens::random_holder();
         let (lease_key, fence_key) = (self.lease_key(key), self.fence_key(key));
-        let taken: Result<i64, _> = self.with(|con| {
-            self.scripts
-                .lease
-                .key(&lease_key)
-                .key(&fence_key)
+        let taken = self.call_int(
+            eval(lease::LEASE, &[&lease_key, &fence_key])
                 .arg(&holder)
                 .arg(millis(ttl))
-                .invoke(con)
-        });
+                .clone(),
+        );
         match taken {
             Ok(0) => Ok(None),
             Ok(fence) => match u64::try_from(fence) {
@@ -470,14 +469,12 @@ impl TokenStore for RedisTokens {
             return self.local.renew(&local, ttl);
         }
         let (lease_key, value) = (self.lease_key(lease.key()), lease_value(lease));
-        let renewed: i64 = self.with(|con| {
-            self.scripts
-                .renew
-                .key(&lease_key)
+        let renewed = self.call_int(
+            eval(lease::RENEW, &[&lease_key])
                 .arg(&value)
                 .arg(millis(ttl))
-                .invoke(con)
-        })?;
+                .clone(),
+        )?;
         Ok(renewed == 1)
     }
 
@@ -523,13 +520,7 @@ impl TokenStore for RedisTokens {
             return self.local.release(&local);
         }
         let (lease_key, value) = (self.lease_key(lease.key()), lease_value(lease));
-        let _ = self.with(|con| {
-            self.scripts
-                .release
-                .key(&lease_key)
-                .arg(&value)
-                .invoke::<i64>(con)
-        });
+        let _ = self.call_int(eval(lease::RELEASE, &[&lease_key]).arg(&value).clone());
     }
 
     fn wait(&self, key: &str, max: Duration) {

@@ -34,6 +34,8 @@ fn fleet_store(url: &str) -> RedisTokens {
         .unwrap()
         .op_timeout(Duration::from_millis(500))
         .retry_after(Duration::from_millis(100))
+        // A fixed pause: these tests bring Redis back and expect the next operation to reach it.
+        .backoff_max(Duration::from_millis(100))
 }
 
 /// A process of the fleet: runs `FLEET_ITEMS` work items `FLEET_PAUSE_MS` apart against the

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_sansio_net::auth::tokens::{Lease, TokenStore, TokenStoreError};
 use mcp_sansio_net::cache::Store;
 use mcp_sansio_redis::conn::LinkError;
+use mcp_sansio_redis::tokens::RedisTokens;
 use mcp_sansio_redis::{RedisStore, StoreError};
 use mcp_sansio_test_support::adapter_tests::cache::{CacheServer, Script};
 use store_support::*;
@@ -162,6 +164,57 @@ fn each_operation_ends_within_its_deadline_and_byte_bound() {
         std::thread::sleep(Duration::from_millis(150));
         let start = Instant::now();
         assert_eq!(s.get(b"catalog:x"), None);
+        assert!(
+            start.elapsed() < OP + SLACK,
+            "{fake:?}: {:?}",
+            start.elapsed()
+        );
+    }
+}
+
+/// The token store on the same link: against each fake, a token operation that must reach
+/// Redis (`renew` of a Redis lease) fails within the one deadline with the bound that ended it
+/// named (a trickle would pass a per-read timeout for ever; a `$999999999` header would have the
+/// reader follow a gigabyte), and after the backoff a read and a lease fall back to the
+/// process's store within the deadline too.
+#[test]
+fn each_token_operation_ends_within_its_deadline_and_byte_bound() {
+    for fake in [
+        Fake::Garbage,
+        Fake::Trickle,
+        Fake::HugeBulk,
+        Fake::HugeArray,
+        Fake::Silent,
+    ] {
+        let server = FakeRedis::start(fake);
+        let s = RedisTokens::open(&server.url())
+            .unwrap()
+            .op_timeout(OP)
+            .retry_after(Duration::from_millis(100))
+            .backoff_max(Duration::from_millis(100));
+        let start = Instant::now();
+        let err = s
+            .renew(&Lease::new("tokens:k", 1, "holder"), Duration::from_secs(5))
+            .expect_err("a fake is no store");
+        let took = start.elapsed();
+        assert!(took < OP + SLACK, "{fake:?}: {took:?}");
+        let ok = match fake {
+            Fake::Garbage => matches!(err, TokenStoreError::Garbage(_)),
+            Fake::Trickle | Fake::Silent => {
+                err == TokenStoreError::Timeout {
+                    ms: u64::try_from(OP.as_millis()).unwrap(),
+                }
+            }
+            Fake::HugeBulk | Fake::HugeArray => {
+                matches!(&err, TokenStoreError::Unavailable(m) if m.contains("exceeded"))
+            }
+        };
+        assert!(ok, "{fake:?}: {err:?}");
+        std::thread::sleep(Duration::from_millis(150));
+        let start = Instant::now();
+        assert_eq!(s.read("tokens:k").unwrap(), None, "{fake:?}");
+        let lease = s.lease("tokens:k", Duration::from_secs(5)).unwrap();
+        assert!(lease.is_some(), "{fake:?}: the process's lease");
         assert!(
             start.elapsed() < OP + SLACK,
             "{fake:?}: {:?}",

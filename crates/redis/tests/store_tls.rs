@@ -303,3 +303,63 @@ fn a_tls_peer_sending_records_without_a_reply_fails_on_the_byte_bound() {
     );
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+/// The token store over the same TLS link: a lease, a compare-and-set write and a read round
+/// trip over `rediss://` with the password and database of the URL (another database does not
+/// see the entry); a wrong password is refused by the server, and the store falls back to the
+/// process's own (no entry, a lease in the process).
+#[test]
+fn a_rediss_token_store_round_trips_with_auth_and_its_database() {
+    use mcp_sansio::auth::{ResourceCredentials, TokenSet};
+    use mcp_sansio_net::auth::tokens::{TokenStore, TokenStoreError, Written};
+    use mcp_sansio_redis::tokens::RedisTokens;
+
+    let server = TlsRedis::start("sekrit-pw");
+    // Waits until the server answers.
+    drop(server.store(&server.url("sekrit-pw", 0)));
+    let tokens = |password: &str, db: u8| {
+        RedisTokens::open(&server.url(password, db))
+            .unwrap()
+            .tls(server.trust.clone())
+            .op_timeout(Duration::from_millis(500))
+    };
+    let creds = ResourceCredentials {
+        issuer: "https://as.example".into(),
+        resource: "https://mcp.example/mcp".into(),
+        tokens: TokenSet {
+            access_token: "tls-access".into(),
+            refresh_token: Some("tls-refresh".into()),
+            expires_at_ms: Some(1_800_000_000_000),
+            scopes: Vec::new(),
+            dpop: false,
+        },
+    };
+    let db5 = tokens("sekrit-pw", 5);
+    let lease = db5
+        .lease("tokens:k", Duration::from_secs(5))
+        .unwrap()
+        .expect("a lease");
+    assert!(
+        !lease.holder().starts_with("local:"),
+        "a lease in Redis, not the process's"
+    );
+    assert_eq!(
+        db5.write(&lease, 0, &creds, &[]).unwrap(),
+        Written::Stored { version: 1 }
+    );
+    db5.release(&lease);
+    let read = tokens("sekrit-pw", 5).read("tokens:k").unwrap().unwrap();
+    assert_eq!(read.credentials, creds);
+    assert_eq!(tokens("sekrit-pw", 6).read("tokens:k").unwrap(), None);
+
+    let wrong = tokens("wrong-pw", 5);
+    let err = wrong
+        .renew(&lease, Duration::from_secs(5))
+        .expect_err("a wrong password");
+    assert!(
+        matches!(&err, TokenStoreError::Garbage(m) if m.contains("AUTH")),
+        "{err:?}"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(wrong.read("tokens:k").unwrap(), None);
+}

@@ -37,6 +37,8 @@ fn store(url: &str) -> RedisTokens {
         .unwrap()
         .op_timeout(Duration::from_millis(300))
         .retry_after(Duration::from_millis(100))
+        // A fixed pause: these tests bring Redis back and expect the next operation to reach it.
+        .backoff_max(Duration::from_millis(100))
 }
 
 /// One lease at a time, with growing fencing numbers; a write needs the lease and the version

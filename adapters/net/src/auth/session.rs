@@ -109,9 +109,11 @@ pub async fn drive<R: AuthRuntime>(auth: &mut Authorization) -> Result<(), Autho
 /// and retries the operation; a plain 403 never triggers authorization; a second refusal after
 /// authorizing is returned as it is.
 ///
-/// A 401 to a session whose token has expired meanwhile refreshes it through the token store
-/// ([`refresh`]: one refresh per grant among the sessions sharing it) and connects again with the
-/// new token; if that refresh fails, the authorization runs as above.
+/// A 401 to a session that holds a token, expired or not (a server may revoke a token before
+/// its expiry, and the client's clock may be behind the server's), refreshes it through the
+/// token store first ([`refresh`]: one refresh per grant among the sessions sharing it, so two
+/// executors never spend one refresh token) and tries again with the new token; if that
+/// refresh fails, or the try after it is refused again, the authorization runs as above (once).
 ///
 /// When it connects again, the new session is connected first; only once it is connected is
 /// the session it replaces closed (best effort: its error is ignored, since the server may no
@@ -126,6 +128,30 @@ pub struct AuthSession<R: AuthRuntime> {
     config: Config,
     auth: Authorization,
     session: R::Session,
+    /// The current operation's last refusal was answered by a refresh through the token store:
+    /// the next refusal authorizes.
+    refreshed: bool,
+}
+
+/// Answers a refusal that calls for authorization (`status`, `challenge`): a 401 while a token
+/// is held refreshes it through the token store, once per operation (`refreshed`), and the next
+/// try may still authorize ([`Attempt::First`]); otherwise, or when that refresh fails, the
+/// core's authorization runs ([`Attempt::AfterAuthorization`]).
+async fn answer_refusal<R: AuthRuntime>(
+    auth: &mut Authorization,
+    refreshed: &mut bool,
+    status: u16,
+    challenge: Option<&str>,
+) -> Result<Attempt, AuthorizeError> {
+    if status == 401 && auth.has_token() && !*refreshed {
+        *refreshed = true;
+        if refresh::<R>(auth).await.is_ok() {
+            return Ok(Attempt::First);
+        }
+    }
+    auth.begin_authorize(status, challenge)?;
+    drive::<R>(auth).await?;
+    Ok(Attempt::AfterAuthorization)
 }
 
 impl<R: AuthRuntime> std::fmt::Debug for AuthSession<R> {
@@ -152,6 +178,7 @@ impl<R: AuthRuntime> AuthSession<R> {
         }
         auth.present(&mut config);
         let mut attempt = Attempt::First;
+        let mut refreshed = false;
         let session = loop {
             let e = match R::connect(client, config.clone()).await {
                 Ok(s) => break s,
@@ -159,10 +186,14 @@ impl<R: AuthRuntime> AuthSession<R> {
             };
             match auth.retry().after_failure(attempt, &e) {
                 AfterRefusal::AuthorizeThenRetry { status, challenge } => {
-                    auth.begin_authorize(status, challenge.as_deref())?;
-                    drive::<R>(&mut auth).await?;
+                    attempt = answer_refusal::<R>(
+                        &mut auth,
+                        &mut refreshed,
+                        status,
+                        challenge.as_deref(),
+                    )
+                    .await?;
                     auth.present(&mut config);
-                    attempt = Attempt::AfterAuthorization;
                 }
                 AfterRefusal::Return => return Err(e.into()),
             }
@@ -174,6 +205,7 @@ impl<R: AuthRuntime> AuthSession<R> {
             config,
             auth,
             session,
+            refreshed: false,
         })
     }
 
@@ -196,28 +228,28 @@ impl<R: AuthRuntime> AuthSession<R> {
             AfterRefusal::AuthorizeThenRetry { status, challenge } => (status, challenge),
             AfterRefusal::Return => return Err(e.into()),
         };
-        // A token that expired during the session is refreshed through the token store (one
-        // refresh per grant among the sessions sharing it); any other refusal, or a refresh
-        // that fails, authorizes as the core says.
-        let refreshed = status == 401
-            && self.auth.has_token()
-            && self.auth.token_expired()
-            && refresh::<R>(&mut self.auth).await.is_ok();
-        if !refreshed {
-            self.auth.begin_authorize(status, challenge.as_deref())?;
-            drive::<R>(&mut self.auth).await?;
-        }
+        // A 401 while a token is held (expired or not) refreshes through the token store (one
+        // refresh per grant among the sessions sharing it); any other refusal, a refresh that
+        // fails, or a refusal again after it, authorizes as the core says.
+        let next = answer_refusal::<R>(
+            &mut self.auth,
+            &mut self.refreshed,
+            status,
+            challenge.as_deref(),
+        )
+        .await?;
         self.auth.present(&mut self.config);
         let fresh = R::connect(&self.client, self.config.clone()).await?;
         let old = std::mem::replace(&mut self.session, fresh);
         let _ = R::close(old).await;
         self.auth.session_connected();
-        Ok(Attempt::AfterAuthorization)
+        Ok(next)
     }
 
     /// Lists every tool; authorizes and retries once when the server asks.
     pub async fn list_tools(&mut self) -> Result<Catalog, AuthSessionError> {
         let mut attempt = Attempt::First;
+        self.refreshed = false;
         let r = loop {
             match R::list_tools(&mut self.session).await {
                 Ok(c) => break c,
@@ -246,6 +278,7 @@ impl<R: AuthRuntime> AuthSession<R> {
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, AuthSessionError> {
         let mut attempt = Attempt::First;
+        self.refreshed = false;
         let r = loop {
             match R::call_tool_with(&mut self.session, name, arguments_json, observer).await {
                 Ok(c) => break c,
@@ -266,6 +299,7 @@ impl<R: AuthRuntime> AuthSession<R> {
         mut op: impl AsyncFnMut(&mut R::Session) -> Result<T, Error>,
     ) -> Result<T, AuthSessionError> {
         let mut attempt = Attempt::First;
+        self.refreshed = false;
         let r = loop {
             match op(&mut self.session).await {
                 Ok(c) => break c,
