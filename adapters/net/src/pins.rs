@@ -6,8 +6,10 @@
 //!   Off by default.
 //! - **Where**: every pin set is kept in the client's [`Store`] under
 //!   [`store_key`](mcp_sansio::store_key) of [`StoreUse::ToolPins`], the server's URL and the
-//!   [`AuthContext`]: a pin of one authorization context never applies
-//!   under another. The store is the client's shared store if it has one
+//!   principal ([`AuthContext::principal`]): a pin of one principal never applies under another,
+//!   and a refreshed token keeps the pins of its grant (an authorizing session's tokens, before
+//!   and after a refresh, are one principal; without a grant the principal is the credential, so
+//!   a new token the embedder brings starts a pin set of its own). The store is the client's shared store if it has one
 //!   ([`ClientBuilder::shared_store`](crate::ClientBuilder::shared_store): a fleet's executors then
 //!   share their pins), else a [`MemoryStore`](crate::cache::MemoryStore) of the client
 //!   ([`DEFAULT_MAX_BYTES`]).
@@ -70,12 +72,12 @@ impl PinBook {
     }
 
     /// The key of the pin set of `config`'s server (its URL, path and query included) and
-    /// authorization context.
+    /// principal ([`AuthContext::principal`]).
     pub fn key(config: &Config) -> Vec<u8> {
         mcp_sansio::store_key(
             StoreUse::ToolPins,
             &config.endpoint,
-            &AuthContext::of(config),
+            &AuthContext::principal(config),
         )
         .into_bytes()
     }
@@ -106,7 +108,7 @@ impl PinBook {
         self.store.put(key, stored.to_bytes());
     }
 
-    /// Forgets the pins of `config`'s server and authorization context: the embedder accepts
+    /// Forgets the pins of `config`'s server and principal: the embedder accepts
     /// the tools as they are now, and the next sight of each pins it again.
     pub fn forget(&self, config: &Config) {
         self.store.remove(&Self::key(config));
