@@ -248,6 +248,53 @@ mod tests {
         assert_eq!(store.len(), 2, "one pin set per context");
     }
 
+    /// Pins belong to the principal: a listing under token B of grant G sees the pins made
+    /// under token A of G (a refreshed token: the changed tool is noted, the set is one), and
+    /// another grant, or the same token without a grant, starts a set of its own.
+    #[test]
+    fn a_refreshed_token_of_the_grant_sees_its_pins() {
+        let store = Arc::new(MemoryStore::new(1 << 20));
+        let grant = |client: &str| {
+            Some(mcp_sansio::GrantIdentity {
+                kind: mcp_sansio::GrantKind::ClientCredentials,
+                issuer: "https://as.example".into(),
+                client_id: client.into(),
+            })
+        };
+        let base = Config::new("https://mcp.example.com/t")
+            .unwrap()
+            .with_tool_pins(PinPolicy::Warn);
+        let a = base
+            .clone()
+            .with_bearer_token("token-a")
+            .with_grant(grant("g"));
+        let b = base
+            .clone()
+            .with_bearer_token("token-b")
+            .with_grant(grant("g"));
+        session(&store, &a).listed(&catalog(V1)).unwrap();
+        let mut under_b = session(&store, &b);
+        under_b.listed(&catalog(V2)).unwrap();
+        assert_eq!(
+            under_b.changes().len(),
+            1,
+            "the pin made under token A applies"
+        );
+        assert_eq!(store.len(), 1, "one pin set for the grant");
+        let other_grant = base
+            .clone()
+            .with_bearer_token("token-b")
+            .with_grant(grant("h"));
+        let mut under_h = session(&store, &other_grant);
+        under_h.listed(&catalog(V2)).unwrap();
+        assert!(under_h.changes().is_empty(), "{:?}", under_h.changes());
+        let no_grant = base.with_bearer_token("token-a");
+        let mut bare = session(&store, &no_grant);
+        bare.listed(&catalog(V2)).unwrap();
+        assert!(bare.changes().is_empty(), "{:?}", bare.changes());
+        assert_eq!(store.len(), 3);
+    }
+
     /// A stored set that does not read back is a miss, removed: the tools are pinned again.
     #[test]
     fn a_poisoned_stored_set_is_a_miss_and_removed() {
