@@ -198,17 +198,20 @@ impl AuthContext {
         }
     }
 
-    /// The principal a connection with `config` acts for (see the [module docs](self)): with a
-    /// grant ([`Config::grant`]) and a credential, the grant's identity (kind, issuer, client),
-    /// whatever the token and whatever its DPoP key, so that every token of one grant, before
-    /// and after a refresh or a key rotation, is one principal; without a grant, the credential
-    /// itself ([`AuthContext::of`]); without a credential, anonymous
+    /// The principal a connection with `config` acts for: with a grant ([`Config::grant`]) and
+    /// a credential, the grant's identity (kind, issuer, client), whatever the token and
+    /// whatever its DPoP key (DPoP proves possession of a token, it does not say whose it is),
+    /// so that every token of one grant, before and after a refresh or a key rotation, is one
+    /// principal; without a grant, the credential itself ([`AuthContext::of`]: a refresh cannot
+    /// be told from another principal's token); without a credential, anonymous
     /// (`AuthContext::new(Credential::None, None)`).
     ///
     /// What outlives a token is keyed by it: the binding of a
     /// [`TaskHandle`](crate::task::TaskHandle), the [`StoreUse::TaskHandle`] and
-    /// [`StoreUse::ToolPins`] keys. A grant's principal is digested apart from every
-    /// [`AuthContext::new`] context, so it never equals the context of a credential.
+    /// [`StoreUse::ToolPins`] keys. The catalog cache and era hints keep [`AuthContext::of`]:
+    /// they are answers to one credential, and a refreshed token costs them one miss. A grant's
+    /// principal is digested apart from every [`AuthContext::new`] context, so it never equals
+    /// the context of a credential.
     pub fn principal(config: &Config) -> AuthContext {
         let presents = config.dpop.is_some() || !config.bearer_token.is_empty();
         match (&config.grant, presents) {
