@@ -19,6 +19,40 @@
 //!
 //! A key is a use name and a SHA-256 digest: it never holds a credential, nor the URL (a URL's
 //! path or query may itself be a secret).
+//!
+//! # Two contexts: the credential and the principal
+//!
+//! A context is computed one of two ways, and each use takes the one that fits how long the entry
+//! lives:
+//!
+//! - [`AuthContext::of`], **the credential**: the token presented (with its DPoP key's
+//!   thumbprint) and the grant. The catalog cache and era hints are keyed by it. They are
+//!   answers a server gave to one credential; when a token is refreshed, the next lookup misses
+//!   and one listing or negotiation fills the entry again: a miss, nothing more. What a token's
+//!   scope let a server answer is never offered under another token.
+//! - [`AuthContext::principal`], **the principal**: who the session acts for, which outlives
+//!   its tokens. Task handles ([`TaskHandle`](crate::task::TaskHandle), their binding and
+//!   [`StoreUse::TaskHandle`] keys) and tool pins ([`StoreUse::ToolPins`]) are keyed by it. A
+//!   task may run for an hour and an access token commonly lives an hour or less: a handle
+//!   bound to the token would die with it, and pins keyed by the token would start over (trust
+//!   on first use again) at every refresh, which is no defence.
+//!
+//!   With a grant ([`Config::grant`] is `Some` and a credential is presented: the tokens of an
+//!   authorization of ours, refreshed under one token key, `auth::token_key(server, grant)`),
+//!   the principal is the grant's identity alone: every token of that grant, before and after a
+//!   refresh, is one principal, as the token store already treats it. The DPoP key's thumbprint
+//!   is **not** part of it: DPoP binds each token to a key to prove possession, it does not say
+//!   who the token is for. When the key of a DPoP grant is rotated, the tokens are obtained
+//!   again bound to the new key, under the same grant: handles and pins carry over. (The
+//!   server still checks every task request under its own authorization.) A grant's identity
+//!   names the client (kind, issuer, client), not an end user: an embedder acting for several
+//!   users through one client configuration keeps their stores apart, as it must for their
+//!   tokens already.
+//!
+//!   Without a grant (a bearer token or DPoP binding the embedder supplies), the client cannot
+//!   tell a refresh from another principal's token: the principal is the credential itself,
+//!   [`AuthContext::of`]. Without a credential, the principal is anonymous (a grant with no
+//!   token yet presents nothing, so nothing binds to it).
 
 use crate::prelude::*;
 
@@ -164,6 +198,39 @@ impl AuthContext {
         }
     }
 
+    /// The principal a connection with `config` acts for: with a grant ([`Config::grant`]) and
+    /// a credential, the grant's identity (kind, issuer, client), whatever the token and
+    /// whatever its DPoP key (DPoP proves possession of a token, it does not say whose it is),
+    /// so that every token of one grant, before and after a refresh or a key rotation, is one
+    /// principal; without a grant, the credential itself ([`AuthContext::of`]: a refresh cannot
+    /// be told from another principal's token); without a credential, anonymous
+    /// (`AuthContext::new(Credential::None, None)`).
+    ///
+    /// What outlives a token is keyed by it: the binding of a
+    /// [`TaskHandle`](crate::task::TaskHandle), the [`StoreUse::TaskHandle`] and
+    /// [`StoreUse::ToolPins`] keys. The catalog cache and era hints keep [`AuthContext::of`]:
+    /// they are answers to one credential, and a refreshed token costs them one miss. A grant's
+    /// principal is digested apart from every [`AuthContext::new`] context, so it never equals
+    /// the context of a credential.
+    pub fn principal(config: &Config) -> AuthContext {
+        let presents = config.dpop.is_some() || !config.bearer_token.is_empty();
+        match (&config.grant, presents) {
+            (_, false) => AuthContext::new(Credential::None, None),
+            (None, true) => AuthContext::of(config),
+            (Some(g), true) => {
+                let mut h = Sha256::new();
+                field(&mut h, b"mcp-sansio principal 1");
+                field(&mut h, b"grant");
+                field(&mut h, g.kind.as_str().as_bytes());
+                field(&mut h, g.issuer.as_bytes());
+                field(&mut h, g.client_id.as_bytes());
+                AuthContext {
+                    digest: h.finalize().into(),
+                }
+            }
+        }
+    }
+
     /// The digest this context is (for a [`TaskHandle`](crate::task::TaskHandle) to carry).
     pub(crate) const fn digest(&self) -> &[u8; 32] {
         &self.digest
@@ -218,12 +285,13 @@ pub enum StoreUse {
     /// The tokens an authorization obtained.
     Tokens,
     /// The [`TaskHandle`](crate::task::TaskHandle) of one task; `task` is a digest of its id
-    /// ([`StoreUse::task_handle`]).
+    /// ([`StoreUse::task_handle`]). Keyed by the principal ([`AuthContext::principal`]).
     TaskHandle {
         /// The digest of the task id.
         task: [u8; 32],
     },
-    /// The tool pins of a server in a context ([`ToolPins`](crate::pin::ToolPins)).
+    /// The tool pins of a server in a context ([`ToolPins`](crate::pin::ToolPins)). Keyed by the
+    /// principal ([`AuthContext::principal`]).
     ToolPins,
 }
 
@@ -285,7 +353,9 @@ impl StoreUse {
 ///   the default port), path and query kept: two paths of one gateway origin are two resources;
 /// - one **context** ([`AuthContext`]): the credential presented (none, a bearer token, a
 ///   DPoP-bound token and its key's thumbprint) and, where an authorization obtained it, the
-///   grant's identity ([`GrantIdentity`]: kind, issuer, client).
+///   grant's identity ([`GrantIdentity`]: kind, issuer, client): [`AuthContext::of`] for a
+///   catalog and an era hint; for a task handle and tool pins, the principal
+///   ([`AuthContext::principal`]: the grant, so a refreshed token keeps them).
 pub fn store_key(store_use: StoreUse, resource: &Endpoint, context: &AuthContext) -> String {
     let mut h = Sha256::new();
     field(&mut h, b"mcp-sansio store key 1");

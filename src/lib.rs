@@ -109,7 +109,8 @@
 //!   learnt), [`ToolNameRule`] and the parsed [`Endpoint`] ([`Scheme`], and [`parse_ipv4_host`],
 //!   the one IPv4 reading the adapters' address policy must share with it).
 //! - What is stored, and under which key: [`AuthContext`] (a [`Credential`] and a
-//!   [`GrantIdentity`] of a [`GrantKind`]) and [`store_key`] for a [`StoreUse`].
+//!   [`GrantIdentity`] of a [`GrantKind`]; or the principal, [`AuthContext::principal`], for
+//!   what outlives a token) and [`store_key`] for a [`StoreUse`].
 //! - Results: a [`Catalog`] of [`Tool`]s (with their [`ToolHints`], [`Icon`]s, [`ToolNote`]s,
 //!   [`CacheHint`] and [`CacheScope`], and their [`HeaderParam`]s of a [`ParamKind`], which
 //!   [`header_params`] reads from an `inputSchema`) and [`RefusedTool`]s; a [`CallResult`] of

@@ -4,10 +4,11 @@
 //! A **pin** ([`ToolPin`]) is a SHA-256 fingerprint of the parts of a tool's definition a model
 //! acts on: its name, description, input schema, output schema and annotations (not its title,
 //! icons or `_meta`, which are for display and bookkeeping). A **pin set** ([`ToolPins`]) holds
-//! the pins of one server in one authorization context: a client stores it under
+//! the pins of one server for one principal: a client stores it under
 //! [`store_key`](crate::store_key) of [`StoreUse::ToolPins`](crate::StoreUse::ToolPins), the
-//! resource and the [`AuthContext`](crate::AuthContext), so a pin of one context never applies
-//! under another.
+//! resource and the principal ([`AuthContext::principal`](crate::AuthContext::principal): with a
+//! grant, the grant, so a refreshed token keeps its pins; without one, the credential), so a pin
+//! of one principal never applies under another.
 //!
 //! - **Trust on first use**: a tool without a pin is pinned when first seen (listed, or called
 //!   with a known definition). A pin is never replaced by what a server later lists: a changed

@@ -158,3 +158,52 @@ fn the_resource_is_the_normalised_url() {
     let c = Config::new("https://gw.example.com/tenant-a/").unwrap();
     assert_ne!(key(&c), key(&b));
 }
+
+/// Task handles and tool pins outlive a token: their keys are built with the principal
+/// (`AuthContext::principal`), so a refreshed token of one grant (bearer or DPoP, the key
+/// rotated or not) finds the same entries, and another grant, a token without a grant or
+/// anonymous does not. The catalog and the era hint stay per credential: a refresh changes
+/// their keys.
+#[test]
+fn task_handle_and_pin_keys_are_the_principals() {
+    let url = "https://gw.example.com/tenant-a";
+    let machine = || grant(GrantKind::ClientCredentials, "https://as.example", "cid");
+    let base = || Config::new(url).unwrap();
+    let before = base().with_bearer_token(SECRETS[0]).with_grant(machine());
+    let refreshed = base().with_bearer_token(SECRETS[1]).with_grant(machine());
+    let rotated = base()
+        .with_dpop(DpopBinding::new(SECRETS[3], key("key-b"), "seed"))
+        .with_grant(machine());
+    let others = [
+        base().with_bearer_token(SECRETS[1]).with_grant(grant(
+            GrantKind::ClientCredentials,
+            "https://as.example",
+            "cid2",
+        )),
+        base().with_bearer_token(SECRETS[1]).with_grant(grant(
+            GrantKind::JwtBearer,
+            "https://as.example",
+            "cid",
+        )),
+        base().with_bearer_token(SECRETS[1]),
+        base().with_bearer_token(SECRETS[0]),
+        base(),
+        base().with_grant(machine()),
+    ];
+    for store_use in [StoreUse::task_handle("task-1"), StoreUse::ToolPins] {
+        let key = |c: &Config| store_key(store_use, &c.endpoint, &AuthContext::principal(c));
+        assert_eq!(key(&before), key(&refreshed), "{}", store_use.name());
+        assert_eq!(key(&before), key(&rotated), "{}", store_use.name());
+        for (i, other) in others.iter().enumerate() {
+            assert_ne!(key(&before), key(other), "{} other {i}", store_use.name());
+        }
+        for secret in SECRETS {
+            assert!(!key(&refreshed).contains(secret));
+        }
+    }
+    // Per credential: a refresh is a miss there.
+    for store_use in [StoreUse::catalog(&before), StoreUse::EraHint] {
+        let key = |c: &Config| store_key(store_use, &c.endpoint, &AuthContext::of(c));
+        assert_ne!(key(&before), key(&refreshed), "{}", store_use.name());
+    }
+}

@@ -653,10 +653,10 @@ fn the_handle_reader_is_strict() {
         Err(HandleError::TrailingBytes)
     );
     let mut foreign = bytes.clone();
-    foreign[8] = 2;
+    foreign[8] = 3;
     assert_eq!(
         TaskHandle::from_bytes(&foreign),
-        Err(HandleError::ForeignVersion { found: 2 })
+        Err(HandleError::ForeignVersion { found: 3 })
     );
     // Every single flipped bit past the version is refused (never a silently different handle).
     for i in 9..bytes.len() {

@@ -285,7 +285,8 @@ impl Connection {
     /// [`Event::TaskHandleUpdated`], possibly by another process) on this connection, which must
     /// be connected in the 2026-07-28 era (an era hint made from the handle connects without a
     /// request) with tasks on. The handle must belong to this connection's server and
-    /// authorization context ([`TaskHandle::check`]), else the operation fails with
+    /// principal ([`TaskHandle::check`]: with a grant, any token of it, so a refreshed token
+    /// resumes it), else the operation fails with
     /// [`TaskError::Handle`]; a handle past its deadline or its `ttlMs` fails with
     /// [`Budget::TaskTime`] or [`TaskError::Expired`]. Then it polls `tasks/get` at once, as a
     /// call would after its `CreateTaskResult`, and ends as that call would (with

@@ -124,7 +124,7 @@ pub enum TaskError {
     #[error("the tools/call answer was lost after it was sent; not re-sent, since it may have created a task")]
     CreationLost,
     /// A [`TaskHandle`](super::TaskHandle) this connection cannot resume: another server,
-    /// another authorization context, another era, or past its deadline.
+    /// another principal, another era, another format version, or past its deadline.
     #[error("the task handle cannot be resumed here: {0}")]
     Handle(#[from] super::HandleError),
     /// The task's `ttlMs` has elapsed since it was created without a terminal status ("the

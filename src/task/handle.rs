@@ -12,8 +12,16 @@ use super::{Task, TaskError, TaskId};
 
 /// The version of the handle format [`TaskHandle::to_bytes`] writes and
 /// [`TaskHandle::from_bytes`] reads; a handle of another version is refused
-/// ([`HandleError::ForeignVersion`]).
-pub const HANDLE_VERSION: u8 = 1;
+/// ([`HandleError::ForeignVersion`], or [`HandleError::TokenBound`] for version 1).
+///
+/// Version 2 binds a handle to the principal ([`AuthContext::principal`]: the grant, so a
+/// refreshed token keeps it); version 1 bound it to the credential ([`AuthContext::of`]: the
+/// access token). The two digests mean different things, so a version 1 handle is never read as
+/// a version 2 one.
+pub const HANDLE_VERSION: u8 = 2;
+
+/// The format version that bound a handle to the access token ([`HandleError::TokenBound`]).
+pub const TOKEN_BOUND_HANDLE_VERSION: u8 = 1;
 
 /// The most bytes a handle may have; a longer input is refused unread.
 pub const MAX_HANDLE_BYTES: usize = 4096;
@@ -53,6 +61,18 @@ pub enum HandleError {
         /// The version found.
         found: u8,
     },
+    /// A handle of format version 1 ([`TOKEN_BOUND_HANDLE_VERSION`]), bound to the access token
+    /// it was made under rather than to the principal: this client cannot tell whose it is, so
+    /// it does not resume it. Its task can still be polled by a client of that version, with
+    /// that token.
+    #[error(
+        "a task handle of format version {found}, bound to the access token it was made under; \
+         this client reads version {HANDLE_VERSION}, bound to the principal, and cannot resume it"
+    )]
+    TokenBound {
+        /// The version found ([`TOKEN_BOUND_HANDLE_VERSION`]).
+        found: u8,
+    },
     /// The bytes end before the handle does.
     #[error("the task handle is truncated")]
     Truncated,
@@ -74,9 +94,10 @@ pub enum HandleError {
         /// Which value.
         what: &'static str,
     },
-    /// The handle belongs to another authorization context than the current one: "Servers MUST
-    /// perform authentication and authorization checks on each task-related request"; a client
-    /// does not present one context's task under another's credential.
+    /// The handle belongs to another principal ([`AuthContext::principal`]: another grant, or
+    /// without a grant another credential) than the current one: "Servers MUST perform
+    /// authentication and authorization checks on each task-related request"; a client does not
+    /// present one principal's task under another's credential.
     #[error("the task handle belongs to another authorization context")]
     OtherContext,
     /// The handle belongs to another server (endpoint URL) than the connection's.
@@ -85,7 +106,8 @@ pub enum HandleError {
 }
 
 /// A durable reference to one task: the server (its normalised endpoint URL), the task id, the
-/// [`AuthContext`] it was created in (its digest), the era and protocol version spoken, and the
+/// principal it was created for ([`AuthContext::principal`], its digest: the grant, so a token
+/// refreshed while the task runs keeps the handle; without a grant, the credential), the era and protocol version spoken, and the
 /// task's deadlines on the embedder's wall clock (milliseconds since the Unix epoch: the core
 /// reads no clock, and an [`Instant`](crate::Instant) means nothing in another process), and the
 /// digests of the input-request keys already answered ([`record_answers`](Self::record_answers)).
@@ -155,7 +177,7 @@ impl TaskHandle {
         Ok(TaskHandle {
             server,
             id: task.id.clone(),
-            context: *AuthContext::of(config).digest(),
+            context: *AuthContext::principal(config).digest(),
             era,
             version: version.to_owned(),
             created_unix_ms: now_unix_ms,
@@ -239,25 +261,26 @@ impl TaskHandle {
         Ok(())
     }
 
-    /// Refuses the handle unless it belongs to `context`.
-    pub fn check_context(&self, context: &AuthContext) -> Result<(), HandleError> {
-        if &self.context == context.digest() {
+    /// Refuses the handle unless it belongs to `principal` (an [`AuthContext::principal`]).
+    pub fn check_context(&self, principal: &AuthContext) -> Result<(), HandleError> {
+        if &self.context == principal.digest() {
             Ok(())
         } else {
             Err(HandleError::OtherContext)
         }
     }
 
-    /// Refuses the handle unless it belongs to the server of `config` and to its authorization
-    /// context ([`AuthContext::of`]): what a resumption checks first.
+    /// Refuses the handle unless it belongs to the server of `config` and to its principal
+    /// ([`AuthContext::principal`]: with a grant, any token of that grant): what a resumption
+    /// checks first.
     pub fn check(&self, config: &Config) -> Result<(), HandleError> {
         if self.server != server_of(config) {
             return Err(HandleError::OtherServer);
         }
-        self.check_context(&AuthContext::of(config))
+        self.check_context(&AuthContext::principal(config))
     }
 
-    /// This handle bound to the server and authorization context of `config` instead of its
+    /// This handle bound to the server and principal of `config` instead of its
     /// own, everything else kept (the task id, era, version, times, answered keys). For a
     /// recording: a transcript holds the handle rebound to the stand-in configuration its
     /// replay runs with (a stand-in token, redacted query values), so that the replay's
@@ -274,7 +297,7 @@ impl TaskHandle {
         }
         Ok(TaskHandle {
             server,
-            context: *AuthContext::of(config).digest(),
+            context: *AuthContext::principal(config).digest(),
             ..self.clone()
         })
     }
@@ -332,6 +355,9 @@ impl TaskHandle {
             return Err(HandleError::Truncated);
         }
         let version = r.u8()?;
+        if version == TOKEN_BOUND_HANDLE_VERSION {
+            return Err(HandleError::TokenBound { found: version });
+        }
         if version != HANDLE_VERSION {
             return Err(HandleError::ForeignVersion { found: version });
         }

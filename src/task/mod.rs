@@ -41,7 +41,10 @@ mod input;
 mod request;
 
 pub use error::{TaskError, MAX_QUOTED};
-pub use handle::{HandleError, TaskHandle, HANDLE_VERSION, MAX_HANDLE_BYTES, MAX_HANDLE_URL};
+pub use handle::{
+    HandleError, TaskHandle, HANDLE_VERSION, MAX_HANDLE_BYTES, MAX_HANDLE_URL,
+    TOKEN_BOUND_HANDLE_VERSION,
+};
 pub use input::{InputBook, InputRequest, MAX_INPUT_KEYS, MAX_INPUT_KEY_BYTES};
 pub(crate) use request::declares_extension;
 pub use request::{client_capabilities, mcp_name, request_body, routing_headers, TaskMethod};

@@ -72,6 +72,14 @@ impl AuthRuntime for StdAuth {
         ready(s.call_tool_with(name, arguments_json, observer))
     }
 
+    fn resume_task_with(
+        s: &mut Session,
+        handle: &mcp_sansio::task::TaskHandle,
+        observer: &mut dyn CallObserver,
+    ) -> impl Future<Output = Result<CallResult, Error>> {
+        ready(s.resume_task_with(handle, observer))
+    }
+
     fn close(s: Session) -> impl Future<Output = Result<(), Error>> {
         ready(s.close())
     }

@@ -6,8 +6,10 @@
 //!   Off by default.
 //! - **Where**: every pin set is kept in the client's [`Store`] under
 //!   [`store_key`](mcp_sansio::store_key) of [`StoreUse::ToolPins`], the server's URL and the
-//!   [`AuthContext`]: a pin of one authorization context never applies
-//!   under another. The store is the client's shared store if it has one
+//!   principal ([`AuthContext::principal`]): a pin of one principal never applies under another,
+//!   and a refreshed token keeps the pins of its grant (an authorizing session's tokens, before
+//!   and after a refresh, are one principal; without a grant the principal is the credential, so
+//!   a new token the embedder brings starts a pin set of its own). The store is the client's shared store if it has one
 //!   ([`ClientBuilder::shared_store`](crate::ClientBuilder::shared_store): a fleet's executors then
 //!   share their pins), else a [`MemoryStore`](crate::cache::MemoryStore) of the client
 //!   ([`DEFAULT_MAX_BYTES`]).
@@ -70,12 +72,12 @@ impl PinBook {
     }
 
     /// The key of the pin set of `config`'s server (its URL, path and query included) and
-    /// authorization context.
+    /// principal ([`AuthContext::principal`]).
     pub fn key(config: &Config) -> Vec<u8> {
         mcp_sansio::store_key(
             StoreUse::ToolPins,
             &config.endpoint,
-            &AuthContext::of(config),
+            &AuthContext::principal(config),
         )
         .into_bytes()
     }
@@ -106,7 +108,7 @@ impl PinBook {
         self.store.put(key, stored.to_bytes());
     }
 
-    /// Forgets the pins of `config`'s server and authorization context: the embedder accepts
+    /// Forgets the pins of `config`'s server and principal: the embedder accepts
     /// the tools as they are now, and the next sight of each pins it again.
     pub fn forget(&self, config: &Config) {
         self.store.remove(&Self::key(config));
@@ -244,6 +246,53 @@ mod tests {
         under_a.listed(&catalog(V2)).unwrap();
         assert_eq!(under_a.changes().len(), 1);
         assert_eq!(store.len(), 2, "one pin set per context");
+    }
+
+    /// Pins belong to the principal: a listing under token B of grant G sees the pins made
+    /// under token A of G (a refreshed token: the changed tool is noted, the set is one), and
+    /// another grant, or the same token without a grant, starts a set of its own.
+    #[test]
+    fn a_refreshed_token_of_the_grant_sees_its_pins() {
+        let store = Arc::new(MemoryStore::new(1 << 20));
+        let grant = |client: &str| {
+            Some(mcp_sansio::GrantIdentity {
+                kind: mcp_sansio::GrantKind::ClientCredentials,
+                issuer: "https://as.example".into(),
+                client_id: client.into(),
+            })
+        };
+        let base = Config::new("https://mcp.example.com/t")
+            .unwrap()
+            .with_tool_pins(PinPolicy::Warn);
+        let a = base
+            .clone()
+            .with_bearer_token("token-a")
+            .with_grant(grant("g"));
+        let b = base
+            .clone()
+            .with_bearer_token("token-b")
+            .with_grant(grant("g"));
+        session(&store, &a).listed(&catalog(V1)).unwrap();
+        let mut under_b = session(&store, &b);
+        under_b.listed(&catalog(V2)).unwrap();
+        assert_eq!(
+            under_b.changes().len(),
+            1,
+            "the pin made under token A applies"
+        );
+        assert_eq!(store.len(), 1, "one pin set for the grant");
+        let other_grant = base
+            .clone()
+            .with_bearer_token("token-b")
+            .with_grant(grant("h"));
+        let mut under_h = session(&store, &other_grant);
+        under_h.listed(&catalog(V2)).unwrap();
+        assert!(under_h.changes().is_empty(), "{:?}", under_h.changes());
+        let no_grant = base.with_bearer_token("token-a");
+        let mut bare = session(&store, &no_grant);
+        bare.listed(&catalog(V2)).unwrap();
+        assert!(bare.changes().is_empty(), "{:?}", bare.changes());
+        assert_eq!(store.len(), 3);
     }
 
     /// A stored set that does not read back is a miss, removed: the tools are pinned again.

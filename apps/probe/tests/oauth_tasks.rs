@@ -3,7 +3,9 @@
 //! declares the tasks extension into a task (`working` at the first poll, `completed` after).
 //! A call authorized with the client-credentials grant and `--token-file` writes its task's
 //! handle and is killed; `task … --oauth --token-file` with the same file resumes the task
-//! with the stored token, and another token (another authorization context) is refused.
+//! with the stored token, or with the token that replaced it once it expired (a handle is bound
+//! to the principal, the grant, not to one token), and a token of another grant (another
+//! principal) is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -71,11 +73,11 @@ fn credentials<'a>(issuer: &'a str, secret: &'a str, tokens: &'a str) -> Vec<&'a
 }
 
 /// SEP-2663: "Clients SHOULD persist task IDs to durable storage so that polling can resume
-/// after a crash or restart", and a handle is bound to the authorization context it was made
-/// in: a call under `--oauth --token-file` killed before its first poll is resumed by `task get`
-/// and `task wait` under `--oauth` with the same token file (the stored token, no new grant),
-/// and refused under another token (a token file of its own: a new grant, another context)
-/// before any request about the task.
+/// after a crash or restart", and a handle is bound to the principal it was made for (the
+/// grant): a call under `--oauth --token-file` killed before its first poll is resumed by
+/// `task get` and `task wait` under `--oauth` with the same token file (the stored token, no new
+/// grant), and refused under a token of another grant (the JWT bearer grant with a workload
+/// token, a token file of its own: another principal) before any request about the task.
 #[test]
 fn a_task_created_under_oauth_is_resumed_with_the_stored_token_and_refused_under_another() {
     let server = AuthServer::start(Mode::Normal);
@@ -112,10 +114,28 @@ fn a_task_created_under_oauth_is_resumed_with_the_stored_token_and_refused_under
     assert_eq!(doc["task"]["status"], "working", "{doc}");
     assert_eq!(server.task_polls().get("t-1"), Some(&1));
 
-    // Another token file: a new grant, another authorization context; refused, no poll.
+    // Another grant (JWT bearer, a token file of its own): another principal; refused, no
+    // poll.
+    let workload = dir.join("workload");
+    let assertion = m2m::unsigned_jwt(&serde_json::json!({"sub": "w", "aud": issuer}));
+    std::fs::write(&workload, assertion).unwrap();
+    let workload = workload.to_str().unwrap().to_owned();
     let other = dir.join("other.json").to_str().unwrap().to_owned();
     for action in ["get", "wait", "cancel"] {
-        let mut args = credentials(&issuer, &secret, &other);
+        let mut args = vec![
+            "--allow-loopback",
+            "--oauth",
+            "--grant",
+            "jwt-bearer",
+            "--issuer",
+            &issuer,
+            "--client-id",
+            m2m::CLIENT_ID,
+            "--workload-token-file",
+            &workload,
+            "--token-file",
+            &other,
+        ];
         args.extend(["--json", "task", action, "--task-handle", h]);
         let o = run(&args);
         assert_eq!(o.status.code(), Some(5), "{action}: {}", text(&o.stderr));
@@ -125,11 +145,12 @@ fn a_task_created_under_oauth_is_resumed_with_the_stored_token_and_refused_under
         assert!(message.contains("authorization context"), "{doc}");
     }
     assert_eq!(server.task_polls().get("t-1"), Some(&1), "never polled");
-    let after_other = server.grants("/token", "client_credentials").len();
+    let jwt_bearer = mcp_sansio::internals::auth::JWT_BEARER;
     assert!(
-        after_other > grants,
-        "the other token file got a token of its own"
+        !server.grants("/token", jwt_bearer).is_empty(),
+        "the other grant got a token of its own"
     );
+    let after_other = server.grants("/token", "client_credentials").len();
 
     // Same token file: waits to the end with the stored token, no new grant.
     let mut args = credentials(&issuer, &secret, &tokens);
@@ -145,6 +166,57 @@ fn a_task_created_under_oauth_is_resumed_with_the_stored_token_and_refused_under
         "the stored token was presented"
     );
     assert!(!text(&o.stdout).contains(m2m::SECRET) && !text(&o.stderr).contains(m2m::SECRET));
+}
+
+/// A handle outlives the token it was made under: the call's tokens live 1 s; once the stored
+/// token has expired, `task wait --oauth --token-file` with the same file gets a new token of
+/// the same grant (the file holds it afterwards) and resumes the task under it to its result.
+/// Before handles were bound to the principal, this resume was refused ("another authorization
+/// context").
+#[test]
+fn task_wait_resumes_after_the_stored_token_was_refreshed() {
+    let server = AuthServer::start(Mode::Normal);
+    let issuer = server.base();
+    let url = server.url();
+    let dir = tmp("refreshed");
+    let secret = dir.join("secret");
+    std::fs::write(&secret, m2m::SECRET).unwrap();
+    let secret = secret.to_str().unwrap().to_owned();
+    let tokens = dir.join("tokens.json");
+    let token_file = tokens.to_str().unwrap().to_owned();
+    let handle = dir.join("task.handle");
+    let h = handle.to_str().unwrap();
+    // The call's tokens (the first grant and its step-up to `write`) live 1 s.
+    server.short_lived_tokens(2, 1);
+    let mut args = credentials(&issuer, &secret, &token_file);
+    args.extend(["call", &url, TASK_TOOL, "--task-handle", h]);
+    let mut child = probe(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&handle);
+    child.kill().unwrap(); // SIGKILL, before the first poll
+    let _ = child.wait();
+    let stored = std::fs::read_to_string(&tokens).unwrap();
+    let grants = server.grants("/token", "client_credentials").len() + server.refresh_grants();
+    std::thread::sleep(Duration::from_millis(1_500));
+
+    let mut args = credentials(&issuer, &secret, &token_file);
+    args.extend(["--json", "task", "wait", "--task-handle", h]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["content"][0]["text"], "done", "{doc}");
+    assert_eq!(doc["task"]["status"], "completed", "{doc}");
+    let after = server.grants("/token", "client_credentials").len() + server.refresh_grants();
+    assert!(after > grants, "a new token was obtained");
+    assert_ne!(
+        std::fs::read_to_string(&tokens).unwrap(),
+        stored,
+        "the token file holds the new token"
+    );
+    assert_eq!(server.task_polls().len(), 1, "one task");
 }
 
 /// Ctrl-C (`SIGINT`) during a task under `--oauth` cancels the task (`tasks/cancel`, "Clients

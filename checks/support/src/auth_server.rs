@@ -157,6 +157,28 @@ struct State {
     tasks: BTreeMap<String, (u32, bool)>,
     /// Nonces handed out ([`Mode::DpopNonceForever`]).
     nonces: usize,
+    /// How many of the next tokens issued are short-lived, and their lifetime in seconds
+    /// ([`AuthServer::short_lived_tokens`]).
+    short_lived: (usize, u64),
+    /// When each short-lived token stops being accepted.
+    expiry: BTreeMap<String, std::time::Instant>,
+}
+
+impl State {
+    /// The `expires_in` of `token`, just issued: the short lifetime while short-lived tokens
+    /// remain (the MCP endpoint refuses the token once it has passed), else an hour.
+    fn lifetime(&mut self, token: &str) -> u64 {
+        let (left, secs) = self.short_lived;
+        if left == 0 {
+            return 3600;
+        }
+        self.short_lived.0 = left - 1;
+        self.expiry.insert(
+            token.to_owned(),
+            std::time::Instant::now() + Duration::from_secs(secs),
+        );
+        secs
+    }
 }
 
 /// The credentials of the grants without a user agent the token endpoint accepts.
@@ -341,6 +363,13 @@ impl AuthServer {
     /// and `error_description` (and `state`, `iss`) instead of a code (RFC 6749 §4.1.2.1).
     pub fn deny_consent(&self, error: &str, description: &str) {
         self.state.lock().unwrap().denial = Some((error.to_owned(), description.to_owned()));
+    }
+
+    /// The next `count` tokens issued (by any grant, a refresh included) live `secs` seconds:
+    /// their `expires_in` says so, and the MCP endpoint answers 401 to a request bearing one
+    /// once that time has passed since it was issued. The tokens after them live an hour.
+    pub fn short_lived_tokens(&self, count: usize, secs: u64) {
+        self.state.lock().unwrap().short_lived = (count, secs);
     }
 
     /// The metadata names `url` as the token endpoint.
@@ -548,6 +577,13 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 if st.revoked.contains(t) {
                     return None;
                 }
+                if st
+                    .expiry
+                    .get(t)
+                    .is_some_and(|at| std::time::Instant::now() >= *at)
+                {
+                    return None;
+                }
                 st.tokens.get(t).cloned()
             });
             let scheme = if mode.dpop() { "DPoP" } else { "Bearer" };
@@ -716,9 +752,10 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
                 };
                 let token = format!("tok-{}", st.tokens.len() + 1);
                 st.tokens.insert(token.clone(), scope.clone());
+                let expires_in = st.lifetime(&token);
                 return json(
                     200,
-                    serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "refresh_token": format!("rt-for-{token}")}),
+                    serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in, "refresh_token": format!("rt-for-{token}")}),
                 );
             }
             let pkce_ok = form
@@ -738,9 +775,10 @@ fn handle(s: &Seen, base: &str, mode: Mode, state: &Mutex<State>) -> Vec<u8> {
             }
             let scope = st.scope.clone();
             st.tokens.insert(token.clone(), scope.clone());
+            let expires_in = st.lifetime(&token);
             json(
                 200,
-                serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope, "refresh_token": format!("rt-for-{token}")}),
+                serde_json::json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in, "scope": scope, "refresh_token": format!("rt-for-{token}")}),
             )
         }
         ("POST", "/idp/token") => {
@@ -896,9 +934,10 @@ fn machine_grant(
         }
         None => "Bearer",
     };
+    let expires_in = st.lifetime(&token);
     Some(json(
         200,
-        serde_json::json!({"access_token": token, "token_type": token_type, "expires_in": 3600, "scope": scope}),
+        serde_json::json!({"access_token": token, "token_type": token_type, "expires_in": expires_in, "scope": scope}),
     ))
 }
 

@@ -8,7 +8,8 @@
 //! process that resumes the work item ([`RedisStore::load_task_handle`]).
 //!
 //! **Keys.** Every key is [`mcp_sansio::store_key`] of (the use, the server's URL, the
-//! [`AuthContext`]) under a configurable namespace (default `mcp-sansio:`): nothing of one
+//! [`AuthContext`]; for a task handle, the principal, [`AuthContext::principal`], which a
+//! refreshed token keeps) under a configurable namespace (default `mcp-sansio:`): nothing of one
 //! authorization context is under another's key, and a key holds no credential and no URL.
 //!
 //! **Values.** Every value is framed ([`crate::frame`]: version, expiry, the digest of the key it
@@ -409,16 +410,17 @@ impl RedisStore {
     }
 
     /// The key of the handle a work item resumes by `name` (the embedder's name of the work
-    /// item, or the task id) on `config`'s server in its authorization context.
+    /// item, or the task id) on `config`'s server for its principal
+    /// ([`AuthContext::principal`]: a refreshed token of the same grant finds it).
     pub fn task_handle_key(config: &Config, name: &str) -> String {
         mcp_sansio::store_key(
             StoreUse::task_handle(name),
             &config.endpoint,
-            &AuthContext::of(config),
+            &AuthContext::principal(config),
         )
     }
 
-    /// Saves `handle` under `name` for `config`'s server and authorization context, until the
+    /// Saves `handle` under `name` for `config`'s server and principal, until the
     /// task's deadline or the end of its `ttlMs`, whichever comes first (a handle already past
     /// both is deleted). A store failure drops it (a later resume misses).
     pub fn save_task_handle(&self, config: &Config, name: &str, handle: &TaskHandle) {
@@ -431,7 +433,7 @@ impl RedisStore {
         self.write(key.as_bytes(), &handle.to_bytes(), ttl);
     }
 
-    /// The handle saved under `name` for `config`'s server and authorization context, if one
+    /// The handle saved under `name` for `config`'s server and principal, if one
     /// reads back ([`TaskHandle::from_bytes`]) and belongs to that server and context
     /// ([`TaskHandle::check`]); one that does not is deleted. Store failures are misses.
     pub fn load_task_handle(&self, config: &Config, name: &str) -> Option<TaskHandle> {

@@ -42,6 +42,14 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
         s.call_tool_with(name, arguments_json, observer).await
     }
 
+    async fn resume_task_with(
+        s: &mut Session<R>,
+        handle: &mcp_sansio::task::TaskHandle,
+        observer: &mut dyn CallObserver,
+    ) -> Result<CallResult, Error> {
+        s.resume_task_with(handle, observer).await
+    }
+
     async fn close(s: Session<R>) -> Result<(), Error> {
         s.close().await
     }

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use mcp_sansio::auth::{AfterRefusal, Attempt, AuthExchange, AuthResponse};
+use mcp_sansio::task::TaskHandle;
 use mcp_sansio::{CallResult, Catalog, Config, Error, TransportError};
 
 #[cfg(doc)]
@@ -37,6 +38,14 @@ pub trait AuthRuntime {
         s: &mut Self::Session,
         name: &str,
         arguments_json: &[u8],
+        observer: &mut dyn CallObserver,
+    ) -> impl Future<Output = Result<CallResult, Error>> + Send;
+
+    /// Resumes the task of `handle` (the adapter session's `resume_task_with`), reporting to
+    /// `observer`: how a call whose task was created goes on after the session authorized again.
+    fn resume_task_with(
+        s: &mut Self::Session,
+        handle: &TaskHandle,
         observer: &mut dyn CallObserver,
     ) -> impl Future<Output = Result<CallResult, Error>> + Send;
 
@@ -271,16 +280,32 @@ impl<R: AuthRuntime> AuthSession<R> {
     }
 
     /// Calls tool `name` with an observer; authorizes and retries once when the server asks.
+    ///
+    /// A call whose answer created a task (SEP-2663) is not called again after the session
+    /// authorized: a second `tools/call` would start a second task. The retry resumes the task
+    /// from the last handle the observer got ([`AuthRuntime::resume_task_with`]), under the new
+    /// token: a handle is bound to the principal (the grant, `AuthContext::principal`), so a
+    /// token that expired while the task ran and was refreshed goes on polling the same task.
     pub async fn call_tool_with(
         &mut self,
         name: &str,
         arguments_json: &[u8],
         observer: &mut dyn CallObserver,
     ) -> Result<CallResult, AuthSessionError> {
+        let mut keeper = HandleKeeper {
+            inner: observer,
+            handle: None,
+        };
         let mut attempt = Attempt::First;
         self.refreshed = false;
         let r = loop {
-            match R::call_tool_with(&mut self.session, name, arguments_json, observer).await {
+            let result = match keeper.handle.clone() {
+                None => {
+                    R::call_tool_with(&mut self.session, name, arguments_json, &mut keeper).await
+                }
+                Some(handle) => R::resume_task_with(&mut self.session, &handle, &mut keeper).await,
+            };
+            match result {
                 Ok(c) => break c,
                 Err(e) => attempt = self.recover(attempt, e).await?,
             }
@@ -292,8 +317,10 @@ impl<R: AuthRuntime> AuthSession<R> {
     /// Runs `op` on the session (a task resume, poll or cancel of the adapter's session, say);
     /// authorizes and retries once when the server asks, as [`list_tools`](Self::list_tools)
     /// does. A retry runs `op` again on the new session, with the new token: a task handle is
-    /// bound to the authorization context it was created in, so a handle resumed after a new
-    /// authorization is refused (`TaskError::Handle`), never presented under another context.
+    /// bound to the principal it was created for (`AuthContext::principal`: the grant), so a
+    /// handle resumed after a refresh or a new authorization of the same grant is accepted; one
+    /// of another principal is refused (`TaskError::Handle`), never presented under its
+    /// credential.
     pub async fn run<T>(
         &mut self,
         mut op: impl AsyncFnMut(&mut R::Session) -> Result<T, Error>,
@@ -313,5 +340,39 @@ impl<R: AuthRuntime> AuthSession<R> {
     /// Closes the session.
     pub async fn close(self) -> Result<(), AuthSessionError> {
         Ok(R::close(self.session).await?)
+    }
+}
+
+/// Passes everything a call reports on to the embedder's observer, and keeps the last task
+/// handle, from which a call that authorized again resumes its task.
+struct HandleKeeper<'a> {
+    inner: &'a mut dyn CallObserver,
+    handle: Option<TaskHandle>,
+}
+
+impl CallObserver for HandleKeeper<'_> {
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.inner.progress(progress, total, message);
+    }
+
+    fn input_required(&mut self, requests: &serde_json::value::RawValue) -> Option<Vec<u8>> {
+        self.inner.input_required(requests)
+    }
+
+    fn task_handle(&mut self, handle: &TaskHandle) {
+        self.handle = Some(handle.clone());
+        self.inner.task_handle(handle);
+    }
+
+    fn task_status(&mut self, status: mcp_sansio::task::TaskStatus, message: Option<&str>) {
+        self.inner.task_status(status, message);
+    }
+
+    fn server_request(
+        &mut self,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Option<Vec<u8>> {
+        self.inner.server_request(method, params)
     }
 }
