@@ -216,6 +216,28 @@ impl H2Trace {
     }
 }
 
+#[cfg(not(feature = "opentelemetry"))]
+#[allow(clippy::unused_self)]
+impl SessionTrace {
+    /// The running operation's OpenTelemetry context (feature `opentelemetry`): none here.
+    #[inline]
+    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+        None
+    }
+}
+
+#[cfg(feature = "opentelemetry")]
+impl SessionTrace {
+    /// The running operation's span as an OpenTelemetry context (through
+    /// `tracing-opentelemetry`: its parent is the current span, or the current OpenTelemetry
+    /// context), as W3C values: the parent of the operation's requests. `None` when the span
+    /// has no valid span context (no OpenTelemetry layer) or a value would not be valid.
+    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+        let span = self.on.op.as_ref()?;
+        otel::context_of(span)
+    }
+}
+
 #[cfg(not(feature = "tracing"))]
 #[allow(clippy::unused_self)]
 impl SessionTrace {
@@ -643,5 +665,63 @@ mod on {
                 }
             }
         }
+    }
+}
+
+/// The current OpenTelemetry context as W3C values (feature `opentelemetry`).
+#[cfg(feature = "opentelemetry")]
+pub mod otel {
+    use opentelemetry::baggage::BaggageExt as _;
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    /// The trace context of `cx`: `traceparent` version 00 of its span context, its
+    /// `tracestate`, and its baggage (values percent-encoded, W3C Baggage §3.3.1.4). `None`
+    /// when the span context is not valid; a baggage or trace state that would not be valid is
+    /// left out (never sent), the `traceparent` kept.
+    pub fn from_context(cx: &opentelemetry::Context) -> Option<mcp_sansio::TraceContext> {
+        let span = cx.span();
+        let sc = span.span_context();
+        if !sc.is_valid() {
+            return None;
+        }
+        let traceparent = format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        );
+        let state = sc.trace_state().header();
+        let baggage: Vec<String> = cx
+            .baggage()
+            .iter()
+            .map(|(k, (v, _))| format!("{}={}", k.as_str(), encode(&v.as_str())))
+            .collect();
+        let baggage = baggage.join(",");
+        let state =
+            Some(state.as_str()).filter(|s| mcp_sansio::trace_context::check_tracestate(s).is_ok());
+        let baggage =
+            Some(baggage.as_str()).filter(|b| mcp_sansio::trace_context::check_baggage(b).is_ok());
+        mcp_sansio::TraceContext::new(&traceparent, state, baggage).ok()
+    }
+
+    /// The trace context of the tracing span `span` under its OpenTelemetry layer.
+    pub(crate) fn context_of(span: &tracing::Span) -> Option<mcp_sansio::TraceContext> {
+        from_context(&span.context())
+    }
+
+    /// Percent-encodes what is not a baggage octet (W3C Baggage: "Any characters outside of
+    /// the baggage-octet range of characters MUST be percent-encoded"), and `%` itself.
+    fn encode(v: &str) -> String {
+        let mut out = String::with_capacity(v.len());
+        for b in v.bytes() {
+            if matches!(b, 0x21 | 0x23..=0x24 | 0x26..=0x2b | 0x2d..=0x3a | 0x3c..=0x5b | 0x5d..=0x7e)
+            {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
     }
 }
