@@ -16,6 +16,14 @@
 //!   ([`SharedH2`](crate::SharedH2)) makes the span of each stream it opens, with
 //!   `stream` (its HTTP/2 stream id) instead of `fresh_socket`, `bytes_read` the raw bytes the
 //!   session read while the stream was open, and `outcome` `finished` or `abandoned`;
+//! - inside it one span per MCP request or notification the client sends, named `mcp` (level
+//!   INFO), the client span of OpenTelemetry's semantic conventions for MCP: `otel.name`
+//!   (`{mcp.method.name} {target}`, e.g. `tools/call get-weather`), `otel.kind` (`client`),
+//!   `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `jsonrpc.request.id`,
+//!   `mcp.protocol.version`, `mcp.session.id`, `network.transport`, `network.protocol.name`,
+//!   `network.protocol.version`, `server.address`, `server.port`, and `error.type` with
+//!   `otel.status_code` when the operation failed on it (the JSON-RPC code, the budget, the
+//!   error kind; `tool_error` for an `isError` result);
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
 //!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
 //!   server's 401 or 403) and `outcome` (`ok` or `failed`);
@@ -29,7 +37,10 @@
 //! show a `tracing-subscriber` set-up.
 //!
 //! Never a token, a secret, an authorization code, a PKCE verifier, a URL's path or query, tool
-//! arguments or results: names, ids, counts and kinds only.
+//! arguments or results, the trace context's state or baggage: names, ids, counts and kinds only.
+//!
+//! With the feature `opentelemetry`, [`otel`] turns the operation span's OpenTelemetry context
+//! into the trace context its requests carry when the embedder gave none.
 
 use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, Transmit};
 
