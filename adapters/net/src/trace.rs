@@ -706,7 +706,7 @@ pub mod otel {
         let baggage: Vec<String> = cx
             .baggage()
             .iter()
-            .map(|(k, (v, _))| format!("{}={}", k.as_str(), encode(&v.as_str())))
+            .map(|(k, (v, _))| format!("{}={}", k.as_str(), encode(v.as_str())))
             .collect();
         let baggage = baggage.join(",");
         let state =

@@ -86,7 +86,7 @@ pub struct Server {
     traces: Mutex<std::collections::VecDeque<ReceivedTrace>>,
 }
 
-/// The most trace contexts the server keeps ([`Server::trace_contexts`]).
+/// The most trace contexts the server keeps ([`DemoServer::trace_contexts`](crate::DemoServer::trace_contexts)).
 pub const MAX_RECORDED_TRACES: usize = 256;
 
 /// The trace context a request carried in `params._meta` (MCP 2026-07-28, SEP-414:
