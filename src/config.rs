@@ -141,6 +141,12 @@ pub struct Config {
     /// re-listed definition but fails with [`Error::ToolChanged`](crate::Error::ToolChanged).
     /// [`PinPolicy::Off`](crate::pin::PinPolicy::Off) by default.
     pub tool_pins: crate::pin::PinPolicy,
+    /// The trace context written into every request's `params._meta` (`traceparent`, and
+    /// `tracestate` and `baggage` when present; MCP 2026-07-28, SEP-414), valid by construction
+    /// ([`TraceContext::new`](crate::TraceContext::new) checks the W3C formats).
+    /// [`Connection::set_trace_context`](crate::Connection::set_trace_context) changes it for the
+    /// operations that follow. `None` by default: no trace context is sent.
+    pub trace_context: Option<crate::TraceContext>,
 }
 
 impl core::fmt::Debug for Config {
@@ -166,6 +172,10 @@ impl core::fmt::Debug for Config {
             .field("tasks", &self.tasks)
             .field("unix_at_zero", &self.unix_at_zero)
             .field("tool_pins", &self.tool_pins)
+            .field(
+                "trace_context",
+                &self.trace_context.as_ref().map(|t| t.trace_id()),
+            )
             .finish()
     }
 }
@@ -189,6 +199,7 @@ impl Config {
             tasks: false,
             unix_at_zero: core::time::Duration::ZERO,
             tool_pins: crate::pin::PinPolicy::Off,
+            trace_context: None,
         })
     }
 
@@ -237,6 +248,12 @@ impl Config {
     /// Sets the tool-pin policy ([`Config::tool_pins`]).
     pub fn with_tool_pins(mut self, policy: crate::pin::PinPolicy) -> Config {
         self.tool_pins = policy;
+        self
+    }
+
+    /// Sets the trace context ([`Config::trace_context`]).
+    pub fn with_trace_context(mut self, trace: Option<crate::TraceContext>) -> Config {
+        self.trace_context = trace;
         self
     }
 

@@ -64,6 +64,10 @@ pub enum ConfigError {
     /// instead, which declares the extension where it applies.
     #[error("client capabilities declare the tasks extension, but tasks are not enabled")]
     TasksNotEnabled,
+    /// A trace context value (`traceparent`, `tracestate`, `baggage`) breaks its W3C format:
+    /// it is never sent.
+    #[error(transparent)]
+    TraceContext(#[from] crate::trace_context::TraceContextError),
     /// A tool-call argument value is not a JSON object.
     #[error("unusable tool arguments: {reason}")]
     InvalidArguments {

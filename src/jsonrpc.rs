@@ -401,6 +401,41 @@ impl<'a> ObjectWriter<'a> {
     }
 }
 
+/// Writes the `_meta` object of a request under `config`: the one writer of every request's
+/// `_meta`. In the 2026-07-28 era (`version` set) the `io.modelcontextprotocol/…` members
+/// (protocol version, client capabilities, client info); in every era the trace context
+/// ([`Config::trace_context`](crate::Config::trace_context)) and `progress_token` when given.
+/// Nothing at all (no `_meta` member) when none of them applies.
+pub(crate) fn write_request_meta(
+    config: &crate::Config,
+    version: Option<&str>,
+    progress_token: Option<u64>,
+    out: &mut ObjectWriter<'_>,
+) {
+    let trace = config.trace_context.as_ref();
+    if version.is_none() && trace.is_none() && progress_token.is_none() {
+        return;
+    }
+    out.object("_meta", |m| {
+        if let Some(version) = version {
+            let info = &config.client_info;
+            m.string("io.modelcontextprotocol/protocolVersion", version)
+                .raw(
+                    "io.modelcontextprotocol/clientCapabilities",
+                    crate::task::client_capabilities(config, crate::Era::Modern).as_bytes(),
+                )
+                .object("io.modelcontextprotocol/clientInfo", |i| {
+                    i.string("name", &info.name)
+                        .string("version", &info.version);
+                });
+        }
+        crate::trace_context::write_meta(trace, m);
+        if let Some(t) = progress_token {
+            m.uint("progressToken", t);
+        }
+    });
+}
+
 /// Writes `s` as a JSON string.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     // serde_json's string escaping cannot fail. (`to_vec` rather than `to_writer`, which needs

@@ -181,6 +181,7 @@ pub mod socket;
 mod sse;
 pub mod task;
 mod time;
+pub mod trace_context;
 pub mod wire;
 mod xmcp;
 
@@ -205,6 +206,7 @@ pub use list::{
 pub use pin::{PinPolicy, ToolChange, ToolPin, ToolPins};
 pub use sse::SseError;
 pub use time::Instant;
+pub use trace_context::{TraceContext, TraceContextError};
 pub use xmcp::{header_params, HeaderParam, HeaderRefusal, ParamKind};
 
 /// The fixed bounds of the core that are not budgets: how much of what a server sends is kept,

@@ -567,6 +567,13 @@ impl Connection {
         &self.config
     }
 
+    /// Sets the trace context of the requests sent from now on ([`Config::trace_context`]):
+    /// the parent the embedder gives an operation, `None` to send none. A request already sent
+    /// keeps the one it carried; a resend of it (a retry, a re-issue) carries the new one.
+    pub fn set_trace_context(&mut self, trace: Option<crate::TraceContext>) {
+        self.config.trace_context = trace;
+    }
+
     /// Raw bytes read so far on this connection.
     pub fn bytes_read(&self) -> u64 {
         self.ledger.used()

@@ -283,29 +283,6 @@ impl Connection {
         h
     }
 
-    pub(super) fn meta(
-        &self,
-        version: &str,
-        out: &mut ObjectWriter<'_>,
-        progress_token: Option<u64>,
-    ) {
-        let info = &self.config.client_info;
-        out.object("_meta", |m| {
-            m.string("io.modelcontextprotocol/protocolVersion", version)
-                .raw(
-                    "io.modelcontextprotocol/clientCapabilities",
-                    crate::task::client_capabilities(&self.config, Era::Modern).as_bytes(),
-                )
-                .object("io.modelcontextprotocol/clientInfo", |i| {
-                    i.string("name", &info.name)
-                        .string("version", &info.version);
-                });
-            if let Some(t) = progress_token {
-                m.uint("progressToken", t);
-            }
-        });
-    }
-
     pub(super) fn build_step(&self, step: &Step, id: u64, token: u64) -> Result<Request, Error> {
         let modern_version = match &self.session {
             Session::Modern { version } => Some(version.clone()),
@@ -320,7 +297,9 @@ impl Connection {
                 h.push(("Mcp-Method".into(), "server/discover".into()));
                 headers = h;
                 let mut w = request_writer(&mut body, id, "server/discover");
-                w.object("params", |p| self.meta(version, p, None));
+                w.object("params", |p| {
+                    crate::jsonrpc::write_request_meta(&self.config, Some(version), None, p);
+                });
                 w.finish();
             }
             Step::Initialize { .. } => {
@@ -344,6 +323,7 @@ impl Connection {
                             i.string("name", &info.name)
                                 .string("version", &info.version);
                         });
+                    crate::jsonrpc::write_request_meta(&self.config, None, None, p);
                 });
                 w.finish();
             }
@@ -358,9 +338,12 @@ impl Connection {
                     if let Some(c) = cursor {
                         p.string("cursor", c);
                     }
-                    if let Some(v) = &modern_version {
-                        self.meta(v, p, None);
-                    }
+                    crate::jsonrpc::write_request_meta(
+                        &self.config,
+                        modern_version.as_deref(),
+                        None,
+                        p,
+                    );
                 });
                 w.finish();
             }
@@ -389,14 +372,12 @@ impl Connection {
                     if let Some(s) = &state.request_state {
                         p.raw("requestState", s.get().as_bytes());
                     }
-                    match &modern_version {
-                        Some(v) => self.meta(v, p, Some(token)),
-                        None => {
-                            p.object("_meta", |m| {
-                                m.uint("progressToken", token);
-                            });
-                        }
-                    }
+                    crate::jsonrpc::write_request_meta(
+                        &self.config,
+                        modern_version.as_deref(),
+                        Some(token),
+                        p,
+                    );
                 });
                 w.finish();
             }

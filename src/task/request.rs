@@ -68,24 +68,12 @@ pub fn request_body(
     w.string("jsonrpc", "2.0")
         .uint("id", rpc_id)
         .string("method", method.as_str());
-    let caps = client_capabilities(config, Era::Modern);
-    let info = &config.client_info;
     w.object("params", |p| {
         p.string("taskId", id.as_str());
         if method == TaskMethod::Update {
             p.raw("inputResponses", input_responses.unwrap_or(b"{}"));
         }
-        p.object("_meta", |m| {
-            m.string("io.modelcontextprotocol/protocolVersion", version)
-                .raw(
-                    "io.modelcontextprotocol/clientCapabilities",
-                    caps.as_bytes(),
-                )
-                .object("io.modelcontextprotocol/clientInfo", |i| {
-                    i.string("name", &info.name)
-                        .string("version", &info.version);
-                });
-        });
+        crate::jsonrpc::write_request_meta(config, Some(version), None, p);
     });
     w.finish();
     body

@@ -16,6 +16,14 @@
 //!   ([`SharedH2`](crate::SharedH2)) makes the span of each stream it opens, with
 //!   `stream` (its HTTP/2 stream id) instead of `fresh_socket`, `bytes_read` the raw bytes the
 //!   session read while the stream was open, and `outcome` `finished` or `abandoned`;
+//! - inside it one span per MCP request or notification the client sends, named `mcp` (level
+//!   INFO), the client span of OpenTelemetry's semantic conventions for MCP: `otel.name`
+//!   (`{mcp.method.name} {target}`, e.g. `tools/call get-weather`), `otel.kind` (`client`),
+//!   `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `jsonrpc.request.id`,
+//!   `mcp.protocol.version`, `mcp.session.id`, `network.transport`, `network.protocol.name`,
+//!   `network.protocol.version`, `server.address`, `server.port`, and `error.type` with
+//!   `otel.status_code` when the operation failed on it (the JSON-RPC code, the budget, the
+//!   error kind; `tool_error` for an `isError` result);
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
 //!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
 //!   server's 401 or 403) and `outcome` (`ok` or `failed`);
@@ -29,7 +37,10 @@
 //! show a `tracing-subscriber` set-up.
 //!
 //! Never a token, a secret, an authorization code, a PKCE verifier, a URL's path or query, tool
-//! arguments or results: names, ids, counts and kinds only.
+//! arguments or results, the trace context's state or baggage: names, ids, counts and kinds only.
+//!
+//! With the feature `opentelemetry`, [`otel`] turns the operation span's OpenTelemetry context
+//! into the trace context its requests carry when the embedder gave none.
 
 use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, Transmit};
 
@@ -150,6 +161,9 @@ pub(crate) struct H2Trace {
     /// The JSON-RPC methods the current operation sent over the connection, and how often.
     #[cfg(feature = "tracing")]
     sent: std::collections::BTreeMap<String, u32>,
+    /// The MCP client spans of the operation, shared with its [`SessionTrace`].
+    #[cfg(feature = "tracing")]
+    rpc: Option<on::SharedRpc>,
 }
 
 #[cfg(not(feature = "tracing"))]
@@ -169,6 +183,7 @@ impl H2Trace {
     pub(crate) fn parent(&mut self, trace: &SessionTrace) {
         self.parent.clone_from(&trace.on.op);
         self.sent.clear();
+        self.rpc = Some(trace.on.rpc.clone());
     }
 
     /// Request `t` opened stream `stream`; the session had read `bytes_read` raw bytes.
@@ -186,6 +201,9 @@ impl H2Trace {
             &mut self.sent,
             "the stream was refused or the connection went away before answering",
         );
+        if let Some(rpc) = &self.rpc {
+            on::lock(rpc).request(op, t);
+        }
         let span = tracing::debug_span!(
             target: TARGET,
             parent: op,
@@ -206,6 +224,28 @@ impl H2Trace {
             span.record("bytes_read", bytes_read.saturating_sub(at_open));
             span.record("outcome", outcome);
         }
+    }
+}
+
+#[cfg(not(feature = "opentelemetry"))]
+#[allow(clippy::unused_self)]
+impl SessionTrace {
+    /// The running operation's OpenTelemetry context (feature `opentelemetry`): none here.
+    #[inline]
+    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+        None
+    }
+}
+
+#[cfg(feature = "opentelemetry")]
+impl SessionTrace {
+    /// The running operation's span as an OpenTelemetry context (through
+    /// `tracing-opentelemetry`: its parent is the current span, or the current OpenTelemetry
+    /// context), as W3C values: the parent of the operation's requests. `None` when the span
+    /// has no valid span context (no OpenTelemetry layer) or a value would not be valid.
+    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+        let span = self.on.op.as_ref()?;
+        otel::context_of(span)
     }
 }
 
@@ -255,6 +295,147 @@ mod on {
         sent: BTreeMap<String, u32>,
         /// The connection's state as of the last pump.
         last: Option<ConnectionState>,
+        /// The MCP client spans (OpenTelemetry's conventions) of the operation.
+        pub(super) rpc: SharedRpc,
+    }
+
+    /// The MCP client spans of an operation, shared by its driver and the HTTP/2 connection
+    /// that sends its streams.
+    pub(crate) type SharedRpc = std::sync::Arc<std::sync::Mutex<RpcSpans>>;
+
+    pub(crate) fn lock(rpc: &SharedRpc) -> std::sync::MutexGuard<'_, RpcSpans> {
+        rpc.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The client span of each MCP request or notification an operation sends, by
+    /// OpenTelemetry's semantic conventions for MCP (`docs/gen-ai/mcp.md`, "Client"): named
+    /// `{mcp.method.name} {target}` (`otel.name`), kind `client` (`otel.kind`), child of the
+    /// operation's span. A request sent again with the same JSON-RPC id (a retry on a fresh
+    /// socket, a resumption) stays in its span; the next request of the operation ends it, as
+    /// does the operation's end, which records `error.type` on the last one when it failed.
+    #[derive(Default)]
+    pub(crate) struct RpcSpans {
+        /// `server.address`, `server.port`, `network.protocol.version` of the operation.
+        server: Option<(String, u16, &'static str)>,
+        /// The open span: the JSON-RPC id it carries (`None`: a notification) and the span.
+        current: Option<(Option<u64>, Span)>,
+    }
+
+    impl RpcSpans {
+        pub(super) fn start(&mut self, endpoint: &Endpoint, http_version: &'static str) {
+            let version = if http_version == "HTTP/2" { "2" } else { "1.1" };
+            self.server = Some((endpoint.host().to_owned(), endpoint.port(), version));
+            self.current = None;
+        }
+
+        /// `t` is sent as part of the operation `op`: a JSON-RPC request or notification of
+        /// the client opens its span (or stays in the open one, the same request sent again).
+        pub(super) fn request(&mut self, op: &Span, t: &Transmit) {
+            let Some(rpc) = RpcRequest::of(t) else { return };
+            if let Some((id, _)) = &self.current {
+                if rpc.id.is_some() && *id == rpc.id {
+                    return;
+                }
+            }
+            let (address, port, version) = match &self.server {
+                Some((a, p, v)) => (a.as_str(), *p, *v),
+                None => ("", 0, "1.1"),
+            };
+            let name = match &rpc.tool {
+                Some(tool) => format!("{} {tool}", rpc.method),
+                None => rpc.method.clone(),
+            };
+            let span = tracing::info_span!(
+                target: TARGET,
+                parent: op,
+                "mcp",
+                otel.name = %name,
+                otel.kind = "client",
+                otel.status_code = Empty,
+                mcp.method.name = %rpc.method,
+                gen_ai.tool.name = rpc.tool.as_deref(),
+                gen_ai.operation.name = rpc.tool.as_ref().map(|_| "execute_tool"),
+                jsonrpc.request.id = rpc.id.map(|id| id.to_string()),
+                mcp.protocol.version = rpc.protocol_version.as_deref(),
+                mcp.session.id = rpc.session_id.as_deref(),
+                network.transport = "tcp",
+                network.protocol.name = "http",
+                network.protocol.version = version,
+                server.address = address,
+                server.port = port,
+                error.type = Empty,
+            );
+            self.current = Some((rpc.id, span));
+        }
+
+        /// The operation ended with `outcome`: its last request's span records `error.type`
+        /// (and the span status) when it failed or, a tool call, answered `isError`.
+        pub(super) fn end(&mut self, outcome: &Result<Completion, Error>) {
+            let Some((_, span)) = self.current.take() else {
+                return;
+            };
+            let error_type: Option<String> = match outcome {
+                Ok(Completion::Called(r)) if r.is_error => Some("tool_error".to_owned()),
+                Ok(_) => None,
+                Err(Error::Rpc(rpc)) => Some(rpc.code.to_string()),
+                Err(e) => Some(match e.budget() {
+                    Some(b) => b.budget.name().to_owned(),
+                    None => e.kind().code().to_owned(),
+                }),
+            };
+            if let Some(t) = error_type {
+                span.record("error.type", t.as_str());
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+    }
+
+    /// What a client's JSON-RPC request or notification says of itself: no argument, no result.
+    struct RpcRequest {
+        method: String,
+        id: Option<u64>,
+        tool: Option<String>,
+        protocol_version: Option<String>,
+        session_id: Option<String>,
+    }
+
+    impl RpcRequest {
+        fn of(t: &Transmit) -> Option<RpcRequest> {
+            if t.request.body.is_empty() {
+                return None;
+            }
+            let m: serde_json::Value = serde_json::from_slice(&t.request.body).ok()?;
+            let method = m.get("method")?.as_str()?.to_owned();
+            let params = m.get("params");
+            let param = |key: &str| {
+                params
+                    .and_then(|p| p.get(key))
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned)
+            };
+            let header = |name: &str| {
+                t.request
+                    .headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.clone())
+            };
+            let tool = if method == "tools/call" {
+                param("name")
+            } else {
+                None
+            };
+            let protocol_version =
+                header("MCP-Protocol-Version").or_else(|| param("protocolVersion"));
+            Some(RpcRequest {
+                id: m.get("id").and_then(serde_json::Value::as_u64),
+                method,
+                tool,
+                protocol_version,
+                session_id: header("Mcp-Session-Id"),
+            })
+        }
     }
 
     /// The HTTP method and the JSON-RPC method (or `response`) of a request.
@@ -341,6 +522,9 @@ mod on {
             st.exchanges.clear();
             st.sent.clear();
             st.bytes_at_start = bytes_read;
+            // A fresh set of request spans: an HTTP/2 connection may still hold the last one.
+            st.rpc = SharedRpc::default();
+            lock(&st.rpc).start(endpoint, http_version);
             macro_rules! op_span {
                 ($name:literal, $tool:expr) => {
                     tracing::info_span!(
@@ -403,6 +587,7 @@ mod on {
                 &mut st.sent,
                 "pooled socket closed before answering",
             );
+            lock(&st.rpc).request(op, t);
             st.exchanges.insert(t.exchange, (span, 0));
         }
 
@@ -466,6 +651,7 @@ mod on {
         ) {
             let st = &mut self.on;
             let Some(op) = st.op.take() else { return };
+            lock(&st.rpc).end(outcome);
             for (_, (span, read)) in std::mem::take(&mut st.exchanges) {
                 span.record("bytes_read", read);
             }
@@ -490,5 +676,63 @@ mod on {
                 }
             }
         }
+    }
+}
+
+/// The current OpenTelemetry context as W3C values (feature `opentelemetry`).
+#[cfg(feature = "opentelemetry")]
+pub mod otel {
+    use opentelemetry::baggage::BaggageExt as _;
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    /// The trace context of `cx`: `traceparent` version 00 of its span context, its
+    /// `tracestate`, and its baggage (values percent-encoded, W3C Baggage §3.3.1.4). `None`
+    /// when the span context is not valid; a baggage or trace state that would not be valid is
+    /// left out (never sent), the `traceparent` kept.
+    pub fn from_context(cx: &opentelemetry::Context) -> Option<mcp_sansio::TraceContext> {
+        let span = cx.span();
+        let sc = span.span_context();
+        if !sc.is_valid() {
+            return None;
+        }
+        let traceparent = format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        );
+        let state = sc.trace_state().header();
+        let baggage: Vec<String> = cx
+            .baggage()
+            .iter()
+            .map(|(k, (v, _))| format!("{}={}", k.as_str(), encode(v.as_str())))
+            .collect();
+        let baggage = baggage.join(",");
+        let state =
+            Some(state.as_str()).filter(|s| mcp_sansio::trace_context::check_tracestate(s).is_ok());
+        let baggage =
+            Some(baggage.as_str()).filter(|b| mcp_sansio::trace_context::check_baggage(b).is_ok());
+        mcp_sansio::TraceContext::new(&traceparent, state, baggage).ok()
+    }
+
+    /// The trace context of the tracing span `span` under its OpenTelemetry layer.
+    pub(crate) fn context_of(span: &tracing::Span) -> Option<mcp_sansio::TraceContext> {
+        from_context(&span.context())
+    }
+
+    /// Percent-encodes what is not a baggage octet (W3C Baggage: "Any characters outside of
+    /// the baggage-octet range of characters MUST be percent-encoded"), and `%` itself.
+    fn encode(v: &str) -> String {
+        let mut out = String::with_capacity(v.len());
+        for b in v.bytes() {
+            if matches!(b, 0x21 | 0x23..=0x24 | 0x26..=0x2b | 0x2d..=0x3a | 0x3c..=0x5b | 0x5d..=0x7e)
+            {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
     }
 }

@@ -134,7 +134,7 @@ fn a_call_that_re_negotiates_reports_it_the_retry_and_the_refusal_in_its_span() 
     let rpcs: Vec<&str> = c
         .spans
         .iter()
-        .filter(|s| s.parent == Some(call))
+        .filter(|s| s.parent == Some(call) && s.name == "exchange")
         .map(|s| s.fields.get("rpc").map_or("-", String::as_str))
         .collect();
     assert_eq!(

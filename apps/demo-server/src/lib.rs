@@ -310,6 +310,12 @@ impl DemoServer {
         self.server.tasks_created()
     }
 
+    /// The trace contexts (`traceparent`, `tracestate`, `baggage`) requests carried in
+    /// `params._meta`, oldest first: the latest [`mcp::MAX_RECORDED_TRACES`].
+    pub fn trace_contexts(&self) -> Vec<mcp::ReceivedTrace> {
+        self.server.trace_contexts()
+    }
+
     /// The options the server runs with.
     pub fn options(&self) -> &Options {
         &self.server.options

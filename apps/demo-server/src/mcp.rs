@@ -82,6 +82,35 @@ pub struct Server {
     sessions: Mutex<HashMap<String, &'static str>>,
     next_session: std::sync::atomic::AtomicU64,
     resource_metadata: String,
+    /// The trace context of the latest requests that carried one, oldest first.
+    traces: Mutex<std::collections::VecDeque<ReceivedTrace>>,
+}
+
+/// The most trace contexts the server keeps ([`DemoServer::trace_contexts`](crate::DemoServer::trace_contexts)).
+pub const MAX_RECORDED_TRACES: usize = 256;
+
+/// The trace context a request carried in `params._meta` (MCP 2026-07-28, SEP-414:
+/// `traceparent`, `tracestate`, `baggage`), as received: not checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceivedTrace {
+    /// The JSON-RPC method of the request.
+    pub method: String,
+    /// `_meta.traceparent`.
+    pub traceparent: String,
+    /// `_meta.tracestate`, if present.
+    pub tracestate: Option<String>,
+    /// `_meta.baggage`, if present.
+    pub baggage: Option<String>,
+}
+
+impl ReceivedTrace {
+    /// The trace id of a version-00 `traceparent` (`00-<trace id>-<parent id>-<flags>`), if it
+    /// has that shape.
+    pub fn trace_id(&self) -> Option<&str> {
+        let mut parts = self.traceparent.split('-');
+        let _version = parts.next()?;
+        parts.next().filter(|id| id.len() == 32)
+    }
 }
 
 fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Vec<u8> {
@@ -136,6 +165,7 @@ impl Server {
             resource_metadata: format!(
                 "http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
             ),
+            traces: Mutex::new(std::collections::VecDeque::new()),
         }
     }
 
@@ -166,6 +196,39 @@ impl Server {
     /// The number of live legacy sessions.
     pub(crate) fn session_count(&self) -> usize {
         self.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    /// The trace contexts received in requests' `_meta`, oldest first (the latest
+    /// [`MAX_RECORDED_TRACES`]).
+    pub(crate) fn trace_contexts(&self) -> Vec<ReceivedTrace> {
+        self.traces
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Keeps the trace context `msg` carries in `params._meta`, if any.
+    fn record_trace(&self, msg: &Value) {
+        let field = |name: &str| {
+            msg.pointer(&format!("/params/_meta/{name}"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let Some(traceparent) = field("traceparent") else {
+            return;
+        };
+        let received = ReceivedTrace {
+            method: msg["method"].as_str().unwrap_or("").to_owned(),
+            traceparent,
+            tracestate: field("tracestate"),
+            baggage: field("baggage"),
+        };
+        if let Ok(mut t) = self.traces.lock() {
+            if t.len() == MAX_RECORDED_TRACES {
+                t.pop_front();
+            }
+            t.push_back(received);
+        }
     }
 
     /// How many `slow_count` calls asked for a task.
@@ -247,6 +310,7 @@ impl Server {
                 rpc_error(&Value::Null, -32600, "Invalid Request", None),
             );
         }
+        self.record_trace(&msg);
         let meta_version = msg
             .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
             .and_then(Value::as_str);

@@ -25,6 +25,9 @@ const AFTER_HELP: &str = "\
 Environment:
   MCP_BEARER_TOKEN   sent as `Authorization: Bearer ...` when set (never taken from argv)
   MCP_CLIENT_SECRET  the client secret of --grant when --client-secret-file is not given
+  TRACEPARENT        the parent trace context every request carries in params._meta (W3C)
+  TRACESTATE         its trace state, with TRACEPARENT
+  BAGGAGE            its baggage (W3C Baggage), with TRACEPARENT; malformed values: a warning
 
 Exit codes:
   0  success (a tool result with is_error true is a success)
@@ -57,6 +60,9 @@ const COMMAND_AFTER_HELP: &str = "\
 Environment:
   MCP_BEARER_TOKEN   sent as `Authorization: Bearer ...` when set (never taken from argv)
   MCP_CLIENT_SECRET  the client secret of --grant when --client-secret-file is not given
+  TRACEPARENT        the parent trace context every request carries in params._meta (W3C)
+  TRACESTATE         its trace state, with TRACEPARENT
+  BAGGAGE            its baggage (W3C Baggage), with TRACEPARENT; malformed values: a warning
 
 `mcp-probe --help` lists the exit codes and the JSON documents.";
 

@@ -10,6 +10,7 @@ mod inert;
 mod oauth;
 mod pins;
 mod render;
+mod trace_env;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -174,6 +175,11 @@ fn config(url: &str, o: &Options) -> Result<Config, String> {
     if let Ok(token) = std::env::var(TOKEN_VAR) {
         c = c.with_bearer_token(token);
     }
+    let (trace, warnings) = trace_env::from_env(|k| std::env::var(k).ok());
+    for w in warnings {
+        eprintln!("mcp-probe: warning: {w}");
+    }
+    c = c.with_trace_context(trace);
     if let Some(d) = o.request_timeout {
         c.budgets.request_time = d;
     }

@@ -14,7 +14,10 @@ fn probe_env(args: &[&str], token: Option<&str>) -> Output {
     // RUST_LOG would print the library's spans on stderr, which these tests read.
     c.args(args)
         .env_remove("MCP_BEARER_TOKEN")
-        .env_remove("RUST_LOG");
+        .env_remove("RUST_LOG")
+        .env_remove("TRACEPARENT")
+        .env_remove("TRACESTATE")
+        .env_remove("BAGGAGE");
     if let Some(t) = token {
         c.env("MCP_BEARER_TOKEN", t);
     }
@@ -667,4 +670,54 @@ fn a_cold_list_uses_one_tcp_connection() {
     assert_eq!(stats.requests_served, 7);
     assert_eq!(stats.connections_accepted, 2);
     s.shutdown();
+}
+
+/// OpenTelemetry's environment carrier (`context/env-carriers.md`): "the following translated
+/// standard environment variable names SHOULD be used: … `TRACEPARENT` … `TRACESTATE` …
+/// `BAGGAGE`"; "Child processes SHOULD extract context from environment variables at
+/// startup". The demo server sees the trace id of `TRACEPARENT` in every request's `_meta`; a
+/// malformed `TRACEPARENT` is ignored with a warning (the run succeeds, nothing is sent) and
+/// its value is not printed.
+#[test]
+fn the_trace_context_of_the_environment_reaches_the_server() {
+    let s = server();
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+        .args([
+            "--allow-loopback",
+            "call",
+            &s.url(),
+            "echo",
+            r#"{"text":"hi"}"#,
+        ])
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("RUST_LOG")
+        .env("TRACEPARENT", tp)
+        .env("TRACESTATE", "rojo=00f067aa0ba902b7")
+        .env("BAGGAGE", "job=nightly-42")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let seen = s.trace_contexts();
+    let methods: Vec<&str> = seen.iter().map(|t| t.method.as_str()).collect();
+    assert_eq!(methods, ["server/discover", "tools/call"], "{seen:?}");
+    for t in &seen {
+        assert_eq!(t.trace_id(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
+        assert_eq!(t.tracestate.as_deref(), Some("rojo=00f067aa0ba902b7"));
+        assert_eq!(t.baggage.as_deref(), Some("job=nightly-42"));
+    }
+
+    let bad = DemoServer::start(Options::default()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-probe"))
+        .args(["--allow-loopback", "list", &bad.url()])
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("RUST_LOG")
+        .env("TRACEPARENT", "00-NOT-A-TRACE-ID-01")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(err.contains("TRACEPARENT ignored"), "{err}");
+    assert!(!err.contains("NOT-A-TRACE-ID"), "{err}");
+    assert!(bad.trace_contexts().is_empty());
 }

@@ -633,6 +633,15 @@ impl<R: SessionRuntime> Session<R> {
         self.driver.session_id()
     }
 
+    /// Sets the trace context of the operations that follow: every request they send carries
+    /// its `traceparent` (and `tracestate`, `baggage`) in `params._meta`. `None` (and the
+    /// default, unless [`Config::trace_context`](mcp_sansio::Config::trace_context) is set):
+    /// each operation takes the current OpenTelemetry context (feature `opentelemetry`), or
+    /// sends none.
+    pub fn set_trace_context(&mut self, trace: Option<mcp_sansio::TraceContext>) {
+        self.driver.set_trace_context(trace);
+    }
+
     /// Raw bytes read so far (bounded by the byte budget).
     pub fn bytes_read(&self) -> u64 {
         self.driver.bytes_read()

@@ -96,6 +96,10 @@ pub struct SessionDriver {
     trace: SessionTrace,
     /// The session's metrics (feature `metrics`).
     metrics: SessionMetrics,
+    /// The trace context the embedder gave for the operations ([`Config::trace_context`],
+    /// [`set_trace_context`](Self::set_trace_context)); without one, each operation's comes
+    /// from the current OpenTelemetry context (feature `opentelemetry`), or none is sent.
+    trace_context: Option<mcp_sansio::TraceContext>,
     /// The session's handle on the client's catalog cache, if on.
     cache: Option<crate::cache::SessionCache>,
     /// The session's handle on the client's tool pins, if its policy is not off.
@@ -195,6 +199,7 @@ impl SessionDriver {
             .as_ref()
             .map(|c| crate::cache::SessionCache::new(c.clone(), config));
         let pins = crate::pins::SessionPins::new(shared.pins.clone(), config);
+        let trace_context = config.trace_context.clone();
         SessionDriver {
             cache,
             pins,
@@ -215,6 +220,7 @@ impl SessionDriver {
             server_info: None,
             capabilities: None,
             instructions: None,
+            trace_context,
             recording,
             trace: SessionTrace::default(),
             metrics: SessionMetrics::default(),
@@ -369,6 +375,13 @@ impl SessionDriver {
         }
     }
 
+    /// Sets the trace context of the operations started from now on (`traceparent`,
+    /// `tracestate`, `baggage` in every request's `params._meta`); `None` goes back to the
+    /// current OpenTelemetry context (feature `opentelemetry`), or to none.
+    pub fn set_trace_context(&mut self, trace: Option<mcp_sansio::TraceContext>) {
+        self.trace_context = trace;
+    }
+
     /// Starts `op`; [`pump`](Self::pump) until it returns the result.
     pub fn start(&mut self, op: Start<'_>) {
         self.outcome = None;
@@ -397,6 +410,11 @@ impl SessionDriver {
         if let Some(h) = &self.h2 {
             h.conn.trace_parent(h.member, &self.trace);
         }
+        let trace_context = self
+            .trace_context
+            .clone()
+            .or_else(|| self.trace.otel_context());
+        self.conn.set_trace_context(trace_context);
         let buf = BODY_BUFFER.take();
         if buf.capacity() > 0 {
             self.conn.give_body_buffer(buf);

@@ -174,7 +174,8 @@ pub fn check(capture: &Capturing, server: &AuthServer) {
     // Every other span is an exchange of an operation.
     for (i, sp) in c.spans.iter().enumerate() {
         if let Some(p) = sp.parent {
-            assert_eq!(sp.name, "exchange", "{dump}");
+            // An exchange, or the MCP client span of a request (OpenTelemetry's conventions).
+            assert!(["exchange", "mcp"].contains(&sp.name.as_str()), "{dump}");
             assert!(
                 ["connect", "list", "call", "close"].contains(&c.spans[p].name.as_str()),
                 "span {i}: {dump}"
@@ -183,7 +184,7 @@ pub fn check(capture: &Capturing, server: &AuthServer) {
     }
     let exchanges = |op: usize| -> Vec<usize> {
         (0..c.spans.len())
-            .filter(|&i| c.spans[i].parent == Some(op))
+            .filter(|&i| c.spans[i].parent == Some(op) && c.spans[i].name == "exchange")
             .collect()
     };
     let rpcs = |op: usize| -> Vec<String> {
@@ -415,7 +416,7 @@ pub fn check_h2(capture: &Capturing, port: u16) {
     }
     let exchanges = |op: usize| -> Vec<usize> {
         (0..c.spans.len())
-            .filter(|&i| c.spans[i].parent == Some(op))
+            .filter(|&i| c.spans[i].parent == Some(op) && c.spans[i].name == "exchange")
             .collect()
     };
     let mut ids = Vec::new();
@@ -443,6 +444,20 @@ pub fn check_h2(capture: &Capturing, port: u16) {
     }
     assert_ne!(ids[0], ids[1], "{dump}");
     assert!(streams[0] < streams[1], "{dump}");
+    // The MCP client span of the call, made by the shared connection as it opens the stream
+    // (OpenTelemetry's conventions for MCP: `network.protocol.version` "`1.1`; `2`").
+    let client_spans: Vec<usize> = (0..c.spans.len())
+        .filter(|&i| c.spans[i].parent == Some(roots[2]) && c.spans[i].name == "mcp")
+        .collect();
+    assert_eq!(client_spans.len(), 1, "{dump}");
+    let m = client_spans[0];
+    assert_eq!(field(m, "mcp.method.name"), Some("tools/call"), "{dump}");
+    assert_eq!(field(m, "network.protocol.version"), Some("2"), "{dump}");
+    assert_eq!(
+        field(m, "server.port"),
+        Some(port.to_string().as_str()),
+        "{dump}"
+    );
     // The call the server asked for a second round of: two streams, and the second is a retry
     // of the operation, an event of its span as over HTTP/1.1.
     let again = roots[3];
