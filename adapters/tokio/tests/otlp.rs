@@ -32,6 +32,9 @@ const ARGUMENT: &str = "argument-value-a81f";
 /// span (`work_item`, made by the test) is the root; the operations are its children; each
 /// exchange is a child of its operation. Every exported span must be named here, and every name
 /// here exported. The `opentelemetry` feature's spans by the conventions join this table.
+/// The operations under which a request's client span (named by its MCP method) may be.
+const REQUEST_PARENTS: &[&str] = &["connect", "list", "call", "close"];
+
 const SPANS: &[(&str, &[&str])] = &[
     ("work_item", &[]),
     ("connect", &["work_item"]),
@@ -188,10 +191,27 @@ async fn spans_and_metrics_reach_an_otlp_receiver_decoded_independently() {
     assert_eq!(trace_id.len(), 32);
     for span in &spans {
         let name = s(span, "name");
-        let (_, parents) = SPANS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .unwrap_or_else(|| panic!("span {name} is not in the table"));
+        // A request's client span (OpenTelemetry's MCP conventions) is named by its method (and
+        // tool): `{mcp.method.name} {target}`, under the operation that sent it.
+        let method = span["attributes"]["mcp.method.name"].as_str();
+        let parents = match method {
+            Some(method) => {
+                let tool = span["attributes"]["gen_ai.tool.name"].as_str();
+                let expected = match tool {
+                    Some(tool) => format!("{method} {tool}"),
+                    None => method.to_owned(),
+                };
+                assert_eq!(name, expected, "a request span's name");
+                REQUEST_PARENTS
+            }
+            None => {
+                SPANS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .unwrap_or_else(|| panic!("span {name} is not in the table"))
+                    .1
+            }
+        };
         assert_eq!(
             s(span, "trace_id"),
             trace_id,
@@ -212,6 +232,29 @@ async fn spans_and_metrics_reach_an_otlp_receiver_decoded_independently() {
         assert!(
             spans.iter().any(|v| s(v, "name") == *name),
             "no span {name}"
+        );
+    }
+    // A request span for each request of the list and the calls, named by the conventions.
+    for name in ["tools/list", "tools/call echo", "tools/call fail"] {
+        assert!(
+            spans.iter().any(|v| s(v, "name") == name),
+            "no request span {name}"
+        );
+    }
+    // The server saw the work item's trace id in every request's `_meta.traceparent` (the
+    // trace context comes from the current OpenTelemetry context).
+    let seen = server.trace_contexts();
+    assert!(
+        seen.iter().any(|t| t.method == "tools/call"),
+        "the server recorded no trace context of a call: {seen:?}"
+    );
+    for t in &seen {
+        assert_eq!(
+            t.trace_id(),
+            Some(trace_id),
+            "{}: {}",
+            t.method,
+            t.traceparent
         );
     }
     // Across a list and a call: each has an exchange of its own under it.
