@@ -41,6 +41,12 @@ use mcp_sansio::{
 
 use crate::cache::Store;
 
+/// How long a pin set is kept by a store that expires its entries (a fleet's Redis store):
+/// a year from its last write. A pin set is written only when a new tool is pinned, so a store's
+/// default lifetime (minutes, for listings) would let a server wait out its pins and change a
+/// tool unnoticed.
+pub const PIN_LIFETIME: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
 /// Default byte cap of a client's own pin store, when it has no shared store: 4 MiB (16 pin sets
 /// at their bound, many more of usual size).
 pub const DEFAULT_MAX_BYTES: usize = 4 << 20;
@@ -105,7 +111,7 @@ impl PinBook {
         } else {
             stored.merge(pins);
         }
-        self.store.put(key, stored.to_bytes());
+        self.store.put_for(key, stored.to_bytes(), PIN_LIFETIME);
     }
 
     /// Forgets the pins of `config`'s server and principal: the embedder accepts
@@ -226,6 +232,53 @@ mod tests {
     fn session(store: &Arc<MemoryStore>, config: &Config) -> SessionPins {
         let book = Arc::new(PinBook::new(store.clone(), PinPolicy::Off));
         SessionPins::new(book, config).unwrap()
+    }
+
+    /// A store that keeps the lifetime each entry was written with.
+    struct Lifetimes {
+        inner: MemoryStore,
+        ttls: std::sync::Mutex<Vec<std::time::Duration>>,
+    }
+
+    impl Store for Lifetimes {
+        fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+            self.inner.get(key)
+        }
+        fn put(&self, key: &[u8], value: Vec<u8>) {
+            self.inner.put(key, value);
+        }
+        fn put_for(&self, key: &[u8], value: Vec<u8>, ttl: std::time::Duration) {
+            self.ttls.lock().unwrap().push(ttl);
+            self.inner.put(key, value);
+        }
+        fn remove(&self, key: &[u8]) {
+            self.inner.remove(key);
+        }
+    }
+
+    /// A pin set reaches the store with a lifetime of its own (a year), not the store's default
+    /// for entries without one (a fleet store's default is minutes: a server could wait its pins
+    /// out and change a tool unnoticed).
+    #[test]
+    fn a_pin_set_is_written_with_its_own_long_lifetime() {
+        let store = Arc::new(Lifetimes {
+            inner: MemoryStore::new(1 << 20),
+            ttls: std::sync::Mutex::new(Vec::new()),
+        });
+        let config = Config::new("https://mcp.example.com/t")
+            .unwrap()
+            .with_tool_pins(PinPolicy::Warn);
+        let book = Arc::new(PinBook::new(store.clone(), PinPolicy::Off));
+        SessionPins::new(book, &config)
+            .unwrap()
+            .listed(&catalog(V1))
+            .unwrap();
+        let ttls = store.ttls.lock().unwrap().clone();
+        assert_eq!(ttls.len(), 1, "{ttls:?}");
+        assert!(
+            ttls[0] >= std::time::Duration::from_secs(364 * 24 * 3600),
+            "{ttls:?}"
+        );
     }
 
     /// Pins live per authorization context: a changed tool is noted under the context that
