@@ -57,7 +57,8 @@ use crate::conn::{Backend, Limits, LinkError, Target};
 use mcp_sansio_net::auth::tokens::SharedTokens;
 
 pub use entry::{
-    read_token_entry, write_token_entry, EntryError, TokenSeal, MAX_ENTRY_BYTES, MAX_TOKEN_BYTES,
+    read_token_entry, write_token_entry, EntryError, TokenSeal, MAX_ENTRY_BYTES, MAX_TEXT,
+    MAX_TOKEN_BYTES,
 };
 
 /// Default deadline of one Redis operation.
@@ -509,7 +510,15 @@ impl TokenStore for RedisTokens {
                         spent: spent.iter().take(MAX_LINEAGE).copied().collect(),
                     },
                 );
-                self.keep(key, credentials, spent);
+                // Kept for Redis unless it can never be written (it does not fit an entry).
+                let entry = TokenEntry {
+                    version: 1,
+                    credentials: credentials.clone(),
+                    spent: spent.iter().take(MAX_LINEAGE).copied().collect(),
+                };
+                if write_token_entry(key, &entry, self.seal.as_ref()).is_some() {
+                    self.keep(key, credentials, spent);
+                }
                 Err(e)
             }
         }

@@ -155,3 +155,20 @@ fn bounds_are_checked_again() {
         None
     );
 }
+
+/// An MCP server's URL with a long query (beyond 2 KiB) is a resource an entry holds, up to
+/// `MAX_TEXT` (8 KiB); one byte more is refused, never written.
+#[test]
+fn a_resource_with_a_long_query_fits_up_to_its_bound() {
+    for sealed in [false, true] {
+        let s = seal();
+        let seal = sealed.then_some(&s);
+        let mut e = entry("at", Some("rt"), 2, 1);
+        let base = "https://mcp.example/mcp?q=";
+        e.credentials.resource = format!("{base}{}", "a".repeat(8 * 1024 - base.len()));
+        let bytes = write_token_entry(KEY, &e, seal).expect("a resource of 8 KiB");
+        assert_eq!(read_token_entry(KEY, &bytes, seal), Ok(e.clone()));
+        e.credentials.resource.push('a');
+        assert!(write_token_entry(KEY, &e, seal).is_none());
+    }
+}

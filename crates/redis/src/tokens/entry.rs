@@ -24,7 +24,10 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 const MAGIC: &[u8; 4] = b"MSTK";
 const FORMAT: u8 = 1;
 const HEADER: usize = 4 + 1 + 1 + 8 + 32 + 4;
-const MAX_TEXT: usize = 2048;
+/// The longest issuer or resource an entry holds: an MCP server's URL may carry a long query
+/// (an entry that cannot hold its resource would leave its grant without the fleet's single
+/// flight).
+pub const MAX_TEXT: usize = 8 * 1024;
 const MAX_SCOPES: usize = 64;
 const MAX_SCOPE: usize = 256;
 
