@@ -130,12 +130,15 @@ for m in "${modules[@]}"; do
   fi
   [ -n "$shard" ] && args+=(--shard "$shard")
   if [ "$in_place" = 1 ]; then args+=(--in-place); else args+=(--jobs "$jobs"); fi
+  # The test targets go to every cargo invocation (--cargo-arg), the build of each mutant
+  # included: cargo-mutants otherwise builds every test target of the package for each mutant
+  # (`cargo test --no-run`), and only then runs the named ones.
   targets=()
   for t in $tests; do
     if [ "$t" = lib ]; then
-      targets+=(--lib)
+      targets+=(--cargo-arg=--lib)
     elif [ -f "$dir/tests/$t.rs" ] || [ -f "$dir/tests/$t/main.rs" ]; then
-      targets+=(--test "$t")
+      targets+=("--cargo-arg=--test=$t")
     fi
   done
   harness=()
@@ -143,10 +146,10 @@ for m in "${modules[@]}"; do
     harness=(--)
     for t in $skips; do harness+=(--skip "${t#*::}"); done
   fi
-  echo "== mutants: $m ($files) against ${targets[*]} ${harness[*]}"
+  echo "== mutants: $m ($files) against ${targets[*]#--cargo-arg=} ${harness[*]}"
   mkdir -p "target/mutants/$m"
   rc=0
-  nice -n 10 cargo "${args[@]}" "${extra[@]}" -- "${targets[@]}" "${harness[@]}" || rc=$?
+  nice -n 10 cargo "${args[@]}" "${targets[@]}" "${extra[@]}" -- "${harness[@]}" || rc=$?
   [ "$rc" -gt "$worst" ] && worst=$rc
 done
 exit "$worst"
