@@ -44,6 +44,7 @@ auth|mcp-sansio|src/auth/**|src/auth/metadata.rs,src/auth/flow/**|lib auth_disco
 h2|mcp-sansio|src/h2/**|-|lib h2_client h2_frames h2_hpack h2_hpack_differential h2_long_lived h2_mcp hostile_h2 edges_h2|-
 net-policy|mcp-sansio-net|adapters/net/src/guard/policy.rs|-|lib edges_policy|-
 net-cache|mcp-sansio-net|adapters/net/src/cache.rs|-|lib edges_cache|-
+net-pins|mcp-sansio-net|adapters/net/src/pins.rs|-|lib edges_pins|-
 EOF
 )
 QUICK_MODULE=context
