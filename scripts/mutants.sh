@@ -44,6 +44,7 @@ auth|mcp-sansio|src/auth/**|src/auth/metadata.rs,src/auth/flow/**|lib auth_disco
 h2|mcp-sansio|src/h2/**|-|lib h2_client h2_frames h2_hpack h2_hpack_differential h2_long_lived h2_mcp hostile_h2 edges_h2|-
 net-policy|mcp-sansio-net|adapters/net/src/guard/policy.rs|-|lib edges_policy|-
 net-cache|mcp-sansio-net|adapters/net/src/cache.rs|-|lib edges_cache|-
+net-pins|mcp-sansio-net|adapters/net/src/pins.rs|-|lib edges_pins|-
 EOF
 )
 QUICK_MODULE=context
@@ -130,12 +131,15 @@ for m in "${modules[@]}"; do
   fi
   [ -n "$shard" ] && args+=(--shard "$shard")
   if [ "$in_place" = 1 ]; then args+=(--in-place); else args+=(--jobs "$jobs"); fi
+  # The test targets go to every cargo invocation (--cargo-arg), the build of each mutant
+  # included: cargo-mutants otherwise builds every test target of the package for each mutant
+  # (`cargo test --no-run`), and only then runs the named ones.
   targets=()
   for t in $tests; do
     if [ "$t" = lib ]; then
-      targets+=(--lib)
+      targets+=(--cargo-arg=--lib)
     elif [ -f "$dir/tests/$t.rs" ] || [ -f "$dir/tests/$t/main.rs" ]; then
-      targets+=(--test "$t")
+      targets+=("--cargo-arg=--test=$t")
     fi
   done
   harness=()
@@ -143,10 +147,10 @@ for m in "${modules[@]}"; do
     harness=(--)
     for t in $skips; do harness+=(--skip "${t#*::}"); done
   fi
-  echo "== mutants: $m ($files) against ${targets[*]} ${harness[*]}"
+  echo "== mutants: $m ($files) against ${targets[*]#--cargo-arg=} ${harness[*]}"
   mkdir -p "target/mutants/$m"
   rc=0
-  nice -n 10 cargo "${args[@]}" "${extra[@]}" -- "${targets[@]}" "${harness[@]}" || rc=$?
+  nice -n 10 cargo "${args[@]}" "${targets[@]}" "${extra[@]}" -- "${harness[@]}" || rc=$?
   [ "$rc" -gt "$worst" ] && worst=$rc
 done
 exit "$worst"
