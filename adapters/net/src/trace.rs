@@ -39,7 +39,7 @@
 //! Never a token, a secret, an authorization code, a PKCE verifier, a URL's path or query, tool
 //! arguments or results, the trace context's state or baggage: names, ids, counts and kinds only.
 //!
-//! With the feature `opentelemetry`, [`otel`] turns the operation span's OpenTelemetry context
+//! With the feature `opentelemetry`, the `otel` module turns the operation span's OpenTelemetry context
 //! into the trace context its requests carry when the embedder gave none.
 
 use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, Transmit};
