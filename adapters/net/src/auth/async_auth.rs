@@ -60,7 +60,7 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
 
     async fn open_user_agent(hook: SharedHook, url: String) -> Result<String, String> {
         R::default()
-            .unblock(move || lock_hook(&hook).open_user_agent(&url))
+            .unblock(hook_call(hook, url))
             .await
             .unwrap_or_else(|e| Err(format!("the user agent hook failed: {e}")))
     }
@@ -68,6 +68,16 @@ impl<R: AsyncNet> AuthRuntime for AsyncAuth<R> {
     async fn pause(d: std::time::Duration) {
         R::sleep_until(Instant::now() + d).await;
     }
+}
+
+/// The embedder's hook opening `url`, as a closure that names no type parameter of the
+/// runtime: a closure made inside the generic impl would capture them, and Rust before 1.87
+/// does not prove such a closure `'static` for `unblock` (the workspace's rust-version is 1.85).
+fn hook_call(
+    hook: SharedHook,
+    url: String,
+) -> impl FnOnce() -> Result<String, String> + Send + 'static {
+    move || lock_hook(&hook).open_user_agent(&url)
 }
 
 /// One authorization exchange on `R`, within [`AuthHttp::exchange_timeout`] counted from its
