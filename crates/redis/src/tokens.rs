@@ -42,7 +42,7 @@ mod lease;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_sansio::auth::ResourceCredentials;
 use mcp_sansio_net::auth::tokens::{
@@ -74,6 +74,10 @@ pub const REPLY_SLACK: usize = 256;
 pub const DEFAULT_ENTRY_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The most refreshes kept for a later write while Redis is unreachable (one per token key).
 pub const MAX_PENDING: usize = 4096;
+
+/// The longest a lease's release waits for Redis to be usable again to write the refresh the
+/// lease guarded, when its write failed.
+pub const RELEASE_FLUSH_WAIT: Duration = Duration::from_secs(1);
 
 const LOCAL: &str = "local:";
 
@@ -527,6 +531,21 @@ impl TokenStore for RedisTokens {
     fn release(&self, lease: &Lease) {
         if let Some(local) = Self::local_lease(lease) {
             return self.local.release(&local);
+        }
+        // The refresh this lease guarded could not be written (a blip: Redis answered the lease
+        // but not the write): written before the lease goes, waiting out the backoff the
+        // failure started (at most `RELEASE_FLUSH_WAIT`), so that the next holder reads it and
+        // not the refresh token it spent.
+        let kept = {
+            let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.contains_key(lease.key())
+        };
+        if kept {
+            let end = Instant::now() + RELEASE_FLUSH_WAIT;
+            while !self.usable() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = self.flush_one(lease.key());
         }
         let (lease_key, value) = (self.lease_key(lease.key()), lease_value(lease));
         let _ = self.call_int(eval(lease::RELEASE, &[&lease_key]).arg(&value).clone());

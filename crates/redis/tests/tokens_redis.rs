@@ -270,3 +270,34 @@ fn failure_is_not_an_outage_and_a_kept_refresh_reaches_redis() {
     let direct = store(&redis.url()).read(KEY).unwrap().unwrap();
     assert_eq!(direct.credentials.tokens.access_token, "a2");
 }
+
+/// A blip: Redis answers the lease but not the write of the refresh. The release writes the
+/// kept refresh as soon as Redis answers again, before the lease goes, so that another process
+/// reads the new tokens, never the refresh token they spent (its reuse would revoke the family),
+/// without this process reading the key again.
+#[test]
+fn a_refresh_kept_in_a_blip_reaches_redis_before_its_lease_is_released() {
+    let redis = RedisServer::start();
+    let proxy = Proxy::start(redis.port());
+    let s = store(&proxy.url());
+    let l = s.lease(KEY, Duration::from_secs(5)).unwrap().unwrap();
+    assert_eq!(
+        s.write(&l, 0, &creds("a1", "r1"), &[]).unwrap(),
+        Written::Stored { version: 1 }
+    );
+    s.release(&l);
+    let lease = s.lease(KEY, Duration::from_secs(5)).unwrap().unwrap();
+    assert!(!lease.holder().starts_with("local:"), "a Redis lease");
+    proxy.set(ProxyMode::Down);
+    std::thread::sleep(Duration::from_millis(150));
+    let written = s.write(&lease, 1, &creds("a2", "r2"), &[spent_digest("r1")]);
+    assert!(written.is_err(), "{written:?}");
+    assert_eq!(s.pending_writes(), 1);
+    proxy.set(ProxyMode::Up);
+    std::thread::sleep(Duration::from_millis(50));
+    s.release(&lease);
+    let other = store(&redis.url());
+    let read = other.read(KEY).unwrap().unwrap();
+    assert_eq!(read.credentials.tokens.access_token, "a2");
+    assert_eq!(s.pending_writes(), 0);
+}
