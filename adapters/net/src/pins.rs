@@ -47,6 +47,10 @@ use crate::cache::Store;
 /// tool unnoticed.
 pub const PIN_LIFETIME: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
 
+/// The most writes of one [`PinBook::save`]: its own, and the rewrites after another
+/// writer's set replaced it.
+pub const SAVE_ATTEMPTS: usize = 3;
+
 /// Default byte cap of a client's own pin store, when it has no shared store: 4 MiB (16 pin sets
 /// at their bound, many more of usual size).
 pub const DEFAULT_MAX_BYTES: usize = 4 << 20;
@@ -103,15 +107,24 @@ impl PinBook {
         }
     }
 
-    /// Writes `pins` under `key`, merged into what is stored there now (whose pins stay).
+    /// Writes `pins` under `key`, merged into what is stored there now (whose pins stay), then
+    /// reads the set back: a writer that wrote in between (the store has no compare-and-set)
+    /// may have replaced it with a set without some of `pins`, which are merged in and written
+    /// again, at most [`SAVE_ATTEMPTS`] writes in all.
     pub fn save(&self, key: &[u8], pins: &ToolPins) {
-        let mut stored = self.load(key);
-        if stored.is_empty() {
-            stored = pins.clone();
-        } else {
-            stored.merge(pins);
+        if pins.is_empty() {
+            return;
         }
-        self.store.put_for(key, stored.to_bytes(), PIN_LIFETIME);
+        for _ in 0..SAVE_ATTEMPTS {
+            let mut stored = self.load(key);
+            let before = stored.len();
+            stored.merge(pins);
+            if before > 0 && stored.len() == before {
+                // Every pin of `pins` is there (or the set is full).
+                return;
+            }
+            self.store.put_for(key, stored.to_bytes(), PIN_LIFETIME);
+        }
     }
 
     /// Forgets the pins of `config`'s server and principal: the embedder accepts
@@ -254,6 +267,51 @@ mod tests {
         fn remove(&self, key: &[u8]) {
             self.inner.remove(key);
         }
+    }
+
+    /// Another writer's set stored between this writer's read and write (the store has no
+    /// compare-and-set) replaces it; the writer reads the set back and writes its missing pins
+    /// again: no pin is lost, and of one tool's two pins the one stored stays.
+    #[test]
+    fn a_pin_lost_to_a_concurrent_writer_is_written_again() {
+        /// Stores the other writer's set right after the first write it sees.
+        struct Racing {
+            inner: MemoryStore,
+            other: std::sync::Mutex<Option<Vec<u8>>>,
+        }
+        impl Store for Racing {
+            fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+                self.inner.get(key)
+            }
+            fn put(&self, key: &[u8], value: Vec<u8>) {
+                self.inner.put(key, value);
+                if let Some(other) = self.other.lock().unwrap().take() {
+                    self.inner.put(key, other);
+                }
+            }
+            fn remove(&self, key: &[u8]) {
+                self.inner.remove(key);
+            }
+        }
+        const AB: &str = r#"{"tools":[{"name":"a","description":"one","inputSchema":{"type":"object"}},{"name":"b","description":"bee","inputSchema":{"type":"object"}}]}"#;
+        let mut mine = ToolPins::new();
+        let _ = mine.observe(&catalog(AB).tools, Operation::ListTools);
+        let mut theirs = ToolPins::new();
+        let _ = theirs.observe(&catalog(V2).tools, Operation::ListTools);
+        let store = Arc::new(Racing {
+            inner: MemoryStore::new(1 << 20),
+            other: std::sync::Mutex::new(Some(theirs.to_bytes())),
+        });
+        let book = PinBook::new(store.clone(), PinPolicy::Warn);
+        book.save(b"pins:k", &mine);
+        let stored = book.load(b"pins:k");
+        assert_eq!(stored.len(), 2, "a and b");
+        assert_eq!(
+            stored.get("a"),
+            theirs.get("a"),
+            "the stored pin of a stays"
+        );
+        assert_eq!(stored.get("b"), mine.get("b"), "b is not lost");
     }
 
     /// A pin set reaches the store with a lifetime of its own (a year), not the store's default
