@@ -151,12 +151,13 @@ impl core::fmt::Debug for AuthContext {
 
 /// Feeds `field` to `h` with its length first, so that no two sequences of fields hash alike
 /// by moving a boundary.
-fn field(h: &mut Sha256, field: &[u8]) {
+pub(crate) fn field(h: &mut Sha256, field: &[u8]) {
     h.update((field.len() as u64).to_be_bytes());
     h.update(field);
 }
 
-fn push_hex(out: &mut String, bytes: &[u8]) {
+/// Appends `bytes` to `out` in lowercase hexadecimal.
+pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     for b in bytes {
         out.push(char::from(HEX[usize::from(b >> 4)]));

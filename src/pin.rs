@@ -80,20 +80,13 @@ impl core::fmt::Display for ToolPin {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0xf)]));
-    }
+    crate::context::push_hex(&mut out, bytes);
     out
 }
 
-/// A length-prefixed field (`F` of the module docs).
-fn field(h: &mut Sha256, bytes: &[u8]) {
-    h.update((bytes.len() as u64).to_be_bytes());
-    h.update(bytes);
-}
+/// A length-prefixed field (`F` of the module docs): the store keys' own.
+use crate::context::field;
 
 impl ToolPin {
     /// The pin of `tool`.

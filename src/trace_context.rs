@@ -67,11 +67,23 @@ pub enum TraceContextError {
 /// Written into every request's `params._meta` as `traceparent`, and `tracestate` and `baggage`
 /// when present ([`Config::trace_context`](crate::Config::trace_context),
 /// [`Connection::set_trace_context`](crate::Connection::set_trace_context)).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct TraceContext {
     traceparent: String,
     tracestate: Option<String>,
     baggage: Option<String>,
+}
+
+/// The `traceparent` and whether the others are present: `tracestate` and `baggage` may carry
+/// an embedder's data and are never printed.
+impl core::fmt::Debug for TraceContext {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TraceContext")
+            .field("traceparent", &self.traceparent)
+            .field("tracestate", &self.tracestate.is_some())
+            .field("baggage", &self.baggage.is_some())
+            .finish()
+    }
 }
 
 impl TraceContext {
@@ -229,30 +241,8 @@ pub fn check_tracestate(s: &str) -> Result<(), TraceContextError> {
     Ok(())
 }
 
-/// An HTTP `token` (RFC 7230 §3.2.6) of at least one character.
-fn token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'!' | b'#'
-                        | b'$'
-                        | b'%'
-                        | b'&'
-                        | b'\''
-                        | b'*'
-                        | b'+'
-                        | b'-'
-                        | b'.'
-                        | b'^'
-                        | b'_'
-                        | b'`'
-                        | b'|'
-                        | b'~'
-                )
-        })
-}
+/// An HTTP `token` of at least one character (the HTTP/1.1 codec's own check).
+use crate::http1::request::is_token as token;
 
 /// `baggage-octet = %x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E`.
 fn baggage_value(s: &str) -> bool {

@@ -779,7 +779,6 @@ fn input_method(request: &str) -> &'static str {
     }
 }
 
-/// The tools of `catalog` with `x-mcp-header` parameters, by name.
 /// The tools of `catalog` a 2025-11-25 server says must be called as tasks
 /// (`execution.taskSupport: "required"`).
 fn task_required_tools(catalog: &Catalog) -> Vec<String> {
@@ -793,6 +792,7 @@ fn task_required_tools(catalog: &Catalog) -> Vec<String> {
         .collect()
 }
 
+/// The tools of `catalog` with `x-mcp-header` parameters, by name.
 fn header_tools(catalog: &Catalog) -> Vec<(String, Vec<crate::xmcp::HeaderParam>)> {
     catalog
         .tools
