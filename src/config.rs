@@ -136,7 +136,8 @@ pub struct Config {
     /// What a client does with a tool that changed since it was pinned ([`crate::pin`]): applied
     /// by the client that keeps the pins (the adapters' session driver) to listings and to calls
     /// before they are sent; the connection reads it only when a call made with a known
-    /// definition meets `-32020` (header mismatch): under
+    /// definition (a tool of the connection's last listing, with or without `x-mcp-header`
+    /// parameters, or one passed to `call_known_tool`) meets `-32020` (header mismatch): under
     /// [`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse) it is not sent again with the
     /// re-listed definition but fails with [`Error::ToolChanged`](crate::Error::ToolChanged).
     /// [`PinPolicy::Off`](crate::pin::PinPolicy::Off) by default.

@@ -57,6 +57,24 @@ fn drive_to(state: &str) -> Harness {
             h.take_events();
             return h;
         }
+        "Ready (pins refuse)" => {
+            let config = config(None).with_tool_pins(mcp_sansio::PinPolicy::Refuse);
+            let mut h = Harness::new(config, Split::Whole);
+            apply(&mut h, "`connect`");
+            apply(&mut h, "`result`");
+            assert_eq!(h.conn.state().name(), base(state), "reaching {state}");
+            h.take_events();
+            return h;
+        }
+        // A call of a tool of this connection's listing (without `x-mcp-header` parameters:
+        // under `refuse` every listed tool is a known definition).
+        "Calling (pins refuse, a known tool)" => (
+            "Ready (pins refuse)",
+            &["`list_tools`", "`result`", "`call_tool`"],
+        ),
+        "Relisting (pins refuse, a known tool)" => {
+            ("Calling (pins refuse, a known tool)", &["`-32020`"])
+        }
         "Calling (tasks)" => ("Ready (tasks)", &["`call_tool`"]),
         "TaskWaiting" => ("Calling (tasks)", &["`CreateTaskResult`"]),
         "TaskPolling" => ("TaskWaiting", &["`timeout`"]),

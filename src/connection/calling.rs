@@ -154,22 +154,10 @@ impl Connection {
 
     /// The listing after a header mismatch is complete: the called tool's headers from it, or
     /// the error the call fails with (the error it got if the tool is not listed). `None` if
-    /// no such listing runs.
-    ///
-    /// Under the tool-pin policy [`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse), a call
-    /// made with a known definition of its tool (this connection's listing, or a tool held from
-    /// an earlier one) is not sent again: the mismatch says the server's definition is no longer
-    /// that one (its `x-mcp-header` parameters, part of its input schema, changed), and refuse
-    /// does not use a changed tool. It fails with [`Error::ToolChanged`].
+    /// no such listing runs. (Under the tool-pin policy `refuse`, the transition function has
+    /// already failed a call made with a known definition of its tool: no listing is read here.)
     pub(super) fn relisted_call(&self) -> Option<Answer> {
         let (catalog, call, error) = self.machine.relisting()?;
-        if call.known && self.config.tool_pins == crate::pin::PinPolicy::Refuse {
-            return Some(Answer::Relisted(Err(Error::ToolChanged {
-                name: call.name.clone(),
-                operation: Operation::CallTool,
-                changed: 1,
-            })));
-        }
         let Some(tool) = catalog.tools.iter().find(|t| t.name() == call.name) else {
             return Some(Answer::Relisted(Err(Error::Rpc(error.clone()))));
         };

@@ -38,6 +38,7 @@ impl Connection {
             budgets: &self.config.budgets,
             input_hook: self.config.input_hook,
             legacy_offered: !self.config.legacy_versions.is_empty(),
+            refuse_changed_tools: self.config.tool_pins == crate::pin::PinPolicy::Refuse,
         };
         let effects = self.machine.step(now, answer, policy);
         self.carry_out(now, effects);

@@ -97,6 +97,12 @@ pub(in crate::connection) struct Policy<'a> {
     pub(in crate::connection) input_hook: bool,
     /// Whether the configuration offers a legacy version.
     pub(in crate::connection) legacy_offered: bool,
+    /// Whether a changed tool is refused ([`PinPolicy::Refuse`](crate::pin::PinPolicy::Refuse)
+    /// of [`Config::tool_pins`]): a call made with a known definition of its tool fails with
+    /// [`Error::ToolChanged`] when its re-listing ends, instead of being sent again; and a
+    /// listing's every tool is known to later calls, not only those with `x-mcp-header`
+    /// parameters.
+    pub(in crate::connection) refuse_changed_tools: bool,
 }
 
 /// What follows an answer, for the connection to carry out, in order.
@@ -326,16 +332,29 @@ impl Machine {
             }
             // --- a listing's page ------------------------------------------------------------------
             (State::Listing { list, .. }, Answer::Page { next: None, .. }) => {
-                out.push(Effect::LearnHeaders(header_tools(&list.catalog)));
+                let every = policy.refuse_changed_tools;
+                out.push(Effect::LearnHeaders(header_tools(&list.catalog, every)));
                 out.push(Effect::LearnTaskRequired(task_required_tools(&list.catalog)));
                 if let Some(list) = self.finish_list() {
                     out.push(Effect::Report(Event::ToolsListed(list.catalog)));
                 }
             }
-            (State::Relisting { list, .. }, Answer::Page { next: None, .. }) => {
-                out.push(Effect::LearnHeaders(header_tools(&list.catalog)));
+            (State::Relisting { list, call, .. }, Answer::Page { next: None, .. }) => {
+                let every = policy.refuse_changed_tools;
+                out.push(Effect::LearnHeaders(header_tools(&list.catalog, every)));
                 out.push(Effect::LearnTaskRequired(task_required_tools(&list.catalog)));
-                out.push(Effect::Relisted);
+                // Under the pin policy `refuse`, a call made with a known definition of its tool
+                // is not sent again: the mismatch says the server's definition is no longer that
+                // one (its `x-mcp-header` parameters, part of its input schema, changed).
+                out.push(if call.known && every {
+                    Effect::Fail(Error::ToolChanged {
+                        name: call.name.clone(),
+                        operation: Operation::CallTool,
+                        changed: 1,
+                    })
+                } else {
+                    Effect::Relisted
+                });
             }
             (
                 State::Listing { list, .. } | State::Relisting { list, .. },
@@ -793,11 +812,11 @@ fn task_required_tools(catalog: &Catalog) -> Vec<String> {
 }
 
 /// The tools of `catalog` with `x-mcp-header` parameters, by name.
-fn header_tools(catalog: &Catalog) -> Vec<(String, Vec<crate::xmcp::HeaderParam>)> {
+fn header_tools(catalog: &Catalog, every: bool) -> Vec<(String, Vec<crate::xmcp::HeaderParam>)> {
     catalog
         .tools
         .iter()
-        .filter(|t| !t.header_params().is_empty())
+        .filter(|t| every || !t.header_params().is_empty())
         .map(|t| (t.name().to_owned(), t.header_params().to_vec()))
         .collect()
 }

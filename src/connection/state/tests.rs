@@ -157,6 +157,7 @@ fn policy(budgets: &crate::budget::Budgets) -> Policy<'_> {
         budgets,
         input_hook: true,
         legacy_offered: true,
+        refuse_changed_tools: false,
     }
 }
 
