@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The rust-version of the published crates, checked with the toolchain at hand.
 
-Only one toolchain can be installed where the project is built, so the MSRV is not checked by
-building with that older compiler. What is checked instead:
+What the toolchain at hand can check (scripts/msrv-build.sh then builds every published crate
+with the old compiler itself):
 
 1. every published crate (a workspace member without `publish = false`) declares the same
    `rust-version`;
@@ -13,8 +13,8 @@ building with that older compiler. What is checked instead:
 3. clippy's `incompatible_msrv` lint, on by default in `cargo clippy` (run by .ci/run), reads
    the `rust-version` and refuses a standard-library item stabilised after it.
 
-Not checked: language features and compiler behaviour newer than the MSRV (nothing but that
-compiler can tell).
+Not checked here: language features and compiler behaviour newer than the MSRV (nothing but
+that compiler can tell: scripts/msrv-build.sh).
 
 `--published` prints the names of the published crates, one a line, and checks nothing.
 """
