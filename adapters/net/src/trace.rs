@@ -161,9 +161,6 @@ pub(crate) struct H2Trace {
     /// The JSON-RPC methods the current operation sent over the connection, and how often.
     #[cfg(feature = "tracing")]
     sent: std::collections::BTreeMap<String, u32>,
-    /// The MCP client spans of the operation, shared with its [`SessionTrace`].
-    #[cfg(feature = "tracing")]
-    rpc: Option<on::SharedRpc>,
 }
 
 #[cfg(not(feature = "tracing"))]
@@ -183,7 +180,6 @@ impl H2Trace {
     pub(crate) fn parent(&mut self, trace: &SessionTrace) {
         self.parent.clone_from(&trace.on.op);
         self.sent.clear();
-        self.rpc = Some(trace.on.rpc.clone());
     }
 
     /// Request `t` opened stream `stream`; the session had read `bytes_read` raw bytes.
@@ -201,9 +197,6 @@ impl H2Trace {
             &mut self.sent,
             "the stream was refused or the connection went away before answering",
         );
-        if let Some(rpc) = &self.rpc {
-            on::lock(rpc).request(op, t);
-        }
         let span = tracing::debug_span!(
             target: TARGET,
             parent: op,
@@ -232,7 +225,7 @@ impl H2Trace {
 impl SessionTrace {
     /// The running operation's OpenTelemetry context (feature `opentelemetry`): none here.
     #[inline]
-    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+    pub(crate) fn otel_context(&mut self) -> Option<mcp_sansio::TraceContext> {
         None
     }
 }
@@ -241,11 +234,15 @@ impl SessionTrace {
 impl SessionTrace {
     /// The running operation's span as an OpenTelemetry context (through
     /// `tracing-opentelemetry`: its parent is the current span, or the current OpenTelemetry
-    /// context), as W3C values: the parent of the operation's requests. `None` when the span
-    /// has no valid span context (no OpenTelemetry layer) or a value would not be valid.
-    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+    /// context), as W3C values: the trace context of the operation's requests, each of which
+    /// [`request`](Self::request) then makes name its own `mcp` span as the parent. `None`
+    /// when the span has no valid span context (no OpenTelemetry layer) or a value would not be
+    /// valid.
+    pub(crate) fn otel_context(&mut self) -> Option<mcp_sansio::TraceContext> {
         let span = self.on.op.as_ref()?;
-        otel::context_of(span)
+        let cx = otel::context_of(span)?;
+        self.on.otel_traceparent = Some(cx.traceparent().to_owned());
+        Some(cx)
     }
 }
 
@@ -260,6 +257,8 @@ impl SessionTrace {
     }
     #[inline]
     pub(crate) fn transmit(&mut self, _: &Transmit) {}
+    #[inline]
+    pub(crate) fn request(&mut self, _: &mut Transmit) {}
     #[inline]
     pub(crate) fn bytes(&mut self, _: ExchangeId, _: usize) {}
     #[inline]
@@ -296,16 +295,11 @@ mod on {
         /// The connection's state as of the last pump.
         last: Option<ConnectionState>,
         /// The MCP client spans (OpenTelemetry's conventions) of the operation.
-        pub(super) rpc: SharedRpc,
-    }
-
-    /// The MCP client spans of an operation, shared by its driver and the HTTP/2 connection
-    /// that sends its streams.
-    pub(crate) type SharedRpc = std::sync::Arc<std::sync::Mutex<RpcSpans>>;
-
-    pub(crate) fn lock(rpc: &SharedRpc) -> std::sync::MutexGuard<'_, RpcSpans> {
-        rpc.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        rpc: RpcSpans,
+        /// The `traceparent` the operation's requests are written with when it is the
+        /// operation span's OpenTelemetry context (feature `opentelemetry`), not the embedder's.
+        #[cfg(feature = "opentelemetry")]
+        pub(super) otel_traceparent: Option<String>,
     }
 
     /// The client span of each MCP request or notification an operation sends, by
@@ -314,12 +308,24 @@ mod on {
     /// operation's span. A request sent again with the same JSON-RPC id (a retry on a fresh
     /// socket, a resumption) stays in its span; the next request of the operation ends it, as
     /// does the operation's end, which records `error.type` on the last one when it failed.
+    /// Made by the session driver whatever the wire, before the request is recorded or sent.
     #[derive(Default)]
     pub(crate) struct RpcSpans {
         /// `server.address`, `server.port`, `network.protocol.version` of the operation.
         server: Option<(String, u16, &'static str)>,
         /// The open span: the JSON-RPC id it carries (`None`: a notification) and the span.
-        current: Option<(Option<u64>, Span)>,
+        current: Option<Current>,
+    }
+
+    /// The open request span.
+    struct Current {
+        /// The JSON-RPC id of its request (`None`: a notification).
+        id: Option<u64>,
+        span: Span,
+        /// Its own `traceparent` (feature `opentelemetry`): what its request names as the
+        /// parent, in place of the operation span's.
+        #[cfg(feature = "opentelemetry")]
+        traceparent: Option<String>,
     }
 
     impl RpcSpans {
@@ -331,12 +337,12 @@ mod on {
 
         /// `t` is sent as part of the operation `op`: a JSON-RPC request or notification of
         /// the client opens its span (or stays in the open one, the same request sent again).
-        pub(super) fn request(&mut self, op: &Span, t: &Transmit) {
-            let Some(rpc) = RpcRequest::of(t) else { return };
-            if let Some((id, _)) = &self.current {
-                if rpc.id.is_some() && *id == rpc.id {
-                    return;
-                }
+        /// The span it is in, if any.
+        fn request(&mut self, op: &Span, t: &Transmit) -> Option<&mut Current> {
+            let rpc = RpcRequest::of(t)?;
+            let same = matches!(&self.current, Some(c) if rpc.id.is_some() && c.id == rpc.id);
+            if same {
+                return self.current.as_mut();
             }
             let (address, port, version) = match &self.server {
                 Some((a, p, v)) => (a.as_str(), *p, *v),
@@ -366,13 +372,19 @@ mod on {
                 server.port = port,
                 error.type = Empty,
             );
-            self.current = Some((rpc.id, span));
+            self.current = Some(Current {
+                id: rpc.id,
+                #[cfg(feature = "opentelemetry")]
+                traceparent: super::otel::traceparent_of(&span),
+                span,
+            });
+            self.current.as_mut()
         }
 
         /// The operation ended with `outcome`: its last request's span records `error.type`
         /// (and the span status) when it failed or, a tool call, answered `isError`.
         pub(super) fn end(&mut self, outcome: &Result<Completion, Error>) {
-            let Some((_, span)) = self.current.take() else {
+            let Some(Current { span, .. }) = self.current.take() else {
                 return;
             };
             let error_type: Option<String> = match outcome {
@@ -522,9 +534,11 @@ mod on {
             st.exchanges.clear();
             st.sent.clear();
             st.bytes_at_start = bytes_read;
-            // A fresh set of request spans: an HTTP/2 connection may still hold the last one.
-            st.rpc = SharedRpc::default();
-            lock(&st.rpc).start(endpoint, http_version);
+            #[cfg(feature = "opentelemetry")]
+            {
+                st.otel_traceparent = None;
+            }
+            st.rpc.start(endpoint, http_version);
             macro_rules! op_span {
                 ($name:literal, $tool:expr) => {
                     tracing::info_span!(
@@ -587,8 +601,29 @@ mod on {
                 &mut st.sent,
                 "pooled socket closed before answering",
             );
-            lock(&st.rpc).request(op, t);
             st.exchanges.insert(t.exchange, (span, 0));
+        }
+
+        /// The client is about to send `t` (any wire, before it is recorded): a JSON-RPC
+        /// request or notification opens its `mcp` span (or stays in the open one). With the
+        /// feature `opentelemetry`, when the operation's requests carry the operation span's
+        /// OpenTelemetry context (the embedder gave none), the `traceparent` of `t`'s
+        /// `params._meta` is rewritten to name the request's own `mcp` span as the parent
+        /// (same length: the body's size is unchanged), so that the server's span is a child of
+        /// the client span of that request, as the conventions' context propagation has it.
+        pub(crate) fn request(&mut self, t: &mut Transmit) {
+            let st = &mut self.on;
+            let Some(op) = &st.op else { return };
+            if op.is_disabled() {
+                return;
+            }
+            let Some(_current) = st.rpc.request(op, t) else {
+                return;
+            };
+            #[cfg(feature = "opentelemetry")]
+            if let (Some(sent), Some(own)) = (&st.otel_traceparent, &_current.traceparent) {
+                otel::rewrite_traceparent(&mut t.request.body, sent, own);
+            }
         }
 
         pub(crate) fn bytes(&mut self, exchange: ExchangeId, n: usize) {
@@ -651,7 +686,7 @@ mod on {
         ) {
             let st = &mut self.on;
             let Some(op) = st.op.take() else { return };
-            lock(&st.rpc).end(outcome);
+            st.rpc.end(outcome);
             for (_, (span, read)) in std::mem::take(&mut st.exchanges) {
                 span.record("bytes_read", read);
             }
@@ -696,12 +731,7 @@ pub mod otel {
         if !sc.is_valid() {
             return None;
         }
-        let traceparent = format!(
-            "00-{}-{}-{:02x}",
-            sc.trace_id(),
-            sc.span_id(),
-            sc.trace_flags().to_u8()
-        );
+        let traceparent = traceparent(sc);
         let state = sc.trace_state().header();
         let baggage: Vec<String> = cx
             .baggage()
@@ -719,6 +749,43 @@ pub mod otel {
     /// The trace context of the tracing span `span` under its OpenTelemetry layer.
     pub(crate) fn context_of(span: &tracing::Span) -> Option<mcp_sansio::TraceContext> {
         from_context(&span.context())
+    }
+
+    /// The version-00 `traceparent` naming the tracing span `span` (under its OpenTelemetry
+    /// layer) as the parent; `None` when it has no valid span context.
+    pub(crate) fn traceparent_of(span: &tracing::Span) -> Option<String> {
+        let cx = span.context();
+        let sc = cx.span().span_context().clone();
+        sc.is_valid().then(|| traceparent(&sc))
+    }
+
+    fn traceparent(sc: &opentelemetry::trace::SpanContext) -> String {
+        format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        )
+    }
+
+    /// Replaces, in the JSON request `body`, the `traceparent` member whose value is `sent`
+    /// with `own` (both version 00, 55 characters: the body keeps its size). Nothing when the
+    /// lengths differ or the member is not found.
+    pub(crate) fn rewrite_traceparent(body: &mut [u8], sent: &str, own: &str) {
+        const KEY: &[u8] = b"\"traceparent\":\"";
+        if sent.len() != own.len() || sent == own {
+            return;
+        }
+        let needle_len = KEY.len() + sent.len() + 1;
+        let found = body.windows(needle_len).position(|w| {
+            w.starts_with(KEY)
+                && &w[KEY.len()..needle_len - 1] == sent.as_bytes()
+                && w[needle_len - 1] == b'"'
+        });
+        if let Some(at) = found {
+            let start = at + KEY.len();
+            body[start..start + own.len()].copy_from_slice(own.as_bytes());
+        }
     }
 
     /// Percent-encodes what is not a baggage octet (W3C Baggage: "Any characters outside of

@@ -586,6 +586,11 @@ impl SessionDriver {
         loop {
             let mut any = self.sync(std::mem::take(&mut out));
             let (mut queued, events) = self.outputs();
+            // Each request's `mcp` span, whatever the wire, before it is recorded or sent: its
+            // trace context may name that span (feature `opentelemetry`).
+            for t in &mut queued {
+                self.trace.request(t);
+            }
             for t in &queued {
                 if self.recording.is_some() {
                     let now = self.now();
