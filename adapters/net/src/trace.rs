@@ -260,6 +260,8 @@ impl SessionTrace {
     #[inline]
     pub(crate) fn request(&mut self, _: &mut Transmit) {}
     #[inline]
+    pub(crate) fn answered(&mut self, _: mcp_sansio::Answered) {}
+    #[inline]
     pub(crate) fn bytes(&mut self, _: ExchangeId, _: usize) {}
     #[inline]
     pub(crate) fn exchange_end(&mut self, _: ExchangeId, _: &'static str) {}
@@ -322,6 +324,9 @@ mod on {
         /// The JSON-RPC id of its request (`None`: a notification).
         id: Option<u64>,
         span: Span,
+        /// How its request was answered: not yet (`None`), with a result (`Some(false)`), with
+        /// an error, recorded as its `error.type` (`Some(true)`).
+        failed: Option<bool>,
         /// Its own `traceparent` (feature `opentelemetry`): what its request names as the
         /// parent, in place of the operation span's.
         #[cfg(feature = "opentelemetry")]
@@ -374,6 +379,7 @@ mod on {
             );
             self.current = Some(Current {
                 id: rpc.id,
+                failed: None,
                 #[cfg(feature = "opentelemetry")]
                 traceparent: super::otel::traceparent_of(&span),
                 span,
@@ -381,15 +387,40 @@ mod on {
             self.current.as_mut()
         }
 
+        /// The server answered the request `a.id`: an error is the `error.type` of its span
+        /// (the JSON-RPC code, or the HTTP status), whatever the operation does next.
+        pub(super) fn answered(&mut self, a: mcp_sansio::Answered) {
+            let Some(c) = &mut self.current else { return };
+            if c.id != Some(a.id) {
+                return;
+            }
+            let Some(error) = a.error else {
+                c.failed = Some(false);
+                return;
+            };
+            let t = match error {
+                mcp_sansio::AnswerError::Rpc(code) => code.to_string(),
+                mcp_sansio::AnswerError::HttpStatus(status) => status.to_string(),
+                _ => "_OTHER".to_owned(),
+            };
+            c.span.record("error.type", t.as_str());
+            c.span.record("otel.status_code", "ERROR");
+            c.failed = Some(true);
+        }
+
         /// The operation ended with `outcome`: its last request's span records `error.type`
-        /// (and the span status) when it failed or, a tool call, answered `isError`.
+        /// (and the span status) when the operation failed on it (unless its answer's error
+        /// is recorded already, or its answer was a result and the operation failed after it:
+        /// a tool pin's verdict) or, a tool call, answered `isError`.
         pub(super) fn end(&mut self, outcome: &Result<Completion, Error>) {
-            let Some(Current { span, .. }) = self.current.take() else {
+            let Some(Current { span, failed, .. }) = self.current.take() else {
                 return;
             };
             let error_type: Option<String> = match outcome {
                 Ok(Completion::Called(r)) if r.is_error => Some("tool_error".to_owned()),
                 Ok(_) => None,
+                Err(_) if failed == Some(true) => None,
+                Err(Error::ToolChanged { .. }) if failed == Some(false) => None,
                 Err(Error::Rpc(rpc)) => Some(rpc.code.to_string()),
                 Err(e) => Some(match e.budget() {
                     Some(b) => b.budget.name().to_owned(),
@@ -669,6 +700,13 @@ mod on {
                 }
                 _ => {}
             }
+        }
+
+        /// The server answered one of the client's requests ([`Connection::take_answered`]).
+        ///
+        /// [`Connection::take_answered`]: mcp_sansio::Connection::take_answered
+        pub(crate) fn answered(&mut self, a: mcp_sansio::Answered) {
+            self.on.rpc.answered(a);
         }
 
         pub(crate) fn declined(&self) {
