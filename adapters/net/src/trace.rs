@@ -22,8 +22,9 @@
 //!   `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `jsonrpc.request.id`,
 //!   `mcp.protocol.version`, `mcp.session.id`, `network.transport`, `network.protocol.name`,
 //!   `network.protocol.version`, `server.address`, `server.port`, and `error.type` with
-//!   `otel.status_code` when the operation failed on it (the JSON-RPC code, the budget, the
-//!   error kind; `tool_error` for an `isError` result);
+//!   `otel.status_code` when the server answered it with an error (the JSON-RPC code, else the
+//!   HTTP status), or when the operation failed on it without an answer (the budget, the error
+//!   kind), `tool_error` for an `isError` result;
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
 //!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
 //!   server's 401 or 403) and `outcome` (`ok` or `failed`);
@@ -40,7 +41,8 @@
 //! arguments or results, the trace context's state or baggage: names, ids, counts and kinds only.
 //!
 //! With the feature `opentelemetry`, the `otel` module turns the operation span's OpenTelemetry context
-//! into the trace context its requests carry when the embedder gave none.
+//! into the trace context its requests carry when the embedder gave none, each request's naming
+//! its own `mcp` span as the parent.
 
 use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, Transmit};
 
