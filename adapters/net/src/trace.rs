@@ -842,4 +842,44 @@ pub mod otel {
         }
         out
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::rewrite_traceparent;
+
+        const SENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        const OWN: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01";
+
+        /// Only the `traceparent` member whose value is the one sent changes, to the request
+        /// span's, in place: an argument holding the same characters under another name, or the
+        /// value without its key, stays.
+        #[test]
+        fn only_the_sent_traceparent_member_is_rewritten() {
+            let body = format!(
+                r#"{{"params":{{"arguments":{{"x":"{SENT}","traceparent ":"{SENT}"}},"_meta":{{"traceparent":"{SENT}","tracestate":"a=b"}}}}}}"#
+            );
+            let mut bytes = body.clone().into_bytes();
+            rewrite_traceparent(&mut bytes, SENT, OWN);
+            let expected = body.replace(
+                &format!(r#""traceparent":"{SENT}""#),
+                &format!(r#""traceparent":"{OWN}""#),
+            );
+            assert_ne!(expected, body);
+            assert_eq!(String::from_utf8(bytes).unwrap(), expected);
+        }
+
+        /// Another value, a value of another length, or no member: the body is left as it was.
+        #[test]
+        fn nothing_changes_without_the_member_or_with_another_length() {
+            let body = format!(r#"{{"_meta":{{"traceparent":"{OWN}"}}}}"#).into_bytes();
+            for (sent, own) in [(SENT, OWN), (SENT, "00-short"), ("00-short", OWN)] {
+                let mut b = body.clone();
+                rewrite_traceparent(&mut b, sent, own);
+                assert_eq!(b, body, "{sent} -> {own}");
+            }
+            let mut empty = Vec::new();
+            rewrite_traceparent(&mut empty, SENT, OWN);
+            assert!(empty.is_empty());
+        }
+    }
 }
