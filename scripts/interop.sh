@@ -5,7 +5,7 @@
 # again over TLS with ALPN h2 (under hypercorn, or behind nghttpx) and drives it over HTTP/2, and
 # stops the server by PID. The task tests (tests/tasks.rs) run the task-capable peer
 # (fastmcp-tasks) and the TS SDK v1's 2025-11-25 task tools the same way; the trace context tests
-# (tests/trace_context.rs) call py-mcp's trace_meta tool over HTTP/1.1 and h2c.
+# (tests/trace_context.rs) call the trace_meta tool of py-mcp and fastmcp over HTTP/1.1 and h2c.
 #
 #   scripts/interop.sh                    # everything
 #   scripts/interop.sh ts_v2              # only tests whose name contains ts_v2 (cargo test filter)

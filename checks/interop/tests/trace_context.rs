@@ -1,8 +1,8 @@
-//! The trace context round trip at a real server: the Python `mcp` SDK's server (py-mcp) has a
-//! tool, `trace_meta`, that answers with the `traceparent`, `tracestate` and `baggage` it received
-//! in the request's `params._meta`, as the SDK parsed them. Each test starts the server on a free
-//! 127.0.0.1 port (uvicorn for HTTP/1.1, hypercorn for h2c), calls the tool through both adapters
-//! in both eras, and stops the server.
+//! The trace context round trip at real servers: the Python `mcp` SDK's server (py-mcp) and
+//! fastmcp's each have a tool, `trace_meta`, that answers with the `traceparent`, `tracestate`
+//! and `baggage` it received in the request's `params._meta`, as the SDK parsed them. Each test
+//! starts one server on a free 127.0.0.1 port (uvicorn for HTTP/1.1, hypercorn for h2c), calls
+//! the tool through both adapters in both eras, and stops the server.
 //!
 //! The oracles are the values the test gives and the spans the OpenTelemetry SDK exported:
 //!
@@ -22,8 +22,8 @@
 use std::time::Duration;
 
 use mcp_sansio::{CallResult, Config, ContentBlock, Era, TraceContext};
-use mcp_sansio_interop::Peer::PyMcp;
-use mcp_sansio_interop::{scenario::policy, Server, Stream, Target, Wire};
+use mcp_sansio_interop::Peer::{FastMcp, PyMcp};
+use mcp_sansio_interop::{scenario::policy, Peer, Server, Stream, Target, Wire};
 use mcp_sansio_net::ClientBuilder;
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::trace::{
@@ -45,10 +45,10 @@ const OTEL_PARENT_ID: &str = "b7ad6b7169203331";
 
 const RUN_TIME: Duration = Duration::from_secs(60);
 
-/// py-mcp in `era` with `args` (`--h2c` for HTTP/2).
-fn target(era: Era, args: &'static [&'static str]) -> Target {
+/// `peer` in `era` with `args` (`--h2c` for HTTP/2).
+fn target(peer: Peer, era: Era, args: &'static [&'static str]) -> Target {
     Target {
-        peer: PyMcp,
+        peer,
         args,
         era,
         stream: Stream::Sse,
@@ -113,17 +113,17 @@ fn round_trip(adapter: Adapter, wire: Wire<'_>, config: Config) -> (&'static str
     }
 }
 
-/// Starts py-mcp over `wire` (`Plain`: HTTP/1.1 under uvicorn; `H2c`: hypercorn) and runs
+/// Starts `peer` over `wire` (`Plain`: HTTP/1.1 under uvicorn; `H2c`: hypercorn) and runs
 /// `check` for each adapter and era with the server's URL and the HTTP version expected.
-fn each_run(wire: Wire<'_>, check: impl Fn(Adapter, &Target, &str, &str)) {
+fn each_run(peer: Peer, wire: Wire<'_>, check: impl Fn(Adapter, &Target, &str, &str)) {
     let (args, http): (&'static [&'static str], &str) = match wire {
         Wire::H2c => (&["--h2c"], "HTTP/2"),
         _ => (&[], "HTTP/1.1"),
     };
-    let server = Server::start(PyMcp, args);
+    let server = Server::start(peer, args);
     let url = server.url();
     for era in [Era::Modern, Era::Legacy] {
-        let t = target(era, args);
+        let t = target(peer, era, args);
         for adapter in [Adapter::Tokio, Adapter::Blocking] {
             check(adapter, &t, &url, http);
         }
@@ -133,7 +133,7 @@ fn each_run(wire: Wire<'_>, check: impl Fn(Adapter, &Target, &str, &str)) {
 
 /// The embedder's context reaches the server as given; a malformed one cannot be set, and
 /// without any nothing is sent.
-fn embedder_context(wire: Wire<'_>) {
+fn embedder_context(peer: Peer, wire: Wire<'_>) {
     // W3C Trace Context §3.2.2: uppercase hex and an all-zero parent id are invalid.
     for bad in [
         "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
@@ -144,7 +144,7 @@ fn embedder_context(wire: Wire<'_>) {
     assert!(TraceContext::new(TRACEPARENT, Some("a b=c"), None).is_err());
     assert!(TraceContext::new(TRACEPARENT, None, Some("k=\"v\"")).is_err());
     let given = TraceContext::new(TRACEPARENT, Some(TRACESTATE), Some(BAGGAGE)).unwrap();
-    each_run(wire, |adapter, t, url, http| {
+    each_run(peer, wire, |adapter, t, url, http| {
         let who = format!("{} via {adapter:?}", t.label());
         let config = t.config(url).with_trace_context(Some(given.clone()));
         let (version, seen) = round_trip(adapter, wire, config);
@@ -166,7 +166,7 @@ fn embedder_context(wire: Wire<'_>) {
 
 /// The current OpenTelemetry context reaches the server, the parent id naming the request's
 /// own client span as the SDK exported it.
-fn opentelemetry_context(wire: Wire<'_>) {
+fn opentelemetry_context(peer: Peer, wire: Wire<'_>) {
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
@@ -188,7 +188,7 @@ fn opentelemetry_context(wire: Wire<'_>) {
     // value is percent-encoded (24000 bytes, over the 8192 of §3.3.1): left out, never sent.
     let bad = cx.with_baggage([KeyValue::new("tenant", " ".repeat(8000))]);
 
-    each_run(wire, |adapter, t, url, http| {
+    each_run(peer, wire, |adapter, t, url, http| {
         let who = format!("{} via {adapter:?}", t.label());
         let run = |cx: &opentelemetry::Context| {
             exporter.reset();
@@ -248,22 +248,24 @@ fn request_span<'a>(spans: &'a [SpanData], who: &str) -> &'a SpanData {
     }
 }
 
-#[test]
-fn py_mcp_receives_the_embedders_trace_context_over_http1() {
-    embedder_context(Wire::Plain);
+macro_rules! round_trips {
+    ($($name:ident => $check:ident($peer:expr, $wire:expr);)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $check($peer, $wire);
+            }
+        )*
+    };
 }
 
-#[test]
-fn py_mcp_receives_the_embedders_trace_context_over_h2c() {
-    embedder_context(Wire::H2c);
-}
-
-#[test]
-fn py_mcp_receives_the_request_spans_opentelemetry_context_over_http1() {
-    opentelemetry_context(Wire::Plain);
-}
-
-#[test]
-fn py_mcp_receives_the_request_spans_opentelemetry_context_over_h2c() {
-    opentelemetry_context(Wire::H2c);
+round_trips! {
+    py_mcp_receives_the_embedders_trace_context_over_http1 => embedder_context(PyMcp, Wire::Plain);
+    py_mcp_receives_the_embedders_trace_context_over_h2c => embedder_context(PyMcp, Wire::H2c);
+    py_mcp_receives_the_request_spans_opentelemetry_context_over_http1 => opentelemetry_context(PyMcp, Wire::Plain);
+    py_mcp_receives_the_request_spans_opentelemetry_context_over_h2c => opentelemetry_context(PyMcp, Wire::H2c);
+    fastmcp_receives_the_embedders_trace_context_over_http1 => embedder_context(FastMcp, Wire::Plain);
+    fastmcp_receives_the_embedders_trace_context_over_h2c => embedder_context(FastMcp, Wire::H2c);
+    fastmcp_receives_the_request_spans_opentelemetry_context_over_http1 => opentelemetry_context(FastMcp, Wire::Plain);
+    fastmcp_receives_the_request_spans_opentelemetry_context_over_h2c => opentelemetry_context(FastMcp, Wire::H2c);
 }
