@@ -4,7 +4,8 @@
 # the scenario through mcp-sansio-tokio and mcp-sansio-blocking over HTTP/1.1, then starts it
 # again over TLS with ALPN h2 (under hypercorn, or behind nghttpx) and drives it over HTTP/2, and
 # stops the server by PID. The task tests (tests/tasks.rs) run the task-capable peer
-# (fastmcp-tasks) and the TS SDK v1's 2025-11-25 task tools the same way.
+# (fastmcp-tasks) and the TS SDK v1's 2025-11-25 task tools the same way; the trace context tests
+# (tests/trace_context.rs) call the trace_meta tool of py-mcp and fastmcp over HTTP/1.1 and h2c.
 #
 #   scripts/interop.sh                    # everything
 #   scripts/interop.sh ts_v2              # only tests whose name contains ts_v2 (cargo test filter)
@@ -28,7 +29,7 @@ bash "$ROOT/checks/interop/install.sh"
 echo "== building and running the interop tests"
 cd "$ROOT/checks/interop"
 status=0
-cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live --test tasks -- \
+cargo test --manifest-path "$ROOT/checks/interop/Cargo.toml" --test live --test tasks --test trace_context -- \
   --test-threads "$jobs" "$@" || status=$?
 
 # Every test stops its own server; this only reports a server that outlived its test.

@@ -189,8 +189,8 @@ pub use budget::{Budget, BudgetExceeded, Budgets, ByteLedger};
 pub use call::{CallResult, ContentBlock, ResourceContents};
 pub use config::{ClientInfo, Config, Era, EraHint, LEGACY_VERSIONS, MODERN_VERSION};
 pub use connection::{
-    Allowance, Completion, Connection, ConnectionState, EraHints, Event, ExchangeId, Input,
-    Operation, ServerInfo, Transmit, HOOKED_SERVER_REQUESTS,
+    Allowance, AnswerError, Answered, Completion, Connection, ConnectionState, EraHints, Event,
+    ExchangeId, Input, Operation, ServerInfo, Transmit, HOOKED_SERVER_REQUESTS,
 };
 pub use context::{store_key, AuthContext, Credential, GrantIdentity, GrantKind, StoreUse};
 pub use elicit::elicitation_defaults;

@@ -257,3 +257,62 @@ proptest! {
         prop_assert!(TraceContext::new(TP, None, Some(&over.join(","))).is_err());
     }
 }
+
+/// How each request was answered (`Connection::take_answered`, what a tracer records as the
+/// `error.type` of that request's span): its JSON-RPC id and, for an error, the JSON-RPC code or,
+/// without a JSON-RPC body, the HTTP status, as each answer is handled, also when the operation
+/// goes on (a `-32020` relists and calls again); only once (taken), and nothing before an answer.
+#[test]
+fn each_answer_is_reported_with_its_request_id_and_error() {
+    use mcp_sansio::{AnswerError, Answered};
+    for split in SPLITS {
+        let mut h = modern(split);
+        assert_eq!(
+            h.conn.take_answered().map(|a| a.error),
+            Some(None),
+            "the discover answered"
+        );
+        h.call("echo", "{}");
+        let call = h.next();
+        assert_eq!(h.conn.take_answered(), None, "nothing answered yet");
+        h.feed(
+            call.exchange,
+            &json_response(400, &error_msg(call.rpc_id(), -32020, "mismatch", None)),
+        );
+        assert_eq!(
+            h.conn.take_answered(),
+            Some(Answered {
+                id: call.rpc_id(),
+                error: Some(AnswerError::Rpc(-32020)),
+            })
+        );
+        assert_eq!(h.conn.take_answered(), None, "taken");
+        let list = h.next();
+        assert_eq!(list.rpc_method(), "tools/list");
+        h.feed(
+            list.exchange,
+            &json_response(
+                200,
+                &result_msg(list.rpc_id(), &tools_page(&["echo"], None)),
+            ),
+        );
+        assert_eq!(
+            h.conn.take_answered(),
+            Some(Answered {
+                id: list.rpc_id(),
+                error: None,
+            })
+        );
+        let again = h.next();
+        assert_eq!(again.rpc_method(), "tools/call");
+        assert_ne!(again.rpc_id(), call.rpc_id());
+        h.feed(again.exchange, &empty_response(503));
+        assert_eq!(
+            h.conn.take_answered(),
+            Some(Answered {
+                id: again.rpc_id(),
+                error: Some(AnswerError::HttpStatus(503)),
+            })
+        );
+    }
+}

@@ -504,6 +504,31 @@ pub struct Connection {
     dpop_proofs: u64,
     /// Where the timeline's zero sits on the Unix clock ([`Connection::set_unix_at_zero`]).
     unix_at_zero: Duration,
+    /// How the server answered the last request whose answer was handled
+    /// ([`Connection::take_answered`]).
+    answered: Option<Answered>,
+}
+
+/// How the server answered one of the client's requests: its JSON-RPC id and the error the
+/// answer carried, if any ([`Connection::take_answered`]). For an observer that reports each
+/// request on its own (the `error.type` of OpenTelemetry's client span of a request), whatever
+/// the operation then does with the answer (retry, relist, re-negotiate, fail).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answered {
+    /// The JSON-RPC id of the request.
+    pub id: u64,
+    /// The error of the answer; `None` for a result (or a notification accepted).
+    pub error: Option<AnswerError>,
+}
+
+/// The error one answer carried ([`Answered::error`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// A JSON-RPC error object with this code, whatever the HTTP status.
+    Rpc(i64),
+    /// An HTTP status without a usable JSON-RPC body.
+    HttpStatus(u16),
 }
 
 /// The state and what is queued, never a credential: the configuration's own `Debug` redacts
@@ -554,6 +579,7 @@ impl Connection {
             legacy_tool_tasks: false,
             header_mismatches: 0,
             catalog_stale: false,
+            answered: None,
             cancellations: Vec::new(),
             listen: Listen::default(),
             discover_cache: None,
@@ -572,6 +598,14 @@ impl Connection {
     /// keeps the one it carried; a resend of it (a retry, a re-issue) carries the new one.
     pub fn set_trace_context(&mut self, trace: Option<crate::TraceContext>) {
         self.config.trace_context = trace;
+    }
+
+    /// How the server answered the last of the client's requests whose answer was handled
+    /// since the last call, taken: only the latest is kept (a caller that wants each takes it
+    /// after each [`handle`](Self::handle); a request is answered at most once, and the next
+    /// one is sent only after [`poll_transmit`](Self::poll_transmit)).
+    pub fn take_answered(&mut self) -> Option<Answered> {
+        self.answered.take()
     }
 
     /// Raw bytes read so far on this connection.

@@ -9,6 +9,14 @@ impl Connection {
     pub(super) fn on_outcome(&mut self, now: Instant, outcome: Outcome<'_>) {
         // The request stays with its state (attached to no exchange) until the outcome moves it.
         let Some(p) = self.machine.req() else { return };
+        self.answered = Some(Answered {
+            id: p.id,
+            error: match &outcome {
+                Outcome::RpcError { error, .. } => Some(AnswerError::Rpc(error.code)),
+                Outcome::Status(status) => Some(AnswerError::HttpStatus(*status)),
+                Outcome::Result(_) | Outcome::Accepted => None,
+            },
+        });
         let answer = match &p.step {
             Step::Discover { .. } => self.classify_discover(outcome),
             Step::Initialize { .. } => self.classify_initialize(outcome),

@@ -22,8 +22,9 @@
 //!   `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `jsonrpc.request.id`,
 //!   `mcp.protocol.version`, `mcp.session.id`, `network.transport`, `network.protocol.name`,
 //!   `network.protocol.version`, `server.address`, `server.port`, and `error.type` with
-//!   `otel.status_code` when the operation failed on it (the JSON-RPC code, the budget, the
-//!   error kind; `tool_error` for an `isError` result);
+//!   `otel.status_code` when the server answered it with an error (the JSON-RPC code, else the
+//!   HTTP status), or when the operation failed on it without an answer (the budget, the error
+//!   kind), `tool_error` for an `isError` result;
 //! - one span per authorization or refresh ([`Authorization`](crate::auth::Authorization)),
 //!   named `authorize` (level INFO), with `trigger` (`challenge` or `refresh`), `status` (the MCP
 //!   server's 401 or 403) and `outcome` (`ok` or `failed`);
@@ -40,7 +41,8 @@
 //! arguments or results, the trace context's state or baggage: names, ids, counts and kinds only.
 //!
 //! With the feature `opentelemetry`, the `otel` module turns the operation span's OpenTelemetry context
-//! into the trace context its requests carry when the embedder gave none.
+//! into the trace context its requests carry when the embedder gave none, each request's naming
+//! its own `mcp` span as the parent.
 
 use mcp_sansio::{Completion, ConnectionState, Endpoint, Era, Error, ExchangeId, Transmit};
 
@@ -161,9 +163,6 @@ pub(crate) struct H2Trace {
     /// The JSON-RPC methods the current operation sent over the connection, and how often.
     #[cfg(feature = "tracing")]
     sent: std::collections::BTreeMap<String, u32>,
-    /// The MCP client spans of the operation, shared with its [`SessionTrace`].
-    #[cfg(feature = "tracing")]
-    rpc: Option<on::SharedRpc>,
 }
 
 #[cfg(not(feature = "tracing"))]
@@ -183,7 +182,6 @@ impl H2Trace {
     pub(crate) fn parent(&mut self, trace: &SessionTrace) {
         self.parent.clone_from(&trace.on.op);
         self.sent.clear();
-        self.rpc = Some(trace.on.rpc.clone());
     }
 
     /// Request `t` opened stream `stream`; the session had read `bytes_read` raw bytes.
@@ -201,9 +199,6 @@ impl H2Trace {
             &mut self.sent,
             "the stream was refused or the connection went away before answering",
         );
-        if let Some(rpc) = &self.rpc {
-            on::lock(rpc).request(op, t);
-        }
         let span = tracing::debug_span!(
             target: TARGET,
             parent: op,
@@ -232,7 +227,7 @@ impl H2Trace {
 impl SessionTrace {
     /// The running operation's OpenTelemetry context (feature `opentelemetry`): none here.
     #[inline]
-    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+    pub(crate) fn otel_context(&mut self) -> Option<mcp_sansio::TraceContext> {
         None
     }
 }
@@ -241,11 +236,15 @@ impl SessionTrace {
 impl SessionTrace {
     /// The running operation's span as an OpenTelemetry context (through
     /// `tracing-opentelemetry`: its parent is the current span, or the current OpenTelemetry
-    /// context), as W3C values: the parent of the operation's requests. `None` when the span
-    /// has no valid span context (no OpenTelemetry layer) or a value would not be valid.
-    pub(crate) fn otel_context(&self) -> Option<mcp_sansio::TraceContext> {
+    /// context), as W3C values: the trace context of the operation's requests, each of which
+    /// [`request`](Self::request) then makes name its own `mcp` span as the parent. `None`
+    /// when the span has no valid span context (no OpenTelemetry layer) or a value would not be
+    /// valid.
+    pub(crate) fn otel_context(&mut self) -> Option<mcp_sansio::TraceContext> {
         let span = self.on.op.as_ref()?;
-        otel::context_of(span)
+        let cx = otel::context_of(span)?;
+        self.on.otel_traceparent = Some(cx.traceparent().to_owned());
+        Some(cx)
     }
 }
 
@@ -260,6 +259,10 @@ impl SessionTrace {
     }
     #[inline]
     pub(crate) fn transmit(&mut self, _: &Transmit) {}
+    #[inline]
+    pub(crate) fn request(&mut self, _: &mut Transmit) {}
+    #[inline]
+    pub(crate) fn answered(&mut self, _: mcp_sansio::Answered) {}
     #[inline]
     pub(crate) fn bytes(&mut self, _: ExchangeId, _: usize) {}
     #[inline]
@@ -296,16 +299,11 @@ mod on {
         /// The connection's state as of the last pump.
         last: Option<ConnectionState>,
         /// The MCP client spans (OpenTelemetry's conventions) of the operation.
-        pub(super) rpc: SharedRpc,
-    }
-
-    /// The MCP client spans of an operation, shared by its driver and the HTTP/2 connection
-    /// that sends its streams.
-    pub(crate) type SharedRpc = std::sync::Arc<std::sync::Mutex<RpcSpans>>;
-
-    pub(crate) fn lock(rpc: &SharedRpc) -> std::sync::MutexGuard<'_, RpcSpans> {
-        rpc.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        rpc: RpcSpans,
+        /// The `traceparent` the operation's requests are written with when it is the
+        /// operation span's OpenTelemetry context (feature `opentelemetry`), not the embedder's.
+        #[cfg(feature = "opentelemetry")]
+        pub(super) otel_traceparent: Option<String>,
     }
 
     /// The client span of each MCP request or notification an operation sends, by
@@ -314,12 +312,27 @@ mod on {
     /// operation's span. A request sent again with the same JSON-RPC id (a retry on a fresh
     /// socket, a resumption) stays in its span; the next request of the operation ends it, as
     /// does the operation's end, which records `error.type` on the last one when it failed.
+    /// Made by the session driver whatever the wire, before the request is recorded or sent.
     #[derive(Default)]
     pub(crate) struct RpcSpans {
         /// `server.address`, `server.port`, `network.protocol.version` of the operation.
         server: Option<(String, u16, &'static str)>,
         /// The open span: the JSON-RPC id it carries (`None`: a notification) and the span.
-        current: Option<(Option<u64>, Span)>,
+        current: Option<Current>,
+    }
+
+    /// The open request span.
+    struct Current {
+        /// The JSON-RPC id of its request (`None`: a notification).
+        id: Option<u64>,
+        span: Span,
+        /// How its request was answered: not yet (`None`), with a result (`Some(false)`), with
+        /// an error, recorded as its `error.type` (`Some(true)`).
+        failed: Option<bool>,
+        /// Its own `traceparent` (feature `opentelemetry`): what its request names as the
+        /// parent, in place of the operation span's.
+        #[cfg(feature = "opentelemetry")]
+        traceparent: Option<String>,
     }
 
     impl RpcSpans {
@@ -331,12 +344,12 @@ mod on {
 
         /// `t` is sent as part of the operation `op`: a JSON-RPC request or notification of
         /// the client opens its span (or stays in the open one, the same request sent again).
-        pub(super) fn request(&mut self, op: &Span, t: &Transmit) {
-            let Some(rpc) = RpcRequest::of(t) else { return };
-            if let Some((id, _)) = &self.current {
-                if rpc.id.is_some() && *id == rpc.id {
-                    return;
-                }
+        /// The span it is in, if any.
+        fn request(&mut self, op: &Span, t: &Transmit) -> Option<&mut Current> {
+            let rpc = RpcRequest::of(t)?;
+            let same = matches!(&self.current, Some(c) if rpc.id.is_some() && c.id == rpc.id);
+            if same {
+                return self.current.as_mut();
             }
             let (address, port, version) = match &self.server {
                 Some((a, p, v)) => (a.as_str(), *p, *v),
@@ -366,18 +379,50 @@ mod on {
                 server.port = port,
                 error.type = Empty,
             );
-            self.current = Some((rpc.id, span));
+            self.current = Some(Current {
+                id: rpc.id,
+                failed: None,
+                #[cfg(feature = "opentelemetry")]
+                traceparent: super::otel::traceparent_of(&span),
+                span,
+            });
+            self.current.as_mut()
+        }
+
+        /// The server answered the request `a.id`: an error is the `error.type` of its span
+        /// (the JSON-RPC code, or the HTTP status), whatever the operation does next.
+        pub(super) fn answered(&mut self, a: mcp_sansio::Answered) {
+            let Some(c) = &mut self.current else { return };
+            if c.id != Some(a.id) {
+                return;
+            }
+            let Some(error) = a.error else {
+                c.failed = Some(false);
+                return;
+            };
+            let t = match error {
+                mcp_sansio::AnswerError::Rpc(code) => code.to_string(),
+                mcp_sansio::AnswerError::HttpStatus(status) => status.to_string(),
+                _ => "_OTHER".to_owned(),
+            };
+            c.span.record("error.type", t.as_str());
+            c.span.record("otel.status_code", "ERROR");
+            c.failed = Some(true);
         }
 
         /// The operation ended with `outcome`: its last request's span records `error.type`
-        /// (and the span status) when it failed or, a tool call, answered `isError`.
+        /// (and the span status) when the operation failed on it (unless its answer's error
+        /// is recorded already, or its answer was a result and the operation failed after it:
+        /// a tool pin's verdict) or, a tool call, answered `isError`.
         pub(super) fn end(&mut self, outcome: &Result<Completion, Error>) {
-            let Some((_, span)) = self.current.take() else {
+            let Some(Current { span, failed, .. }) = self.current.take() else {
                 return;
             };
             let error_type: Option<String> = match outcome {
                 Ok(Completion::Called(r)) if r.is_error => Some("tool_error".to_owned()),
                 Ok(_) => None,
+                Err(_) if failed == Some(true) => None,
+                Err(Error::ToolChanged { .. }) if failed == Some(false) => None,
                 Err(Error::Rpc(rpc)) => Some(rpc.code.to_string()),
                 Err(e) => Some(match e.budget() {
                     Some(b) => b.budget.name().to_owned(),
@@ -522,9 +567,11 @@ mod on {
             st.exchanges.clear();
             st.sent.clear();
             st.bytes_at_start = bytes_read;
-            // A fresh set of request spans: an HTTP/2 connection may still hold the last one.
-            st.rpc = SharedRpc::default();
-            lock(&st.rpc).start(endpoint, http_version);
+            #[cfg(feature = "opentelemetry")]
+            {
+                st.otel_traceparent = None;
+            }
+            st.rpc.start(endpoint, http_version);
             macro_rules! op_span {
                 ($name:literal, $tool:expr) => {
                     tracing::info_span!(
@@ -587,8 +634,29 @@ mod on {
                 &mut st.sent,
                 "pooled socket closed before answering",
             );
-            lock(&st.rpc).request(op, t);
             st.exchanges.insert(t.exchange, (span, 0));
+        }
+
+        /// The client is about to send `t` (any wire, before it is recorded): a JSON-RPC
+        /// request or notification opens its `mcp` span (or stays in the open one). With the
+        /// feature `opentelemetry`, when the operation's requests carry the operation span's
+        /// OpenTelemetry context (the embedder gave none), the `traceparent` of `t`'s
+        /// `params._meta` is rewritten to name the request's own `mcp` span as the parent
+        /// (same length: the body's size is unchanged), so that the server's span is a child of
+        /// the client span of that request, as the conventions' context propagation has it.
+        pub(crate) fn request(&mut self, t: &mut Transmit) {
+            let st = &mut self.on;
+            let Some(op) = &st.op else { return };
+            if op.is_disabled() {
+                return;
+            }
+            let Some(_current) = st.rpc.request(op, t) else {
+                return;
+            };
+            #[cfg(feature = "opentelemetry")]
+            if let (Some(sent), Some(own)) = (&st.otel_traceparent, &_current.traceparent) {
+                otel::rewrite_traceparent(&mut t.request.body, sent, own);
+            }
         }
 
         pub(crate) fn bytes(&mut self, exchange: ExchangeId, n: usize) {
@@ -636,6 +704,13 @@ mod on {
             }
         }
 
+        /// The server answered one of the client's requests ([`Connection::take_answered`]).
+        ///
+        /// [`Connection::take_answered`]: mcp_sansio::Connection::take_answered
+        pub(crate) fn answered(&mut self, a: mcp_sansio::Answered) {
+            self.on.rpc.answered(a);
+        }
+
         pub(crate) fn declined(&self) {
             if let Some(op) = &self.on.op {
                 tracing::info!(target: TARGET, parent: op, "input requests declined");
@@ -651,7 +726,7 @@ mod on {
         ) {
             let st = &mut self.on;
             let Some(op) = st.op.take() else { return };
-            lock(&st.rpc).end(outcome);
+            st.rpc.end(outcome);
             for (_, (span, read)) in std::mem::take(&mut st.exchanges) {
                 span.record("bytes_read", read);
             }
@@ -696,12 +771,7 @@ pub mod otel {
         if !sc.is_valid() {
             return None;
         }
-        let traceparent = format!(
-            "00-{}-{}-{:02x}",
-            sc.trace_id(),
-            sc.span_id(),
-            sc.trace_flags().to_u8()
-        );
+        let traceparent = traceparent(sc);
         let state = sc.trace_state().header();
         let baggage: Vec<String> = cx
             .baggage()
@@ -721,6 +791,43 @@ pub mod otel {
         from_context(&span.context())
     }
 
+    /// The version-00 `traceparent` naming the tracing span `span` (under its OpenTelemetry
+    /// layer) as the parent; `None` when it has no valid span context.
+    pub(crate) fn traceparent_of(span: &tracing::Span) -> Option<String> {
+        let cx = span.context();
+        let sc = cx.span().span_context().clone();
+        sc.is_valid().then(|| traceparent(&sc))
+    }
+
+    fn traceparent(sc: &opentelemetry::trace::SpanContext) -> String {
+        format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        )
+    }
+
+    /// Replaces, in the JSON request `body`, the `traceparent` member whose value is `sent`
+    /// with `own` (both version 00, 55 characters: the body keeps its size). Nothing when the
+    /// lengths differ or the member is not found.
+    pub(crate) fn rewrite_traceparent(body: &mut [u8], sent: &str, own: &str) {
+        const KEY: &[u8] = b"\"traceparent\":\"";
+        if sent.len() != own.len() || sent == own {
+            return;
+        }
+        let needle_len = KEY.len() + sent.len() + 1;
+        let found = body.windows(needle_len).position(|w| {
+            w.starts_with(KEY)
+                && &w[KEY.len()..needle_len - 1] == sent.as_bytes()
+                && w[needle_len - 1] == b'"'
+        });
+        if let Some(at) = found {
+            let start = at + KEY.len();
+            body[start..start + own.len()].copy_from_slice(own.as_bytes());
+        }
+    }
+
     /// Percent-encodes what is not a baggage octet (W3C Baggage: "Any characters outside of
     /// the baggage-octet range of characters MUST be percent-encoded"), and `%` itself.
     fn encode(v: &str) -> String {
@@ -734,5 +841,45 @@ pub mod otel {
             }
         }
         out
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::rewrite_traceparent;
+
+        const SENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        const OWN: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01";
+
+        /// Only the `traceparent` member whose value is the one sent changes, to the request
+        /// span's, in place: an argument holding the same characters under another name, or the
+        /// value without its key, stays.
+        #[test]
+        fn only_the_sent_traceparent_member_is_rewritten() {
+            let body = format!(
+                r#"{{"params":{{"arguments":{{"x":"{SENT}","traceparent ":"{SENT}"}},"_meta":{{"traceparent":"{SENT}","tracestate":"a=b"}}}}}}"#
+            );
+            let mut bytes = body.clone().into_bytes();
+            rewrite_traceparent(&mut bytes, SENT, OWN);
+            let expected = body.replace(
+                &format!(r#""traceparent":"{SENT}""#),
+                &format!(r#""traceparent":"{OWN}""#),
+            );
+            assert_ne!(expected, body);
+            assert_eq!(String::from_utf8(bytes).unwrap(), expected);
+        }
+
+        /// Another value, a value of another length, or no member: the body is left as it was.
+        #[test]
+        fn nothing_changes_without_the_member_or_with_another_length() {
+            let body = format!(r#"{{"_meta":{{"traceparent":"{OWN}"}}}}"#).into_bytes();
+            for (sent, own) in [(SENT, OWN), (SENT, "00-short"), ("00-short", OWN)] {
+                let mut b = body.clone();
+                rewrite_traceparent(&mut b, sent, own);
+                assert_eq!(b, body, "{sent} -> {own}");
+            }
+            let mut empty = Vec::new();
+            rewrite_traceparent(&mut empty, SENT, OWN);
+            assert!(empty.is_empty());
+        }
     }
 }

@@ -256,3 +256,126 @@ fn a_json_rpc_error_is_the_error_type_of_the_request_that_met_it() {
     assert_eq!(f["error.type"], "-32602", "{dump}");
     assert_eq!(f["otel.status_code"], "ERROR", "{dump}");
 }
+
+/// A modern server whose first tool call answers `-32020` (header mismatch: the client lists the
+/// tools and calls again) and whose second answers `-32602`; `calls` counts the calls.
+fn mismatch_then_invalid(method: &str, id: u64, calls: &mut Vec<u64>) -> Vec<u8> {
+    let error = |code: i64| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":"no"}}}}"#)
+    };
+    match method {
+        "tools/call" => {
+            calls.push(id);
+            if calls.len() == 1 {
+                json(400, "", &error(-32020))
+            } else {
+                json(200, "", &error(-32602))
+            }
+        }
+        "tools/list" => json(
+            200,
+            "",
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"get-weather","inputSchema":{{"type":"object"}}}}]}}}}"#
+            ),
+        ),
+        _ => modern(method, id, calls),
+    }
+}
+
+/// A legacy server with a session whose first tool call answers 404 without a body (the session
+/// expired: the client initializes again and calls once more), the second a result.
+fn expiring(method: &str, id: u64, calls: &mut Vec<u64>) -> Vec<u8> {
+    if method == "tools/call" {
+        calls.push(id);
+        if calls.len() == 1 {
+            return json(404, "", "");
+        }
+        return json(
+            200,
+            "",
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"isError":false}}}}"#),
+        );
+    }
+    legacy(method, id, calls)
+}
+
+/// `error.type` names the error of the request that met it, on that request's own span, also
+/// when the operation goes on (a `-32020` answered by a relisting and a second call, a 404 that
+/// ends a legacy session answered by a new `initialize` and a second call, a 2025 server's 404
+/// to `server/discover`): "`error.type` SHOULD be set to the string representation of the
+/// JSON-RPC error code" — or, with no JSON-RPC error, the HTTP status (OpenTelemetry's HTTP
+/// conventions: "the `error.type` SHOULD be set to the status code number (represented as a
+/// string)"). A request answered with a result records none, even when its operation fails.
+#[test]
+fn each_failed_request_records_its_own_error_type_and_an_answered_one_none() {
+    let (capture, _here) = install_here();
+    let client = ClientBuilder::<TestClient>::new().build();
+    let mut d =
+        SessionDriver::new(&client.0, Config::new("http://127.0.0.1:9/mcp").unwrap()).unwrap();
+    let mut calls = Vec::new();
+    run(&mut d, Start::Connect, mismatch_then_invalid, &mut calls).unwrap();
+    let failed = run(
+        &mut d,
+        Start::call("get-weather", b"{}"),
+        mismatch_then_invalid,
+        &mut calls,
+    );
+    assert!(
+        matches!(&failed, Err(mcp_sansio::Error::Rpc(e)) if e.code == -32602),
+        "{failed:?}"
+    );
+    assert_eq!(calls.len(), 2, "a call, a relisting, a call");
+
+    let mut d =
+        SessionDriver::new(&client.0, Config::new("http://127.0.0.1:8/mcp").unwrap()).unwrap();
+    let mut legacy_calls = Vec::new();
+    run(&mut d, Start::Connect, expiring, &mut legacy_calls).unwrap();
+    let called = run(
+        &mut d,
+        Start::call("get-weather", b"{}"),
+        expiring,
+        &mut legacy_calls,
+    );
+    assert!(called.is_ok(), "{called:?}");
+    assert_eq!(legacy_calls.len(), 2, "a call, a new session, a call");
+
+    let c = capture.0.lock().unwrap();
+    let dump = format!("{:#?}", c.spans);
+    let port = |f: &BTreeMap<String, String>| f["server.port"].clone();
+    let error_types = |name: &str, port_: &str| -> Vec<Option<String>> {
+        named(&c.spans, name)
+            .into_iter()
+            .filter(|(_, f)| port(f) == port_)
+            .map(|(_, f)| {
+                let status = f.get("otel.status_code").cloned();
+                let t = f.get("error.type").cloned();
+                assert_eq!(
+                    status.is_some(),
+                    t.is_some(),
+                    "status ERROR exactly when error.type: {dump}"
+                );
+                t
+            })
+            .collect()
+    };
+    let some = |s: &str| Some(s.to_owned());
+    // Modern: the discover answered; the first call -32020, the listing answered, the second
+    // call -32602.
+    assert_eq!(error_types("server/discover", "9"), [None], "{dump}");
+    assert_eq!(
+        error_types("tools/call get-weather", "9"),
+        [some("-32020"), some("-32602")],
+        "{dump}"
+    );
+    assert_eq!(error_types("tools/list", "9"), [None], "{dump}");
+    // Legacy: the discover 404, two negotiations answered, the first call 404, the second
+    // answered.
+    assert_eq!(error_types("server/discover", "8"), [some("404")], "{dump}");
+    assert_eq!(error_types("initialize", "8"), [None, None], "{dump}");
+    assert_eq!(
+        error_types("tools/call get-weather", "8"),
+        [some("404"), None],
+        "{dump}"
+    );
+}

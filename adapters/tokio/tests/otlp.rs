@@ -257,6 +257,31 @@ async fn spans_and_metrics_reach_an_otlp_receiver_decoded_independently() {
             t.traceparent
         );
     }
+    // Each request names its own client span as the parent (the conventions' context
+    // propagation: the server's span is a child of the client span of that request): the
+    // `traceparent`'s parent id is the span id of an exported span of the request's method,
+    // under an operation, and no two requests name the same span.
+    let mut parents = std::collections::BTreeSet::new();
+    for t in &seen {
+        let parent_id = t.traceparent.split('-').nth(2).unwrap_or_default();
+        let named = by_id
+            .get(parent_id)
+            .unwrap_or_else(|| panic!("{}: parent {parent_id} was not exported", t.method));
+        assert_eq!(
+            named["attributes"]["mcp.method.name"], t.method,
+            "{}: the parent is the request's span: {named}",
+            t.method
+        );
+        let op = by_id
+            .get(s(named, "parent_span_id"))
+            .map(|p| s(p, "name"))
+            .unwrap_or_default();
+        assert!(REQUEST_PARENTS.contains(&op), "{}: under {op}", t.method);
+        assert!(
+            parents.insert(parent_id),
+            "{parent_id} named twice: {seen:?}"
+        );
+    }
     // Across a list and a call: each has an exchange of its own under it.
     for (op, rpc) in [("list", "tools/list"), ("call", "tools/call")] {
         let op_span = spans.iter().find(|v| s(v, "name") == op).unwrap();

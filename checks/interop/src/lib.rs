@@ -208,7 +208,9 @@ impl Target {
         match self.peer {
             Peer::TsV1 => names.push("sample_llm".into()),
             Peer::TsV2 => names.extend(["two_rounds".into(), "busy_once".into()]),
-            Peer::PyMcp | Peer::FastMcp => names.push("busy_once".into()),
+            Peer::PyMcp | Peer::FastMcp => {
+                names.extend(["busy_once".into(), "trace_meta".into()]);
+            }
             Peer::FastMcpTasks => {}
         }
         names

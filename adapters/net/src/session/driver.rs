@@ -235,6 +235,15 @@ impl SessionDriver {
         conn.handle(*clock, input);
     }
 
+    /// How the server answered the request whose answer the connection just handled, if it
+    /// did: the request's span records it (its `error.type`), before the requests the answer
+    /// makes (a retry, a relisting) open theirs.
+    fn answered(&mut self) {
+        if let Some(a) = self.conn.take_answered() {
+            self.trace.answered(a);
+        }
+    }
+
     /// An HTTP/2 session: hands the shared connection `out` (what its connection asks of the
     /// socket) and its connection the inputs of its inbox. Whether there were any. Nothing for
     /// an HTTP/1.1 session, whose inputs come with [`feed`](Self::feed).
@@ -247,6 +256,7 @@ impl SessionDriver {
         let inbox = h.conn.sync(h.member, out);
         for routed in &inbox {
             Self::hand(&mut self.conn, &mut self.clock, routed.at(), routed.input());
+            self.answered();
         }
         !inbox.is_empty()
     }
@@ -586,6 +596,11 @@ impl SessionDriver {
         loop {
             let mut any = self.sync(std::mem::take(&mut out));
             let (mut queued, events) = self.outputs();
+            // Each request's `mcp` span, whatever the wire, before it is recorded or sent: its
+            // trace context may name that span (feature `opentelemetry`).
+            for t in &mut queued {
+                self.trace.request(t);
+            }
             for t in &queued {
                 if self.recording.is_some() {
                     let now = self.now();
@@ -850,6 +865,9 @@ impl SessionDriver {
                     let allowance = self.conn.allowance();
                     for input in self.http1.read_owned(exchange, &bytes, allowance) {
                         Self::hand(&mut self.conn, &mut self.clock, now, input);
+                        if let Some(a) = self.conn.take_answered() {
+                            self.trace.answered(a);
+                        }
                         if !self.conn.has_exchange(exchange) {
                             // The rest of the bytes are not read.
                             break;
@@ -863,6 +881,7 @@ impl SessionDriver {
                 }
                 let input = self.http1.eof(exchange);
                 Self::hand(&mut self.conn, &mut self.clock, now, input);
+                self.answered();
             }
             Report::Failed(e) => {
                 if let Some(r) = self.rec() {
@@ -870,6 +889,7 @@ impl SessionDriver {
                 }
                 let input = Input::TransportError { exchange, error: e };
                 Self::hand(&mut self.conn, &mut self.clock, now, input);
+                self.answered();
             }
         }
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import os
 import signal
 import struct
@@ -164,6 +165,12 @@ def build_server(page_size: int) -> FastMCP:
         if not state:
             return InputRequiredResult(request_state="busy-1")
         return f"served on retry 1 with state {state}"
+
+    @mcp.tool(description="Returns, as JSON text, the W3C trace context the request carried in params._meta (traceparent, tracestate, baggage)")
+    def trace_meta(ctx: Context) -> str:
+        rc = ctx.request_context
+        meta = (rc.meta if rc is not None else None) or {}
+        return json.dumps({k: meta[k] for k in ("traceparent", "tracestate", "baggage") if k in meta})
 
     for i in range(1, 9):
         n = f"{i:02d}"

@@ -80,6 +80,18 @@ def decode_cursor(cursor: str) -> int:
     raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor}")
 
 
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+
+
+def trace_context_of(params, meta) -> dict:
+    """The trace context keys of a request's `_meta` as the server received them: from the raw
+    params when the SDK kept them, else from the parsed `RequestParamsMeta`."""
+    raw = (params or {}).get("_meta") if isinstance(params, dict) else None
+    if not isinstance(raw, dict):
+        raw = meta if isinstance(meta, dict) else (meta.model_dump(by_alias=True) if hasattr(meta, "model_dump") else {})
+    return {k: raw[k] for k in TRACE_KEYS if k in raw}
+
+
 class PagedMCPServer(MCPServer):
     """MCPServer returns every tool in one page; this subclass adds cursor pagination."""
 
@@ -192,6 +204,13 @@ def build_server(page_size: int) -> MCPServer:
         if not state:
             return InputRequiredResult(request_state="busy-1")
         return f"served on retry 1 with state {state}"
+
+    @mcp.tool(
+        description="Returns, as JSON text, the W3C trace context the request carried in params._meta (traceparent, tracestate, baggage)",
+        structured_output=False,
+    )
+    def trace_meta(ctx: Context) -> str:
+        return json.dumps(trace_context_of(ctx.request_context.params, ctx.request_context.meta))
 
     for i in range(1, 9):
         n = f"{i:02d}"
