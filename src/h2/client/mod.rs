@@ -420,8 +420,11 @@ impl ClientConnection {
     /// Opens a stream for the wire-neutral `request`, with `:scheme` `scheme` (`https`, or `http`
     /// for HTTP/2 with prior knowledge). Header names are sent lowercased, as HTTP/2 requires.
     /// `allowance` is what the work item's byte budget has left: every frame of the stream is
-    /// charged against it, and its receive window is sized from it (at most
-    /// `max_stream_window`).
+    /// charged against it, and its receive window is sized from it: what it has left plus one
+    /// octet, never less than one whole frame (16 KiB), at most `max_stream_window`. A response
+    /// larger than the allowance so always reaches the frame that crosses it, and the stream
+    /// fails with [`Budget::ResponseBytes`], even from a server that waits for room for a whole
+    /// frame.
     pub fn open_stream(
         &mut self,
         scheme: Scheme,
