@@ -1596,13 +1596,13 @@ enum Writes {
 
 /// What became of a stream whose server keeps to the windows.
 #[derive(Debug, PartialEq, Eq)]
-enum Ended {
+enum Ending {
     /// The stream failed with this error.
     Failed(H2Error),
     /// The stream ended (END_STREAM).
-    Ended,
+    Complete,
     /// Nothing moves any more and the server still has octets to write: it waits for a window.
-    Stalled { written: usize, window: i64 },
+    Waiting { written: usize, window: i64 },
 }
 
 /// A stream opened with `allowance`, answered by a server that writes a head and then `body`
@@ -1610,7 +1610,7 @@ enum Ended {
 /// frames open (the protocol's 65,535 each, then every WINDOW_UPDATE), taking every event as it
 /// comes, at a clock that never moves. Returns the end and the stream window the client opened
 /// in all (65,535 and every increment).
-fn within_the_windows(allowance: u64, body: usize, writes: Writes) -> (Ended, i64) {
+fn within_the_windows(allowance: u64, body: usize, writes: Writes) -> (Ending, i64) {
     let (mut c, mut s) = ready(H2Config::default());
     c.open_stream(Scheme::Https, &request(), allowance).unwrap();
     // The connection window the client opened at its start (see `ready`).
@@ -1625,8 +1625,8 @@ fn within_the_windows(allowance: u64, body: usize, writes: Writes) -> (Ended, i6
         }
         for e in events(&mut c) {
             match e {
-                StreamEvent::Failed { error, .. } => return (Ended::Failed(error), granted),
-                StreamEvent::End { .. } => return (Ended::Ended, granted),
+                StreamEvent::Failed { error, .. } => return (Ending::Failed(error), granted),
+                StreamEvent::End { .. } => return (Ending::Complete, granted),
                 _ => {}
             }
         }
@@ -1653,7 +1653,7 @@ fn within_the_windows(allowance: u64, body: usize, writes: Writes) -> (Ended, i6
         };
         if n == 0 {
             let window = stream;
-            return (Ended::Stalled { written, window }, granted);
+            return (Ending::Waiting { written, window }, granted);
         }
         written += n;
         stream -= n as i64;
@@ -1691,7 +1691,7 @@ fn a_too_large_response_within_the_windows_always_ends_on_the_allowance() {
             let case = format!("allowance {allowance}, {writes:?}");
             assert_eq!(
                 end,
-                Ended::Failed(H2Error::Budget(BudgetExceeded::new(
+                Ending::Failed(H2Error::Budget(BudgetExceeded::new(
                     Budget::ResponseBytes,
                     allowance
                 ))),
@@ -1713,11 +1713,11 @@ fn a_response_of_exactly_the_allowance_ends_and_one_octet_more_fails_on_it() {
     for body in [40_000usize, 300_000, 1_000_000] {
         let octets = head + body as u64 + 9 * body.div_ceil(16_384) as u64;
         let (end, _) = within_the_windows(octets, body, Writes::WholeFrames(16_384));
-        assert_eq!(end, Ended::Ended, "{body}");
+        assert_eq!(end, Ending::Complete, "{body}");
         let (end, _) = within_the_windows(octets - 1, body, Writes::WholeFrames(16_384));
         assert_eq!(
             end,
-            Ended::Failed(H2Error::Budget(BudgetExceeded::new(
+            Ending::Failed(H2Error::Budget(BudgetExceeded::new(
                 Budget::ResponseBytes,
                 octets - 1
             ))),
