@@ -1585,6 +1585,32 @@ fn a_stream_window_is_its_allowance_left_and_one_octet_never_below_one_frame() {
     assert_eq!(stream_updates(&s.read(&mut c)), vec![1000]);
 }
 
+/// A stream window of one whole frame or more is reopened only once half of it is free: with
+/// an allowance of 1 MiB (a window of 256 KiB), fifteen 16,384-octet frames leave one frame of
+/// window; taken one by one, they reopen it only when the eighth is taken (then at most 7
+/// frames wait for the caller), by the eight frames taken.
+#[test]
+fn a_window_of_one_frame_or_more_is_reopened_only_once_half_is_free() {
+    let (mut c, mut s) = ready(H2Config::default());
+    c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![256 * 1024 - 65_535]);
+    let mut input = s.headers(1, &[(":status", "200")], false);
+    for _ in 0..15 {
+        input.extend(data(1, &[b'h'; 16_384], false));
+    }
+    c.handle_bytes(T0, &input).unwrap();
+    assert!(matches!(c.poll_event(), Some(StreamEvent::Head { .. })));
+    for taken in 1..=15 {
+        assert!(matches!(c.poll_event(), Some(StreamEvent::Data { .. })));
+        let updates = stream_updates(&s.read(&mut c));
+        if taken == 8 {
+            assert_eq!(updates, vec![8 * 16_384]);
+        } else {
+            assert!(updates.is_empty(), "after {taken} taken: {updates:?}");
+        }
+    }
+}
+
 /// How the scripted server writes DATA within the client's windows.
 #[derive(Clone, Copy, Debug)]
 enum Writes {
