@@ -1536,6 +1536,222 @@ fn a_small_allowance_gets_a_small_window() {
     );
 }
 
+/// The increments of the WINDOW_UPDATE frames for stream 1 among `frames`.
+fn stream_updates(frames: &[Frame]) -> Vec<u32> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::WindowUpdate {
+                stream_id: 1,
+                increment,
+            } => Some(*increment),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A stream's receive window is what its allowance has left plus one octet (so that the octet
+/// beyond it can arrive), at most 256 KiB, and never below one whole frame of 16,384 octets (so
+/// that a server writing whole frames can write the one that crosses the allowance): at the
+/// start, the protocol's 65,535 raised to 100,001 for an allowance of 100,000; and once four
+/// whole frames (65,536 octets) of a 70,000-octet allowance are taken, the 4,465 octets left of
+/// the window are raised to one frame, however little the allowance has left, and raised again
+/// after a smaller frame is taken.
+#[test]
+fn a_stream_window_is_its_allowance_left_and_one_octet_never_below_one_frame() {
+    let (mut c, mut s) = ready(H2Config::default());
+    c.open_stream(Scheme::Https, &request(), 100_000).unwrap();
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![100_001 - 65_535]);
+
+    let (mut c, mut s) = ready(H2Config::default());
+    c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![256 * 1024 - 65_535]);
+
+    let (mut c, mut s) = ready(H2Config::default());
+    c.open_stream(Scheme::Https, &request(), 70_000).unwrap();
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![70_001 - 65_535]);
+    let mut input = s.headers(1, &[(":status", "200")], false);
+    for _ in 0..4 {
+        input.extend(data(1, &[b'w'; 16_384], false));
+    }
+    c.handle_bytes(T0, &input).unwrap();
+    assert_eq!(events(&mut c).len(), 5);
+    let left = 70_001 - 4 * 16_384;
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![16_384 - left]);
+    // A frame of 1,000 octets more (within the allowance), taken: what the window has left
+    // (15,384) is below one frame again and is raised to it, although more than half is left.
+    c.handle_bytes(T0, &data(1, &[b'w'; 1000], false)).unwrap();
+    assert!(matches!(events(&mut c)[..], [StreamEvent::Data { .. }]));
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![1000]);
+}
+
+/// A stream window of one whole frame or more is reopened only once half of it is free: with
+/// an allowance of 1 MiB (a window of 256 KiB), fifteen 16,384-octet frames leave one frame of
+/// window; taken one by one, they reopen it only when the eighth is taken (then at most 7
+/// frames wait for the caller), by the eight frames taken.
+#[test]
+fn a_window_of_one_frame_or_more_is_reopened_only_once_half_is_free() {
+    let (mut c, mut s) = ready(H2Config::default());
+    c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+    assert_eq!(stream_updates(&s.read(&mut c)), vec![256 * 1024 - 65_535]);
+    let mut input = s.headers(1, &[(":status", "200")], false);
+    for _ in 0..15 {
+        input.extend(data(1, &[b'h'; 16_384], false));
+    }
+    c.handle_bytes(T0, &input).unwrap();
+    assert!(matches!(c.poll_event(), Some(StreamEvent::Head { .. })));
+    for taken in 1..=15 {
+        assert!(matches!(c.poll_event(), Some(StreamEvent::Data { .. })));
+        let updates = stream_updates(&s.read(&mut c));
+        if taken == 8 {
+            assert_eq!(updates, vec![8 * 16_384]);
+        } else {
+            assert!(updates.is_empty(), "after {taken} taken: {updates:?}");
+        }
+    }
+}
+
+/// How the scripted server writes DATA within the client's windows.
+#[derive(Clone, Copy, Debug)]
+enum Writes {
+    /// Frames of this many octets, each only once the windows have room for all of it.
+    WholeFrames(usize),
+    /// Frames of at most this many octets, each as large as the windows allow now.
+    WhatFits(usize),
+}
+
+/// What became of a stream whose server keeps to the windows.
+#[derive(Debug, PartialEq, Eq)]
+enum Ending {
+    /// The stream failed with this error.
+    Failed(H2Error),
+    /// The stream ended (END_STREAM).
+    Complete,
+    /// Nothing moves any more and the server still has octets to write: it waits for a window.
+    Waiting { written: usize, window: i64 },
+}
+
+/// A stream opened with `allowance`, answered by a server that writes a head and then `body`
+/// octets of DATA as `writes` says, within the stream and connection windows the client's
+/// frames open (the protocol's 65,535 each, then every WINDOW_UPDATE), taking every event as it
+/// comes, at a clock that never moves. Returns the end and the stream window the client opened
+/// in all (65,535 and every increment).
+fn within_the_windows(allowance: u64, body: usize, writes: Writes) -> (Ending, i64) {
+    let (mut c, mut s) = ready(H2Config::default());
+    c.open_stream(Scheme::Https, &request(), allowance).unwrap();
+    // The connection window the client opened at its start (see `ready`).
+    let mut conn: i64 = 2 * 1024 * 1024;
+    let mut stream: i64 = 65_535;
+    let mut granted = stream;
+    let mut input = s.headers(1, &[(":status", "200")], false);
+    let mut written = 0;
+    loop {
+        if !input.is_empty() {
+            c.handle_bytes(T0, &std::mem::take(&mut input)).unwrap();
+        }
+        for e in events(&mut c) {
+            match e {
+                StreamEvent::Failed { error, .. } => return (Ending::Failed(error), granted),
+                StreamEvent::End { .. } => return (Ending::Complete, granted),
+                _ => {}
+            }
+        }
+        for f in s.read(&mut c) {
+            if let Frame::WindowUpdate {
+                stream_id,
+                increment,
+            } = f
+            {
+                if stream_id == 0 {
+                    conn += i64::from(increment);
+                } else {
+                    stream += i64::from(increment);
+                    granted += i64::from(increment);
+                }
+            }
+        }
+        let room = stream.min(conn).max(0) as usize;
+        let left = body - written;
+        let n = match writes {
+            Writes::WholeFrames(f) if left.min(f) <= room => left.min(f),
+            Writes::WholeFrames(_) => 0,
+            Writes::WhatFits(f) => left.min(f).min(room),
+        };
+        if n == 0 {
+            let window = stream;
+            return (Ending::Waiting { written, window }, granted);
+        }
+        written += n;
+        stream -= n as i64;
+        conn -= n as i64;
+        input = data(1, &vec![b'b'; n], written == body);
+    }
+}
+
+/// A response larger than the stream's allowance, from a server that keeps to the windows
+/// (writing whole frames, or as much as fits), always ends on the allowance
+/// (`response_bytes`, with the allowance as its limit), never waiting for a window; and the
+/// windows the client opens let through at most the allowance and one whole frame (16,384
+/// octets) of DATA, or the protocol's initial 65,535 for a smaller allowance. Allowances below
+/// one frame, below the initial window, below and above the largest stream window (256 KiB).
+#[test]
+fn a_too_large_response_within_the_windows_always_ends_on_the_allowance() {
+    for allowance in [
+        1000u64,
+        20_000,
+        70_000,
+        100_000,
+        300_000,
+        1 << 20,
+        3_000_000,
+    ] {
+        for writes in [
+            Writes::WholeFrames(16_384),
+            Writes::WholeFrames(4096),
+            Writes::WholeFrames(1000),
+            Writes::WhatFits(16_384),
+            Writes::WhatFits(1000),
+        ] {
+            let body = 2 * allowance as usize + 100_000;
+            let (end, granted) = within_the_windows(allowance, body, writes);
+            let case = format!("allowance {allowance}, {writes:?}");
+            assert_eq!(
+                end,
+                Ending::Failed(H2Error::Budget(BudgetExceeded::new(
+                    Budget::ResponseBytes,
+                    allowance
+                ))),
+                "{case}"
+            );
+            let bound = (allowance as i64 + 16_384).max(65_535);
+            assert!(granted <= bound, "{case}: {granted} > {bound}");
+        }
+    }
+}
+
+/// The allowance's edges through the windows: a response whose frames take exactly the
+/// allowance ends, and one octet more fails on it, the server writing whole 16,384-octet frames
+/// within the windows (the frames' octets known in advance: the head, then 9 octets of header
+/// per DATA frame).
+#[test]
+fn a_response_of_exactly_the_allowance_ends_and_one_octet_more_fails_on_it() {
+    let head = Server::new().headers(1, &[(":status", "200")], false).len() as u64;
+    for body in [40_000usize, 300_000, 1_000_000] {
+        let octets = head + body as u64 + 9 * body.div_ceil(16_384) as u64;
+        let (end, _) = within_the_windows(octets, body, Writes::WholeFrames(16_384));
+        assert_eq!(end, Ending::Complete, "{body}");
+        let (end, _) = within_the_windows(octets - 1, body, Writes::WholeFrames(16_384));
+        assert_eq!(
+            end,
+            Ending::Failed(H2Error::Budget(BudgetExceeded::new(
+                Budget::ResponseBytes,
+                octets - 1
+            ))),
+            "{body}"
+        );
+    }
+}
+
 #[test]
 fn the_request_body_waits_for_the_send_window() {
     let mut c = ClientConnection::new(T0, H2Config::default());

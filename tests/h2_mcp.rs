@@ -3,10 +3,12 @@
 //! HPACK, whole and in 1- and 3-byte pieces.
 
 use mcp_sansio_test_support::h2server;
+use mcp_sansio_test_support::hostile::h2_play::Windows;
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
-use h2server::{drive, hello, result, rst, H2Peer, Run, SeenRequest, Split};
+use h2server::{drive, hello, result, rst, summarize, H2Peer, Run, SeenRequest, Split};
 use mcp_sansio::h2::{H2Config, H2Error};
 use mcp_sansio::internals::h2::frame::{Frame, Reason};
 use mcp_sansio::mux::{H2Socket, WorkId};
@@ -874,4 +876,289 @@ fn a_call_after_the_server_closed_the_idle_socket_goes_on_a_fresh_socket() {
     let run2 = drive_whole(&mut s2, &mut peer2, &mut now, modern);
     assert_eq!(peer2.requests.len(), 1);
     assert_eq!(ops(&run2).pop().unwrap(), "0:CallFinished error=false");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A too-large answer from a server that keeps to the flow-control windows
+
+/// How a server that keeps to the client's windows writes a body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Writes {
+    /// In DATA frames of this many octets (the last one shorter), each written only once the
+    /// windows have room for all of it.
+    WholeFrames(usize),
+    /// In DATA frames of at most this many octets, each as large as the windows allow now.
+    WhatFits(usize),
+}
+
+/// What a windowed run saw, at a clock that never moves.
+struct Windowed {
+    events: Vec<Event>,
+    /// Octets the server wrote on the streams (HEADERS and DATA frames, headers included).
+    stream_octets: u64,
+    /// Whether the server still had body octets to write when nothing moved any more.
+    stalled: bool,
+}
+
+/// Drives `socket` against a server that answers each request with a 200 `application/json`
+/// HEADERS frame and `answer`'s body as DATA, written as `writes` says within the windows the
+/// client's frames open ([`Windows`]), and stops writing on a stream the client reset. The
+/// clock stays at `now`: no deadline can end anything, so an operation that has not ended when
+/// nothing moves any more has stalled.
+fn drive_windowed(
+    socket: &mut H2Socket,
+    now: Instant,
+    split: Split,
+    writes: Writes,
+    answer: impl Fn(&SeenRequest) -> String,
+) -> Windowed {
+    let mut peer = H2Peer::default();
+    let mut windows = Windows::default();
+    let mut out = hello();
+    // Stream, body, octets of it written.
+    let mut sending: VecDeque<(u32, Vec<u8>, usize)> = VecDeque::new();
+    let mut run = Windowed {
+        events: Vec::new(),
+        stream_octets: 0,
+        stalled: false,
+    };
+    for _ in 0..1_000_000 {
+        let mut moved = false;
+        while let Some(bytes) = socket.poll_transmit(now) {
+            moved = true;
+            for req in peer.read(&bytes) {
+                let head = peer.headers(
+                    req.stream,
+                    &[(":status", "200"), ("content-type", "application/json")],
+                    false,
+                );
+                run.stream_octets += head.len() as u64;
+                out.extend(head);
+                sending.push_back((req.stream, answer(&req).into_bytes(), 0));
+            }
+            windows.observe(&peer.frames);
+        }
+        assert!(socket.poll_fresh().is_none());
+        while let Some((_, e)) = socket.poll_event(now) {
+            moved = true;
+            run.events.push(e);
+        }
+        let reset: Vec<u32> = peer
+            .frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::RstStream { stream_id, .. } => Some(*stream_id),
+                _ => None,
+            })
+            .collect();
+        sending.retain(|(sid, body, at)| *at < body.len() && !reset.contains(sid));
+        for (sid, body, at) in &mut sending {
+            loop {
+                let left = body.len() - *at;
+                let room = windows.room(*sid).max(0) as usize;
+                let n = match writes {
+                    Writes::WholeFrames(f) if left.min(f) <= room => left.min(f),
+                    Writes::WholeFrames(_) => 0,
+                    Writes::WhatFits(f) => left.min(f).min(room),
+                };
+                if n == 0 {
+                    break;
+                }
+                let end = *at + n == body.len();
+                let frame = h2server::data(*sid, &body[*at..*at + n], end);
+                run.stream_octets += frame.len() as u64;
+                out.extend(frame);
+                windows.take(*sid, n);
+                *at += n;
+                if end {
+                    break;
+                }
+            }
+        }
+        if !out.is_empty() && !socket.is_closed() {
+            let bytes = std::mem::take(&mut out);
+            let n = match split {
+                Split::Whole => bytes.len(),
+                Split::Chunks(n) => n,
+            };
+            for piece in bytes.chunks(n) {
+                if socket.handle_bytes(now, piece).is_err() {
+                    break;
+                }
+            }
+            continue;
+        }
+        if !moved {
+            run.stalled = sending.iter().any(|(_, body, at)| *at < body.len());
+            return run;
+        }
+    }
+    panic!("the windowed run does not end");
+}
+
+/// A modern work item with a byte budget of `bytes` on a fresh socket, connected at time zero.
+fn with_byte_budget(bytes: u64) -> (H2Socket, WorkId) {
+    let mut config = modern_config();
+    config.budgets.response_bytes = bytes;
+    let (mut s, w) = socket_with(vec![config]);
+    s.connection_mut(w[0]).unwrap().connect(Instant::ZERO);
+    (s, w[0])
+}
+
+/// A `tools/call` result whose one text block holds `n` octets.
+fn call_result_of(id: u64, n: usize) -> String {
+    result(
+        id,
+        &format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            "t".repeat(n)
+        ),
+    )
+}
+
+/// A `tools/list` page whose one tool's description holds `n` octets.
+fn list_page_of(id: u64, n: usize) -> String {
+    result(
+        id,
+        &format!(
+            r#"{{"tools":[{{"name":"echo","description":"{}","inputSchema":{{"type":"object"}}}}]}}"#,
+            "d".repeat(n)
+        ),
+    )
+}
+
+/// The one outcome of a windowed run: its operation's failure, or its result.
+fn windowed_outcome(run: &Windowed) -> String {
+    let ends: Vec<String> = run
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::Failed { .. } | Event::CallFinished(_) | Event::ToolsListed(_)
+            )
+        })
+        .map(summarize)
+        .collect();
+    assert!(ends.len() <= 1, "{ends:?}");
+    ends.into_iter().next().unwrap_or_default()
+}
+
+/// A call, and a listing page, whose answer is larger than the byte budget, from a server that
+/// writes only what the client's flow-control windows allow (whole frames that must fit, or as
+/// much as fits) and waits for WINDOW_UPDATE before writing more: the operation ends on
+/// `response_bytes` with its configured limit, with the clock never moving (no deadline is
+/// involved), having read exactly its budget, whole and split alike. Budgets below, at and
+/// above the largest stream window (256 KiB), answers twice the budget.
+#[test]
+fn a_too_large_answer_within_the_windows_ends_on_the_byte_budget_not_a_timeout() {
+    let writes = [
+        Writes::WholeFrames(16_384),
+        Writes::WholeFrames(4096),
+        Writes::WholeFrames(1000),
+        Writes::WhatFits(16_384),
+    ];
+    for budget in [70_000u64, 100_000, 300_000, 1 << 20] {
+        for w in writes {
+            for list in [false, true] {
+                let mut seen = Vec::new();
+                for split in [Split::Whole, Split::Chunks(7)] {
+                    let (mut s, work) = with_byte_budget(budget);
+                    let c = s.connection_mut(work).unwrap();
+                    if list {
+                        c.list_tools(Instant::ZERO);
+                    } else {
+                        c.call_tool(Instant::ZERO, "echo", b"{}");
+                    }
+                    let n = 2 * budget as usize;
+                    let run = drive_windowed(&mut s, Instant::ZERO, split, w, |r| {
+                        if list {
+                            list_page_of(r.rpc_id(), n)
+                        } else {
+                            call_result_of(r.rpc_id(), n)
+                        }
+                    });
+                    let case = format!("budget {budget}, {w:?}, list {list}, {split:?}");
+                    let error = run
+                        .events
+                        .iter()
+                        .find_map(|e| match e {
+                            Event::Failed { error, .. } => Some(error.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_else(|| panic!("{case}: no failure (stalled: {})", run.stalled));
+                    assert_eq!(
+                        error.budget().map(|b| (b.budget, b.limit)),
+                        Some((Budget::ResponseBytes, budget)),
+                        "{case}: {error}"
+                    );
+                    assert_eq!(s.connection(work).unwrap().bytes_read(), budget, "{case}");
+                    assert!(!s.is_closed(), "{case}");
+                    seen.push(windowed_outcome(&run));
+                }
+                assert_eq!(seen[0], seen[1], "whole and split differ");
+            }
+        }
+    }
+}
+
+/// The octets a call's answer takes on its stream when its result text holds `n` octets and
+/// the server writes it in whole frames of `frame` octets: the HEADERS frame and every DATA
+/// frame, headers included (from the frames themselves, not from the client's accounting).
+fn answer_octets(n: usize, frame: usize) -> u64 {
+    let mut peer = H2Peer::default();
+    let head = peer.headers(
+        1,
+        &[(":status", "200"), ("content-type", "application/json")],
+        false,
+    );
+    let body = call_result_of(2, n).len();
+    (head.len() + body + 9 * body.div_ceil(frame)) as u64
+}
+
+/// The edges of the byte budget over HTTP/2, through windows the client opens, the clock never
+/// moving: an answer whose octets (every frame of its stream) are exactly the budget is read
+/// whole and the call finishes; an answer one octet longer ends the call on `response_bytes`
+/// with its limit, having read exactly the budget. Whole and in 1-octet pieces, with budgets
+/// below and above the largest stream window, the server writing whole frames (of a size known
+/// in advance, so that the answer's octets are too).
+#[test]
+fn an_answer_of_exactly_the_byte_budget_is_read_and_one_octet_more_is_refused() {
+    for text in [50_000usize, 400_000] {
+        for frame in [16_384, 4096] {
+            let w = Writes::WholeFrames(frame);
+            let budget = answer_octets(text, frame);
+            // One octet longer in the same number of frames.
+            assert_eq!(answer_octets(text + 1, frame), budget + 1);
+            for (n, fits) in [(text, true), (text + 1, false)] {
+                let mut seen = Vec::new();
+                for split in [Split::Whole, Split::Chunks(1)] {
+                    let (mut s, work) = with_byte_budget(budget);
+                    s.connection_mut(work)
+                        .unwrap()
+                        .call_tool(Instant::ZERO, "echo", b"{}");
+                    let run = drive_windowed(&mut s, Instant::ZERO, split, w, |r| {
+                        call_result_of(r.rpc_id(), n)
+                    });
+                    let case = format!("text {n}, budget {budget}, {w:?}, {split:?}");
+                    let outcome = windowed_outcome(&run);
+                    let read = s.connection(work).unwrap().bytes_read();
+                    if fits {
+                        assert_eq!(outcome, "CallFinished error=false", "{case}");
+                        assert_eq!(run.stream_octets, budget, "{case}");
+                    } else {
+                        assert!(
+                            outcome.contains("response_bytes")
+                                && outcome.contains(&format!("limit {budget}")),
+                            "{case}: {outcome:?} (stalled: {})",
+                            run.stalled
+                        );
+                    }
+                    assert_eq!(read, budget, "{case}");
+                    seen.push(outcome);
+                }
+                assert_eq!(seen[0], seen[1], "whole and split differ");
+            }
+        }
+    }
 }

@@ -39,9 +39,14 @@
 //!   RST_STREAM) at most 64 KiB queued and not yet taken by the caller;
 //! - at most 32 settings per SETTINGS frame; 100 empty DATA frames, 100 PRIORITY frames and 100
 //!   frames of unknown type per socket, each count refilled by one per completed stream;
-//! - receive windows: per stream at most min(256 KiB, what the stream's allowance has left), per
-//!   connection 2 MiB; windows are reopened only as the caller takes DATA out
-//!   ([`ClientConnection::poll_event`]), so undelivered data is bounded by the windows;
+//! - receive windows: per stream min(256 KiB, what the stream's allowance has left + 1 octet, but
+//!   never less than one 16 KiB frame), per connection 2 MiB; windows are reopened only as the
+//!   caller takes DATA out ([`ClientConnection::poll_event`]), so undelivered data is bounded by
+//!   the windows. The octet past the allowance, and a whole frame, are what let a too-large
+//!   response from a server that keeps to the windows (whether it writes what fits or waits for
+//!   room for a whole frame) reach the frame that crosses the allowance, refused as
+//!   `response_bytes`, instead of waiting for a window until a time budget ends it; at most the
+//!   allowance and one frame of DATA is so let through;
 //! - streams: at most 1 until the server's SETTINGS arrive, then min(8, its
 //!   MAX_CONCURRENT_STREAMS);
 //! - our SETTINGS must be acknowledged within 10 s of caller time.

@@ -24,7 +24,9 @@ pub struct H2Config {
     pub max_streams: u32,
     /// The connection's receive window. Default 2 MiB.
     pub connection_window: u32,
-    /// A stream's receive window, at most. Default 256 KiB.
+    /// A stream's receive window, at most. Default 256 KiB. Below it, a stream's window is what
+    /// its allowance has left plus one octet, never less than one 16 KiB frame (the least a
+    /// server writing whole frames needs to reach the frame that crosses the allowance).
     pub max_stream_window: u32,
     /// Raw octets of one header block (HEADERS + CONTINUATIONs). Default 64 KiB.
     pub header_block_bytes: usize,

@@ -178,9 +178,26 @@ struct Stream {
 }
 
 impl Stream {
-    /// The window this stream should have: what its allowance has left, at most `max`.
+    /// The receive window this stream should have (the DATA octets the server may still send,
+    /// with those received and not yet taken): what its allowance has left plus one octet, but
+    /// never less than one whole frame ([`MAX_FRAME_SIZE`]), and at most `max`.
+    ///
+    /// The allowance counts every raw octet (frame headers, HEADERS, padding), the window only
+    /// DATA payload. One octet past the allowance lets the octet that exceeds it arrive, to be
+    /// refused as [`Budget::ResponseBytes`]: a window of exactly what is left would let a server
+    /// spend the allowance to the octet and then wait for a window that never opens. One whole
+    /// frame lets a server that writes a DATA frame only once the window has room for all of it
+    /// write its next frame, which exceeds an allowance of less than a frame: a smaller window
+    /// would leave it waiting. Either way the response ends on the allowance, at the frame that
+    /// crosses it, never on a deadline. The windows so let through at most the allowance and one
+    /// frame (16 KiB) of DATA in all, the octets of a frame the decoder holds anyway.
     fn target_window(&self, max: u32) -> i64 {
-        (self.ledger.remaining().min(u64::from(max))) as i64
+        let want = self
+            .ledger
+            .remaining()
+            .saturating_add(1)
+            .max(MAX_FRAME_SIZE as u64);
+        want.min(u64::from(max)) as i64
     }
 }
 
@@ -403,8 +420,11 @@ impl ClientConnection {
     /// Opens a stream for the wire-neutral `request`, with `:scheme` `scheme` (`https`, or `http`
     /// for HTTP/2 with prior knowledge). Header names are sent lowercased, as HTTP/2 requires.
     /// `allowance` is what the work item's byte budget has left: every frame of the stream is
-    /// charged against it, and its receive window is sized from it (at most
-    /// `max_stream_window`).
+    /// charged against it, and its receive window is sized from it: what it has left plus one
+    /// octet, never less than one whole frame (16 KiB), at most `max_stream_window`. A response
+    /// larger than the allowance so always reaches the frame that crosses it, and the stream
+    /// fails with [`Budget::ResponseBytes`], even from a server that waits for room for a whole
+    /// frame.
     pub fn open_stream(
         &mut self,
         scheme: Scheme,
@@ -744,7 +764,8 @@ impl ClientConnection {
 
     /// Reopens the windows for octets the caller took (or that were discarded: padding, frames
     /// of failed streams). Octets still queued in events are not re-granted, so what waits for
-    /// the caller stays within the windows. A window is reopened once half of it is free.
+    /// the caller stays within the windows. A window is reopened once half of it is free, and a
+    /// stream's window also whenever it is below one whole frame and may grow.
     fn release(&mut self, stream: Option<u32>) {
         if self.life.failed() {
             return;
@@ -770,7 +791,9 @@ impl ClientConnection {
             let s = &mut self.streams[i];
             let target = s.target_window(max);
             let inc = target - s.recv_window - s.undelivered as i64;
-            if inc > 0 && inc >= target / 2 {
+            // Also reopened, however little, while the window is below one whole frame: a
+            // server waiting for room for a whole frame must get it (see `target_window`).
+            if inc > 0 && (inc >= target / 2 || s.recv_window < MAX_FRAME_SIZE as i64) {
                 s.recv_window += inc;
                 Frame::WindowUpdate {
                     stream_id: s.id,
