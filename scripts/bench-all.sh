@@ -9,6 +9,9 @@
 #   scripts/bench-all.sh --only h2     # HTTP/2 vs HTTP/1.1 over TLS alone, other figures kept
 #   scripts/bench-all.sh --only h2 --cold-tls-only   # a cold work item over TLS, resumed vs full
 #                                                    # handshake, alone; other sections kept
+#   scripts/bench-all.sh --only raw,tokio,blocking --floor-only   # this round's targets alone: the
+#                                                    # floor and the adapters in alternating rounds,
+#                                                    # every callgrind figure; other figures kept
 #   scripts/bench-all.sh --only tokio --scale-only   # how cost grows with concurrent work items
 #                                                    # (1 to 10,000 at once), alone; add --quick
 #                                                    # for one process per size

@@ -44,7 +44,25 @@ ONE_CPU_NOTE = (
 
 
 # This round's targets, written before they were measured (docs/benchmarks.md keeps them above the verdicts).
-ROUND_TARGETS = "## Targets of this round (set before measuring)\n\nSet on 2026-12-04, before any figure below was re-measured, with the catalogue, the contenders'\nsetups and the measuring method they are judged on:\n\n- **Client CPU per warm list-all work item ≤ 2.5× the raw floor's.** Client CPU is the user + system\n  time of the client process alone (all its threads), which where the scheduler places the server and\n  the client does not change; taken with free placement, the floor and this crate's adapters in\n  alternating rounds. It was about 3× before this round. The wall-time ratio with both on one CPU\n  stays as a diagnostic, not the verdict.\n- **Whole-process list-all instructions ≤ 0.2× the `serde_json::Value` parse of the same bodies.**\n  Callgrind over the whole client process (every thread, runtime included) for one warm list-all work\n  item, against `serde_json::from_slice::<Value>` of the 100 JSON-RPC bodies that item receives. It\n  was about 0.24× before this round.\n\n"
+ROUND_TARGETS = """## Targets of this round (set before measuring)
+
+Set on 2026-12-07, before any figure below was re-measured, with the catalogue, the contenders'
+setups and the measuring method they are judged on (they replace the round of 2026-12-04, whose
+≤ 2.5× client CPU and ≤ 0.2× instructions were missed at 3.26× and 0.277×, and whose ≤ 2× wall
+for the 4 MiB call was missed at 2.49×):
+
+- **Client CPU per warm list-all work item ≤ 2× the raw floor's.** Client CPU is the user + system
+  time of the client process alone (all its threads), free placement, the floor and this crate's
+  adapters in alternating rounds, as in the round before.
+- **Whole-process list-all instructions ≤ 0.15× the `serde_json::Value` parse of the same bodies.**
+  Callgrind over the whole client process (every thread, runtime included) for one warm list-all work
+  item, against `serde_json::from_slice::<Value>` of the 100 JSON-RPC bodies that item receives
+  (serde_json's validate-only `IgnoredAny` pass is about 0.20×: every check kept, the annotated
+  catalogue's `x-mcp-header` walk included).
+- **The 4 MiB call ≤ 2× the raw floor's wall** (alternating rounds, free placement) **and ≤ 0.5× the
+  `Value` parse's instructions** (the core alone, callgrind, as in its table below).
+
+"""
 
 
 UNPOOLED_NOTE = (
@@ -1194,6 +1212,66 @@ def idle_figures(server, count):
         return {"failed": str(e)[:300]}
 
 
+def floor_only(a):
+    """`--floor-only`: this round's targets alone. Re-measures the raw floor and this crate's two
+    adapters in alternating rounds (list-all with free placement and on one CPU, and the 4 MiB
+    call), the core's callgrind figures and the whole-process list-all item under callgrind; puts
+    them into --json in place of the same rows there, keeping every other figure, and re-renders
+    the Markdown. The Targets section then judges this run's figures; the other tables keep the
+    date of their own run (the run line says both)."""
+    with open(a.json) as f:
+        d = json.load(f)
+    q = a.quick
+    rounds = 2 if q else 7
+    keys = ["raw", "tokio", "blocking"]
+    eras = {"raw": "modern", "tokio": "hint", "blocking": "hint"}
+    json_srv = Server("json", "both")
+    pinned_srv = Server("json", "both", one_cpu())
+    rows = []
+    try:
+        print("== list all pages, JSON responses (floor and adapters, alternating)", flush=True)
+        try_measure_alternating(rows, json_srv, keys, "list", 2 if q else 5, eras, rounds)
+        print("== the same, server and clients on one CPU", flush=True)
+        try_measure_alternating(rows, pinned_srv, keys, "list", 2 if q else 5, eras, rounds)
+        print("== call big (4 MiB)", flush=True)
+        try_measure_alternating(rows, json_srv, keys, "big", 2 if q else 5, eras, rounds)
+        print("== whole process under callgrind: one warm list-all work item", flush=True)
+        try:
+            whole = whole_process(json_srv)
+        except Exception as e:  # reported, not fatal
+            whole = {"failed": str(e)[-300:]}
+        print(f"  {whole}", flush=True)
+    finally:
+        json_srv.stop()
+        pinned_srv.stop()
+    core = core_figures()
+    core["whole"] = whole
+    replaced = {(r["contender"], r["work"], bool(r.get("one_cpu"))) for r in rows}
+
+    def old(r):
+        return (r.get("n") == 1 and not r.get("handshake") and not r.get("h2bench") and r.get("mode", "json") == "json"
+                and (r.get("contender"), r.get("work"), bool(r.get("one_cpu"))) in replaced)
+    d["results"] = [r for r in d["results"] if not old(r)] + rows
+    d["core"] = core
+    d["floor_when"] = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
+    d["floor_quick"] = q
+    with open(a.json, "w") as f:
+        json.dump(d, f, indent=1)
+    render_json(a.out, d)
+    print(f"wrote {a.out}")
+
+
+def render_json(out, d):
+    """Writes the Markdown from the figures of --json."""
+    if d.get("core") and "profile" not in d["core"]:
+        d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
+    write_markdown(out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
+                   d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
+                   cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
+                   pages=d.get("pages"), origins=d.get("origins"), floor_when=d.get("floor_when"),
+                   floor_quick=d.get("floor_quick"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
@@ -1216,10 +1294,17 @@ def main():
     ap.add_argument("--origins-only", action="store_true",
                     help="measure the origins scaling rows (1,000 items over 1 to 1,000 origins) alone and write "
                     "their section into --out")
+    ap.add_argument("--floor-only", action="store_true",
+                    help="re-measure this round's targets alone (the floor and the adapters in alternating rounds, "
+                    "the core's and the whole process's callgrind figures) into --json, keeping the other figures, "
+                    "and re-render")
     ap.add_argument("--pages-only", action="store_true",
                     help="measure the list-all scaling rows (catalogs of 1, 10 and 100 pages) alone and write "
                     "their section into --out")
     a = ap.parse_args()
+    if a.floor_only:
+        floor_only(a)
+        return
     if a.origins_only:
         origins_only(a)
         return
@@ -1427,7 +1512,7 @@ def machine():
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
                    cache=None, cold_tls=None, scale=None, pages=None,
-                   origins=None):
+                   origins=None, floor_when=None, floor_quick=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -1441,6 +1526,11 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     w("Written by `scripts/bench-all.sh` (harness: `checks/bench/run.py`); do not edit by hand.")
     w("")
     w(f"- Run: {when} UTC, {elapsed:.0f} s{' (quick run: fewer repetitions)' if quick else ''}.")
+    if floor_when:
+        w(f"- This round's targets re-measured on {floor_when} UTC by `checks/bench/run.py --floor-only`"
+          f"{' (quick: fewer repetitions)' if floor_quick else ''}: the Targets section, the list-all (JSON, free "
+          "placement and one CPU) and `big` rows of the raw floor and this crate's two adapters, and every "
+          "callgrind figure of the core and of the whole process; the other rows are of the run above.")
     w(f"- Machine: {mach}. Other processes may share the cores; every ratio comes from one run, the same servers and the same moment.")
     w("- Server: `bench-server` (checks/bench/harness) on 127.0.0.1, one process per response mode, serving 100 "
       "`tools/list` pages of about 80 KiB of realistic schemas (8 MB in all), `small` (echoes 5 bytes) "
@@ -1694,16 +1784,16 @@ def targets(w, ok, core, h2=()):
         also = f"{t['cpu_ms']:.2f} ms against the floor's {raw['cpu_ms']:.2f} ms"
         if b and b.get("cpu_ms"):
             also += f"; blocking adapter {b['cpu_ms'] / raw['cpu_ms']:.2f}× ({b['cpu_ms']:.2f} ms)"
-        rows.append(("**this round:** warm list-all work item (era hint, pooled): client CPU (user + sys) ≤ 2.5× "
-                     "the raw-socket floor's, free placement", f"{x:.2f}× ({also})", "met" if x <= 2.5 else "missed"))
+        rows.append(("**this round:** warm list-all work item (era hint, pooled): client CPU (user + sys) ≤ 2× "
+                     "the raw-socket floor's, free placement", f"{x:.2f}× ({also})", "met" if x <= 2 else "missed"))
     whole = (core or {}).get("whole")
     if whole and not whole.get("failed"):
         v = whole["value"]["instructions"]
         x = whole["tokio"]["instructions"] / v
-        rows.append(("**this round:** one warm list-all work item, whole client process: ≤ 0.2× the instructions of "
+        rows.append(("**this round:** one warm list-all work item, whole client process: ≤ 0.15× the instructions of "
                      "`from_slice::<Value>` of the same 100 bodies",
                      f"{x:.3f}× (blocking adapter {whole['blocking']['instructions'] / v:.3f}×)",
-                     "met" if x <= 0.2 else "missed"))
+                     "met" if x <= 0.15 else "missed"))
     tp, rawp = find("tokio", "list", pinned=True), find("raw", "list", pinned=True)
     if t and raw:
         x = t["ms"] / raw["ms"]
@@ -1720,13 +1810,13 @@ def targets(w, ok, core, h2=()):
     tb, rawb = find("tokio", "big"), find("raw", "big")
     if tb and rawb:
         x = tb["ms"] / rawb["ms"]
-        rows.append(("a 4 MiB text result: ≤ 2× the raw-socket floor's wall", f"{x:.2f}×",
-                     "met" if x <= 2 else "missed"))
+        rows.append(("**this round:** a 4 MiB text result: ≤ 2× the raw-socket floor's wall, free placement",
+                     f"{x:.2f}×", "met" if x <= 2 else "missed"))
     call = (core or {}).get("call")
     if call:
         z = call["sansio"]["instructions"] / call["value"]["instructions"]
-        rows.append(("the 4 MiB call answer in the core: one pass, ≤ 1× the instructions of `from_slice::<Value>`",
-                     f"{z:.2f}×", "met" if z <= 1 else "missed"))
+        rows.append(("**this round:** the 4 MiB call answer in the core: one pass, ≤ 0.5× the instructions of "
+                     "`from_slice::<Value>`", f"{z:.2f}×", "met" if z <= 0.5 else "missed"))
     retained = (core or {}).get("retained")
     if retained and retained.get("page_bytes"):
         x = retained["retained_bytes"] / retained["page_bytes"]
@@ -1744,7 +1834,7 @@ def targets(w, ok, core, h2=()):
         return
     w("## Targets")
     w("")
-    w("The two marked **this round** were set before this run was measured; their verdict stands as measured. "
+    w("The ones marked **this round** were set before this run was measured; their verdict stands as measured. "
       "Earlier targets follow, with this run's figures.")
     w("")
     w("| target | this run | verdict |")
