@@ -688,7 +688,9 @@ def scale_table(w, sc):
           f"**{'met' if mem_ok else 'missed'}**"
           f"{' (above it at the smaller sizes, where what the round costs once is shared by fewer items: ' + '; '.join(over) + ')' if over else ''}. "
           "Over HTTP/1.1 the descriptors in flight are one fewer than the items because the first item takes the "
-          "warm-up's pooled socket; over HTTP/2 the items open none (the warm-up's socket carries them all). The "
+          "warm-up's pooled socket; over HTTP/2 the items open none (the warm-up's socket carries them all). A "
+          "FAILED row gives the error its process ended with; the set's other sizes stand, and its exponents are "
+          "taken over them alone. The "
           "list-all rows against catalogs of 1, 10 and 100 pages (beside rmcp) and the rows over 1 to 1,000 origins "
           "have sections of their own.")
         w("")

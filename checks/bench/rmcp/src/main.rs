@@ -128,10 +128,10 @@ async fn scale_item(
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    let session = ()
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
+    let session =
+        ().serve_with_lifecycle(transport, lifecycle)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
     let tools = if list {
         session
             .peer()
@@ -252,7 +252,8 @@ fn scale(a: &[String]) -> std::process::ExitCode {
                     ms.push(m);
                     check = c;
                     if n != tools {
-                        failure = failure.or(Some(format!("list: {n} tools, the warm-up listed {tools}")));
+                        failure = failure
+                            .or(Some(format!("list: {n} tools, the warm-up listed {tools}")));
                     }
                 }
                 Err(e) => failure = failure.or(Some(e)),
