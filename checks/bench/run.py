@@ -640,7 +640,8 @@ def scale_table(w, sc):
       f"included for `slow`). Median over {next((r.get('procs', 1) for r in sc['rows'] if not r.get('failed')), 1)} "
       f"process(es) per size; `ulimit -n` {sc.get('nofile')}. **Exponent**: the least-squares slope of log(total) "
       "against log(N) (1: linear; CPU only over the sizes whose timed items took at least "
-      f"{SCALE_CPU_FLOOR_MS:.0f} ms of CPU in all, since below that the subtraction is noise; descriptors over the "
+      f"{SCALE_CPU_FLOOR_MS:.0f} ms of CPU in all, since below that the subtraction is noise: such a size is marked "
+      "_below the floor_ and has no ratio to rmcp; descriptors over the "
       "sizes that opened any).")
     w("")
     w("| client | wire, work item | concurrent items | client CPU / item | × rmcp | memory / in-flight item | × rmcp | "
@@ -657,11 +658,13 @@ def scale_table(w, sc):
                 w(f"| {label} | {what} | {r['par']:,} | FAILED: {err} | | | | | | | |")
                 continue
             other = ok.get(("rmcp-h1", r["par"])) if s == "tokio-h1" else None
-            rc = f"{r['cpu_total_ms'] / other['cpu_total_ms']:.2f}" if other and other["cpu_total_ms"] > 0 else "-"
+            floor = min(r["cpu_total_ms"], other["cpu_total_ms"] if other else r["cpu_total_ms"])
+            rc = f"{r['cpu_total_ms'] / other['cpu_total_ms']:.2f}" if other and floor >= SCALE_CPU_FLOOR_MS else "-"
+            noise = " (below the floor)" if r["cpu_total_ms"] < SCALE_CPU_FLOOR_MS else ""
             rm = (f"{r['mem_total_kib'] / other['mem_total_kib']:.2f}"
                   if other and other["mem_total_kib"] > 0 and r["mem_total_kib"] > 0 else "-")
             tools = "/".join(map(str, r.get("tools", [])))
-            w(f"| {label} | {what} | {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs | {rc} | {r['mem_item_kib']:.1f} KiB | "
+            w(f"| {label} | {what} | {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs{noise} | {rc} | {r['mem_item_kib']:.1f} KiB | "
               f"{rm} | {r['fds']:.0f} | {fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | "
               f"{'/'.join(map(str, r['check']))}{' / ' + tools + ' tools' if tools and tools != '0' else ''} |")
         e = sc["exponents"].get(s, {})
@@ -939,14 +942,17 @@ def pages_only(a):
 
 def origins_only(a):
     """Measures the origins scaling rows alone and writes their section into --out (replacing it,
-    or after the list-all or concurrency scaling section), and the figures into --json if it exists."""
+    or after the list-all or concurrency scaling section), and the figures into --json (created if
+    missing)."""
     og = origins_figures(a.quick, set(a.only.split(",")) if a.only else None)
+    d = {}
     if os.path.exists(a.json):
         with open(a.json) as f:
             d = json.load(f)
-        d["origins"] = og
-        with open(a.json, "w") as f:
-            json.dump(d, f, indent=1)
+    d["origins"] = og
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(d, f, indent=1)
     lines = []
     origins_table(lines.append, og)
     with open(a.out) as f:
@@ -969,14 +975,17 @@ def origins_only(a):
 
 def scale_only(a):
     """Measures the concurrency scaling rows alone and writes their section into --out (replacing
-    it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is."""
+    it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is, and the
+    figures into --json (created if missing)."""
     sc = scale_figures(a.quick, set(a.only.split(",")) if a.only else None)
+    d = {}
     if os.path.exists(a.json):
         with open(a.json) as f:
             d = json.load(f)
-        d["scale"] = sc
-        with open(a.json, "w") as f:
-            json.dump(d, f, indent=1)
+    d["scale"] = sc
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(d, f, indent=1)
     lines = []
     scale_table(lines.append, sc)
     with open(a.out) as f:
