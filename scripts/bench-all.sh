@@ -12,9 +12,12 @@
 #   scripts/bench-all.sh --only raw,tokio,blocking --floor-only   # this round's targets alone: the
 #                                                    # floor and the adapters in alternating rounds,
 #                                                    # every callgrind figure; other figures kept
-#   scripts/bench-all.sh --only tokio --scale-only   # how cost grows with concurrent work items
-#                                                    # (1 to 10,000 at once), alone; add --quick
-#                                                    # for one process per size
+#   scripts/bench-all.sh --only tokio,rmcp --scale-only   # how cost grows with concurrent work
+#                                                    # items (1 to 10,000 at once: ours and rmcp
+#                                                    # over HTTP/1.1, ours over one HTTP/2
+#                                                    # socket), alone; add --quick for one
+#                                                    # process per size (needs ulimit -n 20000)
+#   scripts/bench-all.sh --only tokio,rmcp --origins-only # 1,000 items over 1 to 1,000 origins
 #
 # With --only, only what those contenders need is built and installed.
 #

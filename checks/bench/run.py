@@ -466,10 +466,19 @@ def cold_tls_only(a):
 
 # The concurrency scaling rows: work items in flight at once on one `Client`.
 SCALE_SIZES = (1, 100, 1000, 10000)
-SCALE_TITLE = "How cost grows: concurrent work items on one `Client` (HTTP/1.1, pooled)"
+SCALE_TITLE = "How cost grows: concurrent work items on one `Client` (HTTP/1.1 pooled, HTTP/2 on one socket)"
+# The section's former titles, replaced by a run of --scale-only.
+SCALE_OLD_TITLES = ("How cost grows: concurrent work items on one `Client` (HTTP/1.1, pooled)",)
 # Milliseconds of client CPU a size's timed items must take in all for its CPU per item to enter
 # the exponent (below it, the warm-up subtraction is noise).
 SCALE_CPU_FLOOR_MS = 5.0
+# The row sets: key -> (contender key, label, wire, work item). The first is the one the targets
+# are judged on.
+SCALE_SETS = {
+    "tokio-h1": ("tokio", "mcp-sansio (tokio adapter)", "HTTP/1.1, pooled", "list+slow"),
+    "rmcp-h1": ("rmcp", "rmcp 3.11.0", "HTTP/1.1, pooled", "list+slow"),
+    "tokio-h2": ("tokio", "mcp-sansio (tokio adapter)", "HTTP/2, one TLS socket", "list+small"),
+}
 
 
 def slope(points):
@@ -485,117 +494,224 @@ def slope(points):
     return sum((x - mx) * (y - my) for x, y in pts) / den if den else None
 
 
-def scale_figures(quick):
-    """`bench-sansio-scale` at each of SCALE_SIZES against one `bench-server`: client CPU per item
-    (the process's CPU less a warm-up-only process's, over the items), memory per in-flight item
-    (peak VmRSS during the round less VmRSS before it, over the items), descriptors in flight (peak
-    less before), the 99th-percentile latency; the growth exponents of the totals against the size."""
+def raise_nofile(want):
+    """Raises this process's soft limit on descriptors (its children inherit it) towards `want`;
+    returns the limit in force."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, max(SCALE_SIZES) + 1024)
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft < min(hard, want):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, want), hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def scale_argv(key, url, par, mode, origins, work, ca=None):
+    """The command line of a scaling contender: `bench-sansio-scale` or `bench-rmcp scale`."""
+    tail = [url, str(par), mode, str(origins), work] + ([ca] if ca else [])
+    if key == "rmcp":
+        return [binary("bench-rmcp"), "scale"] + tail
+    return [binary("bench-sansio-scale")] + tail
+
+
+def rpc_bytes(url, method):
+    """Bytes of the body a plain-HTTP server answers to one JSON-RPC request `method` (modern era)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}).encode()
+    req = urllib.request.Request(url, data=body, method="POST", headers={
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return len(r.read())
+
+
+def scale_sets(keys):
+    """The row sets whose contender's binary is built and, if `keys` is given, asked for."""
+    return [s for s, (k, *_rest) in SCALE_SETS.items()
+            if os.path.exists(binary("bench-rmcp" if k == "rmcp" else "bench-sansio-scale"))
+            and (not keys or k in keys)
+            and (k != "tokio" or not s.endswith("h2") or os.path.exists(binary("bench-tls-server")))]
+
+
+def scale_figures(quick, keys=None):
+    """Every row set of SCALE_SETS at each of SCALE_SIZES, the sets alternating process by process
+    within a size: client CPU per item (a `nosample` process's CPU less a warm-up-only process's,
+    over the items), memory per in-flight item (peak VmRSS during the round less VmRSS before it,
+    over the items), descriptors in flight (peak less before), the 99th-percentile latency; the
+    growth exponents of the totals against the size. HTTP/1.1 sets run against `bench-server
+    --tiny-catalog`, the HTTP/2 set against `bench-tls-server` (whose listing is the same tiny
+    catalog); every HTTP/2 process must open one HTTP/2 connection and send no HTTP/1.1 request."""
+    limit = raise_nofile(2 * max(SCALE_SIZES) + 1024)
     procs = 1 if quick else 3
-    srv = Server("json", "both")
+    sets = scale_sets(keys)
+    srv = Server("json", "both", extra=("--tiny-catalog",))
+    tls = TlsServer() if any(s.endswith("h2") for s in sets) else None
     rows = []
     try:
-        _, _, _, cpu0 = run_once([binary("bench-sansio-scale"), srv.url, "0", "nosample"], 600, with_cpu=True)
+        page_bytes = rpc_bytes(srv.url, "tools/list")
+        def argv(s, par, mode):
+            key, _, _, work = SCALE_SETS[s]
+            if s.endswith("h2"):
+                return scale_argv(key, tls.url, par, mode, 1, work, tls.ca)
+            return scale_argv(key, srv.url, par, mode, 1, work)
+        cpu0 = {s: run_once(argv(s, 0, "nosample"), 600, with_cpu=True)[3] for s in sets}
         for par in SCALE_SIZES:
-            if par + 512 > limit:
-                rows.append({"par": par, "failed": True, "error": f"ulimit -n {limit} is below {par} + 512"})
-                continue
-            try:
-                cpu, mem, fds, ms, walls, check = [], [], [], [], [], set()
-                for _ in range(procs):
-                    srv.reset()
-                    out, _, _ = run_once([binary("bench-sansio-scale"), srv.url, str(par)], 900)
-                    quiet, _, _, c = run_once([binary("bench-sansio-scale"), srv.url, str(par), "nosample"], 900,
-                                              with_cpu=True)
-                    if len(out["ms"]) != par or len(quiet["ms"]) != par:
-                        raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {par} work items reported")
-                    cpu.append((c - cpu0) * 1e3)
-                    mem.append(out["rss_peak_kib"] - out["rss_before_kib"])
-                    fds.append(out["fds_peak"] - out["fds_before"])
-                    ms += out["ms"]
-                    check.add(out["check"])
-                ms.sort()
-                r = {"par": par, "procs": procs, "cpu_total_ms": statistics.median(cpu),
-                     "cpu_item_ms": statistics.median(cpu) / par, "mem_total_kib": statistics.median(mem),
-                     "mem_item_kib": statistics.median(mem) / par, "fds": statistics.median(fds),
-                     "p99_ms": ms[int(0.99 * (len(ms) - 1))], "p50_ms": ms[len(ms) // 2], "check": sorted(check)}
-            except Exception as e:  # reported in the table, not fatal
-                r = {"par": par, "failed": True, "error": str(e)[-300:]}
-            rows.append(r)
-            print(f"  {r}", flush=True)
+            acc = {s: {"cpu": [], "mem": [], "fds": [], "ms": [], "check": set(), "tools": set(), "error": None}
+                   for s in sets}
+            for _ in range(procs):
+                for s in sets:
+                    a = acc[s]
+                    if a["error"]:
+                        continue
+                    if par + 512 > limit:
+                        a["error"] = f"ulimit -n {limit} is below {par} + 512"
+                        continue
+                    try:
+                        srv.reset()
+                        if tls:
+                            tls.reset()
+                        out, _, _ = run_once(argv(s, par, "sample"), 900)
+                        if s.endswith("h2"):
+                            st = tls.stats()
+                            if st["h2_connections"] != 1 or st["requests_h1"]:
+                                raise RuntimeError(f"{st['h2_connections']} HTTP/2 connections and "
+                                                   f"{st['requests_h1']} HTTP/1.1 requests, not 1 and 0")
+                        quiet, _, _, c = run_once(argv(s, par, "nosample"), 900, with_cpu=True)
+                        if len(out["ms"]) != par or len(quiet["ms"]) != par:
+                            raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {par} work items reported")
+                        a["cpu"].append((c - cpu0[s]) * 1e3)
+                        a["mem"].append(out["rss_peak_kib"] - out["rss_before_kib"])
+                        a["fds"].append(out["fds_peak"] - out["fds_before"])
+                        a["ms"] += out["ms"]
+                        a["check"].add(out["check"])
+                        a["tools"].add(out.get("tools", 0))
+                    except Exception as e:  # reported in the table, not fatal
+                        a["error"] = str(e)[-300:]
+            for s in sets:
+                a = acc[s]
+                if a["error"]:
+                    r = {"set": s, "par": par, "failed": True, "error": a["error"]}
+                else:
+                    ms = sorted(a["ms"])
+                    cpu, mem = statistics.median(a["cpu"]), statistics.median(a["mem"])
+                    r = {"set": s, "par": par, "procs": procs, "cpu_total_ms": cpu, "cpu_item_ms": cpu / par,
+                         "mem_total_kib": mem, "mem_item_kib": mem / par, "fds": statistics.median(a["fds"]),
+                         "p99_ms": ms[int(0.99 * (len(ms) - 1))], "p50_ms": ms[len(ms) // 2],
+                         "check": sorted(a["check"]), "tools": sorted(a["tools"])}
+                rows.append(r)
+                print(f"  {r}", flush=True)
     finally:
         srv.stop()
-    ok = [r for r in rows if not r.get("failed")]
-    cpu_pts = [(r["par"], r["cpu_total_ms"]) for r in ok if r["cpu_total_ms"] >= SCALE_CPU_FLOOR_MS]
-    exps = {
-        "cpu": slope(cpu_pts), "cpu_sizes": [p for p, _ in cpu_pts],
-        "mem": slope([(r["par"], r["mem_total_kib"]) for r in ok]),
-        "fds": slope([(r["par"], r["fds"]) for r in ok]),
-        "p99": slope([(r["par"], r["p99_ms"]) for r in ok]),
-    }
-    return {"rows": rows, "exponents": exps, "nofile": limit, "quick": quick, "machine": machine(),
-            "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
+        if tls:
+            tls.stop()
+    exps = {}
+    for s in sets:
+        ok = [r for r in rows if r["set"] == s and not r.get("failed")]
+        cpu_pts = [(r["par"], r["cpu_total_ms"]) for r in ok if r["cpu_total_ms"] >= SCALE_CPU_FLOOR_MS]
+        exps[s] = {
+            "cpu": slope(cpu_pts), "cpu_sizes": [p for p, _ in cpu_pts],
+            "mem": slope([(r["par"], r["mem_total_kib"]) for r in ok]),
+            "fds": slope([(r["par"], r["fds"]) for r in ok if r["fds"] > 0]),
+            "p99": slope([(r["par"], r["p99_ms"]) for r in ok]),
+        }
+    return {"rows": rows, "sets": sets, "exponents": exps, "nofile": limit, "quick": quick, "machine": machine(),
+            "page_bytes": page_bytes, "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
 
 
 def scale_table(w, sc):
     """The concurrency scaling section, if measured."""
     if not sc or not sc.get("rows"):
         return
+    if "sets" not in sc:  # figures of the former layout: one set, this crate over HTTP/1.1, calls only
+        sc = dict(sc, sets=["tokio-h1"], exponents={"tokio-h1": sc["exponents"]},
+                  rows=[dict(r, set="tokio-h1") for r in sc["rows"]])
+    page = sc.get("page_bytes")
     w(f"## {SCALE_TITLE}")
     w("")
-    w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only` (also part of a full run), on "
-      f"{sc.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
-      "figures as this run's. Server: `bench-server` (checks/bench/harness, JSON responses) on 127.0.0.1. Contender: "
-      "`bench-sansio-scale` (checks/bench/sansio), one tokio `Client` per process (loopback allowed, a pool that may "
-      "keep as many idle sockets as items), one warm-up work item, then N work items started at once, each its own "
-      "`Session`: connect (era hint, no request), call `slow`, close. The server answers `slow` after 3 s, so every "
-      "item of a round is in flight at the same time, each on a socket of its own (HTTP/1.1). Each size runs two "
-      "processes: one that samples memory and descriptors, one that does not (`nosample`), whose CPU is the items' "
-      "alone. **Client CPU / item**: user + system time of the `nosample` process less that of a warm-up-only "
-      "process, over N; **memory / in-flight item**: "
-      "the process's peak `VmRSS` during the round (sampled every 50 ms) less its `VmRSS` before the round, over N "
-      "(user memory: kernel socket buffers not included; the response data of `slow` is 4 bytes of text); "
-      "**descriptors**: the peak count of `/proc/self/fd` during the round less the count before it; **p99**: the "
-      "99th-percentile latency of an item, the server's 3 s included. Median over "
-      f"{sc['rows'][0].get('procs', 1)} process(es) per size; `ulimit -n` {sc.get('nofile')}. **Exponent**: the "
-      "least-squares slope of log(total) against log(N) (1: linear; CPU only over the sizes whose timed items took "
-      f"at least {SCALE_CPU_FLOOR_MS:.0f} ms of CPU in all, since below that the subtraction is noise).")
+    w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only` "
+      f"(also part of a full run), on {sc.get('machine', 'the machine above')}; **a loaded machine** (other builds "
+      "shared its 2 CPUs): read the figures as this run's. A **work item** lists as well as calls: connect, list all "
+      "(the tiny catalog: one page of three tools"
+      f"{f', a {page:,}-byte JSON-RPC body' if page else ''}; `bench-server --tiny-catalog`, and the listing of "
+      "`bench-tls-server`), call a tool, close; each item its own session, N items started at once after one "
+      "warm-up item. Row sets, in one run, alternating process by process within a size:")
     w("")
-    w("| concurrent items | client CPU / item | memory / in-flight item | descriptors in flight | p50 latency | p99 latency | check |")
-    w("|---:|---:|---:|---:|---:|---:|---|")
-    for r in sc["rows"]:
-        if r.get("failed"):
-            err = " ".join(r["error"].split())[-200:].replace("|", "/")
-            w(f"| {r['par']:,} | FAILED: {err} | | | | | |")
-            continue
-        w(f"| {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs | {r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | "
-          f"{fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | {'/'.join(map(str, r['check']))} |")
-    e = sc["exponents"]
+    w("- **mcp-sansio, HTTP/1.1 pooled**: `bench-sansio-scale` (checks/bench/sansio), one tokio `Client` per "
+      "process (loopback allowed, a pool that may keep as many idle sockets as items), connect from the era hint "
+      "(no request), list, call `slow`, close. The server (`bench-server`, JSON responses, 127.0.0.1) answers "
+      "`slow` after 3 s, so every item of a round is in flight at the same time, each on a socket of its own.")
+    w("- **rmcp, HTTP/1.1 pooled**: `bench-rmcp scale` (checks/bench/rmcp), one pooled `reqwest::Client` per process "
+      "(its defaults), each item its own rmcp session over it: connect (`server/discover`; rmcp keeps no era per "
+      "origin, so one request more than ours), list, call `slow`, close; the same server.")
+    w("- **mcp-sansio, HTTP/2 on one socket**: `bench-sansio-scale … CA_PEM` against `bench-tls-server` (TLS, ALPN "
+      "`h2`; hyper's HTTP/2 server), one tokio `Client` per process (its defaults, HTTP/2 where ALPN chooses it): "
+      "every item's session shares the origin's one HTTP/2 socket (the server counts one HTTP/2 connection and no "
+      "HTTP/1.1 request per process, checked). The core opens at most 8 streams of a socket at once "
+      "(`max_streams` of `mcp_sansio::h2::H2Config`, its default; the adapters' `ClientBuilder` does not expose "
+      "it, so it was not raised) and the other items wait for a stream; so these items call `small`, which the "
+      "server answers at once, instead of `slow` (10,000 items of 3 s, 8 at a time, would take an hour). Here "
+      "**in flight** means started and not finished: all N items' sessions exist at once, at most 8 of them with "
+      "a stream open. rmcp's bench build has no TLS (its `reqwest` is built without it), so it has no row here.")
+    w("")
+    w("Each size runs two processes per set: one that samples memory and descriptors, one that does not "
+      "(`nosample`), whose CPU is the items' alone. **Client CPU / item**: user + system time of the `nosample` "
+      "process less that of a warm-up-only process of the same set, over N; **memory / in-flight item**: the "
+      "process's peak `VmRSS` during the round (sampled every 50 ms) less its `VmRSS` before the round, over N "
+      "(user memory: kernel socket buffers not included); **descriptors**: the peak count of `/proc/self/fd` during "
+      "the round less the count before it; **p99**: the 99th-percentile latency of an item (the server's 3 s "
+      f"included for `slow`). Median over {next((r.get('procs', 1) for r in sc['rows'] if not r.get('failed')), 1)} "
+      f"process(es) per size; `ulimit -n` {sc.get('nofile')}. **Exponent**: the least-squares slope of log(total) "
+      "against log(N) (1: linear; CPU only over the sizes whose timed items took at least "
+      f"{SCALE_CPU_FLOOR_MS:.0f} ms of CPU in all, since below that the subtraction is noise: such a size is marked "
+      "_below the floor_ and has no ratio to rmcp; descriptors over the "
+      "sizes that opened any).")
+    w("")
+    w("| client | wire, work item | concurrent items | client CPU / item | × rmcp | memory / in-flight item | × rmcp | "
+      "descriptors in flight | p50 latency | p99 latency | check (text/tools) |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     fx = lambda v: f"{v:.3f}" if v is not None else "-"
-    sizes = ", ".join(f"{p:,}" for p in e.get("cpu_sizes", []))
-    w(f"| **exponent** | {fx(e['cpu'])} (sizes {sizes or 'none'}) | {fx(e['mem'])} | {fx(e['fds'])} | | {fx(e['p99'])} | |")
+    ok = {(r["set"], r["par"]): r for r in sc["rows"] if not r.get("failed")}
+    for s in sc["sets"]:
+        _, label, wire, work = SCALE_SETS[s]
+        what = f"{wire}, {work.replace('+', ' + ')}"
+        for r in [r for r in sc["rows"] if r["set"] == s]:
+            if r.get("failed"):
+                err = " ".join(r["error"].split())[-200:].replace("|", "/")
+                w(f"| {label} | {what} | {r['par']:,} | FAILED: {err} | | | | | | | |")
+                continue
+            other = ok.get(("rmcp-h1", r["par"])) if s == "tokio-h1" else None
+            floor = min(r["cpu_total_ms"], other["cpu_total_ms"] if other else r["cpu_total_ms"])
+            rc = f"{r['cpu_total_ms'] / other['cpu_total_ms']:.2f}" if other and floor >= SCALE_CPU_FLOOR_MS else "-"
+            noise = " (below the floor)" if r["cpu_total_ms"] < SCALE_CPU_FLOOR_MS else ""
+            rm = (f"{r['mem_total_kib'] / other['mem_total_kib']:.2f}"
+                  if other and other["mem_total_kib"] > 0 and r["mem_total_kib"] > 0 else "-")
+            tools = "/".join(map(str, r.get("tools", [])))
+            w(f"| {label} | {what} | {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs{noise} | {rc} | {r['mem_item_kib']:.1f} KiB | "
+              f"{rm} | {r['fds']:.0f} | {fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | "
+              f"{'/'.join(map(str, r['check']))}{' / ' + tools + ' tools' if tools and tools != '0' else ''} |")
+        e = sc["exponents"].get(s, {})
+        sizes = ", ".join(f"{p:,}" for p in e.get("cpu_sizes", []))
+        w(f"| {label} | {what}: **exponent** | | {fx(e.get('cpu'))} (sizes {sizes or 'none'}) | | {fx(e.get('mem'))} | | "
+          f"{fx(e.get('fds'))} | | {fx(e.get('p99'))} | |")
     w("")
-    ok = [r for r in sc["rows"] if not r.get("failed")]
-    big = max(ok, key=lambda r: r["par"]) if ok else None
+    first = sc["sets"][0] if sc["sets"] else None
+    mine = [r for r in sc["rows"] if r["set"] == first and not r.get("failed")]
+    big = max(mine, key=lambda r: r["par"]) if mine else None
     if big:
+        e = sc["exponents"][first]
+        resp_kib = ((page or 0) + max(big["check"])) / 1024
+        beyond = big["mem_item_kib"] - resp_kib
         cpu_ok = e["cpu"] is not None and e["cpu"] <= 1.05
-        mem_ok = big["mem_item_kib"] <= 16
-        over = [f"{r['mem_item_kib']:.1f} KiB at {r['par']:,}" for r in ok if r["mem_item_kib"] > 16]
-        w(f"Targets (set before measuring): client CPU per work item flat from 1 to 10,000 concurrent items, exponent "
-          f"≤ 1.05: {fx(e['cpu'])}, **{'met' if cpu_ok else 'missed'}**; memory per in-flight work item ≤ 16 KiB beyond "
-          f"its response data: {big['mem_item_kib']:.1f} KiB at {big['par']:,} items, **{'met' if mem_ok else 'missed'}**"
+        mem_ok = beyond <= 16
+        over = [f"{r['mem_item_kib'] - resp_kib:.1f} KiB at {r['par']:,}" for r in mine
+                if r["mem_item_kib"] - resp_kib > 16]
+        w(f"Targets (set before measuring), judged on the first row set ({SCALE_SETS[first][1]}, "
+          f"{SCALE_SETS[first][2]}): client CPU per work item flat from 1 to 10,000 concurrent items, exponent "
+          f"≤ 1.05: {fx(e['cpu'])}, **{'met' if cpu_ok else 'missed'}**; memory per in-flight work item ≤ 16 KiB "
+          f"beyond its response data ({resp_kib:.1f} KiB here: the listing's body and the call's text): "
+          f"{big['mem_item_kib']:.1f} KiB at {big['par']:,} items, {beyond:.1f} KiB beyond, "
+          f"**{'met' if mem_ok else 'missed'}**"
           f"{' (above it at the smaller sizes, where what the round costs once is shared by fewer items: ' + '; '.join(over) + ')' if over else ''}. "
-          "Descriptors in flight are one fewer than the items because the first item takes the warm-up's pooled "
-          "socket. "
-          "Not measured in this section: a work item that lists as well as calls (the harness's catalog is 8 MB, "
-          "80 GB at 10,000 items; these items call only), over one HTTP/2 socket (the core opens at most 8 streams "
-          "of a socket at once and queues the rest, `max_streams` of its HTTP/2 configuration, so 10,000 items of "
-          "3 s would take about an hour there: a row of its own, with a quick tool, is left to a later round), and "
-          "rmcp beside these rows. The "
+          "Over HTTP/1.1 the descriptors in flight are one fewer than the items because the first item takes the "
+          "warm-up's pooled socket; over HTTP/2 the items open none (the warm-up's socket carries them all). A "
+          "FAILED row gives the error its process ended with; the set's other sizes stand, and its exponents are "
+          "taken over them alone. The "
           "list-all rows against catalogs of 1, 10 and 100 pages (beside rmcp) and the rows over 1 to 1,000 origins "
           "have sections of their own.")
         w("")
@@ -696,54 +812,68 @@ ORIGIN_ITEMS = 1000
 ORIGINS_TITLE = "How cost grows: 1,000 concurrent work items over 1, 10, 100 and 1,000 origins"
 
 
-def origins_figures(quick):
-    """`bench-sansio-scale URL 1000 … ORIGINS` at each of ORIGIN_SIZES against one `bench-server`
-    (every origin `o<i>.test` on its port, resolved to 127.0.0.1 by the client): memory after the
-    warm-up (one item per origin), client CPU per timed item (a `nosample` process less a
-    warm-up-only one of the same origins), memory per in-flight item, descriptors in flight, p99."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, ORIGIN_ITEMS + max(ORIGIN_SIZES) + 1024)
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+def origins_figures(quick, keys=None):
+    """`bench-sansio-scale URL 1000 … ORIGINS` and, where its binary is built (and asked for with
+    `keys`), `bench-rmcp scale URL 1000 … ORIGINS`, alternating, at each of ORIGIN_SIZES against one
+    `bench-server` (every origin `o<i>.test` on its port, resolved to 127.0.0.1 by the client):
+    memory after the warm-up (one item per origin), client CPU per timed item (a `nosample` process
+    less a warm-up-only one of the same origins), memory per in-flight item, descriptors in flight,
+    p99."""
+    raise_nofile(2 * (ORIGIN_ITEMS + max(ORIGIN_SIZES)) + 1024)
     procs = 1 if quick else 3
+    contenders = [k for k in ("tokio", "rmcp")
+                  if os.path.exists(scale_argv(k, "", 0, "", 1, "")[0]) and (not keys or k in keys)]
     srv = Server("json", "both")
     rows = []
     try:
         for origins in ORIGIN_SIZES:
             o = str(origins)
-            try:
-                cpu, mem, warm, fds, ms, check = [], [], [], [], [], set()
-                for _ in range(procs):
-                    base, _, _, c0 = run_once([binary("bench-sansio-scale"), srv.url, "0", "nosample", o], 600,
-                                              with_cpu=True)
-                    out, _, _ = run_once([binary("bench-sansio-scale"), srv.url, str(ORIGIN_ITEMS), "sample", o], 900)
-                    quiet, _, _, c = run_once([binary("bench-sansio-scale"), srv.url, str(ORIGIN_ITEMS), "nosample", o],
-                                              900, with_cpu=True)
-                    if len(out["ms"]) != ORIGIN_ITEMS or len(quiet["ms"]) != ORIGIN_ITEMS:
-                        raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {ORIGIN_ITEMS} items reported")
-                    cpu.append((c - c0) * 1e3)
-                    warm.append(out["rss_before_kib"])
-                    mem.append(out["rss_peak_kib"] - out["rss_before_kib"])
-                    fds.append(out["fds_peak"] - out["fds_before"])
-                    ms += out["ms"]
-                    check.add(out["check"])
-                ms.sort()
-                r = {"origins": origins, "procs": procs, "rss_warm_kib": statistics.median(warm),
-                     "cpu_total_ms": statistics.median(cpu), "cpu_item_ms": statistics.median(cpu) / ORIGIN_ITEMS,
-                     "mem_item_kib": statistics.median(mem) / ORIGIN_ITEMS, "fds": statistics.median(fds),
-                     "p99_ms": ms[int(0.99 * (len(ms) - 1))], "check": sorted(check)}
-            except Exception as e:  # reported in the table, not fatal
-                r = {"origins": origins, "failed": True, "error": str(e)[-300:]}
-            rows.append(r)
-            print(f"  {r}", flush=True)
+            acc = {k: {"cpu": [], "mem": [], "warm": [], "fds": [], "ms": [], "check": set(), "error": None}
+                   for k in contenders}
+            for _ in range(procs):
+                for key in contenders:
+                    a = acc[key]
+                    if a["error"]:
+                        continue
+                    try:
+                        base, _, _, c0 = run_once(scale_argv(key, srv.url, 0, "nosample", o, "slow"), 600,
+                                                  with_cpu=True)
+                        out, _, _ = run_once(scale_argv(key, srv.url, ORIGIN_ITEMS, "sample", o, "slow"), 900)
+                        quiet, _, _, c = run_once(scale_argv(key, srv.url, ORIGIN_ITEMS, "nosample", o, "slow"),
+                                                  900, with_cpu=True)
+                        if len(out["ms"]) != ORIGIN_ITEMS or len(quiet["ms"]) != ORIGIN_ITEMS:
+                            raise RuntimeError(f"{len(out['ms'])} and {len(quiet['ms'])} of {ORIGIN_ITEMS} items reported")
+                        a["cpu"].append((c - c0) * 1e3)
+                        a["warm"].append(out["rss_before_kib"])
+                        a["mem"].append(out["rss_peak_kib"] - out["rss_before_kib"])
+                        a["fds"].append(out["fds_peak"] - out["fds_before"])
+                        a["ms"] += out["ms"]
+                        a["check"].add(out["check"])
+                    except Exception as e:  # reported in the table, not fatal
+                        a["error"] = str(e)[-300:]
+            for key in contenders:
+                a = acc[key]
+                if a["error"]:
+                    r = {"key": key, "origins": origins, "failed": True, "error": a["error"]}
+                else:
+                    ms = sorted(a["ms"])
+                    r = {"key": key, "origins": origins, "procs": procs, "rss_warm_kib": statistics.median(a["warm"]),
+                         "cpu_total_ms": statistics.median(a["cpu"]),
+                         "cpu_item_ms": statistics.median(a["cpu"]) / ORIGIN_ITEMS,
+                         "mem_item_kib": statistics.median(a["mem"]) / ORIGIN_ITEMS, "fds": statistics.median(a["fds"]),
+                         "p99_ms": ms[int(0.99 * (len(ms) - 1))], "check": sorted(a["check"])}
+                rows.append(r)
+                print(f"  {r}", flush=True)
     finally:
         srv.stop()
-    ok = [r for r in rows if not r.get("failed")]
-    exps = {"rss_warm": slope([(r["origins"], r["rss_warm_kib"]) for r in ok]),
-            "cpu": slope([(r["origins"], r["cpu_total_ms"]) for r in ok]),
-            "mem": slope([(r["origins"], r["mem_item_kib"]) for r in ok]),
-            "p99": slope([(r["origins"], r["p99_ms"]) for r in ok])}
-    return {"rows": rows, "exponents": exps, "quick": quick, "machine": machine(),
+    exps = {}
+    for key in contenders:
+        ok = [r for r in rows if r["key"] == key and not r.get("failed")]
+        exps[key] = {"rss_warm": slope([(r["origins"], r["rss_warm_kib"]) for r in ok]),
+                     "cpu": slope([(r["origins"], r["cpu_total_ms"]) for r in ok]),
+                     "mem": slope([(r["origins"], r["mem_item_kib"]) for r in ok]),
+                     "p99": slope([(r["origins"], r["p99_ms"]) for r in ok])}
+    return {"rows": rows, "contenders": contenders, "exponents": exps, "quick": quick, "machine": machine(),
             "when": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"}
 
 
@@ -751,35 +881,50 @@ def origins_table(w, og):
     """The origins scaling section, if measured."""
     if not og or not og.get("rows"):
         return
+    if "contenders" not in og:  # figures of the former layout: this crate alone
+        og = dict(og, contenders=["tokio"], exponents={"tokio": og["exponents"]},
+                  rows=[dict(r, key="tokio") for r in og["rows"]])
     w(f"## {ORIGINS_TITLE}")
     w("")
     w(f"Measured {og['when']} UTC{' (quick run)' if og.get('quick') else ''} by `checks/bench/run.py --origins-only`, on "
       f"{og.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
       "figures as this run's. Server: one `bench-server` (JSON responses) on 127.0.0.1; origins `o0.test` … on its "
-      "port, which the client resolves to 127.0.0.1 (`StaticResolver`), so each is an origin of its own to the "
-      "client (pool, era hint) while the server is the same. Contender: `bench-sansio-scale URL 1000 … ORIGINS` "
-      "(checks/bench/sansio), one tokio `Client` per process with the defaults of the concurrency rows: a warm-up "
-      "item per origin (each learns its era), then 1,000 work items at once, item k to origin k mod ORIGINS: "
-      "connect, call `slow` (3 s), close, HTTP/1.1, each item on a socket of its own. **Memory after warm-up**: "
-      "`VmRSS` before the round, what the client keeps per origin (era hints, and the warm-up's idle socket of "
-      "each origin: the pool may keep 1,000 sockets here, so the round's first item of each origin takes it, and "
-      "**descriptors in flight** count the new ones: 1,000 less the origins); **client CPU / item**: a `nosample` process less a warm-up-only process "
-      "of the same origins, over 1,000; memory per in-flight item, descriptors in flight and p99 as in the "
-      f"concurrency rows. Median over {og['rows'][0].get('procs', 1)} process(es) per size. **Exponent**: "
-      "least-squares slope of log(figure) against log(origins) (0: flat, 1: linear).")
+      "port, which the client resolves to 127.0.0.1, so each is an origin of its own to the client (pool, era hint) "
+      "while the server is the same. Contenders, alternating process by process within a size: "
+      "`bench-sansio-scale URL 1000 … ORIGINS` (checks/bench/sansio), one tokio `Client` per process with the "
+      "defaults of the concurrency rows (`StaticResolver` for the origins); and `bench-rmcp scale URL 1000 … "
+      "ORIGINS` (checks/bench/rmcp), one pooled `reqwest::Client` per process (its defaults, "
+      "`ClientBuilder::resolve` for the origins), each item its own rmcp session. A warm-up item per origin (ours "
+      "learns each origin's era; rmcp keeps none, so each of its items sends `server/discover`), then 1,000 work "
+      "items at once, item k to origin k mod ORIGINS: connect, call `slow` (3 s), close, HTTP/1.1, each item on a "
+      "socket of its own. **Memory after warm-up**: `VmRSS` before the round, what the client keeps per origin (era "
+      "hints, and the warm-up's idle socket of each origin: both pools may keep 1,000 sockets here, so the round's "
+      "first item of each origin may take it, and **descriptors in flight** count the new ones); **client CPU / "
+      "item**: a `nosample` process less a warm-up-only process of the same origins, over 1,000; memory per "
+      "in-flight item, descriptors in flight and p99 as in the concurrency rows. Median over "
+      f"{next((r.get('procs', 1) for r in og['rows'] if not r.get('failed')), 1)} process(es) per size. "
+      "**Exponent**: least-squares slope of log(figure) against log(origins) (0: flat, 1: linear).")
     w("")
-    w("| origins | memory after warm-up | client CPU / item | memory / in-flight item | descriptors in flight | p99 latency | check |")
-    w("|---:|---:|---:|---:|---:|---:|---|")
-    for r in og["rows"]:
-        if r.get("failed"):
-            err = " ".join(r["error"].split())[-200:].replace("|", "/")
-            w(f"| {r['origins']:,} | FAILED: {err} | | | | | |")
-            continue
-        w(f"| {r['origins']:,} | {r['rss_warm_kib'] / 1024:.1f} MiB | {r['cpu_item_ms'] * 1e3:.0f} µs | "
-          f"{r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | {fmt_ms(r['p99_ms'])} | {'/'.join(map(str, r['check']))} |")
-    e = og["exponents"]
+    w("| client | origins | memory after warm-up | client CPU / item | × rmcp | memory / in-flight item | "
+      "descriptors in flight | p99 latency | check |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    ok = {(r["key"], r["origins"]): r for r in og["rows"] if not r.get("failed")}
     fx = lambda v: f"{v:.3f}" if v is not None else "-"
-    w(f"| **exponent** | {fx(e['rss_warm'])} | {fx(e['cpu'])} (of the total) | {fx(e['mem'])} | | {fx(e['p99'])} | |")
+    for key in og["contenders"]:
+        label = CONTENDERS[key][0]
+        for r in [r for r in og["rows"] if r["key"] == key]:
+            if r.get("failed"):
+                err = " ".join(r["error"].split())[-200:].replace("|", "/")
+                w(f"| {label} | {r['origins']:,} | FAILED: {err} | | | | | | |")
+                continue
+            other = ok.get(("rmcp", r["origins"])) if key != "rmcp" else None
+            rc = f"{r['cpu_total_ms'] / other['cpu_total_ms']:.2f}" if other and other["cpu_total_ms"] > 0 else "-"
+            w(f"| {label} | {r['origins']:,} | {r['rss_warm_kib'] / 1024:.1f} MiB | {r['cpu_item_ms'] * 1e3:.0f} µs | "
+              f"{rc} | {r['mem_item_kib']:.1f} KiB | {r['fds']:.0f} | {fmt_ms(r['p99_ms'])} | "
+              f"{'/'.join(map(str, r['check']))} |")
+        e = og["exponents"].get(key, {})
+        w(f"| {label}: **exponent** | | {fx(e.get('rss_warm'))} | {fx(e.get('cpu'))} (of the total) | | "
+          f"{fx(e.get('mem'))} | | {fx(e.get('p99'))} | |")
     w("")
 
 
@@ -815,14 +960,17 @@ def pages_only(a):
 
 def origins_only(a):
     """Measures the origins scaling rows alone and writes their section into --out (replacing it,
-    or after the list-all or concurrency scaling section), and the figures into --json if it exists."""
-    og = origins_figures(a.quick)
+    or after the list-all or concurrency scaling section), and the figures into --json (created if
+    missing)."""
+    og = origins_figures(a.quick, set(a.only.split(",")) if a.only else None)
+    d = {}
     if os.path.exists(a.json):
         with open(a.json) as f:
             d = json.load(f)
-        d["origins"] = og
-        with open(a.json, "w") as f:
-            json.dump(d, f, indent=1)
+    d["origins"] = og
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(d, f, indent=1)
     lines = []
     origins_table(lines.append, og)
     with open(a.out) as f:
@@ -845,19 +993,23 @@ def origins_only(a):
 
 def scale_only(a):
     """Measures the concurrency scaling rows alone and writes their section into --out (replacing
-    it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is."""
-    sc = scale_figures(a.quick)
+    it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is, and the
+    figures into --json (created if missing)."""
+    sc = scale_figures(a.quick, set(a.only.split(",")) if a.only else None)
+    d = {}
     if os.path.exists(a.json):
         with open(a.json) as f:
             d = json.load(f)
-        d["scale"] = sc
-        with open(a.json, "w") as f:
-            json.dump(d, f, indent=1)
+    d["scale"] = sc
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(d, f, indent=1)
     lines = []
     scale_table(lines.append, sc)
     with open(a.out) as f:
         doc = f.read().split("\n")
-    heading = f"## {SCALE_TITLE}"
+    heading = next((h for h in [f"## {SCALE_TITLE}"] + [f"## {t}" for t in SCALE_OLD_TITLES] if h in doc),
+                   f"## {SCALE_TITLE}")
     if heading in doc:
         start = doc.index(heading)
         end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
@@ -1429,11 +1581,11 @@ def main():
             cold_tls = None
         if "tokio" in only:
             print(f"== {SCALE_TITLE}", flush=True)
-            scale = scale_figures(q)
+            scale = scale_figures(q, only)
             print(f"== {PAGES_TITLE}", flush=True)
             pages = pages_figures(q)
             print(f"== {ORIGINS_TITLE}", flush=True)
-            origins = origins_figures(q)
+            origins = origins_figures(q, only)
         else:
             scale = pages = origins = None
         if {"tokio", "blocking"} <= only:

@@ -166,6 +166,42 @@ pub fn page_result_of(page: usize, pages: usize, modern: bool, ttl_ms: u64) -> S
     serde_json::to_string(&result).expect("serialize")
 }
 
+/// Tools in the tiny catalog ([`tiny_page_result`]).
+pub const TINY_TOOLS: usize = 3;
+
+/// The `result` of the one page of the tiny catalog (`bench-server --tiny-catalog`, and the
+/// listing of `bench-tls-server`): the [`TINY_TOOLS`] tools the servers answer, `small`, `big`
+/// and `slow`, each with a one-parameter schema, and no next cursor; the scaling rows' work items
+/// list it before they call, so that an item lists as well as calls without 8 MB of catalog per
+/// item. `modern` adds `resultType`, `ttlMs` (0) and `cacheScope`, as [`page_result_of`] does.
+pub fn tiny_page_result(modern: bool) -> String {
+    let tools: Vec<Value> = [
+        ("small", "Echoes `text`."),
+        ("big", "Returns about 4 MiB of log text."),
+        ("slow", "Answers after 3 s."),
+    ]
+    .iter()
+    .map(|(name, description)| {
+        json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": "Any text."}},
+                "additionalProperties": false
+            }
+        })
+    })
+    .collect();
+    let mut result = json!({"tools": tools});
+    if modern {
+        result["resultType"] = json!("complete");
+        result["ttlMs"] = json!(0);
+        result["cacheScope"] = json!("private");
+    }
+    serde_json::to_string(&result).expect("serialize")
+}
+
 /// Tools on page `page`.
 pub fn tools_on_page(page: usize) -> usize {
     let v: Value = serde_json::from_str(&page_result(page, false)).expect("parse");

@@ -1,9 +1,11 @@
 //! The local MCP server every contender talks to in a benchmark run (127.0.0.1 only).
 //!
 //! `bench-server [--port P] [--mode json|sse] [--eras both|modern|legacy] [--ttl SECONDS]
-//! [--list-ttl-ms MS] [--pages N]` (`--list-ttl-ms`: the `ttlMs` its 2026-07-28 `tools/list` pages
-//! declare, default 0: not cacheable; `--pages`: the catalog's first `N` pages, the last of them
-//! naming no next cursor, default all 100)
+//! [--list-ttl-ms MS] [--pages N] [--tiny-catalog]` (`--list-ttl-ms`: the `ttlMs` its 2026-07-28
+//! `tools/list` pages declare, default 0: not cacheable; `--pages`: the catalog's first `N` pages,
+//! the last of them naming no next cursor, default all 100; `--tiny-catalog`: instead of those
+//! pages, one page of the three tools it answers, [`bench_harness::catalog::tiny_page_result`],
+//! for the scaling rows' work items that list as well as call)
 //!
 //! Serves on `/mcp`: `server/discover` (modern era), `initialize` / `notifications/initialized`
 //! / `DELETE` (legacy era, with a session id), `tools/list` (the catalog of
@@ -394,19 +396,27 @@ fn main() {
     let pages: usize = opt("--pages", &catalog::PAGES.to_string())
         .parse()
         .expect("--pages");
+    let tiny = args.iter().any(|a| a == "--tiny-catalog");
     let big_text = catalog::big_text();
     let server = Arc::new(Server {
         sse: mode == "sse",
         modern_ok: eras != "legacy",
         legacy_ok: eras != "modern",
-        pages: [
-            (0..pages)
-                .map(|p| catalog::page_result_of(p, pages, false, 0))
-                .collect(),
-            (0..pages)
-                .map(|p| catalog::page_result_of(p, pages, true, list_ttl_ms))
-                .collect(),
-        ],
+        pages: if tiny {
+            [
+                vec![catalog::tiny_page_result(false)],
+                vec![catalog::tiny_page_result(true)],
+            ]
+        } else {
+            [
+                (0..pages)
+                    .map(|p| catalog::page_result_of(p, pages, false, 0))
+                    .collect(),
+                (0..pages)
+                    .map(|p| catalog::page_result_of(p, pages, true, list_ttl_ms))
+                    .collect(),
+            ]
+        },
         big: [
             catalog::call_result(&big_text, false),
             catalog::call_result(&big_text, true),

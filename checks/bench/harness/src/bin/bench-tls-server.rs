@@ -8,8 +8,10 @@
 //! `/mcp` with ALPN `h2` and `http/1.1`: the protocol the TLS handshake chose is the one the
 //! connection speaks (hyper, HTTP/2 with its default settings, so at least 100 concurrent
 //! streams). The MCP answers are those of `bench-server --eras modern` in JSON mode:
-//! `server/discover`, `tools/call` of `small` (echoes its `text`), `ping`; `initialize` is refused
-//! as by a server of the 2026 era only.
+//! `server/discover`, `tools/list` (the one page of the tiny catalog,
+//! [`bench_harness::catalog::tiny_page_result`], for the scaling rows' work items over HTTP/2),
+//! `tools/call` of `small` (echoes its `text`), `ping`; `initialize` is refused as by a server of
+//! the 2026 era only.
 //!
 //! Counters on a second, plain-HTTP listener that is not counted itself: `GET /stats` (JSON:
 //! accepted TCP connections, completed TLS handshakes (and how many of them resumed a session:
@@ -59,6 +61,7 @@ struct Stats {
     discover: AtomicU64,
     initialize: AtomicU64,
     notifications: AtomicU64,
+    list: AtomicU64,
     call: AtomicU64,
     delete: AtomicU64,
     get: AtomicU64,
@@ -66,7 +69,7 @@ struct Stats {
 }
 
 impl Stats {
-    fn fields(&self) -> [(&'static str, &AtomicU64); 17] {
+    fn fields(&self) -> [(&'static str, &AtomicU64); 18] {
         [
             ("connections", &self.connections),
             ("open", &self.open),
@@ -81,6 +84,7 @@ impl Stats {
             ("discover", &self.discover),
             ("initialize", &self.initialize),
             ("notifications", &self.notifications),
+            ("list", &self.list),
             ("call", &self.call),
             ("delete", &self.delete),
             ("get", &self.get),
@@ -161,6 +165,10 @@ fn answer(stats: &Stats, body: &[u8]) -> (StatusCode, Option<String>) {
                 StatusCode::BAD_REQUEST,
                 Some(rpc_error(&id, -32022, "Unsupported protocol version")),
             )
+        }
+        "tools/list" => {
+            stats.list.fetch_add(1, Relaxed);
+            ok(rpc(&id, &catalog::tiny_page_result(true)))
         }
         "tools/call" => {
             stats.call.fetch_add(1, Relaxed);
