@@ -1367,12 +1367,12 @@ def idle_figures(server, count):
 def floor_only(a):
     """`--floor-only`: this round's targets alone. Re-measures the raw floor and this crate's two
     adapters in alternating rounds (list-all with free placement and on one CPU, and the 4 MiB
-    call), the core's callgrind figures and the whole-process list-all item under callgrind; puts
-    them into --json in place of the same rows there, keeping every other figure, and re-renders
-    the Markdown. The Targets section then judges this run's figures; the other tables keep the
-    date of their own run (the run line says both)."""
-    with open(a.json) as f:
-        d = json.load(f)
+    call), the core's callgrind figures and the whole-process list-all item under callgrind, then
+    writes into --out, in place, the sections these figures make (this round's targets, the
+    Targets table, the core's and the whole process's callgrind tables, the retained catalog),
+    leaving every other section of the document as it is; the Targets table keeps the earlier
+    targets it cannot judge from these figures, with their figure from the run they came from.
+    The figures go into --json (created if missing)."""
     q = a.quick
     rounds = 2 if q else 7
     keys = ["raw", "tokio", "blocking"]
@@ -1380,6 +1380,7 @@ def floor_only(a):
     json_srv = Server("json", "both")
     pinned_srv = Server("json", "both", one_cpu())
     rows = []
+    started = time.time()
     try:
         print("== list all pages, JSON responses (floor and adapters, alternating)", flush=True)
         try_measure_alternating(rows, json_srv, keys, "list", 2 if q else 5, eras, rounds)
@@ -1398,30 +1399,69 @@ def floor_only(a):
         pinned_srv.stop()
     core = core_figures()
     core["whole"] = whole
-    replaced = {(r["contender"], r["work"], bool(r.get("one_cpu"))) for r in rows}
-
-    def old(r):
-        return (r.get("n") == 1 and not r.get("handshake") and not r.get("h2bench") and r.get("mode", "json") == "json"
-                and (r.get("contender"), r.get("work"), bool(r.get("one_cpu"))) in replaced)
-    d["results"] = [r for r in d["results"] if not old(r)] + rows
-    d["core"] = core
-    d["floor_when"] = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
-    d["floor_quick"] = q
+    when = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
+    d = {}
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            d = json.load(f)
+    d["floor"] = {"results": rows, "core": core, "when": when, "quick": q, "elapsed": time.time() - started}
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(d, f, indent=1)
-    render_json(a.out, d)
+    # The sections these figures make, rendered alone, then put in place of the document's own.
+    tmp = a.out + ".floor.tmp"
+    write_markdown(tmp, rows, core, {"failed": "not run"}, 0, q)
+    with open(tmp) as f:
+        fresh = f.read().split("\n")
+    os.remove(tmp)
+    with open(a.out) as f:
+        doc = f.read().split("\n")
+
+    def section(lines, heading):
+        if heading not in lines:
+            return None
+        start = lines.index(heading)
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        return start, end
+
+    old_run = next((l[len("- Run: "):].split(" UTC")[0] for l in doc if l.startswith("- Run: ")), "the full run")
+    # The Targets table: this run's rows, then the earlier rows it cannot judge, as they were.
+    ft, dt = section(fresh, "## Targets"), section(doc, "## Targets")
+    if ft and dt:
+        new_rows = [l for l in fresh[ft[0]:ft[1]] if l.startswith("| ") and not l.startswith("| target ")]
+        judged = {l.split(" | ")[0].replace("**this round:** ", "") for l in new_rows}
+        kept = []
+        for l in doc[dt[0]:dt[1]]:
+            if not l.startswith("| ") or l.startswith("| target ") or "**this round:**" in l:
+                continue
+            cells = l.split(" | ")
+            if cells[0] in judged:
+                continue
+            if "(figure of the run of" not in cells[1]:
+                cells[1] += f" (figure of the run of {old_run} UTC)"
+            kept.append(" | ".join(cells))
+        block = fresh[ft[0]:ft[1]]
+        last = max(i for i, l in enumerate(block) if l.startswith("| "))
+        block[last + 1:last + 1] = kept
+        doc[dt[0]:dt[1]] = block
+    for heading in ("## Targets of this round (set before measuring)", "## Core alone: one page under callgrind",
+                    "## Whole client process: one warm list-all work item under callgrind", "## Retained catalog",
+                    "## Core alone: the 4 MiB call answer under callgrind"):
+        fs, ds = section(fresh, heading), section(doc, heading)
+        if fs and ds:
+            doc[ds[0]:ds[1]] = fresh[fs[0]:fs[1]]
+    note = (f"- This round's targets re-measured on {when} UTC by `checks/bench/run.py --floor-only`"
+            f"{' (quick: fewer repetitions)' if q else ''}: the Targets section, and every callgrind figure of the "
+            "core and of the whole process; the floor's and the adapters' rows of the side-by-side tables, and "
+            "every other table, are of the run above.")
+    doc = [l for l in doc if not l.startswith("- This round's targets re-measured on ")]
+    at = next((i for i, l in enumerate(doc) if l.startswith("- Run: ")), None)
+    if at is not None:
+        doc.insert(at + 1, note)
+    with open(a.out, "w") as f:
+        f.write("\n".join(doc))
     print(f"wrote {a.out}")
 
-
-def render_json(out, d):
-    """Writes the Markdown from the figures of --json."""
-    if d.get("core") and "profile" not in d["core"]:
-        d["core"]["profile"] = core_profile(d["core"]["sansio"]["callgrind_file"])
-    write_markdown(out, d["results"], d["core"], d["idle"], d.get("elapsed", 0), d.get("quick", False),
-                   d.get("when"), d.get("machine"), h2_when=d.get("h2_when"), h2_quick=d.get("h2_quick"),
-                   cache=d.get("cache"), cold_tls=d.get("cold_tls"), scale=d.get("scale"),
-                   pages=d.get("pages"), origins=d.get("origins"), floor_when=d.get("floor_when"),
-                   floor_quick=d.get("floor_quick"))
 
 
 def main():
@@ -1664,7 +1704,7 @@ def machine():
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
                    cache=None, cold_tls=None, scale=None, pages=None,
-                   origins=None, floor_when=None, floor_quick=None):
+                   origins=None):
     ok = [r for r in results if not r.get("failed")]
     h2_rows = [r for r in results if r.get("h2bench")]
     results = [r for r in results if not r.get("h2bench")]
@@ -1678,11 +1718,6 @@ def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=No
     w("Written by `scripts/bench-all.sh` (harness: `checks/bench/run.py`); do not edit by hand.")
     w("")
     w(f"- Run: {when} UTC, {elapsed:.0f} s{' (quick run: fewer repetitions)' if quick else ''}.")
-    if floor_when:
-        w(f"- This round's targets re-measured on {floor_when} UTC by `checks/bench/run.py --floor-only`"
-          f"{' (quick: fewer repetitions)' if floor_quick else ''}: the Targets section, the list-all (JSON, free "
-          "placement and one CPU) and `big` rows of the raw floor and this crate's two adapters, and every "
-          "callgrind figure of the core and of the whole process; the other rows are of the run above.")
     w(f"- Machine: {mach}. Other processes may share the cores; every ratio comes from one run, the same servers and the same moment.")
     w("- Server: `bench-server` (checks/bench/harness) on 127.0.0.1, one process per response mode, serving 100 "
       "`tools/list` pages of about 80 KiB of realistic schemas (8 MB in all), `small` (echoes 5 bytes) "
