@@ -243,3 +243,201 @@ fn escapes_and_control_bytes_in_short_words() {
     let s = r#"{"a":"\ud83d\ude00","bbbbbbbbbbb":1e400}"#;
     assert_eq!(check(s), Some((s.len(), false)));
 }
+
+/// The check against the serde readings, on generated schemas: JSON text built from a small
+/// vocabulary of keywords, names and annotation values, with whitespace anywhere, escapes,
+/// repeated keys, deep nesting, and sometimes one byte inserted or removed.
+mod differential {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A generated JSON value.
+    #[derive(Clone, Debug)]
+    enum Tree {
+        Object(Vec<(&'static str, Tree)>),
+        Array(Vec<Tree>),
+        /// A string, written as is between quotes (it may hold escapes).
+        Text(&'static str),
+        /// A number or literal, written as is.
+        Bare(&'static str),
+    }
+
+    const KEYS: &[&str] = &[
+        "type",
+        "properties",
+        "x-mcp-header",
+        "items",
+        "anyOf",
+        "enum",
+        "default",
+        "$defs",
+        "patternProperties",
+        "region",
+        "a",
+        "a_rather_long_property_name",
+        "t\\u0079pe",
+        "p\\n",
+    ];
+    const TEXTS: &[&str] = &[
+        "string",
+        "integer",
+        "boolean",
+        "object",
+        "Region",
+        "REGION",
+        "Mode",
+        "",
+        "not a token",
+        "str\\u0069ng",
+        "obj\\u0065ct",
+        "\\ud83d\\ude00",
+        "\\ud800",
+        "a\\\"b",
+        "\u{e9}t\u{e9}",
+        "\\x",
+        "tab\there",
+    ];
+    const BARES: &[&str] = &[
+        "0", "-1", "1.5", "2e10", "-0.5E-3", "true", "false", "null", "01", "1.", "-", "tru",
+    ];
+
+    fn tree() -> impl Strategy<Value = Tree> {
+        let leaf = prop_oneof![
+            proptest::sample::select(TEXTS).prop_map(Tree::Text),
+            proptest::sample::select(BARES).prop_map(Tree::Bare),
+        ];
+        leaf.prop_recursive(6, 48, 5, |inner| {
+            prop_oneof![
+                3 => proptest::collection::vec((proptest::sample::select(KEYS), inner.clone()), 0..5)
+                    .prop_map(Tree::Object),
+                1 => proptest::collection::vec(inner, 0..4).prop_map(Tree::Array),
+            ]
+        })
+    }
+
+    /// Writes `t` with the whitespace `space` picks at each place (by a counter).
+    fn write(t: &Tree, space: &[&str], n: &mut usize, out: &mut String) {
+        fn gap(space: &[&str], n: &mut usize, out: &mut String) {
+            *n += 1;
+            out.push_str(space[*n % space.len()]);
+        }
+        match t {
+            Tree::Object(members) => {
+                out.push('{');
+                for (k, (key, value)) in members.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    gap(space, n, out);
+                    out.push('"');
+                    out.push_str(key);
+                    out.push('"');
+                    gap(space, n, out);
+                    out.push(':');
+                    gap(space, n, out);
+                    write(value, space, n, out);
+                    gap(space, n, out);
+                }
+                out.push('}');
+            }
+            Tree::Array(items) => {
+                out.push('[');
+                for (k, item) in items.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    gap(space, n, out);
+                    write(item, space, n, out);
+                }
+                out.push(']');
+            }
+            Tree::Text(s) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            Tree::Bare(s) => out.push_str(s),
+        }
+    }
+
+    /// A schema: the root is an object whose `properties` hold the generated members, `wrap`
+    /// more objects deep (to reach the depth limit).
+    fn schema() -> impl Strategy<Value = String> {
+        (
+            proptest::collection::vec((proptest::sample::select(KEYS), tree()), 0..6),
+            prop_oneof![Just(0usize), Just(0usize), 28usize..34],
+            proptest::sample::select(vec![
+                vec![""],
+                vec![""],
+                vec![" "],
+                vec!["", "\n\t ", "", " "],
+            ]),
+            proptest::option::weighted(0.2, (any::<proptest::sample::Index>(), any::<u8>())),
+            proptest::bool::ANY,
+        )
+            .prop_map(|(members, wrap, space, edit, root_object)| {
+                let mut props = Tree::Object(members);
+                for _ in 0..wrap {
+                    props = Tree::Object(vec![("properties", Tree::Object(vec![("a", props)]))]);
+                }
+                let mut root = vec![("properties", props)];
+                if root_object {
+                    root.push(("type", Tree::Text("object")));
+                }
+                let mut out = String::new();
+                write(&Tree::Object(root), &space, &mut 0, &mut out);
+                if let Some((at, byte)) = edit {
+                    // One ASCII byte inserted, or one removed (on a character boundary).
+                    let at = at.index(out.len() + 1);
+                    if out.is_char_boundary(at) {
+                        match byte {
+                            0..=127 => out.insert(at, char::from(byte)),
+                            _ if at < out.len() && out.is_char_boundary(at + 1) => {
+                                out.remove(at);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                out
+            })
+    }
+
+    /// Whether the root of `s` (read by serde) has `"type": "object"` written without escapes.
+    fn root_object(s: &str) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Head<'a> {
+            #[serde(borrow, rename = "type")]
+            ty: Option<&'a serde_json::value::RawValue>,
+        }
+        serde_json::from_str::<Head<'_>>(s)
+            .is_ok_and(|h| h.ty.is_some_and(|t| t.get() == "\"object\""))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// What the check accepts, the serde tree reading accepts with the same parameters
+        /// and the same root `type`; what the tree reading accepts and has no escape, the check
+        /// accepts too (escapes it may leave to serde).
+        #[test]
+        fn agrees_with_the_serde_readings(s in schema()) {
+            let mut c = SchemaCheck::default();
+            let ours = c
+                .run(s.as_bytes(), 0)
+                .filter(|f| ws(s.as_bytes(), f.end) == s.len())
+                .map(|f| (c.take_params(), f.root_object));
+            let theirs = super::super::super::walk(&s);
+            match &ours {
+                Some((params, root)) => {
+                    prop_assert_eq!(Ok(params), theirs.as_ref(), "{}", s);
+                    prop_assert_eq!(*root, root_object(&s), "{}", s);
+                }
+                None => prop_assert!(
+                    theirs.is_err() || s.contains('\\'),
+                    "given up on {:?}, which the tree reading accepts: {:?}", s, theirs
+                ),
+            }
+        }
+    }
+}
