@@ -220,9 +220,8 @@ pub(crate) struct SchemaCheck<'a> {
     sets: Vec<BTreeSet<&'a [u8]>>,
     /// The keys of the open objects, innermost last, each with its [`fingerprint`].
     keys: Vec<(u64, &'a [u8])>,
-    /// The parameters found so far, and their lower-cased names.
+    /// The parameters found so far.
     found: Vec<HeaderParam>,
-    seen: BTreeSet<String>,
 }
 
 /// A key's length and first bytes in one word: keys that differ there differ. `b` is the whole
@@ -274,7 +273,6 @@ impl<'a> SchemaCheck<'a> {
         self.keys.clear();
         self.sets.clear();
         self.found.clear();
-        self.seen.clear();
         if b.get(i) != Some(&b'{') {
             return None;
         }
@@ -536,7 +534,8 @@ impl<'a> SchemaCheck<'a> {
         if outer == 0 || !is_token(name) {
             return None;
         }
-        if !self.seen.insert(name.to_ascii_lowercase()) {
+        // Compared case-insensitively with those found so far (at most [`MAX_HEADER_PARAMS`]).
+        if self.found.iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
             return None;
         }
         // Past the cap the serde scan gives the reason.
