@@ -478,3 +478,34 @@ mod differential {
         }
     }
 }
+
+#[test]
+fn member_places_of_the_keywords_and_their_lookalikes() {
+    use super::super::member_place;
+    // The keywords as the module documentation lists them.
+    let data = ["default", "const", "enum", "examples"];
+    let names = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    for (words, place) in [(&data[..], Place::Data), (&names[..], Place::Names)] {
+        for w in words {
+            assert!(member_place(w.as_bytes()) == place, "{w}");
+            // The same length with one byte changed, one byte more, one byte less: not it.
+            for at in 0..w.len() {
+                let mut changed = w.as_bytes().to_vec();
+                changed[at] ^= 0x20;
+                assert!(member_place(&changed) == Place::Other, "{changed:?}");
+            }
+            let longer = format!("{w}s");
+            assert!(member_place(longer.as_bytes()) == Place::Other, "{longer}");
+            assert!(member_place(&w.as_bytes()[1..]) == Place::Other, "{w}");
+        }
+    }
+    for other in ["", "type", "items", "anyOf", "x-mcp-header", "required"] {
+        assert!(member_place(other.as_bytes()) == Place::Other, "{other}");
+    }
+}
