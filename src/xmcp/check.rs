@@ -2,10 +2,11 @@
 //! it, and finds its `x-mcp-header` parameters by the rules of [`super::header_params`].
 //!
 //! It settles the usual schema: well-formed, no duplicate keys, nested no deeper than
-//! [`MAX_DEPTH`], its annotations valid. It gives up (`None`) on anything else, and also on what
-//! it leaves to the serde reading: keys, annotation values or property `type`s written with
-//! escapes. The serde reading then decides and names the reason. Numbers are never evaluated, so
-//! `1e400` is kept as written.
+//! [`MAX_DEPTH`], its annotations valid, in one reading whether it has annotations or not. It
+//! gives up (`None`) on anything else, and also on what it leaves to the serde reading: keys,
+//! annotation values or the `type`s of annotated-path schemas written with escapes. The serde
+//! reading then decides and names the reason. Numbers are never evaluated, so `1e400` is kept as
+//! written.
 
 use crate::prelude::*;
 
@@ -23,123 +24,20 @@ pub(crate) struct SchemaFacts {
     pub(crate) root_object: bool,
 }
 
-/// What the value of the member being read is for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Want {
-    /// Nothing.
-    Nothing,
-    /// A property's `type`: which [`ParamKind`], if any.
-    Kind,
-    /// An `x-mcp-header` value: its text.
-    Text,
-    /// The root's `type`: whether it is `"object"`.
-    RootType,
-}
-
-/// One open container of [`SchemaCheck`].
-struct Level<'a> {
-    object: bool,
-    /// Where this container sits.
-    place: Place,
-    /// Where the value of the member being read sits, and what it is for.
-    child: Place,
-    want: Want,
-    /// Whether the member being read pushed its key onto [`SchemaCheck::path`].
-    pushed: bool,
-    /// The keys seen so far, if an object.
-    keys: KeySet<'a>,
-    /// A schema object's annotation (its text) and `type` (`Some(None)`: not one of the three).
-    name: Option<&'a str>,
-    kind: Option<Option<ParamKind>>,
-    /// Where this object's own parameter goes: before those found below it.
-    slot: usize,
-}
-
-/// The keys of one open object, for finding a duplicate.
-struct KeySet<'a> {
-    /// Where this object's keys start in [`SchemaCheck::keys`].
-    from: usize,
-    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
-    /// only the others are searched for.
-    bloom: u64,
-    /// The keys, once there are more than [`LINEAR_KEYS`].
-    set: Option<BTreeSet<&'a [u8]>>,
-}
-
-impl<'a> KeySet<'a> {
-    fn new(from: usize) -> Self {
-        KeySet {
-            from,
-            bloom: 0,
-            set: None,
-        }
-    }
-
-    /// Adds `key`, which starts at `start` of `b`, to this object's keys (`keys` holds those of
-    /// every open object); `false` if the object already has it.
-    #[inline(always)]
-    fn insert(
-        &mut self,
-        keys: &mut Vec<(u64, &'a [u8])>,
-        b: &[u8],
-        start: usize,
-        key: &'a [u8],
-    ) -> bool {
-        if let Some(set) = &mut self.set {
-            return set.insert(key);
-        }
-        let print = fingerprint(b, start, key.len());
-        let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
-        if self.bloom & bit != 0
-            && keys
-                .get(self.from..)
-                .unwrap_or_default()
-                .iter()
-                .any(|&(p, k)| p == print && k == key)
-        {
-            return false;
-        }
-        self.bloom |= bit;
-        keys.push((print, key));
-        if keys.len() - self.from > LINEAR_KEYS {
-            self.set = Some(keys.drain(self.from..).map(|(_, k)| k).collect());
-        }
-        true
-    }
-}
-
-/// Reads the key whose opening quote is at `i` of `b`, an object's next key: one without escapes
-/// that `set` (whose keys `keys` holds) does not have yet, which it then has. Returns the key and
-/// the index after its closing quote.
-#[inline(always)]
-fn new_key<'a>(
-    set: &mut KeySet<'a>,
-    keys: &mut Vec<(u64, &'a [u8])>,
-    b: &'a [u8],
-    i: usize,
-) -> Option<(&'a [u8], usize)> {
-    if b.get(i) != Some(&b'"') {
-        return None;
-    }
-    let (end, escaped) = string(b, i, true)?;
-    if escaped {
-        return None;
-    }
-    let key = b.get(i + 1..end - 1)?;
-    set.insert(keys, b, i + 1, key).then_some((key, end))
-}
-
-/// One open container of [`SchemaCheck::plain`]; the innermost one is kept out of
-/// [`SchemaCheck::opens`], in a local of the walk. Two words, so that it stays in registers.
+/// One open container of [`SchemaCheck::run`]; the innermost one is kept out of
+/// [`SchemaCheck::opens`], in a local of the walk.
 #[derive(Clone, Copy)]
 struct Open {
     /// Where this object's keys start in [`SchemaCheck::keys`]; [`ARRAY`] for an array.
     from: usize,
-    /// One bit per key fingerprint seen (a Bloom filter), as in [`KeySet`]; all ones once the
-    /// object's keys moved to the innermost set of [`SchemaCheck::sets`]. Sixty-four keys with
-    /// a bit each set all ones too, but they are in [`SchemaCheck::keys`]: see
-    /// [`SchemaCheck::spilled`].
+    /// One bit per key fingerprint seen (a Bloom filter): a key whose bit is clear is new, and
+    /// only the others are searched for. All ones once the object's keys moved to the innermost
+    /// set of [`SchemaCheck::sets`]. Sixty-four keys with a bit each set all ones too, but they
+    /// are in [`SchemaCheck::keys`]: see [`SchemaCheck::spilled`].
     bloom: u64,
+    /// Where this container sits (an array: [`Place::Data`] or [`Place::Other`], which its
+    /// items share).
+    place: Place,
 }
 
 /// [`Open::from`] of an array.
@@ -154,13 +52,42 @@ impl Open {
     }
 }
 
-/// The open containers of [`SchemaCheck::plain`] around the innermost one: room for as many as
+/// The open containers of [`SchemaCheck::run`] around the innermost one: room for as many as
 /// [`MAX_DEPTH`] allows, so that a full stack is the depth limit.
 struct Opens([Open; MAX_DEPTH - 1]);
 
 impl Default for Opens {
     fn default() -> Self {
-        Opens([Open { from: 0, bloom: 0 }; MAX_DEPTH - 1])
+        Opens(
+            [Open {
+                from: 0,
+                bloom: 0,
+                place: Place::Other,
+            }; MAX_DEPTH - 1],
+        )
+    }
+}
+
+/// What an open [`Place::Schema`] object has shown so far of an annotation.
+#[derive(Clone, Copy, Default)]
+struct Note {
+    /// Where this object's own parameter goes among [`SchemaCheck::found`]: before those
+    /// found below it.
+    slot: usize,
+    /// Its `type`: `Some(None)` if not one of the three kinds.
+    kind: Option<Option<ParamKind>>,
+    /// The span of its `x-mcp-header` value's text (a string without escapes).
+    name: Option<(usize, usize)>,
+    /// The span of the `properties` key it was reached by (none for the root).
+    key: (usize, usize),
+}
+
+/// A [`Note`] per depth (the root's at 0).
+struct Notes([Note; MAX_DEPTH]);
+
+impl Default for Notes {
+    fn default() -> Self {
+        Notes([Note::default(); MAX_DEPTH])
     }
 }
 
@@ -269,43 +196,32 @@ const KEYWORD_PRINT: u64 = {
     v ^ ((k.len() as u64) << 56)
 };
 
-/// What the member being read is, for [`SchemaCheck::plain`].
+/// What the member being read is, for [`SchemaCheck::run`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Member {
-    /// Anything but a `type`.
+    /// Nothing the check looks at.
     Other,
     /// The root's `type`.
     RootType,
-    /// A `type` below the root.
+    /// The `type` of a [`Place::Schema`] object below the root.
     Type,
-    /// An `x-mcp-header`: the plain reading stops there.
+    /// The `x-mcp-header` of a [`Place::Schema`] object.
     Annotation,
-}
-
-/// What [`SchemaCheck::plain`] found.
-enum Plain {
-    /// The schema, accepted.
-    Facts(SchemaFacts),
-    /// An `x-mcp-header` key: the schema needs the full walk.
-    Annotated,
 }
 
 /// The check, with buffers reused from schema to schema.
 #[derive(Default)]
 pub(crate) struct SchemaCheck<'a> {
-    levels: Vec<Level<'a>>,
-    /// The open containers of [`Self::plain`] but the innermost, outermost first.
+    /// The open containers but the innermost, outermost first.
     opens: Opens,
-    /// The keys of the objects of [`Self::plain`] that have more than [`LINEAR_KEYS`],
-    /// innermost last.
+    /// What the open [`Place::Schema`] objects have shown, by depth.
+    notes: Notes,
+    /// The keys of the open objects that have more than [`LINEAR_KEYS`], innermost last.
     sets: Vec<BTreeSet<&'a [u8]>>,
     /// The keys of the open objects, innermost last, each with its [`fingerprint`].
     keys: Vec<(u64, &'a [u8])>,
-    /// The `properties` keys from the root to the schema object being read.
-    path: Vec<&'a [u8]>,
-    /// The parameters found so far, and their lower-cased names.
+    /// The parameters found so far.
     found: Vec<HeaderParam>,
-    seen: BTreeSet<String>,
 }
 
 /// A key's length and first bytes in one word: keys that differ there differ. `b` is the whole
@@ -335,11 +251,6 @@ fn fingerprint(b: &[u8], start: usize, len: usize) -> u64 {
     (head & mask) ^ ((len as u64) << 56)
 }
 
-/// The text between the quotes of the string at `start..end` of `b`.
-fn inner(b: &[u8], start: usize, end: usize) -> Option<&str> {
-    core::str::from_utf8(b.get(start + 1..end.checked_sub(1)?)?).ok()
-}
-
 impl<'a> SchemaCheck<'a> {
     /// The parameters of the last schema accepted, in the order of the tree walk.
     pub(crate) fn take_params(&mut self) -> Vec<HeaderParam> {
@@ -350,82 +261,104 @@ impl<'a> SchemaCheck<'a> {
         found
     }
 
-    /// Checks the schema object starting at `i` in `b`.
+    /// Checks the schema object starting at `i` in `b`: well-formed, no duplicate keys, no
+    /// deeper than [`MAX_DEPTH`], no key written with escapes, the root's `type` noted, and its
+    /// `x-mcp-header` parameters found (see [`super::header_params`] for the rules). Gives up
+    /// where a rule is broken, and on what the serde reading settles: an annotation value or
+    /// the `type` of a schema on the `properties` path written with escapes.
     ///
-    /// Most schemas carry no annotation: they are read by [`Self::plain`], which keeps no path
-    /// and looks at no `type` but the root's. A schema with an `x-mcp-header` key anywhere is
-    /// read again from its start by [`Self::walk`], which finds the parameters.
-    pub(crate) fn run(&mut self, b: &'a [u8], i: usize) -> Option<SchemaFacts> {
-        match self.plain(b, i)? {
-            Plain::Facts(facts) => {
-                self.found.clear();
-                Some(facts)
-            }
-            Plain::Annotated => self.walk(b, i),
-        }
-    }
-
-    /// Checks the schema object starting at `i` in `b` as [`Self::walk`] does, as long as it has
-    /// no `x-mcp-header` key: well-formed, no duplicate keys, no deeper than [`MAX_DEPTH`], no
-    /// key written with escapes, the root's `type` noted. A `type` below the root whose value is
-    /// a string with escapes gives up, as the walk may.
-    fn plain(&mut self, b: &'a [u8], mut i: usize) -> Option<Plain> {
+    /// Where a value sits ([`Place`]) is worked out only for containers: a scalar's place
+    /// matters only for the members the key alone picks out (`type`, `x-mcp-header`).
+    pub(crate) fn run(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
         self.keys.clear();
         self.sets.clear();
+        self.found.clear();
         if b.get(i) != Some(&b'{') {
             return None;
         }
         let mut root_object = false;
         // The innermost open container; the `outer` others are in `opens`.
-        let mut top = Open { from: 0, bloom: 0 };
+        let mut top = Open {
+            from: 0,
+            bloom: 0,
+            place: Place::Schema,
+        };
+        *self.notes.0.first_mut()? = Note::default();
         let mut outer = 0usize;
         i = ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
-            return Some(Plain::Facts(SchemaFacts {
+            return Some(SchemaFacts {
                 end: i + 1,
                 root_object,
-            }));
+            });
         }
-        // What the member whose value starts at `i` is (`Other` in an array).
-        let mut member;
-        (i, member) = self.plain_key(&mut top, outer, b, i)?;
-        if member == Member::Annotation {
-            return Some(Plain::Annotated);
-        }
+        // What the member whose value starts at `i` is (`Other` in an array), and its key.
+        let (mut member, mut key);
+        (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
         loop {
             // A value starts at `i` (perhaps after whitespace), nested in `outer + 1` containers.
             match *b.get(i)? {
                 b'"' => {
                     let (end, escaped) = value_string(b, i)?;
-                    if escaped {
-                        if member == Member::Type {
-                            return None;
+                    match member {
+                        Member::Other => {}
+                        Member::RootType => {
+                            root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
                         }
-                    } else if member == Member::RootType {
-                        root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
+                        _ if escaped => return None,
+                        Member::Type => {
+                            // Compared as bytes: only the string's own bytes, quotes included.
+                            self.notes.0.get_mut(outer)?.kind = Some(match b.get(i..end)? {
+                                b"\"string\"" => Some(ParamKind::String),
+                                b"\"integer\"" => Some(ParamKind::Integer),
+                                b"\"boolean\"" => Some(ParamKind::Boolean),
+                                _ => None,
+                            });
+                        }
+                        Member::Annotation => {
+                            self.notes.0.get_mut(outer)?.name = Some((i + 1, end - 1))
+                        }
                     }
                     i = end;
                 }
                 open @ (b'{' | b'[') => {
+                    self.not_text(member, outer)?;
                     let object = open == b'{';
                     i = ws(b, i + 1);
                     let close = if object { b'}' } else { b']' };
                     if b.get(i) == Some(&close) {
                         i += 1;
                     } else {
+                        let place = if top.object() {
+                            child_place(top.place, member, key)
+                        } else {
+                            top.place
+                        };
+                        let place = match place {
+                            Place::Data | Place::Other => place,
+                            _ if !object => Place::Other,
+                            _ => place,
+                        };
                         // No room: its first value would sit deeper than allowed.
                         *self.opens.0.get_mut(outer)? = top;
                         outer += 1;
                         top = Open {
                             from: if object { self.keys.len() } else { ARRAY },
                             bloom: 0,
+                            place,
                         };
+                        if place == Place::Schema {
+                            let start = offset(b, key);
+                            *self.notes.0.get_mut(outer)? = Note {
+                                slot: self.found.len(),
+                                kind: None,
+                                name: None,
+                                key: (start, start + key.len()),
+                            };
+                        }
                         member = Member::Other;
                         if object {
-                            (i, member) = self.plain_key(&mut top, outer, b, i)?;
-                            if member == Member::Annotation {
-                                return Some(Plain::Annotated);
-                            }
+                            (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
                         }
                         continue;
                     }
@@ -434,7 +367,10 @@ impl<'a> SchemaCheck<'a> {
                     i = ws(b, i);
                     continue;
                 }
-                _ => i = scalar(b, i, true)?,
+                _ => {
+                    self.not_text(member, outer)?;
+                    i = scalar(b, i, true)?;
+                }
             }
             // After a value: a comma, or the end of containers.
             loop {
@@ -447,10 +383,7 @@ impl<'a> SchemaCheck<'a> {
                         i += 1;
                         member = Member::Other;
                         if top.object() {
-                            (i, member) = self.plain_key(&mut top, outer, b, i)?;
-                            if member == Member::Annotation {
-                                return Some(Plain::Annotated);
-                            }
+                            (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
                         }
                         break;
                     }
@@ -459,16 +392,22 @@ impl<'a> SchemaCheck<'a> {
                         if self.spilled(top) {
                             self.sets.pop();
                         }
+                        if top.place == Place::Schema {
+                            let note = *self.notes.0.get(outer)?;
+                            if let Some(name) = note.name {
+                                self.annotation(b, name, note, outer)?;
+                            }
+                        }
                     }
                     Some(b']') if !top.object() => {}
                     _ => return None,
                 }
                 i += 1;
                 if outer == 0 {
-                    return Some(Plain::Facts(SchemaFacts {
+                    return Some(SchemaFacts {
                         end: i,
                         root_object,
-                    }));
+                    });
                 }
                 outer -= 1;
                 top = *self.opens.0.get(outer)?;
@@ -476,10 +415,24 @@ impl<'a> SchemaCheck<'a> {
         }
     }
 
-    /// [`Self::key`] for [`Self::plain`]: reads the key at `i` of the innermost object, `top`
-    /// (inside `outer` other containers), and its colon; returns where its value (or the whitespace before it) starts and what the
-    /// member is. An `x-mcp-header`
-    /// key stops the plain reading there ([`Member::Annotation`], its colon not read).
+    /// For a value that is not a string: gives up if `member` wants an annotation's text, and
+    /// notes a `type` that is none of the three kinds.
+    #[inline(always)]
+    fn not_text(&mut self, member: Member, outer: usize) -> Option<()> {
+        match member {
+            Member::Annotation => None,
+            Member::Type => {
+                self.notes.0.get_mut(outer)?.kind = Some(None);
+                Some(())
+            }
+            Member::Other | Member::RootType => Some(()),
+        }
+    }
+
+    /// Reads the key at `i` of the innermost object, `top` (inside `outer` other containers),
+    /// and its colon; returns where its value (or the whitespace before it) starts, what the
+    /// member is and the key. An `x-mcp-header` key of an object that is a schema off the
+    /// `properties` path gives up.
     #[inline(always)]
     fn plain_key(
         &mut self,
@@ -487,7 +440,7 @@ impl<'a> SchemaCheck<'a> {
         outer: usize,
         b: &'a [u8],
         i: usize,
-    ) -> Option<(usize, Member)> {
+    ) -> Option<(usize, Member, &'a [u8])> {
         // The opening quote and the key's first sixteen bytes in one read, or whitespace first.
         let (print, key, end) = match b.get(i..).and_then(<[u8]>::first_chunk::<17>) {
             Some(chunk) if chunk[0] == b'"' => {
@@ -510,22 +463,27 @@ impl<'a> SchemaCheck<'a> {
             return None;
         }
         let member = if print == TYPE_PRINT {
-            if outer == 0 {
-                Member::RootType
-            } else {
-                Member::Type
+            match (top.place, outer) {
+                (Place::Schema, 0) => Member::RootType,
+                (Place::Schema, _) => Member::Type,
+                _ => Member::Other,
             }
         } else if print == KEYWORD_PRINT && key == KEYWORD.as_bytes() {
-            return Some((end, Member::Annotation));
+            match top.place {
+                Place::Schema => Member::Annotation,
+                Place::Other => return None,
+                // A name or data.
+                Place::Properties | Place::Names | Place::Data => Member::Other,
+            }
         } else {
             Member::Other
         };
         // Where the value starts, or whitespace before it.
         if b.get(end) == Some(&b':') {
-            return Some((end + 1, member));
+            return Some((end + 1, member, key));
         }
         let i = ws(b, end);
-        (b.get(i) == Some(&b':')).then_some((i + 1, member))
+        (b.get(i) == Some(&b':')).then_some((i + 1, member, key))
     }
 
     /// Whether the keys of `top`, an object, are in the innermost set of [`Self::sets`]: its
@@ -558,199 +516,73 @@ impl<'a> SchemaCheck<'a> {
         true
     }
 
-    /// Checks the schema object starting at `i` in `b`, finding its parameters.
-    fn walk(&mut self, b: &'a [u8], mut i: usize) -> Option<SchemaFacts> {
-        self.levels.clear();
-        self.keys.clear();
-        self.path.clear();
-        self.found.clear();
-        self.seen.clear();
-        if b.get(i) != Some(&b'{') {
-            return None;
-        }
-        let mut facts = SchemaFacts {
-            end: 0,
-            root_object: false,
-        };
-        loop {
-            // A value starts at `i`, nested in `levels.len()` containers.
-            if self.levels.len() > MAX_DEPTH {
-                return None;
-            }
-            let (place, want) = match self.levels.last() {
-                Some(l) => (l.child, l.want),
-                None => (Place::Schema, Want::Nothing),
-            };
-            match *b.get(i)? {
-                open @ (b'{' | b'[') => {
-                    match want {
-                        Want::Text => return None,
-                        Want::Kind => self.levels.last_mut()?.kind = Some(None),
-                        Want::Nothing | Want::RootType => {}
-                    }
-                    let object = open == b'{';
-                    i = ws(b, i + 1);
-                    let close = if object { b'}' } else { b']' };
-                    if b.get(i) == Some(&close) {
-                        i += 1;
-                    } else {
-                        self.levels.push(Level {
-                            object,
-                            place: if object || place == Place::Data {
-                                place
-                            } else {
-                                Place::Other
-                            },
-                            child: if place == Place::Data {
-                                Place::Data
-                            } else {
-                                Place::Other
-                            },
-                            want: Want::Nothing,
-                            pushed: false,
-                            keys: KeySet::new(self.keys.len()),
-                            name: None,
-                            kind: None,
-                            slot: self.found.len(),
-                        });
-                        if object {
-                            i = self.key(b, i)?;
-                        }
-                        continue;
-                    }
-                }
-                b'"' => {
-                    let (end, escaped) = string(b, i, true)?;
-                    match want {
-                        Want::Nothing => {}
-                        Want::RootType => {
-                            facts.root_object = b.get(i..end) == Some(b"\"object\"".as_slice());
-                        }
-                        _ if escaped => return None,
-                        Want::Text => self.levels.last_mut()?.name = Some(inner(b, i, end)?),
-                        Want::Kind => {
-                            // Compared as bytes: only the string's own bytes, quotes included.
-                            self.levels.last_mut()?.kind = Some(match b.get(i..end)? {
-                                b"\"string\"" => Some(ParamKind::String),
-                                b"\"integer\"" => Some(ParamKind::Integer),
-                                b"\"boolean\"" => Some(ParamKind::Boolean),
-                                _ => None,
-                            });
-                        }
-                    }
-                    i = end;
-                }
-                _ => {
-                    match want {
-                        Want::Text => return None,
-                        Want::Kind => self.levels.last_mut()?.kind = Some(None),
-                        Want::Nothing | Want::RootType => {}
-                    }
-                    i = scalar(b, i, true)?;
-                }
-            }
-            // After a value: the end of its member, a comma, or the end of containers.
-            loop {
-                let Some(top) = self.levels.last_mut() else {
-                    facts.end = i;
-                    return Some(facts);
-                };
-                if top.pushed {
-                    top.pushed = false;
-                    self.path.pop();
-                }
-                let object = top.object;
-                i = ws(b, i);
-                match b.get(i) {
-                    Some(b',') => {
-                        i = ws(b, i + 1);
-                        if object {
-                            i = self.key(b, i)?;
-                        }
-                        break;
-                    }
-                    Some(b'}') if object => {
-                        let level = self.levels.pop()?;
-                        self.keys.truncate(level.keys.from);
-                        if let Some(name) = level.name {
-                            self.annotation(name, level.kind, level.slot)?;
-                        }
-                        i += 1;
-                    }
-                    Some(b']') if !object => {
-                        self.levels.pop();
-                        i += 1;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-    }
-
-    /// The annotation `name` of the schema object being closed (at [`Self::path`]), whose
-    /// `type` was `kind`; `None` if it breaks a rule.
+    /// The annotation whose text is at `name` of `b`, of the [`Place::Schema`] object being
+    /// closed at depth `outer` (whose [`Note`] is `note`); `None` if it breaks a rule.
+    #[cold]
     fn annotation(
         &mut self,
-        name: &str,
-        kind: Option<Option<ParamKind>>,
-        slot: usize,
+        b: &[u8],
+        name: (usize, usize),
+        note: Note,
+        outer: usize,
     ) -> Option<()> {
-        let Some(Some(kind)) = kind else {
+        let Some(Some(kind)) = note.kind else {
             return None;
         };
-        if self.path.is_empty() || !is_token(name) {
+        let name = core::str::from_utf8(b.get(name.0..name.1)?).ok()?;
+        // The root has no path.
+        if outer == 0 || !is_token(name) {
             return None;
         }
-        if !self.seen.insert(name.to_ascii_lowercase()) {
+        // Compared case-insensitively with those found so far (at most [`MAX_HEADER_PARAMS`]).
+        if self.found.iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
             return None;
         }
         // Past the cap the serde scan gives the reason.
         if self.found.len() >= MAX_HEADER_PARAMS {
             return None;
         }
+        // The path: the keys the schema objects below the root were reached by. The object
+        // being closed is at `outer`, the others in `opens`.
+        let mut path = Vec::new();
+        for depth in 1..=outer {
+            let place = match self.opens.0.get(depth) {
+                Some(open) if depth < outer => open.place,
+                _ => Place::Schema,
+            };
+            if place == Place::Schema {
+                let (s, e) = self.notes.0.get(depth)?.key;
+                path.push(String::from_utf8_lossy(b.get(s..e)?).into_owned());
+            }
+        }
         let param = HeaderParam {
-            path: self
-                .path
-                .iter()
-                .map(|k| String::from_utf8_lossy(k).into_owned())
-                .collect(),
+            path,
             name: name.to_owned(),
             kind,
         };
-        if slot <= self.found.len() {
-            self.found.insert(slot, param);
+        if note.slot <= self.found.len() {
+            self.found.insert(note.slot, param);
         }
         Some(())
     }
+}
 
-    /// Reads the key at `i` of the innermost object and its colon; returns where its value
-    /// starts.
-    #[inline(always)]
-    fn key(&mut self, b: &'a [u8], i: usize) -> Option<usize> {
-        let root = self.levels.len() == 1;
-        let level = self.levels.last_mut()?;
-        let (key, end) = new_key(&mut level.keys, &mut self.keys, b, i)?;
-        (level.child, level.want) = match level.place {
-            Place::Properties => {
-                self.path.push(key);
-                level.pushed = true;
-                (Place::Schema, Want::Nothing)
-            }
-            Place::Data => (Place::Data, Want::Nothing),
-            Place::Names => (Place::Other, Want::Nothing),
-            Place::Other if key == KEYWORD.as_bytes() => return None,
-            Place::Other => (member_place(key), Want::Nothing),
-            Place::Schema => match key {
-                b"x-mcp-header" => (Place::Other, Want::Text),
-                b"type" if root => (Place::Other, Want::RootType),
-                b"type" => (Place::Other, Want::Kind),
-                b"properties" => (Place::Properties, Want::Nothing),
-                _ => (member_place(key), Want::Nothing),
-            },
-        };
-        let i = ws(b, end);
-        (b.get(i) == Some(&b':')).then(|| ws(b, i + 1))
+/// Where the value of the member `key` of an object at `place` sits, for a container value.
+#[inline(always)]
+fn child_place(place: Place, member: Member, key: &[u8]) -> Place {
+    match place {
+        Place::Properties => Place::Schema,
+        Place::Data => Place::Data,
+        Place::Names => Place::Other,
+        Place::Schema if member != Member::Other => Place::Other,
+        Place::Schema if key == b"properties" => Place::Properties,
+        Place::Schema | Place::Other => member_place(key),
     }
+}
+
+/// Where `part`, a slice of `whole`, starts in it.
+fn offset(whole: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
 }
 
 #[cfg(test)]

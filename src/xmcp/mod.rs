@@ -310,26 +310,36 @@ enum At<'p> {
     Other,
 }
 
-/// Keywords whose value is instance data, a value the schema describes rather than a schema:
-/// an `x-mcp-header` key inside them is data, not an annotation.
-const DATA_KEYWORDS: [&[u8]; 4] = [b"default", b"const", b"enum", b"examples"];
-
-/// Keywords whose value maps names to schemas (besides `properties`): their keys are names,
-/// not keywords.
-const NAMES_KEYWORDS: [&[u8]; 4] = [
-    b"patternProperties",
-    b"$defs",
-    b"definitions",
-    b"dependentSchemas",
-];
-
 /// Where the value of the member `key` of a schema object that is not on the `properties` path
 /// sits: instance data, a map of names, or another schema ([`Place::Other`]). On the path, the
 /// caller handles `properties`, `type` and the annotation first.
+///
+/// Keywords whose value is instance data, a value the schema describes rather than a schema (an
+/// `x-mcp-header` key inside them is data, not an annotation): `default`, `const`, `enum`,
+/// `examples`. Keywords whose value maps names to schemas (their keys are names, not keywords):
+/// `properties`, `patternProperties`, `$defs`, `definitions`, `dependentSchemas`. The key's
+/// length picks the keyword it may be, compared as a word (the listing's schema check calls this
+/// for every container it opens).
+#[inline]
 fn member_place(key: &[u8]) -> Place {
-    if DATA_KEYWORDS.contains(&key) {
+    let data = match key.len() {
+        4 => key == b"enum",
+        5 => key == b"const",
+        7 => key == b"default",
+        8 => key == b"examples",
+        _ => false,
+    };
+    let names = match key.len() {
+        5 => key == b"$defs",
+        10 => key == b"properties",
+        11 => key == b"definitions",
+        16 => key == b"dependentSchemas",
+        17 => key == b"patternProperties",
+        _ => false,
+    };
+    if data {
         Place::Data
-    } else if key == b"properties" || NAMES_KEYWORDS.contains(&key) {
+    } else if names {
         Place::Names
     } else {
         Place::Other

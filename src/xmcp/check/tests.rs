@@ -229,10 +229,283 @@ fn escapes_and_control_bytes_in_short_words() {
     assert_eq!(check(r#"{"t\u0079pe":"object"}"#), None);
     let s = r#"{"type":"obj\u0065ct","d":"a\"b"}"#;
     assert_eq!(check(s), Some((s.len(), false)));
-    assert_eq!(check(r#"{"p":{"type":"str\u0069ng"}}"#), None);
+    // The `type` of a schema on the `properties` path is left to the serde reading; elsewhere
+    // it is a string like any other.
+    assert_eq!(
+        check(r#"{"properties":{"p":{"type":"str\u0069ng"}}}"#),
+        None
+    );
+    let s = r#"{"p":{"type":"str\u0069ng"}}"#;
+    assert_eq!(check(s), Some((s.len(), false)));
     assert_eq!(check("{\"a\":\"x\x01y\",\"b\":1}"), None);
     assert_eq!(check("{\"a\x01\":1,\"bbbbbbbbbbbb\":1}"), None);
     assert_eq!(check(r#"{"a":"\ud800"}"#), None);
     let s = r#"{"a":"\ud83d\ude00","bbbbbbbbbbb":1e400}"#;
     assert_eq!(check(s), Some((s.len(), false)));
+}
+
+/// The check against the serde readings, on generated schemas: JSON text built from a small
+/// vocabulary of keywords, names and annotation values, with whitespace anywhere, escapes,
+/// repeated keys, deep nesting, and sometimes one byte inserted or removed.
+mod differential {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A generated JSON value.
+    #[derive(Clone, Debug)]
+    enum Tree {
+        Object(Vec<(&'static str, Tree)>),
+        Array(Vec<Tree>),
+        /// A string, written as is between quotes (it may hold escapes).
+        Text(&'static str),
+        /// A number or literal, written as is.
+        Bare(&'static str),
+    }
+
+    const KEYS: &[&str] = &[
+        "type",
+        "properties",
+        "x-mcp-header",
+        "items",
+        "anyOf",
+        "enum",
+        "default",
+        "$defs",
+        "patternProperties",
+        "region",
+        "a",
+        "a_rather_long_property_name",
+        "t\\u0079pe",
+        "p\\n",
+    ];
+    /// Strings that make a valid schema text (some with escapes).
+    const TEXTS: &[&str] = &[
+        "string",
+        "integer",
+        "boolean",
+        "object",
+        "Region",
+        "REGION",
+        "Mode",
+        "",
+        "not a token",
+        "str\\u0069ng",
+        "obj\\u0065ct",
+        "\\ud83d\\ude00",
+        "a\\\"b",
+        "\u{e9}t\u{e9}",
+    ];
+    /// Strings JSON refuses.
+    const BAD_TEXTS: &[&str] = &["\\ud800", "\\x", "tab\there"];
+    const BARES: &[&str] = &["0", "-1", "1.5", "2e10", "-0.5E-3", "true", "false", "null"];
+    /// Numbers and literals JSON refuses.
+    const BAD_BARES: &[&str] = &["01", "1.", "-", "tru", "1e"];
+    /// Property names.
+    const NAMES: &[&str] = &["a", "b", "region", "type", "properties", "x-mcp-header"];
+    /// Annotation values.
+    const HEADERS: &[&str] = &[
+        "Region",
+        "region",
+        "Mode",
+        "Tenant-Id",
+        "",
+        "a b",
+        "R\\u0065gion",
+    ];
+    /// Property types.
+    const KINDS: &[&str] = &["string", "integer", "boolean", "object", "str\\u0069ng"];
+
+    fn tree() -> impl Strategy<Value = Tree> {
+        let leaf = prop_oneof![
+            8 => proptest::sample::select(TEXTS).prop_map(Tree::Text),
+            8 => proptest::sample::select(BARES).prop_map(Tree::Bare),
+            1 => proptest::sample::select(BAD_TEXTS).prop_map(Tree::Text),
+            1 => proptest::sample::select(BAD_BARES).prop_map(Tree::Bare),
+        ];
+        leaf.prop_recursive(6, 48, 5, |inner| {
+            let member = (proptest::sample::select(KEYS), inner.clone());
+            prop_oneof![
+                3 => proptest::collection::vec(member.clone(), 0..5).prop_map(Tree::Object),
+                1 => proptest::collection::vec(inner.clone(), 0..4).prop_map(Tree::Array),
+                // A property schema, often annotated.
+                3 => (
+                    proptest::option::of(proptest::sample::select(KINDS)),
+                    proptest::option::weighted(0.7, proptest::sample::select(HEADERS)),
+                    proptest::collection::vec(member, 0..3),
+                )
+                    .prop_map(|(kind, header, mut rest)| {
+                        if let Some(k) = kind {
+                            rest.push(("type", Tree::Text(k)));
+                        }
+                        if let Some(h) = header {
+                            rest.push(("x-mcp-header", Tree::Text(h)));
+                        }
+                        Tree::Object(rest)
+                    }),
+                // Properties of a schema.
+                3 => proptest::collection::vec((proptest::sample::select(NAMES), inner), 0..4)
+                    .prop_map(|props| Tree::Object(vec![
+                        ("type", Tree::Text("object")),
+                        ("properties", Tree::Object(props)),
+                    ])),
+            ]
+        })
+    }
+
+    /// Writes `t` with the whitespace `space` picks at each place (by a counter).
+    fn write(t: &Tree, space: &[&str], n: &mut usize, out: &mut String) {
+        fn gap(space: &[&str], n: &mut usize, out: &mut String) {
+            *n += 1;
+            out.push_str(space[*n % space.len()]);
+        }
+        match t {
+            Tree::Object(members) => {
+                out.push('{');
+                for (k, (key, value)) in members.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    gap(space, n, out);
+                    out.push('"');
+                    out.push_str(key);
+                    out.push('"');
+                    gap(space, n, out);
+                    out.push(':');
+                    gap(space, n, out);
+                    write(value, space, n, out);
+                    gap(space, n, out);
+                }
+                out.push('}');
+            }
+            Tree::Array(items) => {
+                out.push('[');
+                for (k, item) in items.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    gap(space, n, out);
+                    write(item, space, n, out);
+                }
+                out.push(']');
+            }
+            Tree::Text(s) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            Tree::Bare(s) => out.push_str(s),
+        }
+    }
+
+    /// A schema: the root is an object whose `properties` hold the generated members, `wrap`
+    /// more objects deep (to reach the depth limit).
+    fn schema() -> impl Strategy<Value = String> {
+        (
+            proptest::collection::vec((proptest::sample::select(NAMES), tree()), 0..6),
+            prop_oneof![Just(0usize), Just(0usize), 28usize..34],
+            proptest::sample::select(vec![
+                vec![""],
+                vec![""],
+                vec![" "],
+                vec!["", "\n\t ", "", " "],
+            ]),
+            proptest::option::weighted(0.2, (any::<proptest::sample::Index>(), any::<u8>())),
+            proptest::bool::ANY,
+        )
+            .prop_map(|(members, wrap, space, edit, root_object)| {
+                let mut props = Tree::Object(members);
+                for _ in 0..wrap {
+                    props = Tree::Object(vec![("properties", Tree::Object(vec![("a", props)]))]);
+                }
+                let mut root = vec![("properties", props)];
+                if root_object {
+                    root.push(("type", Tree::Text("object")));
+                }
+                let mut out = String::new();
+                write(&Tree::Object(root), &space, &mut 0, &mut out);
+                if let Some((at, byte)) = edit {
+                    // One ASCII byte inserted, or one removed (on a character boundary).
+                    let at = at.index(out.len() + 1);
+                    if out.is_char_boundary(at) {
+                        match byte {
+                            0..=127 => out.insert(at, char::from(byte)),
+                            _ if at < out.len() && out.is_char_boundary(at + 1) => {
+                                out.remove(at);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                out
+            })
+    }
+
+    /// Whether the root of `s` (read by serde) has `"type": "object"` written without escapes.
+    fn root_object(s: &str) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Head<'a> {
+            #[serde(borrow, rename = "type")]
+            ty: Option<&'a serde_json::value::RawValue>,
+        }
+        serde_json::from_str::<Head<'_>>(s)
+            .is_ok_and(|h| h.ty.is_some_and(|t| t.get() == "\"object\""))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// What the check accepts, the serde tree reading accepts with the same parameters
+        /// and the same root `type`; what the tree reading accepts and has no escape, the check
+        /// accepts too (escapes it may leave to serde).
+        #[test]
+        fn agrees_with_the_serde_readings(s in schema()) {
+            let mut c = SchemaCheck::default();
+            let ours = c
+                .run(s.as_bytes(), ws(s.as_bytes(), 0))
+                .filter(|f| ws(s.as_bytes(), f.end) == s.len())
+                .map(|f| (c.take_params(), f.root_object));
+            let theirs = super::super::super::walk(&s);
+            match &ours {
+                Some((params, root)) => {
+                    prop_assert_eq!(Ok(params), theirs.as_ref(), "{}", s);
+                    prop_assert_eq!(*root, root_object(&s), "{}", s);
+                }
+                None => prop_assert!(
+                    theirs.is_err() || s.contains('\\'),
+                    "given up on {:?}, which the tree reading accepts: {:?}", s, theirs
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn member_places_of_the_keywords_and_their_lookalikes() {
+    use super::super::member_place;
+    // The keywords as the module documentation lists them.
+    let data = ["default", "const", "enum", "examples"];
+    let names = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    for (words, place) in [(&data[..], Place::Data), (&names[..], Place::Names)] {
+        for w in words {
+            assert!(member_place(w.as_bytes()) == place, "{w}");
+            // The same length with one byte changed, one byte more, one byte less: not it.
+            for at in 0..w.len() {
+                let mut changed = w.as_bytes().to_vec();
+                changed[at] ^= 0x20;
+                assert!(member_place(&changed) == Place::Other, "{changed:?}");
+            }
+            let longer = format!("{w}s");
+            assert!(member_place(longer.as_bytes()) == Place::Other, "{longer}");
+            assert!(member_place(&w.as_bytes()[1..]) == Place::Other, "{w}");
+        }
+    }
+    for other in ["", "type", "items", "anyOf", "x-mcp-header", "required"] {
+        assert!(member_place(other.as_bytes()) == Place::Other, "{other}");
+    }
 }
