@@ -1335,7 +1335,11 @@ FIXES = {
         "src/list/pass.rs `read_entry`: one entry of the page pass (name, description, schema spans).",
     "mcp_sansio::xmcp::check::SchemaCheck::run":
         "src/xmcp/check.rs `SchemaCheck::run`: validates each `inputSchema` (grammar, duplicate keys, "
-        "depth, lone surrogates) and finds its `x-mcp-header` parameters without evaluating numbers.",
+        "depth, lone surrogates) and finds its `x-mcp-header` parameters in the same reading, "
+        "without evaluating numbers.",
+    "mcp_sansio::xmcp::check::SchemaCheck::annotation":
+        "src/xmcp/check.rs `SchemaCheck::annotation`: one `x-mcp-header` parameter checked and kept "
+        "(token, case-insensitive duplicate, kind, path).",
     "mcp_sansio::jsonrpc::parse_message_for_page":
         "src/jsonrpc.rs `parse_message_for_page`: the envelope of a listing's answer; the `result` is "
         "only delimited, and checked by the page pass.",
