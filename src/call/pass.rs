@@ -483,94 +483,215 @@ fn room(b: &[u8], i: usize) -> usize {
     }
 }
 
+/// What each one-letter escape stands for, by its letter; 0 where the letter is not one (`u`
+/// and anything invalid).
+const UNESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// Bytes [`decode`] copies and looks at in one step: four words.
+const STEP: usize = 32;
+
+/// Bytes of the output [`decode`] zeroes at a time, just ahead of where it writes (so that they
+/// are still in the cache when it does).
+const CHUNK: usize = 2048;
+
+/// Every this many bytes of output, a run of plain bytes still going is taken whole: found with
+/// `memchr` and copied at once.
+const LONG: usize = 512;
+
+/// The index of the first `"`, `\` or control byte of `src`, [`STEP`] if there is none. A word
+/// at a time: most runs between escapes end in the first or second word.
+#[inline(always)]
+fn first_special(src: &[u8; STEP]) -> usize {
+    let mut at = 0;
+    for word in src.chunks_exact(8) {
+        let Some(word) = word.first_chunk::<8>() else {
+            break;
+        };
+        let m = json::specials(u64::from_le_bytes(*word));
+        if m != 0 {
+            return at + (m.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    STEP
+}
+
+/// Why [`steps`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// At a special byte that is not a one-letter escape: the closing quote, a `\u` escape, or
+    /// a byte that is not allowed.
+    Special,
+    /// Less than a step of output left.
+    Room,
+    /// Less than a step of input left.
+    Tail,
+    /// In a long run of plain bytes.
+    Long,
+}
+
+/// Decodes the string contents at `j` of `b` into `out` at `o`, a step at a time, for as long as
+/// plain bytes and one-letter escapes follow and a whole step fits in both: where it stopped in
+/// each, and why. Each step copies [`STEP`] bytes whole and keeps those before the first special
+/// one (`o` moves past them only): bytes past `o` are scratch.
+#[inline(always)]
+fn steps(b: &[u8], out: &mut [u8], mut j: usize, mut o: usize) -> (usize, usize, Stop) {
+    loop {
+        let Some(src) = b.get(j..).and_then(|r| r.first_chunk::<STEP>()) else {
+            return (j, o, Stop::Tail);
+        };
+        let Some(dst) = out.get_mut(o..).and_then(|d| d.first_chunk_mut::<STEP>()) else {
+            return (j, o, Stop::Room);
+        };
+        *dst = *src;
+        let n = first_special(src);
+        if n == STEP {
+            (j, o) = (j + STEP, o + STEP);
+            if o % LONG < STEP {
+                return (j, o, Stop::Long);
+            }
+            continue;
+        }
+        (j, o) = (j + n, o + n);
+        if let Some(&[b'\\', letter]) = src.get(n..n + 2) {
+            let c = UNESCAPE[usize::from(letter)];
+            if c != 0 {
+                if let Some(slot) = out.get_mut(o) {
+                    *slot = c;
+                    (j, o) = (j + 2, o + 1);
+                    continue;
+                }
+            }
+        }
+        return (j, o, Stop::Special);
+    }
+}
+
+/// `out` with at least its first `n` bytes initialised: zeroed past its length, at least a
+/// [`CHUNK`] more, within its capacity. `None` if `n` is past the capacity (which holds any valid
+/// string: the string is not).
+#[cold]
+#[inline(never)]
+fn zeroed(mut out: Vec<u8>, n: usize) -> Option<Vec<u8>> {
+    if n > out.capacity() {
+        return None;
+    }
+    let len = n.max(out.len() + CHUNK).min(out.capacity());
+    out.resize(len, 0);
+    Some(out)
+}
+
+/// The first `"`, `\` or control byte at or after `j`, byte by byte (for the last bytes of the
+/// input).
+#[inline(never)]
+fn tail_special(b: &[u8], j: usize) -> Option<usize> {
+    b.get(j..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| j + n)
+}
+
+/// The escape whose backslash is at `k` of `b`: where it ends and the character it stands for
+/// (`None` if it is not a valid escape, or is a lone surrogate).
+#[inline(never)]
+fn escape(b: &[u8], k: usize) -> Option<(usize, char)> {
+    let letter = *b.get(k + 1)?;
+    let c = UNESCAPE[usize::from(letter)];
+    if c != 0 {
+        return Some((k + 2, char::from(c)));
+    }
+    if letter != b'u' {
+        return None;
+    }
+    let v = hex4(b, k + 2)?;
+    let mut end = k + 6;
+    let code = match v {
+        0xD800..=0xDBFF => {
+            if b.get(end..end + 2) != Some(b"\\u") {
+                return None;
+            }
+            let low = hex4(b, end + 2)?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return None;
+            }
+            end += 6;
+            0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
+        }
+        0xDC00..=0xDFFF => return None,
+        _ => v,
+    };
+    Some((end, char::from_u32(code)?))
+}
+
 /// Decodes the JSON string whose opening quote is at `i` of `text`, checking it as serde_json
 /// does when it decodes one (no raw control bytes, valid escapes, no lone surrogates): `None`
 /// where it is not such a string. Returns the string and the index after its closing quote.
 ///
-/// One pass over the string's bytes checks them (a word at a time) and copies them once into a
-/// buffer sized beforehand ([`room`], plus one word), which becomes the `String`: the decoded
-/// text is not copied after it is written (a buffer sized from the rest of the input is shrunk
-/// with `shrink_to_fit`, which the system allocators shrink in place).
+/// The output is a buffer whose capacity is sized beforehand ([`room`], plus a step), zeroed a
+/// [`CHUNK`] at a time just ahead of the writes (a long run of plain bytes is copied instead).
+/// [`steps`] does the common work a [`STEP`] at a time: it copies the step whole, finds the first
+/// special byte in it a word at a time and decodes a one-letter escape in place; the rest (the
+/// closing quote, `\u` escapes, refusals, the last bytes of the input, long runs found with
+/// `memchr`, more zeroed room) is done here. The decoded text is written once and becomes the
+/// `String` (checked as UTF-8 once, as `forbid(unsafe_code)` wants: a buffer sized from the rest
+/// of the input is shrunk with `shrink_to_fit`, which the system allocators shrink in place).
 fn decode(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(room(b, i) + 8);
-    let mut j = i + 1;
+    let mut out: Vec<u8> = Vec::with_capacity(room(b, i) + STEP);
+    out.resize(out.capacity().min(CHUNK), 0);
+    let (mut j, mut o) = (i + 1, 0);
     loop {
-        // Copy up to the next quote, backslash or control byte.
-        let k = loop {
-            let Some(word) = b.get(j..j + 8) else {
-                let tail = b.get(j..)?;
-                let n = tail
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-                out.extend_from_slice(tail.get(..n)?);
-                break j + n;
-            };
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            let m = json::specials(u64::from_le_bytes(w));
-            if m == 0 {
-                out.extend_from_slice(&w);
-                j += 8;
+        let stop;
+        (j, o, stop) = steps(b, &mut out, j, o);
+        let k = match stop {
+            Stop::Special => j,
+            Stop::Room => {
+                out = zeroed(out, o + STEP)?;
                 continue;
             }
-            // The whole word (no call to copy a few bytes), then only the bytes before the
-            // special one kept: the buffer has a word of room beyond the bound for this.
-            let n = (m.trailing_zeros() / 8) as usize;
-            let kept = out.len() + n;
-            out.extend_from_slice(&w);
-            out.truncate(kept);
-            break j + n;
+            Stop::Long => json::special_at(b, j)?,
+            Stop::Tail => tail_special(b, j)?,
         };
-        match *b.get(k)? {
-            b'"' => {
-                if out.capacity() - out.len() > out.len() / 8 + 8 {
-                    out.shrink_to_fit();
-                }
-                // Runs between ASCII bytes of a `str`: UTF-8 already; checked again, as `forbid
-                // (unsafe_code)` wants, at a few instructions per byte.
-                let s = String::from_utf8(out).ok()?;
-                return Some((s, k + 1));
-            }
+        // The plain bytes up to the special one at `k` (none after `Special`), and room for
+        // what an escape there decodes to.
+        let plain = b.get(j..k)?;
+        if out.len() < o + plain.len() + 4 {
+            // Copied rather than zeroed and then written; what follows is zeroed as it comes.
+            out.truncate(o);
+            out.extend_from_slice(plain);
+            out = zeroed(out, o + plain.len() + 4)?;
+        } else {
+            out.get_mut(o..o + plain.len())?.copy_from_slice(plain);
+        }
+        (j, o) = (k, o + plain.len());
+        match *b.get(j)? {
+            b'"' => break,
             b'\\' => {}
             _ => return None,
         }
-        let c = match *b.get(k + 1)? {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let v = hex4(b, k + 2)?;
-                j = k + 6;
-                let code = match v {
-                    0xD800..=0xDBFF => {
-                        if b.get(j..j + 2) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = hex4(b, j + 2)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        j += 6;
-                        0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    0xDC00..=0xDFFF => return None,
-                    _ => v,
-                };
-                let mut utf8 = [0u8; 4];
-                out.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut utf8).as_bytes());
-                continue;
-            }
-            _ => return None,
-        };
-        out.push(c);
-        j = k + 2;
+        let (end, c) = escape(b, j)?;
+        let mut utf8 = [0u8; 4];
+        let c = c.encode_utf8(&mut utf8).as_bytes();
+        out.get_mut(o..o + c.len())?.copy_from_slice(c);
+        (j, o) = (end, o + c.len());
     }
+    out.truncate(o);
+    if out.capacity() - o > o / 8 + 8 {
+        out.shrink_to_fit();
+    }
+    let s = String::from_utf8(out).ok()?;
+    Some((s, j + 1))
 }
 
 #[cfg(test)]
