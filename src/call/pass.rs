@@ -698,6 +698,121 @@ fn decode(text: &str, i: usize) -> Option<(String, usize)> {
 mod tests {
     use super::*;
 
+    /// Whether [`decode`] reads the string that starts `doc` as serde_json does: the same
+    /// string, ending at the same place (serde_json's reading of the first value of a stream
+    /// stops right after a string), or refused by both.
+    fn agrees_with_serde_json(doc: &str) -> Result<(), String> {
+        let mut values = serde_json::Deserializer::from_str(doc).into_iter::<String>();
+        let theirs = match values.next() {
+            Some(Ok(s)) => Some((s, values.byte_offset())),
+            _ => None,
+        };
+        let ours = decode(doc, 0);
+        if ours == theirs {
+            Ok(())
+        } else {
+            Err(format!("{doc:?}: ours {ours:?}, serde_json {theirs:?}"))
+        }
+    }
+
+    /// Every kind of escape, a multi-byte character on either side, and bytes a string may not
+    /// hold raw, at every place of the first steps (each of a step's four words, and either
+    /// side of every step boundary), where long runs are taken whole, and past the first zeroed
+    /// chunk; the input ending right after the string or a little later (so that the last steps
+    /// of the input are read byte by byte from anywhere).
+    #[test]
+    fn decodes_any_escape_at_any_place_of_a_step_as_serde_json() {
+        let specials = [
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\r",
+            "\\t",
+            "\\u00e9",
+            "\\u20AC",
+            "\\ud83d\\ude00",
+            "\\u0000",
+            "\\u001f",
+            "\\n\\t\\\"",
+            "é",
+            "😀",
+            // Refused.
+            "\u{1}",
+            "\u{1f}",
+            "\u{0}",
+            "\\x",
+            "\\u12",
+            "\\ud800",
+            "\\udc00",
+            "\\ud800\\u0041",
+            "\\U0041",
+        ];
+        let places = (0..=72).chain(500..=530).chain(2030..=2060);
+        // With `at`, these end the input at every place of a step after the string.
+        let tails = ["", ",1]", &" ".repeat(31), &" ".repeat(33)];
+        let mut failures = Vec::new();
+        for at in places {
+            for filler in ["a", "é"] {
+                let before: String = filler.repeat(at / filler.len());
+                for special in specials {
+                    for after in ["", "😀 and more after it", "xyz\\n"] {
+                        let t = format!("\"{before}{special}{after}\"");
+                        for tail in tails {
+                            if let Err(e) = agrees_with_serde_json(&format!("{t}{tail}")) {
+                                failures.push(e);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures, first: {:?}",
+            failures.len(),
+            failures.first()
+        );
+    }
+
+    use proptest::prelude::Strategy as _;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Strings made of plain runs (some long), multi-byte characters, every valid escape and
+        /// invalid ones (raw control bytes, unknown letters, short or lone `\u` escapes, a raw
+        /// backslash anywhere), followed by more input or not: decoded and refused as serde_json
+        /// does.
+        #[test]
+        fn decodes_generated_strings_as_serde_json(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => "[a-zA-Z0-9 .,:;{}()\\[\\]#@~!?'`^&*+=|<>%$-]{0,40}",
+                    1 => "[a-z]{500,700}",
+                    2 => proptest::sample::select(vec!["é", "€", "😀", "ߦ", "\u{7f}", "\u{ffff}"]).prop_map(String::from),
+                    3 => proptest::sample::select(vec![
+                        "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\t", "\\u00e9", "\\u20ac",
+                        "\\uFFFF", "\\ud83d\\ude00", "\\uDBFF\\uDFFF", "\\u0000",
+                    ]).prop_map(String::from),
+                    1 => proptest::sample::select(vec![
+                        "\u{1}", "\u{1f}", "\u{0}", "\\x", "\\u12", "\\u12g4", "\\ud800", "\\udfff", "\\ud800\\u0041",
+                        "\\ud800\\n", "\\", "\\\\\\",
+                    ]).prop_map(String::from),
+                ],
+                0..40,
+            ),
+            tail in proptest::sample::select(vec!["", "}", ",1]", " , \"next\": \"x\\n\"}"]),
+            pad in 0usize..40,
+        ) {
+            let t = format!("\"{}\"", pieces.concat());
+            let checked = agrees_with_serde_json(&format!("{t}{}{tail}", " ".repeat(pad)));
+            proptest::prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+        }
+    }
+
     #[test]
     fn decodes_strings_as_serde_json() {
         for t in [
