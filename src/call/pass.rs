@@ -505,8 +505,9 @@ const STEP: usize = 32;
 /// are still in the cache when it does).
 const CHUNK: usize = 2048;
 
-/// Every this many bytes of output, a run of plain bytes still going is taken whole: found with
-/// `memchr` and copied at once.
+/// A step without a special byte that crosses a multiple of this many bytes of output hands the
+/// rest of its run to `memchr` (found at once, copied at once): a long run is looked at a step
+/// at a time for at most this many bytes.
 const LONG: usize = 512;
 
 /// The index of the first `"`, `\` or control byte of `src`, [`STEP`] if there is none. A word
@@ -634,64 +635,151 @@ fn escape(b: &[u8], k: usize) -> Option<(usize, char)> {
     Some((end, char::from_u32(code)?))
 }
 
+/// Room for a string of at most this many bytes as written is a buffer on the stack, and its
+/// `String` is allocated once, exactly (a heap buffer with a step of room would be shrunk, which
+/// costs more than the copy).
+const TINY: usize = 32;
+
+/// As [`TINY`], with a larger buffer on the stack (a string as long as this given its step of
+/// room would be shrunk too).
+const SMALL: usize = 256;
+
+/// Where [`decode_into`] writes: a heap buffer that grows (zeroed as it goes), or a fixed one on
+/// the stack.
+trait Out {
+    /// What is written so far and the room after it (all of it initialised).
+    fn bytes(&mut self) -> &mut [u8];
+    /// At least the first `n` bytes initialised; `None` if there cannot be.
+    fn room(&mut self, n: usize) -> Option<()>;
+    /// `run` written at `o`, with room for four more bytes after it (an escape's character).
+    fn run_at(&mut self, o: usize, run: &[u8]) -> Option<()>;
+}
+
+impl Out for Vec<u8> {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        self
+    }
+
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<()> {
+        *self = zeroed(core::mem::take(self), n)?;
+        Some(())
+    }
+
+    #[inline(always)]
+    fn run_at(&mut self, o: usize, run: &[u8]) -> Option<()> {
+        if self.len() < o + run.len() + 4 {
+            // Copied rather than zeroed and then written; what follows is zeroed as it comes.
+            self.truncate(o);
+            self.extend_from_slice(run);
+            self.room(o + run.len() + 4)
+        } else {
+            self.get_mut(o..o + run.len())?.copy_from_slice(run);
+            Some(())
+        }
+    }
+}
+
+impl<const N: usize> Out for [u8; N] {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        self
+    }
+
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<()> {
+        (n <= N).then_some(())
+    }
+
+    #[inline(always)]
+    fn run_at(&mut self, o: usize, run: &[u8]) -> Option<()> {
+        self.get_mut(o..o + run.len() + 4)?
+            .get_mut(..run.len())?
+            .copy_from_slice(run);
+        Some(())
+    }
+}
+
 /// Decodes the JSON string whose opening quote is at `i` of `text`, checking it as serde_json
 /// does when it decodes one (no raw control bytes, valid escapes, no lone surrogates): `None`
 /// where it is not such a string. Returns the string and the index after its closing quote.
 ///
-/// The output is a buffer whose capacity is sized beforehand ([`room`], plus a step), zeroed a
-/// [`CHUNK`] at a time just ahead of the writes (a long run of plain bytes is copied instead).
-/// [`steps`] does the common work a [`STEP`] at a time: it copies the step whole, finds the first
-/// special byte in it a word at a time and decodes a one-letter escape in place; the rest (the
-/// closing quote, `\u` escapes, refusals, the last bytes of the input, long runs found with
-/// `memchr`, more zeroed room) is done here. The decoded text is written once and becomes the
-/// `String` (checked as UTF-8 once, as `forbid(unsafe_code)` wants: a buffer sized from the rest
-/// of the input is shrunk with `shrink_to_fit`, which the system allocators shrink in place).
+/// The decoded text is written once, into a buffer sized beforehand ([`room`], plus a step):
+/// on the stack for a short string (then copied once into its exact `String`), else on the heap,
+/// zeroed a [`CHUNK`] at a time just ahead of the writes, which becomes the `String` (a buffer
+/// sized from the rest of the input is shrunk with `shrink_to_fit`, which the system allocators
+/// shrink in place). Either is checked as UTF-8 once, as `forbid(unsafe_code)` wants.
 fn decode(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(room(b, i) + STEP);
+    let room = room(b, i);
+    if room <= TINY {
+        return decode_on_stack::<{ TINY + STEP }>(b, i);
+    }
+    if room <= SMALL {
+        return decode_on_stack::<{ SMALL + STEP }>(b, i);
+    }
+    decode_on_heap(b, i, room)
+}
+
+/// [`decode`] into a buffer on the heap with room for `room` bytes and a step.
+#[inline(never)]
+fn decode_on_heap(b: &[u8], i: usize, room: usize) -> Option<(String, usize)> {
+    let mut out: Vec<u8> = Vec::with_capacity(room + STEP);
     out.resize(out.capacity().min(CHUNK), 0);
+    let (o, end) = decode_into(b, i, &mut out)?;
+    out.truncate(o);
+    if out.capacity() - o > o / 8 + 8 {
+        out.shrink_to_fit();
+    }
+    let s = String::from_utf8(out).ok()?;
+    Some((s, end))
+}
+
+/// [`decode`] into a buffer of `N` bytes on the stack (room for the string and a step).
+#[inline(never)]
+fn decode_on_stack<const N: usize>(b: &[u8], i: usize) -> Option<(String, usize)> {
+    let mut out = [0u8; N];
+    let (o, end) = decode_into(b, i, &mut out)?;
+    let s = String::from_utf8(out.get(..o)?.to_vec()).ok()?;
+    Some((s, end))
+}
+
+/// The work of [`decode`], into `out`: how many bytes it wrote, and the index after the string's
+/// closing quote. [`steps`] does the common work a [`STEP`] at a time: it copies the step whole,
+/// finds the first special byte in it a word at a time and decodes a one-letter escape in place;
+/// the rest (the closing quote, `\u` escapes, refusals, the last bytes of the input, long runs
+/// found with `memchr`, more room) is done here.
+#[inline(always)]
+fn decode_into(b: &[u8], i: usize, out: &mut impl Out) -> Option<(usize, usize)> {
     let (mut j, mut o) = (i + 1, 0);
     loop {
         let stop;
-        (j, o, stop) = steps(b, &mut out, j, o);
+        (j, o, stop) = steps(b, out.bytes(), j, o);
         let k = match stop {
             Stop::Special => j,
             Stop::Room => {
-                out = zeroed(out, o + STEP)?;
+                out.room(o + STEP)?;
                 continue;
             }
             Stop::Long => json::special_at(b, j)?,
             Stop::Tail => tail_special(b, j)?,
         };
-        // The plain bytes up to the special one at `k` (none after `Special`), and room for
-        // what an escape there decodes to.
+        // The plain bytes up to the special one at `k` (none after `Special`).
         let plain = b.get(j..k)?;
-        if out.len() < o + plain.len() + 4 {
-            // Copied rather than zeroed and then written; what follows is zeroed as it comes.
-            out.truncate(o);
-            out.extend_from_slice(plain);
-            out = zeroed(out, o + plain.len() + 4)?;
-        } else {
-            out.get_mut(o..o + plain.len())?.copy_from_slice(plain);
-        }
+        out.run_at(o, plain)?;
         (j, o) = (k, o + plain.len());
         match *b.get(j)? {
-            b'"' => break,
+            b'"' => return Some((o, j + 1)),
             b'\\' => {}
             _ => return None,
         }
         let (end, c) = escape(b, j)?;
         let mut utf8 = [0u8; 4];
         let c = c.encode_utf8(&mut utf8).as_bytes();
-        out.get_mut(o..o + c.len())?.copy_from_slice(c);
+        out.bytes().get_mut(o..o + c.len())?.copy_from_slice(c);
         (j, o) = (end, o + c.len());
     }
-    out.truncate(o);
-    if out.capacity() - o > o / 8 + 8 {
-        out.shrink_to_fit();
-    }
-    let s = String::from_utf8(out).ok()?;
-    Some((s, j + 1))
 }
 
 #[cfg(test)]
@@ -717,9 +805,10 @@ mod tests {
 
     /// Every kind of escape, a multi-byte character on either side, and bytes a string may not
     /// hold raw, at every place of the first steps (each of a step's four words, and either
-    /// side of every step boundary), where long runs are taken whole, and past the first zeroed
-    /// chunk; the input ending right after the string or a little later (so that the last steps
-    /// of the input are read byte by byte from anywhere).
+    /// side of every step boundary), either side of the sizes decoded on the stack, where long
+    /// runs are taken whole, and past the first zeroed chunk; the input ending right after the
+    /// string or a little later (so that the last steps of the input are read byte by byte from
+    /// anywhere).
     #[test]
     fn decodes_any_escape_at_any_place_of_a_step_as_serde_json() {
         let specials = [
@@ -750,7 +839,10 @@ mod tests {
             "\\ud800\\u0041",
             "\\U0041",
         ];
-        let places = (0..=72).chain(500..=530).chain(2030..=2060);
+        let places = (0..=72)
+            .chain(240..=270)
+            .chain(500..=530)
+            .chain(2030..=2060);
         // With `at`, these end the input at every place of a step after the string.
         let tails = ["", ",1]", &" ".repeat(31), &" ".repeat(33)];
         let mut failures = Vec::new();
