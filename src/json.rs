@@ -128,6 +128,13 @@ fn next_special(b: &[u8], j: usize) -> Option<usize> {
     Some(at + k)
 }
 
+/// The index of the first `"`, `\` or control byte at or after `j`, `None` if there is none:
+/// for readers that decode a string as they scan it (a word at a time, then `memchr`).
+#[inline(always)]
+pub(crate) fn special_at(b: &[u8], j: usize) -> Option<usize> {
+    next_special(b, j)
+}
+
 /// Scans the string whose opening quote is at `i`. Returns the index after the closing quote
 /// and whether the string has escapes.
 #[inline(always)]

@@ -483,99 +483,427 @@ fn room(b: &[u8], i: usize) -> usize {
     }
 }
 
+/// What each one-letter escape stands for, by its letter; 0 where the letter is not one (`u`
+/// and anything invalid).
+const UNESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// Bytes [`decode`] copies and looks at in one step: four words.
+const STEP: usize = 32;
+
+/// Bytes of the output [`decode`] zeroes at a time, just ahead of where it writes (so that they
+/// are still in the cache when it does).
+const CHUNK: usize = 2048;
+
+/// A step without a special byte that crosses a multiple of this many bytes of output hands the
+/// rest of its run to `memchr` (found at once, copied at once): a long run is looked at a step
+/// at a time for at most this many bytes.
+const LONG: usize = 512;
+
+/// The index of the first `"`, `\` or control byte of `src`, [`STEP`] if there is none. A word
+/// at a time: most runs between escapes end in the first or second word.
+#[inline(always)]
+fn first_special(src: &[u8; STEP]) -> usize {
+    let mut at = 0;
+    for word in src.chunks_exact(8) {
+        let Some(word) = word.first_chunk::<8>() else {
+            break;
+        };
+        let m = json::specials(u64::from_le_bytes(*word));
+        if m != 0 {
+            return at + (m.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    STEP
+}
+
+/// Why [`steps`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// At a special byte that is not a one-letter escape: the closing quote, a `\u` escape, or
+    /// a byte that is not allowed.
+    Special,
+    /// Less than a step of output left.
+    Room,
+    /// Less than a step of input left.
+    Tail,
+    /// In a long run of plain bytes.
+    Long,
+}
+
+/// Decodes the string contents at `j` of `b` into `out` at `o`, a step at a time, for as long as
+/// plain bytes and one-letter escapes follow and a whole step fits in both: where it stopped in
+/// each, and why. Each step copies [`STEP`] bytes whole and keeps those before the first special
+/// one (`o` moves past them only): bytes past `o` are scratch.
+#[inline(always)]
+fn steps(b: &[u8], out: &mut [u8], mut j: usize, mut o: usize) -> (usize, usize, Stop) {
+    loop {
+        let Some(src) = b.get(j..).and_then(|r| r.first_chunk::<STEP>()) else {
+            return (j, o, Stop::Tail);
+        };
+        let Some(dst) = out.get_mut(o..).and_then(|d| d.first_chunk_mut::<STEP>()) else {
+            return (j, o, Stop::Room);
+        };
+        *dst = *src;
+        let n = first_special(src);
+        if n == STEP {
+            (j, o) = (j + STEP, o + STEP);
+            if o % LONG < STEP {
+                return (j, o, Stop::Long);
+            }
+            continue;
+        }
+        (j, o) = (j + n, o + n);
+        if let Some(&[b'\\', letter]) = src.get(n..n + 2) {
+            let c = UNESCAPE[usize::from(letter)];
+            if c != 0 {
+                if let Some(slot) = out.get_mut(o) {
+                    *slot = c;
+                    (j, o) = (j + 2, o + 1);
+                    continue;
+                }
+            }
+        }
+        return (j, o, Stop::Special);
+    }
+}
+
+/// `out` with at least its first `n` bytes initialised: zeroed past its length, at least a
+/// [`CHUNK`] more, within its capacity. `None` if `n` is past the capacity (which holds any valid
+/// string: the string is not).
+#[cold]
+#[inline(never)]
+fn zeroed(mut out: Vec<u8>, n: usize) -> Option<Vec<u8>> {
+    if n > out.capacity() {
+        return None;
+    }
+    let len = n.max(out.len() + CHUNK).min(out.capacity());
+    out.resize(len, 0);
+    Some(out)
+}
+
+/// The first `"`, `\` or control byte at or after `j`, byte by byte (for the last bytes of the
+/// input).
+#[inline(never)]
+fn tail_special(b: &[u8], j: usize) -> Option<usize> {
+    b.get(j..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| j + n)
+}
+
+/// The escape whose backslash is at `k` of `b`: where it ends and the character it stands for
+/// (`None` if it is not a valid escape, or is a lone surrogate).
+#[inline(never)]
+fn escape(b: &[u8], k: usize) -> Option<(usize, char)> {
+    let letter = *b.get(k + 1)?;
+    let c = UNESCAPE[usize::from(letter)];
+    if c != 0 {
+        return Some((k + 2, char::from(c)));
+    }
+    if letter != b'u' {
+        return None;
+    }
+    let v = hex4(b, k + 2)?;
+    let mut end = k + 6;
+    let code = match v {
+        0xD800..=0xDBFF => {
+            if b.get(end..end + 2) != Some(b"\\u") {
+                return None;
+            }
+            let low = hex4(b, end + 2)?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return None;
+            }
+            end += 6;
+            0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
+        }
+        0xDC00..=0xDFFF => return None,
+        _ => v,
+    };
+    Some((end, char::from_u32(code)?))
+}
+
+/// Room for a string of at most this many bytes as written is a buffer on the stack, and its
+/// `String` is allocated once, exactly (a heap buffer with a step of room would be shrunk, which
+/// costs more than the copy).
+const TINY: usize = 32;
+
+/// As [`TINY`], with a larger buffer on the stack (a string as long as this given its step of
+/// room would be shrunk too).
+const SMALL: usize = 256;
+
+/// Where [`decode_into`] writes: a heap buffer that grows (zeroed as it goes), or a fixed one on
+/// the stack.
+trait Out {
+    /// What is written so far and the room after it (all of it initialised).
+    fn bytes(&mut self) -> &mut [u8];
+    /// At least the first `n` bytes initialised; `None` if there cannot be.
+    fn room(&mut self, n: usize) -> Option<()>;
+    /// `run` written at `o`, with room for four more bytes after it (an escape's character).
+    fn run_at(&mut self, o: usize, run: &[u8]) -> Option<()>;
+}
+
+impl Out for Vec<u8> {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        self
+    }
+
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<()> {
+        *self = zeroed(core::mem::take(self), n)?;
+        Some(())
+    }
+
+    #[inline(always)]
+    fn run_at(&mut self, o: usize, run: &[u8]) -> Option<()> {
+        if self.len() < o + run.len() + 4 {
+            // Copied rather than zeroed and then written; what follows is zeroed as it comes.
+            self.truncate(o);
+            self.extend_from_slice(run);
+            self.room(o + run.len() + 4)
+        } else {
+            self.get_mut(o..o + run.len())?.copy_from_slice(run);
+            Some(())
+        }
+    }
+}
+
+impl<const N: usize> Out for [u8; N] {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        self
+    }
+
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<()> {
+        (n <= N).then_some(())
+    }
+
+    #[inline(always)]
+    fn run_at(&mut self, o: usize, run: &[u8]) -> Option<()> {
+        self.get_mut(o..o + run.len() + 4)?
+            .get_mut(..run.len())?
+            .copy_from_slice(run);
+        Some(())
+    }
+}
+
 /// Decodes the JSON string whose opening quote is at `i` of `text`, checking it as serde_json
 /// does when it decodes one (no raw control bytes, valid escapes, no lone surrogates): `None`
 /// where it is not such a string. Returns the string and the index after its closing quote.
 ///
-/// One pass over the string's bytes checks them (a word at a time) and copies them once into a
-/// buffer sized beforehand ([`room`], plus one word), which becomes the `String`: the decoded
-/// text is not copied after it is written (a buffer sized from the rest of the input is shrunk
-/// with `shrink_to_fit`, which the system allocators shrink in place).
+/// The decoded text is written once, into a buffer sized beforehand ([`room`], plus a step):
+/// on the stack for a short string (then copied once into its exact `String`), else on the heap,
+/// zeroed a [`CHUNK`] at a time just ahead of the writes, which becomes the `String` (a buffer
+/// sized from the rest of the input is shrunk with `shrink_to_fit`, which the system allocators
+/// shrink in place). Either is checked as UTF-8 once, as `forbid(unsafe_code)` wants.
 fn decode(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(room(b, i) + 8);
-    let mut j = i + 1;
+    let room = room(b, i);
+    if room <= TINY {
+        return decode_on_stack::<{ TINY + STEP }>(b, i);
+    }
+    if room <= SMALL {
+        return decode_on_stack::<{ SMALL + STEP }>(b, i);
+    }
+    decode_on_heap(b, i, room)
+}
+
+/// [`decode`] into a buffer on the heap with room for `room` bytes and a step.
+#[inline(never)]
+fn decode_on_heap(b: &[u8], i: usize, room: usize) -> Option<(String, usize)> {
+    let mut out: Vec<u8> = Vec::with_capacity(room + STEP);
+    out.resize(out.capacity().min(CHUNK), 0);
+    let (o, end) = decode_into(b, i, &mut out)?;
+    out.truncate(o);
+    if out.capacity() - o > o / 8 + 8 {
+        out.shrink_to_fit();
+    }
+    let s = String::from_utf8(out).ok()?;
+    Some((s, end))
+}
+
+/// [`decode`] into a buffer of `N` bytes on the stack (room for the string and a step).
+#[inline(never)]
+fn decode_on_stack<const N: usize>(b: &[u8], i: usize) -> Option<(String, usize)> {
+    let mut out = [0u8; N];
+    let (o, end) = decode_into(b, i, &mut out)?;
+    let s = String::from_utf8(out.get(..o)?.to_vec()).ok()?;
+    Some((s, end))
+}
+
+/// The work of [`decode`], into `out`: how many bytes it wrote, and the index after the string's
+/// closing quote. [`steps`] does the common work a [`STEP`] at a time: it copies the step whole,
+/// finds the first special byte in it a word at a time and decodes a one-letter escape in place;
+/// the rest (the closing quote, `\u` escapes, refusals, the last bytes of the input, long runs
+/// found with `memchr`, more room) is done here.
+#[inline(always)]
+fn decode_into(b: &[u8], i: usize, out: &mut impl Out) -> Option<(usize, usize)> {
+    let (mut j, mut o) = (i + 1, 0);
     loop {
-        // Copy up to the next quote, backslash or control byte.
-        let k = loop {
-            let Some(word) = b.get(j..j + 8) else {
-                let tail = b.get(j..)?;
-                let n = tail
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-                out.extend_from_slice(tail.get(..n)?);
-                break j + n;
-            };
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            let m = json::specials(u64::from_le_bytes(w));
-            if m == 0 {
-                out.extend_from_slice(&w);
-                j += 8;
+        let stop;
+        (j, o, stop) = steps(b, out.bytes(), j, o);
+        let k = match stop {
+            Stop::Special => j,
+            Stop::Room => {
+                out.room(o + STEP)?;
                 continue;
             }
-            // The whole word (no call to copy a few bytes), then only the bytes before the
-            // special one kept: the buffer has a word of room beyond the bound for this.
-            let n = (m.trailing_zeros() / 8) as usize;
-            let kept = out.len() + n;
-            out.extend_from_slice(&w);
-            out.truncate(kept);
-            break j + n;
+            Stop::Long => json::special_at(b, j)?,
+            Stop::Tail => tail_special(b, j)?,
         };
-        match *b.get(k)? {
-            b'"' => {
-                if out.capacity() - out.len() > out.len() / 8 + 8 {
-                    out.shrink_to_fit();
-                }
-                // Runs between ASCII bytes of a `str`: UTF-8 already; checked again, as `forbid
-                // (unsafe_code)` wants, at a few instructions per byte.
-                let s = String::from_utf8(out).ok()?;
-                return Some((s, k + 1));
-            }
+        // The plain bytes up to the special one at `k` (none after `Special`).
+        let plain = b.get(j..k)?;
+        out.run_at(o, plain)?;
+        (j, o) = (k, o + plain.len());
+        match *b.get(j)? {
+            b'"' => return Some((o, j + 1)),
             b'\\' => {}
             _ => return None,
         }
-        let c = match *b.get(k + 1)? {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let v = hex4(b, k + 2)?;
-                j = k + 6;
-                let code = match v {
-                    0xD800..=0xDBFF => {
-                        if b.get(j..j + 2) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = hex4(b, j + 2)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        j += 6;
-                        0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    0xDC00..=0xDFFF => return None,
-                    _ => v,
-                };
-                let mut utf8 = [0u8; 4];
-                out.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut utf8).as_bytes());
-                continue;
-            }
-            _ => return None,
-        };
-        out.push(c);
-        j = k + 2;
+        let (end, c) = escape(b, j)?;
+        let mut utf8 = [0u8; 4];
+        let c = c.encode_utf8(&mut utf8).as_bytes();
+        out.bytes().get_mut(o..o + c.len())?.copy_from_slice(c);
+        (j, o) = (end, o + c.len());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether [`decode`] reads the string that starts `doc` as serde_json does: the same
+    /// string, ending at the same place (serde_json's reading of the first value of a stream
+    /// stops right after a string), or refused by both.
+    fn agrees_with_serde_json(doc: &str) -> Result<(), String> {
+        let mut values = serde_json::Deserializer::from_str(doc).into_iter::<String>();
+        let theirs = match values.next() {
+            Some(Ok(s)) => Some((s, values.byte_offset())),
+            _ => None,
+        };
+        let ours = decode(doc, 0);
+        if ours == theirs {
+            Ok(())
+        } else {
+            Err(format!("{doc:?}: ours {ours:?}, serde_json {theirs:?}"))
+        }
+    }
+
+    /// Every kind of escape, a multi-byte character on either side, and bytes a string may not
+    /// hold raw, at every place of the first steps (each of a step's four words, and either
+    /// side of every step boundary), either side of the sizes decoded on the stack, where long
+    /// runs are taken whole, and past the first zeroed chunk; the input ending right after the
+    /// string or a little later (so that the last steps of the input are read byte by byte from
+    /// anywhere).
+    #[test]
+    fn decodes_any_escape_at_any_place_of_a_step_as_serde_json() {
+        let specials = [
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\r",
+            "\\t",
+            "\\u00e9",
+            "\\u20AC",
+            "\\ud83d\\ude00",
+            "\\u0000",
+            "\\u001f",
+            "\\n\\t\\\"",
+            "é",
+            "😀",
+            // Refused.
+            "\u{1}",
+            "\u{1f}",
+            "\u{0}",
+            "\\x",
+            "\\u12",
+            "\\ud800",
+            "\\udc00",
+            "\\ud800\\u0041",
+            "\\U0041",
+        ];
+        let places = (0..=72)
+            .chain(240..=270)
+            .chain(500..=530)
+            .chain(2030..=2060);
+        // With `at`, these end the input at every place of a step after the string.
+        let tails = ["", ",1]", &" ".repeat(31), &" ".repeat(33)];
+        let mut failures = Vec::new();
+        for at in places {
+            for filler in ["a", "é"] {
+                let before: String = filler.repeat(at / filler.len());
+                for special in specials {
+                    for after in ["", "😀 and more after it", "xyz\\n"] {
+                        let t = format!("\"{before}{special}{after}\"");
+                        for tail in tails {
+                            if let Err(e) = agrees_with_serde_json(&format!("{t}{tail}")) {
+                                failures.push(e);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures, first: {:?}",
+            failures.len(),
+            failures.first()
+        );
+    }
+
+    use proptest::prelude::Strategy as _;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Strings made of plain runs (some long), multi-byte characters, every valid escape and
+        /// invalid ones (raw control bytes, unknown letters, short or lone `\u` escapes, a raw
+        /// backslash anywhere), followed by more input or not: decoded and refused as serde_json
+        /// does.
+        #[test]
+        fn decodes_generated_strings_as_serde_json(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => "[a-zA-Z0-9 .,:;{}()\\[\\]#@~!?'`^&*+=|<>%$-]{0,40}",
+                    1 => "[a-z]{500,700}",
+                    2 => proptest::sample::select(vec!["é", "€", "😀", "ߦ", "\u{7f}", "\u{ffff}"]).prop_map(String::from),
+                    3 => proptest::sample::select(vec![
+                        "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\t", "\\u00e9", "\\u20ac",
+                        "\\uFFFF", "\\ud83d\\ude00", "\\uDBFF\\uDFFF", "\\u0000",
+                    ]).prop_map(String::from),
+                    1 => proptest::sample::select(vec![
+                        "\u{1}", "\u{1f}", "\u{0}", "\\x", "\\u12", "\\u12g4", "\\ud800", "\\udfff", "\\ud800\\u0041",
+                        "\\ud800\\n", "\\", "\\\\\\",
+                    ]).prop_map(String::from),
+                ],
+                0..40,
+            ),
+            tail in proptest::sample::select(vec!["", "}", ",1]", " , \"next\": \"x\\n\"}"]),
+            pad in 0usize..40,
+        ) {
+            let t = format!("\"{}\"", pieces.concat());
+            let checked = agrees_with_serde_json(&format!("{t}{}{tail}", " ".repeat(pad)));
+            proptest::prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+        }
+    }
 
     #[test]
     fn decodes_strings_as_serde_json() {
