@@ -2,8 +2,54 @@
 //! test here kills a mutant of `src/http1/` that the codec's other tests let live
 //! (docs/mutants.md, `scripts/mutants.sh http1`).
 
-use mcp_sansio::http1::{encode, encode_into};
+use std::cell::Cell;
+
+use mcp_sansio::http1::{encode, encode_into, ResponseDecoder, ResponseEvent, ResponseLimits};
 use mcp_sansio::wire::{Method, Request};
+use mcp_sansio::{Budget, BudgetExceeded, ByteLedger, Http1Error};
+
+// The bytes each thread holds, counted by the test crate's allocator (the system allocator with
+// every change in the bytes held told to `count`): a test measures what the code it runs keeps.
+thread_local! {
+    static HELD: Cell<i64> = const { Cell::new(0) };
+    static PEAK: Cell<i64> = const { Cell::new(0) };
+}
+
+fn count(delta: i64) {
+    let _ = HELD.try_with(|h| {
+        let now = h.get() + delta;
+        h.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+    });
+}
+
+include!("../checks/support/src/hostile/forward_alloc.rs");
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// What `f` left held on this thread when it returned (its allocations less its frees), and the
+/// most it held at once while it ran, both counted from what was held before it.
+fn held_by<T>(f: impl FnOnce() -> T) -> (T, i64, i64) {
+    let start = HELD.with(Cell::get);
+    PEAK.with(|p| p.set(start));
+    let t = f();
+    let end = HELD.with(Cell::get);
+    let peak = PEAK.with(Cell::get);
+    (t, end - start, peak - start)
+}
+
+/// A response head of exactly `len` bytes (`len` at least 60): a `Content-Length: 2` and one
+/// field padded with spaces, which the head does not keep (a value's surrounding whitespace is
+/// not part of it).
+fn padded_head(len: usize) -> Vec<u8> {
+    let mut head = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Pad: ".to_vec();
+    let pad = len - head.len() - b"x\r\n\r\n".len();
+    head.extend(std::iter::repeat_n(b' ', pad));
+    head.extend_from_slice(b"x\r\n\r\n");
+    assert_eq!(head.len(), len);
+    head
+}
 
 /// A request whose every part is long enough that a wrong size estimate shows: a 300-byte body,
 /// a 60-byte path, a 40-byte authority, three headers of some 50 bytes each.
@@ -53,4 +99,98 @@ fn a_request_is_encoded_into_one_buffer_of_its_size() {
         assert_eq!(out, v);
         assert!(out.capacity() - out.len() <= 16, "{}", out.capacity());
     }
+}
+
+/// A decoder keeps the buffer of a parsed block of up to 8 KiB for the next block (a chunk-size
+/// line, trailers), and releases a larger one: between blocks it holds at most 8 KiB that it no
+/// longer needs. A head of exactly 8 KiB (in one piece: a buffer of 8 KiB) is kept, one of a
+/// byte more is not.
+#[test]
+fn a_parsed_block_of_8_kib_is_kept_one_byte_more_is_released() {
+    for (len, kept) in [(8192, true), (8193, false), (1000, true), (20_000, false)] {
+        let head = padded_head(len);
+        let mut dec = ResponseDecoder::new(ResponseLimits::default());
+        let mut ledger = ByteLedger::new(1 << 20);
+        let (consumed, held, _) = held_by(|| {
+            let d = dec.decode(&head, &mut ledger).unwrap();
+            assert!(matches!(d.event, Some(ResponseEvent::Head(_))), "{len}");
+            d.consumed
+        });
+        assert_eq!(consumed, len);
+        // The head the decoder keeps is a few short strings: well under 1 KiB.
+        if kept {
+            assert!(
+                held >= len as i64,
+                "a head of {len} bytes: {held} bytes held"
+            );
+            assert!(
+                held < len as i64 + 1024,
+                "a head of {len} bytes: {held} bytes held"
+            );
+        } else {
+            assert!(held < 1024, "a head of {len} bytes: {held} bytes held");
+        }
+        // The body and the end still come.
+        let d = dec.decode(b"ok", &mut ledger).unwrap();
+        assert_eq!(d.event, Some(ResponseEvent::Body(b"ok")));
+    }
+}
+
+/// The buffer of a block that arrives in pieces grows geometrically but never past the limit
+/// it serves: a 40 000-byte header-block limit, a block of 39 500 bytes in pieces of 1000, 30 000,
+/// 8000 and 500 bytes, and never more than 40 000 bytes of buffer held (doubling the 31 000 of
+/// the first two pieces would give 62 000).
+#[test]
+fn a_growing_block_buffer_never_passes_its_limit() {
+    let limits = ResponseLimits {
+        header_block_bytes: 40_000,
+        ..ResponseLimits::default()
+    };
+    let mut input = b"HTTP/1.1 200 OK\r\nX-Pad: ".to_vec();
+    input.resize(39_500, b' ');
+    let mut dec = ResponseDecoder::new(limits);
+    let mut ledger = ByteLedger::new(1 << 20);
+    let (_, held, peak) = held_by(|| {
+        let (a, rest) = input.split_at(1000);
+        let (b, rest) = rest.split_at(30_000);
+        let (c, d) = rest.split_at(8000);
+        for piece in [a, b, c, d] {
+            let d = dec.decode(piece, &mut ledger).unwrap();
+            assert_eq!((d.consumed, d.event), (piece.len(), None));
+        }
+    });
+    assert_eq!(dec.buffered_len(), 39_500);
+    assert!(held >= 39_500, "{held}");
+    assert!(peak <= 40_000, "peak {peak}");
+    // The limit itself holds: 500 bytes more fit, the next one does not.
+    let pad = vec![b' '; 500];
+    assert_eq!(dec.decode(&pad, &mut ledger).unwrap().consumed, 500);
+    assert_eq!(
+        dec.decode(b" ", &mut ledger),
+        Err(Http1Error::Budget(BudgetExceeded::new(
+            Budget::HeaderBlock,
+            40_000
+        )))
+    );
+}
+
+/// A configured header-count limit far above what a block could hold costs nothing: the
+/// parser's field slots are bounded by the block (a field takes at least 3 bytes, `a:\n`), so a
+/// 3000-byte head under a limit of a million fields holds some 32 bytes a slot for at most
+/// 1001 slots, not a million, and not 3 per byte.
+#[test]
+fn a_huge_header_count_limit_allocates_by_the_block_not_by_the_limit() {
+    let limits = ResponseLimits {
+        header_count: 1_000_000,
+        ..ResponseLimits::default()
+    };
+    let head = padded_head(3000);
+    let mut dec = ResponseDecoder::new(limits);
+    let mut ledger = ByteLedger::new(1 << 20);
+    let (_, _, peak) = held_by(|| {
+        let d = dec.decode(&head, &mut ledger).unwrap();
+        assert!(matches!(d.event, Some(ResponseEvent::Head(_))));
+    });
+    // The block (3000), its slots (1001 × 32) and the head: under 20 bytes per block byte.
+    assert!(peak < 20 * 3000, "peak {peak}");
 }
