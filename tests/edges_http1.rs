@@ -194,3 +194,97 @@ fn a_huge_header_count_limit_allocates_by_the_block_not_by_the_limit() {
     // The block (3000), its slots (1001 × 32) and the head: under 20 bytes per block byte.
     assert!(peak < 20 * 3000, "peak {peak}");
 }
+
+/// A piece that fills the header block to exactly its limit, without its end, is taken (and
+/// buffered); the next byte fails with the limit; a stream that ends there ended in the head.
+#[test]
+fn a_piece_filling_the_block_to_its_limit_is_taken_the_next_byte_is_not() {
+    let limits = ResponseLimits {
+        header_block_bytes: 64,
+        ..ResponseLimits::default()
+    };
+    let mut input = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+    input.resize(64, b'a');
+    let mut dec = ResponseDecoder::new(limits);
+    let mut ledger = ByteLedger::new(1 << 20);
+    let d = dec.decode(&input, &mut ledger).unwrap();
+    assert_eq!((d.consumed, d.event), (64, None));
+    assert_eq!(dec.buffered_len(), 64);
+    assert_eq!(ledger.used(), 64);
+    let mut ended = dec.clone();
+    assert_eq!(
+        ended.finish(),
+        Err(Http1Error::UnexpectedEof {
+            stage: "response head"
+        })
+    );
+    assert_eq!(
+        dec.decode(b"\n", &mut ledger),
+        Err(Http1Error::Budget(BudgetExceeded::new(
+            Budget::HeaderBlock,
+            64
+        )))
+    );
+    assert_eq!(ledger.used(), 64);
+    // The same for a chunk-size line and its own limit.
+    let limits = ResponseLimits {
+        chunk_line_bytes: 8,
+        ..ResponseLimits::default()
+    };
+    let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let mut dec = ResponseDecoder::new(limits);
+    let mut ledger = ByteLedger::new(1 << 20);
+    let d = dec.decode(head, &mut ledger).unwrap();
+    assert!(matches!(d.event, Some(ResponseEvent::Head(_))));
+    let d = dec.decode(b"5;a=bcde", &mut ledger).unwrap();
+    assert_eq!((d.consumed, d.event), (8, None));
+    assert_eq!(dec.buffered_len(), 8);
+    assert_eq!(
+        dec.decode(b"\r", &mut ledger),
+        Err(Http1Error::Budget(BudgetExceeded::new(
+            Budget::ChunkLine,
+            8
+        )))
+    );
+}
+
+/// `Request::check` refuses exactly what the encoder refuses, for the same reason: a request
+/// that passes can be encoded.
+#[test]
+fn check_refuses_what_the_encoder_refuses() {
+    let good = Request {
+        method: Method::Post,
+        path: "/mcp".into(),
+        authority: "h:1".into(),
+        headers: vec![("Accept".into(), "application/json".into())],
+        body: b"{}".to_vec(),
+    };
+    assert_eq!(good.check(), Ok(()));
+    let mut cases = Vec::new();
+    for (name, value) in [
+        ("X A", "v"),
+        ("", "v"),
+        ("Host", "h"),
+        ("Content-Length", "2"),
+        ("X", "a\r\nb"),
+        ("X", "a\0b"),
+    ] {
+        let mut r = good.clone();
+        r.headers.push((name.into(), value.into()));
+        cases.push(r);
+    }
+    for path in ["", "mcp", "/a b"] {
+        let mut r = good.clone();
+        r.path = path.into();
+        cases.push(r);
+    }
+    for authority in ["", "h x", "h\r\n"] {
+        let mut r = good.clone();
+        r.authority = authority.into();
+        cases.push(r);
+    }
+    for r in &cases {
+        let refused = encode(r).expect_err("the encoder refuses it");
+        assert_eq!(r.check(), Err(refused), "{r:?}");
+    }
+}
