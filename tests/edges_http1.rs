@@ -288,3 +288,119 @@ fn check_refuses_what_the_encoder_refuses() {
         assert_eq!(r.check(), Err(refused), "{r:?}");
     }
 }
+
+/// Decodes `input` whole under the default limits and a ledger of `ledger_limit` bytes: the
+/// head, the body bytes delivered, the error if any, and the bytes the ledger was charged.
+fn decode_whole(
+    input: &[u8],
+    ledger_limit: u64,
+) -> (
+    Option<mcp_sansio::http1::ResponseHead>,
+    Vec<u8>,
+    Option<bool>,
+    Option<Http1Error>,
+    u64,
+) {
+    let mut dec = ResponseDecoder::new(ResponseLimits::default());
+    let mut ledger = ByteLedger::new(ledger_limit);
+    let (mut head, mut body, mut end, mut error) = (None, Vec::new(), None, None);
+    let mut rest = input;
+    loop {
+        match dec.decode(rest, &mut ledger) {
+            Ok(d) => {
+                rest = &rest[d.consumed..];
+                match d.event {
+                    Some(ResponseEvent::Head(h)) => head = Some(h),
+                    Some(ResponseEvent::Body(b)) => body.extend_from_slice(b),
+                    Some(ResponseEvent::End { reusable }) => {
+                        end = Some(reusable);
+                        break;
+                    }
+                    None if d.consumed == 0 => break,
+                    None => {}
+                }
+            }
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    (head, body, end, error, ledger.used())
+}
+
+/// RFC 9112 §7.1.1: `chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )`,
+/// BWS being spaces and tabs: a tab in an extension is accepted, a control character is not.
+#[test]
+fn a_tab_in_a_chunk_extension_is_accepted_a_control_character_is_not() {
+    let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let mut input = head.to_vec();
+    input.extend_from_slice(b"5;\tname\t=\tv\r\nhello\r\n0\r\n\r\n");
+    let (_, body, end, error, _) = decode_whole(&input, 1 << 20);
+    assert_eq!(
+        (body.as_slice(), end, error),
+        (&b"hello"[..], Some(true), None)
+    );
+    let mut input = head.to_vec();
+    input.extend_from_slice(b"5;name=\x0bv\r\nhello\r\n0\r\n\r\n");
+    let (_, body, _, error, _) = decode_whole(&input, 1 << 20);
+    assert!(body.is_empty());
+    assert_eq!(
+        error,
+        Some(Http1Error::Malformed {
+            what: "chunk extension"
+        })
+    );
+}
+
+/// A chunk of exactly what the ledger has left after its size line is read and delivered; the
+/// CRLF after it is then one byte over. A chunk one byte larger fails at its size line, before
+/// any of its bytes.
+#[test]
+fn a_chunk_of_exactly_the_bytes_left_is_delivered_one_byte_more_is_not() {
+    let mut input = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n".to_vec();
+    let limit = input.len() as u64 + 5;
+    input.extend_from_slice(b"hello\r\n0\r\n\r\n");
+    let (head, body, end, error, used) = decode_whole(&input, limit);
+    assert!(head.is_some());
+    assert_eq!(body, b"hello");
+    assert_eq!(end, None);
+    assert_eq!(
+        error,
+        Some(Http1Error::Budget(BudgetExceeded::new(
+            Budget::ResponseBytes,
+            limit
+        )))
+    );
+    assert_eq!(used, limit);
+    let (head, body, _, error, used) = decode_whole(&input, limit - 1);
+    assert!(head.is_some());
+    assert!(body.is_empty());
+    assert_eq!(
+        error,
+        Some(Http1Error::Budget(BudgetExceeded::new(
+            Budget::ResponseBytes,
+            limit - 1
+        )))
+    );
+    assert_eq!(used, limit - 5);
+}
+
+/// The head's accessors: the first value of a field whatever the case of its name, as bytes or
+/// as trimmed UTF-8 (none when it is not UTF-8), and the media type of `Content-Type`.
+#[test]
+fn the_head_answers_for_its_fields() {
+    let input = b"HTTP/1.1 200 OK\r\nX-Twice: first \r\nx-twice: second\r\n\
+        X-Bin: \xff\xfe\r\nContent-Type: Text/Event-Stream; charset=utf-8\r\n\
+        Content-Length: 0\r\n\r\n";
+    let (head, _, end, error, _) = decode_whole(input, 1 << 20);
+    assert_eq!((end, error), (Some(true), None));
+    let head = head.unwrap();
+    assert_eq!(head.header("x-TWICE"), Some(&b"first"[..]));
+    assert_eq!(head.header_str("X-Twice"), Some("first"));
+    assert_eq!(head.header("X-Bin"), Some(&b"\xff\xfe"[..]));
+    assert_eq!(head.header_str("X-Bin"), None);
+    assert_eq!(head.header("X-None"), None);
+    assert_eq!(head.header_str("X-None"), None);
+    assert_eq!(head.content_type().as_deref(), Some("text/event-stream"));
+}
