@@ -36,7 +36,7 @@ context|mcp-sansio|src/context.rs|-|lib store_keys list_cache edges_context|-
 budget|mcp-sansio|src/budget.rs|-|lib hostile connection http1_socket h2_mcp edges_budget|hostile::catalog_abuse
 auth-metadata|mcp-sansio|src/auth/metadata.rs|-|lib auth_discovery auth_flow auth_pin auth_binding dpop_requests edges_auth|-
 sse|mcp-sansio|src/sse.rs|-|lib sse hostile body_buffer standalone_get edges_sse|hostile::catalog_abuse
-http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket hostile body_buffer edges_http1|hostile::catalog_abuse
+http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket body_buffer debug_redaction edges_http1|-
 xmcp|mcp-sansio|src/xmcp/**|-|lib xmcp connection edges_xmcp|-
 list|mcp-sansio|src/list/**|-|lib list list_cache edges_list|-
 call|mcp-sansio|src/call/**|-|lib call input_required edges_call|-
