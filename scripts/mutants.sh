@@ -45,6 +45,7 @@ h2|mcp-sansio|src/h2/**|-|lib h2_client h2_frames h2_hpack h2_hpack_differential
 net-policy|mcp-sansio-net|adapters/net/src/guard/policy.rs|-|lib edges_policy|-
 net-cache|mcp-sansio-net|adapters/net/src/cache.rs|-|lib edges_cache|-
 net-pins|mcp-sansio-net|adapters/net/src/pins.rs|-|lib edges_pins|-
+trace-context|mcp-sansio|src/trace_context.rs|-|lib trace_context edges_trace_context|-
 EOF
 )
 QUICK_MODULE=context
