@@ -79,3 +79,48 @@ fn the_canonical_form_follows_a_schema_to_depth_256_and_no_deeper() {
         "depth 257 is as written"
     );
 }
+
+/// SHA-256 by `ring` (not the crate's `sha2`).
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .try_into()
+        .unwrap()
+}
+
+/// `F(x)` of the module docs: the length as 8 bytes big-endian, then `x`.
+fn f(x: &[u8]) -> Vec<u8> {
+    let mut v = (x.len() as u64).to_be_bytes().to_vec();
+    v.extend_from_slice(x);
+    v
+}
+
+/// The documented pin of a tool named `name` with no description, output schema or
+/// annotations, whose input schema's canonical form is `canonical_input` (written by hand).
+fn documented_pin(name: &str, canonical_input: &str) -> [u8; 32] {
+    let mut all = f(b"mcp-sansio tool pin 1");
+    all.extend(f(name.as_bytes()));
+    all.push(0);
+    all.extend(sha256(canonical_input.as_bytes()));
+    all.extend([0, 0]);
+    sha256(&all)
+}
+
+/// Empty arrays and objects (`"required": []`, `"properties": {}`: common in schemas) are
+/// canonical values like any other, at the top and nested: the pin is the documented digest of
+/// the canonical form written by hand, whatever the whitespace inside them.
+#[test]
+fn empty_arrays_and_objects_are_canonical() {
+    let canonical = r#"{"properties":{},"required":[],"x":[[],{},[[]]]}"#;
+    for schema in [
+        canonical,
+        r#"{ "x" : [ [ ] , { } , [ [ ] ] ] , "required" : [ ] , "properties" : { } }"#,
+    ] {
+        let t = Tool::new("t", None, schema, Vec::new());
+        assert_eq!(
+            ToolPin::of(&t).as_bytes(),
+            &documented_pin("t", canonical),
+            "{schema}"
+        );
+    }
+}
