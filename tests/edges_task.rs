@@ -221,3 +221,17 @@ fn a_status_message_of_its_budget_is_kept_whole_one_byte_more_is_cut() {
     assert_eq!(message("0123456789A"), "0123456789");
     assert_eq!(message("012345678\u{e9}"), "012345678");
 }
+
+/// A handle keeps when its task was made on the embedder's clock and when its time budget
+/// ends (`Budgets::task_time` later: 1 h by default), and reads both back.
+#[test]
+fn a_handle_keeps_its_creation_and_deadline() {
+    let h = made(&config_of_url(30), "t-1", "2026-07-28").unwrap();
+    assert_eq!(h.created_unix_ms(), 1_000);
+    assert_eq!(h.deadline_unix_ms(), 1_000 + 3_600_000);
+    let back = TaskHandle::from_bytes(&h.to_bytes()).unwrap();
+    assert_eq!(
+        (back.created_unix_ms(), back.deadline_unix_ms()),
+        (1_000, 3_601_000)
+    );
+}
