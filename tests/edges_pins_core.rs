@@ -63,9 +63,20 @@ fn deep_tool(n: usize, sep: &str) -> Tool {
     Tool::new("t", None, &schema, Vec::new())
 }
 
-/// The canonical form follows nested JSON to depth 256 (whitespace does not change the pin of
-/// a schema whose innermost value is at depth 256) and no deeper (at depth 257 the schema is
-/// digested as written: the same whitespace changes the pin).
+/// The same with `n` objects nested in one another (`{"a":{"a":…{}}}`), the innermost empty.
+fn deep_object_tool(n: usize, sep: &str) -> Tool {
+    let nested = format!(
+        "{}{{}}{}",
+        format!(r#"{{{sep}"a":"#).repeat(n - 1),
+        "}".repeat(n - 1)
+    );
+    let schema = format!(r#"{{"type":"object","x":{nested}}}"#);
+    Tool::new("t", None, &schema, Vec::new())
+}
+
+/// The canonical form follows nested JSON, arrays and objects, to depth 256 (whitespace does
+/// not change the pin of a schema whose innermost value is at depth 256) and no deeper (at
+/// depth 257 the schema is digested as written: the same whitespace changes the pin).
 #[test]
 fn the_canonical_form_follows_a_schema_to_depth_256_and_no_deeper() {
     assert_eq!(
@@ -77,6 +88,16 @@ fn the_canonical_form_follows_a_schema_to_depth_256_and_no_deeper() {
         ToolPin::of(&deep_tool(257, "")),
         ToolPin::of(&deep_tool(257, " ")),
         "depth 257 is as written"
+    );
+    assert_eq!(
+        ToolPin::of(&deep_object_tool(256, "")),
+        ToolPin::of(&deep_object_tool(256, " ")),
+        "objects to depth 256 are canonical"
+    );
+    assert_ne!(
+        ToolPin::of(&deep_object_tool(257, "")),
+        ToolPin::of(&deep_object_tool(257, " ")),
+        "objects to depth 257 are as written"
     );
 }
 
