@@ -45,6 +45,9 @@ h2|mcp-sansio|src/h2/**|-|lib h2_client h2_frames h2_hpack h2_hpack_differential
 net-policy|mcp-sansio-net|adapters/net/src/guard/policy.rs|-|lib edges_policy|-
 net-cache|mcp-sansio-net|adapters/net/src/cache.rs|-|lib edges_cache|-
 net-pins|mcp-sansio-net|adapters/net/src/pins.rs|-|lib edges_pins|-
+trace-context|mcp-sansio|src/trace_context.rs|-|lib trace_context edges_trace_context|-
+core-pins|mcp-sansio|src/pin.rs|-|lib tool_pins tool_pins_relist edges_pins_core|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere
+task|mcp-sansio|src/task/**|-|lib tasks tasks_hostile tasks_legacy tasks_parse task_principal transitions edges_task|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere
 EOF
 )
 QUICK_MODULE=context
