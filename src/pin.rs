@@ -130,23 +130,6 @@ impl ToolPin {
     }
 }
 
-/// Where canonical bytes go: a digest, or a buffer.
-trait Sink {
-    fn put(&mut self, bytes: &[u8]);
-}
-
-impl Sink for Sha256 {
-    fn put(&mut self, bytes: &[u8]) {
-        self.update(bytes);
-    }
-}
-
-impl Sink for Vec<u8> {
-    fn put(&mut self, bytes: &[u8]) {
-        self.extend_from_slice(bytes);
-    }
-}
-
 /// `D(raw)`: SHA-256 of the canonical form of the JSON value `raw`; a value the canonical
 /// walk cannot follow (not JSON, deeper than it goes) is digested as written, under another tag
 /// so that it never equals a canonical form.
@@ -179,10 +162,10 @@ fn value(b: &[u8], i: usize, out: &mut Vec<u8>, depth: u32) -> Option<usize> {
     match *b.get(i)? {
         b'{' => object(b, i, out, depth),
         b'[' => {
-            out.put(b"[");
+            out.extend_from_slice(b"[");
             let mut j = crate::json::ws(b, i + 1);
             if b.get(j) == Some(&b']') {
-                out.put(b"]");
+                out.extend_from_slice(b"]");
                 return Some(j + 1);
             }
             loop {
@@ -190,11 +173,11 @@ fn value(b: &[u8], i: usize, out: &mut Vec<u8>, depth: u32) -> Option<usize> {
                 j = crate::json::ws(b, j);
                 match *b.get(j)? {
                     b',' => {
-                        out.put(b",");
+                        out.extend_from_slice(b",");
                         j = crate::json::ws(b, j + 1);
                     }
                     b']' => {
-                        out.put(b"]");
+                        out.extend_from_slice(b"]");
                         return Some(j + 1);
                     }
                     _ => return None,
@@ -208,7 +191,7 @@ fn value(b: &[u8], i: usize, out: &mut Vec<u8>, depth: u32) -> Option<usize> {
         }
         _ => {
             let end = crate::json::scalar(b, i, false)?;
-            out.put(b.get(i..end)?);
+            out.extend_from_slice(b.get(i..end)?);
             Some(end)
         }
     }
@@ -218,8 +201,8 @@ fn value(b: &[u8], i: usize, out: &mut Vec<u8>, depth: u32) -> Option<usize> {
 /// written when it does not decode.
 fn string(quoted: &[u8], out: &mut Vec<u8>) {
     match crate::json::unescape(quoted).and_then(|s| serde_json::to_string(&s).ok()) {
-        Some(s) => out.put(s.as_bytes()),
-        None => out.put(quoted),
+        Some(s) => out.extend_from_slice(s.as_bytes()),
+        None => out.extend_from_slice(quoted),
     }
 }
 
@@ -229,7 +212,7 @@ fn object(b: &[u8], i: usize, out: &mut Vec<u8>, depth: u32) -> Option<usize> {
     let mut members: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let mut j = crate::json::ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
-        out.put(b"{}");
+        out.extend_from_slice(b"{}");
         return Some(j + 1);
     }
     loop {
@@ -254,16 +237,16 @@ fn object(b: &[u8], i: usize, out: &mut Vec<u8>, depth: u32) -> Option<usize> {
         }
     }
     members.sort_unstable();
-    out.put(b"{");
+    out.extend_from_slice(b"{");
     for (k, (name, v)) in members.iter().enumerate() {
         if k > 0 {
-            out.put(b",");
+            out.extend_from_slice(b",");
         }
-        out.put(name);
-        out.put(b":");
-        out.put(v);
+        out.extend_from_slice(name);
+        out.extend_from_slice(b":");
+        out.extend_from_slice(v);
     }
-    out.put(b"}");
+    out.extend_from_slice(b"}");
     Some(j + 1)
 }
 
