@@ -11,7 +11,7 @@
 
 use crate::prelude::*;
 
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::connection::{Connection, Event, ExchangeId, Input, Transmit};
 use crate::endpoint::Scheme;
@@ -34,6 +34,28 @@ struct Route {
     carried: u64,
 }
 
+/// A request waiting for a stream slot, in the queue of [`H2Streams`]: it is still waiting
+/// while its key is in `live` (a request dropped meanwhile stays in the queue, stale, until
+/// it reaches the front or the queue is compacted).
+#[derive(Debug)]
+struct Waiting {
+    /// Its place in the order the requests came (unique on the socket).
+    seq: u64,
+    work: WorkId,
+    transmit: Transmit,
+}
+
+impl Waiting {
+    fn key(&self) -> (WorkId, ExchangeId, u64) {
+        (self.work, self.transmit.exchange, self.seq)
+    }
+}
+
+/// Stale entries the waiting queue may hold before it is compacted (and never more than the
+/// requests still waiting): compacting costs one pass over the queue, paid for by the removals
+/// that made as many entries stale.
+const STALE_SLACK: usize = 64;
+
 /// The streams of one HTTP/2 socket, routed to work items it does not own: the non-owning
 /// core of [`H2Socket`] (see its docs for the budgets, the retries and the fresh sockets).
 ///
@@ -52,8 +74,21 @@ pub struct H2Streams {
     conn: ClientConnection,
     scheme: Scheme,
     routes: Vec<Route>,
-    /// Requests waiting for a stream slot of this socket, with their work item's allowance.
-    waiting: VecDeque<(WorkId, Transmit, u64)>,
+    /// Requests waiting for a stream slot of this socket, first come first served. Every
+    /// operation on it costs O(log n) amortised, whatever the queue's length: no scan of the
+    /// queue per event (see [`queue_steps`](Self::queue_steps)).
+    waiting: VecDeque<Waiting>,
+    /// The keys of the requests in `waiting` that still wait: `(work item, exchange, seq)`.
+    live: BTreeSet<(WorkId, ExchangeId, u64)>,
+    /// Entries of `waiting` no longer in `live`.
+    stale: usize,
+    /// The order number of the next request queued.
+    next_seq: u64,
+    /// What each work item with waiting requests last said its byte budget has left: the
+    /// allowance of the streams they open.
+    allowance: BTreeMap<WorkId, u64>,
+    /// Entries of the waiting queue and allowance updates handled so far.
+    steps: u64,
     /// Requests that must go on another socket.
     fresh: VecDeque<(WorkId, Transmit)>,
     /// Inputs made outside the streams' events (a request that cannot be sent over HTTP/2).
@@ -99,6 +134,11 @@ impl H2Streams {
             scheme,
             routes: Vec::new(),
             waiting: VecDeque::new(),
+            live: BTreeSet::new(),
+            stale: 0,
+            next_seq: 0,
+            allowance: BTreeMap::new(),
+            steps: 0,
             fresh: VecDeque::new(),
             inputs: VecDeque::new(),
             data: Vec::new(),
@@ -112,7 +152,7 @@ impl H2Streams {
     /// Its id may be given to another work item once nothing is.
     pub fn holds(&self, work: WorkId) -> bool {
         self.fresh.iter().any(|(w, _)| *w == work)
-            || self.waiting.iter().any(|(w, _, _)| *w == work)
+            || self.live_of(work).next().is_some()
             || self.routes.iter().any(|r| r.work == work)
             || self.inputs.iter().any(|(w, _)| *w == work)
             || self.opened.iter().flatten().any(|(w, _, _)| *w == work)
@@ -126,23 +166,104 @@ impl H2Streams {
         if transmit.fresh_socket && self.used {
             self.fresh.push_back((work, transmit));
         } else {
-            self.waiting.push_back((work, transmit, bytes_left));
+            self.queue(work, transmit, bytes_left);
         }
+    }
+
+    /// Puts a request at the back of the waiting queue; `bytes_left` is its work item's
+    /// allowance from now on.
+    fn queue(&mut self, work: WorkId, transmit: Transmit, bytes_left: u64) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.steps += 1;
+        let entry = Waiting {
+            seq,
+            work,
+            transmit,
+        };
+        self.live.insert(entry.key());
+        self.allowance.insert(work, bytes_left);
+        self.waiting.push_back(entry);
+    }
+
+    /// The keys of work item `work`'s waiting requests.
+    fn live_of(&self, work: WorkId) -> impl Iterator<Item = &(WorkId, ExchangeId, u64)> {
+        self.live
+            .range((work, ExchangeId(0), 0)..=(work, ExchangeId(u64::MAX), u64::MAX))
+    }
+
+    /// Drops the waiting requests whose keys `gone` holds (taken off `live`): their entries in
+    /// the queue turn stale. Work items left with no waiting request lose their allowance.
+    fn unqueue(&mut self, gone: Vec<(WorkId, ExchangeId, u64)>) {
+        for key in gone {
+            self.steps += 1;
+            if self.live.remove(&key) {
+                self.stale += 1;
+            }
+            if self.live_of(key.0).next().is_none() {
+                self.allowance.remove(&key.0);
+            }
+        }
+        // Compacted once the stale entries outnumber the live ones: each pass over the queue
+        // follows at least as many removals.
+        if self.stale > STALE_SLACK && self.stale > self.live.len() {
+            self.steps += self.waiting.len() as u64;
+            let live = &self.live;
+            self.waiting.retain(|e| live.contains(&e.key()));
+            self.stale = 0;
+        }
+    }
+
+    /// Takes the first request of the queue that still waits (stale entries are dropped on
+    /// the way), with its work item's allowance, off `live`.
+    fn pop_waiting(&mut self) -> Option<(Waiting, u64)> {
+        while let Some(entry) = self.waiting.pop_front() {
+            self.steps += 1;
+            if !self.live.remove(&entry.key()) {
+                self.stale = self.stale.saturating_sub(1);
+                continue;
+            }
+            let left = self.allowance.get(&entry.work).copied().unwrap_or(0);
+            if self.live_of(entry.work).next().is_none() {
+                self.allowance.remove(&entry.work);
+            }
+            return Some((entry, left));
+        }
+        None
+    }
+
+    /// Puts back at the front of the queue a request [`pop_waiting`](Self::pop_waiting) took.
+    fn unpop_waiting(&mut self, entry: Waiting, left: u64) {
+        self.live.insert(entry.key());
+        self.allowance.entry(entry.work).or_insert(left);
+        self.waiting.push_front(entry);
+    }
+
+    /// Entries of the waiting queue examined and allowance updates handled so far, in all: a
+    /// measure of what the queue costs, which grows by a bounded amount per request queued,
+    /// opened, updated or dropped, however many requests wait (for tests and benchmarks).
+    pub fn queue_steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Requests waiting for a stream slot now.
+    pub fn waiting(&self) -> usize {
+        self.live.len()
     }
 
     /// Hands a request taken from another socket's [`poll_fresh`](Self::poll_fresh) to work
     /// item `work` of this one: it opens a stream as soon as a slot is free.
     pub fn resend(&mut self, work: WorkId, transmit: Transmit, bytes_left: u64) {
-        self.waiting.push_back((work, transmit, bytes_left));
+        self.queue(work, transmit, bytes_left);
     }
 
     /// Work item `work`'s byte budget now has `bytes_left`: the allowance of the streams its
-    /// waiting requests open.
+    /// waiting requests open (each request [`send`](Self::send) queues sets it too: a work
+    /// item's waiting requests share the last value told).
     pub fn allow(&mut self, work: WorkId, bytes_left: u64) {
-        for (w, _, left) in &mut self.waiting {
-            if *w == work {
-                *left = bytes_left;
-            }
+        self.steps += 1;
+        if let Some(left) = self.allowance.get_mut(&work) {
+            *left = bytes_left;
         }
     }
 
@@ -160,8 +281,12 @@ impl H2Streams {
                 self.conn.cancel(r.stream);
             }
         }
-        self.waiting
-            .retain(|(w, t, _)| !(*w == work && t.exchange == exchange));
+        let gone: Vec<_> = self
+            .live
+            .range((work, exchange, 0)..=(work, exchange, u64::MAX))
+            .copied()
+            .collect();
+        self.unqueue(gone);
     }
 
     /// Takes work item `work` off this socket: its open streams are reset (CANCEL) and its
@@ -169,7 +294,8 @@ impl H2Streams {
     /// be handed: each exchange on those streams breaks as closed (in the 2026-07-28 era the
     /// request is re-issued with a new id, to send on the socket the work item goes to next).
     pub fn remove(&mut self, work: WorkId) -> Vec<Input<'static>> {
-        self.waiting.retain(|(w, _, _)| *w != work);
+        let gone: Vec<_> = self.live_of(work).copied().collect();
+        self.unqueue(gone);
         let mut inputs = Vec::new();
         let mut i = 0;
         while i < self.routes.len() {
@@ -211,14 +337,29 @@ impl H2Streams {
     /// moved.
     pub fn open(&mut self) -> bool {
         let mut progress = false;
-        while let Some((w, t, left)) = self.waiting.pop_front() {
+        if self.live.is_empty() {
+            return false;
+        }
+        // Only the front of the queue is looked at: nothing opens while no slot is free.
+        if self.conn.error().is_none() && self.conn.goaway().is_none() && !self.conn.can_open() {
+            return false;
+        }
+        while let Some((entry, left)) = self.pop_waiting() {
+            let (w, t) = (entry.work, entry.transmit);
             if self.conn.error().is_some() || self.conn.goaway().is_some() {
                 self.fresh.push_back((w, t));
                 progress = true;
                 continue;
             }
             if !self.conn.can_open() {
-                self.waiting.push_front((w, t, left));
+                self.unpop_waiting(
+                    Waiting {
+                        seq: entry.seq,
+                        work: w,
+                        transmit: t,
+                    },
+                    left,
+                );
                 break;
             }
             progress = true;
@@ -236,7 +377,12 @@ impl H2Streams {
                     }
                 }
                 Err(OpenError::NoSlot { .. }) => {
-                    self.waiting.push_front((w, t, left));
+                    let entry = Waiting {
+                        seq: entry.seq,
+                        work: w,
+                        transmit: t,
+                    };
+                    self.unpop_waiting(entry, left);
                     break;
                 }
                 Err(OpenError::NotAccepting) => self.fresh.push_back((w, t)),

@@ -246,3 +246,45 @@ fn an_exchange_forgotten_no_longer_counts_against_the_others() {
     assert!(!over_budget(&inputs), "{inputs:?}");
     assert!(ended(inputs));
 }
+
+/// The requests waiting for a stream slot of one socket open first come first served, however
+/// many of them their work items dropped meanwhile (a dropped request leaves the queue: the next
+/// one takes its turn), at a bounded cost per request: `queue_steps` grows by at most a constant
+/// per request queued, dropped or opened, whatever the queue's length. Until the server's
+/// SETTINGS arrive one stream opens at a time; here none arrive, and each opened stream is
+/// cancelled to free its slot for the next request.
+#[test]
+fn waiting_requests_open_in_order_after_most_were_dropped_at_a_bounded_cost() {
+    const ITEMS: usize = 300;
+    let now = Instant::ZERO;
+    let mut streams = H2Streams::new(now, H2Config::default(), "https");
+    streams.report_opened(true);
+    for i in 0..ITEMS {
+        let (conn, t) = listing();
+        streams.send(WorkId(i), t, conn.bytes_left());
+    }
+    while streams.poll_transmit().is_some() {}
+    assert_eq!(streams.open_streams(), 1);
+    assert_eq!(streams.waiting(), ITEMS - 1);
+    // Every request but one in three is dropped while it waits (each connection numbers its
+    // own exchanges: they all carry the same exchange id, on different work items).
+    let exchange = ExchangeId(listing().1.exchange.0);
+    for i in (1..ITEMS).filter(|i| i % 3 != 0) {
+        streams.ended(WorkId(i), exchange, true);
+    }
+    assert_eq!(streams.waiting(), ITEMS / 3 - 1);
+    let mut order = Vec::new();
+    while let Some((work, _, t)) = streams.poll_opened() {
+        order.push(work.0);
+        streams.ended(work, t.exchange, true);
+        while streams.poll_transmit().is_some() {}
+    }
+    let expected: Vec<usize> = (0..ITEMS).filter(|i| i % 3 == 0).collect();
+    assert_eq!(order, expected);
+    assert_eq!(streams.waiting(), 0);
+    assert!(
+        streams.queue_steps() <= 16 * ITEMS as u64,
+        "{} queue steps for {ITEMS} requests",
+        streams.queue_steps()
+    );
+}

@@ -703,3 +703,80 @@ fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wak
         "{r:?}"
     );
 }
+
+/// Many sessions list at once over one socket that opens at most 8 streams (the core's default
+/// `max_streams`; the server sets no lower MAX_CONCURRENT_STREAMS): the rest wait in the queue.
+/// The queue serves them first come first served (the 8 streams answered free slots for the
+/// next 8 sessions in the order they listed), a session that leaves while it waits leaves the
+/// queue (the next one takes its turn), a freed slot wakes no session still waiting (only the
+/// sessions whose answer came), and the queue's work per request is bounded, whatever the
+/// queue's length: `queue_steps` grows by at most a constant per request served, so 400 waiting
+/// sessions cost 400 times one (a queue scanned per event, or every session's allowance updated
+/// per routed input, costs about 400 / 8 times more per request).
+#[test]
+fn waiting_sessions_are_served_in_order_each_at_a_bounded_cost_however_many_wait() {
+    const SESSIONS: usize = 400;
+    const SLOTS: usize = 8;
+    const GONE: usize = 100;
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::new("http", &Budgets::default(), io.clone());
+    let mut server = H2Peer::default();
+    conn.feed(0, Report::Bytes(hello()));
+    let mut sessions: Vec<Option<(Sess, Arc<AtomicUsize>)>> =
+        (0..SESSIONS).map(|_| Some(session(&conn))).collect();
+    let before = conn.queue_steps();
+    for s in sessions.iter_mut().flatten() {
+        list(&mut s.0);
+    }
+    assert_eq!(conn.open_streams(), SLOTS);
+    assert_eq!(conn.waiting_requests(), SESSIONS - SLOTS);
+    // A session far down the queue leaves while it waits: its request leaves the queue.
+    if let Some((s, _)) = sessions[GONE].take() {
+        s.leave();
+    }
+    assert_eq!(conn.waiting_requests(), SESSIONS - SLOTS - 1);
+    // In the order they listed, skipping the one that left.
+    let order: Vec<usize> = (0..SESSIONS).filter(|&i| i != GONE).collect();
+    let mut served = 0;
+    while served < order.len() {
+        let requests = server.read(&io.take(0));
+        let round = requests.len();
+        assert!(
+            (1..=SLOTS).contains(&round),
+            "{round} requests at once after {served}"
+        );
+        let woken: Vec<usize> = order[served..]
+            .iter()
+            .map(|&i| sessions[i].as_ref().unwrap().1.load(Ordering::SeqCst))
+            .collect();
+        let mut reply = Vec::new();
+        for req in &requests {
+            reply.extend(server.json(req.stream, &result(req.rpc_id(), TOOLS)));
+            // The connection window the request body used, given back.
+            reply.extend(frame(Frame::WindowUpdate {
+                stream_id: 0,
+                increment: req.body.len().max(1) as u32,
+            }));
+        }
+        conn.feed(0, Report::Bytes(reply));
+        for (k, &i) in order[served..].iter().enumerate() {
+            let (s, w) = sessions[i].as_mut().unwrap();
+            let now = w.load(Ordering::SeqCst);
+            if k < round {
+                assert_eq!(now, woken[k] + 1, "session {i} woken once by its answer");
+                assert!(listed(&s.take_events()), "session {i} served in its turn");
+            } else {
+                assert_eq!(now, woken[k], "session {i} still waits: not woken");
+            }
+        }
+        served += round;
+        server.frames.clear();
+        server.requests.clear();
+    }
+    assert_eq!(conn.waiting_requests(), 0);
+    let steps = conn.queue_steps() - before;
+    assert!(
+        steps <= 16 * SESSIONS as u64,
+        "{steps} queue steps for {SESSIONS} requests"
+    );
+}

@@ -186,21 +186,28 @@ enum Life {
     Shut,
 }
 
+/// The work item of session `member` on every socket: its member number.
+fn work_of(member: Member) -> WorkId {
+    WorkId(usize::try_from(member.0).unwrap_or(usize::MAX))
+}
+
 impl State {
+    /// The session whose work item is `work`, if it is still here (a look-up, not a scan).
     fn member(&self, work: WorkId) -> Option<Member> {
-        self.items
-            .iter()
-            .find(|(_, i)| i.work == work)
-            .map(|(m, _)| *m)
+        let m = Member(u64::try_from(work.0).ok()?);
+        self.items.get(&m).filter(|i| i.work == work).map(|_| m)
     }
 
     /// Puts `routed` into the inbox of work item `work` (dropped if it left), charging its raw
-    /// cost to what the item has left.
+    /// cost to what the item has left; the allowance of its requests waiting for a stream slot
+    /// follows (only this item's: nothing is done per other item or per waiting request).
     fn route(&mut self, work: WorkId, routed: Routed) {
-        if let Some((m, item)) = self.items.iter_mut().find(|(_, i)| i.work == work) {
+        let Some(m) = self.member(work) else { return };
+        if let Some(item) = self.items.get_mut(&m) {
             item.left = item.left.saturating_sub(routed.raw());
             item.inbox.push_back(routed);
-            self.woken.insert(*m);
+            self.woken.insert(m);
+            self.socket.allow(work, item.left);
         }
     }
 }
@@ -364,6 +371,18 @@ impl SharedH2 {
         lock(&self.state).socket.open_streams()
     }
 
+    /// Requests waiting for a stream slot of the serving socket now.
+    pub fn waiting_requests(&self) -> usize {
+        lock(&self.state).socket.waiting()
+    }
+
+    /// What the serving socket's queue of requests waiting for a stream slot has cost so far
+    /// ([`H2Streams::queue_steps`]): it grows by a bounded amount per request queued, opened or
+    /// dropped and per input routed, however many sessions and requests wait.
+    pub fn queue_steps(&self) -> u64 {
+        lock(&self.state).socket.queue_steps()
+    }
+
     /// Adds a session whose connection (its driver's, made with `config`) has `bytes_left` of
     /// its byte budget, as a work item; `wake` is called whenever its inbox gets inputs. `None`
     /// if the connection was shut meanwhile, or is recorded and already has its session (dial a
@@ -392,7 +411,7 @@ impl SharedH2 {
         }
         st.last_member += 1;
         let member = Member(st.last_member);
-        let work = WorkId(usize::try_from(member.0).unwrap_or(usize::MAX));
+        let work = work_of(member);
         st.items.insert(
             member,
             Item {
@@ -795,22 +814,16 @@ fn fail_pending(st: &mut State, now: Instant, e: &TransportError) {
 /// Moves everything that can move between the serving socket's streams and the sessions'
 /// inboxes: every waiting request onto a stream (with what its work item has left), every
 /// stream input into its work item's inbox (its raw cost taken off what the item has left, and
-/// the allowance of its waiting requests updated); until nothing moves. Whether anything did.
+/// the allowance of its waiting requests updated, [`State::route`]); until nothing moves.
+/// Whether anything did. Its cost follows what moved, not how many sessions or requests wait.
 fn pump(st: &mut State, now: Instant) -> bool {
     let mut any = false;
     loop {
         let mut progress = st.socket.open();
-        let mut routed = false;
         while let Some((work, input)) = st.socket.poll_input() {
             let input = Routed::new(now, input);
             st.route(work, input);
-            routed = true;
-        }
-        if routed {
             progress = true;
-            for item in st.items.values() {
-                st.socket.allow(item.work, item.left);
-            }
         }
         any |= progress;
         if !progress {
