@@ -18,8 +18,9 @@
 // - a schema is read whole where annotations are checked: duplicate keys, strings that are no
 //   text, nesting past serde_json's limit make it invalid JSON; values nested deeper than 64
 //   are too deep; numbers of any size are kept, except where the schema is read by serde_json
-//   (an escaped key or annotation value, or a `type` below the root written with escapes where
-//   the in-place check leaves it to serde_json), where a number beyond `f64` is the reason;
+//   (an escaped key or annotation value, or a `type` written with escapes on an object reached
+//   through `properties`, which the in-place check leaves to serde_json), where a number beyond
+//   `f64` is the reason;
 // - where several rules are broken, the crate may name any of them: the reference gives the
 //   set of reasons it may name;
 // - the rest of a tool's definition (the schema's `Tool`: `title?: string`, `annotations?:
@@ -281,11 +282,9 @@ struct Annotations<'s> {
     found: Vec<(HeaderParam, String)>,
     broken: Vec<String>,
     escaped_value: bool,
-    /// Where an `x-mcp-header` value starts, the first in the text.
-    first_annotation: Option<usize>,
-    /// Below the root, every `type` whose string value is written with escapes: where its
-    /// value starts, and whether its object is reached from the root only through `properties`.
-    escaped_types: Vec<(usize, bool)>,
+    /// Below the root, every `type` whose string value is written with escapes: whether its
+    /// object is reached from the root only through `properties`.
+    escaped_types: Vec<bool>,
 }
 
 /// Where a schema value sits, by the JSON Schema keywords around it.
@@ -328,17 +327,12 @@ impl Annotations<'_> {
                 for m in ms {
                     let key = m.key.0.clone().unwrap_or_default();
                     // What the crate's in-place check notices whatever the key means here.
-                    if key == "x-mcp-header" {
-                        let at = m.value.start;
-                        self.first_annotation =
-                            Some(self.first_annotation.map_or(at, |f| f.min(at)));
-                    }
                     if key == "type"
                         && depth > 0
                         && matches!(m.value.value, Json::String(_))
                         && m.value.text(self.input).contains('\\')
                     {
-                        self.escaped_types.push((m.value.start, path.is_some()));
+                        self.escaped_types.push(path.is_some());
                     }
                     let child = match &spot {
                         Spot::Data => {
@@ -451,7 +445,6 @@ pub fn header_params(input: &str, schema: &Node) -> Result<Vec<HeaderParam>, Vec
         found: Vec::new(),
         broken: Vec::new(),
         escaped_value: false,
-        first_annotation: None,
         escaped_types: Vec::new(),
     };
     a.node(schema, 0, Spot::Path(Vec::new()));
@@ -484,13 +477,9 @@ pub fn header_params(input: &str, schema: &Node) -> Result<Vec<HeaderParam>, Vec
         a.broken.push(not_json());
     }
     // The crate's in-place check also leaves to serde_json a `type` below the root written with
-    // escapes (its module docs): on any object before the first annotation in the text (while
-    // it still reads the schema as one without annotations), on an object reached through
-    // `properties` once it reads the annotations.
-    let escaped_type = a.escaped_types.iter().any(|&(at, on_path)| {
-        a.first_annotation.is_none_or(|first| at < first)
-            || (a.first_annotation.is_some() && on_path)
-    });
+    // escapes (its module docs) on an object reached through `properties`, where an
+    // `x-mcp-header` parameter's kind is judged, annotated or not.
+    let escaped_type = a.escaped_types.iter().any(|&on_path| on_path);
     let read_by_serde =
         !a.broken.is_empty() || escaped_key(schema) || a.escaped_value || escaped_type;
     if huge(schema) && read_by_serde {
