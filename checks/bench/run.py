@@ -438,30 +438,10 @@ def cold_tls_only(a):
     """Measures the cold-TLS rows alone and writes their section into --out (replacing it, or after
     the HTTP/2 vs HTTP/1.1 section), and the figures into --json, leaving the rest as it is."""
     cold = cold_tls_figures(a.quick)
-    if os.path.exists(a.json):
-        with open(a.json) as f:
-            d = json.load(f)
-        d["cold_tls"] = cold
-        with open(a.json, "w") as f:
-            json.dump(d, f, indent=1)
+    store_figures(a.json, "cold_tls", cold, create=False)
     lines = []
     cold_tls_table(lines.append, cold)
-    with open(a.out) as f:
-        doc = f.read().split("\n")
-    heading = f"## {COLD_TLS_TITLE}"
-    if heading in doc:
-        start = doc.index(heading)
-        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-        doc[start:end] = lines
-    else:
-        h2 = f"## {H2_TITLE}"
-        start = doc.index(h2) if h2 in doc else None
-        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-              if start is not None else len(doc))
-        doc[at:at] = lines
-    with open(a.out, "w") as f:
-        f.write("\n".join(doc))
-    print(f"wrote {a.out}")
+    put_section(a.out, lines, [f"## {COLD_TLS_TITLE}"], after=(f"## {H2_TITLE}",))
 
 
 # The concurrency scaling rows: work items in flight at once on one `Client`.
@@ -928,34 +908,58 @@ def origins_table(w, og):
     w("")
 
 
+
+def section_span(doc, heading):
+    """The lines of the section `heading` in `doc` (a list of lines): (its heading's index, the
+    index of the next `## ` heading or the end), or None if it has no such section."""
+    if heading not in doc:
+        return None
+    start = doc.index(heading)
+    return start, next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+
+
+def put_section(path, lines, headings, after=(), before=None):
+    """Writes the section `lines` into the Markdown document `path`, leaving the rest as it is: in
+    place of the first of `headings` (its title, then former titles) the document has, else at the
+    end of the first section of `after` it has, else before the first line starting with
+    `before`, else at its end."""
+    with open(path) as f:
+        doc = f.read().split("\n")
+    span = next((section_span(doc, h) for h in headings if h in doc), None)
+    if span:
+        doc[span[0]:span[1]] = lines
+    else:
+        prev = next((section_span(doc, h) for h in after if h in doc), None)
+        at = prev[1] if prev else next((i for i, l in enumerate(doc) if before and l.startswith(before)), len(doc))
+        doc[at:at] = lines
+    with open(path, "w") as f:
+        f.write("\n".join(doc))
+    print(f"wrote {path}")
+
+
+def store_figures(path, key, figures, create=True):
+    """Puts `figures` under `key` of the JSON file `path`, keeping its other figures; a missing
+    file is created if `create`, else left missing."""
+    d = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            d = json.load(f)
+    elif not create:
+        return
+    d[key] = figures
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(d, f, indent=1)
+
+
 def pages_only(a):
     """Measures the list-all scaling rows alone and writes their section into --out (replacing it,
     or after the concurrency scaling section), and the figures into --json if it exists."""
     pg = pages_figures(a.quick)
-    if os.path.exists(a.json):
-        with open(a.json) as f:
-            d = json.load(f)
-        d["pages"] = pg
-        with open(a.json, "w") as f:
-            json.dump(d, f, indent=1)
+    store_figures(a.json, "pages", pg, create=False)
     lines = []
     pages_table(lines.append, pg)
-    with open(a.out) as f:
-        doc = f.read().split("\n")
-    heading = f"## {PAGES_TITLE}"
-    if heading in doc:
-        start = doc.index(heading)
-        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-        doc[start:end] = lines
-    else:
-        after = next((h for h in (f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
-        start = doc.index(after) if after else None
-        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-              if start is not None else len(doc))
-        doc[at:at] = lines
-    with open(a.out, "w") as f:
-        f.write("\n".join(doc))
-    print(f"wrote {a.out}")
+    put_section(a.out, lines, [f"## {PAGES_TITLE}"], after=(f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}"))
 
 
 def origins_only(a):
@@ -963,32 +967,11 @@ def origins_only(a):
     or after the list-all or concurrency scaling section), and the figures into --json (created if
     missing)."""
     og = origins_figures(a.quick, set(a.only.split(",")) if a.only else None)
-    d = {}
-    if os.path.exists(a.json):
-        with open(a.json) as f:
-            d = json.load(f)
-    d["origins"] = og
-    os.makedirs(os.path.dirname(a.json), exist_ok=True)
-    with open(a.json, "w") as f:
-        json.dump(d, f, indent=1)
+    store_figures(a.json, "origins", og)
     lines = []
     origins_table(lines.append, og)
-    with open(a.out) as f:
-        doc = f.read().split("\n")
-    heading = f"## {ORIGINS_TITLE}"
-    if heading in doc:
-        start = doc.index(heading)
-        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-        doc[start:end] = lines
-    else:
-        after = next((h for h in (f"## {PAGES_TITLE}", f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}") if h in doc), None)
-        start = doc.index(after) if after else None
-        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-              if start is not None else len(doc))
-        doc[at:at] = lines
-    with open(a.out, "w") as f:
-        f.write("\n".join(doc))
-    print(f"wrote {a.out}")
+    put_section(a.out, lines, [f"## {ORIGINS_TITLE}"],
+                after=(f"## {PAGES_TITLE}", f"## {SCALE_TITLE}", f"## {COLD_TLS_TITLE}"))
 
 
 def scale_only(a):
@@ -996,33 +979,11 @@ def scale_only(a):
     it, or after the cold-TLS or HTTP/2 section), leaving the rest of the document as it is, and the
     figures into --json (created if missing)."""
     sc = scale_figures(a.quick, set(a.only.split(",")) if a.only else None)
-    d = {}
-    if os.path.exists(a.json):
-        with open(a.json) as f:
-            d = json.load(f)
-    d["scale"] = sc
-    os.makedirs(os.path.dirname(a.json), exist_ok=True)
-    with open(a.json, "w") as f:
-        json.dump(d, f, indent=1)
+    store_figures(a.json, "scale", sc)
     lines = []
     scale_table(lines.append, sc)
-    with open(a.out) as f:
-        doc = f.read().split("\n")
-    heading = next((h for h in [f"## {SCALE_TITLE}"] + [f"## {t}" for t in SCALE_OLD_TITLES] if h in doc),
-                   f"## {SCALE_TITLE}")
-    if heading in doc:
-        start = doc.index(heading)
-        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-        doc[start:end] = lines
-    else:
-        after = next((h for h in (f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}") if h in doc), None)
-        start = doc.index(after) if after else None
-        at = (next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-              if start is not None else len(doc))
-        doc[at:at] = lines
-    with open(a.out, "w") as f:
-        f.write("\n".join(doc))
-    print(f"wrote {a.out}")
+    put_section(a.out, lines, [f"## {SCALE_TITLE}"] + [f"## {t}" for t in SCALE_OLD_TITLES],
+                after=(f"## {COLD_TLS_TITLE}", f"## {H2_TITLE}"))
 
 
 def run_once(argv, timeout, cpus=None, with_cpu=False):
@@ -1152,19 +1113,7 @@ def cache_only(a):
     before the core-alone section), leaving the rest of the document as it is."""
     lines = []
     cache_table(lines.append, cache_figures(a.quick))
-    with open(a.out) as f:
-        doc = f.read().split("\n")
-    heading = f"## {CACHE_TITLE}"
-    if heading in doc:
-        start = doc.index(heading)
-        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-        doc[start:end] = lines
-    else:
-        at = next((i for i, l in enumerate(doc) if l.startswith("## Core alone")), len(doc))
-        doc[at:at] = lines
-    with open(a.out, "w") as f:
-        f.write("\n".join(doc))
-    print(f"wrote {a.out}")
+    put_section(a.out, lines, [f"## {CACHE_TITLE}"], before="## Core alone")
 
 
 def profile_table(w, title, prof, total):
@@ -1404,15 +1353,9 @@ def floor_only(a):
     core = core_figures()
     core["whole"] = whole
     when = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
-    d = {}
-    if os.path.exists(a.json):
-        with open(a.json) as f:
-            d = json.load(f)
-    d["floor"] = {"results": rows, "core": core, "when": when, "quick": q, "elapsed": time.time() - started}
-    os.makedirs(os.path.dirname(a.json), exist_ok=True)
-    with open(a.json, "w") as f:
-        json.dump(d, f, indent=1)
-    floor_render(a.out, d["floor"])
+    floor = {"results": rows, "core": core, "when": when, "quick": q, "elapsed": time.time() - started}
+    store_figures(a.json, "floor", floor)
+    floor_render(a.out, floor)
 
 
 # Targets of earlier rounds that this round's replace (dropped from the Targets table when the
@@ -1436,12 +1379,7 @@ def floor_render(out, fl):
     with open(a.out) as f:
         doc = f.read().split("\n")
 
-    def section(lines, heading):
-        if heading not in lines:
-            return None
-        start = lines.index(heading)
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        return start, end
+    section = section_span
 
     old_run = next((l[len("- Run: "):].split(" UTC")[0] for l in doc if l.startswith("- Run: ")), "the full run")
     # The Targets table: this run's rows, then the earlier rows it cannot judge, as they were.
