@@ -96,9 +96,11 @@ pub(crate) fn specials(w: u64) -> u64 {
     (quote_or_control | backslash) & !w & HIGHS
 }
 
-/// The index of the first `"`, `\` or control byte at or after `j`.
+/// The index of the first `"`, `\` or control byte at or after `j`, `None` if there is none
+/// (a word at a time, then `memchr`): for [`string_from`], and for readers that decode a string
+/// as they scan it.
 #[inline(always)]
-fn next_special(b: &[u8], j: usize) -> Option<usize> {
+pub(crate) fn next_special(b: &[u8], j: usize) -> Option<usize> {
     let rest = b.get(j..)?;
     let mut words = rest.chunks_exact(8);
     let mut at = j;
@@ -126,13 +128,6 @@ fn next_special(b: &[u8], j: usize) -> Option<usize> {
         return before.iter().position(|&c| c < 0x20).map(|p| at + p);
     }
     Some(at + k)
-}
-
-/// The index of the first `"`, `\` or control byte at or after `j`, `None` if there is none:
-/// for readers that decode a string as they scan it (a word at a time, then `memchr`).
-#[inline(always)]
-pub(crate) fn special_at(b: &[u8], j: usize) -> Option<usize> {
-    next_special(b, j)
 }
 
 /// Scans the string whose opening quote is at `i`. Returns the index after the closing quote

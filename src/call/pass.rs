@@ -593,16 +593,6 @@ fn zeroed(mut out: Vec<u8>, n: usize) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The first `"`, `\` or control byte at or after `j`, byte by byte (for the last bytes of the
-/// input).
-#[inline(never)]
-fn tail_special(b: &[u8], j: usize) -> Option<usize> {
-    b.get(j..)?
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|n| j + n)
-}
-
 /// The escape whose backslash is at `k` of `b`: where it ends and the character it stands for
 /// (`None` if it is not a valid escape, or is a lone surrogate).
 #[inline(never)]
@@ -762,8 +752,7 @@ fn decode_into(b: &[u8], i: usize, out: &mut impl Out) -> Option<(usize, usize)>
                 out.room(o + STEP)?;
                 continue;
             }
-            Stop::Long => json::special_at(b, j)?,
-            Stop::Tail => tail_special(b, j)?,
+            Stop::Long | Stop::Tail => json::next_special(b, j)?,
         };
         // The plain bytes up to the special one at `k` (none after `Special`).
         let plain = b.get(j..k)?;

@@ -560,9 +560,12 @@ impl<'a> SchemaCheck<'a> {
             name: name.to_owned(),
             kind,
         };
-        if note.slot <= self.found.len() {
-            self.found.insert(note.slot, param);
+        // The slot was taken when the parameter's schema opened, and `found` only grows: a slot
+        // past its end is a broken invariant, left to the serde reading rather than dropped.
+        if note.slot > self.found.len() {
+            return None;
         }
+        self.found.insert(note.slot, param);
         Some(())
     }
 }
