@@ -810,14 +810,16 @@ pub mod otel {
 
     /// Replaces, in the JSON request `body`, the `traceparent` member whose value is `sent`
     /// with `own` (both version 00, 55 characters: the body keeps its size). Nothing when the
-    /// lengths differ or the member is not found.
+    /// lengths differ or the member is not found. The last such member is the one of `_meta`:
+    /// the core writes `_meta` last in `params`, after the caller's arguments, which may hold a
+    /// member of the same name and value.
     pub(crate) fn rewrite_traceparent(body: &mut [u8], sent: &str, own: &str) {
         const KEY: &[u8] = b"\"traceparent\":\"";
         if sent.len() != own.len() || sent == own {
             return;
         }
         let needle_len = KEY.len() + sent.len() + 1;
-        let found = body.windows(needle_len).position(|w| {
+        let found = body.windows(needle_len).rposition(|w| {
             w.starts_with(KEY)
                 && &w[KEY.len()..needle_len - 1] == sent.as_bytes()
                 && w[needle_len - 1] == b'"'
@@ -856,14 +858,13 @@ pub mod otel {
         #[test]
         fn only_the_sent_traceparent_member_is_rewritten() {
             let body = format!(
-                r#"{{"params":{{"arguments":{{"x":"{SENT}","traceparent ":"{SENT}"}},"_meta":{{"traceparent":"{SENT}","tracestate":"a=b"}}}}}}"#
+                r#"{{"params":{{"arguments":{{"x":"{SENT}","traceparent ":"{SENT}","traceparent":"{SENT}"}},"_meta":{{"traceparent":"{SENT}","tracestate":"a=b"}}}}}}"#
             );
             let mut bytes = body.clone().into_bytes();
             rewrite_traceparent(&mut bytes, SENT, OWN);
-            let expected = body.replace(
-                &format!(r#""traceparent":"{SENT}""#),
-                &format!(r#""traceparent":"{OWN}""#),
-            );
+            // Only `_meta`'s member: an argument of the same name and value stays as sent.
+            let meta = format!(r#""_meta":{{"traceparent":"{SENT}""#);
+            let expected = body.replace(&meta, &format!(r#""_meta":{{"traceparent":"{OWN}""#));
             assert_ne!(expected, body);
             assert_eq!(String::from_utf8(bytes).unwrap(), expected);
         }
