@@ -49,7 +49,13 @@
 //!   allowance and one frame of DATA is so let through;
 //! - streams: at most 1 until the server's SETTINGS arrive, then min(8, its
 //!   MAX_CONCURRENT_STREAMS);
-//! - our SETTINGS must be acknowledged within 10 s of caller time.
+//! - our SETTINGS must be acknowledged within 10 s of caller time;
+//! - streams we reset are remembered, so that the frames the server sent before it saw the
+//!   reset are ignored (RFC 9113 §5.1), for 30 s of caller time after the reset and at most the
+//!   last 1024 of them (24 KiB); a frame on a stream reset earlier, or on one forgotten at the
+//!   cap, is a connection error (STREAM_CLOSED). Ignored frames are still charged to the
+//!   per-socket ledger, their header blocks still go through HPACK, and their DATA still counts
+//!   against the connection window.
 
 // The codecs are not public API: only the client connection's types, its configuration and
 // errors are exported below, and [`trace`] for reading recorded octets. This repository's tests,

@@ -99,7 +99,7 @@ impl ClientConnection {
                 match active {
                     Some(i) => self.on_data(i, end_stream, data, flow),
                     None => {
-                        if self.reset.contains(&stream_id) {
+                        if self.was_reset(stream_id) {
                             self.release(None);
                             Ok(())
                         } else {
@@ -125,7 +125,7 @@ impl ClientConnection {
                 }
                 let target = if active.is_some() {
                     Target::Stream
-                } else if self.reset.contains(&stream_id) {
+                } else if self.was_reset(stream_id) {
                     Target::Ignored
                 } else {
                     return Err(H2Error::Protocol {

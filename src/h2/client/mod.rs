@@ -42,8 +42,29 @@ pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// The initial flow-control window of every stream and of the connection (RFC 9113 §6.9.2).
 pub const DEFAULT_WINDOW: u32 = 65_535;
 const MAX_WINDOW: i64 = (1 << 31) - 1;
-/// How many of our most recently reset streams are remembered (their late frames are ignored).
-const RESET_MEMORY: usize = 64;
+/// How long, in caller time, a stream we reset is remembered so that its late frames are
+/// ignored: 30 s.
+///
+/// RFC 9113 §5.1 ("closed"): after sending RST_STREAM an endpoint MUST ignore the frames it then
+/// receives on that stream, which the peer may have sent before the reset reached it; it MAY
+/// limit the period over which it ignores them and treat later frames as an error. The period is
+/// a matter of time, not of how many streams were reset since. A late frame was written before
+/// our RST_STREAM reached the server, so it comes within about one round trip plus what was
+/// queued ahead of it on the socket. The connection measures no round trip; the longest it
+/// tolerates by default is the SETTINGS acknowledgement's, 10 s ([`H2Config::settings_timeout`]),
+/// and this is three times that. A frame on a stream reset longer ago is a connection error
+/// (STREAM_CLOSED), as for any closed stream.
+///
+/// The age of a reset counts from the first instant the connection is given at or after it
+/// ([`ClientConnection::handle_bytes`], [`ClientConnection::handle_timeout`]): the reset itself
+/// may come with no time ([`ClientConnection::cancel`]), and so no stream is forgotten sooner
+/// than this after its reset, only possibly later.
+pub const RESET_GRACE: Duration = Duration::from_secs(30);
+/// How many reset streams are remembered at most: 1024 (24 octets each, 24 KiB in all). At the
+/// cap the oldest is forgotten, before its [`RESET_GRACE`] ends: a late frame on it is then a
+/// connection error (STREAM_CLOSED), as for any closed stream. Only streams we opened and reset
+/// enter the memory, so a server fills it no faster than we open streams.
+pub const RESET_MEMORY: usize = 1024;
 /// Octets of the socket's allowance a completed stream may give back per DATA frame of its
 /// request body, for the WINDOW_UPDATEs (13 octets each, stream and connection) a server sends
 /// for that frame: at most this, and never more than the WINDOW_UPDATE octets the socket's
@@ -201,6 +222,15 @@ impl Stream {
     }
 }
 
+/// A stream we reset (RST_STREAM sent), remembered for [`RESET_GRACE`] so that its late frames
+/// are ignored.
+#[derive(Clone, Copy, Debug)]
+struct Reset {
+    id: u32,
+    /// The first instant the connection was given at or after the reset; `None` until then.
+    since: Option<Instant>,
+}
+
 /// The header block being assembled.
 #[derive(Debug)]
 struct Assembly {
@@ -269,7 +299,9 @@ pub struct ClientConnection {
     events: VecDeque<StreamEvent>,
     streams: Vec<Stream>,
     next_stream_id: u32,
-    reset: VecDeque<u32>,
+    /// Streams we reset, oldest first: at most [`RESET_MEMORY`], none older than [`RESET_GRACE`]
+    /// (as of the last instant given).
+    reset: VecDeque<Reset>,
     /// Octets no stream owns: what is left of the socket's allowance, and all ever charged.
     socket: Allowance,
     socket_charged: u64,
@@ -301,6 +333,7 @@ impl core::fmt::Debug for ClientConnection {
             .field("config", &self.config)
             .field("streams", &self.streams.len())
             .field("next_stream_id", &self.next_stream_id)
+            .field("reset_remembered", &self.reset.len())
             .field("out_len", &self.out.len())
             .field("events", &self.events.len())
             .field("socket", &self.socket)
@@ -525,7 +558,9 @@ impl ClientConnection {
     }
 
     /// Cancels a stream: RST_STREAM(CANCEL) is sent and no more events come for it. The
-    /// connection stays open. Unknown or finished streams are ignored.
+    /// connection stays open, and the frames the server sent before it saw the reset are
+    /// ignored when they come (see [`handle_bytes`](Self::handle_bytes)): the reset is dated
+    /// by the next instant the connection is given. Unknown or finished streams are ignored.
     pub fn cancel(&mut self, stream: StreamId) {
         if let Some(i) = self.find(stream.0) {
             let s = self.streams.remove(i);
@@ -584,11 +619,13 @@ impl ClientConnection {
         }
     }
 
-    /// Time passed: fails the connection if our SETTINGS are still unacknowledged.
+    /// Time passed: fails the connection if our SETTINGS are still unacknowledged. Streams reset
+    /// more than 30 s before `now` are forgotten (see [`handle_bytes`](Self::handle_bytes)).
     pub fn handle_timeout(&mut self, now: Instant) -> Result<(), H2Error> {
         if let Some(e) = self.life.error() {
             return Err(e.clone());
         }
+        self.age_resets(now);
         match self.settings_deadline {
             Some(d) if now >= d => {
                 let ms = self.config.settings_timeout.as_millis() as u64;
@@ -610,12 +647,20 @@ impl ClientConnection {
         self.life.fail(err);
     }
 
-    /// Bytes from the socket, in any split. On a connection error, GOAWAY is queued, every
-    /// stream fails, and the error is returned (now and for every later input).
-    pub fn handle_bytes(&mut self, _now: Instant, mut bytes: &[u8]) -> Result<(), H2Error> {
+    /// Bytes from the socket, in any split, at `now`. On a connection error, GOAWAY is queued,
+    /// every stream fails, and the error is returned (now and for every later input).
+    ///
+    /// Frames on a stream we reset (cancelled, failed, or answered before its request body
+    /// was sent) are ignored for 30 s of caller time after the reset (`RESET_GRACE`, RFC 9113
+    /// §5.1), for the last 1024 resets at most (`RESET_MEMORY`): a header block still goes
+    /// through HPACK, DATA still counts against the connection window (reopened with
+    /// WINDOW_UPDATE, RFC 9113 §6.9), and every octet is charged to the socket's allowance.
+    /// Later, or for an older reset, such a frame is a connection error (STREAM_CLOSED).
+    pub fn handle_bytes(&mut self, now: Instant, mut bytes: &[u8]) -> Result<(), H2Error> {
         if let Some(e) = self.life.error() {
             return Err(e.clone());
         }
+        self.age_resets(now);
         while !bytes.is_empty() {
             let decoded = match self.frames.decode(&mut bytes) {
                 Ok(Some(d)) => d,
@@ -635,11 +680,36 @@ impl ClientConnection {
         self.streams.iter().position(|s| s.id == id)
     }
 
+    /// Remembers a stream we reset; at [`RESET_MEMORY`] the oldest is forgotten. Its age starts
+    /// at the next instant the connection is given ([`age_resets`](Self::age_resets)).
     fn remember_reset(&mut self, id: u32) {
         if self.reset.len() >= RESET_MEMORY {
             self.reset.pop_front();
         }
-        self.reset.push_back(id);
+        self.reset.push_back(Reset { id, since: None });
+    }
+
+    /// The connection is given `now`: resets not yet dated get it, and those more than
+    /// [`RESET_GRACE`] before it are forgotten. Dates go in order of reset, so with the caller's
+    /// time moving forward the oldest are at the front.
+    fn age_resets(&mut self, now: Instant) {
+        for r in self.reset.iter_mut().rev() {
+            if r.since.is_some() {
+                break;
+            }
+            r.since = Some(now);
+        }
+        while let Some(Reset { since: Some(t), .. }) = self.reset.front() {
+            if now.saturating_since(*t) <= RESET_GRACE {
+                break;
+            }
+            self.reset.pop_front();
+        }
+    }
+
+    /// Whether `id` is a stream we reset and still remember.
+    fn was_reset(&self, id: u32) -> bool {
+        self.reset.iter().any(|r| r.id == id)
     }
 
     /// A connection error: GOAWAY, every stream failed, the error kept.
