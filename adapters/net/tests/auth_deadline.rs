@@ -3,6 +3,7 @@
 //! [`AuthHttp::timeout`] (plus a grace for a loaded machine), through the runner and through the
 //! synchronous driver.
 
+use mcp_sansio_test_support::adapter_tests::auth_deadline::{certificate, policy, DEADLINE, GRACE};
 use mcp_sansio_test_support::trickle;
 
 use std::sync::mpsc;
@@ -12,25 +13,12 @@ use std::time::{Duration, Instant};
 use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
 use mcp_sansio::Endpoint;
 use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
-use mcp_sansio_net::{client_config_with_roots, AddressPolicy, SystemResolver};
+use mcp_sansio_net::{client_config_with_roots, SystemResolver};
 use trickle::{Challenger, Trickle, Trickler};
-
-/// The exchange deadline of these tests.
-const DEADLINE: Duration = Duration::from_secs(1);
-
-/// What a loaded machine may add to it.
-const GRACE: Duration = Duration::from_secs(4);
-
-/// A self-signed certificate for 127.0.0.1 (DER) and its key (PKCS#8 DER).
-fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let rcgen::CertifiedKey { cert, key_pair } =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    (cert.der().to_vec(), key_pair.serialize_der())
-}
 
 /// A runner for loopback trusting `root` (or the webpki roots), with the test deadline.
 fn runner(root: Option<&[u8]>) -> AuthHttp {
-    let policy = AddressPolicy::strict().allow_loopback(true);
+    let policy = policy();
     let tls = match root {
         Some(der) => {
             let mut roots = rustls::RootCertStore::empty();

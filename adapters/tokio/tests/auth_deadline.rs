@@ -4,6 +4,7 @@
 //! a current-thread one shut down with a short timeout, so a blocking task left behind cannot
 //! hold the test either.
 
+use mcp_sansio_test_support::adapter_tests::auth_deadline::{certificate, policy, DEADLINE, GRACE};
 use mcp_sansio_test_support::trickle;
 
 use std::sync::Arc;
@@ -13,21 +14,8 @@ use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
 use mcp_sansio::{Config, ErrorKind};
 use mcp_sansio_net::{client_config_with_roots, SystemResolver};
 use mcp_sansio_tokio::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
-use mcp_sansio_tokio::{AddressPolicy, AuthSession, Client};
+use mcp_sansio_tokio::{AuthSession, Client};
 use trickle::{Challenger, Trickle, Trickler};
-
-const DEADLINE: Duration = Duration::from_secs(1);
-const GRACE: Duration = Duration::from_secs(4);
-
-fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let rcgen::CertifiedKey { cert, key_pair } =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    (cert.der().to_vec(), key_pair.serialize_der())
-}
-
-fn policy() -> AddressPolicy {
-    AddressPolicy::strict().allow_loopback(true)
-}
 
 struct NoBrowser;
 
