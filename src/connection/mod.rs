@@ -511,9 +511,6 @@ pub struct Connection {
     /// (2025-11-25), which [`call_tool`](Connection::call_tool) refuses in a legacy session whose
     /// server declared task-augmented tool calls.
     listed_task_required: Vec<String>,
-    /// Whether the legacy server's `initialize` answer declared `tasks.requests.tools.call`
-    /// (2025-11-25): only then does a tool's `execution.taskSupport` count.
-    legacy_tool_tasks: bool,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
     /// Whether the last tool call met a `-32020` ([`Connection::catalog_stale`]).
@@ -604,7 +601,6 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             listed_task_required: Vec::new(),
-            legacy_tool_tasks: false,
             header_mismatches: 0,
             catalog_stale: false,
             answered: None,

@@ -268,6 +268,7 @@ impl Connection {
             Session::Legacy {
                 version,
                 session_id,
+                ..
             } => {
                 if version.as_str() >= VERSION_HEADER_SINCE {
                     h.push(("MCP-Protocol-Version".into(), version.clone()));
