@@ -380,6 +380,16 @@ impl<'a> ObjectWriter<'a> {
         self
     }
 
+    /// A member whose value is a JSON string, like [`string`](Self::string); returns the
+    /// offset, in the buffer written into, of the value's first character (after its opening
+    /// quote).
+    pub(crate) fn string_at(&mut self, key: &str, value: &str) -> usize {
+        self.key(key);
+        let at = self.out.len() + 1;
+        write_str(self.out, value);
+        at
+    }
+
     /// A member whose value is an unsigned integer.
     pub(crate) fn uint(&mut self, key: &str, value: u64) -> &mut Self {
         self.key(key);
@@ -405,17 +415,21 @@ impl<'a> ObjectWriter<'a> {
 /// `_meta`. In the 2026-07-28 era (`version` set) the `io.modelcontextprotocol/…` members
 /// (protocol version, client capabilities, client info); in every era the trace context
 /// ([`Config::trace_context`](crate::Config::trace_context)) and `progress_token` when given.
-/// Nothing at all (no `_meta` member) when none of them applies.
+/// Nothing at all (no `_meta` member) when none of them applies. Returns where the value of
+/// its `traceparent` is in the buffer written into ([`Transmit::traceparent_at`]), if it has one.
+///
+/// [`Transmit::traceparent_at`]: crate::Transmit::traceparent_at
 pub(crate) fn write_request_meta(
     config: &crate::Config,
     version: Option<&str>,
     progress_token: Option<u64>,
     out: &mut ObjectWriter<'_>,
-) {
+) -> Option<usize> {
     let trace = config.trace_context.as_ref();
     if version.is_none() && trace.is_none() && progress_token.is_none() {
-        return;
+        return None;
     }
+    let mut traceparent_at = None;
     out.object("_meta", |m| {
         if let Some(version) = version {
             let info = &config.client_info;
@@ -429,11 +443,12 @@ pub(crate) fn write_request_meta(
                         .string("version", &info.version);
                 });
         }
-        crate::trace_context::write_meta(trace, m);
+        traceparent_at = crate::trace_context::write_meta(trace, m);
         if let Some(t) = progress_token {
             m.uint("progressToken", t);
         }
     });
+    traceparent_at
 }
 
 /// Writes `s` as a JSON string.

@@ -345,55 +345,45 @@ impl H2Streams {
             return false;
         }
         while let Some((entry, left)) = self.pop_waiting() {
-            let (w, t) = (entry.work, entry.transmit);
             if self.conn.error().is_some() || self.conn.goaway().is_some() {
-                self.fresh.push_back((w, t));
+                self.fresh.push_back((entry.work, entry.transmit));
                 progress = true;
                 continue;
             }
             if !self.conn.can_open() {
-                self.unpop_waiting(
-                    Waiting {
-                        seq: entry.seq,
-                        work: w,
-                        transmit: t,
-                    },
-                    left,
-                );
+                self.unpop_waiting(entry, left);
                 break;
             }
             progress = true;
-            match self.conn.open_stream(self.scheme, &t.request, left) {
+            match self
+                .conn
+                .open_stream(self.scheme, &entry.transmit.request, left)
+            {
                 Ok(stream) => {
                     self.used = true;
                     self.routes.push(Route {
                         stream,
-                        work: w,
-                        exchange: t.exchange,
+                        work: entry.work,
+                        exchange: entry.transmit.exchange,
                         carried: 0,
                     });
                     if let Some(opened) = &mut self.opened {
-                        opened.push_back((w, stream, t));
+                        opened.push_back((entry.work, stream, entry.transmit));
                     }
                 }
                 Err(OpenError::NoSlot { .. }) => {
-                    let entry = Waiting {
-                        seq: entry.seq,
-                        work: w,
-                        transmit: t,
-                    };
                     self.unpop_waiting(entry, left);
                     break;
                 }
-                Err(OpenError::NotAccepting) => self.fresh.push_back((w, t)),
+                Err(OpenError::NotAccepting) => self.fresh.push_back((entry.work, entry.transmit)),
                 Err(OpenError::InvalidHeader { .. }) => {
                     let e = H2Error::Malformed {
                         what: "a request header cannot be sent over HTTP/2",
                     };
                     self.inputs.push_back((
-                        w,
+                        entry.work,
                         Input::WireError {
-                            exchange: t.exchange,
+                            exchange: entry.transmit.exchange,
                             error: WireError::Http2(e),
                             raw: 0,
                         },

@@ -284,16 +284,20 @@ pub fn check_baggage(s: &str) -> Result<(), TraceContextError> {
 }
 
 /// Writes the members of `trace` into a `_meta` object: the one place requests get them.
-pub(crate) fn write_meta(trace: Option<&TraceContext>, m: &mut crate::jsonrpc::ObjectWriter<'_>) {
-    if let Some(t) = trace {
-        m.string("traceparent", &t.traceparent);
-        if let Some(s) = &t.tracestate {
-            m.string("tracestate", s);
-        }
-        if let Some(b) = &t.baggage {
-            m.string("baggage", b);
-        }
+/// Returns where the value of `traceparent` is in the buffer written into, if it was written.
+pub(crate) fn write_meta(
+    trace: Option<&TraceContext>,
+    m: &mut crate::jsonrpc::ObjectWriter<'_>,
+) -> Option<usize> {
+    let t = trace?;
+    let at = m.string_at("traceparent", &t.traceparent);
+    if let Some(s) = &t.tracestate {
+        m.string("tracestate", s);
     }
+    if let Some(b) = &t.baggage {
+        m.string("baggage", b);
+    }
+    Some(at)
 }
 
 #[cfg(test)]

@@ -158,6 +158,92 @@ fn task_requests_carry_it_through_the_same_writer() {
     assert_eq!(m["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
 }
 
+/// Checks where `t` says its `traceparent` is ([`Transmit::traceparent_at`]) against serde's
+/// reading of its body: the 55 bytes there, replaced by another `traceparent`, change
+/// `params._meta.traceparent` and nothing else. `None` only for a body without one.
+///
+/// [`Transmit::traceparent_at`]: mcp_sansio::Transmit::traceparent_at
+fn check_traceparent_at(t: &mcp_sansio::Transmit) {
+    let sent: Value = serde_json::from_slice(&t.request.body).unwrap();
+    let Some(at) = t.traceparent_at() else {
+        assert!(
+            sent["params"]["_meta"].get("traceparent").is_none(),
+            "{sent}"
+        );
+        return;
+    };
+    let mut body = t.request.body.clone();
+    body[at..at + TP2.len()].copy_from_slice(TP2.as_bytes());
+    let mut changed: Value = serde_json::from_slice(&body)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&body)));
+    assert_eq!(changed["params"]["_meta"]["traceparent"], TP2, "{changed}");
+    changed["params"]["_meta"]["traceparent"] = TP.into();
+    assert_eq!(changed, sent, "only _meta's traceparent changed");
+}
+
+/// The connection's next request, its `traceparent_at` checked.
+fn next_checked(h: &mut Harness) -> SentRequest {
+    let t = h.conn.poll_transmit().expect("a request");
+    check_traceparent_at(&t);
+    parse_request(&t)
+}
+
+/// Hands the connection `bytes` as the response of `exchange`, leaving its requests to
+/// [`next_checked`] (the harness's `feed` takes them).
+fn answer(h: &mut Harness, exchange: mcp_sansio::ExchangeId, bytes: &[u8]) {
+    h.socket.handle_bytes(&mut h.conn, h.now, exchange, bytes);
+}
+
+/// Every request tells where its `params._meta.traceparent` is (what an adapter rewrites to
+/// name its own span), in both eras, and it is never a tool argument's member of the same name
+/// and value, written before `_meta`: discover, initialize, the notification (none), the calls.
+#[test]
+fn each_request_tells_where_its_traceparent_is_and_no_argument_is_taken_for_it() {
+    let args = format!(r#"{{"traceparent":"{TP}","x":{{"_meta":{{"traceparent":"{TP}"}}}}}}"#);
+    let config = Config::new("http://127.0.0.1:9/mcp")
+        .unwrap()
+        .with_trace_context(Some(trace(TP, Some(STATE), None)));
+
+    // The 2026-07-28 era.
+    let mut h = Harness::new(config.clone(), Split::Whole);
+    h.conn.connect(h.now);
+    let r = next_checked(&mut h);
+    assert_eq!(r.rpc_method(), "server/discover");
+    answer(
+        &mut h,
+        r.exchange,
+        &json_response(200, &result_msg(r.rpc_id(), DISCOVER_OK)),
+    );
+    h.conn.call_tool(h.now, "echo", args.as_bytes());
+    let r = next_checked(&mut h);
+    assert_eq!(r.rpc_method(), "tools/call");
+    assert_eq!(r.json()["params"]["arguments"]["traceparent"], TP);
+
+    // A legacy session.
+    let mut h = Harness::new(config, Split::Whole);
+    h.conn.connect(h.now);
+    let r = next_checked(&mut h);
+    answer(&mut h, r.exchange, &empty_response(404));
+    let r = next_checked(&mut h);
+    assert_eq!(r.rpc_method(), "initialize");
+    answer(
+        &mut h,
+        r.exchange,
+        &json_response_with(
+            200,
+            &[("mcp-session-id", "s")],
+            &result_msg(r.rpc_id(), &initialize_ok("2025-11-25")),
+        ),
+    );
+    let r = next_checked(&mut h);
+    assert_eq!(r.rpc_method(), "notifications/initialized");
+    answer(&mut h, r.exchange, &empty_response(202));
+    h.conn.call_tool(h.now, "echo", args.as_bytes());
+    let r = next_checked(&mut h);
+    assert_eq!(r.rpc_method(), "tools/call");
+    assert_eq!(r.json()["params"]["arguments"]["traceparent"], TP);
+}
+
 #[test]
 fn a_malformed_value_is_refused_before_anything_is_sent() {
     let e = TraceContext::new(

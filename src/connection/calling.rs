@@ -46,7 +46,13 @@ impl Connection {
     /// that server's tools, regardless of the `execution.taskSupport` value"): the tool is called
     /// plainly. SEP-2663 has no such member; a modern session calls the tool as any other.
     fn check_legacy_task(&self, name: &str, task_support: Option<&str>) -> Result<(), Error> {
-        if !matches!(self.session, Session::Legacy { .. }) || !self.legacy_tool_tasks {
+        if !matches!(
+            self.session,
+            Session::Legacy {
+                tool_tasks: true,
+                ..
+            }
+        ) {
             return Ok(());
         }
         crate::task::check_legacy_task_support(name, task_support).map_err(Error::Task)

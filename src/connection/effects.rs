@@ -29,9 +29,14 @@ impl Connection {
                     session_id,
                     server,
                 } => {
+                    let tool_tasks = server
+                        .capabilities
+                        .as_deref()
+                        .is_some_and(|c| crate::task::declares_legacy_tool_tasks(c.get()));
                     self.session = Session::Legacy {
                         version,
                         session_id,
+                        tool_tasks,
                     };
                     let req = self.new_request(now, Step::Initialized { server }, None);
                     self.machine.confirm(req);

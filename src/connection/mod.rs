@@ -140,6 +140,34 @@ pub struct Transmit {
     pub request: Request,
     /// The request MUST go on a newly opened socket, not a pooled one.
     pub fresh_socket: bool,
+    /// Where the connection wrote the value of `params._meta.traceparent` in the body.
+    traceparent_at: Option<usize>,
+}
+
+impl Transmit {
+    /// A request to send for `exchange`, carrying no record of where a `traceparent` is
+    /// ([`traceparent_at`](Self::traceparent_at) is `None`): for requests made outside a
+    /// [`Connection`] (a test's, a replay's).
+    pub fn new(exchange: ExchangeId, request: Request, fresh_socket: bool) -> Transmit {
+        Transmit {
+            exchange,
+            request,
+            fresh_socket,
+            traceparent_at: None,
+        }
+    }
+
+    /// Where the connection wrote the trace context's `traceparent` in `request.body`: the
+    /// offset of the value of `params._meta.traceparent`, its first character (after the
+    /// opening quote), as the body was encoded; `None` when the request carries no trace
+    /// context ([`Config::trace_context`](crate::Config::trace_context)) or has no body. It
+    /// is that member and never a member of the same name and value elsewhere in the body (a
+    /// tool argument's): a caller that rewrites the value in place (the same length, a
+    /// tracing span of its own as the parent) rewrites only that one. The body is a public
+    /// field: whoever changed it since checks the bytes at the offset before trusting them.
+    pub fn traceparent_at(&self) -> Option<usize> {
+        self.traceparent_at
+    }
 }
 
 impl core::fmt::Debug for Transmit {
@@ -483,9 +511,6 @@ pub struct Connection {
     /// (2025-11-25), which [`call_tool`](Connection::call_tool) refuses in a legacy session whose
     /// server declared task-augmented tool calls.
     listed_task_required: Vec<String>,
-    /// Whether the legacy server's `initialize` answer declared `tasks.requests.tools.call`
-    /// (2025-11-25): only then does a tool's `execution.taskSupport` count.
-    legacy_tool_tasks: bool,
     /// `-32020` answers met so far ([`Connection::header_mismatches`]).
     header_mismatches: u64,
     /// Whether the last tool call met a `-32020` ([`Connection::catalog_stale`]).
@@ -576,7 +601,6 @@ impl Connection {
             gets_sent: 0,
             listed_headers: Vec::new(),
             listed_task_required: Vec::new(),
-            legacy_tool_tasks: false,
             header_mismatches: 0,
             catalog_stale: false,
             answered: None,

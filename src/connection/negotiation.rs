@@ -110,11 +110,6 @@ impl Connection {
         // re-negotiation restarts, so that the server has it when that request arrives.
         let until = self.machine.deadline().map(|d| d.at);
         self.listen_keep(now, until);
-        self.legacy_tool_tasks = era == Era::Legacy
-            && server
-                .capabilities
-                .as_deref()
-                .is_some_and(|c| crate::task::declares_legacy_tool_tasks(c.get()));
         self.events.push_back(Event::Connected {
             era,
             version,
@@ -246,6 +241,9 @@ pub(super) enum Session {
     Legacy {
         version: String,
         session_id: Option<String>,
+        /// Whether the server's `initialize` answer declared `tasks.requests.tools.call`
+        /// (2025-11-25): only then does a tool's `execution.taskSupport` count.
+        tool_tasks: bool,
     },
 }
 

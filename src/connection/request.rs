@@ -59,20 +59,20 @@ impl Connection {
         }
         let Some(p) = self.machine.req() else { return };
         let is_call = matches!(p.step, Step::Call);
-        let request = if let Some((from, _)) = &resume {
+        let built = if let Some((from, _)) = &resume {
             let mut headers = self.base_headers(None, false);
             headers.retain(|(n, _)| n != "Accept" && n != "Content-Type");
             headers.push(("Accept".into(), "text/event-stream".into()));
             headers.push(("Last-Event-ID".into(), from.clone()));
             self.gets_sent += 1;
-            self.request(Method::Get, headers, Vec::new())
+            (self.request(Method::Get, headers, Vec::new()), None)
         } else {
             match self.build_step(&p.step, p.id, p.progress_token) {
                 Ok(r) => r,
                 Err(e) => return self.fail_op(e),
             }
         };
-        let mut request = request;
+        let (mut request, traceparent_at) = built;
         if let Err(e) = self.add_dpop(now, &mut request) {
             return self.fail_op(e);
         }
@@ -98,6 +98,7 @@ impl Connection {
             exchange,
             request,
             fresh_socket: fresh,
+            traceparent_at,
         });
     }
 
@@ -127,11 +128,8 @@ impl Connection {
             return None;
         }
         let exchange = self.new_exchange(now, role, false, None);
-        self.transmits.push_back(Transmit {
-            exchange,
-            request,
-            fresh_socket: false,
-        });
+        self.transmits
+            .push_back(Transmit::new(exchange, request, false));
         Some(exchange)
     }
 
@@ -270,6 +268,7 @@ impl Connection {
             Session::Legacy {
                 version,
                 session_id,
+                ..
             } => {
                 if version.as_str() >= VERSION_HEADER_SINCE {
                     h.push(("MCP-Protocol-Version".into(), version.clone()));
@@ -283,12 +282,21 @@ impl Connection {
         h
     }
 
-    pub(super) fn build_step(&self, step: &Step, id: u64, token: u64) -> Result<Request, Error> {
+    /// The request of `step` with JSON-RPC id `id` (and progress token `token`, a call's), and
+    /// where the value of its `params._meta.traceparent` is in its body, if it has one
+    /// ([`Transmit::traceparent_at`]).
+    pub(super) fn build_step(
+        &self,
+        step: &Step,
+        id: u64,
+        token: u64,
+    ) -> Result<(Request, Option<usize>), Error> {
         let modern_version = match &self.session {
             Session::Modern { version } => Some(version.clone()),
             _ => None,
         };
         let mut body = Vec::with_capacity(256);
+        let mut traceparent_at = None;
         let headers;
         match step {
             Step::Discover { version, .. } => {
@@ -298,7 +306,8 @@ impl Connection {
                 headers = h;
                 let mut w = request_writer(&mut body, id, "server/discover");
                 w.object("params", |p| {
-                    crate::jsonrpc::write_request_meta(&self.config, Some(version), None, p);
+                    traceparent_at =
+                        crate::jsonrpc::write_request_meta(&self.config, Some(version), None, p);
                 });
                 w.finish();
             }
@@ -323,7 +332,8 @@ impl Connection {
                             i.string("name", &info.name)
                                 .string("version", &info.version);
                         });
-                    crate::jsonrpc::write_request_meta(&self.config, None, None, p);
+                    traceparent_at =
+                        crate::jsonrpc::write_request_meta(&self.config, None, None, p);
                 });
                 w.finish();
             }
@@ -338,7 +348,7 @@ impl Connection {
                     if let Some(c) = cursor {
                         p.string("cursor", c);
                     }
-                    crate::jsonrpc::write_request_meta(
+                    traceparent_at = crate::jsonrpc::write_request_meta(
                         &self.config,
                         modern_version.as_deref(),
                         None,
@@ -372,7 +382,7 @@ impl Connection {
                     if let Some(s) = &state.request_state {
                         p.raw("requestState", s.get().as_bytes());
                     }
-                    crate::jsonrpc::write_request_meta(
+                    traceparent_at = crate::jsonrpc::write_request_meta(
                         &self.config,
                         modern_version.as_deref(),
                         Some(token),
@@ -383,11 +393,11 @@ impl Connection {
             }
             Step::Delete => {
                 headers = self.base_headers(None, false);
-                return Ok(self.request(Method::Delete, headers, Vec::new()));
+                return Ok((self.request(Method::Delete, headers, Vec::new()), None));
             }
             Step::Task(method) => return self.build_task_step(*method, id),
         }
-        Ok(self.request(Method::Post, headers, body))
+        Ok((self.request(Method::Post, headers, body), traceparent_at))
     }
 }
 

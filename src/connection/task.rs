@@ -213,13 +213,17 @@ impl Connection {
     }
 
     /// The body and headers of the task request `method` about the running task.
-    pub(super) fn build_task_step(&self, method: TaskMethod, id: u64) -> Result<Request, Error> {
+    pub(super) fn build_task_step(
+        &self,
+        method: TaskMethod,
+        id: u64,
+    ) -> Result<(Request, Option<usize>), Error> {
         let (Some(run), Some(version)) = (self.machine.task(), self.modern_version()) else {
             return Err(Error::Misuse {
                 reason: "no task is running",
             });
         };
-        let body = task::request_body(
+        let (body, traceparent_at) = task::write_request_body(
             &self.config,
             version,
             method,
@@ -229,7 +233,7 @@ impl Connection {
         );
         let mut headers = self.base_headers(None, true);
         headers.extend(task::routing_headers(method, run.guard.id()));
-        Ok(self.request(Method::Post, headers, body))
+        Ok((self.request(Method::Post, headers, body), traceparent_at))
     }
 
     /// The call's `CreateTaskResult` was read: the handle is made and reported, and the first

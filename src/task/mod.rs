@@ -47,6 +47,7 @@ pub use handle::{
 };
 pub use input::{InputBook, InputRequest, MAX_INPUT_KEYS, MAX_INPUT_KEY_BYTES};
 pub(crate) use request::declares_extension;
+pub(crate) use request::write_request_body;
 pub use request::{client_capabilities, mcp_name, request_body, routing_headers, TaskMethod};
 
 /// The extension's identifier, the key under `extensions` in the client and server

@@ -63,7 +63,21 @@ pub fn request_body(
     id: &TaskId,
     input_responses: Option<&[u8]>,
 ) -> Vec<u8> {
+    write_request_body(config, version, method, rpc_id, id, input_responses).0
+}
+
+/// [`request_body`], with where the value of its `params._meta.traceparent` is in it, if it
+/// has one ([`Transmit::traceparent_at`](crate::Transmit::traceparent_at)).
+pub(crate) fn write_request_body(
+    config: &Config,
+    version: &str,
+    method: TaskMethod,
+    rpc_id: u64,
+    id: &TaskId,
+    input_responses: Option<&[u8]>,
+) -> (Vec<u8>, Option<usize>) {
     let mut body = Vec::with_capacity(256);
+    let mut traceparent_at = None;
     let mut w = ObjectWriter::new(&mut body);
     w.string("jsonrpc", "2.0")
         .uint("id", rpc_id)
@@ -73,10 +87,10 @@ pub fn request_body(
         if method == TaskMethod::Update {
             p.raw("inputResponses", input_responses.unwrap_or(b"{}"));
         }
-        crate::jsonrpc::write_request_meta(config, Some(version), None, p);
+        traceparent_at = crate::jsonrpc::write_request_meta(config, Some(version), None, p);
     });
     w.finish();
-    body
+    (body, traceparent_at)
 }
 
 /// The members of a JSON object in order, duplicates kept (a map would hide one of them).

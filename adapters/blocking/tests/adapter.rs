@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::{Budget, Budgets, Config, Era, Error, ErrorKind};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_blocking::{AddressPolicy, CallObserver, Client, Session, StaticResolver};
+use mcp_sansio_test_support::adapter_tests::elicitation::Defaults;
 use mcp_sansio_test_support::tls;
 use support::{sse_response, Reply, Server};
 
@@ -712,20 +713,4 @@ fn the_standalone_get_stream_brings_a_server_request_to_the_observer() {
         answer["result"],
         serde_json::json!({"action":"accept","content":{"name":"Ada"}})
     );
-}
-
-/// Answers a legacy server's own requests: every elicitation takes its schema's defaults.
-struct Defaults;
-
-impl CallObserver for Defaults {
-    fn server_request(
-        &mut self,
-        method: &str,
-        params: Option<&serde_json::value::RawValue>,
-    ) -> Option<Vec<u8>> {
-        assert_eq!(method, "elicitation/create");
-        let params: serde_json::Value = serde_json::from_str(params?.get()).ok()?;
-        let content = mcp_sansio::elicitation_defaults(&params["requestedSchema"].to_string())?;
-        Some(format!(r#"{{"action":"accept","content":{content}}}"#).into_bytes())
-    }
 }

@@ -5,6 +5,7 @@
 //! has come out yet (a TLS record is decrypted only once it is whole). The tokio twin is
 //! `adapters/tokio/tests/tls_deadline.rs`.
 
+use mcp_sansio_test_support::adapter_tests::auth_deadline::certificate;
 use mcp_sansio_test_support::trickle;
 
 use std::sync::mpsc;
@@ -17,16 +18,6 @@ use trickle::{Trickle, Trickler};
 
 const REQUEST_TIME: Duration = Duration::from_secs(1);
 const GRACE: Duration = Duration::from_secs(4);
-
-/// A self-signed certificate for 127.0.0.1 and its PKCS#8 key, both DER.
-fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    (cert.der().to_vec(), key.serialize_der())
-}
 
 #[test]
 fn a_tls_record_trickled_byte_by_byte_on_a_pooled_socket_ends_the_exchange_at_its_deadline() {

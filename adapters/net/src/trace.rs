@@ -32,7 +32,10 @@
 //!   server request refused, a call waiting before its next round, input requests declined, and
 //!   each authorization step, inside `authorize` (`auth` names the step: discovery of the
 //!   protected resource's or the authorization server's metadata, registration, the user agent,
-//!   token exchange or refresh; `auth_origin` the origin the request goes to).
+//!   token exchange or refresh; `auth_origin` the origin the request goes to);
+//! - with the feature `opentelemetry`, an event (level DEBUG) inside a request's `mcp` span
+//!   when its body does not hold the operation's `traceparent` where the core wrote it, so it
+//!   is sent naming the operation's span as the parent (`traceparent left as sent`, with `at`).
 //!
 //! `docs/tracing.md` of the repository lists them with examples; the tokio adapter's crate docs
 //! show a `tracing-subscriber` set-up.
@@ -643,7 +646,10 @@ mod on {
         /// OpenTelemetry context (the embedder gave none), the `traceparent` of `t`'s
         /// `params._meta` is rewritten to name the request's own `mcp` span as the parent
         /// (same length: the body's size is unchanged), so that the server's span is a child of
-        /// the client span of that request, as the conventions' context propagation has it.
+        /// the client span of that request, as the conventions' context propagation has it. It
+        /// is rewritten where the core wrote it ([`Transmit::traceparent_at`]), never in a tool
+        /// argument of the same name and value; if the operation's value is not there, the body
+        /// is sent as written and a DEBUG event says so.
         pub(crate) fn request(&mut self, t: &mut Transmit) {
             let st = &mut self.on;
             let Some(op) = &st.op else { return };
@@ -654,8 +660,19 @@ mod on {
                 return;
             };
             #[cfg(feature = "opentelemetry")]
-            if let (Some(sent), Some(own)) = (&st.otel_traceparent, &_current.traceparent) {
-                otel::rewrite_traceparent(&mut t.request.body, sent, own);
+            if let (Some(sent), Some(own), Some(at)) = (
+                &st.otel_traceparent,
+                &_current.traceparent,
+                t.traceparent_at(),
+            ) {
+                if !otel::rewrite_traceparent(&mut t.request.body, at, sent, own) {
+                    tracing::debug!(
+                        target: TARGET,
+                        parent: &_current.span,
+                        at,
+                        "traceparent left as sent"
+                    );
+                }
             }
         }
 
@@ -808,26 +825,27 @@ pub mod otel {
         )
     }
 
-    /// Replaces, in the JSON request `body`, the `traceparent` member whose value is `sent`
-    /// with `own` (both version 00, 55 characters: the body keeps its size). Nothing when the
-    /// lengths differ or the member is not found. The last such member is the one of `_meta`:
-    /// the core writes `_meta` last in `params`, after the caller's arguments, which may hold a
-    /// member of the same name and value.
-    pub(crate) fn rewrite_traceparent(body: &mut [u8], sent: &str, own: &str) {
-        const KEY: &[u8] = b"\"traceparent\":\"";
-        if sent.len() != own.len() || sent == own {
-            return;
+    /// Writes `own` over the JSON string value that starts at `at` in the request `body` (where
+    /// the core wrote `params._meta.traceparent`, [`Transmit::traceparent_at`]) when that value
+    /// is exactly `sent`, quotes included, and `own` has its length (both version-00
+    /// `traceparent`s, 55 characters: the body keeps its size). Nothing else in the body is
+    /// looked at or changed, a tool argument of the same name and value included. Whether it
+    /// was written: `false` leaves the body as it was.
+    ///
+    /// [`Transmit::traceparent_at`]: mcp_sansio::Transmit::traceparent_at
+    pub(crate) fn rewrite_traceparent(body: &mut [u8], at: usize, sent: &str, own: &str) -> bool {
+        if sent.len() != own.len() {
+            return false;
         }
-        let needle_len = KEY.len() + sent.len() + 1;
-        let found = body.windows(needle_len).rposition(|w| {
-            w.starts_with(KEY)
-                && &w[KEY.len()..needle_len - 1] == sent.as_bytes()
-                && w[needle_len - 1] == b'"'
-        });
-        if let Some(at) = found {
-            let start = at + KEY.len();
-            body[start..start + own.len()].copy_from_slice(own.as_bytes());
+        let Some(end) = at.checked_add(sent.len()) else {
+            return false;
+        };
+        let quoted = at.checked_sub(1).and_then(|open| body.get(open..=end));
+        if !matches!(quoted, Some([b'"', value @ .., b'"']) if *value == *sent.as_bytes()) {
+            return false;
         }
+        body[at..end].copy_from_slice(own.as_bytes());
+        true
     }
 
     /// Percent-encodes what is not a baggage octet (W3C Baggage: "Any characters outside of
@@ -852,35 +870,115 @@ pub mod otel {
         const SENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
         const OWN: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01";
 
-        /// Only the `traceparent` member whose value is the one sent changes, to the request
-        /// span's, in place: an argument holding the same characters under another name, or the
-        /// value without its key, stays.
+        /// Where `body` holds `"_meta":{"traceparent":"`, the offset just after it: where the
+        /// core writes the value in these bodies (found here by construction).
+        fn meta_value_at(body: &str) -> usize {
+            let key = r#""_meta":{"traceparent":""#;
+            body.find(key).expect("the body has _meta's traceparent") + key.len()
+        }
+
+        /// The value at the offset changes, to the request span's, in place, and nothing else:
+        /// arguments holding the same characters under the same name, another name, or
+        /// without a key stay.
         #[test]
-        fn only_the_sent_traceparent_member_is_rewritten() {
+        fn only_the_member_at_the_offset_is_rewritten() {
             let body = format!(
                 r#"{{"params":{{"arguments":{{"x":"{SENT}","traceparent ":"{SENT}","traceparent":"{SENT}"}},"_meta":{{"traceparent":"{SENT}","tracestate":"a=b"}}}}}}"#
             );
             let mut bytes = body.clone().into_bytes();
-            rewrite_traceparent(&mut bytes, SENT, OWN);
-            // Only `_meta`'s member: an argument of the same name and value stays as sent.
+            assert!(rewrite_traceparent(
+                &mut bytes,
+                meta_value_at(&body),
+                SENT,
+                OWN
+            ));
             let meta = format!(r#""_meta":{{"traceparent":"{SENT}""#);
             let expected = body.replace(&meta, &format!(r#""_meta":{{"traceparent":"{OWN}""#));
             assert_ne!(expected, body);
             assert_eq!(String::from_utf8(bytes).unwrap(), expected);
         }
 
-        /// Another value, a value of another length, or no member: the body is left as it was.
+        /// Not the value sent at the offset (another value, the offset a byte off either way, a
+        /// longer string starting with it, past the end), or a value of another length: the
+        /// body is left as it was, and the rewrite says so.
         #[test]
-        fn nothing_changes_without_the_member_or_with_another_length() {
-            let body = format!(r#"{{"_meta":{{"traceparent":"{OWN}"}}}}"#).into_bytes();
-            for (sent, own) in [(SENT, OWN), (SENT, "00-short"), ("00-short", OWN)] {
-                let mut b = body.clone();
-                rewrite_traceparent(&mut b, sent, own);
-                assert_eq!(b, body, "{sent} -> {own}");
+        fn nothing_changes_unless_the_offset_holds_the_value_sent() {
+            let body = format!(r#"{{"_meta":{{"traceparent":"{SENT}"}},"x":"{SENT}1"}}"#);
+            let at = meta_value_at(&body);
+            let longer = body.rfind(SENT).unwrap();
+            let cases = [
+                (at, OWN, SENT),
+                (at, SENT, "00-short"),
+                (at, "00-short", OWN),
+                (at - 1, SENT, OWN),
+                (at + 1, SENT, OWN),
+                (longer, SENT, OWN),
+                (0, SENT, OWN),
+                (body.len(), SENT, OWN),
+                (usize::MAX, SENT, OWN),
+            ];
+            for (at, sent, own) in cases {
+                let mut b = body.clone().into_bytes();
+                assert!(
+                    !rewrite_traceparent(&mut b, at, sent, own),
+                    "{at} {sent} -> {own}"
+                );
+                assert_eq!(b, body.as_bytes(), "{at} {sent} -> {own}");
             }
             let mut empty = Vec::new();
-            rewrite_traceparent(&mut empty, SENT, OWN);
+            assert!(!rewrite_traceparent(&mut empty, 0, SENT, OWN));
             assert!(empty.is_empty());
+        }
+
+        /// The offset the core reports for a tool call whose arguments hold `traceparent`
+        /// members of the same value (one inside an argument's own `_meta`): only
+        /// `params._meta.traceparent` changes, by serde's reading of the body before and after.
+        #[test]
+        fn the_connections_offset_rewrites_meta_and_no_argument() {
+            use mcp_sansio::{Config, Connection, Instant, TraceContext};
+            use serde_json::Value;
+
+            let trace = TraceContext::new(SENT, Some("a=b"), None).unwrap();
+            let config = Config::new("http://127.0.0.1:9/mcp")
+                .unwrap()
+                .with_trace_context(Some(trace));
+            let mut conn = Connection::new(config).unwrap();
+            let now = Instant::ZERO;
+            conn.connect(now);
+            let discover = conn.poll_transmit().expect("server/discover");
+            let id = serde_json::from_slice::<Value>(&discover.request.body).unwrap()["id"].clone();
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"supportedVersions":["2026-07-28"],"capabilities":{{"tools":{{}}}},"ttlMs":0}}}}"#
+            );
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                answer.len()
+            );
+            mcp_sansio::socket::Http1Socket::new().handle_bytes(
+                &mut conn,
+                now,
+                discover.exchange,
+                response.as_bytes(),
+            );
+            let args =
+                format!(r#"{{"traceparent":"{SENT}","x":{{"_meta":{{"traceparent":"{SENT}"}}}}}}"#);
+            conn.call_tool(now, "echo", args.as_bytes());
+            let mut call = conn.poll_transmit().expect("tools/call");
+            let sent: Value = serde_json::from_slice(&call.request.body).unwrap();
+            assert_eq!(sent["method"], "tools/call");
+            let at = call
+                .traceparent_at()
+                .expect("the call carries a traceparent");
+            assert!(rewrite_traceparent(&mut call.request.body, at, SENT, OWN));
+            let mut expected = sent.clone();
+            expected["params"]["_meta"]["traceparent"] = OWN.into();
+            let rewritten: Value = serde_json::from_slice(&call.request.body).unwrap();
+            assert_eq!(rewritten, expected);
+            assert_eq!(rewritten["params"]["arguments"]["traceparent"], SENT);
+            assert_eq!(
+                rewritten["params"]["arguments"]["x"]["_meta"]["traceparent"],
+                SENT
+            );
         }
     }
 }

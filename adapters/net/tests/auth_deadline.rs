@@ -3,58 +3,16 @@
 //! [`AuthHttp::timeout`] (plus a grace for a loaded machine), through the runner and through the
 //! synchronous driver.
 
+use mcp_sansio_test_support::adapter_tests::auth_deadline::{
+    auth_http, certificate, challenged, timed, DEADLINE, GRACE,
+};
 use mcp_sansio_test_support::trickle;
 
-use std::sync::mpsc;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
 use mcp_sansio::Endpoint;
-use mcp_sansio_net::auth::{AuthHook, AuthHttp, Authorization};
-use mcp_sansio_net::{client_config_with_roots, AddressPolicy, SystemResolver};
-use trickle::{Challenger, Trickle, Trickler};
-
-/// The exchange deadline of these tests.
-const DEADLINE: Duration = Duration::from_secs(1);
-
-/// What a loaded machine may add to it.
-const GRACE: Duration = Duration::from_secs(4);
-
-/// A self-signed certificate for 127.0.0.1 (DER) and its key (PKCS#8 DER).
-fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let rcgen::CertifiedKey { cert, key_pair } =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    (cert.der().to_vec(), key_pair.serialize_der())
-}
-
-/// A runner for loopback trusting `root` (or the webpki roots), with the test deadline.
-fn runner(root: Option<&[u8]>) -> AuthHttp {
-    let policy = AddressPolicy::strict().allow_loopback(true);
-    let tls = match root {
-        Some(der) => {
-            let mut roots = rustls::RootCertStore::empty();
-            roots
-                .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
-                .unwrap();
-            client_config_with_roots(roots)
-        }
-        None => mcp_sansio_net::client_config(),
-    };
-    AuthHttp::new(policy, Arc::new(SystemResolver), tls).timeout(DEADLINE)
-}
-
-/// Runs `f` on a thread; its result and how long it took, or `None` if it had not ended after
-/// `DEADLINE` and three times the grace (the thread is then left behind: the test fails).
-fn timed<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<(T, Duration)> {
-    let (tx, rx) = mpsc::channel();
-    let start = Instant::now();
-    std::thread::spawn(move || {
-        let r = f();
-        let _ = tx.send((r, start.elapsed()));
-    });
-    rx.recv_timeout(DEADLINE + GRACE * 3).ok()
-}
+use mcp_sansio_net::auth::AuthHttp;
+use trickle::{Trickle, Trickler};
 
 fn get_metadata(http: AuthHttp, url: String) -> Option<(Result<(), String>, Duration)> {
     timed(move || {
@@ -68,7 +26,7 @@ fn get_metadata(http: AuthHttp, url: String) -> Option<(Result<(), String>, Dura
 #[test]
 fn a_metadata_url_trickling_its_tls_handshake_fails_at_the_exchange_deadline() {
     let server = Trickler::start(Trickle::Handshake);
-    let Some((r, took)) = get_metadata(runner(None), server.metadata_url()) else {
+    let Some((r, took)) = get_metadata(auth_http(None, DEADLINE), server.metadata_url()) else {
         panic!(
             "the exchange was still running {:?} after its deadline",
             GRACE * 3
@@ -90,7 +48,8 @@ fn a_metadata_url_trickling_a_tls_record_of_its_body_fails_at_the_exchange_deadl
         cert: cert.clone(),
         key,
     });
-    let Some((r, took)) = get_metadata(runner(Some(&cert)), server.metadata_url()) else {
+    let Some((r, took)) = get_metadata(auth_http(Some(&cert), DEADLINE), server.metadata_url())
+    else {
         panic!(
             "the exchange was still running {:?} after its deadline",
             GRACE * 3
@@ -101,27 +60,11 @@ fn a_metadata_url_trickling_a_tls_record_of_its_body_fails_at_the_exchange_deadl
     assert!(took < DEADLINE + GRACE, "took {took:?}");
 }
 
-struct NoBrowser;
-
-impl AuthHook for NoBrowser {
-    fn open_user_agent(&mut self, _url: &str) -> Result<String, String> {
-        Err("no user agent in this test".into())
-    }
-}
-
 /// The synchronous driver (the blocking adapter's `AuthSession` runs it) against an MCP
 /// endpoint whose 401 names a trickling metadata URL: the authorization fails, each of its
 /// exchanges within the deadline.
 fn authorize_against(server: &Trickler, root: Option<&[u8]>) {
-    let challenger = Challenger::start(server.metadata_url());
-    let mut config = AuthConfig::new(
-        challenger.url(),
-        ClientSettings::new("tests", "http://127.0.0.1:9/callback"),
-    );
-    config.policy = UrlPolicy {
-        allow_loopback_http: true,
-    };
-    let mut auth = Authorization::new(config, runner(root), Box::new(NoBrowser)).unwrap();
+    let (_challenger, mut auth) = challenged(server, root);
     let challenge = format!("Bearer resource_metadata=\"{}\"", server.metadata_url());
     let Some((r, took)) = timed(move || {
         auth.authorize(401, Some(&challenge))

@@ -14,7 +14,8 @@ use mcp_sansio::auth::{
 };
 use mcp_sansio::Instant;
 use mcp_sansio_net::auth::KeySigner;
-use ring::signature::{self, KeyPair as _, UnparsedPublicKey};
+use mcp_sansio_test_support::adapter_tests::m2m::{b64url, p256};
+use ring::signature::{self, UnparsedPublicKey};
 use serde_json::Value;
 
 const ISSUER: &str = "https://as.example";
@@ -22,27 +23,10 @@ const TOKEN_ENDPOINT: &str = "https://as.example/token?tenant=7";
 const SERVER: &str = "https://mcp.example/mcp";
 const NOW_SECS: u64 = 1_800_000_000;
 
-fn b64url(s: &str) -> Vec<u8> {
-    assert!(!s.contains(['=', '+', '/']), "not unpadded base64url: {s}");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .unwrap()
-}
-
 /// A P-256 key made by ring: the signer (from its PKCS#8 PEM) and the public point.
 fn key() -> (KeySigner, Vec<u8>) {
-    let rng = ring::rand::SystemRandom::new();
-    let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-    let pkcs8 = signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
-    let pair = signature::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap();
-    let pem = format!(
-        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
-        base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
-    );
-    (
-        KeySigner::from_pem(pem.as_bytes()).unwrap(),
-        pair.public_key().as_ref().to_vec(),
-    )
+    let (pem, public) = p256();
+    (KeySigner::from_pem(pem.as_bytes()).unwrap(), public)
 }
 
 fn now() -> Instant {

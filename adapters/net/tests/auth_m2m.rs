@@ -20,8 +20,9 @@ use mcp_sansio_net::AddressPolicy;
 use mcp_sansio_test_support::adapter_tests::m2m as support;
 use mcp_sansio_test_support::auth_server::{m2m, pairs, AuthServer, Mode};
 use mcp_sansio_transcript::TranscriptSink;
-use ring::signature::{self, KeyPair as _, UnparsedPublicKey};
+use ring::signature::{self, UnparsedPublicKey};
 use serde_json::Value;
+use support::{b64url, p256};
 
 const ISSUER: &str = "https://as.example";
 const SERVER: &str = "https://mcp.example/mcp";
@@ -29,27 +30,6 @@ const NOW_SECS: u64 = 1_800_000_000;
 const EC_JWK: &str = r#"{"kty": "EC", "crv": "P-256", "kid": "test-key-1", "d": "G4MBIWetLm4zuy-pnvLN2Ya7RkcDWDKwCjJSYJYzizw", "x": "o9sBxWrfoEiBxvjwJXhffn-yQWU-_QiT3Tf4Ek64U-s", "y": "Ds22aRsebwilmULI3H-SqK_gm8UxZslSlYw0qRMyvc4"}"#;
 const RSA_PEM: &str = include_str!("data/m2m-rsa-test-key.pem");
 const RSA_PUBLIC_DER_B64: &str = include_str!("data/m2m-rsa-test-key.pub.der.b64");
-
-fn b64url(s: &str) -> Vec<u8> {
-    // RFC 7515 §2: base64url without padding; a padded or standard-alphabet part is refused.
-    assert!(!s.contains(['=', '+', '/']), "not unpadded base64url: {s}");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .unwrap()
-}
-
-/// A P-256 key made by ring: its PKCS#8 PEM and its public point.
-fn p256() -> (String, Vec<u8>) {
-    let rng = ring::rand::SystemRandom::new();
-    let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-    let pkcs8 = signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
-    let pair = signature::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap();
-    let pem = format!(
-        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
-        base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
-    );
-    (pem, pair.public_key().as_ref().to_vec())
-}
 
 fn at(secs: u64) -> Instant {
     Instant::from_duration(std::time::Duration::from_secs(secs))

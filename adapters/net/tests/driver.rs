@@ -2,21 +2,11 @@
 //! the era hints it learns and offers, and the core's decisions it carries out (the `DELETE`
 //! socket, the single fresh-socket retry of a stale pooled socket).
 
-use std::sync::Arc;
+mod support;
 
 use mcp_sansio::{Completion, Config, Era, Error, ExchangeId, Transmit, TransportError};
-use mcp_sansio_net::{
-    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start, Wait,
-};
-
-struct TestClient(Arc<Shared<()>>);
-
-impl BuildClient for TestClient {
-    type Socket = ();
-    fn from_shared(shared: Arc<Shared<()>>) -> Self {
-        TestClient(shared)
-    }
-}
+use mcp_sansio_net::{ClientBuilder, Io, NoObserver, Report, SessionDriver, Start, Wait};
+use support::{json, method_and_id, TestClient};
 
 /// What the driver asked of the I/O.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,15 +32,7 @@ struct Recorded {
 
 impl Io for Recorded {
     fn start(&mut self, t: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
-        let text = String::from_utf8_lossy(&request).into_owned();
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-        let (method, id) = match serde_json::from_str::<serde_json::Value>(body) {
-            Ok(v) => (
-                v["method"].as_str().unwrap_or("?").to_owned(),
-                v["id"].as_u64().unwrap_or(0),
-            ),
-            Err(_) => (text.split(' ').next().unwrap_or("?").to_owned(), 0),
-        };
+        let (method, id) = method_and_id(&request);
         self.calls.push(Call::Start {
             id: t.exchange.0,
             method: method.clone(),
@@ -76,14 +58,6 @@ impl Io for Recorded {
             .count();
         self.allowances.push((bytes_left, reads));
     }
-}
-
-fn json(status: u16, headers: &str, body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{headers}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
 }
 
 const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Call t first.","ttlMs":60000}"#;

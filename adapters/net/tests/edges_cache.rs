@@ -7,6 +7,8 @@
 //! carries from one client to another. The oracle is the `cache` module's documentation (quoted
 //! at each test) and SEP-2549's `ttlMs`.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,9 +16,8 @@ use mcp_sansio::{Catalog, Completion, Config, Error, ExchangeId, Transmit, Trans
 use mcp_sansio_net::cache::{
     hint_key, CatalogCache, MemoryStore, SessionCache, Store, DEFAULT_MAX_BYTES,
 };
-use mcp_sansio_net::{
-    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start,
-};
+use mcp_sansio_net::{ClientBuilder, Io, NoObserver, Report, SessionDriver, Start};
+use support::{json, method_and_id, TestClient};
 
 const URL: &str = "http://127.0.0.1:9/mcp";
 
@@ -292,15 +293,6 @@ fn an_era_hint_key_is_per_url_and_credential() {
 
 // A client's sessions over an in-memory I/O that answers like a server.
 
-struct TestClient(Arc<Shared<()>>);
-
-impl BuildClient for TestClient {
-    type Socket = ();
-    fn from_shared(shared: Arc<Shared<()>>) -> Self {
-        TestClient(shared)
-    }
-}
-
 /// The JSON-RPC methods started, in order; the exchanges waiting for an answer.
 #[derive(Default)]
 struct Server {
@@ -310,15 +302,7 @@ struct Server {
 
 impl Io for Server {
     fn start(&mut self, t: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
-        let text = String::from_utf8_lossy(&request).into_owned();
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-        let (method, id) = match serde_json::from_str::<serde_json::Value>(body) {
-            Ok(v) => (
-                v["method"].as_str().unwrap_or("?").to_owned(),
-                v["id"].as_u64().unwrap_or(0),
-            ),
-            Err(_) => (text.split(' ').next().unwrap_or("?").to_owned(), 0),
-        };
+        let (method, id) = method_and_id(&request);
         self.methods.push(method.clone());
         self.waiting.push((t.exchange, method, id));
         Ok(())
@@ -328,36 +312,28 @@ impl Io for Server {
     fn abandon(&mut self, _: ExchangeId) {}
 }
 
-fn http(status: u16, headers: &str, body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{headers}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
-
 /// A 2026-07-28 server when `modern` (its `server/discover` and listing fresh for a minute),
 /// else a 2025-06-18 one.
 fn answer(method: &str, id: u64, modern: bool) -> Vec<u8> {
     let result = |r: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#);
     match (method, modern) {
-        ("server/discover", true) => http(
+        ("server/discover", true) => json(
             200,
             "",
             &result(
                 r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":60000}"#,
             ),
         ),
-        ("server/discover", false) => http(404, "", ""),
-        ("initialize", _) => http(
+        ("server/discover", false) => json(404, "", ""),
+        ("initialize", _) => json(
             200,
             "mcp-session-id: s\r\n",
             &result(
                 r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}"#,
             ),
         ),
-        ("tools/list", _) => http(200, "", &result(std::str::from_utf8(PAGE).unwrap())),
-        _ => http(202, "", ""),
+        ("tools/list", _) => json(200, "", &result(std::str::from_utf8(PAGE).unwrap())),
+        _ => json(202, "", ""),
     }
 }
 

@@ -4,6 +4,8 @@
 //! drained, per-session inboxes and wake-ups, an idle socket kept for the next session and closed
 //! with GOAWAY(NO_ERROR) past its idle timeout.
 
+mod support;
+
 use mcp_sansio_test_support::adapter_tests::recording;
 use mcp_sansio_test_support::h2server;
 
@@ -16,6 +18,7 @@ use mcp_sansio::internals::h2::client::PREFACE;
 use mcp_sansio::internals::h2::frame::{Decoded, Frame, FrameDecoder, Reason};
 use mcp_sansio::{Budgets, Config, Connection, Era, EraHint, Event, Instant};
 use mcp_sansio_net::{H2Io, Member, Outbox, Report, SharedH2, Waker};
+use support::TestClient;
 
 const TOOLS: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#;
 
@@ -630,15 +633,6 @@ fn a_stream_opened_while_an_answer_waits_in_the_inbox_is_allowed_what_the_budget
             .any(|i| i.starts_with("WireError") && i.contains("Budget")),
         "the second stream fails on its allowance: {inputs:?}"
     );
-}
-
-struct TestClient(Arc<mcp_sansio_net::Shared<()>>);
-
-impl mcp_sansio_net::BuildClient for TestClient {
-    type Socket = ();
-    fn from_shared(shared: Arc<mcp_sansio_net::Shared<()>>) -> Self {
-        TestClient(shared)
-    }
 }
 
 /// The I/O of an HTTP/2 session: it has no socket of its own, so nothing is asked of it.

@@ -11,25 +11,15 @@
 //! An embedder's own context ([`SessionDriver::set_trace_context`]) wins over it.
 #![cfg(feature = "opentelemetry")]
 
-use std::sync::Arc;
+mod support;
 
 use mcp_sansio::{Completion, Config, ExchangeId, TraceContext, Transmit, TransportError};
-use mcp_sansio_net::{
-    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start,
-};
+use mcp_sansio_net::{ClientBuilder, Io, NoObserver, Report, SessionDriver, Start};
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry::KeyValue;
+use support::TestClient;
 use tracing_subscriber::layer::SubscriberExt;
-
-struct TestClient(Arc<Shared<()>>);
-
-impl BuildClient for TestClient {
-    type Socket = ();
-    fn from_shared(shared: Arc<Shared<()>>) -> Self {
-        TestClient(shared)
-    }
-}
 
 /// Requests started and not yet answered, with the `_meta` they carried.
 #[derive(Default)]

@@ -23,50 +23,14 @@
 //!
 //! Nothing secret: neither the call's arguments nor its result nor the URL's path or query.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use mcp_sansio::{Completion, Config, ExchangeId, Transmit, TransportError};
-use mcp_sansio_net::{
-    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start,
-};
+use mcp_sansio::{Completion, Config};
+use mcp_sansio_net::{ClientBuilder, NoObserver, Report, SessionDriver, Start};
 use mcp_sansio_test_support::adapter_tests::tracing::{install_here, SpanRec};
-
-struct TestClient(Arc<Shared<()>>);
-
-impl BuildClient for TestClient {
-    type Socket = ();
-    fn from_shared(shared: Arc<Shared<()>>) -> Self {
-        TestClient(shared)
-    }
-}
-
-/// Requests started and not yet answered: (exchange, JSON-RPC method, JSON-RPC id).
-#[derive(Default)]
-struct Waiting(Vec<(ExchangeId, String, u64)>);
-
-impl Io for Waiting {
-    fn start(&mut self, t: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
-        let text = String::from_utf8_lossy(&request).into_owned();
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-        let method = v["method"].as_str().unwrap_or("?").to_owned();
-        self.0
-            .push((t.exchange, method, v["id"].as_u64().unwrap_or(0)));
-        Ok(())
-    }
-    fn read_on(&mut self, _: ExchangeId) {}
-    fn finish(&mut self, _: ExchangeId, _: bool) {}
-    fn abandon(&mut self, _: ExchangeId) {}
-}
-
-fn json(status: u16, headers: &str, body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{headers}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
+use support::{json, TestClient, Waiting};
 
 const ARGUMENT: &str = "argument-never-traced-c41e";
 const RESULT: &str = "result-never-traced-9b07";

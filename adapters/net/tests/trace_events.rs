@@ -4,49 +4,12 @@
 //! and the refusal of the request the server sent in the call's event stream, and never the
 //! call's arguments or result.
 
-use std::sync::Arc;
+mod support;
 
-use mcp_sansio::{Completion, Config, ExchangeId, Transmit, TransportError};
-use mcp_sansio_net::{
-    BuildClient, ClientBuilder, Io, NoObserver, Report, SessionDriver, Shared, Start, Wait,
-};
+use mcp_sansio::{Completion, Config};
+use mcp_sansio_net::{ClientBuilder, NoObserver, Report, SessionDriver, Start, Wait};
 use mcp_sansio_test_support::adapter_tests::tracing::{install, install_here, Capture};
-
-struct TestClient(Arc<Shared<()>>);
-
-impl BuildClient for TestClient {
-    type Socket = ();
-    fn from_shared(shared: Arc<Shared<()>>) -> Self {
-        TestClient(shared)
-    }
-}
-
-/// Requests started and not yet answered: (exchange, JSON-RPC or HTTP method, JSON-RPC id).
-#[derive(Default)]
-struct Waiting(Vec<(ExchangeId, String, u64)>);
-
-impl Io for Waiting {
-    fn start(&mut self, t: Transmit, request: Vec<u8>) -> Result<(), TransportError> {
-        let text = String::from_utf8_lossy(&request).into_owned();
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-        let method = v["method"].as_str().unwrap_or("?").to_owned();
-        self.0
-            .push((t.exchange, method, v["id"].as_u64().unwrap_or(0)));
-        Ok(())
-    }
-    fn read_on(&mut self, _: ExchangeId) {}
-    fn finish(&mut self, _: ExchangeId, _: bool) {}
-    fn abandon(&mut self, _: ExchangeId) {}
-}
-
-fn response(status: u16, content_type: &str, headers: &str, body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\n{headers}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
+use support::{response, TestClient, Waiting};
 
 const ARGUMENT: &str = "argument-never-traced-51d0";
 const RESULT: &str = "result-never-traced-a7e2";
@@ -205,7 +168,7 @@ fn run_scripted(
             continue;
         }
         let (id, method, rpc_id) = io.0.remove(0);
-        let http = if method == "?" { "GET" } else { "POST" };
+        let http = if method == "GET" { "GET" } else { "POST" };
         match server(http, &method, rpc_id) {
             Reply::Bytes(b) => d.feed(id, Report::Bytes(b)),
             Reply::ThenEof(b) => {

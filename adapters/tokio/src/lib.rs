@@ -255,11 +255,7 @@ mod tests {
             headers: Vec::new(),
             body: Vec::new(),
         };
-        let t = Transmit {
-            exchange: ExchangeId(id),
-            request,
-            fresh_socket,
-        };
+        let t = Transmit::new(ExchangeId(id), request, fresh_socket);
         (t, bytes.to_vec())
     }
 

@@ -4,42 +4,24 @@
 //! a current-thread one shut down with a short timeout, so a blocking task left behind cannot
 //! hold the test either.
 
+use mcp_sansio_test_support::adapter_tests::auth_deadline::{
+    certificate, challenged_with, check_auth, policy, DEADLINE, GRACE,
+};
 use mcp_sansio_test_support::trickle;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_sansio::auth::{AuthConfig, ClientSettings, UrlPolicy};
-use mcp_sansio::{Config, ErrorKind};
-use mcp_sansio_net::{client_config_with_roots, SystemResolver};
-use mcp_sansio_tokio::auth::{AuthHook, AuthHttp, AuthSessionError, Authorization};
-use mcp_sansio_tokio::{AddressPolicy, AuthSession, Client};
-use trickle::{Challenger, Trickle, Trickler};
-
-const DEADLINE: Duration = Duration::from_secs(1);
-const GRACE: Duration = Duration::from_secs(4);
-
-fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let rcgen::CertifiedKey { cert, key_pair } =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    (cert.der().to_vec(), key_pair.serialize_der())
-}
-
-fn policy() -> AddressPolicy {
-    AddressPolicy::strict().allow_loopback(true)
-}
-
-struct NoBrowser;
-
-impl AuthHook for NoBrowser {
-    fn open_user_agent(&mut self, _url: &str) -> Result<String, String> {
-        Err("no user agent in this test".into())
-    }
-}
+use mcp_sansio::Config;
+use mcp_sansio_tokio::auth::AuthSessionError;
+use mcp_sansio_tokio::{AuthSession, Client};
+use trickle::{Trickle, Trickler};
 
 /// Connects an `AuthSession` to an MCP endpoint whose 401 names `server`'s metadata URL; the
-/// error and how long it took, or `None` if it was still running long after the deadline.
-fn connect_against(server: &Trickler, root: Option<&[u8]>) -> Option<(AuthSessionError, Duration)> {
+/// outcome and how long it took, or `None` if it was still running long after the deadline.
+fn connect_against(
+    server: &Trickler,
+    root: Option<&[u8]>,
+) -> Option<(Result<(), AuthSessionError>, Duration)> {
     connect_with(server, root, DEADLINE, None)
 }
 
@@ -50,30 +32,8 @@ fn connect_with(
     root: Option<&[u8]>,
     exchange: Duration,
     time: Option<Duration>,
-) -> Option<(AuthSessionError, Duration)> {
-    let challenger = Challenger::start(server.metadata_url());
-    let tls = match root {
-        Some(der) => {
-            let mut roots = rustls::RootCertStore::empty();
-            roots
-                .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
-                .unwrap();
-            client_config_with_roots(roots)
-        }
-        None => mcp_sansio_net::client_config(),
-    };
-    let http = AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(exchange);
-    let mut c = AuthConfig::new(
-        challenger.url(),
-        ClientSettings::new("tests", "http://127.0.0.1:9/callback"),
-    );
-    c.policy = UrlPolicy {
-        allow_loopback_http: true,
-    };
-    if let Some(time) = time {
-        c.limits.time = time;
-    }
-    let auth = Authorization::new(c, http, Box::new(NoBrowser)).unwrap();
+) -> Option<(Result<(), AuthSessionError>, Duration)> {
+    let (challenger, auth) = challenged_with(server, root, exchange, time);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -84,7 +44,7 @@ fn connect_with(
         let start = Instant::now();
         let connecting = AuthSession::connect(&client, Config::new(&url).unwrap(), auth);
         match tokio::time::timeout(DEADLINE + GRACE * 3, connecting).await {
-            Ok(r) => Some((r.unwrap_err(), start.elapsed())),
+            Ok(r) => Some((r.map(|_| ()), start.elapsed())),
             Err(_) => None,
         }
     });
@@ -92,22 +52,10 @@ fn connect_with(
     outcome
 }
 
-fn check(outcome: Option<(AuthSessionError, Duration)>, server: &Trickler) {
-    let Some((e, took)) = outcome else {
-        panic!(
-            "the authorization was still running {:?} after its deadline",
-            GRACE * 3
-        );
-    };
-    assert_eq!(e.kind(), ErrorKind::AuthenticationFailed, "{e}");
-    assert!(took < DEADLINE + GRACE, "took {took:?}: {e}");
-    assert!(server.accepted.load(std::sync::atomic::Ordering::SeqCst) >= 1);
-}
-
 #[test]
 fn a_metadata_url_trickling_its_tls_handshake_ends_the_auth_session_within_the_deadline() {
     let server = Trickler::start(Trickle::Handshake);
-    check(connect_against(&server, None), &server);
+    check_auth(connect_against(&server, None), &server);
 }
 
 #[test]
@@ -117,7 +65,7 @@ fn a_metadata_url_trickling_its_body_ends_the_auth_session_within_the_deadline()
         cert: cert.clone(),
         key,
     });
-    check(connect_against(&server, Some(&cert)), &server);
+    check_auth(connect_against(&server, Some(&cert)), &server);
 }
 
 /// The authorization's own deadline (`AuthLimits::time`) bounds each of its exchanges too: with
@@ -127,5 +75,5 @@ fn a_metadata_url_trickling_its_body_ends_the_auth_session_within_the_deadline()
 fn a_stalled_exchange_ends_the_auth_session_by_the_authorization_limit() {
     let server = Trickler::start(Trickle::Handshake);
     let long = Duration::from_secs(60);
-    check(connect_with(&server, None, long, Some(DEADLINE)), &server);
+    check_auth(connect_with(&server, None, long, Some(DEADLINE)), &server);
 }

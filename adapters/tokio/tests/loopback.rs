@@ -9,6 +9,7 @@ use mcp_sansio::ContentBlock;
 use mcp_sansio::{Config, Era, Error, ErrorKind};
 use mcp_sansio::{TransportError, TransportErrorKind};
 use mcp_sansio_net::{AddressPolicy, StaticResolver};
+use mcp_sansio_test_support::adapter_tests::elicitation::Defaults;
 use mcp_sansio_tokio::{CallObserver, Client, Session};
 use support::*;
 
@@ -736,22 +737,6 @@ async fn a_cold_listing_of_several_pages_keeps_one_socket() {
             1,
             "{flavour}: every page reused the first socket"
         );
-    }
-}
-
-/// Answers a legacy server's own requests: every elicitation takes its schema's defaults.
-struct Defaults;
-
-impl CallObserver for Defaults {
-    fn server_request(
-        &mut self,
-        method: &str,
-        params: Option<&serde_json::value::RawValue>,
-    ) -> Option<Vec<u8>> {
-        assert_eq!(method, "elicitation/create");
-        let params: serde_json::Value = serde_json::from_str(params?.get()).ok()?;
-        let content = mcp_sansio::elicitation_defaults(&params["requestedSchema"].to_string())?;
-        Some(format!(r#"{{"action":"accept","content":{content}}}"#).into_bytes())
     }
 }
 

@@ -2,6 +2,7 @@
 //! listing on the pooled socket ends at its request time (reads are futures under the
 //! deadline). The blocking adapter's twin is `adapters/blocking/tests/tls_deadline.rs`.
 
+use mcp_sansio_test_support::adapter_tests::auth_deadline::certificate;
 use mcp_sansio_test_support::trickle;
 
 use std::time::{Duration, Instant};
@@ -13,16 +14,6 @@ use trickle::{Trickle, Trickler};
 
 const REQUEST_TIME: Duration = Duration::from_secs(1);
 const GRACE: Duration = Duration::from_secs(4);
-
-/// A self-signed certificate for 127.0.0.1 and its PKCS#8 key, both DER.
-fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    (cert.der().to_vec(), key.serialize_der())
-}
 
 #[tokio::test]
 async fn a_tls_record_trickled_byte_by_byte_on_a_pooled_socket_ends_the_exchange_at_its_deadline() {

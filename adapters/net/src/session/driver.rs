@@ -229,18 +229,20 @@ impl SessionDriver {
 
     /// Hands the connection one input, read at `at`: the one place the driver does, whatever
     /// the wire. The connection's clock never goes back (an input read before the connection's
-    /// last instant is handed in at that instant).
-    fn hand(conn: &mut Connection, clock: &mut Instant, at: Instant, input: Input<'_>) {
+    /// last instant is handed in at that instant). If the input was the answer to a request,
+    /// how the server answered is recorded on the request's span (its `error.type`) there and
+    /// then, before the requests the answer makes (a retry, a relisting) open theirs.
+    fn hand(
+        conn: &mut Connection,
+        clock: &mut Instant,
+        trace: &mut SessionTrace,
+        at: Instant,
+        input: Input<'_>,
+    ) {
         *clock = (*clock).max(at);
         conn.handle(*clock, input);
-    }
-
-    /// How the server answered the request whose answer the connection just handled, if it
-    /// did: the request's span records it (its `error.type`), before the requests the answer
-    /// makes (a retry, a relisting) open theirs.
-    fn answered(&mut self) {
-        if let Some(a) = self.conn.take_answered() {
-            self.trace.answered(a);
+        if let Some(a) = conn.take_answered() {
+            trace.answered(a);
         }
     }
 
@@ -255,8 +257,8 @@ impl SessionDriver {
         out.bytes_read = self.conn.bytes_read();
         let inbox = h.conn.sync(h.member, out);
         for routed in &inbox {
-            Self::hand(&mut self.conn, &mut self.clock, routed.at(), routed.input());
-            self.answered();
+            let (at, input) = (routed.at(), routed.input());
+            Self::hand(&mut self.conn, &mut self.clock, &mut self.trace, at, input);
         }
         !inbox.is_empty()
     }
@@ -864,10 +866,7 @@ impl SessionDriver {
                     let bytes = OwnedBytes::from(bytes);
                     let allowance = self.conn.allowance();
                     for input in self.http1.read_owned(exchange, &bytes, allowance) {
-                        Self::hand(&mut self.conn, &mut self.clock, now, input);
-                        if let Some(a) = self.conn.take_answered() {
-                            self.trace.answered(a);
-                        }
+                        Self::hand(&mut self.conn, &mut self.clock, &mut self.trace, now, input);
                         if !self.conn.has_exchange(exchange) {
                             // The rest of the bytes are not read.
                             break;
@@ -880,16 +879,14 @@ impl SessionDriver {
                     r.eof(now, exchange);
                 }
                 let input = self.http1.eof(exchange);
-                Self::hand(&mut self.conn, &mut self.clock, now, input);
-                self.answered();
+                Self::hand(&mut self.conn, &mut self.clock, &mut self.trace, now, input);
             }
             Report::Failed(e) => {
                 if let Some(r) = self.rec() {
                     r.transport_error(now, exchange, &e);
                 }
                 let input = Input::TransportError { exchange, error: e };
-                Self::hand(&mut self.conn, &mut self.clock, now, input);
-                self.answered();
+                Self::hand(&mut self.conn, &mut self.clock, &mut self.trace, now, input);
             }
         }
     }

@@ -44,7 +44,24 @@ pub fn timed<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Optio
     rx.recv_timeout(DEADLINE + GRACE * 3).ok()
 }
 
-struct NoBrowser;
+/// The runner of the authorization exchanges: loopback allowed, trusting `root` (the system's
+/// roots without one), each exchange ending at `exchange`.
+pub fn auth_http(root: Option<&[u8]>, exchange: Duration) -> AuthHttp {
+    let tls = match root {
+        Some(der) => {
+            let mut roots = rustls::RootCertStore::empty();
+            roots
+                .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
+                .unwrap();
+            client_config_with_roots(roots)
+        }
+        None => mcp_sansio_net::client_config(),
+    };
+    AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(exchange)
+}
+
+/// A user agent that cannot be opened.
+pub struct NoBrowser;
 
 impl AuthHook for NoBrowser {
     fn open_user_agent(&mut self, _url: &str) -> Result<String, String> {
@@ -71,17 +88,7 @@ pub fn challenged_with(
     time: Option<Duration>,
 ) -> (Challenger, Authorization) {
     let challenger = Challenger::start(server.metadata_url());
-    let tls = match root {
-        Some(der) => {
-            let mut roots = rustls::RootCertStore::empty();
-            roots
-                .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
-                .unwrap();
-            client_config_with_roots(roots)
-        }
-        None => mcp_sansio_net::client_config(),
-    };
-    let http = AuthHttp::new(policy(), Arc::new(SystemResolver), tls).timeout(exchange);
+    let http = auth_http(root, exchange);
     let mut c = AuthConfig::new(
         challenger.url(),
         ClientSettings::new("tests", "http://127.0.0.1:9/callback"),

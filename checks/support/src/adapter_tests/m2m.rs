@@ -67,20 +67,37 @@ pub fn basic(server: &AuthServer) -> Grant {
     }
 }
 
-/// Client credentials with `private_key_jwt`: a fresh P-256 key, its public half trusted by
-/// `server`, the private half given to the signer as a PKCS#8 PEM.
-pub fn private_key_jwt(server: &AuthServer) -> Grant {
+/// A fresh P-256 key made by ring: its PKCS#8 PEM (what [`KeySigner::from_pem`] reads) and
+/// its public point (uncompressed, what ring verifies with).
+pub fn p256() -> (String, Vec<u8>) {
     use base64::Engine as _;
     use ring::signature::KeyPair as _;
     let rng = ring::rand::SystemRandom::new();
     let alg = &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING;
     let pkcs8 = ring::signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
     let pair = ring::signature::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap();
-    server.trust_client_key(pair.public_key().as_ref());
     let pem = format!(
         "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
         base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
     );
+    (pem, pair.public_key().as_ref().to_vec())
+}
+
+/// A JWT part (or a JWK member) decoded: RFC 7515 §2's base64url without padding; a padded
+/// or standard-alphabet part fails the test.
+pub fn b64url(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    assert!(!s.contains(['=', '+', '/']), "not unpadded base64url: {s}");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap()
+}
+
+/// Client credentials with `private_key_jwt`: a fresh P-256 key, its public half trusted by
+/// `server`, the private half given to the signer as a PKCS#8 PEM.
+pub fn private_key_jwt(server: &AuthServer) -> Grant {
+    let (pem, public) = p256();
+    server.trust_client_key(&public);
     Grant::ClientCredentials {
         client: ClientAuth::PrivateKeyJwt {
             client_id: m2m::CLIENT_ID.into(),

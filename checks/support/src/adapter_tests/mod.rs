@@ -13,6 +13,8 @@ pub mod cache;
 pub mod cancel;
 pub mod canned;
 #[cfg(feature = "net")]
+pub mod elicitation;
+#[cfg(feature = "net")]
 pub mod h2;
 #[cfg(feature = "net")]
 pub mod m2m;
