@@ -8,12 +8,14 @@ use bytes::Bytes;
 
 mod cache;
 mod more;
+mod names;
 mod pass;
 mod wire;
 
 pub(crate) use cache::PageHint;
 pub use cache::{CacheHint, CacheScope};
-pub(crate) use pass::{add_page, Names, PageError};
+pub(crate) use names::Names;
+pub(crate) use pass::{add_page, PageError};
 
 /// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
 /// capacity a buffer grown by doubling may have (more than an eighth is given back), so that a
