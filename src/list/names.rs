@@ -138,8 +138,9 @@ impl Names {
         !self.spilled.is_empty() && self.spilled.contains(name)
     }
 
-    /// Records the next tool of the catalog, named `name` (whose hash is `hash`).
-    pub(crate) fn insert(&mut self, name: &str, hash: u32) {
+    /// Records the next tool of `tools` (the catalog's, which has it already), whose name's
+    /// hash is `hash`.
+    pub(crate) fn insert(&mut self, tools: &[Tool], hash: u32) {
         if self.tools.len() >= self.heads.len() {
             self.grow();
         }
@@ -153,6 +154,7 @@ impl Names {
         }
         let index = u32::try_from(self.tools.len()).unwrap_or(NO_TOOL);
         if chain >= MAX_CHAIN || index >= SPILLED {
+            let name = tools.get(self.tools.len()).map_or("", Tool::name);
             self.spilled.insert(name.into());
             self.tools.push((hash, SPILLED));
         } else {

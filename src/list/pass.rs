@@ -369,8 +369,8 @@ impl Listing<'_> {
             extra: has_extra.then(|| Box::new(extra)),
         };
         let hash = tool.hash.unwrap_or_else(|| self.names.hash(t.name()));
-        self.names.insert(t.name(), hash);
         self.catalog.tools.push(t);
+        self.names.insert(&self.catalog.tools, hash);
         *self.entries += 1;
     }
 

@@ -74,12 +74,24 @@ struct Note {
     /// Where this object's own parameter goes among [`SchemaCheck::found`]: before those
     /// found below it.
     slot: usize,
-    /// Its `type`: `Some(None)` if not one of the three kinds.
-    kind: Option<Option<ParamKind>>,
+    /// Its `type`.
+    kind: TypeSeen,
     /// The span of its `x-mcp-header` value's text (a string without escapes).
     name: Option<(usize, usize)>,
     /// The span of the `properties` key it was reached by (none for the root).
     key: (usize, usize),
+}
+
+/// What an open [`Place::Schema`] object's `type` member was, as far as its annotation goes.
+#[derive(Clone, Copy, Default)]
+enum TypeSeen {
+    /// No `type` member (yet).
+    #[default]
+    Absent,
+    /// A `type` that is none of the three kinds (another string, or not a string).
+    Unusable,
+    /// One of the three kinds.
+    Kind(ParamKind),
 }
 
 /// A [`Note`] per depth (the root's at 0).
@@ -292,9 +304,10 @@ impl<'a> SchemaCheck<'a> {
                 root_object,
             });
         }
-        // What the member whose value starts at `i` is (`Other` in an array), and its key.
-        let (mut member, mut key);
-        (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
+        // What the member whose value starts at `i` is (`Other` in an array), its key, and where
+        // the key starts in `b`.
+        let (mut member, mut key, mut key_at);
+        (i, member, key, key_at) = self.plain_key(&mut top, outer, b, i)?;
         loop {
             // A value starts at `i` (perhaps after whitespace), nested in `outer + 1` containers.
             match *b.get(i)? {
@@ -308,12 +321,12 @@ impl<'a> SchemaCheck<'a> {
                         _ if escaped => return None,
                         Member::Type => {
                             // Compared as bytes: only the string's own bytes, quotes included.
-                            self.notes.0.get_mut(outer)?.kind = Some(match b.get(i..end)? {
-                                b"\"string\"" => Some(ParamKind::String),
-                                b"\"integer\"" => Some(ParamKind::Integer),
-                                b"\"boolean\"" => Some(ParamKind::Boolean),
-                                _ => None,
-                            });
+                            self.notes.0.get_mut(outer)?.kind = match b.get(i..end)? {
+                                b"\"string\"" => TypeSeen::Kind(ParamKind::String),
+                                b"\"integer\"" => TypeSeen::Kind(ParamKind::Integer),
+                                b"\"boolean\"" => TypeSeen::Kind(ParamKind::Boolean),
+                                _ => TypeSeen::Unusable,
+                            };
                         }
                         Member::Annotation => {
                             self.notes.0.get_mut(outer)?.name = Some((i + 1, end - 1))
@@ -348,17 +361,16 @@ impl<'a> SchemaCheck<'a> {
                             place,
                         };
                         if place == Place::Schema {
-                            let start = offset(b, key);
                             *self.notes.0.get_mut(outer)? = Note {
                                 slot: self.found.len(),
-                                kind: None,
+                                kind: TypeSeen::Absent,
                                 name: None,
-                                key: (start, start + key.len()),
+                                key: (key_at, key_at + key.len()),
                             };
                         }
                         member = Member::Other;
                         if object {
-                            (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
+                            (i, member, key, key_at) = self.plain_key(&mut top, outer, b, i)?;
                         }
                         continue;
                     }
@@ -383,7 +395,7 @@ impl<'a> SchemaCheck<'a> {
                         i += 1;
                         member = Member::Other;
                         if top.object() {
-                            (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
+                            (i, member, key, key_at) = self.plain_key(&mut top, outer, b, i)?;
                         }
                         break;
                     }
@@ -422,7 +434,7 @@ impl<'a> SchemaCheck<'a> {
         match member {
             Member::Annotation => None,
             Member::Type => {
-                self.notes.0.get_mut(outer)?.kind = Some(None);
+                self.notes.0.get_mut(outer)?.kind = TypeSeen::Unusable;
                 Some(())
             }
             Member::Other | Member::RootType => Some(()),
@@ -431,7 +443,7 @@ impl<'a> SchemaCheck<'a> {
 
     /// Reads the key at `i` of the innermost object, `top` (inside `outer` other containers),
     /// and its colon; returns where its value (or the whitespace before it) starts, what the
-    /// member is and the key. An `x-mcp-header` key of an object that is a schema off the
+    /// member is, the key and where the key starts in `b`. An `x-mcp-header` key of an object that is a schema off the
     /// `properties` path gives up.
     #[inline(always)]
     fn plain_key(
@@ -440,19 +452,21 @@ impl<'a> SchemaCheck<'a> {
         outer: usize,
         b: &'a [u8],
         i: usize,
-    ) -> Option<(usize, Member, &'a [u8])> {
+    ) -> Option<(usize, Member, &'a [u8], usize)> {
         // The opening quote and the key's first sixteen bytes in one read, or whitespace first.
-        let (print, key, end) = match b.get(i..).and_then(<[u8]>::first_chunk::<17>) {
+        let (print, key, end, key_at) = match b.get(i..).and_then(<[u8]>::first_chunk::<17>) {
             Some(chunk) if chunk[0] == b'"' => {
                 let (_, words) = chunk.split_first_chunk::<1>()?;
-                key_in_words(b, i + 1, words.first_chunk::<16>()?)?
+                let (print, key, end) = key_in_words(b, i + 1, words.first_chunk::<16>()?)?;
+                (print, key, end, i + 1)
             }
             _ => {
                 let i = ws(b, i);
                 if b.get(i) != Some(&b'"') {
                     return None;
                 }
-                read_key(b, i)?
+                let (print, key, end) = read_key(b, i)?;
+                (print, key, end, i + 1)
             }
         };
         let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
@@ -480,10 +494,10 @@ impl<'a> SchemaCheck<'a> {
         };
         // Where the value starts, or whitespace before it.
         if b.get(end) == Some(&b':') {
-            return Some((end + 1, member, key));
+            return Some((end + 1, member, key, key_at));
         }
         let i = ws(b, end);
-        (b.get(i) == Some(&b':')).then_some((i + 1, member, key))
+        (b.get(i) == Some(&b':')).then_some((i + 1, member, key, key_at))
     }
 
     /// Whether the keys of `top`, an object, are in the innermost set of [`Self::sets`]: its
@@ -526,7 +540,7 @@ impl<'a> SchemaCheck<'a> {
         note: Note,
         outer: usize,
     ) -> Option<()> {
-        let Some(Some(kind)) = note.kind else {
+        let TypeSeen::Kind(kind) = note.kind else {
             return None;
         };
         let name = core::str::from_utf8(b.get(name.0..name.1)?).ok()?;
@@ -581,11 +595,6 @@ fn child_place(place: Place, member: Member, key: &[u8]) -> Place {
         Place::Schema if key == b"properties" => Place::Properties,
         Place::Schema | Place::Other => member_place(key),
     }
-}
-
-/// Where `part`, a slice of `whole`, starts in it.
-fn offset(whole: &[u8], part: &[u8]) -> usize {
-    (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
 }
 
 #[cfg(test)]

@@ -64,8 +64,8 @@ fn fill(mut table: Names, names: &[String]) -> (Names, Vec<String>) {
         assert_eq!(table.contains(&catalog, n), expected, "{n}");
         if !expected {
             let h = table.hash(n);
-            table.insert(n, h);
             kept.push(n.clone());
+            table.insert(&tools(&kept), h);
         }
     }
     (table, kept)
@@ -94,8 +94,8 @@ fn duplicates_found_across_growth_and_rollback() {
         let catalog = tools(&all);
         assert!(!table.contains(&catalog, n), "{n}");
         let h = table.hash(n);
-        table.insert(n, h);
         all.push(n.clone());
+        table.insert(&tools(&all), h);
     }
     let catalog = tools(&all);
     assert!(kept.iter().all(|n| table.contains(&catalog, n)));
