@@ -304,10 +304,9 @@ impl<'a> SchemaCheck<'a> {
                 root_object,
             });
         }
-        // What the member whose value starts at `i` is (`Other` in an array), its key, and where
-        // the key starts in `b`.
-        let (mut member, mut key, mut key_at);
-        (i, member, key, key_at) = self.plain_key(&mut top, outer, b, i)?;
+        // What the member whose value starts at `i` is (`Other` in an array), and its key.
+        let (mut member, mut key);
+        (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
         loop {
             // A value starts at `i` (perhaps after whitespace), nested in `outer + 1` containers.
             match *b.get(i)? {
@@ -361,16 +360,17 @@ impl<'a> SchemaCheck<'a> {
                             place,
                         };
                         if place == Place::Schema {
+                            let start = offset(b, key);
                             *self.notes.0.get_mut(outer)? = Note {
                                 slot: self.found.len(),
                                 kind: TypeSeen::Absent,
                                 name: None,
-                                key: (key_at, key_at + key.len()),
+                                key: (start, start + key.len()),
                             };
                         }
                         member = Member::Other;
                         if object {
-                            (i, member, key, key_at) = self.plain_key(&mut top, outer, b, i)?;
+                            (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
                         }
                         continue;
                     }
@@ -395,7 +395,7 @@ impl<'a> SchemaCheck<'a> {
                         i += 1;
                         member = Member::Other;
                         if top.object() {
-                            (i, member, key, key_at) = self.plain_key(&mut top, outer, b, i)?;
+                            (i, member, key) = self.plain_key(&mut top, outer, b, i)?;
                         }
                         break;
                     }
@@ -443,7 +443,7 @@ impl<'a> SchemaCheck<'a> {
 
     /// Reads the key at `i` of the innermost object, `top` (inside `outer` other containers),
     /// and its colon; returns where its value (or the whitespace before it) starts, what the
-    /// member is, the key and where the key starts in `b`. An `x-mcp-header` key of an object that is a schema off the
+    /// member is and the key. An `x-mcp-header` key of an object that is a schema off the
     /// `properties` path gives up.
     #[inline(always)]
     fn plain_key(
@@ -452,21 +452,19 @@ impl<'a> SchemaCheck<'a> {
         outer: usize,
         b: &'a [u8],
         i: usize,
-    ) -> Option<(usize, Member, &'a [u8], usize)> {
+    ) -> Option<(usize, Member, &'a [u8])> {
         // The opening quote and the key's first sixteen bytes in one read, or whitespace first.
-        let (print, key, end, key_at) = match b.get(i..).and_then(<[u8]>::first_chunk::<17>) {
+        let (print, key, end) = match b.get(i..).and_then(<[u8]>::first_chunk::<17>) {
             Some(chunk) if chunk[0] == b'"' => {
                 let (_, words) = chunk.split_first_chunk::<1>()?;
-                let (print, key, end) = key_in_words(b, i + 1, words.first_chunk::<16>()?)?;
-                (print, key, end, i + 1)
+                key_in_words(b, i + 1, words.first_chunk::<16>()?)?
             }
             _ => {
                 let i = ws(b, i);
                 if b.get(i) != Some(&b'"') {
                     return None;
                 }
-                let (print, key, end) = read_key(b, i)?;
-                (print, key, end, i + 1)
+                read_key(b, i)?
             }
         };
         let bit = 1u64 << (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
@@ -494,10 +492,10 @@ impl<'a> SchemaCheck<'a> {
         };
         // Where the value starts, or whitespace before it.
         if b.get(end) == Some(&b':') {
-            return Some((end + 1, member, key, key_at));
+            return Some((end + 1, member, key));
         }
         let i = ws(b, end);
-        (b.get(i) == Some(&b':')).then_some((i + 1, member, key, key_at))
+        (b.get(i) == Some(&b':')).then_some((i + 1, member, key))
     }
 
     /// Whether the keys of `top`, an object, are in the innermost set of [`Self::sets`]: its
@@ -595,6 +593,11 @@ fn child_place(place: Place, member: Member, key: &[u8]) -> Place {
         Place::Schema if key == b"properties" => Place::Properties,
         Place::Schema | Place::Other => member_place(key),
     }
+}
+
+/// Where `part`, a slice of `whole`, starts in it.
+fn offset(whole: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
 }
 
 #[cfg(test)]
