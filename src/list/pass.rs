@@ -604,7 +604,8 @@ fn plain_key(b: &[u8], i: usize) -> Result<(&[u8], usize), Unsure> {
     if b.get(i) != Some(&b'"') {
         return Err(Unsure);
     }
-    let (end, escaped) = crate::json::string(b, i, true).ok_or(Unsure)?;
+    // Most keys are shorter than 16 bytes: found from the two words they are read in.
+    let (end, escaped) = crate::xmcp::value_string(b, i).ok_or(Unsure)?;
     if escaped {
         return Err(Unsure);
     }
@@ -684,7 +685,7 @@ fn read_entry<'b>(
                 if e.name.is_some() || b.get(at) != Some(&b'"') {
                     return Err(Unsure);
                 }
-                let (end, escaped) = string(b, at, true).ok_or(Unsure)?;
+                let (end, escaped) = crate::xmcp::value_string(b, at).ok_or(Unsure)?;
                 if escaped {
                     return Err(Unsure);
                 }

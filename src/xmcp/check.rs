@@ -167,7 +167,7 @@ fn key_in_words<'a>(b: &'a [u8], j: usize, words: &'a [u8; 16]) -> Option<(u64, 
 /// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), one
 /// shorter than 16 bytes from the two words it is read in.
 #[inline(always)]
-fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
+pub(crate) fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     if let Some(words) = b.get(i + 1..).and_then(<[u8]>::first_chunk::<16>) {
         let (w1, w2) = words.split_at(8);
         match quote_in(u64::from_le_bytes(w1.try_into().ok()?)) {
