@@ -337,11 +337,14 @@ impl Listing<'_> {
     }
 
     fn accept(&mut self, ctx: &PageCtx<'_>, b: &[u8], tool: ToolParts) {
-        let more = if tool.more.is_empty() {
+        let mut more = if tool.more.is_empty() {
             more::More::default()
         } else {
             more::decide(b, &tool.more)
         };
+        // Kept in the tool itself.
+        let title = core::mem::replace(&mut more.fields.title, Span::NONE);
+        let annotations = core::mem::replace(&mut more.fields.annotations, Span::NONE);
         let extra = Extra {
             name: tool.name.owned.map(Into::into),
             description: tool.description.owned.map(Into::into),
@@ -366,6 +369,8 @@ impl Listing<'_> {
             name: tool.name.span,
             description: tool.description.span,
             schema: tool.schema,
+            title,
+            annotations,
             extra: has_extra.then(|| Box::new(extra)),
         };
         let hash = tool.hash.unwrap_or_else(|| self.names.hash(t.name()));

@@ -25,6 +25,8 @@ fn tools(names: &[String]) -> Vec<Tool> {
                 name,
                 description: Span::NONE,
                 schema: Span::NONE,
+                title: Span::NONE,
+                annotations: Span::NONE,
                 extra: None,
             }
         })
