@@ -8,12 +8,14 @@ use bytes::Bytes;
 
 mod cache;
 mod more;
+mod names;
 mod pass;
 mod wire;
 
 pub(crate) use cache::PageHint;
 pub use cache::{CacheHint, CacheScope};
-pub(crate) use pass::{add_page, Names, PageError};
+pub(crate) use names::Names;
+pub(crate) use pass::{add_page, PageError};
 
 /// A message's buffer as the pages of a listing keep it: without a copy, but without the spare
 /// capacity a buffer grown by doubling may have (more than an eighth is given back), so that a
@@ -36,6 +38,10 @@ pub struct Tool {
     name: Span,
     description: Span,
     schema: Span,
+    /// Its `title` and `annotations`, which most tools have: here rather than in [`Extra`], so
+    /// that a tool with nothing else outside its page has no allocation of its own.
+    title: Span,
+    annotations: Span,
     extra: Option<Box<Extra>>,
 }
 
@@ -60,7 +66,8 @@ struct Extra {
     name: Option<Box<str>>,
     description: Option<Box<str>>,
     header_params: Vec<crate::xmcp::HeaderParam>,
-    /// The rest of the definition: spans of the page ([`Span::NONE`]: absent).
+    /// The rest of the definition: spans of the page ([`Span::NONE`]: absent; the title and
+    /// annotations are in the [`Tool`] itself).
     fields: Fields,
     /// The title, decoded, when it had escapes.
     title: Option<Box<str>>,
@@ -305,6 +312,8 @@ impl Tool {
             name: Span::NONE,
             description: Span::NONE,
             schema: Span { start: 0, len },
+            title: Span::NONE,
+            annotations: Span::NONE,
             extra: Some(Box::new(Extra {
                 name: Some(name.into()),
                 description: description.map(Into::into),
@@ -344,7 +353,11 @@ impl Tool {
     }
 
     fn field(&self, pick: impl Fn(&Fields) -> Span) -> Option<&str> {
-        let span = pick(&self.extra.as_deref()?.fields);
+        self.span_text(pick(&self.extra.as_deref()?.fields))
+    }
+
+    /// The text of `span`, if it is one ([`Span::NONE`]: none).
+    fn span_text(&self, span: Span) -> Option<&str> {
         (span.start != u32::MAX).then(|| self.text(span))
     }
 
@@ -353,13 +366,13 @@ impl Tool {
         if let Some(t) = self.extra.as_deref().and_then(|e| e.title.as_deref()) {
             return Some(t);
         }
-        self.field(|f| f.title)
+        self.span_text(self.title)
     }
 
     /// The raw JSON of its `annotations` object, byte for byte: untrusted hints (see
     /// [`Tool::hints`]).
     pub fn annotations(&self) -> Option<&str> {
-        self.field(|f| f.annotations)
+        self.span_text(self.annotations)
     }
 
     /// Its `annotations` read as hints (all absent without annotations). Untrusted: a server may

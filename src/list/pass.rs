@@ -5,105 +5,16 @@ use crate::prelude::*;
 
 use alloc::borrow::Cow;
 use alloc::sync::Arc;
-use core::hash::BuildHasher;
 
 use bytes::Bytes;
 
 use super::more::{self, RawFields};
+use super::names::Names;
 use super::wire::{read_page, NameWire, SchemaHead, ToolWire};
 use super::{
     Catalog, Extra, RefusalReason, RefusedTool, Span, Tool, ToolNameRule, MAX_REFUSALS_KEPT,
     MAX_TOOL_NAME,
 };
-
-/// The names a listing has accepted so far, to find duplicates in linear time: a table from a
-/// 32-bit hash of a name to the last tool with that hash, chained through earlier tools with the
-/// same hash (names are compared in full along the chain).
-#[derive(Debug, Default)]
-pub(crate) struct Names {
-    heads: BTreeMap<u32, u32>,
-    /// For each tool of the catalog, the previous tool with the same hash ([`NO_TOOL`]: none).
-    next: Vec<u32>,
-    hasher: NameHasher,
-}
-
-/// How [`Names`] hashes a name: with `std`, a randomly keyed SipHash (so that no page can be
-/// built to make every name collide); without it, FNV-1a, whose chains a hostile page could make
-/// long (the duplicate search stays correct, and bounded by the byte budget).
-#[cfg(feature = "std")]
-type NameHasher = std::collections::hash_map::RandomState;
-#[cfg(not(feature = "std"))]
-type NameHasher = core::hash::BuildHasherDefault<Fnv1a>;
-
-/// FNV-1a, 64 bits.
-#[cfg(not(feature = "std"))]
-#[derive(Debug)]
-struct Fnv1a(u64);
-
-#[cfg(not(feature = "std"))]
-impl Default for Fnv1a {
-    fn default() -> Self {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-#[cfg(not(feature = "std"))]
-impl core::hash::Hasher for Fnv1a {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-/// The end of a chain of [`Names`].
-const NO_TOOL: u32 = u32::MAX;
-
-impl Names {
-    fn hash(&self, name: &str) -> u32 {
-        self.hasher.hash_one(name) as u32
-    }
-
-    fn contains(&self, tools: &[Tool], name: &str) -> bool {
-        self.contains_hashed(tools, name, self.hash(name))
-    }
-
-    fn contains_hashed(&self, tools: &[Tool], name: &str, hash: u32) -> bool {
-        let mut at = self.heads.get(&hash).copied().unwrap_or(NO_TOOL);
-        while let Some(tool) = tools.get(at as usize) {
-            if tool.name() == name {
-                return true;
-            }
-            at = self.next.get(at as usize).copied().unwrap_or(NO_TOOL);
-        }
-        false
-    }
-
-    /// Records tool `index` (the last of `tools`), whose name has hash `h`.
-    fn insert(&mut self, index: usize, h: u32) {
-        let index = u32::try_from(index).unwrap_or(NO_TOOL);
-        let prev = self.heads.insert(h, index).unwrap_or(NO_TOOL);
-        self.next.push(prev);
-    }
-
-    /// Forgets the tools from `len` on (before they are removed from `tools`).
-    fn truncate(&mut self, tools: &[Tool], len: usize) {
-        for index in (len..self.next.len()).rev() {
-            let Some(tool) = tools.get(index) else {
-                continue;
-            };
-            let h = self.hash(tool.name());
-            match self.next.get(index).copied().unwrap_or(NO_TOOL) {
-                NO_TOOL => self.heads.remove(&h),
-                prev => self.heads.insert(h, prev),
-            };
-        }
-        self.next.truncate(len);
-    }
-}
 
 /// A listing's state while one page is added.
 struct Listing<'s> {
@@ -426,12 +337,14 @@ impl Listing<'_> {
     }
 
     fn accept(&mut self, ctx: &PageCtx<'_>, b: &[u8], tool: ToolParts) {
-        let index = self.catalog.tools.len();
-        let more = if tool.more.is_empty() {
+        let mut more = if tool.more.is_empty() {
             more::More::default()
         } else {
             more::decide(b, &tool.more)
         };
+        // Kept in the tool itself.
+        let title = core::mem::replace(&mut more.fields.title, Span::NONE);
+        let annotations = core::mem::replace(&mut more.fields.annotations, Span::NONE);
         let extra = Extra {
             name: tool.name.owned.map(Into::into),
             description: tool.description.owned.map(Into::into),
@@ -456,11 +369,13 @@ impl Listing<'_> {
             name: tool.name.span,
             description: tool.description.span,
             schema: tool.schema,
+            title,
+            annotations,
             extra: has_extra.then(|| Box::new(extra)),
         };
         let hash = tool.hash.unwrap_or_else(|| self.names.hash(t.name()));
-        self.names.insert(index, hash);
         self.catalog.tools.push(t);
+        self.names.insert(&self.catalog.tools, hash);
         *self.entries += 1;
     }
 
@@ -694,7 +609,8 @@ fn plain_key(b: &[u8], i: usize) -> Result<(&[u8], usize), Unsure> {
     if b.get(i) != Some(&b'"') {
         return Err(Unsure);
     }
-    let (end, escaped) = crate::json::string(b, i, true).ok_or(Unsure)?;
+    // Most keys are shorter than 16 bytes: found from the two words they are read in.
+    let (end, escaped) = crate::xmcp::value_string(b, i).ok_or(Unsure)?;
     if escaped {
         return Err(Unsure);
     }
@@ -774,7 +690,7 @@ fn read_entry<'b>(
                 if e.name.is_some() || b.get(at) != Some(&b'"') {
                     return Err(Unsure);
                 }
-                let (end, escaped) = string(b, at, true).ok_or(Unsure)?;
+                let (end, escaped) = crate::xmcp::value_string(b, at).ok_or(Unsure)?;
                 if escaped {
                     return Err(Unsure);
                 }

@@ -74,12 +74,24 @@ struct Note {
     /// Where this object's own parameter goes among [`SchemaCheck::found`]: before those
     /// found below it.
     slot: usize,
-    /// Its `type`: `Some(None)` if not one of the three kinds.
-    kind: Option<Option<ParamKind>>,
+    /// Its `type`.
+    kind: TypeSeen,
     /// The span of its `x-mcp-header` value's text (a string without escapes).
     name: Option<(usize, usize)>,
     /// The span of the `properties` key it was reached by (none for the root).
     key: (usize, usize),
+}
+
+/// What an open [`Place::Schema`] object's `type` member was, as far as its annotation goes.
+#[derive(Clone, Copy, Default)]
+enum TypeSeen {
+    /// No `type` member (yet).
+    #[default]
+    Absent,
+    /// A `type` that is none of the three kinds (another string, or not a string).
+    Unusable,
+    /// One of the three kinds.
+    Kind(ParamKind),
 }
 
 /// A [`Note`] per depth (the root's at 0).
@@ -155,7 +167,7 @@ fn key_in_words<'a>(b: &'a [u8], j: usize, words: &'a [u8; 16]) -> Option<(u64, 
 /// Scans the string whose opening quote is at `i` of `b` as [`string`] does (strict), one
 /// shorter than 16 bytes from the two words it is read in.
 #[inline(always)]
-fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
+pub(crate) fn value_string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     if let Some(words) = b.get(i + 1..).and_then(<[u8]>::first_chunk::<16>) {
         let (w1, w2) = words.split_at(8);
         match quote_in(u64::from_le_bytes(w1.try_into().ok()?)) {
@@ -308,12 +320,12 @@ impl<'a> SchemaCheck<'a> {
                         _ if escaped => return None,
                         Member::Type => {
                             // Compared as bytes: only the string's own bytes, quotes included.
-                            self.notes.0.get_mut(outer)?.kind = Some(match b.get(i..end)? {
-                                b"\"string\"" => Some(ParamKind::String),
-                                b"\"integer\"" => Some(ParamKind::Integer),
-                                b"\"boolean\"" => Some(ParamKind::Boolean),
-                                _ => None,
-                            });
+                            self.notes.0.get_mut(outer)?.kind = match b.get(i..end)? {
+                                b"\"string\"" => TypeSeen::Kind(ParamKind::String),
+                                b"\"integer\"" => TypeSeen::Kind(ParamKind::Integer),
+                                b"\"boolean\"" => TypeSeen::Kind(ParamKind::Boolean),
+                                _ => TypeSeen::Unusable,
+                            };
                         }
                         Member::Annotation => {
                             self.notes.0.get_mut(outer)?.name = Some((i + 1, end - 1))
@@ -351,7 +363,7 @@ impl<'a> SchemaCheck<'a> {
                             let start = offset(b, key);
                             *self.notes.0.get_mut(outer)? = Note {
                                 slot: self.found.len(),
-                                kind: None,
+                                kind: TypeSeen::Absent,
                                 name: None,
                                 key: (start, start + key.len()),
                             };
@@ -422,7 +434,7 @@ impl<'a> SchemaCheck<'a> {
         match member {
             Member::Annotation => None,
             Member::Type => {
-                self.notes.0.get_mut(outer)?.kind = Some(None);
+                self.notes.0.get_mut(outer)?.kind = TypeSeen::Unusable;
                 Some(())
             }
             Member::Other | Member::RootType => Some(()),
@@ -526,7 +538,7 @@ impl<'a> SchemaCheck<'a> {
         note: Note,
         outer: usize,
     ) -> Option<()> {
-        let Some(Some(kind)) = note.kind else {
+        let TypeSeen::Kind(kind) = note.kind else {
             return None;
         };
         let name = core::str::from_utf8(b.get(name.0..name.1)?).ok()?;

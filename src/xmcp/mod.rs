@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 mod check;
 mod value;
-pub(crate) use check::{SchemaCheck, SchemaFacts};
+pub(crate) use check::{value_string, SchemaCheck, SchemaFacts};
 pub use value::{encode_header_value, header_values};
 
 /// The annotation keyword.
