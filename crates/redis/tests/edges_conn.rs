@@ -1,0 +1,76 @@
+//! The bounded link at the edges of its limits (`scripts/mutants.sh redis-conn`): the reply
+//! reader takes replies of exactly its byte bound and refuses one byte more (RESP 2, redis.io's
+//! "RESP protocol spec": `:<n>\r\n`, `$<len>\r\n<data>\r\n`); a store URL's parts read back,
+//! and its password is never shown.
+
+use mcp_sansio_redis::conn::{parse_replies, LinkError, Target};
+use redis::Value;
+
+/// A reply of exactly `max` bytes is read; under a bound one byte smaller it is too large,
+/// whatever the split of the bytes between the replies.
+#[test]
+fn replies_of_exactly_the_bound_are_read_one_byte_more_is_too_large() {
+    // `:5\r\n` is 4 bytes, `$3\r\nabc\r\n` 9: 13 in all.
+    let two = b":5\r\n$3\r\nabc\r\n";
+    assert_eq!(
+        parse_replies(two, 2, two.len()).unwrap(),
+        [Value::Int(5), Value::BulkString(b"abc".to_vec())]
+    );
+    assert!(matches!(
+        parse_replies(two, 2, two.len() - 1),
+        Err(LinkError::TooLarge(12))
+    ));
+    // A bulk string of 1000 bytes: its 1009-byte reply is read under a bound of 1009, not 1008.
+    let mut bulk = b"$1000\r\n".to_vec();
+    bulk.extend_from_slice(&[b'v'; 1000]);
+    bulk.extend_from_slice(b"\r\n");
+    assert_eq!(bulk.len(), 1009);
+    assert_eq!(
+        parse_replies(&bulk, 1, 1009).unwrap(),
+        [Value::BulkString(vec![b'v'; 1000])]
+    );
+    assert!(matches!(
+        parse_replies(&bulk, 1, 1008),
+        Err(LinkError::TooLarge(1008))
+    ));
+}
+
+/// One reply asked for and two sent: the reader takes the first only; none asked, none read.
+#[test]
+fn the_reader_reads_as_many_replies_as_asked() {
+    assert_eq!(
+        parse_replies(b":1\r\n:2\r\n", 1, 64).unwrap(),
+        [Value::Int(1)]
+    );
+    assert_eq!(parse_replies(b":1\r\n", 0, 64).unwrap(), []);
+}
+
+/// The parts of a store URL: `rediss://` and `valkeys://` are TLS, `redis://` and `valkey://`
+/// are not; the authority is `host:port` (6379 when the URL has none).
+#[test]
+fn a_store_url_reads_back_its_authority_and_whether_it_is_tls() {
+    let plain = Target::parse("redis://127.0.0.1:7001/").unwrap();
+    assert!(!plain.tls());
+    assert_eq!(plain.authority(), "127.0.0.1:7001");
+    let tls = Target::parse("rediss://cache.example:7002/3").unwrap();
+    assert!(tls.tls());
+    assert_eq!(tls.authority(), "cache.example:7002");
+    assert!(Target::parse("valkeys://cache.example/").unwrap().tls());
+    let valkey = Target::parse("valkey://cache.example/").unwrap();
+    assert!(!valkey.tls());
+    assert_eq!(valkey.authority(), "cache.example:6379");
+    assert!(Target::parse("http://cache.example/").is_err());
+}
+
+/// A target's `Debug` shows where the store is and hides the password (not its length, not a
+/// byte of it).
+#[test]
+fn a_targets_debug_shows_the_host_and_hides_the_password() {
+    let t = Target::parse("redis://fleet:s3cr3t-pa55@cache.example:7003/2").unwrap();
+    let shown = format!("{t:?}");
+    assert!(shown.contains("cache.example"), "{shown}");
+    assert!(shown.contains("7003"), "{shown}");
+    assert!(shown.contains("fleet"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+}
