@@ -314,3 +314,56 @@ fn with_a_refresh_token_a_successor_names_it_among_the_spent() {
     other_resource.credentials.resource = "https://mcp.example/other".into();
     assert_eq!(relation(&mine, &other_resource), Relation::Unrelated);
 }
+
+/// A store that keeps the trait's own `wait`.
+#[derive(Debug, Default)]
+struct Plain(MemoryTokens);
+
+impl TokenStore for Plain {
+    fn read(
+        &self,
+        key: &str,
+    ) -> Result<Option<TokenEntry>, mcp_sansio_net::auth::tokens::TokenStoreError> {
+        self.0.read(key)
+    }
+    fn lease(
+        &self,
+        key: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, mcp_sansio_net::auth::tokens::TokenStoreError> {
+        self.0.lease(key, ttl)
+    }
+    fn renew(
+        &self,
+        lease: &Lease,
+        ttl: Duration,
+    ) -> Result<bool, mcp_sansio_net::auth::tokens::TokenStoreError> {
+        self.0.renew(lease, ttl)
+    }
+    fn write(
+        &self,
+        lease: &Lease,
+        expected: u64,
+        credentials: &ResourceCredentials,
+        spent: &[[u8; 32]],
+    ) -> Result<Written, mcp_sansio_net::auth::tokens::TokenStoreError> {
+        self.0.write(lease, expected, credentials, spent)
+    }
+    fn release(&self, lease: &Lease) {
+        self.0.release(lease);
+    }
+}
+
+/// A store without a way to be woken waits the whole pause it is given (a waiting session
+/// then reads again): never less, so waiting sessions do not spin on the store.
+#[test]
+fn the_default_wait_sleeps_the_whole_pause() {
+    let store = Plain::default();
+    let start = std::time::Instant::now();
+    store.wait("k", Duration::from_millis(40));
+    assert!(
+        start.elapsed() >= Duration::from_millis(40),
+        "{:?}",
+        start.elapsed()
+    );
+}

@@ -199,3 +199,50 @@ fn ping_wants_pong() {
         server.join().unwrap();
     }
 }
+
+/// A hostile Redis answers `STRLEN` and `GETRANGE 0 max-1` with a bulk larger than the reply
+/// bound (`max_value_bytes` + 256 bytes of RESP): the client stops reading at the bound, the
+/// operation fails (a miss) and the link is dropped, so nothing more is sent on it (a `DEL`
+/// would be, had the reply been read whole).
+#[test]
+fn a_reply_past_the_value_bound_fails_the_read_and_drops_the_link() {
+    let max = 1000;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        // The pipelined request ends with GETRANGE's last argument, max - 1 = 999.
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !request.ends_with(b"$3\r\n999\r\n") {
+            let n = conn.read(&mut buf).unwrap();
+            assert!(n > 0, "the request ended early");
+            request.extend_from_slice(&buf[..n]);
+        }
+        let len = max + 300;
+        let mut reply = format!(":{len}\r\n${len}\r\n").into_bytes();
+        reply.resize(reply.len() + len, b'x');
+        reply.extend_from_slice(b"\r\n");
+        conn.write_all(&reply).unwrap();
+        // What the client sends next on this link, until it closes it.
+        let mut after = Vec::new();
+        loop {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => after.extend_from_slice(&buf[..n]),
+            }
+        }
+        after
+    });
+    let s = store_with(&format!("redis://127.0.0.1:{port}/"), |o| {
+        o.max_value_bytes = max;
+        o.backoff_min = Duration::from_secs(3600);
+        o.backoff_max = Duration::from_secs(3600);
+    });
+    assert_eq!(s.get(b"era:k"), None);
+    drop(s);
+    let after = server.join().unwrap();
+    assert!(after.is_empty(), "{:?}", String::from_utf8_lossy(&after));
+}

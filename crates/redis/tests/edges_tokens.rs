@@ -115,3 +115,21 @@ fn two_token_keys_and_two_prefixes_never_share() {
     let again = a.lease("K1", TTL).unwrap().expect("K1 released");
     assert_eq!(again.fence(), 2);
 }
+
+/// `RedisTokens::open`'s bounds are the documented defaults (`DEFAULT_OP_TIMEOUT` 500 ms,
+/// `DEFAULT_RETRY_AFTER` 500 ms, `DEFAULT_BACKOFF_MAX` 5 s), not the fleet store's (250 ms,
+/// 100 ms): its `Debug` shows them, and the prefix, and no password.
+#[test]
+fn open_takes_the_documented_bounds() {
+    use mcp_sansio_redis::tokens::{DEFAULT_BACKOFF_MAX, DEFAULT_OP_TIMEOUT, DEFAULT_RETRY_AFTER};
+    assert_eq!(DEFAULT_OP_TIMEOUT, Duration::from_millis(500));
+    assert_eq!(DEFAULT_RETRY_AFTER, Duration::from_millis(500));
+    assert_eq!(DEFAULT_BACKOFF_MAX, Duration::from_secs(5));
+    let s = RedisTokens::open("redis://:hunter2-secret@127.0.0.1:1/").unwrap();
+    let shown = format!("{s:?}");
+    assert!(shown.contains("op_timeout: 500ms"), "{shown}");
+    assert!(shown.contains("backoff_min: 500ms"), "{shown}");
+    assert!(shown.contains("backoff_max: 5s"), "{shown}");
+    assert!(shown.contains("prefix: \"mcp-sansio\""), "{shown}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+}
