@@ -200,13 +200,10 @@ fn ping_wants_pong() {
     }
 }
 
-/// A hostile Redis answers `STRLEN` and `GETRANGE 0 max-1` with a bulk larger than the reply
-/// bound (`max_value_bytes` + 256 bytes of RESP): the client stops reading at the bound, the
-/// operation fails (a miss) and the link is dropped, so nothing more is sent on it (a `DEL`
-/// would be, had the reply been read whole).
-#[test]
-fn a_reply_past_the_value_bound_fails_the_read_and_drops_the_link() {
-    let max = 1000;
+/// One `get` of a store (`max_value_bytes` 1000) against a fake Redis that answers the
+/// `STRLEN` and `GETRANGE 0 999` with `reply`: what the `get` gave, and every byte the client
+/// sent after the reply on that link until it closed it (the store is dropped).
+fn get_from_fake(reply: Vec<u8>) -> (Option<Vec<u8>>, Vec<u8>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = std::thread::spawn(move || {
@@ -221,12 +218,7 @@ fn a_reply_past_the_value_bound_fails_the_read_and_drops_the_link() {
             assert!(n > 0, "the request ended early");
             request.extend_from_slice(&buf[..n]);
         }
-        let len = max + 300;
-        let mut reply = format!(":{len}\r\n${len}\r\n").into_bytes();
-        reply.resize(reply.len() + len, b'x');
-        reply.extend_from_slice(b"\r\n");
         conn.write_all(&reply).unwrap();
-        // What the client sends next on this link, until it closes it.
         let mut after = Vec::new();
         loop {
             match conn.read(&mut buf) {
@@ -237,12 +229,41 @@ fn a_reply_past_the_value_bound_fails_the_read_and_drops_the_link() {
         after
     });
     let s = store_with(&format!("redis://127.0.0.1:{port}/"), |o| {
-        o.max_value_bytes = max;
+        o.max_value_bytes = 1000;
         o.backoff_min = Duration::from_secs(3600);
         o.backoff_max = Duration::from_secs(3600);
     });
-    assert_eq!(s.get(b"era:k"), None);
+    let got = s.get(b"era:k");
     drop(s);
-    let after = server.join().unwrap();
+    (got, server.join().unwrap())
+}
+
+/// A hostile Redis answers with a bulk larger than the reply bound (`max_value_bytes` + 256
+/// bytes of RESP): the client stops reading at the bound, the read is a miss and the link is
+/// dropped, so nothing more is sent on it (a `DEL` would be, had the reply been read whole).
+#[test]
+fn a_reply_past_the_value_bound_fails_the_read_and_drops_the_link() {
+    let len = 1000 + 300;
+    let mut reply = format!(":{len}\r\n${len}\r\n").into_bytes();
+    reply.resize(reply.len() + len, b'x');
+    reply.extend_from_slice(b"\r\n");
+    let (got, after) = get_from_fake(reply);
+    assert_eq!(got, None);
     assert!(after.is_empty(), "{:?}", String::from_utf8_lossy(&after));
+}
+
+/// A store that answers a missing key's `GETRANGE` with nil (`:0`, `$-1`): a miss, and nothing
+/// deleted (there is nothing); a reply of another shape is a miss and its key is deleted.
+#[test]
+fn a_missing_key_answered_nil_is_a_miss_with_nothing_deleted() {
+    let (got, after) = get_from_fake(b":0\r\n$-1\r\n".to_vec());
+    assert_eq!(got, None);
+    assert!(after.is_empty(), "{:?}", String::from_utf8_lossy(&after));
+    let (got, after) = get_from_fake(b":3\r\n:7\r\n".to_vec());
+    assert_eq!(got, None);
+    assert!(
+        String::from_utf8_lossy(&after).contains("DEL"),
+        "{:?}",
+        String::from_utf8_lossy(&after)
+    );
 }
