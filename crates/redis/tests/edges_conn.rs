@@ -74,3 +74,49 @@ fn a_targets_debug_shows_the_host_and_hides_the_password() {
     assert!(shown.contains("<redacted>"), "{shown}");
     assert!(!shown.contains("s3cr3t"), "{shown}");
 }
+
+/// A reused link that fails after part of a reply arrived is a failure of the operation: the
+/// store may have run the commands, so they are not sent again on a new link (only a link that
+/// fails before any byte of a reply is dialled again). The fake Redis answers the first `PING`,
+/// then half of the second's reply, and closes.
+#[test]
+fn a_reused_link_that_fails_mid_reply_is_not_dialled_again() {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for (i, conn) in listener.incoming().enumerate() {
+            let Ok(mut conn) = conn else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            if i > 0 {
+                // A second link: answer it whole, so a redial would succeed.
+                let mut buf = [0u8; 256];
+                let _ = conn.read(&mut buf);
+                let _ = conn.write_all(b"+PONG\r\n");
+                continue;
+            }
+            let mut buf = [0u8; 256];
+            let _ = conn.read(&mut buf);
+            conn.write_all(b"+PONG\r\n").unwrap();
+            let _ = conn.read(&mut buf);
+            conn.write_all(b"+PO").unwrap();
+            drop(conn);
+        }
+    });
+    let mut options = mcp_sansio_redis::Options::default();
+    options.backoff_min = Duration::from_secs(3600);
+    options.backoff_max = Duration::from_secs(3600);
+    let store =
+        mcp_sansio_redis::RedisStore::with_options(&format!("redis://127.0.0.1:{port}/"), options)
+            .unwrap();
+    store.ping().expect("the first PING");
+    assert!(store.ping().is_err(), "half a reply, then closed");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "no second link");
+}
