@@ -133,3 +133,94 @@ fn open_takes_the_documented_bounds() {
     assert!(shown.contains("prefix: \"mcp-sansio\""), "{shown}");
     assert!(!shown.contains("hunter2"), "{shown}");
 }
+
+/// The bytes of an unsealed entry under `token_key` as the module's docs lay it out: magic
+/// `MSTK`, format 1, sealed 0, the version (u64 BE), SHA-256 of the token key, the payload's
+/// length (u32 BE), the payload.
+fn framed(token_key: &str, version: u64, payload: &[u8]) -> Vec<u8> {
+    use sha2::{Digest as _, Sha256};
+    let mut out = b"MSTK".to_vec();
+    out.push(1);
+    out.push(0);
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(&Sha256::digest(token_key.as_bytes()));
+    out.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_be_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The JSON payload of `c` with the hex digests of `spent` refresh tokens, padded with
+/// whitespace (which JSON allows) to `len` bytes when given.
+fn payload(c: &ResourceCredentials, spent: usize, len: Option<usize>) -> Vec<u8> {
+    let s: Vec<String> = (0..spent)
+        .map(|i| {
+            mcp_sansio_net::auth::tokens::spent_digest(&format!("r{i}"))
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        })
+        .collect();
+    let mut p = serde_json::to_vec(&serde_json::json!({ "c": c, "s": s })).unwrap();
+    if let Some(len) = len {
+        assert!(p.len() <= len);
+        p.resize(len, b' ');
+    }
+    p
+}
+
+/// An entry of exactly `MAX_ENTRY_BYTES` (64 KiB) reads; one byte more is too large, with its
+/// length and the limit named.
+#[test]
+fn an_entry_of_64_kib_reads_one_byte_more_is_too_large() {
+    use mcp_sansio_redis::tokens::{read_token_entry, EntryError, MAX_ENTRY_BYTES};
+    assert_eq!(MAX_ENTRY_BYTES, 65536);
+    let header = framed("K", 1, b"").len();
+    assert_eq!(header, 50);
+    let c = creds("a1");
+    let exact = framed("K", 1, &payload(&c, 0, Some(MAX_ENTRY_BYTES - header)));
+    assert_eq!(exact.len(), MAX_ENTRY_BYTES);
+    let read = read_token_entry("K", &exact, None).expect("64 KiB reads");
+    assert_eq!((read.version, read.credentials), (1, c.clone()));
+    let over = framed("K", 1, &payload(&c, 0, Some(MAX_ENTRY_BYTES - header + 1)));
+    assert_eq!(
+        read_token_entry("K", &over, None),
+        Err(EntryError::TooLarge {
+            len: MAX_ENTRY_BYTES + 1,
+            limit: MAX_ENTRY_BYTES
+        })
+    );
+}
+
+/// A header alone (50 bytes, an empty payload) is framed and its payload refused; 49 bytes are
+/// shorter than a header.
+#[test]
+fn a_header_alone_is_framed_one_byte_less_is_not() {
+    use mcp_sansio_redis::tokens::{read_token_entry, EntryError};
+    let header = framed("K", 1, b"");
+    assert_eq!(
+        read_token_entry("K", &header, None),
+        Err(EntryError::Payload("not JSON"))
+    );
+    assert_eq!(
+        read_token_entry("K", &header[..49], None),
+        Err(EntryError::Frame("shorter than its header"))
+    );
+}
+
+/// An entry holds at most `MAX_LINEAGE` (16) spent digests: 16 read back, 17 are refused.
+#[test]
+fn an_entry_of_sixteen_spent_digests_reads_seventeen_are_refused() {
+    use mcp_sansio_redis::tokens::{read_token_entry, EntryError};
+    let c = creds("a1");
+    let sixteen = read_token_entry("K", &framed("K", 3, &payload(&c, 16, None)), None)
+        .expect("16 spent digests");
+    assert_eq!(sixteen.spent.len(), 16);
+    assert_eq!(
+        sixteen.spent[15],
+        mcp_sansio_net::auth::tokens::spent_digest("r15")
+    );
+    assert_eq!(
+        read_token_entry("K", &framed("K", 3, &payload(&c, 17, None)), None),
+        Err(EntryError::Payload("the spent digests"))
+    );
+}
