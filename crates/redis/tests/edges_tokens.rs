@@ -224,3 +224,115 @@ fn an_entry_of_sixteen_spent_digests_reads_seventeen_are_refused() {
         Err(EntryError::Payload("the spent digests"))
     );
 }
+
+/// Reads `c` framed as an entry under `K` (written by hand, not by the writer, which checks
+/// the same bounds).
+fn read_creds(
+    c: &ResourceCredentials,
+) -> Result<mcp_sansio_net::auth::tokens::TokenEntry, mcp_sansio_redis::tokens::EntryError> {
+    mcp_sansio_redis::tokens::read_token_entry("K", &framed("K", 1, &payload(c, 0, None)), None)
+}
+
+/// The issuer and the resource: 1 to `MAX_TEXT` (8 KiB) bytes each; empty or one byte more is
+/// refused, naming which.
+#[test]
+fn issuer_and_resource_of_8_kib_read_empty_or_one_byte_more_refused() {
+    use mcp_sansio_redis::tokens::{EntryError, MAX_TEXT};
+    assert_eq!(MAX_TEXT, 8192);
+    let long = |n: usize| format!("https://{}", "x".repeat(n - 8));
+    for (n, ok) in [(MAX_TEXT, true), (MAX_TEXT + 1, false)] {
+        let mut c = creds("a1");
+        c.issuer = long(n);
+        assert_eq!(
+            read_creds(&c).map(|_| ()),
+            if ok {
+                Ok(())
+            } else {
+                Err(EntryError::Payload("the issuer"))
+            },
+            "issuer of {n}"
+        );
+        let mut c = creds("a1");
+        c.resource = long(n);
+        assert_eq!(
+            read_creds(&c).map(|_| ()),
+            if ok {
+                Ok(())
+            } else {
+                Err(EntryError::Payload("the resource"))
+            },
+            "resource of {n}"
+        );
+    }
+    let mut c = creds("a1");
+    c.issuer = String::new();
+    assert_eq!(
+        read_creds(&c).map(|_| ()),
+        Err(EntryError::Payload("the issuer"))
+    );
+    let mut c = creds("a1");
+    c.resource = String::new();
+    assert_eq!(
+        read_creds(&c).map(|_| ()),
+        Err(EntryError::Payload("the resource"))
+    );
+}
+
+/// A token is header-safe: 1 to `MAX_TOKEN_BYTES` (16 KiB) visible ASCII bytes (`!` to `~`);
+/// empty, one byte more, a space or DEL is refused, for the access and the refresh token.
+#[test]
+fn tokens_of_16_kib_of_visible_ascii_read_anything_else_is_refused() {
+    use mcp_sansio_redis::tokens::{EntryError, MAX_TOKEN_BYTES};
+    assert_eq!(MAX_TOKEN_BYTES, 16384);
+    let cases = [
+        ("!".repeat(MAX_TOKEN_BYTES), true),
+        ("~".repeat(MAX_TOKEN_BYTES + 1), false),
+        ("!~".to_owned(), true),
+        (String::new(), false),
+        ("a b".to_owned(), false),
+        ("a\u{7f}b".to_owned(), false),
+    ];
+    for (token, ok) in cases {
+        let mut c = creds("a1");
+        c.tokens.access_token = token.clone();
+        assert_eq!(
+            read_creds(&c).map(|_| ()),
+            if ok {
+                Ok(())
+            } else {
+                Err(EntryError::Payload("the access token"))
+            },
+            "access token of {} bytes",
+            token.len()
+        );
+        let mut c = creds("a1");
+        c.tokens.refresh_token = Some(token.clone());
+        assert_eq!(
+            read_creds(&c).map(|_| ()),
+            if ok {
+                Ok(())
+            } else {
+                Err(EntryError::Payload("the refresh token"))
+            },
+            "refresh token of {} bytes",
+            token.len()
+        );
+    }
+}
+
+/// Scopes: at most 64, each 1 to 256 bytes; 65, an empty one or one of 257 bytes is refused.
+#[test]
+fn sixty_four_scopes_of_256_bytes_read_one_more_is_refused() {
+    use mcp_sansio_redis::tokens::EntryError;
+    let with = |scopes: Vec<String>| {
+        let mut c = creds("a1");
+        c.tokens.scopes = scopes;
+        read_creds(&c).map(|e| e.credentials.tokens.scopes.len())
+    };
+    let refused = Err(EntryError::Payload("the scopes"));
+    assert_eq!(with(vec!["s".repeat(256); 64]), Ok(64));
+    assert_eq!(with(vec!["s".to_owned(); 65]), refused);
+    assert_eq!(with(vec!["s".repeat(257)]), refused);
+    assert_eq!(with(vec![String::new()]), refused);
+    assert_eq!(with(Vec::new()), Ok(0));
+}
