@@ -120,3 +120,49 @@ fn a_reused_link_that_fails_mid_reply_is_not_dialled_again() {
     assert!(store.ping().is_err(), "half a reply, then closed");
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "no second link");
 }
+
+/// A link's bounds are the ones it was given; it is in a backoff only after a failure, and
+/// then every call fails at once with `Backoff` (no dial).
+#[test]
+fn a_backend_keeps_its_limits_and_backs_off_only_after_a_failure() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            drop(conn);
+        }
+    });
+    let limits = Limits {
+        op_timeout: Duration::from_millis(2500),
+        backoff_min: Duration::from_secs(3600),
+        backoff_max: Duration::from_secs(7200),
+        max_idle: 3,
+    };
+    let target = Target::parse(&format!("redis://127.0.0.1:{port}/")).unwrap();
+    let backend = Backend::new(target, limits, None);
+    let kept = backend.limits();
+    assert_eq!(kept.op_timeout, Duration::from_millis(2500));
+    assert_eq!(kept.backoff_min, Duration::from_secs(3600));
+    assert_eq!(kept.backoff_max, Duration::from_secs(7200));
+    assert_eq!(kept.max_idle, 3);
+    assert!(!backend.backing_off(), "no failure yet");
+    assert!(backend.call(&[redis::cmd("PING")], 64).is_err());
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    assert!(backend.backing_off(), "after a failure");
+    assert!(matches!(
+        backend.call(&[redis::cmd("PING")], 64),
+        Err(LinkError::Backoff(_))
+    ));
+    assert!(backend.backing_off());
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "no dial in the backoff");
+}
