@@ -166,3 +166,44 @@ fn a_backend_keeps_its_limits_and_backs_off_only_after_a_failure() {
     assert!(backend.backing_off());
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "no dial in the backoff");
 }
+
+/// The pause doubles with each failure in a row: 1 s after the first, 2 s after the second
+/// (the next call, at once, is told nearly 2 s are left; halved, it would be 0.5 s).
+#[test]
+fn the_pause_doubles_with_each_failure_in_a_row() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            drop(conn);
+        }
+    });
+    let limits = Limits {
+        op_timeout: Duration::from_secs(5),
+        backoff_min: Duration::from_secs(1),
+        backoff_max: Duration::from_secs(60),
+        max_idle: 1,
+    };
+    let target = Target::parse(&format!("redis://127.0.0.1:{port}/")).unwrap();
+    let backend = Backend::new(target, limits, None);
+    let ping = || backend.call(&[redis::cmd("PING")], 64);
+    assert!(matches!(ping(), Err(LinkError::Io(_))));
+    match ping() {
+        Err(LinkError::Backoff(left)) => assert!(left <= Duration::from_secs(1), "{left:?}"),
+        other => panic!("not in the first pause: {other:?}"),
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    assert!(matches!(ping(), Err(LinkError::Io(_))), "dialled again");
+    match ping() {
+        Err(LinkError::Backoff(left)) => assert!(
+            left > Duration::from_secs(1) && left <= Duration::from_secs(2),
+            "{left:?}"
+        ),
+        other => panic!("not in the second pause: {other:?}"),
+    }
+}
