@@ -207,3 +207,75 @@ fn the_pause_doubles_with_each_failure_in_a_row() {
         other => panic!("not in the second pause: {other:?}"),
     }
 }
+
+/// At most `max_idle` links are kept for reuse: with 1, two calls at once dial two links, and
+/// the next two calls at once reuse one and dial one (3 dials). The fake Redis answers a
+/// `PING` only once two are waiting, so the two calls of a round always overlap.
+#[test]
+fn at_most_max_idle_links_are_kept() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Barrier};
+    use std::time::Duration;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dials = Arc::new(AtomicUsize::new(0));
+    let count = dials.clone();
+    let pair = Arc::new(Barrier::new(2));
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            let pair = pair.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 64];
+                let mut got = Vec::new();
+                loop {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                    if got.ends_with(b"PING\r\n") {
+                        got.clear();
+                        pair.wait();
+                        if conn.write_all(b"+PONG\r\n").is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let limits = Limits {
+        op_timeout: Duration::from_secs(10),
+        backoff_min: Duration::from_millis(1),
+        backoff_max: Duration::from_millis(1),
+        max_idle: 1,
+    };
+    let target = Target::parse(&format!("redis://127.0.0.1:{port}/")).unwrap();
+    let backend = Backend::new(target, limits, None);
+    let round = || {
+        std::thread::scope(|s| {
+            let calls: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| backend.call(&[redis::cmd("PING")], 64)))
+                .collect();
+            for c in calls {
+                assert_eq!(
+                    c.join().unwrap().unwrap(),
+                    [redis::Value::SimpleString("PONG".into())]
+                );
+            }
+        });
+    };
+    round();
+    assert_eq!(dials.load(Ordering::SeqCst), 2);
+    round();
+    assert_eq!(
+        dials.load(Ordering::SeqCst),
+        3,
+        "one link kept, one dialled"
+    );
+}
