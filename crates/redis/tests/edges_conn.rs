@@ -279,3 +279,24 @@ fn at_most_max_idle_links_are_kept() {
         "one link kept, one dialled"
     );
 }
+
+/// A connection refused (nothing listens on the port) is a socket failure, not a deadline: the
+/// store answered at once.
+#[test]
+fn a_refused_connection_is_a_socket_failure_not_a_deadline() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    use std::net::TcpListener;
+
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let target = Target::parse(&format!("redis://127.0.0.1:{port}/")).unwrap();
+    let backend = Backend::new(target, Limits::default(), None);
+    match backend.call(&[redis::cmd("PING")], 64) {
+        Err(LinkError::Io(e)) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}")
+        }
+        other => panic!("not a refused connection: {other:?}"),
+    }
+}
