@@ -300,3 +300,15 @@ fn a_refused_connection_is_a_socket_failure_not_a_deadline() {
         other => panic!("not a refused connection: {other:?}"),
     }
 }
+
+/// A link's `Debug` shows its target and bounds, and hides the target's password.
+#[test]
+fn a_backends_debug_shows_its_target_and_limits_and_no_password() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    let target = Target::parse("redis://fleet:pa55-s3cret@127.0.0.1:7004/").unwrap();
+    let shown = format!("{:?}", Backend::new(target, Limits::default(), None));
+    assert!(shown.contains("127.0.0.1"), "{shown}");
+    assert!(shown.contains("op_timeout: 250ms"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+}
