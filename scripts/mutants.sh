@@ -48,6 +48,11 @@ net-pins|mcp-sansio-net|adapters/net/src/pins.rs|-|lib edges_pins|-
 trace-context|mcp-sansio|src/trace_context.rs|-|lib trace_context edges_trace_context|-
 core-pins|mcp-sansio|src/pin.rs|-|lib tool_pins tool_pins_relist edges_pins_core|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere
 task|mcp-sansio|src/task/**|-|lib tasks tasks_hostile tasks_legacy tasks_parse task_principal transitions edges_task|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere
+redis-frame|mcp-sansio-redis|crates/redis/src/frame.rs|-|lib store edges_frame|-
+redis-conn|mcp-sansio-redis|crates/redis/src/conn.rs|-|lib store_faults store_tls edges_conn edges_store|-
+redis-store|mcp-sansio-redis|crates/redis/src/store.rs|-|lib store store_tasks store_faults edges_store|-
+redis-tokens|mcp-sansio-redis|crates/redis/src/tokens.rs,crates/redis/src/tokens/**|-|lib tokens_entry tokens_redis edges_tokens|-
+net-tokens|mcp-sansio-net|adapters/net/src/auth/tokens.rs|-|lib edges_tokens|-
 EOF
 )
 QUICK_MODULE=context
@@ -56,6 +61,7 @@ crate_dir() {
   case "$1" in
     mcp-sansio) echo . ;;
     mcp-sansio-net) echo adapters/net ;;
+    mcp-sansio-redis) echo crates/redis ;;
     *) echo "unknown package $1" >&2; exit 1 ;;
   esac
 }
