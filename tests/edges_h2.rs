@@ -401,3 +401,30 @@ fn each_frame_error_carries_the_rfc_code() {
         assert_eq!(e.reason(), want, "{e}");
     }
 }
+
+#[test]
+fn end_headers_is_read_from_its_flag_on_every_header_block_frame() {
+    // RFC 9113 §6.2, §6.6, §6.10: END_HEADERS (0x4) ends the block; without it, CONTINUATION
+    // follows. Each frame type is decoded with and without the flag (and with every other flag).
+    for (flags, want) in [
+        (0x4, true),
+        (0x0, false),
+        (0xff & !0x4 & !0x8 & !0x20, false),
+    ] {
+        let pp = decode_one(&frame(0x5, flags, 1, &[0, 0, 0, 2, 0x82])).unwrap();
+        let Frame::PushPromise { end_headers, .. } = pp else {
+            panic!("{pp:?}")
+        };
+        assert_eq!(end_headers, want, "PUSH_PROMISE flags {flags:#x}");
+        let h = decode_one(&frame(0x1, flags, 1, &[0x82])).unwrap();
+        let Frame::Headers { end_headers, .. } = h else {
+            panic!("{h:?}")
+        };
+        assert_eq!(end_headers, want, "HEADERS flags {flags:#x}");
+        let c = decode_one(&frame(0x9, flags, 1, &[0x82])).unwrap();
+        let Frame::Continuation { end_headers, .. } = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(end_headers, want, "CONTINUATION flags {flags:#x}");
+    }
+}
