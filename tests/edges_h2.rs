@@ -405,12 +405,9 @@ fn each_frame_error_carries_the_rfc_code() {
 #[test]
 fn end_headers_is_read_from_its_flag_on_every_header_block_frame() {
     // RFC 9113 §6.2, §6.6, §6.10: END_HEADERS (0x4) ends the block; without it, CONTINUATION
-    // follows. Each frame type is decoded with and without the flag (and with every other flag).
-    for (flags, want) in [
-        (0x4, true),
-        (0x0, false),
-        (0xff & !0x4 & !0x8 & !0x20, false),
-    ] {
+    // follows. Each frame type is decoded with and without the flag, and with every other flag
+    // but PADDED and PRIORITY (which change the payload's layout).
+    for (flags, want) in [(0x4, true), (0x0, false), (!(0x4 | 0x8 | 0x20), false)] {
         let pp = decode_one(&frame(0x5, flags, 1, &[0, 0, 0, 2, 0x82])).unwrap();
         let Frame::PushPromise { end_headers, .. } = pp else {
             panic!("{pp:?}")
@@ -427,4 +424,118 @@ fn end_headers_is_read_from_its_flag_on_every_header_block_frame() {
         };
         assert_eq!(end_headers, want, "CONTINUATION flags {flags:#x}");
     }
+}
+
+// ---- HPACK (src/h2/hpack/) ----
+
+use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, HpackError};
+
+/// A dynamic table size update (RFC 7541 §6.3: `001` and a 5-bit prefix integer) to `size`.
+fn size_update(size: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    if size < 31 {
+        out.push(0x20 | size as u8);
+        return out;
+    }
+    out.push(0x3f);
+    let mut rest = size - 31;
+    while rest >= 0x80 {
+        out.push((rest as u8 & 0x7f) | 0x80);
+        rest >>= 7;
+    }
+    out.push(rest as u8);
+    out
+}
+
+/// A literal field without indexing, with a new name (RFC 7541 §6.2.2), no Huffman; both
+/// strings under 127 octets.
+fn literal(name: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x00, name.len() as u8];
+    out.extend_from_slice(name);
+    out.push(value.len() as u8);
+    out.extend_from_slice(value);
+    out
+}
+
+/// A decoded header list as (name, value) pairs.
+type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Decodes `block` whole and one octet at a time on a clone: both give the same result.
+fn decode_block(d: &mut Decoder, block: &[u8]) -> Result<Fields, HpackError> {
+    let mut split = d.clone();
+    let whole = d.decode_block(block);
+    let mut r = Ok(());
+    for b in block {
+        r = split.feed(std::slice::from_ref(b));
+        if r.is_err() {
+            break;
+        }
+    }
+    assert_eq!(
+        whole,
+        r.and_then(|()| split.finish()),
+        "one-octet split differs"
+    );
+    whole.map(|l| l.into_iter().map(|h| (h.name, h.value)).collect())
+}
+
+#[test]
+fn a_table_size_update_to_the_maximum_is_accepted_one_more_refused() {
+    assert_eq!(size_update(4096), [0x3f, 0xe1, 0x1f]);
+    let mut d = Decoder::new(DecodeLimits::default());
+    assert_eq!(decode_block(&mut d, &size_update(4096)), Ok(Vec::new()));
+    let mut d = Decoder::new(DecodeLimits::default());
+    assert_eq!(
+        decode_block(&mut d, &size_update(4097)),
+        Err(HpackError::TableSizeUpdate {
+            size: 4097,
+            max: 4096
+        })
+    );
+    for size in [0, 30, 31, 100] {
+        let mut d = Decoder::with_table_size(size, DecodeLimits::default());
+        assert_eq!(
+            decode_block(&mut d, &size_update(size as u64)),
+            Ok(Vec::new())
+        );
+        let mut d = Decoder::with_table_size(size, DecodeLimits::default());
+        assert_eq!(
+            decode_block(&mut d, &size_update(size as u64 + 1)),
+            Err(HpackError::TableSizeUpdate {
+                size: size as u64 + 1,
+                max: size as u64
+            }),
+            "table of {size}"
+        );
+    }
+}
+
+#[test]
+fn a_header_list_of_exactly_its_limit_is_accepted_one_octet_more_refused() {
+    // RFC 9113 §6.5.2: name + value + 32 per field. 100 octets: one field of 1 + 67 + 32, or
+    // `:method: GET` (7 + 3 + 32) and a field of 1 + 25 + 32.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let too_large = Err(HpackError::HeaderListTooLarge { limit: 100 });
+    let mut d = Decoder::new(limits);
+    let one = decode_block(&mut d, &literal(b"a", &[b'v'; 67])).unwrap();
+    assert_eq!(one, [(b"a".to_vec(), vec![b'v'; 67])]);
+    let mut d = Decoder::new(limits);
+    assert_eq!(decode_block(&mut d, &literal(b"a", &[b'v'; 68])), too_large);
+
+    let two = |value_len: usize| {
+        let mut block = vec![0x82]; // static index 2, `:method: GET`
+        block.extend_from_slice(&literal(b"a", &vec![b'v'; value_len]));
+        decode_block(&mut Decoder::new(limits), &block)
+    };
+    assert_eq!(
+        two(25).unwrap(),
+        [
+            (b":method".to_vec(), b"GET".to_vec()),
+            (b"a".to_vec(), vec![b'v'; 25])
+        ]
+    );
+    assert_eq!(two(26), too_large);
 }
