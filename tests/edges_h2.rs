@@ -428,7 +428,7 @@ fn end_headers_is_read_from_its_flag_on_every_header_block_frame() {
 
 // ---- HPACK (src/h2/hpack/) ----
 
-use mcp_sansio::internals::h2::hpack::{DecodeLimits, Decoder, HpackError};
+use mcp_sansio::internals::h2::hpack::{huffman_encode, DecodeLimits, Decoder, HpackError};
 
 /// A dynamic table size update (RFC 7541 §6.3: `001` and a 5-bit prefix integer) to `size`.
 fn size_update(size: u64) -> Vec<u8> {
@@ -538,4 +538,62 @@ fn a_header_list_of_exactly_its_limit_is_accepted_one_octet_more_refused() {
         ]
     );
     assert_eq!(two(26), too_large);
+}
+
+#[test]
+fn a_string_longer_than_the_list_can_hold_is_skipped_not_kept() {
+    // The value announces 1000 octets where the list has room for 100 - 32 - 1: its octets
+    // are passed over as they come, none kept, and the list is refused when the block ends.
+    // Coded with Huffman, 1000 octets decode to at least 1000 * 8 / 30 = 266 octets: too many
+    // as well.
+    for huffman in [0x00, 0x80] {
+        let limits = DecodeLimits {
+            max_list_bytes: 100,
+            max_fields: 128,
+        };
+        let mut block = vec![0x00, 1, b'a', 0x7f | huffman, 0xe9, 0x06]; // value length 127 + 873 = 1000
+        block.extend_from_slice(&[b'v'; 1000]);
+        let mut d = Decoder::new(limits);
+        d.feed(&block[..506]).unwrap();
+        let shown = format!("{d:?}");
+        assert!(shown.contains("pending_octets: 0,"), "{shown}");
+        d.feed(&block[506..]).unwrap();
+        assert!(format!("{d:?}").contains("pending_octets: 0,"));
+        assert_eq!(
+            d.finish(),
+            Err(HpackError::HeaderListTooLarge { limit: 100 })
+        );
+        // The same field of 100 - 32 octets in all fits.
+        let mut d = Decoder::new(limits);
+        assert_eq!(
+            decode_block(&mut d, &literal(b"a", &[b'v'; 67])).map(|l| l.len()),
+            Ok(1)
+        );
+    }
+}
+
+#[test]
+fn a_huffman_value_decoding_to_exactly_the_room_left_is_accepted_one_octet_more_refused() {
+    // Room for 100 - 32 - 1 = 67 value octets after the name `a`; `v` is a 7-bit code, so 67
+    // of them take 59 octets coded.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let block = |n: usize| {
+        let mut coded = Vec::new();
+        huffman_encode(&vec![b'v'; n], &mut coded);
+        let mut block = vec![0x00, 1, b'a', 0x80 | coded.len() as u8];
+        block.extend_from_slice(&coded);
+        block
+    };
+    assert_eq!(block(67).len(), 4 + 59);
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block(67)),
+        Ok(vec![(b"a".to_vec(), vec![b'v'; 67])])
+    );
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block(68)),
+        Err(HpackError::HeaderListTooLarge { limit: 100 })
+    );
 }
