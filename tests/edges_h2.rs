@@ -597,3 +597,48 @@ fn a_huffman_value_decoding_to_exactly_the_room_left_is_accepted_one_octet_more_
         Err(HpackError::HeaderListTooLarge { limit: 100 })
     );
 }
+
+/// A literal field with incremental indexing (RFC 7541 §6.2.1), a new name, no Huffman.
+fn indexed_literal(name: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut out = literal(name, value);
+    out[0] = 0x40;
+    out
+}
+
+#[test]
+fn an_entry_of_exactly_the_table_size_is_kept_and_a_table_filled_exactly_evicts_nothing() {
+    // RFC 7541 §4.1, §4.4: an entry's size is name + value + 32; an entry of the table's size
+    // is kept, a larger one empties the table, and eviction happens only past the size.
+    let mut d = Decoder::with_table_size(100, DecodeLimits::default());
+    decode_block(&mut d, &indexed_literal(b"a", &[b'v'; 67])).unwrap();
+    assert_eq!(d.table_size(), 100);
+    // Index 62 is the newest dynamic entry.
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 62]),
+        Ok(vec![(b"a".to_vec(), vec![b'v'; 67])])
+    );
+    decode_block(&mut d, &indexed_literal(b"a", &[b'v'; 68])).unwrap();
+    assert_eq!(d.table_size(), 0);
+
+    // Two entries of 50 fill 100 exactly: both kept; a third evicts the oldest only.
+    let mut d = Decoder::with_table_size(100, DecodeLimits::default());
+    decode_block(&mut d, &indexed_literal(b"a", &[b'1'; 17])).unwrap();
+    decode_block(&mut d, &indexed_literal(b"b", &[b'2'; 17])).unwrap();
+    assert_eq!(d.table_size(), 100);
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 62, 0x80 | 63]),
+        Ok(vec![
+            (b"b".to_vec(), vec![b'2'; 17]),
+            (b"a".to_vec(), vec![b'1'; 17])
+        ])
+    );
+    decode_block(&mut d, &indexed_literal(b"c", &[b'3'; 17])).unwrap();
+    assert_eq!(d.table_size(), 100);
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 62, 0x80 | 63]),
+        Ok(vec![
+            (b"c".to_vec(), vec![b'3'; 17]),
+            (b"b".to_vec(), vec![b'2'; 17])
+        ])
+    );
+}
