@@ -235,3 +235,88 @@ fn a_handle_keeps_its_creation_and_deadline() {
         (1_000, 3_601_000)
     );
 }
+
+/// Every status is written on the wire, shown and read back by the name the SEP gives it
+/// ("`working` | `input_required` | `completed` | `cancelled` | `failed`"), and the last three
+/// are terminal.
+#[test]
+fn each_status_is_written_and_shown_by_its_wire_name() {
+    use mcp_sansio::task::TaskStatus;
+    let named = [
+        (TaskStatus::Working, "working", false),
+        (TaskStatus::InputRequired, "input_required", false),
+        (TaskStatus::Completed, "completed", true),
+        (TaskStatus::Failed, "failed", true),
+        (TaskStatus::Cancelled, "cancelled", true),
+    ];
+    for (status, name, terminal) in named {
+        assert_eq!(status.as_str(), name);
+        assert_eq!(status.to_string(), name);
+        assert_eq!(TaskStatus::parse(name), Some(status));
+        assert_eq!(status.is_terminal(), terminal, "{name}");
+    }
+    assert_eq!(TaskStatus::parse("Working"), None);
+    assert_eq!(TaskStatus::parse(""), None);
+}
+
+/// A task id may be a bearer secret ("Servers MAY use task IDs as bearer tokens"): its `Debug`
+/// shows its first 8 bytes and nothing after them.
+#[test]
+fn a_task_ids_debug_shows_its_first_eight_bytes_only() {
+    use mcp_sansio::task::TaskId;
+    let id = TaskId::parse("abcdefgh-SECRET", 1024).unwrap();
+    let shown = format!("{id:?}");
+    assert!(shown.contains("abcdefgh"), "{shown}");
+    assert!(!shown.contains('-') && !shown.contains("SECRET"), "{shown}");
+}
+
+/// `completed` brings its `result`, `failed` its `error` and `input_required` its
+/// `inputRequests` as JSON objects: a member of another type is missing, as an absent one is.
+#[test]
+fn a_payload_member_that_is_not_an_object_is_missing() {
+    use mcp_sansio::task::{parse_get_result, TaskPayload};
+    let get = |status: &str, member: &str, value: &str| {
+        format!(
+            r#"{{"resultType":"complete","taskId":"t-1","status":"{status}","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:50:00Z","ttlMs":3600000,"pollIntervalMs":5000,"{member}":{value}}}"#
+        )
+    };
+    for (status, member) in [
+        ("completed", "result"),
+        ("failed", "error"),
+        ("input_required", "inputRequests"),
+    ] {
+        for value in ["5", r#""text""#, "[]", "true", " [{}]"] {
+            match parse_get_result(&get(status, member, value), &Budgets::default()) {
+                Err(TaskError::MissingMember { member: m, .. }) => assert_eq!(m, member),
+                other => panic!("{status} with {member} {value}: {other:?}"),
+            }
+        }
+    }
+    let done = parse_get_result(
+        &get("completed", "result", r#" {"content":[]}"#),
+        &Budgets::default(),
+    )
+    .unwrap();
+    assert!(matches!(done.payload, TaskPayload::Result(_)), "{done:?}");
+}
+
+/// A guard counts every poll it allows, up to `Budgets::task_polls`, and refuses the next one
+/// without counting it.
+#[test]
+fn a_guard_counts_its_polls_up_to_the_budget_and_refuses_the_next() {
+    use mcp_sansio::task::{StatusGuard, TaskId};
+    use mcp_sansio::Budget;
+    let mut budgets = Budgets::default();
+    budgets.task_polls = 3;
+    let mut guard = StatusGuard::resumed(TaskId::parse("t-1", 64).unwrap());
+    assert_eq!(guard.polls(), 0);
+    for n in 1..=3 {
+        guard.poll(&budgets).unwrap();
+        assert_eq!(guard.polls(), n);
+    }
+    match guard.poll(&budgets) {
+        Err(TaskError::Budget(e)) => assert_eq!(e.budget, Budget::TaskPolls),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(guard.polls(), 3);
+}
