@@ -379,8 +379,9 @@ def cold_tls_table(w, cold):
     w("")
     any_ok = ok[0] if ok else {}
     w(f"Measured {cold['when']} UTC{' (quick run)' if cold.get('quick') else ''} by `checks/bench/run.py --cold-tls-only` "
-      f"(also part of a full run), on {cold.get('machine', 'the machine above')}; a loaded machine (other builds "
-      "shared its 2 CPUs), so read the wall and CPU figures as this run's and the instructions as the steady ones. "
+      f"(also part of a full run), on {cold.get('machine', 'the machine above')}"
+      f"{load_words(cold, '; a loaded machine (other builds shared its 2 CPUs)')}, so read the wall and CPU figures "
+      "as this run's and the instructions as the steady ones. "
       "Server: `bench-tls-server` (checks/bench/harness) on 127.0.0.1 over TLS 1.3 with ALPN `http/1.1`, rustls's "
       "default session cache (two TLS 1.3 tickets per handshake); it counts its handshakes and those that resumed a "
       "session (`ServerConnection::handshake_kind`). Contender: `bench-sansio-cold-tls` (checks/bench/sansio), one "
@@ -605,8 +606,9 @@ def scale_table(w, sc):
     w(f"## {SCALE_TITLE}")
     w("")
     w(f"Measured {sc['when']} UTC{' (quick run)' if sc.get('quick') else ''} by `checks/bench/run.py --scale-only` "
-      f"(also part of a full run), on {sc.get('machine', 'the machine above')}; **a loaded machine** (other builds "
-      "shared its 2 CPUs): read the figures as this run's. A **work item** lists as well as calls: connect, list all "
+      f"(also part of a full run), on {sc.get('machine', 'the machine above')}"
+      f"{load_words(sc, '; **a loaded machine** (other builds shared its 2 CPUs)')}: read the figures as this "
+      "run's. A **work item** lists as well as calls: connect, list all "
       "(the tiny catalog: one page of three tools"
       f"{f', a {page:,}-byte JSON-RPC body' if page else ''}; `bench-server --tiny-catalog`, and the listing of "
       "`bench-tls-server`), call a tool, close; each item its own session, N items started at once after one "
@@ -662,7 +664,9 @@ def scale_table(w, sc):
             rm = (f"{r['mem_total_kib'] / other['mem_total_kib']:.2f}"
                   if other and other["mem_total_kib"] > 0 and r["mem_total_kib"] > 0 else "-")
             tools = "/".join(map(str, r.get("tools", [])))
-            w(f"| {label} | {what} | {r['par']:,} | {r['cpu_item_ms'] * 1e3:.0f} µs{noise} | {rc} | {r['mem_item_kib']:.1f} KiB | "
+            # Below the floor the subtraction is noise (it can even come out negative): no figure.
+            cpu = "below the floor" if noise else f"{r['cpu_item_ms'] * 1e3:.0f} µs"
+            w(f"| {label} | {what} | {r['par']:,} | {cpu} | {rc} | {r['mem_item_kib']:.1f} KiB | "
               f"{rm} | {r['fds']:.0f} | {fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | "
               f"{'/'.join(map(str, r['check']))}{' / ' + tools + ' tools' if tools and tools != '0' else ''} |")
         e = sc["exponents"].get(s, {})
@@ -756,7 +760,8 @@ def pages_table(w, pg):
     w(f"## {PAGES_TITLE}")
     w("")
     w(f"Measured {pg['when']} UTC{' (quick run)' if pg.get('quick') else ''} by `checks/bench/run.py --pages-only`, on "
-      f"{pg.get('machine', 'the machine above')}; a loaded machine (other builds shared its 2 CPUs): the instructions "
+      f"{pg.get('machine', 'the machine above')}{load_words(pg, '; a loaded machine (other builds shared its 2 CPUs)')}"
+      ": the instructions "
       "repeat whatever the load, the peak RSS is this run's. Server: `bench-server --pages N` (checks/bench/harness, "
       "JSON responses), the first N pages of the usual catalog (about 80 KiB each), the last naming no next cursor; "
       "N = 1, 10 and 100, the default page budget (`Budgets::pages`), so the page cap is the last size. A work item: "
@@ -867,7 +872,8 @@ def origins_table(w, og):
     w(f"## {ORIGINS_TITLE}")
     w("")
     w(f"Measured {og['when']} UTC{' (quick run)' if og.get('quick') else ''} by `checks/bench/run.py --origins-only`, on "
-      f"{og.get('machine', 'the machine above')}; **a loaded machine** (other builds shared its 2 CPUs): read the "
+      f"{og.get('machine', 'the machine above')}"
+      f"{load_words(og, '; **a loaded machine** (other builds shared its 2 CPUs)')}: read the "
       "figures as this run's. Server: one `bench-server` (JSON responses) on 127.0.0.1; origins `o0.test` … on its "
       "port, which the client resolves to 127.0.0.1, so each is an origin of its own to the client (pool, era hint) "
       "while the server is the same. Contenders, alternating process by process within a size: "
@@ -1642,6 +1648,16 @@ def h2_only(a):
     print(f"wrote {a.out}")
 
 
+# Every run of this round's targets before the one rendered, as measured: a verdict depends on the
+# machine's load, so the runs that gave another one stay on the page.
+EARLIER_RUNS_OF_THIS_ROUND = (
+    "An earlier run of this round's targets, by the same method (`run.py --floor-only`, 2026-12-07 15:27 UTC, "
+    "on a machine loaded by other builds), measured: client CPU 8.05× the floor's (missed), whole process "
+    "0.256× the `Value` parse (missed), the 4 MiB call 2.17× the floor's wall (missed) and 0.48× the `Value` "
+    "parse's instructions (met). The verdicts in the table are of the run this page is of; the instruction "
+    "figures do not depend on the load, the CPU and wall ones do.")
+
+
 def machine():
     cpu = "unknown CPU"
     try:
@@ -1662,8 +1678,20 @@ def machine():
             return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
         except (OSError, IndexError):
             return "?"
+    try:
+        load = f"; 1-minute load average {os.getloadavg()[0]:.2f} as the figures were taken"
+    except OSError:
+        load = ""
     return (f"{platform.system()} {platform.release()}, {os.cpu_count()} × {cpu}{mem}; "
-            f"{ver(['rustc', '--version'])}; node {ver(['node', '--version'])}; Python {platform.python_version()}")
+            f"{ver(['rustc', '--version'])}; node {ver(['node', '--version'])}; Python {platform.python_version()}"
+            f"{load}")
+
+
+def load_words(sec, loaded_text):
+    """How loaded the machine was for a section: its machine line names the load average when it
+    was recorded (it is read at the end of the measuring); figures of older runs, which did not
+    record it, were taken on a machine shared with other builds, and say so."""
+    return "" if "load average" in sec.get("machine", "") else loaded_text
 
 
 def write_markdown(path, results, core, idle, elapsed, quick, when=None, mach=None, h2_when=None, h2_quick=None,
@@ -2014,6 +2042,8 @@ def targets(w, ok, core, h2=()):
           "figures with free placement, as set; the spread shows how much load from elsewhere moved each "
           "process's CPU in this run.")
         w("")
+    w(EARLIER_RUNS_OF_THIS_ROUND)
+    w("")
     w("In the side-by-side tables, requests per item include each process's warm-up item (where this "
       "crate's adapters probe once to learn the era); the handshake table counts the timed work items only.")
     w("")
