@@ -19,8 +19,14 @@ impl Connection {
         }
         let listed = self.listed_headers.iter().find(|(n, _)| n == name);
         let known = listed.is_some();
-        let params = listed.map(|(_, p)| p.clone()).unwrap_or_default();
-        self.start_call(now, name, &params, arguments, known);
+        let params = listed.and_then(|(_, p)| p.clone());
+        self.start_call(
+            now,
+            name,
+            params.as_deref().unwrap_or_default(),
+            arguments,
+            known,
+        );
     }
 
     /// Calls `tool`, held from an earlier listing (possibly on another connection), so that its

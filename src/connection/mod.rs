@@ -506,7 +506,7 @@ pub struct Connection {
     gets_sent: u64,
     /// The `x-mcp-header` parameters of the tools of the last complete listing that have any,
     /// so that [`call_tool`](Connection::call_tool) sends their `Mcp-Param-*` headers.
-    listed_headers: Vec<(String, Vec<crate::xmcp::HeaderParam>)>,
+    listed_headers: Vec<(String, Option<alloc::sync::Arc<[crate::xmcp::HeaderParam]>>)>,
     /// The tools of the last complete listing whose `execution.taskSupport` is `"required"`
     /// (2025-11-25), which [`call_tool`](Connection::call_tool) refuses in a legacy session whose
     /// server declared task-augmented tool calls.

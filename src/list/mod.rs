@@ -60,14 +60,20 @@ impl Span {
     };
 }
 
+/// `params` as a tool keeps them: `None` when there are none.
+fn shared_params(params: Vec<crate::xmcp::HeaderParam>) -> Option<Arc<[crate::xmcp::HeaderParam]>> {
+    (!params.is_empty()).then(|| params.into())
+}
+
 /// What a tool holds outside its page.
 #[derive(Clone, Debug)]
 struct Extra {
     name: Option<Box<str>>,
     description: Option<Box<str>>,
-    header_params: Vec<crate::xmcp::HeaderParam>,
+    /// Its `x-mcp-header` parameters (`None`: none), shared with the connection that listed it.
+    header_params: Option<Arc<[crate::xmcp::HeaderParam]>>,
     /// The rest of the definition: spans of the page ([`Span::NONE`]: absent; the title and
-    /// annotations are in the [`Tool`] itself).
+    /// annotations are in the [`Tool`] itself, not here).
     fields: Fields,
     /// The title, decoded, when it had escapes.
     title: Option<Box<str>>,
@@ -80,7 +86,7 @@ impl Default for Extra {
         Extra {
             name: None,
             description: None,
-            header_params: Vec::new(),
+            header_params: None,
             fields: Fields::none(),
             title: None,
             notes: None,
@@ -91,8 +97,6 @@ impl Default for Extra {
 /// The members of the rest of a definition, as spans of the page.
 #[derive(Clone, Debug)]
 struct Fields {
-    title: Span,
-    annotations: Span,
     output_schema: Span,
     meta: Span,
     /// `execution` (2025-11-25: `taskSupport`).
@@ -104,8 +108,6 @@ struct Fields {
 impl Fields {
     fn none() -> Fields {
         Fields {
-            title: Span::NONE,
-            annotations: Span::NONE,
             output_schema: Span::NONE,
             meta: Span::NONE,
             execution: Span::NONE,
@@ -114,9 +116,7 @@ impl Fields {
     }
 
     fn is_empty(&self) -> bool {
-        self.title.start == u32::MAX
-            && self.annotations.start == u32::MAX
-            && self.output_schema.start == u32::MAX
+        self.output_schema.start == u32::MAX
             && self.meta.start == u32::MAX
             && self.execution.start == u32::MAX
             && self.icons.is_empty()
@@ -317,7 +317,7 @@ impl Tool {
             extra: Some(Box::new(Extra {
                 name: Some(name.into()),
                 description: description.map(Into::into),
-                header_params,
+                header_params: shared_params(header_params),
                 ..Extra::default()
             })),
         }
@@ -446,7 +446,14 @@ impl Tool {
     pub fn header_params(&self) -> &[crate::xmcp::HeaderParam] {
         self.extra
             .as_deref()
-            .map_or(&[], |e| e.header_params.as_slice())
+            .and_then(|e| e.header_params.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// Its `x-mcp-header` parameters as shared (`None`: none): what the connection that listed
+    /// it keeps for its calls, without a copy.
+    pub(crate) fn shared_header_params(&self) -> Option<&Arc<[crate::xmcp::HeaderParam]>> {
+        self.extra.as_deref().and_then(|e| e.header_params.as_ref())
     }
 }
 

@@ -31,6 +31,10 @@ impl RawFields {
 
 /// What is kept of the rest of a definition.
 pub(super) struct More {
+    /// The title's span, when it had no escapes (kept in the tool itself).
+    pub(super) title_span: Span,
+    /// The annotations' span (kept in the tool itself).
+    pub(super) annotations: Span,
     pub(super) fields: Fields,
     /// The title, decoded, when it had escapes.
     pub(super) title: Option<String>,
@@ -41,6 +45,8 @@ pub(super) struct More {
 impl Default for More {
     fn default() -> Self {
         More {
+            title_span: Span::NONE,
+            annotations: Span::NONE,
             fields: Fields::none(),
             title: None,
             notes: Vec::new(),
@@ -71,7 +77,7 @@ pub(super) fn decide(b: &[u8], raw: &RawFields) -> More {
     let mut more = More::default();
     if let Some((s, e)) = raw.title {
         match text(b, s, e) {
-            Some(Decoded::Plain(s, e)) => more.fields.title = span(s, e),
+            Some(Decoded::Plain(s, e)) => more.title_span = span(s, e),
             Some(Decoded::Owned(t)) => more.title = Some(t),
             None => more.note(ToolNote::FieldIgnored { field: "title" }),
         }
@@ -79,7 +85,7 @@ pub(super) fn decide(b: &[u8], raw: &RawFields) -> More {
     let object = |s: usize| b.get(s) == Some(&b'{');
     if let Some((s, e)) = raw.annotations {
         if object(s) {
-            more.fields.annotations = span(s, e);
+            more.annotations = span(s, e);
         } else {
             more.note(ToolNote::FieldIgnored {
                 field: "annotations",

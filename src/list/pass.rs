@@ -337,18 +337,17 @@ impl Listing<'_> {
     }
 
     fn accept(&mut self, ctx: &PageCtx<'_>, b: &[u8], tool: ToolParts) {
-        let mut more = if tool.more.is_empty() {
+        let more = if tool.more.is_empty() {
             more::More::default()
         } else {
             more::decide(b, &tool.more)
         };
         // Kept in the tool itself.
-        let title = core::mem::replace(&mut more.fields.title, Span::NONE);
-        let annotations = core::mem::replace(&mut more.fields.annotations, Span::NONE);
+        let (title, annotations) = (more.title_span, more.annotations);
         let extra = Extra {
             name: tool.name.owned.map(Into::into),
             description: tool.description.owned.map(Into::into),
-            header_params: tool.header_params,
+            header_params: super::shared_params(tool.header_params),
             fields: more.fields,
             title: more.title.map(Into::into),
             notes: (!more.notes.is_empty()).then(|| {
@@ -360,7 +359,7 @@ impl Listing<'_> {
         };
         let has_extra = extra.name.is_some()
             || extra.description.is_some()
-            || !extra.header_params.is_empty()
+            || extra.header_params.is_some()
             || !extra.fields.is_empty()
             || extra.title.is_some()
             || extra.notes.is_some();

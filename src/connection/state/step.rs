@@ -149,7 +149,7 @@ pub(in crate::connection) enum Effect {
     /// Send the call's next round.
     NextRound,
     /// The tools of a complete listing: the headers of later calls.
-    LearnHeaders(Vec<(String, Vec<crate::xmcp::HeaderParam>)>),
+    LearnHeaders(Vec<(String, Option<alloc::sync::Arc<[crate::xmcp::HeaderParam]>>)>),
     /// Keep the names of the listed tools whose `execution.taskSupport` is `"required"`.
     LearnTaskRequired(Vec<String>),
     /// A `-32020`: the catalog the request took its tool's headers from is stale (`call`: met
@@ -811,12 +811,18 @@ fn task_required_tools(catalog: &Catalog) -> Vec<String> {
         .collect()
 }
 
-/// The tools of `catalog` with `x-mcp-header` parameters, by name.
-fn header_tools(catalog: &Catalog, every: bool) -> Vec<(String, Vec<crate::xmcp::HeaderParam>)> {
+/// The tools of `catalog` with `x-mcp-header` parameters (`every`: all its tools), by name; the
+/// parameters are shared with the catalog's tools, not copied.
+fn header_tools(
+    catalog: &Catalog,
+    every: bool,
+) -> Vec<(String, Option<alloc::sync::Arc<[crate::xmcp::HeaderParam]>>)> {
     catalog
         .tools
         .iter()
-        .filter(|t| every || !t.header_params().is_empty())
-        .map(|t| (t.name().to_owned(), t.header_params().to_vec()))
+        .filter_map(|t| {
+            let params = t.shared_header_params();
+            (every || params.is_some()).then(|| (t.name().to_owned(), params.cloned()))
+        })
         .collect()
 }
