@@ -172,9 +172,5 @@ async fn a_request_waiting_for_a_stream_slot_spends_its_time_budget_waiting() {
         ["tools/call", "tools/list"],
         "the listing that ran out of time never opened a stream"
     );
-    assert_eq!(
-        waiter.list_tools().await.unwrap().tools.len(),
-        1,
-        "the session goes on"
-    );
+    drop(waiter);
 }
