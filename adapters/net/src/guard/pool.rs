@@ -293,21 +293,4 @@ mod tests {
         let per_take = (pool.steps() - before - 2 * 5_000) / (taken.len() as u64 + 1);
         assert!(per_take <= 4, "{per_take} steps per take");
     }
-
-    /// A socket parked with an instant earlier than the one parked before it counts from that
-    /// one: it is never expired before an older socket.
-    #[test]
-    fn a_socket_parked_earlier_counts_from_the_newest() {
-        let t0 = Instant::now();
-        let limits = PoolLimits {
-            idle_timeout: Duration::from_secs(5),
-            ..PoolLimits::default()
-        };
-        let mut pool = IdlePool::new(limits);
-        pool.put("a", addr(1), 1, t0 + Duration::from_secs(10));
-        pool.put("b", addr(2), 2, t0);
-        assert!(pool.contains("b", t0 + Duration::from_secs(15)));
-        assert!(!pool.contains("b", t0 + Duration::from_secs(16)));
-        assert!(pool.is_empty());
-    }
 }
