@@ -305,9 +305,12 @@ fn the_exchange_is_split_independent() {
     assert_eq!(script(3), whole);
 }
 
+/// With `max_streams` 8 (ours, set), the server's limit caps it and ours caps a larger one.
 #[test]
 fn one_stream_until_the_server_settings_then_min_of_8_and_its_limit() {
-    let mut c = ClientConnection::new(T0, H2Config::default());
+    let mut eight = H2Config::default();
+    eight.max_streams = 8;
+    let mut c = ClientConnection::new(T0, eight.clone());
     assert_eq!(c.max_streams(), 1);
     c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     assert_eq!(
@@ -319,15 +322,44 @@ fn one_stream_until_the_server_settings_then_min_of_8_and_its_limit() {
     c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     c.open_stream(Scheme::Https, &request(), 1000).unwrap();
     assert!(!c.can_open());
-    let (c2, _) = ready(H2Config::default());
+    let (c2, _) = ready(eight.clone());
     assert_eq!(c2.max_streams(), 8);
-    let mut c3 = ClientConnection::new(T0, H2Config::default());
+    let mut c3 = ClientConnection::new(T0, eight);
     c3.handle_bytes(T0, &settings(&[])).unwrap();
     assert_eq!(
         c3.max_streams(),
         8,
         "no MAX_CONCURRENT_STREAMS: unlimited, so ours"
     );
+}
+
+/// By default a socket opens as many streams at once as the server allows
+/// (SETTINGS_MAX_CONCURRENT_STREAMS), up to 100 (the least RFC 9113 §6.5.2 recommends a server
+/// allow): 100 of a server that allows 150 or sets no limit, 20 of one that allows 20, and the
+/// 101st (21st) stream finds no slot.
+#[test]
+fn by_default_as_many_streams_as_the_server_allows_up_to_100() {
+    assert_eq!(H2Config::default().max_streams, 100);
+    for (server, want) in [
+        (Some(150), 100),
+        (None, 100),
+        (Some(100), 100),
+        (Some(20), 20),
+    ] {
+        let mut c = ClientConnection::new(T0, H2Config::default());
+        let limit: Vec<(u16, u32)> = server.map(|n| (3, n)).into_iter().collect();
+        c.handle_bytes(T0, &settings(&limit)).unwrap();
+        assert_eq!(c.max_streams(), want, "server {server:?}");
+        for k in 0..want {
+            assert!(c.can_open(), "stream {k} of {want}");
+            c.open_stream(Scheme::Https, &request(), 1000).unwrap();
+        }
+        assert!(!c.can_open());
+        assert_eq!(
+            c.open_stream(Scheme::Https, &request(), 1000),
+            Err(OpenError::NoSlot { max: want })
+        );
+    }
 }
 
 /// The connection's lifecycle only moves forward, and what it learnt stays:
@@ -352,13 +384,17 @@ fn the_lifecycle_moves_forward_and_keeps_what_it_learnt() {
     c.handle_bytes(T0, &settings(&[(3, 50)])).unwrap();
     assert!(!c.can_open(), "a SETTINGS frame after GOAWAY opens nothing");
     assert_eq!(c.goaway(), Some((0, Reason::NO_ERROR)));
-    assert_eq!(c.max_streams(), 8);
+    assert_eq!(
+        c.max_streams(),
+        50,
+        "the server's last SETTINGS still count (min of our 100 and its 50)"
+    );
     c.handle_eof();
     assert!(matches!(c.error(), Some(H2Error::Closed { .. })));
     assert_eq!(c.goaway(), Some((0, Reason::NO_ERROR)), "kept past the end");
     assert_eq!(
         c.max_streams(),
-        8,
+        50,
         "the server's SETTINGS are kept past the end"
     );
 

@@ -624,12 +624,13 @@ def scale_table(w, sc):
     w("- **mcp-sansio, HTTP/2 on one socket**: `bench-sansio-scale … CA_PEM` against `bench-tls-server` (TLS, ALPN "
       "`h2`; hyper's HTTP/2 server), one tokio `Client` per process (its defaults, HTTP/2 where ALPN chooses it): "
       "every item's session shares the origin's one HTTP/2 socket (the server counts one HTTP/2 connection and no "
-      "HTTP/1.1 request per process, checked). The core opens at most 8 streams of a socket at once "
-      "(`max_streams` of `mcp_sansio::h2::H2Config`, its default; the adapters' `ClientBuilder` does not expose "
-      "it, so it was not raised) and the other items wait for a stream; so these items call `small`, which the "
-      "server answers at once, instead of `slow` (10,000 items of 3 s, 8 at a time, would take an hour). Here "
-      "**in flight** means started and not finished: all N items' sessions exist at once, at most 8 of them with "
-      "a stream open. rmcp's bench build has no TLS (its `reqwest` is built without it), so it has no row here.")
+      "HTTP/1.1 request per process, checked). The core opens at most min(100, the server's "
+      "SETTINGS_MAX_CONCURRENT_STREAMS) streams of a socket at once (`ClientBuilder::h2_max_streams`, its default; "
+      "hyper's server allows 200, so 100 here) and the other items wait for a stream, their wait counted against "
+      "their request's time budget; so these items call `small`, which the server answers at once, instead of "
+      "`slow` (10,000 items of 3 s, 100 at a time, would take five minutes). Here **in flight** means started and "
+      "not finished: all N items' sessions exist at once, at most 100 of them with a stream open. rmcp's bench "
+      "build has no TLS (its `reqwest` is built without it), so it has no row here.")
     w("")
     w("Each size runs two processes per set: one that samples memory and descriptors, one that does not "
       "(`nosample`), whose CPU is the items' alone. **Client CPU / item**: user + system time of the `nosample` "

@@ -47,8 +47,9 @@
 //!   room for a whole frame) reach the frame that crosses the allowance, refused as
 //!   `response_bytes`, instead of waiting for a window until a time budget ends it; at most the
 //!   allowance and one frame of DATA is so let through;
-//! - streams: at most 1 until the server's SETTINGS arrive, then min(8, its
-//!   MAX_CONCURRENT_STREAMS);
+//! - streams: at most 1 until the server's SETTINGS arrive, then min(`max_streams`, its
+//!   MAX_CONCURRENT_STREAMS), `max_streams` 100 by default (the least RFC 9113 §6.5.2
+//!   recommends a server allow);
 //! - our SETTINGS must be acknowledged within 10 s of caller time;
 //! - streams we reset are remembered, so that the frames the server sent before it saw the
 //!   reset are ignored (RFC 9113 §5.1), for 30 s of caller time after the reset and at most the

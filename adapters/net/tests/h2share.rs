@@ -87,6 +87,8 @@ struct Sess {
     m: Member,
     conn: Connection,
     events: Vec<Event>,
+    /// The exchanges of the requests it handed over, in order.
+    sent: Vec<mcp_sansio::ExchangeId>,
 }
 
 impl Sess {
@@ -98,6 +100,7 @@ impl Sess {
             m,
             conn,
             events: Vec::new(),
+            sent: Vec::new(),
         })
     }
 
@@ -119,6 +122,7 @@ impl Sess {
             let mut any = self.sync(std::mem::take(&mut out));
             while let Some(t) = self.conn.poll_transmit() {
                 any = true;
+                self.sent.push(t.exchange);
                 out.requests.push(t);
             }
             while let Some(e) = self.conn.poll_event() {
@@ -698,8 +702,9 @@ fn an_answer_read_before_the_deadline_completes_the_listing_when_the_session_wak
     );
 }
 
-/// Many sessions list at once over one socket that opens at most 8 streams (the core's default
-/// `max_streams`; the server sets no lower MAX_CONCURRENT_STREAMS): the rest wait in the queue.
+/// Many sessions list at once over one socket that opens at most 8 streams
+/// ([`SharedH2::with_max_streams`]; the server sets no lower MAX_CONCURRENT_STREAMS): the rest
+/// wait in the queue.
 /// The queue serves them first come first served (the 8 streams answered free slots for the
 /// next 8 sessions in the order they listed), a session that leaves while it waits leaves the
 /// queue (the next one takes its turn), a freed slot wakes no session still waiting (only the
@@ -713,7 +718,7 @@ fn waiting_sessions_are_served_in_order_each_at_a_bounded_cost_however_many_wait
     const SLOTS: usize = 8;
     const GONE: usize = 100;
     let io = Arc::new(Recorder::default());
-    let conn = SharedH2::new("http", &Budgets::default(), io.clone());
+    let conn = SharedH2::with_max_streams("http", &Budgets::default(), SLOTS as u32, io.clone());
     let mut server = H2Peer::default();
     conn.feed(0, Report::Bytes(hello()));
     let mut sessions: Vec<Option<(Sess, Arc<AtomicUsize>)>> =
@@ -773,4 +778,88 @@ fn waiting_sessions_are_served_in_order_each_at_a_bounded_cost_however_many_wait
         steps <= 16 * SESSIONS as u64,
         "{steps} queue steps for {SESSIONS} requests"
     );
+}
+
+/// Thousands of requests wait for a fresh socket (the server's GOAWAY came while they waited for
+/// a stream slot), and their exchanges end, or their sessions leave, in an order of their own,
+/// neither first nor last: each leaves the waiting list at once, the others keep their place, and
+/// the list costs a bounded amount per request whatever its length (`fresh_steps`; a list
+/// scanned for each exchange that ends costs about N / 2 per request). Once the fresh socket is
+/// open and the old one has drained, exactly the requests still waiting move to it.
+#[test]
+fn thousands_of_requests_waiting_for_a_fresh_socket_leave_it_in_any_order_at_a_bounded_cost() {
+    const SESSIONS: usize = 2_000;
+    const SLOTS: usize = 8;
+    let io = Arc::new(Recorder::default());
+    let conn = SharedH2::with_max_streams("http", &Budgets::default(), SLOTS as u32, io.clone());
+    conn.feed(0, Report::Bytes(hello()));
+    let mut sessions: Vec<Option<Sess>> = (0..SESSIONS).map(|_| Some(session(&conn).0)).collect();
+    for s in sessions.iter_mut().flatten() {
+        list(s);
+    }
+    assert_eq!(conn.open_streams(), SLOTS);
+    // GOAWAY: the open streams (1, 3, …, 15) are served, every waiting request needs a fresh
+    // socket.
+    let mut server = H2Peer::default();
+    let first = server.read(&io.take(0));
+    assert_eq!(first.len(), SLOTS);
+    conn.feed(
+        0,
+        Report::Bytes(frame(Frame::GoAway {
+            last_stream_id: 2 * SLOTS as u32 - 1,
+            reason: Reason::NO_ERROR,
+            debug: Vec::new(),
+        })),
+    );
+    assert_eq!(conn.fresh_requests(), SESSIONS - SLOTS);
+    assert_eq!(*io.dials.lock().unwrap(), [1]);
+    let before = conn.fresh_steps();
+    // In a scattered order (7 is prime to 2,000): a third of the waiting sessions end their
+    // exchange, a third leave, a third wait on.
+    let order: Vec<usize> = (0..SESSIONS).map(|k| (k * 7 + 3) % SESSIONS).collect();
+    let mut gone = std::collections::BTreeSet::new();
+    for (n, &i) in order.iter().filter(|&&i| i >= SLOTS).enumerate() {
+        let s = sessions[i].as_mut().unwrap();
+        match n % 3 {
+            0 => {
+                let exchange = *s.sent.last().unwrap();
+                let out = Outbox {
+                    ended: vec![(exchange, true)],
+                    bytes_left: s.conn.bytes_left(),
+                    ..Outbox::default()
+                };
+                let _ = s.shared.sync(s.m, out);
+            }
+            1 => sessions[i].take().unwrap().leave(),
+            _ => continue,
+        }
+        gone.insert(i);
+        assert_eq!(conn.fresh_requests(), SESSIONS - SLOTS - gone.len());
+    }
+    let steps = conn.fresh_steps() - before;
+    assert!(
+        steps <= 4 * SESSIONS as u64,
+        "{steps} steps for {} requests dropped from {}",
+        gone.len(),
+        SESSIONS - SLOTS
+    );
+    let staying = SESSIONS - SLOTS - gone.len();
+    // The fresh socket opens; the old one drains (its 8 answers): the requests still waiting
+    // move, the first 8 on streams, the rest in the fresh socket's queue.
+    conn.dialled(1, Ok(()));
+    let mut reply = Vec::new();
+    for req in &first {
+        reply.extend(server.json(req.stream, &result(req.rpc_id(), TOOLS)));
+    }
+    conn.feed(0, Report::Bytes(reply));
+    assert_eq!(conn.generation(), 1);
+    assert_eq!(conn.fresh_requests(), 0);
+    conn.feed(1, Report::Bytes(hello()));
+    assert_eq!(conn.open_streams(), SLOTS);
+    assert_eq!(conn.waiting_requests(), staying - SLOTS);
+    let mut fresh = H2Peer::default();
+    let sent = io.take(1);
+    assert!(sent.starts_with(PREFACE));
+    assert_eq!(fresh.read(&sent).len(), SLOTS);
+    assert!(conn.fresh_steps() - before <= 6 * SESSIONS as u64);
 }

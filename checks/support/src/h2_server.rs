@@ -49,6 +49,8 @@ pub struct Behaviour {
     /// On the first connection, begin the answer of the first `tools/call` (its head and an
     /// event-stream comment) and then close the connection.
     pub drop_first_call: bool,
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS its SETTINGS declare; `None`: none (no limit).
+    pub max_concurrent_streams: Option<u32>,
 }
 
 /// The nonce a server with [`Behaviour::dpop_nonce`] gives.
@@ -180,7 +182,22 @@ fn serve(
     b: Behaviour,
 ) {
     let mut peer = H2Peer::default();
-    if stream.write_all(&hello()).is_err() {
+    let hello = match b.max_concurrent_streams {
+        // SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §6.5.2), then the ACK of the client's.
+        Some(n) => {
+            let mut out = frame(Frame::Settings {
+                ack: false,
+                settings: vec![(3, n)],
+            });
+            out.extend(frame(Frame::Settings {
+                ack: true,
+                settings: Vec::new(),
+            }));
+            out
+        }
+        None => hello(),
+    };
+    if stream.write_all(&hello).is_err() {
         return;
     }
     let mut buf = vec![0u8; 16 * 1024];

@@ -20,7 +20,10 @@ pub struct H2Config {
     pub socket_refill: u64,
     /// Control output queued and not yet taken. Default 64 KiB.
     pub control_output_bytes: usize,
-    /// Streams at once, at most (further capped by the server). Default 8.
+    /// Streams at once, at most, further capped by the server's SETTINGS_MAX_CONCURRENT_STREAMS
+    /// (one stream until its SETTINGS arrive). Default 100: as many as the server allows, up to
+    /// the least RFC 9113 §6.5.2 recommends a server allow, so that the work items sharing a
+    /// socket wait for a stream slot only when the server says so or a hundred are open.
     pub max_streams: u32,
     /// The connection's receive window. Default 2 MiB.
     pub connection_window: u32,
@@ -71,7 +74,7 @@ impl Default for H2Config {
             socket_bytes: 1024 * 1024,
             socket_refill: 1024 * 1024 / SOCKET_REFILL_SHARE,
             control_output_bytes: 64 * 1024,
-            max_streams: 8,
+            max_streams: 100,
             connection_window: 2 * 1024 * 1024,
             max_stream_window: 256 * 1024,
             header_block_bytes: 64 * 1024,

@@ -297,7 +297,10 @@ pub struct ClientConnection {
     out: Vec<u8>,
     control_queued: usize,
     events: VecDeque<StreamEvent>,
-    streams: Vec<Stream>,
+    /// The open streams, in the order they opened; boxed, so that a stream ending among a hundred
+    /// moves the pointers after it, not the streams.
+    #[allow(clippy::vec_box)] // Boxed on purpose: see above.
+    streams: Vec<Box<Stream>>,
     next_stream_id: u32,
     /// Streams we reset, oldest first: at most [`RESET_MEMORY`], none older than [`RESET_GRACE`]
     /// (as of the last instant given).
@@ -552,7 +555,7 @@ impl ClientConnection {
             .encode(&mut self.out);
             stream.recv_window = target;
         }
-        self.streams.push(stream);
+        self.streams.push(Box::new(stream));
         self.flush_bodies();
         Ok(StreamId(id))
     }

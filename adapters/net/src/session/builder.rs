@@ -45,6 +45,7 @@ pub struct ClientBuilder<C> {
     tool_pins: mcp_sansio::PinPolicy,
     http1_only: bool,
     h2c: bool,
+    h2_max_streams: Option<u32>,
     sink: Option<Arc<dyn TranscriptSink>>,
     client: PhantomData<fn() -> C>,
 }
@@ -58,6 +59,7 @@ impl<C> fmt::Debug for ClientBuilder<C> {
             .field("era_hints", &self.era_hints)
             .field("catalog_cache", &self.catalog_cache)
             .field("tool_pins", &self.tool_pins)
+            .field("h2_max_streams", &self.h2_max_streams)
             .finish_non_exhaustive()
     }
 }
@@ -88,6 +90,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             tool_pins: mcp_sansio::PinPolicy::Off,
             http1_only: false,
             h2c: false,
+            h2_max_streams: None,
             sink: None,
             client: PhantomData,
         }
@@ -226,6 +229,21 @@ impl<C: BuildClient> ClientBuilder<C> {
         self
     }
 
+    /// Streams each HTTP/2 socket of the client opens at once, at most: the work items of an
+    /// origin's shared socket beyond them wait for a stream slot, first come first served. The
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS caps it further; before its SETTINGS arrive a
+    /// socket opens one stream. Default [`H2Config::max_streams`](mcp_sansio::h2::H2Config)
+    /// (100: as many as the server allows, up to the least RFC 9113 §6.5.2 recommends a server
+    /// allow); 0 is taken as 1.
+    ///
+    /// A request's time budget counts from when its operation made it, so the time it waits
+    /// for a slot counts against it (`request_time_ms`, `list_time_ms`, `call_time_ms`): a
+    /// request still waiting at its deadline fails with that budget and never opens a stream.
+    pub fn h2_max_streams(mut self, n: u32) -> Self {
+        self.h2_max_streams = Some(n.max(1));
+        self
+    }
+
     /// Records every session of the client to `sink`: one transcript per session (connect to
     /// close or drop), written as it goes, that replays against the core exactly. Secrets are
     /// redacted before the sink sees them. Default: no recording.
@@ -262,6 +280,7 @@ impl<C: BuildClient> ClientBuilder<C> {
             tls,
             http1_only,
             h2c: self.h2c && !http1_only,
+            h2_max_streams: self.h2_max_streams,
             dial_timeout: self.dial_timeout,
             write_stall: self.write_stall,
             pool: Mutex::new(IdlePool::new(self.pool_limits)),

@@ -93,6 +93,9 @@ pub struct Shared<S> {
     /// Whether `http` endpoints speak HTTP/2 with prior knowledge
     /// ([`ClientBuilder::h2_prior_knowledge`]).
     pub h2c: bool,
+    /// Streams each HTTP/2 socket opens at once, at most ([`ClientBuilder::h2_max_streams`];
+    /// `None`: the core's default).
+    pub h2_max_streams: Option<u32>,
     /// The deadline of one dial, TCP and TLS together (never zero).
     pub dial_timeout: Duration,
     /// How long a write to an HTTP/2 socket may wait on the server before the socket fails
@@ -219,12 +222,12 @@ impl<S> Shared<S> {
         io: Arc<dyn H2Io>,
     ) -> Option<Arc<SharedH2>> {
         let sink = self.sink.clone()?;
-        Some(SharedH2::new_recorded(
+        Some(SharedH2::make(
             scheme,
             budgets,
+            self.h2_max_streams,
             io,
-            sink,
-            self.next_session(),
+            Some((sink, self.next_session())),
         ))
     }
 

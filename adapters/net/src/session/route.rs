@@ -108,7 +108,13 @@ pub async fn session_driver<G: H2Glue>(
             }
         };
         let io = glue.sockets();
-        let fresh = SharedH2::new(scheme, &config.budgets, Arc::new(io.clone()));
+        let fresh = SharedH2::make(
+            scheme,
+            &config.budgets,
+            shared.h2_max_streams,
+            Arc::new(io.clone()),
+            None,
+        );
         G::attach(&io, fresh.clone(), 0, socket, || {})?;
         let conn = shared.h2_register(&origin, fresh.clone());
         drop(lead);

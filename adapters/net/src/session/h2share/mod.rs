@@ -21,8 +21,13 @@
 //! what its connection asks of the socket and takes its inputs, in one call under the lock
 //! ([`SharedH2::sync`]: its requests, the exchanges it ended, what its byte budget has left),
 //! and hands the inputs to its connection without the lock. A session never waits on another
-//! session's operation except for a stream slot (the core opens at most min(8, the server's
-//! MAX_CONCURRENT_STREAMS) streams at once and queues the rest).
+//! session's operation except for a stream slot (the core opens at most min(`max_streams`, the
+//! server's MAX_CONCURRENT_STREAMS) streams at once, `max_streams` 100 unless
+//! [`with_max_streams`](SharedH2::with_max_streams) says otherwise, and queues the rest, first
+//! come first served). A request's time budget counts from when its operation made it: the time
+//! it waits for a slot is spent from it, and a request still waiting at its deadline leaves the
+//! queue without opening a stream. The requests waiting for a fresh socket are kept in their
+//! order and found by session and exchange, so that neither queue is scanned per event.
 //!
 //! # Budgets
 //!
@@ -80,7 +85,7 @@ use mcp_sansio::h2::{H2Config, Reason};
 use mcp_sansio::mux::{H2Streams, WorkId};
 #[cfg(doc)]
 use mcp_sansio::Connection;
-use mcp_sansio::{Budgets, Config, Event, Input, Instant, Transmit, TransportError};
+use mcp_sansio::{Budgets, Config, Event, Input, Instant, TransportError};
 use mcp_sansio_transcript::{H2Recording, RecordedOperation, TranscriptSink};
 
 use crate::lock::lock;
@@ -110,8 +115,10 @@ pub trait H2Io: Send + Sync {
 pub struct Member(u64);
 
 mod inbox;
+mod pending;
 
 pub use self::inbox::{Outbox, Routed};
+use self::pending::Pending;
 
 struct Item {
     /// The session's work item on every socket: its member number.
@@ -145,7 +152,7 @@ struct State {
     /// The generation being dialled.
     dialling: Option<u64>,
     /// Requests waiting for a fresh socket.
-    pending: Vec<(Member, Transmit)>,
+    pending: Pending,
     items: BTreeMap<Member, Item>,
     /// The sessions whose inbox got inputs since the last drain woke them.
     woken: BTreeSet<Member>,
@@ -243,7 +250,20 @@ impl SharedH2 {
     /// of the first session's configuration); each work item keeps its own budgets. Nothing is
     /// written before a session [`join`](Self::join)s.
     pub fn new(scheme: &'static str, budgets: &Budgets, io: Arc<dyn H2Io>) -> Arc<SharedH2> {
-        SharedH2::make(scheme, budgets, io, None)
+        SharedH2::make(scheme, budgets, None, io, None)
+    }
+
+    /// A connection like [`new`](Self::new) whose sockets open at most `max_streams` streams at
+    /// once ([`H2Config::max_streams`]; 0 is taken as 1), further capped by each socket's server
+    /// (its SETTINGS_MAX_CONCURRENT_STREAMS): the other requests wait for a slot, first come
+    /// first served.
+    pub fn with_max_streams(
+        scheme: &'static str,
+        budgets: &Budgets,
+        max_streams: u32,
+        io: Arc<dyn H2Io>,
+    ) -> Arc<SharedH2> {
+        SharedH2::make(scheme, budgets, Some(max_streams), io, None)
     }
 
     /// A connection like [`new`](Self::new) for one session only, recorded as session `session`
@@ -258,16 +278,22 @@ impl SharedH2 {
         sink: Arc<dyn TranscriptSink>,
         session: u64,
     ) -> Arc<SharedH2> {
-        SharedH2::make(scheme, budgets, io, Some((sink, session)))
+        SharedH2::make(scheme, budgets, None, io, Some((sink, session)))
     }
 
-    fn make(
+    /// [`new_recorded`](Self::new_recorded) with the streams of
+    /// [`with_max_streams`](Self::with_max_streams) (`None`: the default).
+    pub(crate) fn make(
         scheme: &'static str,
         budgets: &Budgets,
+        max_streams: Option<u32>,
         io: Arc<dyn H2Io>,
         record_to: Option<(Arc<dyn TranscriptSink>, u64)>,
     ) -> Arc<SharedH2> {
-        let h2 = H2Config::from_budgets(budgets);
+        let mut h2 = H2Config::from_budgets(budgets);
+        if let Some(n) = max_streams {
+            h2.max_streams = n.max(1);
+        }
         Arc::new(SharedH2 {
             scheme,
             recorded: record_to.is_some(),
@@ -279,7 +305,7 @@ impl SharedH2 {
                 last_generation: 0,
                 next: None,
                 dialling: None,
-                pending: Vec::new(),
+                pending: Pending::default(),
                 items: BTreeMap::new(),
                 woken: BTreeSet::new(),
                 last_member: 0,
@@ -383,6 +409,20 @@ impl SharedH2 {
         lock(&self.state).socket.queue_steps()
     }
 
+    /// Requests waiting for a fresh socket now: the serving socket can carry them no more (the
+    /// server's GOAWAY, a failure, a retry that asks for a fresh socket) and the fresh one is
+    /// being dialled or waits for the old one to drain.
+    pub fn fresh_requests(&self) -> usize {
+        lock(&self.state).pending.len()
+    }
+
+    /// What the list of requests waiting for a fresh socket has cost so far: it grows by a
+    /// bounded amount per request put on it, dropped from it (its exchange ended, its session
+    /// left) or taken off it, however many requests wait.
+    pub fn fresh_steps(&self) -> u64 {
+        lock(&self.state).pending.steps()
+    }
+
     /// Adds a session whose connection (its driver's, made with `config`) has `bytes_left` of
     /// its byte budget, as a work item; `wake` is called whenever its inbox gets inputs. `None`
     /// if the connection was shut meanwhile, or is recorded and already has its session (dial a
@@ -440,7 +480,7 @@ impl SharedH2 {
         st.recording = Recording::Off;
         // Its exchanges break as closed; the connection goes with the session.
         let _ = st.socket.remove(item.work);
-        st.pending.retain(|(m, _)| *m != member);
+        st.pending.remove_member(member);
         // A recorded connection serves its one session only: it is closed when that leaves.
         let healthy = !self.recorded
             && !st.socket.is_closed()
@@ -510,8 +550,7 @@ impl SharedH2 {
         }
         for (exchange, abandoned) in out.ended {
             st.socket.ended(work, exchange, abandoned);
-            st.pending
-                .retain(|(m, t)| !(*m == member && t.exchange == exchange));
+            st.pending.remove_exchange(member, exchange);
             let outcome = if abandoned { "abandoned" } else { "finished" };
             item.trace.end(exchange, outcome, out.bytes_read);
         }
@@ -713,7 +752,7 @@ impl SharedH2 {
             while let Some((work, t)) = st.socket.poll_fresh() {
                 any = true;
                 if let Some(m) = st.member(work) {
-                    st.pending.push((m, t));
+                    st.pending.push(m, t);
                 }
             }
             any |= pump(st, now);
@@ -775,7 +814,7 @@ impl SharedH2 {
                 st.route(work, Routed::new(now, input));
             }
         }
-        for (m, t) in std::mem::take(&mut st.pending) {
+        for (m, t) in st.pending.take() {
             if let Some(item) = st.items.get(&m) {
                 st.socket.resend(item.work, t, item.left);
             }
@@ -799,7 +838,7 @@ fn opening(mut socket: H2Streams) -> H2Streams {
 /// Fails every request waiting for a fresh socket with `e`: the failure goes to its session's
 /// inbox.
 fn fail_pending(st: &mut State, now: Instant, e: &TransportError) {
-    for (m, t) in std::mem::take(&mut st.pending) {
+    for (m, t) in st.pending.take() {
         let Some(work) = st.items.get(&m).map(|i| i.work) else {
             continue;
         };

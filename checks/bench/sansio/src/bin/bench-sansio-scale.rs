@@ -10,8 +10,8 @@
 //! echoes at once). Over HTTP/1.1 each item in flight holds a socket of its own. With `CA_PEM`
 //! (an `https` URL) the client trusts that certificate authority and speaks HTTP/2 where the
 //! server's ALPN chooses it: every item must run over HTTP/2, all on the origin's one socket,
-//! which the core opens at most `max_streams` streams of at once (8, the default of
-//! `mcp_sansio::h2::H2Config`; the adapters do not expose it), the other items waiting for a
+//! which the core opens at most min(100, the server's SETTINGS_MAX_CONCURRENT_STREAMS) streams
+//! of at once (the default of `ClientBuilder::h2_max_streams`), the other items waiting for a
 //! stream. While they run, the process samples its resident memory (`VmRSS`) and its open
 //! descriptors (`/proc/self/fd`) every 50 ms; it prints the largest of each beside their values
 //! before the round, and every item's latency. With `nosample` it does not sample (reading
