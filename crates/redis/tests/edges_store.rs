@@ -207,7 +207,22 @@ fn get_from_fake(reply: Vec<u8>) -> (Option<Vec<u8>>, Vec<u8>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
+        // A store that never connects fails the test within 10 s, not by hanging.
+        listener.set_nonblocking(true).unwrap();
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        let mut conn = loop {
+            match listener.accept() {
+                Ok((conn, _)) => break conn,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        && std::time::Instant::now() < end =>
+                {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => panic!("the store never connected: {e}"),
+            }
+        };
+        conn.set_nonblocking(false).unwrap();
         conn.set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
         // The pipelined request ends with GETRANGE's last argument, max - 1 = 999.
