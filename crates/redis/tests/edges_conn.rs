@@ -318,3 +318,179 @@ fn a_backends_debug_shows_its_target_and_limits_and_no_password() {
     assert!(shown.contains("<redacted>"), "{shown}");
     assert!(!shown.contains("s3cret"), "{shown}");
 }
+
+/// A TLS 1.3 record that carries no reply: application data with no content, only its content
+/// type and `pad` bytes of zero padding (RFC 8446, 5.4), sealed with AES-128-GCM under `key`
+/// and `iv` as the record numbered `seq` (5.3: the nonce is `iv` XOR the number).
+fn padding_record(key: &ring::aead::LessSafeKey, iv: &[u8], seq: u64, pad: usize) -> Vec<u8> {
+    use ring::aead::{Aad, Nonce};
+    let mut inner = vec![0u8; 1 + pad];
+    inner[0] = 0x17;
+    let len = u16::try_from(inner.len() + 16).unwrap().to_be_bytes();
+    let header = [0x17, 0x03, 0x03, len[0], len[1]];
+    let mut nonce: [u8; 12] = iv.try_into().unwrap();
+    for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+        *n ^= s;
+    }
+    key.seal_in_place_append_tag(
+        Nonce::assume_unique_for_key(nonce),
+        Aad::from(header),
+        &mut inner,
+    )
+    .unwrap();
+    let mut record = header.to_vec();
+    record.extend_from_slice(&inner);
+    record
+}
+
+/// A reused TLS link whose store sends records that carry no reply (here 128 KB of padding)
+/// fails the operation on its byte bound, and is not dialled again: no byte of a reply came,
+/// but the bound, like the deadline, is the operation's, so a second link would only spend it
+/// again. The fake Redis (TLS 1.3, AES-128-GCM) answers the first `PING` of its first link,
+/// then answers the second with padding records sealed under the link's own keys; any later
+/// link is answered `+PONG`, so a redial would succeed.
+#[test]
+fn a_reused_tls_link_flooded_with_records_without_a_reply_is_not_dialled_again() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ck.cert.der().clone()).unwrap();
+    let mut trust = (*mcp_sansio_net::client_config_with_roots(roots)).clone();
+    trust.alpn_protocols.clear();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        ck.key_pair.serialize_der(),
+    ));
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites = vec![rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256];
+    let mut server = rustls::ServerConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key)
+        .unwrap();
+    server.enable_secret_extraction = true;
+    let server = Arc::new(server);
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for (i, conn) in listener.incoming().enumerate() {
+            let Ok(mut tcp) = conn else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            let server = server.clone();
+            std::thread::spawn(move || {
+                tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut tls = rustls::ServerConnection::new(server).unwrap();
+                while tls.is_handshaking() {
+                    if tls.complete_io(&mut tcp).is_err() {
+                        return;
+                    }
+                }
+                // The command, whatever it is.
+                let mut buf = [0u8; 4096];
+                loop {
+                    match tls.reader().read(&mut buf) {
+                        Ok(n) if n > 0 => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            if tls.read_tls(&mut tcp).unwrap_or(0) == 0
+                                || tls.process_new_packets().is_err()
+                            {
+                                return;
+                            }
+                        }
+                        _ => return,
+                    }
+                }
+                tls.writer().write_all(b"+PONG\r\n").unwrap();
+                while tls.wants_write() {
+                    if tls.write_tls(&mut tcp).is_err() {
+                        return;
+                    }
+                }
+                if i > 0 {
+                    std::thread::sleep(Duration::from_secs(10));
+                    return;
+                }
+                let secrets = tls.dangerous_extract_secrets().unwrap();
+                let (seq, rustls::ConnectionTrafficSecrets::Aes128Gcm { key, iv }) = secrets.tx
+                else {
+                    panic!("not AES-128-GCM")
+                };
+                let key = ring::aead::LessSafeKey::new(
+                    ring::aead::UnboundKey::new(&ring::aead::AES_128_GCM, key.as_ref()).unwrap(),
+                );
+                // The second command's record (not read: the keys are spent on the padding).
+                if tcp.read(&mut buf).unwrap_or(0) == 0 {
+                    return;
+                }
+                for n in 0..8 {
+                    let record = padding_record(&key, iv.as_ref(), seq + n, 16_000);
+                    if tcp.write_all(&record).is_err() {
+                        return;
+                    }
+                }
+                let _ = tcp.read(&mut buf);
+            });
+        }
+    });
+    let limits = Limits {
+        // Far beyond the time the flood takes: the byte bound is reached first.
+        op_timeout: Duration::from_secs(5),
+        backoff_min: Duration::from_secs(3600),
+        backoff_max: Duration::from_secs(3600),
+        max_idle: 1,
+    };
+    let target = Target::parse(&format!("rediss://127.0.0.1:{port}/")).unwrap();
+    let backend = Backend::new(target, limits, Some(Arc::new(trust)));
+    let ping = || backend.call(&[redis::cmd("PING")], 64);
+    assert!(ping().is_ok(), "the first PING");
+    match ping() {
+        // Twice 64 bytes and 64 KiB read off the socket, and not a byte of a reply.
+        Err(LinkError::TooLarge(64)) => {}
+        other => panic!("not the byte bound: {other:?}"),
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "no second link");
+}
+
+/// A connect that does not complete within the operation's deadline is a deadline, not a
+/// socket failure. The fake store listens with a backlog of 0 and never accepts: once one
+/// connection fills its queue, Linux drops the SYN of every other, so their connect waits.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_connect_that_times_out_is_a_deadline_not_a_socket_failure() {
+    use mcp_sansio_redis::conn::{Backend, Limits};
+    use std::net::{SocketAddr, TcpStream};
+    use std::time::{Duration, Instant};
+
+    let listener =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    listener.bind(&any.into()).unwrap();
+    listener.listen(0).unwrap();
+    let addr = listener.local_addr().unwrap().as_socket().unwrap();
+    let _queued = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    let limits = Limits {
+        op_timeout: Duration::from_millis(300),
+        backoff_min: Duration::from_secs(3600),
+        backoff_max: Duration::from_secs(3600),
+        max_idle: 1,
+    };
+    let target = Target::parse(&format!("redis://{addr}/")).unwrap();
+    let backend = Backend::new(target, limits, None);
+    let start = Instant::now();
+    let result = backend.call(&[redis::cmd("PING")], 64);
+    let took = start.elapsed();
+    match result {
+        Err(LinkError::Deadline(t)) => assert_eq!(t, Duration::from_millis(300)),
+        other => panic!("not a deadline after {took:?}: {other:?}"),
+    }
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+}

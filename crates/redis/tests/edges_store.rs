@@ -207,7 +207,22 @@ fn get_from_fake(reply: Vec<u8>) -> (Option<Vec<u8>>, Vec<u8>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
+        // A store that never connects fails the test within 10 s, not by hanging.
+        listener.set_nonblocking(true).unwrap();
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        let mut conn = loop {
+            match listener.accept() {
+                Ok((conn, _)) => break conn,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        && std::time::Instant::now() < end =>
+                {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => panic!("the store never connected: {e}"),
+            }
+        };
+        conn.set_nonblocking(false).unwrap();
         conn.set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
         // The pipelined request ends with GETRANGE's last argument, max - 1 = 999.
@@ -265,5 +280,89 @@ fn a_missing_key_answered_nil_is_a_miss_with_nothing_deleted() {
         String::from_utf8_lossy(&after).contains("DEL"),
         "{:?}",
         String::from_utf8_lossy(&after)
+    );
+}
+
+/// A value is read only before the expiry its frame carries (the wall clock), whatever Redis
+/// does with the key's own lifetime: a value written for 1 s, then kept by Redis with no
+/// lifetime at all (a copy, a restore), reads before that second and is a miss after it.
+#[test]
+fn a_value_past_its_frames_expiry_is_a_miss_though_redis_still_holds_it() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let s = store_with(&url, |_| {});
+    s.put_for(b"era:short", b"v".to_vec(), Duration::from_secs(1));
+    let framed = get_raw(&url, b"era:short").expect("written");
+    set_raw(&url, b"era:short", &framed);
+    assert_eq!(
+        s.get(b"era:short"),
+        Some(b"v".to_vec()),
+        "within its second"
+    );
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(s.get(b"era:short"), None, "past its frame's expiry");
+}
+
+/// `put` writes with the store's default lifetime (`Options::default_ttl`).
+#[test]
+fn a_put_writes_with_the_default_lifetime() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let s = store_with(&url, |o| o.default_ttl = Duration::from_secs(90));
+    s.put(b"era:p", b"v".to_vec());
+    assert_eq!(s.get(b"era:p"), Some(b"v".to_vec()));
+    let left = pttl(&url, b"era:p");
+    assert!(left > 30_000 && left <= 90_000, "{left} ms");
+}
+
+/// `SaveHandles` hands a call's progress, input requests, task statuses and server requests to
+/// the observer it wraps, and gives back that observer's answers.
+#[test]
+fn save_handles_hands_everything_else_to_its_observer() {
+    use mcp_sansio::task::TaskStatus;
+    use mcp_sansio_net::CallObserver;
+    use mcp_sansio_redis::SaveHandles;
+    use serde_json::value::RawValue;
+
+    #[derive(Default)]
+    struct Record(Vec<String>);
+    impl CallObserver for Record {
+        fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+            self.0
+                .push(format!("progress {progress} {total:?} {message:?}"));
+        }
+        fn input_required(&mut self, requests: &RawValue) -> Option<Vec<u8>> {
+            self.0.push(format!("input {}", requests.get()));
+            Some(b"answer".to_vec())
+        }
+        fn task_status(&mut self, status: TaskStatus, message: Option<&str>) {
+            self.0.push(format!("status {status:?} {message:?}"));
+        }
+        fn server_request(&mut self, method: &str, params: Option<&RawValue>) -> Option<Vec<u8>> {
+            self.0
+                .push(format!("request {method} {:?}", params.map(RawValue::get)));
+            Some(b"reply".to_vec())
+        }
+    }
+
+    let store = RedisStore::open("redis://127.0.0.1:1/").unwrap();
+    let config = mcp_sansio::Config::new("https://mcp.example/mcp").unwrap();
+    let mut o = SaveHandles::new(&store, &config, "w", Record::default());
+    let raw = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
+    o.progress(1.0, Some(4.0), Some("one"));
+    assert_eq!(o.input_required(&raw), Some(b"answer".to_vec()));
+    o.task_status(TaskStatus::Working, Some("busy"));
+    assert_eq!(
+        o.server_request("ping", Some(&raw)),
+        Some(b"reply".to_vec())
+    );
+    assert_eq!(
+        o.inner.0,
+        [
+            "progress 1 Some(4.0) Some(\"one\")",
+            "input {\"a\":1}",
+            "status Working Some(\"busy\")",
+            "request ping Some(\"{\\\"a\\\":1}\")",
+        ]
     );
 }

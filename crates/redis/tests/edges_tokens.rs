@@ -336,3 +336,267 @@ fn sixty_four_scopes_of_256_bytes_read_one_more_is_refused() {
     assert_eq!(with(vec![String::new()]), refused);
     assert_eq!(with(Vec::new()), Ok(0));
 }
+
+/// How a [`Fake`] answers a command (given its bytes).
+type Answer = Box<dyn Fn(&[u8]) -> Vec<u8> + Send>;
+
+/// A fake Redis on 127.0.0.1: answers every `EVAL` as told (switchable while it runs), and
+/// counts them.
+struct Fake {
+    port: u16,
+    answer: std::sync::Arc<std::sync::Mutex<Answer>>,
+    evals: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Fake {
+    /// A fake answering `reply` to every command.
+    fn start(reply: &[u8]) -> Fake {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        use std::sync::{Arc, Mutex};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let reply = reply.to_vec();
+        let fake = Fake {
+            port: listener.local_addr().unwrap().port(),
+            answer: Arc::new(Mutex::new(Box::new(move |_: &[u8]| reply.clone()))),
+            evals: Arc::default(),
+        };
+        let (answer, evals) = (fake.answer.clone(), fake.evals.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let (answer, evals) = (answer.clone(), evals.clone());
+                std::thread::spawn(move || {
+                    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+                    let mut buf = vec![0u8; 256 * 1024];
+                    while let Ok(n @ 1..) = conn.read(&mut buf) {
+                        let got = &buf[..n];
+                        // One answer per command: `EVAL` is each command's first argument.
+                        let commands = got.windows(10).filter(|w| w == b"$4\r\nEVAL\r\n").count();
+                        for _ in 0..commands {
+                            evals.fetch_add(1, Ordering::SeqCst);
+                            let reply = (answer.lock().unwrap())(got);
+                            if conn.write_all(&reply).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        fake
+    }
+
+    /// Answers `answer(command)` from now on.
+    fn answer(&self, answer: impl Fn(&[u8]) -> Vec<u8> + Send + 'static) {
+        *self.answer.lock().unwrap() = Box::new(answer);
+    }
+
+    /// Answers `reply` to every command from now on.
+    fn reply(&self, reply: &[u8]) {
+        let reply = reply.to_vec();
+        self.answer(move |_| reply.clone());
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn evals(&self) -> usize {
+        self.evals.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A write whose answer is not the version written (the script answers the new version, or a
+/// negative number for a conflict) is not stored: it fails as garbage, and the refresh is kept
+/// in the process as the next version of what the process holds (1 after none, 2 after 1),
+/// where a read finds it while Redis answers garbage. The lease's release does not wait for
+/// the kept refresh's flush when Redis is not in a backoff (`RELEASE_FLUSH_WAIT` is 1 s).
+#[test]
+fn a_write_answered_with_another_version_is_not_stored_and_is_kept_as_the_next_version() {
+    use mcp_sansio_net::auth::tokens::TokenStoreError;
+    use std::time::Instant;
+    let fake = Fake::start(b":7\r\n");
+    let s = RedisTokens::open(&fake.url()).unwrap();
+    let lease = s.lease("K1", TTL).unwrap().expect("fence 7");
+    assert_eq!(lease.fence(), 7);
+    for (access, next) in [("a1", 1), ("a2", 2)] {
+        let written = s.write(&lease, 0, &creds(access), &[]);
+        assert!(
+            matches!(written, Err(TokenStoreError::Garbage(_))),
+            "{written:?}"
+        );
+        let kept = s.read("K1").unwrap().expect("kept in the process");
+        assert_eq!(kept.version, next);
+        assert_eq!(kept.credentials.tokens.access_token, access);
+    }
+    assert_eq!(s.pending_writes(), 1);
+    let start = Instant::now();
+    s.release(&lease);
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(900), "{took:?}");
+}
+
+/// Redis answering that it has no entry (`READ` answers an empty list) is no entry, even when
+/// the process holds one from a failed write: the process's store is read only when Redis
+/// fails.
+#[test]
+fn an_empty_answer_is_no_entry_even_when_the_process_holds_one() {
+    let fake = Fake::start(b":7\r\n");
+    let s = RedisTokens::open(&fake.url()).unwrap();
+    let lease = s.lease("K1", TTL).unwrap().expect("fence 7");
+    assert!(s.write(&lease, 0, &creds("a1"), &[]).is_err());
+    assert!(s.read("K1").unwrap().is_some(), "kept in the process");
+    fake.reply(b"*0\r\n");
+    assert_eq!(s.read("K1").unwrap(), None);
+}
+
+/// A server's error reply fails the operation as garbage naming the error's code.
+#[test]
+fn a_server_error_reply_is_garbage_naming_its_code() {
+    use mcp_sansio_net::auth::tokens::TokenStoreError;
+    let fake = Fake::start(b":7\r\n");
+    let s = RedisTokens::open(&fake.url()).unwrap();
+    let lease = s.lease("K1", TTL).unwrap().expect("fence 7");
+    fake.reply(b"-BUSY Redis is busy running a script\r\n");
+    match s.write(&lease, 0, &creds("a1"), &[]) {
+        Err(TokenStoreError::Garbage(m)) => assert!(m.contains("BUSY"), "{m}"),
+        other => panic!("not garbage: {other:?}"),
+    }
+}
+
+/// Waiting for another holder's refresh while Redis is usable sleeps the whole pause (the
+/// waiting session reads Redis again only after it), not a moment.
+#[test]
+fn a_wait_on_redis_sleeps_the_whole_pause() {
+    use std::time::Instant;
+    let s = RedisTokens::open("redis://127.0.0.1:1/").unwrap();
+    let start = Instant::now();
+    s.wait("K1", Duration::from_millis(300));
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+}
+
+/// At most `MAX_PENDING` (4096) refreshes are kept for Redis, one per token key: 4096 keys
+/// are kept, a 4097th is not; then, Redis answering again, every kept refresh is written and
+/// counted.
+#[test]
+fn at_most_4096_refreshes_are_kept_and_each_is_flushed_and_counted() {
+    use mcp_sansio_redis::tokens::MAX_PENDING;
+    assert_eq!(MAX_PENDING, 4096);
+    let fake = Fake::start(b":7\r\n");
+    let s = RedisTokens::open(&fake.url()).unwrap();
+    let fail = |key: &str| {
+        let lease = s.lease(key, TTL).unwrap().expect("fence 7");
+        assert!(s.write(&lease, 0, &creds(key), &[]).is_err());
+    };
+    for i in 0..MAX_PENDING {
+        fail(&format!("K{i}"));
+    }
+    assert_eq!(s.pending_writes(), MAX_PENDING);
+    fail("one-more");
+    assert_eq!(s.pending_writes(), MAX_PENDING);
+    // Redis has none of them, and stores each write (version 1).
+    fake.answer(|cmd| {
+        let read = cmd.windows(5).any(|w| w == b"HMGET");
+        if read { b"*0\r\n" } else { b":1\r\n" }.to_vec()
+    });
+    assert_eq!(s.flush_pending(), MAX_PENDING);
+    assert_eq!(s.pending_writes(), 0);
+}
+
+/// The Redis reply to a read is bounded by an entry's bound and `REPLY_SLACK`: a reply
+/// beyond it (70 000 bytes) fails the read, which falls back to the process's store, and
+/// leaves Redis aside for the backoff (the next read does not ask it).
+#[test]
+fn a_reply_past_an_entrys_bound_fails_the_read_and_leaves_redis_aside() {
+    let mut big = b"$70000\r\n".to_vec();
+    big.resize(big.len() + 70_000, b'x');
+    big.extend_from_slice(b"\r\n");
+    let fake = Fake::start(&big);
+    let s = RedisTokens::open(&fake.url())
+        .unwrap()
+        .retry_after(Duration::from_secs(60));
+    assert_eq!(s.read("K1").unwrap(), None);
+    assert_eq!(s.read("K1").unwrap(), None);
+    assert_eq!(fake.evals(), 1, "not asked in the backoff");
+}
+
+/// An entry of exactly `MAX_ENTRY_BYTES` (64 KiB) in Redis is read back whole through the
+/// link (the reply's bound leaves room for its framing).
+#[test]
+fn an_entry_of_64_kib_in_redis_is_read_back() {
+    use mcp_sansio_redis::tokens::MAX_ENTRY_BYTES;
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let c = creds("a1");
+    let exact = framed("K1", 1, &payload(&c, 0, Some(MAX_ENTRY_BYTES - 50)));
+    assert_eq!(exact.len(), MAX_ENTRY_BYTES);
+    let _: () = redis::cmd("HSET")
+        .arg("mcp-sansio:tokens:{K1}")
+        .arg("v")
+        .arg("1")
+        .arg("d")
+        .arg(exact)
+        .query(&mut raw(&url))
+        .unwrap();
+    let s = RedisTokens::open(&url).unwrap();
+    let read = s.read("K1").unwrap().expect("64 KiB read back");
+    assert_eq!((read.version, read.credentials), (1, c));
+}
+
+/// An entry lives `DEFAULT_ENTRY_TTL` (30 days) in Redis from its last write, or the time to
+/// live the store is given.
+#[test]
+fn an_entry_lives_thirty_days_in_redis_unless_told_otherwise() {
+    use mcp_sansio_redis::tokens::DEFAULT_ENTRY_TTL;
+    assert_eq!(DEFAULT_ENTRY_TTL, Duration::from_secs(30 * 24 * 3600));
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let pttl = |key: &str| -> i64 { redis::cmd("PTTL").arg(key).query(&mut raw(&url)).unwrap() };
+    let s = RedisTokens::open(&url).unwrap();
+    let lease = s.lease("K1", TTL).unwrap().expect("free");
+    s.write(&lease, 0, &creds("a1"), &[]).unwrap();
+    let left = pttl("mcp-sansio:tokens:{K1}");
+    assert!(
+        left > 30 * 24 * 3600 * 1000 - 60_000 && left <= 30 * 24 * 3600 * 1000,
+        "{left} ms"
+    );
+    let short = RedisTokens::open(&url)
+        .unwrap()
+        .entry_ttl(Duration::from_secs(90));
+    let lease = short.lease("K2", TTL).unwrap().expect("free");
+    short.write(&lease, 0, &creds("a2"), &[]).unwrap();
+    let left = pttl("mcp-sansio:tokens:{K2}");
+    assert!(left > 30_000 && left <= 90_000, "{left} ms");
+}
+
+/// A seal's `Debug` names it and hides its key.
+#[test]
+fn a_seals_debug_hides_its_key() {
+    use mcp_sansio_redis::tokens::TokenSeal;
+    let seal = TokenSeal::new(&[0xab; 32]).unwrap();
+    let shown = format!("{seal:?}");
+    assert_eq!(shown, "TokenSeal(<redacted>)");
+}
+
+/// A sealed payload shorter than its 12-byte nonce is refused as such (11 bytes); a nonce
+/// alone (12 bytes) is read as a nonce and refused by the seal (no tag).
+#[test]
+fn a_sealed_payload_of_11_bytes_is_shorter_than_its_nonce_12_do_not_open() {
+    use mcp_sansio_redis::tokens::{read_token_entry, EntryError, TokenSeal};
+    let seal = TokenSeal::new(&[7; 32]).unwrap();
+    let sealed = |len: usize| {
+        let mut f = framed("K", 1, &vec![0u8; len]);
+        f[5] = 1;
+        f
+    };
+    assert_eq!(
+        read_token_entry("K", &sealed(11), Some(&seal)),
+        Err(EntryError::Seal("shorter than its nonce"))
+    );
+    assert_eq!(
+        read_token_entry("K", &sealed(12), Some(&seal)),
+        Err(EntryError::Seal("the seal does not open it"))
+    );
+}

@@ -582,6 +582,52 @@ mod tests {
         assert!(store.lock().slots.len() <= MEMORY_MAX_KEYS);
     }
 
+    /// A refresh ticket's `Debug` shows its lease (key, fence, holder) and the version read
+    /// under it, and not the tokens the refresh spends.
+    #[test]
+    fn a_tickets_debug_shows_its_lease_and_version_and_no_token() {
+        let store = Arc::new(MemoryTokens::new());
+        let shared = SharedTokens::new(store.clone());
+        let ttl = Duration::from_secs(60);
+        let lease = store.lease("tokens:k", ttl).unwrap().unwrap();
+        let fence = lease.fence();
+        let deadline = Instant::now() + ttl;
+        let held = Held::new(&shared, lease, 7, vec![], creds("s3cret"), deadline);
+        let shown = format!("{:?}", crate::auth::RefreshTicket(Some(held)));
+        assert!(shown.contains("Held"), "{shown}");
+        assert!(shown.contains("tokens:k"), "{shown}");
+        assert!(shown.contains(&format!("fence: {fence}")), "{shown}");
+        assert!(shown.contains("version: 7"), "{shown}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    /// Dropping a ticket stops the renewing of its lease: while the ticket is held the lease
+    /// outlives its TTL (renewed every third of it) and no other holder takes the key; dropped
+    /// without ending the refresh (a session that gave up), the lease lapses after its TTL and
+    /// another holder takes the key, long before the authorization's deadline.
+    #[test]
+    fn a_dropped_ticket_stops_renewing_and_its_lease_lapses_after_its_ttl() {
+        let ttl = Duration::from_millis(1200);
+        let store = Arc::new(MemoryTokens::new());
+        let shared = SharedTokens::new(store.clone()).lease_ttl(ttl);
+        let lease = store.lease("tokens:k", ttl).unwrap().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let held = Held::new(&shared, lease, 0, vec![], creds("a"), deadline);
+        let ticket = crate::auth::RefreshTicket(Some(held));
+        std::thread::sleep(ttl + ttl / 2);
+        assert_eq!(
+            store.lease("tokens:k", ttl).unwrap(),
+            None,
+            "renewed while held"
+        );
+        drop(ticket);
+        std::thread::sleep(ttl + ttl / 2);
+        assert!(
+            store.lease("tokens:k", ttl).unwrap().is_some(),
+            "lapsed after its TTL once dropped"
+        );
+    }
+
     /// A successor names the spent refresh token; the same tokens are the same; another issuer,
     /// another resource or another lineage is unrelated.
     #[test]
