@@ -653,6 +653,8 @@ mod tests {
             r#"{}"#,
             r#"{"content":[{"type":"mystery"}]}"#,
             r#"{"content":[{"type":"text"}],"isError":true}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"isError":false}"#,
+            r#"{"resultType":null,"content":[{"type":"text","text":"a"}]}"#,
             r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"k":1}}"#,
             r#"{"content":[{"type":"text","text":"a"}],"structuredContent":null}"#,
             r#"{"resultType":"other","content":[]}"#,
