@@ -23,7 +23,12 @@ fn a_stored_page_of_exactly_the_byte_budget_is_read_one_byte_more_is_not() {
     let exact = page(&tool("a"), "");
     let mut budgets = Budgets::default();
     budgets.response_bytes = exact.len() as u64;
-    let c = read(&[exact.clone()], ToolNameRule::Strict, &budgets).unwrap();
+    let c = read(
+        core::slice::from_ref(&exact),
+        ToolNameRule::Strict,
+        &budgets,
+    )
+    .unwrap();
     assert_eq!(c.tools.len(), 1);
     assert_eq!(c.pages, 1);
     // One byte more: a space after the object, still a valid page.
