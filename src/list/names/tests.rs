@@ -198,3 +198,25 @@ fn each_listing_has_its_own_key() {
     let same = (0..64).all(|n| a.hash(&name(n)) == b.hash(&name(n)));
     assert!(!same);
 }
+
+#[test]
+fn names_of_one_hash_are_told_apart_by_their_text() {
+    // Two names whose hashes are equal (found by search under a known key, so in one bucket):
+    // the second is not a duplicate of the first; the first given again is.
+    let key = 0x0123_4567_89ab_cdef;
+    let probe = Names::with_key(key);
+    let mut seen = alloc::collections::BTreeMap::new();
+    let (first, second) = (0..1_000_000u32)
+        .map(|n| format!("n{n}"))
+        .find_map(|n| {
+            seen.insert(probe.hash(&n), n.clone())
+                .map(|first| (first, n))
+        })
+        .unwrap();
+    assert_ne!(first, second);
+    let (_, kept) = fill(
+        Names::with_key(key),
+        &[first.clone(), second.clone(), first.clone()],
+    );
+    assert_eq!(kept, [first, second]);
+}
