@@ -110,3 +110,21 @@ fn a_refused_name_is_kept_up_to_256_bytes() {
     let names: Vec<Option<&str>> = c.refused.iter().map(|r| r.name.as_deref()).collect();
     assert_eq!(names, [Some(whole.as_str()), Some(&cut[..256])]);
 }
+
+/// A stored page that the one pass leaves to the serde reading (an escaped member name, a
+/// duplicate member in an entry) is read as from the wire: the same tools and refusals.
+#[test]
+fn a_stored_page_read_the_serde_way_is_read_as_the_wire_is() {
+    for p in [
+        format!(r#"{{"t\u006fols":[{},{}]}}"#, tool("a"), tool("b c")),
+        format!(
+            r#"{{"tools":[{},{{"name":"x","name":"y","inputSchema":{{"type":"object"}}}}]}}"#,
+            tool("a")
+        ),
+    ] {
+        let c = read(&[p.clone()], ToolNameRule::Strict, &Budgets::default()).unwrap();
+        assert_eq!(c.tools.len() + c.refused.len(), 2, "{p}");
+        assert_eq!(c.tools[0].name(), "a", "{p}");
+        assert_eq!(c.pages, 1);
+    }
+}
