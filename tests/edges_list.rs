@@ -122,7 +122,12 @@ fn a_stored_page_read_the_serde_way_is_read_as_the_wire_is() {
             tool("a")
         ),
     ] {
-        let c = read(&[p.clone()], ToolNameRule::Strict, &Budgets::default()).unwrap();
+        let c = read(
+            core::slice::from_ref(&p),
+            ToolNameRule::Strict,
+            &Budgets::default(),
+        )
+        .unwrap();
         assert_eq!(c.tools.len() + c.refused.len(), 2, "{p}");
         assert_eq!(c.tools[0].name(), "a", "{p}");
         assert_eq!(c.pages, 1);
