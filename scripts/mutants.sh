@@ -38,7 +38,7 @@ auth-metadata|mcp-sansio|src/auth/metadata.rs|-|lib auth_discovery auth_flow aut
 sse|mcp-sansio|src/sse.rs|-|lib sse hostile body_buffer standalone_get edges_sse|hostile::catalog_abuse
 http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket body_buffer debug_redaction edges_http1|-
 xmcp|mcp-sansio|src/xmcp/**|-|lib xmcp connection edges_xmcp|-
-list|mcp-sansio|src/list/**|-|lib list list_cache edges_list|-
+list|mcp-sansio|src/list/**|-|lib list list_cache edges_list|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere
 call|mcp-sansio|src/call/**|-|lib call input_required edges_call|-
 auth|mcp-sansio|src/auth/**|src/auth/metadata.rs,src/auth/flow/**|lib auth_discovery auth_flow auth_pin auth_binding auth_challenge auth_challenge_fields auth_redact dpop_requests debug_redaction edges_auth|-
 h2|mcp-sansio|src/h2/**|src/h2/hpack/**,src/h2/frame.rs|lib h2_client h2_frames h2_hpack h2_hpack_differential h2_long_lived h2_mcp hostile_h2 edges_h2|-

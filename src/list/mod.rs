@@ -634,3 +634,29 @@ pub fn valid_tool_name(name: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The capacity a buffer of `len` bytes in an allocation of `cap` keeps once it is a page's:
+    /// read back from the `Bytes` (a unique handle gives its allocation back whole).
+    fn kept_capacity(len: usize, cap: usize) -> usize {
+        let mut buf = Vec::with_capacity(cap);
+        buf.resize(len, b'x');
+        assert_eq!(buf.capacity(), cap);
+        let kept = message_buffer(buf);
+        assert_eq!(&kept[..], &vec![b'x'; len][..]);
+        Vec::from(kept).capacity()
+    }
+
+    #[test]
+    fn a_buffer_keeps_up_to_an_eighth_spare_and_gives_back_more() {
+        // 800 bytes: up to 100 spare is kept, 101 is given back.
+        assert_eq!(kept_capacity(800, 800), 800);
+        assert_eq!(kept_capacity(800, 899), 899);
+        assert_eq!(kept_capacity(800, 900), 900);
+        assert_eq!(kept_capacity(800, 901), 800);
+        assert_eq!(kept_capacity(800, 1600), 800);
+    }
+}

@@ -151,7 +151,14 @@ impl Listing<'_> {
         let page = Arc::new(page);
         let ctx = PageCtx { page: &page, rule };
         let b: &[u8] = &page;
-        let read = read_page(result.get(), |entry| {
+        // The result as it lies in the page buffer (a copy when there is no message buffer), so
+        // that its entries are slices of the buffer the tools share.
+        let at = offset_in(b, res).unwrap_or(0);
+        let text = b
+            .get(at..at + res.len())
+            .and_then(|t| core::str::from_utf8(t).ok())
+            .unwrap_or_default();
+        let read = read_page(text, |entry| {
             if let Some(start) = offset_in(&page, entry.get().as_bytes()) {
                 self.entry(&ctx, b, start, start + entry.get().len());
             }
@@ -159,7 +166,7 @@ impl Listing<'_> {
         match read {
             Ok((cursor, page_hint)) => {
                 *hint = page_hint;
-                Ok((cursor, super::cache::kept_page(&page, res)))
+                Ok((cursor, super::cache::kept_page(&page, text.as_bytes())))
             }
             Err(e) => {
                 // Entries read before the error are not the listing's.

@@ -168,3 +168,55 @@ fn the_hash_reads_every_byte() {
         );
     }
 }
+
+#[test]
+fn the_table_doubles_to_the_next_power_of_two_as_tools_come() {
+    // 64 buckets for the first tool, and never fewer buckets than tools: 65 tools take 128,
+    // 600 take 1024 (a table that did not double would chain, or spill, far more).
+    let names: Vec<String> = (0..600).map(name).collect();
+    for (n, buckets) in [
+        (1, 64),
+        (64, 64),
+        (65, 128),
+        (128, 128),
+        (129, 256),
+        (600, 1024),
+    ] {
+        let (table, kept) = fill(Names::default(), &names[..n]);
+        assert_eq!(kept.len(), n);
+        assert_eq!(table.heads.len(), buckets, "{n}");
+    }
+}
+
+#[test]
+#[cfg(feature = "std")]
+fn each_listing_has_its_own_key() {
+    // Keyed per listing: two tables hash the same name apart (a fixed key would let a server
+    // that learns it crowd every listing's buckets alike).
+    let (a, b) = (Names::default(), Names::default());
+    assert_ne!(a.key, b.key);
+    let same = (0..64).all(|n| a.hash(&name(n)) == b.hash(&name(n)));
+    assert!(!same);
+}
+
+#[test]
+fn names_of_one_hash_are_told_apart_by_their_text() {
+    // Two names whose hashes are equal (found by search under a known key, so in one bucket):
+    // the second is not a duplicate of the first; the first given again is.
+    let key = 0x0123_4567_89ab_cdef;
+    let probe = Names::with_key(key);
+    let mut seen = alloc::collections::BTreeMap::new();
+    let (first, second) = (0..1_000_000u32)
+        .map(|n| format!("n{n}"))
+        .find_map(|n| {
+            seen.insert(probe.hash(&n), n.clone())
+                .map(|first| (first, n))
+        })
+        .unwrap();
+    assert_ne!(first, second);
+    let (_, kept) = fill(
+        Names::with_key(key),
+        &[first.clone(), second.clone(), first.clone()],
+    );
+    assert_eq!(kept, [first, second]);
+}
