@@ -1,0 +1,77 @@
+//! Edge tests of the `x-mcp-header` schema limits: each limit's last accepted value and the first
+//! refused one, through [`header_params`], on schemas that the tree walk reads (the one that
+//! names the reason).
+
+use mcp_sansio::limits::MAX_DEPTH;
+use mcp_sansio::{header_params, HeaderRefusal};
+
+/// `inner` as the schema of the property `a`, `levels` `properties` levels below the root: it
+/// sits at depth `2 * levels` (each level is the `properties` map, then the property).
+fn under_properties(levels: usize, inner: &str) -> String {
+    let mut schema = inner.to_owned();
+    for _ in 0..levels {
+        schema = format!(r#"{{"properties":{{"a":{schema}}}}}"#);
+    }
+    schema
+}
+
+/// A schema whose member `a` holds an empty array `levels` deep (at depth `levels`), and whose
+/// property `p` carries an annotation that is not a token: the tree walk reads the array first.
+fn deep_array_then_bad_annotation(levels: usize) -> String {
+    format!(
+        r#"{{"a":{}{},"properties":{{"p":{{"type":"string","x-mcp-header":"a b"}}}}}}"#,
+        "[".repeat(levels),
+        "]".repeat(levels)
+    )
+}
+
+#[test]
+fn an_empty_properties_map_one_level_past_the_limit_is_too_deep() {
+    // A schema at depth MAX_DEPTH - 2 may have `properties` (the map at MAX_DEPTH - 1) …
+    let at_limit = under_properties(MAX_DEPTH / 2 - 1, r#"{"properties":{}}"#);
+    assert_eq!(header_params(&at_limit), Ok(vec![]));
+    // … and one at depth MAX_DEPTH may not, even empty (the map would sit at MAX_DEPTH + 1).
+    let past = under_properties(MAX_DEPTH / 2, r#"{"properties":{}}"#);
+    assert_eq!(header_params(&past), Err(HeaderRefusal::TooDeep));
+}
+
+#[test]
+fn a_value_at_exactly_the_depth_limit_does_not_change_the_reason() {
+    // The array at depth MAX_DEPTH is allowed: the reason is the annotation's.
+    assert_eq!(
+        header_params(&deep_array_then_bad_annotation(MAX_DEPTH)),
+        Err(HeaderRefusal::NotAToken {
+            name: "a b".into(),
+            at: "p".into()
+        })
+    );
+    // One level more is too deep, whatever comes after it.
+    assert_eq!(
+        header_params(&deep_array_then_bad_annotation(MAX_DEPTH + 1)),
+        Err(HeaderRefusal::TooDeep)
+    );
+}
+
+#[test]
+fn annotation_rules_hold_when_a_key_is_written_with_escapes() {
+    // A key written with an escape leaves the schema to the streaming scan; its rules are the
+    // same. A token on a property is accepted …
+    assert_eq!(
+        header_params(r#"{"properties":{"\u0070":{"type":"string","x-mcp-header":"A"}}}"#)
+            .map(|p| p.len()),
+        Ok(1)
+    );
+    // … one that is not a token is refused …
+    assert_eq!(
+        header_params(r#"{"properties":{"\u0070":{"type":"string","x-mcp-header":"a b"}}}"#),
+        Err(HeaderRefusal::NotAToken {
+            name: "a b".into(),
+            at: "p".into()
+        })
+    );
+    // … and a token on the root is refused too.
+    assert_eq!(
+        header_params(r#"{"type":"string","x-mcp-header":"A","\u0061":1}"#),
+        Err(HeaderRefusal::OnRoot { name: "A".into() })
+    );
+}
