@@ -40,7 +40,7 @@ http1|mcp-sansio|src/http1/**|-|lib http1 http1_socket body_buffer debug_redacti
 xmcp|mcp-sansio|src/xmcp/**|-|lib xmcp connection edges_xmcp|-
 list|mcp-sansio|src/list/**|-|lib list list_cache edges_list|-
 call|mcp-sansio|src/call/**|-|lib call input_required edges_call|-
-auth|mcp-sansio|src/auth/**|src/auth/metadata.rs,src/auth/flow/**|lib auth_discovery auth_flow auth_pin auth_binding auth_challenge auth_challenge_fields auth_redact dpop_requests debug_redaction edges_auth|-
+auth|mcp-sansio|src/auth/**|src/auth/metadata.rs,src/auth/flow/**|lib auth_discovery auth_flow auth_pin auth_binding auth_challenge auth_challenge_fields auth_redact dpop_requests debug_redaction edges_auth|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere
 h2|mcp-sansio|src/h2/**|src/h2/hpack/**,src/h2/frame.rs|lib h2_client h2_frames h2_hpack h2_hpack_differential h2_long_lived h2_mcp hostile_h2 edges_h2|-
 h2-hpack|mcp-sansio|src/h2/hpack/**|-|lib h2_hpack h2_hpack_differential hostile_h2 edges_h2|lib::json::tests::specials_marks_the_first_special_byte_exactly lib::json::tests::strings_of_every_length_with_a_special_byte_anywhere lib::xmcp::check::tests::differential::agrees_with_the_serde_readings lib::call::pass::tests::decodes_any_escape_at_any_place_of_a_step_as_serde_json lib::call::pass::tests::decodes_generated_strings_as_serde_json
 h2-frame|mcp-sansio|src/h2/frame.rs|-|h2_frames hostile_h2 edges_h2|-

@@ -155,7 +155,7 @@ fn authorization_endpoint_optional_only_without_a_user_agent() {
 // token answers, the client's configured values. The oracles are literal numbers and the RFCs'
 // grammars.
 
-use mcp_sansio::auth::form::{parse_query, QueryError};
+use mcp_sansio::auth::form::{decode, parse_query, QueryError};
 use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthSecrets, Authorizer, ChallengeError, ClientAuth,
     ClientCredentials, ClientSettings, Grant, IdentityProvider, IssuerPin, PendingAuthorization,
@@ -194,7 +194,7 @@ fn www_authenticate_of_8_kib_in_all_accepted_one_byte_more_refused() {
 /// seventeenth is refused, whichever line it comes on.
 #[test]
 fn sixteen_challenges_accepted_seventeen_refused() {
-    let eight = vec!["Basic"; 8].join(", ");
+    let eight = ["Basic"; 8].join(", ");
     assert_eq!(challenges(&[&eight, &eight]).map(|c| c.len()), Ok(16));
     assert_eq!(
         challenges(&[&eight, &eight, "Bearer"]),
@@ -575,4 +575,434 @@ fn a_grant_names_itself_and_its_client_and_shows_no_secret() {
     assert_eq!(none.method_name(), "none");
     assert_eq!(none.client_id(), "pub");
     assert!(format!("{none:?}").contains("\"none\""));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The JWTs of the grants without a user agent: the client assertion the core builds and signs
+// (RFC 7523 §2.2, §3), the assertions the embedder supplies (RFC 7523 §2.1), and their bound.
+
+use base64::Engine as _;
+use mcp_sansio::auth::{AuthEvent, AuthExchange, AuthResponse, JwsAlgorithm, JwtSigner, SignError};
+use mcp_sansio::Instant;
+use std::sync::Arc;
+
+/// The wall-clock second of the challenge.
+const NOW_SECS: u64 = 1_800_000_000;
+const TOKEN_ENDPOINT: &str = "https://auth.example/token";
+
+fn unb64(s: &str) -> Vec<u8> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap()
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A signer that signs nothing: its "signature" is `len(input)` bytes of 0xA5 (the core never
+/// verifies one). It keeps the default `key_id` and `public_jwk`.
+struct Fixed {
+    alg: JwsAlgorithm,
+    len: Box<dyn Fn(usize) -> usize + Send + Sync>,
+}
+
+impl JwtSigner for Fixed {
+    fn algorithm(&self) -> JwsAlgorithm {
+        self.alg
+    }
+
+    fn sign(&self, input: &[u8]) -> Result<Vec<u8>, SignError> {
+        Ok(vec![0xA5; (self.len)(input.len())])
+    }
+}
+
+/// The same signer known to the authorization server by a key ID.
+struct WithKid(Fixed);
+
+impl JwtSigner for WithKid {
+    fn algorithm(&self) -> JwsAlgorithm {
+        self.0.alg
+    }
+
+    fn key_id(&self) -> Option<&str> {
+        Some("key-1")
+    }
+
+    fn sign(&self, input: &[u8]) -> Result<Vec<u8>, SignError> {
+        self.0.sign(input)
+    }
+}
+
+fn fixed(alg: JwsAlgorithm, len: usize) -> Fixed {
+    Fixed {
+        alg,
+        len: Box::new(move |_| len),
+    }
+}
+
+fn private_key_jwt(client_id: &str, signer: Arc<dyn JwtSigner>) -> Grant {
+    Grant::ClientCredentials {
+        client: ClientAuth::PrivateKeyJwt {
+            client_id: client_id.into(),
+            signer,
+        },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
+    }
+}
+
+/// Runs `grant` against honest servers (the resource names [`ISSUER`]); every request sent
+/// and every event.
+fn drive(grant: Grant) -> (Vec<AuthExchange>, Vec<AuthEvent>) {
+    let mut az = Authorizer::new(AuthConfig::machine(SERVER, "t", grant)).unwrap();
+    let now = Instant::from_duration(std::time::Duration::from_secs(NOW_SECS));
+    az.handle_challenge(now, 401, &[], AuthSecrets::from_random_bytes(&[7; 64]))
+        .unwrap();
+    let (mut sent, mut events) = (Vec::new(), Vec::new());
+    while let Some(r) = az.poll_request() {
+        let body = match r.purpose {
+            Purpose::ResourceMetadata => {
+                serde_json::json!({"resource": SERVER, "authorization_servers": [ISSUER]})
+            }
+            Purpose::ServerMetadata => serde_json::json!({
+                "issuer": ISSUER,
+                "token_endpoint": TOKEN_ENDPOINT,
+                "code_challenge_methods_supported": ["S256"],
+            }),
+            _ => serde_json::json!({"access_token": "at-1", "token_type": "Bearer"}),
+        };
+        az.handle_response(now, r.id, AuthResponse::new(200, body.to_string()));
+        sent.push(r);
+    }
+    while let Some(e) = az.poll_event() {
+        events.push(e);
+    }
+    (sent, events)
+}
+
+/// The form of the token request among `sent`, if one was sent.
+fn token_form(sent: &[AuthExchange]) -> Option<Vec<(String, String)>> {
+    let r = sent.iter().find(|r| r.purpose == Purpose::Token)?;
+    assert_eq!(r.url, TOKEN_ENDPOINT);
+    // Split here: a body with a 16 KiB JWT is longer than `parse_query` reads.
+    let body = String::from_utf8_lossy(&r.request.body).into_owned();
+    Some(
+        body.split('&')
+            .map(|p| {
+                let (n, v) = p.split_once('=').unwrap();
+                (decode(n).unwrap(), decode(v).unwrap())
+            })
+            .collect(),
+    )
+}
+
+fn form_field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The client assertion sent by `grant`, split: header, claims, signature.
+fn sent_assertion(grant: Grant) -> (serde_json::Value, serde_json::Value, Vec<u8>) {
+    let (sent, events) = drive(grant);
+    assert!(
+        matches!(&events[..], [AuthEvent::Authorized { .. }]),
+        "{events:?}"
+    );
+    let form = token_form(&sent).expect("a token request");
+    assert_eq!(form_field(&form, "grant_type"), Some("client_credentials"));
+    assert_eq!(form_field(&form, "client_id"), Some("the-client"));
+    assert_eq!(
+        form_field(&form, "client_assertion_type"),
+        Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+    );
+    let jwt = form_field(&form, "client_assertion").expect("an assertion");
+    let parts: Vec<&str> = jwt.split('.').collect();
+    assert_eq!(parts.len(), 3, "{jwt}");
+    (
+        serde_json::from_slice(&unb64(parts[0])).unwrap(),
+        serde_json::from_slice(&unb64(parts[1])).unwrap(),
+        unb64(parts[2]),
+    )
+}
+
+fn failed_assertion(events: &[AuthEvent]) -> String {
+    match events {
+        [AuthEvent::Failed(AuthError::Assertion { reason })] => reason.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// RFC 7523 §3: the client assertion of `private_key_jwt` has `iss` and `sub` the client ID,
+/// `aud` the authorization server's issuer, `iat` the time of the challenge, `exp` 60 seconds
+/// later (`ASSERTION_LIFETIME_SECS`), a `jti` of 22 base64url characters that differs with the
+/// authorization's secrets; its header is `alg` and `typ: JWT`, with a `kid` only when the
+/// signer has one; the signature is the signer's bytes.
+#[test]
+fn a_client_assertion_names_the_client_and_the_issuer_and_lives_sixty_seconds() {
+    let (header, claims, signature) = sent_assertion(private_key_jwt(
+        "the-client",
+        Arc::new(fixed(JwsAlgorithm::ES256, 64)),
+    ));
+    assert_eq!(header, serde_json::json!({"alg": "ES256", "typ": "JWT"}));
+    assert_eq!(claims["iss"], "the-client");
+    assert_eq!(claims["sub"], "the-client");
+    assert_eq!(claims["aud"], ISSUER);
+    assert_eq!(claims["iat"], NOW_SECS);
+    assert_eq!(claims["exp"], NOW_SECS + 60);
+    let jti = claims["jti"].as_str().expect("a jti");
+    assert_eq!(jti.len(), 22, "{jti}");
+    assert_eq!(unb64(jti).len(), 16);
+    assert_eq!(signature, vec![0xA5; 64]);
+
+    let (header, _, _) = sent_assertion(private_key_jwt(
+        "the-client",
+        Arc::new(WithKid(fixed(JwsAlgorithm::ES384, 96))),
+    ));
+    assert_eq!(
+        header,
+        serde_json::json!({"alg": "ES384", "typ": "JWT", "kid": "key-1"})
+    );
+}
+
+/// RFC 7518 §3.4: an ES256 signature is exactly 64 bytes, ES384 96 (`r || s`); a signer that
+/// gives one byte less or more (a DER signature, say) is refused before anything is sent.
+#[test]
+fn an_ecdsa_signature_of_its_exact_length_is_sent_one_byte_off_refused() {
+    for (alg, len) in [(JwsAlgorithm::ES256, 64), (JwsAlgorithm::ES384, 96)] {
+        let (_, _, sig) = sent_assertion(private_key_jwt("the-client", Arc::new(fixed(alg, len))));
+        assert_eq!(sig.len(), len);
+        for off in [len - 1, len + 1] {
+            let (sent, events) = drive(private_key_jwt("the-client", Arc::new(fixed(alg, off))));
+            assert!(token_form(&sent).is_none(), "{alg:?} {off}");
+            let reason = failed_assertion(&events);
+            assert!(reason.contains(&format!("{off}-byte")), "{reason}");
+        }
+    }
+}
+
+/// Signature bytes whose base64url form makes a JWT of `total` bytes after `input` bytes of
+/// signing input and the dot, or the nearest reachable length below (`at_most`) or above.
+fn signature_len(input: usize, total: usize, at_most: bool) -> usize {
+    let l = total - input - 1;
+    match (l % 4, at_most) {
+        (0, _) => 3 * l / 4,
+        (2, _) => 3 * (l - 2) / 4 + 1,
+        (3, _) => 3 * (l - 3) / 4 + 2,
+        (_, true) => 3 * (l - 1) / 4,
+        (_, false) => 3 * (l + 1) / 4,
+    }
+}
+
+fn sized(client_id: &str, total: usize, at_most: bool) -> Grant {
+    private_key_jwt(
+        client_id,
+        Arc::new(Fixed {
+            alg: JwsAlgorithm::RS256,
+            len: Box::new(move |input| signature_len(input, total, at_most)),
+        }),
+    )
+}
+
+/// `MAX_JWT_LEN` (16 KiB) on the client assertion made: a JWT of exactly 16,384 bytes (an RSA
+/// signature has no fixed length) is sent; one of 16,385 (or 16,386 where 16,385 cannot be
+/// written) is refused before anything is sent.
+#[test]
+fn a_client_assertion_of_16_kib_is_sent_one_byte_more_refused() {
+    let mut exact = None;
+    for n in 1..=4 {
+        let id = "c".repeat(n);
+        let (sent, _) = drive(sized(&id, 16_384, true));
+        let form = token_form(&sent).expect("a token request");
+        if form_field(&form, "client_assertion").map(str::len) == Some(16_384) {
+            exact = Some(id);
+            break;
+        }
+    }
+    let id = exact.expect("a client ID for which the JWT is exactly 16,384 bytes");
+    let (sent, events) = drive(sized(&id, 16_385, false));
+    assert!(token_form(&sent).is_none());
+    let reason = failed_assertion(&events);
+    assert!(reason.contains("longer than the JWT limit"), "{reason}");
+}
+
+/// An unsigned compact JWT with `claims`, its third part padded so the whole is `len` bytes.
+fn supplied_jwt(claims: serde_json::Value, len: usize) -> String {
+    let head = format!(
+        "{}.{}.",
+        b64(br#"{"alg":"ES256"}"#),
+        b64(claims.to_string().as_bytes())
+    );
+    assert!(head.len() < len);
+    format!("{head}{}", "s".repeat(len - head.len()))
+}
+
+fn jwt_bearer(token: String) -> Grant {
+    Grant::JwtBearer {
+        client: ClientAuth::None {
+            client_id: "the-client".into(),
+        },
+        assertion: Arc::new(move || Ok::<String, String>(token.clone())),
+        issuer: IssuerPin::Exactly(ISSUER.into()),
+    }
+}
+
+/// The assertion a JWT bearer grant sends, or the error that kept it.
+fn bearer_outcome(token: String) -> Result<String, AuthError> {
+    let (sent, events) = drive(jwt_bearer(token));
+    match (token_form(&sent), &events[..]) {
+        (Some(form), [AuthEvent::Authorized { .. }]) => {
+            assert_eq!(
+                form_field(&form, "grant_type"),
+                Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+            );
+            Ok(form_field(&form, "assertion").unwrap().to_owned())
+        }
+        (None, [AuthEvent::Failed(e)]) => Err(e.clone()),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `MAX_JWT_LEN` (16 KiB) on a supplied assertion: one of 16,384 bytes naming the server is
+/// sent as it is; 16,385 bytes are refused, nothing sent.
+#[test]
+fn a_supplied_assertion_of_16_kib_is_sent_one_byte_more_refused() {
+    let claims = serde_json::json!({"aud": ISSUER, "sub": "workload"});
+    let at = supplied_jwt(claims.clone(), 16_384);
+    assert_eq!(bearer_outcome(at.clone()), Ok(at));
+    assert!(matches!(
+        bearer_outcome(supplied_jwt(claims, 16_385)),
+        Err(AuthError::Assertion { .. })
+    ));
+}
+
+/// RFC 7523 §3: the assertion's `aud` must name the authorization server, by its issuer
+/// identifier (a trailing `/` tolerated) or its token endpoint, as a string or among an array;
+/// any other audience, none, or one that is not a string keeps it from being sent there.
+#[test]
+fn a_supplied_assertion_is_sent_only_where_its_audience_names_the_server() {
+    let with_aud = |aud: serde_json::Value| {
+        bearer_outcome(supplied_jwt(
+            serde_json::json!({"aud": aud, "sub": "w"}),
+            200,
+        ))
+    };
+    for aud in [
+        serde_json::json!(ISSUER),
+        serde_json::json!(format!("{ISSUER}/")),
+        serde_json::json!(TOKEN_ENDPOINT),
+        serde_json::json!(["https://other.example", ISSUER]),
+        serde_json::json!([TOKEN_ENDPOINT]),
+    ] {
+        assert!(with_aud(aud.clone()).is_ok(), "{aud}");
+    }
+    for aud in [
+        serde_json::json!("https://other.example"),
+        serde_json::json!("https://auth.example.evil"),
+        serde_json::json!(format!("{TOKEN_ENDPOINT}/x")),
+        serde_json::json!(["https://other.example"]),
+        serde_json::json!(7),
+        serde_json::json!(null),
+    ] {
+        assert_eq!(
+            with_aud(aud.clone()),
+            Err(AuthError::AudienceMismatch {
+                issuer: ISSUER.into()
+            }),
+            "{aud}"
+        );
+    }
+}
+
+use mcp_sansio::internals::auth::{jwk_thumbprint, usable_nonce};
+
+/// RFC 7638 §3.1's example: the thumbprint of its RSA key is
+/// `NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs`; RFC 9449 §6.1's EC key's is
+/// `0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I`. Members besides the required ones (and
+/// their order) change nothing; a key type other than EC or RSA, or a required member missing,
+/// has none.
+#[test]
+fn a_jwk_thumbprint_is_rfc_7638s_for_ec_and_rsa_keys_and_none_for_others() {
+    let rsa = serde_json::json!({
+        "kty": "RSA",
+        "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+        "e": "AQAB",
+        "alg": "RS256",
+        "kid": "2011-04-29",
+    });
+    assert_eq!(
+        jwk_thumbprint(&rsa).as_deref(),
+        Some("NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
+    );
+    let ec = serde_json::json!({
+        "kty": "EC",
+        "x": "l8tFrhx-34tV3hRICRDY9zCkDlpBhF42UQUfWVAWBFs",
+        "y": "9VE4jf_Ok_o64zbTTlcuNJajHmt6v9TDVrU0CdvGRDA",
+        "crv": "P-256",
+    });
+    assert_eq!(
+        jwk_thumbprint(&ec).as_deref(),
+        Some("0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I")
+    );
+    let mut no_y = ec.clone();
+    no_y.as_object_mut().unwrap().remove("y");
+    for other in [
+        serde_json::json!({"kty": "oct", "k": "c2VjcmV0"}),
+        serde_json::json!({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}),
+        no_y,
+        serde_json::json!({"n": "AQAB", "e": "AQAB"}),
+    ] {
+        assert_eq!(jwk_thumbprint(&other), None, "{other}");
+    }
+}
+
+/// A `DPoP-Nonce` (RFC 9449 §8.1: `nonce = 1*NQCHAR`, here visible ASCII) of 512 bytes
+/// (`MAX_NONCE_LEN`) is used; 513 bytes, none, a space or a control byte are not.
+#[test]
+fn a_dpop_nonce_of_512_visible_bytes_is_used_513_or_others_are_not() {
+    let at = "n".repeat(512);
+    assert_eq!(usable_nonce(at.as_bytes()), Some(at));
+    assert_eq!(usable_nonce(&[b'n'; 513]), None);
+    assert_eq!(usable_nonce(b""), None);
+    assert_eq!(usable_nonce(b"!~"), Some("!~".to_owned()));
+    for bad in [&b"a b"[..], b"a\x7f", b"\x1fa", "é".as_bytes()] {
+        assert_eq!(usable_nonce(bad), None, "{bad:?}");
+    }
+}
+
+/// The `Debug` of an enterprise-managed grant shows its identity provider (issuer, token
+/// endpoint, client) and the client at the MCP server's authorization server; never the
+/// identity provider's client secret nor the ID token.
+#[test]
+fn an_enterprise_grant_shows_its_identity_provider_and_no_secret() {
+    let grant = Grant::EnterpriseManaged {
+        idp: IdentityProvider {
+            issuer: "https://idp.example".into(),
+            token_endpoint: "https://idp.example/oauth/token".into(),
+            client: ClientAuth::SecretPost {
+                client_id: "idp-client".into(),
+                secret: "IDP-SECRET-VALUE".into(),
+            },
+            id_token: Arc::new(|| Ok::<String, String>("ID-TOKEN-VALUE".into())),
+        },
+        client: ClientAuth::None {
+            client_id: "as-client".into(),
+        },
+        issuer: IssuerPin::Exactly(ISSUER.into()),
+    };
+    assert_eq!(grant.name(), "enterprise_managed");
+    let shown = format!("{grant:?}");
+    for part in [
+        "IdentityProvider",
+        "https://idp.example/oauth/token",
+        "idp-client",
+        "client_secret_post",
+        "as-client",
+        ISSUER,
+    ] {
+        assert!(shown.contains(part), "{part} not in {shown}");
+    }
+    for secret in ["IDP-SECRET-VALUE", "ID-TOKEN-VALUE"] {
+        assert!(!shown.contains(secret), "{shown}");
+    }
 }
