@@ -1006,3 +1006,20 @@ fn an_enterprise_grant_shows_its_identity_provider_and_no_secret() {
         assert!(!shown.contains(secret), "{shown}");
     }
 }
+
+/// A DPoP proof carries the signer's public key (RFC 9449 §4.2: `jwk` is REQUIRED): a signer
+/// that gives none (the trait's default) makes no proof, and no request headers, rather than
+/// one with an empty or null `jwk`.
+#[test]
+fn a_signer_without_a_public_jwk_makes_no_dpop_proof() {
+    let binding = mcp_sansio::auth::DpopBinding::new(
+        "at-1",
+        mcp_sansio::auth::DpopKey(Arc::new(fixed(JwsAlgorithm::ES256, 64))),
+        "seed",
+    );
+    let made = binding.request_headers("POST", SERVER, Instant::ZERO, 0, None);
+    match made {
+        Err(e) => assert!(e.to_string().contains("no public JWK"), "{e}"),
+        Ok(fields) => panic!("{fields:?}"),
+    }
+}
