@@ -301,6 +301,7 @@ pub mod internals {
             auth_method_for_secret, decode_registration, registration_auth_method,
             MAX_CLIENT_VALUE_LEN,
         };
+        pub use crate::auth::dpop::{jwk_thumbprint, usable_nonce, MAX_NONCE_LEN};
         pub use crate::auth::flow::{resource_key, token_key};
         pub use crate::auth::grant::{
             CLIENT_CREDENTIALS, ID_JAG_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE,
