@@ -75,3 +75,37 @@ fn annotation_rules_hold_when_a_key_is_written_with_escapes() {
         Err(HeaderRefusal::OnRoot { name: "A".into() })
     );
 }
+
+/// An argument of the wrong JSON type is refused naming the type it has, for every type a JSON
+/// value can have but `null` (which sends no header): the message tells the caller what to fix.
+#[test]
+fn an_argument_of_the_wrong_type_is_refused_naming_its_json_type() {
+    use mcp_sansio::internals::header_values;
+    use mcp_sansio::{HeaderParam, ParamKind};
+
+    let param = |kind| HeaderParam {
+        path: vec!["a".to_owned()],
+        name: "A".to_owned(),
+        kind,
+    };
+    let cases = [
+        (ParamKind::String, "true", "boolean"),
+        (ParamKind::String, "7", "number"),
+        (ParamKind::Boolean, r#""x""#, "string"),
+        (ParamKind::Integer, "[1]", "array"),
+        (ParamKind::String, r#"{"b":1}"#, "object"),
+    ];
+    for (kind, value, name) in cases {
+        let args = format!(r#"{{"a":{value}}}"#);
+        let e = header_values(&[param(kind)], args.as_bytes()).unwrap_err();
+        assert!(
+            e.contains(&format!("{name} is not a")),
+            "{value} against {kind:?}: {e}"
+        );
+    }
+    // `null` sends no header, of any kind.
+    assert_eq!(
+        header_values(&[param(ParamKind::Integer)], br#"{"a":null}"#),
+        Ok(Vec::new())
+    );
+}
