@@ -145,3 +145,63 @@ proptest! {
         prop_assert!(other == host || !matches_elsewhere);
     }
 }
+
+/// `body` inside `levels` arrays: it sits at depth `levels`.
+fn nested(levels: usize, body: &str) -> String {
+    format!("{}{body}{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+/// A secret is hidden however deep it is nested (serde_json reads up to 128 levels): a document
+/// is walked 64 levels deep, and what lies deeper is `<redacted>` whole. A plain value at the
+/// walk's last level is kept; one level deeper it is hidden with everything there.
+#[test]
+fn a_secret_nested_past_the_walk_is_hidden_and_the_walks_last_level_is_kept() {
+    for levels in [0, 1, 63, 64, 65, 66, 100, 126] {
+        let body = nested(levels, r#"{"access_token":"SECRET-AT","keep":"VISIBLE"}"#);
+        let out = String::from_utf8(redact::json(body.as_bytes()).unwrap()).unwrap();
+        assert!(!out.contains("SECRET-AT"), "{levels} levels: {out}");
+        // The object is at depth `levels`, its members one deeper.
+        assert_eq!(
+            out.contains("VISIBLE"),
+            levels < redact::MAX_JSON_DEPTH,
+            "{levels} levels: {out}"
+        );
+    }
+    assert_eq!(redact::MAX_JSON_DEPTH, 64);
+}
+
+/// Each credential-bearing header is redacted by its name in any case, an unknown
+/// `Authorization` scheme is hidden with its credentials, and a secret's `Debug` form shows
+/// only whether one is held.
+#[test]
+fn headers_redacted_by_name_and_secrets_shown_only_as_held() {
+    for name in [
+        "Authorization",
+        "authorization",
+        "Proxy-Authorization",
+        "PROXY-AUTHORIZATION",
+    ] {
+        assert_eq!(
+            redact::header(name, b"Bearer tok-123"),
+            b"Bearer <redacted>".to_vec(),
+            "{name}"
+        );
+        assert_eq!(
+            redact::header(name, b"Digest user=a"),
+            b"<redacted>".to_vec(),
+            "{name}"
+        );
+    }
+    assert_eq!(redact::authorization("Digest user=a"), "<redacted>");
+    assert_eq!(redact::authorization("DPoP tok"), "DPoP <redacted>");
+    for name in ["Location", "content-location"] {
+        assert_eq!(
+            redact::header(name, b"http://127.0.0.1:1/cb?code=xyz&iss=a"),
+            b"http://127.0.0.1:1/cb?code=<redacted>&iss=a".to_vec(),
+            "{name}"
+        );
+    }
+    assert_eq!(redact::header("X-Other", b"kept"), b"kept".to_vec());
+    assert_eq!(redact::debug_secret("s3cret"), "<redacted>");
+    assert_eq!(redact::debug_secret(""), "");
+}

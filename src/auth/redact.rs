@@ -143,8 +143,13 @@ pub fn url(text: &str) -> String {
     out
 }
 
+/// How deep [`json`] walks a document: a value nested deeper (an array or object inside
+/// `MAX_JSON_DEPTH` others) is replaced whole by `<redacted>`, so no secret below it is shown.
+pub const MAX_JSON_DEPTH: usize = 64;
+
 /// A JSON document with the value of every member named a secret ([`is_secret_name`], at any
-/// depth) replaced by the string `<redacted>`, written compactly; `None` if it is not JSON.
+/// depth) replaced by the string `<redacted>`, written compactly; `None` if it is not JSON. A
+/// value nested deeper than [`MAX_JSON_DEPTH`] is `<redacted>` whole.
 pub fn json(body: &[u8]) -> Option<Vec<u8>> {
     let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
     redact_value(&mut v, 0);
@@ -152,7 +157,9 @@ pub fn json(body: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn redact_value(v: &mut serde_json::Value, depth: usize) {
-    if depth > 64 {
+    if depth > MAX_JSON_DEPTH {
+        // Not walked any deeper: whatever it holds is hidden, not shown.
+        *v = serde_json::Value::String(REDACTED.to_owned());
         return;
     }
     match v {
