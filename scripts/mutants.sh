@@ -17,6 +17,10 @@
 #                  each mutant)
 #   --jobs N       mutants built and tested at once, each in its own copy (default 1; not with
 #                  --in-place)
+#   --tests "T…"   these test targets instead of the row's (e.g. "lib edges_auth"): a quick
+#                  first pass, since a mutant caught by fewer targets is caught by all of them;
+#                  then run the module again with the row's targets and `-- --iterate`, which
+#                  tries only the mutants the first pass did not catch
 #   --             the rest is passed to cargo-mutants as is (e.g. --re 'charge' or --list)
 #
 # Results go to target/mutants/<module>/mutants.out (outcomes.json, caught.txt, missed.txt, …).
@@ -94,6 +98,7 @@ modules=()
 shard=""
 in_place=0
 jobs=1
+tests_override=""
 extra=()
 mode=full
 while [ $# -gt 0 ]; do
@@ -105,6 +110,7 @@ while [ $# -gt 0 ]; do
     --shard) shard="$2"; shift ;;
     --in-place) in_place=1 ;;
     --jobs) jobs="$2"; shift ;;
+    --tests) tests_override="$2"; shift ;;
     --) shift; extra=("$@"); break ;;
     -*) echo "unknown option $1 (see the head of $0)" >&2; exit 1 ;;
     *) [ -n "$(row "$1")" ] || { echo "no module $1 in the table (--list)" >&2; exit 1; }
@@ -128,6 +134,7 @@ fi
 worst=0
 for m in "${modules[@]}"; do
   IFS='|' read -r _ package files excluded tests skips <<<"$(row "$m")"
+  [ -n "$tests_override" ] && tests=$tests_override
   dir=$(crate_dir "$package")
   # The test timeout cargo-mutants sets from the unmutated run (5 times it, at least 20 s) is too
   # short when the machine is shared: a test binary slowed by other work would count as a timed
