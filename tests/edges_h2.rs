@@ -849,3 +849,57 @@ fn a_length_of_exactly_its_prefix_maximum_is_encoded_with_a_second_octet() {
         Ok(vec![(b"x-a".to_vec(), value.to_vec())])
     );
 }
+
+#[test]
+fn a_table_size_update_evicts_down_to_the_new_size() {
+    // Two entries of 1 + 1 + 32 octets; an update to 34 keeps the newest only, one to 0 empties
+    // the table, and an entry then finds no room.
+    let mut d = Decoder::new(DecodeLimits::default());
+    let mut two = indexed_literal(b"a", b"1");
+    two.extend_from_slice(&indexed_literal(b"b", b"2"));
+    decode_block(&mut d, &two).unwrap();
+    assert_eq!(d.table_size(), 68);
+    let mut block = size_update(34);
+    block.push(0x80 | 62);
+    assert_eq!(
+        decode_block(&mut d, &block),
+        Ok(vec![(b"b".to_vec(), b"2".to_vec())])
+    );
+    assert_eq!(d.table_size(), 34);
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 63]),
+        Err(HpackError::InvalidIndex { index: 63 })
+    );
+    let mut d2 = d.clone();
+    assert_eq!(decode_block(&mut d2, &size_update(0)), Ok(Vec::new()));
+    assert_eq!(d2.table_size(), 0);
+    let mut block = size_update(0);
+    block.extend_from_slice(&indexed_literal(b"c", b"3"));
+    assert_eq!(decode_block(&mut d, &block).map(|l| l.len()), Ok(1));
+    assert_eq!(d.table_size(), 0);
+}
+
+#[test]
+fn an_indexed_field_too_long_to_read_empties_the_table() {
+    // RFC 7541 §4.4: an entry larger than the table empties it. With a table of 100 and a list
+    // of 100, a value of 200 is passed over unread, and the table is emptied as if it had been
+    // inserted.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let mut d = Decoder::with_table_size(100, limits);
+    decode_block(&mut d, &indexed_literal(b"a", b"1")).unwrap();
+    assert_eq!(d.table_size(), 34);
+    let mut block = vec![0x40, 1, b'b', 0x7f, 73];
+    block.extend_from_slice(&[b'v'; 200]);
+    assert_eq!(
+        decode_block(&mut d, &block),
+        Err(HpackError::HeaderListTooLarge { limit: 100 })
+    );
+    assert_eq!(d.table_size(), 0);
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 62]),
+        Err(HpackError::InvalidIndex { index: 62 })
+    );
+}
