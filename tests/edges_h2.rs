@@ -642,3 +642,264 @@ fn an_entry_of_exactly_the_table_size_is_kept_and_a_table_filled_exactly_evicts_
         ])
     );
 }
+
+/// A literal field without indexing whose name is Huffman-coded (RFC 7541 §5.2) and whose value
+/// is `value` as given (its length octet included); both under 127 octets.
+fn literal_huffman_name(name: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut coded = Vec::new();
+    huffman_encode(name, &mut coded);
+    let mut out = vec![0x00, 0x80 | coded.len() as u8];
+    out.extend_from_slice(&coded);
+    out.extend_from_slice(value);
+    out
+}
+
+#[test]
+fn a_plain_value_filling_the_room_a_huffman_name_leaves_is_accepted_one_octet_more_refused() {
+    // Room for 100 - 32 = 68 octets of name and value. The name `a` is one octet coded, which
+    // could decode to no octet at all (8 / 30), so a 68-octet value passes the first estimate;
+    // once the name is decoded, 67 octets are left for the value.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let block = |n: usize| {
+        let mut value = vec![n as u8];
+        value.resize(n + 1, b'v');
+        literal_huffman_name(b"a", &value)
+    };
+    assert_eq!(block(67)[..3], [0x00, 0x81, 0x1f]);
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block(67)),
+        Ok(vec![(b"a".to_vec(), vec![b'v'; 67])])
+    );
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block(68)),
+        Err(HpackError::HeaderListTooLarge { limit: 100 })
+    );
+}
+
+#[test]
+fn a_bad_huffman_value_is_a_compression_error_even_when_its_field_is_dropped() {
+    // Room for 40 - 32 = 8 octets. The name, nine `a`s coded in 6 octets, could decode to as
+    // little as 1 octet, so the field is read; it decodes to 9 and is dropped. Its value is
+    // still checked: a Huffman string `0` padded with three 0 bits (RFC 7541 §5.2: padding is
+    // the EOS prefix, all 1s) is refused for the whole connection, where a well-coded value
+    // only makes the list too large.
+    let limits = DecodeLimits {
+        max_list_bytes: 40,
+        max_fields: 128,
+    };
+    let name = [b'a'; 9];
+    let bad = literal_huffman_name(&name, &[0x81, 0x00]);
+    assert_eq!(bad.len(), 2 + 6 + 2);
+    let err = decode_block(&mut Decoder::new(limits), &bad).unwrap_err();
+    assert_eq!(err, HpackError::HuffmanPadding);
+    assert!(err.is_connection_error());
+    // The same value well padded (`0` and 111), and the name the list can hold.
+    let good = literal_huffman_name(&name, &[0x81, 0x07]);
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &good),
+        Err(HpackError::HeaderListTooLarge { limit: 40 })
+    );
+    assert_eq!(
+        decode_block(
+            &mut Decoder::new(limits),
+            &literal_huffman_name(&name[..7], &[0x81, 0x07])
+        ),
+        Ok(vec![(vec![b'a'; 7], b"0".to_vec())])
+    );
+}
+
+#[test]
+fn a_huffman_name_coded_longer_than_the_room_but_decoding_within_it_is_kept() {
+    // `{` has a 15-bit code: 40 of them take 75 octets coded and decode to 40. The room is
+    // 100 - 32 = 68: the coded length is over it, the decoded name within it.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let name = [b'{'; 40];
+    let block = literal_huffman_name(&name, &[0x00]);
+    assert_eq!(block.len(), 2 + 75 + 1);
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block),
+        Ok(vec![(name.to_vec(), Vec::new())])
+    );
+    // The same as a value after the name `a`: 75 octets coded where 67 are left.
+    let mut coded = Vec::new();
+    huffman_encode(&name, &mut coded);
+    let mut block = vec![0x00, 1, b'a', 0x80 | coded.len() as u8];
+    block.extend_from_slice(&coded);
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block),
+        Ok(vec![(b"a".to_vec(), name.to_vec())])
+    );
+}
+
+#[test]
+fn a_plain_name_longer_than_the_room_is_skipped_as_it_comes() {
+    // Room for 68 octets; a plain name of 200 (127 + 73) is certainly too long. Coded with
+    // Huffman, 200 octets could decode to 53 and would have to be read whole; plain, none of its
+    // octets is kept.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let mut name_200 = vec![0x00, 0x7f, 73];
+    name_200.extend_from_slice(&[b'n'; 200]);
+    name_200.extend_from_slice(&[1, b'v']);
+    // The same for a value of 200 after the name `a` (67 octets left), and for a value of 39
+    // after a name of 30 (38 left).
+    let mut value_200 = vec![0x00, 1, b'a', 0x7f, 73];
+    value_200.extend_from_slice(&[b'v'; 200]);
+    let mut value_39 = vec![0x00, 30];
+    value_39.extend_from_slice(&[b'n'; 30]);
+    value_39.push(39);
+    value_39.extend_from_slice(&[b'v'; 39]);
+    for (block, cut) in [(name_200, 100), (value_200, 100), (value_39, 50)] {
+        let mut d = Decoder::new(limits);
+        d.feed(&block[..cut]).unwrap();
+        let shown = format!("{d:?}");
+        assert!(shown.contains("pending_octets: 0,"), "{shown}");
+        d.feed(&block[cut..]).unwrap();
+        assert_eq!(
+            d.finish(),
+            Err(HpackError::HeaderListTooLarge { limit: 100 })
+        );
+    }
+}
+
+#[test]
+fn literal_fields_filling_the_list_exactly_are_accepted_one_octet_less_refused() {
+    let limits = |max_list_bytes| DecodeLimits {
+        max_list_bytes,
+        max_fields: 128,
+    };
+    // Two fields of 1 + 1 + 32 octets: 68 in all.
+    let mut two = literal(b"a", b"b");
+    two.extend_from_slice(&literal(b"c", b"d"));
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits(68)), &two),
+        Ok(vec![
+            (b"a".to_vec(), b"b".to_vec()),
+            (b"c".to_vec(), b"d".to_vec())
+        ])
+    );
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits(67)), &two),
+        Err(HpackError::HeaderListTooLarge { limit: 67 })
+    );
+    // In 100, room for 68 octets of name and value: a name of 30 and a value of 38, or a name
+    // of 68 and no value; a value of 39 is too long.
+    let (n30, n68) = ([b'n'; 30], [b'n'; 68]);
+    for (name, value) in [(&n30[..], &[b'v'; 38][..]), (&n68[..], &[][..])] {
+        assert_eq!(
+            decode_block(&mut Decoder::new(limits(100)), &literal(name, value)),
+            Ok(vec![(name.to_vec(), value.to_vec())])
+        );
+    }
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits(100)), &literal(&n30, &[b'v'; 39])),
+        Err(HpackError::HeaderListTooLarge { limit: 100 })
+    );
+}
+
+#[test]
+fn past_the_field_limit_a_fields_value_is_skipped_as_it_comes() {
+    // One field allowed. The second, `:path` (static name 4) with a value of 1000 octets
+    // (127 + 873), cannot enter the list: its value is passed over, none of it kept, and the
+    // list is refused at the end of the block as a stream error.
+    let limits = DecodeLimits {
+        max_list_bytes: 65536,
+        max_fields: 1,
+    };
+    let mut block = literal(b"a", b"b");
+    block.extend_from_slice(&[0x04, 0x7f, 0xe9, 0x06]);
+    block.extend_from_slice(&[b'/'; 1000]);
+    let mut d = Decoder::new(limits);
+    d.feed(&block[..500]).unwrap();
+    let shown = format!("{d:?}");
+    assert!(shown.contains("pending_octets: 0,"), "{shown}");
+    d.feed(&block[500..]).unwrap();
+    let err = d.finish().unwrap_err();
+    assert!(matches!(err, HpackError::Budget(_)), "{err:?}");
+    assert!(!err.is_connection_error());
+    // The first field alone is the list.
+    assert_eq!(
+        decode_block(&mut Decoder::new(limits), &block[..5]),
+        Ok(vec![(b"a".to_vec(), b"b".to_vec())])
+    );
+}
+
+#[test]
+fn a_length_of_exactly_its_prefix_maximum_is_encoded_with_a_second_octet() {
+    // RFC 7541 §5.1: a value of 2^N - 1 fills the prefix and is followed by a 0 octet. A string
+    // of 127 octets has a 7-bit prefix full.
+    use mcp_sansio::internals::h2::hpack::Encoder;
+    let value = [b'v'; 127];
+    let mut out = Vec::new();
+    Encoder::new().encode([(&b"x-a"[..], &value[..])], &mut out);
+    // A table size update to 0, a literal without indexing with a new name, its name, then the
+    // value's length.
+    assert_eq!(out[..8], [0x20, 0x00, 3, b'x', b'-', b'a', 0x7f, 0x00]);
+    assert_eq!(out.len(), 8 + 127);
+    assert_eq!(
+        decode_block(&mut Decoder::new(DecodeLimits::default()), &out),
+        Ok(vec![(b"x-a".to_vec(), value.to_vec())])
+    );
+}
+
+#[test]
+fn a_table_size_update_evicts_down_to_the_new_size() {
+    // Two entries of 1 + 1 + 32 octets; an update to 34 keeps the newest only, one to 0 empties
+    // the table, and an entry then finds no room.
+    let mut d = Decoder::new(DecodeLimits::default());
+    let mut two = indexed_literal(b"a", b"1");
+    two.extend_from_slice(&indexed_literal(b"b", b"2"));
+    decode_block(&mut d, &two).unwrap();
+    assert_eq!(d.table_size(), 68);
+    let mut block = size_update(34);
+    block.push(0x80 | 62);
+    assert_eq!(
+        decode_block(&mut d, &block),
+        Ok(vec![(b"b".to_vec(), b"2".to_vec())])
+    );
+    assert_eq!(d.table_size(), 34);
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 63]),
+        Err(HpackError::InvalidIndex { index: 63 })
+    );
+    let mut d2 = d.clone();
+    assert_eq!(decode_block(&mut d2, &size_update(0)), Ok(Vec::new()));
+    assert_eq!(d2.table_size(), 0);
+    let mut block = size_update(0);
+    block.extend_from_slice(&indexed_literal(b"c", b"3"));
+    assert_eq!(decode_block(&mut d, &block).map(|l| l.len()), Ok(1));
+    assert_eq!(d.table_size(), 0);
+}
+
+#[test]
+fn an_indexed_field_too_long_to_read_empties_the_table() {
+    // RFC 7541 §4.4: an entry larger than the table empties it. With a table of 100 and a list
+    // of 100, a value of 200 is passed over unread, and the table is emptied as if it had been
+    // inserted.
+    let limits = DecodeLimits {
+        max_list_bytes: 100,
+        max_fields: 128,
+    };
+    let mut d = Decoder::with_table_size(100, limits);
+    decode_block(&mut d, &indexed_literal(b"a", b"1")).unwrap();
+    assert_eq!(d.table_size(), 34);
+    let mut block = vec![0x40, 1, b'b', 0x7f, 73];
+    block.extend_from_slice(&[b'v'; 200]);
+    assert_eq!(
+        decode_block(&mut d, &block),
+        Err(HpackError::HeaderListTooLarge { limit: 100 })
+    );
+    assert_eq!(d.table_size(), 0);
+    assert_eq!(
+        decode_block(&mut d, &[0x80 | 62]),
+        Err(HpackError::InvalidIndex { index: 62 })
+    );
+}
