@@ -994,6 +994,15 @@ mod tests {
             };
             assert_eq!(room(doc.as_bytes(), 0), expected, "{len}");
         }
+        // The look-ahead's edge: a closing quote `LOOK_AHEAD` bytes after the opening one is
+        // found, one byte further is not.
+        for (written, expected) in [
+            (LOOK_AHEAD - 1, LOOK_AHEAD - 1),
+            (LOOK_AHEAD, LOOK_AHEAD + 1 + tail.len()),
+        ] {
+            let doc = format!("\"{}\"{tail}", "x".repeat(written));
+            assert_eq!(room(doc.as_bytes(), 0), expected, "{written}");
+        }
         // A string left open never gets more than the rest of the input.
         assert_eq!(room(b"\"abc", 0), 3);
         assert_eq!(decode("\"abc", 0), None);
