@@ -5,7 +5,7 @@
 
 mod support;
 
-use mcp_sansio::{Budget, Config, ContentBlock, Error, Event};
+use mcp_sansio::{Budget, Config, ContentBlock, Error, Event, ProtocolError};
 use support::*;
 
 /// The byte budget that makes the content-block limit [`LIMIT`]: one block per 256 bytes.
@@ -105,6 +105,30 @@ fn content_that_is_not_an_array_is_refused_naming_what_was_expected() {
                 ..
             } => assert!(reason.contains("expected a sequence"), "{result}: {reason}"),
             e => panic!("{result}: {e:?}"),
+        }
+    }
+}
+
+/// The one pass checks every byte of a result as JSON: a value inside a block that only starts
+/// like `null` is not JSON, and the result is refused, not read as a block with a null member
+/// or as a malformed block that is dropped.
+#[test]
+fn a_block_member_that_only_starts_like_null_is_refused_as_not_json() {
+    for block in [
+        r#"{"type":"text","text":"a","resource":nope}"#,
+        r#"{"type":"resource","resource":nul}"#,
+        r#"{"type":"text","text":nope}"#,
+        r#"{"type":"text","text":"a","name":nil}"#,
+    ] {
+        let result = format!(r#"{{"content":[{{"type":"text","text":"ok"}},{block}]}}"#);
+        for split in [Split::Whole, Split::Chunks(7)] {
+            match answered(&result, split) {
+                Event::Failed {
+                    error: Error::Protocol(ProtocolError::MalformedMessage { reason }),
+                    ..
+                } => assert!(reason.contains("expected ident"), "{block}: {reason}"),
+                e => panic!("{block}: {e:?}"),
+            }
         }
     }
 }

@@ -924,6 +924,24 @@ mod tests {
         }
     }
 
+    /// `zeroed` initialises up to the capacity itself and refuses one byte more. [`decode`]
+    /// never asks for exactly the capacity (a string whose decoded bytes fill its room is all
+    /// plain bytes, which a long run or the buffer's full length carries to the closing quote
+    /// without asking for room), so only a direct case holds this edge.
+    #[test]
+    fn zeroed_initialises_up_to_the_capacity_and_refuses_one_byte_more() {
+        for asked in [STEP, CHUNK + STEP, 3 * CHUNK + 1] {
+            let cap = Vec::<u8>::with_capacity(asked).capacity();
+            let v = zeroed(Vec::with_capacity(cap), cap).expect("the capacity itself fits");
+            assert_eq!((v.len(), v.capacity()), (cap, cap), "{cap}");
+            assert!(v.iter().all(|&b| b == 0), "{cap}");
+            assert_eq!(zeroed(Vec::with_capacity(cap), cap + 1), None, "{cap}");
+            // Short of the capacity: a chunk past its length, within the capacity.
+            let v = zeroed(Vec::with_capacity(cap), 1).expect("one byte fits");
+            assert_eq!(v.len(), CHUNK.min(cap), "{cap}");
+        }
+    }
+
     #[test]
     fn the_capacity_bound_covers_the_decoded_string() {
         let t = r#""a\"b\\" rest"#;
@@ -975,6 +993,15 @@ mod tests {
                 doc.len() - 1
             };
             assert_eq!(room(doc.as_bytes(), 0), expected, "{len}");
+        }
+        // The look-ahead's edge: a closing quote `LOOK_AHEAD` bytes after the opening one is
+        // found, one byte further is not.
+        for (written, expected) in [
+            (LOOK_AHEAD - 1, LOOK_AHEAD - 1),
+            (LOOK_AHEAD, LOOK_AHEAD + 1 + tail.len()),
+        ] {
+            let doc = format!("\"{}\"{tail}", "x".repeat(written));
+            assert_eq!(room(doc.as_bytes(), 0), expected, "{written}");
         }
         // A string left open never gets more than the rest of the input.
         assert_eq!(room(b"\"abc", 0), 3);
