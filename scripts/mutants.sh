@@ -25,7 +25,9 @@
 #
 # Results go to target/mutants/<module>/mutants.out (outcomes.json, caught.txt, missed.txt, …).
 # The exit code is cargo-mutants' worst: 0 all caught or unviable, 2 a mutant survived,
-# 3 a timeout, 4 the unmutated tests failed. docs/mutants.md records the last full run.
+# 3 a timeout, 4 the unmutated tests failed; or 5 when a mutant was not built (its build found
+# the package `Fresh`: target/ shared with another tree), whose outcome does not count.
+# docs/mutants.md records the last full run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -91,6 +93,30 @@ for m in sys.argv[1].split():
     viable = c + mi + t
     score = f"{100 * c / viable:.0f} %" if viable else "-"
     print(f"| {m} | {d['total_mutants']} | {c} | {mi} | {u} | {t} | {score} |")
+PY
+}
+
+# Lists the mutants of an output directory whose build did not compile the mutated package
+# (their log has no `Compiling PACKAGE`: cargo found it `Fresh`); false when there is one.
+unbuilt() {
+  python3 - "$1" "$2" <<'PY'
+import json, os, re, sys
+out, package = sys.argv[1], sys.argv[2]
+path = os.path.join(out, "outcomes.json")
+if not os.path.exists(path):
+    sys.exit(0)
+with open(path) as f:
+    outcomes = json.load(f)["outcomes"]
+compiled = re.compile(r"^\s*Compiling " + re.escape(package) + r" v", re.M)
+bad = 0
+for o in outcomes:
+    if not isinstance(o["scenario"], dict) or "log_path" not in o:
+        continue
+    with open(os.path.join(out, o["log_path"]), errors="replace") as f:
+        if not compiled.search(f.read()):
+            bad += 1
+            print("not built:", o["scenario"]["Mutant"]["name"], file=sys.stderr)
+sys.exit(1 if bad else 0)
 PY
 }
 
@@ -169,6 +195,13 @@ for m in "${modules[@]}"; do
   mkdir -p "target/mutants/$m"
   rc=0
   nice -n 10 cargo "${args[@]}" "${targets[@]}" "${extra[@]}" -- "${harness[@]}" || rc=$?
+  # A mutant whose build found the mutated package `Fresh` was not compiled: its outcome is the
+  # previous binary's. cargo decides freshness from file times in target/, so this happens when
+  # another tree shares target/'s metadata (e.g. a target/ made of hard links of another's).
+  if ! unbuilt "target/mutants/$m/mutants.out" "$package"; then
+    echo "== mutants: $m: some mutants were not built (above); their outcomes do not count" >&2
+    [ "$rc" -lt 5 ] && rc=5
+  fi
   [ "$rc" -gt "$worst" ] && worst=$rc
 done
 exit "$worst"
