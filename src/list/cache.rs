@@ -294,4 +294,22 @@ mod tests {
             assert_eq!(scope_of(raw.as_bytes()), want, "{raw}");
         }
     }
+
+    #[test]
+    fn a_kept_page_shares_the_buffer_it_lies_in_and_copies_what_lies_outside() {
+        let whole = Bytes::from_static(b"0123456789abcdefghij");
+        let page = whole.slice(0..10);
+        // Inside the page (at its start, within, at its end): a slice of it, no copy.
+        for (s, e) in [(0, 4), (3, 7), (6, 10), (0, 10)] {
+            let kept = kept_page(&page, &page[s..e]);
+            assert_eq!(&kept[..], &page[s..e], "{s}..{e}");
+            assert_eq!(kept.as_ptr(), page[s..].as_ptr(), "{s}..{e}");
+        }
+        // Past the page's end (though in the same allocation), or elsewhere: a copy.
+        for result in [&whole[8..14], &whole[10..12], b"elsewhere".as_slice()] {
+            let kept = kept_page(&page, result);
+            assert_eq!(&kept[..], result);
+            assert_ne!(kept.as_ptr(), result.as_ptr());
+        }
+    }
 }

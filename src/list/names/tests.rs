@@ -220,3 +220,43 @@ fn names_of_one_hash_are_told_apart_by_their_text() {
     );
     assert_eq!(kept, [first, second]);
 }
+
+#[test]
+fn names_spread_over_the_buckets() {
+    // Under a fixed key, 1,000 names of four shapes (differing at the start or the end of the
+    // first 8-byte word, in a later word, or in the tail) in a table of 1,024 buckets: none spills, no chain is
+    // long, and the buckets used are about as many as for random hashes (1,024 × (1 − e^−1000/1024)
+    // ≈ 639). A hash that maps names to few buckets (a constant, one that drops a word or the
+    // key) fails here, though the table still finds every duplicate (by the chain cap and the
+    // spill set): only the cost of a listing grows.
+    let shapes: [fn(usize) -> String; 4] = [
+        |n| format!("{n}_tool"),
+        |n| format!("{n:08}"),
+        |n| format!("a_common_prefix_{n:06}"),
+        |n| format!("{}{n}", "y".repeat(n % 13)),
+    ];
+    // An odd key and an even one (the last multiply takes the key with its low bit set).
+    for (k, shape) in shapes.iter().enumerate() {
+        for key in [0x0123_4567_89ab_cdef, 0x0123_4567_89ab_cdee] {
+            let names: Vec<String> = (0..1000).map(shape).collect();
+            let (table, kept) = fill(Names::with_key(key), &names);
+            assert_eq!(kept.len(), 1000, "shape {k}");
+            assert_eq!(table.heads.len(), 1024, "shape {k}");
+            let used = table.heads.iter().filter(|&&h| h != NO_TOOL).count();
+            assert!(
+                table.spilled.is_empty(),
+                "shape {k}: {} spilled",
+                table.spilled.len()
+            );
+            assert!(
+                longest_chain(&table) <= 6,
+                "shape {k}: {}",
+                longest_chain(&table)
+            );
+            assert!(
+                (590..=690).contains(&used),
+                "shape {k}: {used} buckets used"
+            );
+        }
+    }
+}
