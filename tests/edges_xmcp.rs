@@ -109,3 +109,44 @@ fn an_argument_of_the_wrong_type_is_refused_naming_its_json_type() {
         Ok(Vec::new())
     );
 }
+
+/// A container closed by the other kind of bracket is not JSON: the schema is refused as
+/// invalid, whether the wrong bracket closes an array, an inner object or the root.
+#[test]
+fn a_schema_closed_by_the_wrong_bracket_is_invalid_json() {
+    for schema in [
+        r#"{"a":[1}}"#,
+        r#"{"a":[{"b":1}}}"#,
+        r#"{"a":{"b":1]}"#,
+        r#"{"a":1]"#,
+        r#"{"properties":{"p":{"type":"string","x-mcp-header":"A"]}}"#,
+    ] {
+        assert!(
+            matches!(
+                header_params(schema),
+                Err(HeaderRefusal::InvalidJson { .. })
+            ),
+            "{schema}: {:?}",
+            header_params(schema)
+        );
+    }
+    // The same schemas with the right brackets are read.
+    assert_eq!(header_params(r#"{"a":[1]}"#), Ok(vec![]));
+    assert_eq!(header_params(r#"{"a":{"b":1}}"#), Ok(vec![]));
+}
+
+/// A key as long as `x-mcp-header` and starting with the same eight bytes is an ordinary key:
+/// it adds no parameter, on the `properties` path or off it.
+#[test]
+fn a_key_that_only_starts_like_the_annotation_is_not_one() {
+    for key in ["x-mcp-heaper", "x-mcp-he@der", "x-mcp-headeR"] {
+        let on_path =
+            format!(r#"{{"type":"object","properties":{{"p":{{"type":"string","{key}":"A"}}}}}}"#);
+        assert_eq!(header_params(&on_path), Ok(vec![]), "{on_path}");
+        let off_path = format!(r#"{{"items":{{"type":"string","{key}":"A"}}}}"#);
+        assert_eq!(header_params(&off_path), Ok(vec![]), "{off_path}");
+    }
+    // The keyword itself is an annotation there.
+    let on_path = r#"{"type":"object","properties":{"p":{"type":"string","x-mcp-header":"A"}}}"#;
+    assert_eq!(header_params(on_path).map(|p| p.len()), Ok(1));
+}

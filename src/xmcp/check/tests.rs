@@ -509,3 +509,33 @@ fn member_places_of_the_keywords_and_their_lookalikes() {
         assert!(member_place(other.as_bytes()) == Place::Other, "{other}");
     }
 }
+
+#[test]
+fn an_empty_root_ends_after_its_closing_brace() {
+    for s in ["{}", "{ }", "{\n\t }"] {
+        assert_eq!(check(s), Some((s.len(), false)), "{s:?}");
+        // With more input after it.
+        let more = format!("{s} ,");
+        assert_eq!(check(&more), Some((s.len(), false)), "{more:?}");
+    }
+}
+
+#[test]
+fn objects_in_data_arrays_are_data() {
+    // An `x-mcp-header` key in an object inside `enum`, `default`, `const` or `examples`
+    // arrays is data: the check settles the schema (the key is neither an annotation nor
+    // refused), at the root and on the `properties` path.
+    for data in ["enum", "default", "const", "examples"] {
+        for s in [
+            format!(r#"{{"type":"object","{data}":[1,{{"x-mcp-header":"A"}}]}}"#),
+            format!(
+                r#"{{"type":"object","properties":{{"p":{{"{data}":[[{{"x-mcp-header":1}}]]}}}}}}"#
+            ),
+        ] {
+            assert_eq!(check(&s).map(|(end, _)| end), Some(s.len()), "{s}");
+            assert_eq!(super::super::scan(&s).map(|(p, _)| p), Some(vec![]), "{s}");
+        }
+    }
+    // Elsewhere the key in an array's object is refused.
+    assert_eq!(check(r#"{"items":[{"x-mcp-header":"A"}]}"#), None);
+}
