@@ -914,6 +914,25 @@ fn a_supplied_assertion_is_sent_only_where_its_audience_names_the_server() {
     }
 }
 
+/// RFC 7518 §3.1: each algorithm's `alg` name (`ES256`, `ES384`, `RS256`, `PS256`) reads back
+/// as that algorithm, byte for byte; any other name (another case, `none`, an HMAC or an
+/// unsupported curve, the empty name, a trailing space) is no algorithm.
+#[test]
+fn each_jws_algorithm_is_read_back_from_its_alg_name_and_no_other_name() {
+    for (name, alg) in [
+        ("ES256", JwsAlgorithm::ES256),
+        ("ES384", JwsAlgorithm::ES384),
+        ("RS256", JwsAlgorithm::RS256),
+        ("PS256", JwsAlgorithm::PS256),
+    ] {
+        assert_eq!(alg.as_str(), name);
+        assert_eq!(JwsAlgorithm::from_name(name), Some(alg), "{name}");
+    }
+    for other in ["es256", "Es256", "none", "HS256", "ES512", "PS384", "", "ES256 "] {
+        assert_eq!(JwsAlgorithm::from_name(other), None, "{other:?}");
+    }
+}
+
 use mcp_sansio::internals::auth::{jwk_thumbprint, usable_nonce};
 
 /// RFC 7638 §3.1's example: the thumbprint of its RSA key is
