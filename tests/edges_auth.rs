@@ -928,7 +928,9 @@ fn each_jws_algorithm_is_read_back_from_its_alg_name_and_no_other_name() {
         assert_eq!(alg.as_str(), name);
         assert_eq!(JwsAlgorithm::from_name(name), Some(alg), "{name}");
     }
-    for other in ["es256", "Es256", "none", "HS256", "ES512", "PS384", "", "ES256 "] {
+    for other in [
+        "es256", "Es256", "none", "HS256", "ES512", "PS384", "", "ES256 ",
+    ] {
         assert_eq!(JwsAlgorithm::from_name(other), None, "{other:?}");
     }
 }
