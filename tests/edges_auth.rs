@@ -159,7 +159,7 @@ use mcp_sansio::auth::form::{decode, parse_query, QueryError};
 use mcp_sansio::auth::{
     parse_challenges, AuthConfig, AuthSecrets, Authorizer, ChallengeError, ClientAuth,
     ClientCredentials, ClientSettings, Grant, IdentityProvider, IssuerPin, PendingAuthorization,
-    TokenAuthMethod,
+    TokenAuthMethod, TokenSet,
 };
 use mcp_sansio::internals::auth::{
     decode_registration, decode_token_response, is_header_safe, is_scope_token, parse_callback,
@@ -400,6 +400,48 @@ fn a_code_of_4096_bytes_is_redeemed_4097_refused() {
             bad.len()
         );
     }
+}
+
+/// `Debug` of what holds an authorization's secrets (their output ends up in logs): the state
+/// and PKCE verifier, the client secret and the tokens are never shown; what identifies the
+/// value is (the type, the issuer, the endpoint, the client ID, the scopes, the expiry, the
+/// DPoP binding), so that an empty output cannot pass.
+#[test]
+fn an_authorizations_secrets_and_tokens_are_not_shown_in_debug_what_names_them_is() {
+    let secrets = AuthSecrets::new("state-SECRET", "verifier-SECRET-".repeat(3)).unwrap();
+    let shown = format!("{secrets:?}");
+    assert!(shown.contains("AuthSecrets"), "{shown}");
+    assert!(!shown.contains("SECRET"), "{shown}");
+
+    let mut p = pending(true);
+    p.secrets = secrets;
+    p.client.client_secret = Some("client-SECRET".into());
+    p.scopes = vec!["mcp:read".into()];
+    for shown in [format!("{p:?}"), format!("{p:#?}")] {
+        for want in [
+            "PendingAuthorization",
+            ISSUER,
+            "https://auth.example/token",
+            "\"c\"",
+            "mcp:read",
+        ] {
+            assert!(shown.contains(want), "{want} not in {shown}");
+        }
+        assert!(!shown.contains("SECRET"), "{shown}");
+    }
+
+    let tokens = TokenSet {
+        access_token: "access-SECRET".into(),
+        refresh_token: Some("refresh-SECRET".into()),
+        expires_at_ms: Some(60_005),
+        scopes: vec!["mcp:read".into()],
+        dpop: true,
+    };
+    let shown = format!("{tokens:?}");
+    for want in ["TokenSet", "60005", "mcp:read", "dpop: true"] {
+        assert!(shown.contains(want), "{want} not in {shown}");
+    }
+    assert!(!shown.contains("SECRET"), "{shown}");
 }
 
 /// `MAX_TOKEN_LEN` (16 KiB): an access or refresh token of 16,384 visible ASCII bytes is
@@ -911,6 +953,27 @@ fn a_supplied_assertion_is_sent_only_where_its_audience_names_the_server() {
             }),
             "{aud}"
         );
+    }
+}
+
+/// RFC 7518 §3.1: each algorithm's `alg` name (`ES256`, `ES384`, `RS256`, `PS256`) reads back
+/// as that algorithm, byte for byte; any other name (another case, `none`, an HMAC or an
+/// unsupported curve, the empty name, a trailing space) is no algorithm.
+#[test]
+fn each_jws_algorithm_is_read_back_from_its_alg_name_and_no_other_name() {
+    for (name, alg) in [
+        ("ES256", JwsAlgorithm::ES256),
+        ("ES384", JwsAlgorithm::ES384),
+        ("RS256", JwsAlgorithm::RS256),
+        ("PS256", JwsAlgorithm::PS256),
+    ] {
+        assert_eq!(alg.as_str(), name);
+        assert_eq!(JwsAlgorithm::from_name(name), Some(alg), "{name}");
+    }
+    for other in [
+        "es256", "Es256", "none", "HS256", "ES512", "PS384", "", "ES256 ",
+    ] {
+        assert_eq!(JwsAlgorithm::from_name(other), None, "{other:?}");
     }
 }
 
