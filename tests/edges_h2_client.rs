@@ -590,3 +590,128 @@ fn a_stream_send_window_may_reach_2_pow_31_minus_1_not_pass_it() {
         }]
     );
 }
+
+/// HEADERS of `:status: 200` and one literal field `name: value` (RFC 7541 §6.2.2).
+fn head_with(sid: u32, name: &[u8], value: &[u8], end_stream: bool) -> Vec<u8> {
+    let mut block = vec![STATUS_200, 0x00, name.len() as u8];
+    block.extend(name);
+    block.push(value.len() as u8);
+    block.extend(value);
+    enc(Frame::Headers {
+        stream_id: sid,
+        end_stream,
+        end_headers: true,
+        priority: None,
+        fragment: block,
+        pad_len: None,
+    })
+}
+
+/// A content-length of 19 digits (the most read) is taken, one of 20 digits is a malformed
+/// response (the stream fails, the connection goes on), even when its value is small.
+#[test]
+fn a_content_length_of_19_digits_is_read_20_digits_refused() {
+    for (value, ok) in [
+        (&b"1000000000000000000"[..], true),
+        (b"0000000000000000001", true),
+        (b"00000000000000000001", false),
+        (b"18446744073709551615", false),
+    ] {
+        let mut c = ready(H2Config::default());
+        let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+        written(&mut c);
+        c.handle_bytes(T0, &head_with(id.0, b"content-length", value, false))
+            .unwrap();
+        assert_eq!(c.error(), None);
+        let ev = events(&mut c);
+        if ok {
+            assert!(
+                matches!(&ev[..], [StreamEvent::Head { status: 200, .. }]),
+                "{ev:?}"
+            );
+        } else {
+            assert!(
+                matches!(&ev[..], [StreamEvent::Failed { stream, error: H2Error::Malformed { what: "invalid content-length" }, .. }] if *stream == id),
+                "{ev:?}"
+            );
+        }
+    }
+}
+
+/// A body of exactly its content-length ends the response; one octet more fails the stream
+/// (RFC 9113 §8.1.1).
+#[test]
+fn a_body_of_exactly_its_content_length_ends_one_octet_more_fails() {
+    for extra in [0, 1] {
+        let mut c = ready(H2Config::default());
+        let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+        written(&mut c);
+        let mut input = head_with(id.0, b"content-length", b"10", false);
+        input.extend(data(id.0, 6));
+        input.extend(enc(Frame::Data {
+            stream_id: id.0,
+            end_stream: true,
+            data: vec![b'd'; 4 + extra],
+            pad_len: None,
+        }));
+        c.handle_bytes(T0, &input).unwrap();
+        let ev = events(&mut c);
+        if extra == 0 {
+            assert!(
+                matches!(ev.last(), Some(StreamEvent::End { stream, .. }) if *stream == id),
+                "{ev:?}"
+            );
+        } else {
+            assert!(
+                matches!(
+                    ev.last(),
+                    Some(StreamEvent::Failed {
+                        error: H2Error::ContentLength {
+                            declared: 10,
+                            received: 11
+                        },
+                        ..
+                    })
+                ),
+                "{ev:?}"
+            );
+        }
+    }
+}
+
+/// `:authority` and `:path` take visible ASCII only: `!` (0x21) and `~` (0x7e), the ends of the
+/// range, are sent; empty, a space (0x20), a control octet or DEL (0x7f) is refused before the
+/// stream opens, naming the pseudo-header.
+#[test]
+fn an_authority_or_path_of_visible_ascii_is_sent_a_space_control_or_del_refused() {
+    use mcp_sansio::internals::h2::client::OpenError;
+    let mut c = ready(H2Config::default());
+    for good in ["/!", "/~", "/a!~"] {
+        let mut r = request();
+        r.path = good.into();
+        assert!(c.open_stream(Scheme::Https, &r, 1000).is_ok(), "{good:?}");
+        let mut r = request();
+        r.authority = good.trim_start_matches('/').into();
+        assert!(c.open_stream(Scheme::Https, &r, 1000).is_ok(), "{good:?}");
+    }
+    for bad in ["", "/a b", "/a\u{1f}", "/a\u{7f}", "/a\t"] {
+        let mut r = request();
+        r.path = bad.into();
+        assert_eq!(
+            c.open_stream(Scheme::Https, &r, 1000),
+            Err(OpenError::InvalidHeader {
+                name: ":path".into()
+            }),
+            "{bad:?}"
+        );
+        let mut r = request();
+        r.authority = bad.trim_start_matches('/').into();
+        assert_eq!(
+            c.open_stream(Scheme::Https, &r, 1000),
+            Err(OpenError::InvalidHeader {
+                name: ":authority".into()
+            }),
+            "{bad:?}"
+        );
+    }
+}
