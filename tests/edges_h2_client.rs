@@ -715,3 +715,45 @@ fn an_authority_or_path_of_visible_ascii_is_sent_a_space_control_or_del_refused(
         );
     }
 }
+
+/// A stream is ours when its id is odd and below the next id to open (RFC 9113 §5.1.1): with
+/// streams 1 and 3 opened, a RST_STREAM or WINDOW_UPDATE on 3 is taken, on 5 (the next id, idle)
+/// or on 2 (even: the server's) it is a connection PROTOCOL_ERROR.
+#[test]
+fn frames_on_the_last_stream_opened_are_taken_on_the_next_id_refused() {
+    let idle = |what| H2Error::Protocol {
+        reason: Reason::PROTOCOL_ERROR,
+        what,
+    };
+    let rst = |sid| {
+        enc(Frame::RstStream {
+            stream_id: sid,
+            reason: Reason::CANCEL,
+        })
+    };
+    let open = || {
+        let mut c = ready(H2Config::default());
+        c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+        c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+        written(&mut c);
+        c
+    };
+    let mut c = open();
+    assert_eq!(c.handle_bytes(T0, &window_update(3, 1)), Ok(()));
+    assert_eq!(c.handle_bytes(T0, &rst(3)), Ok(()));
+    assert_eq!(c.open_streams(), 1);
+    for sid in [5, 2] {
+        let mut c = open();
+        assert_eq!(
+            c.handle_bytes(T0, &window_update(sid, 1)),
+            Err(idle("WINDOW_UPDATE on an idle stream")),
+            "{sid}"
+        );
+        let mut c = open();
+        assert_eq!(
+            c.handle_bytes(T0, &rst(sid)),
+            Err(idle("RST_STREAM on an idle stream")),
+            "{sid}"
+        );
+    }
+}
