@@ -757,3 +757,48 @@ fn frames_on_the_last_stream_opened_are_taken_on_the_next_id_refused() {
         );
     }
 }
+
+/// A content-length repeated with the same value is one content-length (RFC 9110 §8.6); two
+/// different values are a malformed response (the stream fails).
+#[test]
+fn a_content_length_repeated_with_its_value_is_taken_another_value_refused() {
+    for (second, ok) in [(&b"10"[..], true), (b"11", false)] {
+        let mut c = ready(H2Config::default());
+        let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+        written(&mut c);
+        // `content-length` is static index 28: a literal without indexing, the name indexed.
+        let mut block = vec![STATUS_200, 0x0f, 28 - 15, 2];
+        block.extend(b"10");
+        block.extend([0x0f, 28 - 15, second.len() as u8]);
+        block.extend(second);
+        let input = enc(Frame::Headers {
+            stream_id: id.0,
+            end_stream: false,
+            end_headers: true,
+            priority: None,
+            fragment: block,
+            pad_len: None,
+        });
+        c.handle_bytes(T0, &input).unwrap();
+        let ev = events(&mut c);
+        if ok {
+            assert!(
+                matches!(&ev[..], [StreamEvent::Head { status: 200, headers, .. }] if headers.len() == 2),
+                "{ev:?}"
+            );
+        } else {
+            assert!(
+                matches!(
+                    &ev[..],
+                    [StreamEvent::Failed {
+                        error: H2Error::Malformed {
+                            what: "conflicting content-length values"
+                        },
+                        ..
+                    }]
+                ),
+                "{ev:?}"
+            );
+        }
+    }
+}
