@@ -802,3 +802,57 @@ fn a_content_length_repeated_with_its_value_is_taken_another_value_refused() {
         }
     }
 }
+
+/// A 204 has no content whatever its content-length (RFC 9110 §6.4.1, §8.6): an empty DATA
+/// frame with END_STREAM ends it, one octet of DATA fails the stream.
+#[test]
+fn a_204_with_a_content_length_ends_on_empty_data_one_octet_fails_it() {
+    for len in [0, 1] {
+        let mut c = ready(H2Config::default());
+        let id = c.open_stream(Scheme::Https, &request(), 1 << 20).unwrap();
+        written(&mut c);
+        // `:status: 204` is static index 9.
+        let mut block = vec![0x89, 0x0f, 28 - 15, 1];
+        block.extend(b"5");
+        let mut input = enc(Frame::Headers {
+            stream_id: id.0,
+            end_stream: false,
+            end_headers: true,
+            priority: None,
+            fragment: block,
+            pad_len: None,
+        });
+        input.extend(enc(Frame::Data {
+            stream_id: id.0,
+            end_stream: true,
+            data: vec![b'd'; len],
+            pad_len: None,
+        }));
+        c.handle_bytes(T0, &input).unwrap();
+        let ev = events(&mut c);
+        assert!(
+            matches!(ev.first(), Some(StreamEvent::Head { status: 204, .. })),
+            "{ev:?}"
+        );
+        if len == 0 {
+            assert!(
+                matches!(ev.last(), Some(StreamEvent::End { stream, .. }) if *stream == id),
+                "{ev:?}"
+            );
+        } else {
+            assert!(
+                matches!(
+                    ev.last(),
+                    Some(StreamEvent::Failed {
+                        error: H2Error::ContentLength {
+                            declared: 5,
+                            received: 1
+                        },
+                        ..
+                    })
+                ),
+                "{ev:?}"
+            );
+        }
+    }
+}
