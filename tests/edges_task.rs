@@ -320,3 +320,26 @@ fn a_guard_counts_its_polls_up_to_the_budget_and_refuses_the_next() {
     }
     assert_eq!(guard.polls(), 3);
 }
+
+/// `Budgets::task_update_rounds` `tasks/update` rounds are recorded and counted by
+/// `InputBook::rounds`; the next is `Budget::TaskUpdateRounds` exceeded, nothing recorded.
+#[test]
+fn a_book_records_its_budget_of_update_rounds_and_refuses_the_next() {
+    let mut budgets = Budgets::default();
+    budgets.task_update_rounds = 2;
+    let mut book = InputBook::new();
+    assert_eq!(book.rounds(), 0);
+    book.poll(r#"{"a":{},"b":{},"c":{}}"#).unwrap();
+    book.respond(&[("a", "1")], &budgets).unwrap();
+    assert_eq!(book.rounds(), 1);
+    book.respond(&[("b", "2")], &budgets).unwrap();
+    assert_eq!(book.rounds(), 2);
+    assert_eq!(
+        book.respond(&[("c", "3")], &budgets),
+        Err(TaskError::Budget(
+            budgets.exceeded(mcp_sansio::Budget::TaskUpdateRounds)
+        ))
+    );
+    assert_eq!(book.rounds(), 2);
+    assert_eq!(book.outstanding().collect::<Vec<_>>(), ["c"]);
+}
