@@ -343,3 +343,19 @@ fn a_book_records_its_budget_of_update_rounds_and_refuses_the_next() {
     assert_eq!(book.rounds(), 2);
     assert_eq!(book.outstanding().collect::<Vec<_>>(), ["c"]);
 }
+
+/// A handle's `Debug` names the type, the task and the server, and shows neither the server
+/// URL's query (MCP server URLs carry keys there) nor the principal's digest.
+#[test]
+fn a_handles_debug_names_its_task_and_server_not_the_urls_key_or_the_principal() {
+    let url = format!("{ORIGIN}/mcp?api_key=sk-live-4711");
+    let bytes = handle_bytes(&url, "t-42", "2026-06-30", 0);
+    let handle = TaskHandle::from_bytes(&bytes).unwrap();
+    let shown = format!("{handle:?}");
+    assert!(shown.starts_with("TaskHandle"), "{shown}");
+    assert!(shown.contains("t-42"), "{shown}");
+    assert!(shown.contains("127.0.0.1:8080/mcp?"), "{shown}");
+    assert!(shown.contains("2026-06-30"), "{shown}");
+    assert!(!shown.contains("sk-live-4711"), "{shown}");
+    assert!(!shown.contains("7, 7, 7"), "{shown}");
+}
