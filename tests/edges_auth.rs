@@ -1126,3 +1126,28 @@ fn each_auth_budget_and_purpose_has_its_stable_name() {
         assert_eq!(p.to_string(), text);
     }
 }
+
+/// A client ID metadata document URL is the client's ID: it must be https and have a path
+/// (draft-ietf-oauth-client-id-metadata-document §3). https with a path is accepted; http with
+/// a path, or https with no path, is refused, each alone.
+#[test]
+fn a_client_metadata_document_url_must_be_https_and_have_a_path_each_alone() {
+    use mcp_sansio::auth::ClientSettings;
+    let with = |url: &str| {
+        let mut c = ClientSettings::new("c", "http://127.0.0.1:9/cb");
+        c.metadata_document_url = Some(url.into());
+        c.validate()
+    };
+    assert_eq!(with("https://client.example/meta.json"), Ok(()));
+    for url in [
+        "http://client.example/meta.json",
+        "https://client.example/",
+        "https://client.example",
+    ] {
+        assert!(
+            matches!(with(url), Err(AuthError::Config { .. })),
+            "{url}: {:?}",
+            with(url)
+        );
+    }
+}
