@@ -1086,3 +1086,68 @@ fn a_signer_without_a_public_jwk_makes_no_dpop_proof() {
         Ok(fields) => panic!("{fields:?}"),
     }
 }
+
+/// Each bound of an authorization has the stable snake_case name that logs and metrics key on,
+/// shows as that name, and the budget error names it with its limit; each purpose shows as what
+/// the step was doing.
+#[test]
+fn each_auth_budget_and_purpose_has_its_stable_name() {
+    let budgets = [
+        (AuthBudget::Exchanges, "auth_exchanges"),
+        (AuthBudget::BodyBytes, "auth_body_bytes"),
+        (AuthBudget::Time, "auth_time_ms"),
+        (AuthBudget::CallbackTime, "auth_callback_time_ms"),
+        (AuthBudget::Attempts, "auth_attempts"),
+    ];
+    for (b, name) in budgets {
+        assert_eq!(b.name(), name);
+        assert_eq!(b.to_string(), name);
+    }
+    let e = AuthError::Budget {
+        budget: AuthBudget::BodyBytes,
+        limit: 65_536,
+    };
+    assert_eq!(
+        e.to_string(),
+        "authorization budget exceeded: auth_body_bytes (limit 65536)"
+    );
+    let purposes = [
+        (Purpose::ResourceMetadata, "protected-resource metadata"),
+        (Purpose::ServerMetadata, "authorization-server metadata"),
+        (Purpose::Registration, "client registration"),
+        (Purpose::Token, "token request"),
+        (Purpose::Refresh, "token refresh"),
+        (
+            Purpose::TokenExchange,
+            "token exchange at the identity provider",
+        ),
+    ];
+    for (p, text) in purposes {
+        assert_eq!(p.to_string(), text);
+    }
+}
+
+/// A client ID metadata document URL is the client's ID: it must be https and have a path
+/// (draft-ietf-oauth-client-id-metadata-document §3). https with a path is accepted; http with
+/// a path, or https with no path, is refused, each alone.
+#[test]
+fn a_client_metadata_document_url_must_be_https_and_have_a_path_each_alone() {
+    use mcp_sansio::auth::ClientSettings;
+    let with = |url: &str| {
+        let mut c = ClientSettings::new("c", "http://127.0.0.1:9/cb");
+        c.metadata_document_url = Some(url.into());
+        c.validate()
+    };
+    assert_eq!(with("https://client.example/meta.json"), Ok(()));
+    for url in [
+        "http://client.example/meta.json",
+        "https://client.example/",
+        "https://client.example",
+    ] {
+        assert!(
+            matches!(with(url), Err(AuthError::Config { .. })),
+            "{url}: {:?}",
+            with(url)
+        );
+    }
+}
