@@ -1007,4 +1007,31 @@ mod tests {
         assert_eq!(room(b"\"abc", 0), 3);
         assert_eq!(decode("\"abc", 0), None);
     }
+
+    /// A string decoded on the heap and sized within the look-ahead gives back what its escapes
+    /// saved: a few bytes decoded from `\u` escapes written past [`SMALL`], and a long string
+    /// whose escapes save less than its room's step and an eighth.
+    #[test]
+    fn heap_strings_sized_within_the_look_ahead_give_back_what_escapes_saved() {
+        for (piece, count) in [("\\u0041", 43), ("\\u0041", 400), ("x\\n", 700)] {
+            let t = format!("\"{}\"", piece.repeat(count));
+            assert!(
+                t.len() - 2 > SMALL && t.len() < LOOK_AHEAD,
+                "{piece} {count}"
+            );
+            let theirs: String = serde_json::from_str(&t).unwrap();
+            let (s, end) = decode(&format!("{t} ,"), 0).unwrap();
+            assert_eq!(
+                (s.as_str(), end),
+                (theirs.as_str(), t.len()),
+                "{piece} {count}"
+            );
+            assert!(
+                s.capacity() <= s.len() + s.len() / 8 + 8,
+                "{piece} {count}: {} for {}",
+                s.capacity(),
+                s.len()
+            );
+        }
+    }
 }
