@@ -465,7 +465,15 @@ mod differential {
                 .filter(|f| ws(s.as_bytes(), f.end) == s.len())
                 .map(|f| (c.take_params(), f.root_object));
             let theirs = super::super::super::walk(&s);
+            // The check never evaluates numbers (the module's docs): a number past f64's
+            // range, which the tree reading refuses, is the one way an accepted schema may
+            // differ.
+            let out_of_range = theirs
+                .as_ref()
+                .err()
+                .is_some_and(|e| format!("{e:?}").contains("number out of range"));
             match &ours {
+                Some(_) if out_of_range => {}
                 Some((params, root)) => {
                     prop_assert_eq!(Ok(params), theirs.as_ref(), "{}", s);
                     prop_assert_eq!(*root, root_object(&s), "{}", s);
